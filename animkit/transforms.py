@@ -1,0 +1,446 @@
+"""Homogeneous transforms and rotation conversions: plain functions on arrays.
+
+Every function is vectorised over any leading batch shape ``...``.
+Column vectors: a point ``p`` maps to ``M @ p``. Angles are radians.
+Quaternions are ``(w, x, y, z)``. A rotation vector is ``axis * angle``.
+
+Euler angles: ``order`` is three letters from ``xyz`` (``"zyx"``, ``"xyx"``...,
+12 valid orders). *Intrinsic* means each rotation is about the already-rotated
+(body) axes, so ``R = R_a(α) R_b(β) R_c(γ)`` for order ``"abc"``; *extrinsic*
+means about the fixed (world) axes, so ``R = R_c(γ) R_b(β) R_a(α)``.
+BVH channel orders are intrinsic.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import AnimkitError, unknown_name
+
+__all__ = [
+    "EULER_ORDERS",
+    "AXES",
+    "identity",
+    "translation",
+    "rotation_x",
+    "rotation_y",
+    "rotation_z",
+    "rotation_about_axis",
+    "drotation_x",
+    "drotation_y",
+    "drotation_z",
+    "drotation_about_axis",
+    "homogeneous",
+    "invert_rigid",
+    "is_rigid",
+    "matrix_about_axis",
+    "matrix_from_quaternion",
+    "quaternion_from_matrix",
+    "matrix_from_axis_angle",
+    "axis_angle_from_matrix",
+    "rotation_vector_from_matrix",
+    "matrix_from_rotation_vector",
+    "quaternion_from_axis_angle",
+    "axis_angle_from_quaternion",
+    "matrix_from_euler_intrinsic",
+    "matrix_from_euler_extrinsic",
+    "euler_intrinsic_from_matrix",
+    "euler_extrinsic_from_matrix",
+    "quaternion_multiply",
+    "quaternion_conjugate",
+    "quaternion_slerp",
+    "matrix_aligning_z_to",
+    "axis_vector",
+]
+
+Array = NDArray[np.float64]
+
+AXES: Final[dict[str, Array]] = {
+    "x": np.array([1.0, 0.0, 0.0]),
+    "y": np.array([0.0, 1.0, 0.0]),
+    "z": np.array([0.0, 0.0, 1.0]),
+}
+EULER_ORDERS: Final[tuple[str, ...]] = (
+    "xyz", "xzy", "yxz", "yzx", "zxy", "zyx",  # Tait-Bryan
+    "xyx", "xzx", "yxy", "yzy", "zxz", "zyz",  # proper Euler
+)
+_INDEX = {"x": 0, "y": 1, "z": 2}
+
+
+def axis_vector(axis: str | ArrayLike) -> Array:
+    """Unit 3-vector for ``"x"``, ``"-y"``... or any non-zero 3-vector (normalised)."""
+    if isinstance(axis, str):
+        sign = -1.0 if axis.startswith("-") else 1.0
+        letter = axis.lstrip("+-").lower()
+        if letter not in AXES:
+            raise AnimkitError(unknown_name("axis", axis, ["x", "y", "z", "-x", "-y", "-z"]))
+        return sign * AXES[letter]
+    v = np.asarray(axis, dtype=float)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise AnimkitError(f"an axis must be 3 finite numbers, got {axis!r}")
+    n = float(np.linalg.norm(v))
+    if n < 1e-12:
+        raise AnimkitError(f"an axis must be non-zero, got {axis!r}")
+    return v / n
+
+
+def identity(shape: tuple[int, ...] = ()) -> Array:
+    """I₄ broadcast to ``shape + (4, 4)``."""
+    return np.broadcast_to(np.eye(4), shape + (4, 4)).copy()
+
+
+def homogeneous(R: ArrayLike, p: ArrayLike | None = None) -> Array:
+    """[[R, p], [0, 1]] from a rotation ``(..., 3, 3)`` and translation ``(..., 3)``."""
+    R = np.asarray(R, dtype=float)
+    out = identity(R.shape[:-2])
+    out[..., :3, :3] = R
+    if p is not None:
+        out[..., :3, 3] = p
+    return out
+
+
+def translation(l: ArrayLike) -> Array:  # noqa: E741 - the field's name for it
+    """L(l) = [[I, l], [0, 1]]: translation by ``l`` of shape ``(..., 3)``."""
+    l = np.asarray(l, dtype=float)
+    out = identity(l.shape[:-1])
+    out[..., :3, 3] = l
+    return out
+
+
+def _planar(theta: ArrayLike, i: int, j: int, derivative: bool) -> Array:
+    t = np.asarray(theta, dtype=float)
+    c, s = np.cos(t), np.sin(t)
+    out = np.zeros(t.shape + (4, 4))
+    if derivative:
+        # d/dθ of the rotation block; the rest (translation, homogeneous row) is constant
+        out[..., i, i] = -s
+        out[..., i, j] = -c
+        out[..., j, i] = c
+        out[..., j, j] = -s
+    else:
+        k = 3 - i - j
+        out[..., k, k] = 1.0
+        out[..., 3, 3] = 1.0
+        out[..., i, i] = c
+        out[..., i, j] = -s
+        out[..., j, i] = s
+        out[..., j, j] = c
+    return out
+
+
+def rotation_x(theta: ArrayLike) -> Array:
+    """R_x(θ): rows (1,0,0), (0,c,−s), (0,s,c)."""
+    return _planar(theta, 1, 2, False)
+
+
+def rotation_y(theta: ArrayLike) -> Array:
+    """R_y(θ): rows (c,0,s), (0,1,0), (−s,0,c)."""
+    return _planar(theta, 2, 0, False)
+
+
+def rotation_z(theta: ArrayLike) -> Array:
+    """R_z(θ): rows (c,−s,0), (s,c,0), (0,0,1)."""
+    return _planar(theta, 0, 1, False)
+
+
+def drotation_x(theta: ArrayLike) -> Array:
+    """dR_x/dθ = [x]_× R_x(θ) (homogeneous, zero translation and zero last row)."""
+    return _planar(theta, 1, 2, True)
+
+
+def drotation_y(theta: ArrayLike) -> Array:
+    """dR_y/dθ = [y]_× R_y(θ)."""
+    return _planar(theta, 2, 0, True)
+
+
+def drotation_z(theta: ArrayLike) -> Array:
+    """dR_z/dθ = [z]_× R_z(θ)."""
+    return _planar(theta, 0, 1, True)
+
+
+def _skew(a: Array) -> Array:
+    a = np.asarray(a, dtype=float)
+    K = np.zeros(a.shape[:-1] + (3, 3))
+    K[..., 0, 1], K[..., 0, 2] = -a[..., 2], a[..., 1]
+    K[..., 1, 0], K[..., 1, 2] = a[..., 2], -a[..., 0]
+    K[..., 2, 0], K[..., 2, 1] = -a[..., 1], a[..., 0]
+    return K
+
+
+def matrix_about_axis(axis: ArrayLike, theta: ArrayLike) -> Array:
+    """Rodrigues: R = I + sinθ [a]_× + (1 − cosθ) [a]_×², 3×3, ``a`` a unit axis ``(..., 3)``."""
+    a = np.asarray(axis, dtype=float)
+    t = np.asarray(theta, dtype=float)[..., None, None]
+    K = _skew(a)
+    return np.eye(3) + np.sin(t) * K + (1.0 - np.cos(t)) * (K @ K)
+
+
+def rotation_about_axis(axis: ArrayLike, theta: ArrayLike) -> Array:
+    """R_a(θ) homogeneous, by Rodrigues' formula; ``axis`` is a unit 3-vector (or a batch)."""
+    R = matrix_about_axis(axis, theta)
+    return homogeneous(R)
+
+
+def drotation_about_axis(axis: ArrayLike, theta: ArrayLike) -> Array:
+    """dR_a/dθ = cosθ [a]_× + sinθ [a]_×² (homogeneous, zero last row)."""
+    a = np.asarray(axis, dtype=float)
+    t = np.asarray(theta, dtype=float)[..., None, None]
+    K = _skew(a)
+    D = np.cos(t) * K + np.sin(t) * (K @ K)
+    out = np.zeros(D.shape[:-2] + (4, 4))
+    out[..., :3, :3] = D
+    return out
+
+
+def invert_rigid(M: ArrayLike) -> Array:
+    """M⁻¹ = [[Rᵀ, −Rᵀp], [0, 1]] for a rigid ``M = [[R, p], [0, 1]]``."""
+    M = np.asarray(M, dtype=float)
+    Rt = np.swapaxes(M[..., :3, :3], -1, -2)
+    out = identity(M.shape[:-2])
+    out[..., :3, :3] = Rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", Rt, M[..., :3, 3])
+    return out
+
+
+def is_rigid(M: ArrayLike, tol: float = 1e-6) -> bool:
+    """True when ``M`` is 4×4 with RᵀR = I, det R = +1, last row (0, 0, 0, 1), all finite."""
+    M = np.asarray(M, dtype=float)
+    if M.shape[-2:] != (4, 4) or not np.all(np.isfinite(M)):
+        return False
+    R = M[..., :3, :3]
+    ortho = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max() <= tol
+    det = np.abs(np.linalg.det(R) - 1.0).max() <= tol
+    row = np.abs(M[..., 3, :] - np.array([0.0, 0.0, 0.0, 1.0])).max() <= tol
+    return bool(ortho and det and row)
+
+
+# --- quaternions ------------------------------------------------------------------------------------
+
+
+def matrix_from_quaternion(q: ArrayLike) -> Array:
+    """R(q) for q = (w, x, y, z) (normalised first), 3×3."""
+    q = np.asarray(q, dtype=float)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    R = np.empty(q.shape[:-1] + (3, 3))
+    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    R[..., 0, 1] = 2 * (x * y - w * z)
+    R[..., 0, 2] = 2 * (x * z + w * y)
+    R[..., 1, 0] = 2 * (x * y + w * z)
+    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    R[..., 1, 2] = 2 * (y * z - w * x)
+    R[..., 2, 0] = 2 * (x * z - w * y)
+    R[..., 2, 1] = 2 * (y * z + w * x)
+    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
+
+
+def quaternion_from_matrix(R: ArrayLike) -> Array:
+    """q (w ≥ 0) from a rotation matrix (3×3 or the rotation block of 4×4), by Shepperd's method."""
+    R = np.asarray(R, dtype=float)[..., :3, :3]
+    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    trace = m00 + m11 + m22
+    # four candidate forms; pick the numerically largest denominator per element
+    cands = np.stack(
+        [
+            np.stack([1 + trace, R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
+                      R[..., 1, 0] - R[..., 0, 1]], -1),
+            np.stack([R[..., 2, 1] - R[..., 1, 2], 1 + m00 - m11 - m22, R[..., 0, 1] + R[..., 1, 0],
+                      R[..., 0, 2] + R[..., 2, 0]], -1),
+            np.stack([R[..., 0, 2] - R[..., 2, 0], R[..., 0, 1] + R[..., 1, 0], 1 - m00 + m11 - m22,
+                      R[..., 1, 2] + R[..., 2, 1]], -1),
+            np.stack([R[..., 1, 0] - R[..., 0, 1], R[..., 0, 2] + R[..., 2, 0], R[..., 1, 2] + R[..., 2, 1],
+                      1 - m00 - m11 + m22], -1),
+        ],
+        axis=-2,
+    )
+    which = np.argmax(np.stack([trace, m00, m11, m22], -1), axis=-1)
+    q = np.take_along_axis(cands, which[..., None, None], axis=-2)[..., 0, :]
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
+def quaternion_multiply(a: ArrayLike, b: ArrayLike) -> Array:
+    """Hamilton product a ⊗ b (the rotation b first, then a)."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        -1,
+    )
+
+
+def quaternion_conjugate(q: ArrayLike) -> Array:
+    """q* = (w, −x, −y, −z): the inverse of a unit quaternion."""
+    q = np.asarray(q, dtype=float)
+    return q * np.array([1.0, -1.0, -1.0, -1.0])
+
+
+def quaternion_slerp(q0: ArrayLike, q1: ArrayLike, t: ArrayLike) -> Array:
+    """slerp(q0, q1; t) = q0 sin((1−t)Ω)/sinΩ + q1 sin(tΩ)/sinΩ, cosΩ = |q0·q1|, shortest path."""
+    q0 = np.asarray(q0, dtype=float)
+    q1 = np.asarray(q1, dtype=float)
+    t = np.asarray(t, dtype=float)[..., None]
+    d = np.sum(q0 * q1, axis=-1, keepdims=True)
+    q1 = np.where(d < 0, -q1, q1)  # the short way round
+    d = np.abs(d)
+    omega = np.arccos(np.clip(d, -1.0, 1.0))
+    s = np.sin(omega)
+    near = s < 1e-8
+    safe = np.where(near, 1.0, s)
+    w0 = np.where(near, 1.0 - t, np.sin((1.0 - t) * omega) / safe)
+    w1 = np.where(near, t, np.sin(t * omega) / safe)
+    q = w0 * q0 + w1 * q1
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+# --- axis-angle ---------------------------------------------------------------------------------------
+
+
+def matrix_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> Array:
+    """R = exp(θ [a]_×), 3×3 (the axis is normalised first)."""
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    return matrix_about_axis(a, angle)
+
+
+def matrix_from_rotation_vector(v: ArrayLike) -> Array:
+    """R = exp([v]_×) for a rotation vector v = θ a; the zero vector gives I."""
+    v = np.asarray(v, dtype=float)
+    theta = np.linalg.norm(v, axis=-1)
+    safe = np.where(theta < 1e-300, 1.0, theta)
+    return matrix_about_axis(v / safe[..., None], theta)
+
+
+def rotation_vector_from_matrix(R: ArrayLike) -> Array:
+    """v = θ a = log(R)^∨, θ ∈ [0, π]; stable near 0 and π (via the quaternion)."""
+    q = quaternion_from_matrix(R)
+    axis, angle = axis_angle_from_quaternion(q)
+    return axis * angle[..., None]
+
+
+def axis_angle_from_matrix(R: ArrayLike) -> tuple[Array, Array]:
+    """(a, θ) with R = exp(θ [a]_×), θ ∈ [0, π]; a = (1, 0, 0) where θ = 0."""
+    return axis_angle_from_quaternion(quaternion_from_matrix(R))
+
+
+def quaternion_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> Array:
+    """q = (cos θ/2, a sin θ/2)."""
+    a = np.asarray(axis, dtype=float)
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    h = np.asarray(angle, dtype=float)[..., None] / 2.0
+    return np.concatenate([np.cos(h), a * np.sin(h)], axis=-1)
+
+
+def axis_angle_from_quaternion(q: ArrayLike) -> tuple[Array, Array]:
+    """(a, θ) with θ = 2 atan2(|v|, w) ∈ [0, π] for q = (w, v); a = (1, 0, 0) where θ = 0."""
+    q = np.asarray(q, dtype=float)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    q = np.where(q[..., :1] < 0, -q, q)
+    v = q[..., 1:]
+    n = np.linalg.norm(v, axis=-1)
+    angle = 2.0 * np.arctan2(n, q[..., 0])
+    small = n < 1e-15
+    axis = np.where(small[..., None], np.array([1.0, 0.0, 0.0]), v / np.where(small, 1.0, n)[..., None])
+    return axis, angle
+
+
+# --- Euler angles -------------------------------------------------------------------------------------
+
+
+def _check_order(order: str) -> str:
+    o = order.lower()
+    if o not in EULER_ORDERS:
+        raise AnimkitError(unknown_name("Euler order", order, EULER_ORDERS))
+    return o
+
+
+def _elementary(letter: str, theta: Array) -> Array:
+    return matrix_about_axis(AXES[letter], theta)
+
+
+def matrix_from_euler_intrinsic(angles: ArrayLike, order: str) -> Array:
+    """R = R_a(α) R_b(β) R_c(γ) for intrinsic order ``"abc"`` and angles (α, β, γ), 3×3."""
+    o = _check_order(order)
+    a = np.asarray(angles, dtype=float)
+    return _elementary(o[0], a[..., 0]) @ _elementary(o[1], a[..., 1]) @ _elementary(o[2], a[..., 2])
+
+
+def matrix_from_euler_extrinsic(angles: ArrayLike, order: str) -> Array:
+    """R = R_c(γ) R_b(β) R_a(α) for extrinsic order ``"abc"`` (about fixed axes a, then b, then c)."""
+    o = _check_order(order)
+    a = np.asarray(angles, dtype=float)
+    return _elementary(o[2], a[..., 2]) @ _elementary(o[1], a[..., 1]) @ _elementary(o[0], a[..., 0])
+
+
+def euler_intrinsic_from_matrix(R: ArrayLike, order: str) -> Array:
+    """(α, β, γ) with R = R_a(α) R_b(β) R_c(γ); β ∈ [−π/2, π/2] (Tait-Bryan) or [0, π] (proper).
+
+    At gimbal lock (β at its bound) γ is set to 0 and α carries the whole turn.
+    """
+    o = _check_order(order)
+    R = np.asarray(R, dtype=float)[..., :3, :3]
+    i, j, k = (_INDEX[c] for c in o)
+    proper = i == k
+    if proper:
+        k = 3 - i - j
+    # parity: +1 when (i, j, k) is a cyclic permutation of (0, 1, 2)
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0
+    if proper:
+        # R = R_i(α) R_j(β) R_i(γ)
+        cb = np.clip(R[..., i, i], -1.0, 1.0)
+        beta = np.arccos(cb)
+        sb = np.sin(beta)
+        lock = sb < 1e-9
+        alpha = np.arctan2(R[..., j, i], -sign * R[..., k, i])
+        gamma = np.arctan2(R[..., i, j], sign * R[..., i, k])
+        # lock: R = R_i(α ± γ); put everything into α
+        alpha_lock = np.arctan2(sign * R[..., k, j], R[..., j, j])
+        alpha = np.where(lock, alpha_lock, alpha)
+        gamma = np.where(lock, 0.0, gamma)
+    else:
+        # R = R_i(α) R_j(β) R_k(γ)
+        sb = np.clip(sign * R[..., i, k], -1.0, 1.0)
+        beta = np.arcsin(sb)
+        lock = np.abs(sb) > 1.0 - 1e-12
+        alpha = np.arctan2(-sign * R[..., j, k], R[..., k, k])
+        gamma = np.arctan2(-sign * R[..., i, j], R[..., i, i])
+        alpha_lock = np.arctan2(sign * R[..., k, j], R[..., j, j])
+        alpha = np.where(lock, alpha_lock, alpha)
+        gamma = np.where(lock, 0.0, gamma)
+    return np.stack([alpha, beta, gamma], axis=-1)
+
+
+def euler_extrinsic_from_matrix(R: ArrayLike, order: str) -> Array:
+    """(α, β, γ) with R = R_c(γ) R_b(β) R_a(α) for extrinsic order ``"abc"``.
+
+    Extrinsic "abc" with angles (α, β, γ) equals intrinsic "cba" with (γ, β, α).
+    """
+    o = _check_order(order)
+    return euler_intrinsic_from_matrix(R, o[::-1])[..., ::-1].copy()
+
+
+def matrix_aligning_z_to(direction: ArrayLike) -> Array:
+    """A rotation (3×3) taking +z to the unit vector along ``direction`` (the shortest such turn)."""
+    d = np.asarray(direction, dtype=float)
+    n = np.linalg.norm(d)
+    if n < 1e-12:
+        return np.eye(3)
+    d = d / n
+    z = AXES["z"]
+    c = float(np.dot(z, d))
+    if c < -1.0 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    v = np.cross(z, d)
+    K = _skew(v)
+    return np.eye(3) + K + K @ K / (1.0 + c)
