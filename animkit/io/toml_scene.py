@@ -1,0 +1,557 @@
+"""Scene files in TOML (see docs/scene-format.md): degrees in files, radians inside.
+
+    [figure]        name, up ("y" or "z")
+    [nodes.NAME]    parent, offset, rotation (degrees, intrinsic xyz), joint, geometry
+    [chains]        NAME = [joint, ...]
+    [effectors]     NAME = node
+    [camera]        eye, target, fov, width, height, azimuth, elevation
+    [reach]         effector, target, chains, solvers, duration, hold, fps
+    [clips.NAME]    keyframed clips (animkit.io.toml_clips)
+
+Errors name the file, the line of the table they come from (when it can be
+found) and the key, and say what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import AnimkitError, ParseError, SceneError, unknown_name
+from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
+from ..graph import Figure
+from ..joints import Joint, make_joint
+from ..scene import CameraSpec, ReachSpec, Scene
+from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
+
+__all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color"]
+
+TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips")
+NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
+JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "limits", "rest")
+GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "offset", "rotation", "color",
+                 "file", "scale")
+CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
+REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip")
+NAMED_COLORS = {
+    "grey": (0.72, 0.74, 0.78), "gray": (0.72, 0.74, 0.78), "red": (0.85, 0.25, 0.22),
+    "green": (0.30, 0.70, 0.35), "blue": (0.25, 0.45, 0.85), "orange": (0.95, 0.55, 0.15),
+    "yellow": (0.95, 0.80, 0.20), "skin": (0.93, 0.76, 0.62), "dark": (0.25, 0.27, 0.32),
+    "white": (0.95, 0.95, 0.95), "black": (0.1, 0.1, 0.1), "purple": (0.55, 0.35, 0.75),
+    "teal": (0.20, 0.60, 0.60),
+}
+
+
+class _Ctx:
+    """Where we are: the file, its text (to find a table's line) and the key path."""
+
+    def __init__(self, path: str | None, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, key: str) -> int | None:
+        """Line of the table header ``[key]`` (or ``key = ...`` inside its parent table)."""
+        parts = key.split(".")
+        for n in range(len(parts), 0, -1):
+            head = re.escape(".".join(parts[:n]))
+            pat = re.compile(r"^\s*\[\[?\s*" + head.replace(r"\.", r"\s*\.\s*") + r"\s*\]\]?\s*(#.*)?$")
+            for i, line in enumerate(self.lines, start=1):
+                if pat.match(line):
+                    if n == len(parts):
+                        return i
+                    # look for `leaf = ` below the header
+                    leaf = parts[n]
+                    for j in range(i, len(self.lines)):
+                        if self.lines[j].lstrip().startswith("["):
+                            break
+                        if re.match(r"^\s*" + re.escape(leaf) + r"\s*=", self.lines[j]):
+                            return j + 1
+                    return i
+        return None
+
+    def error(self, key: str, message: str) -> ParseError:
+        return ParseError(self.path, message, line=self.line_of(key), key=key)
+
+
+def _table(ctx: _Ctx, value: Any, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ctx.error(key, f"expected a table, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_keys(ctx: _Ctx, table: Mapping[str, Any], valid: tuple[str, ...], key: str) -> None:
+    for k in table:
+        if k not in valid:
+            raise ctx.error(f"{key}.{k}", unknown_name("key", k, valid))
+
+
+def _vec(ctx: _Ctx, value: Any, key: str, n: int = 3) -> np.ndarray:
+    if (not isinstance(value, list) or len(value) != n
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        raise ctx.error(key, f"expected a list of {n} numbers, got {value!r}")
+    arr = np.array(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ctx.error(key, f"expected finite numbers, got {value!r}")
+    return arr
+
+
+def _num(ctx: _Ctx, value: Any, key: str, *, positive: bool = False) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ctx.error(key, f"expected a number, got {value!r}")
+    if positive and value <= 0:
+        raise ctx.error(key, f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def parse_color(value: Any) -> tuple[float, float, float]:
+    """A colour from "#rrggbb", a name, or [r, g, b] in 0..1 (or 0..255 when any component > 1)."""
+    if isinstance(value, str):
+        if value.lower() in NAMED_COLORS:
+            return NAMED_COLORS[value.lower()]
+        m = re.fullmatch(r"#?([0-9a-fA-F]{6})", value)
+        if m:
+            h = m.group(1)
+            return (int(h[0:2], 16) / 255, int(h[2:4], 16) / 255, int(h[4:6], 16) / 255)
+        raise SceneError(f"colour {value!r}: expected '#rrggbb', [r, g, b] or one of {sorted(NAMED_COLORS)}")
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, (int, float)) for v in value):
+        c = np.array(value, dtype=float)
+        if c.max() > 1.0:
+            c = c / 255.0
+        if c.min() < 0 or c.max() > 1:
+            raise SceneError(f"colour {value!r}: components must lie in 0..1 (or 0..255)")
+        return (float(c[0]), float(c[1]), float(c[2]))
+    raise SceneError(f"colour {value!r}: expected '#rrggbb', [r, g, b] or a colour name")
+
+
+def _rotation(ctx: _Ctx, value: Any, key: str) -> np.ndarray:
+    return matrix_from_euler_intrinsic(np.radians(_vec(ctx, value, key)), "xyz")
+
+
+# --- joints and geometry ----------------------------------------------------------------------------
+
+
+def _angle_scale(kind: str) -> list[bool]:
+    """Which DOFs of a joint kind are angles (degrees in files)."""
+    return {"fixed": [], "hinge": [True], "slider": [False], "universal": [True, True], "ball": [True] * 3,
+            "planar": [False, False, True], "free": [False] * 3 + [True] * 3}[kind]
+
+
+def _joint(ctx: _Ctx, name: str, spec: Any, key: str) -> Joint:
+    if isinstance(spec, str):
+        spec = {"kind": spec}
+    spec = _table(ctx, spec, key)
+    _check_keys(ctx, spec, JOINT_KEYS, key)
+    kind = spec.get("kind", "fixed")
+    kinds = ("fixed", "hinge", "slider", "universal", "ball", "planar", "free")
+    if kind not in kinds:
+        raise ctx.error(f"{key}.kind", unknown_name("joint kind", str(kind), kinds))
+    angles = _angle_scale(kind)
+    opts: dict[str, Any] = {}
+    if kind in ("hinge", "slider"):
+        axis = spec.get("axis", "z" if kind == "hinge" else "x")
+        opts["axis"] = axis if isinstance(axis, str) else _vec(ctx, axis, f"{key}.axis")
+    if kind == "universal" and "axes" in spec:
+        opts["axes"] = tuple(a if isinstance(a, str) else _vec(ctx, a, f"{key}.axes") for a in spec["axes"])
+    if kind in ("ball", "free") and "order" in spec:
+        opts["order"] = str(spec["order"])
+    if kind == "planar" and "normal" in spec:
+        opts["normal"] = str(spec["normal"])
+    # build once with no limits to learn the DOF suffixes, then convert units per DOF
+    try:
+        probe = make_joint(kind, name, **opts)
+    except AnimkitError as exc:
+        raise ctx.error(key, str(exc)) from None
+    suffixes = [d.name.split(".", 1)[1] for d in probe.dofs]
+    scale = [math.pi / 180.0 if a else 1.0 for a in angles]
+    if "limits" in spec:
+        lim = spec["limits"]
+        if isinstance(lim, Mapping):
+            unknown = [k for k in lim if k not in suffixes]
+            if unknown:
+                raise ctx.error(f"{key}.limits.{unknown[0]}", unknown_name("DOF", unknown[0], suffixes))
+            per = [lim.get(s) for s in suffixes]
+        elif isinstance(lim, list) and len(lim) == 2 and all(isinstance(v, (int, float)) for v in lim):
+            per = [lim] * len(suffixes)
+        elif isinstance(lim, list) and len(lim) == len(suffixes):
+            per = lim
+        else:
+            raise ctx.error(f"{key}.limits", f"expected [min, max], a list of {len(suffixes)} pairs or a table "
+                                             f"by DOF ({', '.join(suffixes)}), got {lim!r}")
+        conv = []
+        for s, pair, k in zip(suffixes, per, scale, strict=True):
+            if pair is None:
+                conv.append((-math.inf, math.inf))
+                continue
+            pv = _vec(ctx, pair, f"{key}.limits", 2) if isinstance(pair, list) else None
+            if pv is None:
+                raise ctx.error(f"{key}.limits.{s}", f"expected [min, max], got {pair!r}")
+            if pv[0] > pv[1]:
+                raise ctx.error(f"{key}.limits", f"DOF {name}.{s}: limits min > max ({pv[0]:g} > {pv[1]:g}); "
+                                                 f"expected [min, max] with min <= max")
+            conv.append((pv[0] * k, pv[1] * k))
+        opts["limits"] = conv
+    if "rest" in spec:
+        rest = spec["rest"]
+        if isinstance(rest, (int, float)):
+            rest = [rest] * len(suffixes)
+        if isinstance(rest, Mapping):
+            unknown = [k for k in rest if k not in suffixes]
+            if unknown:
+                raise ctx.error(f"{key}.rest.{unknown[0]}", unknown_name("DOF", unknown[0], suffixes))
+            rest = [rest.get(s, 0.0) for s in suffixes]
+        rv = _vec(ctx, rest, f"{key}.rest", len(suffixes))
+        opts["rest"] = [float(v) * k for v, k in zip(rv, scale, strict=True)]
+        if kind in ("hinge", "slider"):
+            opts["rest"] = opts["rest"][0]
+    try:
+        return make_joint(kind, name, **opts)
+    except AnimkitError as exc:
+        raise ctx.error(key, str(exc)) from None
+
+
+def _geometry(ctx: _Ctx, spec: Any, key: str, base: Path | None
+              ) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
+    spec = _table(ctx, spec, key)
+    _check_keys(ctx, spec, GEOMETRY_KEYS, key)
+    shape = spec.get("shape")
+    if shape not in SHAPES:
+        raise ctx.error(f"{key}.shape", unknown_name("shape", str(shape), SHAPES))
+    R = _rotation(ctx, spec["rotation"], f"{key}.rotation") if "rotation" in spec else np.eye(3)
+    origin = np.zeros(3)
+    for k in ("offset", "center"):
+        if k in spec:
+            origin = _vec(ctx, spec[k], f"{key}.{k}")
+    data: Geometry
+    try:
+        if shape in ("capsule", "cylinder"):
+            radius = _num(ctx, spec.get("radius"), f"{key}.radius", positive=True)
+            if "to" in spec:
+                start = _vec(ctx, spec["from"], f"{key}.from") if "from" in spec else np.zeros(3)
+                d = _vec(ctx, spec["to"], f"{key}.to") - start
+                length = float(np.linalg.norm(d))
+                R = matrix_aligning_z_to(d)
+                origin = start
+            else:
+                length = _num(ctx, spec.get("length"), f"{key}.length")
+            data = Capsule(radius, length) if shape == "capsule" else Cylinder(radius, length)
+        elif shape == "box":
+            data = Box(tuple(float(v) for v in _vec(ctx, spec.get("size"), f"{key}.size")))  # type: ignore[arg-type]
+        elif shape == "sphere":
+            data = Sphere(_num(ctx, spec.get("radius"), f"{key}.radius", positive=True))
+        else:
+            f = spec.get("file")
+            if not isinstance(f, str):
+                raise ctx.error(f"{key}.file", f"expected a mesh file path, got {f!r}")
+            path = Path(f) if base is None or Path(f).is_absolute() else base / f
+            scale = tuple(float(v) for v in _vec(ctx, spec["scale"], f"{key}.scale")) if "scale" in spec \
+                else (1.0, 1.0, 1.0)
+            data = MeshFile(str(path), scale)  # type: ignore[arg-type]
+    except SceneError as exc:
+        if isinstance(exc, ParseError):
+            raise
+        raise ctx.error(key, str(exc)) from None
+    color = None
+    if "color" in spec:
+        try:
+            color = parse_color(spec["color"])
+        except SceneError as exc:
+            raise ctx.error(f"{key}.color", str(exc)) from None
+    return data, homogeneous(R, origin), color
+
+
+# --- the whole scene --------------------------------------------------------------------------------
+
+
+def _order_nodes(ctx: _Ctx, nodes: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The root and the nodes in file order with every parent before its children; cycles are errors."""
+    roots = [n for n, spec in nodes.items() if isinstance(spec, Mapping) and "parent" not in spec]
+    if len(roots) != 1:
+        raise ctx.error("nodes", f"expected exactly one root node (a node without 'parent'), found "
+                                 f"{len(roots)}: {roots}")
+    for n, spec in nodes.items():
+        spec = _table(ctx, spec, f"nodes.{n}")
+        par = spec.get("parent")
+        if par is not None and par not in nodes:
+            raise ctx.error(f"nodes.{n}.parent", unknown_name("parent node", str(par), nodes))
+    placed = {roots[0]}
+    order: list[str] = []
+    pending = [n for n in nodes if n != roots[0]]
+    while pending:
+        progress = [n for n in pending if nodes[n]["parent"] in placed]
+        if not progress:
+            cyc = pending[0]
+            raise ctx.error(f"nodes.{cyc}.parent", f"cycle in the node hierarchy among {pending}: every node "
+                                                   f"must lead up to the root {roots[0]!r}")
+        for n in progress:
+            placed.add(n)
+            order.append(n)
+        pending = [n for n in pending if n not in placed]
+    # keep file order where parents allow it
+    file_order = [n for n in nodes if n in set(order)]
+    final: list[str] = []
+    done = {roots[0]}
+    while len(final) < len(order):
+        for n in file_order:
+            if n not in done and nodes[n]["parent"] in done:
+                final.append(n)
+                done.add(n)
+                break
+    return roots[0], final
+
+
+def loads_scene(text: str, path: str | Path | None = None) -> Scene:
+    """Parse scene TOML ``text``; ``path`` names the file in errors and anchors relative mesh paths."""
+    spath = None if path is None else str(path)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise ParseError(spath, f"not valid TOML: {exc}", line=int(m.group(1)) if m else None) from None
+    ctx = _Ctx(spath, text)
+    base = None if path is None else Path(path).parent
+    _check_keys(ctx, doc, TOP_KEYS, "")
+    fig_t = _table(ctx, doc.get("figure", {}), "figure")
+    _check_keys(ctx, fig_t, ("name", "up"), "figure")
+    up = fig_t.get("up", "y")
+    if up not in ("y", "z"):
+        raise ctx.error("figure.up", f"expected 'y' or 'z', got {up!r}")
+    nodes = _table(ctx, doc.get("nodes"), "nodes") if "nodes" in doc else None
+    if not nodes:
+        raise ParseError(spath, "expected at least one [nodes.NAME] table (the figure's root)")
+    root, order = _order_nodes(ctx, nodes)
+
+    def arc_parts(name: str) -> dict[str, Any]:
+        key = f"nodes.{name}"
+        spec = _table(ctx, nodes[name], key)
+        _check_keys(ctx, spec, NODE_KEYS, key)
+        out: dict[str, Any] = {}
+        R = _rotation(ctx, spec["rotation"], f"{key}.rotation") if "rotation" in spec else np.eye(3)
+        p = _vec(ctx, spec["offset"], f"{key}.offset") if "offset" in spec else np.zeros(3)
+        out["L"] = homogeneous(R, p)
+        out["joint"] = _joint(ctx, name, spec.get("joint", "fixed"), f"{key}.joint")
+        if "geometry" in spec:
+            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry", base)
+        return out
+
+    try:
+        r = arc_parts(root)
+        fig = Figure(root, name=str(fig_t.get("name", Path(spath).stem if spath else "figure")), **r)
+        for n in order:
+            parts = arc_parts(n)
+            fig.add(n, nodes[n]["parent"], **parts)
+    except ParseError:
+        raise
+    except SceneError as exc:
+        raise ParseError(spath, str(exc)) from None
+
+    chains: dict[str, tuple[str, ...]] = {}
+    for cname, joints in _table(ctx, doc.get("chains", {}), "chains").items():
+        if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
+            raise ctx.error(f"chains.{cname}", f"expected a list of joint names, got {joints!r}")
+        for j in joints:
+            if j not in fig.joint_names and j not in fig.dof_names:
+                raise ctx.error(f"chains.{cname}", unknown_name("joint", j, fig.joint_names))
+        chains[cname] = tuple(joints)
+    effectors: dict[str, str] = {}
+    for ename, node in _table(ctx, doc.get("effectors", {}), "effectors").items():
+        if not isinstance(node, str) or node not in fig.node_names:
+            raise ctx.error(f"effectors.{ename}", unknown_name("node", str(node), fig.node_names))
+        effectors[ename] = node
+    camera = _camera(ctx, doc.get("camera", {}))
+    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else None
+    clips: dict[str, Any] = {}
+    if "clips" in doc:
+        from .toml_clips import read_clips
+
+        clips = read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx)
+    return Scene(fig, chains, effectors, camera, clips, reach, up, spath)
+
+
+def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
+    spec = _table(ctx, spec, "camera")
+    _check_keys(ctx, spec, CAMERA_KEYS, "camera")
+    kw: dict[str, Any] = {}
+    for k in ("eye", "target"):
+        if k in spec:
+            kw[k] = tuple(float(v) for v in _vec(ctx, spec[k], f"camera.{k}"))
+    if "fov" in spec:
+        kw["fov_deg"] = _num(ctx, spec["fov"], "camera.fov", positive=True)
+    for k in ("width", "height"):
+        if k in spec:
+            v = spec[k]
+            if not isinstance(v, int) or isinstance(v, bool) or not 8 <= v <= 8192:
+                raise ctx.error(f"camera.{k}", f"expected an integer number of pixels in 8..8192, got {v!r}")
+            kw[k] = v
+    if "azimuth" in spec:
+        kw["azimuth_deg"] = _num(ctx, spec["azimuth"], "camera.azimuth")
+    if "elevation" in spec:
+        kw["elevation_deg"] = _num(ctx, spec["elevation"], "camera.elevation")
+    return CameraSpec(**kw)
+
+
+def _reach(ctx: _Ctx, spec: Any, fig: Figure, chains: Mapping[str, Any], effectors: Mapping[str, str]
+           ) -> ReachSpec:
+    spec = _table(ctx, spec, "reach")
+    _check_keys(ctx, spec, REACH_KEYS, "reach")
+    eff = spec.get("effector")
+    if not isinstance(eff, str) or (eff not in effectors and eff not in fig.node_names):
+        raise ctx.error("reach.effector", unknown_name("effector", str(eff), list(effectors) + fig.node_names))
+    target = tuple(float(v) for v in _vec(ctx, spec.get("target"), "reach.target"))
+    names = spec.get("chains", list(chains))
+    if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
+        raise ctx.error("reach.chains", f"expected a list of chain names, got {names!r}")
+    for c in names:
+        if c not in chains:
+            raise ctx.error("reach.chains", unknown_name("chain", c, chains))
+    solvers = spec.get("solvers", ["dls"])
+    if isinstance(solvers, str):
+        solvers = [solvers]
+    kw: dict[str, Any] = {}
+    for k in ("duration", "hold", "fps"):
+        if k in spec:
+            kw[k] = _num(ctx, spec[k], f"reach.{k}", positive=(k != "hold"))
+    if "start_clip" in spec:
+        kw["start_clip"] = str(spec["start_clip"])
+    return ReachSpec(eff, target, tuple(names), tuple(str(s) for s in solvers), **kw)
+
+
+def read_toml_scene(path: str | Path) -> Scene:
+    """Read a scene file; errors name the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ParseError(str(p), f"cannot read file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ParseError(str(p), f"not UTF-8 text ({exc.reason})") from None
+    return loads_scene(text, p)
+
+
+# --- writing ----------------------------------------------------------------------------------------
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        r = repr(round(f, 12))
+        return r if ("." in r or "e" in r or "inf" in r or "nan" in r) else r + ".0"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{_key(k)} = {_fmt(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"cannot write {type(v).__name__} to TOML")
+
+
+def _key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _fmt(k)
+
+
+def _euler_deg(R: np.ndarray) -> list[float]:
+    from ..transforms import euler_intrinsic_from_matrix
+
+    return [float(x) for x in np.degrees(euler_intrinsic_from_matrix(R, "xyz"))]
+
+
+def _joint_table(joint: Joint) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": joint.kind if joint.kind != "custom" else "custom"}
+    if joint.kind == "custom":
+        raise SceneError(f"joint {joint.name!r} is a custom channel joint (from BVH): save this figure as BVH")
+    angles = _angle_scale(joint.kind)
+    if joint.kind in ("hinge", "slider"):
+        d = joint.dofs[0]
+        out["axis"] = d.axis_letter or [float(x) for x in d.axis]
+    if joint.kind == "universal":
+        out["axes"] = [d.axis_letter or [float(x) for x in d.axis] for d in joint.dofs]
+    if joint.order is not None:
+        out["order"] = joint.order
+    if joint.kind == "planar":
+        out["normal"] = joint.dofs[2].axis_letter or "z"
+    lim = {}
+    for d, ang in zip(joint.dofs, angles, strict=True):
+        s = d.name.split(".", 1)[1] if "." in d.name else d.name
+        if math.isfinite(d.lower) or math.isfinite(d.upper):
+            k = 180.0 / math.pi if ang else 1.0
+            lim[s] = [d.lower * k, d.upper * k]
+    if lim:
+        out["limits"] = lim
+    rest = [d.rest * (180.0 / math.pi if ang else 1.0) for d, ang in zip(joint.dofs, angles, strict=True)]
+    if any(r != 0 for r in rest):
+        out["rest"] = rest
+    return out
+
+
+def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
+    """The scene as TOML text that :func:`loads_scene` reads back to the same figure."""
+    fig = scene.figure
+    lines = ["[figure]", f"name = {_fmt(fig.name)}", f"up = {_fmt(scene.up)}", ""]
+    for arc in fig.arcs():
+        node = arc.child
+        lines.append(f"[nodes.{_key(node.name)}]")
+        if arc.parent is not None:
+            lines.append(f"parent = {_fmt(arc.parent.name)}")
+        if np.any(arc.L[:3, 3] != 0):
+            lines.append(f"offset = {_fmt([float(x) for x in arc.L[:3, 3]])}")
+        if not np.allclose(arc.L[:3, :3], np.eye(3), atol=1e-15):
+            lines.append(f"rotation = {_fmt(_euler_deg(arc.L[:3, :3]))}")
+        if arc.joint.kind != "fixed":
+            lines.append(f"joint = {_fmt(_joint_table(arc.joint))}")
+        if node.data is not None:
+            g = _geometry_table(node.data, node.T)
+            g["color"] = "#" + "".join(f"{round(c * 255):02x}" for c in node.color)
+            lines.append(f"geometry = {_fmt(g)}")
+        lines.append("")
+    if scene.chains:
+        lines.append("[chains]")
+        lines += [f"{_key(k)} = {_fmt(list(v))}" for k, v in scene.chains.items()]
+        lines.append("")
+    if scene.effectors:
+        lines.append("[effectors]")
+        lines += [f"{_key(k)} = {_fmt(v)}" for k, v in scene.effectors.items()]
+        lines.append("")
+    cam = scene.camera
+    lines += ["[camera]", f"fov = {_fmt(cam.fov_deg)}", f"width = {cam.width}", f"height = {cam.height}",
+              f"azimuth = {_fmt(cam.azimuth_deg)}", f"elevation = {_fmt(cam.elevation_deg)}"]
+    if cam.eye is not None:
+        lines.append(f"eye = {_fmt(list(cam.eye))}")
+    if cam.target is not None:
+        lines.append(f"target = {_fmt(list(cam.target))}")
+    lines.append("")
+    if scene.reach is not None:
+        r = scene.reach
+        lines += ["[reach]", f"effector = {_fmt(r.effector)}", f"target = {_fmt(list(r.target))}",
+                  f"chains = {_fmt(list(r.chains))}", f"solvers = {_fmt(list(r.solvers))}",
+                  f"duration = {_fmt(r.duration)}", f"hold = {_fmt(r.hold)}", f"fps = {_fmt(r.fps)}", ""]
+    text = "\n".join(lines)
+    return text + ("\n" + clips_text if clips_text else "")
+
+
+def _geometry_table(data: Geometry, T: np.ndarray) -> dict[str, Any]:
+    g: dict[str, Any]
+    if isinstance(data, Box):
+        g = {"shape": "box", "size": list(data.size)}
+    elif isinstance(data, Sphere):
+        g = {"shape": "sphere", "radius": data.radius}
+    elif isinstance(data, (Capsule, Cylinder)):
+        g = {"shape": "capsule" if isinstance(data, Capsule) else "cylinder", "radius": data.radius,
+             "length": data.length}
+    else:
+        g = {"shape": "mesh", "file": data.path, "scale": list(data.scale)}
+    if np.any(T[:3, 3] != 0):
+        g["offset"] = [float(x) for x in T[:3, 3]]
+    if not np.allclose(T[:3, :3], np.eye(3), atol=1e-15):
+        g["rotation"] = _euler_deg(T[:3, :3])
+    return g

@@ -1,0 +1,300 @@
+"""Joints: the articulation ``A`` of an arc, built from degrees of freedom.
+
+A DOF is *revolute* (A = R_a(θ), a rotation by θ about the unit axis a) or
+*prismatic* (A = L(θ a), a translation by θ along a). A joint is an ordered
+sequence of DOFs and its articulation is their product, in order:
+
+    A(θ₁ … θ_k) = E₁(θ₁) E₂(θ₂) … E_k(θ_k)
+
+so a ball joint of intrinsic order ``"zyx"`` is A = R_z(θ_rz) R_y(θ_ry) R_x(θ_rx),
+and a BVH joint's channels map one to one onto DOFs in the file's order.
+
+DOF names are ``<joint>.<suffix>``: ``rx``/``ry``/``rz`` for a rotation about a
+coordinate axis, ``tx``/``ty``/``tz`` for a translation along one, ``r``/``t``
+(or ``r0``, ``r1``...) for any other axis. A single-DOF joint may instead carry
+its joint's bare name (URDF joints do).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import AnimkitError, SceneError, unknown_name
+from .transforms import (
+    AXES,
+    axis_vector,
+    drotation_about_axis,
+    identity,
+    rotation_about_axis,
+    translation,
+)
+
+__all__ = [
+    "DofKind",
+    "JointKind",
+    "JOINT_KINDS",
+    "Dof",
+    "Joint",
+    "fixed",
+    "hinge",
+    "slider",
+    "universal",
+    "ball",
+    "planar",
+    "free",
+    "custom",
+    "make_joint",
+]
+
+DofKind = Literal["revolute", "prismatic"]
+JointKind = Literal["fixed", "hinge", "slider", "universal", "ball", "planar", "free", "custom"]
+JOINT_KINDS: tuple[str, ...] = get_args(JointKind)
+
+Limits = tuple[float, float]
+
+
+def _axis_letter(axis: NDArray[np.float64]) -> str | None:
+    for letter, v in AXES.items():
+        if np.allclose(axis, v, atol=1e-12):
+            return letter
+    return None
+
+
+@dataclass(frozen=True)
+class Dof:
+    """One degree of freedom: E(θ) = R_a(θ) (revolute) or L(θ a) (prismatic); θ ∈ [lower, upper]."""
+
+    name: str
+    kind: DofKind
+    axis: NDArray[np.float64]
+    lower: float = -math.inf
+    upper: float = math.inf
+    rest: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("revolute", "prismatic"):
+            raise SceneError(unknown_name("DOF kind", str(self.kind), ["revolute", "prismatic"]))
+        try:
+            axis = axis_vector(self.axis)
+        except AnimkitError as exc:
+            raise SceneError(f"DOF {self.name!r}: {exc}") from None
+        object.__setattr__(self, "axis", axis)
+        axis.setflags(write=False)
+        lo, hi, rest = float(self.lower), float(self.upper), float(self.rest)
+        if math.isnan(lo) or math.isnan(hi) or not math.isfinite(rest):
+            raise SceneError(f"DOF {self.name!r}: limits and rest must be numbers, got "
+                             f"({self.lower}, {self.upper}) rest {self.rest}")
+        if lo > hi:
+            raise SceneError(f"DOF {self.name!r}: limits min > max ({lo:g} > {hi:g}); expected min <= max")
+        if not lo <= rest <= hi:
+            raise SceneError(f"DOF {self.name!r}: rest value {rest:g} lies outside its limits [{lo:g}, {hi:g}]")
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        object.__setattr__(self, "rest", rest)
+
+    @property
+    def axis_letter(self) -> str | None:
+        """``"x"``, ``"y"`` or ``"z"`` when the axis is a positive coordinate axis, else None."""
+        return _axis_letter(self.axis)
+
+    @property
+    def revolute(self) -> bool:
+        return self.kind == "revolute"
+
+    def matrix(self, value: ArrayLike) -> NDArray[np.float64]:
+        """E(θ): R_a(θ) for a revolute DOF, L(θ a) for a prismatic one; shape ``(..., 4, 4)``."""
+        v = np.asarray(value, dtype=float)
+        if self.kind == "revolute":
+            return rotation_about_axis(self.axis, v)
+        return translation(v[..., None] * self.axis)
+
+    def dmatrix(self, value: ArrayLike) -> NDArray[np.float64]:
+        """dE/dθ: [a]_× R_a(θ) for revolute, the pure direction [[0, a], [0, 0]] for prismatic."""
+        v = np.asarray(value, dtype=float)
+        if self.kind == "revolute":
+            return drotation_about_axis(self.axis, v)
+        out = np.zeros(v.shape + (4, 4))
+        out[..., :3, 3] = self.axis
+        return out
+
+
+@dataclass(frozen=True)
+class Joint:
+    """A joint: A(θ) = E₁(θ₁) … E_k(θ_k) over its DOFs, in order. ``order`` names a ball joint's Euler order."""
+
+    name: str
+    kind: JointKind
+    dofs: tuple[Dof, ...] = ()
+    order: str | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.kind not in JOINT_KINDS:
+            raise SceneError(unknown_name("joint kind", str(self.kind), JOINT_KINDS))
+        names = [d.name for d in self.dofs]
+        if len(set(names)) != len(names):
+            raise SceneError(f"joint {self.name!r}: DOF names repeat: {names}")
+
+    @property
+    def dof_count(self) -> int:
+        return len(self.dofs)
+
+    def matrix(self, values: ArrayLike = ()) -> NDArray[np.float64]:
+        """A(θ) = Π_i E_i(θ_i); ``values`` has shape ``(..., k)``; a fixed joint gives I."""
+        v = np.asarray(values, dtype=float)
+        if not self.dofs:
+            return identity(v.shape[:-1] if v.ndim else ())
+        A = self.dofs[0].matrix(v[..., 0])
+        for i, dof in enumerate(self.dofs[1:], start=1):
+            A = A @ dof.matrix(v[..., i])
+        return A
+
+    def rest(self) -> NDArray[np.float64]:
+        return np.array([d.rest for d in self.dofs], dtype=float)
+
+
+# --- factories -----------------------------------------------------------------------------------------
+
+LimitSpec = Limits | Sequence[Limits] | dict[str, Limits] | None
+
+
+def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: list[str]) -> str:
+    base = "r" if kind == "revolute" else "t"
+    letter = _axis_letter(axis)
+    name = base + letter if letter else base
+    if name in taken:
+        i = 0
+        while f"{base}{i}" in taken:
+            i += 1
+        name = f"{base}{i}"
+    return name
+
+
+def _per_dof(spec: LimitSpec | Sequence[float] | dict[str, float] | float | None, suffixes: list[str],
+             what: str, joint: str) -> list:
+    """Spread a limits/rest spec over DOFs: one value for all, a list in DOF order, or a table by suffix."""
+    n = len(suffixes)
+    if spec is None:
+        return [None] * n
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in suffixes]
+        if unknown:
+            raise SceneError(f"joint {joint!r}: {unknown_name(what + ' key', unknown[0], suffixes)}")
+        return [spec.get(s) for s in suffixes]
+    if what == "limits":
+        seq = list(spec)  # type: ignore[arg-type]
+        if len(seq) == 2 and all(isinstance(x, (int, float)) for x in seq):
+            return [tuple(seq)] * n
+        if len(seq) != n:
+            raise SceneError(f"joint {joint!r}: expected {n} limit pairs (one per DOF {suffixes}), got {len(seq)}")
+        return seq
+    if isinstance(spec, (int, float)):
+        return [float(spec)] * n
+    seq = list(spec)  # type: ignore[arg-type]
+    if len(seq) != n:
+        raise SceneError(f"joint {joint!r}: expected {n} rest values (one per DOF {suffixes}), got {len(seq)}")
+    return seq
+
+
+def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, limits: LimitSpec = None,
+           rest: Sequence[float] | dict[str, float] | float | None = None, kind: JointKind = "custom",
+           order: str | None = None, dof_names: Sequence[str] | None = None) -> Joint:
+    """A joint from ``(kind, axis)`` channels in order: A = Π E_i. Limits/rest in radians (metres)."""
+    axes = [axis_vector(a) if not isinstance(a, str) else None for _, a in channels]
+    suffixes: list[str] = []
+    vecs = []
+    for (dkind, a), v in zip(channels, axes, strict=True):
+        try:
+            vec = v if v is not None else axis_vector(a)  # type: ignore[arg-type]
+        except AnimkitError as exc:
+            raise SceneError(f"joint {name!r}: {exc}") from None
+        vecs.append(vec)
+        suffixes.append(_suffix(dkind, vec, suffixes))
+    lims = _per_dof(limits, suffixes, "limits", name)
+    rests = _per_dof(rest, suffixes, "rest", name)
+    if dof_names is not None and len(dof_names) != len(suffixes):
+        raise SceneError(f"joint {name!r}: {len(dof_names)} DOF names for {len(suffixes)} DOFs")
+    dofs = []
+    for i, ((dkind, _), vec, sfx, lim, r) in enumerate(zip(channels, vecs, suffixes, lims, rests, strict=True)):
+        lo, hi = (-math.inf, math.inf) if lim is None else (float(lim[0]), float(lim[1]))
+        rv = 0.0 if r is None else float(r)
+        if r is None and not lo <= 0.0 <= hi:
+            rv = min(max(0.0, lo), hi)
+        dname = dof_names[i] if dof_names is not None else f"{name}.{sfx}"
+        dofs.append(Dof(dname, dkind, vec, lo, hi, rv))
+    return Joint(name, kind, tuple(dofs), order)
+
+
+def fixed(name: str) -> Joint:
+    """A = I: no DOF."""
+    return Joint(name, "fixed", ())
+
+
+def hinge(name: str, axis: str | ArrayLike = "z", *, limits: Limits | None = None, rest: float = 0.0,
+          dof_name: str | None = None) -> Joint:
+    """A = R_a(θ): one revolute DOF about ``axis``."""
+    return custom(name, [("revolute", axis)], limits=limits, rest=[rest], kind="hinge",
+                  dof_names=None if dof_name is None else [dof_name])
+
+
+def slider(name: str, axis: str | ArrayLike = "x", *, limits: Limits | None = None, rest: float = 0.0,
+           dof_name: str | None = None) -> Joint:
+    """A = L(θ a): one prismatic DOF along ``axis``."""
+    return custom(name, [("prismatic", axis)], limits=limits, rest=[rest], kind="slider",
+                  dof_names=None if dof_name is None else [dof_name])
+
+
+def universal(name: str, axes: tuple[str | ArrayLike, str | ArrayLike] = ("x", "y"), *,
+              limits: LimitSpec = None, rest: Sequence[float] | dict[str, float] | None = None) -> Joint:
+    """A = R_a(θ₁) R_b(θ₂): two revolute DOFs (a Hooke joint)."""
+    return custom(name, [("revolute", axes[0]), ("revolute", axes[1])], limits=limits, rest=rest,
+                  kind="universal")
+
+
+def ball(name: str, order: str = "zyx", *, limits: LimitSpec = None,
+         rest: Sequence[float] | dict[str, float] | None = None) -> Joint:
+    """Ball-and-socket: A = R_a(θ₁) R_b(θ₂) R_c(θ₃) for intrinsic Euler ``order`` "abc"."""
+    o = order.lower()
+    if len(o) != 3 or any(c not in "xyz" for c in o) or len(set(o)) != 3:
+        raise SceneError(f"joint {name!r}: ball joint order must be a permutation of 'xyz' "
+                         f"(e.g. 'zyx', 'zxy'), got {order!r}")
+    return custom(name, [("revolute", c) for c in o], limits=limits, rest=rest, kind="ball", order=o)
+
+
+def planar(name: str, normal: str = "z", *, limits: LimitSpec = None,
+           rest: Sequence[float] | dict[str, float] | None = None) -> Joint:
+    """Planar: A = L(θ₁ u) L(θ₂ v) R_n(θ₃) — two slides in the plane ⊥ ``normal`` and a turn about it."""
+    n = normal.lower()
+    if n not in ("x", "y", "z"):
+        raise SceneError(f"joint {name!r}: {unknown_name('plane normal', normal, ['x', 'y', 'z'])}")
+    u, v = [c for c in "xyz" if c != n]
+    return custom(name, [("prismatic", u), ("prismatic", v), ("revolute", n)], limits=limits, rest=rest,
+                  kind="planar")
+
+
+def free(name: str, order: str = "zyx", *, limits: LimitSpec = None,
+         rest: Sequence[float] | dict[str, float] | None = None) -> Joint:
+    """Free (root): A = L(x, y, z) R_a R_b R_c — three slides then a ball of intrinsic ``order``."""
+    o = order.lower()
+    if len(o) != 3 or any(c not in "xyz" for c in o) or len(set(o)) != 3:
+        raise SceneError(f"joint {name!r}: free joint order must be a permutation of 'xyz', got {order!r}")
+    chans: list[tuple[DofKind, str]] = [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+    chans += [("revolute", c) for c in o]
+    return custom(name, chans, limits=limits, rest=rest, kind="free", order=o)
+
+
+def make_joint(kind: str, name: str, **options: object) -> Joint:
+    """Build a joint of ``kind`` by name (what scene files call): unknown kinds list the valid ones."""
+    makers = {"fixed": fixed, "hinge": hinge, "slider": slider, "universal": universal, "ball": ball,
+              "planar": planar, "free": free}
+    if kind not in makers:
+        raise SceneError(unknown_name("joint kind", kind, list(makers)))
+    try:
+        return makers[kind](name, **options)  # type: ignore[operator]
+    except TypeError as exc:
+        raise SceneError(f"joint {name!r} of kind {kind!r}: {exc}") from None
