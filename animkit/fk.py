@@ -105,7 +105,7 @@ def compile_figure(figure: Figure) -> CompiledFigure:
             key = (slot, d.revolute, -1 if letter is None else "xyz".index(letter))
             groups.setdefault(key, []).append(g)
         steps = []
-        for (slot, rev, letter), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        for (_slot, rev, letter), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
             mem = np.array(members, dtype=np.intp)
             steps.append(DofStep(np.array([local_of[int(dof_node[g])] for g in mem], dtype=np.intp), mem, rev,
                                  letter, dof_axis[mem]))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -121,5 +121,5 @@ class MeshFile:
         return mesh
 
 
-Geometry = Union[Box, Capsule, Sphere, Cylinder, MeshFile]
+Geometry = Box | Capsule | Sphere | Cylinder | MeshFile
 SHAPES: tuple[str, ...] = ("box", "capsule", "sphere", "cylinder", "mesh")
