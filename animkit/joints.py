@@ -205,12 +205,11 @@ def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, li
            rest: Sequence[float] | dict[str, float] | float | None = None, kind: JointKind = "custom",
            order: str | None = None, dof_names: Sequence[str] | None = None) -> Joint:
     """A joint from ``(kind, axis)`` channels in order: A = Π E_i. Limits/rest in radians (metres)."""
-    axes = [axis_vector(a) if not isinstance(a, str) else None for _, a in channels]
     suffixes: list[str] = []
     vecs = []
-    for (dkind, a), v in zip(channels, axes, strict=True):
+    for dkind, a in channels:
         try:
-            vec = v if v is not None else axis_vector(a)  # type: ignore[arg-type]
+            vec = axis_vector(a)
         except AnimkitError as exc:
             raise SceneError(f"joint {name!r}: {exc}") from None
         vecs.append(vec)

@@ -1,0 +1,17 @@
+"""Shared test set-up: a derandomised hypothesis profile for CI, and paths to shipped data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, max_examples=100)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENES = ROOT / "scenes"
+DATA = Path(__file__).resolve().parent / "data"
