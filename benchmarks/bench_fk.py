@@ -1,0 +1,63 @@
+"""World transforms of the humanoid over 10,000 poses: ``world_batch`` (vectorised) vs ``world`` (traversal).
+
+    python -m benchmarks.bench_fk [--poses 10000]
+
+Reports joint transforms per second (poses × nodes / seconds), best of several runs, on one core
+(set OMP_NUM_THREADS=1 etc. before NumPy loads: done below). Goal: ≥ 2 million/s for world_batch.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import animkit  # noqa: E402
+
+SCENES = Path(__file__).resolve().parent.parent / "scenes"
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--poses", type=int, default=10_000)
+    args = ap.parse_args()
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    rng = np.random.default_rng(0)
+    lim = fig.dof_limits()
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -1.0)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], 1.0)
+    poses = rng.uniform(lo, hi, (args.poses, fig.dof_count))
+    n_nodes = len(fig.node_names)
+    fig.world_batch(poses[:10])  # compile once
+    t_batch = best_of(lambda: fig.world_batch(poses), 5)
+    t_pos = best_of(lambda: fig.world_positions(poses), 5)
+    n_trav = min(args.poses, 1000)
+    t_trav = best_of(lambda: [fig.world(p) for p in poses[:n_trav]], 2) * args.poses / n_trav
+    rate = lambda t: args.poses * n_nodes / t  # noqa: E731
+    print(f"humanoid: {n_nodes} nodes, {fig.dof_count} DOFs, {args.poses} poses (one core)")
+    print(f"{'method':<34s}{'time (ms)':>12s}{'joint transforms/s':>22s}{'vs world':>10s}")
+    for name, t in (("world (traversal, per pose)", t_trav), ("world_batch (F, N, 4, 4)", t_batch),
+                    ("world_positions (F, N, 3)", t_pos)):
+        print(f"{name:<34s}{t * 1e3:>12.1f}{rate(t):>22,.0f}{t_trav / t:>9.0f}x")
+    goal = 2e6
+    print(f"goal world_batch >= {goal:,.0f}/s: {'met' if rate(t_batch) >= goal else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
