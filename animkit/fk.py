@@ -13,12 +13,15 @@ columns (R·R_x(θ): c₁' = c·c₁ + s·c₂, c₂' = −s·c₁ + c·c₂).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .graph import Figure
 from .transforms import matrix_about_axis
+
+if TYPE_CHECKING:
+    from .graph import Figure
 
 __all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
            "dof_frames"]

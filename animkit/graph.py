@@ -21,18 +21,14 @@ joint's order. This is BVH's channel order too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import PoseError, SceneError, unknown_name
+from .fk import CompiledFigure, compile_figure, world_batch, world_positions
 from .geometry import Geometry
 from .joints import Dof, Joint, fixed
 from .transforms import homogeneous, identity, is_rigid
-
-if TYPE_CHECKING:
-    from .fk import CompiledFigure
 
 __all__ = ["Node", "Arc", "Figure", "Color"]
 
@@ -354,23 +350,17 @@ class Figure:
     def compiled(self) -> CompiledFigure:
         """The figure as flat arrays (topological order, parent index, L, DOF axes), built once."""
         if self._compiled is None:
-            from .fk import compile_figure
-
             self._compiled = compile_figure(self)
         return self._compiled
 
     def world_batch(self, poses: ArrayLike) -> NDArray[np.float64]:
         """World matrices (F, N, 4, 4) in ``node_names`` order for poses (F, D), vectorised over F."""
         p = self.check_pose(poses)
-        from .fk import world_batch
-
         return world_batch(self.compiled, np.atleast_2d(p))
 
     def world_positions(self, poses: ArrayLike) -> NDArray[np.float64]:
         """World positions (F, N, 3) of every node's frame origin for poses (F, D)."""
         p = self.check_pose(poses)
-        from .fk import world_positions
-
         return world_positions(self.compiled, np.atleast_2d(p))
 
     def __repr__(self) -> str:
