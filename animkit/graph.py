@@ -21,6 +21,7 @@ joint's order. This is BVH's channel order too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
