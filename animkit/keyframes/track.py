@@ -230,7 +230,8 @@ class DenseTrackSet:
         bad = np.argwhere(~np.isfinite(v))
         if bad.size:
             i, j = (int(x) for x in bad[0])
-            raise ClipError(f"{owner}: DOF {dofs[j]!r} at frame #{i} (t={times[i]}) is not finite ({v[i, j]})")
+            raise ClipError(f"{owner}: DOF {dofs[j]!r} at frame #{i} (t={times[i]}) is not finite "
+                            f"({v[i, j]})")
         if self.interpolation not in INTERPOLATIONS:
             raise ClipError(f"{owner}: " + unknown_name("interpolation", self.interpolation, INTERPOLATIONS))
         set_ = object.__setattr__
