@@ -240,8 +240,8 @@ class Figure:
 
     @property
     def joint_orders(self) -> dict[str, str]:
-        """Ball (and free) joint name → its intrinsic Euler order."""
-        return {j.name: j.order for j in self.joints if j.order is not None}
+        """Ball joint name → its intrinsic Euler order (its three DOFs, in that order)."""
+        return {j.name: j.order for j in self.joints if j.kind == "ball" and j.order is not None}
 
     def rest_pose(self) -> NDArray[np.float64]:
         """The rest value of every DOF, shape (D,)."""
