@@ -136,3 +136,23 @@ def test_missing_and_unknown_files() -> None:
         animkit.load("no/such/scene.toml")
     with pytest.raises(ParseError, match=r"unknown file type '\.obj'"):
         animkit.load("figure.obj")
+
+
+def test_a_scene_can_build_on_a_base_scene(tmp_path) -> None:
+    (tmp_path / "arm.toml").write_text(ARM)
+    (tmp_path / "more.toml").write_text('[figure]\nbase = "arm.toml"\nname = "arm2"\n\n[chains]\nall = ["upper"]\n'
+                                        '\n[camera]\nazimuth = 90\n')
+    s = animkit.load(tmp_path / "more.toml")
+    assert s.figure.name == "arm2" and s.up == "z"
+    assert dict(s.chains) == {"arm": ("upper",), "all": ("upper",)}
+    assert s.effectors == {"hand": "hand"} and s.camera.azimuth_deg == 90
+    (tmp_path / "bad.toml").write_text('[figure]\nbase = "arm.toml"\n\n[nodes.extra]\nparent = "hand"\n')
+    with pytest.raises(ParseError, match="takes its nodes"):
+        animkit.load(tmp_path / "bad.toml")
+    (tmp_path / "self.toml").write_text('[figure]\nbase = "self.toml"\n')
+    with pytest.raises(ParseError, match="its own base"):
+        animkit.load(tmp_path / "self.toml")
+    (tmp_path / "missing.toml").write_text('[figure]\nbase = "nope.toml"\n')
+    with pytest.raises(ParseError, match="cannot load base scene") as info:
+        animkit.load(tmp_path / "missing.toml")
+    assert info.value.line == 2

@@ -317,7 +317,9 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     base = None if path is None else Path(path).parent
     _check_keys(ctx, doc, TOP_KEYS, "")
     fig_t = _table(ctx, doc.get("figure", {}), "figure")
-    _check_keys(ctx, fig_t, ("name", "up"), "figure")
+    _check_keys(ctx, fig_t, ("name", "up", "base"), "figure")
+    if "base" in fig_t:
+        return _extend_base(ctx, doc, fig_t, base)
     up = fig_t.get("up", "y")
     if up not in ("y", "z"):
         raise ctx.error("figure.up", f"expected 'y' or 'z', got {up!r}")
@@ -350,19 +352,8 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except SceneError as exc:
         raise ParseError(spath, str(exc)) from None
 
-    chains: dict[str, tuple[str, ...]] = {}
-    for cname, joints in _table(ctx, doc.get("chains", {}), "chains").items():
-        if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
-            raise ctx.error(f"chains.{cname}", f"expected a list of joint names, got {joints!r}")
-        for j in joints:
-            if j not in fig.joint_names and j not in fig.dof_names:
-                raise ctx.error(f"chains.{cname}", unknown_name("joint", j, fig.joint_names))
-        chains[cname] = tuple(joints)
-    effectors: dict[str, str] = {}
-    for ename, node in _table(ctx, doc.get("effectors", {}), "effectors").items():
-        if not isinstance(node, str) or node not in fig.node_names:
-            raise ctx.error(f"effectors.{ename}", unknown_name("node", str(node), fig.node_names))
-        effectors[ename] = node
+    chains = _chains(ctx, doc, fig, {})
+    effectors = _effectors(ctx, doc, fig, {})
     camera = _camera(ctx, doc.get("camera", {}))
     reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else None
     clips: dict[str, Any] = {}
@@ -371,6 +362,62 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
 
         clips = read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx)
     return Scene(fig, chains, effectors, camera, clips, reach, up, spath)
+
+
+def _chains(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
+            ) -> dict[str, tuple[str, ...]]:
+    chains = dict(inherited)
+    for cname, joints in _table(ctx, doc.get("chains", {}), "chains").items():
+        if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
+            raise ctx.error(f"chains.{cname}", f"expected a list of joint names, got {joints!r}")
+        for j in joints:
+            if j not in fig.joint_names and j not in fig.dof_names:
+                raise ctx.error(f"chains.{cname}", unknown_name("joint", j, fig.joint_names))
+        chains[cname] = tuple(joints)
+    return chains
+
+
+def _effectors(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, str]) -> dict[str, str]:
+    effectors = dict(inherited)
+    for ename, node in _table(ctx, doc.get("effectors", {}), "effectors").items():
+        if not isinstance(node, str) or node not in fig.node_names:
+            raise ctx.error(f"effectors.{ename}", unknown_name("node", str(node), fig.node_names))
+        effectors[ename] = node
+    return effectors
+
+
+def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
+    """A scene built on another scene file's figure: ``[figure] base = "humanoid.toml"``.
+
+    The base gives the figure, chains, effectors, camera and reach; this file may add chains and
+    effectors, replace camera and reach, and adds its clips. It may not add nodes.
+    """
+    ref = fig_t["base"]
+    if not isinstance(ref, str):
+        raise ctx.error("figure.base", f"expected the path of a scene file, got {ref!r}")
+    if "nodes" in doc or "up" in fig_t:
+        raise ctx.error("figure.base", "a scene with a base takes its nodes and up axis from the base; "
+                                       "remove [nodes.*] and figure.up")
+    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
+    if ctx.path is not None and path.resolve() == Path(ctx.path).resolve():
+        raise ctx.error("figure.base", "a scene cannot be its own base")
+    try:
+        parent = read_toml_scene(path)
+    except ParseError as exc:
+        raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
+    fig = parent.figure
+    if "name" in fig_t:
+        fig.name = str(fig_t["name"])
+    chains = _chains(ctx, doc, fig, parent.chains)
+    effectors = _effectors(ctx, doc, fig, parent.effectors)
+    camera = _camera(ctx, doc["camera"]) if "camera" in doc else parent.camera
+    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else parent.reach
+    clips: dict[str, Any] = dict(parent.clips)
+    if "clips" in doc:
+        from .toml_clips import read_clips
+
+        clips.update(read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx))
+    return Scene(fig, chains, effectors, camera, clips, reach, parent.up, ctx.path)
 
 
 def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
