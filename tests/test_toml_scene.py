@@ -152,6 +152,10 @@ def test_a_scene_can_build_on_a_base_scene(tmp_path) -> None:
     (tmp_path / "self.toml").write_text('[figure]\nbase = "self.toml"\n')
     with pytest.raises(ParseError, match="its own base"):
         animkit.load(tmp_path / "self.toml")
+    (tmp_path / "a.toml").write_text('[figure]\nbase = "b.toml"\n')
+    (tmp_path / "b.toml").write_text('[figure]\nbase = "a.toml"\n')
+    with pytest.raises(ParseError, match="cycle"):
+        animkit.load(tmp_path / "a.toml")
     (tmp_path / "missing.toml").write_text('[figure]\nbase = "nope.toml"\n')
     with pytest.raises(ParseError, match="cannot load base scene") as info:
         animkit.load(tmp_path / "missing.toml")

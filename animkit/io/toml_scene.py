@@ -364,6 +364,9 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     return Scene(fig, chains, effectors, camera, clips, reach, up, spath)
 
 
+_LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
+
+
 def _chains(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
             ) -> dict[str, tuple[str, ...]]:
     chains = dict(inherited)
@@ -401,10 +404,16 @@ def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], ba
     path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
     if ctx.path is not None and path.resolve() == Path(ctx.path).resolve():
         raise ctx.error("figure.base", "a scene cannot be its own base")
+    key = str(path.resolve())
+    if key in _LOADING:
+        raise ctx.error("figure.base", f"base scenes form a cycle through {path}")
+    _LOADING.add(key)
     try:
         parent = read_toml_scene(path)
     except ParseError as exc:
         raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
+    finally:
+        _LOADING.discard(key)
     fig = parent.figure
     if "name" in fig_t:
         fig.name = str(fig_t["name"])
