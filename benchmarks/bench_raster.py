@@ -7,9 +7,12 @@ frame and frames per second.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +37,8 @@ def capsule(a: NDArray[np.float64], b: NDArray[np.float64], r: float, around: in
     ring_pts = []
     for la, off in zip(lat, offs, strict=True):
         c = r * np.cos(la)
-        ring_pts.append(a + (off + r * np.sin(la)) * z + c * (np.cos(phi)[:, None] * x + np.sin(phi)[:, None] * y))
+        rim = np.cos(phi)[:, None] * x + np.sin(phi)[:, None] * y
+        ring_pts.append(a + (off + r * np.sin(la)) * z + c * rim)
     verts = np.concatenate([a[None] - r * z, *ring_pts, b[None] + r * z])
     faces = []
     n = len(ring_pts)

@@ -117,7 +117,10 @@ class Camera:
         return V
 
     def projection_matrix(self) -> Array:
-        """P = [[c/a, 0, 0, 0], [0, c, 0, 0], [0, 0, (f+n)/(n−f), 2fn/(n−f)], [0, 0, −1, 0]], c = cot(fov/2)."""
+        """P = [[c/a, 0, 0, 0], [0, c, 0, 0], [0, 0, (f+n)/(n−f), 2fn/(n−f)], [0, 0, −1, 0]], c = cot(θ/2).
+
+        θ is the vertical field of view, a = W / H; OpenGL clip space (NDC z in [−1, 1]).
+        """
         c = 1.0 / math.tan(math.radians(self.fov_y_deg) / 2.0)
         n, f = self.near, self.far
         P = np.zeros((4, 4))

@@ -365,8 +365,9 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
     return _stamp(img, xy, d, 0.5 * width_px, rgb8(color), zb, depth_bias)
 
 
-def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike, color: ArrayLike = (0.1, 0.1, 0.1),
-                  width_px: float = 2.0, depth: ArrayLike | None = None, *, depth_bias: float = 5e-3) -> Image:
+def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
+                  color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3) -> Image:
     """Segments p_k → p_{k+1} of ``points`` ``(P, 3)`` drawn with :func:`draw_segments`."""
     p = np.asarray(points, dtype=float)
     if p.ndim != 2 or p.shape[1] != 3:
