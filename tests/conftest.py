@@ -1,0 +1,7 @@
+from __future__ import annotations
+
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60)
+settings.register_profile("dev", deadline=None, max_examples=60)
+settings.load_profile("dev")
