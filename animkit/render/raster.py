@@ -291,8 +291,8 @@ def _stamp(img: Image, xy: NDArray[np.float64], d: NDArray[np.float64], radius: 
         return out
     k = int(math.ceil(radius + 1.0))
     g = np.arange(-k, k + 1)
-    gx, gy = np.meshgrid(g, g)
-    gx, gy = gx.ravel(), gy.ravel()
+    gx = np.tile(g, len(g))
+    gy = np.repeat(g, len(g))
     cx, cy = np.round(xy[:, 0]), np.round(xy[:, 1])
     px = (cx[:, None] + gx).astype(np.int64)
     py = (cy[:, None] + gy).astype(np.int64)

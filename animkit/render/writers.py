@@ -126,7 +126,7 @@ def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np
 
         q = Image.fromarray(first).quantize(n_adaptive, method=Image.Quantize.MEDIANCUT,
                                             dither=Image.Dither.NONE)
-        pal = np.asarray(q.getpalette()[: 3 * n_adaptive], dtype=np.uint8).reshape(-1, 3)
+        pal = np.asarray((q.getpalette() or [])[: 3 * n_adaptive], dtype=np.uint8).reshape(-1, 3)
         used = np.unique(np.asarray(q))
         adaptive = pal[used[used < len(pal)]]
     pal = np.concatenate([adaptive, fixed])
@@ -488,7 +488,7 @@ def open_writer(path: str | Path, fps: float, *, size: tuple[int, int], kind: Wr
         if name not in accepted:
             raise RenderError(f"the {k} writer has no option {name!r}; its options are: "
                               + ", ".join(repr(a) for a in accepted))
-    return cls(path, fps, size, quiet, **options)  # type: ignore[call-arg]
+    return cls(path, fps, size, quiet, **options)
 
 
 _BASE_PARAMS: Final = ("self", "path", "fps", "size", "quiet")
