@@ -137,6 +137,8 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
 
     s = supersample
     W, H = camera.width * s, camera.height * s
+    if max(W, H) > _SIZE_CLASSES[-1]:
+        raise RenderError(f"image too large: {W}x{H} samples (at most {_SIZE_CLASSES[-1]} a side)")
     view = camera.view_matrix()
     pc = V @ view[:3, :3].T + view[:3, 3]
     depth = -pc[:, 2]
