@@ -1,0 +1,494 @@
+"""Streaming frame writers: GIF, MP4 (H.264), a folder of PNGs, or one contact-sheet PNG.
+
+Every writer is a context manager with ``.write(frame)`` (uint8 ``(H, W, 3)``) and
+``.close()``. Frames are streamed: memory stays flat however long the clip. Output goes to a
+temporary file (or folder) beside the target and is renamed into place only when ``close()``
+succeeds; if the ``with`` block raises (``KeyboardInterrupt`` included) the temporary output is
+removed and whatever was at the target path before is left untouched.
+
+GIF: one 256-colour palette for the whole clip (the first frame's main colours plus a fixed
+colour cube), applied through a 32×32×32 lookup table, so a frame costs a table lookup plus
+Pillow's LZW encoder; only the rectangle that changed since the previous frame is stored.
+GIF delays are whole hundredths of a second and viewers cap near 50 fps: see
+:func:`gif_frame_plan`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import shutil
+import struct
+import sys
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Final, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import RenderError, unknown_name
+from .raster import rgb8
+
+__all__ = [
+    "WriterKind",
+    "WRITER_KINDS",
+    "GIF_MAX_FPS",
+    "FrameWriter",
+    "GifWriter",
+    "Mp4Writer",
+    "PngDirWriter",
+    "ContactSheetWriter",
+    "open_writer",
+    "writer_kind",
+    "gif_frame_plan",
+    "gif_stride",
+    "gif_palette",
+    "palette_lut",
+]
+
+WriterKind = Literal["gif", "mp4", "png-dir", "contact-sheet"]
+WRITER_KINDS: Final[tuple[WriterKind, ...]] = ("gif", "mp4", "png-dir", "contact-sheet")
+GIF_MAX_FPS: Final[float] = 50.0  # a 2 cs delay; browsers treat shorter delays as 10 cs
+_SUFFIXES: Final[dict[str, WriterKind]] = {".gif": "gif", ".mp4": "mp4", ".png": "contact-sheet"}
+
+Frame = NDArray[np.uint8]
+
+
+# ----------------------------------------------------------------------------------------------
+# GIF frame timing
+
+
+def gif_stride(fps: float) -> int:
+    """k = ⌈fps / 50⌉: keep every k-th frame so the kept rate fps / k ≤ 50."""
+    if not (fps > 0 and math.isfinite(fps)):
+        raise RenderError(f"fps must be positive and finite, got {fps!r}")
+    return max(1, math.ceil(fps / GIF_MAX_FPS - 1e-9))
+
+
+def _gif_delay_cs(i: int, dt: float) -> int:
+    """δ_i = round(100 (i+1) Δt) − round(100 i Δt): whole hundredths whose sums track real time."""
+    return round(100.0 * (i + 1) * dt) - round(100.0 * i * dt)
+
+
+def gif_frame_plan(fps: float, n_frames: int
+                   ) -> tuple[NDArray[np.int64], NDArray[np.int64], float, str | None]:
+    """indices = 0, k, 2k, …; δ_i = round(100 (i+1) k/fps) − round(100 i k/fps) cs; k = ⌈fps/50⌉.
+
+    Returns the frame indices to keep, each kept frame's delay in hundredths of a second
+    (cumulative delays track the clip's real time, so 30 fps gives 3, 3, 4, 3, 3, 4 …), the
+    effective frame rate ``fps / k`` and a message when frames are dropped (``None`` otherwise).
+    :class:`GifWriter` applies the same plan as frames stream in.
+    """
+    if n_frames < 0:
+        raise RenderError(f"n_frames must be >= 0, got {n_frames!r}")
+    k = gif_stride(fps)
+    idx = np.arange(0, n_frames, k, dtype=np.int64)
+    dt = k / fps
+    delays = np.array([_gif_delay_cs(i, dt) for i in range(len(idx))], dtype=np.int64)
+    eff = fps / k
+    msg = _drop_message(fps, k) + f" ({len(idx)} of {n_frames} frames)" if k > 1 else None
+    return idx, delays, eff, msg
+
+
+def _drop_message(fps: float, k: int) -> str:
+    return (f"GIF plays at most {GIF_MAX_FPS:g} fps: keeping every {_ordinal(k)} frame of the {fps:g} fps "
+            f"clip, i.e. {fps / k:g} fps; write MP4 for the full rate")
+
+
+def _ordinal(k: int) -> str:
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+# ----------------------------------------------------------------------------------------------
+# GIF palette
+
+
+def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np.uint8]:
+    """Palette (256, 3) = up to ``n_adaptive`` median-cut colours of ``first`` + a 5×5×5 cube + greys.
+
+    The fixed part covers colours that appear only in later frames; the adaptive part keeps the
+    first frame's flat shades (and the background) exact.
+    """
+    levels = np.array([0, 64, 128, 191, 255], dtype=np.uint8)
+    cube = np.stack(np.meshgrid(levels, levels, levels, indexing="ij"), axis=-1).reshape(-1, 3)
+    n_grey = 256 - len(cube) - n_adaptive
+    greys = np.repeat(np.round(np.linspace(0, 255, n_grey + 2)[1:-1]).astype(np.uint8)[:, None], 3, axis=1)
+    fixed = np.concatenate([cube, greys])
+    if first is None or n_adaptive == 0:
+        adaptive = np.zeros((0, 3), np.uint8)
+    else:
+        from PIL import Image
+
+        q = Image.fromarray(first).quantize(n_adaptive, method=Image.Quantize.MEDIANCUT,
+                                            dither=Image.Dither.NONE)
+        pal = np.asarray((q.getpalette() or [])[: 3 * n_adaptive], dtype=np.uint8).reshape(-1, 3)
+        used = np.unique(np.asarray(q))
+        adaptive = pal[used[used < len(pal)]]
+    pal = np.concatenate([adaptive, fixed])
+    _, first_index = np.unique(pal, axis=0, return_index=True)
+    pal = pal[np.sort(first_index)]  # duplicates out, order kept (adaptive first)
+    out = np.empty((256, 3), np.uint8)
+    out[:] = pal[0]
+    out[: len(pal)] = pal
+    return out
+
+
+def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
+    """LUT[r', g', b'] = argmin_j ‖c(r', g', b') − palette_j‖², c = bin centre, r' = r >> (8 − bits)."""
+    n = 1 << bits
+    centres = (np.arange(n) * (256 // n) + (256 // n - 1) / 2.0).astype(np.float32)
+    grid = np.stack(np.meshgrid(centres, centres, centres, indexing="ij"), axis=-1).reshape(-1, 3)
+    pal = palette.astype(np.float32)
+    out = np.empty(len(grid), np.uint8)
+    pn = (pal ** 2).sum(axis=1)
+    for s in range(0, len(grid), 1024):
+        d = pn[None, :] - 2.0 * grid[s:s + 1024] @ pal.T
+        out[s:s + 1024] = np.argmin(d, axis=1)
+    return out.reshape(n, n, n)
+
+
+# ----------------------------------------------------------------------------------------------
+# writers
+
+
+class FrameWriter:
+    """Base: size checks, temp-file lifecycle and the context-manager protocol."""
+
+    kind: WriterKind
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
+        if not (fps > 0 and math.isfinite(fps)):
+            raise RenderError(f"fps must be positive and finite, got {fps!r}")
+        w, h = size
+        if int(w) != w or int(h) != h or w < 1 or h < 1:
+            raise RenderError(f"size must be (width, height) positive integers, got {size!r}")
+        self.path = Path(path)
+        self.fps = float(fps)
+        self.size = (int(w), int(h))
+        self.quiet = quiet
+        self.frames_in = 0  # frames given to write()
+        self._closed = False
+        parent = self.path.parent
+        if not parent.is_dir():
+            raise RenderError(f"output folder {str(parent)!r} does not exist")
+
+    def _check(self, frame: ArrayLike) -> Frame:
+        if self._closed:
+            raise RenderError(f"writer for {str(self.path)!r} is closed")
+        f = np.asarray(frame)
+        w, h = self.size
+        if f.shape != (h, w, 3) or f.dtype != np.uint8:
+            raise RenderError(f"frame must be uint8 ({h}, {w}, 3) for this writer, got {f.dtype} {f.shape}")
+        return f
+
+    def write(self, frame: ArrayLike) -> None:
+        """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``)."""
+        f = self._check(frame)
+        self._write(f)
+        self.frames_in += 1
+
+    def close(self) -> None:
+        """Finish the output and move it into place; an empty clip is an error (and leaves nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.frames_in == 0:
+                raise RenderError(f"no frames were written to {str(self.path)!r}")
+            self._finish()
+        except BaseException:
+            self._discard()
+            raise
+
+    def abort(self) -> None:
+        """Drop the partial output; the target path is left as it was."""
+        if self._closed:
+            return
+        self._closed = True
+        self._discard()
+
+    def __enter__(self) -> FrameWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    # subclass hooks
+    def _write(self, frame: Frame) -> None:
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def _discard(self) -> None:
+        raise NotImplementedError
+
+
+class _TempFileWriter(FrameWriter):
+    """Writes to ``.<name>.<random>.partial<suffix>`` beside the target; os.replace on close."""
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
+        super().__init__(path, fps, size, quiet)
+        if self.path.is_dir():
+            raise RenderError(f"{str(self.path)!r} is a folder; expected a {self.path.suffix} file path")
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}.",
+                                   suffix=f".partial{self.path.suffix}")
+        os.close(fd)
+        self.tmp_path = Path(tmp)
+
+    def _discard(self) -> None:
+        self._release()
+        self.tmp_path.unlink(missing_ok=True)
+
+    def _release(self) -> None:
+        """Close open handles (without finishing the output)."""
+
+    def _commit(self) -> None:
+        os.replace(self.tmp_path, self.path)
+
+
+class GifWriter(_TempFileWriter):
+    """Streams a looping GIF with one palette for the whole clip (see module docstring).
+
+    Frames beyond 50 fps are dropped per :func:`gif_frame_plan` (``message`` says so and is
+    printed to stderr unless ``quiet``).
+    """
+
+    kind: WriterKind = "gif"
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
+                 palette: NDArray[np.uint8] | None = None, loop: int = 0) -> None:
+        super().__init__(path, fps, size, quiet)
+        self.stride = gif_stride(fps)
+        self.effective_fps = self.fps / self.stride
+        self.message = _drop_message(fps, self.stride) if self.stride > 1 else None
+        if self.message and not quiet:
+            print(f"animkit: {self.message}", file=sys.stderr)
+        self.loop = loop
+        self.frames_out = 0
+        self._palette = None if palette is None else rgb8(palette, "palette").reshape(-1, 3)
+        if self._palette is not None and len(self._palette) != 256:
+            raise RenderError(f"a GIF palette must have 256 colours, got {len(self._palette)}")
+        self._lut: NDArray[np.uint8] | None = None
+        self._prev: NDArray[np.uint8] | None = None
+        self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
+
+    def _header(self, palette: NDArray[np.uint8]) -> bytes:
+        w, h = self.size
+        head = b"GIF89a" + struct.pack("<HHBBB", w, h, 0xF7, 0, 0) + palette.tobytes()
+        head += b"!\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", self.loop) + b"\x00"
+        return head
+
+    def _write(self, frame: Frame) -> None:
+        if self.frames_in % self.stride:
+            return
+        from PIL import GifImagePlugin, Image
+
+        assert self._fh is not None
+        if self._lut is None:
+            if self._palette is None:
+                self._palette = gif_palette(frame)
+            self._lut = palette_lut(self._palette)
+            self._fh.write(self._header(self._palette))
+        ind = self._lut[frame[..., 0] >> 3, frame[..., 1] >> 3, frame[..., 2] >> 3]
+        delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
+        x0, y0 = 0, 0
+        if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
+            diff = ind != self._prev
+            rows, cols = np.flatnonzero(diff.any(axis=1)), np.flatnonzero(diff.any(axis=0))
+            if len(rows) == 0:
+                rows, cols = np.array([0]), np.array([0])
+            y0, x0 = int(rows[0]), int(cols[0])
+            sub = ind[y0:rows[-1] + 1, x0:cols[-1] + 1]
+        else:
+            sub = ind
+        self._prev = ind
+        im = Image.fromarray(np.ascontiguousarray(sub), mode="L")
+        for chunk in GifImagePlugin.getdata(im, (x0, y0), duration=10 * delay, disposal=1):
+            self._fh.write(chunk)
+        self.frames_out += 1
+
+    def _finish(self) -> None:
+        assert self._fh is not None
+        self._fh.write(b";")
+        self._fh.close()
+        self._fh = None
+        self._commit()
+
+    def _release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class Mp4Writer(_TempFileWriter):
+    """H.264 MP4 (yuv420p) through imageio-ffmpeg; odd sizes are padded to even by repeating the edge."""
+
+    kind: WriterKind = "mp4"
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
+                 crf: int = 18) -> None:
+        super().__init__(path, fps, size, quiet)
+        import imageio_ffmpeg
+
+        w, h = self.size
+        self.padded = (w + w % 2, h + h % 2)
+        self._gen: Generator[None, Any, None] | None = imageio_ffmpeg.write_frames(
+            str(self.tmp_path), self.padded, fps=self.fps, codec="libx264", pix_fmt_in="rgb24",
+            pix_fmt_out="yuv420p", macro_block_size=1, quality=None,
+            output_params=["-crf", str(int(crf)), "-preset", "veryfast"],
+            ffmpeg_log_level="error" if quiet else "warning")
+        self._gen.send(None)
+
+    def _write(self, frame: Frame) -> None:
+        w, h = self.size
+        if self.padded != (w, h):
+            frame = np.pad(frame, ((0, self.padded[1] - h), (0, self.padded[0] - w), (0, 0)), mode="edge")
+        assert self._gen is not None
+        self._gen.send(np.ascontiguousarray(frame))
+
+    def _finish(self) -> None:
+        assert self._gen is not None
+        gen, self._gen = self._gen, None
+        gen.close()
+        self._commit()
+
+    def _release(self) -> None:
+        if self._gen is not None:
+            gen, self._gen = self._gen, None
+            try:
+                gen.close()
+            except Exception:  # noqa: BLE001 - ffmpeg may already be gone; the partial file goes anyway
+                pass
+
+
+class PngDirWriter(FrameWriter):
+    """frame_00000.png, frame_00001.png … in a folder.
+
+    Frames go to a temporary folder beside the target. On close it is renamed into place; if
+    the target folder already exists, its old ``frame_*.png`` files are removed and the new
+    ones moved in (other files there are left alone).
+    """
+
+    kind: WriterKind = "png-dir"
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
+                 compress_level: int = 3) -> None:
+        super().__init__(path, fps, size, quiet)
+        if self.path.exists() and not self.path.is_dir():
+            raise RenderError(f"{str(self.path)!r} is a file; a PNG sequence needs a folder path")
+        self.tmp_path = Path(tempfile.mkdtemp(dir=self.path.parent, prefix=f".{self.path.name}.",
+                                              suffix=".partial"))
+        self.compress_level = compress_level
+
+    def _write(self, frame: Frame) -> None:
+        from PIL import Image
+
+        Image.fromarray(frame).save(self.tmp_path / f"frame_{self.frames_in:05d}.png",
+                                    compress_level=self.compress_level)
+
+    def _finish(self) -> None:
+        if not self.path.exists():
+            os.replace(self.tmp_path, self.path)
+            return
+        for old in self.path.glob("frame_*.png"):
+            old.unlink()
+        for new in sorted(self.tmp_path.iterdir()):
+            os.replace(new, self.path / new.name)
+        self.tmp_path.rmdir()
+
+    def _discard(self) -> None:
+        shutil.rmtree(self.tmp_path, ignore_errors=True)
+
+
+class ContactSheetWriter(_TempFileWriter):
+    """One PNG of at most ``max_tiles`` downscaled frames, every k-th frame, labelled with its index.
+
+    With ``n_frames`` known, k = ⌈n / max_tiles⌉. Otherwise k starts at 1 and doubles (dropping
+    every other kept tile) whenever the tiles would exceed ``max_tiles``, so memory stays bounded.
+    """
+
+    kind: WriterKind = "contact-sheet"
+
+    def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
+                 max_tiles: int = 24, tile_width: int = 200, n_frames: int | None = None,
+                 columns: int | None = None) -> None:
+        super().__init__(path, fps, size, quiet)
+        if max_tiles < 1 or tile_width < 1:
+            raise RenderError(f"max_tiles and tile_width must be >= 1, got {max_tiles!r}, {tile_width!r}")
+        self.max_tiles = max_tiles
+        self.stride = 1 if n_frames is None else max(1, math.ceil(n_frames / max_tiles))
+        self.columns = columns
+        w, h = self.size
+        self.tile_size = (min(tile_width, w), max(1, round(h * min(tile_width, w) / w)))
+        self.tiles: list[tuple[int, Frame]] = []
+
+    def _write(self, frame: Frame) -> None:
+        if self.frames_in % self.stride:
+            return
+        from PIL import Image
+
+        tile = np.asarray(Image.fromarray(frame).resize(self.tile_size, Image.Resampling.BOX))
+        self.tiles.append((self.frames_in, tile))
+        while len(self.tiles) > self.max_tiles:
+            self.stride *= 2
+            self.tiles = [(i, t) for i, t in self.tiles if i % self.stride == 0]
+
+    def _finish(self) -> None:
+        from PIL import Image
+
+        from .panels import compose_panels
+
+        sheet = compose_panels([t for _, t in self.tiles], [f"frame {i}" for i, _ in self.tiles],
+                               columns=self.columns)
+        Image.fromarray(sheet).save(self.tmp_path, format="PNG")
+        self._commit()
+
+
+def writer_kind(path: str | Path) -> WriterKind:
+    """Kind from the path: ``.gif``, ``.mp4``, ``.png`` (contact sheet), an existing folder or a
+    path ending in ``/`` (PNG per frame)."""
+    s = str(path)
+    p = Path(s)
+    if s.endswith(("/", os.sep)) or p.is_dir():
+        return "png-dir"
+    kind = _SUFFIXES.get(p.suffix.lower())
+    if kind is None:
+        valid = [*_SUFFIXES, "a folder path ending in '/'"]
+        raise RenderError(f"cannot tell the output format of {s!r}: "
+                          + unknown_name("suffix", p.suffix or "(none)", valid))
+    return kind
+
+
+def open_writer(path: str | Path, fps: float, *, size: tuple[int, int], kind: WriterKind | None = None,
+                quiet: bool = False, **options: Any) -> FrameWriter:
+    """Writer for ``path`` (kind from its suffix unless given): use as ``with open_writer(...) as w:``.
+
+    ``size`` is ``(width, height)``. ``options`` go to the writer class: GIF ``palette``, ``loop``;
+    MP4 ``crf``; PNG folder ``compress_level``; contact sheet ``max_tiles``, ``tile_width``,
+    ``n_frames``, ``columns``. An unknown option is an error.
+    """
+    k = writer_kind(path) if kind is None else kind
+    classes: dict[str, type[FrameWriter]] = {"gif": GifWriter, "mp4": Mp4Writer, "png-dir": PngDirWriter,
+                                             "contact-sheet": ContactSheetWriter}
+    if k not in classes:
+        raise RenderError(unknown_name("writer kind", str(k), WRITER_KINDS))
+    cls = classes[k]
+    accepted = [n for n in inspect.signature(cls.__init__).parameters if n not in _BASE_PARAMS]
+    for name in options:
+        if name not in accepted:
+            raise RenderError(f"the {k} writer has no option {name!r}; its options are: "
+                              + ", ".join(repr(a) for a in accepted))
+    return cls(path, fps, size, quiet, **options)
+
+
+_BASE_PARAMS: Final = ("self", "path", "fps", "size", "quiet")

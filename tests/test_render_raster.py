@@ -1,0 +1,354 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from animkit.errors import RenderError
+from animkit.render.camera import Camera, look_at
+from animkit.render.raster import (
+    draw_grid,
+    draw_markers,
+    draw_polyline,
+    face_shading,
+    render_triangles,
+    rgb8,
+)
+
+CUBE_V = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)], dtype=float)
+# corner index = 4*ix + 2*iy + iz
+CUBE_F = np.array([
+    [0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5],  # x = -0.5, x = +0.5
+    [0, 4, 5], [0, 5, 1], [2, 3, 7], [2, 7, 6],  # y = -0.5, y = +0.5
+    [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3],  # z = -0.5, z = +0.5
+])
+
+
+def quad(center: tuple[float, float, float], half: float) -> tuple[np.ndarray, np.ndarray]:
+    """A square facing +z."""
+    c = np.asarray(center)
+    v = c + np.array([[-half, -half, 0], [half, -half, 0], [half, half, 0], [-half, half, 0]])
+    return v, np.array([[0, 1, 2], [0, 2, 3]])
+
+
+def convex_hull(p: np.ndarray) -> np.ndarray:
+    """Andrew's monotone chain, counter-clockwise."""
+    pts = sorted(map(tuple, p))
+
+    def cross(o: tuple, a: tuple, b: tuple) -> float:
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+    lower: list[tuple] = []
+    for q in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
+            lower.pop()
+        lower.append(q)
+    upper: list[tuple] = []
+    for q in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], q) <= 0:
+            upper.pop()
+        upper.append(q)
+    return np.array(lower[:-1] + upper[:-1])
+
+
+def hull_inside_and_edge_distance(hull: np.ndarray, x: np.ndarray, y: np.ndarray
+                                  ) -> tuple[np.ndarray, np.ndarray]:
+    a = hull
+    b = np.roll(hull, -1, axis=0)
+    inside = np.ones(x.shape, bool)
+    dist = np.full(x.shape, np.inf)
+    for (ax, ay), (bx, by) in zip(a, b, strict=True):
+        inside &= (bx - ax) * (y - ay) - (by - ay) * (x - ax) >= 0
+        t = np.clip(((x - ax) * (bx - ax) + (y - ay) * (by - ay)) / ((bx - ax) ** 2 + (by - ay) ** 2), 0, 1)
+        dist = np.minimum(dist, np.hypot(x - (ax + t * (bx - ax)), y - (ay + t * (by - ay))))
+    return inside, dist
+
+
+@pytest.mark.parametrize("eye", [(3.0, 2.5, 4.0), (-2.0, -1.5, 2.5), (0.3, 4.0, 0.2)])
+@pytest.mark.parametrize("supersample", [1, 2])
+def test_cube_covers_its_analytic_silhouette(eye: tuple[float, float, float], supersample: int) -> None:
+    cam = look_at(eye, (0.1, 0.0, -0.1), "y", fov_y_deg=40, width=160, height=120, near=0.1, far=100)
+    img = render_triangles(cam, CUBE_V, CUBE_F, (0.2, 0.4, 0.8), supersample=supersample)
+    covered = np.any(img != 255, axis=2)
+    corners, _ = cam.project(CUBE_V)
+    hull = convex_hull(corners)
+    yy, xx = np.mgrid[0:120, 0:160].astype(float)  # pixel centres at integer coordinates
+    inside, dist = hull_inside_and_edge_distance(hull, xx, yy)
+    mismatch = covered != inside
+    assert inside.sum() > 500
+    assert np.all(dist[mismatch] <= 1.0), f"{mismatch.sum()} pixels differ away from the silhouette edge"
+    if supersample == 1:
+        assert mismatch.sum() <= 0.02 * inside.sum()
+
+
+def test_pillow_polygon_agrees_with_the_silhouette() -> None:
+    # a second, independent oracle: Pillow's polygon fill of the projected hull
+    from PIL import Image, ImageDraw
+
+    cam = look_at((2.5, 1.5, 3.0), (0, 0, 0), "y", width=200, height=150)
+    img = render_triangles(cam, CUBE_V, CUBE_F, (0.9, 0.3, 0.1))
+    covered = np.any(img != 255, axis=2)
+    corners, _ = cam.project(CUBE_V)
+    hull = convex_hull(corners)
+    mask = Image.new("L", (200, 150), 0)
+    ImageDraw.Draw(mask).polygon([tuple(p) for p in hull], fill=255)
+    ref = np.asarray(mask) > 0
+    _, dist = hull_inside_and_edge_distance(hull, *np.mgrid[0:150, 0:200][::-1].astype(float))
+    diff = covered != ref
+    assert np.all(dist[diff] <= 1.5)
+
+
+def two_squares() -> tuple[Camera, np.ndarray, np.ndarray, np.ndarray]:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=100, height=100, near=0.1, far=100)
+    vn, fn = quad((0.3, 0.0, 0.5), 0.6)   # near, red
+    vf, ff = quad((-0.3, 0.0, -0.5), 0.6)  # far, blue
+    v = np.concatenate([vf, vn])
+    f = np.concatenate([ff, fn + 4])
+    colors = np.array([[0, 0, 1.0]] * 2 + [[1.0, 0, 0]] * 2)
+    return cam, v, f, colors
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_near_geometry_occludes_far_geometry(reverse: bool) -> None:
+    cam, v, f, colors = two_squares()
+    if reverse:
+        f, colors = f[::-1], colors[::-1]
+    img, depth = render_triangles(cam, v, f, colors, light_dir=(0, 0, 1), ambient=0.3, depth_out=True)
+    (cx, cy), = cam.project(np.array([[0.0, 0.0, 0.5]]))[0].round().astype(int)
+    assert tuple(img[cy, cx]) == (255, 0, 0)  # overlap: the near red square wins
+    (bx, by), = cam.project(np.array([[-0.7, 0.0, -0.5]]))[0].round().astype(int)
+    assert tuple(img[by, bx]) == (0, 0, 255)  # only the blue one there
+    assert depth[cy, cx] == pytest.approx(4.5, rel=1e-4)
+    assert depth[by, bx] == pytest.approx(5.5, rel=1e-4)
+    assert np.isinf(depth[0, 0]) and tuple(img[0, 0]) == (255, 255, 255)
+
+
+def test_depth_is_perspective_correct_on_a_slanted_plane() -> None:
+    cam = look_at((0, 0, 4), (0, 0, 0), "y", width=120, height=120)
+    v = np.array([[-1, -1, -1.0], [1, -1, 1.0], [1, 1, 1.0], [-1, 1, -1.0]])  # z = x
+    img, depth = render_triangles(cam, v, [[0, 1, 2], [0, 2, 3]], (0.5, 0.5, 0.5), depth_out=True)
+    ys, xs = np.nonzero(np.isfinite(depth))
+    # back-project each pixel centre's ray and intersect with the plane z = x
+    fpx = cam.focal_px()
+    dx = (xs - 59.5) / fpx
+    # ray: (t dx, t dy, 4 - t), plane z = x → 4 - t = t dx → t = 4 / (1 + dx); depth = t
+    np.testing.assert_allclose(depth[ys, xs], 4 / (1 + dx), rtol=1e-4)
+
+
+def test_lighting_face_toward_light_is_brighter_and_matches_lambert() -> None:
+    cam = look_at((0, 0, 6), (0, 0, 0), "y", width=120, height=80)
+    s = 1 / np.sqrt(2)
+    # left square tilted to face +x (normal (s, 0, s)), right one tilted to face -x (normal (-s, 0, s))
+    left = np.array([[-1.5, -0.5, -0.5 * 0], [-0.5, -0.5, -1.0], [-0.5, 0.5, -1.0], [-1.5, 0.5, 0.0]])
+    right = np.array([[0.5, -0.5, -1.0], [1.5, -0.5, 0.0], [1.5, 0.5, 0.0], [0.5, 0.5, -1.0]])
+    v = np.concatenate([left, right])
+    f = np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6], [4, 6, 7]])
+    light = np.array([1.0, 0.0, 0.4])
+    img = render_triangles(cam, v, f, (0.8, 0.8, 0.8), light_dir=light, ambient=0.2)
+    (lx, ly), = cam.project(left.mean(axis=0)[None])[0].round().astype(int)
+    (rx, ry), = cam.project(right.mean(axis=0)[None])[0].round().astype(int)
+    assert img[ly, lx, 0] > img[ry, rx, 0]
+    lhat = light / np.linalg.norm(light)
+    for (x, y), n in (((lx, ly), np.array([s, 0, s])), ((rx, ry), np.array([-s, 0, s]))):
+        expect = 0.8 * 255 * (0.2 + 0.8 * max(0.0, float(n @ lhat)))
+        assert abs(int(img[y, x, 0]) - expect) <= 1.0
+
+
+def test_back_faces_are_shaded_as_facing_the_camera() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=60, height=60)
+    v, f = quad((0, 0, 0), 1.0)
+    a = render_triangles(cam, v, f, (0.6, 0.6, 0.6), light_dir=(0, 0, 1))
+    b = render_triangles(cam, v, f[:, ::-1], (0.6, 0.6, 0.6), light_dir=(0, 0, 1))  # winding flipped
+    np.testing.assert_array_equal(a, b)
+    assert a[30, 30, 0] == round(0.6 * 255)
+
+
+def test_face_shading_default_light_comes_from_upper_left() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y")
+
+    def tri_with_normal(n: tuple[float, float, float]) -> np.ndarray:
+        n_ = np.asarray(n, float)
+        u = np.cross(n_, [0.3, 0.2, 0.1])
+        return np.array([[np.zeros(3), u, np.cross(n_, u)]])  # u x (n x u) = n |u|^2
+
+    i0 = face_shading(cam, tri_with_normal((0, 0, 1)), None, 0.3)[0]
+    i1 = face_shading(cam, tri_with_normal((-1, 1, 1)), None, 0.3)[0]
+    i2 = face_shading(cam, tri_with_normal((1, -1, 1)), None, 0.3)[0]
+    assert i1 > i0 > i2 >= 0.3
+
+
+def test_rendering_is_deterministic() -> None:
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(600, 3))
+    f = rng.integers(0, 600, size=(2000, 3))
+    c = rng.uniform(size=(2000, 3))
+    cam = look_at((4, 3, 5), (0, 0, 0), "y", width=200, height=150)
+    for ss in (1, 3):
+        a = render_triangles(cam, v, f, c, supersample=ss)
+        b = render_triangles(cam, v.copy(), f.copy(), c.copy(), supersample=ss)
+        assert a.tobytes() == b.tobytes()
+
+
+def test_triangles_behind_or_crossing_the_near_plane_are_dropped() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=80, height=80, near=1.0)
+    behind = np.array([[-1, -1, 6.0], [1, -1, 6.0], [0, 1, 6.0]])
+    crossing = np.array([[-1, -1, 4.5], [1, -1, 4.5], [0, 1, 3.0]])  # depths 0.5, 0.5, 2
+    for tri in (behind, crossing):
+        img = render_triangles(cam, tri, [[0, 1, 2]], (0, 0, 0))
+        assert np.all(img == 255)
+
+
+def test_huge_triangle_fills_the_screen_and_offscreen_ones_cost_nothing() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=64, height=48)
+    v = np.array([[-100, -100, 0.0], [100, -100, 0.0], [0, 100, 0.0], [50, 50, 0], [51, 50, 0], [50, 51, 0]])
+    img = render_triangles(cam, v, [[0, 1, 2], [3, 4, 5]], (0.0, 0.5, 0.0), light_dir=(0, 0, 1))
+    assert np.all(img == [0, 128, 0])
+
+
+def test_supersampling_antialiases_edges_only() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=80, height=80)
+    v = np.array([[-1.3, -1.1, 0], [1.2, -0.9, 0], [0.1, 1.4, 0.0]])
+    one = render_triangles(cam, v, [[0, 1, 2]], (0.0, 0.0, 0.0))
+    three = render_triangles(cam, v, [[0, 1, 2]], (0.0, 0.0, 0.0), supersample=3)
+    assert set(np.unique(one)) <= {0, 255}
+    grey = (three > 0) & (three < 255)
+    assert grey.any()
+    # the grey pixels lie where the 1x render changes
+    edge = np.zeros(one.shape[:2], bool)
+    b = one[..., 0] == 0
+    edge[1:-1, 1:-1] = (b[1:-1, 1:-1] != b[:-2, 1:-1]) | (b[1:-1, 1:-1] != b[2:, 1:-1]) | \
+        (b[1:-1, 1:-1] != b[1:-1, :-2]) | (b[1:-1, 1:-1] != b[1:-1, 2:])
+    near_edge = edge | np.roll(edge, 1, 0) | np.roll(edge, -1, 0) | np.roll(edge, 1, 1) | np.roll(edge, -1, 1)
+    assert np.all(near_edge[grey.any(axis=2)])
+
+
+def test_input_errors() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0))
+    v, f = quad((0, 0, 0), 1.0)
+    with pytest.raises(RenderError, match="out of range"):
+        render_triangles(cam, v, f + 10, (1.0, 0, 0))
+    with pytest.raises(RenderError, match="face_colors"):
+        render_triangles(cam, v, f, np.ones((5, 3)))
+    with pytest.raises(RenderError, match="supersample"):
+        render_triangles(cam, v, f, (1.0, 0, 0), supersample=5)
+    with pytest.raises(RenderError, match=r"\[0, 1\]"):
+        rgb8((2.0, 0.0, 0.0))
+    np.testing.assert_array_equal(rgb8((1.0, 0.5, 0.0)), [255, 128, 0])
+    np.testing.assert_array_equal(rgb8(np.array([255, 7, 0])), [255, 7, 0])
+
+
+# ---------------------------------------------------------------- overlays
+
+
+def test_polyline_is_drawn_and_hidden_behind_nearer_geometry() -> None:
+    cam, v, f, colors = two_squares()
+    img, depth = render_triangles(cam, v, f, colors, depth_out=True)
+    line = np.array([[-1.5, 0.0, 0.0], [1.5, 0.0, 0.0]])  # z = 0: between the squares
+    on_top = draw_polyline(img, cam, line, (0.0, 1.0, 0.0), 3.0)
+    tested = draw_polyline(img, cam, line, (0.0, 1.0, 0.0), 3.0, depth=depth)
+    assert on_top is not img and np.array_equal(img, render_triangles(cam, v, f, colors))  # input untouched
+    (nx, ny), = cam.project(np.array([[0.6, 0.0, 0.0]]))[0].round().astype(int)  # in front of the red square?
+    (fx, fy), = cam.project(np.array([[-0.7, 0.0, 0.0]]))[0].round().astype(int)  # over the blue one only
+    assert tuple(on_top[ny, nx]) == (0, 255, 0)
+    assert tuple(tested[ny, nx]) == tuple(img[ny, nx])  # hidden by the nearer red square
+    assert tuple(tested[fy, fx]) == (0, 255, 0)  # in front of the far blue square
+    (ox, oy), = cam.project(np.array([[1.4, 0.0, 0.0]]))[0].round().astype(int)  # over the background
+    assert tuple(tested[oy, ox]) == (0, 255, 0)
+
+
+@pytest.mark.parametrize("shape", ["disc", "cross"])
+def test_markers(shape: str) -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=100, height=100)
+    img = np.full((100, 100, 3), 255, np.uint8)
+    out = draw_markers(img, cam, np.array([[0.0, 0.0, 0.0]]), (0.0, 0.0, 1.0), 6.0, shape)  # type: ignore[arg-type]
+    c = 49.5
+    assert tuple(out[int(c), int(c)]) == (0, 0, 255) or tuple(out[50, 50]) == (0, 0, 255)
+    changed = np.argwhere(np.any(out != 255, axis=2))
+    assert np.all(np.abs(changed - c) <= 8)
+    if shape == "cross":
+        assert np.all(out[45, 45] == 255)  # a "+" leaves the diagonal empty
+    else:
+        assert np.all(out[46, 46] == [0, 0, 255])
+    with pytest.raises(RenderError, match="'disc', 'cross'"):
+        draw_markers(img, cam, np.zeros((1, 3)), shape="star")  # type: ignore[arg-type]
+
+
+def test_markers_behind_the_camera_are_skipped() -> None:
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=50, height=50)
+    img = np.full((50, 50, 3), 255, np.uint8)
+    out = draw_markers(img, cam, np.array([[0.0, 0.0, 10.0]]), radius_px=4)
+    assert np.array_equal(out, img)
+
+
+@pytest.mark.parametrize("up", ["y", "z"])
+def test_grid_lies_in_the_ground_plane(up: str) -> None:
+    eye = (3.0, 2.0, 4.0) if up == "y" else (3.0, -4.0, 2.0)
+    cam = look_at(eye, (0, 0, 0), up, width=160, height=120)
+    img = np.full((120, 160, 3), 255, np.uint8)
+    out = draw_grid(img, cam, up, spacing=0.5, extent=1.0, color=(0.0, 0.0, 0.0), width_px=1.0)  # type: ignore[arg-type]
+    # every grid crossing projects onto a drawn pixel
+    k = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+    a, b = np.meshgrid(k, k)
+    pts = np.stack([a.ravel(), np.zeros(25), b.ravel()], 1) if up == "y" else \
+        np.stack([a.ravel(), b.ravel(), np.zeros(25)], 1)
+    xy, _ = cam.project(pts)
+    ij = xy.round().astype(int)
+    assert np.all(out[ij[:, 1], ij[:, 0], 0] < 128)
+    # and a point between lines is left alone
+    mid = np.array([[0.25, 0, 0.25]]) if up == "y" else np.array([[0.25, 0.25, 0]])
+    (mx, my), = cam.project(mid)[0].round().astype(int)
+    assert out[my, mx, 0] == 255
+
+
+def test_grid_crossing_the_near_plane_is_clipped_not_garbled() -> None:
+    cam = look_at((0, 0.5, 2), (0, 0, -3), "y", width=80, height=60, near=0.1)
+    img = np.full((60, 80, 3), 255, np.uint8)
+    out = draw_grid(img, cam, "y", spacing=1.0, extent=20.0)
+    assert np.any(out != 255)
+
+
+def brute_force_face_ids(cam: Camera, v: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel centre, per triangle: barycentrics in float64, nearest 1/d wins. Also a 'margin' map
+    of how close each pixel was to an edge or a depth tie (where either answer is fine)."""
+    xy, d = cam.project(v)
+    H, W = cam.height, cam.width
+    ids = np.full((H, W), -1)
+    best = np.zeros((H, W))
+    margin = np.full((H, W), np.inf)
+    yy, xx = np.mgrid[0:H, 0:W].astype(float)
+    for k, (a, b, c) in enumerate(f):
+        if min(d[a], d[b], d[c]) < cam.near:
+            continue
+        (x0, y0), (x1, y1), (x2, y2) = xy[a], xy[b], xy[c]
+        area = (x1 - x0) * (y2 - y0) - (x2 - x0) * (y1 - y0)
+        if abs(area) < 1e-12:
+            continue
+        b0 = ((x2 - x1) * (yy - y1) - (y2 - y1) * (xx - x1)) / area
+        b1 = ((x0 - x2) * (yy - y2) - (y0 - y2) * (xx - x2)) / area
+        b2 = 1 - b0 - b1
+        inside = (b0 >= 0) & (b1 >= 0) & (b2 >= 0)
+        w = b0 / d[a] + b1 / d[b] + b2 / d[c]
+        edge = np.minimum(np.minimum(np.abs(b0), np.abs(b1)), np.abs(b2))
+        margin = np.where(edge < 1e-3, 0.0, margin)
+        tie = inside & (np.abs(w - best) < 1e-4 * np.maximum(w, best))
+        margin = np.where(tie, 0.0, margin)
+        win = inside & (w > best)
+        ids = np.where(win, k, ids)
+        best = np.where(win, w, best)
+    return ids, margin
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matches_a_brute_force_per_pixel_zbuffer(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 40
+    scale = rng.choice([0.2, 1.0, 3.0], size=(3 * n, 1))
+    v = rng.normal(size=(3 * n, 3)) * scale + rng.normal(size=(3 * n, 1))
+    f = np.arange(3 * n).reshape(n, 3)
+    cam = look_at((0.5, 1.0, 6.0), (0, 0, 0), "y", width=48, height=36, near=0.5, far=100)
+    colors = np.stack([np.arange(n), np.arange(n) * 5 % 256, np.full(n, 7)], axis=1).astype(np.uint8)
+    img = render_triangles(cam, v, f, colors, ambient=1.0, background=np.array([255, 255, 255]))
+    got = np.where(np.all(img == 255, axis=2), -1, img[..., 0].astype(int))
+    ref, margin = brute_force_face_ids(cam, v, f)
+    differ = (got != ref) & (margin > 0)
+    assert not differ.any(), f"{differ.sum()} pixels disagree with the brute-force z-buffer"
+    assert (ref >= 0).sum() > 100
