@@ -1,0 +1,265 @@
+"""Render poses of a figure to frames, and frames to files: one clip, or labelled panels.
+
+Flow per frame: world matrices (one ``world_batch`` per chunk of frames) → placed triangles
+(``place_vertices``) → the NumPy rasteriser → overlays (ground grid, target markers, the
+effector's trail, joint axes, label) → the streaming writer. One camera serves the whole clip
+(and every panel): framed over all frames, so nothing jitters. Frames are streamed in chunks,
+so memory stays flat however long the clip.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import RenderError
+from ..graph import Figure
+from ..progress import progress
+from ..scene import CameraSpec, Scene, UpAxis
+from .camera import Camera, fit_camera, look_at
+from .panels import compose_panels
+from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
+from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
+
+if TYPE_CHECKING:
+    from ..keyframes import Clip
+
+__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "panel_camera", "render_poses",
+           "render_clip", "render_panels", "frame_times", "parse_size"]
+
+Array = NDArray[np.float64]
+CHUNK = 256  # frames whose world matrices are computed together
+
+
+@dataclass(frozen=True)
+class Style:
+    """How frames look: anti-aliasing, background, grid, overlay colours."""
+
+    supersample: int = 1
+    background: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    grid: bool = True
+    joint_axes: bool = False
+    wireframe: bool = False
+    target_color: tuple[float, float, float] = (0.85, 0.1, 0.1)
+    trail_color: tuple[float, float, float] = (0.15, 0.45, 0.9)
+    grid_color: tuple[float, float, float] = (0.78, 0.78, 0.8)
+
+
+@dataclass(frozen=True, eq=False)
+class Panel:
+    """One panel of a comparison: a figure's poses (F, D), a label, target markers and an effector trail."""
+
+    figure: Figure
+    poses: Array
+    label: str = ""
+    targets: Array | None = None  # (K, 3) fixed markers, or (F, K, 3) per frame
+    trail: Array | None = None  # (F, 3): drawn up to the current frame
+
+
+@dataclass(frozen=True)
+class RenderReport:
+    """What a render wrote: path, frame count, effective fps, seconds spent, and any notice."""
+
+    path: Path
+    frames: int
+    fps: float
+    seconds: float
+    size: tuple[int, int]
+    message: str | None = None
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """"640x480" → (640, 480); RenderError for anything else."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise RenderError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
+    if not (8 <= w <= 8192 and 8 <= h <= 8192):
+        raise RenderError(f"size {text!r}: width and height must lie in 8..8192")
+    return w, h
+
+
+def frame_times(duration: float, fps: float, path: str | Path | None = None) -> tuple[Array, float, str | None]:
+    """Times 0, 1/fps, … up to ``duration``; for a GIF above 50 fps the rate is lowered first (and said so)."""
+    if not (fps > 0 and math.isfinite(fps)):
+        raise RenderError(f"fps must be a positive number, got {fps!r}")
+    message = None
+    if path is not None and str(path).lower().endswith(".gif"):
+        from .writers import gif_frame_plan
+
+        n = int(math.floor(duration * fps + 1e-9)) + 1
+        _, _, eff, message = gif_frame_plan(fps, n)
+        fps = eff
+    n = int(math.floor(duration * fps + 1e-9)) + 1
+    return np.arange(n) / fps, fps, message
+
+
+class FigureRenderer:
+    """Draws one figure with one camera: meshes built once, each frame placed and rasterised."""
+
+    def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
+                 mesh: FigureMesh | None = None, grid_extent: float | None = None) -> None:
+        self.figure = figure
+        self.camera = camera
+        self.up = up
+        self.style = style
+        self.mesh = mesh if mesh is not None else figure_mesh(figure)
+        size = figure.size()
+        self.grid_spacing = _nice(size / 4.0)
+        self.grid_extent = grid_extent if grid_extent is not None else max(4 * self.grid_spacing, 1.5 * size)
+
+    def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
+        """One image for world matrices ``world`` (N, 4, 4)."""
+        st = self.style
+        verts = place_vertices(self.mesh, world)
+        image, depth = render_triangles(self.camera, verts, self.mesh.faces, self.mesh.face_colors,
+                                        background=st.background, supersample=st.supersample, depth_out=True)
+        if st.grid:
+            image = draw_grid(image, self.camera, self.up, spacing=self.grid_spacing, extent=self.grid_extent,
+                              color=st.grid_color, depth=depth)
+        if st.wireframe and len(self.mesh.faces):
+            tri = verts[self.mesh.faces]
+            starts = tri.reshape(-1, 3)
+            ends = np.roll(tri, -1, axis=1).reshape(-1, 3)
+            image = draw_segments(image, self.camera, starts, ends, (0.1, 0.1, 0.1), 1)
+        if st.joint_axes:
+            image = self._axes(image, world)
+        if trail is not None and len(trail) >= 2:
+            image = draw_polyline(image, self.camera, trail, st.trail_color, 2)
+        if targets is not None and len(targets):
+            image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
+        return image
+
+    def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
+        length = 0.6 * self.grid_spacing
+        o = world[:, :3, 3]
+        for k, color in enumerate(((0.9, 0.1, 0.1), (0.1, 0.7, 0.1), (0.1, 0.2, 0.9))):
+            image = draw_segments(image, self.camera, o, o + length * world[:, :3, k], color, 2)
+        return image
+
+    def frames(self, poses: Array, *, targets: Array | None = None, trail: Array | None = None
+               ) -> Iterator[NDArray[np.uint8]]:
+        """Frames for poses (F, D), world matrices computed a chunk at a time."""
+        for start in range(0, len(poses), CHUNK):
+            W = self.figure.world_batch(poses[start:start + CHUNK])
+            for k in range(len(W)):
+                f = start + k
+                tgt = None if targets is None else (targets[f] if targets.ndim == 3 else targets)
+                yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1])
+
+
+def _nice(x: float) -> float:
+    """The nearest 1, 2 or 5 × 10ⁿ at or below x."""
+    if x <= 0 or not math.isfinite(x):
+        return 1.0
+    e = math.floor(math.log10(x))
+    for m in (5, 2, 1):
+        if m * 10**e <= x:
+            return float(m * 10**e)
+    return float(10**e)
+
+
+def clip_camera(spec: CameraSpec, up: UpAxis, points: Array, *, size: tuple[int, int] | None = None) -> Camera:
+    """The scene's camera: its eye/target when given, else framed on ``points`` from its azimuth and elevation."""
+    w, h = size if size is not None else (spec.width, spec.height)
+    if spec.eye is not None:
+        target = spec.target if spec.target is not None else points.mean(axis=0)
+        return look_at(spec.eye, target, up, fov_y_deg=spec.fov_deg, width=w, height=h)
+    return fit_camera(points, up, width=w, height=h, fov_y_deg=spec.fov_deg, azimuth_deg=spec.azimuth_deg,
+                      elevation_deg=spec.elevation_deg)
+
+
+def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int]) -> Camera:
+    """One camera for every panel: framed on all figures over all frames, targets and trails included."""
+    pts = []
+    for p in panels:
+        pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
+        if p.targets is not None:
+            pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
+        if p.trail is not None:
+            pts.append(np.asarray(p.trail, dtype=float).reshape(-1, 3))
+    return clip_camera(spec, up, np.concatenate(pts), size=size)
+
+
+def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera, up: UpAxis = "y",
+                 style: Style = Style(), targets: ArrayLike | None = None, trail: ArrayLike | None = None,
+                 quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
+    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet)."""
+    from .writers import open_writer
+
+    P = figure.check_pose(poses)
+    P = np.atleast_2d(P)
+    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh)
+    tg = None if targets is None else np.asarray(targets, dtype=float)
+    tr = None if trail is None else np.asarray(trail, dtype=float)
+    t0 = time.perf_counter()
+    with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet) as writer:
+        bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
+        for image in renderer.frames(P, targets=tg, trail=tr):
+            writer.write(image)
+            bar.update()
+        bar.close()
+    return RenderReport(Path(out), len(P), fps, time.perf_counter() - t0, (camera.width, camera.height),
+                        getattr(writer, "message", None))
+
+
+def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, size: tuple[int, int] | None = None,
+                fps: float | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+    """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
+    c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
+    times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
+    poses = c.sample(times)
+    mesh = figure_mesh(scene.figure)
+    camera = clip_camera(scene.camera, scene.up, framing_points(scene.figure, mesh, poses), size=size)
+    if message and not quiet:
+        print(f"animkit: {message}", file=sys.stderr)
+    report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=camera, up=scene.up, style=style,
+                          quiet=quiet, mesh=mesh)
+    return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
+
+
+def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
+                  camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
+                  columns: int | None = None, style: Style = Style(), quiet: bool = False,
+                  title: str | None = None) -> RenderReport:
+    """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
+
+    Panels shorter than the longest hold their last frame.
+    """
+    from .writers import open_writer
+
+    if not panels:
+        raise RenderError("render_panels needs at least one panel")
+    camera = panel_camera(panels, camera_spec, up, size)
+    renderers = [FigureRenderer(p.figure, camera, up=up, style=style) for p in panels]
+    n = max(len(p.poses) for p in panels)
+    labels = [p.label for p in panels]
+    first = compose_panels([np.zeros((size[1], size[0], 3), np.uint8)] * len(panels), labels, columns)
+    t0 = time.perf_counter()
+    streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
+                        trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n))
+               for r, p in zip(renderers, panels, strict=True)]
+    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
+        bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
+        for _ in range(n):
+            writer.write(compose_panels([next(s) for s in streams], labels, columns))
+            bar.update()
+        bar.close()
+    return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (first.shape[1], first.shape[0]),
+                        getattr(writer, "message", None))
+
+
+def _pad(a: Array, n: int) -> Array:
+    if len(a) >= n:
+        return a[:n]
+    return np.concatenate([a, np.repeat(a[-1:], n - len(a), axis=0)])
+
+
