@@ -228,8 +228,7 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
 
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
-                  columns: int | None = None, style: Style = Style(), quiet: bool = False,
-                  title: str | None = None) -> RenderReport:
+                  columns: int | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
     Panels shorter than the longest hold their last frame.
