@@ -68,6 +68,47 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _style(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from .render.clip import Style
+
+    return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes)
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4, a folder/ (PNG per frame) or sheet.png")
+    p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels (default: the scene's camera, 640x480)")
+    p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
+    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
+    p.add_argument("--no-grid", action="store_true", help="no ground grid")
+    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from . import load
+    from .render.clip import parse_size, render_clip
+
+    scene = load(args.scene)
+    size = parse_size(args.size) if args.size else None
+    if not scene.clips:
+        if args.clip:
+            scene.clip(args.clip)  # the error names the scene and says it has no clips
+        from .keyframes import Clip
+
+        still = Clip.from_poses(scene.figure, [0.0], scene.figure.rest_pose()[None], name="rest")
+        if not args.quiet:
+            print(f"animkit: {scene.source} has no clips: rendering the rest pose", file=sys.stderr)
+        report = render_clip(scene, args.output, clip=still, size=size, fps=args.fps, style=_style(args),
+                             quiet=args.quiet)
+    else:
+        report = render_clip(scene, args.output, clip=args.clip, size=size, fps=args.fps, style=_style(args),
+                             quiet=args.quiet)
+    if not args.quiet:
+        print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}, "
+              f"{report.fps:g} fps) in {report.seconds:.1f} s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
@@ -75,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
     p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
     p.set_defaults(run=_cmd_info)
+    p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    _add_output_options(p)
+    p.set_defaults(run=_cmd_render)
     return parser
 
 

@@ -1,0 +1,145 @@
+"""The render pipeline: clips and panels to files, one camera per clip, resampling, the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import animkit
+from animkit.keyframes import Clip
+from animkit.render.clip import Panel, Style, clip_camera, frame_times, render_clip, render_panels, render_poses
+from animkit.render.scene import figure_mesh, framing_points, place_vertices
+from animkit.scene import CameraSpec, Scene
+
+from .conftest import ROOT, SCENES
+
+
+@pytest.fixture(scope="module")
+def arm() -> Scene:
+    return animkit.load(SCENES / "three_axis_arm.toml")
+
+
+def _swing(scene: Scene, n: int = 13, fps: float = 12.0) -> Clip:
+    t = np.arange(n) / fps
+    poses = np.zeros((n, scene.figure.dof_count))
+    poses[:, 0] = np.linspace(0, 1.2, n)
+    poses[:, 1] = np.linspace(0, -0.8, n)
+    return Clip.from_poses(scene.figure, t, poses, name="swing", fps=fps)
+
+
+def _gif_frames(path):
+    im = Image.open(path)
+    durations = []
+    for k in range(im.n_frames):
+        im.seek(k)
+        durations.append(im.info["duration"])
+    return im.n_frames, im.size, durations
+
+
+def test_gif_has_frame_count_size_and_duration(tmp_path, arm) -> None:
+    clip = _swing(arm)
+    report = render_clip(arm, tmp_path / "swing.gif", clip=clip, size=(160, 120), quiet=True)
+    n, size, durations = _gif_frames(tmp_path / "swing.gif")
+    assert n == report.frames == 13
+    assert size == (160, 120)
+    assert all(abs(d - 1000 / 12) <= 10 for d in durations)  # hundredths of a second: 8 cs
+
+
+def test_fast_clips_are_resampled_for_gif_and_say_so(tmp_path, arm) -> None:
+    times, fps, message = frame_times(1.0, 120.0, "x.gif")
+    assert fps <= 50 and message and "120" in message
+    assert len(times) == int(fps) + 1
+    _, fps_mp4, msg_mp4 = frame_times(1.0, 120.0, "x.mp4")
+    assert fps_mp4 == 120.0 and msg_mp4 is None
+
+
+def test_one_camera_frames_the_whole_clip(arm) -> None:
+    clip = _swing(arm)
+    poses = clip.sample_frames()
+    mesh = figure_mesh(arm.figure)
+    cam = clip_camera(arm.camera, arm.up, framing_points(arm.figure, mesh, poses), size=(200, 150))
+    W = arm.figure.world_batch(poses)
+    for w in W:  # every vertex of every frame is inside the picture
+        xy, depth = cam.project(place_vertices(mesh, w))
+        assert np.all(depth > 0)
+        assert xy[:, 0].min() >= -0.5 and xy[:, 0].max() <= 199.5
+        assert xy[:, 1].min() >= -0.5 and xy[:, 1].max() <= 149.5
+
+
+def test_rendering_is_deterministic_and_draws_the_figure(tmp_path, arm) -> None:
+    pose = arm.figure.rest_pose()[None]
+    mesh = figure_mesh(arm.figure)
+    cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, mesh, pose), size=(120, 90))
+    a = tmp_path / "a.png"
+    b = tmp_path / "b.png"
+    render_poses(arm.figure, pose, a, fps=1, camera=cam, up="z", quiet=True)
+    render_poses(arm.figure, pose, b, fps=1, camera=cam, up="z", quiet=True)
+    assert a.read_bytes() == b.read_bytes()
+    img = np.asarray(Image.open(a).convert("RGB")).astype(int)
+    orange = np.abs(img - np.array([242, 140, 38])).sum(axis=2) < 120  # the first link is orange
+    assert orange.sum() > 20
+
+
+def test_panels_share_a_camera_and_are_labelled(tmp_path, arm) -> None:
+    clip = _swing(arm, n=5)
+    poses = clip.sample_frames()
+    tip = arm.figure.node_names.index("tip")
+    trail = arm.figure.world_positions(poses)[:, tip]
+    panels = [Panel(arm.figure, poses, "moving", targets=np.array([[0.5, 0.5, 1.5]]), trail=trail),
+              Panel(arm.figure, poses[:1], "still")]
+    report = render_panels(panels, tmp_path / "p.gif", fps=5, up="z", size=(120, 100), quiet=True)
+    n, size, _ = _gif_frames(tmp_path / "p.gif")
+    assert n == report.frames == 5  # the shorter panel holds its last frame
+    assert size[0] >= 240 and size[1] > 100  # two columns, a label strip
+
+
+def test_interrupted_render_leaves_nothing(tmp_path, arm, monkeypatch) -> None:
+    out = tmp_path / "x.gif"
+    out.write_bytes(b"previous")
+    import animkit.render.clip as rc
+
+    def boom(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rc.FigureRenderer, "frame", boom)
+    with pytest.raises(KeyboardInterrupt):
+        render_clip(arm, out, clip=_swing(arm), size=(64, 48), quiet=True)
+    assert out.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["x.gif"]
+
+
+def test_style_options_change_the_picture(arm) -> None:
+    from animkit.render.clip import FigureRenderer
+
+    pose = arm.figure.rest_pose()[None]
+    mesh = figure_mesh(arm.figure)
+    cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, mesh, pose), size=(96, 72))
+    W = arm.figure.world_batch(pose)[0]
+    plain = FigureRenderer(arm.figure, cam, up="z", style=Style(grid=False)).frame(W)
+    grid = FigureRenderer(arm.figure, cam, up="z").frame(W)
+    axes = FigureRenderer(arm.figure, cam, up="z", style=Style(grid=False, joint_axes=True)).frame(W)
+    assert (plain != grid).any() and (plain != axes).any()
+
+
+def _cli(*args: str):
+    return subprocess.run([sys.executable, "-m", "animkit", *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_cli_render_and_its_errors(tmp_path) -> None:
+    out = tmp_path / "rest.png"
+    r = _cli("render", "scenes/humanoid.toml", "-o", str(out), "--size", "96x72", "-q")
+    assert r.returncode == 0, r.stderr
+    assert Image.open(out).size[0] > 0
+    for bad in (["render", "scenes/humanoid.toml", "-o", str(tmp_path / "x.avi")],
+                ["render", "scenes/humanoid.toml", "-o", str(tmp_path / "x.gif"), "--size", "big"],
+                ["render", "scenes/none.toml", "-o", str(tmp_path / "x.gif")],
+                ["info", "scenes/none.bvh"]):
+        r = _cli(*bad)
+        assert r.returncode == 2
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("animkit: error")]
+        assert len(lines) == 1 and "Traceback" not in r.stderr
+    assert not (tmp_path / "x.avi").exists() and not (tmp_path / "x.gif").exists()
