@@ -9,7 +9,7 @@ as the URDF joint). For a joint with ``<origin xyz rpy>`` and ``<axis>``:
 The URDF spec defines rpy as rotations about the *fixed* axes: roll about x, then
 pitch about y, then yaw about z, i.e. extrinsic "xyz" (``matrix_from_euler_extrinsic``).
 
-Decisions (see also docs/formats.md when it exists):
+Decisions:
 
 * **DOFs.** Revolute / prismatic: one DOF named after the joint, limits from
   ``<limit lower upper>`` (required, as in urdfdom). Continuous: one unlimited revolute DOF.
@@ -294,7 +294,8 @@ def _visual(doc: _Doc, v: ET.Element, link: str, materials: dict[str, Color], ba
     data: Geometry | None
     try:
         if shape.tag == "box":
-            data = Box(tuple(doc.numbers(shape, "size", 3)))  # type: ignore[arg-type]
+            sx, sy, sz = doc.numbers(shape, "size", 3)
+            data = Box((float(sx), float(sy), float(sz)))
         elif shape.tag == "sphere":
             data = Sphere(doc.number(shape, "radius"))
         elif shape.tag == "cylinder":
@@ -303,13 +304,13 @@ def _visual(doc: _Doc, v: ET.Element, link: str, materials: dict[str, Color], ba
             T = T @ translation([0.0, 0.0, -length / 2.0])
         elif shape.tag == "mesh":
             filename = doc.attr(shape, "filename")
-            scale = tuple(doc.numbers(shape, "scale", 3, (1.0, 1.0, 1.0)))
+            kx, ky, kz = doc.numbers(shape, "scale", 3, (1.0, 1.0, 1.0))
             found, _ = _resolve_mesh(filename, base_dir)
             if found is None:
                 missing.append(filename)
                 data = None
             else:
-                data = MeshFile(str(found), scale)  # type: ignore[arg-type]
+                data = MeshFile(str(found), (float(kx), float(ky), float(kz)))
         else:
             raise doc.error(shape, unknown_name("geometry", shape.tag, ["box", "cylinder", "sphere", "mesh"]))
     except ParseError:
@@ -449,7 +450,7 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
         fig = Figure(root, data=root_data, T=root_T, color=first.color if first else None, name=name)
         taken = set(links) | {j.name for j in joints} | {root}
 
-        def add_extra(link: str, el_for_error: ET.Element) -> None:
+        def add_extra(link: str) -> None:
             for i, v in enumerate(visuals[link][1:], start=1):
                 extra = f"{link}__visual{i}"
                 if extra in taken:
@@ -459,7 +460,7 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
                 data, T = drawn(link, v)
                 fig.add(extra, link, joint=fixed(extra), data=data, T=T, color=v.color)
 
-        add_extra(root, links[root])
+        add_extra(root)
         for n in order[1:]:
             j = parent_joint[n]
             v0 = visuals[n][0] if visuals[n] else None
@@ -470,7 +471,7 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
                 raise
             except AnimkitError as exc:
                 raise doc.error(j.el, f"joint {j.name!r}: {exc}") from None
-            add_extra(n, links[n])
+            add_extra(n)
     except ParseError:
         raise
     except AnimkitError as exc:
@@ -494,14 +495,14 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
     if arm:
         chains["arm"] = tuple(arm)
     for leaf in leaves:
-        path: list[str] = []
+        up: list[str] = []
         n = leaf
         while n in parent_joint:
             if parent_joint[n].type in MOVABLE:
-                path.append(parent_joint[n].name)
+                up.append(parent_joint[n].name)
             n = parent_joint[n].parent
-        if path:
-            chains[f"to_{leaf}"] = tuple(reversed(path))
+        if up:
+            chains[f"to_{leaf}"] = tuple(reversed(up))
     effectors = {leaf: leaf for leaf in leaves}
 
     if missing:
