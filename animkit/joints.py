@@ -234,17 +234,17 @@ def fixed(name: str) -> Joint:
     return Joint(name, "fixed", ())
 
 
-def hinge(name: str, axis: str | ArrayLike = "z", *, limits: Limits | None = None, rest: float = 0.0,
+def hinge(name: str, axis: str | ArrayLike = "z", *, limits: Limits | None = None, rest: float | None = None,
           dof_name: str | None = None) -> Joint:
-    """A = R_a(θ): one revolute DOF about ``axis``."""
-    return custom(name, [("revolute", axis)], limits=limits, rest=[rest], kind="hinge",
+    """A = R_a(θ): one revolute DOF about ``axis`` (rest: 0 clamped into the limits unless given)."""
+    return custom(name, [("revolute", axis)], limits=limits, rest=None if rest is None else [rest], kind="hinge",
                   dof_names=None if dof_name is None else [dof_name])
 
 
-def slider(name: str, axis: str | ArrayLike = "x", *, limits: Limits | None = None, rest: float = 0.0,
+def slider(name: str, axis: str | ArrayLike = "x", *, limits: Limits | None = None, rest: float | None = None,
            dof_name: str | None = None) -> Joint:
-    """A = L(θ a): one prismatic DOF along ``axis``."""
-    return custom(name, [("prismatic", axis)], limits=limits, rest=[rest], kind="slider",
+    """A = L(θ a): one prismatic DOF along ``axis`` (rest: 0 clamped into the limits unless given)."""
+    return custom(name, [("prismatic", axis)], limits=limits, rest=None if rest is None else [rest], kind="slider",
                   dof_names=None if dof_name is None else [dof_name])
 
 
