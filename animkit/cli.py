@@ -124,7 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    print(f"animkit: warning: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+
+    warnings.showwarning = _one_line_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

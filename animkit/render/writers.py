@@ -411,7 +411,8 @@ class PngDirWriter(FrameWriter):
 
 
 class ContactSheetWriter(_TempFileWriter):
-    """One PNG of at most ``max_tiles`` downscaled frames, every k-th frame, labelled with its index.
+    """One PNG of at most ``max_tiles`` downscaled frames, every k-th frame, labelled with its index
+    (a single frame is written as it is, full size: a still).
 
     With ``n_frames`` known, k = ⌈n / max_tiles⌉. Otherwise k starts at 1 and doubles (dropping
     every other kept tile) whenever the tiles would exceed ``max_tiles``, so memory stays bounded.
@@ -433,6 +434,8 @@ class ContactSheetWriter(_TempFileWriter):
         self.tiles: list[tuple[int, Frame]] = []
 
     def _write(self, frame: Frame) -> None:
+        if self.frames_in == 0:
+            self.first = frame  # a one-frame "sheet" is that frame, full size
         if self.frames_in % self.stride:
             return
         from PIL import Image
@@ -448,8 +451,11 @@ class ContactSheetWriter(_TempFileWriter):
 
         from .panels import compose_panels
 
-        sheet = compose_panels([t for _, t in self.tiles], [f"frame {i}" for i, _ in self.tiles],
-                               columns=self.columns)
+        if len(self.tiles) == 1 and self.tiles[0][0] == 0:
+            sheet = self.first
+        else:
+            sheet = compose_panels([t for _, t in self.tiles], [f"frame {i}" for i, _ in self.tiles],
+                                   columns=self.columns)
         Image.fromarray(sheet).save(self.tmp_path, format="PNG")
         self._commit()
 
