@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -355,7 +356,9 @@ def _parse_frames(block: str, first_line: int, count: int, width: int, frames_li
         data = np.zeros((0, 0))
     else:
         try:
-            data = np.loadtxt(lines, dtype=float, comments=None, ndmin=2)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # "input contained no data": handled below
+                data = np.loadtxt(lines, dtype=float, comments=None, ndmin=2)
         except ValueError:
             data = None
     if data is not None and data.shape == (count, width) and np.isfinite(data).all():
