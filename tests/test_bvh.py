@@ -155,7 +155,7 @@ def test_hop_mixed_orders_and_line_endings() -> None:
     np.testing.assert_allclose(elbow.L[:3, 3], [0, -4.251060, 0])
 
 
-def test_read_bvh_builds_a_scene(tmp_path: Path) -> None:
+def test_read_bvh_builds_a_scene() -> None:
     pytest.importorskip("animkit.keyframes")
     from animkit.io import load
 

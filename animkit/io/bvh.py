@@ -491,8 +491,12 @@ def dumps_bvh(figure: Figure, clip_or_frames: _Sampled | ArrayLike, *, frame_tim
     """BVH text for ``figure`` and its motion: a clip (sampled every 1/fps s) or raw frames (F, D) in radians.
 
     Every arc's L must be a pure translation (its OFFSET) and every DOF turn or slide along a coordinate
-    axis; a leaf with a fixed joint becomes an End Site and any other fixed joint a JOINT with
-    ``CHANNELS 0``. Angles are written in degrees, everything with ``precision`` decimals.
+    axis (a DOF along −x is written as ``Xrotation``/``Xposition`` with its values negated). A leaf with a
+    fixed joint becomes an End Site (its name is not stored: it reads back as ``<parent>_end``) and any
+    other fixed joint a JOINT with ``CHANNELS 0``. animkit and bvhio read ``CHANNELS 0``; pybvh 0.9 and
+    fairmotion 0.0.4 accept only the usual layout (6 channels on the root, 3 rotations on every JOINT),
+    which figures read from such files keep. Angles are written in degrees, everything with ``precision``
+    decimals (the default 6 keeps world positions within 1e-6 of the figure's size for sizes above ~1).
     """
     if not isinstance(precision, int) or precision < 1:
         raise AnimkitError(f"precision must be a positive whole number of decimals, got {precision!r}")
