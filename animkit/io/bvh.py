@@ -62,7 +62,7 @@ class BvhData:
     @property
     def times(self) -> Array:
         """t_i = i · frame_time, shape (F,)."""
-        return np.arange(self.frames.shape[0]) * self.frame_time
+        return np.arange(self.frames.shape[0], dtype=np.float64) * self.frame_time
 
     @property
     def duration(self) -> float:
@@ -439,7 +439,7 @@ def read_bvh(path: str | Path) -> Scene:
 
 def _clip_from_frames(data: BvhData, name: str) -> Any:
     """The keyframed clip of ``data``: key i at t = i · frame_time, fps = 1 / frame_time."""
-    from ..keyframes import Clip  # type: ignore[import-not-found]
+    from ..keyframes import Clip
 
     return Clip.from_poses(data.figure, data.times, data.frames, name=name, fps=data.fps)
 
