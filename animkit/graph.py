@@ -112,6 +112,7 @@ class Figure:
         self.root.parent_arc = self.root_arc
         self._nodes: dict[str, Node] = {root: self.root}
         self._joint_names: set[str] = {self.root_arc.joint.name}
+        self._dof_names: set[str] = {d.name for d in self.root_arc.joint.dofs}
         self._compiled: CompiledFigure | None = None
         self._order: list[Arc] | None = None
 
@@ -147,9 +148,8 @@ class Figure:
         joint = joint if joint is not None else fixed(name)
         if joint.name in self._joint_names:
             raise SceneError(f"duplicate joint name {joint.name!r} (at node {name!r}): joint names must be unique")
-        dof_taken = set(self.dof_names)
         for d in joint.dofs:
-            if d.name in dof_taken:
+            if d.name in self._dof_names:
                 raise SceneError(f"duplicate DOF name {d.name!r} (at node {name!r})")
         node = Node(name, data, T, color)
         parent_node = self._nodes[parent]
@@ -164,6 +164,7 @@ class Figure:
             last.sibling = arc
         self._nodes[name] = node
         self._joint_names.add(joint.name)
+        self._dof_names.update(d.name for d in joint.dofs)
         self._compiled = None
         self._order = None
         return node

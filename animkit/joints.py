@@ -27,7 +27,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from .errors import AnimkitError, SceneError, unknown_name
 from .transforms import (
-    AXES,
     axis_vector,
     drotation_about_axis,
     identity,
@@ -60,8 +59,10 @@ Limits = tuple[float, float]
 
 
 def _axis_letter(axis: NDArray[np.float64]) -> str | None:
-    for letter, v in AXES.items():
-        if np.allclose(axis, v, atol=1e-12):
+    """"x", "y" or "z" when the unit ``axis`` is that positive coordinate axis (to 1e-12), else None."""
+    x, y, z = (float(c) for c in axis)
+    for letter, (a, b, c) in (("x", (x, y, z)), ("y", (y, z, x)), ("z", (z, x, y))):
+        if abs(a - 1.0) <= 1e-12 and abs(b) <= 1e-12 and abs(c) <= 1e-12:
             return letter
     return None
 

@@ -210,6 +210,13 @@ def is_rigid(M: ArrayLike, tol: float = 1e-6) -> bool:
     M = np.asarray(M, dtype=float)
     if M.shape[-2:] != (4, 4) or not np.all(np.isfinite(M)):
         return False
+    if M.shape == (4, 4):  # one matrix: plain arithmetic, no LAPACK call
+        R = M[:3, :3]
+        r0, r1, r2 = R
+        det = (r0[0] * (r1[1] * r2[2] - r1[2] * r2[1]) - r0[1] * (r1[0] * r2[2] - r1[2] * r2[0])
+               + r0[2] * (r1[0] * r2[1] - r1[1] * r2[0]))
+        return bool(np.abs(R.T @ R - np.eye(3)).max() <= tol and abs(det - 1.0) <= tol
+                    and np.abs(M[3] - (0.0, 0.0, 0.0, 1.0)).max() <= tol)
     R = M[..., :3, :3]
     ortho = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max() <= tol
     det = np.abs(np.linalg.det(R) - 1.0).max() <= tol

@@ -148,8 +148,10 @@ def test_hop_mixed_orders_and_line_endings() -> None:
     for name in zxy:
         assert orders[name] == "zxy", name
         assert [d.name for d in fig.joint(name).dofs] == [f"{name}.rz", f"{name}.rx", f"{name}.ry"]
-    others = [j for j in orders if j not in zxy]
-    assert len(others) == 31 - 12 and all(orders[j] == "zyx" for j in others)
+    others = [j for j in orders if j not in zxy]  # ball joints; the root is a free joint
+    assert len(others) == 31 - 12 - 1 and all(orders[j] == "zyx" for j in others)
+    assert fig.joint("Hips").kind == "free" and fig.joint("Hips").order == "zyx"
+    assert all(fig.joint(j).kind == "ball" for j in orders)
     # the arms hang down in this release's rest pose
     elbow = fig.node("LeftElbow").parent_arc
     np.testing.assert_allclose(elbow.L[:3, 3], [0, -4.251060, 0])
@@ -204,7 +206,7 @@ def test_handmade_matches_reference_and_round_trips() -> None:
     assert fig.node_names == ["base"] + [f"j{o}" for o in ORDERS] + ["jZYX_end"]
     assert fig.node("base").parent_arc.L[:3, 3].tolist() == [1.5, -2.25, 0.75]
     assert fig.joint("jYXZ").kind == "custom" and fig.joint("jYXZ").dof_count == 6
-    assert fig.joint_orders["base"] == "yxz"
+    assert fig.joint("base").kind == "free" and fig.joint("base").order == "yxz"
     joints, rows = ref_read(text)
     R = np.array([ref_positions(joints, r) for r in rows])
     P = fig.world_positions(data.frames)

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..graph import Figure
-from ..joints import Dof, DofKind, Joint, JointKind, custom, fixed
+from ..joints import DofKind, Joint, JointKind, custom, fixed
 from ..scene import Scene
 
 __all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES"]
@@ -258,22 +258,22 @@ _AXIS = {a: np.eye(3)[i] for i, a in enumerate("xyz")}
 
 
 def _joint(block: _Block) -> Joint:
-    """The joint of a block: its channels as DOFs, in order; kind "free" for x,y,z positions then 3 rotations."""
+    """The joint of a block: its channels as DOFs, in order.
+
+    Kind "free" for x, y, z positions then three distinct rotations; "ball" (with that Euler order) for
+    three distinct rotations alone; "custom" for anything else.
+    """
     chans = block.channels or []
     if not chans:
         return fixed(block.name)
     letters = "".join(a for k, a in chans if k == "revolute")
     euler = len(letters) == 3 and len(set(letters)) == 3
     positions_first = [a for k, a in chans[:3]] == ["x", "y", "z"] and all(k == "prismatic" for k, _ in chans[:3])
-    kind: JointKind = "free" if len(chans) == 6 and positions_first and euler else "custom"
     rotations_only = len(chans) == 3 and all(k == "revolute" for k, _ in chans)
-    order = letters if euler and (kind == "free" or rotations_only) else None
-    suffixes = [("r" if k == "revolute" else "t") + a for k, a in chans]
-    if len(set(suffixes)) != len(suffixes):  # a repeated channel: let joints.custom number the DOFs
-        return custom(block.name, chans, kind=kind, order=order)
-    # the names joints.custom gives, built directly: custom() spends ~0.3 ms per joint finding axis letters
-    dofs = tuple(Dof(f"{block.name}.{sfx}", k, _AXIS[a]) for (k, a), sfx in zip(chans, suffixes, strict=True))
-    return Joint(block.name, kind, dofs, order)
+    kind: JointKind = ("free" if len(chans) == 6 and positions_first and euler
+                       else "ball" if rotations_only and euler else "custom")
+    order = letters if kind in ("free", "ball") else None
+    return custom(block.name, chans, kind=kind, order=order)
 
 
 def _build_figure(root: _Block, path: str | None) -> Figure:
