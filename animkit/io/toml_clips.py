@@ -105,11 +105,13 @@ class _Where:
             if not m:
                 continue
             names = _split_header(m.group(2))
-            segs: list[Seg] = list(names)
             if m.group(1) == "[[":
-                n = counts.get(tuple(names), 0)
-                counts[tuple(names)] = n + 1
-                segs.append(n)
+                counts[tuple(names)] = counts.get(tuple(names), 0) + 1
+            segs: list[Seg] = []
+            for n in range(1, len(names) + 1):     # [a.keys.pose] lies in the last [[a.keys]] table
+                segs.append(names[n - 1])
+                if tuple(names[:n]) in counts:
+                    segs.append(counts[tuple(names[:n])] - 1)
             headers.append((i, segs))
         for i, segs in headers:
             flat = [s for s in self.path]
