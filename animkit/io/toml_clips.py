@@ -414,7 +414,10 @@ class _Reader:
             rt = RotationTrack(joint, times, q, interp)  # type: ignore[arg-type]
             Clip.build(self.fig, [rt], name=self.name)     # the limit check, on this track alone
         except ClipError as exc:
-            raise w.error(str(exc)) from None
+            hint = (f" (values in radians: rotation keys are read back as Euler angles {order!r} with the middle "
+                    "angle in [-90, 90] degrees, which may differ from the angles written; use per-DOF tracks "
+                    "to key angles beyond that)")
+            raise w.error(str(exc) + hint) from None
         return rt
 
     def dense(self, spec: Mapping[str, Any], interp: str) -> DenseTrackSet:
@@ -470,6 +473,12 @@ def read_clips(table: Mapping[str, Any], figure: Figure, ctx: Any) -> dict[str, 
 
 
 def _fmt(v: Any) -> str:
+    """TOML for a value; floats at full precision (repr round-trips exactly), so times and durations
+    read back bit for bit and loop boundaries fall where they did."""
+    if isinstance(v, (float, np.floating)) and math.isfinite(v):
+        return repr(float(v))
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
     from .toml_scene import _fmt as fmt
 
     return fmt(v)
