@@ -512,7 +512,7 @@ def dumps_clips(clips: Mapping[str, Clip], figure: Figure) -> str:
             clip = _baked(clip)
         head = _header("clips", name)
         out += [f"[{head}]", f"fps = {_fmt(float(clip.fps))}", f"loop = {_fmt(clip.loop)}",
-                f"duration = {_fmt(float(clip.duration))}"]
+                f"duration = {_fmt(float(clip.duration or 0.0))}"]
         if clip.root_motion is not None:
             out.append(f"root_motion = {_fmt(clip.root_motion)}")
         if clip.dense is not None:
