@@ -41,6 +41,7 @@ from ..transforms import (
     matrix_from_quaternion,
     quaternion_from_matrix,
 )
+from .toml_scene import Seg, _fmt, key_text
 
 __all__ = ["read_clips", "dumps_clips", "CLIP_KEYS"]
 
@@ -53,26 +54,9 @@ DEFAULT_INTERPOLATION = "bezier"
 DENSE_DEFAULT_INTERPOLATION = "linear"
 DEG = math.pi / 180.0
 
-Seg = str | int
 
 
 # --- where we are: key paths and their lines ----------------------------------------------------------
-
-
-def _key_text(path: Sequence[Seg]) -> str:
-    out = ""
-    for seg in path:
-        if isinstance(seg, int):
-            out += f"[{seg}]"
-        else:
-            part = seg if re.fullmatch(r"[A-Za-z0-9_-]+", seg) else '"' + seg + '"'
-            out += ("." if out else "") + part
-    return out
-
-
-def _split_header(text: str) -> list[str]:
-    """``clips.wave."elbow_r.rx"`` → ["clips", "wave", "elbow_r.rx"]."""
-    return [a or b for a, b in re.findall(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^.\s"]+))\s*\.?', text)]
 
 
 class _Where:
@@ -87,50 +71,10 @@ class _Where:
 
     @property
     def key(self) -> str:
-        return _key_text(self.path)
+        return key_text(self.path)
 
     def error(self, message: str) -> ParseError:
-        lines = getattr(self.ctx, "lines", None)
-        if lines is None:
-            return self.ctx.error(self.key, message)
-        return ParseError(getattr(self.ctx, "path", None), message, line=self._line(lines), key=self.key)
-
-    def _line(self, lines: Sequence[str]) -> int | None:
-        """The line of the deepest table header on this path, or of ``leaf = ...`` in that table."""
-        best: tuple[int, int] | None = None      # (depth matched, line index)
-        counts: dict[tuple[str, ...], int] = {}
-        headers: list[tuple[int, list[Seg]]] = []
-        for i, line in enumerate(lines):
-            m = re.match(r"^\s*(\[\[?)(.*?)\]\]?\s*(#.*)?$", line)
-            if not m:
-                continue
-            names = _split_header(m.group(2))
-            if m.group(1) == "[[":
-                counts[tuple(names)] = counts.get(tuple(names), 0) + 1
-            segs: list[Seg] = []
-            for n in range(1, len(names) + 1):     # [a.keys.pose] lies in the last [[a.keys]] table
-                segs.append(names[n - 1])
-                if tuple(names[:n]) in counts:
-                    segs.append(counts[tuple(names[:n])] - 1)
-            headers.append((i, segs))
-        for i, segs in headers:
-            flat = [s for s in self.path]
-            if len(segs) <= len(flat) and flat[:len(segs)] == segs:
-                if best is None or len(segs) >= best[0]:
-                    best = (len(segs), i)
-        if best is None:
-            return None
-        depth, start = best
-        if depth < len(self.path):
-            leaf = self.path[depth]
-            if isinstance(leaf, str):
-                pat = re.compile(r'^\s*("?)' + re.escape(leaf) + r'\1\s*[.=]')
-                for j in range(start + 1, len(lines)):
-                    if lines[j].lstrip().startswith("["):
-                        break
-                    if pat.match(lines[j]):
-                        return j + 1
-        return start + 1
+        return self.ctx.error_at(self.path, message)
 
 
 # --- reading -----------------------------------------------------------------------------------------
@@ -470,18 +414,6 @@ def read_clips(table: Mapping[str, Any], figure: Figure, ctx: Any) -> dict[str, 
 
 
 # --- writing -----------------------------------------------------------------------------------------
-
-
-def _fmt(v: Any) -> str:
-    """TOML for a value; floats at full precision (repr round-trips exactly), so times and durations
-    read back bit for bit and loop boundaries fall where they did."""
-    if isinstance(v, (float, np.floating)) and math.isfinite(v):
-        return repr(float(v))
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    from .toml_scene import _fmt as fmt
-
-    return fmt(v)
 
 
 def _header(*segs: str) -> str:

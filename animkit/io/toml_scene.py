@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from ..joints import Joint, make_joint
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
 
-__all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color"]
+__all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
 TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips")
 NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
@@ -48,35 +48,83 @@ NAMED_COLORS = {
 }
 
 
+Seg = str | int  # one step of a key path: a table key, or an index into an array of tables
+
+
+def key_text(path: Sequence[Seg]) -> str:
+    """("clips", "wave", "keys", 2, "pose", "elbow_r.rx") → clips.wave.keys[2].pose."elbow_r.rx"."""
+    out = ""
+    for seg in path:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            part = seg if re.fullmatch(r"[A-Za-z0-9_-]+", seg) else '"' + seg + '"'
+            out += ("." if out else "") + part
+    return out
+
+
+def split_key(text: str) -> list[str]:
+    """``clips.wave."elbow_r.rx"`` → ["clips", "wave", "elbow_r.rx"] (quoted parts may hold dots)."""
+    return [a or b for a, b in re.findall(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^.\s"]+))\s*\.?', text)]
+
+
 class _Ctx:
-    """Where we are: the file, its text (to find a table's line) and the key path."""
+    """Where we are: the file, its text (to find a key's line) and a way to raise errors naming both."""
 
     def __init__(self, path: str | None, text: str) -> None:
         self.path = path
         self.lines = text.splitlines()
+        self._headers: list[tuple[int, list[Seg]]] | None = None
+
+    def headers(self) -> list[tuple[int, list[Seg]]]:
+        """(line index, key path) of every table header; ``[[a]]`` tables get their index in the path."""
+        if self._headers is None:
+            counts: dict[tuple[str, ...], int] = {}
+            out: list[tuple[int, list[Seg]]] = []
+            for i, line in enumerate(self.lines):
+                m = re.match(r"^\s*(\[\[?)(.*?)\]\]?\s*(#.*)?$", line)
+                if not m:
+                    continue
+                names = split_key(m.group(2))
+                if m.group(1) == "[[":
+                    counts[tuple(names)] = counts.get(tuple(names), 0) + 1
+                segs: list[Seg] = []
+                for n in range(1, len(names) + 1):  # [a.keys.pose] lies in the last [[a.keys]] table
+                    segs.append(names[n - 1])
+                    if tuple(names[:n]) in counts:
+                        segs.append(counts[tuple(names[:n])] - 1)
+                out.append((i, segs))
+            self._headers = out
+        return self._headers
+
+    def line_at(self, path: Sequence[Seg]) -> int | None:
+        """The line of the deepest table header on ``path``, or of ``leaf = ...`` inside that table."""
+        best: tuple[int, int] | None = None  # (depth matched, line index)
+        flat = list(path)
+        for i, segs in self.headers():
+            if len(segs) <= len(flat) and flat[:len(segs)] == segs and (best is None or len(segs) >= best[0]):
+                best = (len(segs), i)
+        if best is None:
+            start, depth = -1, 0  # keys of the top-level table, before any header
+        else:
+            depth, start = best
+        if depth < len(flat) and isinstance(flat[depth], str):
+            pat = re.compile(r'^\s*("?)' + re.escape(str(flat[depth])) + r'\1\s*[.=]')
+            for j in range(start + 1, len(self.lines)):
+                if self.lines[j].lstrip().startswith("["):
+                    break
+                if pat.match(self.lines[j]):
+                    return j + 1
+        return None if best is None else start + 1
 
     def line_of(self, key: str) -> int | None:
-        """Line of the table header ``[key]`` (or ``key = ...`` inside its parent table)."""
-        parts = key.split(".")
-        for n in range(len(parts), 0, -1):
-            head = re.escape(".".join(parts[:n]))
-            pat = re.compile(r"^\s*\[\[?\s*" + head.replace(r"\.", r"\s*\.\s*") + r"\s*\]\]?\s*(#.*)?$")
-            for i, line in enumerate(self.lines, start=1):
-                if pat.match(line):
-                    if n == len(parts):
-                        return i
-                    # look for `leaf = ` below the header
-                    leaf = parts[n]
-                    for j in range(i, len(self.lines)):
-                        if self.lines[j].lstrip().startswith("["):
-                            break
-                        if re.match(r"^\s*" + re.escape(leaf) + r"\s*=", self.lines[j]):
-                            return j + 1
-                    return i
-        return None
+        return self.line_at(split_key(key))
 
     def error(self, key: str, message: str) -> ParseError:
         return ParseError(self.path, message, line=self.line_of(key), key=key)
+
+    def error_at(self, path: Sequence[Seg], message: str) -> ParseError:
+        return ParseError(self.path, message, line=self.line_at(path), key=key_text(path))
 
 
 def _table(ctx: _Ctx, value: Any, key: str) -> Mapping[str, Any]:
@@ -501,8 +549,7 @@ def _fmt(v: Any) -> str:
         f = float(v)
         if math.isinf(f):
             return "inf" if f > 0 else "-inf"
-        r = repr(round(f, 12))
-        return r if ("." in r or "e" in r or "inf" in r or "nan" in r) else r + ".0"
+        return repr(f)  # full precision: reads back bit for bit
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple, np.ndarray)):
@@ -590,7 +637,10 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
         r = scene.reach
         lines += ["[reach]", f"effector = {_fmt(r.effector)}", f"target = {_fmt(list(r.target))}",
                   f"chains = {_fmt(list(r.chains))}", f"solvers = {_fmt(list(r.solvers))}",
-                  f"duration = {_fmt(r.duration)}", f"hold = {_fmt(r.hold)}", f"fps = {_fmt(r.fps)}", ""]
+                  f"duration = {_fmt(r.duration)}", f"hold = {_fmt(r.hold)}", f"fps = {_fmt(r.fps)}"]
+        if r.start_clip is not None:
+            lines.append(f"start_clip = {_fmt(r.start_clip)}")
+        lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")
 
