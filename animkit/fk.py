@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .transforms import matrix_about_axis
+from .transforms import cos_sin, matrix_about_axis
 
 if TYPE_CHECKING:
     from .graph import Figure
@@ -35,9 +35,10 @@ _MIXED = {0: (1, 2), 1: (2, 0), 2: (0, 1)}
 
 @dataclass(frozen=True)
 class DofStep:
-    """Apply one DOF to several nodes of a level: ``local`` positions in the level, their ``dofs``."""
+    """Apply one DOF slot to a run of nodes ``lo:hi`` of a level that share kind and axis; their ``dofs``."""
 
-    local: Index
+    lo: int
+    hi: int
     dofs: Index
     revolute: bool
     letter: int  # 0, 1, 2 for x, y, z; -1 for any other axis
@@ -46,16 +47,25 @@ class DofStep:
 
 @dataclass(frozen=True)
 class Level:
-    nodes: Index  # node indices (node_names order) at this depth
-    parents: Index  # their parents' indices (-1 for the root)
+    """The nodes of one depth: internal rows ``start:stop``, their parents' rows, their L, their DOF steps."""
+
+    start: int
+    stop: int
+    parents: Index  # internal rows of their parents (−1 for the root)
     RL: Array  # (n, 3, 3) rotation of L
     pL: Array  # (n, 3) translation of L
+    rotated: bool  # False when every L here is a pure translation (then R_parent · R_L = R_parent)
     steps: tuple[DofStep, ...]
 
 
 @dataclass(frozen=True)
 class CompiledFigure:
-    """Flat arrays for FK: ``parent[i]`` (−1 at the root), L, T, DOF axes and owners, levels."""
+    """Flat arrays for FK: ``parent[i]`` (−1 at the root), L, T, DOF axes and owners, levels.
+
+    Public arrays are in ``node_names`` order. Internally the kernel keeps nodes level by level, with
+    nodes of the same DOF signature side by side, so that every step works on a slice: ``order[k]``
+    is the node at internal row k.
+    """
 
     node_names: tuple[str, ...]
     dof_names: tuple[str, ...]
@@ -69,6 +79,8 @@ class CompiledFigure:
     upper: Array
     rest: Array
     levels: tuple[Level, ...]
+    order: Index  # internal row → node index
+    row: Index  # node index → internal row
 
     @property
     def node_count(self) -> int:
@@ -88,51 +100,74 @@ def compile_figure(figure: Figure) -> CompiledFigure:
     parent = np.array([-1 if a.parent is None else index[a.parent.name] for a in arcs], dtype=np.intp)
     L = np.stack([a.L for a in arcs])
     T = np.stack([a.child.T for a in arcs])
-    dofs = [(i, slot, d) for i, a in enumerate(arcs) for slot, d in enumerate(a.joint.dofs)]
-    D = len(dofs)
-    dof_node = np.array([i for i, _, _ in dofs], dtype=np.intp)
-    dof_rev = np.array([d.revolute for _, _, d in dofs], dtype=bool)
-    dof_axis = np.array([d.axis for _, _, d in dofs], dtype=float).reshape(D, 3)
+    dofl = figure.dofs
+    D = len(dofl)
+    first_dof = np.zeros(N + 1, dtype=np.intp)
+    for i, a in enumerate(arcs):
+        first_dof[i + 1] = first_dof[i] + a.joint.dof_count
+    dof_node = np.repeat(np.arange(N, dtype=np.intp), np.diff(first_dof))
+    dof_rev = np.array([d.revolute for d in dofl], dtype=bool)
+    dof_axis = np.array([d.axis for d in dofl], dtype=float).reshape(D, 3)
+    letters = [d.axis_letter for d in dofl]
+    code = [-1 if lt is None else "xyz".index(lt) for lt in letters]
     depth = np.zeros(N, dtype=np.intp)
     for i in range(1, N):
         depth[i] = depth[parent[i]] + 1
-    levels = []
+
+    def signature(i: int) -> tuple:
+        return tuple((bool(dof_rev[g]), code[g]) for g in range(first_dof[i], first_dof[i + 1]))
+
+    order: list[int] = []
     for lev in range(int(depth.max()) + 1 if N else 0):
-        nodes = np.flatnonzero(depth == lev)
-        local_of = {int(n): k for k, n in enumerate(nodes)}
-        groups: dict[tuple[int, bool, int], list[int]] = {}
-        for g, (i, slot, d) in enumerate(dofs):
-            if depth[i] != lev:
-                continue
-            letter = d.axis_letter
-            key = (slot, d.revolute, -1 if letter is None else "xyz".index(letter))
-            groups.setdefault(key, []).append(g)
+        members = [int(i) for i in np.flatnonzero(depth == lev)]
+        members.sort(key=lambda i: (signature(i), i))  # same signature side by side
+        order.extend(members)
+    order_a = np.array(order, dtype=np.intp)
+    row = np.empty(N, dtype=np.intp)
+    row[order_a] = np.arange(N)
+    levels = []
+    start = 0
+    for lev in range(int(depth.max()) + 1 if N else 0):
+        count = int((depth == lev).sum())
+        stop = start + count
+        nodes = order_a[start:stop]
         steps = []
-        for (_slot, rev, letter), members in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
-            mem = np.array(members, dtype=np.intp)
-            steps.append(DofStep(np.array([local_of[int(dof_node[g])] for g in mem], dtype=np.intp), mem, rev,
-                                 letter, dof_axis[mem]))
-        levels.append(Level(nodes, parent[nodes], L[nodes, :3, :3].copy(), L[nodes, :3, 3].copy(), tuple(steps)))
-    dofl = figure.dofs
+        k = 0
+        while k < count:  # runs of one signature
+            sig = signature(int(nodes[k]))
+            end = k
+            while end < count and signature(int(nodes[end])) == sig:
+                end += 1
+            for slot, (rev, letter) in enumerate(sig):
+                dofs = np.array([first_dof[n] + slot for n in nodes[k:end]], dtype=np.intp)
+                steps.append(DofStep(k, end, dofs, rev, letter, dof_axis[dofs]))
+            k = end
+        RL = L[nodes, :3, :3].copy()
+        rotated = not np.allclose(RL, np.eye(3), atol=0.0, rtol=0.0)
+        par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
+        levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
+        start = stop
     arrays = (
         np.array([d.lower for d in dofl], dtype=float),
         np.array([d.upper for d in dofl], dtype=float),
         np.array([d.rest for d in dofl], dtype=float),
     )
-    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, *arrays):
+    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, *arrays):
         arr.setflags(write=False)
     return CompiledFigure(tuple(names), tuple(d.name for d in dofl), parent, L, T, dof_node, dof_rev, dof_axis,
-                          *arrays, tuple(levels))
+                          *arrays, tuple(levels), order_a, row)
 
 
 def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
             ) -> tuple[Array, Array, Array | None, Array | None]:
-    """M_i = M_parent · L_i · Π E(θ) for poses (F, D), component-major.
+    """M_i = M_parent · L_i · Π E(θ) for poses (F, D), component-major, rows in the kernel's internal order.
 
-    Returns R (N, 3, 3, F), p (N, 3, F) and, with ``with_dof_frames``, each DOF's world
-    origin r (D, 3, F) and world axis a (D, 3, F), taken in the frame just before it acts.
+    Returns R (N, 3, 3, F), p (N, 3, F) — row k is node ``c.order[k]`` — and, with ``with_dof_frames``,
+    each DOF's world origin r (D, 3, F) and world axis a (D, 3, F) (in DOF order), taken in the frame just
+    before it acts.
     """
     theta = np.ascontiguousarray(np.asarray(poses, dtype=float).T)  # (D, F): one row per DOF
+    cos, sin = cos_sin(theta)  # once for every DOF (prismatic rows unused)
     F = theta.shape[1]
     N = c.node_count
     R = np.empty((N, 3, 3, F))
@@ -140,39 +175,45 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
     r_out = np.empty((c.dof_count, 3, F)) if with_dof_frames else None
     a_out = np.empty((c.dof_count, 3, F)) if with_dof_frames else None
     for lev in c.levels:
+        Rn = R[lev.start:lev.stop]  # views: the level is written in place
+        pn = p[lev.start:lev.stop]
         if lev.parents[0] < 0:  # the root level: the parent is the world
-            Rn = np.repeat(lev.RL[:, :, :, None], F, axis=3)
-            pn = np.repeat(lev.pL[:, :, None], F, axis=2)
+            Rn[...] = lev.RL[:, :, :, None]
+            pn[...] = lev.pL[:, :, None]
         else:
             Rp = R[lev.parents]
-            Rn = np.einsum("nijf,njk->nikf", Rp, lev.RL)
-            pn = np.einsum("nijf,nj->nif", Rp, lev.pL) + p[lev.parents]
+            if lev.rotated:
+                np.einsum("nijf,njk->nikf", Rp, lev.RL, out=Rn)
+            else:
+                Rn[...] = Rp
+            np.einsum("nijf,nj->nif", Rp, lev.pL, out=pn)
+            pn += p[lev.parents]
         for st in lev.steps:
             th = theta[st.dofs]  # (m, F)
-            loc = st.local
+            Rs = Rn[st.lo:st.hi]
+            ps = pn[st.lo:st.hi]
             if with_dof_frames:
                 assert r_out is not None and a_out is not None
-                r_out[st.dofs] = pn[loc]
-                a_out[st.dofs] = np.einsum("mijf,mj->mif", Rn[loc], st.axes)
+                r_out[st.dofs] = ps
+                a_out[st.dofs] = np.einsum("mijf,mj->mif", Rs, st.axes)
             if st.revolute:
                 if st.letter >= 0:
                     j, k = _MIXED[st.letter]
-                    cj = Rn[loc, :, j]
-                    ck = Rn[loc, :, k]
-                    cs = np.cos(th)[:, None, :]
-                    sn = np.sin(th)[:, None, :]
-                    Rn[loc, :, j] = cj * cs + ck * sn
-                    Rn[loc, :, k] = ck * cs - cj * sn
+                    cs = cos[st.dofs][:, None, :]
+                    sn = sin[st.dofs][:, None, :]
+                    cj = Rs[:, :, j].copy()
+                    ck = Rs[:, :, k]
+                    Rs[:, :, j] = cj * cs + ck * sn
+                    ck *= cs
+                    ck -= cj * sn
                 else:
                     E = np.moveaxis(matrix_about_axis(st.axes[:, None, :], th), 1, -1)  # (m, 3, 3, F)
-                    Rn[loc] = np.einsum("mijf,mjkf->mikf", Rn[loc], E)
+                    Rs[...] = np.einsum("mijf,mjkf->mikf", Rs, E)
             else:
                 if st.letter >= 0:
-                    pn[loc] += Rn[loc, :, st.letter] * th[:, None, :]
+                    ps += Rs[:, :, st.letter] * th[:, None, :]
                 else:
-                    pn[loc] += np.einsum("mijf,mj->mif", Rn[loc], st.axes) * th[:, None, :]
-        R[lev.nodes] = Rn
-        p[lev.nodes] = pn
+                    ps += np.einsum("mijf,mj->mif", Rs, st.axes) * th[:, None, :]
     return R, p, r_out, a_out
 
 
@@ -181,8 +222,8 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
     R, p, _, _ = forward(c, poses)
     F = R.shape[-1]
     out = np.zeros((F, c.node_count, 4, 4))
-    out[:, :, :3, :3] = R.transpose(3, 0, 1, 2)
-    out[:, :, :3, 3] = p.transpose(2, 0, 1)
+    out[:, :, :3, :3] = R[c.row].transpose(3, 0, 1, 2)
+    out[:, :, :3, 3] = p[c.row].transpose(2, 0, 1)
     out[:, :, 3, 3] = 1.0
     return out
 
@@ -190,11 +231,12 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
 def world_positions(c: CompiledFigure, poses: Array) -> Array:
     """World positions (F, N, 3) of every node's frame origin."""
     _, p, _, _ = forward(c, poses)
-    return np.ascontiguousarray(p.transpose(2, 0, 1))
+    return np.ascontiguousarray(p[c.row].transpose(2, 0, 1))
 
 
 def dof_frames(c: CompiledFigure, poses: Array) -> tuple[Array, Array, Array, Array]:
-    """(R, p, r, a) frame-last: world frames and, per DOF, world origin r (D, 3, F) and axis a (D, 3, F)."""
+    """(R, p, r, a) frame-last: world frames (internal row order, see ``c.row``) and, per DOF, world origin
+    r (D, 3, F) and axis a (D, 3, F)."""
     R, p, r, a = forward(c, poses, with_dof_frames=True)
     assert r is not None and a is not None
     return R, p, r, a
