@@ -159,10 +159,11 @@ def compile_figure(figure: Figure) -> CompiledFigure:
 
 
 def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
-            ) -> tuple[Array, Array, Array | None, Array | None]:
+            ) -> tuple[Array, Array | None, Array | None]:
     """M_i = M_parent · L_i · Π E(θ) for poses (F, D), component-major, rows in the kernel's internal order.
 
-    Returns R (N, 3, 3, F), p (N, 3, F) — row k is node ``c.order[k]`` — and, with ``with_dof_frames``,
+    Returns M (N, 3, 4, F) = [R | p] per node — row k is node ``c.order[k]``; R = M[:, :, :3],
+    p = M[:, :, 3] — and, with ``with_dof_frames``,
     each DOF's world origin r (D, 3, F) and world axis a (D, 3, F) (in DOF order), taken in the frame just
     before it acts.
     """
@@ -170,8 +171,9 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
     cos, sin = cos_sin(theta)  # once for every DOF (prismatic rows unused)
     F = theta.shape[1]
     N = c.node_count
-    R = np.empty((N, 3, 3, F))
-    p = np.empty((N, 3, F))
+    M = np.empty((N, 3, 4, F))  # [R | p] per node: one block, so world_batch copies it out in one pass
+    R = M[:, :, :3]
+    p = M[:, :, 3]
     r_out = np.empty((c.dof_count, 3, F)) if with_dof_frames else None
     a_out = np.empty((c.dof_count, 3, F)) if with_dof_frames else None
     for lev in c.levels:
@@ -214,29 +216,27 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
                     ps += Rs[:, :, st.letter] * th[:, None, :]
                 else:
                     ps += np.einsum("mijf,mj->mif", Rs, st.axes) * th[:, None, :]
-    return R, p, r_out, a_out
+    return M, r_out, a_out
 
 
 def world_batch(c: CompiledFigure, poses: Array) -> Array:
     """World matrices (F, N, 4, 4) for poses (F, D); node order as ``c.node_names``."""
-    R, p, _, _ = forward(c, poses)
-    F = R.shape[-1]
-    out = np.zeros((F, c.node_count, 4, 4))
-    out[:, :, :3, :3] = R[c.row].transpose(3, 0, 1, 2)
-    out[:, :, :3, 3] = p[c.row].transpose(2, 0, 1)
+    M, _, _ = forward(c, poses)
+    out = np.zeros((M.shape[-1], c.node_count, 4, 4))
+    out[:, :, :3, :] = M[c.row].transpose(3, 0, 1, 2)
     out[:, :, 3, 3] = 1.0
     return out
 
 
 def world_positions(c: CompiledFigure, poses: Array) -> Array:
     """World positions (F, N, 3) of every node's frame origin."""
-    _, p, _, _ = forward(c, poses)
-    return np.ascontiguousarray(p[c.row].transpose(2, 0, 1))
+    M, _, _ = forward(c, poses)
+    return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1))
 
 
-def dof_frames(c: CompiledFigure, poses: Array) -> tuple[Array, Array, Array, Array]:
-    """(R, p, r, a) frame-last: world frames (internal row order, see ``c.row``) and, per DOF, world origin
-    r (D, 3, F) and axis a (D, 3, F)."""
-    R, p, r, a = forward(c, poses, with_dof_frames=True)
+def dof_frames(c: CompiledFigure, poses: Array) -> tuple[Array, Array, Array]:
+    """(M, r, a) frame-last: world frames [R | p] (N, 3, 4, F) in internal row order (see ``c.row``) and,
+    per DOF, world origin r (D, 3, F) and axis a (D, 3, F)."""
+    M, r, a = forward(c, poses, with_dof_frames=True)
     assert r is not None and a is not None
-    return R, p, r, a
+    return M, r, a
