@@ -17,12 +17,13 @@ from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, p
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, JACOBIAN_SOLVERS, SOLVERS, LoopOutput, Options, SolverName, StepPolicy, run
 
-__all__ = ["solve", "solve_batch", "DEFAULT_MAX_ITER"]
+__all__ = ["solve", "solve_batch", "DEFAULT_MAX_ITER", "DEFAULT_MAX_STEP"]
 
 Array = NDArray[np.float64]
 
 DEFAULT_MAX_ITER = {"lm": 100, "transpose": 3000, "pinv": 200, "pinv-lu": 200, "dls": 300, "dls-adaptive": 300,
                     "nullspace": 300, "ccd": 500, "two-bone": 10}
+DEFAULT_MAX_STEP = 0.5  # radians (scene units for prismatic DOFs) per iteration, Jacobian solvers
 _DAMPING = {"lm": 1e-3, "dls": 0.05, "dls-adaptive": 0.1}
 
 
@@ -184,7 +185,11 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
     mi = DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
     if not isinstance(mi, (int, np.integer)) or isinstance(mi, bool) or mi < 1:
         raise IKError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    ms = None if max_step is None else _positive("max_step", max_step)
+    if max_step is not None and not jac:
+        raise IKError(f"max_step= applies to Jacobian solvers, not {method!r}")
+    ms = (DEFAULT_MAX_STEP if jac else None) if max_step is None else _positive("max_step", max_step)
+    if ms is not None and math.isinf(ms):
+        ms = None
     opts = Options(tol=_positive("tol", tol), orientation_tol=_positive("orientation_tol", orientation_tol),
                    max_iter=int(mi), damping=_DAMPING.get(method, 0.0) if damping is None else
                    _positive("damping", damping, allow_zero=True), step=step,

@@ -92,6 +92,10 @@ def chain_jacobian(model: ChainModel, fr: Frames, orientation: bool) -> Array:
     return J
 
 
+_I1 = np.array([2, 0, 1])
+_J1 = np.array([1, 2, 0])
+
+
 def rotation_error(R_target: Array, R_current: Array) -> Array:
     """ω = log(R_target · R_currentᵀ)^∨, the rotation vector taking the current frame to the target (..., 3).
 
@@ -99,13 +103,12 @@ def rotation_error(R_target: Array, R_current: Array) -> Array:
     axis comes from the symmetric part (R + Rᵀ)/2 − cos θ I = (1 − cos θ) a aᵀ.
     """
     R = R_target @ np.swapaxes(R_current, -1, -2)
-    v = 0.5 * np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0], R[..., 1, 0] - R[..., 0, 1]], -1)
-    cos = np.clip(0.5 * (R[..., 0, 0] + R[..., 1, 1] + R[..., 2, 2] - 1.0), -1.0, 1.0)
-    sin = np.linalg.norm(v, axis=-1)
+    v = 0.5 * (R[..., _I1, _J1] - R[..., _J1, _I1])
+    cos = np.clip(0.5 * (np.einsum("...ii->...", R) - 1.0), -1.0, 1.0)
+    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
     angle = np.arctan2(sin, cos)
     near_pi = (cos < 0.0) & (sin < 1e-6)
-    scale = np.where(sin > 1e-12, angle / np.where(sin > 1e-12, sin, 1.0), 1.0)  # θ/sinθ → 1 at 0
-    out = v * scale[..., None]
+    out = v * np.where(sin > 1e-12, angle / np.maximum(sin, 1e-12), 1.0)[..., None]  # θ/sinθ, → 1 at 0
     if np.any(near_pi):
         S = 0.5 * (R + np.swapaxes(R, -1, -2)) - cos[..., None, None] * np.eye(3)
         diag = np.stack([S[..., 0, 0], S[..., 1, 1], S[..., 2, 2]], -1)

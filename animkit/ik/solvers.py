@@ -438,15 +438,18 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         wk.flat = np.where(improved, 0, wk.flat + 1)
         if not jac:
             wk.flat = np.where(moved, wk.flat, opts.patience)  # nothing moved: stop
-        wk.q = np.where(better[:, None], qn, wk.q)
-        f = wk.fr
-        wk.fr = Frames(np.where(better[None, :, None, None], fr.T, f.T), np.where(better[:, None, None], fr.r, f.r),
-                       np.where(better[:, None, None], fr.a, f.a), np.where(better[:, None, None], fr.p, f.p),
-                       np.where(better[:, None, None, None], fr.R, f.R))
-        wk.V = np.where(better[:, None], V, wk.V)
-        wk.err = np.where(better, err, wk.err)
-        wk.pos = np.where(better, pos, wk.pos)
-        wk.ori = np.where(better, ori, wk.ori)
+        if better.all():
+            wk.q, wk.fr, wk.V, wk.err, wk.pos, wk.ori = qn, fr, V, err, pos, ori
+        elif better.any():
+            wk.q = np.where(better[:, None], qn, wk.q)
+            f = wk.fr
+            b1, b2, b3 = better[:, None], better[:, None, None], better[:, None, None, None]
+            wk.fr = Frames(np.where(better[None, :, None, None], fr.T, f.T), np.where(b2, fr.r, f.r),
+                           np.where(b2, fr.a, f.a), np.where(b2, fr.p, f.p), np.where(b3, fr.R, f.R))
+            wk.V = np.where(b1, V, wk.V)
+            wk.err = np.where(better, err, wk.err)
+            wk.pos = np.where(better, pos, wk.pos)
+            wk.ori = np.where(better, ori, wk.ori)
         last[wk.ids] = wk.err
         history.append(last.copy())
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
