@@ -146,20 +146,70 @@ def _solve_one(model: ChainModel, q: Array, t: Array, Rt: Array | None, pole: Ar
     gamma = u @ np.cross(k, w_perp)
     d = float(np.linalg.norm(goal - shoulder))
     rho = math.hypot(beta, gamma)
+    candidates = [q[kb]]
     if rho > 1e-12:
         delta = (d * d - u @ u - w @ w) / 2.0 - alpha
         base = math.atan2(gamma, beta)
         off = math.acos(min(1.0, max(-1.0, delta / rho)))
-        best = None
-        for phi in (base + off, base - off):
-            val = _nearest(model, kb, q[kb] + phi, q[kb])
-            inside = abs(math.remainder(val - (q[kb] + phi), 2 * math.pi)) < 1e-9
-            key = (not inside, abs(val - q[kb]))
+        candidates = [_nearest(model, kb, q[kb] + phi, q[kb]) for phi in (base + off, base - off)]
+    def attempt(val: float, psi: float | None) -> tuple[tuple[float, ...], Array]:
+        qc = q.copy()
+        qc[kb] = val
+        _place(model, qc, shoulder, goal, R_last, pole, A, C, kb, end_point, psi)
+        f = _frames(model, qc)
+        miss = float(np.linalg.norm(end_point(f) - goal))
+        if R_last is not None:
+            miss += float(np.linalg.norm(rotation_error(R_last, f.T[C[-1], 0, :3, :3])))
+        side = 0.0
+        if pole is not None:
+            side = -_pole_side(f.r[0, kb] - shoulder, pole - shoulder, goal - shoulder)
+        return (round(miss, 9), side, abs(val - q[kb]), abs(math.remainder(psi or 0.0, 2 * math.pi))), qc
+
+    best: tuple[tuple[float, ...], Array] | None = None
+    best_args: tuple[float, float | None] = (q[kb], None)
+    swivels = [None] if pole is not None else [k * math.pi / 12 for k in range(24)]
+    for val in candidates:
+        for psi in swivels:
+            key, qc = attempt(val, psi)
             if best is None or key < best[0]:
-                best = (key, val)
-        assert best is not None
-        q[kb] = best[1]
-    # shoulder swing (and twist toward the pole)
+                best, best_args = (key, qc), (val, psi)
+    assert best is not None
+    val, psi = best_args
+    if psi is not None and best[0][0] > 0:  # refine the swivel: golden section on ±7.5°
+        lo, hi = psi - math.pi / 24, psi + math.pi / 24
+        g = (math.sqrt(5) - 1) / 2
+        x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+        f1, f2 = attempt(val, x1), attempt(val, x2)
+        for _ in range(40):
+            if f1[0] < f2[0]:
+                hi, x2, f2 = x2, x1, f1
+                x1 = hi - g * (hi - lo)
+                f1 = attempt(val, x1)
+            else:
+                lo, x1, f1 = x1, x2, f2
+                x2 = lo + g * (hi - lo)
+                f2 = attempt(val, x2)
+        for cand in (f1, f2):
+            if cand[0] < best[0]:
+                best = cand
+    return best[1]
+
+
+def _pole_side(elbow: Array, pole: Array, line: Array) -> float:
+    """Cosine between elbow and pole, both projected on the plane perpendicular to the base → goal line."""
+    n = np.linalg.norm(line)
+    if n < 1e-12:
+        return 0.0
+    vh = line / n
+    e = elbow - vh * (vh @ elbow)
+    h = pole - vh * (vh @ pole)
+    d = np.linalg.norm(e) * np.linalg.norm(h)
+    return float(e @ h / d) if d > 1e-12 else 0.0
+
+
+def _place(model: ChainModel, q: Array, shoulder: Array, goal: Array, R_last: Array | None, pole: Array | None,
+           A: list[int], C: list[int], kb: int, end_point, swivel: float | None) -> None:  # noqa: ANN001
+    """With the elbow set: swing the shoulder (twisted toward the pole), then turn the wrist."""
     fr = _frames(model, q)
     c = end_point(fr)
     uu = c - shoulder
@@ -175,13 +225,14 @@ def _solve_one(model: ChainModel, q: Array, t: Array, Rt: Array | None, pole: Ar
             if np.linalg.norm(eb) > 1e-9 and np.linalg.norm(ep) > 1e-9:
                 psi = math.atan2(vh @ np.cross(eb, ep), eb @ ep)
                 G = _rot(vh, psi) @ G
+        elif swivel:
+            G = _rot(vv / np.linalg.norm(vv), swivel) @ G
         _turn_joint(model, q, A, G, fr, end_point, goal)
-    # wrist orientation
     if R_last is not None:
         fr = _frames(model, q)
         Rc = fr.T[C[-1], 0, :3, :3]
         _turn_joint(model, q, C, R_last @ Rc.T, fr, None, None)
-    return np.clip(q, model.lower, model.upper)
+    np.clip(q, model.lower, model.upper, out=q)
 
 
 _ORDERS = {"xyz", "xzy", "yxz", "yzx", "zxy", "zyx"}
@@ -200,9 +251,17 @@ def _turn_joint(model: ChainModel, q: Array, links: list[int], G: Array, fr, end
             local = local @ _rot(model.axis[k], q[k])
         R_before = R_after @ local.T
         M = R_before.T @ G @ R_after
-        ang = euler_intrinsic_from_matrix(M, order)
-        for k, a in zip(links, ang, strict=True):
-            q[k] = _nearest(model, k, float(a), q[k])
+        a0, b0, g0 = (float(x) for x in euler_intrinsic_from_matrix(M, order))
+        best = None
+        for ang in ((a0, b0, g0), (a0 + math.pi, math.pi - b0, g0 + math.pi)):  # the two Tait-Bryan branches
+            vals = [_nearest(model, k, a, q[k]) for k, a in zip(links, ang, strict=True)]
+            miss = sum(abs(math.remainder(v - a, 2 * math.pi)) for v, a in zip(vals, ang, strict=True))
+            key = (round(miss, 12), sum(abs(v - q[k]) for v, k in zip(vals, links, strict=True)))
+            if best is None or key < best[0]:
+                best = (key, vals)
+        assert best is not None
+        for k, v in zip(links, best[1], strict=True):
+            q[k] = v
         return
     # otherwise: a few coordinate sweeps on these DOFs, toward the goal point or the rotation G
     target_R = G @ fr.T[links[-1], 0, :3, :3]

@@ -161,7 +161,9 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
     if method == "nullspace":
         lo, hi = model.lower, model.upper
         if desired is None:
-            mid = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), fig.rest_pose()[model.dofs])
+            finite = np.isfinite(lo) & np.isfinite(hi)
+            mid = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)),
+                           fig.rest_pose()[model.dofs])
             des = mid
         else:
             d = np.asarray(desired, dtype=float)

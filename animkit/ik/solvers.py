@@ -300,7 +300,7 @@ def evaluate(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array
 
 
 def _secondary(model: ChainModel, opts: Options, J: Array, V: Array, fr: Frames, P: Array, dq1: Array,
-               rows1: int) -> Array:
+               rows1: int, lam: Array | float) -> Array:
     """Δθ₂ = N (J₂N)⁺(V₂ − J₂Δθ₁), N = I − J₁⁺J₁: tasks after the first, in the first's null space."""
     J1 = J[:, :rows1]
     J2s, V2s = [], []
@@ -319,7 +319,7 @@ def _secondary(model: ChainModel, opts: Options, J: Array, V: Array, fr: Frames,
     N = np.eye(n) - _pinv(J1, 1e-6) @ J1
     J2N = J2 @ N
     rhs = V2 - (J2 @ dq1[:, :, None])[:, :, 0]
-    return (N @ damped_solve(J2N, rhs, 1e-6)[:, :, None])[:, :, 0]
+    return (N @ damped_solve(J2N, rhs, lam)[:, :, None])[:, :, 0]
 
 
 def _pole_task(model: ChainModel, opts: Options, fr: Frames, P: Array) -> tuple[Array, Array]:
@@ -406,10 +406,15 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         if jac and opts.step == "fixed":
             nv = np.linalg.norm(Vs, axis=1, keepdims=True)
             Vs = Vs * np.minimum(1.0, opts.step_size / np.maximum(nv, 1e-300))
+        if opts.priority:  # the first effector's rows drive the step; the others go to the null space
+            J, J_all, Vs, V_all = J[:, :rows1], J, Vs[:, :rows1], Vs
+        else:
+            J_all, V_all = J, Vs
         s = StepInput(model, opts, J, Vs, wk.q, wk.lam, wk.fr, wk.P, wk.R)
         dq = step(s)
         if jac and (opts.priority or opts.pole is not None):
-            dq = dq + _secondary(model, opts, J, Vs, wk.fr, wk.P, dq, rows1)
+            lam2 = np.maximum(wk.lam, 1e-6) if lm else 1e-6
+            dq = dq + _secondary(model, opts, J_all, V_all, wk.fr, wk.P, dq, rows1, lam2)
         if opts.max_step is not None:
             big = np.max(np.abs(dq), axis=1, keepdims=True)
             dq = dq * np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))
