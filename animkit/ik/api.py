@@ -23,8 +23,9 @@ Array = NDArray[np.float64]
 
 DEFAULT_MAX_ITER = {"lm": 100, "transpose": 3000, "pinv": 200, "pinv-lu": 200, "dls": 300, "dls-adaptive": 300,
                     "nullspace": 300, "ccd": 500, "two-bone": 10}
+_RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised)
 DEFAULT_MAX_STEP = 0.5  # radians (scene units for prismatic DOFs) per iteration, Jacobian solvers
-_DAMPING = {"lm": 1e-3, "dls": 0.05, "dls-adaptive": 0.1}
+_DAMPING = {"lm": 1.0, "dls": 0.05, "dls-adaptive": 0.1}
 
 
 @dataclass(frozen=True)
@@ -189,9 +190,10 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
         raise IKError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if max_step is not None and not jac:
         raise IKError(f"max_step= applies to Jacobian solvers, not {method!r}")
-    ms = (DEFAULT_MAX_STEP if jac else None) if max_step is None else _positive("max_step", max_step)
-    if ms is not None and math.isinf(ms):
-        ms = None
+    if max_step is not None and max_step == math.inf:
+        ms = None  # no cap
+    else:
+        ms = (DEFAULT_MAX_STEP if jac else None) if max_step is None else _positive("max_step", max_step)
     opts = Options(tol=_positive("tol", tol), orientation_tol=_positive("orientation_tol", orientation_tol),
                    max_iter=int(mi), damping=_DAMPING.get(method, 0.0) if damping is None else
                    _positive("damping", damping, allow_zero=True), step=step,
@@ -265,8 +267,9 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
     ``chain`` is a chain name (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF
     from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
-    ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
-    converges, ``restarts`` starts have run, or ``time_budget`` seconds have passed.
+    ``restarts`` > 0 retries from random in-limit starts (8 at a time, vectorised) when the first run does not
+    converge, until one converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the
+    call, the first run included) have passed.
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
     t0 = time.perf_counter()
@@ -282,16 +285,16 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
         _positive("time_budget", time_budget)
     model, P, R = s.model, s.P[None], None if s.R is None else s.R[None]
     q0 = s.pose[model.dofs][None]
-    out = run(model, s.method, q0, P, R, s.opts)
+    deadline = None if time_budget is None else t0 + time_budget
+    opts = replace(s.opts, deadline=deadline) if deadline is not None else s.opts
+    out = run(model, s.method, q0, P, R, opts)
     q_best = out.q
     used = 0
     if restarts and out.reason[0] != "converged":
         rng = np.random.default_rng(seed)
-        deadline = None if time_budget is None else t0 + time_budget
         best_err = out.errors[-1, 0]
-        opts = replace(s.opts, deadline=deadline) if deadline is not None else s.opts
         while used < restarts and (deadline is None or time.perf_counter() < deadline):
-            k = min(4, restarts - used)
+            k = min(_RESTART_BATCH, restarts - used)
             starts = _random_starts(model, q0[0], k, rng)
             o = run(model, s.method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts)
             used += k

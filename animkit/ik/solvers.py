@@ -46,6 +46,7 @@ SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive"
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
 StepPolicy = Literal["full", "fixed"]
+_DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
 JACOBIAN_SOLVERS = frozenset({"lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace"})
 
 
@@ -67,6 +68,7 @@ class Options:
     gains: Array | None = None  # nullspace: K (n,)
     pole: Array | None = None  # (3,) bend-plane hint for effector 0
     elbow_link: int = -1  # link whose origin the pole pulls
+    limit_weights: bool = False  # lm: weighted least norm away from limits
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
     row_weights: Array = field(default_factory=lambda: np.ones(3))  # √w per row (m,)
 
@@ -196,8 +198,25 @@ def step_nullspace(s: StepInput) -> Array:
 
 
 def step_lm(s: StepInput) -> Array:
-    """Δθ = (JᵀJ + λI)⁻¹JᵀV with a per-problem λ that the loop adapts (Levenberg–Marquardt)."""
-    return damped_solve(s.J, s.V, s.lam)
+    """Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λI)⁻¹V with a per-problem λ that the loop adapts (Levenberg–Marquardt).
+
+    W = diag(1 + |∂H/∂θ_j|), H = Σ (u − l)² / (4 (u − θ)(θ − l)) (Chan & Dubey's weighted least norm): a DOF
+    near a limit gets expensive, so the step moves the others first.
+    """
+    if not s.opts.limit_weights:
+        return damped_solve(s.J, s.V, s.lam)
+    lo, hi = s.model.lower, s.model.upper
+    fin = np.isfinite(lo) & np.isfinite(hi)
+    if not fin.any():
+        return damped_solve(s.J, s.V, s.lam)
+    lo_f = np.where(fin, lo, -1.0)
+    hi_f = np.where(fin, hi, 1.0)
+    q = s.q
+    d1 = np.maximum(hi_f - q, 1e-9)
+    d2 = np.maximum(q - lo_f, 1e-9)
+    grad = (hi_f - lo_f) ** 2 * (2 * q - hi_f - lo_f) / (4 * d1 * d1 * d2 * d2)
+    winv = 1.0 / np.sqrt(1.0 + np.where(fin, np.minimum(np.abs(grad), 1e6), 0.0))  # W^(-1/2)
+    return winv * damped_solve(s.J * winv[:, None, :], s.V, s.lam)
 
 
 def step_ccd(s: StepInput) -> Array:
@@ -435,7 +454,7 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         fr, V, err, pos, ori = evaluate(model, qn, wk.P, wk.R, w)
         if lm:
             better = err < wk.err
-            wk.lam = np.where(better, np.maximum(wk.lam * 0.1, 1e-9), wk.lam * 10.0)
+            wk.lam = np.where(better, np.maximum(wk.lam * _DOWN, 1e-9), wk.lam * _UP)
         else:
             better = np.ones(len(err), dtype=bool)
         improved = err < wk.err * (1.0 - 1e-9) - 1e-15
