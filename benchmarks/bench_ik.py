@@ -156,7 +156,7 @@ def run_single(case: Case, six: bool, **kw) -> tuple[Row, list[bool]]:
         times.append(time.perf_counter() - t0)
         ok.append(check(case, r.pose, T, six))
     t = np.array(times) * 1e3
-    label = "animkit lm" + (" + restarts (5 ms budget)" if "restarts" in kw else "")
+    label = "animkit lm" + (f" + restarts ({kw['time_budget'] * 1e3:g} ms budget)" if "restarts" in kw else "")
     return Row(case.name, "6D" if six else "position", label, 100 * np.mean(ok), float(np.median(t)),
                float(np.percentile(t, 95)), 1e3 / float(np.mean(t))), ok
 
@@ -235,6 +235,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ikpy-n", type=int, default=None, help="run ikpy on the first N targets only (it is slow)")
     ap.add_argument("--skip-restarts", action="store_true")
+    ap.add_argument("--budget-ms", type=float, action="append", default=None,
+                    help="restart time budget per target in ms (repeatable; default 5, the TRAC-IK protocol)")
+    ap.add_argument("--cases", default=None, help="comma-separated case names to run (default: all)")
+    ap.add_argument("--tasks", default="position,6D", help="position, 6D or both (default)")
     args = ap.parse_args()
     try:
         import ikpy  # noqa: F401
@@ -253,21 +257,24 @@ def main() -> None:
     for ch in ("arm", "torso", "hips-up"):
         cases.append(make_case(f"humanoid {ch}", hum.figure, "hand_r", ch, dict(hum.chains), None, args.n,
                                args.seed))
+    if args.cases:
+        keep = set(args.cases.split(","))
+        cases = [c for c in cases if c.name in keep]
+    budgets = args.budget_ms or [5.0]
+    tasks = [t == "6D" for t in args.tasks.split(",")]
     rows: list[Row] = []
     for case in cases:
-        for six in (False, True):
+        for six in tasks:
             row, _ = run_single(case, six)
             rows.append(row)
             if not args.skip_restarts:
-                rows.append(run_single(case, six, restarts=10 ** 6, time_budget=0.005)[0])
+                for ms in budgets:
+                    rows.append(run_single(case, six, restarts=10 ** 6, time_budget=ms / 1e3)[0])
             rows.append(run_batch(case, six))
             if have_ikpy and case.urdf is not None:
                 r = run_ikpy(case, six, args.ikpy_n)
                 if r is not None:
                     rows.append(r)
-            for r in rows[-4:]:
-                if r.case == case.name and r.task == ("6D" if six else "position"):
-                    pass
             print(f"  done {case.name} {'6D' if six else 'position'}", file=sys.stderr)
     print(f"\n{args.n} targets per case, seed {args.seed}; success: position < {POS_OK:g} m, orientation < "
           f"{ORI_OK:g} rad, inside limits\n")
