@@ -1,0 +1,254 @@
+"""An IK problem: effectors, targets, weights, the movable set and its limits, compiled once.
+
+The sub-chain is compiled once per solve: only the nodes on the paths root → effector(s) are
+kept, and every DOF outside the movable set is frozen into the constant transform between two
+movable DOFs. What is left is a tree of *links*, one per movable DOF:
+
+    M_k = M_parent(k) · C_k · E_k(θ_k),     effector e:  M_e = M_link(e) · C_e
+
+with C_k a constant rigid transform (arcs' L and frozen DOFs folded together). Forward kinematics
+of the chain is then one 4×4 product per link, vectorised over a batch of B problems.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..chains import dof_indices
+from ..errors import AnimkitError, IKError, unknown_name
+from ..graph import Figure
+
+__all__ = ["ChainModel", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+
+def _skew(a: Array) -> Array:
+    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+@dataclass(frozen=True)
+class ChainModel:
+    """The movable sub-chain as flat arrays: links (one per movable DOF on a path) and effectors."""
+
+    figure: Figure
+    dofs: Index  # (n,) pose index of each link's DOF
+    parent: Index  # (n,) parent link, −1 for the world
+    revolute: NDArray[np.bool_]  # (n,)
+    axis: Array  # (n, 3) in the link's own frame (E_k keeps it fixed)
+    H0: Array  # (n, 4, 4) C_k (revolute: its rotation part times I; the constant part of C_k E_k(θ))
+    H1: Array  # (n, 4, 4) C_k [a]_× (revolute) — coefficient of sin θ
+    H2: Array  # (n, 4, 4) C_k [a]_×² (revolute) — coefficient of 1 − cos θ
+    H3: Array  # (n, 4, 4) translation column R_C a (prismatic) — coefficient of θ
+    lower: Array  # (n,)
+    upper: Array  # (n,)
+    effectors: tuple[str, ...]
+    eff_link: Index  # (E,) the last link above each effector
+    eff_C: Array  # (E, 4, 4) constant transform from that link to the effector
+    eff_mask: NDArray[np.bool_]  # (E, n) links on each effector's path
+    base_link: Index  # (E,) first link on each effector's path
+    reach: Array  # (E,) an upper bound on |effector − base origin|
+    link_node: tuple[str, ...]  # (n,) node whose arc carries each link's DOF
+
+    @property
+    def n(self) -> int:
+        return int(self.dofs.shape[0])
+
+    def local(self, q: Array) -> Array:
+        """C_k E_k(θ_k) for every link, (B, n, 4, 4): H0 + sinθ H1 + (1 − cosθ) H2 + θ H3."""
+        s = np.sin(q)[:, :, None, None]
+        c = (1.0 - np.cos(q))[:, :, None, None]
+        return self.H0 + s * self.H1 + c * self.H2 + q[:, :, None, None] * self.H3
+
+    def frames(self, q: Array) -> Frames:
+        """World frames of links and effectors for chain values q (B, n)."""
+        B, n = q.shape
+        loc = self.local(q)
+        T = np.empty((n, B, 4, 4))
+        par = self.parent
+        for k in range(n):
+            pk = par[k]
+            T[k] = loc[:, k] if pk < 0 else T[pk] @ loc[:, k]
+        a = np.einsum("kbij,kj->bki", T[:, :, :3, :3], self.axis)  # world axes (B, n, 3)
+        r = T[:, :, :3, 3].transpose(1, 0, 2).copy()  # origin after the DOF
+        pris = ~self.revolute
+        if pris.any():
+            r[:, pris] -= a[:, pris] * q[:, pris, None]  # origin before a prismatic DOF
+        E = np.einsum("ebij,ejk->beik", T[self.eff_link], self.eff_C)  # (B, E, 4, 4)
+        return Frames(T, r, a, E[:, :, :3, 3], E[:, :, :3, :3])
+
+
+@dataclass(frozen=True)
+class Frames:
+    """World frames of a chain: links T (n, B, 4, 4), DOF origins r and axes a (B, n, 3), effectors."""
+
+    T: Array
+    r: Array
+    a: Array
+    p: Array  # (B, E, 3) effector positions
+    R: Array  # (B, E, 3, 3) effector rotations
+
+
+def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, chains: Mapping[str, Iterable[str]] | None,
+                 effectors: Sequence[str]) -> Index:
+    """Pose indices of the movable set (a chain name, joint/node/DOF names, or None = root → effectors)."""
+    try:
+        if chain is None:
+            out: set[int] = set()
+            for e in effectors:
+                out.update(int(i) for i in dof_indices(figure, None, effector=e))
+            return np.array(sorted(out), dtype=np.intp)
+        if isinstance(chain, str) and chains is not None and chain not in chains and chain not in (
+                *figure.joint_names, *figure.node_names, *figure.dof_names):
+            raise IKError(unknown_name("chain", chain, list(chains) + figure.joint_names))
+        return dof_indices(figure, chain, chains=chains)
+    except IKError:
+        raise
+    except AnimkitError as exc:
+        raise IKError(str(exc)) from None
+
+
+def check_effectors(figure: Figure, effector: str | Sequence[str]) -> tuple[str, ...]:
+    names = (effector,) if isinstance(effector, str) else tuple(effector)
+    if not names:
+        raise IKError("expected at least one effector node name, got none")
+    valid = figure.node_names
+    for e in names:
+        if not isinstance(e, str) or e not in valid:
+            raise IKError(unknown_name("effector node", str(e), valid))
+    if len(set(names)) != len(names):
+        raise IKError(f"effectors repeat: {list(names)}")
+    return names
+
+
+def compile_chain(figure: Figure, pose: Array, movable: Index, effectors: Sequence[str],
+                  chain_label: str = "the movable set") -> ChainModel:
+    """Fold everything outside ``movable`` at ``pose`` into constants; one link per movable DOF on a path."""
+    c = figure.compiled
+    index = {n: i for i, n in enumerate(c.node_names)}
+    on_path: set[int] = set()
+    for e in effectors:
+        i = index[e]
+        while i >= 0:
+            on_path.add(i)
+            i = int(c.parent[i])
+    mov = set(int(d) for d in movable)
+    dofs_of: dict[int, list[int]] = {}
+    for d, node in enumerate(c.dof_node):
+        dofs_of.setdefault(int(node), []).append(d)
+    state: dict[int, tuple[int, Array]] = {}
+    links: list[tuple[int, Array, int]] = []  # (parent link, C, dof)
+    for i in sorted(on_path):  # traversal order: parents first
+        pi = int(c.parent[i])
+        k, C = (-1, np.eye(4)) if pi < 0 else state[pi]
+        C = C @ c.L[i]
+        for d in dofs_of.get(i, []):
+            if d in mov:
+                links.append((k, C, d))
+                k, C = len(links) - 1, np.eye(4)
+            else:
+                C = C @ _dof_matrix(c.dof_revolute[d], c.dof_axis[d], float(pose[d]))
+        state[i] = (k, C)
+    n = len(links)
+    eff_link = np.array([state[index[e]][0] for e in effectors], dtype=np.intp)
+    for e, k in zip(effectors, eff_link, strict=True):
+        if k < 0:
+            raise IKError(f"{chain_label} cannot move effector {e!r}: no movable DOF lies on the path from the "
+                          f"root to {e!r} (joints on that path: {[a.joint.name for a in figure.path_to(e)]})")
+    parent = np.array([p for p, _, _ in links], dtype=np.intp)
+    dofs = np.array([d for _, _, d in links], dtype=np.intp)
+    rev = np.array([bool(c.dof_revolute[d]) for d in dofs], dtype=bool)
+    axis = np.array([c.dof_axis[d] for d in dofs], dtype=float).reshape(n, 3)
+    H0 = np.zeros((n, 4, 4))
+    H1 = np.zeros((n, 4, 4))
+    H2 = np.zeros((n, 4, 4))
+    H3 = np.zeros((n, 4, 4))
+    for k, (_, C, _) in enumerate(links):
+        H0[k] = C
+        if rev[k]:
+            K = _skew(axis[k])
+            H1[k, :3, :3] = C[:3, :3] @ K
+            H2[k, :3, :3] = C[:3, :3] @ K @ K
+        else:
+            H3[k, :3, 3] = C[:3, :3] @ axis[k]
+    eff_C = np.stack([state[index[e]][1] for e in effectors])
+    E = len(effectors)
+    mask = np.zeros((E, n), dtype=bool)
+    for j, k in enumerate(eff_link):
+        while k >= 0:
+            mask[j, k] = True
+            k = parent[k]
+    base = np.array([int(np.flatnonzero(mask[j])[0]) for j in range(E)], dtype=np.intp)
+    lower = c.lower[dofs].copy()
+    upper = c.upper[dofs].copy()
+    reach = np.zeros(E)
+    for j in range(E):
+        total = float(np.linalg.norm(eff_C[j, :3, 3]))
+        for k in np.flatnonzero(mask[j]):
+            if k != base[j]:
+                total += float(np.linalg.norm(H0[k, :3, 3]))
+            if not rev[k]:
+                total += max(abs(lower[k]), abs(upper[k]))
+        reach[j] = total if math.isfinite(total) else math.inf
+    link_node = tuple(c.node_names[int(c.dof_node[d])] for d in dofs)
+    return ChainModel(figure, dofs, parent, rev, axis, H0, H1, H2, H3, lower, upper, tuple(effectors), eff_link,
+                      eff_C, mask, base, reach, link_node)
+
+
+def _dof_matrix(revolute: bool, axis: Array, value: float) -> Array:
+    M = np.eye(4)
+    if revolute:
+        K = _skew(axis)
+        M[:3, :3] += math.sin(value) * K + (1.0 - math.cos(value)) * (K @ K)
+    else:
+        M[:3, 3] = axis * value
+    return M
+
+
+def parse_targets(target: ArrayLike | Sequence[ArrayLike], count: int) -> tuple[Array, Array | None]:
+    """Targets for ``count`` effectors: positions (E, 3) and rotations (E, 3, 3) or None (position only).
+
+    Each target is a 3-vector (position) or a 4×4 homogeneous matrix (position and orientation);
+    with several effectors, a sequence of them, all of one kind.
+    """
+    items: list[ArrayLike]
+    if count == 1:
+        items = [target]  # type: ignore[list-item]
+    else:
+        if isinstance(target, np.ndarray) and target.shape[:1] == (count,) or \
+                isinstance(target, (list, tuple)) and len(target) == count:
+            items = list(target)
+        else:
+            raise IKError(f"expected {count} targets (one per effector), got {target!r}")
+    pos, rot = [], []
+    for t in items:
+        try:
+            a = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise IKError(f"a target must be a 3-vector or a 4x4 matrix of numbers, got {t!r}") from None
+        if not np.all(np.isfinite(a)):
+            raise IKError(f"target holds NaN/inf: {a.tolist()}")
+        if a.shape == (3,):
+            pos.append(a)
+            rot.append(None)
+        elif a.shape == (4, 4):
+            R = a[:3, :3]
+            if not np.allclose(R @ R.T, np.eye(3), atol=1e-6) or np.linalg.det(R) < 0 or \
+                    not np.allclose(a[3], [0, 0, 0, 1], atol=1e-9):
+                raise IKError("a 4x4 target must be rigid: orthonormal rotation with det +1 and last row 0 0 0 1")
+            pos.append(a[:3, 3].copy())
+            rot.append(R.copy())
+        else:
+            raise IKError(f"a target must have shape (3,) (position) or (4, 4) (pose), got {a.shape}")
+    kinds = {r is None for r in rot}
+    if len(kinds) > 1:
+        raise IKError("targets must be all positions (3,) or all poses (4, 4), not a mix")
+    P = np.stack(pos)
+    R6 = None if rot[0] is None else np.stack(rot)  # type: ignore[arg-type]
+    return P, R6

@@ -1,0 +1,69 @@
+"""What a solve returns: the pose, whether and how it got there, and what it cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["IKResult", "IKBatchResult", "Reason"]
+
+Reason = Literal["converged", "max_iterations", "stalled", "unreachable"]
+
+
+@dataclass(frozen=True)
+class IKResult:
+    """One solve.
+
+    ``pose`` is the full pose (D,); only the movable set differs from the start pose.
+    ``reachable`` is True when converged, False when the target is shown to be out of reach
+    (beyond the chain's reach from its base, or stalled with the residual along the stretched
+    chain), None when the solver stopped without deciding (a local minimum, joint limits).
+    ``errors`` holds the weighted residual norm ‖W V‖ before the first step and after every iteration.
+    Errors are in scene units (position) and radians (orientation), unweighted.
+    """
+
+    pose: NDArray[np.float64]
+    converged: bool
+    reachable: bool | None
+    iterations: int
+    position_error: float
+    orientation_error: float
+    errors: NDArray[np.float64]
+    reason: Reason
+    solver: str
+    restarts_used: int
+    time_s: float
+
+
+@dataclass(frozen=True)
+class IKBatchResult:
+    """B solves that iterated together: per-problem arrays, the same meanings as :class:`IKResult`.
+
+    ``reachable`` is 1 (converged), 0 (shown out of reach) or −1 (undecided) per problem.
+    ``errors`` is (iterations + 1, B): each problem's value is held after it finished.
+    """
+
+    poses: NDArray[np.float64]
+    converged: NDArray[np.bool_]
+    reachable: NDArray[np.int8]
+    iterations: NDArray[np.intp]
+    position_error: NDArray[np.float64]
+    orientation_error: NDArray[np.float64]
+    errors: NDArray[np.float64]
+    reason: tuple[Reason, ...]
+    solver: str
+    time_s: float
+
+    def __len__(self) -> int:
+        return int(self.poses.shape[0])
+
+    def result(self, i: int) -> IKResult:
+        """Problem ``i`` as an :class:`IKResult` (time is the batch's time divided evenly)."""
+        r = int(self.reachable[i])
+        return IKResult(self.poses[i].copy(), bool(self.converged[i]), None if r < 0 else bool(r),
+                        int(self.iterations[i]), float(self.position_error[i]), float(self.orientation_error[i]),
+                        self.errors[: int(self.iterations[i]) + 1, i].copy(), self.reason[i], self.solver, 0,
+                        self.time_s / max(len(self), 1))

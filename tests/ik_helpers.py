@@ -1,0 +1,54 @@
+"""Shared fixtures for the IK tests: scenes, random in-limit poses, a figure with prismatic DOFs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import animkit
+from animkit.chains import dof_indices
+from animkit.graph import Figure
+from animkit.joints import ball, free, hinge, planar, slider
+
+SCENES = Path(__file__).resolve().parent.parent / "scenes"
+
+
+def load(name: str) -> animkit.Scene:
+    return animkit.load(SCENES / f"{name}.toml")
+
+
+def random_pose(fig: Figure, idx: np.ndarray, rng: np.random.Generator, base: np.ndarray | None = None,
+                margin: float = 0.05) -> np.ndarray:
+    """``base`` (default rest) with the DOFs ``idx`` drawn uniformly inside their limits (and within ±3)."""
+    lim = fig.dof_limits()
+    q = (fig.rest_pose() if base is None else base).copy()
+    lo = np.maximum(lim[idx, 0], -3.0) + margin
+    hi = np.minimum(lim[idx, 1], 3.0) - margin
+    q[idx] = rng.uniform(lo, hi)
+    return q
+
+
+def natural_start(scene: animkit.Scene) -> np.ndarray:
+    """The rest pose, with the humanoid's right elbow slightly bent (its rest is straight, at a limit)."""
+    fig = scene.figure
+    q = fig.rest_pose()
+    if "elbow_r.rx" in fig.dof_names:
+        q[fig.dof_index("elbow_r.rx")] = -0.6
+        q[fig.dof_index("shoulder_r.rx")] = -0.3
+    return q
+
+
+def slider_figure() -> Figure:
+    """Free root, a planar joint, a slider and hinges: every DOF kind and several prismatic axes."""
+    fig = Figure("base", joint=free("root"))
+    fig.add("cart", "base", offset=(0.1, 0.2, 0.0), joint=planar("table", "z"))
+    fig.add("mast", "cart", offset=(0.0, 0.0, 0.3), joint=slider("lift", (0.3, 0.2, 0.9)))
+    fig.add("upper", "mast", offset=(0.0, 0.1, 0.5), joint=ball("shoulder", "zxy"))
+    fig.add("lower", "upper", offset=(0.4, 0.0, 0.0), joint=hinge("elbow", (0.0, 0.6, 0.8)))
+    fig.add("tip", "lower", offset=(0.3, 0.05, 0.0), rotation=np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1.0]]))
+    return fig
+
+
+def chain_dofs(scene: animkit.Scene, chain: str) -> np.ndarray:
+    return dof_indices(scene.figure, chain, chains=scene.chains)
