@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ik_helpers import load, random_pose, slider_figure
+from .ik_helpers import load, random_pose, slider_figure
 
 from animkit.ik import compile_chain, jacobian, rotation_error
 from animkit.ik.jacobian import chain_jacobian

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from ik_helpers import chain_dofs, load, natural_start, random_pose
+from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 from animkit import IKError
 from animkit.graph import Figure

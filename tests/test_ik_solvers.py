@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from ik_helpers import chain_dofs, load, natural_start, random_pose
+from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 from animkit.graph import Figure
 from animkit.ik import SOLVERS, jacobian, solve, solve_batch, two_bone_angles

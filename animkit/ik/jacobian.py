@@ -44,9 +44,10 @@ def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, 
         raise IKError(f"jacobian takes one pose (D,), got shape {p.shape}")
     names = check_effectors(figure, effector)
     c = figure.compiled
-    R, P, r, a = forward(c, p[None], with_dof_frames=True)
+    M, r, a = forward(c, p[None], with_dof_frames=True)
     assert r is not None and a is not None
     r, a = r[:, :, 0], a[:, :, 0]
+    P = M[c.row, :, 3]  # node positions (N, 3, 1) in node_names order
     index = {n: i for i, n in enumerate(c.node_names)}
     selected = np.zeros(c.dof_count, dtype=bool)
     if dofs is None:
