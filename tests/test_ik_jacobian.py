@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from .ik_helpers import load, random_pose, slider_figure
 
 from animkit.ik import compile_chain, jacobian, rotation_error
 from animkit.ik.jacobian import chain_jacobian
 from animkit.transforms import matrix_from_rotation_vector
+
+from .ik_helpers import load, random_pose, slider_figure
 
 
 def fd_jacobian(fig, pose, effector, h=1e-6):

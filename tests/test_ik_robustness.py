@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 from animkit import IKError
 from animkit.graph import Figure
 from animkit.ik import SOLVERS, solve, solve_batch
 from animkit.joints import ball, hinge
+
+from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 ARM = load("six_axis_arm")
 HUMAN = load("humanoid")

@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 from animkit.graph import Figure
 from animkit.ik import SOLVERS, jacobian, solve, solve_batch, two_bone_angles
 from animkit.ik.solvers import StepInput, step_nullspace
 from animkit.joints import hinge
+
+from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
 ITERATIVE = [s for s in SOLVERS if s != "two-bone"]
 ARMS = [("three_axis_arm", "tip", "arm"), ("six_axis_arm", "tool", "arm"), ("humanoid", "hand_r", "arm")]
