@@ -10,7 +10,10 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
+
+import numpy as np
 
 from .errors import AnimkitError
 
@@ -76,7 +79,8 @@ def _style(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4, a folder/ (PNG per frame) or sheet.png")
-    p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels (default: the scene's camera, 640x480)")
+    p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels, per panel for compare "
+                   "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
@@ -109,6 +113,134 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vector(text: str) -> list[float]:
+    try:
+        v = [float(x) for x in text.replace(" ", "").split(",")]
+    except ValueError:
+        v = []
+    if len(v) != 3 or not all(math.isfinite(x) for x in v):
+        raise AnimkitError(f"target {text!r}: expected three numbers X,Y,Z, e.g. 0.3,1.2,0.5")
+    return v
+
+
+def _names(text: str | None) -> list[str] | None:
+    return None if text is None else [n for n in text.split(",") if n]
+
+
+def _panel_label(result) -> str:  # type: ignore[no-untyped-def]
+    r = result.result
+    if r.converged:
+        state = "reached"
+    elif r.reachable is False:
+        state = f"out of reach, {r.position_error * 100:.0f} cm short"
+    else:
+        state = f"not reached ({r.position_error * 100:.1f} cm)"
+    return f"{result.label}: {state}"
+
+
+def _cmd_reach(args: argparse.Namespace) -> int:
+    from . import load, save
+    from .reach import bake_reach
+    from .render.clip import Panel, parse_size, render_panels
+
+    scene = load(args.scene)
+    spec = scene.reach
+    effector = args.effector or (spec.effector if spec else None)
+    if effector is None:
+        raise AnimkitError("give --effector (the scene has no [reach] section naming one)")
+    target = _vector(args.target) if args.target else (list(spec.target) if spec else None)
+    if target is None:
+        raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
+    node = scene.effector_node(effector)
+    result = bake_reach(scene.figure, node, target, chain=args.chain, chains=scene.chains, solver=args.solver,
+                        duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
+                        label=args.chain or "root to effector")
+    size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
+    panel = Panel(scene.figure, result.poses, _panel_label(result), targets=np.asarray([target]), trail=result.trail)
+    report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
+                           size=size, style=_style(args), quiet=args.quiet)
+    if args.save:
+        save(args.save, scene, result.clip)
+    r = result.result
+    print(f"{result.label}: {'reached' if r.converged else 'not reached'} (error {r.position_error:.3g} m, "
+          f"reachable {r.reachable}, {r.iterations} iterations, {r.time_s * 1e3:.1f} ms, solver {r.solver}); "
+          f"wrote {report.path}" + (f" and {args.save}" if args.save else ""))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
+    from . import load
+    from .io import atomic_path
+    from .reach import compare
+    from .render.clip import Panel, parse_size, render_panels
+
+    if args.plot:
+        _matplotlib()  # fail before the work, not after it
+    scene = load(args.scene)
+    comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
+                         chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
+                         hold=args.hold, fps=args.fps)
+    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
+    panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail)
+              for p in comparison.panels]
+    size = parse_size(args.size) if args.size else (360, 360)
+    print(comparison.table())
+    report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
+                           size=size, style=_style(args), quiet=args.quiet)
+    if args.json:
+        with atomic_path(args.json) as tmp:
+            tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
+    if args.plot:
+        _plot_errors(comparison, args.plot)
+    if not args.quiet:
+        extra = "".join(f", {p}" for p in (args.json, args.plot) if p)
+        print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+    return 0
+
+
+def _matplotlib():  # type: ignore[no-untyped-def]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise AnimkitError("--plot needs matplotlib, which is not installed: pip install 'animkit[plot]'") from None
+    return plt
+
+
+def _plot_errors(comparison, path: str) -> None:  # type: ignore[no-untyped-def]
+    """Error against iteration, one line per panel (matplotlib: the optional extra animkit[plot])."""
+    plt = _matplotlib()
+    from .io import atomic_path
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for p in comparison.panels:
+        e = np.maximum(np.asarray(p.result.errors, dtype=float), 1e-12)
+        ax.semilogy(np.arange(len(e)), e, marker=".", label=p.label)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("position error (m)")
+    ax.set_title(f"{comparison.effector}: error against iteration")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=suffix)
+    plt.close(fig)
+
+
+def _add_reach_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--effector", default=None, help="effector or node name (default: the scene's [reach])")
+    p.add_argument("--target", default=None, help="X,Y,Z in world coordinates (default: the scene's [reach])")
+    p.add_argument("--duration", type=float, default=None if p.prog.endswith("compare") else 2.0,
+                   help="seconds to travel to the target")
+    p.add_argument("--hold", type=float, default=None if p.prog.endswith("compare") else 0.5,
+                   help="seconds to hold at the end")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
@@ -121,6 +253,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
+
+    p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
+    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh)")
+    _add_reach_options(p)
+    p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
+    p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
+    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml or clip.bvh")
+    _add_output_options(p)
+    p.set_defaults(run=_cmd_reach)
+
+    p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
+    p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
+    _add_reach_options(p)
+    p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
+    p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
+    p.add_argument("--json", default=None, help="also write the metrics as JSON")
+    p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
+    _add_output_options(p)
+    p.set_defaults(run=_cmd_compare)
     return parser
 
 

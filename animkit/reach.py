@@ -1,0 +1,255 @@
+"""Bake IK reaches into clips, and compare movable sets (and solvers) on one reach.
+
+A reach moves the effector from where it is to the target along a smooth path,
+
+    w(t) = e₀ + s(t/T) (x_target − e₀),   s(u) = 3u² − 2u³ (ease in and out),
+
+then holds for ``hold`` seconds. Each frame k solves IK toward w(t_k) warm-started from
+frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the
+joints never pop; DOFs outside the movable set keep their start values. The baked result is
+an ordinary :class:`~animkit.keyframes.Clip`.
+
+A comparison bakes the same reach once per movable set (and per solver), and reports for
+each: reached or not, final error, iterations, solve time, total joint rotation and the
+joints that moved most. It returns clips and metrics and draws nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .chains import dof_indices
+from .errors import IKError
+from .graph import Figure
+from .ik import IKResult, solve
+from .keyframes import Clip
+from .scene import Scene
+
+__all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep"]
+
+Array = NDArray[np.float64]
+
+
+def smoothstep(u: ArrayLike) -> Array:
+    """s(u) = 3u² − 2u³ on [0, 1] (zero velocity at both ends), clamped outside."""
+    u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    return u * u * (3.0 - 2.0 * u)
+
+
+@dataclass(frozen=True, eq=False)
+class ReachResult:
+    """One baked reach: the clip, per-frame poses and effector trail, and the solver's result."""
+
+    label: str
+    chain: str | None
+    solver: str
+    effector: str
+    target: Array  # (3,) or (4, 4)
+    clip: Clip
+    times: Array  # (F,)
+    poses: Array  # (F, D)
+    waypoints: Array  # (F, 3): where the effector was asked to be at each frame
+    trail: Array  # (F, 3): where it was
+    result: IKResult  # the solve from the start pose straight to the target (table and plot)
+    frame_iterations: int  # IK iterations summed over every frame of the bake
+    frame_time_s: float  # time spent solving every frame of the bake
+    moved: tuple[tuple[str, float], ...]  # joints by rotation over the clip (degrees), most first
+    total_rotation_deg: float
+
+    @property
+    def reached(self) -> bool:
+        return bool(self.result.converged)
+
+    @property
+    def clip_final_error(self) -> float:
+        """Distance from the effector to the target at the clip's last frame."""
+        return float(np.linalg.norm(self.trail[-1] - _position(self.target)))
+
+    def metrics(self) -> dict[str, Any]:
+        """JSON-ready numbers: exactly the solver result's fields, plus the clip's motion."""
+        r = self.result
+        return {
+            "label": self.label,
+            "chain": self.chain,
+            "solver": self.solver,
+            "reached": bool(r.converged),
+            "reachable": None if r.reachable is None else bool(r.reachable),
+            "reason": r.reason,
+            "final_error": float(r.position_error),
+            "orientation_error": float(r.orientation_error),
+            "iterations": int(r.iterations),
+            "solve_time_s": float(r.time_s),
+            "clip_final_error": self.clip_final_error,
+            "bake_iterations": int(self.frame_iterations),
+            "bake_time_s": float(self.frame_time_s),
+            "total_rotation_deg": float(self.total_rotation_deg),
+            "moved_most": [{"joint": j, "degrees": float(d)} for j, d in self.moved[:3]],
+            "errors": [float(e) for e in r.errors],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Several reaches of one effector toward one target, one per movable set and solver."""
+
+    effector: str
+    target: Array
+    panels: tuple[ReachResult, ...]
+    fps: float
+    start_pose: Array = field(repr=False)
+
+    def metrics(self) -> dict[str, Any]:
+        return {"effector": self.effector, "target": [float(x) for x in np.ravel(self.target)],
+                "fps": self.fps, "panels": [p.metrics() for p in self.panels]}
+
+    def table(self) -> str:
+        """The metrics as a fixed-width text table, one row per panel."""
+        head = f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}  moved most"
+        rows = [head, "-" * len(head)]
+        for p in self.panels:
+            m = p.metrics()
+            moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
+            rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
+                        f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
+                        f"  {moved}")
+        return "\n".join(rows)
+
+
+def _position(target: Array) -> Array:
+    return target[:3, 3] if target.shape == (4, 4) else target
+
+
+def _check_target(target: ArrayLike) -> Array:
+    t = np.asarray(target, dtype=float)
+    if t.shape not in ((3,), (4, 4)) or not np.all(np.isfinite(t)):
+        raise IKError(f"a reach target is a point (3 numbers) or a 4x4 pose, all finite; got {np.asarray(target)!r}")
+    return t
+
+
+def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: ArrayLike | None = None,
+               chain: str | Sequence[str] | None = None, chains: Mapping[str, Iterable[str]] | None = None,
+               solver: str | None = None, duration: float = 2.0, hold: float = 0.5, fps: float = 30.0,
+               path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
+               frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None
+               ) -> ReachResult:
+    """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
+
+    ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
+    follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
+    """
+    if duration <= 0 or hold < 0 or fps <= 0:
+        raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
+    tgt = _check_target(target)
+    pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
+    node_index = figure.node_names.index(effector) if effector in figure.node_names else None
+    if node_index is None:
+        from .errors import unknown_name
+
+        raise IKError(unknown_name("effector", effector, figure.node_names))
+    movable = dof_indices(figure, chain, chains=chains, effector=effector)
+    n_frames = int(round((duration + hold) * fps)) + 1
+    times = np.arange(n_frames) / fps
+    e0 = figure.world_positions(pose0)[0, node_index]
+    goal = _position(tgt)
+    if path is None:
+        s = smoothstep(times / duration)[:, None]
+        waypoints = e0 + s * (goal - e0)
+    else:
+        pt, pp = (np.asarray(a, dtype=float) for a in path)
+        if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+            raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+        waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
+    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
+    lim = figure.dof_limits()
+    step_cap = max_speed / fps
+    poses = np.empty((n_frames, figure.dof_count))
+    poses[0] = pose0
+    iters = 0
+    t_solve = 0.0
+    solve_kw: dict[str, Any] = {"chain": list(np.asarray(figure.dof_names)[movable]), "max_iter": frame_iterations,
+                                "tol": tol}
+    if solver is not None:
+        solve_kw["solver"] = solver
+    for k in range(1, n_frames):
+        w = waypoints[k]
+        frame_target = w if orient is None else _pose_matrix(orient, w)
+        t0 = time.perf_counter()
+        r = solve(figure, poses[k - 1], effector, frame_target, **solve_kw)
+        t_solve += time.perf_counter() - t0
+        iters += r.iterations
+        delta = r.pose - poses[k - 1]
+        biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
+        if biggest > step_cap:  # keep the direction, bound the speed
+            delta *= step_cap / biggest
+        poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
+    # the table's numbers: one solve from the start pose straight to the target
+    direct_kw = dict(solve_kw, max_iter=max(200, frame_iterations))
+    direct = solve(figure, pose0, effector, tgt, **direct_kw)
+    trail = figure.world_positions(poses)[:, node_index]
+    moved, total = _rotation_summary(figure, poses)
+    chain_name = chain if isinstance(chain, str) else None
+    solver_name = direct.solver
+    clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
+    return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
+                       chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
+                       iters, t_solve, moved, total)
+
+
+def _pose_matrix(R: Array, p: Array) -> Array:
+    M = np.eye(4)
+    M[:3, :3] = R
+    M[:3, 3] = p
+    return M
+
+
+def _rotation_summary(figure: Figure, poses: Array) -> tuple[tuple[tuple[str, float], ...], float]:
+    """Per joint, Σ_frames Σ_revolute DOFs |Δθ| in degrees (most first), and the total over all joints."""
+    rev = np.array([d.revolute for d in figure.dofs], dtype=bool)
+    travel = np.abs(np.diff(poses, axis=0)).sum(axis=0) if len(poses) > 1 else np.zeros(figure.dof_count)
+    travel = np.degrees(np.where(rev, travel, 0.0))
+    per_joint = [(j, float(travel[idx].sum())) for j, idx in figure.joint_dofs.items() if idx]
+    per_joint = [(j, d) for j, d in per_joint if d > 1e-9]
+    per_joint.sort(key=lambda jd: -jd[1])
+    return tuple(per_joint), float(travel.sum())
+
+
+def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | None = None,
+            chains: Sequence[str] | None = None, solvers: Sequence[str | None] | None = None,
+            duration: float | None = None, hold: float | None = None, fps: float | None = None,
+            start_pose: ArrayLike | None = None) -> Comparison:
+    """One reach per movable set (× solver), defaults from the scene's ``[reach]`` section."""
+    spec = scene.reach
+    eff = effector or (spec.effector if spec else None)
+    if eff is None:
+        raise IKError(f"{scene.source or 'scene'}: no effector given and the scene has no [reach] effector")
+    node = scene.effector_node(eff)
+    tgt = target if target is not None else (spec.target if spec else None)
+    if tgt is None:
+        raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
+    names = list(chains) if chains else list(spec.chains if spec and spec.chains else scene.chains)
+    if not names:
+        raise IKError(f"{scene.source or 'scene'}: no movable sets: give chains or declare [chains]")
+    for c in names:
+        scene.chain(c)  # unknown names fail here, listing the valid ones
+    solver_list: list[str | None] = list(solvers) if solvers else list(spec.solvers if spec else [None])
+    duration = duration if duration is not None else (spec.duration if spec else 2.0)
+    hold = hold if hold is not None else (spec.hold if spec else 0.5)
+    fps = fps if fps is not None else (spec.fps if spec else 30.0)
+    if start_pose is None and spec is not None and spec.start_clip is not None:
+        start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
+    pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
+    panels = []
+    for c in names:
+        for s in solver_list:
+            label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
+            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, chains=scene.chains,
+                                     solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
+                                     label=label))
+    return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)
