@@ -60,7 +60,8 @@ def _import_pyglet() -> Any:
     except ImportError as exc:
         raise RenderError(f"animkit view needs pyglet>=2 ({exc}); headless rendering: animkit render") from None
     except Exception as exc:  # pyglet's own NoSuchDisplayException and friends
-        raise RenderError(f"{NO_DISPLAY} ({type(exc).__name__}: {exc})") from exc
+        shown = os.environ.get("DISPLAY")
+        raise RenderError(f"{NO_DISPLAY} (DISPLAY={shown!r}: {type(exc).__name__}: {exc})") from exc
     return pyglet
 
 
@@ -87,6 +88,7 @@ class Viewer:
     def __init__(self, scene: Scene, clip: str | Clip | None = None, *, targets: ArrayLike | None = None,
                  size: tuple[int, int] = (800, 600), render_scale: float = 1.0, style: Style = Style(),
                  visible: bool = True) -> None:
+        self._pyglet = _import_pyglet()  # first: fail fast without a display
         w, h = (int(v) for v in size)
         if not (64 <= w <= 8192 and 64 <= h <= 8192):
             raise RenderError(f"viewer size must lie in 64..8192 each way, got {size!r}")
@@ -129,8 +131,6 @@ class Viewer:
         self._time = 0.0
         self._drag: str | None = None
         self._closed = False
-
-        self._pyglet = _import_pyglet()
         self._open_window(w, h, visible)
 
     # --- set-up -------------------------------------------------------------------------------------
