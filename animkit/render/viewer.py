@@ -221,17 +221,17 @@ class Viewer:
         self.playing = not self.playing
 
     def toggle_wireframe(self) -> None:
-        self._set_style(wireframe=not self.style.wireframe)
+        self._set_style(dataclasses.replace(self.style, wireframe=not self.style.wireframe))
 
     def toggle_joint_axes(self) -> None:
-        self._set_style(joint_axes=not self.style.joint_axes)
+        self._set_style(dataclasses.replace(self.style, joint_axes=not self.style.joint_axes))
 
     def toggle_grid(self) -> None:
-        self._set_style(grid=not self.style.grid)
+        self._set_style(dataclasses.replace(self.style, grid=not self.style.grid))
 
-    def _set_style(self, **changes: bool) -> None:
-        self.style = dataclasses.replace(self.style, **changes)
-        self._renderer.style = self.style
+    def _set_style(self, style: Style) -> None:
+        self.style = style
+        self._renderer.style = style
 
     def orbit(self, d_azimuth: float, d_elevation: float) -> None:
         """Turn the camera around its target by ``d_azimuth`` and ``d_elevation`` degrees (elevation kept
