@@ -437,8 +437,8 @@ def main() -> None:
               f"tracemalloc peak {a['tracemalloc_peak_mb']:.1f} -> {b['tracemalloc_peak_mb']:.1f} MB, "
               f"ru_maxrss growth {a['rss_growth_mb']:.1f} -> {b['rss_growth_mb']:.1f} MB | "
               f"{'yes' if growth < 16 else 'see note'} |")
-        notes.append(f"flatness runs: {a['seconds']:.1f} s and {b['seconds']:.1f} s; the GIF writer keeps the "
-                     "encoded frames (its own buffer) until it closes, which is what grows with length")
+        notes.append(f"flatness runs took {a['seconds']:.1f} s and {b['seconds']:.1f} s (traced); peak growth "
+                     f"{growth:+.1f} MB for 100x the frames (threshold 16 MB: the writer's own buffer)")
     elif flat:
         notes.append(f"flatness check failed: {[f.get('error') for f in flat]}")
     if "SYNTHETIC" in label:
