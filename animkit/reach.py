@@ -238,7 +238,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         raise IKError(f"{scene.source or 'scene'}: no movable sets: give chains or declare [chains]")
     for c in names:
         scene.chain(c)  # unknown names fail here, listing the valid ones
-    solver_list: list[str | None] = list(solvers) if solvers else list(spec.solvers if spec else [None])
+    solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
+                                                                    else [None])
     duration = duration if duration is not None else (spec.duration if spec else 2.0)
     hold = hold if hold is not None else (spec.hold if spec else 0.5)
     fps = fps if fps is not None else (spec.fps if spec else 30.0)

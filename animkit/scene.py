@@ -37,7 +37,7 @@ class ReachSpec:
     effector: str
     target: tuple[float, ...]
     chains: tuple[str, ...] = ()
-    solvers: tuple[str, ...] = ("dls",)
+    solvers: tuple[str, ...] = ()  # empty: the robust default solver
     duration: float = 2.0
     hold: float = 0.5
     fps: float = 30.0

@@ -513,7 +513,7 @@ def _reach(ctx: _Ctx, spec: Any, fig: Figure, chains: Mapping[str, Any], effecto
     for c in names:
         if c not in chains:
             raise ctx.error("reach.chains", unknown_name("chain", c, chains))
-    solvers = spec.get("solvers", ["dls"])
+    solvers = spec.get("solvers", [])
     if isinstance(solvers, str):
         solvers = [solvers]
     kw: dict[str, Any] = {}

@@ -115,6 +115,7 @@ class FigureRenderer:
         size = figure.size()
         self.grid_spacing = _nice(size / 4.0)
         self.grid_extent = grid_extent if grid_extent is not None else max(4 * self.grid_spacing, 1.5 * size)
+        self._backdrop: NDArray[np.uint8] | None = None
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
@@ -122,9 +123,8 @@ class FigureRenderer:
         verts = place_vertices(self.mesh, world)
         image, depth = render_triangles(self.camera, verts, self.mesh.faces, self.mesh.face_colors,
                                         background=st.background, supersample=st.supersample, depth_out=True)
-        if st.grid:
-            image = draw_grid(image, self.camera, self.up, spacing=self.grid_spacing, extent=self.grid_extent,
-                              color=st.grid_color, depth=depth)
+        if st.grid:  # the ground lies behind the figure: show the backdrop wherever no triangle is
+            np.copyto(image, self.backdrop(), where=np.isinf(depth)[:, :, None])
         if st.wireframe and len(self.mesh.faces):
             tri = verts[self.mesh.faces]
             starts = tri.reshape(-1, 3)
@@ -137,6 +137,15 @@ class FigureRenderer:
         if targets is not None and len(targets):
             image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
         return image
+
+    def backdrop(self) -> NDArray[np.uint8]:
+        """The background with the ground grid, drawn once: the camera is fixed for the whole clip."""
+        if self._backdrop is None:
+            blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
+            blank[...] = np.round(np.asarray(self.style.background) * 255).astype(np.uint8)
+            self._backdrop = draw_grid(blank, self.camera, self.up, spacing=self.grid_spacing,
+                                       extent=self.grid_extent, color=self.style.grid_color)
+        return self._backdrop
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
         length = 0.6 * self.grid_spacing
@@ -241,6 +250,8 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     renderers = [FigureRenderer(p.figure, camera, up=up, style=style) for p in panels]
     n = max(len(p.poses) for p in panels)
     labels = [p.label for p in panels]
+    if columns is None:
+        columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
     first = compose_panels([np.zeros((size[1], size[0], 3), np.uint8)] * len(panels), labels, columns)
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
