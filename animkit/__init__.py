@@ -5,10 +5,14 @@
 
 from __future__ import annotations
 
+from . import ik, keyframes, reach
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .graph import Arc, Figure, Node
+from .ik import IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
+from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+from .reach import bake_reach, compare
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -29,7 +33,19 @@ __all__ = [
     "Scene",
     "CameraSpec",
     "ReachSpec",
+    "Clip",
+    "Track",
+    "RotationTrack",
+    "blend",
+    "crossfade",
+    "IKResult",
+    "solve",
+    "bake_reach",
+    "compare",
     "load",
     "save",
+    "ik",
+    "keyframes",
+    "reach",
     "__version__",
 ]

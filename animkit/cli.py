@@ -232,6 +232,21 @@ def _plot_errors(comparison, path: str) -> None:  # type: ignore[no-untyped-def]
     plt.close(fig)
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from . import load
+    from .render.clip import parse_size
+    from .render.viewer import view
+
+    scene = load(args.scene)
+    if args.clip is not None:
+        scene.clip(args.clip)  # an unknown name fails here, listing the clips
+    targets = None
+    if not args.no_target and scene.reach is not None:
+        targets = np.asarray([scene.reach.target[:3]])
+    view(scene, args.clip, targets=targets, size=parse_size(args.size), render_scale=args.scale)
+    return 0
+
+
 def _add_reach_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effector", default=None, help="effector or node name (default: the scene's [reach])")
     p.add_argument("--target", default=None, help="X,Y,Z in world coordinates (default: the scene's [reach])")
@@ -272,6 +287,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
+
+    p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
+                       "scroll zooms, w wireframe, a axes")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
+    p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
+    p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
+    p.add_argument("--no-target", action="store_true", help="do not mark the scene's [reach] target")
+    p.set_defaults(run=_cmd_view)
     return parser
 
 
