@@ -143,3 +143,18 @@ def test_cli_render_and_its_errors(tmp_path) -> None:
         lines = [ln for ln in r.stderr.splitlines() if ln.startswith("animkit: error")]
         assert len(lines) == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "x.avi").exists() and not (tmp_path / "x.gif").exists()
+
+
+def test_outputs_get_the_usual_permissions(tmp_path, arm) -> None:
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        render_clip(arm, tmp_path / "a.gif", clip=_swing(arm, n=2), size=(32, 24), quiet=True)
+        render_clip(arm, str(tmp_path / "frames") + "/", clip=_swing(arm, n=2), size=(32, 24), quiet=True)
+        animkit.save(tmp_path / "arm.toml", arm)
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "a.gif").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "arm.toml").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "frames").stat().st_mode & 0o777 == 0o755

@@ -7,12 +7,11 @@ descriptions (urdf). Each format module is imported only when used.
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..atomic import atomic_path
 from ..errors import AnimkitError, ParseError, unknown_name
 
 if TYPE_CHECKING:
@@ -76,19 +75,3 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     with atomic_path(p) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return p
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """A temporary path beside ``path``, renamed onto it only if the block ends without error."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -30,6 +30,7 @@ from typing import IO, Any, Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..atomic import publish, temporary_beside
 from ..errors import RenderError, unknown_name
 from .raster import rgb8
 
@@ -234,16 +235,13 @@ class FrameWriter:
 
 
 class _TempFileWriter(FrameWriter):
-    """Writes to ``.<name>.<random>.partial<suffix>`` beside the target; os.replace on close."""
+    """Writes to ``.<name>.<random>.partial<suffix>`` beside the target; renamed onto it on close."""
 
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
         super().__init__(path, fps, size, quiet)
         if self.path.is_dir():
             raise RenderError(f"{str(self.path)!r} is a folder; expected a {self.path.suffix} file path")
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}.",
-                                   suffix=f".partial{self.path.suffix}")
-        os.close(fd)
-        self.tmp_path = Path(tmp)
+        self.tmp_path = temporary_beside(self.path, suffix=f".partial{self.path.suffix}")
 
     def _discard(self) -> None:
         self._release()
@@ -253,7 +251,7 @@ class _TempFileWriter(FrameWriter):
         """Close open handles (without finishing the output)."""
 
     def _commit(self) -> None:
-        os.replace(self.tmp_path, self.path)
+        publish(self.tmp_path, self.path)
 
 
 class GifWriter(_TempFileWriter):
@@ -398,7 +396,7 @@ class PngDirWriter(FrameWriter):
 
     def _finish(self) -> None:
         if not self.path.exists():
-            os.replace(self.tmp_path, self.path)
+            publish(self.tmp_path, self.path, directory=True)
             return
         for old in self.path.glob("frame_*.png"):
             old.unlink()
