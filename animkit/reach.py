@@ -39,8 +39,8 @@ Array = NDArray[np.float64]
 
 def smoothstep(u: ArrayLike) -> Array:
     """s(u) = 3u² − 2u³ on [0, 1] (zero velocity at both ends), clamped outside."""
-    u = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
-    return u * u * (3.0 - 2.0 * u)
+    v: Array = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    return v * v * (3.0 - 2.0 * v)
 
 
 @dataclass(frozen=True, eq=False)

@@ -242,10 +242,10 @@ def is_rigid(M: ArrayLike, tol: float = 1e-6) -> bool:
 
 def matrix_from_quaternion(q: ArrayLike) -> Array:
     """R(q) for q = (w, x, y, z) (normalised first), 3×3."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    R = np.empty(q.shape[:-1] + (3, 3))
+    qn: Array = np.asarray(q, dtype=float)
+    qn = qn / np.linalg.norm(qn, axis=-1, keepdims=True)
+    w, x, y, z = qn[..., 0], qn[..., 1], qn[..., 2], qn[..., 3]
+    R = np.empty(qn.shape[:-1] + (3, 3))
     R[..., 0, 0] = 1 - 2 * (y * y + z * z)
     R[..., 0, 1] = 2 * (x * y - w * z)
     R[..., 0, 2] = 2 * (x * z + w * y)
@@ -364,12 +364,12 @@ def quaternion_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> Array:
 
 def axis_angle_from_quaternion(q: ArrayLike) -> tuple[Array, Array]:
     """(a, θ) with θ = 2 atan2(|v|, w) ∈ [0, π] for q = (w, v); a = (1, 0, 0) where θ = 0."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    q = np.where(q[..., :1] < 0, -q, q)
-    v = q[..., 1:]
+    qn: Array = np.asarray(q, dtype=float)
+    qn = qn / np.linalg.norm(qn, axis=-1, keepdims=True)
+    qn = np.where(qn[..., :1] < 0, -qn, qn)
+    v = qn[..., 1:]
     n = np.linalg.norm(v, axis=-1)
-    angle = 2.0 * np.arctan2(n, q[..., 0])
+    angle = 2.0 * np.arctan2(n, qn[..., 0])
     small = n < 1e-15
     axis = np.where(small[..., None], np.array([1.0, 0.0, 0.0]), v / np.where(small, 1.0, n)[..., None])
     return axis, angle
