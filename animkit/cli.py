@@ -11,16 +11,23 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from types import ModuleType
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
 from .errors import AnimkitError
 
+if TYPE_CHECKING:
+    from .keyframes import Clip
+    from .reach import Comparison, ReachResult
+    from .render.clip import Style
+    from .scene import Scene
+
 __all__ = ["main", "describe_scene"]
 
 
-def describe_scene(scene, out: TextIO) -> None:  # type: ignore[no-untyped-def]
+def describe_scene(scene: Scene, out: TextIO) -> None:
     """Print the tree: nodes, joints, DOFs with limits, chains, effectors and clips."""
     fig = scene.figure
     dofs = fig.dofs
@@ -60,7 +67,8 @@ def describe_scene(scene, out: TextIO) -> None:  # type: ignore[no-untyped-def]
               f"loop {clip.loop}", file=out)
 
 
-def _frame_count(clip) -> int:  # type: ignore[no-untyped-def]
+def _frame_count(clip: Clip) -> int:
+    assert clip.duration is not None  # Clip.__post_init__ resolves it to a float
     return int(round(clip.duration * clip.fps)) + 1
 
 
@@ -71,7 +79,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _style(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _style(args: argparse.Namespace) -> Style:
     from .render.clip import Style
 
     return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes)
@@ -127,7 +135,7 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n for n in text.split(",") if n]
 
 
-def _panel_label(result) -> str:  # type: ignore[no-untyped-def]
+def _panel_label(result: ReachResult) -> str:
     r = result.result
     if r.converged:
         state = "reached"
@@ -200,7 +208,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _matplotlib():  # type: ignore[no-untyped-def]
+def _matplotlib() -> ModuleType:
     try:
         import matplotlib
 
@@ -211,7 +219,7 @@ def _matplotlib():  # type: ignore[no-untyped-def]
     return plt
 
 
-def _plot_errors(comparison, path: str) -> None:  # type: ignore[no-untyped-def]
+def _plot_errors(comparison: Comparison, path: str) -> None:
     """Error against iteration, one line per panel (matplotlib: the optional extra animkit[plot])."""
     plt = _matplotlib()
     from .io import atomic_path
@@ -299,7 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      file: TextIO | None = None, line: str | None = None) -> None:
     print(f"animkit: warning: {message}", file=sys.stderr)
 
 

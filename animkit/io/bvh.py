@@ -448,8 +448,10 @@ def _clip_from_frames(data: BvhData, name: str) -> Any:
 
 
 class _Sampled(Protocol):
-    fps: float
-    duration: float
+    @property
+    def fps(self) -> float: ...
+    @property
+    def duration(self) -> float | None: ...
 
     def sample(self, times: ArrayLike) -> Array: ...
 

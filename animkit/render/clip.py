@@ -224,6 +224,7 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
                 fps: float | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
     """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
     c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
+    assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
     poses = c.sample(times)
     mesh = figure_mesh(scene.figure)
