@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import IO, Generic, TypeVar
+from typing import IO, Generic, Never, TypeVar, overload
 
 from .errors import AnimkitError
 
@@ -112,6 +112,18 @@ class Progress(Generic[T]):
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.close()
+
+
+@overload
+def progress(iterable_or_total: int, desc: str = "", *, enabled: bool | None = None,
+             stream: IO[str] | None = None, total: None = None, delay: float = 1.0,
+             interval: float = 0.1) -> Progress[Never]: ...
+
+
+@overload
+def progress(iterable_or_total: Iterable[T], desc: str = "", *, enabled: bool | None = None,
+             stream: IO[str] | None = None, total: int | None = None, delay: float = 1.0,
+             interval: float = 0.1) -> Progress[T]: ...
 
 
 def progress(iterable_or_total: Iterable[T] | int, desc: str = "", *, enabled: bool | None = None,
