@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -114,7 +114,8 @@ class MeshFile:
         if not p.is_file():
             raise SceneError(f"{self.path}: mesh file not found")
         try:
-            mesh = trimesh.load(p, force="mesh")
+            # force="mesh" always gives a Trimesh; load() is annotated only as returning a Geometry
+            mesh = cast("trimesh.Trimesh", trimesh.load(p, force="mesh"))
         except Exception as exc:  # trimesh raises many kinds; one clear message for all
             raise SceneError(f"{self.path}: trimesh could not read this mesh ({exc})") from None
         mesh.apply_scale(np.asarray(self.scale, dtype=float))

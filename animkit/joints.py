@@ -196,7 +196,7 @@ def _per_dof(spec: LimitSpec | Sequence[float] | dict[str, float] | float | None
         return seq
     if isinstance(spec, (int, float)):
         return [float(spec)] * n
-    seq = list(spec)  # type: ignore[arg-type]
+    seq = list(spec)
     if len(seq) != n:
         raise SceneError(f"joint {joint!r}: expected {n} rest values (one per DOF {suffixes}), got {len(seq)}")
     return seq
@@ -295,6 +295,6 @@ def make_joint(kind: str, name: str, **options: object) -> Joint:
     if kind not in makers:
         raise SceneError(unknown_name("joint kind", kind, list(makers)))
     try:
-        return makers[kind](name, **options)  # type: ignore[operator]
+        return makers[kind](name, **options)
     except TypeError as exc:
         raise SceneError(f"joint {name!r} of kind {kind!r}: {exc}") from None
