@@ -162,7 +162,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     node = scene.effector_node(effector)
     result = bake_reach(scene.figure, node, target, chain=args.chain, chains=scene.chains, solver=args.solver,
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
-                        label=args.chain or "root to effector")
+                        label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
     panel = Panel(scene.figure, result.poses, _panel_label(result), targets=np.asarray([target]), trail=result.trail)
     report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
@@ -189,7 +189,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     scene = load(args.scene)
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
-                         hold=args.hold, fps=args.fps)
+                         hold=args.hold, fps=args.fps, quiet=args.quiet)
     target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
     panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail)
               for p in comparison.panels]

@@ -30,6 +30,7 @@ from .errors import IKError
 from .graph import Figure
 from .ik import IKResult, solve
 from .keyframes import Clip
+from .progress import progress
 from .scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep"]
@@ -137,8 +138,8 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                chain: str | Sequence[str] | None = None, chains: Mapping[str, Iterable[str]] | None = None,
                solver: str | None = None, duration: float = 2.0, hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
-               frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None
-               ) -> ReachResult:
+               frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
+               quiet: bool = False) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
 
     ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
@@ -177,7 +178,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                                 "tol": tol}
     if solver is not None:
         solve_kw["solver"] = solver
-    for k in range(1, n_frames):
+    for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
@@ -223,7 +224,7 @@ def _rotation_summary(figure: Figure, poses: Array) -> tuple[tuple[tuple[str, fl
 def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | None = None,
             chains: Sequence[str] | None = None, solvers: Sequence[str | None] | None = None,
             duration: float | None = None, hold: float | None = None, fps: float | None = None,
-            start_pose: ArrayLike | None = None) -> Comparison:
+            start_pose: ArrayLike | None = None, quiet: bool = False) -> Comparison:
     """One reach per movable set (× solver), defaults from the scene's ``[reach]`` section."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
@@ -252,5 +253,5 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
             panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, chains=scene.chains,
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
-                                     label=label))
+                                     label=label, quiet=quiet))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)
