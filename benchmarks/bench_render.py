@@ -85,56 +85,26 @@ def synthetic_walk(figure: Any, frames: int) -> Array:
     return P
 
 
-def bones(figure: Any) -> list[tuple[int, Array]]:
-    """(parent node index, child offset in the parent's frame) for every arc with a parent."""
-    index = {n: i for i, n in enumerate(figure.node_names)}
-    return [(index[a.parent.name], np.asarray(a.L, dtype=float)[:3, 3]) for a in figure.arcs()
-            if a.parent is not None and np.linalg.norm(np.asarray(a.L)[:3, 3]) > 1e-6]
-
-
-PALETTE = np.array([(0.22, 0.36, 0.75), (0.85, 0.62, 0.45), (0.25, 0.25, 0.3), (0.3, 0.6, 0.35)])
-
-
-def capsule_in_parent(offset: Array, radius: float) -> tuple[Array, NDArray[np.intp]]:
-    """A capsule from the parent's origin to ``offset``, vertices in the parent's frame."""
-    from animkit.geometry import Capsule
-
-    length = float(np.linalg.norm(offset))
-    m = Capsule(radius, length).to_trimesh(sections=10)
-    z = offset / length
-    x = np.cross(z, [1.0, 0, 0] if abs(z[0]) < 0.9 else [0, 1.0, 0])
-    x /= np.linalg.norm(x)
-    R = np.stack([x, np.cross(z, x), z], axis=1)
-    return np.asarray(m.vertices) @ R.T, np.asarray(m.faces, dtype=np.intp)
-
-
-def bone_capsules(figure: Any, radius: float) -> Any:
-    """A FigureMesh drawing each bone (joint → child joint) as a capsule owned by the parent joint."""
-    from animkit.render.scene import FigureMesh
-
-    verts, owner, faces, colors = [], [], [], []
-    radii = np.zeros(len(figure.node_names))
-    offset = 0
-    for k, (parent, off) in enumerate(bones(figure)):
-        v, f = capsule_in_parent(off, radius)
-        verts.append(v)
-        owner.append(np.full(len(v), parent, dtype=np.intp))
-        faces.append(f + offset)
-        colors.append(np.broadcast_to(PALETTE[k % len(PALETTE)], (len(f), 3)))
-        radii[parent] = max(radii[parent], float(np.linalg.norm(v, axis=1).max()))
-        offset += len(v)
-    return FigureMesh(np.concatenate(verts), np.concatenate(owner), np.concatenate(faces),
-                      np.concatenate(colors), radii)
+def owner_parts(mesh: Any) -> list[tuple[int, Array, NDArray[np.intp], Array]]:
+    """The figure mesh split per owning node: (node index, vertices, faces, face colours), for trimesh's scene."""
+    parts = []
+    for node in np.unique(mesh.owner):
+        vid = np.flatnonzero(mesh.owner == node)
+        remap = np.full(len(mesh.owner), -1, dtype=np.intp)
+        remap[vid] = np.arange(len(vid))
+        keep = np.all(mesh.owner[mesh.faces] == node, axis=1)
+        parts.append((int(node), mesh.vertices[vid], remap[mesh.faces[keep]], mesh.face_colors[keep]))
+    return parts
 
 
 def setup(frames: int, size: tuple[int, int]) -> dict[str, Any]:
     from animkit.render.clip import clip_camera
-    from animkit.render.scene import framing_points
+    from animkit.render.scene import figure_mesh, framing_points
     from animkit.scene import CameraSpec
 
     figure, poses, up, label = load_clip(frames)
     radius = 0.04 * figure.size()
-    mesh = bone_capsules(figure, radius)
+    mesh = figure_mesh(figure, bones=True, bone_radius=radius)  # the skeleton as capsules, as animkit draws it
     camera = clip_camera(CameraSpec(), up, framing_points(figure, mesh, poses), size=size)
     return {"figure": figure, "poses": poses, "up": up, "label": label, "mesh": mesh, "camera": camera,
             "radius": radius}
@@ -172,6 +142,8 @@ def _mpl(ctx: dict[str, Any], out: Path, save: bool) -> int:
     import matplotlib.pyplot as plt
     from matplotlib.animation import FuncAnimation, PillowWriter
 
+    from animkit.render.scene import BONE_COLOR
+
     figure, poses, cam = ctx["figure"], ctx["poses"], ctx["camera"]
     pos = figure.world_positions(poses)  # (F, N, 3)
     index = {n: i for i, n in enumerate(figure.node_names)}
@@ -184,7 +156,7 @@ def _mpl(ctx: dict[str, Any], out: Path, save: bool) -> int:
     lo, hi = pos.reshape(-1, 3).min(0), pos.reshape(-1, 3).max(0)
     c, r = (lo + hi) / 2, (hi - lo).max() / 2
     ax.set(xlim=(c[0] - r, c[0] + r), ylim=(c[1] - r, c[1] + r), zlim=(c[2] - r, c[2] + r))
-    lines = [ax.plot([], [], [], lw=3, color=PALETTE[k % len(PALETTE)])[0] for k in range(len(pairs))]
+    lines = [ax.plot([], [], [], lw=3, color=BONE_COLOR)[0] for _ in pairs]
 
     def update(f: int) -> list[Any]:
         for line, (a, b) in zip(lines, pairs, strict=True):
@@ -225,10 +197,9 @@ def _trimesh(ctx: dict[str, Any], out: Path, save: bool) -> int:
     figure, poses, cam = ctx["figure"], ctx["poses"], ctx["camera"]
     scene = trimesh.Scene()
     owners = []
-    for k, (parent, off) in enumerate(bones(figure)):
-        v, f = capsule_in_parent(off, ctx["radius"])
+    for k, (parent, v, f, colors) in enumerate(owner_parts(ctx["mesh"])):
         mesh = trimesh.Trimesh(v, f, process=False)
-        mesh.visual.face_colors = (np.r_[PALETTE[k % len(PALETTE)], 1.0] * 255).astype(np.uint8)
+        mesh.visual.face_colors = (np.c_[colors, np.ones(len(colors))] * 255).astype(np.uint8)
         name = f"bone{k}"
         scene.add_geometry(mesh, node_name=name, geom_name=name)
         owners.append((name, parent))
