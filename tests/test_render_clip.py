@@ -158,3 +158,24 @@ def test_outputs_get_the_usual_permissions(tmp_path, arm) -> None:
     assert (tmp_path / "a.gif").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "arm.toml").stat().st_mode & 0o777 == 0o644
     assert (tmp_path / "frames").stat().st_mode & 0o777 == 0o755
+
+
+def test_a_skeleton_without_geometry_is_drawn_as_bones() -> None:
+    from .conftest import DATA
+
+    scene = animkit.load(DATA / "cmu_02_01_walk.bvh")
+    fig = scene.figure
+    mesh = figure_mesh(fig)
+    assert mesh.triangle_count > 0
+    # every bone belongs to a parent whose child sits at a non-zero offset; leaves (End Sites) own none
+    owners = {fig.node_names[i] for i in np.unique(mesh.owner)}
+    has_offset_child = {a.parent.name for a in fig.arcs() if a.parent is not None and np.linalg.norm(a.L[:3, 3]) > 0}
+    assert owners == has_offset_child
+    # a bone ends at its child's origin: each owner's farthest vertex reaches its farthest child (+ the radius)
+    W = fig.world_batch(fig.rest_pose()[None])[0]
+    v = place_vertices(mesh, W)
+    hips = fig.node_names.index("LeftUpLeg")
+    knee = fig.node_names.index("LeftLeg")
+    near_knee = np.linalg.norm(v[mesh.owner == hips] - W[knee, :3, 3], axis=1).min()
+    assert near_knee <= 0.031 * fig.size()
+    assert not figure_mesh(animkit.load(SCENES / "humanoid.toml").figure, bones=False).triangle_count == 0
