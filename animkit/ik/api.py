@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError, unknown_name
 from ..graph import Figure
 from ..scene import Scene
+from .lm import run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, JACOBIAN_SOLVERS, SOLVERS, LoopOutput, Options, SolverName, StepPolicy, run
@@ -220,6 +221,14 @@ def _elbow_link(model: ChainModel) -> int:
     return best
 
 
+def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
+         first_success: bool = False) -> LoopOutput:
+    """LM with neither priority, pole nor fixed steps runs its own loop (:mod:`.lm`); the rest the shared one."""
+    if method == "lm" and not opts.priority and opts.pole is None and opts.step == "full":
+        return run_lm(model, q0, P, R, opts, first_success=first_success)
+    return run(model, method, q0, P, R, opts)
+
+
 def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
                   ) -> tuple[NDArray[np.int8], list[str]]:
     """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
@@ -286,8 +295,8 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     model, P, R = s.model, s.P[None], None if s.R is None else s.R[None]
     q0 = s.pose[model.dofs][None]
     deadline = None if time_budget is None else t0 + time_budget
+    out = _run(model, s.method, q0, P, R, s.opts)  # the first run goes to its natural end
     opts = replace(s.opts, deadline=deadline) if deadline is not None else s.opts
-    out = run(model, s.method, q0, P, R, opts)
     q_best = out.q
     used = 0
     if restarts and out.reason[0] != "converged":
@@ -296,7 +305,8 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
         while used < restarts and (deadline is None or time.perf_counter() < deadline):
             k = min(_RESTART_BATCH, restarts - used)
             starts = _random_starts(model, q0[0], k, rng)
-            o = run(model, s.method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts)
+            o = _run(model, s.method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
+                     first_success=True)
             used += k
             conv = [i for i, r in enumerate(o.reason) if r == "converged"]
             pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
@@ -340,7 +350,7 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
     model = s.model
     B = s.P.shape[0]
     q0 = np.broadcast_to(s.pose[..., model.dofs], (B, model.n)).copy()
-    out = run(model, s.method, q0, s.P, s.R, s.opts)
+    out = _run(model, s.method, q0, s.P, s.R, s.opts)
     reach, reasons = _reachability(model, out, out.q, s.P, s.opts.tol)
     base = s.pose if s.pose.ndim == 1 else s.pose[0]
     poses = np.repeat(base[None], B, 0)
