@@ -92,7 +92,7 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
     base_pose = p if p.ndim == 1 else p[0]
     movable = movable_dofs(fig, chain, chains, names)
     label = "the movable set" if chain is None else f"movable set {chain!r}"
-    model = compile_chain(fig, base_pose, movable, names, label)
+    model = _compiled_chain(fig, base_pose, movable, names, label)
     if p.ndim == 2:
         frozen = np.setdiff1d(np.arange(fig.dof_count), model.dofs)
         if frozen.size and not np.allclose(p[:, frozen], base_pose[frozen]):
@@ -201,6 +201,31 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
                    step_size=0.1 if step_size is None else _positive("step_size", step_size), max_step=ms,
                    priority=priority, desired=des, gains=g, pole=pole_v, elbow_link=elbow, row_weights=row_w)
     return _Setup(fig, p, model, method, opts, P, R)
+
+
+_CHAIN_CACHE: dict[tuple[object, ...], tuple[object, ChainModel]] = {}
+_CHAIN_CACHE_SIZE = 64
+
+
+def _compiled_chain(fig: Figure, pose: Array, movable: NDArray[np.intp], names: tuple[str, ...],
+                    label: str) -> ChainModel:
+    """:func:`compile_chain`, cached for repeated solves on one figure, effector set, movable set and frozen pose.
+
+    Keyed by the figure's compiled state (a new object after any edit of the figure), the effectors, the movable
+    DOFs and the values of every other DOF (they are folded into the chain's constants).
+    """
+    compiled = fig.compiled
+    frozen = np.ones(fig.dof_count, dtype=bool)
+    frozen[movable] = False
+    key = (id(compiled), names, movable.tobytes(), pose[frozen].tobytes())
+    hit = _CHAIN_CACHE.get(key)
+    if hit is not None and hit[0] is compiled:
+        return hit[1]
+    model = compile_chain(fig, pose, movable, names, label)
+    if len(_CHAIN_CACHE) >= _CHAIN_CACHE_SIZE:
+        _CHAIN_CACHE.pop(next(iter(_CHAIN_CACHE)))
+    _CHAIN_CACHE[key] = (compiled, model)
+    return model
 
 
 def _elbow_link(model: ChainModel) -> int:

@@ -1,14 +1,14 @@
 """The default solver's own loop: Levenberg–Marquardt on limit-free coordinates, with a homotopy out of the start.
 
     θ_j = m_j + h_j sin φ_j          (m, h: mid-range and half-range of DOF j; θ_j = φ_j when unlimited)
-    (J_φᵀ W_k² J_φ + (λ + μ_k) I) Δφ = J_φᵀ W_k² V − μ_k φ,      J_φ = J · diag(h cos φ)
-    μ_k = μ₀ · γᵏ · min(1, ‖W_k V‖)  (limited DOFs only),   W_k = row weights, orientation rows × (1 − (1 − ω₀) γᵏ)
+    (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,      J_φ = J · diag(h cos φ)
+    μ_k = μ₀ · γᵏ · min(1, ‖W V‖²),   D = diag(1 for limited DOFs, 0 for unlimited ones)
 
-Every φ maps into the limits, so the optimiser never clamps and never stalls on a limit's corner. The μ term
-(a Tikhonov pull toward mid-range, φ = 0) and the orientation rows' ramp from ω₀ to 1 fade geometrically
-(γ = 0.9): the first iterations solve an easier, better-conditioned problem that leaves the start's limits and
-singularities, the last ones the exact task (μ → 0, W_k → W). A step is kept when it lowers ‖W_k V‖ (λ ÷ 10),
-else λ × 10. All B problems iterate together; a finished problem leaves the working set at once.
+Every φ maps into the limits, so the optimiser never clamps and never stalls on a limit's corner. The μ term, a
+Tikhonov pull toward mid-range (φ = 0), fades with the iteration count (γ = 0.95) and with the residual: the first
+iterations solve an easier, better-conditioned problem that leaves the start's limits and singularities, the last
+ones the exact task (μ → 0 as V → 0, so the pull never biases the solution). A step is kept when it lowers ‖W V‖
+(λ ÷ 10), else λ × 10. All B problems iterate together; a finished problem leaves the working set at once.
 See docs/derivations.md ("lm").
 """
 
@@ -23,14 +23,13 @@ from .jacobian import rotation_error
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "ORIENTATION_RAMP", "START_MARGIN"]
+__all__ = ["run_lm", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 
 HOMOTOPY_PULL = 1.0  # μ₀
-HOMOTOPY_DECAY = 0.9  # γ
-ORIENTATION_RAMP = 0.3  # ω₀: the orientation rows' weight factor at the first iteration
-START_MARGIN = 0.02  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
+HOMOTOPY_DECAY = 0.95  # γ
+START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
 _DOWN, _UP = 0.1, 10.0
 
 
@@ -45,6 +44,7 @@ class _Chain:
         self.prismatic = bool((~model.revolute).any())
         self.pris = ~model.revolute
         self.axis = model.axis
+        self.axis_col = np.ascontiguousarray(model.axis[:, :, None])
         self.eff_link = model.eff_link
         self.eff_C = model.eff_C
         E = len(model.effectors)
@@ -66,7 +66,7 @@ class _Chain:
         q = self.mid + self.half * np.sin(phi)
         if not self.all_limited:
             q = np.where(self.limited, q, phi)
-        return np.clip(q, self.lo, self.hi)
+        return np.minimum(np.maximum(q, self.lo), self.hi)
 
     def phi(self, q: Array, margin: float) -> Array:
         s = np.clip((q - self.mid) / self.half, -1.0 + 2.0 * margin, 1.0 - 2.0 * margin)
@@ -91,7 +91,7 @@ class _Chain:
                 T[:, k] = loc[:, k]
             else:
                 mm(T[:, pk], loc[:, k], out=T[:, k])
-        a = np.einsum("bkij,kj->bki", T[:, :, :3, :3], self.axis)
+        a = mm(T[:, :, :3, :3], self.axis_col)[..., 0]
         r = T[:, :, :3, 3]
         if self.prismatic:
             r = r - a * (q * self.pris)[:, :, None]
@@ -120,15 +120,47 @@ class _Chain:
         return Jt
 
 
+_CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
+
+
+def _chain(model: ChainModel) -> _Chain:
+    hit = _CHAINS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_CHAINS) >= 64:
+        _CHAINS.pop(next(iter(_CHAINS)))
+    ch = _Chain(model)
+    _CHAINS[id(model)] = (model, ch)
+    return ch
+
+
+_VEE_A = np.array([7, 2, 3])  # R[2,1], R[0,2], R[1,0] in a flattened 3×3
+_VEE_B = np.array([5, 6, 1])  # R[1,2], R[2,0], R[0,1]
+_DIAG = np.array([0, 4, 8])
+
+
+def _rotation_error(Rt: Array, Rc: Array) -> Array:
+    """log(R_t R_cᵀ)^∨ as :func:`~animkit.ik.jacobian.rotation_error`, fewer array calls (the loop's hot path)."""
+    Rd = (Rt @ np.swapaxes(Rc, -1, -2)).reshape(Rt.shape[:-2] + (9,))
+    v = 0.5 * (Rd[..., _VEE_A] - Rd[..., _VEE_B])
+    cos = 0.5 * (Rd[..., _DIAG].sum(-1) - 1.0)
+    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
+    if ((cos < 0.0) & (sin < 1e-6)).any():
+        return rotation_error(Rt, Rc)  # near π: the axis from the symmetric part
+    f = np.arctan2(sin, np.minimum(cos, 1.0)) / np.maximum(sin, 1e-300)
+    f[sin <= 1e-12] = 1.0
+    return v * f[..., None]
+
+
 def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Array]:
     """V (b, m) unweighted, worst position and orientation error over effectors."""
     b = Eff.shape[0]
     Vp = P - Eff[:, :, :3, 3]
-    pos = np.sqrt(np.max(np.einsum("bei,bei->be", Vp, Vp), axis=1))
+    pos = np.sqrt(np.einsum("bei,bei->be", Vp, Vp).max(1))
     if R is None:
         return Vp.reshape(b, -1), pos, np.zeros(b)
-    Vo = rotation_error(R, Eff[:, :, :3, :3])
-    ori = np.sqrt(np.max(np.einsum("bei,bei->be", Vo, Vo), axis=1))
+    Vo = _rotation_error(R, Eff[:, :, :3, :3])
+    ori = np.sqrt(np.einsum("bei,bei->be", Vo, Vo).max(1))
     return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
 
 
@@ -136,25 +168,24 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
            first_success: bool = False) -> LoopOutput:
     """Solve B problems: starts q0 (B, n), targets P (B, E, 3) and R (B, E, 3, 3) or None.
 
-    Returns the converged pose, else the best one seen (by ‖W V‖, the final weights): never worse than the
-    start. ``errors`` holds that best ‖W V‖ before the first step and after every iteration. With
-    ``first_success`` the loop stops as soon as one problem has converged (random restarts).
+    Kept steps only lower ‖W V‖, so the last pose is the best one, except against the start itself (it is moved
+    ``START_MARGIN`` inside its limits first): a problem that does not converge returns the start when that was
+    better. ``errors`` holds the residual of the pose that would be returned, before the first step and after
+    every iteration. With ``first_success`` the loop stops as soon as one problem has converged (restarts).
     """
-    ch = _Chain(model)
+    ch = _chain(model)
     B, n = q0.shape
     orient = R is not None
     w = opts.row_weights
-    m = w.shape[0]
-    ramp_rows = np.zeros(m, dtype=bool)
-    if orient:
-        ramp_rows.reshape(-1, 6)[:, 3:] = True
-    q_start = np.clip(q0, ch.lo, ch.hi)
-    _, _, _, Eff = ch.forward(q_start)
-    V, pos, ori = _residual(Eff, P, R)
-    err0 = np.linalg.norm(V * w, axis=1)
+    tol, otol, patience = opts.tol, opts.orientation_tol, opts.patience
+    q_start = np.minimum(np.maximum(q0, ch.lo), ch.hi)
+    Eff = ch.forward(q_start)[3]
+    V, pos0, ori0 = _residual(Eff, P, R)
+    Vw = V * w
+    err0 = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
     # outputs, written when a problem leaves the working set
     q_out = q_start.copy()
-    pos_out, ori_out, best_out = pos.copy(), ori.copy(), err0.copy()
+    pos_out, ori_out = pos0.copy(), ori0.copy()
     iters = np.zeros(B, dtype=np.intp)
     reason = ["max_iterations"] * B
     history = [err0.copy()]
@@ -165,95 +196,77 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     q = ch.theta(phi)
     T, r, a, Eff = ch.forward(q)
     V, pos, ori = _residual(Eff, P, R)
-    Pw, Rw = P, R
+    Vw = V * w
+    e = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
+    Pw, Rw, e0 = P, R, err0
     lam = np.full(B, opts.damping)
     flat = np.zeros(B, dtype=np.intp)
-    best_q, best_err, best_pos, best_ori = q_start.copy(), err0.copy(), pos_out.copy(), ori_out.copy()
-    e_true = np.linalg.norm(V * w, axis=1)
-    better0 = e_true < best_err
-    best_q[better0], best_err[better0] = q[better0], e_true[better0]
-    best_pos[better0], best_ori[better0] = pos[better0], ori[better0]
     pull = ch.limf
+    eye = np.eye(n)
     it = 0
     while True:
-        done = (pos <= opts.tol) & (ori <= opts.orientation_tol)
-        stalled = ~done & ((lam > 1e10) | (flat >= opts.patience))
-        out_of_time = opts.deadline is not None and time.perf_counter() > opts.deadline
-        stop = it == opts.max_iter or out_of_time or first_success and bool(done.any())
-        leave = done | stalled if not stop else np.ones(len(ids), dtype=bool)
-        if leave.any():
+        done = (pos <= tol) & (ori <= otol)
+        stalled = (lam > 1e10) | (flat >= patience)
+        leave = done | stalled
+        stop = it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline or \
+            first_success and bool(done.any())
+        if stop or leave.any():
+            if stop:
+                leave[:] = True
             sel = ids[leave]
             conv = done[leave]
-            q_out[sel] = np.where(conv[:, None], q[leave], best_q[leave])
-            pos_out[sel] = np.where(conv, pos[leave], best_pos[leave])
-            ori_out[sel] = np.where(conv, ori[leave], best_ori[leave])
-            best_out[sel] = np.where(conv, e_true[leave], best_err[leave])
-            history[-1][sel] = best_out[sel]  # the residual of the pose returned
-            for i, c, s in zip(sel.tolist(), conv.tolist(), stalled[leave].tolist(), strict=True):
-                reason[i] = "converged" if c else "stalled" if s else "max_iterations"
+            back = ~conv & (e[leave] >= e0[leave])  # not converged and no better than the start: the start
+            q_out[sel] = np.where(back[:, None], q_start[sel], q[leave])
+            pos_out[sel] = np.where(back, pos0[sel], pos[leave])
+            ori_out[sel] = np.where(back, ori0[sel], ori[leave])
+            history[-1][sel] = np.where(back, e0[leave], e[leave])
+            why = np.where(conv, 0, np.where(stalled[leave], 1, 2)).tolist()
+            for i, k in zip(sel.tolist(), why, strict=True):
+                reason[i] = ("converged", "stalled", "max_iterations")[k]
             if stop or leave.all():
                 break
             keep = ~leave
             ids = ids[keep]
-            phi, q, T, r, a, Eff, V, pos, ori = (x[keep] for x in (phi, q, T, r, a, Eff, V, pos, ori))
-            lam, flat, e_true = lam[keep], flat[keep], e_true[keep]
-            best_q, best_err, best_pos, best_ori = best_q[keep], best_err[keep], best_pos[keep], best_ori[keep]
+            phi, q, r, a, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, r, a, Eff, V, Vw, pos, ori))
+            lam, flat, e, e0 = lam[keep], flat[keep], e[keep], e0[keep]
             Pw = P[ids]
             Rw = None if R is None else R[ids]
         iters[ids] += 1
-        g_k = HOMOTOPY_DECAY ** it
-        wk = np.where(ramp_rows, w * (1.0 - (1.0 - ORIENTATION_RAMP) * g_k), w) if orient else w
-        Vw = V * wk
-        e_cur = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
-        Jt = ch.jacobian_t(r, a, Eff[:, :, :3, 3], orient) * wk
-        Jt *= ch.dtheta(phi)[:, :, None]
+        Jt = ch.jacobian_t(r, a, Eff[:, :, :3, 3], orient)
+        Jt *= ch.dtheta(phi)[:, :, None] * w
         A = Jt @ np.swapaxes(Jt, 1, 2)
-        g = np.einsum("bkm,bm->bk", Jt, Vw)
-        mu = (HOMOTOPY_PULL * g_k) * np.minimum(1.0, e_cur)
-        diag = lam[:, None] + mu[:, None] * pull
-        idx = np.arange(n)
-        A[:, idx, idx] += diag
-        rhs = g - (mu[:, None] * pull) * phi
+        g = (Jt @ Vw[:, :, None])[:, :, 0]
+        mu = (HOMOTOPY_PULL * HOMOTOPY_DECAY ** it) * np.minimum(1.0, e * e)[:, None] * pull
+        A += (lam[:, None] + mu)[:, :, None] * eye
+        rhs = g - mu * phi
         try:
             d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
         except np.linalg.LinAlgError:
-            ridge = 1e-12 * (np.trace(A, axis1=1, axis2=2) / n + 1.0)
-            A[:, idx, idx] += ridge[:, None]
+            A += (1e-12 * (np.trace(A, axis1=1, axis2=2) / n + 1.0))[:, None, None] * eye
             d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
         if opts.max_step is not None:
-            big = np.max(np.abs(d), axis=1)
+            big = np.abs(d).max(1)
             d *= np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))[:, None]
         phi_n = phi + d
         q_n = ch.theta(phi_n)
-        Tn, rn, an, En = ch.forward(q_n)
+        _, rn, an, En = ch.forward(q_n)
         Vn, pos_n, ori_n = _residual(En, Pw, Rw)
-        Vnw = Vn * wk
-        e_new = np.sqrt(np.einsum("bi,bi->b", Vnw, Vnw))
-        ok = np.isfinite(e_new) & (e_new < e_cur)
-        improved = ok & (e_new < e_cur * (1.0 - 1e-9) - 1e-15)
-        flat = np.where(improved, 0, flat + 1)
+        Vnw = Vn * w
+        e_n = np.sqrt(np.einsum("bi,bi->b", Vnw, Vnw))
+        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
+        flat = np.where(ok & (e_n < e * (1.0 - 1e-9) - 1e-15), 0, flat + 1)
         lam = np.where(ok, np.maximum(lam * _DOWN, 1e-9), lam * _UP)
         if ok.all():
-            phi, q, T, r, a, Eff, V, pos, ori = phi_n, q_n, Tn, rn, an, En, Vn, pos_n, ori_n
+            phi, q, r, a, Eff, V, Vw, pos, ori, e = phi_n, q_n, rn, an, En, Vn, Vnw, pos_n, ori_n, e_n
         elif ok.any():
             o1, o2, o3 = ok[:, None], ok[:, None, None], ok[:, None, None, None]
-            phi, q, V = np.where(o1, phi_n, phi), np.where(o1, q_n, q), np.where(o1, Vn, V)
-            T, Eff = np.where(o3, Tn, T), np.where(o3, En, Eff)
-            r, a = np.where(o2, rn, r), np.where(o2, an, a)
-            pos, ori = np.where(ok, pos_n, pos), np.where(ok, ori_n, ori)
+            phi, q, V, Vw = np.where(o1, phi_n, phi), np.where(o1, q_n, q), np.where(o1, Vn, V), np.where(o1, Vnw, Vw)
+            r, a, Eff = np.where(o2, rn, r), np.where(o2, an, a), np.where(o3, En, Eff)
+            pos, ori, e = np.where(ok, pos_n, pos), np.where(ok, ori_n, ori), np.where(ok, e_n, e)
         if ok.any():
             # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-            if ch.all_limited:
-                phi = np.arcsin(np.sin(phi))
-            else:
-                phi = np.where(ch.limited, np.arcsin(np.sin(phi)), phi)
-        e_true = np.sqrt(np.einsum("bi,bi->b", V * w, V * w))
-        nb = e_true < best_err
-        if nb.any():
-            best_q = np.where(nb[:, None], q, best_q)
-            best_err = np.where(nb, e_true, best_err)
-            best_pos, best_ori = np.where(nb, pos, best_pos), np.where(nb, ori, best_ori)
-        last[ids] = best_err
+            phi = np.arcsin(np.sin(phi)) if ch.all_limited else np.where(ch.limited, np.arcsin(np.sin(phi)), phi)
+        last[ids] = np.minimum(e, e0)
         history.append(last.copy())
         it += 1
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
