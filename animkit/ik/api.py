@@ -25,6 +25,7 @@ Array = NDArray[np.float64]
 DEFAULT_MAX_ITER = {"lm": 100, "transpose": 3000, "pinv": 200, "pinv-lu": 200, "dls": 300, "dls-adaptive": 300,
                     "nullspace": 300, "ccd": 500, "two-bone": 10}
 _RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised)
+RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
 DEFAULT_MAX_STEP = 0.5  # radians (scene units for prismatic DOFs) per iteration, Jacobian solvers
 _DAMPING = {"lm": 1.0, "dls": 0.05, "dls-adaptive": 0.1}
 
@@ -303,7 +304,8 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
     ``restarts`` > 0 retries from random in-limit starts (8 at a time, vectorised) when the first run does not
     converge, until one converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the
-    call, the first run included) have passed.
+    call, the first run included) have passed. The first run is never cut by the budget; with restarts on, each
+    run stops after at most ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller).
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
     t0 = time.perf_counter()
@@ -320,8 +322,12 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     model, P, R = s.model, s.P[None], None if s.R is None else s.R[None]
     q0 = s.pose[model.dofs][None]
     deadline = None if time_budget is None else t0 + time_budget
-    out = _run(model, s.method, q0, P, R, s.opts)  # the first run goes to its natural end
-    opts = replace(s.opts, deadline=deadline) if deadline is not None else s.opts
+    # with restarts, every run (the first included) ends at convergence, a stall, or RESTART_MAX_ITER iterations
+    # (Panda 6D, 5 ms budget: a cap of 50 gave 92.5 %, 100 gave 94 %: at ~130 µs per iteration the first run's
+    # late convergences are worth more than the few restarts the budget leaves room for)
+    opts = s.opts if not restarts else replace(s.opts, max_iter=min(s.opts.max_iter, RESTART_MAX_ITER))
+    out = _run(model, s.method, q0, P, R, opts)  # never cut by the deadline
+    opts = replace(opts, deadline=deadline) if deadline is not None else opts
     q_best = out.q
     used = 0
     if restarts and out.reason[0] != "converged":
