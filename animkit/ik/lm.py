@@ -2,7 +2,8 @@
 
     θ_j = m_j + h_j sin φ_j          (m, h: mid-range and half-range of DOF j; θ_j = φ_j when unlimited)
     (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,      J_φ = J · diag(h cos φ)
-    μ_k = μ₀ · γᵏ · min(1, ‖W V‖²),   D = diag(1 for limited DOFs, 0 for unlimited ones)
+    μ_k = μ₀ · γᵏ · βʳ · min(1, ‖W V‖²),   D = diag(1 for limited DOFs, 0 for unlimited ones)
+    (r: the problem's rejected steps so far, β = 0.1: a pull that points uphill must not block every step)
 
 Every φ maps into the limits, so the optimiser never clamps and never stalls on a limit's corner. The μ term, a
 Tikhonov pull toward mid-range (φ = 0), fades with the iteration count (γ = 0.95) and with the residual: the first
@@ -29,6 +30,7 @@ Array = NDArray[np.float64]
 
 HOMOTOPY_PULL = 1.0  # μ₀
 HOMOTOPY_DECAY = 0.95  # γ
+PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
 START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
 _DOWN, _UP = 0.1, 10.0
 
@@ -223,6 +225,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     Pw, Rw, e0 = P, R, err0
     lam = np.full(B, opts.damping)
     flat = np.zeros(B, dtype=np.intp)
+    ps = np.ones(B)  # the pull's own scale: a rejected step shrinks it (the pull may point uphill)
     pull = ch.limf
     eye = np.eye(n)
     it = 0
@@ -251,7 +254,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
             ids = ids[keep]
             phi, q, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, Eff, V, Vw, pos, ori))
             r, a = r[:, keep], a[:, keep]
-            lam, flat, e, e0 = lam[keep], flat[keep], e[keep], e0[keep]
+            lam, flat, e, e0, ps = lam[keep], flat[keep], e[keep], e0[keep], ps[keep]
             Pw = P[ids]
             Rw = None if R is None else R[ids]
         iters[ids] += 1
@@ -259,7 +262,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         Jt *= ch.dtheta(phi)[:, :, None] * w
         A = Jt @ np.swapaxes(Jt, 1, 2)
         g = (Jt @ Vw[:, :, None])[:, :, 0]
-        mu = (HOMOTOPY_PULL * HOMOTOPY_DECAY ** it) * np.minimum(1.0, e * e)[:, None] * pull
+        mu = (HOMOTOPY_PULL * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
         A += (lam[:, None] + mu)[:, :, None] * eye
         rhs = g - mu * phi
         try:
@@ -279,6 +282,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
         flat = np.where(ok & (e_n < e * (1.0 - 1e-9) - 1e-15), 0, flat + 1)
         lam = np.where(ok, np.maximum(lam * _DOWN, 1e-9), lam * _UP)
+        ps = np.where(ok, ps, ps * PULL_BACKOFF)
         if ok.all():
             phi, q, r, a, Eff, V, Vw, pos, ori, e = phi_n, q_n, rn, an, En, Vn, Vnw, pos_n, ori_n, e_n
         elif ok.any():
