@@ -1,7 +1,7 @@
 """IK benchmark: animkit's solvers on two real arms (Franka Panda, UR5) and the humanoid's chains, against ikpy.
 
-    python benchmarks/bench_ik.py                      # 500 targets per case, ikpy if importable
-    .bench-venv/bin/python benchmarks/bench_ik.py      # the venv of benchmarks/requirements-ik.txt has ikpy
+    python -m benchmarks.bench_ik                      # from the repository root; ikpy if importable
+    .bench-venv/bin/python -m benchmarks.bench_ik      # the venv of benchmarks/requirements-ik.txt has ikpy
 
 Protocol: 500 seeded reachable targets per case (FK of configurations drawn uniformly inside the limits),
 one fixed start pose (the zero pose clipped into the limits), position-only and 6D tasks. A solve succeeds when
@@ -17,76 +17,29 @@ import argparse
 import math
 import sys
 import time
-import xml.etree.ElementTree as ET
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import animkit
+from animkit.graph import Figure
+from animkit.ik import rotation_error, solve, solve_batch
+from animkit.io.urdf import MissingMeshWarning
 
-import animkit  # noqa: E402
-from animkit.errors import AnimkitError  # noqa: E402
-from animkit.graph import Figure  # noqa: E402
-from animkit.ik import rotation_error, solve, solve_batch  # noqa: E402
-from animkit.joints import custom, fixed  # noqa: E402
-from animkit.transforms import homogeneous, matrix_from_euler_extrinsic  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 DATA = Path(__file__).resolve().parent / "data"
 POS_OK, ORI_OK = 1e-4, 1e-3
 
 
-# --- a minimal URDF → Figure builder, for this benchmark only (animkit.load(".urdf") when it exists) --------
-
-
-def _floats(text: str | None, n: int, default: float = 0.0) -> np.ndarray:
-    return np.array([float(x) for x in text.split()]) if text else np.full(n, default)
-
-
-def figure_from_urdf(path: Path) -> Figure:
-    """Links become nodes, joints arcs: L = origin (xyz, rpy = fixed-axis roll, pitch, yaw), one DOF per joint."""
-    robot = ET.parse(path).getroot()
-    joints = [j for j in robot.findall("joint") if j.get("type")]
-    children = {j.find("child").get("link") for j in joints}
-    links = [link.get("name") for link in robot.findall("link")]
-    root = next(n for n in links if n not in children)
-    fig = Figure(root, name=robot.get("name", "robot"))
-    by_parent: dict[str, list[ET.Element]] = {}
-    for j in joints:
-        by_parent.setdefault(j.find("parent").get("link"), []).append(j)
-    stack = [root]
-    while stack:
-        parent = stack.pop()
-        for j in by_parent.get(parent, []):
-            o = j.find("origin")
-            xyz = _floats(None if o is None else o.get("xyz"), 3)
-            rpy = _floats(None if o is None else o.get("rpy"), 3)
-            L = homogeneous(matrix_from_euler_extrinsic(rpy, "xyz"), xyz)
-            kind = j.get("type")
-            name = j.get("name")
-            ax = j.find("axis")
-            axis = _floats(None if ax is None else ax.get("xyz"), 3, 0.0) if ax is not None else np.array([1.0, 0, 0])
-            lim = j.find("limit")
-            if kind in ("revolute", "prismatic"):
-                limits = (float(lim.get("lower", "-inf")), float(lim.get("upper", "inf")))
-                joint = custom(name, [("revolute" if kind == "revolute" else "prismatic", axis)], limits=limits,
-                               kind="hinge" if kind == "revolute" else "slider", dof_names=[name])
-            elif kind == "continuous":
-                joint = custom(name, [("revolute", axis)], kind="hinge", dof_names=[name])
-            else:
-                joint = fixed(name)
-            child = j.find("child").get("link")
-            fig.add(child, parent, L=L, joint=joint)
-            stack.append(child)
-    return fig
-
-
-def load_robot(path: Path) -> tuple[Figure, str]:
-    try:
-        return animkit.load(path).figure, "animkit.load"
-    except (AnimkitError, ImportError, ModuleNotFoundError):
-        return figure_from_urdf(path), "benchmark's own URDF builder"
+def load_robot(path: Path) -> tuple[Figure, dict]:
+    """A URDF through ``animkit.load``: its figure and chains (``arm`` = the trunk's movable joints)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)  # the benchmark draws nothing
+        scene = animkit.load(path)
+    return scene.figure, dict(scene.chains)
 
 
 # --- cases ------------------------------------------------------------------------------------------------
@@ -176,13 +129,9 @@ def run_batch(case: Case, six: bool) -> Row:
 
 def run_ikpy(case: Case, six: bool, limit: int | None) -> Row | None:
     try:
-        import warnings
-
         from ikpy.chain import Chain
     except ImportError:
         return None
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         elements = _ikpy_elements(case)
@@ -250,9 +199,8 @@ def main() -> None:
               "into .bench-venv and run with .bench-venv/bin/python)", file=sys.stderr)
     cases = []
     for file, eff in (("franka_panda.urdf", "panda_grasptarget"), ("ur5_robot.urdf", "ee_link")):
-        fig, how = load_robot(DATA / file)
-        print(f"{file}: {fig.dof_count} DOFs via {how}", file=sys.stderr)
-        cases.append(make_case(file.split(".")[0], fig, eff, None, None, DATA / file, args.n, args.seed))
+        fig, chains = load_robot(DATA / file)
+        cases.append(make_case(file.split(".")[0], fig, eff, "arm", chains, DATA / file, args.n, args.seed))
     hum = animkit.load(ROOT / "scenes" / "humanoid.toml")
     for ch in ("arm", "torso", "hips-up"):
         cases.append(make_case(f"humanoid {ch}", hum.figure, "hand_r", ch, dict(hum.chains), None, args.n,

@@ -21,7 +21,8 @@ class IKResult:
     ``reachable`` is True when converged, False when the target is shown to be out of reach
     (beyond the chain's reach from its base, or stalled with the residual along the stretched
     chain), None when the solver stopped without deciding (a local minimum, joint limits).
-    ``errors`` holds the weighted residual norm ‖W V‖ before the first step and after every iteration.
+    ``errors`` holds the weighted residual norm ‖W V‖ before the first step and after every iteration (for the
+    default ``lm`` loop: of the pose it would return, the start if nothing beat it).
     Errors are in scene units (position) and radians (orientation), unweighted.
     """
 

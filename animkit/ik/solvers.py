@@ -19,7 +19,9 @@ dls-adaptive    the same, λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε,
 nullspace       Δθ = J⁺V + (I − J⁺J)z, z = K(θ_desired − θ)
 ccd             per DOF, outermost first: the angle turning (e − r)⊥a onto (t − r)⊥a
 two-bone        analytic, law of cosines (animkit.ik.analytic)
-lm (default)    Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted: ÷10 on a decrease (step kept), ×10 otherwise
+lm (default)    Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted: ÷10 on a decrease (step kept), ×10 otherwise — the clamped form,
+                used here with priority, a pole or fixed steps; otherwise lm runs its own loop on
+                θ = m + h sin φ (:mod:`animkit.ik.lm`)
 ==============  ==========================================================================
 """
 

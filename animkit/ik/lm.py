@@ -1,0 +1,300 @@
+"""The default solver's own loop: Levenberg–Marquardt on limit-free coordinates, with a homotopy out of the start.
+
+    θ_j = m_j + h_j sin φ_j          (m, h: mid-range and half-range of DOF j; θ_j = φ_j when unlimited)
+    (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,      J_φ = J · diag(h cos φ)
+    μ_k = μ₀ · γᵏ · βʳ · min(1, ‖W V‖²),   D = diag(1 for limited DOFs, 0 for unlimited ones)
+    (r: the problem's rejected steps so far, β = 0.1: a pull that points uphill must not block every step)
+
+Every φ maps into the limits, so the optimiser never clamps and never stalls on a limit's corner. The μ term, a
+Tikhonov pull toward mid-range (φ = 0), fades with the iteration count (γ = 0.95) and with the residual: the first
+iterations solve an easier, better-conditioned problem that leaves the start's limits and singularities, the last
+ones the exact task (μ → 0 as V → 0, so the pull never biases the solution). A step is kept when it lowers ‖W V‖
+(λ ÷ 10), else λ × 10. All B problems iterate together; a finished problem leaves the working set at once.
+See docs/derivations.md ("lm").
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .jacobian import rotation_error
+from .problem import ChainModel
+from .solvers import LoopOutput, Options
+
+__all__ = ["run_lm", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+
+Array = NDArray[np.float64]
+
+HOMOTOPY_PULL = 1.0  # μ₀
+HOMOTOPY_DECAY = 0.95  # γ
+PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
+START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
+_DOWN, _UP = 0.1, 10.0
+
+
+class _Chain:
+    """Arrays of a compiled chain laid out for the loop: (b, n, 4, 4) link frames, serial or tree."""
+
+    def __init__(self, model: ChainModel) -> None:
+        self.model = model
+        self.n = model.n
+        self.parent = [int(p) for p in model.parent]
+        self.H0, self.H1, self.H2, self.H3 = model.H0, model.H1, model.H2, model.H3
+        self.prismatic = bool((~model.revolute).any())
+        self.pris = ~model.revolute
+        self.axis = model.axis
+        self.K = 4 if self.prismatic else 3
+        Hs = np.zeros((self.n, self.K, 4, 5))
+        Hs[:, 0, :, :4], Hs[:, 1, :, :4], Hs[:, 2, :, :4] = model.H0, model.H1, model.H2
+        if self.prismatic:
+            Hs[:, 3, :, :4] = model.H3
+        Hs[:, 0, :3, 4] = np.einsum("kij,kj->ki", model.H0[:, :3, :3], model.axis)  # R_C a
+        self.Hs = Hs.reshape(self.n, self.K, 20)
+        self.eff_Cn = model.eff_C[:, None]
+        self.eff_link = model.eff_link
+        self.eff_C = model.eff_C
+        E = len(model.effectors)
+        self.E = E
+        self.single = E == 1
+        self.mask = model.eff_mask  # (E, n)
+        self.rmask = (model.eff_mask & model.revolute[None]).astype(float)
+        self.fmask = model.eff_mask.astype(float)
+        lo, hi = model.lower, model.upper
+        self.lo, self.hi = lo, hi
+        self.limited = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+        lim = self.limited
+        self.mid = np.where(lim, 0.5 * (np.where(lim, lo, 0.0) + np.where(lim, hi, 0.0)), 0.0)
+        self.half = np.where(lim, 0.5 * (np.where(lim, hi, 1.0) - np.where(lim, lo, 0.0)), 1.0)
+        self.all_limited = bool(lim.all())
+        self.limf = lim.astype(float)
+
+    def theta(self, phi: Array) -> Array:
+        q = self.mid + self.half * np.sin(phi)
+        if not self.all_limited:
+            q = np.where(self.limited, q, phi)
+        return np.minimum(np.maximum(q, self.lo), self.hi)
+
+    def phi(self, q: Array, margin: float) -> Array:
+        s = np.clip((q - self.mid) / self.half, -1.0 + 2.0 * margin, 1.0 - 2.0 * margin)
+        p = np.arcsin(s)
+        return p if self.all_limited else np.where(self.limited, p, q)
+
+    def dtheta(self, phi: Array) -> Array:
+        d = self.half * np.cos(phi)
+        return d if self.all_limited else np.where(self.limited, d, 1.0)
+
+    def buffers(self, B: int) -> tuple[Array, Array, Array]:
+        """Work arrays for up to B problems, reused by every :meth:`forward` of one run (fresh large arrays on
+        every call cost page faults that tripled its time at B = 500)."""
+        basis = np.empty((self.n, B, self.K))
+        basis[:, :, 0] = 1.0
+        return basis, np.empty((self.n, B, 20)), np.empty((self.n, B, 4, 5))
+
+    def forward(self, q: Array, buf: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
+        """DOF origins r and axes a (n, b, 3), effector frames (b, E, 4, 4).
+
+        Link-major 4×5 frames [T_k | a_k]: C_k E_k(θ) with the constant column R_C·axis appended (E_k keeps its own
+        axis), for all links as one product [1, sin θ, 1 − cos θ(, θ)] · H; then T_k = T_parent · [C_k E_k | R_C a].
+        """
+        b = q.shape[0]
+        qt = q.T
+        basis = buf[0][:, :b]
+        np.sin(qt, out=basis[:, :, 1])
+        np.cos(qt, out=basis[:, :, 2])
+        np.subtract(1.0, basis[:, :, 2], out=basis[:, :, 2])
+        if self.prismatic:
+            basis[:, :, 3] = qt
+        mm = np.matmul
+        loc = mm(basis, self.Hs, out=buf[1][:, :b]).reshape(self.n, b, 4, 5)
+        T = buf[2][:, :b]
+        for k, pk in enumerate(self.parent):
+            if pk < 0:
+                T[k] = loc[k]
+            else:
+                mm(T[pk, :, :, :4], loc[k], out=T[k])
+        a = T[:, :, :3, 4].copy()
+        r = T[:, :, :3, 3].copy()
+        if self.prismatic:
+            r = r - a * (qt * self.pris[:, None])[:, :, None]
+        Eff = mm(T[self.eff_link, :, :, :4], self.eff_Cn).transpose(1, 0, 2, 3)
+        return r, a, Eff
+
+    def jacobian_t(self, r: Array, a: Array, p: Array, orient: bool) -> Array:
+        """Jᵀ (b, n, m) from r, a (n, b, 3): row k holds DOF k's column, for every effector (3 or 6 rows each)."""
+        rows = 6 if orient else 3
+        Jn = np.empty((self.n, r.shape[1], rows * self.E))
+        a1, a2, a0 = a[:, :, 1], a[:, :, 2], a[:, :, 0]
+        for j in range(self.E):
+            d = p[None, :, j] - r
+            d0, d1, d2 = d[:, :, 0], d[:, :, 1], d[:, :, 2]
+            o = rows * j
+            Jn[:, :, o] = a1 * d2 - a2 * d1
+            Jn[:, :, o + 1] = a2 * d0 - a0 * d2
+            Jn[:, :, o + 2] = a0 * d1 - a1 * d0
+            if self.prismatic:
+                Jn[:, :, o: o + 3] = np.where(self.pris[:, None, None], a, Jn[:, :, o: o + 3])
+            if not self.single or not self.mask[0].all():
+                Jn[:, :, o: o + 3] *= self.fmask[j][:, None, None]
+            if orient:
+                Jn[:, :, o + 3: o + 6] = a * self.rmask[j][:, None, None]
+        return Jn.transpose(1, 0, 2)
+
+
+_CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
+
+
+def _chain(model: ChainModel) -> _Chain:
+    hit = _CHAINS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_CHAINS) >= 64:
+        _CHAINS.pop(next(iter(_CHAINS)))
+    ch = _Chain(model)
+    _CHAINS[id(model)] = (model, ch)
+    return ch
+
+
+_VEE_A = np.array([7, 2, 3])  # R[2,1], R[0,2], R[1,0] in a flattened 3×3
+_VEE_B = np.array([5, 6, 1])  # R[1,2], R[2,0], R[0,1]
+_DIAG = np.array([0, 4, 8])
+
+
+def _rotation_error(Rt: Array, Rc: Array) -> Array:
+    """log(R_t R_cᵀ)^∨ as :func:`~animkit.ik.jacobian.rotation_error`, fewer array calls (the loop's hot path)."""
+    Rd = (Rt @ np.swapaxes(Rc, -1, -2)).reshape(Rt.shape[:-2] + (9,))
+    v = 0.5 * (Rd[..., _VEE_A] - Rd[..., _VEE_B])
+    cos = 0.5 * (Rd[..., _DIAG].sum(-1) - 1.0)
+    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
+    if ((cos < 0.0) & (sin < 1e-6)).any():
+        return rotation_error(Rt, Rc)  # near π: the axis from the symmetric part
+    f = np.arctan2(sin, np.minimum(cos, 1.0)) / np.maximum(sin, 1e-300)
+    f[sin <= 1e-12] = 1.0
+    return v * f[..., None]
+
+
+def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Array]:
+    """V (b, m) unweighted, worst position and orientation error over effectors."""
+    b = Eff.shape[0]
+    Vp = P - Eff[:, :, :3, 3]
+    pos = np.sqrt(np.einsum("bei,bei->be", Vp, Vp).max(1))
+    if R is None:
+        return Vp.reshape(b, -1), pos, np.zeros(b)
+    Vo = _rotation_error(R, Eff[:, :, :3, :3])
+    ori = np.sqrt(np.einsum("bei,bei->be", Vo, Vo).max(1))
+    return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
+
+
+def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+           first_success: bool = False) -> LoopOutput:
+    """Solve B problems: starts q0 (B, n), targets P (B, E, 3) and R (B, E, 3, 3) or None.
+
+    Kept steps only lower ‖W V‖, so the last pose is the best one, except against the start itself (it is moved
+    ``START_MARGIN`` inside its limits first): a problem that does not converge returns the start when that was
+    better. ``errors`` holds the residual of the pose that would be returned, before the first step and after
+    every iteration. With ``first_success`` the loop stops as soon as one problem has converged (restarts).
+    """
+    ch = _chain(model)
+    B, n = q0.shape
+    buf = ch.buffers(B)
+    orient = R is not None
+    w = opts.row_weights
+    tol, otol, patience = opts.tol, opts.orientation_tol, opts.patience
+    q_start = np.minimum(np.maximum(q0, ch.lo), ch.hi)
+    Eff = ch.forward(q_start, buf)[2]
+    V, pos0, ori0 = _residual(Eff, P, R)
+    Vw = V * w
+    err0 = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
+    # outputs, written when a problem leaves the working set
+    q_out = q_start.copy()
+    pos_out, ori_out = pos0.copy(), ori0.copy()
+    iters = np.zeros(B, dtype=np.intp)
+    reason = ["max_iterations"] * B
+    history = [err0.copy()]
+    last = err0.copy()
+    # the working set
+    ids = np.arange(B)
+    phi = ch.phi(q_start, START_MARGIN)
+    q = ch.theta(phi)
+    r, a, Eff = ch.forward(q, buf)
+    V, pos, ori = _residual(Eff, P, R)
+    Vw = V * w
+    e = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
+    Pw, Rw, e0 = P, R, err0
+    lam = np.full(B, opts.damping)
+    flat = np.zeros(B, dtype=np.intp)
+    ps = np.ones(B)  # the pull's own scale: a rejected step shrinks it (the pull may point uphill)
+    pull = ch.limf
+    eye = np.eye(n)
+    it = 0
+    while True:
+        done = (pos <= tol) & (ori <= otol)
+        stalled = (lam > 1e10) | (flat >= patience)
+        leave = done | stalled
+        stop = it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline or \
+            first_success and bool(done.any())
+        if stop or leave.any():
+            if stop:
+                leave[:] = True
+            sel = ids[leave]
+            conv = done[leave]
+            back = ~conv & (e[leave] >= e0[leave])  # not converged and no better than the start: the start
+            q_out[sel] = np.where(back[:, None], q_start[sel], q[leave])
+            pos_out[sel] = np.where(back, pos0[sel], pos[leave])
+            ori_out[sel] = np.where(back, ori0[sel], ori[leave])
+            history[-1][sel] = np.where(back, e0[leave], e[leave])
+            why = np.where(conv, 0, np.where(stalled[leave], 1, 2)).tolist()
+            for i, k in zip(sel.tolist(), why, strict=True):
+                reason[i] = ("converged", "stalled", "max_iterations")[k]
+            if stop or leave.all():
+                break
+            keep = ~leave
+            ids = ids[keep]
+            phi, q, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, Eff, V, Vw, pos, ori))
+            r, a = r[:, keep], a[:, keep]
+            lam, flat, e, e0, ps = lam[keep], flat[keep], e[keep], e0[keep], ps[keep]
+            Pw = P[ids]
+            Rw = None if R is None else R[ids]
+        iters[ids] += 1
+        Jt = ch.jacobian_t(r, a, Eff[:, :, :3, 3], orient)
+        Jt *= ch.dtheta(phi)[:, :, None] * w
+        A = Jt @ np.swapaxes(Jt, 1, 2)
+        g = (Jt @ Vw[:, :, None])[:, :, 0]
+        mu = (HOMOTOPY_PULL * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
+        A += (lam[:, None] + mu)[:, :, None] * eye
+        rhs = g - mu * phi
+        try:
+            d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:
+            A += (1e-12 * (np.trace(A, axis1=1, axis2=2) / n + 1.0))[:, None, None] * eye
+            d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+        if opts.max_step is not None:
+            big = np.abs(d).max(1)
+            d *= np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))[:, None]
+        phi_n = phi + d
+        q_n = ch.theta(phi_n)
+        rn, an, En = ch.forward(q_n, buf)
+        Vn, pos_n, ori_n = _residual(En, Pw, Rw)
+        Vnw = Vn * w
+        e_n = np.sqrt(np.einsum("bi,bi->b", Vnw, Vnw))
+        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
+        flat = np.where(ok & (e_n < e * (1.0 - 1e-9) - 1e-15), 0, flat + 1)
+        lam = np.where(ok, np.maximum(lam * _DOWN, 1e-9), lam * _UP)
+        ps = np.where(ok, ps, ps * PULL_BACKOFF)
+        if ok.all():
+            phi, q, r, a, Eff, V, Vw, pos, ori, e = phi_n, q_n, rn, an, En, Vn, Vnw, pos_n, ori_n, e_n
+        elif ok.any():
+            o1, o3 = ok[:, None], ok[:, None, None, None]
+            phi, q, V, Vw = np.where(o1, phi_n, phi), np.where(o1, q_n, q), np.where(o1, Vn, V), np.where(o1, Vnw, Vw)
+            on = ok[None, :, None]
+            r, a, Eff = np.where(on, rn, r), np.where(on, an, a), np.where(o3, En, Eff)
+            pos, ori, e = np.where(ok, pos_n, pos), np.where(ok, ori_n, ori), np.where(ok, e_n, e)
+        if ok.any():
+            # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+            phi = np.arcsin(np.sin(phi)) if ch.all_limited else np.where(ch.limited, np.arcsin(np.sin(phi)), phi)
+        last[ids] = np.minimum(e, e0)
+        history.append(last.copy())
+        it += 1
+    return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))

@@ -1,0 +1,88 @@
+"""The default solver's own loop (animkit.ik.lm): limits built into the unknowns, the fading mid-range pull,
+the compiled-chain cache."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+import animkit
+from animkit.ik import solve, solve_batch
+from animkit.ik.api import _compiled_chain
+from animkit.io.urdf import MissingMeshWarning
+from animkit.joints import hinge
+
+from .ik_helpers import load, natural_start
+
+PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
+
+
+def _panda():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        return animkit.load(PANDA)
+
+
+def test_panda_6d_from_the_zero_pose_at_its_limits():
+    sc = _panda()
+    fig = sc.figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])  # joint 4 sits on its upper limit
+    rng = np.random.default_rng(5)
+    arm = [fig.dof_index(j) for j in sc.chains["arm"]]
+    poses = np.repeat(start[None], 20, 0)
+    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(20, len(arm)))
+    targets = [fig.world(q)["panda_grasptarget"] for q in poses]
+    res = [solve(fig, start, "panda_grasptarget", T, scene=sc, chain="arm") for T in targets]
+    assert sum(r.converged for r in res) >= 17  # the clamped LM reached about half
+    for r, T in zip(res, targets, strict=True):
+        assert np.all(r.pose >= lim[:, 0]) and np.all(r.pose <= lim[:, 1])
+        assert r.errors[-1] <= r.errors[0]
+        if r.converged:  # the pull toward mid-range fades with the residual: no bias in the answer
+            W = fig.world(r.pose)["panda_grasptarget"]
+            assert np.linalg.norm(W[:3, 3] - T[:3, 3]) <= 1e-5 and r.orientation_error <= 1e-4
+
+
+def test_lm_with_fixed_steps_runs_in_the_shared_loop():
+    sc = load("six_axis_arm")
+    fig = sc.figure
+    start = fig.rest_pose()
+    target = fig.world(start)["tool"][:3, 3] + np.array([0.05, -0.03, 0.04])
+    r = solve(fig, start, "tool", target, scene=sc, chain="arm", step="fixed", step_size=0.02, max_iter=300)
+    assert r.converged and r.solver == "lm"
+
+
+def test_compiled_chain_cache_follows_the_figure_and_the_frozen_values():
+    sc = load("humanoid")
+    fig = sc.figure
+    pose = fig.rest_pose()
+    mov = np.array([fig.dof_index("elbow_r.rx")])
+    a = _compiled_chain(fig, pose, mov, ("hand_r",), "x")
+    assert _compiled_chain(fig, pose.copy(), mov, ("hand_r",), "x") is a
+    other = pose.copy()
+    other[fig.dof_index("shoulder_r.rx")] += 0.3  # a frozen DOF folded into the constants
+    assert _compiled_chain(fig, other, mov, ("hand_r",), "x") is not a
+    fig.add("finger", "hand_r", offset=(0.0, -0.1, 0.0), joint=hinge("finger", "x"))  # an edit: new compiled state
+    pose2 = fig.rest_pose()
+    b = _compiled_chain(fig, pose2, mov, ("hand_r",), "x")
+    assert b is not a
+    target = fig.world(pose2)["finger"][:3, 3] + np.array([0.0, 0.02, 0.02])
+    r = solve(fig, pose2, "finger", target, scene=None, chain=["shoulder_r", "elbow_r", "finger"])
+    assert r.converged
+
+
+def test_batch_drops_finished_problems_and_matches_single_solves():
+    sc = load("humanoid")
+    fig = sc.figure
+    start = natural_start(sc)
+    base = fig.world(start)["hand_r"][:3, 3]
+    T = base + np.array([[0.05, 0.0, 0.02], [0.0, -0.05, 0.05], [3.0, 0.0, 0.0]])  # the last is out of reach
+    b = solve_batch(fig, start, "hand_r", T, scene=sc, chain="arm")
+    assert b.converged[0] and b.iterations[0] < b.iterations.max()
+    assert b.reachable[2] == 0
+    for i in range(3):
+        s = solve(fig, start, "hand_r", T[i], scene=sc, chain="arm")
+        np.testing.assert_allclose(b.poses[i], s.pose, atol=1e-9)
+        assert s.iterations == b.iterations[i]
