@@ -190,7 +190,7 @@ def compile_chain(figure: Figure, pose: Array, movable: Index, effectors: Sequen
     reach = np.zeros(E)
     for j in range(E):
         total = float(np.linalg.norm(eff_C[j, :3, 3]))
-        for k in np.flatnonzero(mask[j]):
+        for k in map(int, np.flatnonzero(mask[j])):
             if k != base[j]:
                 total += float(np.linalg.norm(H0[k, :3, 3]))
             if not rev[k]:
@@ -226,7 +226,8 @@ def parse_targets(target: ArrayLike | Sequence[ArrayLike], count: int) -> tuple[
             items = list(target)
         else:
             raise IKError(f"expected {count} targets (one per effector), got {target!r}")
-    pos, rot = [], []
+    pos: list[NDArray[np.float64]] = []
+    rot: list[NDArray[np.float64] | None] = []
     for t in items:
         try:
             a = np.asarray(t, dtype=float)
@@ -250,5 +251,5 @@ def parse_targets(target: ArrayLike | Sequence[ArrayLike], count: int) -> tuple[
     if len(kinds) > 1:
         raise IKError("targets must be all positions (3,) or all poses (4, 4), not a mix")
     P = np.stack(pos)
-    R6 = None if rot[0] is None else np.stack(rot)  # type: ignore[arg-type]
+    R6 = None if rot[0] is None else np.stack([r for r in rot if r is not None])
     return P, R6

@@ -135,15 +135,16 @@ def damped_solve(J: Array, V: Array, lam2: Array | float) -> Array:
 def _solve(A: Array, y: Array) -> Array:
     """Solve A x = y (batched, LU); an exactly singular system gets a ridge of 1e-12·(tr A/m + 1)."""
     try:
-        return np.linalg.solve(A, y[:, :, None])[:, :, 0]
+        x = np.linalg.solve(A, y[:, :, None])[:, :, 0]
     except np.linalg.LinAlgError:
         m = A.shape[-1]
         ridge = 1e-12 * (np.trace(A, axis1=1, axis2=2) / m + 1.0)
-        return np.linalg.solve(A + ridge[:, None, None] * np.eye(m), y[:, :, None])[:, :, 0]
+        x = np.linalg.solve(A + ridge[:, None, None] * np.eye(m), y[:, :, None])[:, :, 0]
+    return np.asarray(x, dtype=np.float64)  # the stubs say floating[Any]; the values are float64 already
 
 
 def _pinv(J: Array, rcond: float) -> Array:
-    return np.linalg.pinv(J, rcond=rcond)
+    return np.asarray(np.linalg.pinv(J, rcond=rcond), dtype=np.float64)
 
 
 # --- step functions ------------------------------------------------------------------------------------
@@ -442,7 +443,7 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         if jac:
             qn = wk.q + dq
             blocked = ((qn < lower) & (dq < 0)) | ((qn > upper) & (dq > 0))
-            rows = blocked.any(axis=1)
+            rows: NDArray[np.bool_] = np.asarray(blocked.any(axis=1))
             if rows.any():  # clamp, then re-solve without the DOFs stuck at a limit
                 sub = StepInput(model, opts, J[rows] * ~blocked[rows][:, None, :], Vs[rows], wk.q[rows],
                                 wk.lam[rows], _take(wk.fr, rows), wk.P[rows], None if wk.R is None else wk.R[rows])
