@@ -22,6 +22,7 @@ import shutil
 import struct
 import sys
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Generator
 from pathlib import Path
 from types import TracebackType
@@ -157,7 +158,7 @@ def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
 # writers
 
 
-class FrameWriter:
+class FrameWriter(ABC):
     """Base: size checks, temp-file lifecycle and the context-manager protocol."""
 
     kind: WriterKind
@@ -223,15 +224,18 @@ class FrameWriter:
         else:
             self.abort()
 
-    # subclass hooks
+    # what each kind of output does
+    @abstractmethod
     def _write(self, frame: Frame) -> None:
-        raise NotImplementedError
+        """Take one checked frame."""
 
+    @abstractmethod
     def _finish(self) -> None:
-        raise NotImplementedError
+        """Complete the output and move it into place."""
 
+    @abstractmethod
     def _discard(self) -> None:
-        raise NotImplementedError
+        """Drop everything written so far (the target is left as it was)."""
 
 
 class _TempFileWriter(FrameWriter):
