@@ -90,17 +90,31 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels, per panel for compare "
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
+    p.add_argument("--fov", type=float, default=None, help="vertical field of view in degrees (default: the scene's)")
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
 
 
-def _cmd_render(args: argparse.Namespace) -> int:
+def _load_for_render(args: argparse.Namespace) -> Scene:
+    """The scene, with the camera's field of view from ``--fov`` when given."""
+    import dataclasses
+
     from . import load
-    from .render.clip import parse_size, render_clip
 
     scene = load(args.scene)
+    if args.fov is not None:
+        if not 1.0 <= args.fov <= 170.0:
+            raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
+        scene = dataclasses.replace(scene, camera=dataclasses.replace(scene.camera, fov_deg=args.fov))
+    return scene
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from .render.clip import parse_size, render_clip
+
+    scene = _load_for_render(args)
     size = parse_size(args.size) if args.size else None
     if not scene.clips:
         if args.clip:
@@ -147,11 +161,11 @@ def _panel_label(result: ReachResult) -> str:
 
 
 def _cmd_reach(args: argparse.Namespace) -> int:
-    from . import load, save
+    from . import save
     from .reach import bake_reach
     from .render.clip import Panel, parse_size, render_panels
 
-    scene = load(args.scene)
+    scene = _load_for_render(args)
     spec = scene.reach
     effector = args.effector or (spec.effector if spec else None)
     if effector is None:
@@ -179,14 +193,13 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
-    from . import load
     from .io import atomic_path
     from .reach import compare
     from .render.clip import Panel, parse_size, render_panels
 
     if args.plot:
         _matplotlib()  # fail before the work, not after it
-    scene = load(args.scene)
+    scene = _load_for_render(args)
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
                          hold=args.hold, fps=args.fps, quiet=args.quiet)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, max_examples=100)
+settings.register_profile("deep", deadline=None, max_examples=3000)  # pytest --hypothesis-profile=deep
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parent.parent

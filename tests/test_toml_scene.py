@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import animkit
 from animkit.errors import ParseError
@@ -160,3 +162,32 @@ def test_a_scene_can_build_on_a_base_scene(tmp_path) -> None:
     with pytest.raises(ParseError, match="cannot load base scene") as info:
         animkit.load(tmp_path / "missing.toml")
     assert info.value.line == 2
+
+
+_SCENE_LINES = (SCENES / "three_axis_arm.toml").read_text().splitlines()
+_JUNK = ["", "[", "]", "=", '"', "nan", "-1e309", "[[nodes]]", "parent = 3", 'kind = "ball"', "limits = [1, 0]",
+         "axis = [0, 0, 0]", "offset = [1]", "x = {", "[nodes.j1]", "[chains]", 'arm = ["nobody"]', "radius = -2",
+         "rest = 999", "shape = 7"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["drop", "dup", "swap", "junk", "cut"]), st.integers(0, 10_000),
+                          st.sampled_from(_JUNK)), min_size=1, max_size=6))
+def test_mangled_scene_files_raise_only_animkit_errors(edits) -> None:
+    lines = list(_SCENE_LINES)
+    for op, at, junk in edits:
+        i = at % max(len(lines), 1)
+        if op == "drop" and lines:
+            del lines[i]
+        elif op == "dup" and lines:
+            lines.insert(i, lines[i])
+        elif op == "swap" and len(lines) > 1:
+            j = (i + 1) % len(lines)
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "junk":
+            lines.insert(i, junk)
+        elif op == "cut" and lines:
+            lines[i] = lines[i][: len(lines[i]) // 2]
+    try:
+        loads_scene("\n".join(lines), "fuzz.toml")
+    except animkit.AnimkitError:
+        pass
