@@ -113,8 +113,13 @@ class FigureRenderer:
         self.style = style
         self.mesh = mesh if mesh is not None else figure_mesh(figure)
         size = figure.size()
-        self.grid_spacing = _nice(size / 4.0)
-        self.grid_extent = grid_extent if grid_extent is not None else max(4 * self.grid_spacing, 1.5 * size)
+        # the patch of ground under what the camera frames: centred below its target, as wide as its view,
+        # with about 10 to 25 lines each way
+        reach = 0.8 * float(np.linalg.norm(np.subtract(camera.eye, camera.target)))
+        extent = grid_extent if grid_extent is not None else max(1.5 * size, reach)
+        self.grid_spacing = _nice(max(size / 4.0, extent / 12.0))
+        self.grid_extent = max(extent, 4 * self.grid_spacing)
+        self.grid_center = np.asarray(camera.target, dtype=float)
         self._backdrop: NDArray[np.uint8] | None = None
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
@@ -144,7 +149,8 @@ class FigureRenderer:
             blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
             blank[...] = np.round(np.asarray(self.style.background) * 255).astype(np.uint8)
             self._backdrop = draw_grid(blank, self.camera, self.up, spacing=self.grid_spacing,
-                                       extent=self.grid_extent, color=self.style.grid_color)
+                                       extent=self.grid_extent, color=self.style.grid_color,
+                                       center=self.grid_center)
         return self._backdrop
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:

@@ -408,10 +408,12 @@ def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: Arr
 
 def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: float = 1.0,
               extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75), width_px: float = 1.0,
-              depth: ArrayLike | None = None, depth_bias: float = 5e-3) -> Image:
-    """Lines u = k·spacing and v = k·spacing, |u|, |v| ≤ extent, in the plane through the origin ⟂ up.
+              depth: ArrayLike | None = None, depth_bias: float = 5e-3,
+              center: ArrayLike = (0.0, 0.0, 0.0)) -> Image:
+    """Lines u = k·spacing and v = k·spacing, |u − c_u|, |v − c_v| ≤ extent, in the plane through the origin ⟂ up.
 
-    Y-up: the xz plane; Z-up: the xy plane. Returns a new image.
+    Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
+    patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image.
     """
     if not (spacing > 0 and extent > 0):
         raise RenderError(f"spacing and extent must be > 0, got {spacing!r}, {extent!r}")
@@ -421,11 +423,15 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     k = int(math.floor(extent / spacing + 1e-9))
     if 2 * k + 1 > 10_000:
         raise RenderError(f"grid of {2 * k + 1} lines per direction: increase spacing")
+    cen = np.asarray(center, dtype=float)
+    cu = round(float(cen @ ua) / spacing) * spacing
+    cv = round(float(cen @ va) / spacing) * spacing
+    o = cu * ua + cv * va
     c = np.arange(-k, k + 1) * spacing
-    s1 = c[:, None] * ua - extent * va
-    e1 = c[:, None] * ua + extent * va
-    s2 = c[:, None] * va - extent * ua
-    e2 = c[:, None] * va + extent * ua
+    s1 = o + c[:, None] * ua - extent * va
+    e1 = o + c[:, None] * ua + extent * va
+    s2 = o + c[:, None] * va - extent * ua
+    e2 = o + c[:, None] * va + extent * ua
     return draw_segments(image, camera, np.concatenate([s1, s2]), np.concatenate([e1, e2]), color,
                          width_px, depth, depth_bias=depth_bias)
 
