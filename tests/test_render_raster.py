@@ -352,3 +352,15 @@ def test_matches_a_brute_force_per_pixel_zbuffer(seed: int) -> None:
     differ = (got != ref) & (margin > 0)
     assert not differ.any(), f"{differ.sum()} pixels disagree with the brute-force z-buffer"
     assert (ref >= 0).sum() > 100
+
+
+def test_grid_patch_follows_its_center() -> None:
+    from animkit.render.camera import look_at
+    from animkit.render.raster import draw_grid
+
+    cam = look_at([20.0, 5.0, 30.0], [20.0, 0.0, 20.0], "y", width=80, height=60)
+    blank = np.full((60, 80, 3), 255, np.uint8)
+    at_origin = draw_grid(blank, cam, "y", spacing=1.0, extent=3.0)
+    under_target = draw_grid(blank, cam, "y", spacing=1.0, extent=3.0, center=(20.3, 0.0, 19.8))
+    assert (at_origin != 255).sum() == 0  # the patch at the origin is out of view
+    assert (under_target != 255).sum() > 200  # the patch under the target is drawn
