@@ -179,3 +179,18 @@ def test_a_skeleton_without_geometry_is_drawn_as_bones() -> None:
     near_knee = np.linalg.norm(v[mesh.owner == hips] - W[knee, :3, 3], axis=1).min()
     assert near_knee <= 0.031 * fig.size()
     assert not figure_mesh(animkit.load(SCENES / "humanoid.toml").figure, bones=False).triangle_count == 0
+
+
+def test_the_grid_follows_a_changed_camera(arm) -> None:
+    from animkit.render.camera import orbit
+    from animkit.render.clip import FigureRenderer
+
+    pose = arm.figure.rest_pose()[None]
+    mesh = figure_mesh(arm.figure)
+    cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, mesh, pose), size=(96, 72))
+    r = FigureRenderer(arm.figure, cam, up="z", mesh=mesh)
+    first = r.backdrop().copy()
+    r.camera = orbit(cam.target, 4.0, 120.0, 40.0, "z", width=96, height=72)  # what the viewer does on a drag
+    assert (r.backdrop() != first).any()
+    r.camera = cam
+    assert (r.backdrop() == first).all()

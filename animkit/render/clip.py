@@ -112,15 +112,9 @@ class FigureRenderer:
         self.up = up
         self.style = style
         self.mesh = mesh if mesh is not None else figure_mesh(figure)
-        size = figure.size()
-        # the patch of ground under what the camera frames: centred below its target, as wide as its view,
-        # with about 10 to 25 lines each way
-        reach = 0.8 * float(np.linalg.norm(np.subtract(camera.eye, camera.target)))
-        extent = grid_extent if grid_extent is not None else max(1.5 * size, reach)
-        self.grid_spacing = _nice(max(size / 4.0, extent / 12.0))
-        self.grid_extent = max(extent, 4 * self.grid_spacing)
-        self.grid_center = np.asarray(camera.target, dtype=float)
-        self._backdrop: NDArray[np.uint8] | None = None
+        self.size = figure.size()
+        self.grid_extent = grid_extent
+        self._backdrop: tuple[tuple[object, ...], NDArray[np.uint8]] | None = None
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
@@ -143,18 +137,27 @@ class FigureRenderer:
             image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
         return image
 
+    def ground(self) -> tuple[float, float, NDArray[np.float64]]:
+        """(spacing, extent, centre) of the grid patch: under the camera's target, as wide as its view,
+        about 10 to 25 lines each way."""
+        reach = 0.8 * float(np.linalg.norm(np.subtract(self.camera.eye, self.camera.target)))
+        extent = self.grid_extent if self.grid_extent is not None else max(1.5 * self.size, reach)
+        spacing = _nice(max(self.size / 4.0, extent / 12.0))
+        return spacing, max(extent, 4 * spacing), np.asarray(self.camera.target, dtype=float)
+
     def backdrop(self) -> NDArray[np.uint8]:
-        """The background with the ground grid, drawn once: the camera is fixed for the whole clip."""
-        if self._backdrop is None:
+        """The background with the ground grid, drawn once per camera (and style), not once per frame."""
+        key = (self.camera, self.up, self.style.background, self.style.grid_color)
+        if self._backdrop is None or self._backdrop[0] != key:
             blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
             blank[...] = np.round(np.asarray(self.style.background) * 255).astype(np.uint8)
-            self._backdrop = draw_grid(blank, self.camera, self.up, spacing=self.grid_spacing,
-                                       extent=self.grid_extent, color=self.style.grid_color,
-                                       center=self.grid_center)
-        return self._backdrop
+            spacing, extent, center = self.ground()
+            self._backdrop = (key, draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
+                                             color=self.style.grid_color, center=center))
+        return self._backdrop[1]
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
-        length = 0.6 * self.grid_spacing
+        length = 0.15 * self.size
         o = world[:, :3, 3]
         for k, color in enumerate(((0.9, 0.1, 0.1), (0.1, 0.7, 0.1), (0.1, 0.2, 0.9))):
             image = draw_segments(image, self.camera, o, o + length * world[:, :3, k], color, 2)
