@@ -115,6 +115,7 @@ class FigureRenderer:
         self.size = figure.size()
         self.grid_extent = grid_extent
         self._backdrop: tuple[tuple[object, ...], NDArray[np.uint8]] | None = None
+        self._edges: NDArray[np.intp] | None = None
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
@@ -125,10 +126,8 @@ class FigureRenderer:
         if st.grid:  # the ground lies behind the figure: show the backdrop wherever no triangle is
             np.copyto(image, self.backdrop(), where=np.isinf(depth)[:, :, None])
         if st.wireframe and len(self.mesh.faces):
-            tri = verts[self.mesh.faces]
-            starts = tri.reshape(-1, 3)
-            ends = np.roll(tri, -1, axis=1).reshape(-1, 3)
-            image = draw_segments(image, self.camera, starts, ends, (0.1, 0.1, 0.1), 1)
+            e = self.edges()
+            image = draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1)
         if st.joint_axes:
             image = self._axes(image, world)
         if trail is not None and len(trail) >= 2:
@@ -136,6 +135,14 @@ class FigureRenderer:
         if targets is not None and len(targets):
             image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
         return image
+
+    def edges(self) -> NDArray[np.intp]:
+        """Each triangle edge once (E, 2): shared edges are drawn once, not once per face."""
+        if self._edges is None:
+            f = self.mesh.faces
+            pairs = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+            self._edges = np.unique(pairs, axis=0)
+        return self._edges
 
     def ground(self) -> tuple[float, float, NDArray[np.float64]]:
         """(spacing, extent, centre) of the grid patch: under the camera's target, as wide as its view,
