@@ -25,7 +25,7 @@ from .jacobian import rotation_error
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+__all__ = ["run_lm", "lm_single", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 
@@ -34,6 +34,7 @@ HOMOTOPY_DECAY = 0.95  # γ
 PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
 START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
 _DOWN, _UP = 0.1, 10.0
+STALL_MIN_ITER = 10  # the stall test (restarts) never stops a run before this many iterations
 
 
 class _Chain:
@@ -299,6 +300,8 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     Te = forward(q, Tc)
     Vw, pos, ori, e = residual(Te)
     history = [e0]
+    es = [e]  # ‖WV‖ of the current pose after each iteration (the stall test)
+    win, ratio = opts.stall_window, opts.stall_ratio
     lam = opts.damping
     flat = 0
     ps = 1.0
@@ -306,7 +309,8 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     decay = 1.0  # γᵏ
     while True:
         done = pos <= tol and ori <= otol
-        stalled = lam > 1e10 or flat >= patience
+        stalled = lam > 1e10 or flat >= patience or win > 0 and it >= max(win, STALL_MIN_ITER) and \
+            e > ratio * es[it - win]
         if done or stalled or it == opts.max_iter or deadline is not None and time.perf_counter() > deadline:
             back = not done and e >= e0
             history[-1] = e0 if back else e
@@ -365,8 +369,14 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
             lam *= _UP
             ps *= PULL_BACKOFF
         history.append(min(e, e0))
+        es.append(e)
         it += 1
         decay *= HOMOTOPY_DECAY
+
+
+def lm_single(model: ChainModel, opts: Options) -> bool:
+    """Whether one problem on ``model`` runs :func:`_run_one` (the B = 1 path, with the stall test)."""
+    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full"
 
 
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
