@@ -259,9 +259,12 @@ def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, o
 def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
                   ) -> tuple[NDArray[np.int8], list[str]]:
     """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
-    fr = model.frames(q)
     reach = np.full(len(q), -1, dtype=np.int8)
     reasons = list(out.reason)
+    if all(why == "converged" for why in reasons):
+        reach[:] = 1
+        return reach, reasons
+    fr = model.frames(q)
     for i, why in enumerate(out.reason):
         if why == "converged":
             reach[i] = 1
