@@ -306,10 +306,12 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
     ``chain`` is a chain name (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF
     from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
-    ``restarts`` > 0 retries from random in-limit starts (8 at a time, vectorised) when the first run does not
-    converge, until one converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the
-    call, the first run included) have passed. The first run is never cut by the budget; with restarts on, each
-    run stops after at most ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller).
+    ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
+    converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
+    included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most
+    ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller), and on lm's B = 1 path (a serial chain, one
+    effector) at a stall (``RESTART_STALL``), the restarts then running one at a time; elsewhere 8 at a time,
+    vectorised.
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
     t0 = time.perf_counter()
