@@ -86,3 +86,33 @@ def test_batch_drops_finished_problems_and_matches_single_solves():
         s = solve(fig, start, "hand_r", T[i], scene=sc, chain="arm")
         np.testing.assert_allclose(b.poses[i], s.pose, atol=1e-9)
         assert s.iterations == b.iterations[i]
+
+
+def test_stall_test_of_the_single_problem_path_stops_a_run_early():
+    from dataclasses import replace as _replace
+
+    from animkit.ik.api import _compiled_chain
+    from animkit.ik.lm import STALL_MIN_ITER, lm_single, run_lm
+    from animkit.ik.solvers import Options
+
+    sc = _panda()
+    fig = sc.figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
+    arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
+    model = _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
+    opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6))
+    assert lm_single(model, opts)
+    rng = np.random.default_rng(5)
+    for _ in range(20):  # a target that needs more than the stall test's minimum of iterations
+        q = start.copy()
+        q[arm] = rng.uniform(lim[arm, 0], lim[arm, 1])
+        T = fig.world(q)["panda_grasptarget"]
+        args = (model, start[arm][None], T[None, None, :3, 3], T[None, None, :3, :3])
+        free = run_lm(*args, opts)
+        if free.iterations[0] > STALL_MIN_ITER:
+            break
+    assert free.iterations[0] > STALL_MIN_ITER
+    cut = run_lm(*args, _replace(opts, stall_window=8, stall_ratio=0.0))  # any residual left counts as a stall
+    assert cut.reason == ["stalled"] and cut.iterations[0] == STALL_MIN_ITER
+    assert cut.errors[-1, 0] <= cut.errors[0, 0]

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError, unknown_name
 from ..graph import Figure
 from ..scene import Scene
-from .lm import run_lm
+from .lm import lm_single, run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, JACOBIAN_SOLVERS, SOLVERS, LoopOutput, Options, SolverName, StepPolicy, run
@@ -24,8 +24,9 @@ Array = NDArray[np.float64]
 
 DEFAULT_MAX_ITER = {"lm": 100, "transpose": 3000, "pinv": 200, "pinv-lu": 200, "dls": 300, "dls-adaptive": 300,
                     "nullspace": 300, "ccd": 500, "two-bone": 10}
-_RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised)
+_RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies
 RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
+RESTART_STALL = (8, 0.7)  # with restarts, lm's B = 1 runs stop when ‖WV‖ fell < 30 % over 8 iterations
 DEFAULT_MAX_STEP = 0.5  # radians (scene units for prismatic DOFs) per iteration, Jacobian solvers
 _DAMPING = {"lm": 1.0, "dls": 0.05, "dls-adaptive": 0.1}
 
@@ -258,9 +259,12 @@ def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, o
 def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
                   ) -> tuple[NDArray[np.int8], list[str]]:
     """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
-    fr = model.frames(q)
     reach = np.full(len(q), -1, dtype=np.int8)
     reasons = list(out.reason)
+    if all(why == "converged" for why in reasons):
+        reach[:] = 1
+        return reach, reasons
+    fr = model.frames(q)
     for i, why in enumerate(out.reason):
         if why == "converged":
             reach[i] = 1
@@ -302,10 +306,12 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
     ``chain`` is a chain name (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF
     from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
-    ``restarts`` > 0 retries from random in-limit starts (8 at a time, vectorised) when the first run does not
-    converge, until one converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the
-    call, the first run included) have passed. The first run is never cut by the budget; with restarts on, each
-    run stops after at most ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller).
+    ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
+    converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
+    included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most
+    ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller), and on lm's B = 1 path (a serial chain, one
+    effector) at a stall (``RESTART_STALL``), the restarts then running one at a time; elsewhere 8 at a time,
+    vectorised.
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
     t0 = time.perf_counter()
@@ -325,16 +331,18 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     # with restarts, every run (the first included) ends at convergence, a stall, or RESTART_MAX_ITER iterations
     # (Panda 6D, 5 ms budget: a cap of 50 gave 92.5 %, 100 gave 94 %: at ~130 µs per iteration the first run's
     # late convergences are worth more than the few restarts the budget leaves room for)
-    opts = s.opts if not restarts else replace(s.opts, max_iter=min(s.opts.max_iter, RESTART_MAX_ITER))
+    opts = s.opts if not restarts else replace(s.opts, max_iter=min(s.opts.max_iter, RESTART_MAX_ITER),
+                                               stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
     out = _run(model, s.method, q0, P, R, opts)  # never cut by the deadline
     opts = replace(opts, deadline=deadline) if deadline is not None else opts
     q_best = out.q
     used = 0
     if restarts and out.reason[0] != "converged":
         rng = np.random.default_rng(seed)
+        single = s.method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
         best_err = out.errors[-1, 0]
         while used < restarts and (deadline is None or time.perf_counter() < deadline):
-            k = min(_RESTART_BATCH, restarts - used)
+            k = min(1 if single else _RESTART_BATCH, restarts - used)
             starts = _random_starts(model, q0[0], k, rng)
             o = _run(model, s.method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
                      first_success=True)

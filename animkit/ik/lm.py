@@ -15,6 +15,7 @@ See docs/derivations.md ("lm").
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -24,7 +25,7 @@ from .jacobian import rotation_error
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+__all__ = ["run_lm", "lm_single", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 
@@ -33,6 +34,7 @@ HOMOTOPY_DECAY = 0.95  # γ
 PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
 START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
 _DOWN, _UP = 0.1, 10.0
+STALL_MIN_ITER = 10  # the stall test (restarts) never stops a run before this many iterations
 
 
 class _Chain:
@@ -70,6 +72,9 @@ class _Chain:
         self.half = np.where(lim, 0.5 * (np.where(lim, hi, 1.0) - np.where(lim, lo, 0.0)), 1.0)
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
+        # the B = 1 fast path (:func:`_run_one`): a serial chain of revolute DOFs with one effector
+        self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
+            all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
 
     def theta(self, phi: Array) -> Array:
         q = self.mid + self.half * np.sin(phi)
@@ -187,6 +192,193 @@ def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Arra
     return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
 
 
+# cross(a, d) = (a ⊗ d).ravel() · _EPS for a, d in R³ (a ⊗ d flattened row-major: index 3i + j holds a_i d_j)
+_EPS = np.zeros((9, 3))
+_EPS[5, 0], _EPS[7, 0], _EPS[6, 1], _EPS[2, 1], _EPS[1, 2], _EPS[3, 2] = 1.0, -1.0, 1.0, -1.0, 1.0, -1.0
+
+
+def _rotvec_py(rt: list[list[float]], t: list[list[float]], Rt: Array, Rc: Array) -> tuple[float, float, float]:
+    """log(R_t R_cᵀ)^∨ in Python floats (B = 1): rt = R_t, t = the effector frame, both as nested lists."""
+    r0, r1, r2 = rt
+    c0, c1, c2 = t[0], t[1], t[2]
+    d00 = r0[0] * c0[0] + r0[1] * c0[1] + r0[2] * c0[2]
+    d11 = r1[0] * c1[0] + r1[1] * c1[1] + r1[2] * c1[2]
+    d22 = r2[0] * c2[0] + r2[1] * c2[1] + r2[2] * c2[2]
+    d21 = r2[0] * c1[0] + r2[1] * c1[1] + r2[2] * c1[2]
+    d12 = r1[0] * c2[0] + r1[1] * c2[1] + r1[2] * c2[2]
+    d02 = r0[0] * c2[0] + r0[1] * c2[1] + r0[2] * c2[2]
+    d20 = r2[0] * c0[0] + r2[1] * c0[1] + r2[2] * c0[2]
+    d10 = r1[0] * c0[0] + r1[1] * c0[1] + r1[2] * c0[2]
+    d01 = r0[0] * c1[0] + r0[1] * c1[1] + r0[2] * c1[2]
+    vx, vy, vz = 0.5 * (d21 - d12), 0.5 * (d02 - d20), 0.5 * (d10 - d01)
+    cos = 0.5 * (d00 + d11 + d22 - 1.0)
+    sin = math.sqrt(vx * vx + vy * vy + vz * vz)
+    if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part
+        w = rotation_error(Rt, Rc).tolist()
+        return w[0], w[1], w[2]
+    if sin <= 1e-12:
+        return vx, vy, vz
+    f = math.atan2(sin, min(cos, 1.0)) / sin
+    return vx * f, vy * f, vz * f
+
+
+def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) -> LoopOutput:
+    """:func:`run_lm` for one problem on a serial revolute chain with one effector, with few NumPy calls.
+
+    The same iteration as the batched loop (same equations, same acceptance and stopping rules), laid out for
+    B = 1, where every NumPy call costs ~1 µs whatever its size: the frames live in two preallocated (n, 4, 5)
+    buffers (the current pose and the trial step, swapped on acceptance), the Jacobian comes from one outer
+    product and one product with the Levi-Civita matrix, and the residual, its norms and the step control are
+    Python floats.
+    """
+    n = ch.n
+    w = opts.row_weights
+    unit_w = bool(np.all(w == 1.0))
+    wl = w.tolist()
+    orient = R is not None
+    tol, otol, patience = opts.tol, opts.orientation_tol, opts.patience
+    max_step = opts.max_step
+    deadline = opts.deadline
+    px, py, pz = P[0, 0].tolist()
+    Rt = np.eye(3) if R is None else R[0, 0]
+    rt = Rt.tolist()
+    Ce = ch.eff_C[0]
+    lo, hi, mid, half, lim, alll = ch.lo, ch.hi, ch.mid, ch.half, ch.limited, ch.all_limited
+    basis = np.empty((n, 1, ch.K))
+    basis[:, 0, 0] = 1.0
+    bs, bc = basis[:, 0, 1], basis[:, 0, 2]
+    loc = np.empty((n, 1, 20))
+    L = loc.reshape(n, 4, 5)
+    Hs = ch.Hs
+    m = 6 if orient else 3
+    Jt = np.empty((n, m))
+    outer = np.empty((n, 3, 3))
+    dvec = np.empty((n, 3))
+    Jv = np.empty((n, 3))
+
+    def forward(q: Array, T: Array) -> Array:
+        np.sin(q, out=bs)
+        np.cos(q, out=bc)
+        np.subtract(1.0, bc, out=bc)
+        np.matmul(basis, Hs, out=loc)
+        T[0] = L[0]
+        for k in range(1, n):
+            np.matmul(T[k - 1, :, :4], L[k], out=T[k])
+        return T[n - 1, :, :4] @ Ce
+
+    def residual(Te: Array) -> tuple[list[float], float, float, float]:
+        t = Te.tolist()
+        vx, vy, vz = px - t[0][3], py - t[1][3], pz - t[2][3]
+        pos = math.sqrt(vx * vx + vy * vy + vz * vz)
+        if not orient:
+            V = [vx, vy, vz]
+            ori = 0.0
+        else:
+            ox, oy, oz = _rotvec_py(rt, t, Rt, Te[:3, :3])
+            V = [vx, vy, vz, ox, oy, oz]
+            ori = math.sqrt(ox * ox + oy * oy + oz * oz)
+        if not unit_w:
+            V = [v * wi for v, wi in zip(V, wl, strict=True)]
+        e = math.sqrt(sum(v * v for v in V))
+        return V, pos, ori, e
+
+    def theta(phi: Array) -> Array:
+        q = np.sin(phi)
+        q *= half
+        q += mid
+        if not alll:
+            q = np.where(lim, q, phi)
+        np.maximum(q, lo, out=q)
+        np.minimum(q, hi, out=q)
+        return q
+
+    Tc, Tn = np.empty((n, 4, 5)), np.empty((n, 4, 5))
+    q_start = np.minimum(np.maximum(q0[0], lo), hi)
+    _, pos0, ori0, e0 = residual(forward(q_start, Tc))
+    phi = ch.phi(q_start, START_MARGIN)
+    q = theta(phi)
+    Te = forward(q, Tc)
+    Vw, pos, ori, e = residual(Te)
+    history = [e0]
+    es = [e]  # ‖WV‖ of the current pose after each iteration (the stall test)
+    win, ratio = opts.stall_window, opts.stall_ratio
+    lam = opts.damping
+    flat = 0
+    ps = 1.0
+    it = 0
+    decay = 1.0  # γᵏ
+    while True:
+        done = pos <= tol and ori <= otol
+        stalled = lam > 1e10 or flat >= patience or win > 0 and it >= max(win, STALL_MIN_ITER) and \
+            e > ratio * es[it - win]
+        if done or stalled or it == opts.max_iter or deadline is not None and time.perf_counter() > deadline:
+            back = not done and e >= e0
+            history[-1] = e0 if back else e
+            reason = "converged" if done else "stalled" if stalled else "max_iterations"
+            return LoopOutput((q_start if back else q)[None].copy(), np.array([it], dtype=np.intp), [reason],
+                              np.array([pos0 if back else pos]), np.array([ori0 if back else ori]),
+                              np.array(history)[:, None])
+        # J_φᵀ (n, m): rows [a × (p − r), a] · h cos φ (· W)
+        a = Tc[:, :3, 4]
+        np.subtract(Te[:3, 3], Tc[:, :3, 3], out=dvec)
+        np.multiply(a[:, :, None], dvec[:, None, :], out=outer)
+        np.matmul(outer.reshape(n, 9), _EPS, out=Jv)
+        Jt[:, :3] = Jv
+        if orient:
+            Jt[:, 3:] = a
+        sc = np.cos(phi)
+        sc *= half
+        if not alll:
+            sc = np.where(lim, sc, 1.0)
+        Jt *= sc[:, None]
+        if not unit_w:
+            Jt *= w
+        A = Jt @ Jt.T
+        Vwa = np.array(Vw)
+        g = Jt @ Vwa
+        mu = HOMOTOPY_PULL * decay * ps * min(1.0, e * e)
+        diag = A.ravel()[:: n + 1]
+        if alll:
+            diag += lam + mu
+            rhs = g - mu * phi
+        else:
+            diag += lam + mu * ch.limf
+            rhs = g - (mu * ch.limf) * phi
+        try:
+            d = np.linalg.solve(A, rhs)
+        except np.linalg.LinAlgError:
+            diag += 1e-12 * (float(diag.sum()) / n + 1.0)
+            d = np.linalg.solve(A, rhs)
+        if max_step is not None:
+            big = float(np.abs(d).max())
+            if big > max_step:
+                d *= max_step / big
+        phi_n = phi + d
+        q_n = theta(phi_n)
+        Te_n = forward(q_n, Tn)
+        Vn, pos_n, ori_n, e_n = residual(Te_n)
+        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
+        flat = 0 if ok and e_n < e * (1.0 - 1e-9) - 1e-15 else flat + 1
+        if ok:
+            lam = max(lam * _DOWN, 1e-9)
+            Tc, Tn = Tn, Tc
+            q, Te, Vw, pos, ori, e = q_n, Te_n, Vn, pos_n, ori_n, e_n
+            # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+            phi = np.arcsin(np.sin(phi_n)) if alll else np.where(lim, np.arcsin(np.sin(phi_n)), phi_n)
+        else:
+            lam *= _UP
+            ps *= PULL_BACKOFF
+        history.append(min(e, e0))
+        es.append(e)
+        it += 1
+        decay *= HOMOTOPY_DECAY
+
+
+def lm_single(model: ChainModel, opts: Options) -> bool:
+    """Whether one problem on ``model`` runs :func:`_run_one` (the B = 1 path, with the stall test)."""
+    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full"
+
+
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
            first_success: bool = False) -> LoopOutput:
     """Solve B problems: starts q0 (B, n), targets P (B, E, 3) and R (B, E, 3, 3) or None.
@@ -198,6 +390,8 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     """
     ch = _chain(model)
     B, n = q0.shape
+    if B == 1 and ch.serial:
+        return _run_one(ch, q0, P, R, opts)
     buf = ch.buffers(B)
     orient = R is not None
     w = opts.row_weights

@@ -71,6 +71,8 @@ class Options:
     elbow_link: int = -1  # link whose origin the pole pulls
     limit_weights: bool = False  # lm: weighted least norm away from limits
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
+    stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
+    stall_ratio: float = 0.5  # many iterations (0: off)
     row_weights: Array = field(default_factory=lambda: np.ones(3))  # √w per row (m,)
 
 
