@@ -132,3 +132,24 @@ def test_a_set_that_cannot_move_the_effector_names_both():
         solve(sc.figure, natural_start(sc), "hand_r", (0.0, 1.0, 0.3), chain="left-arm", scene=sc)
     with pytest.raises(IKError, match="hand_r"):
         solve(sc.figure, natural_start(sc), "hand_r", (0.0, 1.0, 0.3), chain=["knee_l"])
+
+
+def test_batches_larger_than_a_chunk_equal_single_chunk_runs(monkeypatch) -> None:
+    import animkit.ik.api as api
+
+    rng = np.random.default_rng(5)
+    dofs = chain_dofs(ARM, "arm")
+    lim = ARM.figure.dof_limits()[dofs]
+    targets = []
+    for _ in range(12):
+        q = ARM.figure.rest_pose()
+        q[dofs] = rng.uniform(lim[:, 0], lim[:, 1])
+        targets.append(ARM.figure.world(q)["tool"][:3, 3])
+    whole = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm",
+                        chains=ARM.chains)
+    monkeypatch.setattr(api, "BATCH_CHUNK", 5)  # three chunks: 5, 5, 2
+    chunked = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm",
+                          chains=ARM.chains, quiet=True)
+    np.testing.assert_allclose(chunked.poses, whole.poses, atol=1e-12)
+    assert chunked.reason == whole.reason and (chunked.iterations == whole.iterations).all()
+    assert chunked.errors.shape[1] == 12

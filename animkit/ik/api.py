@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
 from ..graph import Figure
+from ..progress import progress
 from ..scene import Scene
 from .lm import lm_single, run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
@@ -256,6 +257,30 @@ def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, o
     return run(model, method, q0, P, R, opts)
 
 
+BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
+
+
+def _run_chunked(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
+                 quiet: bool) -> LoopOutput:
+    """:func:`_run` over chunks of :data:`BATCH_CHUNK` problems; errors are held at each problem's last value."""
+    B = len(q0)
+    if B <= BATCH_CHUNK:
+        return _run(model, method, q0, P, R, opts)
+    parts = []
+    bar = progress(B, "solving", enabled=False if quiet else None)
+    for a in range(0, B, BATCH_CHUNK):
+        b = min(a + BATCH_CHUNK, B)
+        parts.append(_run(model, method, q0[a:b], P[a:b], None if R is None else R[a:b], opts))
+        bar.update(b - a)
+    bar.close()
+    rows = max(len(p.errors) for p in parts)
+    errors = np.concatenate([np.concatenate([p.errors, np.repeat(p.errors[-1:], rows - len(p.errors), 0)])
+                             for p in parts], axis=1)
+    return LoopOutput(np.concatenate([p.q for p in parts]), np.concatenate([p.iterations for p in parts]),
+                      [w for p in parts for w in p.reason], np.concatenate([p.position_error for p in parts]),
+                      np.concatenate([p.orientation_error for p in parts]), errors)
+
+
 def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
                   ) -> tuple[NDArray[np.int8], list[str]]:
     """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
@@ -374,12 +399,13 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
                 orientation_weight: float = 1.0, weights: ArrayLike | None = None, priority: bool = False,
                 pole: ArrayLike | None = None, damping: float | None = None, step: StepPolicy = "full",
                 step_size: float | None = None, max_step: float | None = None, desired: ArrayLike | None = None,
-                gains: float | ArrayLike | None = None) -> IKBatchResult:
+                gains: float | ArrayLike | None = None, quiet: bool = False) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
-    All problems iterate together (vectorised), each with its own damping and state; a finished problem is
-    frozen. The chain is compiled once, from the first start pose: start poses may differ only in its DOFs.
-    Options mean what they mean in :func:`solve`.
+    Problems iterate together (vectorised) in chunks of :data:`BATCH_CHUNK`, each with its own damping and state;
+    a finished problem is frozen. The chain is compiled once, from the first start pose: start poses may differ
+    only in its DOFs. Options mean what they mean in :func:`solve`. A progress bar counts solved problems when
+    the work takes over a second on a terminal (``quiet`` turns it off).
     """
     t0 = time.perf_counter()
     s = _setup(figure, pose, effector, targets, batched=True, chain=chain, solver=solver, tol=tol,
@@ -389,7 +415,7 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
     model = s.model
     B = s.P.shape[0]
     q0 = np.broadcast_to(s.pose[..., model.dofs], (B, model.n)).copy()
-    out = _run(model, s.method, q0, s.P, s.R, s.opts)
+    out = _run_chunked(model, s.method, q0, s.P, s.R, s.opts, quiet=quiet)
     reach, reasons = _reachability(model, out, out.q, s.P, s.opts.tol)
     base = s.pose if s.pose.ndim == 1 else s.pose[0]
     poses = np.repeat(base[None], B, 0)
