@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .chains import dof_indices
-from .errors import IKError
+from .errors import IKError, unknown_name
 from .graph import Figure
 from .ik import IKResult, solve
 from .keyframes import Clip
@@ -149,11 +149,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
     tgt = _check_target(target)
     pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
-    node_index = figure.node_names.index(effector) if effector in figure.node_names else None
-    if node_index is None:
-        from .errors import unknown_name
-
+    if effector not in figure.node_names:
         raise IKError(unknown_name("effector", effector, figure.node_names))
+    node_index = figure.node_names.index(effector)
     movable = dof_indices(figure, chain, chains=chains, effector=effector)
     n_frames = int(round((duration + hold) * fps)) + 1
     times = np.arange(n_frames) / fps
