@@ -1,38 +1,58 @@
 """Compiled kernels for the few measured hot loops that NumPy cannot vectorise well: numba's ``njit`` when it is
-importable, otherwise nothing (every kernel has a NumPy path, which is also the reference its tests compare with).
+installed, otherwise nothing (every kernel has a NumPy path, which is also the reference its tests compare with).
 
-    kernel(f) = numba.njit(f, cache=True, nogil=True)   if numba imports and ANIMKIT_JIT != "0"
-              = None                                     otherwise
+    kernel(f) = numba.njit(f, cache=True, nogil=True), compiled at its first call   if numba is installed and
+              = None                                                                 ANIMKIT_JIT != "0", else
 
-Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths). Compiled code is cached
-on disk by numba, so only the first run on a machine pays the compilation (about a second per kernel).
+numba is imported only when a kernel first runs (``import animkit`` stays light). A kernel may call other kernels
+of its module: they are compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED`
+to run both paths). numba caches compiled code on disk, so only the first run on a machine pays the compilation
+(about a second per kernel); later processes pay loading it (a few hundred ms, once).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["kernel", "enabled", "ENABLED"]
 
-_njit: Any = None
-if os.environ.get("ANIMKIT_JIT", "1").strip() != "0":
-    try:
-        from numba import njit as _njit
-    except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
-        _njit = None
+ENABLED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 
-ENABLED = _njit is not None
+
+class _Kernel:
+    """``fn`` compiled by numba at its first call; kernels named in ``fn``'s code are compiled first and rebound
+    in its module, so that numba sees compiled callees."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self._compiled: Callable[..., Any] | None = None
+        functools.update_wrapper(self, fn)
+
+    def compiled(self) -> Callable[..., Any]:
+        if self._compiled is None:
+            from numba import njit
+
+            g = self.fn.__globals__
+            for name in self.fn.__code__.co_names:
+                callee = g.get(name)
+                if isinstance(callee, _Kernel) and callee is not self:
+                    g[name] = callee.compiled()
+            self._compiled = njit(cache=True, nogil=True)(self.fn)
+        return self._compiled
+
+    def __call__(self, *args: Any) -> Any:
+        return self.compiled()(*args)
 
 
 def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``fn`` compiled lazily (at its first call) by numba, or None when numba is off or missing."""
-    if _njit is None:
-        return None
-    return _njit(cache=True, nogil=True)(fn)
+    """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed."""
+    return _Kernel(fn) if ENABLED else None
 
 
 def enabled() -> bool:
-    """Whether compiled kernels run now (numba present, ANIMKIT_JIT not "0", and :data:`ENABLED` not cleared)."""
-    return ENABLED and _njit is not None
+    """Whether compiled kernels run now (numba installed, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
+    return ENABLED

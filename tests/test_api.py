@@ -100,7 +100,7 @@ def test_layers_hold() -> None:
 
 def test_import_animkit_stays_light() -> None:
     code = ("import sys, animkit; heavy = [m for m in ('pyglet', 'imageio', 'trimesh', 'PIL', 'matplotlib', "
-            "'scipy') if m in sys.modules]; print(','.join(heavy))")
+            "'scipy', 'numba') if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PKG.parent).stdout.strip()
     assert out == "", f"import animkit pulled in: {out}"

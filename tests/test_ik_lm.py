@@ -1,5 +1,5 @@
 """The default solver's own loop (animkit.ik.lm): limits built into the unknowns, the fading mid-range pull,
-the compiled-chain cache."""
+the compiled-chain cache; the numba-compiled loop (animkit.ik.lm_jit) against its NumPy twin."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import animkit
+from animkit import jit
 from animkit.ik import solve, solve_batch
 from animkit.ik.api import _compiled_chain
 from animkit.io.urdf import MissingMeshWarning
@@ -19,13 +21,22 @@ from .ik_helpers import load, natural_start
 PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
 
 
+@pytest.fixture(params=["compiled", "numpy"])
+def lm_path(request, monkeypatch):
+    """Run a test on both loops of a serial chain: the compiled kernel and NumPy's (the kernel's oracle)."""
+    if request.param == "compiled" and not jit.enabled():
+        pytest.skip("numba is not importable (or ANIMKIT_JIT=0): only the NumPy loop runs here")
+    monkeypatch.setattr(jit, "ENABLED", request.param == "compiled" and jit.ENABLED)
+    return request.param
+
+
 def _panda():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingMeshWarning)
         return animkit.load(PANDA)
 
 
-def test_panda_6d_from_the_zero_pose_at_its_limits():
+def test_panda_6d_from_the_zero_pose_at_its_limits(lm_path):
     sc = _panda()
     fig = sc.figure
     lim = fig.dof_limits()
@@ -73,7 +84,7 @@ def test_compiled_chain_cache_follows_the_figure_and_the_frozen_values():
     assert r.converged
 
 
-def test_batch_drops_finished_problems_and_matches_single_solves():
+def test_batch_drops_finished_problems_and_matches_single_solves(lm_path):
     sc = load("humanoid")
     fig = sc.figure
     start = natural_start(sc)
@@ -88,7 +99,7 @@ def test_batch_drops_finished_problems_and_matches_single_solves():
         assert s.iterations == b.iterations[i]
 
 
-def test_stall_test_of_the_single_problem_path_stops_a_run_early():
+def test_stall_test_stops_a_run_early(lm_path):
     from dataclasses import replace as _replace
 
     from animkit.ik.api import _compiled_chain
@@ -102,7 +113,7 @@ def test_stall_test_of_the_single_problem_path_stops_a_run_early():
     arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
     model = _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
     opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6))
-    assert lm_single(model, opts)
+    assert lm_single(model, opts) == (lm_path == "numpy")  # NumPy runs restarts one at a time
     rng = np.random.default_rng(5)
     for _ in range(20):  # a target that needs more than the stall test's minimum of iterations
         q = start.copy()

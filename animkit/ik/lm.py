@@ -21,7 +21,9 @@ import time
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import jit
 from .jacobian import rotation_error
+from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
@@ -29,7 +31,7 @@ __all__ = ["run_lm", "lm_single", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARG
 
 Array = NDArray[np.float64]
 
-HOMOTOPY_PULL = 1.0  # μ₀
+HOMOTOPY_PULL = Options.pull  # μ₀ (the default; a run's own is opts.pull)
 HOMOTOPY_DECAY = 0.95  # γ
 PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
 START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
@@ -336,7 +338,7 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         A = Jt @ Jt.T
         Vwa = np.array(Vw)
         g = Jt @ Vwa
-        mu = HOMOTOPY_PULL * decay * ps * min(1.0, e * e)
+        mu = opts.pull * decay * ps * min(1.0, e * e)
         diag = A.ravel()[:: n + 1]
         if alll:
             diag += lam + mu
@@ -374,9 +376,26 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         decay *= HOMOTOPY_DECAY
 
 
+_REASONS = ("converged", "stalled", "max_iterations")
+
+
+def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
+                  ) -> LoopOutput:
+    """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
+    q, iters, why, pos, ori, history = lm_serial(
+        ch.Hs.reshape(ch.n, ch.K, 20), ch.eff_C[0], ch.lo, ch.hi, ch.mid, ch.half, ch.limited, q0, P[:, 0],
+        None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
+        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
+        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
+        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN, first_success=first_success)
+    return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
+
+
 def lm_single(model: ChainModel, opts: Options) -> bool:
-    """Whether one problem on ``model`` runs :func:`_run_one` (the B = 1 path, with the stall test)."""
-    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full"
+    """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
+    then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
+    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
+        not jit.enabled()
 
 
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
@@ -390,6 +409,8 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     """
     ch = _chain(model)
     B, n = q0.shape
+    if ch.serial and jit.enabled():
+        return _run_compiled(ch, q0, P, R, opts, first_success)
     if B == 1 and ch.serial:
         return _run_one(ch, q0, P, R, opts)
     buf = ch.buffers(B)
@@ -456,7 +477,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         Jt *= ch.dtheta(phi)[:, :, None] * w
         A = Jt @ np.swapaxes(Jt, 1, 2)
         g = (Jt @ Vw[:, :, None])[:, :, 0]
-        mu = (HOMOTOPY_PULL * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
+        mu = (opts.pull * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
         A += (lam[:, None] + mu)[:, :, None] * eye
         rhs = g - mu * phi
         try:

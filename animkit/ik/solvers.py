@@ -70,6 +70,7 @@ class Options:
     pole: Array | None = None  # (3,) bend-plane hint for effector 0
     elbow_link: int = -1  # link whose origin the pole pulls
     limit_weights: bool = False  # lm: weighted least norm away from limits
+    pull: float = 1.0  # lm: μ₀, the homotopy pull toward mid-range at the first iteration (lm.HOMOTOPY_PULL)
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
     stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
     stall_ratio: float = 0.5  # many iterations (0: off)

@@ -1,0 +1,328 @@
+"""The default solver's loop (:mod:`.lm`) compiled with numba for serial chains of revolute DOFs, one effector.
+
+    θ_j = m_j + h_j sin φ_j,   (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,   μ_k = μ₀ γᵏ βʳ min(1, ‖WV‖²)
+
+The same iteration, acceptance and stopping rules as :func:`~animkit.ik.lm._run_one` (its NumPy twin, and the
+oracle of this kernel's tests), one problem after another, each in a few microseconds: frames as 4×5 blocks
+[C_k E_k(θ) | R_C a] multiplied down the chain, J from a × (e − r) and a, the normal equations solved by Cholesky.
+Differences: floating-point sums run in another order, and a time budget is checked between problems, not between
+iterations (one problem takes well under a millisecond). Used by :func:`~animkit.ik.lm.run_lm` when
+:func:`animkit.jit.enabled`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import jit
+from ..jit import kernel
+
+__all__ = ["lm_serial", "warm_up"]
+
+Array = NDArray[np.float64]
+
+# reason codes of the kernel's output
+CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
+
+
+def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array) -> None:
+    """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce."""
+    n = q.shape[0]
+    loc = np.empty(20)
+    for k in range(n):
+        s = math.sin(q[k])
+        c1 = 1.0 - math.cos(q[k])
+        for idx in range(20):
+            loc[idx] = Hs[k, 0, idx] + s * Hs[k, 1, idx] + c1 * Hs[k, 2, idx]
+        if k == 0:
+            for i in range(4):
+                for j in range(5):
+                    T[0, i, j] = loc[5 * i + j]
+        else:
+            for i in range(3):  # the last row of every frame stays [0, 0, 0, 1 | 0]
+                for j in range(5):
+                    T[k, i, j] = T[k - 1, i, 0] * loc[j] + T[k - 1, i, 1] * loc[5 + j] + \
+                        T[k - 1, i, 2] * loc[10 + j] + T[k - 1, i, 3] * loc[15 + j]
+            for j in range(5):
+                T[k, 3, j] = loc[15 + j]
+    for i in range(4):
+        for j in range(4):
+            Te[i, j] = T[n - 1, i, 0] * Ce[0, j] + T[n - 1, i, 1] * Ce[1, j] + T[n - 1, i, 2] * Ce[2, j] + \
+                T[n - 1, i, 3] * Ce[3, j]
+
+
+_forward = kernel(_forward) or _forward
+
+
+def _residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array) -> tuple[float, float, float]:
+    """V = W [p − e, log(R_t R_cᵀ)^∨] (weighted in place); returns ‖p − e‖, ‖ω‖, ‖WV‖."""
+    vx, vy, vz = p[0] - Te[0, 3], p[1] - Te[1, 3], p[2] - Te[2, 3]
+    pos = math.sqrt(vx * vx + vy * vy + vz * vz)
+    V[0], V[1], V[2] = vx, vy, vz
+    ori = 0.0
+    if orient:
+        D = np.empty((3, 3))
+        for i in range(3):
+            for j in range(3):
+                D[i, j] = Rt[i, 0] * Te[j, 0] + Rt[i, 1] * Te[j, 1] + Rt[i, 2] * Te[j, 2]
+        ox, oy, oz = 0.5 * (D[2, 1] - D[1, 2]), 0.5 * (D[0, 2] - D[2, 0]), 0.5 * (D[1, 0] - D[0, 1])
+        cos = 0.5 * (D[0, 0] + D[1, 1] + D[2, 2] - 1.0)
+        sin = math.sqrt(ox * ox + oy * oy + oz * oz)
+        cc = min(max(cos, -1.0), 1.0)
+        angle = math.atan2(sin, cc)
+        if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part (1 − cos θ) a aᵀ
+            best, col = -1.0, 0
+            for i in range(3):
+                if D[i, i] - cc > best:
+                    best, col = D[i, i] - cc, i
+            ax = np.empty(3)
+            for j in range(3):
+                ax[j] = 0.5 * (D[col, j] + D[j, col]) - (cc if j == col else 0.0)
+            norm = max(math.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]), 1e-300)
+            sgn = -1.0 if ax[0] * ox + ax[1] * oy + ax[2] * oz < 0.0 else 1.0
+            f = sgn * angle / norm
+            ox, oy, oz = ax[0] * f, ax[1] * f, ax[2] * f
+        elif sin > 1e-12:
+            f = angle / sin
+            ox, oy, oz = ox * f, oy * f, oz * f
+        V[3], V[4], V[5] = ox, oy, oz
+        ori = math.sqrt(ox * ox + oy * oy + oz * oz)
+    e2 = 0.0
+    for i in range(V.shape[0]):
+        V[i] *= w[i]
+        e2 += V[i] * V[i]
+    return pos, ori, math.sqrt(e2)
+
+
+_residual = kernel(_residual) or _residual
+
+
+def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array) -> None:
+    """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]."""
+    for j in range(phi.shape[0]):
+        v = mid[j] + half[j] * math.sin(phi[j]) if limited[j] else phi[j]
+        q[j] = min(max(v, lo[j]), hi[j])
+
+
+_theta = kernel(_theta) or _theta
+
+
+def _solve_spd(A: Array, b: Array, x: Array) -> bool:
+    """x = A⁻¹ b by Cholesky (A is overwritten by its factor); False when A is not positive definite."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for t in range(j):
+            s -= A[j, t] * A[j, t]
+        if not s > 0.0:
+            return False
+        d = math.sqrt(s)
+        A[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for t in range(j):
+                s -= A[i, t] * A[j, t]
+            A[i, j] = s / d
+    for i in range(n):
+        s = b[i]
+        for t in range(i):
+            s -= A[i, t] * x[t]
+        x[i] = s / A[i, i]
+    for i in range(n - 1, -1, -1):
+        s = x[i]
+        for t in range(i + 1, n):
+            s -= A[t, i] * x[t]
+        x[i] = s / A[i, i]
+    return True
+
+
+_solve_spd = kernel(_solve_spd) or _solve_spd
+
+
+def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, q0: Array,
+               P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int, max_iter: int,
+               damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float, decay_rate: float,
+               backoff: float, margin: float, first_success: bool, q_out: Array, iters: Array, reason: Array,
+               pos_out: Array, ori_out: Array, history: Array) -> None:
+    B, n = q0.shape
+    m = 6 if orient else 3
+    T, Tn = np.empty((n, 4, 5)), np.empty((n, 4, 5))
+    Te, Ten = np.empty((4, 4)), np.empty((4, 4))
+    V, Vn = np.empty(m), np.empty(m)
+    J = np.empty((n, m))
+    A = np.empty((n, n))
+    rhs, d = np.empty(n), np.empty(n)
+    qs, q, qn = np.empty(n), np.empty(n), np.empty(n)
+    phi, phin = np.empty(n), np.empty(n)
+    es = np.empty(max_iter + 1)
+    found = False
+    for b in range(B):
+        p, Rt = P[b], R[b]
+        for j in range(n):
+            qs[j] = min(max(q0[b, j], lo[j]), hi[j])
+        if found:  # first_success: a problem before this one converged; this one is not run
+            for j in range(n):
+                q_out[b, j] = qs[j]
+            pos_out[b], ori_out[b], iters[b], reason[b] = math.inf, math.inf, 0, MAX_ITERATIONS
+            for k in range(history.shape[0]):
+                history[k, b] = math.inf
+            continue
+        _forward(qs, Hs, Ce, T, Te)
+        pos0, ori0, e0 = _residual(Te, p, Rt, orient, w, V)
+        for j in range(n):
+            if limited[j]:
+                s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
+                phi[j] = math.asin(s)
+            else:
+                phi[j] = qs[j]
+        _theta(phi, mid, half, limited, lo, hi, q)
+        _forward(q, Hs, Ce, T, Te)
+        pos, ori, e = _residual(Te, p, Rt, orient, w, V)
+        history[0, b] = e0
+        es[0] = e
+        lam, flat, ps, decay = damping, 0, 1.0, 1.0
+        it = 0
+        while True:
+            done = pos <= tol and ori <= otol
+            stalled = lam > 1e10 or flat >= patience or \
+                (win > 0 and it >= max(win, stall_min) and e > ratio * es[it - win])
+            if done or stalled or it == max_iter:
+                back = (not done) and e >= e0
+                for j in range(n):
+                    q_out[b, j] = qs[j] if back else q[j]
+                pos_out[b] = pos0 if back else pos
+                ori_out[b] = ori0 if back else ori
+                history[it, b] = e0 if back else e
+                for k in range(it + 1, history.shape[0]):
+                    history[k, b] = history[it, b]
+                iters[b] = it
+                reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
+                found = first_success and done
+                break
+            # J_φ (n, m): [a × (e − r), a] · h cos φ · W
+            for k in range(n):
+                ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
+                dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
+                sc = half[k] * math.cos(phi[k]) if limited[k] else 1.0
+                J[k, 0] = (ay * dz - az * dy) * sc * w[0]
+                J[k, 1] = (az * dx - ax * dz) * sc * w[1]
+                J[k, 2] = (ax * dy - ay * dx) * sc * w[2]
+                if orient:
+                    J[k, 3] = ax * sc * w[3]
+                    J[k, 4] = ay * sc * w[4]
+                    J[k, 5] = az * sc * w[5]
+            mu = pull * decay * ps * min(1.0, e * e)
+            trace = 0.0
+            for i in range(n):
+                g = 0.0
+                for t in range(m):
+                    g += J[i, t] * V[t]
+                for j in range(i + 1):
+                    acc = 0.0
+                    for t in range(m):
+                        acc += J[i, t] * J[j, t]
+                    A[i, j] = acc
+                    A[j, i] = acc
+                trace += A[i, i]
+                pull_i = mu if limited[i] else 0.0
+                A[i, i] += lam + pull_i
+                rhs[i] = g - pull_i * phi[i]
+            if not _solve_spd(A, rhs, d):
+                # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
+                jitter = 1e-12 * ((trace + n * lam) / n + 1.0)
+                for i in range(n):
+                    g = 0.0
+                    for t in range(m):
+                        g += J[i, t] * V[t]
+                    for j in range(i + 1):
+                        acc = 0.0
+                        for t in range(m):
+                            acc += J[i, t] * J[j, t]
+                        A[i, j] = acc
+                        A[j, i] = acc
+                    A[i, i] += lam + (mu if limited[i] else 0.0) + jitter
+                if not _solve_spd(A, rhs, d):
+                    for i in range(n):
+                        d[i] = 0.0
+            if max_step > 0.0:
+                big = 0.0
+                for i in range(n):
+                    big = max(big, abs(d[i]))
+                if big > max_step:
+                    for i in range(n):
+                        d[i] *= max_step / big
+            for i in range(n):
+                phin[i] = phi[i] + d[i]
+            _theta(phin, mid, half, limited, lo, hi, qn)
+            _forward(qn, Hs, Ce, Tn, Ten)
+            pos_n, ori_n, e_n = _residual(Ten, p, Rt, orient, w, Vn)
+            ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
+            if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
+                flat = 0
+            else:
+                flat += 1
+            if ok:
+                lam = max(lam * 0.1, 1e-9)
+                T, Tn = Tn, T
+                Te, Ten = Ten, Te
+                V, Vn = Vn, V
+                for i in range(n):
+                    q[i] = qn[i]
+                    # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+                    phi[i] = math.asin(math.sin(phin[i])) if limited[i] else phin[i]
+                pos, ori, e = pos_n, ori_n, e_n
+            else:
+                lam *= 10.0
+                ps *= backoff
+            it += 1
+            history[it, b] = min(e, e0)
+            es[it] = e
+            decay *= decay_rate
+
+
+_KERNEL = kernel(_lm_serial)
+
+
+def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
+              q0: Array,
+              P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int, max_iter: int,
+              damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
+              decay: float, backoff: float, margin: float, first_success: bool = False
+              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
+    """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None.
+
+    Returns q (B, n), iterations (B,), reason codes (B,: 0 converged, 1 stalled, 2 max_iterations), position and
+    orientation errors (B,), and the residual history (max iterations + 1, B), each problem's value held after it
+    finished. With ``first_success`` the problems after the first that converges are not run (their errors are
+    inf). Needs :func:`animkit.jit.enabled`.
+    """
+    assert _KERNEL is not None
+    B, n = q0.shape
+    orient = R is not None
+    Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
+    q_out = np.empty((B, n))
+    iters = np.zeros(B, dtype=np.intp)
+    reason = np.zeros(B, dtype=np.intp)
+    pos, ori = np.empty(B), np.empty(B)
+    history = np.empty((max_iter + 1, B))
+    _KERNEL(np.ascontiguousarray(Hs, dtype=float), np.ascontiguousarray(Ce, dtype=float), lo, hi, mid, half,
+            np.ascontiguousarray(limited, dtype=np.bool_), np.ascontiguousarray(q0, dtype=float),
+            np.ascontiguousarray(P, dtype=float), Rk, orient, np.ascontiguousarray(w, dtype=float), float(tol),
+            float(otol), int(patience), int(max_iter), float(damping), -1.0 if max_step is None else float(max_step),
+            int(win), float(ratio), int(stall_min), float(pull), float(decay), float(backoff), float(margin),
+            bool(first_success), q_out,
+            iters, reason, pos, ori, history)
+    rows = int(iters.max()) + 1 if B else 1
+    return q_out, iters, reason, pos, ori, history[:rows]
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the loop now, e.g. before timing; nothing when numba is off."""
+    if _KERNEL is not None and jit.enabled():
+        lm_serial(np.zeros((1, 3, 20)), np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1),
+                  np.ones(1, dtype=np.bool_), np.zeros((1, 1)), np.ones((1, 3)), np.eye(3)[None], np.ones(6),
+                  tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
+                  stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)

@@ -1,0 +1,178 @@
+"""The compiled lm loop (animkit.ik.lm_jit) piece by piece against independent NumPy computations, and whole runs
+against the NumPy loop it mirrors (animkit.ik.lm), iteration by iteration."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import animkit
+from animkit import jit
+from animkit.ik import rotation_error
+from animkit.ik.api import _compiled_chain
+from animkit.ik.lm import _chain, run_lm
+from animkit.ik.solvers import Options
+from animkit.io.urdf import MissingMeshWarning
+from animkit.transforms import matrix_from_rotation_vector
+
+pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
+
+ROOT = Path(__file__).resolve().parent.parent
+PANDA = ROOT / "benchmarks" / "data" / "franka_panda.urdf"
+
+
+def _panda_model():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        sc = animkit.load(PANDA)
+    fig = sc.figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
+    arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
+    return fig, lim, start, arm, _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
+
+
+def _targets(fig, lim, start, arm, count, seed):
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], count, 0)
+    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
+    return np.array([fig.world(q)["panda_grasptarget"] for q in poses])
+
+
+def test_forward_matches_the_chain_model_frames():
+    from animkit.ik.lm_jit import _forward
+
+    fig, lim, start, arm, model = _panda_model()
+    ch = _chain(model)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        q = rng.uniform(model.lower, model.upper)
+        T, Te = np.empty((ch.n, 4, 5)), np.empty((4, 4))
+        _forward(q, ch.Hs.reshape(ch.n, 3, 20), ch.eff_C[0], T, Te)
+        fr = model.frames(q[None])
+        np.testing.assert_allclose(T[:, :, :4], fr.T[:, 0], atol=1e-12)
+        np.testing.assert_allclose(T[:, :3, 4], fr.a[0], atol=1e-12)  # the world axis column
+        np.testing.assert_allclose(Te[:3, 3], fr.p[0, 0], atol=1e-12)
+        np.testing.assert_allclose(Te[:3, :3], fr.R[0, 0], atol=1e-12)
+        # and the figure's own traversal
+        full = start.copy()
+        full[arm] = q
+        np.testing.assert_allclose(Te, fig.world(full)["panda_grasptarget"], atol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3), st.floats(0.0, np.pi),
+       st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3), st.floats(-1e-7, 1e-7))
+def test_residual_matches_rotation_error_also_near_pi(axis, angle, other, wobble):
+    from animkit.ik.lm_jit import _residual
+
+    a = np.asarray(axis)
+    if np.linalg.norm(a) < 1e-3:
+        a = np.array([0.0, 0.0, 1.0])
+    a /= np.linalg.norm(a)
+    Rc = matrix_from_rotation_vector(np.asarray(other))
+    Rt = matrix_from_rotation_vector(a * min(angle + wobble, np.pi)) @ Rc  # up to π (and a hair either side)
+    Te = np.eye(4)
+    Te[:3, :3], Te[:3, 3] = Rc, (0.1, 0.2, 0.3)
+    p = np.array([0.5, -0.2, 0.7])
+    w = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 3.0])
+    V = np.empty(6)
+    pos, ori, e = _residual(Te, p, Rt, True, w, V)
+    omega = rotation_error(Rt, Rc)
+    ref = np.concatenate([p - Te[:3, 3], omega])
+    assert pos == pytest.approx(np.linalg.norm(p - Te[:3, 3]), abs=1e-12)
+    assert ori == pytest.approx(np.linalg.norm(omega), abs=1e-9)
+    # at exactly π, ω and −ω are the same rotation: compare the rotation they make
+    np.testing.assert_allclose(matrix_from_rotation_vector(V[3:] / w[3:]), matrix_from_rotation_vector(omega),
+                               atol=1e-6)
+    if angle < 3.0:
+        np.testing.assert_allclose(V, ref * w, atol=1e-9)
+    assert e == pytest.approx(np.linalg.norm(V), rel=1e-12)
+
+
+def test_cholesky_solve_against_numpy_and_refuses_an_indefinite_matrix():
+    from animkit.ik.lm_jit import _solve_spd
+
+    rng = np.random.default_rng(1)
+    for n in (1, 3, 7, 12):
+        M = rng.normal(size=(n, n + 2))
+        A = M @ M.T + 1e-3 * np.eye(n)
+        b = rng.normal(size=n)
+        x = np.empty(n)
+        assert _solve_spd(A.copy(), b, x)
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+    x = np.empty(2)
+    assert not _solve_spd(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2), x)
+
+
+@pytest.mark.parametrize("six", [False, True])
+def test_compiled_runs_follow_the_numpy_loop_iteration_by_iteration(monkeypatch, six):
+    fig, lim, start, arm, model = _panda_model()
+    T = _targets(fig, lim, start, arm, 24, seed=3)
+    P, R = T[:, None, :3, 3], (T[:, None, :3, :3] if six else None)
+    opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6 if six else 3), max_iter=6)
+    q0 = np.repeat(start[arm][None], len(T), 0)
+    fast = run_lm(model, q0, P, R, opts)
+    monkeypatch.setattr(jit, "ENABLED", False)
+    slow = run_lm(model, q0, P, R, opts)
+    # six iterations of the same equations: only the order of floating-point sums differs
+    np.testing.assert_allclose(fast.q, slow.q, atol=1e-9)
+    np.testing.assert_allclose(fast.errors, slow.errors, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(fast.iterations, slow.iterations)
+    assert fast.reason == slow.reason
+    np.testing.assert_allclose(fast.position_error, slow.position_error, rtol=1e-9, atol=1e-12)
+
+
+def test_compiled_and_numpy_loops_solve_the_same_targets(monkeypatch):
+    fig, lim, start, arm, model = _panda_model()
+    T = _targets(fig, lim, start, arm, 40, seed=4)
+    opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6))
+    q0 = np.repeat(start[arm][None], len(T), 0)
+    fast = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)
+    monkeypatch.setattr(jit, "ENABLED", False)
+    slow = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)
+    conv_f = np.array(fast.reason) == "converged"
+    conv_s = np.array(slow.reason) == "converged"
+    assert conv_f.mean() >= 0.85 and abs(int(conv_f.sum()) - int(conv_s.sum())) <= 1
+    for i in np.flatnonzero(conv_f & conv_s):  # a converged pose really reaches its target, inside the limits
+        assert fast.position_error[i] <= 1e-5 and fast.orientation_error[i] <= 1e-4
+        assert np.all(fast.q[i] >= model.lower) and np.all(fast.q[i] <= model.upper)
+        full = start.copy()
+        full[arm] = fast.q[i]
+        np.testing.assert_allclose(fig.world(full)["panda_grasptarget"][:3, 3], T[i, :3, 3], atol=1e-5)
+
+
+def test_first_success_stops_at_the_first_converged_problem():
+    fig, lim, start, arm, model = _panda_model()
+    T = _targets(fig, lim, start, arm, 1, seed=5)[0]
+    rng = np.random.default_rng(6)
+    starts = rng.uniform(model.lower, model.upper, size=(16, model.n))
+    opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6), stall_window=8, stall_ratio=0.7)
+    out = run_lm(model, starts, np.repeat(T[None, None, :3, 3], 16, 0), np.repeat(T[None, None, :3, :3], 16, 0),
+                 opts, first_success=True)
+    conv = [i for i, r in enumerate(out.reason) if r == "converged"]
+    assert conv, "one of 16 random starts converges on this target"
+    first = conv[0]
+    assert conv == [first]  # nothing after it ran
+    assert np.all(np.isinf(out.errors[:, first + 1:])) and np.all(out.iterations[first + 1:] == 0)
+    assert np.all(np.isfinite(out.errors[:, :first + 1]))
+
+
+def test_animkit_jit_0_runs_the_numpy_loop():
+    code = ("import numpy as np, animkit; from animkit import jit; from animkit.ik import solve\n"
+            "sc = animkit.load('scenes/three_axis_arm.toml'); fig = sc.figure\n"
+            "eff = list(sc.effectors)[0] if sc.effectors else fig.node_names[-1]\n"
+            "T = fig.world(fig.rest_pose() + 0.3)[eff][:3, 3]\n"
+            "r = solve(fig, fig.rest_pose(), eff, T)\n"
+            "print(jit.enabled(), r.converged)\n")
+    env = dict(os.environ, ANIMKIT_JIT="0")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
