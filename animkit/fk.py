@@ -8,16 +8,22 @@ slot, kind and axis are applied together. Arrays are *component-major* with the
 frame axis last — rotations ``(N, 3, 3, F)``, positions ``(N, 3, F)`` — so every
 NumPy call works on long contiguous rows; an axis-aligned rotation only mixes two
 columns (R·R_x(θ): c₁' = c·c₁ + s·c₂, c₂' = −s·c₁ + c·c₂).
+
+``world_batch`` and ``world_positions`` run the same arithmetic frame by frame in a compiled kernel when
+:mod:`animkit.jit` is enabled (several times faster on short clips); ``forward`` is the NumPy path and the oracle.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .jit import enabled as _jit_enabled
+from .jit import kernel
 from .transforms import cos_sin, matrix_about_axis
 
 if TYPE_CHECKING:
@@ -219,8 +225,111 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
     return M, r_out, a_out
 
 
+def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: NDArray[np.bool_],
+               first: Index, revolute: NDArray[np.bool_], letter: Index, axis: Array, out: Array) -> None:
+    """M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ) frame by frame, nodes in ``node_names`` order (parents first).
+
+    Reads θ and tan(θ/2) (F, D), cos θ and sin θ from the latter as :func:`~animkit.transforms.cos_sin` does.
+    DOFs ``first[i]:first[i + 1]`` act on node i (``letter`` 0, 1, 2 for a coordinate axis, else -1 and the
+    Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins p_i, or (F, N, 16): each M_i row-major.
+    The same arithmetic as :func:`forward`, one frame at a time.
+    """
+    F = theta.shape[0]
+    N = parent.shape[0]
+    full = out.shape[2] == 16
+    R = np.empty((N, 3, 3))
+    p = np.empty((N, 3))
+    K = np.zeros((3, 3))  # [a]_× of a general axis
+    E = np.empty((3, 3))
+    for f in range(F):
+        for i in range(N):
+            q = parent[i]
+            for r in range(3):
+                if q < 0:
+                    for k in range(3):
+                        R[i, r, k] = L[i, r, k]
+                    p[i, r] = L[i, r, 3]
+                    continue
+                for k in range(3):
+                    R[i, r, k] = (R[q, r, 0] * L[i, 0, k] + R[q, r, 1] * L[i, 1, k] + R[q, r, 2] * L[i, 2, k]
+                                  if rotated[i] else R[q, r, k])
+                p[i, r] = (R[q, r, 0] * L[i, 0, 3] + R[q, r, 1] * L[i, 1, 3] + R[q, r, 2] * L[i, 2, 3]) + p[q, r]
+            for d in range(first[i], first[i + 1]):
+                th = theta[f, d]
+                a = letter[d]
+                if revolute[d] and a >= 0:
+                    j = (a + 1) % 3
+                    k = (a + 2) % 3
+                    t = tan_half[f, d]
+                    t2 = t * t
+                    t1 = 1.0 / (1.0 + t2)
+                    cs = (1.0 - t2) * t1
+                    sn = 2.0 * t * t1
+                    for r in range(3):
+                        cj = R[i, r, j]
+                        ck = R[i, r, k]
+                        R[i, r, j] = cj * cs + ck * sn
+                        R[i, r, k] = ck * cs - cj * sn
+                elif revolute[d]:  # Rodrigues, as transforms.matrix_about_axis: E = I + s K + (1 − c) K²
+                    K[0, 1], K[0, 2], K[1, 2] = -axis[d, 2], axis[d, 1], -axis[d, 0]
+                    K[1, 0], K[2, 0], K[2, 1] = axis[d, 2], -axis[d, 1], axis[d, 0]
+                    cs = math.cos(th)
+                    sn = math.sin(th)
+                    for r in range(3):
+                        for k in range(3):
+                            K2 = K[r, 0] * K[0, k] + K[r, 1] * K[1, k] + K[r, 2] * K[2, k]
+                            E[r, k] = (1.0 if r == k else 0.0) + sn * K[r, k] + (1.0 - cs) * K2
+                    for r in range(3):
+                        r0, r1, r2 = R[i, r, 0], R[i, r, 1], R[i, r, 2]
+                        for k in range(3):
+                            R[i, r, k] = r0 * E[0, k] + r1 * E[1, k] + r2 * E[2, k]
+                elif a >= 0:
+                    for r in range(3):
+                        p[i, r] += R[i, r, a] * th
+                else:
+                    for r in range(3):
+                        p[i, r] += (R[i, r, 0] * axis[d, 0] + R[i, r, 1] * axis[d, 1] + R[i, r, 2] * axis[d, 2]) * th
+            if full:
+                for r in range(3):
+                    for k in range(3):
+                        out[f, i, 4 * r + k] = R[i, r, k]
+                    out[f, i, 4 * r + 3] = p[i, r]
+                out[f, i, 12] = 0.0
+                out[f, i, 13] = 0.0
+                out[f, i, 14] = 0.0
+                out[f, i, 15] = 1.0
+            else:
+                for r in range(3):
+                    out[f, i, r] = p[i, r]
+
+
+_fk_frames_jit = kernel(_fk_frames)
+
+
+def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
+    """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off."""
+    if _fk_frames_jit is None or not _jit_enabled() or np.ndim(poses) != 2:
+        return None
+    theta = np.ascontiguousarray(poses, dtype=np.float64)
+    tan_half = np.multiply(theta, 0.5)
+    np.tan(tan_half, out=tan_half)  # vectorised; the kernel's scalar libm calls would be several times slower
+    N, D = c.node_count, c.dof_count
+    first = np.searchsorted(c.dof_node, np.arange(N + 1)).astype(np.intp)
+    letter = np.full(D, -1, dtype=np.intp)
+    for lev in c.levels:
+        for st in lev.steps:
+            letter[st.dofs] = st.letter
+    rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
+    out = np.empty((theta.shape[0], N, width))
+    _fk_frames_jit(tan_half, theta, c.parent, c.L, rotated, first, c.dof_revolute, letter, c.dof_axis, out)
+    return out
+
+
 def world_batch(c: CompiledFigure, poses: Array) -> Array:
     """World matrices (F, N, 4, 4) for poses (F, D); node order as ``c.node_names``."""
+    fast = _compiled_fk(c, poses, 16)
+    if fast is not None:
+        return fast.reshape(fast.shape[0], fast.shape[1], 4, 4)
     M, _, _ = forward(c, poses)
     out = np.zeros((M.shape[-1], c.node_count, 4, 4))
     out[:, :, :3, :] = M[c.row].transpose(3, 0, 1, 2)
@@ -230,6 +339,9 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
 
 def world_positions(c: CompiledFigure, poses: Array) -> Array:
     """World positions (F, N, 3) of every node's frame origin."""
+    fast = _compiled_fk(c, poses, 3)
+    if fast is not None:
+        return fast
     M, _, _ = forward(c, poses)
     return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1))
 

@@ -4,10 +4,11 @@ installed, otherwise nothing (every kernel has a NumPy path, which is also the r
     kernel(f) = numba.njit(f, cache=True, nogil=True), compiled at its first call   if numba is installed and
               = None                                                                 ANIMKIT_JIT != "0", else
 
-numba is imported only when a kernel first runs (``import animkit`` stays light). A kernel may call other kernels
-of its module: they are compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED`
-to run both paths). numba caches compiled code on disk, so only the first run on a machine pays the compilation
-(about a second per kernel); later processes pay loading it (a few hundred ms, once).
+numba itself (a quarter of a second, and it pulls in SciPy) is imported only when :func:`enabled` is first asked
+or a kernel first runs, so ``import animkit`` stays light. A kernel may call other kernels of its module: they are
+compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths). numba
+caches compiled code on disk, so only the first run on a machine pays the compilation (about a second per kernel);
+later processes pay loading it, once.
 """
 
 from __future__ import annotations
@@ -20,7 +21,23 @@ from typing import Any
 
 __all__ = ["kernel", "enabled", "ENABLED"]
 
-ENABLED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
+_WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
+_njit: Any = None
+_loaded = False
+
+ENABLED = _WANTED
+
+
+def _numba_njit() -> Any:
+    """numba.njit, imported once; None when the import fails."""
+    global _njit, _loaded
+    if not _loaded:
+        _loaded = True
+        try:
+            from numba import njit as _njit
+        except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
+            _njit = None
+    return _njit
 
 
 class _Kernel:
@@ -34,8 +51,9 @@ class _Kernel:
 
     def compiled(self) -> Callable[..., Any]:
         if self._compiled is None:
-            from numba import njit
-
+            njit = _numba_njit()
+            if njit is None:
+                raise RuntimeError(f"{self.fn.__name__}: numba is not importable; check animkit.jit.enabled() first")
             g = self.fn.__globals__
             for name in self.fn.__code__.co_names:
                 callee = g.get(name)
@@ -50,9 +68,9 @@ class _Kernel:
 
 def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed."""
-    return _Kernel(fn) if ENABLED else None
+    return _Kernel(fn) if _WANTED else None
 
 
 def enabled() -> bool:
-    """Whether compiled kernels run now (numba installed, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
-    return ENABLED
+    """Whether compiled kernels run now (numba importable, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
+    return ENABLED and _WANTED and _numba_njit() is not None

@@ -8,6 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import animkit
+import animkit.jit
+from animkit import fk
 from animkit import joints as J
 from animkit import transforms as tf
 from animkit.errors import PoseError, SceneError
@@ -103,6 +105,25 @@ def test_traversal_equals_vectorised_fk(fig_rng, frames) -> None:
         for i, name in enumerate(fig.node_names):
             np.testing.assert_allclose(batch[f, i], world[name], atol=1e-12, rtol=0)
     np.testing.assert_allclose(fig.world_positions(poses), batch[:, :, :3, 3], atol=1e-12)
+
+
+@pytest.mark.skipif(fk._fk_frames_jit is None, reason="numba is off or missing")
+@given(figures(), st.integers(0, 5))
+def test_compiled_fk_equals_numpy_fk(fig_rng, frames) -> None:
+    """The numba kernel of world_batch / world_positions against the NumPy path (the oracle), every joint kind."""
+    fig, rng = fig_rng
+    poses = rng.uniform(-3, 3, (frames, fig.dof_count))
+    c = fig.compiled
+    animkit.jit.ENABLED = False
+    try:
+        want_M, want_p = fk.world_batch(c, poses), fk.world_positions(c, poses)
+    finally:
+        animkit.jit.ENABLED = True
+    assert fk._compiled_fk(c, poses, 3) is not None  # the kernel runs below, not the NumPy path again
+    got_M, got_p = fk.world_batch(c, poses), fk.world_positions(c, poses)
+    assert got_M.shape == want_M.shape and got_p.shape == want_p.shape
+    np.testing.assert_allclose(got_M, want_M, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(got_p, want_p, atol=1e-12, rtol=0)
 
 
 @given(figures())

@@ -9,8 +9,9 @@ channel order, so a ``Zrotation Xrotation Yrotation`` joint is the intrinsic Eul
 rotation R_z R_x R_y. An ``End Site`` becomes a leaf node ``<parent>_end`` with a
 fixed joint. The file holds degrees; poses hold radians (positions stay in file units).
 
-The MOTION block is parsed in one vectorised call; only when that fails is it walked
-line by line, to name the offending line in the error.
+The MOTION block is read in one pass by a compiled scanner (see :mod:`animkit.jit`) that
+declines anything it cannot read bit-identically to ``float()``; then in one vectorised
+call; only when that fails is it walked line by line, to name the offending line in the error.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..graph import Figure
+from ..jit import enabled as _jit_enabled
+from ..jit import kernel
 from ..joints import DofKind, Joint, JointKind, custom, fixed
 from ..scene import Scene
 
@@ -356,9 +359,132 @@ def _motion_header(text: str, start: int, line: int, path: str | None) -> tuple[
     return count, float(time_text), frames_line, pos, n
 
 
+# exact powers of ten: 10**k is a double for k <= 22, so m · 10**k and m / 10**k round once (Clinger's fast path)
+_POW10 = np.array([float(10 ** k) for k in range(23)])
+_MANTISSA_LIMIT = 2 ** 53  # every integer below it is a double
+
+
+def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
+    """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) when every token takes the fast path.
+
+    A token is [+-]?(d+.?d*|.d+)([eE][+-]?d+)?; its digits give an integer mantissa m < 2**53 (trailing zeros
+    go to the exponent) and a decimal exponent e, and x = ±m · 10**e with |e| <= 22 is one correctly rounded
+    multiply or divide, bit-identical to Python's float(). Separators: space, tab, LF, and CR before LF or at
+    the end. Returns 0 when ``out`` (count, width) is filled exactly; -1 on anything else (another separator
+    or character, a token off the fast path, a line without exactly ``width`` tokens, too many or too few
+    lines), leaving the caller's slower, exact path to read or explain it.
+    """
+    count, width = out.shape
+    n = buf.shape[0]
+    i = 0
+    row = 0
+    col = 0
+    while i < n:
+        c = buf[i]
+        if c == 32 or c == 9:
+            i += 1
+            continue
+        if c == 10 or c == 13:
+            if c == 13 and i + 1 < n and buf[i + 1] != 10:
+                return -1
+            if c == 10 and col != 0:
+                if col != width:
+                    return -1
+                row += 1
+                col = 0
+            i += 1
+            continue
+        if row >= count or col >= width:
+            return -1
+        negative = c == 45
+        if c == 43 or c == 45:
+            i += 1
+        mantissa = 0
+        zeros = 0  # trailing zero digits not yet in the mantissa: value = mantissa · 10**zeros · 10**exponent
+        exponent = 0
+        digits = 0
+        point = False
+        while i < n:
+            c = buf[i]
+            if 48 <= c <= 57:
+                digits += 1
+                if point:
+                    exponent -= 1
+                if c == 48:
+                    zeros += 1
+                else:
+                    if mantissa != 0:
+                        for _ in range(zeros):
+                            mantissa *= 10
+                            if mantissa >= _MANTISSA_LIMIT:
+                                return -1
+                    mantissa = mantissa * 10 + (c - 48)
+                    zeros = 0
+                    if mantissa >= _MANTISSA_LIMIT:
+                        return -1
+            elif c == 46 and not point:
+                point = True
+            else:
+                break
+            i += 1
+        if digits == 0:
+            return -1
+        if i < n and (buf[i] == 101 or buf[i] == 69):
+            i += 1
+            sign = 1
+            if i < n and (buf[i] == 43 or buf[i] == 45):
+                sign = -1 if buf[i] == 45 else 1
+                i += 1
+            power = 0
+            exp_digits = 0
+            while i < n and 48 <= buf[i] <= 57:
+                if power < 100000:
+                    power = power * 10 + (buf[i] - 48)
+                exp_digits += 1
+                i += 1
+            if exp_digits == 0:
+                return -1
+            exponent += sign * power
+        if i < n and not (buf[i] == 32 or buf[i] == 9 or buf[i] == 10 or buf[i] == 13):
+            return -1
+        exponent += zeros
+        if mantissa == 0:
+            value = 0.0
+        elif 0 <= exponent <= 22:
+            value = mantissa * pow10[exponent]
+        elif -22 <= exponent < 0:
+            value = mantissa / pow10[-exponent]
+        else:
+            return -1
+        out[row, col] = -value if negative else value
+        col += 1
+    if col != 0:
+        if col != width:
+            return -1
+        row += 1
+    return 0 if row == count else -1
+
+
+_scan_frames_jit = kernel(_scan_frames)
+
+
+def _fast_frames(block: str, count: int, width: int) -> Array | None:
+    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, or it declined)."""
+    if _scan_frames_jit is None or not _jit_enabled() or width == 0 or not block.isascii():
+        return None
+    out = np.empty((count, width))
+    if _scan_frames_jit(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
+        return None
+    return out
+
+
 def _parse_frames(block: str, first_line: int, count: int, width: int, frames_line: int,
                   path: str | None) -> Array:
-    """The (count, width) numbers of the MOTION data; vectorised, then line by line only to explain a failure."""
+    """The (count, width) numbers of the MOTION data: compiled, else vectorised, then line by line only to explain
+    a failure."""
+    fast = _fast_frames(block, count, width)
+    if fast is not None:
+        return fast
     lines = block.split("\n")
     if width == 0:
         data = np.zeros((0, 0))
