@@ -110,6 +110,31 @@ def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: A
 _theta = kernel(_theta) or _theta
 
 
+def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
+                      A: Array, rhs: Array) -> float:
+    """A = J_φᵀJ_φ + diag(λ + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A."""
+    n, m = J.shape
+    trace = 0.0
+    for i in range(n):
+        g = 0.0
+        for t in range(m):
+            g += J[i, t] * V[t]
+        for j in range(i + 1):
+            acc = 0.0
+            for t in range(m):
+                acc += J[i, t] * J[j, t]
+            A[i, j] = acc
+            A[j, i] = acc
+        pull_i = mu if limited[i] else 0.0
+        A[i, i] += lam + pull_i + jitter
+        rhs[i] = g - pull_i * phi[i]
+        trace += A[i, i]
+    return trace
+
+
+_normal_equations = kernel(_normal_equations) or _normal_equations
+
+
 def _solve_spd(A: Array, b: Array, x: Array) -> bool:
     """x = A⁻¹ b by Cholesky (A is overwritten by its factor); False when A is not positive definite."""
     n = A.shape[0]
@@ -215,35 +240,10 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
                     J[k, 4] = ay * sc * w[4]
                     J[k, 5] = az * sc * w[5]
             mu = pull * decay * ps * min(1.0, e * e)
-            trace = 0.0
-            for i in range(n):
-                g = 0.0
-                for t in range(m):
-                    g += J[i, t] * V[t]
-                for j in range(i + 1):
-                    acc = 0.0
-                    for t in range(m):
-                        acc += J[i, t] * J[j, t]
-                    A[i, j] = acc
-                    A[j, i] = acc
-                trace += A[i, i]
-                pull_i = mu if limited[i] else 0.0
-                A[i, i] += lam + pull_i
-                rhs[i] = g - pull_i * phi[i]
+            trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, A, rhs)
             if not _solve_spd(A, rhs, d):
                 # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
-                jitter = 1e-12 * ((trace + n * lam) / n + 1.0)
-                for i in range(n):
-                    g = 0.0
-                    for t in range(m):
-                        g += J[i, t] * V[t]
-                    for j in range(i + 1):
-                        acc = 0.0
-                        for t in range(m):
-                            acc += J[i, t] * J[j, t]
-                        A[i, j] = acc
-                        A[j, i] = acc
-                    A[i, i] += lam + (mu if limited[i] else 0.0) + jitter
+                _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), A, rhs)
                 if not _solve_spd(A, rhs, d):
                     for i in range(n):
                         d[i] = 0.0
