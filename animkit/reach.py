@@ -172,8 +172,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     poses[0] = pose0
     iters = 0
     t_solve = 0.0
+    # relax=False: a frame's solve must stay near the previous frame (no jump to another branch of the solution)
     solve_kw: dict[str, Any] = {"chain": list(np.asarray(figure.dof_names)[movable]), "max_iter": frame_iterations,
-                                "tol": tol}
+                                "tol": tol, "relax": False}
     if solver is not None:
         solve_kw["solver"] = solver
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
@@ -189,7 +190,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
     # the table's numbers: one solve from the start pose straight to the target
-    direct_kw = dict(solve_kw, max_iter=max(200, frame_iterations))
+    direct_kw = dict(solve_kw, max_iter=max(200, frame_iterations), relax=True)  # as a plain solve() would
     direct = solve(figure, pose0, effector, tgt, **direct_kw)
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)

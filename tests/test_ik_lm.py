@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
@@ -127,3 +129,72 @@ def test_stall_test_stops_a_run_early(lm_path):
     cut = run_lm(*args, _replace(opts, stall_window=8, stall_ratio=0.0))  # any residual left counts as a stall
     assert cut.reason == ["stalled"] and cut.iterations[0] == STALL_MIN_ITER
     assert cut.errors[-1, 0] <= cut.errors[0, 0]
+
+
+# --- the second strategy: through the relaxed limits ---------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-50.0, 50.0), st.floats(-3.1, 0.0), st.floats(0.05, 6.2))
+def test_wrap_into_limits_keeps_the_angle_or_takes_the_nearer_limit(theta, lo, width):
+    from animkit.ik.lm import wrap_into_limits
+
+    hi = lo + width
+    w = float(wrap_into_limits(np.array([theta]), np.array([lo]), np.array([hi]), np.array([True]))[0])
+    assert lo <= w <= hi
+    d = (theta - w) / (2 * np.pi)
+    if abs(d - round(d)) < 1e-9:
+        return  # the same angle
+    # θ lies in the gap: w is the limit nearer to θ along the circle
+    def circ(a, b):
+        return abs((a - b + np.pi) % (2 * np.pi) - np.pi)
+
+    assert w in (lo, hi)
+    assert circ(theta, w) <= circ(theta, hi if w == lo else lo) + 1e-9
+    # prismatic (or unlimited) DOFs are only clipped
+    v = wrap_into_limits(np.array([theta]), np.array([lo]), np.array([hi]), np.array([False]))[0]
+    assert v == min(max(theta, lo), hi)
+
+
+def _panda_targets(count, seed):
+    sc = _panda()
+    fig = sc.figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
+    arm = [fig.dof_index(j) for j in sc.chains["arm"]]
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], count, 0)
+    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
+    return sc, fig, lim, start, np.array([fig.world(q)["panda_grasptarget"] for q in poses])
+
+
+def test_relaxed_limits_solve_what_the_first_run_left_in_a_local_minimum(lm_path):
+    sc, fig, lim, start, T = _panda_targets(120, seed=0)
+    plain = solve_batch(fig, start, "panda_grasptarget", T, scene=sc, chain="arm", relax=False)
+    relaxed = solve_batch(fig, start, "panda_grasptarget", T, scene=sc, chain="arm")
+    stuck = np.flatnonzero(~plain.converged)
+    assert stuck.size >= 3  # the fixed start leaves some targets in local minima (a joint pressed on a limit)
+    rescued = stuck[relaxed.converged[stuck]]
+    assert rescued.size >= 0.5 * stuck.size
+    np.testing.assert_array_equal(relaxed.poses[plain.converged], plain.poses[plain.converged])  # untouched
+    for i in rescued:
+        q = relaxed.poses[i]
+        assert np.all(q >= lim[:, 0]) and np.all(q <= lim[:, 1])
+        W = fig.world(q)["panda_grasptarget"]
+        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= 1e-5 and relaxed.orientation_error[i] <= 1e-4
+        assert relaxed.iterations[i] > plain.iterations[i]  # the strategies' iterations add up
+    for i in stuck:  # never worse than the first run; the history never rises and ends at the answer
+        e = relaxed.errors[: relaxed.iterations[i] + 1, i]
+        assert np.all(np.diff(e) <= 1e-15) and e[-1] <= plain.errors[plain.iterations[i], i] + 1e-15
+        one = solve(fig, start, "panda_grasptarget", T[i], scene=sc, chain="arm")  # a single solve agrees
+        assert one.converged == bool(relaxed.converged[i])
+
+
+def test_relaxed_limits_are_not_tried_beyond_reach():
+    sc, fig, lim, start, _ = _panda_targets(1, seed=0)
+    far = np.eye(4)
+    far[:3, 3] = (3.0, 0.0, 0.5)  # the Panda reaches about 0.9 m
+    a = solve(fig, start, "panda_grasptarget", far, scene=sc, chain="arm")
+    b = solve(fig, start, "panda_grasptarget", far, scene=sc, chain="arm", relax=False)
+    assert a.reachable is False and a.iterations == b.iterations
+    np.testing.assert_array_equal(a.pose, b.pose)

@@ -14,7 +14,7 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..graph import Figure
 from ..progress import progress
 from ..scene import Scene
-from .lm import lm_single, run_lm
+from .lm import lm_single, retry_through_relaxed_limits, run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, JACOBIAN_SOLVERS, SOLVERS, LoopOutput, Options, SolverName, StepPolicy, run
@@ -44,6 +44,7 @@ class _Setup:
     opts: Options
     P: Array  # (E, 3) or (B, E, 3)
     R: Array | None
+    relax: bool  # lm: retry what did not converge (and is not shown out of reach) through the relaxed limits
 
 
 def _figure_and_chains(figure: Figure | Scene, chains: Mapping[str, Iterable[str]] | None, scene: Scene | None,
@@ -83,7 +84,8 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
            orientation_tol: float, max_iter: int | None, chains: Mapping[str, Iterable[str]] | None,
            scene: Scene | None, orientation_weight: float, weights: ArrayLike | None, priority: bool,
            pole: ArrayLike | None, damping: float | None, step: StepPolicy, step_size: float | None,
-           max_step: float | None, desired: ArrayLike | None, gains: float | ArrayLike | None) -> _Setup:
+           max_step: float | None, desired: ArrayLike | None, gains: float | ArrayLike | None,
+           relax: bool = True) -> _Setup:
     fig, chains, effector = _figure_and_chains(figure, chains, scene, effector)
     method = DEFAULT_SOLVER if solver is None else solver
     if method not in SOLVERS:
@@ -206,7 +208,7 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
                    _positive("damping", damping, allow_zero=True), step=step,
                    step_size=0.1 if step_size is None else _positive("step_size", step_size), max_step=ms,
                    priority=priority, desired=des, gains=g, pole=pole_v, elbow_link=elbow, row_weights=row_w)
-    return _Setup(fig, p, model, method, opts, P, R)
+    return _Setup(fig, p, model, method, opts, P, R, bool(relax) and method == "lm")
 
 
 _CHAIN_CACHE: dict[tuple[object, ...], tuple[object, ChainModel]] = {}
@@ -284,6 +286,23 @@ def _run_chunked(model: ChainModel, method: str, q0: Array, P: Array, R: Array |
                       np.concatenate([p.orientation_error for p in parts]), errors)
 
 
+def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
+    """lm's second and third strategies (:func:`~animkit.ik.lm.retry_through_relaxed_limits`) for the problems
+    the first run left neither converged nor shown out of reach (a target beyond reach has no better answer):
+    through the relaxed limits from the start pose, then, for those still left, from where the first run stopped.
+    No other start pose is drawn: these are the same local method on a relaxed problem, not restarts."""
+    stopped = out.q
+    for starts in (q0, stopped):
+        if all(why == "converged" for why in out.reason):
+            break
+        reach, _ = _reachability(model, out, out.q, P, opts.tol)
+        fail = np.flatnonzero(reach < 0)
+        if fail.size == 0:
+            break
+        out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
+    return out
+
+
 def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
                   ) -> tuple[NDArray[np.int8], list[str]]:
     """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
@@ -292,15 +311,15 @@ def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: f
     if all(why == "converged" for why in reasons):
         reach[:] = 1
         return reach, reasons
-    fr = model.frames(q)
-    for i, why in enumerate(out.reason):
-        if why == "converged":
-            reach[i] = 1
-            continue
+    conv = np.array([why == "converged" for why in reasons])
+    reach[conv] = 1
+    open_ = np.flatnonzero(~conv)
+    fr = model.frames(q[open_])  # only the problems still undecided
+    for k, i in enumerate(open_.tolist()):
         for j in range(len(model.effectors)):
-            base = fr.r[i, model.base_link[j]]
+            base = fr.r[k, model.base_link[j]]
             to_t = P[i, j] - base
-            to_e = fr.p[i, j] - base
+            to_e = fr.p[k, j] - base
             dt = float(np.linalg.norm(to_t))
             de = float(np.linalg.norm(to_e))
             beyond = dt > model.reach[j] + tol
@@ -327,13 +346,16 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
           pole: ArrayLike | None = None, restarts: int = 0, time_budget: float | None = None, seed: int = 0,
           damping: float | None = None, step: StepPolicy = "full", step_size: float | None = None,
           max_step: float | None = None, desired: ArrayLike | None = None,
-          gains: float | ArrayLike | None = None) -> IKResult:
+          gains: float | ArrayLike | None = None, relax: bool = True) -> IKResult:
     """Move the DOFs of ``chain`` so that ``effector`` reaches ``target``; everything else stays as in ``pose``.
 
     ``target`` is a 3-vector (position) or a 4×4 matrix (position and orientation); several effectors take a
     sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
     ``chain`` is a chain name (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF
     from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
+    ``relax`` (lm only, on by default): a run that does not converge gets a second strategy from the same start —
+    solve with the revolute limits lifted, wrap the answer into the limits (θ ≡ θ + 2π), solve with them from
+    there (see docs/derivations.md); turn it off where poses must stay near the start (the frames of a bake).
     ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
     converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
     included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most
@@ -346,7 +368,8 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     s = _setup(figure, pose, effector, target, batched=False, chain=chain, solver=solver, tol=tol,
                orientation_tol=orientation_tol, max_iter=max_iter, chains=chains, scene=scene,
                orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
-               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains)
+               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
+               relax=relax)
     if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
         raise IKError(f"restarts must be an integer >= 0, got {restarts!r}")
     if time_budget is not None:
@@ -362,6 +385,8 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     opts = s.opts if not restarts else replace(s.opts, max_iter=min(s.opts.max_iter, RESTART_MAX_ITER),
                                                stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
     out = _run(model, s.method, q0, P, R, opts)  # never cut by the deadline
+    if s.relax:
+        out = _relax(model, q0, P, R, opts, out)
     opts = replace(opts, deadline=deadline, pull=RESTART_PULL)
     q_best = out.q
     used = 0
@@ -402,7 +427,7 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
                 orientation_weight: float = 1.0, weights: ArrayLike | None = None, priority: bool = False,
                 pole: ArrayLike | None = None, damping: float | None = None, step: StepPolicy = "full",
                 step_size: float | None = None, max_step: float | None = None, desired: ArrayLike | None = None,
-                gains: float | ArrayLike | None = None, quiet: bool = False) -> IKBatchResult:
+                gains: float | ArrayLike | None = None, quiet: bool = False, relax: bool = True) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
     Problems iterate together (vectorised) in chunks of :data:`BATCH_CHUNK`, each with its own damping and state;
@@ -414,11 +439,14 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
     s = _setup(figure, pose, effector, targets, batched=True, chain=chain, solver=solver, tol=tol,
                orientation_tol=orientation_tol, max_iter=max_iter, chains=chains, scene=scene,
                orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
-               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains)
+               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
+               relax=relax)
     model = s.model
     B = s.P.shape[0]
     q0 = np.broadcast_to(s.pose[..., model.dofs], (B, model.n)).copy()
     out = _run_chunked(model, s.method, q0, s.P, s.R, s.opts, quiet=quiet)
+    if s.relax:
+        out = _relax(model, q0, s.P, s.R, s.opts, out)
     reach, reasons = _reachability(model, out, out.q, s.P, s.opts.tol)
     base = s.pose if s.pose.ndim == 1 else s.pose[0]
     poses = np.repeat(base[None], B, 0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +28,8 @@ from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+__all__ = ["run_lm", "lm_single", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
+           "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 
@@ -413,6 +415,85 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         return _run_compiled(ch, q0, P, R, opts, first_success)
     if B == 1 and ch.serial:
         return _run_one(ch, q0, P, R, opts)
+    return _run_batched(ch, q0, P, R, opts, first_success)
+
+
+_RELAXED: dict[int, tuple[ChainModel, ChainModel]] = {}
+
+
+def _relaxed(model: ChainModel) -> ChainModel | None:
+    """``model`` with the limits of its revolute DOFs lifted (angles on the whole circle); None if none had any."""
+    hit = _RELAXED.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    lift = model.revolute & np.isfinite(model.lower) & np.isfinite(model.upper)
+    if not lift.any():
+        return None
+    if len(_RELAXED) >= 64:
+        _RELAXED.pop(next(iter(_RELAXED)))
+    free = replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
+    _RELAXED[id(model)] = (model, free)
+    return free
+
+
+def wrap_into_limits(q: Array, lower: Array, upper: Array, revolute: NDArray[np.bool_]) -> Array:
+    """θ' = l + ((θ − l) mod 2π) for limited revolute DOFs (the same angle); one that falls in the gap (u, l + 2π)
+    goes to the nearer limit on the circle. Other DOFs: clipped into their limits."""
+    lim = revolute & np.isfinite(lower) & np.isfinite(upper)
+    lo = np.where(lim, lower, 0.0)
+    w = lo + np.mod(q - lo, 2.0 * np.pi)
+    w = np.where(w > upper, np.where(w - upper < lo + 2.0 * np.pi - w, upper, lo), w)
+    return np.where(lim, w, np.clip(q, lower, upper))
+
+
+def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: Array | None, opts: Options,
+                            out: LoopOutput, fail: NDArray[np.intp]) -> LoopOutput:
+    """The second strategy for the problems ``fail`` (indices into ``out``, the first run), from the same starts:
+
+        1. solve with the revolute limits lifted (θ on the whole circle; prismatic limits kept),
+        2. wrap that answer into the limits (θ ≡ θ + 2π; an angle in the gap goes to the nearer limit),
+        3. solve with the limits from there.
+
+    The limit-free coordinates θ = m + h sin φ never let an iterate through the gap of a joint's range, and a run
+    can end pressed on a limit (a true local minimum of the box-constrained problem); IK needs a final pose inside
+    the limits, not a path that stays inside, and step 1 is free to take the short way round. The answer of step 3
+    replaces the first run's when it converged or ends closer. Iterations add up; ``errors`` holds the first run's
+    best until step 3 beats it (the poses of step 1 may lie outside the limits: none of them is ever returned).
+    """
+    free = _relaxed(model)
+    if free is None:
+        return out
+    Pf, Rf = P[fail], None if R is None else R[fail]
+    u = run_lm(free, starts[fail], Pf, Rf, opts)
+    start = wrap_into_limits(u.q, model.lower, model.upper, model.revolute)
+    c = run_lm(model, start, Pf, Rf, opts)
+    best_a = out.errors[-1, fail]
+    take = (np.array(c.reason) == "converged") | (c.errors[-1] < best_a)
+    iters = out.iterations.copy()
+    iters[fail] += u.iterations + c.iterations
+    rows = int(iters.max()) + 1
+    errors = np.empty((rows, len(iters)))
+    ea = out.errors
+    errors[:len(ea)] = ea
+    errors[len(ea):] = ea[-1]
+    for j in np.flatnonzero(take).tolist():  # rows before step 3 hold the first run's best (errors[-1] above)
+        i, n3 = int(fail[j]), int(c.iterations[j])
+        k0 = int(out.iterations[i]) + int(u.iterations[j]) + 1  # the row of step 3's first iteration
+        errors[k0:k0 + n3, i] = np.minimum(c.errors[1:n3 + 1, j], best_a[j])
+        errors[k0 - 1 + n3:, i] = c.errors[n3, j]  # from its last iteration on: the returned pose's error
+    q = out.q.copy()
+    pos, ori = out.position_error.copy(), out.orientation_error.copy()
+    reason = list(out.reason)
+    for j, i in enumerate(fail.tolist()):
+        if take[j]:
+            q[i], pos[i], ori[i], reason[i] = c.q[j], c.position_error[j], c.orientation_error[j], c.reason[j]
+    return LoopOutput(q, iters, reason, pos, ori, errors)
+
+
+def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
+                 ) -> LoopOutput:
+    """NumPy's loop over B problems at once (trees, several effectors, prismatic DOFs, or no numba)."""
+    B, n = q0.shape
     buf = ch.buffers(B)
     orient = R is not None
     w = opts.row_weights
