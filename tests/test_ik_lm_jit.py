@@ -56,7 +56,7 @@ def test_forward_matches_the_chain_model_frames():
     for _ in range(10):
         q = rng.uniform(model.lower, model.upper)
         T, Te = np.empty((ch.n, 4, 5)), np.empty((4, 4))
-        _forward(q, ch.Hs.reshape(ch.n, 3, 20), ch.eff_C[0], T, Te)
+        _forward(q, ch.Hs.reshape(ch.n, 3, 20), ch.eff_C[0], T, Te, np.empty(20))
         fr = model.frames(q[None])
         np.testing.assert_allclose(T[:, :, :4], fr.T[:, 0], atol=1e-12)
         np.testing.assert_allclose(T[:, :3, 4], fr.a[0], atol=1e-12)  # the world axis column
@@ -85,7 +85,7 @@ def test_residual_matches_rotation_error_also_near_pi(axis, angle, other, wobble
     p = np.array([0.5, -0.2, 0.7])
     w = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 3.0])
     V = np.empty(6)
-    pos, ori, e = _residual(Te, p, Rt, True, w, V)
+    pos, ori, e = _residual(Te, p, Rt, True, w, V, np.empty((3, 3)))
     omega = rotation_error(Rt, Rc)
     ref = np.concatenate([p - Te[:3, 3], omega])
     assert pos == pytest.approx(np.linalg.norm(p - Te[:3, 3]), abs=1e-12)

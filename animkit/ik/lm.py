@@ -481,12 +481,12 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
         k0 = int(out.iterations[i]) + int(u.iterations[j]) + 1  # the row of step 3's first iteration
         errors[k0:k0 + n3, i] = np.minimum(c.errors[1:n3 + 1, j], best_a[j])
         errors[k0 - 1 + n3:, i] = c.errors[n3, j]  # from its last iteration on: the returned pose's error
-    q = out.q.copy()
-    pos, ori = out.position_error.copy(), out.orientation_error.copy()
+    won = fail[take]
+    q, pos, ori = out.q.copy(), out.position_error.copy(), out.orientation_error.copy()
+    q[won], pos[won], ori[won] = c.q[take], c.position_error[take], c.orientation_error[take]
     reason = list(out.reason)
-    for j, i in enumerate(fail.tolist()):
-        if take[j]:
-            q[i], pos[i], ori[i], reason[i] = c.q[j], c.position_error[j], c.orientation_error[j], c.reason[j]
+    for i, why in zip(won.tolist(), np.array(c.reason)[take].tolist(), strict=True):
+        reason[i] = why
     return LoopOutput(q, iters, reason, pos, ori, errors)
 
 

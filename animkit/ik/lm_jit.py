@@ -28,10 +28,9 @@ Array = NDArray[np.float64]
 CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 
 
-def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array) -> None:
-    """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce."""
+def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
+    """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch."""
     n = q.shape[0]
-    loc = np.empty(20)
     for k in range(n):
         s = math.sin(q[k])
         c1 = 1.0 - math.cos(q[k])
@@ -57,14 +56,14 @@ def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array) -> None:
 _forward = kernel(_forward) or _forward
 
 
-def _residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array) -> tuple[float, float, float]:
-    """V = W [p − e, log(R_t R_cᵀ)^∨] (weighted in place); returns ‖p − e‖, ‖ω‖, ‖WV‖."""
+def _residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, D: Array
+              ) -> tuple[float, float, float]:
+    """V = W [p − e, log(R_t R_cᵀ)^∨] (weighted in place); returns ‖p − e‖, ‖ω‖, ‖WV‖. D: a (3, 3) scratch."""
     vx, vy, vz = p[0] - Te[0, 3], p[1] - Te[1, 3], p[2] - Te[2, 3]
     pos = math.sqrt(vx * vx + vy * vy + vz * vz)
     V[0], V[1], V[2] = vx, vy, vz
     ori = 0.0
     if orient:
-        D = np.empty((3, 3))
         for i in range(3):
             for j in range(3):
                 D[i, j] = Rt[i, 0] * Te[j, 0] + Rt[i, 1] * Te[j, 1] + Rt[i, 2] * Te[j, 2]
@@ -183,6 +182,7 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
     qs, q, qn = np.empty(n), np.empty(n), np.empty(n)
     phi, phin = np.empty(n), np.empty(n)
     es = np.empty(max_iter + 1)
+    loc, D = np.empty(20), np.empty((3, 3))  # scratch of _forward and _residual
     found = False
     for b in range(B):
         p, Rt = P[b], R[b]
@@ -195,8 +195,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             for k in range(history.shape[0]):
                 history[k, b] = math.inf
             continue
-        _forward(qs, Hs, Ce, T, Te)
-        pos0, ori0, e0 = _residual(Te, p, Rt, orient, w, V)
+        _forward(qs, Hs, Ce, T, Te, loc)
+        pos0, ori0, e0 = _residual(Te, p, Rt, orient, w, V, D)
         for j in range(n):
             if limited[j]:
                 s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
@@ -204,8 +204,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             else:
                 phi[j] = qs[j]
         _theta(phi, mid, half, limited, lo, hi, q)
-        _forward(q, Hs, Ce, T, Te)
-        pos, ori, e = _residual(Te, p, Rt, orient, w, V)
+        _forward(q, Hs, Ce, T, Te, loc)
+        pos, ori, e = _residual(Te, p, Rt, orient, w, V, D)
         history[0, b] = e0
         es[0] = e
         lam, flat, ps, decay = damping, 0, 1.0, 1.0
@@ -257,8 +257,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             for i in range(n):
                 phin[i] = phi[i] + d[i]
             _theta(phin, mid, half, limited, lo, hi, qn)
-            _forward(qn, Hs, Ce, Tn, Ten)
-            pos_n, ori_n, e_n = _residual(Ten, p, Rt, orient, w, Vn)
+            _forward(qn, Hs, Ce, Tn, Ten, loc)
+            pos_n, ori_n, e_n = _residual(Ten, p, Rt, orient, w, Vn, D)
             ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
             if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
                 flat = 0
