@@ -1,0 +1,95 @@
+"""The one way benchmarks here time things: interleaved rounds, medians of ≥ 5, the spread shown.
+
+    stats = interleaved({"animkit": run_ours, "peer": run_peer}, rounds=7)
+    print(markdown_table(stats, unit="ms", scale=1e3, baseline="peer"))
+
+Each round calls every case once, in the same order (A, B, A, B, …), so a slow spell on a shared machine
+hits every case alike; a ratio is the ratio of medians of the same run. ``warmup`` rounds run first and are
+not recorded (imports, JIT compilation, caches). Cases that need a fresh process build their own callable
+(``subprocess_case``) and are timed the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Stats", "interleaved", "stats_of", "ratio", "markdown_table", "subprocess_case", "MIN_ROUNDS"]
+
+MIN_ROUNDS = 5
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Seconds of one case over the rounds of one run."""
+
+    name: str
+    samples: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def low(self) -> float:
+        return min(self.samples)
+
+    @property
+    def high(self) -> float:
+        return max(self.samples)
+
+    def spread(self, scale: float = 1.0, spec: str = ".3g") -> str:
+        """``median (min–max)`` in the given unit."""
+        return f"{self.median * scale:{spec}} ({self.low * scale:{spec}}–{self.high * scale:{spec}})"
+
+
+def stats_of(name: str, samples: Sequence[float]) -> Stats:
+    return Stats(name, tuple(float(s) for s in samples))
+
+
+def interleaved(cases: Mapping[str, Callable[[], Any]], *, rounds: int = 7, warmup: int = 1,
+                timer: Callable[[], float] = time.perf_counter) -> dict[str, Stats]:
+    """t[case][k] = wall time of round k; rounds run A, B, C, A, B, C, … (``rounds`` ≥ 5)."""
+    if rounds < MIN_ROUNDS:
+        raise ValueError(f"rounds must be >= {MIN_ROUNDS} (medians of at least five), got {rounds}")
+    for _ in range(warmup):
+        for fn in cases.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, fn in cases.items():
+            t0 = timer()
+            fn()
+            samples[name].append(timer() - t0)
+    return {name: stats_of(name, s) for name, s in samples.items()}
+
+
+def ratio(slow: Stats, fast: Stats) -> float:
+    """How many times faster ``fast`` is than ``slow`` (ratio of the medians of one run)."""
+    return slow.median / fast.median
+
+
+def markdown_table(stats: Mapping[str, Stats], *, unit: str = "ms", scale: float = 1e3,
+                   baseline: str | None = None) -> str:
+    """| case | median (min–max) | × baseline | — one row per case, in the order given."""
+    head = f"| case | median ({unit}) (min–max), {len(next(iter(stats.values())).samples)} rounds |"
+    rows = [head + (f" speed-up vs {baseline} |" if baseline else ""),
+            "|---|---|" + ("---|" if baseline else "")]
+    for name, s in stats.items():
+        row = f"| {name} | {s.spread(scale)} |"
+        if baseline:
+            row += f" {ratio(stats[baseline], s):.2f}× |"
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def subprocess_case(args: Sequence[str], **kwargs: Any) -> Callable[[], None]:
+    """A case that runs ``python args…`` in a fresh process (start-up included), failing loudly."""
+    def run() -> None:
+        subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL, **kwargs)
+    return run

@@ -1,0 +1,29 @@
+"""benchmarks.harness: rounds interleave the cases, medians and spreads are those of the samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.harness import interleaved, markdown_table, ratio, stats_of
+
+
+def test_rounds_interleave_and_medians_are_the_samples() -> None:
+    calls: list[str] = []
+    clock = iter(range(1000))
+    stats = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, rounds=5, warmup=1,
+                        timer=lambda: float(next(clock)))
+    assert calls == ["a", "b"] * 6  # one warm-up round, then five, always A then B
+    assert stats["a"].samples == (1.0,) * 5 and stats["b"].median == 1.0
+
+
+def test_ratio_spread_and_table() -> None:
+    slow, fast = stats_of("slow", [4, 2, 6, 4, 4]), stats_of("fast", [1, 2, 1, 1, 3])
+    assert ratio(slow, fast) == 4.0
+    assert slow.spread(1, ".0f") == "4 (2–6)"
+    table = markdown_table({"slow": slow, "fast": fast}, unit="s", scale=1, baseline="slow")
+    assert "| fast | 1 (1–3) | 4.00× |" in table
+
+
+def test_fewer_than_five_rounds_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least five"):
+        interleaved({"a": lambda: None}, rounds=3)
