@@ -2,8 +2,9 @@
 
     M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ)
 
-(E a rotation, a translation or a scale along an axis; L and so M may carry scale) evaluated for a whole batch of poses at once. Nodes are processed level by
-level (all nodes of one depth together); within a level, the DOFs of the same
+(E a rotation, a translation or a scale along an axis; L and so M may carry scale)
+evaluated for a whole batch of poses at once. Nodes are processed level by level
+(all nodes of one depth together); within a level, the DOFs of the same
 slot, kind and axis are applied together. Arrays are *component-major* with the
 frame axis last — rotations ``(N, 3, 3, F)``, positions ``(N, 3, F)`` — so every
 NumPy call works on long contiguous rows; an axis-aligned rotation only mixes two
@@ -242,7 +243,8 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
 
     Reads θ and tan(θ/2) (F, D), cos θ and sin θ from the latter as :func:`~animkit.transforms.cos_sin` does.
     DOFs ``first[i]:first[i + 1]`` act on node i (``kind`` 0 prismatic, 1 revolute, 2 scale; ``letter`` 0, 1, 2
-    for a coordinate axis, else -1 and the Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins p_i, or (F, N, 16): each M_i row-major.
+    for a coordinate axis, else -1 and the Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins
+    p_i, or (F, N, 16): each M_i row-major.
     The same arithmetic as :func:`forward`, one frame at a time.
     """
     F = theta.shape[0]
