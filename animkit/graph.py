@@ -261,8 +261,11 @@ class Figure:
 
     @property
     def joint_orders(self) -> dict[str, str]:
-        """Ball joint name → its intrinsic Euler order (its three DOFs, in that order)."""
-        return {j.name: j.order for j in self.joints if j.kind == "ball" and j.order is not None}
+        """Ball joint name → its intrinsic Euler order (its three rotation DOFs, in that order).
+
+        Ball joints, and custom joints with an order (a glTF node's translation, rotation and scale).
+        """
+        return {j.name: j.order for j in self.joints if j.kind in ("ball", "custom") and j.order is not None}
 
     def rest_pose(self) -> NDArray[np.float64]:
         """The rest value of every DOF, shape (D,)."""
