@@ -61,7 +61,7 @@ def _affine(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
     if not np.all(np.isfinite(A)) or np.abs(A[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-9:
         raise SceneError(f"{what}: expected an affine transform (finite, last row 0 0 0 1), got\n{A}")
     scale = float(np.abs(A[:3, :3]).max())
-    if not abs(np.linalg.det(A[:3, :3])) > 1e-12 * max(scale, 1e-300) ** 3:
+    if scale == 0.0 or not abs(np.linalg.det(A[:3, :3] / scale)) > 1e-12:
         raise SceneError(f"{what}: expected an invertible transform, got\n{A}")
     A = A.copy()
     A.setflags(write=False)

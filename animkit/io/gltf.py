@@ -41,7 +41,7 @@ from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 from ._gltf import GltfDocument, document_from_path, pointer
 
-__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MorphTargetWarning"]
+__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "MorphTargetWarning"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
@@ -49,6 +49,8 @@ EULER_ORDER = "zyx"
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 _MAX_IMAGE_PIXELS = 1 << 26
+#: the latest key time read (a day): later ones would make absurd clips
+MAX_KEY_TIME = 86400.0
 
 
 class MorphTargetWarning(UserWarning):
@@ -316,8 +318,9 @@ class _Reader:
             k = int(np.flatnonzero(np.diff(times) <= 0)[0])
             raise doc.error(f"{at}/input", f"key times must increase strictly; key {k + 1} ({times[k + 1]}) "
                                            f"does not come after key {k} ({times[k]})")
-        if times[0] < 0:
-            raise doc.error(f"{at}/input", f"key times must be >= 0, got {times[0]}")
+        if times[0] < 0 or times[-1] > MAX_KEY_TIME:
+            raise doc.error(f"{at}/input", f"key times must lie in [0, {MAX_KEY_TIME:g}] s, got "
+                                           f"{times[0]:g} to {times[-1]:g}")
         oi = doc.index(smp, "output", at, "accessors")
         values = doc.accessor(oi, f"{at}/output")
         if values.ndim != 2 or values.shape[1] != width or values.dtype.kind != "f":
