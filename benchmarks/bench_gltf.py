@@ -206,8 +206,14 @@ def main() -> None:
     mesh = scene.meshes[0]
     mesh.positions(W)
     VF = mesh.vertex_count * len(times)
+    from animkit import skin as lbs
+
+    S = mesh.joint_matrices(W)
+    X = lbs.influence_table(mesh.rest_positions, mesh.joints, mesh.weights, len(mesh.skin.joints), True)
     cases = {"animkit mesh.positions(W)": lambda: mesh.positions(W),
+             "animkit NumPy fallback (BLAS product)": lambda: lbs.positions_from_table(X, mesh.joint_matrices(W)),
              "animkit mesh.normals(W)": lambda: mesh.normals(W)}
+    assert np.allclose(lbs.positions_from_table(X, S), mesh.positions(W), atol=1e-12)
     have_three = shutil.which("node") is not None and (NODE_DIR / "node_modules" / "three").is_dir()
     three_samples: list[float] = []
     if have_three:
@@ -222,12 +228,13 @@ def main() -> None:
         cases["three.js getVertexPosition loop (Node)"] = three_case
     st = interleaved(cases, rounds=args.rounds)
     lines += ["## Skinning throughput (CesiumMan, " f"{mesh.vertex_count} vertices × {len(times)} frames)", "",
-              "animkit: `mesh.positions(W)` for W (F, N, 4, 4) precomputed (one BLAS product over all frames). "
+              "animkit: `mesh.positions(W)` for W (F, N, 4, 4) precomputed (the compiled kernel; its NumPy "
+              "fallback, one BLAS product over all frames, in the next row). "
               "three.js: `SkinnedMesh.getVertexPosition` for every vertex, then the mesh's `matrixWorld`, per frame "
               "after `mixer.setTime` + `updateMatrixWorld` (timed inside Node, so Node's start-up is not counted; the "
               "row's wall time includes it and is not used).", ""]
     rows = ["| case | median (ms) (min–max) | million vertex-frames / s |", "|---|---|---|"]
-    for k in ("animkit mesh.positions(W)", "animkit mesh.normals(W)"):
+    for k in ("animkit mesh.positions(W)", "animkit NumPy fallback (BLAS product)", "animkit mesh.normals(W)"):
         s = st[k]
         rows.append(f"| {k} | {s.spread(1e3)} | {VF / s.median / 1e6:.1f} |")
     if have_three:
