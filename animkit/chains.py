@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 __all__ = ["dof_indices", "chain_to", "joints_between"]
 

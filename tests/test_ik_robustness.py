@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import IKError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import SOLVERS, solve, solve_batch
 from animkit.joints import ball, hinge
 

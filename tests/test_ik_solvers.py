@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import SOLVERS, jacobian, solve, solve_batch, two_bone_angles
 from animkit.ik.solvers import StepInput, step_nullspace
 from animkit.joints import hinge

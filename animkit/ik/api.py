@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets

@@ -19,8 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError
+from ..figure import Figure
 from ..fk import forward
-from ..graph import Figure
 from .problem import ChainModel, Frames, check_effectors, movable_dofs
 
 __all__ = ["jacobian", "chain_jacobian", "rotation_error"]

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..chains import dof_indices
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 
 __all__ = ["ChainModel", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
 

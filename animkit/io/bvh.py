@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..joints import DofKind, Joint, JointKind, custom, fixed
