@@ -428,3 +428,21 @@ def test_chosen_scene_and_names(tmp_path) -> None:
     path = b.write(tmp_path / "n.glb")
     assert animkit.load(path).figure.node_names == ["world", "same"]
     assert animkit.load(path, scene=1).figure.node_names == ["world", "same_1", "with_space"]
+
+
+def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
+    """RiggedFigure's joint names say humanoid: arm_r … from the rig; a reach with arm_r gets there and moves only
+    the arm's DOFs (never a scale DOF)."""
+    scene = animkit.load(DATA / "RiggedFigure.glb")
+    fig = scene.figure
+    assert {"arm_l", "arm_r", "leg_l", "leg_r", "torso", "hips-up"} <= set(fig.rig.chains)
+    assert fig.rig.effectors["hand_r"] == "arm_joint_R_3"
+    p0 = scene.clip().sample(np.array([0.3]))[0]
+    hand = fig.node_names.index("arm_joint_R_3")
+    target = fig.world_positions(p0[None])[0, hand] + [0.03, 0.04, 0.02]
+    r = animkit.solve(fig, p0, "hand_r", target, chain="arm_r")
+    assert r.reachable
+    np.testing.assert_allclose(fig.world_positions(r.pose[None])[0, hand], target, atol=1e-4)
+    moved = {fig.dof_names[k].split(".")[0] for k in np.flatnonzero(r.pose != p0)}
+    assert moved <= set(fig.rig.chain("arm_r"))
+    assert not any(fig.dof_names[k].split(".")[1].startswith("s") for k in np.flatnonzero(r.pose != p0))
