@@ -446,3 +446,15 @@ def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
     moved = {fig.dof_names[k].split(".")[0] for k in np.flatnonzero(r.pose != p0)}
     assert moved <= set(fig.rig.chain("arm_r"))
     assert not any(fig.dof_names[k].split(".")[1].startswith("s") for k in np.flatnonzero(r.pose != p0))
+
+
+def test_cli_info_reads_a_glb_and_its_scene_option(capsys) -> None:
+    from animkit.cli import main
+
+    assert main(["info", str(DATA / "CesiumMan.glb")]) == 0
+    out = capsys.readouterr().out
+    assert "mesh Cesium_Man: 3273 vertices, 4672 triangles, skinned to 19 joints" in out
+    assert "clip animation0: 2 s at 24 fps" in out
+    assert main(["info", str(DATA / "CesiumMan.glb"), "--scene", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no scene 3" in err[0]
