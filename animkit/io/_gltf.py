@@ -59,7 +59,7 @@ TYPE_COMPONENTS: Final[dict[str, tuple[int, int]]] = {
 #: the most bytes one accessor or one zero-filled array may need (a file asking for more is refused)
 MAX_ALLOCATION: Final = 1 << 30
 _MAX_FILE: Final = 1 << 31
-_SUPPORTED_EXTENSIONS: Final = frozenset({"KHR_materials_unlit", "KHR_texture_transform"})
+_SUPPORTED_EXTENSIONS: Final = frozenset({"KHR_materials_unlit"})  # base colour is all animkit reads of a material
 
 T = TypeVar("T")
 
