@@ -27,13 +27,18 @@ between keys exactly:
   |Δθ| < π, so longer segments are split) and for a ball joint's slerp :class:`RotationTrack`.
 
 Anything else (eased segments, squad, several revolute DOFs keyed as Euler angles — BVH's frames —
-blends and crossfades) is sampled at the clip's frame times (:meth:`Clip.frame_times`), LINEAR, and
-a warning names those channels. Times are stored as float32, as glTF requires.
+blends and crossfades) is sampled at the clip's frame times (:meth:`Clip.frame_times`), LINEAR, and a
+warning names those channels. Times are stored as float32, as glTF requires.
+
+An animation is one pass of its clip over [0, duration], sampled with the clip's loop mode set to
+"once" (a looping clip at t = duration shows its first pose again; glTF players do their own
+looping); the loop mode is kept in the animation's ``extras``.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import math
 import struct
@@ -198,9 +203,17 @@ def _sources(clip: Clip) -> dict[int, _Source] | None:
     return out
 
 
+def _stored_times(t: Array) -> NDArray[np.float32]:
+    """Times as the file stores them: float32, the nearest (a player's float32 clock at a frame lands there too)."""
+    out: NDArray[np.float32] = np.maximum(np.asarray(t, dtype=np.float64), 0.0).astype(np.float32)
+    return out
+
+
 def _float32_times(t: Array) -> Array:
-    """Times as glTF stores them (float32), strictly increasing, back in float64 for evaluation."""
-    out: Array = np.unique(np.asarray(t, dtype=np.float32)).astype(np.float64)
+    """Sorted key times (float64, evaluated there) whose stored float32 values strictly increase."""
+    t = np.unique(np.asarray(t, dtype=np.float64))
+    _, first = np.unique(_stored_times(t), return_index=True)
+    out: Array = t[np.sort(first)]
     return out
 
 
@@ -218,6 +231,9 @@ def _derivative(src: _Source, t: Array, side: Literal["left", "right"]) -> Array
     out = np.zeros(t.shape)
     if len(kt) < 2:
         return out
+    near = np.clip(np.searchsorted(kt, t), 1, len(kt) - 1)  # float32 key times sit a hair off the keys
+    near = np.where(np.abs(t - kt[near - 1]) < np.abs(t - kt[near]), near - 1, near)
+    t = np.where(np.abs(t - kt[near]) <= 1e-6 * np.maximum(1.0, np.abs(t)), kt[near], t)
     if side == "right":
         k = np.searchsorted(kt, t, side="right") - 1
         inside = (k >= 0) & (k <= len(kt) - 2)
@@ -293,6 +309,8 @@ def _split_long_turns(times: Array, angle: Array) -> Array:
 def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
     """The glTF channels that play ``clip`` on ``figure`` (see the module docstring for which are exact)."""
     sources = _sources(clip)
+    if clip.loop != "once":  # one pass over [0, duration]; glTF players do the looping
+        clip = dataclasses.replace(clip, loop="once")
     assert clip.duration is not None
     duration = float(clip.duration)
     frames = _float32_times(clip.frame_times())
@@ -426,7 +444,7 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
     samplers: list[dict[str, Any]] = []
     targets: list[dict[str, Any]] = []
     for ch in channels:
-        t32 = ch.times.astype(np.float32)
+        t32 = _stored_times(ch.times)
         key = t32.tobytes()
         if key not in inputs:
             inputs[key] = builder.accessor(t32[:, None], "SCALAR", bounds=True)
