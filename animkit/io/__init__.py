@@ -1,9 +1,10 @@
 """File formats behind one ``load`` and one ``save``, dispatched on the suffix.
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
-descriptions (urdf), glTF 2.0 ``.glb`` / ``.gltf`` (gltf_write). Each format module is imported
-only when used. :data:`FORMATS` says, per suffix, whether the file is text or binary and whether
-animkit reads and writes it; every write goes through :func:`~animkit.atomic.atomic_path` as bytes.
+descriptions (urdf), ``.gltf`` / ``.glb`` characters (read by gltf, written by gltf_write, both on the
+byte layer ``_gltf``). Each format module is imported only when used. :data:`FORMATS` says, per suffix,
+whether the file is text or binary and whether animkit reads and writes it; every write goes through
+:func:`~animkit.atomic.atomic_path` as bytes.
 """
 
 from __future__ import annotations
@@ -39,21 +40,28 @@ FORMATS: dict[str, Format] = {
     ".toml": Format("animkit scene (TOML)", "text", True, True),
     ".bvh": Format("BVH motion capture", "text", True, True),
     ".urdf": Format("URDF robot", "text", True, False),
-    ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", False, True),
-    ".glb": Format("glTF 2.0 binary", "binary", False, True),
+    ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", True, True),
+    ".glb": Format("glTF 2.0 binary", "binary", True, True),
 }
 LOADERS = tuple(k for k, f in FORMATS.items() if f.reads)
 SAVERS = tuple(k for k, f in FORMATS.items() if f.writes)
 
 
-def load(path: str | os.PathLike[str]) -> Scene:
-    """Read a scene (figure, chains, effectors, camera, clips) from a ``.toml``, ``.bvh`` or ``.urdf`` file."""
+def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
+    """Read a scene (figure, chains, effectors, camera, clips, meshes) from a ``.toml``, ``.bvh``, ``.urdf``,
+    ``.gltf`` or ``.glb`` file; ``scene`` picks a glTF file's scene (default: the file's own default)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in LOADERS:
         raise ParseError(str(p), unknown_name("file type", suffix or "(no suffix)", LOADERS))
     if not p.is_file():
         raise ParseError(str(p), "file not found" if not p.exists() else "not a regular file")
+    if suffix in (".gltf", ".glb"):
+        from .gltf import read_gltf
+
+        return read_gltf(p, scene=scene)
+    if scene is not None:
+        raise ParseError(str(p), f"scene={scene} was given, but only glTF files hold several scenes")
     if suffix == ".toml":
         from .toml_scene import read_toml_scene
 
