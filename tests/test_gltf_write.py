@@ -72,22 +72,26 @@ class Decoded:
         N = len(self.gltf.nodes)
         T = np.zeros((len(times), N, 3))
         R = np.zeros((len(times), N, 4))
+        S = np.ones((len(times), N, 3))
         for i in range(N):
             T[:, i], R[:, i] = self.static_local(i)
-            assert not self.gltf.nodes[i].scale and not self.gltf.nodes[i].matrix
+            if self.gltf.nodes[i].scale:
+                S[:, i] = self.gltf.nodes[i].scale
+            assert not self.gltf.nodes[i].matrix
         if animation is not None:
             anim = self.gltf.animations[animation]
             for ch in anim.channels:
                 s = anim.samplers[ch.sampler]
                 value = spec_sample(self.accessor(s.input)[:, 0], self.accessor(s.output), s.interpolation,
                                     ch.target.path, times)
-                (T if ch.target.path == "translation" else R)[:, ch.target.node] = value
+                {"translation": T, "rotation": R, "scale": S}[ch.target.path][:, ch.target.node] = value
         M = np.zeros((len(times), N, 4, 4))
         x, y, z, w = np.moveaxis(R / np.linalg.norm(R, axis=-1, keepdims=True), -1, 0)
         M[..., :3, :3] = np.stack([
             np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
             np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
             np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], -2)
+        M[..., :3, :3] *= S[..., None, :]  # T · R · S
         M[..., :3, 3] = T
         M[..., 3, 3] = 1.0
         return M
@@ -191,7 +195,8 @@ def check_against_figure(path: Path, scene: Scene, clips: list[Clip]) -> Decoded
         # node origins to 1e-6 of the figure's size; frame axes to 4e-6: glTF stores float32 quaternions
         # (about 6e-8 each) and a BVH chain composes a dozen of them
         assert err <= 1e-6 and rot <= 4e-6, (clip.name, err, rot)
-    check_skin(dec, scene)
+    if not scene.meshes:
+        check_skin(dec, scene)
     return dec
 
 
@@ -287,10 +292,53 @@ def written(tmp_path_factory) -> dict[str, tuple[Path, Scene, list[Clip]]]:
     reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm", chains=human.chains,
                                duration=0.5, hold=0.1, quiet=True)
     files["reach"] = (_save(out / "reach.glb", human, reach.clip), human, [reach.clip])
+    cesium = animkit.load(DATA / "CesiumMan.glb")
+    files["cesium"] = (_save(out / "cesium.glb", cesium), cesium, list(cesium.clips.values()))
     return files
 
 
-FILES = ["humanoid", "wave", "walk", "six_axis_arm", "bvh", "urdf", "urdf_embedded", "reach"]
+FILES = ["humanoid", "wave", "walk", "six_axis_arm", "bvh", "urdf", "urdf_embedded", "reach", "cesium"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_read_back_by_animkit(written, name) -> None:
+    """animkit.load of the written file: the same world matrices for every node, clip and frame (1e-6 of the
+    figure's size), and the same meshes where the figure had its own (a loaded character)."""
+    path, scene, clips = written[name]
+    back = animkit.load(path)
+    fig, fig2 = scene.figure, back.figure
+    names2 = set(fig2.node_names)
+    rows = [fig2.node_names.index(n if n in names2 and n != fig2.root.name else f"{n}_0") for n in fig.node_names]
+    size = fig.size()
+    C = np.eye(4)
+    if scene.up == "z":
+        C = fig2.world_batch(fig2.rest_pose()[None])[0, fig2.node_names.index(f"{fig.name}_z_up")]
+    assert sorted(back.clips) == sorted(c.name for c in clips)
+    for clip in clips or [None]:
+        t = clip.frame_times() if clip is not None else np.zeros(1)
+        poses = dataclasses.replace(clip, loop="once").sample(t) if clip is not None else fig.rest_pose()[None]
+        poses2 = back.clips[clip.name].sample(t) if clip is not None else fig2.rest_pose()[None]
+        W = C @ fig.world_batch(poses)
+        W2 = fig2.world_batch(poses2)[:, rows]
+        assert np.abs(W2[..., :3, 3] - W[..., :3, 3]).max() <= 1e-6 * size
+        assert np.abs(W2[..., :3, :3] - W[..., :3, :3]).max() <= 4e-6
+    if scene.meshes:
+        assert [m.name for m in back.meshes] == [m.name for m in scene.meshes]
+        for m, m2 in zip(scene.meshes, back.meshes, strict=True):
+            np.testing.assert_array_equal(m2.faces, m.faces)
+            np.testing.assert_allclose(m2.rest_positions, m.rest_positions, atol=1e-6 * size)
+            np.testing.assert_allclose(m2.uvs, m.uvs, atol=1e-7)
+            np.testing.assert_array_equal(m2.texture, m.texture)  # PNG is lossless
+            np.testing.assert_allclose(m2.base_color, m.base_color)
+            np.testing.assert_allclose(m2.weights, m.weights, atol=1e-7)
+            np.testing.assert_allclose(m2.skin.inverse_bind, m.skin.inverse_bind, atol=1e-6)
+            clip = clips[0]
+            t = clip.frame_times()
+            P = m.positions(fig.world_batch(clip.sample(t)))
+            P2 = m2.positions(fig2.world_batch(back.clips[clip.name].sample(t)))
+            assert np.abs(P2 - P).max() <= 1e-5 * size
+    else:
+        assert len(back.meshes) == 1 and back.meshes[0].skinned  # the drawn geometry, skinned to the bones
 
 
 @pytest.mark.parametrize("name", FILES)

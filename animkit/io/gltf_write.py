@@ -101,11 +101,23 @@ class BinaryBuilder:
         POSITION and animation inputs).
         """
         a = np.asarray(array)
-        if a.dtype not in _COMPONENT:
+        if a.dtype not in _COMPONENT:  # pragma: no cover - the writer passes only these
             raise AnimkitError(f"glTF accessor {name or ''}: unsupported dtype {a.dtype}")
         count = a.shape[0]
         flat = np.swapaxes(a, -1, -2).reshape(count, -1) if kind == "MAT4" else a.reshape(count, -1)
         data = np.ascontiguousarray(flat).astype(flat.dtype.newbyteorder("<"), copy=False).tobytes()
+        acc: dict[str, Any] = {"bufferView": self.view(data, target), "componentType": _COMPONENT[a.dtype],
+                               "count": int(count), "type": kind}
+        if bounds:
+            acc["min"] = [_number(x) for x in flat.min(axis=0)]
+            acc["max"] = [_number(x) for x in flat.max(axis=0)]
+        if name:
+            acc["name"] = name
+        self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        """Append ``data`` as one buffer view (padded to 4 bytes after it); its index."""
         view: dict[str, Any] = {"buffer": 0, "byteOffset": self._length, "byteLength": len(data)}
         if target is not None:
             view["target"] = target
@@ -116,15 +128,7 @@ class BinaryBuilder:
             self._parts.append(b"\0" * pad)
             self._length += pad
         self.buffer_views.append(view)
-        acc: dict[str, Any] = {"bufferView": len(self.buffer_views) - 1, "componentType": _COMPONENT[a.dtype],
-                               "count": int(count), "type": kind}
-        if bounds:
-            acc["min"] = [_number(x) for x in flat.min(axis=0)]
-            acc["max"] = [_number(x) for x in flat.max(axis=0)]
-        if name:
-            acc["name"] = name
-        self.accessors.append(acc)
-        return len(self.accessors) - 1
+        return len(self.buffer_views) - 1
 
     def data(self) -> bytes:
         return b"".join(self._parts)
@@ -160,7 +164,7 @@ class GltfChannel:
     reproduces the clip at every time (False: sampled at the clip's frames)."""
 
     node: int
-    path: Literal["translation", "rotation"]
+    path: Literal["translation", "rotation", "scale"]
     interpolation: Interp
     times: Array
     values: Array
@@ -326,30 +330,35 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
         kinds = {i: arc.joint.dofs[i - dofs[0]].kind for i in dofs}
         revolute = [i for i in driven if kinds[i] == "revolute"]
         prismatic = [i for i in driven if kinds[i] == "prismatic"]
+        scaling = [i for i in driven if kinds[i] == "scale"]
         # translation moves with a revolute DOF iff some prismatic DOF comes after it in the joint
         moves_t = prismatic + [i for i in revolute if any(kinds[j] == "prismatic" for j in dofs if j > i)]
         rest_local = _local(arc, rest[dofs][None])[0]
         ball = (arc.joint.name in clip.rotation_tracks
                 and set(revolute) <= {i for i in dofs if kinds[i] == "revolute"})
-        for path, movers in (("translation", moves_t), ("rotation", revolute)):
+        for path, movers in (("translation", moves_t), ("rotation", revolute), ("scale", scaling)):
             if not movers:
                 continue
             rotation = path == "rotation"
             srcs = None if sources is None else [sources[i] for i in movers]
             kind = None if srcs is None else _channel_kind(srcs, rotation, ball and rotation)
-            if not rotation and kind != "STEP" and any(kinds[i] == "revolute" for i in movers):
+            if path == "translation" and kind != "STEP" and any(kinds[i] == "revolute" for i in movers):
                 kind = None  # the translation turns with the angle: not a polynomial in t
+            if path == "scale" and kind != "STEP":
+                kind = None  # column norms of L·A: sampled, not claimed exact
             times = frames if kind is None or srcs is None else _key_times(srcs, duration)
             if kind == "LINEAR" and rotation and not ball:
                 angle = clip.sample(times)[:, movers[0]]
                 times = _split_long_turns(times, angle)
             local = _local(arc, clip.sample(times)[:, dofs])
+            t_, R_, s_ = _decompose(local)
+            t0, R0, s0 = _decompose(rest_local[None])
             if rotation:
-                values = _continuous(quaternion_from_matrix(local))
-                same = np.allclose(local[:, :3, :3], rest_local[:3, :3], rtol=0, atol=1e-12)
+                values = _continuous(quaternion_from_matrix(R_))
+                same = np.allclose(R_, R0, rtol=0, atol=1e-12)
             else:
-                values = local[:, :3, 3].copy()
-                same = np.allclose(values, rest_local[:3, 3], rtol=0, atol=1e-12)
+                values = t_ if path == "translation" else s_
+                same = np.allclose(values, t0 if path == "translation" else s0, rtol=0, atol=1e-12)
             if same and sources is None:
                 continue  # a mix that leaves this channel at rest
             tin = tout = None
@@ -368,6 +377,12 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
     return out
 
 
+def _decompose(M: Array) -> tuple[Array, Array, Array]:
+    """(translation (F, 3), rotation (F, 3, 3), scale (F, 3)) with M = T·R·S, for affine M without shear."""
+    S = np.linalg.norm(M[..., :3, :3], axis=-2)
+    return M[..., :3, 3].copy(), M[..., :3, :3] / S[..., None, :], S
+
+
 def _continuous(q: Array) -> Array:
     """Flip quaternion signs along the keys so that consecutive keys have q_k · q_{k+1} ≥ 0 (same rotations)."""
     if len(q) < 2:
@@ -383,18 +398,16 @@ Z_UP_TO_Y_UP: Final = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 0], [0,
 
 
 def _trs(M: Array) -> dict[str, list[float]]:
-    """A node's translation/rotation (x, y, z, w)/scale from an affine matrix without shear."""
+    """A node's translation/rotation (x, y, z, w)/scale from an affine matrix without shear (defaults left out)."""
+    t, R, S = (a[0] for a in _decompose(M[None]))
     out: dict[str, list[float]] = {}
-    p = M[:3, 3]
-    S = np.linalg.norm(M[:3, :3], axis=0)
-    R = M[:3, :3] / S
-    if np.any(p != 0):
-        out["translation"] = [float(x) for x in p]
+    if np.any(t != 0):
+        out["translation"] = [float(x) for x in t]
     q = quaternion_from_matrix(R)
     if not np.allclose(q, (1.0, 0.0, 0.0, 0.0), rtol=0, atol=1e-15):
         out["rotation"] = [float(q[1]), float(q[2]), float(q[3]), float(q[0])]
     if not np.allclose(S, 1.0, rtol=0, atol=1e-12):
-        out["scale"] = [float(s) for s in S]
+        out["scale"] = [float(x) for x in S]
     return out
 
 
@@ -435,6 +448,91 @@ def _flat_mesh(figure: Figure, bind: Array, builder: BinaryBuilder) -> dict[str,
         "WEIGHTS_0": builder.accessor(weights, "VEC4", target=ARRAY_BUFFER),
     }
     return {"name": f"{figure.name}_drawn", "primitives": [{"attributes": attrs, "material": 0, "mode": 4}]}
+
+
+def _png(texture: NDArray[np.uint8]) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(texture), "RGBA").save(out, format="PNG")
+    return out.getvalue()
+
+
+def _padded(a: NDArray[Any], width: int) -> NDArray[Any]:
+    """(V, K) → (V, width) with zeros after the K columns."""
+    out = np.zeros((a.shape[0], width), dtype=a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
+def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any], nodes: list[dict[str, Any]],
+                      roots: list[int], images: list[bytes]) -> None:
+    """A loaded character's own meshes: positions, normals, UVs, base colour and texture, skins with their
+    inverse bind matrices and up to 8 influences (JOINTS_0/1, WEIGHTS_0/1). Skinned meshes hang on new
+    root nodes (untransformed); rigid ones on their node."""
+    index = {n: i for i, n in enumerate(scene.figure.node_names)}
+    meshes: list[dict[str, Any]] = []
+    materials: list[dict[str, Any]] = []
+    skins: list[dict[str, Any]] = []
+    textures: list[dict[str, Any]] = []
+    skin_of: dict[int, int] = {}
+    taken = set(scene.figure.node_names)
+    for m in scene.meshes:
+        V = m.vertex_count
+        attrs = {"POSITION": builder.accessor(m.rest_positions.astype(np.float32), "VEC3", target=ARRAY_BUFFER,
+                                              bounds=True)}
+        n = m.rest_normals / np.maximum(np.linalg.norm(m.rest_normals, axis=1, keepdims=True), 1e-300)
+        attrs["NORMAL"] = builder.accessor(n.astype(np.float32), "VEC3", target=ARRAY_BUFFER)
+        if m.uvs is not None:
+            attrs["TEXCOORD_0"] = builder.accessor(m.uvs.astype(np.float32), "VEC2", target=ARRAY_BUFFER)
+        material: dict[str, Any] = {"name": f"{m.name}_material", "pbrMetallicRoughness": {
+            "baseColorFactor": [float(c) for c in m.base_color], "metallicFactor": 0.0, "roughnessFactor": 1.0}}
+        if m.texture is not None and m.uvs is not None:
+            images.append(_png(m.texture))
+            textures.append({"source": len(images) - 1, "sampler": 0})
+            material["pbrMetallicRoughness"]["baseColorTexture"] = {"index": len(textures) - 1}
+        if m.skin is not None and m.joints is not None and m.weights is not None:
+            K = 4 if m.joints.shape[1] <= 4 else 8
+            jt = np.uint8 if len(m.skin.joints) < 256 else np.uint16
+            J = _padded(m.joints.astype(jt), K)
+            W = _padded(m.weights.astype(np.float32), K)
+            J[W == 0] = 0
+            for set_ in range(K // 4):
+                cols = slice(4 * set_, 4 * set_ + 4)
+                attrs[f"JOINTS_{set_}"] = builder.accessor(J[:, cols], "VEC4", target=ARRAY_BUFFER)
+                attrs[f"WEIGHTS_{set_}"] = builder.accessor(W[:, cols], "VEC4", target=ARRAY_BUFFER)
+            if id(m.skin) not in skin_of:
+                skin: dict[str, Any] = {"name": m.skin.name, "joints": [index[j] for j in m.skin.joints],
+                                        "inverseBindMatrices": builder.accessor(
+                                            m.skin.inverse_bind.astype(np.float32), "MAT4")}
+                if m.skin.skeleton is not None:
+                    skin["skeleton"] = index[m.skin.skeleton]
+                skins.append(skin)
+                skin_of[id(m.skin)] = len(skins) - 1
+        itype = np.uint16 if V < 65535 else np.uint32
+        prim = {"attributes": attrs, "indices": builder.accessor(m.faces.reshape(-1, 1).astype(itype), "SCALAR",
+                                                                 target=ELEMENT_ARRAY_BUFFER),
+                "material": len(materials), "mode": 4}
+        materials.append(material)
+        meshes.append({"name": m.name, "primitives": [prim]})
+        if m.skin is not None:
+            name = m.name if m.name not in taken else f"{m.name}_skinned"
+            taken.add(name)
+            nodes.append({"name": name, "mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
+            roots.append(len(nodes) - 1)
+        elif "mesh" not in nodes[m.node_index]:
+            nodes[m.node_index]["mesh"] = len(meshes) - 1
+        else:
+            nodes.append({"name": f"{m.name}_mesh", "mesh": len(meshes) - 1})
+            nodes[m.node_index].setdefault("children", []).append(len(nodes) - 1)
+    doc["meshes"], doc["materials"] = meshes, materials
+    if skins:
+        doc["skins"] = skins
+    if textures:
+        doc["textures"] = textures
+        doc["samplers"] = [{"magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497}]
 
 
 def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[bytes, int],
@@ -496,7 +594,10 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
         roots = [len(nodes) - 1]
     bind = wrap @ figure.world_batch(rest[None])[0]
     doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": GENERATOR}, "scene": 0}
-    mesh = _flat_mesh(figure, bind, builder)
+    images: list[bytes] = []
+    if scene.meshes:
+        _character_meshes(scene, builder, doc, nodes, roots, images)
+    mesh = None if scene.meshes else _flat_mesh(figure, bind, builder)
     if mesh is not None:
         ibm = np.linalg.inv(bind).astype(np.float32)
         ibm[:, 3] = (0.0, 0.0, 0.0, 1.0)
@@ -513,6 +614,8 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     animations = [_animation(figure, c, builder, inputs, source) for c in clips]
     if animations:
         doc["animations"] = animations
+    if images:
+        doc["images"] = [{"bufferView": builder.view(png), "mimeType": "image/png"} for png in images]
     doc["accessors"] = builder.accessors
     doc["bufferViews"] = builder.buffer_views
     data = builder.data()
