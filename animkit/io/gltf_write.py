@@ -41,7 +41,6 @@ import base64
 import dataclasses
 import json
 import math
-import struct
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,100 +55,18 @@ from ..geometry import figure_mesh
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import quaternion_from_matrix
+from ._gltf import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
 
 if TYPE_CHECKING:
     from ..graph import Arc, Figure
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["BufferMode", "gltf_files", "glb_bytes", "GltfChannel", "channels_from_clip"]
+__all__ = ["BufferMode", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip"]
 
 Array = NDArray[np.float64]
 BufferMode = Literal["external", "embedded"]
 GENERATOR: Final = "animkit"
-
-# --- container encoding: accessors, buffer views, the GLB container -------------------------------------
-
-FLOAT: Final = 5126
-UNSIGNED_BYTE: Final = 5121
-UNSIGNED_SHORT: Final = 5123
-UNSIGNED_INT: Final = 5125
-ARRAY_BUFFER: Final = 34962
-ELEMENT_ARRAY_BUFFER: Final = 34963
-_COMPONENT: Final = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UNSIGNED_BYTE,
-                     np.dtype(np.uint16): UNSIGNED_SHORT, np.dtype(np.uint32): UNSIGNED_INT}
-_TYPE: Final = {1: "SCALAR", 2: "VEC2", 3: "VEC3", 4: "VEC4", 16: "MAT4"}
-GLB_MAGIC: Final = 0x46546C67  # "glTF"
-GLB_JSON: Final = 0x4E4F534A  # "JSON"
-GLB_BIN: Final = 0x004E4942  # "BIN\0"
-
-
-class BinaryBuilder:
-    """One binary buffer under construction: each array becomes a 4-byte-aligned buffer view and an accessor."""
-
-    def __init__(self) -> None:
-        self._parts: list[bytes] = []
-        self._length = 0
-        self.buffer_views: list[dict[str, Any]] = []
-        self.accessors: list[dict[str, Any]] = []
-
-    def accessor(self, array: NDArray[Any], kind: str, *, target: int | None = None, bounds: bool = False,
-                 name: str | None = None) -> int:
-        """Append ``array`` (count, components) or (count, 4, 4) as one accessor of ``kind``; its index.
-
-        Matrices are written column-major, as glTF stores MAT4. ``bounds`` writes min/max (required for
-        POSITION and animation inputs).
-        """
-        a = np.asarray(array)
-        if a.dtype not in _COMPONENT:  # pragma: no cover - the writer passes only these
-            raise AnimkitError(f"glTF accessor {name or ''}: unsupported dtype {a.dtype}")
-        count = a.shape[0]
-        flat = np.swapaxes(a, -1, -2).reshape(count, -1) if kind == "MAT4" else a.reshape(count, -1)
-        data = np.ascontiguousarray(flat).astype(flat.dtype.newbyteorder("<"), copy=False).tobytes()
-        acc: dict[str, Any] = {"bufferView": self.view(data, target), "componentType": _COMPONENT[a.dtype],
-                               "count": int(count), "type": kind}
-        if bounds:
-            acc["min"] = [_number(x) for x in flat.min(axis=0)]
-            acc["max"] = [_number(x) for x in flat.max(axis=0)]
-        if name:
-            acc["name"] = name
-        self.accessors.append(acc)
-        return len(self.accessors) - 1
-
-    def view(self, data: bytes, target: int | None = None) -> int:
-        """Append ``data`` as one buffer view (padded to 4 bytes after it); its index."""
-        view: dict[str, Any] = {"buffer": 0, "byteOffset": self._length, "byteLength": len(data)}
-        if target is not None:
-            view["target"] = target
-        self._parts.append(data)
-        self._length += len(data)
-        pad = (-self._length) % 4
-        if pad:
-            self._parts.append(b"\0" * pad)
-            self._length += pad
-        self.buffer_views.append(view)
-        return len(self.buffer_views) - 1
-
-    def data(self) -> bytes:
-        return b"".join(self._parts)
-
-
-def _number(x: Any) -> float | int:
-    return int(x) if isinstance(x, (np.integer, int)) else float(x)
-
-
-def glb_bytes(document: dict[str, Any], binary: bytes) -> bytes:
-    """A GLB: 12-byte header (magic, version 2, length), the JSON chunk (space-padded to 4 bytes), the BIN
-    chunk (zero-padded), each chunk as (length, type, data)."""
-    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    text += b" " * ((-len(text)) % 4)
-    out = [struct.pack("<II", len(text), GLB_JSON), text]
-    if binary:
-        binary = binary + b"\0" * ((-len(binary)) % 4)
-        out += [struct.pack("<II", len(binary), GLB_BIN), binary]
-    body = b"".join(out)
-    return struct.pack("<III", GLB_MAGIC, 2, 12 + len(body)) + body
-
 
 # --- channels: one clip → exact or resampled glTF channels ----------------------------------------------
 
