@@ -253,6 +253,10 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     scene = load(src)
     clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
     suffix = dst.suffix.lower()
+    if scene.meshes and suffix in (".bvh", ".toml"):
+        names = ", ".join(m.name for m in scene.meshes[:4]) + (", …" if len(scene.meshes) > 4 else "")
+        raise AnimkitError(f"{src} has {len(scene.meshes)} mesh(es) ({names}) and a {suffix} file holds no meshes; "
+                           "convert it to .glb or .gltf")
     if suffix == ".bvh" and len(clips) > 1:
         raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
                            "holds one: pick one with --clip")

@@ -518,6 +518,10 @@ def test_convert_refuses_what_the_target_cannot_hold(tmp_path) -> None:
     r = _cli("convert", str(DATA / "franka_panda.urdf"), str(tmp_path / "panda.bvh"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) <= 2, r.stderr  # a warning + one error line
     assert not (tmp_path / "panda.bvh").exists()
+    for target in ("cesium.bvh", "cesium.toml"):  # a character's skinned mesh has no place in BVH or TOML
+        r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / target))
+        assert r.returncode == 2 and "holds no meshes; convert it to .glb or .gltf" in r.stderr, r.stderr
+        assert not (tmp_path / target).exists()
 
 
 def test_reach_and_compare_save_gltf(tmp_path) -> None:
