@@ -271,7 +271,7 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
             t_, R_, s_ = _decompose(local)
             t0, R0, s0 = _decompose(rest_local[None])
             if rotation:
-                values = _continuous(quaternion_from_matrix(R_))
+                values = ip._same_hemisphere(quaternion_from_matrix(R_))  # q_k · q_{k+1} ≥ 0 along the keys
                 same = np.allclose(R_, R0, rtol=0, atol=1e-12)
             else:
                 values = t_ if path == "translation" else s_
@@ -298,15 +298,6 @@ def _decompose(M: Array) -> tuple[Array, Array, Array]:
     """(translation (F, 3), rotation (F, 3, 3), scale (F, 3)) with M = T·R·S, for affine M without shear."""
     S = np.linalg.norm(M[..., :3, :3], axis=-2)
     return M[..., :3, 3].copy(), M[..., :3, :3] / S[..., None, :], S
-
-
-def _continuous(q: Array) -> Array:
-    """Flip quaternion signs along the keys so that consecutive keys have q_k · q_{k+1} ≥ 0 (same rotations)."""
-    if len(q) < 2:
-        return q
-    dots = np.sum(q[:-1] * q[1:], axis=-1)
-    signs = np.concatenate([[1.0], np.cumprod(np.where(dots < 0, -1.0, 1.0))])
-    return q * signs[:, None]
 
 
 # --- the document ---------------------------------------------------------------------------------------
