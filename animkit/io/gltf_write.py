@@ -24,7 +24,13 @@ between keys exactly:
   segments; the tangents are the segments' own slopes at the keys, in and out);
 * LINEAR rotation for a hinge-like channel (one revolute DOF, linear keys: slerp of
   q_L q_C₁ q_a(θ) q_C₂ between two keys is the rotation at the linearly interpolated angle while
-  |Δθ| < π, so longer segments are split) and for a ball joint's slerp :class:`RotationTrack`.
+  |Δθ| < π, so longer segments are split) and for a ball joint's slerp :class:`RotationTrack`;
+* CUBICSPLINE rotation for a ball joint's cubic (glTF-style) RotationTrack: P · R(q(t)) with P constant
+  is normalise(q_P ⊗ h(t)), so keys and tangents are mapped by q_P;
+* LINEAR / CUBICSPLINE scale for linear / Hermite keyed scale DOFs.
+
+Every such candidate is then checked: glTF's interpolation of the keys (:func:`gltf_sample`) must equal
+the clip at ¼, ½ and ¾ of every segment (to 1e-9), or the channel is resampled.
 
 Anything else (eased segments, squad, several revolute DOFs keyed as Euler angles — BVH's frames —
 blends and crossfades) is sampled at the clip's frame times (:meth:`Clip.frame_times`), LINEAR, and a
@@ -54,7 +60,7 @@ from ..errors import AnimkitError
 from ..geometry import figure_mesh
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
-from ..transforms import quaternion_from_matrix
+from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
 from ._gltf import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
 
 if TYPE_CHECKING:
@@ -62,7 +68,7 @@ if TYPE_CHECKING:
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["BufferMode", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip"]
+__all__ = ["BufferMode", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip", "gltf_sample"]
 
 Array = NDArray[np.float64]
 BufferMode = Literal["external", "embedded"]
@@ -191,8 +197,10 @@ def _derivative(src: _Source, t: Array, side: Literal["left", "right"]) -> Array
     return out
 
 
-def _channel_kind(srcs: list[_Source], rotation: bool, ball_track: bool) -> Interp | None:
-    """The exact glTF interpolation for a channel driven by ``srcs``, or None (resample)."""
+def _channel_kind(srcs: list[_Source], path: str, ball_track: bool) -> Interp | None:
+    """The glTF interpolation that may reproduce a channel driven by ``srcs`` exactly, or None (resample).
+
+    A candidate only: :func:`_reproduces` checks it inside every segment before it is used."""
     kinds = {k for s in srcs for k in s.kinds}
     if any(s.eased for s in srcs):
         return None
@@ -200,9 +208,11 @@ def _channel_kind(srcs: list[_Source], rotation: bool, ball_track: bool) -> Inte
         return "STEP"
     if "step" in kinds:
         return None
-    if rotation:
+    if path == "rotation":
         if ball_track and kinds <= {"slerp"}:
             return "LINEAR"
+        if ball_track and kinds <= {"cubic"}:
+            return "CUBICSPLINE"
         if len(srcs) == 1 and kinds <= {"linear"}:
             return "LINEAR"
         return None
@@ -256,42 +266,102 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
         for path, movers in (("translation", moves_t), ("rotation", revolute), ("scale", scaling)):
             if not movers:
                 continue
-            rotation = path == "rotation"
             srcs = None if sources is None else [sources[i] for i in movers]
-            kind = None if srcs is None else _channel_kind(srcs, rotation, ball and rotation)
+            kind = None if srcs is None else _channel_kind(srcs, path, ball and path == "rotation")
             if path == "translation" and kind != "STEP" and any(kinds[i] == "revolute" for i in movers):
                 kind = None  # the translation turns with the angle: not a polynomial in t
-            if path == "scale" and kind != "STEP":
-                kind = None  # column norms of L·A: sampled, not claimed exact
-            times = frames if kind is None or srcs is None else _key_times(srcs, duration)
-            if kind == "LINEAR" and rotation and not ball:
-                angle = clip.sample(times)[:, movers[0]]
-                times = _split_long_turns(times, angle)
-            local = _local(arc, clip.sample(times)[:, dofs])
-            t_, R_, s_ = _decompose(local)
-            t0, R0, s0 = _decompose(rest_local[None])
-            if rotation:
-                values = ip._same_hemisphere(quaternion_from_matrix(R_))  # q_k · q_{k+1} ≥ 0 along the keys
-                same = np.allclose(R_, R0, rtol=0, atol=1e-12)
-            else:
-                values = t_ if path == "translation" else s_
-                same = np.allclose(values, t0 if path == "translation" else s0, rtol=0, atol=1e-12)
-            if same and sources is None:
-                continue  # a mix that leaves this channel at rest
-            tin = tout = None
-            if kind == "CUBICSPLINE" and srcs is not None:
-                base = rest[dofs]
-                p0 = _local(arc, base[None])[0, :3, 3]
-                tin, tout = np.zeros((len(times), 3)), np.zeros((len(times), 3))
-                for i, s in zip(movers, srcs, strict=True):
-                    e = base.copy()
-                    e[i - dofs[0]] += 1.0
-                    c = _local(arc, e[None])[0, :3, 3] - p0  # ∂p/∂θ_i: p is affine in θ_i
-                    tin += _derivative(s, times, "left")[:, None] * c
-                    tout += _derivative(s, times, "right")[:, None] * c
-            out.append(GltfChannel(node, path, kind or "LINEAR", times, values,  # type: ignore[arg-type]
-                                   kind is not None, tin, tout))
+            channel = None
+            if kind is not None and srcs is not None:
+                channel = _keyed_channel(arc, node, path, kind, clip, movers, srcs, dofs, rest, duration)
+                if channel is not None and not _reproduces(channel, arc, clip, dofs):
+                    channel = None
+            if channel is None:
+                local = _local(arc, clip.sample(frames)[:, dofs])
+                values = _path_values(local, path)
+                if sources is None and np.allclose(values, _path_values(rest_local[None], path)[0], rtol=0,
+                                                   atol=1e-12):
+                    continue  # a mix that leaves this channel at rest
+                channel = GltfChannel(node, path, "LINEAR", frames, values, False)  # type: ignore[arg-type]
+            out.append(channel)
     return out
+
+
+def _path_values(local: Array, path: str) -> Array:
+    """Translation (F, 3), rotation quaternions (F, 4) with q_k · q_{k+1} ≥ 0, or scale (F, 3) of local matrices."""
+    t, R, S = _decompose(local)
+    if path == "rotation":
+        return ip._same_hemisphere(quaternion_from_matrix(R))
+    return t if path == "translation" else S
+
+
+def _keyed_channel(arc: Arc, node: int, path: str, kind: Interp, clip: Clip, movers: list[int],
+                   srcs: list[_Source], dofs: list[int], rest: Array, duration: float) -> GltfChannel | None:
+    """The channel at the sources' own key times (with tangents for CUBICSPLINE), or None if it cannot be."""
+    times = _key_times(srcs, duration)
+    if kind == "LINEAR" and path == "rotation" and arc.joint.name not in clip.rotation_tracks:
+        times = _split_long_turns(times, clip.sample(times)[:, movers[0]])
+    values = _path_values(_local(arc, clip.sample(times)[:, dofs]), path)
+    tin = tout = None
+    if kind == "CUBICSPLINE" and path == "rotation":
+        rt = clip.rotation_tracks[arc.joint.name]
+        assert rt.in_tangents is not None and rt.out_tangents is not None
+        inside = (times >= rt.times[0]) & (times <= rt.times[-1])
+        k = np.searchsorted(rt.times, times[inside])
+        if not np.array_equal(rt.times[np.minimum(k, len(rt.times) - 1)], times[inside]):
+            return None  # the duration cuts a segment: a normalised cubic cut in two is not one
+        # rotation = P · R(q(t)): P is constant, so q_P ⊗ normalise(h(t)) = normalise(q_P ⊗ h(t))
+        q_track = rt.quaternions[k]
+        q_p = quaternion_multiply(values[inside][0], quaternion_conjugate(q_track[0]))
+        mapped = quaternion_multiply(q_p, q_track)
+        values = values.copy()
+        values[inside] = mapped
+        tin, tout = np.zeros((len(times), 4)), np.zeros((len(times), 4))
+        tin[inside] = quaternion_multiply(q_p, rt.in_tangents[k])
+        tout[inside] = quaternion_multiply(q_p, rt.out_tangents[k])
+        first, last = np.flatnonzero(inside)[[0, -1]]
+        if first > 0:
+            tin[first] = 0.0  # the added hold before the first key
+        if last < len(times) - 1:
+            tout[last] = 0.0
+    elif kind == "CUBICSPLINE":
+        base = rest[dofs]
+        p0 = _path_values(_local(arc, base[None]), path)[0]
+        tin, tout = np.zeros((len(times), 3)), np.zeros((len(times), 3))
+        for i, src in zip(movers, srcs, strict=True):
+            e = base.copy()
+            e[i - dofs[0]] += 1.0
+            c = _path_values(_local(arc, e[None]), path)[0] - p0  # ∂value/∂θ_i where it is affine in θ_i
+            tin += _derivative(src, times, "left")[:, None] * c
+            tout += _derivative(src, times, "right")[:, None] * c
+    return GltfChannel(node, path, kind, times, values, True, tin, tout)  # type: ignore[arg-type]
+
+
+def gltf_sample(channel: GltfChannel, t: Array) -> Array:
+    """The channel at times ``t`` as glTF interpolates it (specification, Appendix C), by the keyframes
+    interpolants: STEP holds, LINEAR is lerp (slerp for rotations, the short way), CUBICSPLINE is the cubic
+    Hermite of the in/out tangents (normalised for rotations)."""
+    times, v = channel.times, channel.values
+    if channel.interpolation == "STEP":
+        return ip.step(times, v, t)
+    if channel.interpolation == "LINEAR":
+        return ip.slerp(times, v, t) if channel.path == "rotation" else ip.linear(times, v, t)
+    out = ip.bezier(times, v, t, channel.in_tangents, channel.out_tangents)
+    if channel.path == "rotation":
+        out = out / np.linalg.norm(out, axis=-1, keepdims=True)
+    return out
+
+
+def _reproduces(channel: GltfChannel, arc: Arc, clip: Clip, dofs: list[int]) -> bool:
+    """True when glTF's interpolation of the channel equals the clip at ¼, ½ and ¾ of every segment (1e-9)."""
+    k = channel.times
+    if len(k) < 2:
+        return True
+    t = (k[:-1, None] + np.array([0.25, 0.5, 0.75]) * np.diff(k)[:, None]).ravel()
+    want = _path_values(_local(arc, clip.sample(t)[:, dofs]), channel.path)
+    got = gltf_sample(channel, t)
+    if channel.path == "rotation":
+        return bool(np.abs(matrix_from_quaternion(got) - matrix_from_quaternion(want)).max() <= 1e-9)
+    return bool(np.abs(got - want).max() <= 1e-9 * max(1.0, float(np.abs(want).max())))
 
 
 def _decompose(M: Array) -> tuple[Array, Array, Array]:
@@ -454,13 +524,12 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
         key = t32.tobytes()
         if key not in inputs:
             inputs[key] = builder.accessor(t32[:, None], "SCALAR", bounds=True)
-        if ch.path == "rotation":
-            v = ch.values[:, [1, 2, 3, 0]]
-        else:
-            v = ch.values
-        if ch.interpolation == "CUBICSPLINE":
+        v = ch.values
+        if ch.interpolation == "CUBICSPLINE":  # per key: in-tangent, value, out-tangent
             assert ch.in_tangents is not None and ch.out_tangents is not None
             v = np.stack([ch.in_tangents, v, ch.out_tangents], axis=1).reshape(-1, v.shape[1])
+        if ch.path == "rotation":
+            v = v[:, [1, 2, 3, 0]]  # glTF stores quaternions (x, y, z, w)
         kind = "VEC4" if ch.path == "rotation" else "VEC3"
         output = builder.accessor(v.astype(np.float32), kind)
         samplers.append({"input": inputs[key], "output": output, "interpolation": ch.interpolation})
