@@ -254,9 +254,11 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
     suffix = dst.suffix.lower()
     if scene.meshes and suffix in (".bvh", ".toml"):
-        names = ", ".join(m.name for m in scene.meshes[:4]) + (", …" if len(scene.meshes) > 4 else "")
-        raise AnimkitError(f"{src} has {len(scene.meshes)} mesh(es) ({names}) and a {suffix} file holds no meshes; "
-                           "convert it to .glb or .gltf")
+        if not args.no_meshes:
+            names = ", ".join(m.name for m in scene.meshes[:4]) + (", …" if len(scene.meshes) > 4 else "")
+            raise AnimkitError(f"{src} has {len(scene.meshes)} mesh(es) ({names}) and a {suffix} file holds no "
+                               "meshes; convert it to .glb or .gltf, or give --no-meshes to keep only the skeleton")
+        scene = dataclasses.replace(scene, meshes=())
     if suffix == ".bvh" and len(clips) > 1:
         raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
                            "holds one: pick one with --clip")
@@ -366,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="a .toml scene, .bvh motion capture or .urdf robot")
     p.add_argument("output", help="out.glb, out.gltf (with out.bin beside it), out.toml or out.bvh")
     p.add_argument("--clip", default=None, help="only this clip (BVH holds one: the first unless named)")
+    p.add_argument("--no-meshes", action="store_true", help="to .bvh/.toml: leave a character's meshes out "
+                   "(those formats hold only the skeleton and its motion)")
     p.add_argument("--buffers", choices=["external", "embedded"], default=None,
                    help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
     p.set_defaults(run=_cmd_convert)
