@@ -583,3 +583,61 @@ def test_save_options_are_checked(tmp_path) -> None:
     with pytest.raises(animkit.AnimkitError, match="'external' or 'embedded'"):
         animkit.save(tmp_path / "x.gltf", sc, buffers="inline")
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+# --- three.js's GLTFLoader as a second independent reader (its own interpolants and CPU skinning) --------
+
+THREE_DIR = Path(__file__).parent / "node"
+
+
+def threejs(mode: str, path: Path, times: np.ndarray) -> dict:
+    if shutil.which("node") is None:
+        pytest.skip("Node is not installed: three.js's GLTFLoader runs under Node")
+    if not (THREE_DIR / "node_modules" / "three").is_dir():
+        pytest.skip("three.js not installed: npm install --prefix tests/node")
+    out = subprocess.run(["node", str(THREE_DIR / "threejs_oracle.mjs"), mode, str(path),
+                          json.dumps([float(x) for x in times])], capture_output=True, text=True, check=True,
+                         timeout=300)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("name", ["wave", "six_axis_arm", "bvh", "rich"])
+def test_threejs_plays_and_skins_what_animkit_wrote(tmp_path, name) -> None:
+    """three.js (AnimationMixer, LoopOnce) gives every node's world matrix and every skinned vertex as
+    animkit would: W_file = C · W_figure (C the z-up wrapper or I), v(t) = C W_j(t) (C W_j(rest))⁻¹ v_bind."""
+    if name == "bvh":
+        scene = animkit.load(DATA / "cmu_02_01_walk.bvh")
+    elif name == "rich":
+        scene = Scene(_rich_figure())
+        scene = dataclasses.replace(scene, clips={"rich": _rich_clip(scene.figure)})
+    else:
+        scene = animkit.load(SCENES / f"{name}.toml")
+    clip = scene.clip()
+    path = _save(tmp_path / f"{name}.gltf", scene, buffers="embedded")
+    fig = scene.figure
+    # exact files are compared between frames too; resampled ones at their frames
+    t = np.linspace(0.0, clip.duration, 23) if name == "rich" else clip.frame_times()[:: max(1, len(
+        clip.frame_times()) // 20)]
+    t = t.astype(np.float32).astype(float)
+    once = dataclasses.replace(clip, loop="once")
+    W = fig.world_batch(once.sample(t))
+    C = Z_UP if scene.up == "z" else np.eye(4)
+    got = threejs("world", path, t)[clip.name]
+    N = len(fig.node_names)
+    W3 = np.array([[np.array(frame[str(i)]).reshape(4, 4).T for i in range(N)] for frame in got])
+    size = fig.size()
+    assert np.abs(W3[..., :3, 3] - (C @ W)[..., :3, 3]).max() <= 1e-5 * size  # three.js computes in float32
+    assert np.abs(W3[..., :3, :3] - (C @ W)[..., :3, :3]).max() <= 1e-5
+    skins = threejs("skin", path, t)[clip.name]
+    dec = Decoded(path)
+    prim = dec.gltf.meshes[0].primitives[0]
+    v = dec.accessor(prim.attributes.POSITION)
+    joint = dec.accessor(prim.attributes.JOINTS_0)[:, 0].astype(int)
+    rest = C @ fig.world_batch(fig.rest_pose()[None])[0]
+    for f, frame in enumerate(skins):
+        M = (C @ W[f]) @ np.linalg.inv(rest)
+        want = np.einsum("vij,vj->vi", M[joint][:, :3, :3], v) + M[joint][:, :3, 3]
+        np.testing.assert_allclose(np.array(frame[0]["positions"]).reshape(-1, 3), want, atol=1e-5 * size)
+
+
+Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 0], [0, 0, 0, 1]])
