@@ -22,7 +22,7 @@ from .transforms import matrix_aligning_z_to
 if TYPE_CHECKING:
     import trimesh
 
-    from .graph import Figure
+    from .figure import Figure
 
 __all__ = ["Box", "Capsule", "Sphere", "Cylinder", "MeshFile", "Geometry", "SHAPES", "FigureMesh", "figure_mesh",
            "BONE_COLOR"]
