@@ -289,7 +289,7 @@ def written(tmp_path_factory) -> dict[str, tuple[Path, Scene, list[Clip]]]:
     files["urdf"] = (_save(out / "panda.gltf", panda), panda, [])
     files["urdf_embedded"] = (_save(out / "panda_embedded.gltf", panda, buffers="embedded"), panda, [])
     human = animkit.load(SCENES / "humanoid.toml")
-    reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm", chains=human.chains,
+    reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm",
                                duration=0.5, hold=0.1, quiet=True)
     files["reach"] = (_save(out / "reach.glb", human, reach.clip), human, [reach.clip])
     cesium = animkit.load(DATA / "CesiumMan.glb")
@@ -615,19 +615,33 @@ def test_threejs_plays_and_skins_what_animkit_wrote(tmp_path, name) -> None:
     clip = scene.clip()
     path = _save(tmp_path / f"{name}.gltf", scene, buffers="embedded")
     fig = scene.figure
-    # exact files are compared between frames too; resampled ones at their frames
-    t = np.linspace(0.0, clip.duration, 23) if name == "rich" else clip.frame_times()[:: max(1, len(
-        clip.frame_times()) // 20)]
-    t = t.astype(np.float32).astype(float)
+    frames = clip.frame_times()
+    t = frames[:: max(1, len(frames) // 20)].astype(np.float32).astype(float)
     once = dataclasses.replace(clip, loop="once")
     W = fig.world_batch(once.sample(t))
     C = Z_UP if scene.up == "z" else np.eye(4)
-    got = threejs("world", path, t)[clip.name]
     N = len(fig.node_names)
-    W3 = np.array([[np.array(frame[str(i)]).reshape(4, 4).T for i in range(N)] for frame in got])
+
+    def worlds(times: np.ndarray) -> np.ndarray:
+        got = threejs("world", path, times)[clip.name]
+        return np.array([[np.array(frame[str(i)]).reshape(4, 4).T for i in range(N)] for frame in got])
+
+    W3 = worlds(t)
     size = fig.size()
     assert np.abs(W3[..., :3, 3] - (C @ W)[..., :3, 3]).max() <= 1e-5 * size  # three.js computes in float32
     assert np.abs(W3[..., :3, :3] - (C @ W)[..., :3, :3]).max() <= 1e-5
+    if name == "rich":  # between frames: each exactly written node's local L·A, from three.js's world matrices
+        tt = np.linspace(0.0, clip.duration, 41).astype(np.float32).astype(float)
+        W3 = worlds(tt)
+        poses = clip.sample(tt)
+        start = 0
+        for i, arc in enumerate(fig.arcs()):
+            k = arc.joint.dof_count
+            ref = arc.L @ arc.joint.matrix(poses[:, start:start + k])
+            start += k
+            if arc.child.name in ("base", "hinge", "slide", "ball", "steps", "spin", "grow"):
+                parent = np.eye(4) if arc.parent is None else W3[:, fig.node_names.index(arc.parent.name)]
+                np.testing.assert_allclose(np.linalg.inv(parent) @ W3[:, i], ref, atol=2e-5, err_msg=arc.child.name)
     skins = threejs("skin", path, t)[clip.name]
     dec = Decoded(path)
     prim = dec.gltf.meshes[0].primitives[0]

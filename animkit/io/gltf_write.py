@@ -64,7 +64,8 @@ from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternio
 from ._gltf import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
 
 if TYPE_CHECKING:
-    from ..graph import Arc, Figure
+    from ..figure import Figure
+    from ..graph import Arc
     from ..keyframes import Clip
     from ..scene import Scene
 
