@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import Clip, Figure, RotationTrack, Track
-from animkit.geometry import Box, figure_mesh
+from animkit.drawn import figure_mesh
+from animkit.geometry import Box
 from animkit.joints import ball, custom, free, hinge, slider
 from animkit.scene import Scene
 from animkit.transforms import matrix_from_quaternion, quaternion_from_axis_angle

@@ -56,8 +56,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ..drawn import figure_mesh
 from ..errors import AnimkitError
-from ..geometry import figure_mesh
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
