@@ -140,13 +140,16 @@ def pyg_accessor(path: Path):
 # --- the real characters -----------------------------------------------------------------------------------
 
 
+def _sample(name: str) -> tuple[dict, SpecModel, animkit.Scene, object]:
+    """(JSON, the spec's model, animkit's scene, pygltflib's accessor reader) of a sample character."""
+    g, read = pyg_accessor(DATA / name)
+    doc = json.loads(g.to_json())
+    return doc, SpecModel(doc, read), animkit.load(DATA / name), read
+
+
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_character_world_matrices_match_the_spec_between_keys(name) -> None:
-    path = DATA / name
-    g, read = pyg_accessor(path)
-    doc = json.loads(g.to_json())
-    spec = SpecModel(doc, read)
-    scene = animkit.load(path)
+    doc, spec, scene, _ = _sample(name)
     fig = scene.figure
     index = {n: k for k, n in enumerate(fig.node_names)}
     names = [n.get("name") for n in doc["nodes"]]
@@ -178,11 +181,7 @@ def test_sample_characters_load_whole() -> None:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_character_skin_matches_the_equation(name) -> None:
     """v' = Σ w_i · W_joint(i) · IBM_i · v with pygltflib's arrays and the spec's world matrices."""
-    path = DATA / name
-    g, read = pyg_accessor(path)
-    doc = json.loads(g.to_json())
-    spec = SpecModel(doc, read)
-    scene = animkit.load(path)
+    doc, spec, scene, read = _sample(name)
     mesh = scene.meshes[0]
     node = next(i for i, n in enumerate(doc["nodes"]) if "skin" in n)
     skin = doc["skins"][doc["nodes"][node]["skin"]]
