@@ -656,3 +656,27 @@ def test_threejs_plays_and_skins_what_animkit_wrote(tmp_path, name) -> None:
 
 
 Z_UP = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 0], [0, 0, 0, 1]])
+
+
+def test_static_scale_and_mirror_in_L_are_kept(tmp_path) -> None:
+    """An affine L (glTF's static scale, a mirror among them) is written as TRS with a signed scale; a
+    non-uniform one followed by a turning joint would shear the node, which glTF cannot hold: a clear error."""
+    def figure(diag) -> Figure:
+        fig = Figure("base", name="scaled")
+        L = np.eye(4)
+        L[:3, :3] = matrix_from_quaternion(_q([1, 2, 3], 0.8)) @ np.diag(diag)
+        L[:3, 3] = (0.1, 0.2, 0.3)
+        fig.add("child", "base", L=L, joint=hinge("h", "y"), data=Box((0.1, 0.2, 0.3)))
+        return fig
+
+    fig = figure([-2.0, 2.0, 2.0])
+    clip = Clip.build(fig, [Track("h.ry", [0.0, 1.0], [0.0, 1.0])], name="turn")
+    path = _save(tmp_path / "scaled.glb", Scene(fig), clip)
+    dec = check_against_figure(path, Scene(fig), [clip])
+    assert dec.gltf.nodes[1].scale is not None and dec.gltf.nodes[1].scale[0] < 0
+    assert_valid(path)
+    fig = figure([-2.0, 0.5, 3.0])
+    clip = Clip.build(fig, [Track("h.ry", [0.0, 1.0], [0.0, 1.0])], name="turn")
+    with pytest.raises(animkit.AnimkitError, match="node 'child': clip 'turn' turns its joint after a non-uniform"):
+        animkit.save(tmp_path / "sheared.glb", Scene(fig), clip)
+    assert not (tmp_path / "sheared.glb").exists()

@@ -262,6 +262,7 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
         # translation moves with a revolute DOF iff some prismatic DOF comes after it in the joint
         moves_t = prismatic + [i for i in revolute if any(kinds[j] == "prismatic" for j in dofs if j > i)]
         rest_local = _local(arc, rest[dofs][None])[0]
+        _check_trs(_local(arc, clip.sample(frames)[:, dofs]), arc, clip)
         ball = (arc.joint.name in clip.rotation_tracks
                 and set(revolute) <= {i for i in dofs if kinds[i] == "revolute"})
         for path, movers in (("translation", moves_t), ("rotation", revolute), ("scale", scaling)):
@@ -365,10 +366,26 @@ def _reproduces(channel: GltfChannel, arc: Arc, clip: Clip, dofs: list[int]) -> 
     return bool(np.abs(got - want).max() <= 1e-9 * max(1.0, float(np.abs(want).max())))
 
 
+def _check_trs(local: Array, arc: Arc, clip: Clip) -> None:
+    """AnimkitError when some frame's L·A has shear: no glTF node's T·R·S can hold it (a non-uniform scale in L
+    followed by a joint that turns)."""
+    _, R, _ = _decompose(local)
+    off = np.abs(R @ np.swapaxes(R, -1, -2) - np.eye(3)).max(axis=(-2, -1))
+    if off.max() > 1e-9:
+        raise AnimkitError(f"node {arc.child.name!r}: clip {clip.name!r} turns its joint after a non-uniform scale in "
+                           "its arc's L, which shears the node; a glTF node holds only T·R·S (move the scale to the "
+                           "node's data or make it uniform)")
+
+
 def _decompose(M: Array) -> tuple[Array, Array, Array]:
-    """(translation (F, 3), rotation (F, 3, 3), scale (F, 3)) with M = T·R·S, for affine M without shear."""
+    """(translation (F, 3), rotation (F, 3, 3), scale (F, 3)) with M = T·R·S, for affine M without shear;
+    a mirroring M (det < 0) gets a negative x scale, so R stays a rotation."""
     S = np.linalg.norm(M[..., :3, :3], axis=-2)
-    return M[..., :3, 3].copy(), M[..., :3, :3] / S[..., None, :], S
+    R = M[..., :3, :3] / S[..., None, :]
+    flip = np.linalg.det(R) < 0
+    S[..., 0] = np.where(flip, -S[..., 0], S[..., 0])
+    R[..., :, 0] = np.where(flip[..., None], -R[..., :, 0], R[..., :, 0])
+    return M[..., :3, 3].copy(), R, S
 
 
 # --- the document ---------------------------------------------------------------------------------------
@@ -379,6 +396,8 @@ Z_UP_TO_Y_UP: Final = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 0], [0,
 def _trs(M: Array) -> dict[str, list[float]]:
     """A node's translation/rotation (x, y, z, w)/scale from an affine matrix without shear (defaults left out)."""
     t, R, S = (a[0] for a in _decompose(M[None]))
+    if not np.allclose(R @ R.T, np.eye(3), rtol=0, atol=1e-9):  # shear: no TRS holds it, glTF's matrix does
+        return {"matrix": [float(x) for x in M.T.ravel()]}
     out: dict[str, list[float]] = {}
     if np.any(t != 0):
         out["translation"] = [float(x) for x in t]
