@@ -246,6 +246,7 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
     assert clip.duration is not None
     duration = float(clip.duration)
     frames = _float32_times(clip.frame_times())
+    at_frames = clip.sample(frames)
     rest = figure.rest_pose()
     out: list[GltfChannel] = []
     start = 0
@@ -262,7 +263,7 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
         # translation moves with a revolute DOF iff some prismatic DOF comes after it in the joint
         moves_t = prismatic + [i for i in revolute if any(kinds[j] == "prismatic" for j in dofs if j > i)]
         rest_local = _local(arc, rest[dofs][None])[0]
-        _check_trs(_local(arc, clip.sample(frames)[:, dofs]), arc, clip)
+        _check_trs(_local(arc, at_frames[:, dofs]), arc, clip)
         ball = (arc.joint.name in clip.rotation_tracks
                 and set(revolute) <= {i for i in dofs if kinds[i] == "revolute"})
         for path, movers in (("translation", moves_t), ("rotation", revolute), ("scale", scaling)):
@@ -278,7 +279,7 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
                 if channel is not None and not _reproduces(channel, arc, clip, dofs):
                     channel = None
             if channel is None:
-                local = _local(arc, clip.sample(frames)[:, dofs])
+                local = _local(arc, at_frames[:, dofs])
                 values = _path_values(local, path)
                 if sources is None and np.allclose(values, _path_values(rest_local[None], path)[0], rtol=0,
                                                    atol=1e-12):
