@@ -293,12 +293,15 @@ def written(tmp_path_factory) -> dict[str, tuple[Path, Scene, list[Clip]]]:
     reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm",
                                duration=0.5, hold=0.1, quiet=True)
     files["reach"] = (_save(out / "reach.glb", human, reach.clip), human, [reach.clip])
-    cesium = animkit.load(DATA / "CesiumMan.glb")
-    files["cesium"] = (_save(out / "cesium.glb", cesium), cesium, list(cesium.clips.values()))
+    for name, data in (("cesium", "CesiumMan.glb"), ("rigged_figure", "RiggedFigure.glb"),
+                       ("rigged_simple", "RiggedSimple.glb")):
+        character = animkit.load(DATA / data)
+        files[name] = (_save(out / f"{name}.glb", character), character, list(character.clips.values()))
     return files
 
 
-FILES = ["humanoid", "wave", "walk", "six_axis_arm", "bvh", "urdf", "urdf_embedded", "reach", "cesium"]
+FILES = ["humanoid", "wave", "walk", "six_axis_arm", "bvh", "urdf", "urdf_embedded", "reach", "cesium",
+         "rigged_figure", "rigged_simple"]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -328,8 +331,11 @@ def test_read_back_by_animkit(written, name) -> None:
         for m, m2 in zip(scene.meshes, back.meshes, strict=True):
             np.testing.assert_array_equal(m2.faces, m.faces)
             np.testing.assert_allclose(m2.rest_positions, m.rest_positions, atol=1e-6 * size)
-            np.testing.assert_allclose(m2.uvs, m.uvs, atol=1e-7)
-            np.testing.assert_array_equal(m2.texture, m.texture)  # PNG is lossless
+            assert (m2.uvs is None) == (m.uvs is None) and (m2.texture is None) == (m.texture is None)
+            if m.uvs is not None:
+                np.testing.assert_allclose(m2.uvs, m.uvs, atol=1e-7)
+            if m.texture is not None:
+                np.testing.assert_array_equal(m2.texture, m.texture)  # PNG is lossless
             np.testing.assert_allclose(m2.base_color, m.base_color)
             np.testing.assert_allclose(m2.weights, m.weights, atol=1e-7)
             np.testing.assert_allclose(m2.skin.inverse_bind, m.skin.inverse_bind, atol=1e-6)
