@@ -547,6 +547,8 @@ def test_convert_refuses_what_the_target_cannot_hold(tmp_path) -> None:
         r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / target))
         assert r.returncode == 2 and "holds no meshes; convert it to .glb or .gltf" in r.stderr, r.stderr
         assert not (tmp_path / target).exists()
+    r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / "cesium.toml"), "--no-meshes")
+    assert r.returncode == 2 and "which a TOML scene cannot hold" in r.stderr, r.stderr  # glTF's channel joints
 
 
 def test_bvh_to_glb_to_bvh_keeps_the_motion(tmp_path) -> None:
