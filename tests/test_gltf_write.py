@@ -688,3 +688,29 @@ def test_static_scale_and_mirror_in_L_are_kept(tmp_path) -> None:
     with pytest.raises(animkit.AnimkitError, match="node 'child': clip 'turn' turns its joint after a non-uniform"):
         animkit.save(tmp_path / "sheared.glb", Scene(fig), clip)
     assert not (tmp_path / "sheared.glb").exists()
+
+
+def test_rigid_character_meshes_ride_their_nodes(tmp_path) -> None:
+    """A loaded character's static (non-skinned) meshes hang on their nodes: read back, they are placed
+    by the same world matrices (W[node] · v) at every frame; a second mesh on one node gets a child node."""
+    from animkit.mesh import Mesh
+
+    fig = Figure("base", name="rigid")
+    fig.add("arm", "base", offset=(0, 0.5, 0), joint=hinge("h", [1.0, 1.0, 0.0]))
+    tri = np.array([[0, 1, 2], [0, 2, 3]])
+    quad = np.array([[0.0, 0, 0], [0.3, 0, 0], [0.3, 0.2, 0], [0, 0.2, 0]])
+    normals = np.tile([0.0, 0.0, 1.0], (4, 1))
+    meshes = tuple(Mesh(f"plate{i}", "arm", 1, tri, quad + 0.1 * i, normals,
+                        base_color=np.array([0.2 * i, 0.5, 0.7, 1.0])) for i in range(2))
+    clip = Clip.build(fig, [Track("h.r", [0.0, 1.0], [0.0, 2.0])], name="swing")
+    scene = Scene(fig, clips={"swing": clip}, meshes=meshes)
+    path = _save(tmp_path / "rigid.glb", scene)
+    assert_valid(path)
+    back = animkit.load(path)
+    t = clip.frame_times()
+    W = fig.world_batch(clip.sample(t))
+    W2 = back.figure.world_batch(back.clip("swing").sample(t))
+    by_name = {m.name: m for m in back.meshes}
+    for m in meshes:
+        np.testing.assert_allclose(by_name[m.name].positions(W2), m.positions(W), atol=1e-6)
+        np.testing.assert_allclose(by_name[m.name].base_color, m.base_color, atol=1e-7)
