@@ -83,9 +83,9 @@ Interp = Literal["LINEAR", "STEP", "CUBICSPLINE"]
 @dataclass(frozen=True)
 class GltfChannel:
     """One animation channel: ``node`` (figure node index), ``path``, key ``times`` (K,), ``values``
-    (K, 3) translation or (K, 4) rotation (w, x, y, z); for CUBICSPLINE also ``in_tangents`` and
-    ``out_tangents`` (K, 3), dvalue/dt. ``exact`` says whether glTF's interpolation of these keys
-    reproduces the clip at every time (False: sampled at the clip's frames)."""
+    (K, 3) translation or scale, (K, 4) rotation (w, x, y, z); for CUBICSPLINE also ``in_tangents`` and
+    ``out_tangents`` of the values' shape, dvalue/dt. ``exact``: glTF's interpolation of these keys was
+    checked to reproduce the clip inside every segment (False: sampled at the clip's frames, LINEAR)."""
 
     node: int
     path: Literal["translation", "rotation", "scale"]
