@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from .errors import AnimkitError, ParseError, unknown_name
 from .graph import Figure
+from .humanoid import match_figure, side_of
 from .joints import Joint
 from .transforms import (
     euler_intrinsic_from_matrix,
@@ -44,27 +45,13 @@ if TYPE_CHECKING:
     from .scene import Scene, UpAxis
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
-           "retarget_poses", "side_of", "hip_height"]
+           "retarget_poses", "hip_height"]
 
 Array = NDArray[np.float64]
 
 
 class RetargetError(AnimkitError):
     """A retarget that cannot be done: a bone that matters without a source, a joint kind it cannot drive."""
-
-
-def side_of(name: str) -> str | None:
-    """"l", "r" or None: the side a bone name says (``LeftArm``, ``arm_l``, ``mixamorig:LeftArm``, ``LHipJoint``)."""
-    base = name.split(":")[-1]
-    low = base.lower()
-    for side, word in (("l", "left"), ("r", "right")):
-        if low.startswith(word) or low.endswith(word):
-            return side
-        if low[:2] in (side + "_", side + ".") or low[-2:] in ("_" + side, "." + side, "-" + side):
-            return side
-        if len(base) > 1 and base[0] == side.upper() and base[1].isupper():
-            return side
-    return None
 
 
 @dataclass(frozen=True)
@@ -114,22 +101,26 @@ def _moving(fig: Figure) -> list[str]:
     return [a.child.name for a in fig.arcs() if a.joint.dof_count]
 
 
-def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = None) -> BoneMap:
-    """Target → source bones: the user's map over the automatic one (same names, then humanoid names).
+#: Canonical bones a target cannot do without when it has them: they carry everything below them.
+MATTERS: tuple[str, ...] = ("hips", "spine", "upper_arm_l", "upper_arm_r", "upper_leg_l", "upper_leg_r")
 
-    RetargetError when a target bone that matters (the hips, or any bone with a mapped child) would have no
-    source while bones below it do, or a name in the user's map is not a node.
+
+def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = None) -> BoneMap:
+    """Target → source bones: canonical humanoid bones (:mod:`animkit.humanoid`), then equal names, then the user's.
+
+    RetargetError when the target has a bone that matters (hips, spine, a limb root: :data:`MATTERS`) and the
+    source has none for it, or a name in the user's map is not a node.
     """
     src_names, tgt_names = source.node_names, target.node_names
-    pairs: dict[str, str] = {}
-    scheme = "names"
-    auto = _humanoid_pairs(source, target)
-    same = {n: n for n in _moving(target) if n in src_names}
-    if len(auto) > len(same):
-        pairs.update(auto)
-        scheme = "humanoid"
-    else:
-        pairs.update(same)
+    hs, ht = match_figure(source), match_figure(target)
+    pairs = {ht.bones[b]: n for b, n in hs.bones.items() if b in ht.bones}
+    scheme = "humanoid" if pairs else "names"
+    used = set(pairs.values())
+    moving_t = _moving(target)
+    for n in moving_t:  # equal names fill in the rest (fingers, extra spine joints, a copy of the source)
+        if n not in pairs and n in src_names and n not in used:
+            pairs[n] = n
+            used.add(n)
     if user:
         for t, s in user.items():
             if t not in tgt_names:
@@ -138,26 +129,18 @@ def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = No
                 raise RetargetError(f"bone map: target bone {t!r}: " + unknown_name("source bone", s, src_names))
         pairs = {**{t: s for t, s in pairs.items() if s not in set(user.values())}, **user}
         scheme += " + user map"
+    for b in MATTERS:
+        t = ht.bones.get(b)
+        if t is not None and t not in pairs:
+            raise RetargetError(f"source {source.name!r} has no {b} for target bone {t!r} (found: "
+                                f"{', '.join(hs.bones) or 'no humanoid bones'}); map it: {t} = \"<source bone>\"")
     if not pairs:
-        raise RetargetError(f"no bone of {target.name!r} matches a bone of {source.name!r} by name; give a map "
-                            f"(target bone = source bone), e.g. for {_moving(target)[:3]}")
+        raise RetargetError(f"no bone of {target.name!r} matches a bone of {source.name!r}; give a map "
+                            f"(target bone = source bone), e.g. for {moving_t[:3]}")
     ordered = {n: pairs[n] for n in tgt_names if n in pairs}
     used = set(ordered.values())
-    # a target bone between the root and a mapped bone must not be left behind if its source has a name
-    for n in _moving(target):
-        if n in ordered:
-            continue
-        below = [m for m in _descendants(target, n) if m in ordered]
-        if below and target.parent_of(n) is None:
-            raise RetargetError(f"target root bone {n!r} has no source bone but {below[0]!r} below it has; "
-                                f"map it (e.g. {n} = \"{source.root.name}\")")
-    return BoneMap(ordered, tuple(n for n in _moving(target) if n not in ordered),
+    return BoneMap(ordered, tuple(n for n in moving_t if n not in ordered),
                    tuple(n for n in _moving(source) if n not in used), scheme)
-
-
-def _humanoid_pairs(source: Figure, target: Figure) -> dict[str, str]:
-    """Pairs by canonical humanoid bone name (filled in when ``animkit.humanoid`` lands)."""
-    return {}
 
 
 def _descendants(fig: Figure, name: str) -> list[str]:

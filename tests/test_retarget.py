@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit.graph import Figure
-from animkit.retarget import RetargetError, bone_map, read_bone_map, retarget, retarget_full, side_of
+from animkit.humanoid import match_figure, side_of
+from animkit.retarget import RetargetError, bone_map, read_bone_map, retarget, retarget_full
 from animkit.transforms import matrix_about_axis
 
 DATA = Path(__file__).parent / "data"
@@ -123,7 +124,35 @@ def test_user_map_errors_name_the_bone(walk: animkit.Scene, tmp_path: Path) -> N
     with pytest.raises(RetargetError, match="did you mean 'LeftArm'"):
         bone_map(walk.figure, walk.figure, {"LeftArm": "LeftAr"})
     p = tmp_path / "map.toml"
-    p.write_text('[bones]\nLeftArm = "RightArm"\n', encoding="utf-8")
-    assert read_bone_map(p) == {"LeftArm": "RightArm"}
+    p.write_text('[bones]\nLeftArm = "RightArm"\nRightArm = "LeftArm"\n', encoding="utf-8")
+    assert read_bone_map(p) == {"LeftArm": "RightArm", "RightArm": "LeftArm"}
     m = bone_map(walk.figure, walk.figure, read_bone_map(p))
     assert m.pairs["LeftArm"] == "RightArm" and "user" in m.scheme
+
+
+def test_a_source_without_a_limb_root_is_an_error_naming_it(walk: animkit.Scene) -> None:
+    with pytest.raises(RetargetError, match="upper_leg_l"):
+        bone_map(walk.figure, walk.figure, {"LeftUpLeg": "RightUpLeg"})
+
+
+CANONICAL_BONES = [("upper_arm", "forearm"), ("forearm", "hand"), ("upper_leg", "lower_leg"),
+                   ("lower_leg", "foot"), ("foot", "toe")]
+
+
+def canonical_directions(fig: Figure, poses: np.ndarray) -> np.ndarray:
+    h = match_figure(fig)
+    pairs = [(h.node(f"{a}_{s}"), h.node(f"{b}_{s}")) for s in "lr" for a, b in CANONICAL_BONES]
+    return bone_directions(fig, poses, pairs)
+
+
+def test_walk_onto_the_3dsmax_skeleton_points_its_bones_like_the_source(walk: animkit.Scene) -> None:
+    hop = animkit.load(DATA / "cmu_131_03_hop_3dsmax.bvh")
+    r = retarget_full(walk, hop.figure)
+    assert r.bone_map.scheme.startswith("humanoid")
+    assert r.bone_map.pairs["LeftKnee"] == "LeftLeg" and r.bone_map.pairs["LeftShoulder"] == "LeftArm"
+    ds = canonical_directions(walk.figure, walk.clip().sample_frames())
+    dt = canonical_directions(hop.figure, r.poses)
+    assert np.abs(ds - dt).max() < 1e-9
+    # and the other way round, with hips scaled by the hip heights
+    back = retarget_full(hop, walk.figure)
+    assert back.scale == pytest.approx(1 / r.scale, rel=1e-12)
