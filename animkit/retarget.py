@@ -130,10 +130,10 @@ def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = No
         pairs = {**{t: s for t, s in pairs.items() if s not in set(user.values())}, **user}
         scheme += " + user map"
     for b in MATTERS:
-        t = ht.bones.get(b)
-        if t is not None and t not in pairs:
-            raise RetargetError(f"source {source.name!r} has no {b} for target bone {t!r} (found: "
-                                f"{', '.join(hs.bones) or 'no humanoid bones'}); map it: {t} = \"<source bone>\"")
+        node = ht.bones.get(b)
+        if node is not None and node not in pairs:
+            raise RetargetError(f"source {source.name!r} has no {b} for target bone {node!r} (found: "
+                                f"{', '.join(hs.bones) or 'no humanoid bones'}); map it: {node} = \"<source bone>\"")
     if not pairs:
         raise RetargetError(f"no bone of {target.name!r} matches a bone of {source.name!r}; give a map "
                             f"(target bone = source bone), e.g. for {moving_t[:3]}")
