@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .scene import Scene, UpAxis
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
-           "retarget_poses", "hip_height"]
+           "retarget_poses", "hip_height", "read_dofs"]
 
 Array = NDArray[np.float64]
 
@@ -280,15 +280,16 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
     return bones
 
 
-def _values_from(joint: Joint, Ra: Array, t: Array | None, rest: Array) -> Array:
+def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
     """DOF values (F, k) of ``joint`` whose rotation best gives Ra (F, 3, 3) and whose translation gives t (F, 3).
 
     Three revolute DOFs about distinct coordinate axes: intrinsic Euler angles in their order. One: the twist
     about its axis, 2·atan2(q⃗ · a, w). Two about coordinate axes a, b: the first two angles of the intrinsic
-    Euler order a, b, c. Prismatic DOFs (before the rotations) take t along their axis, or keep their rest.
+    Euler order a, b, c. Prismatic DOFs (before the rotations) take t along their axis, or keep ``base``
+    (k,) or (F, k).
     """
     F = Ra.shape[0]
-    out = np.repeat(rest[None], F, axis=0)
+    out = np.broadcast_to(np.asarray(base, dtype=float), (F, joint.dof_count)).copy()
     rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
     pri = [i for i, d in enumerate(joint.dofs) if not d.revolute]
     if pri and rev and max(pri) > min(rev):
@@ -381,7 +382,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
             if i == hips_i:
                 hip = scale * Ws[:, bone.source, :3, 3]
                 t = np.einsum("fji,fj->fi", BR, hip - B[:, :3, 3])
-            vals = _values_from(joint, Ra, t, target.rest_pose()[idx])
+            vals = read_dofs(joint, Ra, t, target.rest_pose()[idx])
             rev = [k for k, d in enumerate(joint.dofs) if d.revolute]
             cols = np.asarray(idx)
             if rev:
