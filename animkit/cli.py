@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .reach import Comparison, ReachResult
     from .render.clip import Style
-    from .scene import Scene
+    from .scene import CameraSpec, Scene
 
 __all__ = ["main", "describe_scene"]
 
@@ -91,6 +91,16 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
     p.add_argument("--fov", type=float, default=None, help="vertical field of view in degrees (default: the scene's)")
+    p.add_argument("--view", default=None, choices=["front", "side", "top", "three-quarter"],
+                   help="a named camera direction (default: the scene's, three-quarter)")
+    p.add_argument("--azimuth", type=float, default=None, help="camera azimuth in degrees about the up axis "
+                   "(0: from the front, +z or -y; 90: from +x); overrides --view's")
+    p.add_argument("--elevation", type=float, default=None, help="camera elevation in degrees above the ground "
+                   "(-89..89); overrides --view's")
+    p.add_argument("--distance", type=float, default=None, help="camera distance from the framed centre "
+                   "(scene units; default: fitted so the figure fills the frame)")
+    p.add_argument("--follow", action="store_true", help="move the camera with the root across the ground "
+                   "(a long walk stays in view)")
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
@@ -98,17 +108,46 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def _load_for_render(args: argparse.Namespace) -> Scene:
-    """The scene, with the camera's field of view from ``--fov`` when given."""
+    """The scene, with its camera changed by the camera options given."""
     import dataclasses
 
     from . import load
 
     scene = load(args.scene)
+    return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
+
+
+def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
+    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied; a direction or
+    distance given drops the scene's fixed eye (the figure is framed from that direction)."""
+    import dataclasses
+
+    from .render.camera import view_angles
+
+    kw: dict[str, object] = {}
     if args.fov is not None:
         if not 1.0 <= args.fov <= 170.0:
             raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
-        scene = dataclasses.replace(scene, camera=dataclasses.replace(scene.camera, fov_deg=args.fov))
-    return scene
+        kw["fov_deg"] = args.fov
+    if args.view is not None:
+        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(args.view)
+    if args.azimuth is not None:
+        if not math.isfinite(args.azimuth):
+            raise AnimkitError(f"--azimuth {args.azimuth}: expected a finite number of degrees")
+        kw["azimuth_deg"] = args.azimuth
+    if args.elevation is not None:
+        if not -89.0 <= args.elevation <= 89.0:
+            raise AnimkitError(f"--elevation {args.elevation:g}: expected degrees in -89..89")
+        kw["elevation_deg"] = args.elevation
+    if args.distance is not None:
+        if not (args.distance > 0 and math.isfinite(args.distance)):
+            raise AnimkitError(f"--distance {args.distance:g}: expected a positive number of scene units")
+        kw["distance"] = args.distance
+    if kw.keys() - {"fov_deg"}:
+        kw["eye"] = kw["target"] = None
+    if args.follow:
+        kw["follow"] = True
+    return dataclasses.replace(spec, **kw)  # type: ignore[arg-type]
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
