@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from .errors import AnimkitError
+from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
     from .keyframes import Clip
@@ -254,9 +254,55 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
     if args.plot:
         _plot_errors(comparison, args.plot)
+    if args.save:
+        from . import save
+
+        save(args.save, scene, _panel_clips(comparison))
     if not args.quiet:
-        extra = "".join(f", {p}" for p in (args.json, args.plot) if p)
+        extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+    return 0
+
+
+def _panel_clips(comparison: Comparison) -> list[Clip]:
+    """One clip per panel, named after the panel's label (a name each: labels repeat only with solvers)."""
+    import dataclasses
+
+    out: list[Clip] = []
+    for p in comparison.panels:
+        name = p.label
+        n = 2
+        while name in {c.name for c in out}:
+            name, n = f"{p.label} ({n})", n + 1
+        out.append(dataclasses.replace(p.clip, name=name))
+    return out
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import load, save
+    from .io import FORMATS
+
+    src, dst = Path(args.input), Path(args.output)
+    if dst.suffix.lower() not in FORMATS or not FORMATS[dst.suffix.lower()].writes:
+        from .io import SAVERS
+
+        raise AnimkitError(unknown_name("output file type", dst.suffix.lower() or "(no suffix)", SAVERS))
+    scene = load(src)
+    clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
+    suffix = dst.suffix.lower()
+    if suffix == ".bvh" and len(clips) > 1:
+        raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
+                           "holds one: pick one with --clip")
+    options: dict[str, Any] = {}
+    if args.buffers is not None:
+        if suffix != ".gltf":
+            raise AnimkitError(f"--buffers applies to .gltf output, not {suffix}")
+        options["buffers"] = args.buffers
+    save(dst, dataclasses.replace(scene, clips={c.name: c for c in clips}), **options)
+    extra = "" if suffix != ".gltf" or args.buffers == "embedded" else f" and {dst.with_suffix('.bin').name}"
+    print(f"wrote {dst}{extra} ({len(clips)} clip{'s' if len(clips) != 1 else ''})")
     return 0
 
 
@@ -334,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
-    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml or clip.bvh")
+    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml, clip.bvh, "
+                   "reach.glb or reach.gltf")
     _add_output_options(p)
     p.set_defaults(run=_cmd_reach)
 
@@ -345,8 +392,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
     p.add_argument("--json", default=None, help="also write the metrics as JSON")
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
+    p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "
+                   "panel) or .toml (one clip per panel)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
+
+    p = sub.add_parser("convert", help="convert a scene and its clips: any input to .glb/.gltf, .toml or .bvh")
+    p.add_argument("input", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("output", help="out.glb, out.gltf (with out.bin beside it), out.toml or out.bvh")
+    p.add_argument("--clip", default=None, help="only this clip (BVH holds one: the first unless named)")
+    p.add_argument("--buffers", choices=["external", "embedded"], default=None,
+                   help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
+    p.set_defaults(run=_cmd_convert)
 
     p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
                        "scroll zooms, w wireframe, a axes")

@@ -2,8 +2,9 @@
 
     M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ)
 
-evaluated for a whole batch of poses at once. Nodes are processed level by
-level (all nodes of one depth together); within a level, the DOFs of the same
+(E a rotation, a translation or a scale along an axis; L and so M may carry scale)
+evaluated for a whole batch of poses at once. Nodes are processed level by level
+(all nodes of one depth together); within a level, the DOFs of the same
 slot, kind and axis are applied together. Arrays are *component-major* with the
 frame axis last — rotations ``(N, 3, 3, F)``, positions ``(N, 3, F)`` — so every
 NumPy call works on long contiguous rows; an axis-aligned rotation only mixes two
@@ -49,6 +50,7 @@ class DofStep:
     revolute: bool
     letter: int  # 0, 1, 2 for x, y, z; -1 for any other axis
     axes: Array  # (m, 3)
+    scale: bool = False  # a scale DOF (then ``revolute`` is False): R ← R (I + (θ − 1) a aᵀ)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class CompiledFigure:
     T: Array  # (N, 4, 4)
     dof_node: Index  # (D,) node whose arc carries each DOF
     dof_revolute: NDArray[np.bool_]  # (D,)
+    dof_scale: NDArray[np.bool_]  # (D,) scale DOFs (neither revolute nor prismatic)
     dof_axis: Array  # (D, 3) in the frame just before the DOF
     lower: Array
     upper: Array
@@ -113,6 +116,8 @@ def compile_figure(figure: Figure) -> CompiledFigure:
         first_dof[i + 1] = first_dof[i] + a.joint.dof_count
     dof_node = np.repeat(np.arange(N, dtype=np.intp), np.diff(first_dof))
     dof_rev = np.array([d.revolute for d in dofl], dtype=bool)
+    dof_scale = np.array([d.scale for d in dofl], dtype=bool)
+    kind_code = [2 if d.scale else int(d.revolute) for d in dofl]
     dof_axis = np.array([d.axis for d in dofl], dtype=float).reshape(D, 3)
     letters = [d.axis_letter for d in dofl]
     code = [-1 if lt is None else "xyz".index(lt) for lt in letters]
@@ -121,7 +126,7 @@ def compile_figure(figure: Figure) -> CompiledFigure:
         depth[i] = depth[parent[i]] + 1
 
     def signature(i: int) -> tuple:
-        return tuple((bool(dof_rev[g]), code[g]) for g in range(first_dof[i], first_dof[i + 1]))
+        return tuple((kind_code[g], code[g]) for g in range(first_dof[i], first_dof[i + 1]))
 
     order: list[int] = []
     for lev in range(int(depth.max()) + 1 if N else 0):
@@ -144,9 +149,9 @@ def compile_figure(figure: Figure) -> CompiledFigure:
             end = k
             while end < count and signature(int(nodes[end])) == sig:
                 end += 1
-            for slot, (rev, letter) in enumerate(sig):
+            for slot, (kind, letter) in enumerate(sig):
                 dofs = np.array([first_dof[n] + slot for n in nodes[k:end]], dtype=np.intp)
-                steps.append(DofStep(k, end, dofs, rev, letter, dof_axis[dofs]))
+                steps.append(DofStep(k, end, dofs, kind == 1, letter, dof_axis[dofs], kind == 2))
             k = end
         RL = L[nodes, :3, :3].copy()
         rotated = not np.allclose(RL, np.eye(3), atol=0.0, rtol=0.0)
@@ -158,9 +163,10 @@ def compile_figure(figure: Figure) -> CompiledFigure:
         np.array([d.upper for d in dofl], dtype=float),
         np.array([d.rest for d in dofl], dtype=float),
     )
-    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, *arrays):
+    for arr in (parent, L, T, dof_node, dof_rev, dof_scale, dof_axis, order_a, row, *arrays):
         arr.setflags(write=False)
-    return CompiledFigure(tuple(names), tuple(d.name for d in dofl), parent, L, T, dof_node, dof_rev, dof_axis,
+    return CompiledFigure(tuple(names), tuple(d.name for d in dofl), parent, L, T, dof_node, dof_rev, dof_scale,
+                          dof_axis,
                           *arrays, tuple(levels), order_a, row)
 
 
@@ -204,7 +210,13 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
                 assert r_out is not None and a_out is not None
                 r_out[st.dofs] = ps
                 a_out[st.dofs] = np.einsum("mijf,mj->mif", Rs, st.axes)
-            if st.revolute:
+            if st.scale:
+                if st.letter >= 0:
+                    Rs[:, :, st.letter] *= th[:, None, :]
+                else:  # R ← R + (θ − 1) (R a) aᵀ
+                    Ra = np.einsum("mijf,mj->mif", Rs, st.axes)
+                    Rs += (th - 1.0)[:, None, None, :] * Ra[:, :, None, :] * st.axes[:, None, :, None]
+            elif st.revolute:
                 if st.letter >= 0:
                     j, k = _MIXED[st.letter]
                     cs = cos[st.dofs][:, None, :]
@@ -226,12 +238,13 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
 
 
 def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: NDArray[np.bool_],
-               first: Index, revolute: NDArray[np.bool_], letter: Index, axis: Array, out: Array) -> None:
+               first: Index, kind: Index, letter: Index, axis: Array, out: Array) -> None:
     """M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ) frame by frame, nodes in ``node_names`` order (parents first).
 
     Reads θ and tan(θ/2) (F, D), cos θ and sin θ from the latter as :func:`~animkit.transforms.cos_sin` does.
-    DOFs ``first[i]:first[i + 1]`` act on node i (``letter`` 0, 1, 2 for a coordinate axis, else -1 and the
-    Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins p_i, or (F, N, 16): each M_i row-major.
+    DOFs ``first[i]:first[i + 1]`` act on node i (``kind`` 0 prismatic, 1 revolute, 2 scale; ``letter`` 0, 1, 2
+    for a coordinate axis, else -1 and the Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins
+    p_i, or (F, N, 16): each M_i row-major.
     The same arithmetic as :func:`forward`, one frame at a time.
     """
     F = theta.shape[0]
@@ -257,7 +270,13 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
             for d in range(first[i], first[i + 1]):
                 th = theta[f, d]
                 a = letter[d]
-                if revolute[d] and a >= 0:
+                revolute = kind[d] == 1
+                if kind[d] == 2:  # scale: R ← R (I + (θ − 1) a aᵀ)
+                    for r in range(3):
+                        ra = R[i, r, 0] * axis[d, 0] + R[i, r, 1] * axis[d, 1] + R[i, r, 2] * axis[d, 2]
+                        for k in range(3):
+                            R[i, r, k] += (th - 1.0) * ra * axis[d, k]
+                elif revolute and a >= 0:
                     j = (a + 1) % 3
                     k = (a + 2) % 3
                     t = tan_half[f, d]
@@ -270,7 +289,7 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
                         ck = R[i, r, k]
                         R[i, r, j] = cj * cs + ck * sn
                         R[i, r, k] = ck * cs - cj * sn
-                elif revolute[d]:  # Rodrigues, as transforms.matrix_about_axis: E = I + s K + (1 − c) K²
+                elif revolute:  # Rodrigues, as transforms.matrix_about_axis: E = I + s K + (1 − c) K²
                     K[0, 1], K[0, 2], K[1, 2] = -axis[d, 2], axis[d, 1], -axis[d, 0]
                     K[1, 0], K[2, 0], K[2, 1] = axis[d, 2], -axis[d, 1], axis[d, 0]
                     cs = math.cos(th)
@@ -321,7 +340,8 @@ def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
             letter[st.dofs] = st.letter
     rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
     out = np.empty((theta.shape[0], N, width))
-    _fk_frames_jit(tan_half, theta, c.parent, c.L, rotated, first, c.dof_revolute, letter, c.dof_axis, out)
+    kind = np.where(c.dof_scale, 2, c.dof_revolute.astype(np.intp)).astype(np.intp)
+    _fk_frames_jit(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
     return out
 
 

@@ -11,6 +11,7 @@ from .graph import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis"]
 
@@ -52,7 +53,7 @@ class ReachSpec:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """What ``animkit.load`` returns."""
+    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes (:mod:`animkit.mesh`)."""
 
     figure: Figure
     chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -62,6 +63,7 @@ class Scene:
     reach: ReachSpec | None = None
     up: UpAxis = "y"
     source: str | None = None
+    meshes: tuple[Mesh, ...] = ()
 
     def chain(self, name: str) -> tuple[str, ...]:
         """The joint names of chain ``name``."""
