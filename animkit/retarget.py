@@ -286,12 +286,12 @@ def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
     Three revolute DOFs about distinct coordinate axes: intrinsic Euler angles in their order. One: the twist
     about its axis, 2·atan2(q⃗ · a, w). Two about coordinate axes a, b: the first two angles of the intrinsic
     Euler order a, b, c. Prismatic DOFs (before the rotations) take t along their axis, or keep ``base``
-    (k,) or (F, k).
+    (k,) or (F, k); scale DOFs (glTF's, after the rotations) keep ``base``.
     """
     F = Ra.shape[0]
     out = np.broadcast_to(np.asarray(base, dtype=float), (F, joint.dof_count)).copy()
     rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
-    pri = [i for i, d in enumerate(joint.dofs) if not d.revolute]
+    pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
     if pri and rev and max(pri) > min(rev):
         raise RetargetError(f"joint {joint.name!r}: translations after rotations; retargeting drives a joint "
                             "whose DOFs translate first, then turn")
@@ -387,7 +387,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
             cols = np.asarray(idx)
             if rev:
                 vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[cols[rev], 0], lim[cols[rev], 1])
-            pri = [k for k, d in enumerate(joint.dofs) if not d.revolute]
+            pri = [k for k, d in enumerate(joint.dofs) if d.kind == "prismatic"]
             if pri:
                 vals[:, pri] = np.clip(vals[:, pri], lim[cols[pri], 0], lim[cols[pri], 1])
             out[:, cols] = vals
