@@ -187,3 +187,17 @@ def test_crossfade_of_two_skeletons_aligns_the_root(walk: animkit.Scene, run: an
     # at the blend start the aligned run starts where and facing where the walk is
     b0 = root_motion(fig, aligned.sample(np.array([start + 1e-9])))
     np.testing.assert_allclose(b0.positions[0], base.positions[0], atol=0.2)
+
+
+@pytest.mark.parametrize("character", ["CesiumMan", "RiggedFigure"])
+def test_walk_retargeted_onto_gltf_characters_meets_the_goals(character: str, walk: animkit.Scene) -> None:
+    from animkit.retarget import retarget_full
+
+    target = animkit.load(DATA / f"{character}.glb")
+    r = retarget_full(walk, target)
+    locked = lock_feet(target.figure, r.poses, r.clip.fps, up=target.up)
+    assert locked.before.skate_mm > 0.5  # the retargeted walk slides a little, as its source does
+    assert locked.after.skate_mm <= 2.0
+    assert locked.after.penetration_mm <= 1.0
+    assert locked.after.knee_pop_deg <= locked.before.knee_pop_deg + 1e-9
+    assert locked.after.metres_per_unit == 1.0  # the characters are in metres
