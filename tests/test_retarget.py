@@ -156,3 +156,17 @@ def test_walk_onto_the_3dsmax_skeleton_points_its_bones_like_the_source(walk: an
     # and the other way round, with hips scaled by the hip heights
     back = retarget_full(hop, walk.figure)
     assert back.scale == pytest.approx(1 / r.scale, rel=1e-12)
+
+
+def test_a_target_placed_under_a_turned_offset_node_still_moves_in_world(walk: animkit.Scene) -> None:
+    """three.js's retargetClip needed ``useTargetMatrix`` for a target not at the origin; here the world rules."""
+    fig = walk.figure
+    placed = Figure("placement", L=np.block([[matrix_about_axis([0, 1.0, 0], 1.2), np.array([[3.0], [0.5], [-2.0]])],
+                                             [np.zeros((1, 3)), np.ones((1, 1))]]), name="placed")
+    for arc in fig.arcs():
+        placed.add(arc.child.name, arc.parent.name if arc.parent is not None else "placement", L=arc.L,
+                   joint=arc.joint)
+    r = retarget_full(walk, placed)
+    src = positions(fig, walk.clip().sample_frames())
+    got = positions(placed, r.poses)[:, 1:]
+    assert np.abs(got - src).max() <= 1e-9 * fig.size()
