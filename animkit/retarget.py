@@ -31,11 +31,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import AnimkitError, ParseError, unknown_name
-from .graph import Figure
+from .graph import Arc, Figure
 from .humanoid import match_figure, side_of
 from .joints import Joint
 from .transforms import (
     euler_intrinsic_from_matrix,
+    matrix_about_axis,
     matrix_aligning,
     quaternion_from_matrix,
 )
@@ -182,6 +183,7 @@ class _Bone:
     C: Array  # (3, 3) rest alignment
     d_target: Array  # (3,) the target's rest direction (zero: no per-frame correction)
     child_source: int  # source node whose position gives d_s(f), −1 for none
+    child_target: int = -1  # the target's primary mapped child, −1 for none
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,7 +278,7 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
                 C = matrix_aligning(side_t, side_s)
         elif child_s >= 0:
             C = matrix_aligning(d_t, d_s)
-        bones.append(_Bone(ti, si, C, d_t, child_s))
+        bones.append(_Bone(ti, si, C, d_t, child_s, t_index[child] if child is not None and child_s >= 0 else -1))
     return bones
 
 
@@ -317,6 +319,34 @@ def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
     raise RetargetError(f"joint {joint.name!r} ({joint.kind}): cannot read a rotation into its DOFs "
                         f"{[d.name for d in joint.dofs]}; retargeting drives 1, 2 or 3 rotations about distinct "
                         "coordinate axes")
+
+
+def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array:
+    """R turned about its bone's direction d so that a hinge child can bend onto ``want_child``.
+
+    A hinge turns its bone only in the plane normal to its axis a: the parent's twist about d is chosen so that
+    R · R_L · a lies along ±n, n = d × d_child (the sign the hinge's limits bend to), weighted by the bend
+    (nothing for a straight limb, whose plane is undefined; fully from 20° of bend on). Other joints: R as is.
+    """
+    joint = child_arc.joint
+    rev = [dof for dof in joint.dofs if dof.revolute]
+    if len(rev) != 1 or joint.dof_count != 1:
+        return R
+    dof = rev[0]
+    mid = 0.5 * (max(dof.lower, -np.pi) + min(dof.upper, np.pi))
+    u = d / np.linalg.norm(d, axis=1, keepdims=True)
+    n = np.cross(u, want_child)
+    sin_bend = np.linalg.norm(n, axis=1) / np.linalg.norm(want_child, axis=1)
+    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    a = np.einsum("fij,j->fi", R, child_arc.L[:3, :3] @ dof.axis)
+    a = a - np.einsum("fi,fi->f", a, u)[:, None] * u
+    if mid < 0:
+        n = -n
+    elif mid == 0:  # no preferred side: the nearer of ±n
+        n = n * np.where(np.einsum("fi,fi->f", a, n) < 0, -1.0, 1.0)[:, None]
+    phi = np.arctan2(np.einsum("fi,fi->f", np.cross(a, n), u), np.einsum("fi,fi->f", a, n))
+    x = np.clip(sin_bend / np.sin(np.radians(20.0)), 0.0, 1.0)
+    return matrix_about_axis(u, phi * x * x * (3 - 2 * x)) @ R
 
 
 def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
@@ -376,6 +406,10 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
                 now = np.einsum("fij,j->fi", R, Rt0[i].T @ bone.d_target)
                 want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
                 R = matrix_aligning(now, want) @ R
+                child = driven.get(bone.child_target)
+                if child is not None and child.child_source >= 0 and parent[child.target] == i:
+                    R = _hinge_twist(target.arcs()[child.target], R, want,
+                                     Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
             BR = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
             Ra = np.swapaxes(BR, 1, 2) @ R
             t = None

@@ -170,3 +170,18 @@ def test_a_target_placed_under_a_turned_offset_node_still_moves_in_world(walk: a
     src = positions(fig, walk.clip().sample_frames())
     got = positions(placed, r.poses)[:, 1:]
     assert np.abs(got - src).max() <= 1e-9 * fig.size()
+
+
+def test_onto_hinge_elbows_and_knees_the_limbs_still_point_like_the_source(walk: animkit.Scene) -> None:
+    """humanoid.toml's elbows and knees are hinges: the upper bone's twist puts the hinge's axis across the bend."""
+    target = animkit.load(Path(__file__).parent.parent / "scenes" / "humanoid.toml")
+    r = retarget_full(walk, target)
+    h_s, h_t = match_figure(walk.figure), match_figure(target.figure)
+    bones = [(a, b) for a, b in CANONICAL_BONES if a != "foot"]  # the ankle's limits stop the foot at times
+    pairs_s = [(h_s.node(f"{a}_{s}"), h_s.node(f"{b}_{s}")) for s in "lr" for a, b in bones]
+    pairs_t = [(h_t.node(f"{a}_{s}"), h_t.node(f"{b}_{s}")) for s in "lr" for a, b in bones]
+    ds = bone_directions(walk.figure, walk.clip().sample_frames(), pairs_s)
+    dt = bone_directions(target.figure, r.poses, pairs_t)
+    angle = np.degrees(np.arccos(np.clip((ds * dt).sum(-1), -1.0, 1.0)))
+    assert angle.max() < 3.0
+    assert np.median(angle) < 0.1
