@@ -41,7 +41,7 @@ from .errors import AnimkitError
 from .graph import Figure
 from .humanoid import match_figure
 from .ik import two_bone_angles
-from .retarget import RetargetError, hip_height, read_dofs, retarget_full
+from .retarget import RetargetError, hip_height, read_dofs, retarget_full, up_index
 from .transforms import (
     matrix_about_axis,
     matrix_aligning,
@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .scene import UpAxis
 
-__all__ = ["Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure", "LockResult",
-           "lock_feet", "root_motion", "in_place", "with_root_motion", "loop_poses", "aligned_crossfade"]
+__all__ = ["MotionError", "Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure",
+           "metres_per_unit", "knee_angles", "LockResult", "lock_feet", "RootMotion", "root_motion", "in_place",
+           "with_root_motion", "loop_poses", "aligned_crossfade"]
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
@@ -105,10 +106,6 @@ def legs_of(figure: Figure) -> tuple[Leg, ...]:
         raise MotionError(f"figure {figure.name!r}: found no leg (upper leg, lower leg, foot); "
                           f"humanoid bones found: {', '.join(h.bones) or 'none'}")
     return tuple(legs)
-
-
-def _up(up: UpAxis) -> int:
-    return 1 if up == "y" else 2
 
 
 def _intervals(mask: Bool) -> list[tuple[int, int]]:
@@ -175,7 +172,7 @@ def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y
     P = np.atleast_2d(figure.check_pose(poses))
     if P.shape[0] < 3:
         raise MotionError(f"contacts need at least 3 frames, got {P.shape[0]}")
-    k = _up(up)
+    k = up_index(up)
     names = figure.node_names
     pos = figure.world_positions(P)
     H = hip_height(figure, legs[0].hip, up)
@@ -236,7 +233,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y
     legs = legs_of(figure) if legs is None else legs
     P = np.atleast_2d(figure.check_pose(poses))
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
-    k = _up(up)
+    k = up_index(up)
     names = figure.node_names
     pos = figure.world_positions(P)
     horiz = [i for i in range(3) if i != k]
@@ -402,7 +399,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     before = measure(figure, P, c, up=up, legs=legs, unit=unit)
     W = figure.world_batch(P)
     names = figure.node_names
-    k = _up(up)
+    k = up_index(up)
     nb = max(2, int(round(blend * fps)))
     feet = []
     for leg in legs:
@@ -463,7 +460,7 @@ def _forward(figure: Figure, hips: str, up: UpAxis) -> Array:
     """The hips' facing at rest in the hips' own frame: side × up, side from the right to the left hip."""
     W0 = figure.world_batch(figure.rest_pose()[None])[0]
     names = figure.node_names
-    upv = np.eye(3)[_up(up)]
+    upv = np.eye(3)[up_index(up)]
     try:
         legs = {leg.side: leg for leg in legs_of(figure)}
         side = W0[names.index(legs["l"].hip), :3, 3] - W0[names.index(legs["r"].hip), :3, 3]
@@ -487,7 +484,7 @@ class RootMotion:
         """M(f) = [R_up(ψ(f)), p(f)]: (F, 4, 4)."""
         F = self.positions.shape[0]
         M = np.tile(np.eye(4), (F, 1, 1))
-        M[:, :3, :3] = matrix_about_axis(np.eye(3)[_up(self.up)], self.heading)  # type: ignore[arg-type]
+        M[:, :3, :3] = matrix_about_axis(np.eye(3)[up_index(self.up)], self.heading)  # type: ignore[arg-type]
         M[:, :3, 3] = self.positions
         return M
 
@@ -497,7 +494,7 @@ def root_motion(figure: Figure, poses: Array, *, up: UpAxis = "y") -> RootMotion
     P = np.atleast_2d(figure.check_pose(poses))
     hips = _hips(figure)
     W = figure.world_batch(P)[:, figure.node_names.index(hips)]
-    k = _up(up)
+    k = up_index(up)
     p = W[:, :3, 3].copy()
     p[:, k] = 0.0
     f = W[:, :3, :3] @ _forward(figure, hips, up)

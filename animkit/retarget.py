@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .scene import Scene, UpAxis
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
-           "retarget_poses", "hip_height", "read_dofs"]
+           "retarget_poses", "hip_height", "read_dofs", "up_index"]
 
 Array = NDArray[np.float64]
 
@@ -154,14 +154,15 @@ def _descendants(fig: Figure, name: str) -> list[str]:
     return out
 
 
-def _up_index(up: UpAxis) -> int:
+def up_index(up: UpAxis) -> int:
+    """The coordinate index of the up axis: 1 for "y", 2 for "z"."""
     return 1 if up == "y" else 2
 
 
 def hip_height(fig: Figure, hips: str, up: UpAxis = "y") -> float:
     """h = height of ``hips`` above the lowest node of the figure at rest (the leg length, for a humanoid)."""
     W = fig.world_batch(fig.rest_pose()[None])[0]
-    k = _up_index(up)
+    k = up_index(up)
     return float(W[fig.node_names.index(hips), k, 3] - W[:, k, 3].min())
 
 
