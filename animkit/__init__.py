@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from . import ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from .graph import Arc, Figure, Node
+from .figure import Figure, Rig
+from .graph import Arc, Node
 from .ik import IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+from .mesh import Mesh, Skin
 from .reach import bake_reach, compare
 from .retarget import retarget
 from .scene import CameraSpec, ReachSpec, Scene
@@ -32,6 +34,9 @@ __all__ = [
     "Dof",
     "Joint",
     "Scene",
+    "Rig",
+    "Mesh",
+    "Skin",
     "CameraSpec",
     "ReachSpec",
     "Clip",

@@ -55,16 +55,22 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
                 f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
             print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
                   f"{dof.rest * scale:g}", file=out)
-    if scene.chains:
+    rig = fig.rig
+    if rig.chains:
         print("chains:", file=out)
-        for name, joints in scene.chains.items():
+        for name, joints in rig.chains.items():
             print(f"  {name}: {', '.join(joints)}", file=out)
-    if scene.effectors:
-        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in scene.effectors.items()),
+    if rig.effectors:
+        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in rig.effectors.items()),
               file=out)
     for name, clip in scene.clips.items():
         print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
               f"loop {clip.loop}", file=out)
+    for mesh in scene.meshes:
+        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
+               else f"on node {mesh.node}")
+        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
+        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
 
 
 def _frame_count(clip: Clip) -> int:
@@ -75,7 +81,7 @@ def _frame_count(clip: Clip) -> int:
 def _cmd_info(args: argparse.Namespace) -> int:
     from . import load
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     if not (args.contacts or args.motion):
         if args.json:
             raise AnimkitError("--json goes with --motion (the measures as JSON)")
@@ -163,7 +169,7 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
 
     from . import load
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
 
 
@@ -269,8 +275,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     target = _vector(args.target) if args.target else (list(spec.target) if spec else None)
     if target is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
-    node = scene.effector_node(effector)
-    result = bake_reach(scene.figure, node, target, chain=args.chain, chains=scene.chains, solver=args.solver,
+    result = bake_reach(scene.figure, effector, target, chain=args.chain, solver=args.solver,
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
@@ -440,7 +445,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -468,8 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    gltf = argparse.ArgumentParser(add_help=False)
+    gltf.add_argument("--scene", dest="scene_index", type=int, default=None, metavar="N",
+                      help="for a .gltf/.glb file: read its scene N (default: the file's own default scene)")
+    p = sub.add_parser("info", parents=[gltf],
+                       help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
     p.add_argument("--contacts", action="store_true", help="the clip's foot contacts (heel and toe, in frames)")
     p.add_argument("--motion", action="store_true", help="foot skate, penetration and knee pops, as is and with "
                    "the feet locked")
@@ -477,8 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
     _add_ground_option(p)
     p.set_defaults(run=_cmd_info)
-    p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
     p.add_argument("--loops", type=int, default=1, help="play N cycles, each carrying on from where the last "
                    "ended (root position and heading)")
@@ -503,8 +512,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ground_option(p)
     p.set_defaults(run=_cmd_retarget)
 
-    p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
-    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh)")
+    p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
+    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh/.gltf/.glb)")
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
@@ -513,7 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(p)
     p.set_defaults(run=_cmd_reach)
 
-    p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
+    p = sub.add_parser("compare", parents=[gltf],
+                       help="one reach per movable set (and solver), side by side, with metrics")
     p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
@@ -533,9 +543,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
     p.set_defaults(run=_cmd_convert)
 
-    p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
+    p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
+                       "drag orbits, "
                        "scroll zooms, w wireframe, a axes")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
     p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")

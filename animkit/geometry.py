@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +22,6 @@ from .transforms import matrix_aligning_z_to
 if TYPE_CHECKING:
     import trimesh
 
-    from .graph import Figure
 
 __all__ = ["Box", "Capsule", "Sphere", "Cylinder", "MeshFile", "Geometry", "SHAPES", "FigureMesh", "figure_mesh",
            "BONE_COLOR"]
@@ -135,6 +134,19 @@ SHAPES: tuple[str, ...] = ("box", "capsule", "sphere", "cylinder", "mesh")
 # --- a figure's drawn geometry (what the renderer draws and the glTF writer skins) -----------------------
 
 
+class _Drawable(Protocol):
+    """What :func:`figure_mesh` reads of a figure (a Figure; named here without importing it, which sits above)."""
+
+    @property
+    def node_names(self) -> list[str]: ...
+
+    def nodes(self) -> list[Any]: ...
+
+    def arcs(self) -> list[Any]: ...
+
+    def size(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class FigureMesh:
     """All drawn nodes' triangles in their nodes' frames: ``vertices`` (V, 3), ``owner`` (V,) node index,
@@ -154,7 +166,7 @@ class FigureMesh:
 BONE_COLOR = (0.36, 0.56, 0.86)
 
 
-def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float | None = None) -> FigureMesh:
+def figure_mesh(figure: _Drawable, *, bones: bool | None = None, bone_radius: float | None = None) -> FigureMesh:
     """Build the figure's triangles once (trimesh primitives, or mesh files), each in its node's frame (× T).
 
     ``bones`` also draws, for every node without data, a capsule from its origin to each child's origin

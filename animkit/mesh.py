@@ -130,16 +130,20 @@ class Mesh:
     def positions(self, W: Array) -> Array:
         """World positions (F, V, 3): v' = Σ_k w_k W[j(k)] IBM_j(k) v (skinned) or W[node] v (rigid).
 
-        ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``.
+        ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``. Skinned meshes run the
+        compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off).
         """
         W = self._check(W)
         if self.skin is None:
             return lbs.rigid_positions(W[:, self.node_index], self.rest_positions)
         S = self.joint_matrices(W)
+        assert self.joints is not None and self.weights is not None
+        fast = lbs.compiled_skin(S, self.rest_positions, self.joints, self.weights, True)
+        if fast is not None:
+            return fast
         X = self._position_table
         if X is not None:
             return lbs.positions_from_table(X, S)
-        assert self.joints is not None and self.weights is not None
         return lbs.skin_positions(S, self.rest_positions, self.joints, self.weights)
 
     def normals(self, W: Array) -> Array:
@@ -149,10 +153,13 @@ class Mesh:
         if self.skin is None:
             return lbs.rigid_normals(W[:, self.node_index], self.rest_normals)
         S = self.joint_matrices(W)
+        assert self.joints is not None and self.weights is not None
+        fast = lbs.compiled_skin(S, self.rest_normals, self.joints, self.weights, False)
+        if fast is not None:
+            return fast
         X = self._normal_table
         if X is not None:
             return lbs.normals_from_table(X, S)
-        assert self.joints is not None and self.weights is not None
         return lbs.skin_normals(S, self.rest_normals, self.joints, self.weights)
 
     @cached_property

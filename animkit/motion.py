@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import AnimkitError
-from .graph import Figure
+from .figure import Figure
 from .humanoid import match_figure
 from .ik import two_bone_angles
 from .retarget import RetargetError, hip_height, read_dofs, retarget_full, up_index

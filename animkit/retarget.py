@@ -31,7 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .errors import AnimkitError, ParseError, unknown_name
-from .graph import Arc, Figure
+from .figure import Figure
+from .graph import Arc
 from .humanoid import match_figure, side_of
 from .joints import Joint
 from .transforms import (

@@ -9,7 +9,9 @@ a positive factor, equal to S for rigid joints, right under scale) and renormali
 
     n'_f = normalise(Σ_k w_k · cof(S_f,j(k))₃ₓ₃ · n)
 
-How: the sum over influences is a sum over all J joints with a sparse weight table ω (V, J), so for
+How: with :mod:`animkit.jit` enabled, a compiled kernel runs the sum vertex by vertex and frame by frame,
+skipping zero weights (:func:`_skin_frames`). Otherwise (numba missing, ``ANIMKIT_JIT=0``; and as the tests'
+oracle) the sum over influences is a sum over all J joints with a sparse weight table ω (V, J), so for
 every frame at once it is one matrix product. With X[v, 4j + c] = ω_vj · (v, 1)_c (built once per mesh)
 and P[4j + c, 3f + r] = S_f,j[r, c], the positions are X @ P (V, 3F) — one BLAS call, about 4·3·J
 multiply-adds per vertex and frame. Meshes whose table would be large (many joints and vertices) are
@@ -23,6 +25,9 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from .jit import enabled as _jit_enabled
+from .jit import kernel
+
 __all__ = [
     "joint_matrices",
     "normalized_weights",
@@ -34,6 +39,7 @@ __all__ = [
     "rigid_positions",
     "rigid_normals",
     "cofactor",
+    "compiled_skin",
 ]
 
 Array = NDArray[np.float64]
@@ -130,3 +136,56 @@ def rigid_normals(M: Array, normals: Array) -> Array:
 def _unit(n: Array) -> Array:
     length = np.sqrt(np.einsum("...i,...i->...", n, n))
     return n / np.where(length > 0, length, 1.0)[..., None]
+
+
+def _skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: Array) -> None:
+    """out[f, v] = Σ_k w_vk · S[f, j_vk] · (x_v, 1) (``points``) or the unit Σ_k w_vk · S[f, j_vk]₃ₓ₃ · x_v;
+    S is (F, J, 3, 4) (3×3 blocks, cofactors for normals, in its first three columns); zero weights skipped."""
+    F = S.shape[0]
+    V = vectors.shape[0]
+    K = joints.shape[1]
+    h = 1.0 if points else 0.0
+    for f in range(F):
+        for v in range(V):
+            x = vectors[v, 0]
+            y = vectors[v, 1]
+            z = vectors[v, 2]
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            for k in range(K):
+                w = weights[v, k]
+                if w == 0.0:
+                    continue
+                j = joints[v, k]
+                a0 += w * (S[f, j, 0, 0] * x + S[f, j, 0, 1] * y + S[f, j, 0, 2] * z + S[f, j, 0, 3] * h)
+                a1 += w * (S[f, j, 1, 0] * x + S[f, j, 1, 1] * y + S[f, j, 1, 2] * z + S[f, j, 1, 3] * h)
+                a2 += w * (S[f, j, 2, 0] * x + S[f, j, 2, 1] * y + S[f, j, 2, 2] * z + S[f, j, 2, 3] * h)
+            if not points:
+                n = (a0 * a0 + a1 * a1 + a2 * a2) ** 0.5
+                if n > 0.0:
+                    a0 /= n
+                    a1 /= n
+                    a2 /= n
+            out[f, v, 0] = a0
+            out[f, v, 1] = a1
+            out[f, v, 2] = a2
+
+
+_skin_frames_jit = kernel(_skin_frames)
+
+
+def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool) -> Array | None:
+    """(F, V, 3) by the compiled kernel for joint matrices S (F, J, 4, 4): positions (``points``) or unit normals
+    (blending cof(S)); None when :mod:`animkit.jit` is off (then use the table or the influence path)."""
+    if _skin_frames_jit is None or not _jit_enabled():
+        return None
+    if points:
+        A = np.ascontiguousarray(S[:, :, :3, :])
+    else:
+        A = np.zeros(S.shape[:2] + (3, 4))
+        A[..., :3] = cofactor(S[:, :, :3, :3])
+    out = np.empty((S.shape[0], vectors.shape[0], 3))
+    _skin_frames_jit(A, np.ascontiguousarray(vectors, dtype=np.float64), np.ascontiguousarray(joints, dtype=np.intp),
+                     np.ascontiguousarray(weights, dtype=np.float64), points, out)
+    return out

@@ -284,7 +284,7 @@ def written(tmp_path_factory) -> dict[str, tuple[Path, Scene, list[Clip]]]:
     files["urdf"] = (_save(out / "panda.gltf", panda), panda, [])
     files["urdf_embedded"] = (_save(out / "panda_embedded.gltf", panda, buffers="embedded"), panda, [])
     human = animkit.load(SCENES / "humanoid.toml")
-    reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm", chains=human.chains,
+    reach = animkit.bake_reach(human.figure, "hand_r", human.reach.target, chain="arm",
                                duration=0.5, hold=0.1, quiet=True)
     files["reach"] = (_save(out / "reach.glb", human, reach.clip), human, [reach.clip])
     return files

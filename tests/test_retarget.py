@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.humanoid import match_figure, side_of
 from animkit.retarget import RetargetError, bone_map, read_bone_map, retarget, retarget_full
 from animkit.transforms import matrix_about_axis

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import animkit.jit
 from animkit import skin as lbs
 from animkit.mesh import Mesh, Skin, vertex_normals
 
@@ -62,6 +63,14 @@ def test_positions_and_normals_match_the_equation(seed, K, F) -> None:
     P, Nn = _by_hand(mesh, W)
     np.testing.assert_allclose(mesh.positions(W), P, atol=1e-10, rtol=1e-10)
     np.testing.assert_allclose(mesh.normals(W), Nn, atol=1e-9)
+    # the NumPy table path (numba off) gives the same
+    animkit.jit.ENABLED = False
+    try:
+        assert lbs.compiled_skin(mesh.joint_matrices(W), mesh.rest_positions, mesh.joints, mesh.weights, True) is None
+        np.testing.assert_allclose(mesh.positions(W), P, atol=1e-10, rtol=1e-10)
+        np.testing.assert_allclose(mesh.normals(W), Nn, atol=1e-9)
+    finally:
+        animkit.jit.ENABLED = True
     # the influence-by-influence path (large meshes) gives the same
     S = mesh.joint_matrices(W)
     assert mesh.joints is not None and mesh.weights is not None
@@ -125,3 +134,18 @@ def test_wrong_world_matrices_are_refused() -> None:
     mesh = _mesh(rng, V=3, J=2, K=1, N=4)
     with pytest.raises(Exception, match="world matrices"):
         mesh.positions(np.zeros((1, 1, 4, 4)))
+
+
+@pytest.mark.skipif(lbs._skin_frames_jit is None, reason="numba is off or missing")
+def test_compiled_kernel_runs_and_equals_numpy() -> None:
+    rng = np.random.default_rng(8)
+    mesh = _mesh(rng, V=50, J=6, K=8, N=6)
+    W = np.stack([_affine(rng, 6) for _ in range(4)])
+    S = mesh.joint_matrices(W)
+    fast = lbs.compiled_skin(S, mesh.rest_positions, mesh.joints, mesh.weights, True)
+    assert fast is not None  # the kernel ran
+    X = lbs.influence_table(mesh.rest_positions, mesh.joints, mesh.weights, 6, True)
+    np.testing.assert_allclose(fast, lbs.positions_from_table(X, S), atol=1e-12)
+    fastn = lbs.compiled_skin(S, mesh.rest_normals, mesh.joints, mesh.weights, False)
+    Xn = lbs.influence_table(mesh.rest_normals, mesh.joints, mesh.weights, 6, False)
+    np.testing.assert_allclose(fastn, lbs.normals_from_table(Xn, S), atol=1e-12)

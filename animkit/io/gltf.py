@@ -32,16 +32,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import AnimkitError, ParseError
-from ..graph import Figure
+from ..figure import Figure
 from ..joints import DofKind, Joint, ball, custom, fixed
 from ..keyframes import Clip, RotationTrack, Track
 from ..mesh import Mesh, Skin, vertex_normals
+from ..rig import humanoid_rig
 from ..scene import Scene
 from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 from ._gltf import GltfDocument, document_from_path, pointer
 
-__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MorphTargetWarning"]
+__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
+           "MorphTargetWarning"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
@@ -49,6 +51,10 @@ EULER_ORDER = "zyx"
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 _MAX_IMAGE_PIXELS = 1 << 26
+#: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
+STILL = 2e-7
+#: the latest key time read (a day): later ones would make absurd clips
+MAX_KEY_TIME = 86400.0
 
 
 class MorphTargetWarning(UserWarning):
@@ -83,6 +89,8 @@ class _Reader:
         self.names = self._names()
         self.morph = False
         self._images: dict[int, NDArray[np.uint8]] = {}
+        self._samplers: dict[tuple[int, int, int], tuple[Array, Array, str, tuple[Array, Array] | None]] = {}
+        self.animated: dict[int, set[str]] = {}
 
     # --- structure ----------------------------------------------------------------------------------------
 
@@ -200,8 +208,31 @@ class _Reader:
                 if "matrix" in self.nodes[node]:
                     raise doc.error(f"{cat}/target/node", f"node {node} has a matrix; animated nodes must use "
                                                           "translation/rotation/scale")
-                out.setdefault(node, set()).add(path)
+                samplers = doc.field(anim, "samplers", at, list)
+                smp = doc.field(ch, "sampler", cat, int, check=range(len(samplers)).__contains__,
+                                expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
+                if not self._holds_still(node, path, a, smp):
+                    out.setdefault(node, set()).add(path)
         return out
+
+    def _holds_still(self, node: int, path: str, a: int, s: int) -> bool:
+        """True when sampler s of animation a holds node's own ``path`` value at every key (to :data:`STILL`, a few
+        float32 steps; tangents zero): such a channel adds no DOF (exporters key every channel of every bone, most of
+        them constant)."""
+        times, values, _, tangents = self._sampler(a, s, 4 if path == "rotation" else 3)
+        t, q, sc, _ = self._trs(node)
+        if path == "rotation":
+            q0 = q[[1, 2, 3, 0]]  # (x, y, z, w) as in the file
+            off = np.minimum(np.abs(values - q0).max(axis=1), np.abs(values + q0).max(axis=1))
+            tol = STILL
+        else:
+            v0 = t if path == "translation" else sc
+            off = np.abs(values - v0).max(axis=1)
+            tol = STILL * max(1.0, float(np.abs(v0).max()))
+        still = bool(off.max() <= tol)
+        if tangents is not None:
+            still = still and max(float(np.abs(tangents[0]).max()), float(np.abs(tangents[1]).max())) <= tol
+        return still
 
     def _arc(self, i: int, animated: set[str]) -> tuple[Array, Joint]:
         """(L, joint) of node i: static channels before the first animated one in L, the rest as DOFs."""
@@ -235,7 +266,7 @@ class _Reader:
 
     def figure(self, roots: list[int]) -> tuple[Figure, list[int]]:
         """The figure below ``world`` and the nodes in it (file indices, depth-first)."""
-        animated = self._animated()
+        animated = self.animated = self._animated()
         fig = Figure(ROOT_NAME, name=Path(self.doc.path).stem or "gltf")
         order: list[int] = []
         stack = [(r, ROOT_NAME) for r in reversed(roots)]
@@ -274,8 +305,8 @@ class _Reader:
                 if path not in _PATHS or target.get("node") is None:
                     continue
                 node = target["node"]
-                if node not in in_figure:
-                    continue  # a node of another scene
+                if node not in in_figure or path not in self.animated.get(node, ()):
+                    continue  # a node of another scene, or a channel that holds the node's own value
                 if (node, path) in seen:
                     raise doc.error(cat, f"channel {seen[node, path]} already drives node {node}'s {path}")
                 seen[node, path] = c
@@ -300,6 +331,12 @@ class _Reader:
 
     def _sampler(self, a: int, s: int, width: int) -> tuple[Array, Array, str, tuple[Array, Array] | None]:
         """(key times (K,), values (K, width), interpolation, (in, out) tangents for CUBICSPLINE)."""
+        key = (a, s, width)
+        if key not in self._samplers:
+            self._samplers[key] = self._read_sampler(a, s, width)
+        return self._samplers[key]
+
+    def _read_sampler(self, a: int, s: int, width: int) -> tuple[Array, Array, str, tuple[Array, Array] | None]:
         doc = self.doc
         at = pointer("animations", a, "samplers", s)
         smp = doc.json["animations"][a]["samplers"][s]
@@ -316,8 +353,9 @@ class _Reader:
             k = int(np.flatnonzero(np.diff(times) <= 0)[0])
             raise doc.error(f"{at}/input", f"key times must increase strictly; key {k + 1} ({times[k + 1]}) "
                                            f"does not come after key {k} ({times[k]})")
-        if times[0] < 0:
-            raise doc.error(f"{at}/input", f"key times must be >= 0, got {times[0]}")
+        if times[0] < 0 or times[-1] > MAX_KEY_TIME:
+            raise doc.error(f"{at}/input", f"key times must lie in [0, {MAX_KEY_TIME:g}] s, got "
+                                           f"{times[0]:g} to {times[-1]:g}")
         oi = doc.index(smp, "output", at, "accessors")
         values = doc.accessor(oi, f"{at}/output")
         if values.ndim != 2 or values.shape[1] != width or values.dtype.kind != "f":
@@ -550,6 +588,7 @@ class _Reader:
     def scene(self, scene: int | None) -> Scene:
         roots = self._roots(scene)
         fig, order = self.figure(roots)
+        fig.rig = humanoid_rig(fig)  # arm_l … neck, hand/foot/head effectors where the joint names say humanoid
         in_figure = set(order)
         clips = self.clips(fig, in_figure)
         meshes = self.meshes(fig, order)

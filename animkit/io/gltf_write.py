@@ -58,7 +58,8 @@ from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import quaternion_from_matrix
 
 if TYPE_CHECKING:
-    from ..graph import Arc, Figure
+    from ..figure import Figure
+    from ..graph import Arc
     from ..keyframes import Clip
     from ..scene import Scene
 

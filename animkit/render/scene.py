@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ..figure import Figure
 from ..geometry import BONE_COLOR, FigureMesh, figure_mesh
-from ..graph import Figure
 from .camera import UpAxis, horizontal
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR"]

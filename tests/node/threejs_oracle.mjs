@@ -8,6 +8,9 @@
 // DOM). Sampling: GLTFLoader's own clips (its KeyframeTracks and interpolants, GLTFCubicSplineInterpolant
 // included) through an AnimationMixer, LoopOnce, at the exact times given.
 import { readFileSync } from 'node:fs';
+
+// three's FileLoader (fetching the data: URIs) reports progress with the DOM's ProgressEvent
+globalThis.ProgressEvent ??= class ProgressEvent { constructor(type, init) { Object.assign(this, init, { type }); } };
 import * as THREE from 'three';
 import { GLTFLoader } from 'three/examples/jsm/loaders/GLTFLoader.js';
 
