@@ -390,28 +390,62 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
               unit: float | None = None) -> LockResult:
     """Feet held where they land during contacts, by the two-bone leg IK over all frames at once.
 
-    ``blend``: seconds over which a lock eases in and out (at least 2 frames).
+    ``blend``: seconds over which a lock eases in and out (at least 2 frames). A lock the leg cannot hold (its
+    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock) ends at the first
+    such frame (or as much earlier as the miss came after it), and the pass is made again (at most 8 times).
     """
     legs = legs_of(figure) if legs is None else legs
-    P = np.atleast_2d(figure.check_pose(poses)).copy()
+    P0 = np.atleast_2d(figure.check_pose(poses)).copy()
+    F = P0.shape[0]
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=ground, legs=legs)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit)
+    masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
+                        c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
+             for leg in legs}
+    names = figure.node_names
+    nb = max(2, int(round(blend * fps)))
+    for _ in range(8):
+        P, goals = _lock_pass(figure, P0, fps, up, c.ground, masks, blend, legs)
+        pos = figure.world_positions(P)
+        again = False
+        for leg, (goal, w) in zip(legs, goals, strict=True):
+            ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
+            length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
+            miss = (w > 0.0) & (np.linalg.norm(pos[:, ia] - goal, axis=1) > 0.02 * length)
+            for m in masks[leg.side]:
+                for s0, e0 in _intervals(m):
+                    bad = np.flatnonzero(miss[s0:e0 + nb])
+                    if bad.size:  # a miss in the lock or in its ease-out: end the lock earlier by as much
+                        f = s0 + int(bad[0])
+                        m[max(s0 + 1, f if f < e0 else e0 - (f - e0 + 1)):e0] = False
+                        again = True
+        if not again:
+            break
+    after = measure(figure, P, c, up=up, legs=legs, unit=unit)
+    return LockResult(P, c, before, after, legs)
+
+
+def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
+               blend: float, legs: tuple[Leg, ...]) -> tuple[Array, list[tuple[Array, Array]]]:
+    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg)."""
+    P = P.copy()
     F = P.shape[0]
-    c = contacts if contacts is not None else detect_contacts(figure, P, fps, up=up, ground=ground, legs=legs)
-    before = measure(figure, P, c, up=up, legs=legs, unit=unit)
     W = figure.world_batch(P)
     names = figure.node_names
     k = up_index(up)
     nb = max(2, int(round(blend * fps)))
     feet = []
+    weights: list[tuple[Array, Array]] = []
     for leg in legs:
         ih, ik_, ia, it, ip = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe, leg.tip))
         A, toe, tip = W[:, ia, :3, 3], W[:, it, :3, 3], W[:, ip, :3, 3]
-        mh = c.mask[:, c.points.index(leg.ankle)]
-        mt = c.mask[:, c.points.index(leg.toe)] if leg.toe in c.points else np.zeros(F, dtype=bool)
+        mh, mt = masks[leg.side]
         goal, w, Q = _goal(A, mh, mt, toe, nb)
+        weights.append((goal, w))
         # no point of the foot under the ground (the foot turned by Q about the ankle)
         rel = np.stack([toe - A, tip - A], axis=1)
         lowest = np.minimum(0.0, np.einsum("fj,fkj->fk", Q[:, k], rel).min(axis=1))
-        deficit = c.ground - (goal[:, k] + lowest)
+        deficit = ground - (goal[:, k] + lowest)
         under = deficit > 0
         goal[under, k] += deficit[under]
         Hp = W[:, ih, :3, 3]
@@ -441,8 +475,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
         W = figure.world_batch(P)
     for leg, goal, active, Q, reach in feet:  # where the hips came down, the feet stay where the clip had them
         P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach)
-    after = measure(figure, P, c, up=up, legs=legs, unit=unit)
-    return LockResult(P, c, before, after, legs)
+    return P, weights
 
 
 # --- root motion -------------------------------------------------------------------------------------------

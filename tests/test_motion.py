@@ -201,3 +201,15 @@ def test_walk_retargeted_onto_gltf_characters_meets_the_goals(character: str, wa
     assert locked.after.penetration_mm <= 1.0
     assert locked.after.knee_pop_deg <= locked.before.knee_pop_deg + 1e-9
     assert locked.after.metres_per_unit == 1.0  # the characters are in metres
+
+
+def test_locks_the_leg_cannot_hold_end_early_on_a_limited_target(walk: animkit.Scene) -> None:
+    """humanoid.toml's hips stop at 30° back: a lock held to the end would leave the trailing foot under the floor."""
+    from animkit.retarget import retarget_full
+
+    target = animkit.load(SCENES / "humanoid.toml")
+    r = retarget_full(walk, target)
+    locked = lock_feet(target.figure, r.poses, r.clip.fps)
+    assert locked.after.penetration_mm <= 2.0
+    assert locked.after.skate_mm <= locked.before.skate_mm
+    assert locked.after.knee_pop_deg <= locked.before.knee_pop_deg
