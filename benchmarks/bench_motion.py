@@ -5,10 +5,11 @@
 The source is the CMU walk (tests/data/cmu_02_01_walk.bvh, 120 fps) looped with its root motion carried on
 (``animkit.motion.loop_poses``) to ``--frames`` frames; the target is CesiumMan.glb (the Khronos sample
 character). Cases, interleaved round by round (benchmarks/harness.py): retargeting alone, foot locking alone
-(contacts, measures before and after, the two-bone IK over all frames at once), and both. The per-frame
-baseline is the same leg IK done frame by frame in Python (``lock_feet`` called on one frame's window at a
-time is not the same algorithm, so the baseline solves one frame per call of the batched kernel: the
-cost of a Python loop over frames). Goal: ≥ 2,000 frames per second for retarget + lock.
+(contacts, measures before and after, the two-bone IK over all frames at once), and both. The anchor is
+three.js's SkeletonUtils.retargetClip under Node (tests/node/threejs_retarget.mjs, when
+``npm install --prefix tests/node`` has been run), in the same rounds; it retargets only. The leg IK is also timed
+batched and called once per frame from Python (the cost of a loop over frames). Goal: ≥ 2,000 frames per second
+for retarget + lock.
 """
 
 from __future__ import annotations
@@ -19,18 +20,26 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import animkit  # noqa: E402
+from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.motion import _leg_ik, detect_contacts, lock_feet, loop_poses  # noqa: E402
 from animkit.retarget import bone_map, retarget_poses  # noqa: E402
+from animkit.transforms import quaternion_from_matrix  # noqa: E402
 
-from .harness import interleaved, markdown_table  # noqa: E402
+from .harness import Stats, interleaved, markdown_table, stats_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+THREE = "three.js retargetClip (Node, no foot locking)"
 DATA = ROOT / "tests" / "data"
 
 
@@ -39,6 +48,46 @@ def source_poses(frames: int) -> tuple[animkit.Scene, np.ndarray]:
     cycle = walk.clip().sample_frames()[1:]  # frame 0 is the T-pose of CMU's conversions
     loops = int(np.ceil((frames - 1) / (len(cycle) - 1)))
     return walk, loop_poses(walk.figure, cycle, loops)[:frames]
+
+
+def threejs_inputs(walk: animkit.Scene, P: np.ndarray, target: animkit.Scene, pairs: dict[str, str],
+                   folder: Path) -> tuple[Path, Path]:
+    """The looped source as BVH and the target's rest skeleton and bone names as JSON, for three.js."""
+    src = folder / "source.bvh"
+    src.write_text(dumps_bvh(walk.figure, P, frame_time=1 / walk.clip().fps), encoding="utf-8")
+    fig = target.figure
+    names, rest, starts = fig.node_names, fig.rest_pose(), fig.joint_dofs
+    bones = []
+    for arc in fig.arcs():
+        M = arc.L @ arc.joint.matrix(rest[starts[arc.joint.name]])
+        q = quaternion_from_matrix(M[:3, :3])
+        bones.append({"name": arc.child.name, "parent": -1 if arc.parent is None else names.index(arc.parent.name),
+                      "position": M[:3, 3].tolist(), "quaternion": [q[1], q[2], q[3], q[0]]})
+    spec = folder / "target.json"
+    spec.write_text(json.dumps({"bones": bones, "names": pairs, "hip": walk.figure.root.name}), encoding="utf-8")
+    return src, spec
+
+
+def with_threejs(ours: dict[str, object], rounds: int, src: Path, spec: Path) -> dict[str, Stats] | None:
+    """Interleave our cases with three.js's SkeletonUtils.retargetClip under Node (one process per round: a warm-up
+    call, then the timed call, timed inside Node); None when Node or three is missing."""
+    script = ROOT / "tests" / "node" / "threejs_retarget.mjs"
+    if shutil.which("node") is None or not (ROOT / "tests" / "node" / "node_modules" / "three").is_dir():
+        return None
+    samples: dict[str, list[float]] = {name: [] for name in ours}
+    samples[THREE] = []
+    for fn in ours.values():  # warm-up
+        fn()  # type: ignore[operator]
+    for _ in range(rounds):
+        for name, fn in ours.items():
+            t0 = time.perf_counter()
+            fn()  # type: ignore[operator]
+            samples[name].append(time.perf_counter() - t0)
+        out = subprocess.run(["node", str(script), str(src), str(spec), "2"], check=True, capture_output=True,
+                             text=True)
+        result = json.loads(out.stdout)
+        samples[THREE].append(result["seconds"][-1])
+    return {name: stats_of(name, v) for name, v in samples.items()}
 
 
 def main() -> None:
@@ -83,9 +132,12 @@ def main() -> None:
         for f in range(n_loop):
             _leg_ik(fig, T[f:f + 2], W[f:f + 2], leg, goal[f:f + 2], active[:2], eye[:2], reach)
 
-    stats = interleaved({"retarget": do_retarget, "lock feet": do_lock, "retarget + lock feet": do_both,
-                         "one leg's IK, batched": leg_batched, f"one leg's IK, per frame ({n_loop} frames)":
-                         leg_per_frame}, rounds=args.rounds)
+    cases = {"retarget": do_retarget, "lock feet": do_lock, "retarget + lock feet": do_both,
+             "one leg's IK, batched": leg_batched, f"one leg's IK, per frame ({n_loop} frames)": leg_per_frame}
+    with tempfile.TemporaryDirectory() as tmp:
+        src, spec = threejs_inputs(walk, P, target, dict(bm.pairs), Path(tmp))
+        three = with_threejs(cases, args.rounds, src, spec)  # type: ignore[arg-type]
+    stats = three if three is not None else interleaved(cases, rounds=args.rounds)
     contacts = detect_contacts(fig, T, fps, up=target.up)
     lines = [
         "# Motion: retarget + foot locking",
@@ -99,7 +151,12 @@ def main() -> None:
         f"NumPy {np.__version__}. The machine is shared by several engineers: absolute numbers are lower "
         "bounds. Cases interleaved round by round; medians with min–max.",
         "",
-        markdown_table(stats, unit="ms", scale=1e3),
+        markdown_table(stats, unit="ms", scale=1e3, baseline=THREE if three is not None else None),
+        "",
+        ("three.js " + "SkeletonUtils.retargetClip (r170, the anchor: it retargets frame by frame through an "
+         "AnimationMixer and writes a clip; it locks no feet) ran in the same rounds, one Node process per round "
+         "(a warm-up call, then the timed call, timed inside Node)." if three is not None else
+         "three.js was not run (Node or tests/node/node_modules/three missing: npm install --prefix tests/node)."),
         "",
         "| case | frames per second (median) |",
         "|---|---|",
