@@ -16,19 +16,28 @@ Colours are RGB triples: floats in ``[0, 1]`` or integers in ``[0, 255]`` (see :
 from __future__ import annotations
 
 import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError, unknown_name
+from ..jit import enabled as jit_enabled
+from ..jit import kernel
 from .camera import Camera, UpAxis, up_vector
 
 __all__ = [
     "MarkerShape",
     "rgb8",
     "face_shading",
+    "Surface",
+    "surface",
     "render_triangles",
+    "render_surfaces",
+    "sample_bilinear",
     "draw_polyline",
     "draw_segments",
     "draw_markers",
@@ -93,31 +102,29 @@ def face_shading(camera: Camera, tri: NDArray[np.float64], light_dir: ArrayLike 
     return ambient + (1.0 - ambient) * np.clip(n @ light, 0.0, 1.0)
 
 
-@overload
-def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
-                     light_dir: ArrayLike | None = ..., ambient: float = ..., background: ArrayLike = ...,
-                     supersample: int = ..., depth_out: Literal[False] = ...) -> Image: ...
-@overload
-def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
-                     light_dir: ArrayLike | None = ..., ambient: float = ..., background: ArrayLike = ...,
-                     supersample: int = ..., depth_out: Literal[True]) -> tuple[Image, Depth]: ...
-def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
-                     light_dir: ArrayLike | None = None, ambient: float = 0.35,
-                     background: ArrayLike = (1.0, 1.0, 1.0), supersample: int = 1,
-                     depth_out: bool = False) -> Image | tuple[Image, Depth]:
-    """pixel = c_f · I_f for the face f with the largest 1/d at the pixel centre (z-buffer), else background.
+@dataclass(frozen=True, eq=False)
+class Surface:
+    """Triangles to draw in one frame: world ``vertices`` (V, 3), ``faces`` (T, 3), and how they are coloured.
 
-    ``vertices`` ``(V, 3)`` world; ``faces`` ``(F, 3)`` vertex indices; ``face_colors`` ``(F, 3)`` or
-    one ``(3,)`` colour (floats 0..1 or uint8). Shading ``I_f`` is flat Lambert + ambient
-    (:func:`face_shading`). Triangles with a vertex nearer than ``camera.near`` are dropped
-    (not clipped); triangles wholly beyond ``camera.far`` too. Returns a ``(H, W, 3)`` uint8 image,
-    and with ``depth_out=True`` also the ``(H, W)`` float32 view depth (``inf`` where empty; the
-    nearest sample of each supersampled block).
+    Flat (one colour per face, Lambert per face): ``face_colors`` (T, 3) uint8. Smooth: ``normals`` (V, 3) per
+    vertex, interpolated perspective-correctly and renormalised per pixel, times ``color`` (3,) uint8 and, with
+    ``uvs`` (V, 2) and ``texture`` (h, w, 3 or 4) uint8, the texture sampled bilinearly at the perspective-correct
+    UV (u, v) ∈ [0, 1]², (0, 0) at the texture's top-left corner, repeating outside. Build it with :func:`surface`.
     """
-    if supersample not in (1, 2, 3, 4):
-        raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
-    if not 0.0 <= ambient <= 1.0:
-        raise RenderError(f"ambient must be in [0, 1], got {ambient!r}")
+
+    vertices: NDArray[np.float64]
+    faces: NDArray[np.int64]
+    face_colors: NDArray[np.uint8] | None = None
+    color: NDArray[np.uint8] = field(default_factory=lambda: np.full(3, 255, np.uint8))
+    normals: NDArray[np.float64] | None = None
+    uvs: NDArray[np.float64] | None = None
+    texture: NDArray[np.uint8] | None = None
+
+
+def surface(vertices: ArrayLike, faces: ArrayLike, *, face_colors: ArrayLike | None = None,
+            color: ArrayLike = (1.0, 1.0, 1.0), normals: ArrayLike | None = None, uvs: ArrayLike | None = None,
+            texture: ArrayLike | None = None) -> Surface:
+    """A checked :class:`Surface` (colours as floats in [0, 1] or uint8; see :func:`rgb8`)."""
     V = np.asarray(vertices, dtype=float)
     if V.ndim != 2 or V.shape[1] != 3 or not np.all(np.isfinite(V)):
         raise RenderError(f"vertices must be finite, shaped (V, 3); got shape {V.shape}")
@@ -128,40 +135,149 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
         raise RenderError(f"faces must be integers shaped (F, 3); got {Fc.dtype} {Fc.shape}")
     if Fc.size and (Fc.min() < 0 or Fc.max() >= len(V)):
         raise RenderError(f"faces index vertices out of range [0, {len(V)})")
-    colors = rgb8(face_colors, "face_colors")
-    if colors.ndim == 1:
-        colors = np.broadcast_to(colors, (len(Fc), 3))
-    if colors.shape != (len(Fc), 3):
-        raise RenderError(f"face_colors must be (3,) or (F, 3) with F={len(Fc)}, got {colors.shape}")
-    bg = rgb8(background, "background")
+    fc = None
+    if face_colors is not None:
+        fc = rgb8(face_colors, "face_colors")
+        if fc.ndim == 1:
+            fc = np.broadcast_to(fc, (len(Fc), 3))
+        if fc.shape != (len(Fc), 3):
+            raise RenderError(f"face_colors must be (3,) or (F, 3) with F={len(Fc)}, got {fc.shape}")
+    N = None
+    if normals is not None:
+        N = np.asarray(normals, dtype=float)
+        if N.shape != V.shape or not np.all(np.isfinite(N)):
+            raise RenderError(f"normals must be finite, shaped like the vertices {V.shape}; got {N.shape}")
+    UV = T = None
+    if texture is not None:
+        T = np.asarray(texture)
+        if T.dtype != np.uint8 or T.ndim != 3 or T.shape[2] not in (3, 4) or T.shape[0] < 1 or T.shape[1] < 1:
+            raise RenderError(f"texture must be uint8 (h, w, 3 or 4), got {T.dtype} {T.shape}")
+        if uvs is None:
+            raise RenderError("a texture needs uvs (V, 2)")
+        UV = np.asarray(uvs, dtype=float)
+        if UV.shape != (len(V), 2) or not np.all(np.isfinite(UV)):
+            raise RenderError(f"uvs must be finite, shaped ({len(V)}, 2); got {UV.shape}")
+        if N is None:
+            raise RenderError("a textured surface needs vertex normals")
+    return Surface(V, Fc.astype(np.int64, copy=False), fc, rgb8(color, "color"), N, UV, T)
 
+
+@overload
+def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
+                     light_dir: ArrayLike | None = ..., ambient: float = ..., background: ArrayLike = ...,
+                     supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...) -> Image: ...
+@overload
+def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
+                     light_dir: ArrayLike | None = ..., ambient: float = ..., background: ArrayLike = ...,
+                     supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...
+                     ) -> tuple[Image, Depth]: ...
+def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face_colors: ArrayLike, *,
+                     light_dir: ArrayLike | None = None, ambient: float = 0.35,
+                     background: ArrayLike = (1.0, 1.0, 1.0), supersample: int = 1,
+                     depth_out: bool = False, jit: bool | None = None) -> Image | tuple[Image, Depth]:
+    """pixel = c_f · I_f for the face f with the largest 1/d at the pixel centre (z-buffer), else background.
+
+    ``vertices`` ``(V, 3)`` world; ``faces`` ``(F, 3)`` vertex indices; ``face_colors`` ``(F, 3)`` or
+    one ``(3,)`` colour (floats 0..1 or uint8). Shading ``I_f`` is flat Lambert + ambient
+    (:func:`face_shading`). One flat :class:`Surface` drawn by :func:`render_surfaces` (see there for
+    ``jit``, clipping and the depth buffer).
+    """
+    s = surface(vertices, faces, face_colors=face_colors)
+    return render_surfaces(camera, [s], light_dir=light_dir, ambient=ambient, background=background,
+                           supersample=supersample, depth_out=depth_out, jit=jit)  # type: ignore[call-overload]
+
+
+@overload
+def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...) -> Image: ...
+@overload
+def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...
+                    ) -> tuple[Image, Depth]: ...
+def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = None,
+                    ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0), backdrop: Image | None = None,
+                    supersample: int = 1, depth_out: bool = False, jit: bool | None = None
+                    ) -> Image | tuple[Image, Depth]:
+    """pixel = shade(f, p) for the face f with the largest 1/d at the pixel centre p (z-buffer), else backdrop.
+
+    All surfaces share one z-buffer. Visibility is resolved first (a face index and 1/d per sample; equal 1/d:
+    the lower face index wins), then each covered sample is shaded once (deferred shading): flat faces by
+    :func:`face_shading`, smooth ones per pixel with I = a + (1 − a) max(0, n̂ · l̂), n̂ the renormalised
+    perspective-correct interpolation of the vertex normals (turned to the camera on back faces).
+    Triangles with a vertex nearer than ``camera.near`` are dropped (not clipped); triangles wholly
+    beyond ``camera.far`` too. ``backdrop`` (H, W, 3) uint8 replaces the plain ``background`` where nothing
+    is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also the ``(H, W)`` float32
+    view depth (``inf`` where empty; the nearest sample of each supersampled block).
+
+    ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: compiled
+    when :mod:`animkit.jit` is enabled and numba is already loaded). Both give the same pixels.
+    """
+    if supersample not in (1, 2, 3, 4):
+        raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
+    if not 0.0 <= ambient <= 1.0:
+        raise RenderError(f"ambient must be in [0, 1], got {ambient!r}")
     s = supersample
     W, H = camera.width * s, camera.height * s
     if max(W, H) > _SIZE_CLASSES[-1]:
         raise RenderError(f"image too large: {W}x{H} samples (at most {_SIZE_CLASSES[-1]} a side)")
+    if backdrop is not None:
+        bd = _check_image(backdrop)
+        if bd.shape[:2] != (camera.height, camera.width):
+            raise RenderError(f"backdrop is {bd.shape[1]}x{bd.shape[0]} but the camera is "
+                              f"{camera.width}x{camera.height}")
+    light = _light(camera, light_dir)
+    if len(surfaces) == 1:
+        V, Fc = surfaces[0].vertices, surfaces[0].faces
+        first = np.zeros(1, np.int64)
+    else:
+        counts_v = [len(x.vertices) for x in surfaces]
+        counts_f = [len(x.faces) for x in surfaces]
+        off_v = np.cumsum([0, *counts_v[:-1]])
+        V = np.concatenate([x.vertices for x in surfaces]) if surfaces else np.zeros((0, 3))
+        Fc = np.concatenate([x.faces + o for x, o in zip(surfaces, off_v, strict=True)]) if surfaces else \
+            np.zeros((0, 3), np.int64)
+        first = np.cumsum([0, *counts_f[:-1]]).astype(np.int64)
+
     view = camera.view_matrix()
     pc = V @ view[:3, :3].T + view[:3, 3]
     depth = -pc[:, 2]
     fd = depth[Fc]  # (F, 3)
     dmin = _min3(fd)
-    keep = (dmin >= camera.near) & (dmin <= camera.far)
-    face_ids = np.flatnonzero(keep)
-    shade = face_shading(camera, V[Fc[face_ids]], light_dir, ambient)
-    shaded = np.round(colors[face_ids].astype(float) * shade[:, None]).astype(np.uint8)
-
+    keep = np.flatnonzero((dmin >= camera.near) & (dmin <= camera.far))
     fp = camera.focal_px() * s
     with np.errstate(divide="ignore", invalid="ignore"):
         xs = 0.5 * W - 0.5 + fp * pc[:, 0] / depth
         ys = 0.5 * H - 0.5 - fp * pc[:, 1] / depth
-    tri = Fc[face_ids]
-    pix, winv, fidx = _rasterise(xs[tri], ys[tri], 1.0 / fd[face_ids], W, H)
+    tri = Fc[keep]
+    setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
+    face_of = keep[setup.index]  # setup row → face of the concatenation
+    use_kernel = (_raster_jit is not None and jit_enabled() and "numba" in sys.modules) if jit is None else \
+        (jit and _raster_jit is not None and jit_enabled())
+    if use_kernel:
+        zbuf, fbuf = _visible_kernel(setup, W, H)
+    else:
+        zbuf, fbuf = _visible_numpy(setup, W, H)
 
-    zbuf = np.zeros(W * H, dtype=np.float32)  # inverse depth; 0 = empty (infinitely far)
-    np.maximum.at(zbuf, pix, winv)
-    win = winv >= zbuf[pix]
-    flat = np.empty((W * H, 3), dtype=np.uint8)
-    flat[:] = bg
-    flat[pix[win]] = shaded[fidx[win]]
+    if backdrop is None:
+        flat = np.empty((W * H, 3), dtype=np.uint8)
+        flat[:] = rgb8(background, "background")
+    elif s == 1:
+        flat = backdrop.reshape(-1, 3).copy()
+    else:
+        flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
+    pix = np.flatnonzero(fbuf >= 0)
+    if len(pix):
+        k = fbuf[pix]
+        face = face_of[k]
+        which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else np.zeros(len(k), np.int64)
+        for i, srf in enumerate(surfaces):
+            sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
+            if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
+                continue
+            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, V, Fc, light,
+                                    ambient)
     img = flat.reshape(H, W, 3)
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
@@ -179,6 +295,15 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
     return img, dbuf
 
 
+def _light(camera: Camera, light_dir: ArrayLike | None) -> NDArray[np.float64]:
+    if light_dir is None:
+        return _default_light(camera)
+    light = np.asarray(light_dir, dtype=float)
+    if light.shape != (3,) or not np.all(np.isfinite(light)) or np.linalg.norm(light) == 0:
+        raise RenderError(f"light_dir must be a non-zero finite 3-vector, got {light_dir!r}")
+    return light / np.linalg.norm(light)
+
+
 def _min3(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.minimum(np.minimum(a[:, 0], a[:, 1]), a[:, 2])
 
@@ -187,81 +312,197 @@ def _max3(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.maximum(np.maximum(a[:, 0], a[:, 1]), a[:, 2])
 
 
-def _rasterise(X: NDArray[np.float64], Y: NDArray[np.float64], IZ: NDArray[np.float64], W: int,
-               H: int) -> tuple[NDArray[np.int64], NDArray[np.float32], NDArray[np.int64]]:
-    """Fragments (pixel index, 1/d, triangle index) of all pixel centres with barycentrics b ≥ 0.
+@dataclass(frozen=True)
+class _Setup:
+    """Per drawable triangle: its face row (``index``), pixel box [x0, x1] × [y0, y1], edge functions and 1/d.
 
-    ``X, Y, IZ`` are ``(T, 3)`` screen coordinates and inverse depths of triangle corners.
-    Barycentric b_i = A_i x + B_i y + C_i is the edge function of the edge opposite corner i
-    over twice the signed area; 1/d = Σ b_i / d_i is affine in (x, y).
+    Barycentric b_i(x, y) = (B_i r_y + C_i) + A_i r_x, (r_x, r_y) = (x − x0, y − y0), is the edge function of the
+    edge opposite corner i over twice the signed area; 1/d = (W_C + W_A r_x) + W_B r_y is affine in (x, y).
     """
-    empty = (np.empty(0, np.int64), np.empty(0, np.float32), np.empty(0, np.int64))
-    if len(X) == 0:
-        return empty
+
+    index: NDArray[np.int64]
+    x0: NDArray[np.int64]
+    y0: NDArray[np.int64]
+    x1: NDArray[np.int64]
+    y1: NDArray[np.int64]
+    A: NDArray[np.float64]
+    B: NDArray[np.float64]
+    C: NDArray[np.float64]
+    WA: NDArray[np.float64]
+    WB: NDArray[np.float64]
+    WC: NDArray[np.float64]
+    IZ: NDArray[np.float64]
+
+
+def _setup(X: NDArray[np.float64], Y: NDArray[np.float64], IZ: NDArray[np.float64], W: int, H: int) -> _Setup:
+    """``X, Y, IZ`` are ``(T, 3)`` screen coordinates and inverse depths of triangle corners."""
     with np.errstate(invalid="ignore"):
-        x0 = np.clip(np.ceil(_min3(X)), 0, W)
-        x1 = np.clip(np.floor(_max3(X)), -1, W - 1)
-        y0 = np.clip(np.ceil(_min3(Y)), 0, H)
-        y1 = np.clip(np.floor(_max3(Y)), -1, H - 1)
+        x0 = np.clip(np.ceil(_min3(X)), 0, W) if len(X) else np.zeros(0)
+        x1 = np.clip(np.floor(_max3(X)), -1, W - 1) if len(X) else np.zeros(0)
+        y0 = np.clip(np.ceil(_min3(Y)), 0, H) if len(X) else np.zeros(0)
+        y1 = np.clip(np.floor(_max3(Y)), -1, H - 1) if len(X) else np.zeros(0)
     area2 = (X[:, 1] - X[:, 0]) * (Y[:, 2] - Y[:, 0]) - (X[:, 2] - X[:, 0]) * (Y[:, 1] - Y[:, 0])
     ok = (x0 <= x1) & (y0 <= y1) & (np.abs(area2) > 1e-12) & np.isfinite(area2)
     idx = np.flatnonzero(ok)
-    if len(idx) == 0:
-        return empty
     X, Y, IZ, area2 = X[idx], Y[idx], IZ[idx], area2[idx]
     x0, x1, y0, y1 = x0[idx], x1[idx], y0[idx], y1[idx]
     nxt, prv = [1, 2, 0], [2, 0, 1]
     inv = (1.0 / area2)[:, None]
     A = (Y[:, nxt] - Y[:, prv]) * inv
     B = (X[:, prv] - X[:, nxt]) * inv
-    # value at the box origin (x0, y0), kept small so float32 is enough per pixel
-    C = A * (x0[:, None] - X[:, nxt]) + B * (y0[:, None] - Y[:, nxt])
+    C = A * (x0[:, None] - X[:, nxt]) + B * (y0[:, None] - Y[:, nxt])  # value at the box origin (x0, y0)
     WA, WB, WC = (A * IZ).sum(axis=1), (B * IZ).sum(axis=1), (C * IZ).sum(axis=1)
-    params = np.concatenate([A, B, C], axis=1).astype(np.float32)  # (T, 9)
-    bw = (x1 - x0 + 1).astype(np.int64)
-    bh = (y1 - y0 + 1).astype(np.int64)
-    ncls = len(_SIZE_CLASSES)
-    cw = np.searchsorted(_SIZE_CLASSES, bw)
-    ch = np.searchsorted(_SIZE_CLASSES, bh)
-    key = cw * ncls + ch
-    order = np.argsort(key, kind="stable")
-    skey = key[order]
-    starts = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]])
-    ends = np.r_[starts[1:], len(order)]
-    out_t, out_x, out_y = [], [], []
-    for a, b in zip(starts, ends, strict=True):
-        BWc = int(_SIZE_CLASSES[skey[a] // ncls])
-        BHc = int(_SIZE_CLASSES[skey[a] % ncls])
-        n_box = BWc * BHc
-        step = max(1, _CHUNK // n_box)
-        ox = np.arange(BWc, dtype=np.float32)
-        oy = np.arange(BHc, dtype=np.float32)[:, None]
-        for c in range(a, b, step):
-            sel = order[c:min(c + step, b)]
-            p = params[sel][:, :, None, None]  # (T, 9, 1, 1)
-            inside = (p[:, 3] * oy + p[:, 6]) + p[:, 0] * ox >= 0
-            inside &= (p[:, 4] * oy + p[:, 7]) + p[:, 1] * ox >= 0
-            inside &= (p[:, 5] * oy + p[:, 8]) + p[:, 2] * ox >= 0
-            hits = np.flatnonzero(inside)
-            if len(hits) == 0:
-                continue
-            t_local, p_local = np.divmod(hits, n_box)
-            ry, rx = np.divmod(p_local, BWc)
-            out_t.append(sel[t_local])
-            out_x.append(rx)
-            out_y.append(ry)
-    if not out_t:
-        return empty
-    tri = np.concatenate(out_t)
-    rx = np.concatenate(out_x)
-    ry = np.concatenate(out_y)
-    px = x0[tri].astype(np.int64) + rx
-    py = y0[tri].astype(np.int64) + ry
-    inb = (px < W) & (py < H)  # boxes of a size class may reach past the image edge
-    if not np.all(inb):
-        tri, rx, ry, px, py = tri[inb], rx[inb], ry[inb], px[inb], py[inb]
-    w = (WC[tri] + WA[tri] * rx + WB[tri] * ry).astype(np.float32)
-    return py * W + px, w, idx[tri]
+    return _Setup(idx, x0.astype(np.int64), y0.astype(np.int64), x1.astype(np.int64), y1.astype(np.int64),
+                  np.ascontiguousarray(A), np.ascontiguousarray(B), np.ascontiguousarray(C), WA, WB, WC,
+                  np.ascontiguousarray(IZ))
+
+
+_MASK32 = np.uint64(0xFFFFFFFF)
+
+
+def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+    """z[p] = max 1/d over the fragments at p (float32), f[p] = the lowest triangle row among those (−1: none).
+
+    Fragments are the pixel centres of each triangle's box with b_i ≥ 0 (boxes grouped by size class, each
+    group tested at once). The depth test is one scatter-max of the key (bits(float32 1/d) << 32) | (2³² − 1 − t):
+    float32 bits of positive numbers order like the numbers, and on equal depth the lower row t wins.
+    """
+    keys = np.zeros(W * H, dtype=np.uint64)
+    T = len(st.index)
+    if T:
+        bw = st.x1 - st.x0 + 1
+        bh = st.y1 - st.y0 + 1
+        ncls = len(_SIZE_CLASSES)
+        key = np.searchsorted(_SIZE_CLASSES, bw) * ncls + np.searchsorted(_SIZE_CLASSES, bh)
+        order = np.argsort(key, kind="stable")
+        skey = key[order]
+        starts = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]])
+        ends = np.r_[starts[1:], len(order)]
+        A, B, C = st.A, st.B, st.C
+        for a, b in zip(starts, ends, strict=True):
+            BWc = int(_SIZE_CLASSES[skey[a] // ncls])
+            BHc = int(_SIZE_CLASSES[skey[a] % ncls])
+            n_box = BWc * BHc
+            step = max(1, _CHUNK // n_box)
+            ox = np.arange(BWc, dtype=np.float64)
+            oy = np.arange(BHc, dtype=np.float64)[:, None]
+            for c in range(a, b, step):
+                sel = order[c:min(c + step, b)]
+                inside = (B[sel, 0, None, None] * oy + C[sel, 0, None, None]) + A[sel, 0, None, None] * ox >= 0
+                inside &= (B[sel, 1, None, None] * oy + C[sel, 1, None, None]) + A[sel, 1, None, None] * ox >= 0
+                inside &= (B[sel, 2, None, None] * oy + C[sel, 2, None, None]) + A[sel, 2, None, None] * ox >= 0
+                hits = np.flatnonzero(inside)
+                if len(hits) == 0:
+                    continue
+                t_local, p_local = np.divmod(hits, n_box)
+                ry, rx = np.divmod(p_local, BWc)
+                t = sel[t_local]
+                px = st.x0[t] + rx
+                py = st.y0[t] + ry
+                inb = (px < W) & (py < H)  # boxes of a size class may reach past the triangle's box
+                inb &= (rx <= st.x1[t] - st.x0[t]) & (ry <= st.y1[t] - st.y0[t])
+                t, rx, ry, px, py = t[inb], rx[inb], ry[inb], px[inb], py[inb]
+                w = ((st.WC[t] + st.WA[t] * rx) + st.WB[t] * ry).astype(np.float32)
+                pos = w > 0
+                k = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | \
+                    (_MASK32 - t[pos].astype(np.uint64))
+                np.maximum.at(keys, (py * W + px)[pos], k)
+    hit = keys > 0
+    fbuf = np.where(hit, (_MASK32 - (keys & _MASK32)).astype(np.int64), -1).astype(np.int32)
+    zbuf = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    return zbuf, fbuf
+
+
+def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
+                 A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
+                 WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
+                 fbuf: NDArray[np.int32]) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
+    """The same fragments and depth test as :func:`_visible_numpy`, triangle by triangle, row by row."""
+    for t in range(len(x0)):
+        a0, a1, a2 = A[t, 0], A[t, 1], A[t, 2]
+        b0, b1, b2 = B[t, 0], B[t, 1], B[t, 2]
+        c0, c1, c2 = C[t, 0], C[t, 1], C[t, 2]
+        wa, wb, wc = WA[t], WB[t], WC[t]
+        for ry in range(y1[t] - y0[t] + 1):
+            fy = float(ry)
+            r0, r1, r2 = b0 * fy + c0, b1 * fy + c1, b2 * fy + c2
+            row = (y0[t] + ry) * W + x0[t]
+            entered = False
+            for rx in range(x1[t] - x0[t] + 1):
+                fx = float(rx)
+                if r0 + a0 * fx >= 0 and r1 + a1 * fx >= 0 and r2 + a2 * fx >= 0:
+                    entered = True
+                    w = np.float32((wc + wa * fx) + wb * fy)
+                    p = row + rx
+                    if w > zbuf[p] and w > 0:
+                        zbuf[p] = w
+                        fbuf[p] = t
+                elif entered:
+                    break  # a row crosses a triangle in one run of pixels
+
+
+_raster_jit = kernel(_raster_loop)
+
+
+def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+    zbuf = np.zeros(W * H, dtype=np.float32)
+    fbuf = np.full(W * H, -1, dtype=np.int32)
+    if len(st.index):
+        assert _raster_jit is not None
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf)
+    return zbuf, fbuf
+
+
+def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
+           pix: NDArray[np.int64], W: int, V: NDArray[np.float64], Fc: NDArray[np.int64],
+           light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
+    """Colours (P, 3) of the covered samples ``pix`` of one surface (``face`` its own face rows, ``k`` setup rows)."""
+    if srf.normals is None:
+        fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
+        used, inv = np.unique(face, return_inverse=True)
+        shade = face_shading(camera, srf.vertices[srf.faces[used]], light, ambient)
+        return np.round(fc[used].astype(float) * shade[:, None]).astype(np.uint8)[inv]
+    py, px = np.divmod(pix, W)
+    rx = (px - st.x0[k]).astype(np.float64)
+    ry = (py - st.y0[k]).astype(np.float64)
+    b = (st.B[k] * ry[:, None] + st.C[k]) + st.A[k] * rx[:, None]  # (P, 3) screen-affine barycentrics
+    q = b * st.IZ[k]
+    q /= q.sum(axis=1, keepdims=True)  # perspective-correct: b_i/d_i / Σ b_j/d_j
+    fv = srf.faces[face]  # (P, 3)
+    n = np.einsum("pi,pij->pj", q, srf.normals[fv])
+    # back faces: turn the normals to the camera (faces whose geometric side seen disagrees with their normals)
+    used, inv = np.unique(face, return_inverse=True)
+    tri = srf.vertices[srf.faces[used]]
+    g = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    seen = np.einsum("ij,ij->i", g, np.asarray(camera.eye) - tri[:, 0]) >= 0
+    agree = np.einsum("ij,ij->i", g, srf.normals[srf.faces[used]].sum(axis=1)) >= 0
+    sign = np.where(seen == agree, 1.0, -1.0)[inv]
+    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    lam = np.divide(n @ light, norm, out=np.zeros(len(n)), where=norm > 0) * sign
+    intensity = ambient + (1.0 - ambient) * np.clip(lam, 0.0, 1.0)
+    col = np.broadcast_to(srf.color.astype(np.float64), (len(pix), 3))
+    if srf.texture is not None and srf.uvs is not None:
+        uv = np.einsum("pi,pij->pj", q, srf.uvs[fv])
+        col = col * (sample_bilinear(srf.texture, uv) / 255.0)
+    return np.clip(np.round(col * intensity[:, None]), 0, 255).astype(np.uint8)
+
+
+def sample_bilinear(texture: NDArray[np.uint8], uv: NDArray[np.float64]) -> NDArray[np.float64]:
+    """c(u, v) = Σ bilinear weights · texels around (u w − ½, v h − ½), wrapping (glTF's REPEAT); RGB (P, 3).
+
+    (0, 0) is the top-left corner of the texture's first texel, (1, 1) the bottom-right corner of its last.
+    """
+    h, w = texture.shape[:2]
+    x = uv[:, 0] * w - 0.5
+    y = uv[:, 1] * h - 0.5
+    xf, yf = np.floor(x), np.floor(y)
+    fx, fy = (x - xf)[:, None], (y - yf)[:, None]
+    xi, yi = xf.astype(np.int64) % w, yf.astype(np.int64) % h
+    xj, yj = (xi + 1) % w, (yi + 1) % h
+    t = texture[..., :3]
+    top = t[yi, xi] * (1.0 - fx) + t[yi, xj] * fx
+    bottom = t[yj, xi] * (1.0 - fx) + t[yj, xj] * fx
+    return top * (1.0 - fy) + bottom * fy
 
 
 # ----------------------------------------------------------------------------------------------
