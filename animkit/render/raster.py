@@ -39,6 +39,8 @@ __all__ = [
     "render_surfaces",
     "sample_bilinear",
     "draw_polyline",
+    "segment_coverage",
+    "blend",
     "draw_segments",
     "draw_markers",
     "draw_grid",
@@ -276,7 +278,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
             sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
             if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
                 continue
-            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, V, Fc, light,
+            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel].astype(np.int64), pix[sel], W, V, Fc, light,
                                     ambient)
     img = flat.reshape(H, W, 3)
     if s > 1:
@@ -573,39 +575,121 @@ def _clip_near(camera: Camera, a: NDArray[np.float64], b: NDArray[np.float64]
     return a_new, b_new
 
 
-def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
-                  color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
-                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3) -> Image:
-    """Each segment a→b drawn as discs of radius w/2 at samples ≤ ½ px apart (anti-aliased).
+def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
+                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3
+                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
 
-    ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
-    With ``depth`` (the ``(H, W)`` buffer of :func:`render_triangles`), a sample is drawn only
-    where its view depth ≤ buffer · (1 + depth_bias). Returns a new image.
+    Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
+    and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
+    is proportional to the length drawn. With ``depth`` (H, W), a pixel counts only where the segment's view depth
+    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias).
     """
-    img = _check_image(image)
-    zb = _check_depth(depth, img)
-    if not width_px > 0:
-        raise RenderError(f"width_px must be > 0, got {width_px!r}")
+    W, H = camera.width, camera.height
     a = np.asarray(starts, dtype=float).reshape(-1, 3)
     b = np.asarray(ends, dtype=float).reshape(-1, 3)
     if a.shape != b.shape or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise RenderError("segment starts and ends must be finite and shaped alike (S, 3)")
-    cam = _camera_for(camera, img)
-    a, b = _clip_near(cam, a, b)
+    if not width_px > 0:
+        raise RenderError(f"width_px must be > 0, got {width_px!r}")
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    a, b = _clip_near(camera, a, b)
     if len(a) == 0:
-        return img.copy()
-    pa, _ = cam.project(a)
-    pb, _ = cam.project(b)
-    length = np.linalg.norm(pb - pa, axis=1)
-    # keep the sample count sane for segments that project far outside the image
-    length = np.minimum(length, 4.0 * (cam.width + cam.height))
-    n = (np.ceil(length / 0.5).astype(np.int64) + 1)
-    seg = np.repeat(np.arange(len(a)), n)
-    first = np.repeat(np.cumsum(n) - n, n)
-    t = (np.arange(len(seg)) - first) / np.maximum(n[seg] - 1, 1)
-    pts = a[seg] + t[:, None] * (b[seg] - a[seg])
-    xy, d = cam.project(pts)
-    return _stamp(img, xy, d, 0.5 * width_px, rgb8(color), zb, depth_bias)
+        return none
+    pa, da = camera.project(a)
+    pb, db = camera.project(b)
+    r = 0.5 * width_px
+    m = r + 1.0
+    # Liang–Barsky: keep t ∈ [t0, t1] of a + t (b − a) inside the image grown by m
+    d = pb - pa
+    t0, t1 = np.zeros(len(a)), np.ones(len(a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k, hi in ((0, W - 1 + m), (1, H - 1 + m)):
+            for p, q in ((-d[:, k], pa[:, k] + m), (d[:, k], hi - pa[:, k])):
+                par = p == 0
+                t = q / p
+                t0 = np.where(~par & (p < 0), np.maximum(t0, t), t0)
+                t1 = np.where(~par & (p > 0), np.minimum(t1, t), t1)
+                t1 = np.where(par & (q < 0), -1.0, t1)
+    ok = t0 <= t1
+    if not ok.any():
+        return none
+    ia, ib = 1.0 / da[ok], 1.0 / db[ok]
+    t0, t1, pa, d = t0[ok], t1[ok], pa[ok], d[ok]
+    qa, qb = pa + t0[:, None] * d, pa + t1[:, None] * d
+    iza, izb = ia + t0 * (ib - ia), ia + t1 * (ib - ia)
+    steep = np.abs(d[:, 1]) > np.abs(d[:, 0])
+    major = steep.astype(np.int64)
+    minor = 1 - major
+    rows = np.arange(len(qa))
+    ua, ub = qa[rows, major], qb[rows, major]
+    va, vb = qa[rows, minor], qb[rows, minor]
+    lo = np.floor(np.minimum(ua, ub) - m).astype(np.int64)
+    hi = np.ceil(np.maximum(ua, ub) + m).astype(np.int64)
+    n = hi - lo + 1
+    seg = np.repeat(rows, n)
+    u = (np.arange(len(seg)) - np.repeat(np.cumsum(n) - n, n) + lo[seg]).astype(np.float64)
+    du = ub - ua
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(du != 0, (vb - va) / du, 0.0)
+    uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
+    vc = np.round(va[seg] + (uc - ua[seg]) * slope[seg])
+    half = int(math.ceil((r + 0.5) * math.sqrt(2.0) + 0.5))
+    off = np.arange(-half, half + 1, dtype=np.float64)
+    U = np.repeat(u, len(off))
+    Vv = (vc[:, None] + off).ravel()
+    S = np.repeat(seg, len(off))
+    X = np.where(steep[S], Vv, U)
+    Y = np.where(steep[S], U, Vv)
+    inside = (X >= 0) & (X < W) & (Y >= 0) & (Y < H)
+    X, Y, S = X[inside], Y[inside], S[inside]
+    ex, ey = qb[S, 0] - qa[S, 0], qb[S, 1] - qa[S, 1]
+    ll = ex * ex + ey * ey
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(ll > 0, ((X - qa[S, 0]) * ex + (Y - qa[S, 1]) * ey) / ll, 0.0)
+    t = np.clip(t, 0.0, 1.0)
+    dist = np.hypot(X - (qa[S, 0] + t * ex), Y - (qa[S, 1] + t * ey))
+    cov = np.clip(r + 0.5 - dist, 0.0, 1.0)
+    flat = Y.astype(np.int64) * W + X.astype(np.int64)
+    keep = cov > 0
+    if depth is not None:
+        with np.errstate(divide="ignore"):
+            dd = 1.0 / (iza[S] + t * (izb[S] - iza[S]))
+        keep &= dd <= depth.ravel()[flat] * (1.0 + depth_bias)
+    flat, cov = flat[keep], cov[keep].astype(np.float32)
+    if len(a) > 1 and len(flat):
+        order = np.lexsort((-cov, flat))  # per pixel, the largest coverage first
+        flat, cov = flat[order], cov[order]
+        first = np.r_[True, flat[1:] != flat[:-1]]
+        return flat[first], cov[first]
+    order = np.argsort(flat)
+    return flat[order], cov[order]
+
+
+def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
+    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image."""
+    out = image.copy()
+    if len(pixels):
+        o = out.reshape(-1, 3)
+        a = alpha[:, None]
+        o[pixels] = np.round(o[pixels] * (1.0 - a) + rgb8(color).astype(np.float32) * a).astype(np.uint8)
+    return out
+
+
+def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
+                  color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3) -> Image:
+    """Each segment a→b drawn with coverage clip(w/2 + ½ − distance, 0, 1) (:func:`segment_coverage`).
+
+    ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
+    With ``depth`` (the ``(H, W)`` buffer of :func:`render_triangles`), a pixel is drawn only
+    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image.
+    """
+    img = _check_image(image)
+    zb = _check_depth(depth, img)
+    cam = _camera_for(camera, img)
+    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
+    return blend(img, pix, alpha, color)
 
 
 def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
