@@ -25,8 +25,8 @@ from ..graph import Figure
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, look_at
-from .panels import compose_panels
-from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
+from .panels import PanelGrid
+from .raster import Surface, blend, draw_grid, draw_markers, draw_segments, render_surfaces, rgb8, segment_coverage
 from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
 
 if TYPE_CHECKING:
@@ -102,11 +102,27 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
+# A compiled rasteriser pays once numba is loaded (~0.5 s a process, cached code included) and the frames are many:
+# below this many samples (frames × pixels × supersample²) a job draws with NumPy, unless numba is already loaded.
+JIT_MIN_SAMPLES = 60e6
+
+_BACKDROPS: dict[tuple[object, ...], NDArray[np.uint8]] = {}
+
+
+def jit_pays(samples: float) -> bool | None:
+    """True when a job of ``samples`` pixels drawn should use the compiled rasteriser, None to leave it to
+    :func:`render_surfaces` (compiled only if numba is loaded already)."""
+    return True if samples >= JIT_MIN_SAMPLES else None
+
+
 class FigureRenderer:
-    """Draws one figure with one camera: meshes built once, each frame placed and rasterised."""
+    """Draws one figure with one camera: meshes built once, each frame placed and rasterised.
+
+    ``jit`` is passed to :func:`render_surfaces` (None: compiled only when numba is already loaded).
+    """
 
     def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
-                 mesh: FigureMesh | None = None, grid_extent: float | None = None) -> None:
+                 mesh: FigureMesh | None = None, grid_extent: float | None = None, jit: bool | None = None) -> None:
         self.figure = figure
         self.camera = camera
         self.up = up
@@ -114,27 +130,54 @@ class FigureRenderer:
         self.mesh = mesh if mesh is not None else figure_mesh(figure)
         self.size = figure.size()
         self.grid_extent = grid_extent
-        self._backdrop: tuple[tuple[object, ...], NDArray[np.uint8]] | None = None
+        self.jit = jit
+        self._colors = rgb8(self.mesh.face_colors, "face_colors") if len(self.mesh.faces) else \
+            np.zeros((0, 3), np.uint8)
         self._edges: NDArray[np.intp] | None = None
+        self._trail_pts: Array | None = None
+        self._trail_alpha: NDArray[np.float32] | None = None
+        self._trail_pix = np.zeros(0, np.int64)
+
+    def surfaces(self, world: Array) -> list[Surface]:
+        """What one frame draws for world matrices ``world`` (N, 4, 4)."""
+        verts = place_vertices(self.mesh, world)
+        return [Surface(verts, self.mesh.faces, face_colors=self._colors)]
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
         st = self.style
-        verts = place_vertices(self.mesh, world)
-        image, depth = render_triangles(self.camera, verts, self.mesh.faces, self.mesh.face_colors,
-                                        background=st.background, supersample=st.supersample, depth_out=True)
-        if st.grid:  # the ground lies behind the figure: show the backdrop wherever no triangle is
-            np.copyto(image, self.backdrop(), where=np.isinf(depth)[:, :, None])
+        srfs = self.surfaces(world)
+        image = render_surfaces(self.camera, srfs, background=st.background,
+                                backdrop=self.backdrop() if st.grid else None, supersample=st.supersample,
+                                jit=self.jit)
         if st.wireframe and len(self.mesh.faces):
             e = self.edges()
+            verts = srfs[0].vertices
             image = draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1)
         if st.joint_axes:
             image = self._axes(image, world)
         if trail is not None and len(trail) >= 2:
-            image = draw_polyline(image, self.camera, trail, st.trail_color, 2)
+            image = self._trail(image, np.asarray(trail, dtype=float))
         if targets is not None and len(targets):
             image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
         return image
+
+    def _trail(self, image: NDArray[np.uint8], trail: Array) -> NDArray[np.uint8]:
+        """The polyline through ``trail`` (2 px), drawing only the segments added since the last frame:
+        α = max over segments, so adding segments to the kept α equals drawing the whole polyline."""
+        prev = self._trail_pts
+        if prev is None or len(prev) > len(trail) or not np.array_equal(trail[:len(prev)], prev):
+            self._trail_alpha = np.zeros(self.camera.width * self.camera.height, np.float32)
+            self._trail_pix = np.zeros(0, np.int64)
+            prev = trail[:1]
+        assert self._trail_alpha is not None
+        m = len(prev)
+        if len(trail) > m:
+            pix, a = segment_coverage(self.camera, trail[m - 1:-1], trail[m:], 2.0)
+            self._trail_alpha[pix] = np.maximum(self._trail_alpha[pix], a)
+            self._trail_pix = np.union1d(self._trail_pix, pix)
+        self._trail_pts = trail.copy()
+        return blend(image, self._trail_pix, self._trail_alpha[self._trail_pix], self.style.trail_color)
 
     def edges(self) -> NDArray[np.intp]:
         """Each triangle edge once (E, 2): shared edges are drawn once, not once per face."""
@@ -153,15 +196,22 @@ class FigureRenderer:
         return spacing, max(extent, 4 * spacing), np.asarray(self.camera.target, dtype=float)
 
     def backdrop(self) -> NDArray[np.uint8]:
-        """The background with the ground grid, drawn once per camera (and style), not once per frame."""
-        key = (self.camera, self.up, self.style.background, self.style.grid_color)
-        if self._backdrop is None or self._backdrop[0] != key:
+        """The background with the ground grid, drawn once per camera, grid and colours — shared by every
+        renderer (panel) that asks for the same (read-only)."""
+        spacing, extent, center = self.ground()
+        key = (self.camera, self.up, self.style.background, self.style.grid_color, spacing, extent,
+               tuple(center))
+        image = _BACKDROPS.get(key)
+        if image is None:
             blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
-            blank[...] = np.round(np.asarray(self.style.background) * 255).astype(np.uint8)
-            spacing, extent, center = self.ground()
-            self._backdrop = (key, draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
-                                             color=self.style.grid_color, center=center))
-        return self._backdrop[1]
+            blank[...] = rgb8(self.style.background, "background")
+            image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
+                              color=self.style.grid_color, center=center)
+            image.setflags(write=False)
+            if len(_BACKDROPS) >= 8:
+                _BACKDROPS.pop(next(iter(_BACKDROPS)))
+            _BACKDROPS[key] = image
+        return image
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
         length = 0.15 * self.size
@@ -222,7 +272,8 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
 
     P = figure.check_pose(poses)
     P = np.atleast_2d(P)
-    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh)
+    samples = len(P) * camera.width * camera.height * style.supersample ** 2
+    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=jit_pays(samples))
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
@@ -264,12 +315,14 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     if not panels:
         raise RenderError("render_panels needs at least one panel")
     camera = panel_camera(panels, camera_spec, up, size)
-    renderers = [FigureRenderer(p.figure, camera, up=up, style=style) for p in panels]
     n = max(len(p.poses) for p in panels)
+    jit = jit_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
+    renderers = [FigureRenderer(p.figure, camera, up=up, style=style, jit=jit) for p in panels]
     labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
-    first = compose_panels([np.zeros((size[1], size[0], 3), np.uint8)] * len(panels), labels, columns)
+    grid = PanelGrid(len(panels), size, labels, columns)
+    first = grid.template
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n))
@@ -277,7 +330,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
         for _ in range(n):
-            writer.write(compose_panels([next(s) for s in streams], labels, columns))
+            writer.write(grid.compose([next(s) for s in streams]))
             bar.update()
         bar.close()
     return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (first.shape[1], first.shape[0]),

@@ -271,15 +271,14 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
     pix = np.flatnonzero(fbuf >= 0)
     if len(pix):
-        k = fbuf[pix]
+        k = fbuf[pix].astype(np.int64)
         face = face_of[k]
         which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else np.zeros(len(k), np.int64)
         for i, srf in enumerate(surfaces):
             sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
             if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
                 continue
-            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel].astype(np.int64), pix[sel], W, V, Fc, light,
-                                    ambient)
+            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light, ambient)
     img = flat.reshape(H, W, 3)
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
@@ -456,8 +455,7 @@ def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], ND
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
-           pix: NDArray[np.int64], W: int, V: NDArray[np.float64], Fc: NDArray[np.int64],
-           light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
+           pix: NDArray[np.int64], W: int, light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
     """Colours (P, 3) of the covered samples ``pix`` of one surface (``face`` its own face rows, ``k`` setup rows)."""
     if srf.normals is None:
         fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
@@ -625,10 +623,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     ua, ub = qa[rows, major], qb[rows, major]
     va, vb = qa[rows, minor], qb[rows, minor]
     lo = np.floor(np.minimum(ua, ub) - m).astype(np.int64)
-    hi = np.ceil(np.maximum(ua, ub) + m).astype(np.int64)
-    n = hi - lo + 1
-    seg = np.repeat(rows, n)
-    u = (np.arange(len(seg)) - np.repeat(np.cumsum(n) - n, n) + lo[seg]).astype(np.float64)
+    count = np.ceil(np.maximum(ua, ub) + m).astype(np.int64) - lo + 1
+    seg = np.repeat(rows, count)
+    u = (np.arange(len(seg)) - np.repeat(np.cumsum(count) - count, count) + lo[seg]).astype(np.float64)
     du = ub - ua
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(du != 0, (vb - va) / du, 0.0)
