@@ -364,3 +364,21 @@ def test_grid_patch_follows_its_center() -> None:
     under_target = draw_grid(blank, cam, "y", spacing=1.0, extent=3.0, center=(20.3, 0.0, 19.8))
     assert (at_origin != 255).sum() == 0  # the patch at the origin is out of view
     assert (under_target != 255).sum() > 200  # the patch under the target is drawn
+
+
+@pytest.mark.parametrize("shape", ["box", "capsule", "capsule0", "sphere", "cylinder"])
+def test_primitive_triangles_are_closed_outward_and_of_the_analytic_volume(shape: str) -> None:
+    from animkit.geometry import Box, Capsule, Cylinder, Sphere
+
+    g, exact, tol = {"box": (Box((1.0, 2.0, 0.5)), 1.0, 1e-12),
+                     "capsule": (Capsule(0.2, 1.0), np.pi * 0.04 * 1.0 + 4 / 3 * np.pi * 0.008, 0.12),
+                     "capsule0": (Capsule(0.2, 0.0), 4 / 3 * np.pi * 0.008, 0.12),
+                     "sphere": (Sphere(0.5), 4 / 3 * np.pi * 0.125, 0.08),
+                     "cylinder": (Cylinder(0.3, 2.0), np.pi * 0.09 * 2.0, 0.03)}[shape]
+    v, f = g.triangles()
+    # divergence theorem: V = Σ (a · (b × c)) / 6 > 0 for outward, counter-clockwise faces
+    vol = np.einsum("ij,ij->i", v[f[:, 0]], np.cross(v[f[:, 1]], v[f[:, 2]])).sum() / 6
+    assert vol == pytest.approx(exact, rel=tol) and vol <= exact + 1e-12  # inscribed polyhedra are smaller
+    edges = np.sort(np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(edges, axis=0, return_counts=True)
+    assert np.all(counts == 2)  # closed: every edge shared by two faces
