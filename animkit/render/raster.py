@@ -1,10 +1,11 @@
-"""The default headless renderer: flat-shaded triangles with a z-buffer, in pure NumPy.
+"""The default headless renderer: triangles with a z-buffer, flat or smooth shading, textures; NumPy or numba.
 
-Deterministic, no display, no GPU. Triangles are grouped by the size of their screen bounding
-box; each group is rasterised at once with barycentric tests over its boxes' pixel centres
-(no Python loop over pixels or triangles). Depth is resolved per pixel with a scatter-max of
-inverse depth ``1/d``, which is affine in screen space, so the depth test is exact under
-perspective. Anti-aliasing is supersampling followed by a box downsample.
+Deterministic, no display, no GPU. Each triangle's pixel centres are found row by row: the run of x where all
+three barycentric edge functions are ≥ 0 (:func:`_row_spans`). Visibility is resolved first, per pixel, with the
+largest inverse depth ``1/d`` (affine in screen space, so the depth test is exact under perspective), ties to the
+lower face; then every visible pixel is shaded once (deferred shading). The visibility pass runs either as NumPy
+(one scatter-max of a packed depth-and-face key) or as a compiled kernel: the same arithmetic, the same pixels.
+Anti-aliasing is supersampling followed by a box downsample.
 
 Overlays (:func:`draw_polyline`, :func:`draw_markers`, :func:`draw_grid`) draw on a finished
 frame and return a new image; given the depth buffer from ``render_triangles(...,
@@ -51,9 +52,7 @@ Depth = NDArray[np.float32]
 MarkerShape = Literal["disc", "cross"]
 _MARKER_SHAPES: tuple[MarkerShape, ...] = ("disc", "cross")
 
-# Box-size classes (pixels): a triangle is rasterised over a box of the next class up.
-_SIZE_CLASSES = 2 ** np.arange(16)
-_CHUNK = 1 << 20  # max pixels tested at once (memory bound)
+_MAX_SIDE = 1 << 15  # samples a side
 
 
 def rgb8(color: ArrayLike, name: str = "color") -> NDArray[np.uint8]:
@@ -222,8 +221,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         raise RenderError(f"ambient must be in [0, 1], got {ambient!r}")
     s = supersample
     W, H = camera.width * s, camera.height * s
-    if max(W, H) > _SIZE_CLASSES[-1]:
-        raise RenderError(f"image too large: {W}x{H} samples (at most {_SIZE_CLASSES[-1]} a side)")
+    if max(W, H) > _MAX_SIDE:
+        raise RenderError(f"image too large: {W}x{H} samples (at most {_MAX_SIDE} a side)")
     if backdrop is not None:
         bd = _check_image(backdrop)
         if bd.shape[:2] != (camera.height, camera.width):
@@ -361,53 +360,50 @@ def _setup(X: NDArray[np.float64], Y: NDArray[np.float64], IZ: NDArray[np.float6
 _MASK32 = np.uint64(0xFFFFFFFF)
 
 
+def _row_spans(st: _Setup) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Per row r_y of every triangle's box: the run [l, h] of r_x with all b_i = (B_i r_y + C_i) + A_i r_x ≥ 0.
+
+    Edge i bounds r_x from below by ⌈−(B_i r_y + C_i) / A_i⌉ when A_i > 0, from above by ⌊…⌋ when A_i < 0, and
+    empties the row when A_i = 0 and B_i r_y + C_i < 0. Returns (triangle row t, r_y, l, h) of the non-empty runs;
+    :func:`_raster_loop` computes the same runs with the same arithmetic.
+    """
+    bh = st.y1 - st.y0 + 1
+    t = np.repeat(np.arange(len(bh)), bh)
+    ry = np.arange(len(t)) - np.repeat(np.cumsum(bh) - bh, bh)
+    fy = ry.astype(np.float64)
+    bw = (st.x1 - st.x0)[t].astype(np.float64)
+    lo = np.zeros(len(t))
+    hi = bw.copy()
+    for i in range(3):
+        a = st.A[t, i]
+        r = st.B[t, i] * fy + st.C[t, i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = -r / a
+        lo = np.where(a > 0, np.maximum(lo, np.ceil(q)), lo)
+        hi = np.where(a < 0, np.minimum(hi, np.floor(q)), hi)
+        hi = np.where((a == 0) & (r < 0), -1.0, hi)
+    ok = lo <= hi
+    return t[ok], ry[ok], lo[ok].astype(np.int64), hi[ok].astype(np.int64)
+
+
 def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
     """z[p] = max 1/d over the fragments at p (float32), f[p] = the lowest triangle row among those (−1: none).
 
-    Fragments are the pixel centres of each triangle's box with b_i ≥ 0 (boxes grouped by size class, each
-    group tested at once). The depth test is one scatter-max of the key (bits(float32 1/d) << 32) | (2³² − 1 − t):
-    float32 bits of positive numbers order like the numbers, and on equal depth the lower row t wins.
+    Fragments are the pixels of each row's run (:func:`_row_spans`). The depth test is one scatter-max of the key
+    (bits(float32 1/d) << 32) | (2³² − 1 − t): float32 bits of positive numbers order like the numbers, and on
+    equal depth the lower row t wins.
     """
     keys = np.zeros(W * H, dtype=np.uint64)
-    T = len(st.index)
-    if T:
-        bw = st.x1 - st.x0 + 1
-        bh = st.y1 - st.y0 + 1
-        ncls = len(_SIZE_CLASSES)
-        key = np.searchsorted(_SIZE_CLASSES, bw) * ncls + np.searchsorted(_SIZE_CLASSES, bh)
-        order = np.argsort(key, kind="stable")
-        skey = key[order]
-        starts = np.flatnonzero(np.r_[True, skey[1:] != skey[:-1]])
-        ends = np.r_[starts[1:], len(order)]
-        A, B, C = st.A, st.B, st.C
-        for a, b in zip(starts, ends, strict=True):
-            BWc = int(_SIZE_CLASSES[skey[a] // ncls])
-            BHc = int(_SIZE_CLASSES[skey[a] % ncls])
-            n_box = BWc * BHc
-            step = max(1, _CHUNK // n_box)
-            ox = np.arange(BWc, dtype=np.float64)
-            oy = np.arange(BHc, dtype=np.float64)[:, None]
-            for c in range(a, b, step):
-                sel = order[c:min(c + step, b)]
-                inside = (B[sel, 0, None, None] * oy + C[sel, 0, None, None]) + A[sel, 0, None, None] * ox >= 0
-                inside &= (B[sel, 1, None, None] * oy + C[sel, 1, None, None]) + A[sel, 1, None, None] * ox >= 0
-                inside &= (B[sel, 2, None, None] * oy + C[sel, 2, None, None]) + A[sel, 2, None, None] * ox >= 0
-                hits = np.flatnonzero(inside)
-                if len(hits) == 0:
-                    continue
-                t_local, p_local = np.divmod(hits, n_box)
-                ry, rx = np.divmod(p_local, BWc)
-                t = sel[t_local]
-                px = st.x0[t] + rx
-                py = st.y0[t] + ry
-                inb = (px < W) & (py < H)  # boxes of a size class may reach past the triangle's box
-                inb &= (rx <= st.x1[t] - st.x0[t]) & (ry <= st.y1[t] - st.y0[t])
-                t, rx, ry, px, py = t[inb], rx[inb], ry[inb], px[inb], py[inb]
-                w = ((st.WC[t] + st.WA[t] * rx) + st.WB[t] * ry).astype(np.float32)
-                pos = w > 0
-                k = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | \
-                    (_MASK32 - t[pos].astype(np.uint64))
-                np.maximum.at(keys, (py * W + px)[pos], k)
+    if len(st.index):
+        t, ry, lo, hi = _row_spans(st)
+        n = hi - lo + 1
+        ft = np.repeat(t, n)
+        fy = np.repeat(ry, n)
+        rx = np.arange(len(ft)) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
+        w = ((st.WC[ft] + st.WA[ft] * rx) + st.WB[ft] * fy).astype(np.float32)
+        pos = w > 0
+        k = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | (_MASK32 - ft[pos].astype(np.uint64))
+        np.maximum.at(keys, ((st.y0[ft] + fy) * W + st.x0[ft] + rx)[pos], k)
     hit = keys > 0
     fbuf = np.where(hit, (_MASK32 - (keys & _MASK32)).astype(np.int64), -1).astype(np.int32)
     zbuf = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
@@ -418,28 +414,32 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
                  A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
                  WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
                  fbuf: NDArray[np.int32]) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
-    """The same fragments and depth test as :func:`_visible_numpy`, triangle by triangle, row by row."""
+    """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle."""
     for t in range(len(x0)):
-        a0, a1, a2 = A[t, 0], A[t, 1], A[t, 2]
-        b0, b1, b2 = B[t, 0], B[t, 1], B[t, 2]
-        c0, c1, c2 = C[t, 0], C[t, 1], C[t, 2]
         wa, wb, wc = WA[t], WB[t], WC[t]
+        bw = float(x1[t] - x0[t])
         for ry in range(y1[t] - y0[t] + 1):
             fy = float(ry)
-            r0, r1, r2 = b0 * fy + c0, b1 * fy + c1, b2 * fy + c2
+            lo = 0.0
+            hi = bw
+            for i in range(3):
+                a = A[t, i]
+                r = B[t, i] * fy + C[t, i]
+                if a > 0:
+                    lo = max(lo, np.ceil(-r / a))
+                elif a < 0:
+                    hi = min(hi, np.floor(-r / a))
+                elif r < 0:
+                    hi = -1.0
+            if lo > hi:
+                continue
             row = (y0[t] + ry) * W + x0[t]
-            entered = False
-            for rx in range(x1[t] - x0[t] + 1):
-                fx = float(rx)
-                if r0 + a0 * fx >= 0 and r1 + a1 * fx >= 0 and r2 + a2 * fx >= 0:
-                    entered = True
-                    w = np.float32((wc + wa * fx) + wb * fy)
-                    p = row + rx
-                    if w > zbuf[p] and w > 0:
-                        zbuf[p] = w
-                        fbuf[p] = t
-                elif entered:
-                    break  # a row crosses a triangle in one run of pixels
+            for rx in range(int(lo), int(hi) + 1):
+                w = np.float32((wc + wa * rx) + wb * fy)
+                p = row + rx
+                if w > zbuf[p] and w > 0:
+                    zbuf[p] = w
+                    fbuf[p] = t
 
 
 _raster_jit = kernel(_raster_loop)
@@ -459,9 +459,8 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
     """Colours (P, 3) of the covered samples ``pix`` of one surface (``face`` its own face rows, ``k`` setup rows)."""
     if srf.normals is None:
         fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
-        used, inv = np.unique(face, return_inverse=True)
-        shade = face_shading(camera, srf.vertices[srf.faces[used]], light, ambient)
-        return np.round(fc[used].astype(float) * shade[:, None]).astype(np.uint8)[inv]
+        shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
+        return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)[face]
     py, px = np.divmod(pix, W)
     rx = (px - st.x0[k]).astype(np.float64)
     ry = (py - st.y0[k]).astype(np.float64)
@@ -471,12 +470,11 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
     fv = srf.faces[face]  # (P, 3)
     n = np.einsum("pi,pij->pj", q, srf.normals[fv])
     # back faces: turn the normals to the camera (faces whose geometric side seen disagrees with their normals)
-    used, inv = np.unique(face, return_inverse=True)
-    tri = srf.vertices[srf.faces[used]]
+    tri = srf.vertices[srf.faces]
     g = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     seen = np.einsum("ij,ij->i", g, np.asarray(camera.eye) - tri[:, 0]) >= 0
-    agree = np.einsum("ij,ij->i", g, srf.normals[srf.faces[used]].sum(axis=1)) >= 0
-    sign = np.where(seen == agree, 1.0, -1.0)[inv]
+    agree = np.einsum("ij,ij->i", g, srf.normals[srf.faces].sum(axis=1)) >= 0
+    sign = np.where(seen == agree, 1.0, -1.0)[face]
     norm = np.sqrt(np.einsum("ij,ij->i", n, n))
     lam = np.divide(n @ light, norm, out=np.zeros(len(n)), where=norm > 0) * sign
     intensity = ambient + (1.0 - ambient) * np.clip(lam, 0.0, 1.0)
