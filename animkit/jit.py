@@ -6,7 +6,8 @@ installed, otherwise nothing (every kernel has a NumPy path, which is also the r
 
 numba itself (a quarter of a second, and it pulls in SciPy) is imported only when :func:`enabled` is first asked
 or a kernel first runs, so ``import animkit`` stays light. A kernel may call other kernels of its module: they are
-compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths). numba
+compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths), or
+:func:`pays` to use a kernel only where the work repays numba's start-up (tests set :data:`ALWAYS`). numba
 caches compiled code on disk, so only the first run on a machine pays the compilation (about a second per kernel);
 later processes pay loading it, once.
 """
@@ -19,13 +20,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["kernel", "enabled", "ENABLED"]
+__all__ = ["kernel", "enabled", "pays", "ENABLED", "ALWAYS"]
 
 _WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 _njit: Any = None
 _loaded = False
 
 ENABLED = _WANTED
+# Tests set ALWAYS so that kernels run whatever the work size (also ANIMKIT_JIT=always).
+ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
 
 def _numba_njit() -> Any:
@@ -65,6 +68,11 @@ class _Kernel:
     def __call__(self, *args: Any) -> Any:
         return self.compiled()(*args)
 
+    @property
+    def ready(self) -> bool:
+        """Whether this process has compiled (or loaded) the kernel already."""
+        return self._compiled is not None
+
 
 def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed."""
@@ -74,3 +82,16 @@ def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
 def enabled() -> bool:
     """Whether compiled kernels run now (numba importable, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
     return ENABLED and _WANTED and _numba_njit() is not None
+
+
+def pays(fn: Callable[..., Any] | None, work: float, threshold: float) -> bool:
+    """Whether to run the kernel ``fn`` on ``work`` units: kernels are on and either ``fn`` is ready in this process
+    (nothing left to pay) or ``work`` ≥ ``threshold``, the size from which the compiled path beats NumPy with
+    numba's start-up and the kernel's loading (0.5–1 s a process when cached, a second or two more to compile on
+    an empty cache) counted in. Each caller measures its own threshold and says so beside it.
+    """
+    if fn is None or not (ENABLED and _WANTED):
+        return False
+    if (isinstance(fn, _Kernel) and fn.ready) or ALWAYS:
+        return enabled()
+    return work >= threshold and enabled()

@@ -26,7 +26,17 @@ from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, look_at
 from .panels import PanelGrid
-from .raster import Surface, blend, draw_grid, draw_markers, draw_segments, render_surfaces, rgb8, segment_coverage
+from .raster import (
+    Surface,
+    blend,
+    compiled_pays,
+    draw_grid,
+    draw_markers,
+    draw_segments,
+    render_surfaces,
+    rgb8,
+    segment_coverage,
+)
 from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
 
 if TYPE_CHECKING:
@@ -102,23 +112,14 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
-# A compiled rasteriser pays once numba is loaded (~0.5 s a process, cached code included) and the frames are many:
-# below this many samples (frames × pixels × supersample²) a job draws with NumPy, unless numba is already loaded.
-JIT_MIN_SAMPLES = 60e6
-
 _BACKDROPS: dict[tuple[object, ...], NDArray[np.uint8]] = {}
-
-
-def jit_pays(samples: float) -> bool | None:
-    """True when a job of ``samples`` pixels drawn should use the compiled rasteriser, None to leave it to
-    :func:`render_surfaces` (compiled only if numba is loaded already)."""
-    return True if samples >= JIT_MIN_SAMPLES else None
 
 
 class FigureRenderer:
     """Draws one figure with one camera: meshes built once, each frame placed and rasterised.
 
-    ``jit`` is passed to :func:`render_surfaces` (None: compiled only when numba is already loaded).
+    ``jit`` is passed to :func:`render_surfaces` (None: decided per image; callers that know the whole job's size
+    pass :func:`compiled_pays` of it).
     """
 
     def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
@@ -273,7 +274,7 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     P = figure.check_pose(poses)
     P = np.atleast_2d(P)
     samples = len(P) * camera.width * camera.height * style.supersample ** 2
-    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=jit_pays(samples))
+    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=compiled_pays(samples))
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
@@ -316,7 +317,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
         raise RenderError("render_panels needs at least one panel")
     camera = panel_camera(panels, camera_spec, up, size)
     n = max(len(p.poses) for p in panels)
-    jit = jit_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
+    jit = compiled_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
     renderers = [FigureRenderer(p.figure, camera, up=up, style=style, jit=jit) for p in panels]
     labels = [p.label for p in panels]
     if columns is None:

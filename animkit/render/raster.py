@@ -17,7 +17,6 @@ Colours are RGB triples: floats in ``[0, 1]`` or integers in ``[0, 255]`` (see :
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
@@ -28,6 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import RenderError, unknown_name
 from ..jit import enabled as jit_enabled
 from ..jit import kernel
+from ..jit import pays as jit_pays
 from .camera import Camera, UpAxis, up_vector
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "surface",
     "render_triangles",
     "render_surfaces",
+    "compiled_pays",
     "sample_bilinear",
     "draw_polyline",
     "segment_coverage",
@@ -212,8 +213,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also the ``(H, W)`` float32
     view depth (``inf`` where empty; the nearest sample of each supersampled block).
 
-    ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: compiled
-    when :mod:`animkit.jit` is enabled and numba is already loaded). Both give the same pixels.
+    ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: by
+    :func:`compiled_pays` for this one image). Both give the same pixels.
     """
     if supersample not in (1, 2, 3, 4):
         raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
@@ -254,12 +255,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     tri = Fc[keep]
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
     face_of = keep[setup.index]  # setup row → face of the concatenation
-    use_kernel = (_raster_jit is not None and jit_enabled() and "numba" in sys.modules) if jit is None else \
-        (jit and _raster_jit is not None and jit_enabled())
-    if use_kernel:
-        zbuf, fbuf = _visible_kernel(setup, W, H)
-    else:
-        zbuf, fbuf = _visible_numpy(setup, W, H)
+    use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
+    pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
 
     if backdrop is None:
         flat = np.empty((W * H, 3), dtype=np.uint8)
@@ -268,9 +265,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         flat = backdrop.reshape(-1, 3).copy()
     else:
         flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
-    pix = np.flatnonzero(fbuf >= 0)
     if len(pix):
-        k = fbuf[pix].astype(np.int64)
         face = face_of[k]
         which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else np.zeros(len(k), np.int64)
         for i, srf in enumerate(surfaces):
@@ -287,6 +282,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         img = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)  # box filter, rounded
     if not depth_out:
         return img
+    zbuf = np.zeros(W * H, np.float32)
+    zbuf[pix] = zvis
     zb = zbuf.reshape(H, W)
     if s > 1:
         zb = np.max([zb[dy::s, dx::s] for dy in range(s) for dx in range(s)], axis=0)
@@ -370,44 +367,42 @@ def _row_spans(st: _Setup) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArra
     bh = st.y1 - st.y0 + 1
     t = np.repeat(np.arange(len(bh)), bh)
     ry = np.arange(len(t)) - np.repeat(np.cumsum(bh) - bh, bh)
-    fy = ry.astype(np.float64)
-    bw = (st.x1 - st.x0)[t].astype(np.float64)
-    lo = np.zeros(len(t))
-    hi = bw.copy()
-    for i in range(3):
-        a = st.A[t, i]
-        r = st.B[t, i] * fy + st.C[t, i]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = -r / a
-        lo = np.where(a > 0, np.maximum(lo, np.ceil(q)), lo)
-        hi = np.where(a < 0, np.minimum(hi, np.floor(q)), hi)
-        hi = np.where((a == 0) & (r < 0), -1.0, hi)
+    fy = ry.astype(np.float64)[:, None]
+    a = np.repeat(st.A, bh, axis=0)
+    r = np.repeat(st.B, bh, axis=0) * fy + np.repeat(st.C, bh, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = -r / a
+    lo = np.maximum(np.where(a > 0, np.ceil(q), 0.0).max(axis=1), 0.0)
+    hi = np.minimum(np.where(a < 0, np.floor(q), np.inf).min(axis=1), (st.x1 - st.x0)[t])
+    hi[((a == 0) & (r < 0)).any(axis=1)] = -1.0
     ok = lo <= hi
     return t[ok], ry[ok], lo[ok].astype(np.int64), hi[ok].astype(np.int64)
 
 
-def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
-    """z[p] = max 1/d over the fragments at p (float32), f[p] = the lowest triangle row among those (−1: none).
+def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    """For every covered pixel p (sorted): the lowest triangle row t among those with the largest float32 1/d at p,
+    and that 1/d.
 
-    Fragments are the pixels of each row's run (:func:`_row_spans`). The depth test is one scatter-max of the key
-    (bits(float32 1/d) << 32) | (2³² − 1 − t): float32 bits of positive numbers order like the numbers, and on
-    equal depth the lower row t wins.
+    Fragments are the pixels of each row's run (:func:`_row_spans`), 1/d = (W_C + W_B r_y) + W_A r_x. The depth
+    test is one scatter-max of the key (bits(float32 1/d) << 32) | (2³² − 1 − t): float32 bits of positive numbers
+    order like the numbers, and on equal depth the lower row t wins.
     """
+    if not len(st.index):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    t, ry, lo, hi = _row_spans(st)
+    n = hi - lo + 1
+    start = np.cumsum(n) - n
+    ft = np.repeat(t, n)
+    rx = np.arange(len(ft)) - np.repeat(start - lo, n)
+    w = (np.repeat(st.WC[t] + st.WB[t] * ry, n) + st.WA[ft] * rx).astype(np.float32)
+    pix = np.repeat((st.y0[t] + ry) * W + st.x0[t], n) + rx
+    pos = w > 0
+    key = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | (_MASK32 - ft[pos].astype(np.uint64))
     keys = np.zeros(W * H, dtype=np.uint64)
-    if len(st.index):
-        t, ry, lo, hi = _row_spans(st)
-        n = hi - lo + 1
-        ft = np.repeat(t, n)
-        fy = np.repeat(ry, n)
-        rx = np.arange(len(ft)) - np.repeat(np.cumsum(n) - n, n) + np.repeat(lo, n)
-        w = ((st.WC[ft] + st.WA[ft] * rx) + st.WB[ft] * fy).astype(np.float32)
-        pos = w > 0
-        k = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | (_MASK32 - ft[pos].astype(np.uint64))
-        np.maximum.at(keys, ((st.y0[ft] + fy) * W + st.x0[ft] + rx)[pos], k)
-    hit = keys > 0
-    fbuf = np.where(hit, (_MASK32 - (keys & _MASK32)).astype(np.int64), -1).astype(np.int32)
-    zbuf = (keys >> np.uint64(32)).astype(np.uint32).view(np.float32)
-    return zbuf, fbuf
+    np.maximum.at(keys, pix[pos], key)
+    hit = np.flatnonzero(keys)
+    kk = keys[hit]
+    return hit, (_MASK32 - (kk & _MASK32)).astype(np.int64), (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
 
 
 def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
@@ -434,8 +429,9 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
             if lo > hi:
                 continue
             row = (y0[t] + ry) * W + x0[t]
+            w0 = wc + wb * fy
             for rx in range(int(lo), int(hi) + 1):
-                w = np.float32((wc + wa * rx) + wb * fy)
+                w = np.float32(w0 + wa * rx)
                 p = row + rx
                 if w > zbuf[p] and w > 0:
                     zbuf[p] = w
@@ -444,14 +440,28 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
 
 _raster_jit = kernel(_raster_loop)
 
+# A frame of the humanoid's capsules costs about 7 ms with NumPy visibility and 2.4 ms with the kernel at 360x360
+# (37 ns a sample saved); numba's start-up and loading the cached kernel cost about 0.4 s a process, compiling it on an
+# empty cache about 2 s more. Warm, the kernel pays from ~11 M samples; cold, from ~60 M. Below 40 M samples (pixels ×
+# frames × supersample²; the README's compare draws 30 M) a job uses NumPy, so a first run stays near a warm one.
+RASTER_JIT_MIN = 40e6
 
-def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.float32], NDArray[np.int32]]:
+
+def compiled_pays(samples: float) -> bool:
+    """Whether a job drawing ``samples`` pixels in all should resolve visibility with the compiled kernel
+    (:func:`animkit.jit.pays` with :data:`RASTER_JIT_MIN`)."""
+    return jit_pays(_raster_jit, samples, RASTER_JIT_MIN)
+
+
+def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
+    """:func:`_visible_numpy` by the compiled :func:`_raster_loop`."""
     zbuf = np.zeros(W * H, dtype=np.float32)
     fbuf = np.full(W * H, -1, dtype=np.int32)
     if len(st.index):
         assert _raster_jit is not None
         _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf)
-    return zbuf, fbuf
+    hit = np.flatnonzero(fbuf >= 0)
+    return hit, fbuf[hit].astype(np.int64), zbuf[hit]
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
