@@ -367,14 +367,18 @@ def _row_spans(st: _Setup) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArra
     bh = st.y1 - st.y0 + 1
     t = np.repeat(np.arange(len(bh)), bh)
     ry = np.arange(len(t)) - np.repeat(np.cumsum(bh) - bh, bh)
-    fy = ry.astype(np.float64)[:, None]
-    a = np.repeat(st.A, bh, axis=0)
-    r = np.repeat(st.B, bh, axis=0) * fy + np.repeat(st.C, bh, axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = -r / a
-    lo = np.maximum(np.where(a > 0, np.ceil(q), 0.0).max(axis=1), 0.0)
-    hi = np.minimum(np.where(a < 0, np.floor(q), np.inf).min(axis=1), (st.x1 - st.x0)[t])
-    hi[((a == 0) & (r < 0)).any(axis=1)] = -1.0
+    fy = ry.astype(np.float64)
+    A, B, C = np.repeat(st.A, bh, axis=0), np.repeat(st.B, bh, axis=0), np.repeat(st.C, bh, axis=0)
+    lo = np.zeros(len(t))
+    hi = (st.x1 - st.x0)[t].astype(np.float64)
+    for i in range(3):
+        a = A[:, i]
+        r = B[:, i] * fy + C[:, i]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = -r / a
+        np.maximum(lo, np.where(a > 0, np.ceil(q), 0.0), out=lo)
+        np.minimum(hi, np.where(a < 0, np.floor(q), np.inf), out=hi)
+        hi[(a == 0) & (r < 0)] = -1.0
     ok = lo <= hi
     return t[ok], ry[ok], lo[ok].astype(np.int64), hi[ok].astype(np.int64)
 
