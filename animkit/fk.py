@@ -1,4 +1,4 @@
-"""Vectorised forward kinematics: the figure compiled once into flat arrays.
+"""Vectorised forward kinematics on plain arrays: a figure flattened once into an FK programme.
 
     M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ)
 
@@ -16,18 +16,15 @@ columns (R·R_x(θ): c₁' = c·c₁ + s·c₂, c₂' = −s·c₁ + c·c₂).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .jit import kernel
 from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
-
-if TYPE_CHECKING:
-    from .graph import Figure
 
 __all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
            "dof_frames"]
@@ -97,25 +94,29 @@ class CompiledFigure:
         return len(self.dof_names)
 
 
-def compile_figure(figure: Figure) -> CompiledFigure:
-    """Flatten ``figure`` into arrays: nodes in traversal order, their parents, L, T and DOF programme."""
-    arcs = figure.arcs()
-    names = [a.child.name for a in arcs]
-    index = {n: i for i, n in enumerate(names)}
-    N = len(arcs)
-    parent = np.array([-1 if a.parent is None else index[a.parent.name] for a in arcs], dtype=np.intp)
-    L = np.stack([a.L for a in arcs])
-    T = np.stack([a.child.T for a in arcs])
-    dofl = figure.dofs
-    D = len(dofl)
+def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike, T: ArrayLike,
+                   dof_counts: ArrayLike, dof_names: Sequence[str], dof_revolute: ArrayLike, dof_axis: ArrayLike,
+                   dof_letter: ArrayLike, lower: ArrayLike, upper: ArrayLike, rest: ArrayLike) -> CompiledFigure:
+    """Flatten a figure given as arrays into the FK programme: levels, runs of one DOF signature, L and T.
+
+    Nodes in traversal order: ``parent`` (N,) indices (−1 at the root, parents before children), ``L`` and ``T``
+    (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; per DOF (D,): name, revolute or
+    prismatic, axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate axis x/y/z and −1 otherwise, limits
+    and rest value.
+    """
+    names = list(node_names)
+    parent = np.array(parent, dtype=np.intp).reshape(-1)
+    L = np.array(L, dtype=float)
+    T = np.array(T, dtype=float)
+    N = len(names)
+    counts = np.array(dof_counts, dtype=np.intp).reshape(-1)
+    D = int(counts.sum())
     first_dof = np.zeros(N + 1, dtype=np.intp)
-    for i, a in enumerate(arcs):
-        first_dof[i + 1] = first_dof[i] + a.joint.dof_count
-    dof_node = np.repeat(np.arange(N, dtype=np.intp), np.diff(first_dof))
-    dof_rev = np.array([d.revolute for d in dofl], dtype=bool)
-    dof_axis = np.array([d.axis for d in dofl], dtype=float).reshape(D, 3)
-    letters = [d.axis_letter for d in dofl]
-    code = [-1 if lt is None else "xyz".index(lt) for lt in letters]
+    first_dof[1:] = np.cumsum(counts)
+    dof_node = np.repeat(np.arange(N, dtype=np.intp), counts)
+    dof_rev = np.array(dof_revolute, dtype=bool).reshape(D)
+    dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
+    code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
     depth = np.zeros(N, dtype=np.intp)
     for i in range(1, N):
         depth[i] = depth[parent[i]] + 1
@@ -153,15 +154,11 @@ def compile_figure(figure: Figure) -> CompiledFigure:
         par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
-    arrays = (
-        np.array([d.lower for d in dofl], dtype=float),
-        np.array([d.upper for d in dofl], dtype=float),
-        np.array([d.rest for d in dofl], dtype=float),
-    )
-    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, *arrays):
+    lo, hi, rs = (np.array(a, dtype=float).reshape(D) for a in (lower, upper, rest))
+    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, lo, hi, rs):
         arr.setflags(write=False)
-    return CompiledFigure(tuple(names), tuple(d.name for d in dofl), parent, L, T, dof_node, dof_rev, dof_axis,
-                          *arrays, tuple(levels), order_a, row)
+    return CompiledFigure(tuple(names), tuple(dof_names), parent, L, T, dof_node, dof_rev, dof_axis,
+                          lo, hi, rs, tuple(levels), order_a, row)
 
 
 def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False

@@ -13,8 +13,8 @@ from animkit import fk
 from animkit import joints as J
 from animkit import transforms as tf
 from animkit.errors import PoseError, SceneError
+from animkit.figure import Figure
 from animkit.geometry import Capsule
-from animkit.graph import Figure
 
 from .conftest import SCENES
 

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import jit
-from .jacobian import rotation_error
+from ..transforms import rotation_error
 from .lm_jit import _KERNEL as _LM_KERNEL
 from .lm_jit import lm_serial
 from .problem import ChainModel
@@ -167,24 +167,6 @@ def _chain(model: ChainModel) -> _Chain:
     return ch
 
 
-_VEE_A = np.array([7, 2, 3])  # R[2,1], R[0,2], R[1,0] in a flattened 3×3
-_VEE_B = np.array([5, 6, 1])  # R[1,2], R[2,0], R[0,1]
-_DIAG = np.array([0, 4, 8])
-
-
-def _rotation_error(Rt: Array, Rc: Array) -> Array:
-    """log(R_t R_cᵀ)^∨ as :func:`~animkit.ik.jacobian.rotation_error`, fewer array calls (the loop's hot path)."""
-    Rd = (Rt @ np.swapaxes(Rc, -1, -2)).reshape(Rt.shape[:-2] + (9,))
-    v = 0.5 * (Rd[..., _VEE_A] - Rd[..., _VEE_B])
-    cos = 0.5 * (Rd[..., _DIAG].sum(-1) - 1.0)
-    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
-    if ((cos < 0.0) & (sin < 1e-6)).any():
-        return rotation_error(Rt, Rc)  # near π: the axis from the symmetric part
-    f = np.arctan2(sin, np.minimum(cos, 1.0)) / np.maximum(sin, 1e-300)
-    f[sin <= 1e-12] = 1.0
-    return v * f[..., None]
-
-
 def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Array]:
     """V (b, m) unweighted, worst position and orientation error over effectors."""
     b = Eff.shape[0]
@@ -192,7 +174,7 @@ def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Arra
     pos = np.sqrt(np.einsum("bei,bei->be", Vp, Vp).max(1))
     if R is None:
         return Vp.reshape(b, -1), pos, np.zeros(b)
-    Vo = _rotation_error(R, Eff[:, :, :3, :3])
+    Vo = rotation_error(R, Eff[:, :, :3, :3])
     ori = np.sqrt(np.einsum("bei,bei->be", Vo, Vo).max(1))
     return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
 
