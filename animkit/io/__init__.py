@@ -1,7 +1,8 @@
 """File formats behind one ``load`` and one ``save``, dispatched on the suffix.
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
-descriptions (urdf). Each format module is imported only when used.
+descriptions (urdf), ``.gltf`` / ``.glb`` characters (gltf, on the byte layer ``_gltf``). Each format
+module is imported only when used.
 """
 
 from __future__ import annotations
@@ -21,18 +22,25 @@ if TYPE_CHECKING:
 
 __all__ = ["load", "save", "atomic_path", "LOADERS", "SAVERS"]
 
-LOADERS = (".toml", ".bvh", ".urdf")
+LOADERS = (".toml", ".bvh", ".urdf", ".gltf", ".glb")
 SAVERS = (".toml", ".bvh")
 
 
-def load(path: str | os.PathLike[str]) -> Scene:
-    """Read a scene (figure, chains, effectors, camera, clips) from a ``.toml``, ``.bvh`` or ``.urdf`` file."""
+def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
+    """Read a scene (figure, chains, effectors, camera, clips, meshes) from a ``.toml``, ``.bvh``, ``.urdf``,
+    ``.gltf`` or ``.glb`` file; ``scene`` picks a glTF file's scene (default: the file's own default)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in LOADERS:
         raise ParseError(str(p), unknown_name("file type", suffix or "(no suffix)", LOADERS))
     if not p.is_file():
         raise ParseError(str(p), "file not found" if not p.exists() else "not a regular file")
+    if suffix in (".gltf", ".glb"):
+        from .gltf import read_gltf
+
+        return read_gltf(p, scene=scene)
+    if scene is not None:
+        raise ParseError(str(p), f"scene={scene} was given, but only glTF files hold several scenes")
     if suffix == ".toml":
         from .toml_scene import read_toml_scene
 
