@@ -83,7 +83,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
 def _style(args: argparse.Namespace) -> Style:
     from .render.clip import Style
 
-    return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes)
+    return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes,
+                 bones=getattr(args, "bones", False))
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -95,6 +96,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("--bones", action="store_true", help="over a character's meshes, draw its skeleton")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
 
 
@@ -204,8 +206,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
                          hold=args.hold, fps=args.fps, quiet=args.quiet)
     target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail)
-              for p in comparison.panels]
+    panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail,
+                    meshes=scene.meshes) for p in comparison.panels]
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
@@ -312,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
                        "scroll zooms, w wireframe, a axes")
     p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
-    p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
+    p.add_argument("--clip", "--animation", dest="clip", default=None,
+                   help="which clip (glTF: animation) by name (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
     p.add_argument("--no-target", action="store_true", help="do not mark the scene's [reach] target")

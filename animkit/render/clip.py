@@ -41,8 +41,10 @@ from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
+    from ..mesh import Mesh
 
 __all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "panel_camera", "render_poses",
+           "mesh_framing_points",
            "render_clip", "render_panels", "frame_times", "parse_size"]
 
 Array = NDArray[np.float64]
@@ -61,6 +63,8 @@ class Style:
     target_color: tuple[float, float, float] = (0.85, 0.1, 0.1)
     trail_color: tuple[float, float, float] = (0.15, 0.45, 0.9)
     grid_color: tuple[float, float, float] = (0.78, 0.78, 0.8)
+    bones: bool = False  # over a character's meshes, the skeleton as lines between joint origins
+    bone_color: tuple[float, float, float] = (0.1, 0.1, 0.1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +76,7 @@ class Panel:
     label: str = ""
     targets: Array | None = None  # (K, 3) fixed markers, or (F, K, 3) per frame
     trail: Array | None = None  # (F, 3): drawn up to the current frame
+    meshes: tuple[Mesh, ...] = ()  # a character's skinned or rigid meshes (drawn instead of the bones)
 
 
 @dataclass(frozen=True)
@@ -123,12 +128,16 @@ class FigureRenderer:
     """
 
     def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
-                 mesh: FigureMesh | None = None, grid_extent: float | None = None, jit: bool | None = None) -> None:
+                 mesh: FigureMesh | None = None, grid_extent: float | None = None, jit: bool | None = None,
+                 meshes: Sequence[Mesh] = ()) -> None:
         self.figure = figure
+        self.meshes = tuple(meshes)
+        self._looks = [_mesh_look(m) for m in self.meshes]
+        self._bone_pairs = _bone_pairs(figure, self.meshes) if self.meshes else np.zeros((0, 2), np.intp)
         self.camera = camera
         self.up = up
         self.style = style
-        self.mesh = mesh if mesh is not None else figure_mesh(figure)
+        self.mesh = mesh if mesh is not None else (_NO_MESH if self.meshes else figure_mesh(figure))
         self.size = figure.size()
         self.grid_extent = grid_extent
         self.jit = jit
@@ -140,9 +149,17 @@ class FigureRenderer:
         self._trail_pix = np.zeros(0, np.int64)
 
     def surfaces(self, world: Array) -> list[Surface]:
-        """What one frame draws for world matrices ``world`` (N, 4, 4)."""
-        verts = place_vertices(self.mesh, world)
-        return [Surface(verts, self.mesh.faces, face_colors=self._colors)]
+        """What one frame draws for world matrices ``world`` (N, 4, 4): the figure's shapes (or bones), and each
+        character mesh placed by its skin (or node), smooth-shaded with its base colour and texture."""
+        out = []
+        if len(self.mesh.faces):
+            out.append(Surface(place_vertices(self.mesh, world), self.mesh.faces, face_colors=self._colors))
+        for m, (color, tex) in zip(self.meshes, self._looks, strict=True):
+            if not len(m.faces):
+                continue
+            out.append(Surface(m.positions(world)[0], np.asarray(m.faces, dtype=np.int64), color=color,
+                               normals=m.normals(world)[0], uvs=m.uvs if tex is not None else None, texture=tex))
+        return out
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
@@ -155,6 +172,11 @@ class FigureRenderer:
             e = self.edges()
             verts = srfs[0].vertices
             image = draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1)
+        if st.bones and len(self._bone_pairs):
+            o = world[:, :3, 3]
+            image = draw_segments(image, self.camera, o[self._bone_pairs[:, 0]], o[self._bone_pairs[:, 1]],
+                                  st.bone_color, 2)
+            image = draw_markers(image, self.camera, o[np.unique(self._bone_pairs)], st.bone_color, 2.5, "disc")
         if st.joint_axes:
             image = self._axes(image, world)
         if trail is not None and len(trail) >= 2:
@@ -232,6 +254,40 @@ class FigureRenderer:
                 yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1])
 
 
+_NO_MESH = FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),
+                      np.zeros(0))
+
+
+def _mesh_look(mesh: Mesh) -> tuple[NDArray[np.uint8], NDArray[np.uint8] | None]:
+    """(display colour (3,) uint8, texture (h, w, 3|4) or None): the base colour factor, linear RGB, encoded as sRGB
+    (c ≤ 0.0031308: 12.92 c, else 1.055 c^(1/2.4) − 0.055), so that an sRGB texture times it stays in display space."""
+    c = np.clip(np.asarray(mesh.base_color, dtype=float)[:3], 0.0, 1.0)
+    srgb = np.where(c <= 0.0031308, 12.92 * c, 1.055 * np.power(c, 1 / 2.4) - 0.055)
+    tex = mesh.texture if mesh.texture is not None and mesh.uvs is not None else None
+    return np.round(srgb * 255).astype(np.uint8), tex
+
+
+def _bone_pairs(figure: Figure, meshes: Sequence[Mesh] = ()) -> NDArray[np.intp]:
+    """(parent, child) node rows of the skeleton drawn by ``--bones``: every arc with a parent, or, for skinned
+    meshes, the arcs between two of their skins' joints (not the scene's helper nodes above the armature)."""
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    pairs = [(index[a.parent.name], index[a.child.name]) for a in figure.arcs() if a.parent is not None]
+    joints = {int(j) for m in meshes if m.skin is not None for j in m.skin.joint_index}
+    if joints:
+        pairs = [(p, c) for p, c in pairs if p in joints and c in joints]
+    return np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+
+
+def mesh_framing_points(meshes: Sequence[Mesh], figure: Figure, poses: Array, *, max_frames: int = 60) -> Array:
+    """Points bounding the meshes over a clip: their vertices at up to ``max_frames`` evenly spaced frames (P, 3)."""
+    poses = np.atleast_2d(poses)
+    if not meshes:
+        return np.zeros((0, 3))
+    idx = np.unique(np.linspace(0, len(poses) - 1, min(max_frames, len(poses))).round().astype(int))
+    W = figure.world_batch(poses[idx])
+    return np.concatenate([m.positions(W).reshape(-1, 3) for m in meshes])
+
+
 def _nice(x: float) -> float:
     """The nearest 1, 2 or 5 × 10ⁿ at or below x."""
     if x <= 0 or not math.isfinite(x):
@@ -257,7 +313,11 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
     """One camera for every panel: framed on all figures over all frames, targets and trails included."""
     pts = []
     for p in panels:
-        pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
+        if p.meshes:
+            pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))
+            pts.append(p.figure.world_positions(np.atleast_2d(p.poses)[::max(1, len(p.poses) // 60)]).reshape(-1, 3))
+        else:
+            pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
         if p.targets is not None:
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
@@ -267,14 +327,16 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
 
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera, up: UpAxis = "y",
                  style: Style = Style(), targets: ArrayLike | None = None, trail: ArrayLike | None = None,
-                 quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
-    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet)."""
+                 quiet: bool = False, mesh: FigureMesh | None = None, meshes: Sequence[Mesh] = ()) -> RenderReport:
+    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet);
+    ``meshes`` (a loaded character's) are drawn on the figure instead of its bones."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
     P = np.atleast_2d(P)
     samples = len(P) * camera.width * camera.height * style.supersample ** 2
-    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=compiled_pays(samples))
+    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=compiled_pays(samples),
+                              meshes=meshes)
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
@@ -295,12 +357,18 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
     poses = c.sample(times)
-    mesh = figure_mesh(scene.figure)
-    camera = clip_camera(scene.camera, scene.up, framing_points(scene.figure, mesh, poses), size=size)
+    if scene.meshes:  # a character: framed on its skinned vertices (and joints) over the clip
+        mesh = None
+        pts = np.concatenate([mesh_framing_points(scene.meshes, scene.figure, poses),
+                              scene.figure.world_positions(poses[::max(1, len(poses) // 60)]).reshape(-1, 3)])
+    else:
+        mesh = figure_mesh(scene.figure)
+        pts = framing_points(scene.figure, mesh, poses)
+    camera = clip_camera(scene.camera, scene.up, pts, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=camera, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh)
+                          quiet=quiet, mesh=mesh, meshes=scene.meshes)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
@@ -318,7 +386,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     camera = panel_camera(panels, camera_spec, up, size)
     n = max(len(p.poses) for p in panels)
     jit = compiled_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
-    renderers = [FigureRenderer(p.figure, camera, up=up, style=style, jit=jit) for p in panels]
+    renderers = [FigureRenderer(p.figure, camera, up=up, style=style, jit=jit, meshes=p.meshes) for p in panels]
     labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
