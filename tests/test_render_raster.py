@@ -515,3 +515,20 @@ def test_surfaces_share_one_zbuffer_and_keep_their_own_shading() -> None:
         assert tuple(img[cy, cx]) == (255, 0, 0)
         (bx, by), = cam.project(np.array([[-0.7, 0.0, -0.5]]))[0].round().astype(int)
         assert tuple(img[by, bx]) == (0, 0, 255)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_segment_coverage_equals_numpy(seed: int) -> None:
+    from animkit import jit
+    from animkit.render.raster import segment_coverage
+
+    if not jit.enabled():
+        pytest.skip("numba is off or missing")
+    rng = np.random.default_rng(seed)
+    cam = look_at((3, 2, 4), (0, 0, 0), "y", width=120, height=90, near=0.5)
+    a, b = rng.normal(size=(40, 3)) * 2, rng.normal(size=(40, 3)) * 2
+    depth = rng.uniform(3, 7, size=(90, 120)).astype(np.float32)
+    for w, d in ((1.0, None), (2.5, depth)):
+        p0, a0 = segment_coverage(cam, a, b, w, d)
+        p1, a1 = segment_coverage(cam, a, b, w, d, jit=True)
+        assert np.array_equal(p0, p1) and np.array_equal(a0, a1)

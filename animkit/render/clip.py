@@ -229,7 +229,7 @@ class FigureRenderer:
             blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
             blank[...] = rgb8(self.style.background, "background")
             image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
-                              color=self.style.grid_color, center=center)
+                              color=self.style.grid_color, center=center, jit=bool(self.jit))
             image.setflags(write=False)
             if len(_BACKDROPS) >= 8:
                 _BACKDROPS.pop(next(iter(_BACKDROPS)))

@@ -586,14 +586,15 @@ def _clip_near(camera: Camera, a: NDArray[np.float64], b: NDArray[np.float64]
 
 
 def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
-                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3
+                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False
                      ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
 
     Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
     and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
     is proportional to the length drawn. With ``depth`` (H, W), a pixel counts only where the segment's view depth
-    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias).
+    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
+    candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
     """
     W, H = camera.width, camera.height
     a = np.asarray(starts, dtype=float).reshape(-1, 3)
@@ -641,9 +642,16 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     du = ub - ua
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(du != 0, (vb - va) / du, 0.0)
-    uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
-    vc = np.round(va[seg] + (uc - ua[seg]) * slope[seg])
     half = int(math.ceil((r + 0.5) * math.sqrt(2.0) + 0.5))
+    if jit and _coverage_jit is not None and jit_enabled():
+        dense = np.zeros(W * H, np.float32)
+        zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
+        _coverage_jit(qa, qb, steep, lo, count, ua, va, slope, r, half, W, H, iza, izb, zb, depth_bias,
+                      depth is not None, dense)
+        pix = np.flatnonzero(dense)
+        return pix, dense[pix]
+    uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
+    vc = np.floor(va[seg] + (uc - ua[seg]) * slope[seg] + 0.5)
     off = np.arange(-half, half + 1, dtype=np.float64)
     U = np.repeat(u, len(off))
     Vv = (vc[:, None] + off).ravel()
@@ -664,8 +672,13 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     if depth is not None:
         with np.errstate(divide="ignore"):
             dd = 1.0 / (iza[S] + t * (izb[S] - iza[S]))
-        keep &= dd <= depth.ravel()[flat] * (1.0 + depth_bias)
+        keep &= dd <= depth.ravel()[flat].astype(np.float64) * (1.0 + depth_bias)
     flat, cov = flat[keep], cov[keep].astype(np.float32)
+    if len(a) > 1 and len(flat) > (W * H) // 64:  # many segments: the max per pixel through a dense buffer
+        dense = np.zeros(W * H, np.float32)
+        np.maximum.at(dense, flat, cov)
+        pix = np.flatnonzero(dense)
+        return pix, dense[pix]
     if len(a) > 1 and len(flat):
         order = np.lexsort((-cov, flat))  # per pixel, the largest coverage first
         flat, cov = flat[order], cov[order]
@@ -673,6 +686,44 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
         return flat[first], cov[first]
     order = np.argsort(flat)
     return flat[order], cov[order]
+
+
+def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],
+                   lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
+                   va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
+                   iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
+                   use_depth: bool, dense: NDArray[np.float32]) -> None:  # pragma: no cover - compiled
+    """:func:`segment_coverage`'s candidates and coverage, segment by segment, the max kept in ``dense``."""
+    for s in range(len(lo)):
+        ub = qb[s, 1] if steep[s] else qb[s, 0]
+        umin, umax = min(ua[s], ub), max(ua[s], ub)
+        ax, ay = qa[s, 0], qa[s, 1]
+        ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
+        ll = ex * ex + ey * ey
+        for j in range(count[s]):
+            u = float(lo[s] + j)
+            uc = min(max(u, umin), umax)
+            vc = np.floor(va[s] + (uc - ua[s]) * slope[s] + 0.5)
+            for o in range(-half, half + 1):
+                v = vc + o
+                X = v if steep[s] else u
+                Y = u if steep[s] else v
+                if X < 0 or X >= W or Y < 0 or Y >= H:
+                    continue
+                t = ((X - ax) * ex + (Y - ay) * ey) / ll if ll > 0 else 0.0
+                t = min(max(t, 0.0), 1.0)
+                cov = min(max(r + 0.5 - np.hypot(X - (ax + t * ex), Y - (ay + t * ey)), 0.0), 1.0)
+                if cov <= 0:
+                    continue
+                p = int(Y) * W + int(X)
+                if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= float(depth[p]) * (1.0 + bias):
+                    continue
+                c = np.float32(cov)
+                if c > dense[p]:
+                    dense[p] = c
+
+
+_coverage_jit = kernel(_coverage_loop)
 
 
 def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
@@ -687,7 +738,7 @@ def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], c
 
 def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
                   color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
-                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3) -> Image:
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False) -> Image:
     """Each segment a→b drawn with coverage clip(w/2 + ½ − distance, 0, 1) (:func:`segment_coverage`).
 
     ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
@@ -697,7 +748,7 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
-    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
+    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias, jit=jit)
     return blend(img, pix, alpha, color)
 
 
@@ -743,7 +794,7 @@ def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: Arr
 def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: float = 1.0,
               extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75), width_px: float = 1.0,
               depth: ArrayLike | None = None, depth_bias: float = 5e-3,
-              center: ArrayLike = (0.0, 0.0, 0.0)) -> Image:
+              center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False) -> Image:
     """Lines u = k·spacing and v = k·spacing, |u − c_u|, |v − c_v| ≤ extent, in the plane through the origin ⟂ up.
 
     Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
@@ -767,7 +818,7 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     s2 = o + c[:, None] * va - extent * ua
     e2 = o + c[:, None] * va + extent * ua
     return draw_segments(image, camera, np.concatenate([s1, s2]), np.concatenate([e1, e2]), color,
-                         width_px, depth, depth_bias=depth_bias)
+                         width_px, depth, depth_bias=depth_bias, jit=jit)
 
 
 def _camera_for(camera: Camera, img: Image) -> Camera:
