@@ -191,12 +191,12 @@ def f3d_case(size: tuple[int, int]) -> tuple[Callable[[], None], int]:
     eng = f3d.Engine.create(True)  # offscreen
     eng.window.size = size
     eng.scene.add(str(CHARACTER))
-    lo, hi = eng.scene.animation_time_range()
+    lo, hi = eng.scene.animation.get_time_range()
     times = np.linspace(lo, hi, 48)
 
     def run() -> None:
         for t in times:
-            eng.scene.load_animation_time(float(t))
+            eng.scene.animation.load_time(float(t))
             eng.window.render_to_image()
     return run, len(times)
 

@@ -532,3 +532,22 @@ def test_compiled_segment_coverage_equals_numpy(seed: int) -> None:
         p0, a0 = segment_coverage(cam, a, b, w, d)
         p1, a1 = segment_coverage(cam, a, b, w, d, jit=True)
         assert np.array_equal(p0, p1) and np.array_equal(a0, a1)
+
+
+def test_compiled_smooth_textured_shading_equals_numpy() -> None:
+    from animkit import jit
+    from animkit.render.raster import render_surfaces, surface
+
+    if not jit.enabled():
+        pytest.skip("numba is off or missing")
+    v, f = uv_sphere(12, 24)
+    rng = np.random.default_rng(0)
+    tex = rng.integers(0, 256, size=(17, 13, 4), dtype=np.uint8)
+    uv = rng.uniform(-1.5, 2.5, size=(len(v), 2))
+    cam = look_at((0.3, 0.8, 3.0), (0, 0, 0), "y", width=90, height=70, near=0.5)
+    for srf in (surface(v, f, normals=v, color=(0.9, 0.5, 0.2)),
+                surface(v, f, normals=-v, color=(1.0, 0.8, 0.6), uvs=uv, texture=tex)):
+        for ss in (1, 2):
+            a = render_surfaces(cam, [srf], supersample=ss, jit=False)
+            b = render_surfaces(cam, [srf], supersample=ss, jit=True)
+            assert a.tobytes() == b.tobytes()

@@ -263,7 +263,9 @@ def _mesh_look(mesh: Mesh) -> tuple[NDArray[np.uint8], NDArray[np.uint8] | None]
     (c ≤ 0.0031308: 12.92 c, else 1.055 c^(1/2.4) − 0.055), so that an sRGB texture times it stays in display space."""
     c = np.clip(np.asarray(mesh.base_color, dtype=float)[:3], 0.0, 1.0)
     srgb = np.where(c <= 0.0031308, 12.92 * c, 1.055 * np.power(c, 1 / 2.4) - 0.055)
-    tex = mesh.texture if mesh.texture is not None and mesh.uvs is not None else None
+    tex = None
+    if mesh.texture is not None and mesh.uvs is not None:
+        tex = np.ascontiguousarray(mesh.texture[..., :3])  # RGB, once (the shader reads no alpha)
     return np.round(srgb * 255).astype(np.uint8), tex
 
 

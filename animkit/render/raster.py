@@ -272,7 +272,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
             sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
             if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
                 continue
-            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light, ambient)
+            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light, ambient,
+                                    use_kernel)
     img = flat.reshape(H, W, 3)
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
@@ -469,34 +470,108 @@ def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDAr
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
-           pix: NDArray[np.int64], W: int, light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
-    """Colours (P, 3) of the covered samples ``pix`` of one surface (``face`` its own face rows, ``k`` setup rows)."""
+           pix: NDArray[np.int64], W: int, light: NDArray[np.float64], ambient: float,
+           jit: bool = False) -> NDArray[np.uint8]:
+    """Colours (P, 3) of the covered samples ``pix`` of one surface (``face`` its own face rows, ``k`` setup rows).
+
+    Smooth: b_i = (B_i r_y + C_i) + A_i r_x, q_i = b_i / d_i / Σ_j b_j / d_j (perspective-correct), n = Σ q_i n_i,
+    I = a + (1 − a) clip(s (n · l) / |n|, 0, 1) with s = ±1 turning back faces to the camera; colour = rint(c · t / 255
+    · I) with t the bilinear texel at Σ q_i uv_i. The compiled :func:`_shade_loop` does the same arithmetic.
+    """
     if srf.normals is None:
         fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
         shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
         return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)[face]
-    py, px = np.divmod(pix, W)
-    rx = (px - st.x0[k]).astype(np.float64)
-    ry = (py - st.y0[k]).astype(np.float64)
-    b = (st.B[k] * ry[:, None] + st.C[k]) + st.A[k] * rx[:, None]  # (P, 3) screen-affine barycentrics
-    q = b * st.IZ[k]
-    q /= q.sum(axis=1, keepdims=True)  # perspective-correct: b_i/d_i / Σ b_j/d_j
-    fv = srf.faces[face]  # (P, 3)
-    n = np.einsum("pi,pij->pj", q, srf.normals[fv])
     # back faces: turn the normals to the camera (faces whose geometric side seen disagrees with their normals)
     tri = srf.vertices[srf.faces]
     g = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
     seen = np.einsum("ij,ij->i", g, np.asarray(camera.eye) - tri[:, 0]) >= 0
     agree = np.einsum("ij,ij->i", g, srf.normals[srf.faces].sum(axis=1)) >= 0
     sign = np.where(seen == agree, 1.0, -1.0)[face]
-    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
-    lam = np.divide(n @ light, norm, out=np.zeros(len(n)), where=norm > 0) * sign
+    color = srf.color.astype(np.float64)
+    textured = srf.texture is not None and srf.uvs is not None
+    if jit and _shade_jit is not None and jit_enabled():
+        out = np.empty((len(pix), 3), np.uint8)
+        tex = np.zeros((1, 1, 3), np.uint8)
+        if srf.texture is not None:
+            tex = srf.texture if srf.texture.shape[2] == 3 and srf.texture.flags.c_contiguous else \
+                np.ascontiguousarray(srf.texture[..., :3])
+        uvs = srf.uvs if textured else np.zeros((1, 2))
+        _shade_jit(pix, k, face, W, st.x0, st.y0, st.A, st.B, st.C, st.IZ, srf.faces, srf.normals, sign, light,
+                   ambient, color, textured, uvs, tex, out)
+        return out
+    py, px = np.divmod(pix, W)
+    rx = (px - st.x0[k]).astype(np.float64)
+    ry = (py - st.y0[k]).astype(np.float64)
+    q = [((st.B[k, i] * ry + st.C[k, i]) + st.A[k, i] * rx) * st.IZ[k, i] for i in range(3)]
+    s = (q[0] + q[1]) + q[2]
+    q = [qi / s for qi in q]
+    fv = srf.faces[face]  # (P, 3)
+    N = [srf.normals[fv[:, i]] for i in range(3)]
+    n = (q[0][:, None] * N[0] + q[1][:, None] * N[1]) + q[2][:, None] * N[2]
+    norm = np.sqrt((n[:, 0] * n[:, 0] + n[:, 1] * n[:, 1]) + n[:, 2] * n[:, 2])
+    dot = (n[:, 0] * light[0] + n[:, 1] * light[1]) + n[:, 2] * light[2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(norm > 0, dot / norm, 0.0) * sign
     intensity = ambient + (1.0 - ambient) * np.clip(lam, 0.0, 1.0)
-    col = np.broadcast_to(srf.color.astype(np.float64), (len(pix), 3))
-    if srf.texture is not None and srf.uvs is not None:
-        uv = np.einsum("pi,pij->pj", q, srf.uvs[fv])
-        col = col * (sample_bilinear(srf.texture, uv) / 255.0)
-    return np.clip(np.round(col * intensity[:, None]), 0, 255).astype(np.uint8)
+    if textured:
+        assert srf.uvs is not None and srf.texture is not None
+        U = [srf.uvs[fv[:, i]] for i in range(3)]
+        uv = (q[0][:, None] * U[0] + q[1][:, None] * U[1]) + q[2][:, None] * U[2]
+        col = color * (sample_bilinear(srf.texture, uv) / 255.0)
+    else:
+        col = np.broadcast_to(color, (len(pix), 3))
+    return np.clip(np.rint(col * intensity[:, None]), 0, 255).astype(np.uint8)
+
+
+def _shade_loop(pix: NDArray[np.int64], k: NDArray[np.int64], face: NDArray[np.int64], W: int,
+                x0: NDArray[np.int64], y0: NDArray[np.int64], A: NDArray[np.float64], B: NDArray[np.float64],
+                C: NDArray[np.float64], IZ: NDArray[np.float64], faces: NDArray[np.int64],
+                normals: NDArray[np.float64], sign: NDArray[np.float64], light: NDArray[np.float64], ambient: float,
+                color: NDArray[np.float64], textured: bool, uvs: NDArray[np.float64], tex: NDArray[np.uint8],
+                out: NDArray[np.uint8]) -> None:  # pragma: no cover - compiled; _shade's NumPy path is its oracle
+    """:func:`_shade`'s smooth path, pixel by pixel, with the same arithmetic."""
+    th, tw = tex.shape[0], tex.shape[1]
+    for j in range(len(pix)):
+        t = k[j]
+        py = pix[j] // W
+        px = pix[j] - py * W
+        rx = float(px - x0[t])
+        ry = float(py - y0[t])
+        q0 = ((B[t, 0] * ry + C[t, 0]) + A[t, 0] * rx) * IZ[t, 0]
+        q1 = ((B[t, 1] * ry + C[t, 1]) + A[t, 1] * rx) * IZ[t, 1]
+        q2 = ((B[t, 2] * ry + C[t, 2]) + A[t, 2] * rx) * IZ[t, 2]
+        s = (q0 + q1) + q2
+        q0, q1, q2 = q0 / s, q1 / s, q2 / s
+        f = face[j]
+        v0, v1, v2 = faces[f, 0], faces[f, 1], faces[f, 2]
+        nx = (q0 * normals[v0, 0] + q1 * normals[v1, 0]) + q2 * normals[v2, 0]
+        ny = (q0 * normals[v0, 1] + q1 * normals[v1, 1]) + q2 * normals[v2, 1]
+        nz = (q0 * normals[v0, 2] + q1 * normals[v1, 2]) + q2 * normals[v2, 2]
+        norm = np.sqrt((nx * nx + ny * ny) + nz * nz)
+        dot = (nx * light[0] + ny * light[1]) + nz * light[2]
+        lam = (dot / norm if norm > 0 else 0.0) * sign[j]
+        inten = ambient + (1.0 - ambient) * min(max(lam, 0.0), 1.0)
+        if textured:
+            u = (q0 * uvs[v0, 0] + q1 * uvs[v1, 0]) + q2 * uvs[v2, 0]
+            v = (q0 * uvs[v0, 1] + q1 * uvs[v1, 1]) + q2 * uvs[v2, 1]
+            x = u * tw - 0.5
+            y = v * th - 0.5
+            xf, yf = np.floor(x), np.floor(y)
+            fx, fy = x - xf, y - yf
+            xi, yi = int(xf) % tw, int(yf) % th
+            xj, yj = (xi + 1) % tw, (yi + 1) % th
+            for c in range(3):
+                top = tex[yi, xi, c] * (1.0 - fx) + tex[yi, xj, c] * fx
+                bottom = tex[yj, xi, c] * (1.0 - fx) + tex[yj, xj, c] * fx
+                val = np.rint(color[c] * ((top * (1.0 - fy) + bottom * fy) / 255.0) * inten)
+                out[j, c] = np.uint8(min(max(val, 0.0), 255.0))
+        else:
+            for c in range(3):
+                out[j, c] = np.uint8(min(max(np.rint(color[c] * inten), 0.0), 255.0))
+
+
+_shade_jit = kernel(_shade_loop)
 
 
 def sample_bilinear(texture: NDArray[np.uint8], uv: NDArray[np.float64]) -> NDArray[np.float64]:
