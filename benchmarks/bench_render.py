@@ -13,7 +13,8 @@ shown), one CPU core (this process pins itself to one core; Mesa's llvmpipe gets
 * **first frame** — a fresh renderer's first frame (backdrop and grid drawn) against a steady frame;
 * **memory** — peak resident memory (ru_maxrss) of a fresh process rendering the 1080p clip, per path;
 * **character** — the skinned, textured CesiumMan (glTF), 24 frames over its walk at 640x480 (skinning +
-  drawing); peers Blender as a Python module (``bpy``, Workbench, background) and f3d's Python bindings (offscreen) where they import.
+  drawing); peers Blender as a Python module (``bpy``, Workbench, background) and f3d's Python bindings
+  (offscreen) where they import.
 
 Peers that cannot run are listed with the reason. The machine is shared: absolute numbers are lower bounds.
 """
