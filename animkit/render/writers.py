@@ -148,9 +148,9 @@ def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
     pal = palette.astype(np.float32)
     out = np.empty(len(grid), np.uint8)
     pn = (pal ** 2).sum(axis=1)
-    for s in range(0, len(grid), 8192):  # 8 MB of distances at a time
-        d = pn[None, :] - 2.0 * (grid[s:s + 8192] @ pal.T)
-        out[s:s + 8192] = np.argmin(d, axis=1)
+    for s in range(0, len(grid), 2048):  # 2 MB of distances at a time (memory stays flat)
+        d = pn[None, :] - 2.0 * (grid[s:s + 2048] @ pal.T)
+        out[s:s + 2048] = np.argmin(d, axis=1)
     return out.reshape(n, n, n)
 
 
