@@ -27,7 +27,8 @@ from .jit import kernel
 from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
 
-__all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
+__all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions", "fk_compiled",
+           "fk_frames_kernel",
            "dof_frames"]
 
 Array = NDArray[np.float64]
@@ -320,7 +321,7 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
                     out[f, i, r] = p[i, r]
 
 
-_fk_frames_jit = kernel(_fk_frames)
+fk_frames_kernel = kernel(_fk_frames)
 
 
 # NumPy's forward runs about 5 M joint transforms a second on short batches, the kernel about 29 M; numba's start-up
@@ -328,11 +329,11 @@ _fk_frames_jit = kernel(_fk_frames)
 FK_JIT_MIN = 2e6
 
 
-def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
+def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off
     or would not pay (:func:`animkit.jit.pays`)."""
-    if _fk_frames_jit is None or np.ndim(poses) != 2 or \
-            not jit_pays(_fk_frames_jit, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
+    if fk_frames_kernel is None or np.ndim(poses) != 2 or \
+            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
         return None
     theta = np.ascontiguousarray(poses, dtype=np.float64)
     tan_half = np.multiply(theta, 0.5)
@@ -346,13 +347,13 @@ def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
     out = np.empty((theta.shape[0], N, width))
     kind = np.where(c.dof_scale, 2, c.dof_revolute.astype(np.intp)).astype(np.intp)
-    _fk_frames_jit(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
+    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
     return out
 
 
 def world_batch(c: CompiledFigure, poses: Array) -> Array:
     """World matrices (F, N, 4, 4) for poses (F, D); node order as ``c.node_names``."""
-    fast = _compiled_fk(c, poses, 16)
+    fast = fk_compiled(c, poses, 16)
     if fast is not None:
         return fast.reshape(fast.shape[0], fast.shape[1], 4, 4)
     M, _, _ = forward(c, poses)
@@ -364,7 +365,7 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
 
 def world_positions(c: CompiledFigure, poses: Array) -> Array:
     """World positions (F, N, 3) of every node's frame origin."""
-    fast = _compiled_fk(c, poses, 3)
+    fast = fk_compiled(c, poses, 3)
     if fast is not None:
         return fast
     M, _, _ = forward(c, poses)

@@ -29,7 +29,7 @@ from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
+__all__ = ["run_lm", "lm_single", "serial_chain", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
            "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
@@ -156,7 +156,7 @@ class _Chain:
 _CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
 
 
-def _chain(model: ChainModel) -> _Chain:
+def serial_chain(model: ChainModel) -> _Chain:
     hit = _CHAINS.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
@@ -388,7 +388,7 @@ def _compiled_pays(B: int, opts: Options) -> bool:
 def lm_single(model: ChainModel, opts: Options) -> bool:
     """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
-    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
+    return serial_chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
         not _compiled_pays(1, opts)
 
 
@@ -401,7 +401,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     better. ``errors`` holds the residual of the pose that would be returned, before the first step and after
     every iteration. With ``first_success`` the loop stops as soon as one problem has converged (restarts).
     """
-    ch = _chain(model)
+    ch = serial_chain(model)
     B, n = q0.shape
     if ch.serial and _compiled_pays(B, opts):
         return _run_compiled(ch, q0, P, R, opts, first_success)

@@ -107,12 +107,7 @@ def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: S
 
 def _movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: Sequence[str]) -> Index:
     try:
-        if chain is None:
-            out: set[int] = set()
-            for e in effectors:
-                out.update(int(i) for i in dof_indices(figure, None, effector=e))
-            return np.array(sorted(out), dtype=np.intp)
-        return dof_indices(figure, chain)
+        return dof_indices(figure, chain, effector=effectors)  # the one resolver; IKError for IK's callers
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
 
