@@ -66,6 +66,11 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
     for name, clip in scene.clips.items():
         print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
               f"loop {clip.loop}", file=out)
+    for mesh in scene.meshes:
+        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
+               else f"on node {mesh.node}")
+        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
+        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
 
 
 def _frame_count(clip: Clip) -> int:
@@ -76,7 +81,7 @@ def _frame_count(clip: Clip) -> int:
 def _cmd_info(args: argparse.Namespace) -> int:
     from . import load
 
-    describe_scene(load(args.scene), sys.stdout)
+    describe_scene(load(args.scene, scene=args.scene_index), sys.stdout)
     return 0
 
 
@@ -106,7 +111,7 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
 
     from . import load
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     if args.fov is not None:
         if not 1.0 <= args.fov <= 170.0:
             raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
@@ -260,7 +265,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -283,17 +288,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    gltf = argparse.ArgumentParser(add_help=False)
+    gltf.add_argument("--scene", dest="scene_index", type=int, default=None, metavar="N",
+                      help="for a .gltf/.glb file: read its scene N (default: the file's own default scene)")
+    p = sub.add_parser("info", parents=[gltf],
+                       help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
     p.set_defaults(run=_cmd_info)
-    p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
-    p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("--clip", "--animation", dest="clip", default=None,
+                   help="which clip (glTF: animation) by name (default: the first)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
 
-    p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
-    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh)")
+    p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
+    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh/.gltf/.glb)")
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
@@ -301,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(p)
     p.set_defaults(run=_cmd_reach)
 
-    p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
+    p = sub.add_parser("compare", parents=[gltf],
+                       help="one reach per movable set (and solver), side by side, with metrics")
     p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
@@ -311,11 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
 
-    p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
+    p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
+                       "drag orbits, "
                        "scroll zooms, w wireframe, a axes")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
-    p.add_argument("--clip", "--animation", dest="clip", default=None,
-                   help="which clip (glTF: animation) by name (default: the first, or the rest pose)")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
     p.add_argument("--no-target", action="store_true", help="do not mark the scene's [reach] target")

@@ -40,6 +40,7 @@ __all__ = [
     "rigid_normals",
     "cofactor",
     "compiled_skin",
+    "skin_frames_kernel",
 ]
 
 Array = NDArray[np.float64]
@@ -172,13 +173,13 @@ def _skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points
             out[f, v, 2] = a2
 
 
-_skin_frames_jit = kernel(_skin_frames)
+skin_frames_kernel = kernel(_skin_frames)
 
 
 def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool) -> Array | None:
     """(F, V, 3) by the compiled kernel for joint matrices S (F, J, 4, 4): positions (``points``) or unit normals
     (blending cof(S)); None when :mod:`animkit.jit` is off (then use the table or the influence path)."""
-    if _skin_frames_jit is None or not _jit_enabled():
+    if skin_frames_kernel is None or not _jit_enabled():
         return None
     if points:
         A = np.ascontiguousarray(S[:, :, :3, :])
@@ -186,6 +187,6 @@ def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, point
         A = np.zeros(S.shape[:2] + (3, 4))
         A[..., :3] = cofactor(S[:, :, :3, :3])
     out = np.empty((S.shape[0], vectors.shape[0], 3))
-    _skin_frames_jit(A, np.ascontiguousarray(vectors, dtype=np.float64), np.ascontiguousarray(joints, dtype=np.intp),
+    skin_frames_kernel(A, np.ascontiguousarray(vectors, dtype=np.float64), np.ascontiguousarray(joints, dtype=np.intp),
                      np.ascontiguousarray(weights, dtype=np.float64), points, out)
     return out

@@ -176,7 +176,9 @@ def main() -> None:
     lines += ["## Load + sample every frame of every animation + skin", "",
               "pygltflib + NumPy: accessors by `np.frombuffer`, `np.interp` per channel, a slerp per frame, world "
               "matrices by walking parents, skinning by `einsum`; its vertices are checked against animkit's. "
-              "trimesh reads no animation: its row is the load alone (animkit's `load` alone beside it).", ""]
+              "trimesh reads no animation: its row is the load alone (animkit's `load` alone beside it). trimesh "
+              "opens images with `PIL.Image.open`, which decodes no pixels until asked; animkit's load decodes the "
+              "base-colour texture into an array (CesiumMan: one 1024×1024 image) and builds the clips.", ""]
     for name in SAMPLES:
         path = DATA / name
         scene = animkit.load(path)

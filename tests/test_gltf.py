@@ -140,13 +140,16 @@ def pyg_accessor(path: Path):
 # --- the real characters -----------------------------------------------------------------------------------
 
 
+def _sample(name: str) -> tuple[dict, SpecModel, animkit.Scene, object]:
+    """(JSON, the spec's model, animkit's scene, pygltflib's accessor reader) of a sample character."""
+    g, read = pyg_accessor(DATA / name)
+    doc = json.loads(g.to_json())
+    return doc, SpecModel(doc, read), animkit.load(DATA / name), read
+
+
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_character_world_matrices_match_the_spec_between_keys(name) -> None:
-    path = DATA / name
-    g, read = pyg_accessor(path)
-    doc = json.loads(g.to_json())
-    spec = SpecModel(doc, read)
-    scene = animkit.load(path)
+    doc, spec, scene, _ = _sample(name)
     fig = scene.figure
     index = {n: k for k, n in enumerate(fig.node_names)}
     names = [n.get("name") for n in doc["nodes"]]
@@ -178,11 +181,7 @@ def test_sample_characters_load_whole() -> None:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_character_skin_matches_the_equation(name) -> None:
     """v' = Σ w_i · W_joint(i) · IBM_i · v with pygltflib's arrays and the spec's world matrices."""
-    path = DATA / name
-    g, read = pyg_accessor(path)
-    doc = json.loads(g.to_json())
-    spec = SpecModel(doc, read)
-    scene = animkit.load(path)
+    doc, spec, scene, read = _sample(name)
     mesh = scene.meshes[0]
     node = next(i for i, n in enumerate(doc["nodes"]) if "skin" in n)
     skin = doc["skins"][doc["nodes"][node]["skin"]]
@@ -428,3 +427,33 @@ def test_chosen_scene_and_names(tmp_path) -> None:
     path = b.write(tmp_path / "n.glb")
     assert animkit.load(path).figure.node_names == ["world", "same"]
     assert animkit.load(path, scene=1).figure.node_names == ["world", "same_1", "with_space"]
+
+
+def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
+    """RiggedFigure's joint names say humanoid: arm_r … from the rig; a reach with arm_r gets there and moves only
+    the arm's DOFs (never a scale DOF)."""
+    scene = animkit.load(DATA / "RiggedFigure.glb")
+    fig = scene.figure
+    assert {"arm_l", "arm_r", "leg_l", "leg_r", "torso", "hips-up"} <= set(fig.rig.chains)
+    assert fig.rig.effectors["hand_r"] == "arm_joint_R_3"
+    p0 = scene.clip().sample(np.array([0.3]))[0]
+    hand = fig.node_names.index("arm_joint_R_3")
+    target = fig.world_positions(p0[None])[0, hand] + [0.03, 0.04, 0.02]
+    r = animkit.solve(fig, p0, "hand_r", target, chain="arm_r")
+    assert r.reachable
+    np.testing.assert_allclose(fig.world_positions(r.pose[None])[0, hand], target, atol=1e-4)
+    moved = {fig.dof_names[k].split(".")[0] for k in np.flatnonzero(r.pose != p0)}
+    assert moved <= set(fig.rig.chain("arm_r"))
+    assert not any(fig.dof_names[k].split(".")[1].startswith("s") for k in np.flatnonzero(r.pose != p0))
+
+
+def test_cli_info_reads_a_glb_and_its_scene_option(capsys) -> None:
+    from animkit.cli import main
+
+    assert main(["info", str(DATA / "CesiumMan.glb")]) == 0
+    out = capsys.readouterr().out
+    assert "mesh Cesium_Man: 3273 vertices, 4672 triangles, skinned to 19 joints" in out
+    assert "clip animation0: 2 s at 24 fps" in out
+    assert main(["info", str(DATA / "CesiumMan.glb"), "--scene", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no scene 3" in err[0]

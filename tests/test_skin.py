@@ -136,7 +136,7 @@ def test_wrong_world_matrices_are_refused() -> None:
         mesh.positions(np.zeros((1, 1, 4, 4)))
 
 
-@pytest.mark.skipif(lbs._skin_frames_jit is None, reason="numba is off or missing")
+@pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
 def test_compiled_kernel_runs_and_equals_numpy() -> None:
     rng = np.random.default_rng(8)
     mesh = _mesh(rng, V=50, J=6, K=8, N=6)

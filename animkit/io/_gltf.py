@@ -59,7 +59,7 @@ TYPE_COMPONENTS: Final[dict[str, tuple[int, int]]] = {
 #: the most bytes one accessor or one zero-filled array may need (a file asking for more is refused)
 MAX_ALLOCATION: Final = 1 << 30
 _MAX_FILE: Final = 1 << 31
-_SUPPORTED_EXTENSIONS: Final = frozenset({"KHR_materials_unlit", "KHR_texture_transform"})
+_SUPPORTED_EXTENSIONS: Final = frozenset({"KHR_materials_unlit"})  # base colour is all animkit reads of a material
 
 T = TypeVar("T")
 
@@ -143,6 +143,7 @@ class GltfDocument:
         self.base = base
         self.bin_chunk = bin_chunk
         self._buffers: dict[int, bytes] = {}
+        self._accessors: dict[tuple[int, bool], NDArray[Any]] = {}
         self._check_asset()
 
     # --- errors and typed access ------------------------------------------------------------------------
@@ -311,8 +312,18 @@ class GltfDocument:
 
         Normalized integers become float64 in [0, 1] / [−1, 1] (``c / (2^(b) − 1)``, signed
         ``max(c / (2^(b−1) − 1), −1)``) when ``normalize``; float32 data becomes float64; other integers
-        keep their type.
+        keep their type. Read once per document: the array is read-only and shared by every caller.
         """
+        key = (index, normalize) if isinstance(index, int) and not isinstance(index, bool) else None
+        if key is not None and key in self._accessors:
+            return self._accessors[key]
+        out = self._read_accessor(index, where, normalize)
+        out.setflags(write=False)
+        if key is not None:
+            self._accessors[key] = out
+        return out
+
+    def _read_accessor(self, index: int, where: str | None, normalize: bool) -> NDArray[Any]:
         o = self.obj("accessors", index, where)
         at = pointer("accessors", index)
         ctype = self.field(o, "componentType", at, int, check=lambda v: v in COMPONENT_DTYPES,
