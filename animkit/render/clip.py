@@ -36,6 +36,7 @@ from .raster import (
     render_surfaces,
     rgb8,
     segment_coverage,
+    solid_image,
 )
 from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
 
@@ -226,8 +227,7 @@ class FigureRenderer:
                tuple(center))
         image = _BACKDROPS.get(key)
         if image is None:
-            blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
-            blank[...] = rgb8(self.style.background, "background")
+            blank = solid_image(self.camera.height, self.camera.width, self.style.background)
             image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
                               color=self.style.grid_color, center=center, jit=bool(self.jit))
             image.setflags(write=False)

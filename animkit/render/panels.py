@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError
-from .raster import rgb8
+from .raster import rgb8, solid_image
 
 __all__ = ["PanelGrid", "compose_panels", "panel_origin"]
 
@@ -43,8 +43,7 @@ class PanelGrid:
         rows = math.ceil(count / cols)
         self.cell_size = w, h = cell_size
         self.label_height, self.gap = label_height, gap
-        out = np.empty((rows * (h + label_height + gap) + gap, cols * (w + gap) + gap, 3), np.uint8)
-        out[:] = rgb8(background, "background")
+        out = solid_image(rows * (h + label_height + gap) + gap, cols * (w + gap) + gap, background)
         if label_height and any(labels):
             from PIL import Image, ImageDraw, ImageFont
 
