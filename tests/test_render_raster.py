@@ -551,3 +551,15 @@ def test_compiled_smooth_textured_shading_equals_numpy() -> None:
             a = render_surfaces(cam, [srf], supersample=ss, jit=False)
             b = render_surfaces(cam, [srf], supersample=ss, jit=True)
             assert a.tobytes() == b.tobytes()
+
+
+def test_compiled_grid_equals_numpy() -> None:
+    from animkit import jit
+
+    if not jit.enabled():
+        pytest.skip("numba is off or missing")
+    cam = look_at((3, 2, 4), (0, 0, 0), "y", width=160, height=120)
+    blank = np.full((120, 160, 3), 240, np.uint8)
+    a = draw_grid(blank, cam, "y", spacing=0.25, extent=3.0, color=(0.2, 0.5, 0.7))
+    b = draw_grid(blank, cam, "y", spacing=0.25, extent=3.0, color=(0.2, 0.5, 0.7), jit=True)
+    assert (a != 240).any() and a.tobytes() == b.tobytes()

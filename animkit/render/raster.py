@@ -669,7 +669,8 @@ def _clip_near(camera: Camera, a: NDArray[np.float64], b: NDArray[np.float64]
 
 
 def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
-                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False
+                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False,
+                     dense_out: list[NDArray[np.float32]] | None = None
                      ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
     """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
 
@@ -731,6 +732,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
         zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
         _coverage_jit(qa, qb, steep, lo, count, ua, va, slope, r, half, W, H, iza, izb, zb, depth_bias,
                       depth is not None, dense)
+        if dense_out is not None:
+            dense_out.append(dense)
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
         pix = np.flatnonzero(dense)
         return pix, dense[pix]
     uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
@@ -809,6 +813,20 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
 _coverage_jit = kernel(_coverage_loop)
 
 
+def _blend_loop(flat: NDArray[np.uint8], alpha: NDArray[np.float32], color: NDArray[np.float32]
+                ) -> None:  # pragma: no cover - compiled; blend is its oracle
+    """:func:`blend` over a dense α (float32 arithmetic, rounding half to even, as NumPy's)."""
+    one = np.float32(1.0)
+    for p in range(len(alpha)):
+        a = alpha[p]
+        if a > 0:
+            for c in range(3):
+                flat[p, c] = np.uint8(np.rint(np.float32(flat[p, c]) * (one - a) + color[c] * a))
+
+
+_blend_jit = kernel(_blend_loop)
+
+
 def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
     """out = round((1 − α) img + α c) at the flat ``pixels``; a new image."""
     out = image.copy()
@@ -831,7 +849,14 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
-    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias, jit=jit)
+    dense: list[NDArray[np.float32]] = []
+    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias, jit=jit,
+                                  dense_out=dense if _blend_jit is not None else None)
+    if dense:
+        assert _blend_jit is not None
+        out = img.copy()
+        _blend_jit(out.reshape(-1, 3), dense[0], rgb8(color).astype(np.float32))
+        return out
     return blend(img, pix, alpha, color)
 
 
