@@ -457,3 +457,38 @@ def test_cli_info_reads_a_glb_and_its_scene_option(capsys) -> None:
     assert main(["info", str(DATA / "CesiumMan.glb"), "--scene", "3"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no scene 3" in err[0]
+
+
+@pytest.mark.parametrize("where", ["file", "view", "data"])
+def test_base_colour_texture_from_a_file_a_view_or_a_data_uri(tmp_path, where) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    pixels = np.array([[[255, 0, 0, 255], [0, 255, 0, 255]], [[0, 0, 255, 255], [255, 255, 255, 128]]], np.uint8)
+    png = io.BytesIO()
+    Image.fromarray(pixels, "RGBA").save(png, "PNG")
+    b = Builder()
+    if where == "file":
+        (tmp_path / "tex dir").mkdir()
+        (tmp_path / "tex dir" / "skin.png").write_bytes(png.getvalue())
+        image = {"uri": "tex%20dir/skin.png"}
+    elif where == "view":
+        image = {"bufferView": b.view(png.getvalue()), "mimeType": "image/png"}
+    else:
+        image = {"uri": "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()}
+    b.add("images", image)
+    b.add("textures", {"source": 0})
+    b.add("materials", {"pbrMetallicRoughness": {"baseColorFactor": [1, 0.5, 0.25, 1],
+                                                 "baseColorTexture": {"index": 0, "texCoord": 1}}})
+    pos = b.accessor(np.eye(3))
+    uv0 = b.accessor(np.zeros((3, 2)))
+    uv1 = b.accessor(np.array([[0, 0], [1, 0], [0, 1.0]]))
+    mesh = b.add("meshes", {"primitives": [{"attributes": {"POSITION": pos, "TEXCOORD_0": uv0, "TEXCOORD_1": uv1},
+                                            "material": 0}]})
+    b.json["scenes"] = [{"nodes": [b.node(name="m", mesh=mesh)]}]
+    (m,) = animkit.load(b.write(tmp_path / "t.gltf", "bin")).meshes
+    np.testing.assert_array_equal(m.texture, pixels)
+    np.testing.assert_allclose(m.base_color, [1, 0.5, 0.25, 1])
+    np.testing.assert_allclose(m.uvs, [[0, 0], [1, 0], [0, 1]])  # the texCoord set the material names

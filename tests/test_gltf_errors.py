@@ -263,3 +263,13 @@ def test_fuzz_json_values_raise_only_animkit_errors(tmp_path, changes) -> None:
         except (KeyError, IndexError, TypeError):
             continue
     _load_quietly(_write_json(tmp_path, d, _BASE))
+
+
+def test_an_image_that_is_not_an_image(tmp_path) -> None:
+    b = Builder()
+    b.add("images", {"bufferView": b.view(b"\x89PNG not really"), "mimeType": "image/png"})
+    b.add("textures", {"source": 0})
+    b.add("materials", {"pbrMetallicRoughness": {"baseColorTexture": {"index": 0}}})
+    mesh = b.add("meshes", {"primitives": [{"attributes": {"POSITION": b.accessor(np.eye(3))}, "material": 0}]})
+    b.json["scenes"] = [{"nodes": [b.node(mesh=mesh)]}]
+    _expect(b.write(tmp_path / "i.glb"), "/images/0", "cannot decode the image")

@@ -41,6 +41,10 @@ __all__ = [
     "document_from_bytes",
     "json_from_glb",
     "pointer",
+    "BinaryBuilder",
+    "glb_bytes",
+    "ARRAY_BUFFER",
+    "ELEMENT_ARRAY_BUFFER",
 ]
 
 GLB_MAGIC: Final = 0x46546C67  # b"glTF"
@@ -464,3 +468,79 @@ def document_from_path(path: str | Path) -> GltfDocument:
     except OSError as exc:
         raise ParseError(str(p), f"cannot read: {exc.strerror}") from None
     return document_from_bytes(data, str(p), p.parent)
+
+
+# --- encoding (the writer's side): accessors, buffer views, the GLB container -------------------------------------
+
+ARRAY_BUFFER: Final = 34962
+ELEMENT_ARRAY_BUFFER: Final = 34963
+#: little-endian dtype → componentType (the inverse of COMPONENT_DTYPES)
+DTYPE_COMPONENTS: Final[dict[np.dtype, int]] = {dt: code for code, dt in COMPONENT_DTYPES.items()}
+
+
+class BinaryBuilder:
+    """One binary buffer under construction: each array becomes a 4-byte-aligned buffer view and an accessor."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+        self._length = 0
+        self.buffer_views: list[dict[str, Any]] = []
+        self.accessors: list[dict[str, Any]] = []
+
+    def accessor(self, array: NDArray[Any], kind: str, *, target: int | None = None, bounds: bool = False,
+                 name: str | None = None) -> int:
+        """Append ``array`` (count, components) or (count, 4, 4) as one accessor of ``kind``; its index.
+
+        Matrices are written column-major, as glTF stores MAT4. ``bounds`` writes min/max (required for
+        POSITION and animation inputs).
+        """
+        a = np.asarray(array)
+        dt = a.dtype.newbyteorder("<")
+        if dt not in DTYPE_COMPONENTS:  # pragma: no cover - the writer passes only these
+            raise ValueError(f"glTF accessor {name or ''}: unsupported dtype {a.dtype}")
+        count = a.shape[0]
+        flat = np.swapaxes(a, -1, -2).reshape(count, -1) if kind == "MAT4" else a.reshape(count, -1)
+        data = np.ascontiguousarray(flat).astype(flat.dtype.newbyteorder("<"), copy=False).tobytes()
+        acc: dict[str, Any] = {"bufferView": self.view(data, target), "componentType": DTYPE_COMPONENTS[dt],
+                               "count": int(count), "type": kind}
+        if bounds:
+            acc["min"] = [_number(x) for x in flat.min(axis=0)]
+            acc["max"] = [_number(x) for x in flat.max(axis=0)]
+        if name:
+            acc["name"] = name
+        self.accessors.append(acc)
+        return len(self.accessors) - 1
+
+    def view(self, data: bytes, target: int | None = None) -> int:
+        """Append ``data`` as one buffer view (padded to 4 bytes after it); its index."""
+        view: dict[str, Any] = {"buffer": 0, "byteOffset": self._length, "byteLength": len(data)}
+        if target is not None:
+            view["target"] = target
+        self._parts.append(data)
+        self._length += len(data)
+        pad = (-self._length) % 4
+        if pad:
+            self._parts.append(b"\0" * pad)
+            self._length += pad
+        self.buffer_views.append(view)
+        return len(self.buffer_views) - 1
+
+    def data(self) -> bytes:
+        return b"".join(self._parts)
+
+
+def _number(x: Any) -> float | int:
+    return int(x) if isinstance(x, (np.integer, int)) else float(x)
+
+
+def glb_bytes(document: dict[str, Any], binary: bytes) -> bytes:
+    """A GLB: 12-byte header (magic, version 2, length), the JSON chunk (space-padded to 4 bytes), the BIN
+    chunk (zero-padded), each chunk as (length, type, data)."""
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * ((-len(text)) % 4)
+    out = [struct.pack("<II", len(text), CHUNK_JSON), text]
+    if binary:
+        binary = binary + b"\0" * ((-len(binary)) % 4)
+        out += [struct.pack("<II", len(binary), CHUNK_BIN), binary]
+    body = b"".join(out)
+    return struct.pack("<III", GLB_MAGIC, 2, 12 + len(body)) + body
