@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
+from animkit.ik import compile_chain as _compiled_chain
 from animkit.ik import rotation_error
-from animkit.ik.api import _compiled_chain
 from animkit.ik.lm import _chain, run_lm
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning

@@ -152,17 +152,12 @@ class _Chain:
         return Jn.transpose(1, 0, 2)
 
 
-_CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
-
-
 def _chain(model: ChainModel) -> _Chain:
-    hit = _CHAINS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if len(_CHAINS) >= 64:
-        _CHAINS.pop(next(iter(_CHAINS)))
-    ch = _Chain(model)
-    _CHAINS[id(model)] = (model, ch)
+    """The loop's layout of ``model``, built once and kept on the model."""
+    ch = model.memo.get("lm")
+    if ch is None:
+        ch = model.memo["lm"] = _Chain(model)
+    assert isinstance(ch, _Chain)
     return ch
 
 
@@ -396,8 +391,7 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
 def lm_single(model: ChainModel, opts: Options) -> bool:
     """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
-    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
-        not jit.enabled()
+    return _chain(model).serial and not opts.priority and opts.pole is None and not jit.enabled()
 
 
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
@@ -418,21 +412,15 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     return _run_batched(ch, q0, P, R, opts, first_success)
 
 
-_RELAXED: dict[int, tuple[ChainModel, ChainModel]] = {}
-
-
 def _relaxed(model: ChainModel) -> ChainModel | None:
-    """``model`` with the limits of its revolute DOFs lifted (angles on the whole circle); None if none had any."""
-    hit = _RELAXED.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
+    """``model`` with the limits of its revolute DOFs lifted (angles on the whole circle); None if none had any.
+    Built once and kept on the model."""
+    if "relaxed" in model.memo:
+        return model.memo["relaxed"]  # type: ignore[return-value]
     lift = model.revolute & np.isfinite(model.lower) & np.isfinite(model.upper)
-    if not lift.any():
-        return None
-    if len(_RELAXED) >= 64:
-        _RELAXED.pop(next(iter(_RELAXED)))
-    free = replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
-    _RELAXED[id(model)] = (model, free)
+    free = None if not lift.any() else \
+        replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
+    model.memo["relaxed"] = free
     return free
 
 
@@ -479,7 +467,9 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     for j in np.flatnonzero(take).tolist():  # rows before step 3 hold the first run's best (errors[-1] above)
         i, n3 = int(fail[j]), int(c.iterations[j])
         k0 = int(out.iterations[i]) + int(u.iterations[j]) + 1  # the row of step 3's first iteration
-        errors[k0:k0 + n3, i] = np.minimum(c.errors[1:n3 + 1, j], best_a[j])
+        # (never below the returned pose's error: a converged run may return a pose a little worse than its own
+        # start, which it moved START_MARGIN inside the limits)
+        errors[k0:k0 + n3, i] = np.maximum(np.minimum(c.errors[1:n3 + 1, j], best_a[j]), c.errors[n3, j])
         errors[k0 - 1 + n3:, i] = c.errors[n3, j]  # from its last iteration on: the returned pose's error
     won = fail[take]
     q, pos, ori = out.q.copy(), out.position_error.copy(), out.orientation_error.copy()
