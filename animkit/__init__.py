@@ -13,6 +13,7 @@ from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
 from .reach import bake_reach, compare
+from .rig import Rig
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -31,6 +32,7 @@ __all__ = [
     "Dof",
     "Joint",
     "Scene",
+    "Rig",
     "CameraSpec",
     "ReachSpec",
     "Clip",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -13,32 +13,28 @@ from .graph import Figure
 __all__ = ["dof_indices", "chain_to", "joints_between"]
 
 
-def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *,
-                chains: Mapping[str, Iterable[str]] | None = None, effector: str | None = None
+def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *, effector: str | None = None
                 ) -> NDArray[np.intp]:
     """Pose indices of a movable set, sorted.
 
-    ``movable`` is a chain name (looked up in ``chains``), or names of joints, nodes or single DOFs
-    (``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF from the root to ``effector``.
+    ``movable`` is a name or a list of names, each a chain of the figure's rig (chain names win), a joint, a
+    node (its joint) or a single DOF (``"arm"``, ``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF from the
+    root to ``effector`` (a node or effector name), or every DOF without one.
     """
     if movable is None:
         if effector is None:
             return np.arange(figure.dof_count, dtype=np.intp)
-        names: list[str] = [a.joint.name for a in figure.path_to(effector)]
+        names: list[str] = [a.joint.name for a in figure.path_to(figure.effector(effector))]
     elif isinstance(movable, str):
-        if chains is not None and movable in chains:
-            names = list(chains[movable])
-        elif _known(figure, movable):
-            names = [movable]
-        else:
-            raise SceneError(unknown_name("chain", movable, list(chains or {}) + figure.joint_names))
+        names = [movable]
     else:
         names = list(movable)
+    chains = figure.rig.chains
     joint_dofs = figure.joint_dofs
     node_joint = {a.child.name: a.joint.name for a in figure.arcs()}
     dof_names = figure.dof_names
     out: set[int] = set()
-    for n in names:
+    for n in [m for name in names for m in (chains[name] if name in chains else (name,))]:
         if n in joint_dofs:
             out.update(joint_dofs[n])
         elif n in node_joint:
@@ -46,12 +42,8 @@ def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *,
         elif n in dof_names:
             out.add(dof_names.index(n))
         else:
-            raise SceneError(unknown_name("joint or DOF", n, figure.joint_names + dof_names))
+            raise SceneError(unknown_name("chain, joint or DOF", n, list(chains) + figure.joint_names))
     return np.array(sorted(out), dtype=np.intp)
-
-
-def _known(figure: Figure, name: str) -> bool:
-    return name in figure.joint_names or name in figure.node_names or name in figure.dof_names
 
 
 def chain_to(figure: Figure, node: str) -> list[str]:

@@ -29,6 +29,7 @@ from .errors import PoseError, SceneError, unknown_name
 from .fk import CompiledFigure, compile_figure, world_batch, world_positions
 from .geometry import Geometry
 from .joints import Dof, Joint, fixed
+from .rig import Rig
 from .transforms import homogeneous, identity, is_rigid
 
 __all__ = ["Node", "Arc", "Figure", "Color"]
@@ -115,6 +116,33 @@ class Figure:
         self._dof_names: set[str] = {d.name for d in self.root_arc.joint.dofs}
         self._compiled: CompiledFigure | None = None
         self._order: list[Arc] | None = None
+        self._rig = Rig()
+
+    # --- the rig: named chains and effectors -----------------------------------------------------------
+
+    @property
+    def rig(self) -> Rig:
+        """The figure's named chains and effectors (empty unless a loader or the user set them)."""
+        return self._rig
+
+    @rig.setter
+    def rig(self, rig: Rig) -> None:
+        if not isinstance(rig, Rig):
+            raise SceneError(f"a figure's rig is a Rig, got {type(rig).__name__}")
+        self._rig = rig.check(self)
+
+    def chain(self, name: str) -> tuple[str, ...]:
+        """The joint names of chain ``name``; SceneError listing the chain names (close matches first)."""
+        return self._rig.chain(name)
+
+    def effector(self, name: str) -> str:
+        """The node effector ``name`` stands for; a node name stands for itself."""
+        node = self._rig.effectors.get(name)
+        if node is not None:
+            return node
+        if name in self._nodes:
+            return name
+        raise SceneError(unknown_name("effector", name, list(self._rig.effectors) + self.node_names))
 
     # --- building ------------------------------------------------------------------------------------
 

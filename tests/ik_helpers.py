@@ -51,4 +51,4 @@ def slider_figure() -> Figure:
 
 
 def chain_dofs(scene: animkit.Scene, chain: str) -> np.ndarray:
-    return dof_indices(scene.figure, chain, chains=scene.chains)
+    return dof_indices(scene.figure, chain)

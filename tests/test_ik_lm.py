@@ -43,11 +43,11 @@ def test_panda_6d_from_the_zero_pose_at_its_limits(lm_path):
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])  # joint 4 sits on its upper limit
     rng = np.random.default_rng(5)
-    arm = [fig.dof_index(j) for j in sc.chains["arm"]]
+    arm = [fig.dof_index(j) for j in sc.figure.chain("arm")]
     poses = np.repeat(start[None], 20, 0)
     poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(20, len(arm)))
     targets = [fig.world(q)["panda_grasptarget"] for q in poses]
-    res = [solve(fig, start, "panda_grasptarget", T, scene=sc, chain="arm") for T in targets]
+    res = [solve(fig, start, "panda_grasptarget", T, chain="arm") for T in targets]
     assert sum(r.converged for r in res) >= 17  # the clamped LM reached about half
     for r, T in zip(res, targets, strict=True):
         assert np.all(r.pose >= lim[:, 0]) and np.all(r.pose <= lim[:, 1])
@@ -62,7 +62,7 @@ def test_lm_with_fixed_steps_runs_in_the_shared_loop():
     fig = sc.figure
     start = fig.rest_pose()
     target = fig.world(start)["tool"][:3, 3] + np.array([0.05, -0.03, 0.04])
-    r = solve(fig, start, "tool", target, scene=sc, chain="arm", solver=LM(max_iter=300))
+    r = solve(fig, start, "tool", target, chain="arm", solver=LM(max_iter=300))
     assert r.converged and r.solver == "lm"
 
 
@@ -70,7 +70,7 @@ def test_problem_keeps_its_compiled_chain_and_recompiles_when_frozen_values_chan
     sc = load("humanoid")
     fig = sc.figure
     pose = natural_start(sc)
-    problem = IKProblem(fig, "hand_r", "arm", pose=pose, scene=sc)
+    problem = IKProblem(fig, "hand_r", "arm", pose=pose)
     model = problem.model
     target = fig.world(pose)["hand_r"][:3, 3] + np.array([0.0, 0.05, 0.05])
     r1 = problem.solve(target)
@@ -84,7 +84,7 @@ def test_problem_keeps_its_compiled_chain_and_recompiles_when_frozen_values_chan
     fig.add("finger", "hand_r", offset=(0.0, -0.1, 0.0), joint=hinge("finger", "x"))  # an edit: a new problem
     pose2 = fig.rest_pose()
     target = fig.world(pose2)["finger"][:3, 3] + np.array([0.0, 0.02, 0.02])
-    r = solve(fig, pose2, "finger", target, scene=None, chain=["shoulder_r", "elbow_r", "finger"])
+    r = solve(fig, pose2, "finger", target, chain=["shoulder_r", "elbow_r", "finger"])
     assert r.converged
 
 
@@ -94,11 +94,11 @@ def test_batch_drops_finished_problems_and_matches_single_solves(lm_path):
     start = natural_start(sc)
     base = fig.world(start)["hand_r"][:3, 3]
     T = base + np.array([[0.05, 0.0, 0.02], [0.0, -0.05, 0.05], [3.0, 0.0, 0.0]])  # the last is out of reach
-    b = solve_batch(fig, start, "hand_r", T, scene=sc, chain="arm")
+    b = solve_batch(fig, start, "hand_r", T, chain="arm")
     assert b.converged[0] and b.iterations[0] < b.iterations.max()
     assert b.reachable[2] is False
     for i in range(3):
-        s = solve(fig, start, "hand_r", T[i], scene=sc, chain="arm")
+        s = solve(fig, start, "hand_r", T[i], chain="arm")
         np.testing.assert_allclose(b.poses[i], s.pose, atol=1e-9)
         assert s.iterations == b.iterations[i]
 
@@ -114,7 +114,7 @@ def test_stall_test_stops_a_run_early(lm_path):
     fig = sc.figure
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
+    arm = np.array(sorted(fig.dof_index(j) for j in sc.figure.chain("arm")))
     model = _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
     opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6))
     assert lm_single(model, opts) == (lm_path == "numpy")  # NumPy runs restarts one at a time
@@ -163,7 +163,7 @@ def _panda_targets(count, seed):
     fig = sc.figure
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    arm = [fig.dof_index(j) for j in sc.chains["arm"]]
+    arm = [fig.dof_index(j) for j in sc.figure.chain("arm")]
     rng = np.random.default_rng(seed)
     poses = np.repeat(start[None], count, 0)
     poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
@@ -172,8 +172,8 @@ def _panda_targets(count, seed):
 
 def test_relaxed_limits_solve_what_the_first_run_left_in_a_local_minimum(lm_path):
     sc, fig, lim, start, T = _panda_targets(120, seed=0)
-    plain = solve_batch(fig, start, "panda_grasptarget", T, scene=sc, chain="arm", solver=LM(relax=False))
-    relaxed = solve_batch(fig, start, "panda_grasptarget", T, scene=sc, chain="arm")
+    plain = solve_batch(fig, start, "panda_grasptarget", T, chain="arm", solver=LM(relax=False))
+    relaxed = solve_batch(fig, start, "panda_grasptarget", T, chain="arm")
     stuck = np.flatnonzero(~plain.converged)
     assert stuck.size >= 3  # the fixed start leaves some targets in local minima (a joint pressed on a limit)
     rescued = stuck[relaxed.converged[stuck]]
@@ -188,7 +188,7 @@ def test_relaxed_limits_solve_what_the_first_run_left_in_a_local_minimum(lm_path
     for i in stuck:  # never worse than the first run; the history never rises and ends at the answer
         e = relaxed.errors[: relaxed.iterations[i] + 1, i]
         assert np.all(np.diff(e) <= 1e-15) and e[-1] <= plain.errors[plain.iterations[i], i] + 1e-15
-        one = solve(fig, start, "panda_grasptarget", T[i], scene=sc, chain="arm")  # a single solve agrees
+        one = solve(fig, start, "panda_grasptarget", T[i], chain="arm")  # a single solve agrees
         assert one.converged == bool(relaxed.converged[i])
 
 
@@ -196,7 +196,7 @@ def test_relaxed_limits_are_not_tried_beyond_reach():
     sc, fig, lim, start, _ = _panda_targets(1, seed=0)
     far = np.eye(4)
     far[:3, 3] = (3.0, 0.0, 0.5)  # the Panda reaches about 0.9 m
-    a = solve(fig, start, "panda_grasptarget", far, scene=sc, chain="arm")
-    b = solve(fig, start, "panda_grasptarget", far, scene=sc, chain="arm", solver=LM(relax=False))
+    a = solve(fig, start, "panda_grasptarget", far, chain="arm")
+    b = solve(fig, start, "panda_grasptarget", far, chain="arm", solver=LM(relax=False))
     assert a.reachable is False and a.iterations == b.iterations
     np.testing.assert_array_equal(a.pose, b.pose)

@@ -36,7 +36,7 @@ def _panda_model():
     fig = sc.figure
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
+    arm = np.array(sorted(fig.dof_index(j) for j in sc.figure.chain("arm")))
     return fig, lim, start, arm, _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
 
 
@@ -169,7 +169,7 @@ def test_first_success_stops_at_the_first_converged_problem():
 def test_animkit_jit_0_runs_the_numpy_loop():
     code = ("import numpy as np, animkit; from animkit import jit; from animkit.ik import solve\n"
             "sc = animkit.load('scenes/three_axis_arm.toml'); fig = sc.figure\n"
-            "eff = list(sc.effectors)[0] if sc.effectors else fig.node_names[-1]\n"
+            "eff = list(sc.figure.rig.effectors)[0] if sc.figure.rig.effectors else fig.node_names[-1]\n"
             "T = fig.world(fig.rest_pose() + 0.3)[eff][:3, 3]\n"
             "r = solve(fig, fig.rest_pose(), eff, T)\n"
             "print(jit.enabled(), r.converged)\n")

@@ -1,8 +1,8 @@
 """Inverse kinematics on chosen sub-chains: Jacobian solvers behind one loop, CCD, analytic two-bone.
 
     from animkit.ik import IKProblem, LM, solve
-    result = solve(figure, pose, "hand_r", (0.3, 1.2, 0.4), chain="arm", chains=scene.chains)
-    problem = IKProblem(figure, "hand_r", "arm", chains=scene.chains, solver=LM())   # checked, compiled once
+    result = solve(figure, pose, "hand_r", (0.3, 1.2, 0.4), chain="arm")
+    problem = IKProblem(figure, "hand_r", "arm", solver=LM())   # checked, compiled once
     results = [problem.solve(t) for t in targets]
 
 See docs/derivations.md for the equations and when to pick which solver.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -15,7 +15,6 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError
 from ..graph import Figure
 from ..progress import progress
-from ..scene import Scene
 from .jacobian import chain_jacobian, rotation_error
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
@@ -35,26 +34,10 @@ RESTART_PULL = 0.1  # lm's μ₀ for the random restarts (the first run keeps Op
 # targets: a median 183 restarts to converge with μ₀ = 1, 14.5 with 0.1, 10 with 0 at twice the time per restart)
 
 
-def _figure_and_chains(figure: Figure | Scene, chains: Mapping[str, Iterable[str]] | None, scene: Scene | None,
-                       effector: str | Sequence[str]) -> tuple[Figure, Mapping[str, Iterable[str]] | None,
-                                                               str | Sequence[str]]:
-    if isinstance(figure, Scene):
-        if scene is not None and scene is not figure:
-            raise IKError("give the scene once: as the first argument or as scene=, not both")
-        scene = figure
-        figure = scene.figure
+def _check_figure(figure: Figure) -> Figure:
     if not isinstance(figure, Figure):
-        raise IKError(f"expected a Figure (or a Scene), got {type(figure).__name__}")
-    if scene is not None:
-        if chains is not None:
-            raise IKError("give chains= or scene=, not both (a scene brings its chains)")
-        if scene.figure is not figure:
-            raise IKError("scene= belongs to a different figure than the one given")
-        chains = scene.chains
-        eff = [effector] if isinstance(effector, str) else list(effector)
-        effector = [scene.effectors.get(e, e) for e in eff] if not isinstance(effector, str) else \
-            scene.effectors.get(effector, effector)
-    return figure, chains, effector
+        raise IKError(f"expected a Figure, got {type(figure).__name__}")
+    return figure
 
 
 def _positive(name: str, value: float) -> float:
@@ -91,12 +74,11 @@ class IKProblem:
     (:mod:`animkit.ik.methods`) or a name (its default options); None is :class:`~animkit.ik.LM`.
     """
 
-    def __init__(self, figure: Figure | Scene, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
+    def __init__(self, figure: Figure, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
                  *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
                  weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
-                 orientation_tol: float = 1e-4, chains: Mapping[str, Iterable[str]] | None = None,
-                 scene: Scene | None = None) -> None:
-        fig, chains, effector = _figure_and_chains(figure, chains, scene, effector)
+                 orientation_tol: float = 1e-4) -> None:
+        fig = _check_figure(figure)
         self.figure = fig
         self.solver = _solver_object(solver)
         names = check_effectors(fig, effector)
@@ -110,7 +92,7 @@ class IKProblem:
             raise IKError(f"pose: expected one pose ({fig.dof_count},), got shape {p.shape}")
         self.pose = p.copy()
         self.chain = chain
-        movable = movable_dofs(fig, chain, chains, names)
+        movable = movable_dofs(fig, chain, names)
         label = "the movable set" if chain is None else f"movable set {chain!r}"
         self._label = label
         self.model = compile_chain(fig, self.pose, movable, names, label)
@@ -511,18 +493,17 @@ def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator
     return rng.uniform(lo, hi, size=(k, model.n))
 
 
-def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
+def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
           chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
-          orientation_tol: float = 1e-4, chains: Mapping[str, Iterable[str]] | None = None,
-          scene: Scene | None = None, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
+          orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
           restarts: int = 0, time_budget: float | None = None, seed: int = 0) -> IKResult:
     """Move the DOFs of ``chain`` so that ``effector`` reaches ``target``; everything else stays as in ``pose``.
 
     One line for ``IKProblem(...).solve(target)``: build an :class:`IKProblem` to solve many targets on one
     figure (it is checked and compiled once). ``target`` is a 3-vector (position) or a 4×4 matrix (position and
-    orientation); several effectors take a sequence of targets (with ``weights``). ``chain`` is a chain name
-    (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF from the root to the
-    effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`: ``LM(relax=False)``,
+    orientation); several effectors take a sequence of targets (with ``weights``). ``effector`` names a
+    node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF names; None means
+    every DOF from the root to the effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`: ``LM(relax=False)``,
     ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options; None is ``LM()``.
     ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
     converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
@@ -532,16 +513,15 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
     orient = _is_pose_target(target, effector)
-    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose, scene), orientation=orient,
+    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
                         solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
-                        orientation_tol=orientation_tol, chains=chains, scene=scene)
+                        orientation_tol=orientation_tol)
     return problem.solve(target, pose, restarts=restarts, time_budget=time_budget, seed=seed)
 
 
-def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
+def solve_batch(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
                 chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
-                orientation_tol: float = 1e-4, chains: Mapping[str, Iterable[str]] | None = None,
-                scene: Scene | None = None, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
+                orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
                 quiet: bool = False) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
@@ -549,9 +529,9 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
     """
     shape = np.shape(targets)
     orient = len(shape) >= 2 and shape[-2:] == (4, 4)
-    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose, scene), orientation=orient,
+    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
                         solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
-                        orientation_tol=orientation_tol, chains=chains, scene=scene)
+                        orientation_tol=orientation_tol)
     return problem.solve_batch(targets, pose, quiet=quiet)
 
 
@@ -565,14 +545,11 @@ def _is_pose_target(target: ArrayLike, effector: str | Sequence[str]) -> bool:
     return np.shape(first) == (4, 4)
 
 
-def _frozen_pose(figure: Figure | Scene, pose: ArrayLike, scene: Scene | None) -> Array:
+def _frozen_pose(figure: Figure, pose: ArrayLike) -> Array:
     """The first start pose: the values the problem freezes outside its movable set."""
-    fig = figure.figure if isinstance(figure, Scene) else scene.figure if scene is not None else figure
-    if not isinstance(fig, Figure):
-        raise IKError(f"expected a Figure (or a Scene), got {type(fig).__name__}")
+    fig = _check_figure(figure)
     try:
         p = fig.check_pose(pose)
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
     return np.asarray(p if p.ndim == 1 else p[0], dtype=float)
-

@@ -29,12 +29,12 @@ Array = NDArray[np.float64]
 
 
 def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, dofs: str | Sequence[str] | None = None,
-             orientation: bool = False, chains: dict[str, Sequence[str]] | None = None) -> Array:
+             orientation: bool = False) -> Array:
     """J (m, D) for ``pose``: columns for every DOF of the figure, zero outside the set ``dofs``.
 
     J = [[a_j × (e − r_j)], [a_j]] (revolute), [[a_j], [0]] (prismatic); rows 3 per effector, or 6 with
     ``orientation`` (for each effector, its position rows then its orientation rows).
-    ``dofs`` is a movable set (chain name with ``chains``, joint/node/DOF names); None means every DOF.
+    ``dofs`` is a movable set (chain names of the figure's rig, joint/node/DOF names); None means every DOF.
     """
     try:
         p = figure.check_pose(pose)
@@ -53,7 +53,7 @@ def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, 
     if dofs is None:
         selected[:] = True
     else:
-        selected[movable_dofs(figure, dofs, chains, names)] = True
+        selected[movable_dofs(figure, dofs, names)] = True
     rows = 6 if orientation else 3
     J = np.zeros((rows * len(names), c.dof_count))
     for j, e in enumerate(names):

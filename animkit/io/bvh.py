@@ -32,6 +32,7 @@ from ..graph import Figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..joints import DofKind, Joint, JointKind, custom, fixed
+from ..rig import humanoid_rig
 from ..scene import Scene
 
 __all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES"]
@@ -544,6 +545,7 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     revolute = np.array([d.revolute for d in dofs], dtype=bool)
     if revolute.any():
         frames[:, revolute] = np.deg2rad(frames[:, revolute])
+    figure.rig = humanoid_rig(figure)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
     return BvhData(figure, frames, frame_time)
 
 

@@ -27,6 +27,7 @@ from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
 from ..graph import Figure
 from ..joints import Joint, make_joint
+from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
 
@@ -400,16 +401,15 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except SceneError as exc:
         raise ParseError(spath, str(exc)) from None
 
-    chains = _chains(ctx, doc, fig, {})
-    effectors = _effectors(ctx, doc, fig, {})
+    fig.rig = Rig(_chains(ctx, doc, fig, {}), _effectors(ctx, doc, fig, {}))
     camera = _camera(ctx, doc.get("camera", {}))
-    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else None
+    reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else None
     clips: dict[str, Any] = {}
     if "clips" in doc:
         from .toml_clips import read_clips
 
         clips = read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx)
-    return Scene(fig, chains, effectors, camera, clips, reach, up, spath)
+    return Scene(fig, camera, clips, reach, up, spath)
 
 
 _LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
@@ -465,16 +465,15 @@ def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], ba
     fig = parent.figure
     if "name" in fig_t:
         fig.name = str(fig_t["name"])
-    chains = _chains(ctx, doc, fig, parent.chains)
-    effectors = _effectors(ctx, doc, fig, parent.effectors)
+    fig.rig = Rig(_chains(ctx, doc, fig, fig.rig.chains), _effectors(ctx, doc, fig, fig.rig.effectors))
     camera = _camera(ctx, doc["camera"]) if "camera" in doc else parent.camera
-    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else parent.reach
+    reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else parent.reach
     clips: dict[str, Any] = dict(parent.clips)
     if "clips" in doc:
         from .toml_clips import read_clips
 
         clips.update(read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx))
-    return Scene(fig, chains, effectors, camera, clips, reach, parent.up, ctx.path)
+    return Scene(fig, camera, clips, reach, parent.up, ctx.path)
 
 
 def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
@@ -499,9 +498,9 @@ def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
     return CameraSpec(**kw)
 
 
-def _reach(ctx: _Ctx, spec: Any, fig: Figure, chains: Mapping[str, Any], effectors: Mapping[str, str]
-           ) -> ReachSpec:
+def _reach(ctx: _Ctx, spec: Any, fig: Figure) -> ReachSpec:
     spec = _table(ctx, spec, "reach")
+    chains, effectors = fig.rig.chains, fig.rig.effectors
     _check_keys(ctx, spec, REACH_KEYS, "reach")
     eff = spec.get("effector")
     if not isinstance(eff, str) or (eff not in effectors and eff not in fig.node_names):
@@ -617,13 +616,13 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
             g["color"] = "#" + "".join(f"{round(c * 255):02x}" for c in node.color)
             lines.append(f"geometry = {_fmt(g)}")
         lines.append("")
-    if scene.chains:
+    if fig.rig.chains:
         lines.append("[chains]")
-        lines += [f"{_key(k)} = {_fmt(list(v))}" for k, v in scene.chains.items()]
+        lines += [f"{_key(k)} = {_fmt(list(v))}" for k, v in fig.rig.chains.items()]
         lines.append("")
-    if scene.effectors:
+    if fig.rig.effectors:
         lines.append("[effectors]")
-        lines += [f"{_key(k)} = {_fmt(v)}" for k, v in scene.effectors.items()]
+        lines += [f"{_key(k)} = {_fmt(v)}" for k, v in fig.rig.effectors.items()]
         lines.append("")
     cam = scene.camera
     lines += ["[camera]", f"fov = {_fmt(cam.fov_deg)}", f"width = {cam.width}", f"height = {cam.height}",
