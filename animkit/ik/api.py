@@ -58,6 +58,32 @@ def _solver_object(solver: Solver | str | None) -> Solver:
     return solver_from_name(solver)
 
 
+def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | None:
+    """One effector's target as (1, 3) and (1, 3, 3) when it is a well-formed array of the problem's kind
+    (finite; a 4×4 rigid: |RRᵀ − I| ≤ 1e-6, det R > 0, last row 0 0 0 1), else None (the full check then says
+    what is wrong). In Python floats: on small arrays each NumPy call costs more than this whole check."""
+    if orientation:
+        if t.shape != (4, 4):
+            return None
+        (a, b, c, x), (d, e, f, y), (g, h, i, z), last = t.tolist()
+        if not (math.isfinite(x + y + z) and last == [0.0, 0.0, 0.0, 1.0]):  # NaN/inf in R fail the test below
+            return None
+        for u, v, ref in ((a * a + b * b + c * c, 0.0, 1.0), (d * d + e * e + f * f, 0.0, 1.0),
+                          (g * g + h * h + i * i, 0.0, 1.0), (a * d + b * e + c * f, 0.0, 0.0),
+                          (a * g + b * h + c * i, 0.0, 0.0), (d * g + e * h + f * i, 0.0, 0.0)):
+            if not abs(u + v - ref) <= 1e-6:
+                return None
+        if not a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0:
+            return None
+        return np.array([[x, y, z]]), np.array([[[a, b, c], [d, e, f], [g, h, i]]])
+    if t.shape != (3,):
+        return None
+    x, y, z = t.tolist()
+    if not math.isfinite(x + y + z):
+        return None
+    return np.array([[x, y, z]]), None
+
+
 class IKProblem:
     """One IK problem, checked once: effectors and their target kind, the movable set, weights, limits, a solver.
 
@@ -152,7 +178,8 @@ class IKProblem:
             damping = 0.0
         self._method = method
         self._relax = isinstance(sv, LM) and sv.relax
-        self._opts = Options(
+        stall = sv.stall if isinstance(sv, LM) and sv.stall is not None else (0, 0.5)
+        self._opts = Options(stall_window=int(stall[0]), stall_ratio=float(stall[1]),
             tol=self.tol, orientation_tol=self.orientation_tol, max_iter=sv.max_iter, damping=damping,
             alpha=None if not sv.jacobian else 1.0 if isinstance(sv, NullSpace) else getattr(sv, "alpha", 1.0),
             normalised=bool(getattr(sv, "normalised", False)),
@@ -170,6 +197,10 @@ class IKProblem:
     # --- inputs ------------------------------------------------------------------------------------------
 
     def _targets(self, target: ArrayLike) -> tuple[Array, Array | None]:
+        if len(self.effectors) == 1 and isinstance(target, np.ndarray):  # the common case, checked in NumPy
+            fast = _one_target(target, self.orientation)
+            if fast is not None:
+                return fast
         P, R = parse_targets(target, len(self.effectors))
         if (R is not None) != self.orientation:
             raise IKError(f"this problem's targets are {'poses (4, 4)' if self.orientation else 'positions (3,)'}"
@@ -503,8 +534,8 @@ def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target
     figure (it is checked and compiled once). ``target`` is a 3-vector (position) or a 4×4 matrix (position and
     orientation); several effectors take a sequence of targets (with ``weights``). ``effector`` names a
     node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF names; None means
-    every DOF from the root to the effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`: ``LM(relax=False)``,
-    ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options; None is ``LM()``.
+    every DOF from the root to the effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`:
+    ``LM(relax=False)``, ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options; None is ``LM()``.
     ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
     converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
     included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most

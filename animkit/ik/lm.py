@@ -77,6 +77,12 @@ class _Chain:
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
         # the B = 1 fast path (:func:`_run_one`): a serial chain of revolute DOFs with one effector
+        # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
+        self.kHs = np.ascontiguousarray(self.Hs.reshape(self.n, self.K, 20))
+        self.kCe = np.ascontiguousarray(model.eff_C[0])
+        self.klim = np.ascontiguousarray(self.limited, dtype=np.bool_)
+        self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
+        self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
             all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
 
@@ -380,7 +386,7 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
     q, iters, why, pos, ori, history = lm_serial(
-        ch.Hs.reshape(ch.n, ch.K, 20), ch.eff_C[0], ch.lo, ch.hi, ch.mid, ch.half, ch.limited, q0, P[:, 0],
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
@@ -452,6 +458,7 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     if free is None:
         return out
     Pf, Rf = P[fail], None if R is None else R[fail]
+    opts = replace(opts, stall_window=0)  # the stall test ends the first run early; these runs get every iteration
     u = run_lm(free, starts[fail], Pf, Rf, opts)
     start = wrap_into_limits(u.q, model.lower, model.upper, model.revolute)
     c = run_lm(model, start, Pf, Rf, opts)
@@ -515,9 +522,15 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
     pull = ch.limf
     eye = np.eye(n)
     it = 0
+    win, ratio = opts.stall_window, opts.stall_ratio
+    es = np.empty((opts.max_iter + 1, B)) if win > 0 else None  # ‖WV‖ after each iteration (the stall test)
+    if es is not None:
+        es[0] = e
     while True:
         done = (pos <= tol) & (ori <= otol)
         stalled = (lam > 1e10) | (flat >= patience)
+        if es is not None and it >= max(win, STALL_MIN_ITER):
+            stalled |= e > ratio * es[it - win, ids]
         leave = done | stalled
         stop = it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline or \
             first_success and bool(done.any())
@@ -583,4 +596,6 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         last[ids] = np.minimum(e, e0)
         history.append(last.copy())
         it += 1
+        if es is not None:
+            es[it, ids] = e
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))

