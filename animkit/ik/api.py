@@ -535,7 +535,8 @@ def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target
     orientation); several effectors take a sequence of targets (with ``weights``). ``effector`` names a
     node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF names; None means
     every DOF from the root to the effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`:
-    ``LM(relax=False)``, ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options; None is ``LM()``.
+    ``LM(relax=False)``, ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options;
+    None is ``LM()``.
     ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
     converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
     included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most
