@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import AnimkitError, IKError
+from ..errors import AnimkitError, IKError, unknown_name
 from ..graph import Figure
 from ..progress import progress
 from .jacobian import chain_jacobian, rotation_error
@@ -179,7 +179,19 @@ class IKProblem:
         self._method = method
         self._relax = isinstance(sv, LM) and sv.relax
         stall = sv.stall if isinstance(sv, LM) and sv.stall is not None else (0, 0.5)
-        self._opts = Options(stall_window=int(stall[0]), stall_ratio=float(stall[1]),
+        kappa = None
+        if isinstance(sv, LM) and sv.stiffness:
+            per_dof = np.zeros(fig.dof_count)
+            for name, v in sv.stiffness.items():
+                if name in fig.joint_dofs:
+                    per_dof[fig.joint_dofs[name]] = float(v)
+                elif name in fig.dof_names:
+                    per_dof[fig.dof_index(name)] = float(v)
+                else:
+                    raise IKError(unknown_name("stiffness joint", name, list(fig.joint_names) + list(fig.dof_names)))
+            s_chain = per_dof[model.dofs]
+            kappa = s_chain / (1.0 - s_chain)
+        self._opts = Options(stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa,
             tol=self.tol, orientation_tol=self.orientation_tol, max_iter=sv.max_iter, damping=damping,
             alpha=None if not sv.jacobian else 1.0 if isinstance(sv, NullSpace) else getattr(sv, "alpha", 1.0),
             normalised=bool(getattr(sv, "normalised", False)),

@@ -308,6 +308,7 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     es = [e]  # ‖WV‖ of the current pose after each iteration (the stall test)
     win, ratio = opts.stall_window, opts.stall_ratio
     lam = opts.damping
+    kappa = opts.stiffness
     flat = 0
     ps = 1.0
     it = 0
@@ -343,6 +344,8 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         g = Jt @ Vwa
         mu = opts.pull * decay * ps * min(1.0, e * e)
         diag = A.ravel()[:: n + 1]
+        if kappa is not None:
+            diag += kappa
         if alll:
             diag += lam + mu
             rhs = g - mu * phi
@@ -386,12 +389,17 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
     q, iters, why, pos, ori, history = lm_serial(
-        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, q0, P[:, 0],
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
         decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN, first_success=first_success)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
+
+
+def _kappa(opts: Options, n: int) -> Array:
+    """The stiffness damping κ (n,) for the compiled loop (zeros when none)."""
+    return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
 
 
 def lm_single(model: ChainModel, opts: Options) -> bool:
@@ -562,7 +570,7 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         A = Jt @ np.swapaxes(Jt, 1, 2)
         g = (Jt @ Vw[:, :, None])[:, :, 0]
         mu = (opts.pull * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
-        A += (lam[:, None] + mu)[:, :, None] * eye
+        A += (lam[:, None] + mu + (0.0 if opts.stiffness is None else opts.stiffness))[:, :, None] * eye
         rhs = g - mu * phi
         try:
             d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]

@@ -21,7 +21,7 @@ reach instead of stepping wildly at the stretched singularity; None: no clamp) a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import ClassVar, Literal
 
@@ -108,19 +108,26 @@ class LM(Solver):
     where poses must stay near the start, e.g. the frames of a bake). ``stall`` = (k, r): a run on a serial chain
     stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
     to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
-    None: off)."""
+    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); each step then solves
+    (J_φᵀJ_φ + λI + μD + K)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)): a stiff DOF takes a smaller share of the
+    motion, while the fixed points (JᵀV = 0) stay those of the task, so reachable targets are still met."""
 
     name: ClassVar[str] = "lm"
     damping: float = 1.0
     relax: bool = True
     max_iter: int = 100
     stall: tuple[int, float] | None = (20, 0.5)  # stop a run when ‖WV‖ fell by less than half over 20 iterations
+    stiffness: Mapping[str, float] | None = None  # joint (or DOF) name → s in [0, 1): how much it prefers to stay
     max_step: float | None = None
     pole: ArrayLike | None = None
     priority: bool = False
 
     def __post_init__(self) -> None:
         self._check()
+        if self.stiffness is not None:
+            for k, v in dict(self.stiffness).items():
+                if not isinstance(k, str) or not 0.0 <= _number("LM", f"stiffness[{k!r}]", v, allow_zero=True) < 1.0:
+                    raise IKError(f"LM: stiffness[{k!r}] must be in [0, 1), got {v!r}")
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
