@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import DLS, SOLVERS, Pseudoinverse, jacobian, solve, solve_batch, solver_from_name, two_bone_angles
 from animkit.ik.solvers import StepInput, step_nullspace
 from animkit.joints import hinge

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
 from .jacobian import chain_jacobian, rotation_error
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
