@@ -19,6 +19,7 @@ dls-adaptive    the same, λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε,
 nullspace       Δθ = J⁺V + (I − J⁺J)z, z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)  (α < 0: toward θc)
 ccd             per DOF, outermost first: the angle turning (e − r)⊥a onto (t − r)⊥a
 two-bone        analytic, law of cosines (animkit.ik.analytic)
+fabrik          forward-and-backward reaching on joint positions, mapped back to the DOFs (animkit.ik.fabrik)
 lm (default)    Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted: ÷10 on a decrease (step kept), ×10 otherwise — the clamped form,
                 used here with priority or a pole; otherwise lm runs its own loop on
                 θ = m + h sin φ (:mod:`animkit.ik.lm`)
@@ -43,7 +44,8 @@ __all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "
            "step_ccd", "step_lm", "damped_solve"]
 
 Array = NDArray[np.float64]
-SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone"]
+SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone",
+                     "fabrik"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
 _DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
@@ -280,6 +282,12 @@ def _step_two_bone(s: StepInput) -> Array:
     return two_bone_step(s.model, s.q, s.P, s.R, s.opts.pole)
 
 
+def _step_fabrik(s: StepInput) -> Array:
+    from .fabrik import fabrik_step
+
+    return fabrik_step(s.model, s.q, s.fr, s.P)
+
+
 STEPS: dict[str, Callable[[StepInput], Array]] = {
     "lm": step_lm,
     "transpose": step_transpose,
@@ -290,6 +298,7 @@ STEPS: dict[str, Callable[[StepInput], Array]] = {
     "nullspace": step_nullspace,
     "ccd": step_ccd,
     "two-bone": _step_two_bone,
+    "fabrik": _step_fabrik,
 }
 
 
