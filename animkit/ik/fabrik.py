@@ -109,7 +109,10 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array) -> Array:
         num = np.zeros(b)
         den = np.zeros(b)
         for key in children[k]:
-            u = (cur.p[:, key[1]] if isinstance(key, tuple) else cur.r[:, key]) - r
+            if isinstance(key, tuple):
+                u = cur.p[:, int(key[1])] - r
+            else:
+                u = cur.r[:, int(key)] - r  # type: ignore[call-overload]
             v = goal[key] - r
             u = u - a * np.sum(u * a, 1, keepdims=True)
             v = v - a * np.sum(v * a, 1, keepdims=True)
