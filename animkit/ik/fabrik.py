@@ -112,7 +112,7 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array) -> Array:
             if isinstance(key, tuple):
                 u = cur.p[:, int(key[1])] - r
             else:
-                u = cur.r[:, int(key)] - r  # type: ignore[call-overload]
+                u = cur.r[:, int(key)] - r  # type: ignore[call-overload,index]
             v = goal[key] - r
             u = u - a * np.sum(u * a, 1, keepdims=True)
             v = v - a * np.sum(v * a, 1, keepdims=True)
