@@ -34,7 +34,7 @@ from .keyframes import Clip
 from .progress import progress
 from .scene import Scene
 
-__all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep", "centre_of_mass", "support_margin"]
+__all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep"]
 
 Array = NDArray[np.float64]
 
@@ -66,7 +66,6 @@ class ReachResult:
     total_rotation_deg: float
     gaze_error_deg: float | None = None  # the gaze node's aim off the target at the clip's last frame (None: no gaze)
     planted_drift_m: float | None = None  # the planted nodes' largest distance from their start over the clip
-    com_margin_m: float | None = None  # centre of mass inside the feet's support polygon at the last frame (< 0: out)
 
     @property
     def reached(self) -> bool:
@@ -97,7 +96,6 @@ class ReachResult:
             "total_rotation_deg": float(self.total_rotation_deg),
             "gaze_error_deg": None if self.gaze_error_deg is None else float(self.gaze_error_deg),
             "planted_drift_m": None if self.planted_drift_m is None else float(self.planted_drift_m),
-            "com_margin_m": None if self.com_margin_m is None else float(self.com_margin_m),
             "moved_most": [{"joint": j, "degrees": float(d)} for j, d in self.moved[:3]],
             "errors": [float(e) for e in r.errors],
         }
@@ -120,7 +118,7 @@ class Comparison:
     def table(self) -> str:
         """The metrics as a fixed-width text table, one row per panel."""
         head = (f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}"
-                f"{'gaze':>7}{'feet':>9}{'CoM':>8}  moved most")
+                f"{'gaze':>7}{'feet':>9}  moved most")
         rows = [head, "-" * len(head)]
         for p in self.panels:
             m = p.metrics()
@@ -128,8 +126,7 @@ class Comparison:
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
                         f"{'–' if p.gaze_error_deg is None else f'{p.gaze_error_deg:.0f}°':>7}"
-                        f"{'–' if p.planted_drift_m is None else f'{p.planted_drift_m * 1e3:.2f}mm':>9}"
-                        f"{'–' if p.com_margin_m is None else f'{p.com_margin_m * 1e2:.1f}cm':>8}  {moved}")
+                        f"{'–' if p.planted_drift_m is None else f'{p.planted_drift_m * 1e3:.2f}mm':>9}  {moved}")
         return "\n".join(rows)
 
 
@@ -150,7 +147,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
                quiet: bool = False, gaze: str | None = None, gaze_axis: ArrayLike = (0.0, 0.0, 1.0),
-               planted: Sequence[str] = (), up: str = "y") -> ReachResult:
+               planted: Sequence[str] = ()) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
 
     ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
@@ -162,8 +159,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     ``gaze_axis`` toward each frame's waypoint (a secondary look-at task; :class:`~animkit.ik.IKProblem`).
     ``planted`` (nodes or rig effectors, e.g. both feet and ankles): held at their start positions in every frame,
     as extra effectors weighted ``PLANT_WEIGHT`` (a whole-body reach whose feet stay on the ground); position
-    targets only. ``up`` (the scene's up axis) sets the ground plane of the centre-of-mass margin (reported when the
-    figure's rig names both feet).
+    targets only.
     """
     if duration <= 0 or hold < 0 or fps <= 0:
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
@@ -245,7 +241,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         drift = float(np.max(np.linalg.norm(Wp - np.asarray(plant_at)[None], axis=2)))
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, gaze_deg, drift, _com_margin(figure, poses[-1], up))
+                       iters, t_solve, moved, total, gaze_deg, drift)
 
 
 def _gaze_for(figure: Figure, effector: str, chain: str) -> str | None:
@@ -256,90 +252,6 @@ def _gaze_for(figure: Figure, effector: str, chain: str) -> str | None:
     head = figure.effector("head")
     movable = dof_indices(figure, chain, effector=effector)
     return head if gaze_dofs(figure, movable, (effector,), head).size else None
-
-
-def centre_of_mass(figure: Figure, pose: ArrayLike) -> Array:
-    """c = Σ V_i M_i T_i g_i / Σ V_i over the nodes' drawn geometry: uniform density, V_i its volume (box
-    s_x s_y s_z; sphere 4/3 π r³; capsule π r² l + 4/3 π r³; cylinder π r² l), g_i its centroid in its own frame.
-    Mesh files count for nothing (their volume is not known here)."""
-    from .geometry import Box, Capsule, Cylinder, Sphere
-
-    total = 0.0
-    acc = np.zeros(3)
-
-    def visit(node: Any, M: Array) -> None:
-        nonlocal total, acc
-        g = node.data
-        if isinstance(g, Box):
-            v, c = float(np.prod(g.size)), np.zeros(3)
-        elif isinstance(g, Sphere):
-            v, c = 4.0 / 3.0 * math.pi * g.radius ** 3, np.zeros(3)
-        elif isinstance(g, Capsule):
-            v = math.pi * g.radius ** 2 * g.length + 4.0 / 3.0 * math.pi * g.radius ** 3
-            c = np.array([0.0, 0.0, g.length / 2.0])
-        elif isinstance(g, Cylinder):
-            v, c = math.pi * g.radius ** 2 * g.length, np.array([0.0, 0.0, g.length / 2.0])
-        else:
-            return
-        W = M @ node.T
-        total += v
-        acc += v * (W[:3, :3] @ c + W[:3, 3])
-
-    figure.traverse(np.asarray(pose, dtype=float), visit)
-    return acc / total if total > 0 else np.full(3, np.nan)
-
-
-def support_margin(com: Array, points: Array, up: str = "y") -> float:
-    """Signed distance (scene units) from the centre of mass, projected on the ground plane (⊥ ``up``), to the
-    boundary of the support polygon (the convex hull of ``points`` projected alike): > 0 inside, < 0 outside."""
-    keep = [i for i, a in enumerate("xyz") if a != up.lstrip("+-")[-1]]
-    pts = np.asarray(points, dtype=float)[:, keep]
-    c = np.asarray(com, dtype=float)[keep]
-    hull = _convex_hull(pts)
-    if len(hull) < 3:
-        return -float(np.min(np.linalg.norm(pts - c, axis=1)))
-    inside = True
-    best = math.inf
-    for a, b in zip(hull, np.roll(hull, -1, axis=0), strict=True):
-        e = b - a
-        cross = e[0] * (c - a)[1] - e[1] * (c - a)[0]
-        inside &= cross >= 0
-        t = float(np.clip(np.dot(c - a, e) / max(float(e @ e), 1e-300), 0.0, 1.0))
-        best = min(best, float(np.linalg.norm(c - (a + t * e))))
-    return best if inside else -best
-
-
-def _convex_hull(p: Array) -> Array:
-    """Andrew's monotone chain, counter-clockwise."""
-    pts = sorted({(float(x), float(y)) for x, y in p})
-    if len(pts) < 3:
-        return np.array(pts)
-
-    def half(seq: list[tuple[float, float]]) -> list[tuple[float, float]]:
-        out: list[tuple[float, float]] = []
-        for q in seq:
-            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (q[1] - out[-2][1])
-                                     - (out[-1][1] - out[-2][1]) * (q[0] - out[-2][0])) <= 0:
-                out.pop()
-            out.append(q)
-        return out
-
-    lower, upper = half(pts), half(pts[::-1])
-    return np.array(lower[:-1] + upper[:-1])
-
-
-def _com_margin(figure: Figure, pose: Array, up: str) -> float | None:
-    """:func:`support_margin` of the pose's centre of mass over the rig's feet (each foot's node and its parent)."""
-    rig = figure.rig.effectors
-    if "foot_l" not in rig or "foot_r" not in rig:
-        return None
-    c = figure.compiled
-    W = figure.world_positions(pose)[0]
-    idx = []
-    for foot in ("foot_r", "foot_l"):
-        k = c.node_names.index(figure.effector(foot))
-        idx += [k, int(c.parent[k])]
-    return support_margin(centre_of_mass(figure, pose), W[idx], up)
 
 
 PLANT_WEIGHT = 10.0  # a planted node's weight against the reaching effector's 1
@@ -420,7 +332,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
             panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, gaze=_gaze_for(fig, node, c),
-                                     planted=_feet_for(fig, c), up=scene.up,
+                                     planted=_feet_for(fig, c),
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
                                      label=label, quiet=quiet))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)

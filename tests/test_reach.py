@@ -191,20 +191,3 @@ def test_whole_body_keeps_the_feet_planted_and_meets_the_target(humanoid) -> Non
     hand = fig.world(body.poses[-1])["hand_r"][:3, 3]
     assert np.linalg.norm(hand - low) < 1e-4 and body.result.converged
     assert body.poses[-1, fig.dof_index("hips.ty")] < body.poses[0, fig.dof_index("hips.ty")]  # the hips go down
-
-
-def test_support_margin_and_centre_of_mass_against_closed_forms() -> None:
-    from animkit.joints import hinge
-    from animkit.reach import centre_of_mass, support_margin
-
-    square = np.array([[0.0, 0, 0], [1, 0, 0], [1, 0, 1], [0, 0, 1], [0.5, 0, 0.5]])  # y up; an inner point too
-    assert support_margin(np.array([0.5, 3.0, 0.5]), square, "y") == pytest.approx(0.5)
-    assert support_margin(np.array([0.9, 0.0, 0.2]), square, "y") == pytest.approx(0.1)
-    assert support_margin(np.array([1.5, 0.0, 0.5]), square, "y") == pytest.approx(-0.5)
-    # two equal spheres 1 m apart and a box of twice their volume at the origin: the volume-weighted mean
-    fig = animkit.Figure("base", data=animkit.geometry.Box((1.0, 1.0, np.pi / 3.0)))  # volume 2v
-    fig.add("a", "base", offset=(1.0, 0.0, 0.0), joint=hinge("j", "z"), data=animkit.geometry.Sphere(0.5))
-    fig.add("b", "a", offset=(0.0, 1.0, 0.0), data=animkit.geometry.Sphere(0.5))
-    v = 4.0 / 3.0 * np.pi * 0.125
-    expected = (v * np.array([1.0, 0, 0]) + v * np.array([1.0, 1.0, 0]) + 2 * v * np.zeros(3)) / (4 * v)
-    np.testing.assert_allclose(centre_of_mass(fig, np.zeros(1)), expected, atol=1e-12)
