@@ -65,7 +65,6 @@ class ReachResult:
     moved: tuple[tuple[str, float], ...]  # joints by rotation over the clip (degrees), most first
     total_rotation_deg: float
     gaze_error_deg: float | None = None  # the gaze node's aim off the target at the clip's last frame (None: no gaze)
-    planted_drift_m: float | None = None  # the planted nodes' largest distance from their start over the clip
 
     @property
     def reached(self) -> bool:
@@ -95,7 +94,6 @@ class ReachResult:
             "bake_time_s": float(self.frame_time_s),
             "total_rotation_deg": float(self.total_rotation_deg),
             "gaze_error_deg": None if self.gaze_error_deg is None else float(self.gaze_error_deg),
-            "planted_drift_m": None if self.planted_drift_m is None else float(self.planted_drift_m),
             "moved_most": [{"joint": j, "degrees": float(d)} for j, d in self.moved[:3]],
             "errors": [float(e) for e in r.errors],
         }
@@ -118,15 +116,14 @@ class Comparison:
     def table(self) -> str:
         """The metrics as a fixed-width text table, one row per panel."""
         head = (f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}"
-                f"{'gaze':>7}{'feet':>9}  moved most")
+                f"{'gaze':>7}  moved most")
         rows = [head, "-" * len(head)]
         for p in self.panels:
             m = p.metrics()
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
-                        f"{'–' if p.gaze_error_deg is None else f'{p.gaze_error_deg:.0f}°':>7}"
-                        f"{'–' if p.planted_drift_m is None else f'{p.planted_drift_m * 1e3:.2f}mm':>9}  {moved}")
+                        f"{'–' if p.gaze_error_deg is None else f'{p.gaze_error_deg:.0f}°':>7}  {moved}")
         return "\n".join(rows)
 
 
@@ -146,8 +143,8 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
-               quiet: bool = False, gaze: str | None = None, gaze_axis: ArrayLike = (0.0, 0.0, 1.0),
-               planted: Sequence[str] = ()) -> ReachResult:
+               quiet: bool = False, gaze: str | None = None, gaze_axis: ArrayLike = (0.0, 0.0, 1.0)
+               ) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
 
     ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
@@ -157,9 +154,6 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
     ``gaze`` (a node or rig effector, e.g. "head"): the movable DOFs off the effector's path (neck, head) turn its
     ``gaze_axis`` toward each frame's waypoint (a secondary look-at task; :class:`~animkit.ik.IKProblem`).
-    ``planted`` (nodes or rig effectors, e.g. both feet and ankles): held at their start positions in every frame,
-    as extra effectors weighted ``PLANT_WEIGHT`` (a whole-body reach whose feet stay on the ground); position
-    targets only.
     """
     if duration <= 0 or hold < 0 or fps <= 0:
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
@@ -168,7 +162,6 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     try:
         effector = figure.effector(effector)
         movable = dof_indices(figure, chain, effector=effector)
-        plant = tuple(figure.effector(n) for n in planted)
     except SceneError as exc:
         raise IKError(str(exc)) from None
     node_index = figure.node_names.index(effector)
@@ -185,10 +178,6 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
             raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
         waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
     orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
-    if plant and orient is not None:
-        raise IKError("planted nodes take position targets: give the reach a point, not a 4x4 pose")
-    W0 = figure.world_positions(pose0)[0]
-    plant_at = [W0[figure.node_names.index(n)] for n in plant]
     lim = figure.dof_limits()
     step_cap = max_speed / fps
     poses = np.empty((n_frames, figure.dof_count))
@@ -201,15 +190,11 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
     direct_solver = replace(base, max_iter=max(200, frame_iterations)) if hasattr(base, "max_iter") else base
     frame_solver = replace(base, max_iter=frame_iterations, **({"relax": False} if isinstance(base, LM) else {}))
-    problem = IKProblem(figure, (effector, *plant) if plant else effector, chain_dofs, pose=pose0,
-                        orientation=orient is not None, solver=frame_solver, tol=tol, gaze=gaze, gaze_axis=gaze_axis,
-                        weights=[1.0] + [PLANT_WEIGHT] * len(plant) if plant else None)
-    legs = problem.without_gaze()  # the planted nodes' fix-up (below) leaves the head as the capped step left it
+    problem = IKProblem(figure, effector, chain_dofs, pose=pose0, orientation=orient is not None,
+                        solver=frame_solver, tol=tol, gaze=gaze, gaze_axis=gaze_axis)
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
-        frame_target: Any = w if orient is None else _pose_matrix(orient, w)
-        if plant:
-            frame_target = [w, *plant_at]
+        frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
         r = problem.solve(frame_target, poses[k - 1], gaze_at=goal)  # the eyes go to the goal, the hand follows
         t_solve += time.perf_counter() - t0
@@ -219,15 +204,8 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
-        if plant and biggest > step_cap:
-            # the scaled step drags the planted nodes: put them back with the hand held where it is, if that
-            # stays within the speed bound (else the frame keeps the scaled step)
-            held = figure.world_positions(poses[k])[0, node_index]
-            fixed = legs.solve([held, *plant_at], poses[k])
-            if np.max(np.abs(fixed.pose - poses[k - 1])) <= step_cap + 1e-12:
-                poses[k] = fixed.pose
     # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
-    direct = problem.using(direct_solver).solve([tgt, *plant_at] if plant else tgt, pose0, gaze_at=goal)
+    direct = problem.using(direct_solver).solve(tgt, pose0)
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
     chain_name = chain if isinstance(chain, str) else None
@@ -235,13 +213,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     solver = solver if solver is None or isinstance(solver, str) else solver_name
     clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
     gaze_deg = None if gaze is None else math.degrees(problem.gaze_error(poses[-1], goal))
-    drift = None
-    if plant:
-        Wp = figure.world_positions(poses)[:, [figure.node_names.index(n) for n in plant]]
-        drift = float(np.max(np.linalg.norm(Wp - np.asarray(plant_at)[None], axis=2)))
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, gaze_deg, drift)
+                       iters, t_solve, moved, total, gaze_deg)
 
 
 def _gaze_for(figure: Figure, effector: str, chain: str) -> str | None:
@@ -252,28 +226,6 @@ def _gaze_for(figure: Figure, effector: str, chain: str) -> str | None:
     head = figure.effector("head")
     movable = dof_indices(figure, chain, effector=effector)
     return head if gaze_dofs(figure, movable, (effector,), head).size else None
-
-
-PLANT_WEIGHT = 10.0  # a planted node's weight against the reaching effector's 1
-
-
-def _feet_for(figure: Figure, chain: str) -> tuple[str, ...]:
-    """A whole-body set (it moves the root, e.g. the hips' free joint) with the rig's feet: plant each foot (its
-    node and its parent, the ankle) so that the reach bends the legs instead of floating the body; else ()."""
-    rig = figure.rig.effectors
-    if "foot_l" not in rig or "foot_r" not in rig:
-        return ()
-    root = figure.compiled.node_names[0]
-    movable = dof_indices(figure, chain)
-    names = figure.dof_names
-    if not any(names[d].startswith(root + ".") or names[d] == root for d in movable.tolist()):
-        return ()
-    c = figure.compiled
-    out: list[str] = []
-    for foot in ("foot_r", "foot_l"):
-        node = figure.effector(foot)
-        out += [node, c.node_names[int(c.parent[c.node_names.index(node)])]]
-    return tuple(out)
 
 
 def _pose_matrix(R: Array, p: Array) -> Array:
@@ -332,7 +284,6 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
             panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, gaze=_gaze_for(fig, node, c),
-                                     planted=_feet_for(fig, c),
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
                                      label=label, quiet=quiet))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)

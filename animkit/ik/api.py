@@ -270,12 +270,6 @@ class IKProblem:
         c = float(f @ d) / max(float(np.linalg.norm(d)), 1e-300)
         return math.acos(min(1.0, max(-1.0, c)))
 
-    def without_gaze(self) -> IKProblem:
-        """The same problem (sharing its compiled chain) without the look-at task."""
-        other = copy.copy(self)
-        other.gaze = None
-        return other
-
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
         other = copy.copy(self)
