@@ -29,7 +29,6 @@ from .chains import dof_indices
 from .errors import IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
-from .ik.api import gaze_dofs
 from .keyframes import Clip
 from .progress import progress
 from .scene import Scene
@@ -64,7 +63,6 @@ class ReachResult:
     frame_time_s: float  # time spent solving every frame of the bake
     moved: tuple[tuple[str, float], ...]  # joints by rotation over the clip (degrees), most first
     total_rotation_deg: float
-    gaze_error_deg: float | None = None  # the gaze node's aim off the target at the clip's last frame (None: no gaze)
 
     @property
     def reached(self) -> bool:
@@ -93,7 +91,6 @@ class ReachResult:
             "bake_iterations": int(self.frame_iterations),
             "bake_time_s": float(self.frame_time_s),
             "total_rotation_deg": float(self.total_rotation_deg),
-            "gaze_error_deg": None if self.gaze_error_deg is None else float(self.gaze_error_deg),
             "moved_most": [{"joint": j, "degrees": float(d)} for j, d in self.moved[:3]],
             "errors": [float(e) for e in r.errors],
         }
@@ -115,15 +112,14 @@ class Comparison:
 
     def table(self) -> str:
         """The metrics as a fixed-width text table, one row per panel."""
-        head = (f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}"
-                f"{'gaze':>7}  moved most")
+        head = f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}  moved most"
         rows = [head, "-" * len(head)]
         for p in self.panels:
             m = p.metrics()
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
-                        f"{'–' if p.gaze_error_deg is None else f'{p.gaze_error_deg:.0f}°':>7}  {moved}")
+                        f"  {moved}")
         return "\n".join(rows)
 
 
@@ -143,8 +139,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
-               quiet: bool = False, gaze: str | None = None, gaze_axis: ArrayLike = (0.0, 0.0, 1.0)
-               ) -> ReachResult:
+               quiet: bool = False) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
 
     ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
@@ -152,8 +147,6 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
 
     ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
     follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
-    ``gaze`` (a node or rig effector, e.g. "head"): the movable DOFs off the effector's path (neck, head) turn its
-    ``gaze_axis`` toward each frame's waypoint (a secondary look-at task; :class:`~animkit.ik.IKProblem`).
     """
     if duration <= 0 or hold < 0 or fps <= 0:
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
@@ -191,12 +184,12 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     direct_solver = replace(base, max_iter=max(200, frame_iterations)) if hasattr(base, "max_iter") else base
     frame_solver = replace(base, max_iter=frame_iterations, **({"relax": False} if isinstance(base, LM) else {}))
     problem = IKProblem(figure, effector, chain_dofs, pose=pose0, orientation=orient is not None,
-                        solver=frame_solver, tol=tol, gaze=gaze, gaze_axis=gaze_axis)
+                        solver=frame_solver, tol=tol)
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
-        r = problem.solve(frame_target, poses[k - 1], gaze_at=goal)  # the eyes go to the goal, the hand follows
+        r = problem.solve(frame_target, poses[k - 1])
         t_solve += time.perf_counter() - t0
         iters += r.iterations
         delta = r.pose - poses[k - 1]
@@ -212,20 +205,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     solver_name = direct.solver
     solver = solver if solver is None or isinstance(solver, str) else solver_name
     clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
-    gaze_deg = None if gaze is None else math.degrees(problem.gaze_error(poses[-1], goal))
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, gaze_deg)
-
-
-def _gaze_for(figure: Figure, effector: str, chain: str) -> str | None:
-    """The rig's "head" effector when ``chain`` holds DOFs that turn it without moving ``effector`` (compare turns
-    the head toward the target there), else None."""
-    if "head" not in figure.rig.effectors:
-        return None
-    head = figure.effector("head")
-    movable = dof_indices(figure, chain, effector=effector)
-    return head if gaze_dofs(figure, movable, (effector,), head).size else None
+                       iters, t_solve, moved, total)
 
 
 def _pose_matrix(R: Array, p: Array) -> Array:
@@ -283,7 +265,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, gaze=_gaze_for(fig, node, c),
+            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c,
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
                                      label=label, quiet=quiet))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)

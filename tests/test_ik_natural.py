@@ -39,37 +39,3 @@ def test_stiffness_is_checked():
     fig = animkit.load(SCENES / "humanoid.toml").figure
     with pytest.raises(IKError, match="spine"):
         IKProblem(fig, "hand_r", "torso", solver=LM(stiffness={"spline": 0.5}))
-
-
-def test_hips_up_head_aims_at_the_target_and_the_hand_still_meets_it():
-    sc = animkit.load(SCENES / "humanoid.toml")
-    fig = sc.figure
-    start = fig.rest_pose()
-    start[fig.dof_index("elbow_r.rx")] = -0.6
-    target = np.asarray(sc.reach.target[:3])
-    problem = IKProblem(fig, "hand_r", "hips-up", pose=start, gaze="head")
-    before = problem.gaze_error(start, target)
-    r = problem.solve(target)
-    assert r.converged and np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) < 1e-4
-    assert np.degrees(problem.gaze_error(r.pose, target)) < 10.0 < np.degrees(before)
-    # the head's forward axis, by FK, points at the target (an independent check of gaze_error)
-    W = fig.world(r.pose)["head"]
-    d = (target - W[:3, 3]) / np.linalg.norm(target - W[:3, 3])
-    assert float(W[:3, 2] @ d) > np.cos(np.radians(10.0))
-
-
-def test_gaze_needs_dofs_off_the_effectors_path():
-    fig = animkit.load(SCENES / "humanoid.toml").figure
-    with pytest.raises(IKError, match="gaze"):
-        IKProblem(fig, "hand_r", "arm", gaze="head")
-
-
-def test_compare_turns_the_head_in_hips_up_only():
-    from animkit.reach import compare
-
-    sc = animkit.load(SCENES / "humanoid.toml")
-    c = compare(sc, quiet=True, duration=0.5, hold=0.1, fps=10)
-    by = {p.label: p for p in c.panels}
-    assert by["arm"].gaze_error_deg is None and by["torso"].gaze_error_deg is None
-    assert by["hips-up"].gaze_error_deg is not None and by["hips-up"].gaze_error_deg < 10.0
-    assert "gaze" in c.table()

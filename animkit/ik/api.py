@@ -51,28 +51,6 @@ def _positive(name: str, value: float) -> float:
     return v
 
 
-GAZE_REACH = 10.0  # scene units ahead of the gaze node: the look-at task's virtual point
-
-
-def gaze_dofs(figure: Figure, movable: NDArray[np.intp], effectors: Sequence[str], gaze: str) -> NDArray[np.intp]:
-    """DOFs of ``movable`` on the path to ``gaze`` but on no effector's path: they turn the gaze node and leave
-    every effector where it is."""
-    c = figure.compiled
-    index = {n: i for i, n in enumerate(c.node_names)}
-
-    def path(node: str) -> set[int]:
-        out: set[int] = set()
-        i = index[node]
-        while i >= 0:
-            out.add(i)
-            i = int(c.parent[i])
-        return out
-
-    used = set().union(*(path(e) for e in effectors))
-    look = path(gaze) - used
-    return np.array([d for d in movable.tolist() if int(c.dof_node[d]) in look], dtype=np.intp)
-
-
 def _solver_object(solver: Solver | str | None) -> Solver:
     if solver is None:
         return LM()
@@ -126,8 +104,7 @@ class IKProblem:
     def __init__(self, figure: Figure, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
                  *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
                  weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
-                 orientation_tol: float = 1e-4, gaze: str | None = None,
-                 gaze_axis: ArrayLike = (0.0, 0.0, 1.0)) -> None:
+                 orientation_tol: float = 1e-4) -> None:
         fig = _check_figure(figure)
         self.figure = fig
         self.solver = _solver_object(solver)
@@ -162,18 +139,6 @@ class IKProblem:
         self.tol = _positive("tol", tol)
         self.orientation_tol = _positive("orientation_tol", orientation_tol)
         self._set_solver(self.solver)
-        self.gaze: str | None = None
-        self._gaze_dofs = np.zeros(0, dtype=np.intp)
-        if gaze is not None:
-            self.gaze = check_effectors(fig, gaze)[0]
-            ax = np.asarray(gaze_axis, dtype=float)
-            if ax.shape != (3,) or not np.all(np.isfinite(ax)) or np.linalg.norm(ax) < 1e-12:
-                raise IKError(f"gaze_axis must be a non-zero 3-vector, got {gaze_axis!r}")
-            self._gaze_axis = ax / np.linalg.norm(ax)
-            self._gaze_dofs = gaze_dofs(fig, movable, names, self.gaze)
-            if self._gaze_dofs.size == 0:
-                raise IKError(f"gaze {gaze!r}: no DOF of {label} turns {self.gaze!r} without moving the effectors "
-                              "(the look-at task needs e.g. the neck and head in the movable set)")
 
     def _set_solver(self, sv: Solver) -> None:
         """The loop's settings from the solver object (checked against the problem: effectors, a chain's elbow)."""
@@ -234,41 +199,6 @@ class IKProblem:
             clamp=getattr(sv, "clamp", None), max_step=getattr(sv, "max_step", None),
             rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
             elbow_link=elbow, row_weights=self._row_w)
-
-    def _look_at(self, pose: Array, point: Array) -> Array:
-        """The secondary look-at task: the DOFs of the movable set off every effector's path (e.g. neck, head)
-        turn the gaze node's axis toward ``point``; they cannot move the effectors, so this is exactly a task in
-        the first one's null space. Solved by lm on a point ``GAZE_REACH`` ahead along the axis, aimed at
-        head + GAZE_REACH·(point − head)/|point − head| (twice: the head's origin moves a little as it turns)."""
-        fig, node = self.figure, self.gaze
-        assert node is not None
-        out = pose.copy()
-        for _ in range(2):
-            g = compile_chain(fig, out, self._gaze_dofs, (node,), "the gaze set")
-            ahead = np.eye(4)
-            ahead[:3, 3] = GAZE_REACH * self._gaze_axis
-            g = replace(g, eff_C=g.eff_C @ ahead)
-            head = fig.world(out)[node][:3, 3]
-            d = point - head
-            nd = float(np.linalg.norm(d))
-            if nd < 1e-9:
-                return out
-            aim = head + GAZE_REACH * d / nd
-            opts = Options(tol=GAZE_REACH * 1e-4, orientation_tol=1.0, max_iter=50, damping=1.0, pull=0.0,
-                           row_weights=np.ones(3), stall_window=0)
-            res = run_lm(g, out[g.dofs][None], aim[None, None], None, opts)
-            out[g.dofs] = res.q[0]
-        return out
-
-    def gaze_error(self, pose: ArrayLike, point: ArrayLike) -> float:
-        """The angle (radians) between the gaze node's axis and the direction from it to ``point``."""
-        if self.gaze is None:
-            raise IKError("this problem has no gaze node (give gaze='head')")
-        W = self.figure.world(np.asarray(pose, dtype=float))[self.gaze]
-        f = W[:3, :3] @ self._gaze_axis
-        d = np.asarray(point, dtype=float) - W[:3, 3]
-        c = float(f @ d) / max(float(np.linalg.norm(d)), 1e-300)
-        return math.acos(min(1.0, max(-1.0, c)))
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -356,13 +286,12 @@ class IKProblem:
     # --- solving -----------------------------------------------------------------------------------------
 
     def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, restarts: int = 0,
-              time_budget: float | None = None, seed: int = 0, gaze_at: ArrayLike | None = None) -> IKResult:
+              time_budget: float | None = None, seed: int = 0) -> IKResult:
         """One target (a 3-vector or a 4×4 per effector) from ``start`` (a full pose; None: the problem's pose).
 
         ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
-        included) have passed (see :func:`solve`). With a gaze node, it looks at ``gaze_at`` (default: the first
-        effector's target)."""
+        included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
         P, R = self._targets(target)
         q0 = self._starts(start, None)
@@ -388,8 +317,6 @@ class IKProblem:
         reach, reasons = _reachability(model, out, P, R, self._opts)
         full = self.pose.copy()
         full[model.dofs] = out.q[0]
-        if self.gaze is not None:
-            full = self._look_at(full, P[0, 0] if gaze_at is None else np.asarray(gaze_at, dtype=float))
         why: Reason = reasons[0]  # type: ignore[assignment]
         return IKResult(full, why == "converged", reach[0], int(out.iterations[0]), float(out.position_error[0]),
                         float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
