@@ -492,3 +492,21 @@ def test_base_colour_texture_from_a_file_a_view_or_a_data_uri(tmp_path, where) -
     np.testing.assert_array_equal(m.texture, pixels)
     np.testing.assert_allclose(m.base_color, [1, 0.5, 0.25, 1])
     np.testing.assert_allclose(m.uvs, [[0, 0], [1, 0], [0, 1]])  # the texCoord set the material names
+
+
+@pytest.mark.parametrize(("step", "count", "want"), [
+    (1 / 30, 31, 30.0),  # a whole rate: every float32 key time is a multiple of 1/30 to one float32 step
+    (0.0083333, 344, None),  # CMU's frame time: 120.0048 fps, kept (120 drops the last frame)
+    (0.0083333, 3, None),  # short too: 120 would miss its keys by 7e-7 s ≫ a float32 step
+])
+def test_a_clips_frame_rate_is_the_keys_own(step: float, count: int, want: float | None) -> None:
+    """fps from float32 key times k · step: the clip's frames k / fps land on the keys (to a float32 step), so a
+    clip resampled at its fps (BVH, TOML) keeps every key."""
+    from animkit.io.gltf import _frame_rate
+
+    keys = (np.arange(count) * step).astype(np.float32)
+    fps = _frame_rate(keys, float(np.median(np.diff(keys.astype(np.float64)))))
+    assert fps == pytest.approx(want or (count - 1) / float(keys[-1]), rel=1e-12)  # None: (K − 1) / t_last
+    n = int(np.floor(float(keys[-1]) * fps + 1e-9)) + 1  # the frame count Clip.frame_times and the BVH writer use
+    assert n == count
+    np.testing.assert_allclose(np.arange(n) / fps, keys, rtol=0, atol=float(np.spacing(keys[-1])))
