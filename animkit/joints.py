@@ -309,7 +309,7 @@ def free(name: str, order: str = "zyx", *, limits: LimitSpec = None,
 def make_joint(kind: str, name: str, **options: object) -> Joint:
     """Build a joint of ``kind`` by name (what scene files call): unknown kinds list the valid ones."""
     makers = {"fixed": fixed, "hinge": hinge, "slider": slider, "universal": universal, "ball": ball,
-              "planar": planar, "free": free}
+              "planar": planar, "free": free, "custom": custom}
     if kind not in makers:
         raise SceneError(unknown_name("joint kind", kind, list(makers)))
     try:
