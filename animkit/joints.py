@@ -20,7 +20,7 @@ its joint's bare name (URDF joints do).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -308,8 +308,9 @@ def free(name: str, order: str = "zyx", *, limits: LimitSpec = None,
 
 def make_joint(kind: str, name: str, **options: object) -> Joint:
     """Build a joint of ``kind`` by name (what scene files call): unknown kinds list the valid ones."""
-    makers = {"fixed": fixed, "hinge": hinge, "slider": slider, "universal": universal, "ball": ball,
-              "planar": planar, "free": free}
+    makers: dict[str, Callable[..., Joint]] = {"fixed": fixed, "hinge": hinge, "slider": slider,
+                                               "universal": universal, "ball": ball, "planar": planar, "free": free,
+                                               "custom": custom}
     if kind not in makers:
         raise SceneError(unknown_name("joint kind", kind, list(makers)))
     try:

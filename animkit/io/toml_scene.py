@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..joints import Joint, make_joint
+from ..joints import DofKind, Joint, make_joint
 from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
@@ -36,7 +36,7 @@ __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_
 
 TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips")
 NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
-JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "limits", "rest")
+JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "rest")
 GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "offset", "rotation", "color",
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
@@ -107,10 +107,16 @@ def _rotation(ctx: Context, value: Any, key: str) -> np.ndarray:
 # --- joints and geometry ----------------------------------------------------------------------------
 
 
-def _angle_scale(kind: str) -> list[bool]:
-    """Which DOFs of a joint kind are angles (degrees in files)."""
-    return {"fixed": [], "hinge": [True], "slider": [False], "universal": [True, True], "ball": [True] * 3,
-            "planar": [False, False, True], "free": [False] * 3 + [True] * 3}[kind]
+_CHANNEL_KINDS: dict[str, DofKind] = {"t": "prismatic", "r": "revolute", "s": "scale"}
+
+
+def _channels(ctx: Context, spec: Any, key: str) -> list[tuple[DofKind, str]]:
+    """A custom joint's ``channels``: ``["tx", "ty", "tz", "rz", "ry", "rx", "sx", "sy", "sz"]`` → (kind, axis)."""
+    if (not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec)
+            or any(len(c) != 2 or c[0] not in _CHANNEL_KINDS or c[1] not in "xyz" for c in spec)):
+        raise ctx.error(key, "expected a non-empty list of channels, each t, r or s (translate, rotate, scale) "
+                             f"and an axis x, y or z (e.g. [\"tx\", \"rz\", \"sx\"]), got {spec!r}")
+    return [(_CHANNEL_KINDS[c[0]], c[1]) for c in spec]
 
 
 def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
@@ -119,11 +125,19 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, JOINT_KEYS, key)
     kind = spec.get("kind", "fixed")
-    kinds = ("fixed", "hinge", "slider", "universal", "ball", "planar", "free")
+    kinds = ("fixed", "hinge", "slider", "universal", "ball", "planar", "free", "custom")
     if kind not in kinds:
         raise ctx.error(f"{key}.kind", unknown_name("joint kind", str(kind), kinds))
-    angles = _angle_scale(kind)
+    if ("channels" in spec) != (kind == "custom"):
+        raise ctx.error(f"{key}.channels", "a custom joint lists its channels (and only a custom joint has them)")
     opts: dict[str, Any] = {}
+    if kind == "custom":
+        opts["channels"] = _channels(ctx, spec["channels"], f"{key}.channels")
+        turns = "".join(a for k, a in opts["channels"] if k == "revolute")
+        if "order" in spec and spec["order"] != turns:
+            raise ctx.error(f"{key}.order", f"expected the axes of the joint's rotation channels in order, "
+                                            f"{turns!r}, got {spec['order']!r}")
+        opts["order"] = spec["order"] if "order" in spec else None
     if kind in ("hinge", "slider"):
         axis = spec.get("axis", "z" if kind == "hinge" else "x")
         opts["axis"] = axis if isinstance(axis, str) else _vec(ctx, axis, f"{key}.axis")
@@ -139,7 +153,7 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
     except AnimkitError as exc:
         raise ctx.error(key, str(exc)) from None
     suffixes = [d.name.split(".", 1)[1] for d in probe.dofs]
-    scale = [math.pi / 180.0 if a else 1.0 for a in angles]
+    scale = [math.pi / 180.0 if d.revolute else 1.0 for d in probe.dofs]  # degrees in files
     if "limits" in spec:
         lim = spec["limits"]
         if isinstance(lim, Mapping):
@@ -468,11 +482,14 @@ def _euler_deg(R: np.ndarray) -> list[float]:
 
 
 def _joint_table(joint: Joint) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": joint.kind if joint.kind != "custom" else "custom"}
+    out: dict[str, Any] = {"kind": joint.kind}
     if joint.kind == "custom":
-        raise SceneError(f"joint {joint.name!r} is a custom channel joint (as BVH and glTF files make), which a TOML "
-                         "scene cannot hold: save this figure as BVH or glTF")
-    angles = _angle_scale(joint.kind)
+        letters = {"prismatic": "t", "revolute": "r", "scale": "s"}
+        if any(d.axis_letter not in ("x", "y", "z") for d in joint.dofs):
+            raise SceneError(f"joint {joint.name!r} is a custom joint with a channel along an axis other than x, y "
+                             "or z, which a TOML scene cannot hold: save this figure as glTF")
+        out["channels"] = [letters[d.kind] + str(d.axis_letter) for d in joint.dofs]
+    angles = [d.revolute for d in joint.dofs]
     if joint.kind in ("hinge", "slider"):
         d = joint.dofs[0]
         out["axis"] = d.axis_letter or [float(x) for x in d.axis]
