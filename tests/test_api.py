@@ -16,7 +16,7 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "fk", "graph", "chains", "scene"]
+CORE = ["errors", "limits", "jit", "atomic", "progress", "transforms", "joints", "geometry", "fk", "graph", "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),

@@ -1,7 +1,9 @@
 """File formats behind one ``load`` and one ``save``, dispatched on the suffix.
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
-descriptions (urdf). Each format module is imported only when used.
+descriptions (urdf). Each format module is imported only when used. A file that another file refers to (a base
+scene, a mesh, a glTF buffer) is checked by :func:`referenced_file` / read by :func:`read_referenced`: a regular
+file inside the referring file's folder tree (or a folder allowed with :func:`allow_roots`), size-capped.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic import atomic_path
 from ..errors import AnimkitError, ParseError, unknown_name
+from ._refs import allow_roots, read_referenced, referenced_file
 
 if TYPE_CHECKING:
     from ..graph import Figure
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["load", "save", "atomic_path", "LOADERS", "SAVERS"]
+__all__ = ["load", "save", "atomic_path", "allow_roots", "referenced_file", "read_referenced", "LOADERS", "SAVERS"]
 
 LOADERS = (".toml", ".bvh", ".urdf")
 SAVERS = (".toml", ".bvh")

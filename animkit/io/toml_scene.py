@@ -29,6 +29,7 @@ from ..graph import Figure
 from ..joints import Joint, make_joint
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
+from ._refs import read_referenced, referenced_file
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -263,8 +264,7 @@ def _joint(ctx: _Ctx, name: str, spec: Any, key: str) -> Joint:
         raise ctx.error(key, str(exc)) from None
 
 
-def _geometry(ctx: _Ctx, spec: Any, key: str, base: Path | None
-              ) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
+def _geometry(ctx: _Ctx, spec: Any, key: str) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, GEOMETRY_KEYS, key)
     shape = spec.get("shape")
@@ -296,7 +296,8 @@ def _geometry(ctx: _Ctx, spec: Any, key: str, base: Path | None
             f = spec.get("file")
             if not isinstance(f, str):
                 raise ctx.error(f"{key}.file", f"expected a mesh file path, got {f!r}")
-            path = Path(f) if base is None or Path(f).is_absolute() else base / f
+            referrer = ctx.path if ctx.path is not None else Path.cwd() / "<text>"
+            path = referenced_file(referrer, f, what="mesh", key=f"{key}.file", line=ctx.line_of(f"{key}.file"))
             scale = tuple(float(v) for v in _vec(ctx, spec["scale"], f"{key}.scale")) if "scale" in spec \
                 else (1.0, 1.0, 1.0)
             data = MeshFile(str(path), scale)  # type: ignore[arg-type]
@@ -361,13 +362,15 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ParseError(spath, f"not valid TOML: {exc}", line=int(m.group(1)) if m else None) from None
+    except RecursionError:
+        raise ParseError(spath, "not valid TOML for animkit: arrays or tables nested too deeply; expected at most "
+                                "a few levels") from None
     ctx = _Ctx(spath, text)
-    base = None if path is None else Path(path).parent
     _check_keys(ctx, doc, TOP_KEYS, "")
     fig_t = _table(ctx, doc.get("figure", {}), "figure")
     _check_keys(ctx, fig_t, ("name", "up", "base"), "figure")
     if "base" in fig_t:
-        return _extend_base(ctx, doc, fig_t, base)
+        return _extend_base(ctx, doc, fig_t)
     up = fig_t.get("up", "y")
     if up not in ("y", "z"):
         raise ctx.error("figure.up", f"expected 'y' or 'z', got {up!r}")
@@ -386,7 +389,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
         out["L"] = homogeneous(R, p)
         out["joint"] = _joint(ctx, name, spec.get("joint", "fixed"), f"{key}.joint")
         if "geometry" in spec:
-            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry", base)
+            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry")
         return out
 
     try:
@@ -413,6 +416,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
 
 
 _LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
+_MAX_BASES = 32
 
 
 def _chains(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
@@ -437,7 +441,7 @@ def _effectors(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mappin
     return effectors
 
 
-def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
+def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any]) -> Scene:
     """A scene built on another scene file's figure: ``[figure] base = "humanoid.toml"``.
 
     The base gives the figure, chains, effectors, camera and reach; this file may add chains and
@@ -449,15 +453,25 @@ def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], ba
     if "nodes" in doc or "up" in fig_t:
         raise ctx.error("figure.base", "a scene with a base takes its nodes and up axis from the base; "
                                        "remove [nodes.*] and figure.up")
-    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
-    if ctx.path is not None and path.resolve() == Path(ctx.path).resolve():
+    if ctx.path is None:
+        raise ctx.error("figure.base", "a scene read from text has no folder to find its base in; read it "
+                                       "from a file")
+    path = referenced_file(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+    if path == Path(ctx.path).resolve():
         raise ctx.error("figure.base", "a scene cannot be its own base")
-    key = str(path.resolve())
+    key = str(path)
     if key in _LOADING:
         raise ctx.error("figure.base", f"base scenes form a cycle through {path}")
+    if len(_LOADING) >= _MAX_BASES:
+        raise ctx.error("figure.base", f"more than {_MAX_BASES} base scenes in a row; expected a shorter chain")
     _LOADING.add(key)
     try:
-        parent = read_toml_scene(path)
+        raw = read_referenced(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(str(path), f"not UTF-8 text ({exc.reason})") from None
+        parent = loads_scene(text, path)
     except ParseError as exc:
         raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
     finally:
