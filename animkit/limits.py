@@ -26,8 +26,8 @@ MAX_TIME = 1_000_000.0
 MAX_IMAGE_SIDE = 8192
 #: bytes of a file referred to by another file (a TOML base scene, a URDF mesh, a glTF buffer or image)
 MAX_REFERENCED_BYTES = 256 * 1024 * 1024
-#: nesting: BVH joints, TOML tables and arrays, XML elements, base scenes
-MAX_DEPTH = 10_000
+#: nesting of BVH joints (figures of any depth are read from TOML and URDF, in time linear in their size)
+MAX_DEPTH = 1_000
 
 
 def frame_count(duration: float, fps: float, what: str = "clip") -> int:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
+from ..errors import AnimkitError, RenderError
 from ..graph import Figure
+from ..limits import MAX_IMAGE_SIDE, frame_count
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, look_at
@@ -82,23 +83,24 @@ def parse_size(text: str) -> tuple[int, int]:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise RenderError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
-    if not (8 <= w <= 8192 and 8 <= h <= 8192):
-        raise RenderError(f"size {text!r}: width and height must lie in 8..8192")
+    if not (8 <= w <= MAX_IMAGE_SIDE and 8 <= h <= MAX_IMAGE_SIDE):
+        raise RenderError(f"size {text!r}: width and height must lie in 8..{MAX_IMAGE_SIDE} (animkit.limits)")
     return w, h
 
 
 def frame_times(duration: float, fps: float, path: str | Path | None = None) -> tuple[Array, float, str | None]:
     """Times 0, 1/fps, … up to ``duration``; for a GIF above 50 fps the rate is lowered first (and said so)."""
-    if not (fps > 0 and math.isfinite(fps)):
-        raise RenderError(f"fps must be a positive number, got {fps!r}")
+    try:
+        n = frame_count(duration, fps, "render")
+    except AnimkitError as exc:
+        raise RenderError(str(exc)) from None
     message = None
     if path is not None and str(path).lower().endswith(".gif"):
         from .writers import gif_frame_plan
 
-        n = int(math.floor(duration * fps + 1e-9)) + 1
         _, _, eff, message = gif_frame_plan(fps, n)
         fps = eff
-    n = int(math.floor(duration * fps + 1e-9)) + 1
+        n = frame_count(duration, fps, "render")
     return np.arange(n) / fps, fps, message
 
 

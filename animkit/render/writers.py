@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..atomic import publish, temporary_beside
 from ..errors import RenderError, unknown_name
+from ..limits import MAX_FPS, MAX_IMAGE_SIDE
 from .raster import rgb8
 
 __all__ = [
@@ -164,11 +165,12 @@ class FrameWriter(ABC):
     kind: WriterKind
 
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
-        if not (fps > 0 and math.isfinite(fps)):
-            raise RenderError(f"fps must be positive and finite, got {fps!r}")
+        if not (0 < fps <= MAX_FPS):
+            raise RenderError(f"fps must lie in (0, {MAX_FPS:g}] (animkit.limits.MAX_FPS), got {fps!r}")
         w, h = size
-        if int(w) != w or int(h) != h or w < 1 or h < 1:
-            raise RenderError(f"size must be (width, height) positive integers, got {size!r}")
+        if int(w) != w or int(h) != h or not (1 <= w <= MAX_IMAGE_SIDE and 1 <= h <= MAX_IMAGE_SIDE):
+            raise RenderError(f"size must be (width, height) whole numbers in 1..{MAX_IMAGE_SIDE} "
+                              f"(animkit.limits.MAX_IMAGE_SIDE), got {size!r}")
         self.path = Path(path)
         self.fps = float(fps)
         self.size = (int(w), int(h))
