@@ -8,7 +8,8 @@ numba itself (a quarter of a second, and it pulls in SciPy) is imported only whe
 or a kernel first runs, so ``import animkit`` stays light. A kernel may call other kernels of its module: they are
 compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths). numba
 caches compiled code on disk, so only the first run on a machine pays the compilation (about a second per kernel);
-later processes pay loading it, once.
+later processes pay loading it, once. Where numba cannot cache (no writable cache folder) or cannot compile, the
+kernels are turned off with one warning and the NumPy paths run: compiled code never blocks use.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ ENABLED = _WANTED
 
 
 def _numba_njit() -> Any:
-    """numba.njit, imported once; None when the import fails."""
+    """numba.njit, imported once; None when the import fails or numba cannot cache here (warned once)."""
     global _njit, _loaded
     if not _loaded:
         _loaded = True
@@ -37,7 +38,28 @@ def _numba_njit() -> Any:
             from numba import njit as _njit
         except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
             _njit = None
+        else:
+            try:  # numba looks for a cache folder when a cached function is declared: probe it once
+                _njit(cache=True)(_probe)
+            except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any means "cannot"
+                _fall_back(f"numba cannot cache compiled code here ({exc})")
+                _njit = None
     return _njit
+
+
+def _probe() -> int:  # pragma: no cover - compiled only to find numba's cache folder
+    return 0
+
+
+def _fall_back(reason: str) -> None:
+    """Turn compiled kernels off for this process and say so once (a warning)."""
+    global ENABLED
+    if ENABLED:
+        import warnings
+
+        warnings.warn(f"{reason}; using the NumPy paths instead (set NUMBA_CACHE_DIR to a writable folder, or "
+                      f"ANIMKIT_JIT=0 to silence this)", RuntimeWarning, stacklevel=3)
+    ENABLED = False
 
 
 class _Kernel:
@@ -63,7 +85,15 @@ class _Kernel:
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
-        return self.compiled()(*args)
+        if self._compiled is None:
+            try:
+                self.compiled()
+            except Exception as exc:  # noqa: BLE001 - a compiler that fails must not block use
+                _fall_back(f"numba could not compile {self.fn.__name__} ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''})")
+                return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
+        assert self._compiled is not None
+        return self._compiled(*args)
 
 
 def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:

@@ -75,6 +75,9 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
                 clips[clip.name] = clip
             return dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
     text = writer()
-    with atomic_path(p) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    try:
+        with atomic_path(p) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise AnimkitError(f"{p}: cannot write the file ({exc.strerror or exc})") from None
     return p

@@ -216,10 +216,18 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
     return clip_camera(spec, up, np.concatenate(pts), size=size)
 
 
+def _folder_options(out: str | Path, overwrite: bool) -> dict[str, bool]:
+    """``overwrite`` for a PNG-folder output (the only writer that can mix into what is there)."""
+    from .writers import writer_kind
+
+    return {"overwrite": overwrite} if writer_kind(out) == "png-dir" else {}
+
+
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera, up: UpAxis = "y",
                  style: Style = Style(), targets: ArrayLike | None = None, trail: ArrayLike | None = None,
-                 quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
-    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet)."""
+                 quiet: bool = False, mesh: FigureMesh | None = None, overwrite: bool = False) -> RenderReport:
+    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet; a
+    folder that exists and is not empty only with ``overwrite``)."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -228,7 +236,8 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
-    with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet) as writer:
+    with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet,
+                     **_folder_options(out, overwrite)) as writer:
         bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
         for image in renderer.frames(P, targets=tg, trail=tr):
             writer.write(image)
@@ -239,7 +248,8 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
 
 
 def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, size: tuple[int, int] | None = None,
-                fps: float | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+                fps: float | None = None, style: Style = Style(), quiet: bool = False,
+                overwrite: bool = False) -> RenderReport:
     """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
     c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
@@ -250,13 +260,14 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=camera, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh)
+                          quiet=quiet, mesh=mesh, overwrite=overwrite)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
-                  columns: int | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+                  columns: int | None = None, style: Style = Style(), quiet: bool = False,
+                  overwrite: bool = False) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
     Panels shorter than the longest hold their last frame.
@@ -276,7 +287,8 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n))
                for r, p in zip(renderers, panels, strict=True)]
-    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
+    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
+                     **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
         for _ in range(n):
             writer.write(compose_panels([next(s) for s in streams], labels, columns))
