@@ -80,4 +80,7 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
             tmp.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise AnimkitError(f"{p}: cannot write the file ({exc.strerror or exc})") from None
+    except UnicodeEncodeError as exc:  # a name holding a lone surrogate
+        raise AnimkitError(f"{p}: cannot write {exc.object[exc.start:exc.end]!r} as UTF-8; expected names of "
+                           f"valid Unicode text") from None
     return p

@@ -553,6 +553,16 @@ def read_toml_scene(path: str | Path) -> Scene:
 # --- writing ----------------------------------------------------------------------------------------
 
 
+_TOML_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_TOML_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    """A TOML basic-string escape: the short forms, \\uXXXX for the other control characters."""
+    c = m.group(0)
+    return _TOML_SHORT.get(c) or f"\\u{ord(c):04X}"
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -564,7 +574,7 @@ def _fmt(v: Any) -> str:
             return "inf" if f > 0 else "-inf"
         return repr(f)  # full precision: reads back bit for bit
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + _TOML_ESCAPE.sub(_escape_char, v) + '"'
     if isinstance(v, (list, tuple, np.ndarray)):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, Mapping):
