@@ -53,7 +53,7 @@ def _owner_alive(pid: int) -> bool:
 
 def remove_leftovers(folder: str | os.PathLike[str]) -> list[Path]:
     """Remove animkit temporaries in ``folder`` whose owner process is gone; returns what was removed."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

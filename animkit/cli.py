@@ -55,12 +55,13 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
                 f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
             print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
                   f"{dof.rest * scale:g}", file=out)
-    if scene.chains:
+    rig = fig.rig
+    if rig.chains:
         print("chains:", file=out)
-        for name, joints in scene.chains.items():
+        for name, joints in rig.chains.items():
             print(f"  {name}: {', '.join(joints)}", file=out)
-    if scene.effectors:
-        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in scene.effectors.items()),
+    if rig.effectors:
+        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in rig.effectors.items()),
               file=out)
     for name, clip in scene.clips.items():
         print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
@@ -188,8 +189,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     target = _vector(args.target) if args.target else (list(spec.target) if spec else None)
     if target is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
-    node = scene.effector_node(effector)
-    result = bake_reach(scene.figure, node, target, chain=args.chain, chains=scene.chains, solver=args.solver,
+    result = bake_reach(scene.figure, effector, target, chain=args.chain, solver=args.solver,
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)

@@ -1,4 +1,5 @@
-"""A scene: a figure with its named chains, effectors, camera defaults, clips and reach defaults."""
+"""A scene: a figure (which holds its rig: named chains and effectors) with camera defaults, clips and reach
+defaults."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
@@ -49,28 +50,11 @@ class Scene:
     """What ``animkit.load`` returns."""
 
     figure: Figure
-    chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    effectors: Mapping[str, str] = field(default_factory=dict)
     camera: CameraSpec = field(default_factory=CameraSpec)
     clips: Mapping[str, Clip] = field(default_factory=dict)
     reach: ReachSpec | None = None
     up: UpAxis = "y"
     source: str | None = None
-
-    def chain(self, name: str) -> tuple[str, ...]:
-        """The joint names of chain ``name``."""
-        try:
-            return self.chains[name]
-        except KeyError:
-            raise SceneError(unknown_name("chain", name, self.chains)) from None
-
-    def effector_node(self, name: str) -> str:
-        """The node an effector name refers to (a node name is accepted as itself)."""
-        if name in self.effectors:
-            return self.effectors[name]
-        if name in self.figure.node_names:
-            return name
-        raise SceneError(unknown_name("effector", name, list(self.effectors) + self.figure.node_names))
 
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""

@@ -18,7 +18,7 @@ from ..errors import AnimkitError, ParseError, unknown_name
 from ._refs import allow_roots, read_referenced, referenced_file
 
 if TYPE_CHECKING:
-    from ..graph import Figure
+    from ..figure import Figure
     from ..keyframes import Clip
     from ..scene import Scene
 

@@ -81,7 +81,7 @@ def _suffix(dof: str) -> str:
     return dof.rsplit(".", 1)[-1]
 
 
-def _ball_dofs(names: Sequence[str], joint_dofs: Mapping[str, list[int]], joint: str) -> NDArray[np.intp]:
+def _ball_dofs(names: Sequence[str], joint_dofs: Mapping[str, Sequence[int]], joint: str) -> NDArray[np.intp]:
     """The three rotation DOF indices of a ball joint, in its Euler order (names and joint_dofs: the layout's,
     computed once by the caller: a figure recomputes them on every call)."""
     idx = [i for i in joint_dofs[joint] if _suffix(names[i]).startswith("r")]

@@ -15,13 +15,13 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, RenderError
-from ..graph import Figure
+from ..figure import Figure
 from ..limits import MAX_IMAGE_SIDE, frame_count
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
@@ -216,7 +216,7 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
     return clip_camera(spec, up, np.concatenate(pts), size=size)
 
 
-def _folder_options(out: str | Path, overwrite: bool) -> dict[str, bool]:
+def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
     """``overwrite`` for a PNG-folder output (the only writer that can mix into what is there)."""
     from .writers import writer_kind
 
