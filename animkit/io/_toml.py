@@ -104,6 +104,18 @@ def _escape_char(m: re.Match[str]) -> str:
     return _TOML_SHORT.get(c) or f"\\u{ord(c):04X}"
 
 
+def is_number(v: Any) -> bool:
+    """A TOML int or float that is a finite double (bools are not numbers; a 400-digit int is not finite)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return -_FLOAT_MAX <= v <= _FLOAT_MAX  # compared exactly: no overflow
+    return isinstance(v, float) and math.isfinite(v)
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
 def fmt_value(v: Any) -> str:
     """TOML text of a value; strings with TOML escapes (a newline or any control character reads back)."""
     if isinstance(v, bool):

@@ -32,7 +32,7 @@ from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
 from ._refs import read_referenced, referenced_file
-from ._toml import Context, Seg, fmt_key, fmt_value, key_text, split_key
+from ._toml import Context, Seg, fmt_key, fmt_value, is_number, key_text, split_key
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -65,17 +65,15 @@ def _check_keys(ctx: Context, table: Mapping[str, Any], valid: tuple[str, ...], 
 
 
 def _vec(ctx: Context, value: Any, key: str, n: int = 3) -> np.ndarray:
-    if (not isinstance(value, list) or len(value) != n
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, (int, float)) for v in value):
         raise ctx.error(key, f"expected a list of {n} numbers, got {value!r}")
-    arr = np.array(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not all(is_number(v) for v in value):
         raise ctx.error(key, f"expected finite numbers, got {value!r}")
-    return arr
+    return np.array(value, dtype=float)
 
 
 def _num(ctx: Context, value: Any, key: str, *, positive: bool = False) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    if not is_number(value):
         raise ctx.error(key, f"expected a number, got {value!r}")
     if positive and value <= 0:
         raise ctx.error(key, f"expected a positive number, got {value!r}")
