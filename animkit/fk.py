@@ -122,8 +122,12 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     for i in range(1, N):
         depth[i] = depth[parent[i]] + 1
 
+    rev_list = dof_rev.tolist()
+    bounds = first_dof.tolist()
+    signatures = [tuple((rev_list[g], code[g]) for g in range(bounds[i], bounds[i + 1])) for i in range(N)]
+
     def signature(i: int) -> tuple:
-        return tuple((bool(dof_rev[g]), code[g]) for g in range(first_dof[i], first_dof[i + 1]))
+        return signatures[i]
 
     order: list[int] = []
     for lev in range(int(depth.max()) + 1 if N else 0):
