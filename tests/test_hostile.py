@@ -415,3 +415,26 @@ def test_the_cli_is_quick_to_refuse(tmp_path: Path, capsys) -> None:
     assert result == [2]
     assert "a pipe" in capsys.readouterr().err
 
+
+
+# --- FK output: chunked, float32 on request -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_world_positions_in_chunks_and_float32(monkeypatch, compiled: bool) -> None:
+    """Chunk boundaries change nothing (oracle: world_batch's translations, bit for bit); float32 is the float64
+    result rounded once."""
+    from animkit.fk import CHUNK_FRAMES
+
+    if compiled and not jit.enabled():
+        pytest.skip("numba is off")
+    monkeypatch.setattr(jit, "ENABLED", compiled and jit.ENABLED)
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    poses = np.random.default_rng(3).uniform(-1.0, 1.0, (2 * CHUNK_FRAMES + 5, fig.dof_count))
+    p64 = fig.world_positions(poses)
+    np.testing.assert_array_equal(p64, fig.world_batch(poses)[:, :, :3, 3])
+    p32 = fig.world_positions(poses, dtype=np.float32)
+    assert p32.dtype == np.float32 and p32.shape == p64.shape
+    np.testing.assert_array_equal(p32, p64.astype(np.float32))
+    with pytest.raises(AnimkitError, match="float64 or float32"):
+        fig.world_positions(poses[:1], dtype=np.int32)
