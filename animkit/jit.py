@@ -98,8 +98,9 @@ class Kernel:
     def __call__(self, *args: Any) -> Any:
         if self._ready:
             return self._compiled(*args)  # type: ignore[misc]
+        dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform
         try:  # the first call compiles (or loads numba's cache): a failure there must not block use
-            out = self.compiled()(*args)
+            out = dispatcher(*args)
         except Exception as exc:  # noqa: BLE001 - numba's errors have many types
             _fall_back(f"numba could not compile {self.fn.__name__} ({type(exc).__name__}: "
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
