@@ -12,6 +12,7 @@ from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis"]
 
@@ -47,7 +48,7 @@ class ReachSpec:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """What ``animkit.load`` returns."""
+    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes (:mod:`animkit.mesh`)."""
 
     figure: Figure
     camera: CameraSpec = field(default_factory=CameraSpec)
@@ -55,6 +56,7 @@ class Scene:
     reach: ReachSpec | None = None
     up: UpAxis = "y"
     source: str | None = None
+    meshes: tuple[Mesh, ...] = ()
 
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""

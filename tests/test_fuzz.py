@@ -23,8 +23,9 @@ import pytest
 
 from .conftest import DATA, ROOT, SCENES
 
-#: reader → (suffix, seed files). glTF: add ("gltf", (".glb", sorted(DATA.glob("*.glb")))) once its reader lands.
+#: reader → (suffix, seed files): a new reader is one line here.
 READERS: dict[str, tuple[str, list[Path]]] = {
+    "gltf": (".glb", sorted(DATA.glob("*.glb"))),
     "bvh": (".bvh", sorted(DATA.glob("*.bvh"))),
     "toml-scene": (".toml", [SCENES / "three_axis_arm.toml", SCENES / "six_axis_arm.toml", SCENES / "humanoid.toml"]),
     "toml-clip": (".toml", [SCENES / "walk.toml", SCENES / "wave.toml", SCENES / "six_axis_arm.toml"]),

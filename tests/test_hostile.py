@@ -59,8 +59,8 @@ def test_base_fifo_device_symlink_and_folder_are_refused_without_blocking(tmp_pa
     outside.write_text(ARM)
     (tmp_path / "link.toml").symlink_to(outside)
     (tmp_path / "dir.toml").mkdir()
-    for base, why in [("pipe.toml", "a pipe"), ("zero.toml", "leaves the folder"), ("link.toml", "leaves the folder"),
-                      ("dir.toml", "a folder")]:
+    for base, why in [("pipe.toml", "a pipe"), ("zero.toml", "leaves the file's folder"),
+                      ("link.toml", "leaves the file's folder"), ("dir.toml", "a folder")]:
         with pytest.raises(ParseError, match=why):
             animkit.load(_scene_with_base(tmp_path, base))
     outside.unlink()

@@ -75,7 +75,7 @@ def referenced_file(referrer: str | os.PathLike[str], ref: str, *, what: str, ke
     except (OSError, RuntimeError) as exc:  # a symlink loop
         raise fail(f"cannot resolve the path ({exc})") from None
     if not _inside(target, roots):
-        raise fail(f"leaves the folder {str(roots[0])!r}; expected a file inside it (allow other folders with "
+        raise fail(f"leaves the file's folder {str(roots[0])!r}; expected a file inside it (allow other folders with "
                    f"animkit.io.allow_roots or ANIMKIT_ALLOW_ROOTS)")
     try:
         st = os.stat(target)
