@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from . import ik, keyframes, reach
+from . import ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
@@ -15,6 +15,7 @@ from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
 from .mesh import Mesh, Skin
 from .reach import bake_reach, compare
+from .retarget import retarget
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -52,5 +53,7 @@ __all__ = [
     "ik",
     "keyframes",
     "reach",
+    "motion",
+    "retarget",
     "__version__",
 ]

@@ -21,7 +21,11 @@ UpAxis = Literal["y", "z"]
 
 @dataclass(frozen=True)
 class CameraSpec:
-    """Camera defaults from a scene file; None means "frame the figure automatically"."""
+    """Camera defaults from a scene file; None means "frame the figure automatically".
+
+    ``distance`` (scene units from the framed centre) replaces the fitted distance; ``follow`` moves the
+    camera with the root across the ground, so a long walk stays in view (see ``render.camera.follow_cameras``).
+    """
 
     eye: tuple[float, float, float] | None = None
     target: tuple[float, float, float] | None = None
@@ -30,6 +34,8 @@ class CameraSpec:
     height: int = 480
     azimuth_deg: float = 30.0
     elevation_deg: float = 15.0
+    distance: float | None = None
+    follow: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
+import animkit.jit
+
+animkit.jit.ALWAYS = True  # the kernels run in the tests whatever the work size (the CLI decides by measured size)
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, max_examples=100)

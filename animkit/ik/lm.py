@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..transforms import rotation_error
+from .lm_jit import _KERNEL as _LM_KERNEL
 from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
@@ -375,11 +376,20 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
+# The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached
+# kernels cost 0.5–1 s a process: below ~20k iterations (B problems × max_iter, an upper bound) NumPy finishes first.
+LM_JIT_MIN = 20_000
+
+
+def _compiled_pays(B: int, opts: Options) -> bool:
+    return jit.pays(_LM_KERNEL, B * opts.max_iter, LM_JIT_MIN)
+
+
 def lm_single(model: ChainModel, opts: Options) -> bool:
     """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
     return serial_chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
-        not jit.enabled()
+        not _compiled_pays(1, opts)
 
 
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
@@ -393,7 +403,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     """
     ch = serial_chain(model)
     B, n = q0.shape
-    if ch.serial and jit.enabled():
+    if ch.serial and _compiled_pays(B, opts):
         return _run_compiled(ch, q0, P, R, opts, first_success)
     if B == 1 and ch.serial:
         return _run_one(ch, q0, P, R, opts)

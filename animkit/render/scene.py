@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 
 from ..drawn import BONE_COLOR, FigureMesh, figure_mesh
 from ..figure import Figure
+from .camera import UpAxis, horizontal
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR"]
 
@@ -25,16 +26,20 @@ def place_vertices(mesh: FigureMesh, world: NDArray[np.float64]) -> NDArray[np.f
 
 
 def framing_points(figure: Figure, mesh: FigureMesh, poses: NDArray[np.float64], *,
-                   max_frames: int = 2000) -> NDArray[np.float64]:
+                   max_frames: int = 2000, follow: UpAxis | None = None) -> NDArray[np.float64]:
     """Points that bound the figure over a whole clip: node origins ± each node's mesh radius (P, 3).
 
     Uses at most ``max_frames`` evenly spaced frames (plus the last), so framing a 10,000-frame clip is cheap.
+    ``follow`` (the up axis) frames the figure as a following camera sees it: each frame's points less its
+    root's ground-plane position, pₖ − h(rₖ).
     """
     poses = np.atleast_2d(poses)
     if len(poses) > max_frames:
         idx = np.unique(np.linspace(0, len(poses) - 1, max_frames).round().astype(int))
         poses = poses[idx]
     origins = figure.world_positions(poses)  # (F, N, 3)
+    if follow is not None:
+        origins = origins - horizontal(origins[:, :1], follow)
     drawn = mesh.radius > 0
     pts = origins.reshape(-1, 3)
     if not drawn.any():
