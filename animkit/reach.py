@@ -26,10 +26,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .chains import dof_indices
-from .errors import IKError, SceneError
+from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
 from .keyframes import Clip
+from .limits import frame_count
 from .progress import progress
 from .scene import Scene
 
@@ -148,8 +149,12 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
     follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
     """
-    if duration <= 0 or hold < 0 or fps <= 0:
+    if not (duration > 0 and hold >= 0 and fps > 0):
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
+    try:
+        frame_count(duration + hold, fps, "reach")
+    except AnimkitError as exc:
+        raise IKError(str(exc)) from None
     tgt = _check_target(target)
     pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
     try:

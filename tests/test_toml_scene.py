@@ -165,7 +165,7 @@ def test_a_scene_can_build_on_a_base_scene(tmp_path) -> None:
     with pytest.raises(ParseError, match="cycle"):
         animkit.load(tmp_path / "a.toml")
     (tmp_path / "missing.toml").write_text('[figure]\nbase = "nope.toml"\n')
-    with pytest.raises(ParseError, match="cannot load base scene") as info:
+    with pytest.raises(ParseError, match="base scene .nope.toml.: file not found") as info:
         animkit.load(tmp_path / "missing.toml")
     assert info.value.line == 2
 

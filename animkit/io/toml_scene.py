@@ -14,6 +14,7 @@ found) and the key, and say what was expected.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import tomllib
@@ -30,7 +31,8 @@ from ..joints import DofKind, Joint, make_joint
 from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
-from ._toml import Context, Seg, fmt_key, fmt_value, key_text, split_key
+from ._refs import read_referenced, referenced_file
+from ._toml import Context, Seg, fmt_key, fmt_value, is_number, key_text, split_key
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -63,17 +65,15 @@ def _check_keys(ctx: Context, table: Mapping[str, Any], valid: tuple[str, ...], 
 
 
 def _vec(ctx: Context, value: Any, key: str, n: int = 3) -> np.ndarray:
-    if (not isinstance(value, list) or len(value) != n
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, (int, float)) for v in value):
         raise ctx.error(key, f"expected a list of {n} numbers, got {value!r}")
-    arr = np.array(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not all(is_number(v) for v in value):
         raise ctx.error(key, f"expected finite numbers, got {value!r}")
-    return arr
+    return np.array(value, dtype=float)
 
 
 def _num(ctx: Context, value: Any, key: str, *, positive: bool = False) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    if not is_number(value):
         raise ctx.error(key, f"expected a number, got {value!r}")
     if positive and value <= 0:
         raise ctx.error(key, f"expected a positive number, got {value!r}")
@@ -200,8 +200,7 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
         raise ctx.error(key, str(exc)) from None
 
 
-def _geometry(ctx: Context, spec: Any, key: str, base: Path | None
-              ) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
+def _geometry(ctx: Context, spec: Any, key: str) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, GEOMETRY_KEYS, key)
     shape = spec.get("shape")
@@ -233,7 +232,8 @@ def _geometry(ctx: Context, spec: Any, key: str, base: Path | None
             f = spec.get("file")
             if not isinstance(f, str):
                 raise ctx.error(f"{key}.file", f"expected a mesh file path, got {f!r}")
-            path = Path(f) if base is None or Path(f).is_absolute() else base / f
+            referrer = ctx.path if ctx.path is not None else Path.cwd() / "<text>"
+            path = referenced_file(referrer, f, what="mesh", key=f"{key}.file", line=ctx.line_of(f"{key}.file"))
             scale = tuple(float(v) for v in _vec(ctx, spec["scale"], f"{key}.scale")) if "scale" in spec \
                 else (1.0, 1.0, 1.0)
             data = MeshFile(str(path), scale)  # type: ignore[arg-type]
@@ -264,29 +264,27 @@ def _order_nodes(ctx: Context, nodes: Mapping[str, Any]) -> tuple[str, list[str]
         par = spec.get("parent")
         if par is not None and par not in nodes:
             raise ctx.error(f"nodes.{n}.parent", unknown_name("parent node", str(par), nodes))
-    placed = {roots[0]}
-    order: list[str] = []
-    pending = [n for n in nodes if n != roots[0]]
-    while pending:
-        progress = [n for n in pending if nodes[n]["parent"] in placed]
-        if not progress:
-            cyc = pending[0]
-            raise ctx.error(f"nodes.{cyc}.parent", f"cycle in the node hierarchy among {pending}: every node "
-                                                   f"must lead up to the root {roots[0]!r}")
-        for n in progress:
-            placed.add(n)
-            order.append(n)
-        pending = [n for n in pending if n not in placed]
-    # keep file order where parents allow it
-    file_order = [n for n in nodes if n in set(order)]
+    # Kahn's order with a heap on the file position: each step places the first node (in file order) whose
+    # parent is placed, so file order is kept where parents allow it; O(n log n)
+    position = {n: i for i, n in enumerate(nodes)}
+    children: dict[str, list[str]] = {}
+    for n in nodes:
+        if n != roots[0]:
+            children.setdefault(nodes[n]["parent"], []).append(n)
+    ready = [(position[c], c) for c in children.get(roots[0], [])]
+    heapq.heapify(ready)
     final: list[str] = []
-    done = {roots[0]}
-    while len(final) < len(order):
-        for n in file_order:
-            if n not in done and nodes[n]["parent"] in done:
-                final.append(n)
-                done.add(n)
-                break
+    while ready:
+        _, n = heapq.heappop(ready)
+        final.append(n)
+        for c in children.get(n, []):
+            heapq.heappush(ready, (position[c], c))
+    if len(final) < len(nodes) - 1:
+        placed = {roots[0], *final}
+        pending = [n for n in nodes if n not in placed]
+        shown = pending[:12] + ([f"... ({len(pending) - 12} more)"] if len(pending) > 12 else [])
+        raise ctx.error(f"nodes.{pending[0]}.parent", f"cycle in the node hierarchy among {shown}: every node "
+                                                     f"must lead up to the root {roots[0]!r}")
     return roots[0], final
 
 
@@ -298,13 +296,15 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ParseError(spath, f"not valid TOML: {exc}", line=int(m.group(1)) if m else None) from None
+    except RecursionError:
+        raise ParseError(spath, "not valid TOML for animkit: arrays or tables nested too deeply; expected at most "
+                                "a few levels") from None
     ctx = Context(spath, text)
-    base = None if path is None else Path(path).parent
     _check_keys(ctx, doc, TOP_KEYS, "")
     fig_t = _table(ctx, doc.get("figure", {}), "figure")
     _check_keys(ctx, fig_t, ("name", "up", "base"), "figure")
     if "base" in fig_t:
-        return _extend_base(ctx, doc, fig_t, base)
+        return _extend_base(ctx, doc, fig_t)
     up = fig_t.get("up", "y")
     if up not in ("y", "z"):
         raise ctx.error("figure.up", f"expected 'y' or 'z', got {up!r}")
@@ -323,7 +323,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
         out["L"] = homogeneous(R, p)
         out["joint"] = _joint(ctx, name, spec.get("joint", "fixed"), f"{key}.joint")
         if "geometry" in spec:
-            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry", base)
+            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry")
         return out
 
     try:
@@ -349,6 +349,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
 
 
 _LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
+_MAX_BASES = 32
 
 
 def _chains(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
@@ -373,7 +374,7 @@ def _effectors(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Map
     return effectors
 
 
-def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
+def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any]) -> Scene:
     """A scene built on another scene file's figure: ``[figure] base = "humanoid.toml"``.
 
     The base gives the figure, chains, effectors, camera and reach; this file may add chains and
@@ -385,15 +386,25 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any],
     if "nodes" in doc or "up" in fig_t:
         raise ctx.error("figure.base", "a scene with a base takes its nodes and up axis from the base; "
                                        "remove [nodes.*] and figure.up")
-    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
-    if ctx.path is not None and path.resolve() == Path(ctx.path).resolve():
+    if ctx.path is None:
+        raise ctx.error("figure.base", "a scene read from text has no folder to find its base in; read it "
+                                       "from a file")
+    path = referenced_file(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+    if path == Path(ctx.path).resolve():
         raise ctx.error("figure.base", "a scene cannot be its own base")
-    key = str(path.resolve())
+    key = str(path)
     if key in _LOADING:
         raise ctx.error("figure.base", f"base scenes form a cycle through {path}")
+    if len(_LOADING) >= _MAX_BASES:
+        raise ctx.error("figure.base", f"more than {_MAX_BASES} base scenes in a row; expected a shorter chain")
     _LOADING.add(key)
     try:
-        parent = read_toml_scene(path)
+        raw = read_referenced(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(str(path), f"not UTF-8 text ({exc.reason})") from None
+        parent = loads_scene(text, path)
     except ParseError as exc:
         raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
     finally:
