@@ -383,7 +383,7 @@ def test_bvh_round_trip_of_any_names_and_values(names, frames) -> None:
 def test_reachability_never_claims_a_target_inside_the_reach_bound() -> None:
     """Zero-length bone, nearly stretched and stopped after one iteration short of an in-line target inside the
     bound: not proven out of reach (the old "nearly stretched" rule said it was). Beyond the bound: proven."""
-    from animkit.ik import solve
+    from animkit.ik import LM, solve
 
     fig = Figure("base")
     fig.add("a", "base", joint=ball("shoulder", "zyx"))
@@ -395,9 +395,9 @@ def test_reachability_never_claims_a_target_inside_the_reach_bound() -> None:
     p = fig.world_positions(q)[0, fig.node_names.index("d")]
     de = float(np.linalg.norm(p))
     assert de > 0.999 * 2.0
-    inside = solve(fig, q, "d", p / de * (de + 2.0) / 2, max_iter=1)
+    inside = solve(fig, q, "d", p / de * (de + 2.0) / 2, solver=LM(max_iter=1))
     assert not inside.converged and inside.reachable is None
-    beyond = solve(fig, q, "d", p / de * 2.001, max_iter=1)
+    beyond = solve(fig, q, "d", p / de * 2.001, solver=LM(max_iter=1))
     assert beyond.reachable is False
     assert solve(fig, q, "d", p / de * (de + 2.0) / 2).converged  # and it is reachable indeed
 
