@@ -214,7 +214,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
         r = problem.solve(frame_target, poses[k - 1]) if nat is None else \
-            nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS)  # type: ignore[assignment]
+            nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False)  # type: ignore[assignment]
         t_solve += time.perf_counter() - t0
         iters += r.iterations
         delta = r.pose - poses[k - 1]
@@ -241,7 +241,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                        iters, t_solve, moved, total, **extra)
 
 
-NATURAL_FRAME_ITERATIONS = 4  # a natural bake's iterations per frame (warm-started: the waypoints move ~1 cm)
+NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
 
 
 def _natural_direct(nat: NaturalProblem, problem: IKProblem, target: Array, pose0: Array) -> IKResult:

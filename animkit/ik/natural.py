@@ -37,6 +37,7 @@ from .tasks import (Body, FigureState, body_from_figure, com_jacobian, figure_st
 __all__ = ["Priors", "NaturalProblem", "NaturalResult"]
 
 Array = NDArray[np.float64]
+NULL_STEP = 0.02  # the largest change (scaled coordinates) per iteration from the comfort and spread terms
 
 
 @dataclass(frozen=True)
@@ -310,9 +311,11 @@ class NaturalProblem:
     # --- solving ----------------------------------------------------------------------------------------
 
     def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, max_iter: int = 200,
-              min_iter: int = 0) -> NaturalResult:
+              settle: bool = True) -> NaturalResult:
         """Iterate the prioritised step from ``start`` (a full pose; None: the problem's pose) until the target is
-        met (``tol``) and the step is small, or ``max_iter`` iterations."""
+        met (``tol``) and, with ``settle``, the secondary tasks have settled (no DOF moves 1e-3 in a step), or
+        ``max_iter`` iterations. Without ``settle`` (a bake's frames) the loop stops once the target is met after at
+        least one step: the secondary tasks then advance a step per frame."""
         t0 = time.perf_counter()
         t = np.asarray(target, dtype=float)
         if t.shape == (4, 4):
@@ -338,8 +341,11 @@ class NaturalProblem:
             if it == max_iter:
                 converged = met
                 break
+            if met and not settle and it >= 1:
+                converged = True
+                break
             dq = self._step(s, q, levels, tp)
-            if met and it >= min_iter and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
+            if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 converged = True
                 break
             q = np.clip(q + dq, self._lo, self._hi)
@@ -393,7 +399,7 @@ class NaturalProblem:
         # level 3: gaze
         if self.gaze_active:  # the neck and head turn, not the spine: only DOFs that leave the effector
             g, Jg = gaze_jacobian(fig, body, s, self._head, self._fwd, tp)
-            v = -g * min(1.0, 0.3 / max(float(np.linalg.norm(g)), 1e-300))
+            v = -g * min(1.0, 0.05 / max(float(np.linalg.norm(g)), 1e-300))  # slow: the head follows, never snaps
             levels.append((Jg[:, mov] * self._neck, v, 0.05))
         return levels, pos_err, ori_err, feet_err
 
@@ -414,11 +420,15 @@ class NaturalProblem:
         for J, V, lam in levels:
             Jt = J * sc
             JP = Jt @ P
-            A = JP @ JP.T + lam * lam * np.eye(len(V))
-            dphi = dphi + JP.T @ np.linalg.solve(A, V - Jt @ dphi)
-            P = P - JP.T @ np.linalg.solve(A, JP)
+            eye = np.eye(len(V))
+            dphi = dphi + JP.T @ np.linalg.solve(JP @ JP.T + lam * lam * eye, V - Jt @ dphi)
+            P = P - JP.T @ np.linalg.solve(JP @ JP.T + 1e-8 * eye, JP)  # the projector nearly exact (eigenvalues
+            # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
         grad = self.priors.comfort * (q - self.comfort_pose)
         for g in self._groups:
             grad[g] += self.priors.spread * (q[g] - q[g].mean())
-        dphi = dphi - 0.5 * P @ (sc * grad)
-        return sc * dphi
+        dz = 0.5 * P @ (sc * grad)
+        big = float(np.max(np.abs(dz), initial=0.0))
+        if big > NULL_STEP:  # a small step: its second-order effect on the tasks stays below what they correct
+            dz *= NULL_STEP / big
+        return sc * (dphi - dz)
