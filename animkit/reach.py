@@ -135,7 +135,8 @@ class Comparison:
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
-                        f"{opt(p.gaze_deg, '.0f', 6)}°{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
+                        f"{opt(p.gaze_deg, '.0f', 6)}°"
+                        f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
                         f"{opt(p.effort, '.0f', 8)}  {moved}")
         return "\n".join(rows)
 
@@ -213,11 +214,14 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
-        r = problem.solve(frame_target, poses[k - 1]) if nat is None else \
-            nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False)  # type: ignore[assignment]
+        if nat is None:
+            r = problem.solve(frame_target, poses[k - 1])
+            iters, reached = iters + r.iterations, r.pose
+        else:
+            rn = nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False)
+            iters, reached = iters + rn.iterations, rn.pose
         t_solve += time.perf_counter() - t0
-        iters += r.iterations
-        delta = r.pose - poses[k - 1]
+        delta = reached - poses[k - 1]
         biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
@@ -329,7 +333,7 @@ def priors_from_scene(scene: Scene) -> Priors | None:
     spec = scene.reach
     if spec is None or spec.priors is None:
         return None
-    kw = dict(spec.priors)
+    kw: dict[str, Any] = dict(spec.priors)
     up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
     try:
         return Priors(**kw, up=up)

@@ -14,8 +14,17 @@ from hypothesis import strategies as st
 import animkit
 from animkit.errors import IKError
 from animkit.ik.natural import NaturalProblem, Priors
-from animkit.ik.tasks import (body_from_figure, centres, com_jacobian, figure_state, gaze_error, gaze_jacobian,
-                              point_jacobian, polygon_margin, support_polygon)
+from animkit.ik.tasks import (
+    body_from_figure,
+    centres,
+    com_jacobian,
+    figure_state,
+    gaze_error,
+    gaze_jacobian,
+    point_jacobian,
+    polygon_margin,
+    support_polygon,
+)
 from animkit.reach import bake_reach, priors_from_scene
 
 from .conftest import SCENES

@@ -12,7 +12,6 @@ from PIL import Image
 
 import animkit
 from animkit.errors import IKError
-from animkit.ik import LM, solve
 from animkit.ik.natural import NaturalProblem
 from animkit.reach import bake_reach, compare, priors_from_scene, smoothstep
 

@@ -31,8 +31,19 @@ from ..graph import Figure
 from ..humanoid import match_figure
 from .jacobian import rotation_error
 from .problem import check_effectors, compile_chain, movable_dofs
-from .tasks import (Body, FigureState, body_from_figure, com_jacobian, figure_state, gaze_angle, gaze_jacobian,
-                    ground_basis, point_jacobian, polygon_margin, support_polygon)
+from .tasks import (
+    Body,
+    FigureState,
+    body_from_figure,
+    com_jacobian,
+    figure_state,
+    gaze_angle,
+    gaze_jacobian,
+    ground_basis,
+    point_jacobian,
+    polygon_margin,
+    support_polygon,
+)
 
 __all__ = ["Priors", "NaturalProblem", "NaturalResult"]
 
@@ -46,7 +57,8 @@ class Priors:
 
     ``stiffness``: joint (or DOF) name → s in [0, 1) (w = 1/(1 − s)); ``comfort``: k_c, the pull toward the
     comfort pose θc (the rest pose, with ``preferred``: DOF name → value, Maya's preferred angle: a knee that rests
-    straight, at its limit and at the leg's singularity, bends when its preferred angle is bent) in the null space; ``spread``: k_s, the spine-spread weight; ``gaze``: turn the
+    straight, at its limit and at the leg's singularity, bends when its preferred angle is bent) in the null space;
+    ``spread``: k_s, the spine-spread weight; ``gaze``: turn the
     head toward the target when the neck/head may move; ``planted``: effectors (feet) that keep their start frames
     when the movable set moves them; ``balance``: keep the centre of mass ``margin`` inside the support polygon
     (the feet's contact points on the ground) whenever feet are planted; ``up``: the world up axis."""
@@ -166,8 +178,8 @@ class NaturalProblem:
         if self._head >= 0:
             right = self._right(bones, s0)
             if right is not None:
-                f = np.cross(self._up, right)
-                self._fwd = s0.R[self._head].T @ (f / np.linalg.norm(f))
+                ahead = np.cross(self._up, right)
+                self._fwd = s0.R[self._head].T @ (ahead / np.linalg.norm(ahead))
             else:
                 self._head = -1
         self._neck = (mv[self._head] & ~mv[self._eff])[self.dofs].astype(float) if self._head >= 0 else \
@@ -326,7 +338,6 @@ class NaturalProblem:
             raise IKError(f"a target is a 3-vector or a 4x4 pose, got shape {t.shape}")
         q_full = self.pose.copy() if start is None else np.asarray(start, dtype=float).copy()
         q = q_full[self.dofs]
-        fig = self.figure
         errors = []
         it = 0
         pos_err = ori_err = math.inf
@@ -366,7 +377,8 @@ class NaturalProblem:
             dp = self._feet_p[k] - s.p[i]
             dr = rotation_error(self._feet_R[k], s.R[i])
             feet_err = max(feet_err, float(np.linalg.norm(dp)))
-            rows_J += [point_jacobian(fig, body, s, i, s.p[i])[:, mov], (s.a * (body.moves[i] & rev)[:, None]).T[:, mov]]
+            rows_J += [point_jacobian(fig, body, s, i, s.p[i])[:, mov],
+                       (s.a * (body.moves[i] & rev)[:, None]).T[:, mov]]
             rows_V += [dp, dr]
         if self.balance_active:
             assert self._hull is not None

@@ -19,7 +19,7 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -690,8 +690,10 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
         lines.append("")
         if r.priors is not None:
             lines.append("[reach.priors]")
-            lines += [f"{_key(k)} = {_fmt(v if k != 'preferred' else {d: math.degrees(x) for d, x in v.items()})}"
-                      for k, v in r.priors.items()]  # type: ignore[attr-defined]
+            for k, v in r.priors.items():
+                if k == "preferred":  # radians inside, degrees in files
+                    v = {d: math.degrees(x) for d, x in cast(Mapping[str, float], v).items()}
+                lines.append(f"{_key(k)} = {_fmt(v)}")
             lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")
