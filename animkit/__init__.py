@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from . import ik, keyframes, reach
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from .graph import Arc, Figure, Node
-from .ik import IKResult, solve
+from .figure import Figure, Rig
+from .graph import Arc, Node
+from .ik import IKProblem, IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
 from .reach import bake_reach, compare
-from .rig import Rig
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -40,6 +40,7 @@ __all__ = [
     "RotationTrack",
     "blend",
     "crossfade",
+    "IKProblem",
     "IKResult",
     "solve",
     "bake_reach",

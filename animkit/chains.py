@@ -2,29 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 __all__ = ["dof_indices", "chain_to", "joints_between"]
 
 
-def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *, effector: str | None = None
-                ) -> NDArray[np.intp]:
-    """Pose indices of a movable set, sorted.
+def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *,
+                effector: str | Sequence[str] | None = None) -> NDArray[np.intp]:
+    """Pose indices of a movable set, sorted: the one resolver of movable sets (IK, reaches, Jacobians use it).
 
     ``movable`` is a name or a list of names, each a chain of the figure's rig (chain names win), a joint, a
-    node (its joint) or a single DOF (``"arm"``, ``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF from the
-    root to ``effector`` (a node or effector name), or every DOF without one.
+    node (its joint) or a single DOF (``"arm"``, ``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF on the
+    paths from the root to ``effector`` (node or effector names, one or several), or every DOF without one.
     """
     if movable is None:
         if effector is None:
             return np.arange(figure.dof_count, dtype=np.intp)
-        names: list[str] = [a.joint.name for a in figure.path_to(figure.effector(effector))]
+        effectors = [effector] if isinstance(effector, str) else list(effector)
+        names: list[str] = [a.joint.name for e in effectors for a in figure.path_to(figure.effector(e))]
     elif isinstance(movable, str):
         names = [movable]
     else:

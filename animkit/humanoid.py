@@ -25,12 +25,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import SceneError, unknown_name
 
 if TYPE_CHECKING:
-    from .graph import Figure
+    from .figure import Figure
 
 __all__ = ["BONES", "LIMB_BONES", "HumanoidMap", "match_humanoid", "match_figure", "node_map"]
 
@@ -75,6 +75,9 @@ class HumanoidMap:
     bones: Mapping[str, str]
     missing: tuple[str, ...]
     unused: tuple[str, ...]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # mapping proxies do not pickle; the dict they wrap does
+        return (HumanoidMap, (dict(self.bones), self.missing, self.unused))
 
     def node(self, bone: str) -> str:
         """The node of canonical ``bone``; SceneError listing the bones found when it is not there."""

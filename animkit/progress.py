@@ -15,10 +15,10 @@ from typing import IO, Generic, Never, TypeVar, overload
 
 from .errors import AnimkitError
 
-__all__ = ["Progress", "progress", "format_duration"]
+__all__ = ["Progress", "progress", "format_duration", "clock"]
 
 T = TypeVar("T")
-_clock = time.monotonic  # tests replace this
+clock = time.monotonic  # tests replace this
 
 
 def format_duration(seconds: float) -> str:
@@ -49,7 +49,7 @@ class Progress(Generic[T]):
         self.delay = delay
         self.interval = interval
         self.n = 0
-        self.start = _clock()
+        self.start = clock()
         self._last_draw: float | None = None
         self._width = 0
         self._closed = False
@@ -69,7 +69,7 @@ class Progress(Generic[T]):
         self.n += n
         if not self.enabled:
             return
-        now = _clock()
+        now = clock()
         if now - self.start < self.delay:
             return
         if self._last_draw is not None and now - self._last_draw < self.interval:

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .chains import dof_indices
 from .errors import IKError, SceneError
-from .graph import Figure
+from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
 from .ik.natural import NaturalProblem, Priors
 from .keyframes import Clip

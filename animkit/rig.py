@@ -1,82 +1,19 @@
-"""A figure's rig: named chains (sets of joints) and named effectors (nodes), held by the figure.
+"""Rigs found from a figure's structure and names (the :class:`~animkit.figure.Rig` value lives with the figure).
 
-Loaders fill it: a TOML scene's ``[chains]`` / ``[effectors]``, :func:`leaf_rig` for robots (one chain from the
-base to each leaf, duplicates merged), :func:`humanoid_rig` for BVH and glTF characters (chains and effectors
-found from joint names by :mod:`animkit.humanoid`). Every call that takes a figure resolves names through it.
+Loaders fill a figure's rig: a TOML scene's ``[chains]`` / ``[effectors]``, :func:`leaf_rig` for robots (one
+chain from the base to each leaf, duplicates merged), :func:`humanoid_rig` for BVH and glTF characters (chains and
+effectors found from joint names by :mod:`animkit.humanoid`). Every call that takes a figure resolves names through it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
-from .errors import SceneError, unknown_name
+from .figure import Figure, Rig
+from .graph import Arc
 from .humanoid import HumanoidMap, match_figure
 
-if TYPE_CHECKING:
-    from .graph import Arc, Figure
-
 __all__ = ["Rig", "humanoid_rig", "leaf_rig", "rig_from_humanoid"]
-
-
-@dataclass(frozen=True)
-class Rig:
-    """Chains: chain name → joint (or DOF) names, root first. Effectors: effector name → node name."""
-
-    chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    effectors: Mapping[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        chains: dict[str, tuple[str, ...]] = {}
-        for name, joints in dict(self.chains).items():
-            if not isinstance(name, str) or not name:
-                raise SceneError(f"chain names must be non-empty strings, got {name!r}")
-            if isinstance(joints, str) or not all(isinstance(j, str) for j in joints):
-                raise SceneError(f"chain {name!r}: expected a list of joint names, got {joints!r}")
-            chains[name] = tuple(joints)
-            if not chains[name]:
-                raise SceneError(f"chain {name!r} is empty: expected at least one joint name")
-        effectors: dict[str, str] = {}
-        for name, node in dict(self.effectors).items():
-            if not isinstance(name, str) or not name or not isinstance(node, str):
-                raise SceneError(f"an effector maps a name to a node name, got {name!r} -> {node!r}")
-            effectors[name] = node
-        object.__setattr__(self, "chains", MappingProxyType(chains))
-        object.__setattr__(self, "effectors", MappingProxyType(effectors))
-
-    def __reduce__(self) -> tuple[Any, ...]:  # mapping proxies do not pickle; the dicts they wrap do
-        return (Rig, (dict(self.chains), dict(self.effectors)))
-
-    def chain(self, name: str) -> tuple[str, ...]:
-        """The joint names of chain ``name``; SceneError listing the chain names (close matches first)."""
-        try:
-            return self.chains[name]
-        except KeyError:
-            if not self.chains:
-                raise SceneError(f"unknown chain {name!r}: this figure has no named chains (its rig is empty); "
-                                 f"give joint names instead") from None
-            raise SceneError(unknown_name("chain", name, self.chains)) from None
-
-    def merged(self, other: Rig) -> Rig:
-        """This rig with ``other``'s chains and effectors added (``other`` wins where names repeat)."""
-        return Rig({**self.chains, **other.chains}, {**self.effectors, **other.effectors})
-
-    def check(self, figure: Figure) -> Rig:
-        """``self`` if every name resolves on ``figure``: chain members are joints or DOFs, effectors nodes."""
-        joints, dofs, nodes = set(figure.joint_names), set(figure.dof_names), set(figure.node_names)
-        for name, members in self.chains.items():
-            for j in members:
-                if j not in joints and j not in dofs:
-                    raise SceneError(f"chain {name!r}: {unknown_name('joint', j, figure.joint_names)}")
-        for name, node in self.effectors.items():
-            if node not in nodes:
-                raise SceneError(f"effector {name!r}: {unknown_name('node', node, figure.node_names)}")
-            if name in nodes and name != node:
-                raise SceneError(f"effector {name!r} -> {node!r}: {name!r} is another node of the figure; "
-                                 f"an effector may not shadow a node name")
-        return self
 
 
 def _joints_on_path(figure: Figure, top: str, bottom: str) -> list[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import rotation_error, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import animkit
 from animkit.chains import dof_indices
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.joints import ball, free, hinge, planar, slider
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"

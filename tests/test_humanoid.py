@@ -193,3 +193,41 @@ def test_a_leftover_limb_below_the_wrong_parent_is_dropped() -> None:
     m = match_humanoid(names, parents)
     assert "forearm_l" not in m.bones and m.bones["hand_l"] == "LeftHand"
     assert "LeftForeArm" in m.unused
+
+
+def _limbs(side: str, names: dict[str, str], fmt: str, trunk: str, hips: str) -> list[tuple[str, str | None]]:
+    arm = ["clavicle", "upper_arm", "forearm", "hand"]
+    leg = ["upper_leg", "lower_leg", "foot", "toe"]
+    out: list[tuple[str, str | None]] = []
+    for chain, top in ((arm, trunk), (leg, hips)):
+        parent = top
+        for bone in chain:
+            node = fmt.format(names[bone], side)
+            out.append((node, parent))
+            parent = node
+    return out
+
+
+@pytest.mark.parametrize(("trunk", "fmt", "limb_names", "sides"), [
+    # Unreal's mannequin: pelvis, spine_01..03, neck_01, head; clavicle_l, upperarm_l, lowerarm_l, hand_l, ...
+    ([("pelvis", None), ("spine_01", "pelvis"), ("spine_02", "spine_01"), ("spine_03", "spine_02"),
+      ("neck_01", "spine_03"), ("head", "neck_01")], "{}_{}",
+     {"clavicle": "clavicle", "upper_arm": "upperarm", "forearm": "lowerarm", "hand": "hand",
+      "upper_leg": "thigh", "lower_leg": "calf", "foot": "foot", "toe": "ball"}, ("l", "r")),
+    # Blender's Rigify metarig: shoulder.L is the clavicle (upper_arm.L follows it); thigh, shin, foot, toe
+    ([("spine", None), ("spine.001", "spine"), ("spine.002", "spine.001"), ("spine.003", "spine.002"),
+      ("spine.004", "spine.003"), ("spine.005", "spine.004"), ("spine.006", "spine.005")], "{}.{}",
+     {"clavicle": "shoulder", "upper_arm": "upper_arm", "forearm": "forearm", "hand": "hand",
+      "upper_leg": "thigh", "lower_leg": "shin", "foot": "foot", "toe": "toe"}, ("L", "R")),
+])
+def test_game_engine_and_blender_conventions(trunk, fmt, limb_names, sides) -> None:
+    chest, hips = trunk[3][0], trunk[0][0]
+    tree = list(trunk)
+    for s in sides:
+        tree += _limbs(s, limb_names, fmt, chest, hips)
+    m = match_humanoid(*_tree(tree))
+    assert m.is_humanoid and m.missing == ()
+    assert (m.bones["hips"], m.bones["chest"], m.bones["head"]) == (hips, chest, trunk[-1][0])
+    for s, side in zip(sides, "lr", strict=True):
+        for bone, stem in limb_names.items():
+            assert m.bones[f"{bone}_{side}"] == fmt.format(stem, s)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
-from animkit.ik import LM, IKProblem, solve, solve_batch
+from animkit.ik import LM, IKProblem, compile_chain, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
 
@@ -106,7 +106,6 @@ def test_batch_drops_finished_problems_and_matches_single_solves(lm_path):
 def test_stall_test_stops_a_run_early(lm_path):
     from dataclasses import replace as _replace
 
-    from animkit.ik import compile_chain as _compiled_chain
     from animkit.ik.lm import STALL_MIN_ITER, lm_single, run_lm
     from animkit.ik.solvers import Options
 
@@ -115,7 +114,7 @@ def test_stall_test_stops_a_run_early(lm_path):
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
     arm = np.array(sorted(fig.dof_index(j) for j in sc.figure.chain("arm")))
-    model = _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
+    model = compile_chain(fig, start, arm, ("panda_grasptarget",), "arm")
     opts = Options(damping=1.0, max_step=0.5, row_weights=np.ones(6))
     assert lm_single(model, opts) == (lm_path == "numpy")  # NumPy runs restarts one at a time
     rng = np.random.default_rng(5)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import IKError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import DLS, LM, SOLVERS, NullSpace, solve, solve_batch, solver_from_name
 from animkit.joints import ball, hinge
 

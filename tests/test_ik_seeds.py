@@ -11,7 +11,7 @@ import pytest
 
 import animkit
 from animkit import IKError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import LM, IKProblem, NullSpace, Pseudoinverse, solve
 from animkit.joints import hinge, slider
 

@@ -26,7 +26,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     c = Clock()
-    monkeypatch.setattr(progress_mod, "_clock", c)
+    monkeypatch.setattr(progress_mod, "clock", c)
     return c
 
 

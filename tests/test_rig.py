@@ -17,7 +17,7 @@ import animkit
 from animkit.chains import dof_indices
 from animkit.cli import main
 from animkit.errors import IKError, SceneError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import ball, hinge
 from animkit.rig import Rig, humanoid_rig, leaf_rig

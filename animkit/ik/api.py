@@ -13,8 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
+from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
@@ -147,7 +148,7 @@ class IKProblem:
         if priority and E < 2:
             raise IKError(f"{type(sv).__name__}(priority=True) needs two or more effectors, got {E}")
         if isinstance(sv, FABRIK):
-            raise IKError("FABRIK is not available in this version of animkit; use CCD or a Jacobian solver")
+            check_fabrik(model, self.orientation)
         pole_v = getattr(sv, "pole", None)
         elbow = -1 if pole_v is None else _elbow_link(model)
         des = g = None

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..chains import dof_indices
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 
 __all__ = ["ChainModel", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
 
@@ -101,12 +101,7 @@ def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: S
     """Pose indices of the movable set (chain names of the figure's rig, joint/node/DOF names, or None = root →
     effectors)."""
     try:
-        if chain is None:
-            out: set[int] = set()
-            for e in effectors:
-                out.update(int(i) for i in dof_indices(figure, None, effector=e))
-            return np.array(sorted(out), dtype=np.intp)
-        return dof_indices(figure, chain)
+        return dof_indices(figure, chain, effector=effectors)  # the one resolver; IKError for IK's callers
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
 

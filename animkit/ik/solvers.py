@@ -19,6 +19,7 @@ dls-adaptive    the same, λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε,
 nullspace       Δθ = J⁺V + (I − J⁺J)z, z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)  (α < 0: toward θc)
 ccd             per DOF, outermost first: the angle turning (e − r)⊥a onto (t − r)⊥a
 two-bone        analytic, law of cosines (animkit.ik.analytic)
+fabrik          forward-and-backward reaching on joint positions, mapped back to the DOFs (animkit.ik.fabrik)
 lm (default)    Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted: ÷10 on a decrease (step kept), ×10 otherwise — the clamped form,
                 used here with priority or a pole; otherwise lm runs its own loop on
                 θ = m + h sin φ (:mod:`animkit.ik.lm`)
@@ -43,7 +44,8 @@ __all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "
            "step_ccd", "step_lm", "damped_solve"]
 
 Array = NDArray[np.float64]
-SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone"]
+SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone",
+                     "fabrik"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
 _DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
@@ -69,7 +71,6 @@ class Options:
     gains: Array | None = None  # nullspace: α (n,), z = 2α(θ − θc)
     pole: Array | None = None  # (3,) bend-plane hint for effector 0
     elbow_link: int = -1  # link whose origin the pole pulls
-    limit_weights: bool = False  # lm: weighted least norm away from limits
     pull: float = 1.0  # lm: μ₀, the homotopy pull toward mid-range at the first iteration (lm.HOMOTOPY_PULL)
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
     stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
@@ -209,24 +210,10 @@ def step_nullspace(s: StepInput) -> Array:
 def step_lm(s: StepInput) -> Array:
     """Δθ = (JᵀJ + λI)⁻¹JᵀV with a per-problem λ that the loop adapts (Levenberg–Marquardt).
 
-    With ``Options.limit_weights`` (internal, off): Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λI)⁻¹V, W = diag(1 + |∂H/∂θ_j|),
-    H = Σ (u − l)² / (4 (u − θ)(θ − l)) (Chan & Dubey's weighted least norm). Kept off: on the Panda benchmark
-    it lowered 6D success from 34 % to 28 % (the fixed start sits next to two limits).
+    (Chan & Dubey's weighted least norm away from the limits was tried here and removed: on the Panda benchmark it
+    lowered 6D success from 34 % to 28 %, the fixed start sitting next to two limits.)
     """
-    if not s.opts.limit_weights:
-        return damped_solve(s.J, s.V, s.lam)
-    lo, hi = s.model.lower, s.model.upper
-    fin = np.isfinite(lo) & np.isfinite(hi)
-    if not fin.any():
-        return damped_solve(s.J, s.V, s.lam)
-    lo_f = np.where(fin, lo, -1.0)
-    hi_f = np.where(fin, hi, 1.0)
-    q = s.q
-    d1 = np.maximum(hi_f - q, 1e-9)
-    d2 = np.maximum(q - lo_f, 1e-9)
-    grad = (hi_f - lo_f) ** 2 * (2 * q - hi_f - lo_f) / (4 * d1 * d1 * d2 * d2)
-    winv = 1.0 / np.sqrt(1.0 + np.where(fin, np.minimum(np.abs(grad), 1e6), 0.0))  # W^(-1/2)
-    return winv * damped_solve(s.J * winv[:, None, :], s.V, s.lam)
+    return damped_solve(s.J, s.V, s.lam)
 
 
 def step_ccd(s: StepInput) -> Array:
@@ -295,6 +282,12 @@ def _step_two_bone(s: StepInput) -> Array:
     return two_bone_step(s.model, s.q, s.P, s.R, s.opts.pole)
 
 
+def _step_fabrik(s: StepInput) -> Array:
+    from .fabrik import fabrik_step
+
+    return fabrik_step(s.model, s.q, s.fr, s.P)
+
+
 STEPS: dict[str, Callable[[StepInput], Array]] = {
     "lm": step_lm,
     "transpose": step_transpose,
@@ -305,6 +298,7 @@ STEPS: dict[str, Callable[[StepInput], Array]] = {
     "nullspace": step_nullspace,
     "ccd": step_ccd,
     "two-bone": _step_two_bone,
+    "fabrik": _step_fabrik,
 }
 
 

@@ -59,8 +59,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, unknown_name
+from ..figure import Figure
 from ..geometry import Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..graph import Color, Figure
+from ..graph import Color
 from ..joints import Joint, custom, fixed, free, hinge, planar, slider
 from ..rig import leaf_rig
 from ..scene import Scene

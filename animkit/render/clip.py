@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, look_at

@@ -16,8 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import SceneError
+from ..figure import Figure
 from ..geometry import Capsule
-from ..graph import Figure
 from ..transforms import matrix_aligning_z_to
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points"]
