@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..humanoid import match_figure
 from .jacobian import rotation_error
 from .problem import check_effectors, compile_chain, movable_dofs

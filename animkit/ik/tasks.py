@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..figure import Figure
 from ..fk import forward
 from ..geometry import Box, Capsule, Cylinder, Sphere
-from ..graph import Figure
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",

@@ -449,7 +449,7 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
     return ReachSpec(eff, target, tuple(names), tuple(str(s) for s in solvers), **kw)
 
 
-def _priors(ctx: _Ctx, spec: Any, fig: Figure) -> dict[str, Any]:
+def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
     """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
     spread, margin (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
     spec = _table(ctx, spec, "reach.priors")
@@ -592,7 +592,7 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
             for k, v in r.priors.items():
                 if k == "preferred":  # radians inside, degrees in files
                     v = {d: math.degrees(x) for d, x in cast(Mapping[str, float], v).items()}
-                lines.append(f"{_key(k)} = {_fmt(v)}")
+                lines.append(f"{fmt_key(k)} = {fmt_value(v)}")
             lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")
