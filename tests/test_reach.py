@@ -13,7 +13,7 @@ from PIL import Image
 import animkit
 from animkit.errors import IKError
 from animkit.ik.natural import NaturalProblem
-from animkit.reach import bake_reach, compare, priors_from_scene, smoothstep
+from animkit.reach import NATURAL_DIRECT_ITERATIONS, bake_reach, compare, priors_from_scene, smoothstep
 
 from .conftest import ROOT, SCENES
 
@@ -94,7 +94,8 @@ def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
         # and the result is what the solver gives for the same problem, solved independently here
         # (the humanoid scene reaches naturally: its [reach.priors])
         again = NaturalProblem(humanoid.figure, "hand_r", p.chain, priors_from_scene(humanoid),
-                               pose=comparison.start_pose, tol=1e-4).solve(comparison.target)
+                               pose=comparison.start_pose, tol=1e-4).solve(comparison.target,
+                                                                             max_iter=NATURAL_DIRECT_ITERATIONS)
         np.testing.assert_allclose(again.pose, r.pose, atol=1e-12)
         assert m["total_rotation_deg"] == pytest.approx(sum(d for _, d in p.moved))
     assert "arm" in comparison.table() and "hips-up" in comparison.table()

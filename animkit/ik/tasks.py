@@ -12,7 +12,7 @@ Centre of mass c = Σ_i m_i c_i / M, so its Jacobian column is, with S_j = Σ_i 
 Gaze: the head's forward axis f = R_h f_h against the unit direction d = (t − p_h)/ρ, ρ = |t − p_h|; the task
 value g = f − d (zero when the head looks at t) has the Jacobian
 
-    ∂g/∂θ_j = B_hj (a_j × f) − (I − d dᵀ)/ρ · ∂p_h/∂θ_j     (revolute; prismatic: the second term only).
+    ∂g/∂θ_j = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j     (revolute; prismatic: the second term only).
 
 Segment masses come from the drawn geometry (density × volume, centroid placed by the node's T); a figure that
 draws nothing gets one unit mass at the middle of each bone (node origin to child origin). The support polygon is
@@ -167,7 +167,7 @@ def gaze_angle(s: FigureState, head: int, forward_local: Array, target: Array) -
 
 def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward_local: Array, target: Array
                   ) -> tuple[Array, Array]:
-    """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) − (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs)."""
+    """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs)."""
     g, f, d, rho = gaze_error(s, head, forward_local, target)
     rev = figure.compiled.dof_revolute
     Jf = (np.cross(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
