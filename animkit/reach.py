@@ -246,13 +246,13 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
 
 
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
-NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers): the target is met in ~20, the rest settles
+NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
 
 
 def _natural_direct(nat: NaturalProblem, problem: IKProblem, target: Array, pose0: Array) -> IKResult:
     """The natural solve from the start as an :class:`IKResult`; reachable when it converged, else (without planted
     feet) the plain solver's verdict on the same movable set, else undecided."""
-    r = nat.solve(target, pose0, max_iter=NATURAL_DIRECT_ITERATIONS)
+    r = nat.solve(target, pose0, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False)
     reachable: bool | None = True if r.converged else None
     if not r.converged and not nat.feet_planted:
         reachable = problem.using(replace(problem.solver, max_iter=200) if hasattr(problem.solver, "max_iter")
