@@ -205,3 +205,18 @@ def test_priors_round_trip_through_toml_and_are_checked(tmp_path) -> None:
     (tmp_path / "bad.toml").write_text(bad)
     with pytest.raises(animkit.AnimkitError, match=r"reach.priors.stiffness.spine"):
         animkit.load(tmp_path / "bad.toml")
+
+
+def test_gaze_on_a_motion_capture_skeleton() -> None:
+    """The head and forward axis come from animkit.humanoid on a CMU BVH (no geometry: unit masses per bone)."""
+    from .conftest import ROOT
+
+    fig = animkit.load(ROOT / "tests" / "data" / "cmu_02_01_walk.bvh").figure
+    p0 = fig.rest_pose()
+    hand = fig.world(p0)[fig.effector("hand_r")][:3, 3]
+    target = hand + np.array([0.0, 0.0, 5.0])  # in front (the skeleton faces +z, Y up)
+    prob = NaturalProblem(fig, "hand_r", "hips-up", Priors(), pose=p0)
+    assert prob.gaze_active and prob.gaze_deg(p0, target) > 20.0
+    r = prob.solve(target)
+    assert r.converged and r.position_error < 1e-4 and r.gaze_deg is not None and r.gaze_deg < 10.0
+    assert body_from_figure(fig).total == len(fig.node_names) - 1  # one unit per bone
