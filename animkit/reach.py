@@ -210,6 +210,14 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                         solver=frame_solver, tol=tol)
     nat = None if priors is None else NaturalProblem(figure, effector, chain_dofs, priors, pose=pose0,
                                                      orientation=orient is not None, tol=tol)
+    measure = nat
+    if nat is not None and priors is not None and not nat.active and isinstance(base, LM):
+        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster
+        stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
+                 if set(figure.joint_dofs.get(k, ())) & set(movable.tolist())} or None
+        problem = problem.using(replace(base, max_iter=frame_iterations, relax=False, stiffness=stiff))
+        direct_solver = replace(base, max_iter=max(200, frame_iterations), stiffness=stiff)
+        nat = None
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
@@ -232,10 +240,10 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
     extra: dict[str, Any] = {}
-    if nat is not None:
-        extra = {"natural": True, "gaze_deg": nat.gaze_deg(poses[-1], _position(tgt)),
-                 "com_margin": nat.com_margin(poses[-1]), "effort": nat.effort(poses[-1]),
-                 "feet_drift": nat.feet_drift(poses)}
+    if measure is not None:
+        extra = {"natural": True, "gaze_deg": measure.gaze_deg(poses[-1], _position(tgt)),
+                 "com_margin": measure.com_margin(poses[-1]), "effort": measure.effort(poses[-1]),
+                 "feet_drift": measure.feet_drift(poses)}
     chain_name = chain if isinstance(chain, str) else None
     solver_name = direct.solver
     solver = solver if solver is None or isinstance(solver, str) else solver_name

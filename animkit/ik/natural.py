@@ -283,11 +283,17 @@ class NaturalProblem:
 
     def com_margin(self, pose: Array) -> float | None:
         """Signed distance (scene units, positive inside) of the ground-projected centre of mass to the support
-        polygon's boundary; None without a support polygon."""
+        polygon's boundary; None without a support polygon. (DOFs outside the movable set: the problem's pose.)"""
         if self._hull is None:
             return None
-        c, _ = com_jacobian(self.figure, self.body, figure_state(self.figure, pose))
+        c, _ = com_jacobian(self.figure, self.body, self._state(np.asarray(pose, dtype=float)))
         return polygon_margin(self._hull, self._basis @ c)
+
+    @property
+    def active(self) -> bool:
+        """Whether a task of its own is on for this movable set (gaze, planted feet, spine spread); without one the
+        problem is a stiffness-weighted reach with a comfort pull, which ``LM(stiffness=...)`` solves faster."""
+        return bool(self.gaze_active or self._feet or (self._groups and self.priors.spread > 0))
 
     @property
     def feet_planted(self) -> bool:
@@ -319,7 +325,7 @@ class NaturalProblem:
         """Degrees between the head's forward axis and the direction to ``target`` (None: no head found)."""
         if self._head < 0:
             return None
-        return math.degrees(gaze_angle(figure_state(self.figure, pose), self._head, self._fwd, target))
+        return math.degrees(gaze_angle(self._state(np.asarray(pose, dtype=float)), self._head, self._fwd, target))
 
     # --- solving ----------------------------------------------------------------------------------------
 
