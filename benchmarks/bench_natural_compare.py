@@ -19,6 +19,8 @@ def main() -> None:
     cmd = ["-m", "animkit", "compare", "scenes/humanoid.toml", "-o", "/tmp/bench_natural.gif", "-q"]
     stats = interleaved({
         "natural (4 panels, priors)": subprocess_case(cmd, cwd=ROOT),
+        "natural, 3 panels (--chains arm,torso,hips-up)": subprocess_case(cmd + ["--chains", "arm,torso,hips-up"],
+                                                                          cwd=ROOT),
         "ik branch (3 plain panels)": subprocess_case(cmd, cwd=other),
     }, rounds=5, warmup=1)
     print(markdown_table(stats, unit="s", scale=1.0, baseline="ik branch (3 plain panels)"))
