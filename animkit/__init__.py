@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from . import ik, keyframes, reach
+from . import ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
@@ -13,7 +13,9 @@ from .ik import IKProblem, IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+from .mesh import Mesh, Skin
 from .reach import bake_reach, compare
+from .retarget import retarget
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -33,6 +35,8 @@ __all__ = [
     "Joint",
     "Scene",
     "Rig",
+    "Mesh",
+    "Skin",
     "CameraSpec",
     "ReachSpec",
     "Clip",
@@ -50,5 +54,7 @@ __all__ = [
     "ik",
     "keyframes",
     "reach",
+    "motion",
+    "retarget",
     "__version__",
 ]

@@ -12,17 +12,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
-from .errors import AnimkitError
+from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
     from .keyframes import Clip
     from .reach import Comparison, ReachResult
     from .render.clip import Style
-    from .scene import Scene
+    from .scene import CameraSpec, Scene
 
 __all__ = ["main", "describe_scene"]
 
@@ -66,6 +66,11 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
     for name, clip in scene.clips.items():
         print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
               f"loop {clip.loop}", file=out)
+    for mesh in scene.meshes:
+        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
+               else f"on node {mesh.node}")
+        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
+        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
 
 
 def _frame_count(clip: Clip) -> int:
@@ -76,8 +81,58 @@ def _frame_count(clip: Clip) -> int:
 def _cmd_info(args: argparse.Namespace) -> int:
     from . import load
 
-    describe_scene(load(args.scene), sys.stdout)
+    scene = load(args.scene, scene=args.scene_index)
+    if not (args.contacts or args.motion):
+        if args.json:
+            raise AnimkitError("--json goes with --motion (the measures as JSON)")
+        describe_scene(scene, sys.stdout)
+        return 0
+    from .motion import detect_contacts, lock_feet
+
+    clip = scene.clip(args.clip)
+    poses = clip.sample_frames()
+    contacts = detect_contacts(scene.figure, poses, clip.fps, up=scene.up, ground=args.ground)
+    if args.contacts:
+        print(f"{clip.name}: {len(poses)} frames at {clip.fps:g} fps; " + contacts.table(clip.fps))
+    if args.motion:
+        result = lock_feet(scene.figure, poses, clip.fps, up=scene.up, contacts=contacts)
+        rows = [("skate (mm per contact frame)", "skate_mm"), ("penetration (mm)", "penetration_mm"),
+                ("knee pop (largest change, deg)", "knee_pop_deg")]
+        print(f"{clip.name}: {result.after.contact_frames} contact frames, {result.after.metres_per_unit:.4g} m "
+              f"per unit, ground {contacts.ground:.4g} ({'found' if contacts.ground_found else 'given'})")
+        print(f"  {'measure':<32s}{'as is':>10s}{'feet locked':>14s}")
+        for label, key in rows:
+            print(f"  {label:<32s}{getattr(result.before, key):>10.3f}{getattr(result.after, key):>14.3f}")
+        if args.json:
+            import json
+
+            from .io import atomic_path
+
+            data = {"clip": clip.name, "frames": len(poses), "fps": clip.fps, "ground": contacts.ground,
+                    "ground_found": contacts.ground_found, "before": result.before.as_dict(),
+                    "after": result.after.as_dict()}
+            with atomic_path(args.json) as tmp:
+                tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock: bool, ground: float | None
+                 ) -> Clip:
+    """The clip as frames: ``loops`` cycles one after another (root offset and heading carried on), feet locked."""
+    from .keyframes import Clip as ClipType
+    from .motion import lock_feet, loop_poses
+
+    assert clip.duration is not None
+    d = float(clip.duration)
+    rate = float(fps if fps is not None else clip.fps)
+    n = max(1, int(round(d * rate)))
+    times = np.linspace(0.0, d, n + 1)
+    poses = loop_poses(scene.figure, clip.sample(times), loops, up=scene.up)
+    eff = n / d if d > 0 else rate
+    if lock:
+        poses = lock_feet(scene.figure, poses, eff, up=scene.up, ground=ground).poses
+    t = np.arange(len(poses)) / eff
+    return ClipType.from_poses(scene.figure, t, poses, name=clip.name, fps=eff)
 
 
 def _style(args: argparse.Namespace) -> Style:
@@ -92,6 +147,16 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
     p.add_argument("--fov", type=float, default=None, help="vertical field of view in degrees (default: the scene's)")
+    p.add_argument("--view", default=None, choices=["front", "side", "top", "three-quarter"],
+                   help="a named camera direction (default: the scene's, three-quarter)")
+    p.add_argument("--azimuth", type=float, default=None, help="camera azimuth in degrees about the up axis "
+                   "(0: from the front, +z or -y; 90: from +x); overrides --view's")
+    p.add_argument("--elevation", type=float, default=None, help="camera elevation in degrees above the ground "
+                   "(-89..89); overrides --view's")
+    p.add_argument("--distance", type=float, default=None, help="camera distance from the framed centre "
+                   "(scene units; default: fitted so the figure fills the frame)")
+    p.add_argument("--follow", action="store_true", help="move the camera with the root across the ground "
+                   "(a long walk stays in view)")
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
@@ -99,20 +164,50 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def _load_for_render(args: argparse.Namespace) -> Scene:
-    """The scene, with the camera's field of view from ``--fov`` when given."""
+    """The scene, with its camera changed by the camera options given."""
     import dataclasses
 
     from . import load
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
+    return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
+
+
+def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
+    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied; a direction or
+    distance given drops the scene's fixed eye (the figure is framed from that direction)."""
+    import dataclasses
+
+    from .render.camera import view_angles
+
+    kw: dict[str, object] = {}
     if args.fov is not None:
         if not 1.0 <= args.fov <= 170.0:
             raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
-        scene = dataclasses.replace(scene, camera=dataclasses.replace(scene.camera, fov_deg=args.fov))
-    return scene
+        kw["fov_deg"] = args.fov
+    if args.view is not None:
+        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(args.view)
+    if args.azimuth is not None:
+        if not math.isfinite(args.azimuth):
+            raise AnimkitError(f"--azimuth {args.azimuth}: expected a finite number of degrees")
+        kw["azimuth_deg"] = args.azimuth
+    if args.elevation is not None:
+        if not -89.0 <= args.elevation <= 89.0:
+            raise AnimkitError(f"--elevation {args.elevation:g}: expected degrees in -89..89")
+        kw["elevation_deg"] = args.elevation
+    if args.distance is not None:
+        if not (args.distance > 0 and math.isfinite(args.distance)):
+            raise AnimkitError(f"--distance {args.distance:g}: expected a positive number of scene units")
+        kw["distance"] = args.distance
+    if kw.keys() - {"fov_deg"}:
+        kw["eye"] = kw["target"] = None
+    if args.follow:
+        kw["follow"] = True
+    return dataclasses.replace(spec, **kw)  # type: ignore[arg-type]
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from .keyframes import Clip as ClipType
     from .render.clip import parse_size, render_clip
 
     scene = _load_for_render(args)
@@ -128,8 +223,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
         report = render_clip(scene, args.output, clip=still, size=size, fps=args.fps, style=_style(args),
                              quiet=args.quiet)
     else:
-        report = render_clip(scene, args.output, clip=args.clip, size=size, fps=args.fps, style=_style(args),
-                             quiet=args.quiet)
+        clip: str | Clip | None = args.clip
+        if args.loops != 1 or args.lock_feet:
+            if args.loops < 1:
+                raise AnimkitError(f"--loops {args.loops}: expected a whole number of cycles ≥ 1")
+            clip = _motion_clip(scene, scene.clip(args.clip), fps=args.fps, loops=args.loops, lock=args.lock_feet,
+                                ground=args.ground)
+        report = render_clip(scene, args.output, clip=clip, size=size,
+                             fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet)
     if not args.quiet:
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}, "
               f"{report.fps:g} fps) in {report.seconds:.1f} s")
@@ -215,9 +316,101 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
     if args.plot:
         _plot_errors(comparison, args.plot)
+    if args.save:
+        from . import save
+
+        save(args.save, scene, _panel_clips(comparison))
     if not args.quiet:
-        extra = "".join(f", {p}" for p in (args.json, args.plot) if p)
+        extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+    return 0
+
+
+def _panel_clips(comparison: Comparison) -> list[Clip]:
+    """One clip per panel, named after the panel's label (a name each: labels repeat only with solvers)."""
+    import dataclasses
+
+    out: list[Clip] = []
+    for p in comparison.panels:
+        name = p.label
+        n = 2
+        while name in {c.name for c in out}:
+            name, n = f"{p.label} ({n})", n + 1
+        out.append(dataclasses.replace(p.clip, name=name))
+    return out
+
+
+def _cmd_retarget(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import load, save
+    from .keyframes import Clip as ClipType
+    from .motion import MotionError, lock_feet
+    from .retarget import read_bone_map, retarget_full
+
+    source, target = load(args.source), load(args.target)
+    if args.clip:
+        source = dataclasses.replace(source, clips={args.clip: source.clip(args.clip)})
+    user = read_bone_map(args.map) if args.map else None
+    r = retarget_full(source, target, user)
+    if not args.quiet:
+        print(r.bone_map.report())
+        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights)")
+    poses = r.poses
+    if not args.no_lock:
+        try:
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground)
+        except MotionError as exc:
+            print(f"animkit: feet not locked: {exc}", file=sys.stderr)
+        else:
+            poses = locked.poses
+            b, a = locked.before, locked.after
+            print(f"feet locked: skate {b.skate_mm:.2f} -> {a.skate_mm:.2f} mm per contact frame, penetration "
+                  f"{b.penetration_mm:.2f} -> {a.penetration_mm:.2f} mm, knee pop {b.knee_pop_deg:.1f} -> "
+                  f"{a.knee_pop_deg:.1f} deg")
+    clip = ClipType.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
+    out = dataclasses.replace(target, clips={clip.name: clip})
+    save(args.output, out)
+    print(f"wrote {args.output} ({len(poses)} frames on {target.figure.name!r})")
+    if args.render:
+        from .render.clip import render_clip
+
+        report = render_clip(out, args.render, clip=clip, style=_style(args), quiet=args.quiet)
+        print(f"wrote {report.path} ({report.frames} frames)")
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import load, save
+    from .io import FORMATS
+
+    src, dst = Path(args.input), Path(args.output)
+    if dst.suffix.lower() not in FORMATS or not FORMATS[dst.suffix.lower()].writes:
+        from .io import SAVERS
+
+        raise AnimkitError(unknown_name("output file type", dst.suffix.lower() or "(no suffix)", SAVERS))
+    scene = load(src, scene=args.scene_index)
+    clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
+    suffix = dst.suffix.lower()
+    if scene.meshes and suffix in (".bvh", ".toml"):
+        if not args.no_meshes:
+            names = ", ".join(m.name for m in scene.meshes[:4]) + (", …" if len(scene.meshes) > 4 else "")
+            raise AnimkitError(f"{src} has {len(scene.meshes)} mesh(es) ({names}) and a {suffix} file holds no "
+                               "meshes; convert it to .glb or .gltf, or give --no-meshes to keep only the skeleton")
+        scene = dataclasses.replace(scene, meshes=())
+    if suffix == ".bvh" and len(clips) > 1:
+        raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
+                           "holds one: pick one with --clip")
+    options: dict[str, Any] = {}
+    if args.buffers is not None:
+        if suffix != ".gltf":
+            raise AnimkitError(f"--buffers applies to .gltf output, not {suffix}")
+        options["buffers"] = args.buffers
+    save(dst, dataclasses.replace(scene, clips={c.name: c for c in clips}), **options)
+    extra = "" if suffix != ".gltf" or args.buffers == "embedded" else f" and {dst.with_suffix('.bin').name}"
+    print(f"wrote {dst}{extra} ({len(clips)} clip{'s' if len(clips) != 1 else ''})")
     return 0
 
 
@@ -258,7 +451,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load(args.scene)
+    scene = load(args.scene, scene=args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -277,41 +470,92 @@ def _add_reach_options(p: argparse.ArgumentParser) -> None:
                    help="seconds to hold at the end")
 
 
+def _add_ground_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ground", type=float, default=None, help="the ground's height (default: found, the feet's "
+                   "lowest points)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
-    p.set_defaults(run=_cmd_info)
-    p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    gltf = argparse.ArgumentParser(add_help=False)
+    gltf.add_argument("--scene", dest="scene_index", type=int, default=None, metavar="N",
+                      help="for a .gltf/.glb file: read its scene N (default: the file's own default scene)")
+    p = sub.add_parser("info", parents=[gltf],
+                       help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("--contacts", action="store_true", help="the clip's foot contacts (heel and toe, in frames)")
+    p.add_argument("--motion", action="store_true", help="foot skate, penetration and knee pops, as is and with "
+                   "the feet locked")
+    p.add_argument("--json", default=None, help="with --motion: also write the measures as JSON")
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    _add_ground_option(p)
+    p.set_defaults(run=_cmd_info)
+    p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    p.add_argument("--loops", type=int, default=1, help="play N cycles, each carrying on from where the last "
+                   "ended (root position and heading)")
+    p.add_argument("--lock-feet", action="store_true", help="hold the feet where they land during contacts")
+    _add_ground_option(p)
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
 
-    p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
-    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh)")
+    p = sub.add_parser("retarget", help="put a clip on another skeleton (and lock its feet)")
+    p.add_argument("source", help="the motion: .bvh, .glb/.gltf or .toml with a clip")
+    p.add_argument("target", help="the figure to move: .glb/.gltf character, .toml, .bvh")
+    p.add_argument("-o", "--output", required=True, help="out.glb (the target's own mesh animated), out.bvh or "
+                   "out.toml")
+    p.add_argument("--map", default=None, help="a bone map in TOML: [bones] target_bone = \"source_bone\"")
+    p.add_argument("--clip", default=None, help="which clip of the source (default: the first)")
+    p.add_argument("--no-lock", action="store_true", help="leave the feet as retargeted (no foot locking)")
+    p.add_argument("--render", default=None, help="also render the result: out.gif, out.mp4")
+    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
+    p.add_argument("--no-grid", action="store_true", help="no ground grid")
+    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no bone map report or progress bar")
+    _add_ground_option(p)
+    p.set_defaults(run=_cmd_retarget)
+
+    p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
+    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh/.gltf/.glb)")
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
-    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml or clip.bvh")
+    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml, clip.bvh, "
+                   "reach.glb or reach.gltf")
     _add_output_options(p)
     p.set_defaults(run=_cmd_reach)
 
-    p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
+    p = sub.add_parser("compare", parents=[gltf],
+                       help="one reach per movable set (and solver), side by side, with metrics")
     p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
     p.add_argument("--json", default=None, help="also write the metrics as JSON")
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
+    p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "
+                   "panel) or .toml (one clip per panel)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
 
-    p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
+    p = sub.add_parser("convert", parents=[gltf],
+                       help="convert a scene and its clips: any input to .glb/.gltf, .toml or .bvh")
+    p.add_argument("input", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("output", help="out.glb, out.gltf (with out.bin beside it), out.toml or out.bvh")
+    p.add_argument("--clip", default=None, help="only this clip (BVH holds one: the first unless named)")
+    p.add_argument("--no-meshes", action="store_true", help="to .bvh/.toml: leave a character's meshes out "
+                   "(those formats hold only the skeleton and its motion)")
+    p.add_argument("--buffers", choices=["external", "embedded"], default=None,
+                   help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
+    p.set_defaults(run=_cmd_convert)
+
+    p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
+                       "drag orbits, "
                        "scroll zooms, w wireframe, a axes")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
     p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")

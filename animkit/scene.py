@@ -12,6 +12,7 @@ from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis"]
 
@@ -20,7 +21,11 @@ UpAxis = Literal["y", "z"]
 
 @dataclass(frozen=True)
 class CameraSpec:
-    """Camera defaults from a scene file; None means "frame the figure automatically"."""
+    """Camera defaults from a scene file; None means "frame the figure automatically".
+
+    ``distance`` (scene units from the framed centre) replaces the fitted distance; ``follow`` moves the
+    camera with the root across the ground, so a long walk stays in view (see ``render.camera.follow_cameras``).
+    """
 
     eye: tuple[float, float, float] | None = None
     target: tuple[float, float, float] | None = None
@@ -29,6 +34,8 @@ class CameraSpec:
     height: int = 480
     azimuth_deg: float = 30.0
     elevation_deg: float = 15.0
+    distance: float | None = None
+    follow: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class ReachSpec:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """What ``animkit.load`` returns."""
+    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes (:mod:`animkit.mesh`)."""
 
     figure: Figure
     camera: CameraSpec = field(default_factory=CameraSpec)
@@ -56,6 +63,7 @@ class Scene:
     reach: ReachSpec | None = None
     up: UpAxis = "y"
     source: str | None = None
+    meshes: tuple[Mesh, ...] = ()
 
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""

@@ -16,8 +16,8 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "figure",
-        "humanoid", "rig", "chains", "scene"]
+CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "skin", "mesh",
+        "figure", "drawn", "humanoid", "rig", "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),
@@ -25,6 +25,8 @@ ALLOWED = {
     "io": {"keyframes"},
     "render": {"keyframes"},
     "reach": {"ik", "keyframes"},
+    "retarget": {"keyframes"},
+    "motion": {"ik", "keyframes", "retarget"},
     "cli": {"*"},
     "__init__": {"*"},
     "__main__": {"*"},

@@ -7,12 +7,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit import jit
 from animkit.ik import LM, IKProblem, compile_chain, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
@@ -20,15 +18,6 @@ from animkit.joints import hinge
 from .ik_helpers import load, natural_start
 
 PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def lm_path(request, monkeypatch):
-    """Run a test on both loops of a serial chain: the compiled kernel and NumPy's (the kernel's oracle)."""
-    if request.param == "compiled" and not jit.enabled():
-        pytest.skip("numba is not importable (or ANIMKIT_JIT=0): only the NumPy loop runs here")
-    monkeypatch.setattr(jit, "ENABLED", request.param == "compiled" and jit.ENABLED)
-    return request.param
 
 
 def _panda():

@@ -7,18 +7,10 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit import IKError, jit
+from animkit import IKError
 from animkit.ik import LM, IKProblem
 
 from .ik_helpers import SCENES
-
-
-@pytest.fixture(params=["compiled", "numpy"])
-def lm_path(request, monkeypatch):
-    if request.param == "compiled" and not jit.enabled():
-        pytest.skip("numba is not importable (or ANIMKIT_JIT=0)")
-    monkeypatch.setattr(jit, "ENABLED", request.param == "compiled" and jit.ENABLED)
-    return request.param
 
 
 def _share(fig, problem, start, pose, joint):

@@ -26,12 +26,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError, unknown_name
 
-__all__ = ["UpAxis", "Camera", "look_at", "orbit", "orbit_offset", "fit_camera", "up_vector"]
+__all__ = ["UpAxis", "ViewName", "VIEWS", "Camera", "look_at", "orbit", "orbit_offset", "fit_camera", "up_vector",
+           "view_angles", "follow_cameras", "horizontal"]
 
 Array = NDArray[np.float64]
 UpAxis = Literal["y", "z"]
 Vec3 = tuple[float, float, float]
 _UP_AXES: tuple[UpAxis, ...] = ("y", "z")
+ViewName = Literal["front", "side", "top", "three-quarter"]
+# (azimuth, elevation) in degrees of the named views (see orbit_offset): azimuth 0 looks from +z (Y-up; −y when
+# Z-up), where a humanoid facing +z shows its front; 90 from +x, its left side; top from just short of overhead.
+VIEWS: dict[str, tuple[float, float]] = {"front": (0.0, 8.0), "side": (90.0, 8.0), "top": (0.0, 89.0),
+                                         "three-quarter": (30.0, 15.0)}
 
 
 def up_vector(up: UpAxis | ArrayLike) -> Array:
@@ -201,7 +207,7 @@ def orbit(target: ArrayLike, distance: float, azimuth_deg: float = 30.0, elevati
 
 def fit_camera(points: ArrayLike, up: UpAxis = "y", *, width: int = 640, height: int = 480,
                fov_y_deg: float = 40.0, azimuth_deg: float = 30.0, elevation_deg: float = 15.0,
-               margin: float = 0.05, min_radius: float = 1e-3) -> Camera:
+               margin: float = 0.05, min_radius: float = 1e-3, distance: float | None = None) -> Camera:
     """distance = r (1 + margin) / sin θ, θ = min(fov_y, fov_x) / 2: frames the bounding sphere of ``points``.
 
     ``points`` is ``(P, 3)`` (or ``(..., 3)``): pass every point of the whole clip to get one
@@ -224,6 +230,40 @@ def fit_camera(points: ArrayLike, up: UpAxis = "y", *, width: int = 640, height:
     half_y = math.radians(fov_y_deg) / 2.0
     half_x = math.atan(math.tan(half_y) * width / height)
     r = radius * (1.0 + margin)
-    distance = r / math.sin(min(half_x, half_y))
+    if distance is None:
+        distance = r / math.sin(min(half_x, half_y))
+    elif not (distance > 0.0 and math.isfinite(distance)):
+        raise RenderError(f"distance must be positive and finite, got {distance!r}")
     return orbit(centre, distance, azimuth_deg, elevation_deg, up, fov_y_deg=fov_y_deg, width=width,
-                 height=height, near=max(distance - r, 1e-6) * 0.5, far=(distance + r) * 2.0)
+                 height=height, near=max(distance - r, 0.01 * distance) * 0.5, far=(distance + r) * 2.0)
+
+
+def view_angles(name: str) -> tuple[float, float]:
+    """(azimuth, elevation) in degrees of a named view: front, side, top or three-quarter."""
+    try:
+        return VIEWS[name]
+    except KeyError:
+        raise RenderError(unknown_name("view", name, VIEWS)) from None
+
+
+def horizontal(points: ArrayLike, up: UpAxis = "y") -> Array:
+    """p − (p · û) û: the part of each point (..., 3) in the ground plane."""
+    p = np.asarray(points, dtype=float)
+    u = up_vector(up)
+    return p - (p @ u)[..., None] * u
+
+
+def follow_cameras(camera: Camera, roots: ArrayLike, up: UpAxis = "y") -> list[Camera]:
+    """eyeₖ = eye + h(rₖ), targetₖ = target + h(rₖ), h = the ground-plane part: one camera per frame.
+
+    ``camera`` frames the figure with its root's ground position at the origin; ``roots`` (F, 3) are the
+    root's world positions per frame. The camera keeps its height and direction (no bobbing, no turning),
+    so the ground grid slides past a walking figure.
+    """
+    r = np.asarray(roots, dtype=float)
+    if r.ndim != 2 or r.shape[1] != 3 or not np.all(np.isfinite(r)):
+        raise RenderError(f"roots must be finite, shaped (F, 3); got shape {r.shape}")
+    shift = horizontal(r, up)
+    eye, target = np.asarray(camera.eye), np.asarray(camera.target)
+    return [Camera(tuple(eye + d), tuple(target + d), camera.up, camera.fov_y_deg, camera.width, camera.height,
+                   camera.near, camera.far) for d in shift]

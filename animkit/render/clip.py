@@ -9,6 +9,7 @@ so memory stays flat however long the clip.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -24,7 +25,7 @@ from ..errors import RenderError
 from ..figure import Figure
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
-from .camera import Camera, fit_camera, look_at
+from .camera import Camera, fit_camera, follow_cameras, look_at
 from .panels import compose_panels
 from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
 from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
@@ -32,8 +33,8 @@ from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
 if TYPE_CHECKING:
     from ..keyframes import Clip
 
-__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "panel_camera", "render_poses",
-           "render_clip", "render_panels", "frame_times", "parse_size"]
+__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "clip_cameras", "panel_camera",
+           "panel_cameras", "render_poses", "render_clip", "render_panels", "frame_times", "parse_size"]
 
 Array = NDArray[np.float64]
 CHUNK = 256  # frames whose world matrices are computed together
@@ -150,7 +151,9 @@ class FigureRenderer:
         reach = 0.8 * float(np.linalg.norm(np.subtract(self.camera.eye, self.camera.target)))
         extent = self.grid_extent if self.grid_extent is not None else max(1.5 * self.size, reach)
         spacing = _nice(max(self.size / 4.0, extent / 12.0))
-        return spacing, max(extent, 4 * spacing), np.asarray(self.camera.target, dtype=float)
+        # centred on a grid line nearest the target, so the lines stay put in the world when the camera moves
+        centre = np.round(np.asarray(self.camera.target, dtype=float) / spacing) * spacing
+        return spacing, max(extent, 4 * spacing), centre
 
     def backdrop(self) -> NDArray[np.uint8]:
         """The background with the ground grid, drawn once per camera (and style), not once per frame."""
@@ -170,13 +173,15 @@ class FigureRenderer:
             image = draw_segments(image, self.camera, o, o + length * world[:, :3, k], color, 2)
         return image
 
-    def frames(self, poses: Array, *, targets: Array | None = None, trail: Array | None = None
-               ) -> Iterator[NDArray[np.uint8]]:
-        """Frames for poses (F, D), world matrices computed a chunk at a time."""
+    def frames(self, poses: Array, *, targets: Array | None = None, trail: Array | None = None,
+               cameras: Sequence[Camera] | None = None) -> Iterator[NDArray[np.uint8]]:
+        """Frames for poses (F, D), world matrices computed a chunk at a time; ``cameras``: one per frame."""
         for start in range(0, len(poses), CHUNK):
             W = self.figure.world_batch(poses[start:start + CHUNK])
             for k in range(len(W)):
                 f = start + k
+                if cameras is not None:
+                    self.camera = cameras[f]
                 tgt = None if targets is None else (targets[f] if targets.ndim == 3 else targets)
                 yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1])
 
@@ -193,17 +198,45 @@ def _nice(x: float) -> float:
 
 
 def clip_camera(spec: CameraSpec, up: UpAxis, points: Array, *, size: tuple[int, int] | None = None) -> Camera:
-    """The scene's camera: its eye/target when given, else framed on ``points`` from its azimuth and elevation."""
+    """The scene's camera: its eye/target when given, else framed on ``points`` from its azimuth and elevation
+    (at its ``distance`` when given)."""
     w, h = size if size is not None else (spec.width, spec.height)
     if spec.eye is not None:
         target = spec.target if spec.target is not None else points.mean(axis=0)
         return look_at(spec.eye, target, up, fov_y_deg=spec.fov_deg, width=w, height=h)
     return fit_camera(points, up, width=w, height=h, fov_y_deg=spec.fov_deg, azimuth_deg=spec.azimuth_deg,
-                      elevation_deg=spec.elevation_deg)
+                      elevation_deg=spec.elevation_deg, distance=spec.distance)
+
+
+def clip_cameras(spec: CameraSpec, up: UpAxis, figure: Figure, mesh: FigureMesh, poses: Array, *,
+                 size: tuple[int, int] | None = None, extra: Array | None = None) -> list[Camera]:
+    """One camera per frame of ``poses``: the scene's camera framed over the whole clip (and the ``extra``
+    points (P, 3): targets, trails), or with ``spec.follow`` one that moves with the root across the ground
+    (:func:`~.camera.follow_cameras`), framed on the figure as seen from its root (``extra`` then ignored).
+    """
+    if not spec.follow:
+        pts = framing_points(figure, mesh, poses)
+        if extra is not None and len(extra):
+            pts = np.concatenate([pts, np.reshape(extra, (-1, 3))])
+        return [clip_camera(spec, up, pts, size=size)] * len(poses)
+    roots = figure.world_positions(np.atleast_2d(poses))[:, 0]
+    return follow_cameras(clip_camera(spec, up, framing_points(figure, mesh, poses, follow=up), size=size),
+                          roots, up)
 
 
 def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int]) -> Camera:
     """One camera for every panel: framed on all figures over all frames, targets and trails included."""
+    return panel_cameras(panels, dataclasses.replace(spec, follow=False), up, size)[0]
+
+
+def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int]) -> list[Camera]:
+    """One camera per frame shared by every panel (:func:`clip_cameras` on all panels' points; a following
+    camera follows the first panel's root). Panels shorter than the longest hold their last frame."""
+    n = max(len(p.poses) for p in panels)
+    if spec.follow:
+        p0 = panels[0]
+        return clip_cameras(spec, up, p0.figure, figure_mesh(p0.figure), _pad(np.atleast_2d(p0.poses), n),
+                            size=size)
     pts = []
     for p in panels:
         pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
@@ -211,24 +244,29 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
             pts.append(np.asarray(p.trail, dtype=float).reshape(-1, 3))
-    return clip_camera(spec, up, np.concatenate(pts), size=size)
+    return [clip_camera(spec, up, np.concatenate(pts), size=size)] * n
 
 
-def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera, up: UpAxis = "y",
-                 style: Style = Style(), targets: ArrayLike | None = None, trail: ArrayLike | None = None,
-                 quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
-    """Render poses (F, D) with one camera and stream them into ``out`` (GIF, MP4, PNG folder or sheet)."""
+def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
+                 up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
+                 trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
+    """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
+    or sheet)."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
     P = np.atleast_2d(P)
+    cameras = None if isinstance(camera, Camera) else list(camera)
+    if cameras is not None and len(cameras) != len(P):
+        raise RenderError(f"got {len(cameras)} cameras for {len(P)} frames: give one camera, or one per frame")
+    camera = camera if isinstance(camera, Camera) else cameras[0]  # type: ignore[index]
     renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh)
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
     with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet) as writer:
         bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
-        for image in renderer.frames(P, targets=tg, trail=tr):
+        for image in renderer.frames(P, targets=tg, trail=tr, cameras=cameras):
             writer.write(image)
             bar.update()
         bar.close()
@@ -244,10 +282,10 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
     poses = c.sample(times)
     mesh = figure_mesh(scene.figure)
-    camera = clip_camera(scene.camera, scene.up, framing_points(scene.figure, mesh, poses), size=size)
+    cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
-    report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=camera, up=scene.up, style=style,
+    report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
                           quiet=quiet, mesh=mesh)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
@@ -263,16 +301,17 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
 
     if not panels:
         raise RenderError("render_panels needs at least one panel")
-    camera = panel_camera(panels, camera_spec, up, size)
-    renderers = [FigureRenderer(p.figure, camera, up=up, style=style) for p in panels]
+    cameras = panel_cameras(panels, camera_spec, up, size)
+    renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style) for p in panels]
     n = max(len(p.poses) for p in panels)
+    follow = cameras if camera_spec.follow else None
     labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
     first = compose_panels([np.zeros((size[1], size[0], 3), np.uint8)] * len(panels), labels, columns)
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
-                        trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n))
+                        trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
                for r, p in zip(renderers, panels, strict=True)]
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
