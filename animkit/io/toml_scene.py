@@ -20,7 +20,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -42,7 +42,8 @@ JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "
 GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "offset", "rotation", "color",
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
-REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip")
+REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip", "priors")
+PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin")
 NAMED_COLORS = {
     "grey": (0.72, 0.74, 0.78), "gray": (0.72, 0.74, 0.78), "red": (0.85, 0.25, 0.22),
     "green": (0.30, 0.70, 0.35), "blue": (0.25, 0.45, 0.85), "orange": (0.95, 0.55, 0.15),
@@ -468,7 +469,54 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
             kw[k] = _num(ctx, spec[k], f"reach.{k}", positive=(k != "hold"))
     if "start_clip" in spec:
         kw["start_clip"] = str(spec["start_clip"])
+    if "priors" in spec:
+        kw["priors"] = _priors(ctx, spec["priors"], fig)
     return ReachSpec(eff, target, tuple(names), tuple(str(s) for s in solvers), **kw)
+
+
+def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
+    """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
+    spread, margin (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
+    spec = _table(ctx, spec, "reach.priors")
+    _check_keys(ctx, spec, PRIOR_KEYS, "reach.priors")
+    out: dict[str, Any] = {}
+    if "stiffness" in spec:
+        st = _table(ctx, spec["stiffness"], "reach.priors.stiffness")
+        for j, v in st.items():
+            if j not in fig.joint_names and j not in fig.dof_names:
+                raise ctx.error(f"reach.priors.stiffness.{j}", unknown_name("joint", j, fig.joint_names))
+            x = _num(ctx, v, f"reach.priors.stiffness.{j}")
+            if not 0.0 <= x < 1.0:
+                raise ctx.error(f"reach.priors.stiffness.{j}", f"expected a number in [0, 1), got {v!r}")
+        out["stiffness"] = {str(j): float(v) for j, v in st.items()}
+    if "preferred" in spec:
+        pr = _table(ctx, spec["preferred"], "reach.priors.preferred")
+        for d, v in pr.items():
+            if d not in fig.dof_names:
+                raise ctx.error(f"reach.priors.preferred.{d}", unknown_name("DOF", d, fig.dof_names))
+            _num(ctx, v, f"reach.priors.preferred.{d}")
+        out["preferred"] = {str(d): math.radians(float(v)) for d, v in pr.items()}  # degrees in files
+    for k in ("comfort", "spread", "margin"):
+        if k in spec:
+            x = _num(ctx, spec[k], f"reach.priors.{k}")
+            if x < 0:
+                raise ctx.error(f"reach.priors.{k}", f"expected a number >= 0, got {spec[k]!r}")
+            out[k] = x
+    for k in ("gaze", "balance"):
+        if k in spec:
+            if not isinstance(spec[k], bool):
+                raise ctx.error(f"reach.priors.{k}", f"expected true or false, got {spec[k]!r}")
+            out[k] = spec[k]
+    if "planted" in spec:
+        names = spec["planted"]
+        effectors = fig.rig.effectors
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ctx.error("reach.priors.planted", f"expected a list of effector names, got {names!r}")
+        for n in names:
+            if n not in effectors and n not in fig.node_names:
+                raise ctx.error("reach.priors.planted", unknown_name("effector", n, list(effectors) + fig.node_names))
+        out["planted"] = tuple(names)
+    return out
 
 
 def read_toml_scene(path: str | Path) -> Scene:
@@ -568,6 +616,13 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
         if r.start_clip is not None:
             lines.append(f"start_clip = {fmt_value(r.start_clip)}")
         lines.append("")
+        if r.priors is not None:
+            lines.append("[reach.priors]")
+            for k, v in r.priors.items():
+                if k == "preferred":  # radians inside, degrees in files
+                    v = {d: math.degrees(x) for d, x in cast(Mapping[str, float], v).items()}
+                lines.append(f"{fmt_key(k)} = {fmt_value(v)}")
+            lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")
 
