@@ -143,15 +143,24 @@ def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np
 def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
     """LUT[r', g', b'] = argmin_j ‖c(r', g', b') − palette_j‖², c = bin centre, r' = r >> (8 − bits)."""
     n = 1 << bits
-    centres = (np.arange(n) * (256 // n) + (256 // n - 1) / 2.0).astype(np.float32)
-    grid = np.stack(np.meshgrid(centres, centres, centres, indexing="ij"), axis=-1).reshape(-1, 3)
+    return palette_index(np.arange(n ** 3), palette, bits).reshape(n, n, n)
+
+
+def palette_index(codes: NDArray[np.integer], palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
+    """i(k) = argmin_j ‖c(k) − palette_j‖² for packed codes k = r' << 2b | g' << b | b' (the entries of
+    :func:`palette_lut` for those codes only). Every term is a multiple of ½ below 2²⁴ in float32, so the distances
+    are exact and the result does not depend on how the codes are batched."""
+    n = 1 << bits
+    k = np.asarray(codes, dtype=np.int64).ravel()
+    idx = np.stack([k >> (2 * bits), (k >> bits) & (n - 1), k & (n - 1)], axis=1)
+    grid = (idx * (256 // n) + (256 // n - 1) / 2.0).astype(np.float32)
     pal = palette.astype(np.float32)
     out = np.empty(len(grid), np.uint8)
     pn = (pal ** 2).sum(axis=1)
     for s in range(0, len(grid), 2048):  # 2 MB of distances at a time (memory stays flat)
         d = pn[None, :] - 2.0 * (grid[s:s + 2048] @ pal.T)
         out[s:s + 2048] = np.argmin(d, axis=1)
-    return out.reshape(n, n, n)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -281,7 +290,8 @@ class GifWriter(_TempFileWriter):
         self._palette = None if palette is None else rgb8(palette, "palette").reshape(-1, 3)
         if self._palette is not None and len(self._palette) != 256:
             raise RenderError(f"a GIF palette must have 256 colours, got {len(self._palette)}")
-        self._lut: NDArray[np.uint8] | None = None
+        self._lut: NDArray[np.uint8] | None = None  # flat 15-bit LUT, filled for the colours met so far
+        self._known: NDArray[np.bool_] = np.zeros(1 << 15, dtype=bool)
         self._prev: NDArray[np.uint8] | None = None
         self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
 
@@ -300,13 +310,19 @@ class GifWriter(_TempFileWriter):
         if self._lut is None:
             if self._palette is None:
                 self._palette = gif_palette(frame)
-            self._lut = palette_lut(self._palette)
-            self._lut_flat = self._lut.ravel()
+            self._lut = np.zeros(1 << 15, dtype=np.uint8)
             self._fh.write(self._header(self._palette))
         code = (frame[..., 0] >> 3).astype(np.uint16) << 10  # the 15-bit colour r' g' b' indexes the flat LUT
         code |= (frame[..., 1] >> 3).astype(np.uint16) << 5
         code |= frame[..., 2] >> 3
-        ind = self._lut_flat.take(code)
+        lut, palette = self._lut, self._palette
+        assert palette is not None
+        new = code[~self._known.take(code)]
+        if len(new):  # the LUT entries of colours not met before (a frame has a few thousand of 32768)
+            new = np.unique(new)
+            lut[new] = palette_index(new, palette)
+            self._known[new] = True
+        ind = lut.take(code)
         delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
         x0, y0 = 0, 0
         if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
