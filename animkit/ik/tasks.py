@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 from ..figure import Figure
 from ..fk import forward
 from ..geometry import Box, Capsule, Cylinder, Sphere
+from ..transforms import cross3
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
@@ -127,7 +128,7 @@ def figure_state(figure: Figure, pose: Array) -> FigureState:
 def point_jacobian(figure: Figure, body: Body, s: FigureState, node: int, x: Array) -> Array:
     """∂x/∂θ (3, D) for a world point x fixed to ``node``: a_j × (x − r_j) (revolute) or a_j, zero off the path."""
     rev = figure.compiled.dof_revolute
-    J = np.where(rev[:, None], np.cross(s.a, x - s.r), s.a) * body.moves[node][:, None]
+    J = np.where(rev[:, None], cross3(s.a, x - s.r), s.a) * body.moves[node][:, None]
     return np.ascontiguousarray(J.T)
 
 
@@ -146,7 +147,7 @@ def com_jacobian(figure: Figure, body: Body, s: FigureState) -> tuple[Array, Arr
     mj = B.T @ m  # (D,)
     Sj = B.T @ (m[:, None] * ci)  # (D, 3)
     rev = figure.compiled.dof_revolute
-    J = np.where(rev[:, None], np.cross(s.a, Sj - mj[:, None] * s.r), mj[:, None] * s.a) / M
+    J = np.where(rev[:, None], cross3(s.a, Sj - mj[:, None] * s.r), mj[:, None] * s.a) / M
     return (m @ ci) / M, np.ascontiguousarray(J.T)
 
 
@@ -170,7 +171,7 @@ def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward
     """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs)."""
     g, f, d, rho = gaze_error(s, head, forward_local, target)
     rev = figure.compiled.dof_revolute
-    Jf = (np.cross(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
+    Jf = (cross3(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
     Jp = point_jacobian(figure, body, s, head, s.p[head])
     Jd = -((np.eye(3) - np.outer(d, d)) / max(rho, 1e-12)) @ Jp
     return g, Jf - Jd
