@@ -286,7 +286,13 @@ class NaturalProblem:
         polygon's boundary; None without a support polygon. (DOFs outside the movable set: the problem's pose.)"""
         if self._hull is None:
             return None
-        c, _ = com_jacobian(self.figure, self.body, self._state(np.asarray(pose, dtype=float)))
+        return self._margin_of(self._state(np.asarray(pose, dtype=float)))
+
+    def _margin_of(self, s: FigureState) -> float | None:
+        """:meth:`com_margin` of the frames s of a pose."""
+        if self._hull is None:
+            return None
+        c, _ = com_jacobian(self.figure, self.body, s)
         return polygon_margin(self._hull, self._basis @ c)
 
     @property
@@ -325,7 +331,13 @@ class NaturalProblem:
         """Degrees between the head's forward axis and the direction to ``target`` (None: no head found)."""
         if self._head < 0:
             return None
-        return math.degrees(gaze_angle(self._state(np.asarray(pose, dtype=float)), self._head, self._fwd, target))
+        return self._gaze_of(self._state(np.asarray(pose, dtype=float)), target)
+
+    def _gaze_of(self, s: FigureState, target: Array) -> float | None:
+        """:meth:`gaze_deg` of the frames s of a pose."""
+        if self._head < 0:
+            return None
+        return math.degrees(gaze_angle(s, self._head, self._fwd, target))
 
     # --- solving ----------------------------------------------------------------------------------------
 
@@ -369,10 +381,9 @@ class NaturalProblem:
                 converged = True
                 break
             q = np.clip(q + dq, self._lo, self._hi)
-        q_full[self.dofs] = q
+        q_full[self.dofs] = q  # every exit leaves q as the pose of the last frames s: the measures reuse them
         return NaturalResult(q_full, converged, it, pos_err, ori_err if tR is not None else 0.0, np.array(errors),
-                             self.gaze_deg(q_full, tp) if self._head >= 0 else None, self.com_margin(q_full),
-                             feet_err, time.perf_counter() - t0)
+                             self._gaze_of(s, tp), self._margin_of(s), feet_err, time.perf_counter() - t0)
 
     def _levels(self, s: FigureState, tp: Array, tR: Array | None
                 ) -> tuple[list[tuple[Array, Array, float]], float, float, float]:
