@@ -105,6 +105,13 @@ class Camera:
 
     def basis(self) -> tuple[Array, Array, Array]:
         """Camera axes in world coordinates: ``s = f̂ × û`` (right), ``u = s × f̂`` (up), ``f̂`` (forward)."""
+        cached = self.__dict__.get("_axes")  # computed once (the camera is frozen), handed out as copies
+        if cached is None:
+            cached = self._basis()
+            object.__setattr__(self, "_axes", cached)
+        return cached[0].copy(), cached[1].copy(), cached[2].copy()
+
+    def _basis(self) -> tuple[Array, Array, Array]:
         eye, target = np.asarray(self.eye), np.asarray(self.target)
         f = target - eye
         f = f / np.linalg.norm(f)
