@@ -1,6 +1,7 @@
 """The README's main job, end to end, in fresh processes: ``animkit compare scenes/humanoid.toml -o compare.gif``.
 
     python -m benchmarks.bench_main            # from the repository root
+    python -m benchmarks.bench_main --against DIR   # also the warm job in another checkout (before/after)
 
 Cases, interleaved by :func:`benchmarks.harness.interleaved` (medians of ≥ 5, min–max shown), each a fresh
 ``python -m animkit`` process (start-up and imports included):
@@ -31,6 +32,12 @@ ARGS = ["-m", "animkit", "compare", "scenes/humanoid.toml", "-q"]
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another checkout (e.g. the commit before a change): its warm job runs interleaved too")
+    args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="animkit-main-"))
     # PYTHONDONTWRITEBYTECODE (set in this shared workplace) is dropped: an installed package has its .pyc files,
     # and recompiling animkit's sources on every run (≈ 0.2 s) is no part of what a user waits for.
@@ -38,19 +45,23 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     cpu: dict[str, list[float]] = {}
 
-    def case(name: str, extra: dict[str, str], fresh_cache: bool = False) -> Callable[[], None]:
+    def case(name: str, extra: dict[str, str], fresh_cache: bool = False, cwd: Path = ROOT) -> Callable[[], None]:
         def run() -> None:
             e = dict(env, **extra)
             if fresh_cache:
                 e["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
             c0 = sum(os.times()[2:4])  # the children's user + sys CPU time
-            subprocess.run([sys.executable, *ARGS, "-o", str(tmp / f"{name}.gif")], cwd=ROOT, env=e, check=True,
+            subprocess.run([sys.executable, *ARGS, "-o", str(tmp / f"{name}.gif")], cwd=cwd, env=e, check=True,
                            stdout=subprocess.DEVNULL)
             cpu.setdefault(name, []).append(sum(os.times()[2:4]) - c0)
         return run
 
     cases = {"default, warm": case("warm", {}), "default, empty numba cache": case("cold", {}, True),
              "ANIMKIT_JIT=0": case("nojit", {"ANIMKIT_JIT": "0"})}
+    names = ["warm", "cold", "nojit"]
+    if args.against is not None:
+        cases[f"default, warm, in {args.against}"] = case("against", {}, cwd=args.against.resolve())
+        names.append("against")
     load = os.getloadavg()[0]
     stats = interleaved(cases, rounds=5)
     same = len({(tmp / f"{n}.gif").read_bytes() for n in ("warm", "cold", "nojit")}) == 1
@@ -71,7 +82,7 @@ def main() -> None:
     print("Wall time:\n")
     print(markdown_table(stats, unit="s", scale=1.0, baseline="default, warm"))
     cpu_stats = {label: stats_of(label, cpu[name][-len(stats[label].samples):])
-                 for label, name in zip(cases, ("warm", "cold", "nojit"), strict=True)}
+                 for label, name in zip(cases, names, strict=True)}
     print("\nCPU time (user + sys of the child process, same runs; what the job costs, less sensitive to load):\n")
     print(markdown_table(cpu_stats, unit="s", scale=1.0, baseline="default, warm"))
     print(f"\nGIFs byte-identical across the three: {'yes' if same else 'NO'}. Peak RSS of one run: "
