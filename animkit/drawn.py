@@ -24,13 +24,15 @@ __all__ = ["FigureMesh", "figure_mesh", "BONE_COLOR"]
 @dataclass(frozen=True)
 class FigureMesh:
     """All drawn nodes' triangles in their nodes' frames: ``vertices`` (V, 3), ``owner`` (V,) node index,
-    ``faces`` (F, 3), ``face_colors`` (F, 3) in 0..1, ``radius`` (N,) each node's farthest vertex from its origin."""
+    ``faces`` (F, 3), ``face_colors`` (F, 3) in 0..1, ``radius`` (N,) each node's farthest vertex from its origin;
+    ``closed`` (F,) whether the face bounds a closed, outward-wound shape (:func:`closed_outward`; None: unknown)."""
 
     vertices: NDArray[np.float64]
     owner: NDArray[np.intp]
     faces: NDArray[np.intp]
     face_colors: NDArray[np.float64]
     radius: NDArray[np.float64]
+    closed: NDArray[np.bool_] | None = None
 
     @property
     def triangle_count(self) -> int:
@@ -81,9 +83,10 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
     if not parts:
         return FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),
                           radius_of)
-    verts, owners, faces, colors = [], [], [], []
+    verts, owners, faces, colors, closed = [], [], [], [], []
     offset = 0
     for i, v, f, color in parts:
+        closed.append(np.full(len(f), closed_outward(v, f), dtype=bool))
         verts.append(v)
         owners.append(np.full(len(v), i, dtype=np.intp))
         faces.append(f + offset)
@@ -91,4 +94,24 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
         radius_of[i] = max(radius_of[i], float(np.linalg.norm(v, axis=1).max()) if len(v) else 0.0)
         offset += len(v)
     return FigureMesh(np.concatenate(verts), np.concatenate(owners), np.concatenate(faces),
-                      np.concatenate(colors), radius_of)
+                      np.concatenate(colors), radius_of, np.concatenate(closed))
+
+
+def closed_outward(vertices: NDArray[np.float64], faces: NDArray[np.intp]) -> bool:
+    """Whether the triangles bound a solid, wound outward: every directed edge (a, b) occurs once and its reverse
+    (b, a) once (closed, consistently oriented), and the signed volume ⅙ Σ v₀ · (v₁ × v₂) is positive. Seen from
+    outside, such a shape's faces turned away from the eye are hidden by its own faces turned toward it."""
+    f = np.asarray(faces, dtype=np.int64)
+    if not len(f):
+        return False
+    n = int(f.max()) + 1
+    e = np.concatenate([f[:, [0, 1]], f[:, [1, 2]], f[:, [2, 0]]])
+    if np.any(e[:, 0] == e[:, 1]):
+        return False
+    key = e[:, 0] * n + e[:, 1]
+    rev = e[:, 1] * n + e[:, 0]
+    uk = np.unique(key)
+    if len(uk) != len(key) or not np.array_equal(uk, np.unique(rev)):
+        return False
+    v = np.asarray(vertices, dtype=float)[f]
+    return float(np.einsum("fi,fi->", v[:, 0], np.cross(v[:, 1], v[:, 2]))) > 0.0

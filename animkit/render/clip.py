@@ -158,7 +158,10 @@ class FigureRenderer:
         character mesh placed by its skin (or node), smooth-shaded with its base colour and texture."""
         out = []
         if len(self.mesh.faces):
-            out.append(Surface(place_vertices(self.mesh, world), self.mesh.faces, face_colors=self._colors))
+            # back faces are culled while every node keeps its handedness (a mirroring matrix turns them forward)
+            rigid = self.mesh.closed is not None and bool(np.all(np.linalg.det(world[:, :3, :3]) > 0))
+            out.append(Surface(place_vertices(self.mesh, world), self.mesh.faces, face_colors=self._colors,
+                               closed=self.mesh.closed if rigid else None))
         for m, (color, tex) in zip(self.meshes, self._looks, strict=True):
             if not len(m.faces):
                 continue

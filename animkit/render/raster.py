@@ -28,6 +28,7 @@ from ..errors import RenderError, unknown_name
 from ..jit import enabled as jit_enabled
 from ..jit import kernel
 from ..jit import pays as jit_pays
+from ..transforms import cross3
 from .camera import Camera, UpAxis, up_vector
 
 __all__ = [
@@ -121,6 +122,8 @@ class Surface:
     vertex, interpolated perspective-correctly and renormalised per pixel, times ``color`` (3,) uint8 and, with
     ``uvs`` (V, 2) and ``texture`` (h, w, 3 or 4) uint8, the texture sampled bilinearly at the perspective-correct
     UV (u, v) ∈ [0, 1]², (0, 0) at the texture's top-left corner, repeating outside. Build it with :func:`surface`.
+    ``closed`` (T,) marks faces that bound a closed solid wound outward (:func:`animkit.drawn.closed_outward`) with
+    the camera outside it: those facing away from the eye are hidden by the solid's own front and are not drawn.
     """
 
     vertices: NDArray[np.float64]
@@ -130,6 +133,7 @@ class Surface:
     normals: NDArray[np.float64] | None = None
     uvs: NDArray[np.float64] | None = None
     texture: NDArray[np.uint8] | None = None
+    closed: NDArray[np.bool_] | None = None  # (T,) faces of closed, outward-wound solids (culled facing away)
 
 
 def surface(vertices: ArrayLike, faces: ArrayLike, *, face_colors: ArrayLike | None = None,
@@ -256,7 +260,14 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     depth = -pc[:, 2]
     fd = depth[Fc]  # (F, 3)
     dmin = _min3(fd)
-    keep = np.flatnonzero((dmin >= camera.near) & (dmin <= camera.far))
+    visible = (dmin >= camera.near) & (dmin <= camera.far)
+    if any(x.closed is not None for x in surfaces):  # back faces of closed solids: (v₁ − v₀) × (v₂ − v₀) · v₀ ≥ 0
+        closed = np.concatenate([x.closed if x.closed is not None else np.zeros(len(x.faces), bool)
+                                 for x in surfaces])
+        c = pc[Fc[closed]]
+        away = np.einsum("fi,fi->f", cross3(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0]), c[:, 0]) > 0.0
+        visible[np.flatnonzero(closed)[away]] = False
+    keep = np.flatnonzero(visible)
     fp = camera.focal_px() * s
     with np.errstate(divide="ignore", invalid="ignore"):
         xs = 0.5 * W - 0.5 + fp * pc[:, 0] / depth
