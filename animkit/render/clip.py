@@ -28,7 +28,7 @@ from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at
 from .panels import compose_panels
 from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
-from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
+from .scene import FigureMesh, figure_look, framing_points, place_vertices
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
@@ -112,7 +112,7 @@ class FigureRenderer:
         self.camera = camera
         self.up = up
         self.style = style
-        self.mesh = mesh if mesh is not None else figure_mesh(figure)
+        self.mesh = mesh if mesh is not None else figure_look(figure, up)
         self.size = figure.size()
         self.grid_extent = grid_extent
         self._backdrop: tuple[tuple[object, ...], NDArray[np.uint8]] | None = None
@@ -235,11 +235,11 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
     n = max(len(p.poses) for p in panels)
     if spec.follow:
         p0 = panels[0]
-        return clip_cameras(spec, up, p0.figure, figure_mesh(p0.figure), _pad(np.atleast_2d(p0.poses), n),
+        return clip_cameras(spec, up, p0.figure, figure_look(p0.figure, up), _pad(np.atleast_2d(p0.poses), n),
                             size=size)
     pts = []
     for p in panels:
-        pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
+        pts.append(framing_points(p.figure, figure_look(p.figure, up), p.poses))
         if p.targets is not None:
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
@@ -281,7 +281,7 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
     poses = c.sample(times)
-    mesh = figure_mesh(scene.figure)
+    mesh = figure_look(scene.figure, scene.up)
     cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
