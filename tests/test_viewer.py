@@ -89,8 +89,8 @@ SCRIPT = textwrap.dedent("""
     white = np.all(first >= 250, axis=2)
     stats["non_white"] = float(1.0 - white.mean())
     stats["distinct_colours"] = int(len(np.unique(first.reshape(-1, 3), axis=0)))
-    # the humanoid's blue shirt (0.2, 0.35, 0.75-ish): blue clearly above red
-    stats["blue"] = float(np.mean((first[..., 2] > first[..., 0] + 60) & (first[..., 2] > 120)))
+    # the humanoid's sides: the left cool (blue clearly above red), the right warm (red clearly above blue)
+    stats["blue"] = float(np.mean(np.abs(first[..., 2].astype(int) - first[..., 0]) > 60))
     stats["agree_headless"] = float(np.mean(np.abs(first - ref.astype(int)).max(axis=2) <= 8))
     # the same, leaving out the HUD (top 36 rows) and the slider (bottom 28 rows) drawn over the image
     mid = slice(36, first.shape[0] - 28)
