@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent("""
     from animkit.errors import RenderError
     from animkit.keyframes import Clip
     from animkit.render.clip import FigureRenderer, clip_camera
-    from animkit.render.scene import figure_mesh, framing_points
+    from animkit.render.scene import figure_look, framing_points
     from animkit.render.viewer import Viewer
 
     scene = animkit.load(str(Path("scenes") / "humanoid.toml"))
@@ -64,7 +64,7 @@ SCRIPT = textwrap.dedent("""
     shots = {"first": v.read_framebuffer()}
 
     # the headless render of the same pose, camera framed the same way, built independently of the viewer
-    mesh = figure_mesh(fig)
+    mesh = figure_look(fig, scene.up)
     pts = np.concatenate([framing_points(fig, mesh, poses), targets])
     cam = clip_camera(scene.camera, scene.up, pts, size=(480, 360))
     ref = FigureRenderer(fig, cam, up=scene.up, mesh=mesh).frame(fig.world_batch(poses[:1])[0], targets=targets)
