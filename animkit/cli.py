@@ -1,4 +1,4 @@
-"""The ``animkit`` command: info, render, reach, compare, view.
+"""The ``animkit`` command: info, render, reach, compare, batch, view.
 
 Errors animkit raises on purpose print one line (``animkit: error: ...``) and exit 2;
 anything else is a bug and keeps its traceback.
@@ -90,6 +90,14 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels, per panel for compare "
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
+    _add_camera_options(p)
+    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
+    p.add_argument("--no-grid", action="store_true", help="no ground grid")
+    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
+
+
+def _add_camera_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fov", type=float, default=None, help="vertical field of view in degrees (default: the scene's)")
     p.add_argument("--view", default=None, choices=["front", "side", "top", "three-quarter"],
                    help="a named camera direction (default: the scene's, three-quarter)")
@@ -101,10 +109,6 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    "(scene units; default: fitted so the figure fills the frame)")
     p.add_argument("--follow", action="store_true", help="move the camera with the root across the ground "
                    "(a long walk stays in view)")
-    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
-    p.add_argument("--no-grid", action="store_true", help="no ground grid")
-    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
 
 
 def _load_for_render(args: argparse.Namespace) -> Scene:
@@ -307,6 +311,43 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from .batch import COMMANDS, run_batch
+    from .render.clip import Style, parse_size
+    from .scene import CameraSpec
+
+    options: dict[str, object] = {"suffix": f".{args.format}" if args.format else COMMANDS[args.command_name].suffix}
+    if args.size:
+        options["size"] = parse_size(args.size)
+    if args.fps is not None:
+        options["fps"] = args.fps
+    options["camera"] = camera_from_args(CameraSpec(), args)
+    options["style"] = Style(grid=not args.no_grid)
+    bar = None
+    if not args.quiet:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=0, desc=f"batch {args.command_name}", unit="file", delay=1.0, leave=False)
+
+    def tick(done: int, total: int, row: object) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+    try:
+        report = run_batch(args.command_name, args.inputs, args.output, workers=args.workers,
+                           scheduler=args.scheduler, options=options, on_progress=tick)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        print(report.table())
+    c = report.counts
+    print(f"{c.get('ok', 0)} done, {c.get('skipped', 0)} skipped (already complete), {c.get('error', 0)} failed "
+          f"in {report.seconds:.1f} s on {report.workers} worker(s); summary: {report.summary}")
+    return 1 if c.get("error", 0) else 0
+
+
 def _add_reach_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effector", default=None, help="effector or node name (default: the scene's [reach])")
     p.add_argument("--target", default=None, help="X,Y,Z in world coordinates (default: the scene's [reach])")
@@ -347,6 +388,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
+
+    from .batch import COMMANDS
+
+    p = sub.add_parser("batch", help="run a command on many files on a Dask cluster (one task per file), resumable, "
+                       "with a summary table")
+    p.add_argument("command_name", metavar="COMMAND", choices=sorted(COMMANDS),
+                   help="; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files, or folders of .bvh/.toml/.urdf/.glb files")
+    p.add_argument("-o", "--output", required=True, help="output folder (outputs, summary.csv, records of work done)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--scheduler", default=None, help="a running dask.distributed scheduler, e.g. tcp://host:8786 "
+                   "(default: a LocalCluster here)")
+    p.add_argument("--format", default=None, choices=["gif", "mp4", "png"], help="render: the thumbnail's format "
+                   "(png: a contact sheet)")
+    p.add_argument("--size", default=None, help="render: WIDTHxHEIGHT (default 160x120)")
+    p.add_argument("--fps", type=float, default=None, help="render: frame rate (default: the clip's)")
+    p.add_argument("--no-grid", action="store_true", help="render: no ground grid")
+    _add_camera_options(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
+    p.set_defaults(run=_cmd_batch)
 
     p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
                        "scroll zooms, w wireframe, a axes")
