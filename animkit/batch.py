@@ -121,8 +121,23 @@ def _render(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> M
     return motion_measures(scene) | {"rendered_frames": report.frames}
 
 
+def _convert(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The scene and its clips in another format (``animkit.save``; the format follows the suffix)."""
+    from .io import save
+
+    save(out, scene)
+    return motion_measures(scene)
+
+
+def _convert_suffix() -> str:
+    from .io import SAVERS
+
+    return ".glb" if ".glb" in SAVERS else ".bvh"
+
+
 register("info", ".json", _info, "the tree and the measures of each file, as JSON")
-register("render", ".gif", _render, "a thumbnail per file (GIF; --format mp4 or png for a contact sheet)")
+register("render", ".gif", _render, "a thumbnail per file (GIF; --format mp4, or png for a contact sheet)")
+register("convert", _convert_suffix(), _convert, f"each file saved as {_convert_suffix()} (--format: another)")
 
 
 # --- one file ----------------------------------------------------------------------------------------------

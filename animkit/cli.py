@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from .errors import AnimkitError
+from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
     from .keyframes import Clip
@@ -316,7 +316,16 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     from .render.clip import Style, parse_size
     from .scene import CameraSpec
 
-    options: dict[str, object] = {"suffix": f".{args.format}" if args.format else COMMANDS[args.command_name].suffix}
+    options: dict[str, object] = {"suffix": COMMANDS[args.command_name].suffix}
+    if args.format:
+        from .io import SAVERS
+
+        formats = {"render": (".gif", ".mp4", ".png"), "convert": SAVERS}.get(args.command_name, ())
+        suffix = "." + args.format.lower().lstrip(".")
+        if suffix not in formats:
+            raise AnimkitError(unknown_name(f"{args.command_name} format", args.format,
+                                            [f.lstrip(".") for f in formats] or ["(none: it has one format)"]))
+        options["suffix"] = suffix
     if args.size:
         options["size"] = parse_size(args.size)
     if args.fps is not None:
@@ -400,8 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
     p.add_argument("--scheduler", default=None, help="a running dask.distributed scheduler, e.g. tcp://host:8786 "
                    "(default: a LocalCluster here)")
-    p.add_argument("--format", default=None, choices=["gif", "mp4", "png"], help="render: the thumbnail's format "
-                   "(png: a contact sheet)")
+    p.add_argument("--format", default=None, help="the outputs' format: render gif, mp4 or png (a contact sheet); "
+                   "convert bvh, toml, glb")
     p.add_argument("--size", default=None, help="render: WIDTHxHEIGHT (default 160x120)")
     p.add_argument("--fps", type=float, default=None, help="render: frame rate (default: the clip's)")
     p.add_argument("--no-grid", action="store_true", help="render: no ground grid")

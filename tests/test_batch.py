@@ -113,3 +113,14 @@ def test_cli_batch_exit_status_says_whether_all_went_well(library: Path, tmp_pat
     assert main(["batch", "info", str(library / "broken.bvh"), "-o", str(tmp_path / "o"), "--workers", "1",
                  "-q"]) == 1
     assert main(["batch", "info", str(tmp_path / "empty"), "-o", str(tmp_path / "o")]) == 2
+
+
+def test_convert_round_trips_through_the_written_file(tmp_path: Path) -> None:
+    import animkit
+
+    row = run_one("convert", DATA / "cmu_09_01_run.bvh", tmp_path / "run.toml")
+    assert row["status"] == "ok"
+    a, b = animkit.load(DATA / "cmu_09_01_run.bvh"), animkit.load(tmp_path / "run.toml")
+    pa = a.figure.world_positions(a.clip().sample_frames())
+    pb = b.figure.world_positions(b.clip().sample_frames())
+    np.testing.assert_allclose(pb, pa, atol=1e-3 * a.figure.size())
