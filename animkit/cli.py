@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from .render.clip import Style
     from .scene import CameraSpec, Scene
 
-__all__ = ["main", "describe_scene"]
+__all__ = ["main", "describe_scene", "load_scene", "camera_from_args", "build_parser"]
+
+SCENE_HELP = "a .toml scene, .bvh motion capture, .urdf robot, or an example's name (humanoid, walk, wave, ...)"
 
 
 def describe_scene(scene: Scene, out: TextIO) -> None:
@@ -72,10 +74,16 @@ def _frame_count(clip: Clip) -> int:
     return int(round(clip.duration * clip.fps)) + 1
 
 
-def _cmd_info(args: argparse.Namespace) -> int:
+def load_scene(path_or_name: str) -> Scene:
+    """A scene file, or an example shipped with animkit by name (``humanoid``, ``walk``; see animkit.examples)."""
     from . import load
+    from .examples import resolve
 
-    describe_scene(load(args.scene), sys.stdout)
+    return load(resolve(path_or_name))
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    describe_scene(load_scene(args.scene), sys.stdout)
     return 0
 
 
@@ -115,9 +123,7 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
     """The scene, with its camera changed by the camera options given."""
     import dataclasses
 
-    from . import load
-
-    scene = load(args.scene)
+    scene = load_scene(args.scene)
     return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
 
 
@@ -297,11 +303,10 @@ def _plot_errors(comparison: Comparison, path: str) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from . import load
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load(args.scene)
+    scene = load_scene(args.scene)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -371,16 +376,16 @@ def build_parser() -> argparse.ArgumentParser:
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("scene", help=SCENE_HELP)
     p.set_defaults(run=_cmd_info)
     p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
 
     p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
-    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh)")
+    p.add_argument("scene", help=SCENE_HELP)
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
@@ -389,7 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_reach)
 
     p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
-    p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
+    p.add_argument("scene", help=SCENE_HELP + " with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
@@ -420,7 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
                        "scroll zooms, w wireframe, a axes")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture or .urdf robot")
+    p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
