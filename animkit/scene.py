@@ -63,6 +63,19 @@ class Scene:
     up: UpAxis = "y"
     source: str | None = None
 
+    def __repr__(self) -> str:
+        """One line: name, joints, DOFs, clips (the first's frames and duration), source."""
+        fig = self.figure
+        moving = sum(1 for j in fig.joints if j.dof_count)
+        clips = ""
+        if self.clips:
+            first = next(iter(self.clips.values()))
+            d = float(first.duration or 0.0)
+            clips = (f", clips={list(self.clips)[:3] + (['...'] if len(self.clips) > 3 else [])} "
+                     f"({int(round(d * first.fps)) + 1} frames, {d:.3g} s)")
+        src = f", source={self.source!r}" if self.source else ""
+        return f"Scene({fig.name!r}, {moving} joints, {fig.dof_count} DOFs{clips}{src})"
+
     def chain(self, name: str) -> tuple[str, ...]:
         """The joint names of chain ``name``."""
         try:
