@@ -1,9 +1,12 @@
 """animkit: hierarchical character animation — scene graphs, keyframes, inverse kinematics, rendering.
 
-``import animkit`` stays light: rendering, viewer and file-format modules load when used.
+``import animkit`` stays light: rendering, viewer and file-format modules load when used. Under IPython (a
+Jupyter notebook) scenes, clips, reaches, comparisons and IK results show themselves inline (animkit.notebook).
 """
 
 from __future__ import annotations
+
+import sys
 
 from . import ik, keyframes, reach
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
@@ -12,6 +15,7 @@ from .ik import IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+from .notebook import show, still
 from .reach import bake_reach, compare
 from .scene import CameraSpec, ReachSpec, Scene
 
@@ -44,8 +48,23 @@ __all__ = [
     "compare",
     "load",
     "save",
+    "show",
+    "still",
     "ik",
     "keyframes",
     "reach",
     "__version__",
 ]
+
+
+def _register_inline_display() -> None:
+    """Register animkit's inline views with a running IPython shell (a notebook); nothing otherwise."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from .notebook import register
+
+        register(shell)
+
+
+_register_inline_display()

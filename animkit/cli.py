@@ -20,7 +20,7 @@ from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
     from .keyframes import Clip
-    from .reach import Comparison, ReachResult
+    from .reach import Comparison
     from .render.clip import Style
     from .scene import CameraSpec, Scene
 
@@ -198,19 +198,9 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n for n in text.split(",") if n]
 
 
-def _panel_label(result: ReachResult) -> str:
-    r = result.result
-    if r.converged:
-        state = "reached"
-    elif r.reachable is False:
-        state = f"out of reach, {r.position_error * 100:.0f} cm short"
-    else:
-        state = f"not reached ({r.position_error * 100:.1f} cm)"
-    return f"{result.label}: {state}"
-
-
 def _cmd_reach(args: argparse.Namespace) -> int:
     from . import save
+    from .notebook import panel_label
     from .reach import bake_reach
     from .render.clip import Panel, parse_size, render_panels
 
@@ -227,7 +217,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
-    panel = Panel(scene.figure, result.poses, _panel_label(result), targets=np.asarray([target]), trail=result.trail)
+    panel = Panel(scene.figure, result.poses, panel_label(result), targets=np.asarray([target]), trail=result.trail)
     report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
                            size=size, style=_style(args), quiet=args.quiet)
     if args.save:
@@ -243,8 +233,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
     from .io import atomic_path
+    from .notebook import comparison_panels
     from .reach import compare
-    from .render.clip import Panel, parse_size, render_panels
+    from .render.clip import parse_size, render_panels
 
     if args.plot:
         _matplotlib()  # fail before the work, not after it
@@ -252,9 +243,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
                          hold=args.hold, fps=args.fps, quiet=args.quiet)
-    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail)
-              for p in comparison.panels]
+    panels = comparison_panels(scene.figure, comparison)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,

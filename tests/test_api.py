@@ -25,6 +25,9 @@ ALLOWED = {
     "render": {"keyframes"},
     "reach": {"ik", "keyframes"},
     "cli": {"*"},
+    "notebook": {"*"},
+    "batch": {"*"},
+    "examples": {"io"},
     "__init__": {"*"},
     "__main__": {"*"},
 }
