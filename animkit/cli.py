@@ -326,16 +326,15 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         options["fps"] = args.fps
     options["camera"] = camera_from_args(CameraSpec(), args)
     options["style"] = Style(grid=not args.no_grid)
-    bar = None
-    if not args.quiet:
-        from tqdm.auto import tqdm
+    from .progress import progress
 
-        bar = tqdm(total=0, desc=f"batch {args.command_name}", unit="file", delay=1.0, leave=False)
+    bar = None
 
     def tick(done: int, total: int, row: object) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(done - bar.n)
+        nonlocal bar
+        if bar is None:
+            bar = progress(total, f"batch {args.command_name}", enabled=False if args.quiet else None)
+        bar.update(done - bar.n)
 
     try:
         report = run_batch(args.command_name, args.inputs, args.output, workers=args.workers,
