@@ -10,7 +10,8 @@ import sys
 
 from . import ik, keyframes, reach
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from .graph import Arc, Figure, Node
+from .figure import Figure, Rig
+from .graph import Arc, Node
 from .ik import IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
@@ -35,6 +36,7 @@ __all__ = [
     "Dof",
     "Joint",
     "Scene",
+    "Rig",
     "CameraSpec",
     "ReachSpec",
     "Clip",

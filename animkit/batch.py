@@ -94,7 +94,7 @@ def _info(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Map
     """The scene's tree as text (``animkit info``) and its measures as JSON, in one file."""
     import io
 
-    from .cli import describe_scene
+    from .scene import describe_scene
 
     text = io.StringIO()
     describe_scene(scene, text)
@@ -163,7 +163,7 @@ def run_one(name: str, src: str | Path, out: str | Path, options: Mapping[str, A
     t0 = time.perf_counter()
     row: dict[str, Any] = {"file": str(src), "output": str(out)}
     try:
-        from . import load
+        from .io import load
 
         scene = load(src)
         with atomic_path(out) as part:

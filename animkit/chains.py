@@ -2,43 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 __all__ = ["dof_indices", "chain_to", "joints_between"]
 
 
 def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *,
-                chains: Mapping[str, Iterable[str]] | None = None, effector: str | None = None
-                ) -> NDArray[np.intp]:
-    """Pose indices of a movable set, sorted.
+                effector: str | Sequence[str] | None = None) -> NDArray[np.intp]:
+    """Pose indices of a movable set, sorted: the one resolver of movable sets (IK, reaches, Jacobians use it).
 
-    ``movable`` is a chain name (looked up in ``chains``), or names of joints, nodes or single DOFs
-    (``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF from the root to ``effector``.
+    ``movable`` is a name or a list of names, each a chain of the figure's rig (chain names win), a joint, a
+    node (its joint) or a single DOF (``"arm"``, ``"elbow_r"``, ``"elbow_r.rz"``); None means every DOF on the
+    paths from the root to ``effector`` (node or effector names, one or several), or every DOF without one.
     """
     if movable is None:
         if effector is None:
             return np.arange(figure.dof_count, dtype=np.intp)
-        names: list[str] = [a.joint.name for a in figure.path_to(effector)]
+        effectors = [effector] if isinstance(effector, str) else list(effector)
+        names: list[str] = [a.joint.name for e in effectors for a in figure.path_to(figure.effector(e))]
     elif isinstance(movable, str):
-        if chains is not None and movable in chains:
-            names = list(chains[movable])
-        elif _known(figure, movable):
-            names = [movable]
-        else:
-            raise SceneError(unknown_name("chain", movable, list(chains or {}) + figure.joint_names))
+        names = [movable]
     else:
         names = list(movable)
+    chains = figure.rig.chains
     joint_dofs = figure.joint_dofs
     node_joint = {a.child.name: a.joint.name for a in figure.arcs()}
     dof_names = figure.dof_names
     out: set[int] = set()
-    for n in names:
+    for n in [m for name in names for m in (chains[name] if name in chains else (name,))]:
         if n in joint_dofs:
             out.update(joint_dofs[n])
         elif n in node_joint:
@@ -46,12 +43,8 @@ def dof_indices(figure: Figure, movable: str | Iterable[str] | None, *,
         elif n in dof_names:
             out.add(dof_names.index(n))
         else:
-            raise SceneError(unknown_name("joint or DOF", n, figure.joint_names + dof_names))
+            raise SceneError(unknown_name("chain, joint or DOF", n, list(chains) + figure.joint_names))
     return np.array(sorted(out), dtype=np.intp)
-
-
-def _known(figure: Figure, name: str) -> bool:
-    return name in figure.joint_names or name in figure.node_names or name in figure.dof_names
 
 
 def chain_to(figure: Figure, node: str) -> list[str]:

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from .errors import AnimkitError, unknown_name
+from .scene import describe_scene
 
 if TYPE_CHECKING:
-    from .keyframes import Clip
     from .reach import Comparison
     from .render.clip import Style
     from .scene import CameraSpec, Scene
@@ -29,57 +29,11 @@ __all__ = ["main", "describe_scene", "load_scene", "camera_from_args", "build_pa
 SCENE_HELP = "a .toml scene, .bvh motion capture, .urdf robot, or an example's name (humanoid, walk, wave, ...)"
 
 
-def describe_scene(scene: Scene, out: TextIO) -> None:
-    """Print the tree: nodes, joints, DOFs with limits, chains, effectors and clips."""
-    fig = scene.figure
-    dofs = fig.dofs
-    n_moving = sum(1 for j in fig.joints if j.dof_count)
-    print(f"{fig.name}: {len(fig.node_names)} nodes, {n_moving} movable joints, {fig.dof_count} DOFs "
-          f"(source: {scene.source or 'code'}, up: {scene.up})", file=out)
-    starts = {}
-    i = 0
-    for arc in fig.arcs():
-        starts[id(arc)] = i
-        i += arc.joint.dof_count
-    depth = {fig.root.name: 0}
-    for arc in fig.arcs():
-        node = arc.child
-        d = 0 if arc.parent is None else depth[arc.parent.name] + 1
-        depth[node.name] = d
-        shape = type(node.data).__name__.lower() if node.data is not None else "-"
-        joint = arc.joint
-        print(f"{'  ' * d}{node.name}  [{joint.kind}{' ' + joint.order if joint.order else ''}] data: {shape}",
-              file=out)
-        for k, dof in enumerate(joint.dofs):
-            s = starts[id(arc)] + k
-            unit, scale = ("deg", 180 / math.pi) if dof.revolute else ("", 1.0)
-            lim = "unlimited" if not (math.isfinite(dof.lower) or math.isfinite(dof.upper)) else \
-                f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
-            print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
-                  f"{dof.rest * scale:g}", file=out)
-    if scene.chains:
-        print("chains:", file=out)
-        for name, joints in scene.chains.items():
-            print(f"  {name}: {', '.join(joints)}", file=out)
-    if scene.effectors:
-        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in scene.effectors.items()),
-              file=out)
-    for name, clip in scene.clips.items():
-        print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
-              f"loop {clip.loop}", file=out)
-
-
-def _frame_count(clip: Clip) -> int:
-    assert clip.duration is not None  # Clip.__post_init__ resolves it to a float
-    return int(round(clip.duration * clip.fps)) + 1
-
-
 def load_scene(path_or_name: str) -> Scene:
     """A scene file, or an example shipped with animkit by name (``humanoid``, ``walk``; see animkit.examples)."""
-    from . import load
-    from .examples import resolve
+    from .examples import load_file_or_example
 
-    return load(resolve(path_or_name))
+    return load_file_or_example(path_or_name)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
@@ -128,36 +82,12 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
 
 
 def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
-    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied; a direction or
-    distance given drops the scene's fixed eye (the figure is framed from that direction)."""
-    import dataclasses
+    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied
+    (:func:`animkit.render.clip.camera_spec_with`)."""
+    from .render.clip import camera_spec_with
 
-    from .render.camera import view_angles
-
-    kw: dict[str, object] = {}
-    if args.fov is not None:
-        if not 1.0 <= args.fov <= 170.0:
-            raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
-        kw["fov_deg"] = args.fov
-    if args.view is not None:
-        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(args.view)
-    if args.azimuth is not None:
-        if not math.isfinite(args.azimuth):
-            raise AnimkitError(f"--azimuth {args.azimuth}: expected a finite number of degrees")
-        kw["azimuth_deg"] = args.azimuth
-    if args.elevation is not None:
-        if not -89.0 <= args.elevation <= 89.0:
-            raise AnimkitError(f"--elevation {args.elevation:g}: expected degrees in -89..89")
-        kw["elevation_deg"] = args.elevation
-    if args.distance is not None:
-        if not (args.distance > 0 and math.isfinite(args.distance)):
-            raise AnimkitError(f"--distance {args.distance:g}: expected a positive number of scene units")
-        kw["distance"] = args.distance
-    if kw.keys() - {"fov_deg"}:
-        kw["eye"] = kw["target"] = None
-    if args.follow:
-        kw["follow"] = True
-    return dataclasses.replace(spec, **kw)  # type: ignore[arg-type]
+    return camera_spec_with(spec, fov=args.fov, view=args.view, azimuth=args.azimuth, elevation=args.elevation,
+                            distance=args.distance, follow=args.follow)
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -212,8 +142,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     target = _vector(args.target) if args.target else (list(spec.target) if spec else None)
     if target is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
-    node = scene.effector_node(effector)
-    result = bake_reach(scene.figure, node, target, chain=args.chain, chains=scene.chains, solver=args.solver,
+    result = bake_reach(scene.figure, effector, target, chain=args.chain, solver=args.solver,
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)

@@ -1,4 +1,4 @@
-"""Vectorised forward kinematics: the figure compiled once into flat arrays.
+"""Vectorised forward kinematics on plain arrays: a figure flattened once into an FK programme.
 
     M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ)
 
@@ -16,20 +16,18 @@ columns (R·R_x(θ): c₁' = c·c₁ + s·c₂, c₂' = −s·c₁ + c·c₂).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .jit import enabled as _jit_enabled
 from .jit import kernel
 from .transforms import cos_sin, matrix_about_axis
 
-if TYPE_CHECKING:
-    from .graph import Figure
-
-__all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
+__all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions", "fk_compiled",
+           "fk_frames_kernel",
            "dof_frames"]
 
 Array = NDArray[np.float64]
@@ -97,25 +95,29 @@ class CompiledFigure:
         return len(self.dof_names)
 
 
-def compile_figure(figure: Figure) -> CompiledFigure:
-    """Flatten ``figure`` into arrays: nodes in traversal order, their parents, L, T and DOF programme."""
-    arcs = figure.arcs()
-    names = [a.child.name for a in arcs]
-    index = {n: i for i, n in enumerate(names)}
-    N = len(arcs)
-    parent = np.array([-1 if a.parent is None else index[a.parent.name] for a in arcs], dtype=np.intp)
-    L = np.stack([a.L for a in arcs])
-    T = np.stack([a.child.T for a in arcs])
-    dofl = figure.dofs
-    D = len(dofl)
+def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike, T: ArrayLike,
+                   dof_counts: ArrayLike, dof_names: Sequence[str], dof_revolute: ArrayLike, dof_axis: ArrayLike,
+                   dof_letter: ArrayLike, lower: ArrayLike, upper: ArrayLike, rest: ArrayLike) -> CompiledFigure:
+    """Flatten a figure given as arrays into the FK programme: levels, runs of one DOF signature, L and T.
+
+    Nodes in traversal order: ``parent`` (N,) indices (−1 at the root, parents before children), ``L`` and ``T``
+    (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; per DOF (D,): name, revolute or
+    prismatic, axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate axis x/y/z and −1 otherwise, limits
+    and rest value.
+    """
+    names = list(node_names)
+    parent = np.array(parent, dtype=np.intp).reshape(-1)
+    L = np.array(L, dtype=float)
+    T = np.array(T, dtype=float)
+    N = len(names)
+    counts = np.array(dof_counts, dtype=np.intp).reshape(-1)
+    D = int(counts.sum())
     first_dof = np.zeros(N + 1, dtype=np.intp)
-    for i, a in enumerate(arcs):
-        first_dof[i + 1] = first_dof[i] + a.joint.dof_count
-    dof_node = np.repeat(np.arange(N, dtype=np.intp), np.diff(first_dof))
-    dof_rev = np.array([d.revolute for d in dofl], dtype=bool)
-    dof_axis = np.array([d.axis for d in dofl], dtype=float).reshape(D, 3)
-    letters = [d.axis_letter for d in dofl]
-    code = [-1 if lt is None else "xyz".index(lt) for lt in letters]
+    first_dof[1:] = np.cumsum(counts)
+    dof_node = np.repeat(np.arange(N, dtype=np.intp), counts)
+    dof_rev = np.array(dof_revolute, dtype=bool).reshape(D)
+    dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
+    code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
     depth = np.zeros(N, dtype=np.intp)
     for i in range(1, N):
         depth[i] = depth[parent[i]] + 1
@@ -153,15 +155,11 @@ def compile_figure(figure: Figure) -> CompiledFigure:
         par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
-    arrays = (
-        np.array([d.lower for d in dofl], dtype=float),
-        np.array([d.upper for d in dofl], dtype=float),
-        np.array([d.rest for d in dofl], dtype=float),
-    )
-    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, *arrays):
+    lo, hi, rs = (np.array(a, dtype=float).reshape(D) for a in (lower, upper, rest))
+    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, lo, hi, rs):
         arr.setflags(write=False)
-    return CompiledFigure(tuple(names), tuple(d.name for d in dofl), parent, L, T, dof_node, dof_rev, dof_axis,
-                          *arrays, tuple(levels), order_a, row)
+    return CompiledFigure(tuple(names), tuple(dof_names), parent, L, T, dof_node, dof_rev, dof_axis,
+                          lo, hi, rs, tuple(levels), order_a, row)
 
 
 def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
@@ -303,12 +301,12 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
                     out[f, i, r] = p[i, r]
 
 
-_fk_frames_jit = kernel(_fk_frames)
+fk_frames_kernel = kernel(_fk_frames)
 
 
-def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
+def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off."""
-    if _fk_frames_jit is None or not _jit_enabled() or np.ndim(poses) != 2:
+    if fk_frames_kernel is None or not _jit_enabled() or np.ndim(poses) != 2:
         return None
     theta = np.ascontiguousarray(poses, dtype=np.float64)
     tan_half = np.multiply(theta, 0.5)
@@ -321,13 +319,13 @@ def _compiled_fk(c: CompiledFigure, poses: Array, width: int) -> Array | None:
             letter[st.dofs] = st.letter
     rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
     out = np.empty((theta.shape[0], N, width))
-    _fk_frames_jit(tan_half, theta, c.parent, c.L, rotated, first, c.dof_revolute, letter, c.dof_axis, out)
+    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, c.dof_revolute, letter, c.dof_axis, out)
     return out
 
 
 def world_batch(c: CompiledFigure, poses: Array) -> Array:
     """World matrices (F, N, 4, 4) for poses (F, D); node order as ``c.node_names``."""
-    fast = _compiled_fk(c, poses, 16)
+    fast = fk_compiled(c, poses, 16)
     if fast is not None:
         return fast.reshape(fast.shape[0], fast.shape[1], 4, 4)
     M, _, _ = forward(c, poses)
@@ -339,7 +337,7 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
 
 def world_positions(c: CompiledFigure, poses: Array) -> Array:
     """World positions (F, N, 3) of every node's frame origin."""
-    fast = _compiled_fk(c, poses, 3)
+    fast = fk_compiled(c, poses, 3)
     if fast is not None:
         return fast
     M, _, _ = forward(c, poses)

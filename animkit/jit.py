@@ -5,10 +5,11 @@ installed, otherwise nothing (every kernel has a NumPy path, which is also the r
               = None                                                                 ANIMKIT_JIT != "0", else
 
 numba itself (a quarter of a second, and it pulls in SciPy) is imported only when :func:`enabled` is first asked
-or a kernel first runs, so ``import animkit`` stays light. A kernel may call other kernels of its module: they are
-compiled with it. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run both paths). numba
-caches compiled code on disk, so only the first run on a machine pays the compilation (about a second per kernel);
-later processes pay loading it, once.
+or a kernel first runs, so ``import animkit`` stays light. A kernel that calls other kernels names them
+(``kernel(f, calls=(g, h))``): they are compiled first and handed to numba in f's own copy of its globals, so no
+module's namespace is rewritten. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run
+both paths). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about a
+second per kernel); later processes pay loading it, once.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["kernel", "enabled", "ENABLED"]
+__all__ = ["kernel", "Kernel", "enabled", "ENABLED"]
 
 _WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 _njit: Any = None
@@ -40,35 +42,47 @@ def _numba_njit() -> Any:
     return _njit
 
 
-class _Kernel:
-    """``fn`` compiled by numba at its first call; kernels named in ``fn``'s code are compiled first and rebound
-    in its module, so that numba sees compiled callees."""
+class Kernel:
+    """``fn`` compiled by numba at its first call, with the kernels it calls (``calls``) compiled first and bound
+    in a private copy of ``fn``'s globals (its module keeps its own names)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = ()) -> None:
         self.fn = fn
+        self.calls = tuple(calls)
         self._compiled: Callable[..., Any] | None = None
         functools.update_wrapper(self, fn)
 
     def compiled(self) -> Callable[..., Any]:
+        """The numba dispatcher (compiled, or loaded from numba's disk cache, at the first call)."""
         if self._compiled is None:
             njit = _numba_njit()
             if njit is None:
                 raise RuntimeError(f"{self.fn.__name__}: numba is not importable; check animkit.jit.enabled() first")
-            g = self.fn.__globals__
-            for name in self.fn.__code__.co_names:
-                callee = g.get(name)
-                if isinstance(callee, _Kernel) and callee is not self:
-                    g[name] = callee.compiled()
-            self._compiled = njit(cache=True, nogil=True)(self.fn)
+            named = {k.fn.__name__: k for k in self.calls}
+            for name in self.fn.__code__.co_names:  # an unnamed kernel would reach numba as a Python object
+                if isinstance(self.fn.__globals__.get(name), Kernel) and name not in named:
+                    raise RuntimeError(f"kernel {self.fn.__name__} calls kernel {name}: list it in calls=")
+            scope = dict(self.fn.__globals__)
+            scope.update({name: k.compiled() for name, k in named.items()})
+            fn = types.FunctionType(self.fn.__code__, scope, self.fn.__name__, self.fn.__defaults__,
+                                    self.fn.__closure__)
+            fn.__qualname__ = self.fn.__qualname__
+            fn.__module__ = self.fn.__module__
+            self._compiled = njit(cache=True, nogil=True)(fn)
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
         return self.compiled()(*args)
 
 
-def kernel(fn: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed."""
-    return _Kernel(fn) if _WANTED else None
+def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = ()) -> Callable[..., Any] | None:
+    """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
+
+    ``calls``: the kernels ``fn`` calls (plain functions in the list, where numba is off, are ignored).
+    """
+    if not _WANTED:
+        return None
+    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)])
 
 
 def enabled() -> bool:

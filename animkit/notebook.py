@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 from .errors import RenderError
 
 if TYPE_CHECKING:
-    from .graph import Figure
+    from .figure import Figure
     from .ik import IKResult
     from .keyframes import Clip
     from .reach import Comparison, ReachResult
@@ -111,27 +111,24 @@ class Still:
 
 def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
             distance: float | None, follow: bool, fov: float | None) -> Scene:
-    """The scene with the camera options of ``animkit render`` applied (see cli.camera_from_args)."""
-    import argparse
+    """The scene with the camera options of ``animkit render`` applied (render.clip.camera_spec_with)."""
+    from .render.clip import camera_spec_with
 
-    from .cli import camera_from_args
-
-    args = argparse.Namespace(view=view, azimuth=azimuth, elevation=elevation, distance=distance, follow=follow,
-                              fov=fov)
-    return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
+    return dataclasses.replace(scene, camera=camera_spec_with(scene.camera, fov=fov, view=view, azimuth=azimuth,
+                                                              elevation=elevation, distance=distance, follow=follow))
 
 
 def _scene(scene_or_figure: Scene | Figure | str | Path) -> Scene:
-    from .graph import Figure
+    from .figure import Figure
     from .scene import Scene
 
     if isinstance(scene_or_figure, Scene):
         return scene_or_figure
     if isinstance(scene_or_figure, Figure):
         return Scene(scene_or_figure)
-    from .cli import load_scene
+    from .examples import load_file_or_example
 
-    return load_scene(str(scene_or_figure))
+    return load_file_or_example(scene_or_figure)
 
 
 def _encode(render: Any, fmt: Literal["mp4", "gif"]) -> tuple[bytes, Any]:
@@ -230,7 +227,7 @@ def show_comparison(comparison: Comparison, figure: Figure | None = None, *, siz
 
 
 def _figure_of(clip: Clip) -> Figure:
-    from .graph import Figure
+    from .figure import Figure
 
     if not isinstance(clip.layout, Figure):
         raise RenderError(f"clip {clip.name!r} is not on a Figure; pass the figure")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .chains import dof_indices
-from .errors import IKError, unknown_name
-from .graph import Figure
+from .errors import IKError, SceneError
+from .figure import Figure
 from .ik import IKResult, solve
 from .keyframes import Clip
 from .progress import progress
@@ -146,12 +146,15 @@ def _check_target(target: ArrayLike) -> Array:
 
 
 def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: ArrayLike | None = None,
-               chain: str | Sequence[str] | None = None, chains: Mapping[str, Iterable[str]] | None = None,
-               solver: str | None = None, duration: float = 2.0, hold: float = 0.5, fps: float = 30.0,
+               chain: str | Sequence[str] | None = None, solver: str | None = None, duration: float = 2.0,
+               hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
                quiet: bool = False) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
+
+    ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
+    names (None: every DOF from the root to the effector).
 
     ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
     follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
@@ -160,10 +163,12 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
     tgt = _check_target(target)
     pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
-    if effector not in figure.node_names:
-        raise IKError(unknown_name("effector", effector, figure.node_names))
+    try:
+        effector = figure.effector(effector)
+        movable = dof_indices(figure, chain, effector=effector)
+    except SceneError as exc:
+        raise IKError(str(exc)) from None
     node_index = figure.node_names.index(effector)
-    movable = dof_indices(figure, chain, chains=chains, effector=effector)
     n_frames = int(round((duration + hold) * fps)) + 1
     times = np.arange(n_frames) / fps
     e0 = figure.world_positions(pose0)[0, node_index]
@@ -240,15 +245,22 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     eff = effector or (spec.effector if spec else None)
     if eff is None:
         raise IKError(f"{scene.source or 'scene'}: no effector given and the scene has no [reach] effector")
-    node = scene.effector_node(eff)
+    fig = scene.figure
+    try:
+        node = fig.effector(eff)
+    except SceneError as exc:
+        raise IKError(str(exc)) from None
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
-    names = list(chains) if chains else list(spec.chains if spec and spec.chains else scene.chains)
+    names = list(chains) if chains else list(spec.chains if spec and spec.chains else fig.rig.chains)
     if not names:
         raise IKError(f"{scene.source or 'scene'}: no movable sets: give chains or declare [chains]")
     for c in names:
-        scene.chain(c)  # unknown names fail here, listing the valid ones
+        try:
+            fig.chain(c)  # unknown names fail here, listing the valid ones
+        except SceneError as exc:
+            raise IKError(str(exc)) from None
     solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
                                                                     else [None])
     duration = duration if duration is not None else (spec.duration if spec else 2.0)
@@ -261,7 +273,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c, chains=scene.chains,
+            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c,
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
                                      label=label, quiet=quiet))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)

@@ -1,18 +1,20 @@
-"""A scene: a figure with its named chains, effectors, camera defaults, clips and reach defaults."""
+"""A scene: a figure (which holds its rig: named chains and effectors) with camera defaults, clips and reach
+defaults."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from .errors import SceneError, unknown_name
-from .graph import Figure
+from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
 
-__all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis"]
+__all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis", "describe_scene"]
 
 UpAxis = Literal["y", "z"]
 
@@ -55,8 +57,6 @@ class Scene:
     """What ``animkit.load`` returns."""
 
     figure: Figure
-    chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    effectors: Mapping[str, str] = field(default_factory=dict)
     camera: CameraSpec = field(default_factory=CameraSpec)
     clips: Mapping[str, Clip] = field(default_factory=dict)
     reach: ReachSpec | None = None
@@ -76,21 +76,6 @@ class Scene:
         src = f", source={self.source!r}" if self.source else ""
         return f"Scene({fig.name!r}, {moving} joints, {fig.dof_count} DOFs{clips}{src})"
 
-    def chain(self, name: str) -> tuple[str, ...]:
-        """The joint names of chain ``name``."""
-        try:
-            return self.chains[name]
-        except KeyError:
-            raise SceneError(unknown_name("chain", name, self.chains)) from None
-
-    def effector_node(self, name: str) -> str:
-        """The node an effector name refers to (a node name is accepted as itself)."""
-        if name in self.effectors:
-            return self.effectors[name]
-        if name in self.figure.node_names:
-            return name
-        raise SceneError(unknown_name("effector", name, list(self.effectors) + self.figure.node_names))
-
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""
         if not self.clips:
@@ -101,3 +86,49 @@ class Scene:
             return self.clips[name]
         except KeyError:
             raise SceneError(unknown_name("clip", name, self.clips)) from None
+
+
+def describe_scene(scene: Scene, out: TextIO) -> None:
+    """Print the tree: nodes, joints, DOFs with limits, chains, effectors and clips."""
+    fig = scene.figure
+    dofs = fig.dofs
+    n_moving = sum(1 for j in fig.joints if j.dof_count)
+    print(f"{fig.name}: {len(fig.node_names)} nodes, {n_moving} movable joints, {fig.dof_count} DOFs "
+          f"(source: {scene.source or 'code'}, up: {scene.up})", file=out)
+    starts = {}
+    i = 0
+    for arc in fig.arcs():
+        starts[id(arc)] = i
+        i += arc.joint.dof_count
+    depth = {fig.root.name: 0}
+    for arc in fig.arcs():
+        node = arc.child
+        d = 0 if arc.parent is None else depth[arc.parent.name] + 1
+        depth[node.name] = d
+        shape = type(node.data).__name__.lower() if node.data is not None else "-"
+        joint = arc.joint
+        print(f"{'  ' * d}{node.name}  [{joint.kind}{' ' + joint.order if joint.order else ''}] data: {shape}",
+              file=out)
+        for k, dof in enumerate(joint.dofs):
+            s = starts[id(arc)] + k
+            unit, scale = ("deg", 180 / math.pi) if dof.revolute else ("", 1.0)
+            lim = "unlimited" if not (math.isfinite(dof.lower) or math.isfinite(dof.upper)) else \
+                f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
+            print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
+                  f"{dof.rest * scale:g}", file=out)
+    rig = fig.rig
+    if rig.chains:
+        print("chains:", file=out)
+        for name, joints in rig.chains.items():
+            print(f"  {name}: {', '.join(joints)}", file=out)
+    if rig.effectors:
+        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in rig.effectors.items()),
+              file=out)
+    for name, clip in scene.clips.items():
+        print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
+              f"loop {clip.loop}", file=out)
+
+
+def _frame_count(clip: Clip) -> int:
+    assert clip.duration is not None  # Clip.__post_init__ resolves it to a float
+    return int(round(clip.duration * clip.fps)) + 1

@@ -43,6 +43,7 @@ __all__ = [
     "matrix_from_axis_angle",
     "axis_angle_from_matrix",
     "rotation_vector_from_matrix",
+    "rotation_error",
     "matrix_from_rotation_vector",
     "quaternion_from_axis_angle",
     "axis_angle_from_quaternion",
@@ -342,11 +343,42 @@ def matrix_from_rotation_vector(v: ArrayLike) -> Array:
     return matrix_about_axis(v / safe[..., None], theta)
 
 
+_VEE_A = np.array([7, 2, 3])  # R[2,1], R[0,2], R[1,0] in a flattened 3×3
+_VEE_B = np.array([5, 6, 1])  # R[1,2], R[2,0], R[0,1]
+_DIAG = np.array([0, 4, 8])
+
+
 def rotation_vector_from_matrix(R: ArrayLike) -> Array:
-    """v = θ a = log(R)^∨, θ ∈ [0, π]; stable near 0 and π (via the quaternion)."""
-    q = quaternion_from_matrix(R)
-    axis, angle = axis_angle_from_quaternion(q)
-    return axis * angle[..., None]
+    """v = θ a = log(R)^∨ (..., 3), θ ∈ [0, π]: the one SO(3) log map of animkit.
+
+    With u = vee(R − Rᵀ)/2 = a sin θ and cos θ = (tr R − 1)/2, θ = atan2(|u|, cos θ) and v = u θ/sin θ (→ u at 0).
+    Near π, where sin θ vanishes, the axis comes from the symmetric part (R + Rᵀ)/2 − cos θ I = (1 − cos θ) a aᵀ
+    (its largest column), signed like u.
+    """
+    M: Array = np.asarray(R, dtype=float)
+    flat = M.reshape(M.shape[:-2] + (9,))
+    u = 0.5 * (flat[..., _VEE_A] - flat[..., _VEE_B])
+    cos = np.clip(0.5 * (flat[..., _DIAG].sum(-1) - 1.0), -1.0, 1.0)
+    sin = np.sqrt(np.einsum("...i,...i->...", u, u))
+    angle = np.arctan2(sin, cos)
+    out: Array = u * np.where(sin > 1e-12, angle / np.maximum(sin, 1e-300), 1.0)[..., None]
+    near_pi = (cos < 0.0) & (sin < 1e-6)
+    if np.any(near_pi):
+        S = 0.5 * (M + np.swapaxes(M, -1, -2)) - cos[..., None, None] * np.eye(3)
+        col = np.argmax(np.stack([S[..., 0, 0], S[..., 1, 1], S[..., 2, 2]], -1), axis=-1)
+        ax = np.take_along_axis(S, col[..., None, None].repeat(3, -1), -2)[..., 0, :]
+        ax = ax / np.maximum(np.linalg.norm(ax, axis=-1, keepdims=True), 1e-300)
+        sgn = np.where(np.sum(ax * u, -1) < 0, -1.0, 1.0)
+        out = np.where(near_pi[..., None], ax * (sgn * angle)[..., None], out)
+    return out
+
+
+def rotation_error(R_target: ArrayLike, R_current: ArrayLike) -> Array:
+    """ω = log(R_target · R_currentᵀ)^∨ (..., 3): the rotation vector that turns the current frame onto the target
+    (in world coordinates); the orientation residual of IK."""
+    Rt = np.asarray(R_target, dtype=float)
+    Rc = np.asarray(R_current, dtype=float)
+    return rotation_vector_from_matrix(Rt @ np.swapaxes(Rc, -1, -2))
 
 
 def axis_angle_from_matrix(R: ArrayLike) -> tuple[Array, Array]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import rotation_error, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 
@@ -34,12 +34,12 @@ DATA = Path(__file__).resolve().parent / "data"
 POS_OK, ORI_OK = 1e-4, 1e-3
 
 
-def load_robot(path: Path) -> tuple[Figure, dict]:
-    """A URDF through ``animkit.load``: its figure and chains (``arm`` = the trunk's movable joints)."""
+def load_robot(path: Path) -> Figure:
+    """A URDF's figure through ``animkit.load`` (its rig holds ``arm`` = the trunk's movable joints)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingMeshWarning)  # the benchmark draws nothing
         scene = animkit.load(path)
-    return scene.figure, dict(scene.chains)
+    return scene.figure
 
 
 # --- cases ------------------------------------------------------------------------------------------------
@@ -50,21 +50,19 @@ class Case:
     name: str
     figure: Figure
     effector: str
-    chain: object  # chain name / joint names / None
-    chains: dict | None
+    chain: object  # chain name of the figure's rig / joint names / None
     urdf: Path | None
     start: np.ndarray
     dofs: np.ndarray
     targets: np.ndarray  # (n, 4, 4)
 
 
-def make_case(name: str, fig: Figure, effector: str, chain, chains, urdf, n: int, seed: int) -> Case:
+def make_case(name: str, fig: Figure, effector: str, chain, urdf, n: int, seed: int) -> Case:
     from animkit.chains import dof_indices
 
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    idx = dof_indices(fig, chain, chains=chains, effector=effector) if chain is not None else \
-        dof_indices(fig, None, effector=effector)
+    idx = dof_indices(fig, chain, effector=effector)
     rng = np.random.default_rng(seed)
     lo = np.where(np.isfinite(lim[idx, 0]), lim[idx, 0], -math.pi)
     hi = np.where(np.isfinite(lim[idx, 1]), lim[idx, 1], math.pi)
@@ -75,7 +73,7 @@ def make_case(name: str, fig: Figure, effector: str, chain, chains, urdf, n: int
     from animkit.fk import world_batch
 
     targets = world_batch(c, poses)[:, k]
-    return Case(name, fig, effector, chain, chains, urdf, start, idx, targets)
+    return Case(name, fig, effector, chain, urdf, start, idx, targets)
 
 
 def check(case: Case, pose: np.ndarray, target: np.ndarray, six: bool) -> bool:
@@ -102,12 +100,12 @@ class Row:
 
 def run_single(case: Case, six: bool, **kw) -> tuple[Row, list[bool]]:
     T0 = case.targets[0]
-    solve(case.figure, case.start, case.effector, T0 if six else T0[:3, 3], chain=case.chain, chains=case.chains)
+    solve(case.figure, case.start, case.effector, T0 if six else T0[:3, 3], chain=case.chain)
     times, ok = [], []  # after one warm-up solve (the compiled loop loads, or compiles, once per process)
     for T in case.targets:
         t0 = time.perf_counter()
         r = solve(case.figure, case.start, case.effector, T if six else T[:3, 3], chain=case.chain,
-                  chains=case.chains, tol=1e-5, orientation_tol=1e-4, **kw)
+                  tol=1e-5, orientation_tol=1e-4, **kw)
         times.append(time.perf_counter() - t0)
         ok.append(check(case, r.pose, T, six))
     t = np.array(times) * 1e3
@@ -118,9 +116,9 @@ def run_single(case: Case, six: bool, **kw) -> tuple[Row, list[bool]]:
 
 def run_batch(case: Case, six: bool) -> Row:
     T = case.targets if six else case.targets[:, :3, 3]
-    solve_batch(case.figure, case.start, case.effector, T[:8], chain=case.chain, chains=case.chains)  # warm-up
+    solve_batch(case.figure, case.start, case.effector, T[:8], chain=case.chain)  # warm-up
     t0 = time.perf_counter()
-    b = solve_batch(case.figure, case.start, case.effector, T, chain=case.chain, chains=case.chains, tol=1e-5,
+    b = solve_batch(case.figure, case.start, case.effector, T, chain=case.chain, tol=1e-5,
                     orientation_tol=1e-4)
     dt = time.perf_counter() - t0
     ok = [check(case, b.poses[i], case.targets[i], six) for i in range(len(b))]
@@ -206,11 +204,11 @@ def main() -> None:
               "into .bench-venv and run with .bench-venv/bin/python)", file=sys.stderr)
     cases = []
     for file, eff in (("franka_panda.urdf", "panda_grasptarget"), ("ur5_robot.urdf", "ee_link")):
-        fig, chains = load_robot(DATA / file)
-        cases.append(make_case(file.split(".")[0], fig, eff, "arm", chains, DATA / file, args.n, args.seed))
+        fig = load_robot(DATA / file)
+        cases.append(make_case(file.split(".")[0], fig, eff, "arm", DATA / file, args.n, args.seed))
     hum = animkit.load(ROOT / "scenes" / "humanoid.toml")
     for ch in ("arm", "torso", "hips-up"):
-        cases.append(make_case(f"humanoid {ch}", hum.figure, "hand_r", ch, dict(hum.chains), None, args.n,
+        cases.append(make_case(f"humanoid {ch}", hum.figure, "hand_r", ch, None, args.n,
                                args.seed))
     if args.cases:
         keep = set(args.cases.split(","))

@@ -8,7 +8,7 @@ import numpy as np
 
 import animkit
 from animkit.chains import dof_indices
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.joints import ball, free, hinge, planar, slider
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
@@ -51,4 +51,4 @@ def slider_figure() -> Figure:
 
 
 def chain_dofs(scene: animkit.Scene, chain: str) -> np.ndarray:
-    return dof_indices(scene.figure, chain, chains=scene.chains)
+    return dof_indices(scene.figure, chain)

@@ -16,7 +16,8 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "fk", "graph", "chains", "scene"]
+CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "figure",
+        "humanoid", "rig", "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),
@@ -112,3 +113,95 @@ def test_import_animkit_stays_light() -> None:
 def test_errors_share_one_root() -> None:
     for name in ("SceneError", "ParseError", "PoseError", "ClipError", "IKError", "RenderError"):
         assert issubclass(getattr(animkit, name), animkit.AnimkitError)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the animkit modules it imports, at any depth and type-only imports included."""
+    modules = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        modules[".".join(rel.parts).removesuffix(".__init__")] = path
+
+    def resolve(name: str) -> str | None:  # the longest prefix that is a module of ours
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+                elif node.module and node.module.startswith("animkit"):
+                    base = node.module
+                else:
+                    continue
+                # `from pkg import sub` imports the submodule; `from mod import name` the module
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("animkit")]
+            else:
+                continue
+            deps.update(t for t in map(resolve, targets) if t is not None and t != module)
+        graph[module] = deps
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on_stack.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set(), "c": {"d"}, "d": {"c"}}) == [["c", "d"]]
+    assert _cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    """No two modules import each other, directly or through others, inside a package too (function-level and
+    type-only imports count)."""
+    graph = _module_graph()
+    assert "animkit.figure" in graph["animkit.chains"] and "animkit.io._toml" in graph["animkit.io.toml_clips"]
+    assert _cycles(graph) == []

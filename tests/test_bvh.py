@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from animkit.errors import AnimkitError, ParseError, SceneError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.io.bvh import BvhData, dumps_bvh, parse_bvh
 from animkit.joints import ball, fixed, free, hinge, slider
 

@@ -13,7 +13,7 @@ import animkit.jit
 from animkit.errors import ParseError
 from animkit.io import bvh
 
-pytestmark = pytest.mark.skipif(bvh._scan_frames_jit is None, reason="numba is off or missing")
+pytestmark = pytest.mark.skipif(bvh.scan_frames_kernel is None, reason="numba is off or missing")
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.glob("*.bvh"))
@@ -48,7 +48,7 @@ numbers = (st.floats(allow_nan=False, allow_infinity=False)
 @given(numbers)
 def test_each_token_is_bit_identical_to_float(x: float) -> None:
     for s in spellings(x):
-        got = bvh._fast_frames(s, 1, 1)
+        got = bvh.frames_compiled(s, 1, 1)
         if got is not None:  # None: off the fast path, left to the exact NumPy path
             assert bits(got)[0, 0] == bits(np.array(float(s)))[()], s
 
@@ -57,7 +57,7 @@ def test_each_token_is_bit_identical_to_float(x: float) -> None:
                                "0e99999", "10.4194", "-30.1003", "0.0083333", "123456.789012", "1e-22",
                                "900719925474099.1", "1" + "0" * 22, "0." + "0" * 30 + "1e30"])
 def test_usual_tokens_take_the_fast_path(s: str) -> None:
-    got = bvh._fast_frames(s, 1, 1)
+    got = bvh.frames_compiled(s, 1, 1)
     assert got is not None, s
     assert bits(got)[0, 0] == bits(np.array(float(s)))[()]
 
@@ -71,7 +71,7 @@ def test_usual_tokens_take_the_fast_path(s: str) -> None:
     ("1 2 # comment\n", 1, 2), ("1 \u00e9\n", 1, 2), ("", 1, 2), ("\n\n", 1, 2),
 ])
 def test_the_scanner_declines_what_it_does_not_read_exactly(block: str, count: int, width: int) -> None:
-    assert bvh._fast_frames(block, count, width) is None
+    assert bvh.frames_compiled(block, count, width) is None
 
 
 separators = st.sampled_from([" ", "  ", "\t", " \t "])
@@ -96,18 +96,18 @@ def test_blocks_read_the_same_compiled_and_in_numpy(case: tuple[str, int, int]) 
     block, count, width = case
     animkit.jit.ENABLED = False
     try:
-        want = bvh._parse_frames(block, 1, count, width, 0, None)
+        want = bvh.parse_frames(block, 1, count, width, 0, None)
     except ParseError:  # a spelling that rounds to infinity ('%.3E' of 1.7977e308)
-        assert bvh._fast_frames(block, count, width) is None
+        assert bvh.frames_compiled(block, count, width) is None
         with pytest.raises(ParseError):
-            bvh._parse_frames(block, 1, count, width, 0, None)
+            bvh.parse_frames(block, 1, count, width, 0, None)
         return
     finally:
         animkit.jit.ENABLED = True
-    got = bvh._fast_frames(block, count, width)
+    got = bvh.frames_compiled(block, count, width)
     if got is not None:
         np.testing.assert_array_equal(bits(got), bits(want))
-    np.testing.assert_array_equal(bits(bvh._parse_frames(block, 1, count, width, 0, None)), bits(want))
+    np.testing.assert_array_equal(bits(bvh.parse_frames(block, 1, count, width, 0, None)), bits(want))
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

@@ -13,8 +13,8 @@ from animkit import fk
 from animkit import joints as J
 from animkit import transforms as tf
 from animkit.errors import PoseError, SceneError
+from animkit.figure import Figure
 from animkit.geometry import Capsule
-from animkit.graph import Figure
 
 from .conftest import SCENES
 
@@ -107,7 +107,7 @@ def test_traversal_equals_vectorised_fk(fig_rng, frames) -> None:
     np.testing.assert_allclose(fig.world_positions(poses), batch[:, :, :3, 3], atol=1e-12)
 
 
-@pytest.mark.skipif(fk._fk_frames_jit is None, reason="numba is off or missing")
+@pytest.mark.skipif(fk.fk_frames_kernel is None, reason="numba is off or missing")
 @given(figures(), st.integers(0, 5))
 def test_compiled_fk_equals_numpy_fk(fig_rng, frames) -> None:
     """The numba kernel of world_batch / world_positions against the NumPy path (the oracle), every joint kind."""
@@ -119,7 +119,7 @@ def test_compiled_fk_equals_numpy_fk(fig_rng, frames) -> None:
         want_M, want_p = fk.world_batch(c, poses), fk.world_positions(c, poses)
     finally:
         animkit.jit.ENABLED = True
-    assert fk._compiled_fk(c, poses, 3) is not None  # the kernel runs below, not the NumPy path again
+    assert fk.fk_compiled(c, poses, 3) is not None  # the kernel runs below, not the NumPy path again
     got_M, got_p = fk.world_batch(c, poses), fk.world_positions(c, poses)
     assert got_M.shape == want_M.shape and got_p.shape == want_p.shape
     np.testing.assert_allclose(got_M, want_M, atol=1e-12, rtol=0)

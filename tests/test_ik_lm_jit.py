@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
-from animkit.ik import rotation_error
-from animkit.ik.api import _compiled_chain
-from animkit.ik.lm import _chain, run_lm
+from animkit.ik import compile_chain, rotation_error
+from animkit.ik.lm import run_lm, serial_chain
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
 from animkit.transforms import matrix_from_rotation_vector
@@ -36,8 +35,8 @@ def _panda_model():
     fig = sc.figure
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    arm = np.array(sorted(fig.dof_index(j) for j in sc.chains["arm"]))
-    return fig, lim, start, arm, _compiled_chain(fig, start, arm, ("panda_grasptarget",), "arm")
+    arm = np.array(sorted(fig.dof_index(j) for j in sc.figure.chain("arm")))
+    return fig, lim, start, arm, compile_chain(fig, start, arm, ("panda_grasptarget",), "arm")
 
 
 def _targets(fig, lim, start, arm, count, seed):
@@ -48,15 +47,15 @@ def _targets(fig, lim, start, arm, count, seed):
 
 
 def test_forward_matches_the_chain_model_frames():
-    from animkit.ik.lm_jit import _forward
+    from animkit.ik.lm_jit import chain_forward
 
     fig, lim, start, arm, model = _panda_model()
-    ch = _chain(model)
+    ch = serial_chain(model)
     rng = np.random.default_rng(0)
     for _ in range(10):
         q = rng.uniform(model.lower, model.upper)
         T, Te = np.empty((ch.n, 4, 5)), np.empty((4, 4))
-        _forward(q, ch.Hs.reshape(ch.n, 3, 20), ch.eff_C[0], T, Te, np.empty(20))
+        chain_forward(q, ch.Hs.reshape(ch.n, 3, 20), ch.eff_C[0], T, Te, np.empty(20))
         fr = model.frames(q[None])
         np.testing.assert_allclose(T[:, :, :4], fr.T[:, 0], atol=1e-12)
         np.testing.assert_allclose(T[:, :3, 4], fr.a[0], atol=1e-12)  # the world axis column
@@ -72,7 +71,7 @@ def test_forward_matches_the_chain_model_frames():
 @given(st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3), st.floats(0.0, np.pi),
        st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3), st.floats(-1e-7, 1e-7))
 def test_residual_matches_rotation_error_also_near_pi(axis, angle, other, wobble):
-    from animkit.ik.lm_jit import _residual
+    from animkit.ik.lm_jit import chain_residual
 
     a = np.asarray(axis)
     if np.linalg.norm(a) < 1e-3:
@@ -85,7 +84,7 @@ def test_residual_matches_rotation_error_also_near_pi(axis, angle, other, wobble
     p = np.array([0.5, -0.2, 0.7])
     w = np.array([1.0, 2.0, 1.0, 0.5, 1.0, 3.0])
     V = np.empty(6)
-    pos, ori, e = _residual(Te, p, Rt, True, w, V, np.empty((3, 3)))
+    pos, ori, e = chain_residual(Te, p, Rt, True, w, V, np.empty((3, 3)))
     omega = rotation_error(Rt, Rc)
     ref = np.concatenate([p - Te[:3, 3], omega])
     assert pos == pytest.approx(np.linalg.norm(p - Te[:3, 3]), abs=1e-12)
@@ -99,7 +98,7 @@ def test_residual_matches_rotation_error_also_near_pi(axis, angle, other, wobble
 
 
 def test_cholesky_solve_against_numpy_and_refuses_an_indefinite_matrix():
-    from animkit.ik.lm_jit import _solve_spd
+    from animkit.ik.lm_jit import solve_spd
 
     rng = np.random.default_rng(1)
     for n in (1, 3, 7, 12):
@@ -107,10 +106,10 @@ def test_cholesky_solve_against_numpy_and_refuses_an_indefinite_matrix():
         A = M @ M.T + 1e-3 * np.eye(n)
         b = rng.normal(size=n)
         x = np.empty(n)
-        assert _solve_spd(A.copy(), b, x)
+        assert solve_spd(A.copy(), b, x)
         np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
     x = np.empty(2)
-    assert not _solve_spd(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2), x)
+    assert not solve_spd(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2), x)
 
 
 @pytest.mark.parametrize("six", [False, True])
@@ -169,7 +168,7 @@ def test_first_success_stops_at_the_first_converged_problem():
 def test_animkit_jit_0_runs_the_numpy_loop():
     code = ("import numpy as np, animkit; from animkit import jit; from animkit.ik import solve\n"
             "sc = animkit.load('scenes/three_axis_arm.toml'); fig = sc.figure\n"
-            "eff = list(sc.effectors)[0] if sc.effectors else fig.node_names[-1]\n"
+            "eff = list(sc.figure.rig.effectors)[0] if sc.figure.rig.effectors else fig.node_names[-1]\n"
             "T = fig.world(fig.rest_pose() + 0.3)[eff][:3, 3]\n"
             "r = solve(fig, fig.rest_pose(), eff, T)\n"
             "print(jit.enabled(), r.converged)\n")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import IKError
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import SOLVERS, solve, solve_batch
 from animkit.joints import ball, hinge
 
@@ -40,7 +40,7 @@ def test_humanoid_arm_random_starts_never_nan(target, seed):
     fig = HUMAN.figure
     rng = np.random.default_rng(seed)
     start = random_pose(fig, chain_dofs(HUMAN, "arm"), rng, base=fig.rest_pose(), margin=0.0)
-    r = solve(fig, start, "hand_r", np.asarray(target) + (0, 1.2, 0), chain="arm", scene=HUMAN, max_iter=40)
+    r = solve(fig, start, "hand_r", np.asarray(target) + (0, 1.2, 0), chain="arm", max_iter=40)
     assert np.all(np.isfinite(r.pose))
     assert r.errors[-1] <= r.errors[0] + 1e-12
 
@@ -101,7 +101,7 @@ def test_errors():
         dict(effector="tool", target=np.diag([1.0, 1.0, -1.0, 1.0])),  # not a rotation
         dict(effector="tool", target="abc"),
         dict(effector="tool", target=(0.3, 0.2, 0.5), solver="newton"),
-        dict(effector="tool", target=(0.3, 0.2, 0.5), chain="nope", chains=ARM.chains),
+        dict(effector="tool", target=(0.3, 0.2, 0.5), chain="nope"),
         dict(effector="tool", target=(0.3, 0.2, 0.5), tol=-1),
         dict(effector="tool", target=(0.3, 0.2, 0.5), max_iter=0),
         dict(effector="tool", target=(0.3, 0.2, 0.5), gains=0.2),  # nullspace-only option
@@ -129,7 +129,7 @@ def test_errors():
 def test_a_set_that_cannot_move_the_effector_names_both():
     sc = HUMAN
     with pytest.raises(IKError, match=r"left-arm.*hand_r|hand_r.*left-arm"):
-        solve(sc.figure, natural_start(sc), "hand_r", (0.0, 1.0, 0.3), chain="left-arm", scene=sc)
+        solve(sc.figure, natural_start(sc), "hand_r", (0.0, 1.0, 0.3), chain="left-arm")
     with pytest.raises(IKError, match="hand_r"):
         solve(sc.figure, natural_start(sc), "hand_r", (0.0, 1.0, 0.3), chain=["knee_l"])
 
@@ -145,11 +145,10 @@ def test_batches_larger_than_a_chunk_equal_single_chunk_runs(monkeypatch) -> Non
         q = ARM.figure.rest_pose()
         q[dofs] = rng.uniform(lim[:, 0], lim[:, 1])
         targets.append(ARM.figure.world(q)["tool"][:3, 3])
-    whole = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm",
-                        chains=ARM.chains)
+    whole = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm")
     monkeypatch.setattr(api, "BATCH_CHUNK", 5)  # three chunks: 5, 5, 2
     chunked = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm",
-                          chains=ARM.chains, quiet=True)
+                          quiet=True)
     np.testing.assert_allclose(chunked.poses, whole.poses, atol=1e-12)
     assert chunked.reason == whole.reason and (chunked.iterations == whole.iterations).all()
     assert chunked.errors.shape[1] == 12

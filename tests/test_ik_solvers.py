@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from animkit.graph import Figure
+from animkit.figure import Figure
 from animkit.ik import SOLVERS, jacobian, solve, solve_batch, two_bone_angles
 from animkit.ik.solvers import StepInput, step_nullspace
 from animkit.joints import hinge
@@ -31,7 +31,7 @@ def test_every_solver_reaches_reachable_targets(solver, scene_name, eff, chain):
     sc = load(scene_name)
     start, targets = _targets(sc, eff, chain, 12)
     tol = 1e-4
-    results = [solve(sc.figure, start, eff, W[:3, 3], chain=chain, scene=sc, solver=solver, tol=tol)
+    results = [solve(sc.figure, start, eff, W[:3, 3], chain=chain, solver=solver, tol=tol)
                for W in targets]
     ok = sum(r.converged for r in results)
     # every method here is local: a few random targets sit behind a joint limit seen from this start ...
@@ -39,7 +39,7 @@ def test_every_solver_reaches_reachable_targets(solver, scene_name, eff, chain):
     for r, W in zip(results, targets, strict=True):
         assert r.solver == solver
         if not r.converged:  # ... and random restarts inside the limits find them
-            r = solve(sc.figure, start, eff, W[:3, 3], chain=chain, scene=sc, solver=solver, tol=tol, restarts=40)
+            r = solve(sc.figure, start, eff, W[:3, 3], chain=chain, solver=solver, tol=tol, restarts=40)
         assert r.converged and r.position_error <= tol and r.reachable is True and r.reason == "converged"
 
 
@@ -47,9 +47,9 @@ def test_every_solver_reaches_reachable_targets(solver, scene_name, eff, chain):
 def test_default_solver_reaches_6d_targets(scene_name, eff, chain):
     sc = load(scene_name)
     start, targets = _targets(sc, eff, chain, 12, seed=4)
-    res = [solve(sc.figure, start, eff, W, chain=chain, scene=sc) for W in targets]
+    res = [solve(sc.figure, start, eff, W, chain=chain) for W in targets]
     assert sum(r.converged for r in res) >= 10
-    res = [r if r.converged else solve(sc.figure, start, eff, W, chain=chain, scene=sc, restarts=40)
+    res = [r if r.converged else solve(sc.figure, start, eff, W, chain=chain, restarts=40)
            for r, W in zip(res, targets, strict=True)]
     assert all(r.converged for r in res)
     for r, W in zip(res, targets, strict=True):
@@ -63,7 +63,7 @@ def test_two_bone_on_a_two_link_chain():
     sc = load("three_axis_arm")
     start, targets = _targets(sc, "tip", "elbow-wrist", 10, seed=1)
     for W in targets:
-        r = solve(sc.figure, start, "tip", W[:3, 3], chain="elbow-wrist", scene=sc, solver="two-bone")
+        r = solve(sc.figure, start, "tip", W[:3, 3], chain="elbow-wrist", solver="two-bone")
         assert r.converged, (r.reason, r.position_error)
         assert r.iterations <= 2
 
@@ -75,7 +75,7 @@ def test_two_bone_shoulder_elbow_wrist(six_d):
     start, targets = _targets(sc, "hand_r", "arm", 12, seed=2)
     ok = 0
     for W in targets:
-        r = solve(fig, start, "hand_r", W if six_d else W[:3, 3], chain="arm", scene=sc, solver="two-bone")
+        r = solve(fig, start, "hand_r", W if six_d else W[:3, 3], chain="arm", solver="two-bone")
         ok += r.converged
         lim = fig.dof_limits()
         assert np.all(r.pose >= lim[:, 0] - 1e-12) and np.all(r.pose <= lim[:, 1] + 1e-12)
@@ -123,7 +123,7 @@ def test_humanoid_pole_moves_the_elbow_toward_it():
     base = fig.world(start)["shoulder_r"][:3, 3]
     for pole in (base + np.array([-0.5, -0.2, 0.0]), base + np.array([0.0, -0.2, -0.5])):
         for solver in ("two-bone", "lm"):
-            r = solve(fig, start, "hand_r", target, chain="arm", scene=sc, solver=solver, pole=pole)
+            r = solve(fig, start, "hand_r", target, chain="arm", solver=solver, pole=pole)
             assert r.converged
             elbow = fig.world(r.pose)["elbow_r"][:3, 3]
             u = (target - base) / np.linalg.norm(target - base)
@@ -165,7 +165,7 @@ def test_limits_hold_after_every_solve(solver):
     base = fig.world(start)["shoulder_r"][:3, 3]
     for _ in range(6):
         target = base + rng.normal(size=3) * 0.5  # some out of reach, some behind limits
-        r = solve(fig, start, "hand_r", target, chain="arm", scene=sc, solver=solver, max_iter=60)
+        r = solve(fig, start, "hand_r", target, chain="arm", solver=solver, max_iter=60)
         assert np.all(r.pose >= lim[:, 0]) and np.all(r.pose <= lim[:, 1])
         assert np.all(np.isfinite(r.pose))
 
@@ -181,7 +181,7 @@ def test_unreachable_target_points_the_chain_at_it(solver):
     for direction in ((0.0, 0.5, 0.8), (0.0, -0.3, 1.0)) if solver != "two-bone" else ((1.0, 0.0, 1.0),):
         d = np.asarray(direction) / np.linalg.norm(direction)
         target = base + 5.0 * d
-        r = solve(fig, start, "tip", target, chain=chain, scene=sc, solver=solver, max_iter=3000)
+        r = solve(fig, start, "tip", target, chain=chain, solver=solver, max_iter=3000)
         assert r.reachable is False and r.reason == "unreachable" and not r.converged, (r.reason, r.reachable)
         tip = fig.world(r.pose)["tip"][:3, 3]
         cos = np.dot(tip - base, target - base) / (np.linalg.norm(tip - base) * np.linalg.norm(target - base))
@@ -198,7 +198,7 @@ def test_dofs_outside_the_set_never_move(solver):
     start[fig.dof_index("elbow_r.rx")] = -0.6
     idx = chain_dofs(sc, "arm")
     target = fig.world(start)["hand_r"][:3, 3] + np.array([0.05, 0.1, 0.05])
-    r = solve(fig, start, "hand_r", target, chain="arm", scene=sc, solver=solver)
+    r = solve(fig, start, "hand_r", target, chain="arm", solver=solver)
     others = np.setdiff1d(np.arange(fig.dof_count), idx)
     assert np.array_equal(r.pose[others], start[others])
 
@@ -213,11 +213,11 @@ def test_several_effectors_with_weights_and_priority():
     goal = start + 0.3 * (goal - start)
     W = fig.world(goal)
     targets = [W["hand_r"][:3, 3], W["hand_l"][:3, 3]]
-    r = solve(fig, start, ["hand_r", "hand_l"], targets, chain="hips-up", scene=sc, weights=[1.0, 2.0])
+    r = solve(fig, start, ["hand_r", "hand_l"], targets, chain="hips-up", weights=[1.0, 2.0])
     assert r.converged
     # priority: the first effector is met exactly even when the second asks for something impossible
     far = [W["hand_r"][:3, 3], W["hand_l"][:3, 3] + np.array([2.0, 0.0, 0.0])]
-    r = solve(fig, start, ["hand_r", "hand_l"], far, chain="hips-up", scene=sc, solver="dls", priority=True,
+    r = solve(fig, start, ["hand_r", "hand_l"], far, chain="hips-up", solver="dls", priority=True,
               max_iter=300)
     assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - far[0]) < 1e-3
 
@@ -226,7 +226,7 @@ def test_step_policies_and_max_step():
     sc = load("six_axis_arm")
     start, targets = _targets(sc, "tool", "arm", 4, seed=9)
     for W in targets:
-        r = solve(sc.figure, start, "tool", W[:3, 3], chain="arm", scene=sc, solver="pinv", step="fixed",
+        r = solve(sc.figure, start, "tool", W[:3, 3], chain="arm", solver="pinv", step="fixed",
                   step_size=0.05, max_step=0.1, max_iter=500)
         assert r.converged
         steps = np.abs(np.diff(r.errors))
@@ -238,11 +238,11 @@ def test_restarts_are_reported_and_off_by_default():
     fig = sc.figure
     start = fig.rest_pose()
     _, targets = _targets(sc, "hand_r", "arm", 30, seed=1)
-    plain = [solve(fig, start, "hand_r", W[:3, 3], chain="arm", scene=sc) for W in targets]
+    plain = [solve(fig, start, "hand_r", W[:3, 3], chain="arm") for W in targets]
     assert all(r.restarts_used == 0 for r in plain)
     failed = [W for W, r in zip(targets, plain, strict=True) if not r.converged]
     for W in failed:
-        r = solve(fig, start, "hand_r", W[:3, 3], chain="arm", scene=sc, restarts=50, time_budget=1.0)
+        r = solve(fig, start, "hand_r", W[:3, 3], chain="arm", restarts=50, time_budget=1.0)
         assert r.converged and r.restarts_used >= 1
 
 
@@ -251,9 +251,9 @@ def test_batch_matches_single_solves():
     fig = sc.figure
     start, targets = _targets(sc, "tool", "arm", 8, seed=3)
     T = np.stack(targets)
-    batch = solve_batch(fig, start, "tool", T, chain="arm", scene=sc)
+    batch = solve_batch(fig, start, "tool", T, chain="arm")
     for i, W in enumerate(targets):
-        single = solve(fig, start, "tool", W, chain="arm", scene=sc)
+        single = solve(fig, start, "tool", W, chain="arm")
         np.testing.assert_allclose(batch.poses[i], single.pose, atol=1e-9)
         assert batch.reason[i] == single.reason and batch.iterations[i] == single.iterations
     assert batch.result(0).pose.shape == (fig.dof_count,)

@@ -67,8 +67,7 @@ def test_ipython_formatters_show_animkit_values() -> None:
     wave = examples.load("wave").clip()
     data, _ = fmt.format(wave)
     assert "<video" in data["text/html"] and data["text/plain"].startswith("Clip('wave'")
-    r = animkit.solve(scene.figure, scene.figure.rest_pose(), "hand_r", [-0.3, 1.25, 0.45], chain="arm",
-                      chains=scene.chains)
+    r = animkit.solve(scene.figure, scene.figure.rest_pose(), "hand_r", [-0.3, 1.25, 0.45], chain="arm")
     data, _ = fmt.format(r)
     assert "position error" in data["text/html"] and "<svg" in data["text/html"]
     assert len(data["text/plain"].splitlines()) == 1

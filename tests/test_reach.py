@@ -40,7 +40,7 @@ def test_baked_reach_ends_at_a_reachable_target(humanoid) -> None:
     fig = humanoid.figure
     goal_pose = fig.pose_from({"shoulder_r.rx": -1.2, "elbow_r.rx": -0.6, "shoulder_r.rz": -0.3})
     target = fig.world(goal_pose)["hand_r"][:3, 3]  # FK of an in-limit pose: reachable by construction
-    r = bake_reach(fig, "hand_r", target, chain="arm", chains=humanoid.chains, duration=1.0, hold=0.5, fps=30)
+    r = bake_reach(fig, "hand_r", target, chain="arm", duration=1.0, hold=0.5, fps=30)
     assert r.result.converged and r.result.reachable
     assert r.clip_final_error < 1e-3
     assert len(r.times) == 46 and r.clip.duration == pytest.approx(1.5)
@@ -62,7 +62,7 @@ def test_effector_path_has_no_jumps_and_follows_the_waypoints(comparison) -> Non
 def test_dofs_outside_the_set_never_move(humanoid, comparison) -> None:
     fig = humanoid.figure
     for p in comparison.panels:
-        joints = set(humanoid.chain(p.chain))
+        joints = set(humanoid.figure.chain(p.chain))
         outside = [i for i, d in enumerate(fig.dof_names) if d.split(".")[0] not in joints]
         assert outside
         np.testing.assert_array_equal(p.poses[:, outside], np.broadcast_to(comparison.start_pose[outside],
@@ -93,7 +93,7 @@ def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
         assert m["solve_time_s"] == r.time_s and m["errors"] == [float(e) for e in r.errors]
         # and the result is what the solver gives for the same problem, solved independently here
         again = solve(humanoid.figure, comparison.start_pose, "hand_r", comparison.target, chain=p.chain,
-                      chains=humanoid.chains, max_iter=200, tol=1e-4)
+                      max_iter=200, tol=1e-4)
         np.testing.assert_allclose(again.pose, r.pose, atol=1e-12)
         assert m["total_rotation_deg"] == pytest.approx(sum(d for _, d in p.moved))
     assert "arm" in comparison.table() and "hips-up" in comparison.table()
@@ -101,7 +101,7 @@ def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
 
 def test_baked_clip_saves_to_toml_and_bvh(tmp_path, humanoid) -> None:
     fig = humanoid.figure
-    r = bake_reach(fig, "hand_r", [-0.3, 1.2, 0.5], chain="torso", chains=humanoid.chains, duration=0.5,
+    r = bake_reach(fig, "hand_r", [-0.3, 1.2, 0.5], chain="torso", duration=0.5,
                    hold=0.0, fps=20)
     animkit.save(tmp_path / "reach.toml", humanoid, r.clip)
     back = animkit.load(tmp_path / "reach.toml")
@@ -112,7 +112,7 @@ def test_moving_target_path_is_followed(humanoid) -> None:
     fig = humanoid.figure
     times = np.array([0.0, 1.0, 2.0])
     ball = np.array([[-0.35, 1.0, 0.35], [-0.2, 1.2, 0.4], [-0.05, 1.0, 0.45]])
-    r = bake_reach(fig, "hand_r", ball[-1], chain="torso", chains=humanoid.chains, path=(times, ball),
+    r = bake_reach(fig, "hand_r", ball[-1], chain="torso", path=(times, ball),
                    duration=2.0, hold=0.0, fps=15)
     expected = np.stack([np.interp(r.times, times, ball[:, k]) for k in range(3)], axis=1)
     np.testing.assert_allclose(r.waypoints, expected)

@@ -45,14 +45,14 @@ def test_shipped_scenes_load_with_their_promises() -> None:
     fig = hum.figure
     assert fig.root.name == "hips"
     assert sum(1 for j in fig.joints if j.dof_count > 0) >= 20
-    assert {"arm", "torso", "hips-up"} <= set(hum.chains)
-    assert hum.chain("arm") == ("shoulder_r", "elbow_r", "wrist_r")
-    assert "hand_r" in fig.node_names and hum.effector_node("hand_r") == "hand_r"
-    assert set(hum.chain("arm")) < set(hum.chain("torso")) < set(hum.chain("hips-up"))
+    assert {"arm", "torso", "hips-up"} <= set(hum.figure.rig.chains)
+    assert hum.figure.chain("arm") == ("shoulder_r", "elbow_r", "wrist_r")
+    assert "hand_r" in fig.node_names and hum.figure.effector("hand_r") == "hand_r"
+    assert set(hum.figure.chain("arm")) < set(hum.figure.chain("torso")) < set(hum.figure.chain("hips-up"))
     # hips-up is every joint above the hips: none of the legs', nor the root's
     legs = {"hip_r", "knee_r", "ankle_r", "toe_r", "hip_l", "knee_l", "ankle_l", "toe_l", "hips"}
     movable = {j.name for j in fig.joints if j.dof_count} - legs
-    assert set(hum.chain("hips-up")) == movable
+    assert set(hum.figure.chain("hips-up")) == movable
     # human-like limits: elbows and knees bend one way only
     lim = dict(zip(fig.dof_names, fig.dof_limits(), strict=True))
     assert lim["elbow_r.rx"][1] == 0.0 and lim["knee_r.rx"][0] == 0.0
@@ -84,7 +84,7 @@ def test_write_read_round_trip_gives_the_same_figure(name) -> None:
     for a, b in zip(f1.nodes(), f2.nodes(), strict=True):
         np.testing.assert_allclose(a.T, b.T, atol=1e-9)
         assert type(a.data) is type(b.data)
-    assert dict(scene.chains) == dict(again.chains) and dict(scene.effectors) == dict(again.effectors)
+    assert scene.figure.rig == again.figure.rig and scene.figure.rig.chains  # the rig is written and read back
     assert scene.reach == again.reach
 
 
@@ -146,8 +146,8 @@ def test_a_scene_can_build_on_a_base_scene(tmp_path) -> None:
                                         '\n[camera]\nazimuth = 90\n')
     s = animkit.load(tmp_path / "more.toml")
     assert s.figure.name == "arm2" and s.up == "z"
-    assert dict(s.chains) == {"arm": ("upper",), "all": ("upper",)}
-    assert s.effectors == {"hand": "hand"} and s.camera.azimuth_deg == 90
+    assert dict(s.figure.rig.chains) == {"arm": ("upper",), "all": ("upper",)}
+    assert s.figure.rig.effectors == {"hand": "hand"} and s.camera.azimuth_deg == 90
     (tmp_path / "bad.toml").write_text('[figure]\nbase = "arm.toml"\n\n[nodes.extra]\nparent = "hand"\n')
     with pytest.raises(ParseError, match="takes its nodes"):
         animkit.load(tmp_path / "bad.toml")

@@ -159,3 +159,30 @@ def test_bad_axes_and_orders_are_clear_errors() -> None:
         tf.axis_vector("w")
     with pytest.raises(AnimkitError, match="zyx"):
         tf.matrix_from_euler_intrinsic([0, 0, 0], "zyy")
+
+
+def test_rotation_vector_matches_scipy_including_zero_and_pi() -> None:
+    """The one SO(3) log map against scipy's Rotation.as_rotvec (an independent implementation)."""
+    from scipy.spatial.transform import Rotation
+
+    axis = RNG.normal(size=(400, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    angle = np.concatenate([RNG.uniform(0, np.pi, 390), [0.0, 1e-13, 1e-7, 1e-3, np.pi - 1e-3, np.pi - 1e-7,
+                                                         np.pi - 1e-10, np.pi, np.pi, np.pi]])
+    R = tf.matrix_from_axis_angle(axis, angle)
+    v = tf.rotation_vector_from_matrix(R)
+    ref = Rotation.from_matrix(R).as_rotvec()
+    far = angle < np.pi - 1e-6  # at π, v and −v are the same rotation
+    np.testing.assert_allclose(v[far], ref[far], atol=1e-9)
+    np.testing.assert_allclose(np.abs(np.sum(v[~far] * ref[~far], 1)), angle[~far] ** 2, atol=1e-6)
+    np.testing.assert_allclose(tf.matrix_from_rotation_vector(v), R, atol=1e-9)
+    assert tf.rotation_vector_from_matrix(R[0]).shape == (3,)
+
+
+@given(st.lists(st.floats(-4, 4), min_size=3, max_size=3), st.lists(st.floats(-4, 4), min_size=3, max_size=3))
+def test_rotation_error_turns_the_current_frame_onto_the_target(a, b) -> None:
+    """exp(ω) · R_current = R_target, with ω = rotation_error(R_target, R_current); |ω| ≤ π."""
+    Rt, Rc = tf.matrix_from_rotation_vector(a), tf.matrix_from_rotation_vector(b)
+    w = tf.rotation_error(Rt, Rc)
+    assert np.linalg.norm(w) <= np.pi + 1e-12
+    np.testing.assert_allclose(tf.matrix_from_rotation_vector(w) @ Rc, Rt, atol=1e-8)

@@ -256,18 +256,19 @@ def test_kuka_limits() -> None:
 
 def test_chains_and_effectors() -> None:
     panda = quiet_read(PANDA)
-    assert panda.chain("arm") == tuple(f"panda_joint{i}" for i in range(1, 8))
-    assert panda.chain("to_panda_leftfinger")[-1] == "panda_finger_joint1"
-    assert set(panda.effectors) == {"panda_grasptarget", "panda_leftfinger", "panda_rightfinger"}
+    assert panda.figure.chain("arm") == tuple(f"panda_joint{i}" for i in range(1, 8))
+    assert panda.figure.chain("to_panda_leftfinger")[-1] == "panda_finger_joint1"
+    assert set(panda.figure.rig.effectors) == {"panda_grasptarget", "panda_leftfinger", "panda_rightfinger"}
+    assert list(panda.figure.rig.chains) == ["arm", "to_panda_leftfinger", "to_panda_rightfinger"]
     ur5 = quiet_read(UR5)
     arm6 = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
             "wrist_3_joint")
-    assert ur5.chain("arm") == arm6 == ur5.chain("to_tool0") == ur5.chain("to_ee_link")
-    assert set(ur5.effectors) == {"ee_link", "tool0", "base"}
+    assert dict(ur5.figure.rig.chains) == {"arm": arm6}  # to_tool0 and to_ee_link were the same joints: merged
+    assert set(ur5.figure.rig.effectors) == {"ee_link", "tool0", "base"}
     assert ur5.figure.root.name == "world"
     kuka = quiet_read(KUKA)
-    assert kuka.chain("arm") == tuple(f"lbr_iiwa_joint_{i}" for i in range(1, 8))
-    assert dict(kuka.effectors) == {"lbr_iiwa_link_7": "lbr_iiwa_link_7"}
+    assert dict(kuka.figure.rig.chains) == {"arm": tuple(f"lbr_iiwa_joint_{i}" for i in range(1, 8))}
+    assert dict(kuka.figure.rig.effectors) == {"lbr_iiwa_link_7": "lbr_iiwa_link_7"}
     assert kuka.figure.name == "lbr_iiwa"
 
 
@@ -320,7 +321,7 @@ def test_joint_kinds_visuals_and_colours() -> None:
     assert fig.node("a").data == Box((0.1, 0.2, 0.3)) and fig.node("a").color == (0.0, 0.0, 1.0)
     assert fig.node("b").color == (0.0, 0.0, 1.0)  # an inline material referenced by name elsewhere
     scene = parse_urdf(SMALL)
-    assert "base__visual1" not in scene.effectors and set(scene.effectors) == {"d"}
+    assert "base__visual1" not in scene.figure.rig.effectors and set(scene.figure.rig.effectors) == {"d"}
 
 
 def test_missing_meshes_warn_and_draw_stand_ins() -> None:

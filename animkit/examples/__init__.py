@@ -15,7 +15,7 @@ from ..errors import SceneError, unknown_name
 if TYPE_CHECKING:
     from ..scene import Scene
 
-__all__ = ["names", "path", "load", "resolve", "FOLDER"]
+__all__ = ["names", "path", "load", "resolve", "load_file_or_example", "FOLDER"]
 
 #: The folder holding the examples (inside the installed package).
 FOLDER = Path(__file__).resolve().parent
@@ -50,3 +50,10 @@ def resolve(path_or_name: str | Path) -> Path:
     if p.is_file() or p.suffix or len(p.parts) > 1:
         return p
     return path(str(path_or_name))
+
+
+def load_file_or_example(path_or_name: str | Path) -> Scene:
+    """``animkit.load`` of a file, or of the example of that name (see :func:`resolve`)."""
+    from ..io import load as load_file
+
+    return load_file(resolve(path_or_name))

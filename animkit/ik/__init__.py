@@ -1,7 +1,7 @@
 """Inverse kinematics on chosen sub-chains: Jacobian solvers behind one loop, CCD, analytic two-bone.
 
     from animkit.ik import solve
-    result = solve(figure, pose, "hand_r", (0.3, 1.2, 0.4), chain="arm", chains=scene.chains)
+    result = solve(figure, pose, "hand_r", (0.3, 1.2, 0.4), chain="arm")
 
 See docs/derivations.md for the equations and when to pick which solver.
 """

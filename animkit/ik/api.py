@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
-from ..scene import Scene
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
 from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
@@ -47,26 +46,10 @@ class _Setup:
     relax: bool  # lm: retry what did not converge (and is not shown out of reach) through the relaxed limits
 
 
-def _figure_and_chains(figure: Figure | Scene, chains: Mapping[str, Iterable[str]] | None, scene: Scene | None,
-                       effector: str | Sequence[str]) -> tuple[Figure, Mapping[str, Iterable[str]] | None,
-                                                               str | Sequence[str]]:
-    if isinstance(figure, Scene):
-        if scene is not None and scene is not figure:
-            raise IKError("give the scene once: as the first argument or as scene=, not both")
-        scene = figure
-        figure = scene.figure
+def _check_figure(figure: Figure) -> Figure:
     if not isinstance(figure, Figure):
-        raise IKError(f"expected a Figure (or a Scene), got {type(figure).__name__}")
-    if scene is not None:
-        if chains is not None:
-            raise IKError("give chains= or scene=, not both (a scene brings its chains)")
-        if scene.figure is not figure:
-            raise IKError("scene= belongs to a different figure than the one given")
-        chains = scene.chains
-        eff = [effector] if isinstance(effector, str) else list(effector)
-        effector = [scene.effectors.get(e, e) for e in eff] if not isinstance(effector, str) else \
-            scene.effectors.get(effector, effector)
-    return figure, chains, effector
+        raise IKError(f"expected a Figure, got {type(figure).__name__}")
+    return figure
 
 
 def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
@@ -79,14 +62,14 @@ def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
     return v
 
 
-def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
+def _setup(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
            batched: bool, chain: str | Iterable[str] | None, solver: SolverName | None, tol: float,
-           orientation_tol: float, max_iter: int | None, chains: Mapping[str, Iterable[str]] | None,
-           scene: Scene | None, orientation_weight: float, weights: ArrayLike | None, priority: bool,
+           orientation_tol: float, max_iter: int | None, orientation_weight: float, weights: ArrayLike | None,
+           priority: bool,
            pole: ArrayLike | None, damping: float | None, step: StepPolicy, step_size: float | None,
            max_step: float | None, desired: ArrayLike | None, gains: float | ArrayLike | None,
            relax: bool = True) -> _Setup:
-    fig, chains, effector = _figure_and_chains(figure, chains, scene, effector)
+    fig = _check_figure(figure)
     method = DEFAULT_SOLVER if solver is None else solver
     if method not in SOLVERS:
         raise IKError(unknown_name("solver", str(method), SOLVERS))
@@ -98,7 +81,7 @@ def _setup(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str
     if p.ndim == 2 and not batched:
         raise IKError(f"solve takes one start pose (D,), got shape {p.shape}; use solve_batch for many")
     base_pose = p if p.ndim == 1 else p[0]
-    movable = movable_dofs(fig, chain, chains, names)
+    movable = movable_dofs(fig, chain, names)
     label = "the movable set" if chain is None else f"movable set {chain!r}"
     model = _compiled_chain(fig, base_pose, movable, names, label)
     if p.ndim == 2:
@@ -338,11 +321,10 @@ def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator
     return rng.uniform(lo, hi, size=(k, model.n))
 
 
-def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
+def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
           chain: str | Iterable[str] | None = None, solver: SolverName | None = None, tol: float = 1e-5,
-          orientation_tol: float = 1e-4, max_iter: int | None = None,
-          chains: Mapping[str, Iterable[str]] | None = None, scene: Scene | None = None,
-          orientation_weight: float = 1.0, weights: ArrayLike | None = None, priority: bool = False,
+          orientation_tol: float = 1e-4, max_iter: int | None = None, orientation_weight: float = 1.0,
+          weights: ArrayLike | None = None, priority: bool = False,
           pole: ArrayLike | None = None, restarts: int = 0, time_budget: float | None = None, seed: int = 0,
           damping: float | None = None, step: StepPolicy = "full", step_size: float | None = None,
           max_step: float | None = None, desired: ArrayLike | None = None,
@@ -351,8 +333,9 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
 
     ``target`` is a 3-vector (position) or a 4×4 matrix (position and orientation); several effectors take a
     sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
-    ``chain`` is a chain name (looked up in ``chains``/``scene``), or joint/node/DOF names; None means every DOF
-    from the root to the effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
+    ``effector`` names nodes or the figure's rig effectors. ``chain`` is a chain name of the figure's rig, or
+    joint/node/DOF names (chain names allowed among them); None means every DOF from the root to the
+    effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
     ``relax`` (lm only, on by default): a run that does not converge gets a second strategy from the same start —
     solve with the revolute limits lifted, wrap the answer into the limits (θ ≡ θ + 2π), solve with them from
     there (see docs/derivations.md); turn it off where poses must stay near the start (the frames of a bake).
@@ -366,7 +349,7 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
     """
     t0 = time.perf_counter()
     s = _setup(figure, pose, effector, target, batched=False, chain=chain, solver=solver, tol=tol,
-               orientation_tol=orientation_tol, max_iter=max_iter, chains=chains, scene=scene,
+               orientation_tol=orientation_tol, max_iter=max_iter,
                orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
                damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
                relax=relax)
@@ -420,11 +403,10 @@ def solve(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str]
                     s.method, used, time.perf_counter() - t0)
 
 
-def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
+def solve_batch(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
                 chain: str | Iterable[str] | None = None, solver: SolverName | None = None, tol: float = 1e-5,
-                orientation_tol: float = 1e-4, max_iter: int | None = None,
-                chains: Mapping[str, Iterable[str]] | None = None, scene: Scene | None = None,
-                orientation_weight: float = 1.0, weights: ArrayLike | None = None, priority: bool = False,
+                orientation_tol: float = 1e-4, max_iter: int | None = None, orientation_weight: float = 1.0,
+          weights: ArrayLike | None = None, priority: bool = False,
                 pole: ArrayLike | None = None, damping: float | None = None, step: StepPolicy = "full",
                 step_size: float | None = None, max_step: float | None = None, desired: ArrayLike | None = None,
                 gains: float | ArrayLike | None = None, quiet: bool = False, relax: bool = True) -> IKBatchResult:
@@ -437,7 +419,7 @@ def solve_batch(figure: Figure | Scene, pose: ArrayLike, effector: str | Sequenc
     """
     t0 = time.perf_counter()
     s = _setup(figure, pose, effector, targets, batched=True, chain=chain, solver=solver, tol=tol,
-               orientation_tol=orientation_tol, max_iter=max_iter, chains=chains, scene=scene,
+               orientation_tol=orientation_tol, max_iter=max_iter,
                orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
                damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
                relax=relax)

@@ -19,8 +19,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError
+from ..figure import Figure
 from ..fk import forward
-from ..graph import Figure
+from ..transforms import rotation_error
 from .problem import ChainModel, Frames, check_effectors, movable_dofs
 
 __all__ = ["jacobian", "chain_jacobian", "rotation_error"]
@@ -29,12 +30,12 @@ Array = NDArray[np.float64]
 
 
 def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, dofs: str | Sequence[str] | None = None,
-             orientation: bool = False, chains: dict[str, Sequence[str]] | None = None) -> Array:
+             orientation: bool = False) -> Array:
     """J (m, D) for ``pose``: columns for every DOF of the figure, zero outside the set ``dofs``.
 
     J = [[a_j × (e − r_j)], [a_j]] (revolute), [[a_j], [0]] (prismatic); rows 3 per effector, or 6 with
     ``orientation`` (for each effector, its position rows then its orientation rows).
-    ``dofs`` is a movable set (chain name with ``chains``, joint/node/DOF names); None means every DOF.
+    ``dofs`` is a movable set (chain names of the figure's rig, joint/node/DOF names); None means every DOF.
     """
     try:
         p = figure.check_pose(pose)
@@ -53,7 +54,7 @@ def jacobian(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], *, 
     if dofs is None:
         selected[:] = True
     else:
-        selected[movable_dofs(figure, dofs, chains, names)] = True
+        selected[movable_dofs(figure, dofs, names)] = True
     rows = 6 if orientation else 3
     J = np.zeros((rows * len(names), c.dof_count))
     for j, e in enumerate(names):
@@ -93,30 +94,4 @@ def chain_jacobian(model: ChainModel, fr: Frames, orientation: bool) -> Array:
     return J
 
 
-_I1 = np.array([2, 0, 1])
-_J1 = np.array([1, 2, 0])
-
-
-def rotation_error(R_target: Array, R_current: Array) -> Array:
-    """ω = log(R_target · R_currentᵀ)^∨, the rotation vector taking the current frame to the target (..., 3).
-
-    Stable near 0 and at π: angle from atan2(|v|, cos θ) with v = vee(R − Rᵀ)/2 = a sin θ; near π the
-    axis comes from the symmetric part (R + Rᵀ)/2 − cos θ I = (1 − cos θ) a aᵀ.
-    """
-    R = R_target @ np.swapaxes(R_current, -1, -2)
-    v = 0.5 * (R[..., _I1, _J1] - R[..., _J1, _I1])
-    cos = np.clip(0.5 * (np.einsum("...ii->...", R) - 1.0), -1.0, 1.0)
-    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
-    angle = np.arctan2(sin, cos)
-    near_pi = (cos < 0.0) & (sin < 1e-6)
-    out = v * np.where(sin > 1e-12, angle / np.maximum(sin, 1e-12), 1.0)[..., None]  # θ/sinθ, → 1 at 0
-    if np.any(near_pi):
-        S = 0.5 * (R + np.swapaxes(R, -1, -2)) - cos[..., None, None] * np.eye(3)
-        diag = np.stack([S[..., 0, 0], S[..., 1, 1], S[..., 2, 2]], -1)
-        col = np.argmax(diag, axis=-1)
-        ax = np.take_along_axis(S, col[..., None, None].repeat(3, -1), -2)[..., 0, :]
-        ax = ax / np.maximum(np.linalg.norm(ax, axis=-1, keepdims=True), 1e-300)
-        sgn = np.where(np.sum(ax * v, -1) < 0, -1.0, 1.0)
-        out = np.where(near_pi[..., None], ax * (sgn * angle)[..., None], out)
-    return out
 

@@ -23,12 +23,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import jit
-from .jacobian import rotation_error
+from ..transforms import rotation_error
 from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
+__all__ = ["run_lm", "lm_single", "serial_chain", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
            "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
@@ -155,7 +155,7 @@ class _Chain:
 _CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
 
 
-def _chain(model: ChainModel) -> _Chain:
+def serial_chain(model: ChainModel) -> _Chain:
     hit = _CHAINS.get(id(model))
     if hit is not None and hit[0] is model:
         return hit[1]
@@ -166,24 +166,6 @@ def _chain(model: ChainModel) -> _Chain:
     return ch
 
 
-_VEE_A = np.array([7, 2, 3])  # R[2,1], R[0,2], R[1,0] in a flattened 3×3
-_VEE_B = np.array([5, 6, 1])  # R[1,2], R[2,0], R[0,1]
-_DIAG = np.array([0, 4, 8])
-
-
-def _rotation_error(Rt: Array, Rc: Array) -> Array:
-    """log(R_t R_cᵀ)^∨ as :func:`~animkit.ik.jacobian.rotation_error`, fewer array calls (the loop's hot path)."""
-    Rd = (Rt @ np.swapaxes(Rc, -1, -2)).reshape(Rt.shape[:-2] + (9,))
-    v = 0.5 * (Rd[..., _VEE_A] - Rd[..., _VEE_B])
-    cos = 0.5 * (Rd[..., _DIAG].sum(-1) - 1.0)
-    sin = np.sqrt(np.einsum("...i,...i->...", v, v))
-    if ((cos < 0.0) & (sin < 1e-6)).any():
-        return rotation_error(Rt, Rc)  # near π: the axis from the symmetric part
-    f = np.arctan2(sin, np.minimum(cos, 1.0)) / np.maximum(sin, 1e-300)
-    f[sin <= 1e-12] = 1.0
-    return v * f[..., None]
-
-
 def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Array]:
     """V (b, m) unweighted, worst position and orientation error over effectors."""
     b = Eff.shape[0]
@@ -191,7 +173,7 @@ def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Arra
     pos = np.sqrt(np.einsum("bei,bei->be", Vp, Vp).max(1))
     if R is None:
         return Vp.reshape(b, -1), pos, np.zeros(b)
-    Vo = _rotation_error(R, Eff[:, :, :3, :3])
+    Vo = rotation_error(R, Eff[:, :, :3, :3])
     ori = np.sqrt(np.einsum("bei,bei->be", Vo, Vo).max(1))
     return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
 
@@ -396,7 +378,7 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
 def lm_single(model: ChainModel, opts: Options) -> bool:
     """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
-    return _chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
+    return serial_chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
         not jit.enabled()
 
 
@@ -409,7 +391,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     better. ``errors`` holds the residual of the pose that would be returned, before the first step and after
     every iteration. With ``first_success`` the loop stops as soon as one problem has converged (restarts).
     """
-    ch = _chain(model)
+    ch = serial_chain(model)
     B, n = q0.shape
     if ch.serial and jit.enabled():
         return _run_compiled(ch, q0, P, R, opts, first_success)

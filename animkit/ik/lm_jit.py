@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 
-__all__ = ["lm_serial", "warm_up"]
+__all__ = ["lm_serial", "warm_up", "chain_forward", "chain_residual", "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -28,7 +28,7 @@ Array = NDArray[np.float64]
 CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 
 
-def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
+def chain_forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
     """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch."""
     n = q.shape[0]
     for k in range(n):
@@ -53,10 +53,10 @@ def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) ->
                 T[n - 1, i, 3] * Ce[3, j]
 
 
-_forward = kernel(_forward) or _forward
+chain_forward = kernel(chain_forward) or chain_forward
 
 
-def _residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, D: Array
+def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, D: Array
               ) -> tuple[float, float, float]:
     """V = W [p − e, log(R_t R_cᵀ)^∨] (weighted in place); returns ‖p − e‖, ‖ω‖, ‖WV‖. D: a (3, 3) scratch."""
     vx, vy, vz = p[0] - Te[0, 3], p[1] - Te[1, 3], p[2] - Te[2, 3]
@@ -96,7 +96,7 @@ def _residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, 
     return pos, ori, math.sqrt(e2)
 
 
-_residual = kernel(_residual) or _residual
+chain_residual = kernel(chain_residual) or chain_residual
 
 
 def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array) -> None:
@@ -134,7 +134,7 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
 _normal_equations = kernel(_normal_equations) or _normal_equations
 
 
-def _solve_spd(A: Array, b: Array, x: Array) -> bool:
+def solve_spd(A: Array, b: Array, x: Array) -> bool:
     """x = A⁻¹ b by Cholesky (A is overwritten by its factor); False when A is not positive definite."""
     n = A.shape[0]
     for j in range(n):
@@ -163,7 +163,7 @@ def _solve_spd(A: Array, b: Array, x: Array) -> bool:
     return True
 
 
-_solve_spd = kernel(_solve_spd) or _solve_spd
+solve_spd = kernel(solve_spd) or solve_spd
 
 
 def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, q0: Array,
@@ -182,7 +182,7 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
     qs, q, qn = np.empty(n), np.empty(n), np.empty(n)
     phi, phin = np.empty(n), np.empty(n)
     es = np.empty(max_iter + 1)
-    loc, D = np.empty(20), np.empty((3, 3))  # scratch of _forward and _residual
+    loc, D = np.empty(20), np.empty((3, 3))  # scratch of chain_forward and chain_residual
     found = False
     for b in range(B):
         p, Rt = P[b], R[b]
@@ -195,8 +195,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             for k in range(history.shape[0]):
                 history[k, b] = math.inf
             continue
-        _forward(qs, Hs, Ce, T, Te, loc)
-        pos0, ori0, e0 = _residual(Te, p, Rt, orient, w, V, D)
+        chain_forward(qs, Hs, Ce, T, Te, loc)
+        pos0, ori0, e0 = chain_residual(Te, p, Rt, orient, w, V, D)
         for j in range(n):
             if limited[j]:
                 s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
@@ -204,8 +204,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             else:
                 phi[j] = qs[j]
         _theta(phi, mid, half, limited, lo, hi, q)
-        _forward(q, Hs, Ce, T, Te, loc)
-        pos, ori, e = _residual(Te, p, Rt, orient, w, V, D)
+        chain_forward(q, Hs, Ce, T, Te, loc)
+        pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
         history[0, b] = e0
         es[0] = e
         lam, flat, ps, decay = damping, 0, 1.0, 1.0
@@ -241,10 +241,10 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
                     J[k, 5] = az * sc * w[5]
             mu = pull * decay * ps * min(1.0, e * e)
             trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, A, rhs)
-            if not _solve_spd(A, rhs, d):
+            if not solve_spd(A, rhs, d):
                 # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
                 _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), A, rhs)
-                if not _solve_spd(A, rhs, d):
+                if not solve_spd(A, rhs, d):
                     for i in range(n):
                         d[i] = 0.0
             if max_step > 0.0:
@@ -257,8 +257,8 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             for i in range(n):
                 phin[i] = phi[i] + d[i]
             _theta(phin, mid, half, limited, lo, hi, qn)
-            _forward(qn, Hs, Ce, Tn, Ten, loc)
-            pos_n, ori_n, e_n = _residual(Ten, p, Rt, orient, w, Vn, D)
+            chain_forward(qn, Hs, Ce, Tn, Ten, loc)
+            pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
             ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
             if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
                 flat = 0
@@ -283,7 +283,7 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
             decay *= decay_rate
 
 
-_KERNEL = kernel(_lm_serial)
+_KERNEL = kernel(_lm_serial, calls=(chain_forward, chain_residual, _theta, _normal_equations, solve_spd))
 
 
 def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],

@@ -13,7 +13,7 @@ of the chain is then one 4×4 product per link, vectorised over a batch of B pro
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..chains import dof_indices
 from ..errors import AnimkitError, IKError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 
 __all__ = ["ChainModel", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
 
@@ -95,33 +95,28 @@ class Frames:
     R: Array  # (B, E, 3, 3) effector rotations
 
 
-def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, chains: Mapping[str, Iterable[str]] | None,
-                 effectors: Sequence[str]) -> Index:
-    """Pose indices of the movable set (a chain name, joint/node/DOF names, or None = root → effectors)."""
+def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: Sequence[str]) -> Index:
+    """Pose indices of the movable set (chain names of the figure's rig, joint/node/DOF names, or None = root →
+    effectors)."""
     try:
-        if chain is None:
-            out: set[int] = set()
-            for e in effectors:
-                out.update(int(i) for i in dof_indices(figure, None, effector=e))
-            return np.array(sorted(out), dtype=np.intp)
-        if isinstance(chain, str) and chains is not None and chain not in chains and chain not in (
-                *figure.joint_names, *figure.node_names, *figure.dof_names):
-            raise IKError(unknown_name("chain", chain, list(chains) + figure.joint_names))
-        return dof_indices(figure, chain, chains=chains)
-    except IKError:
-        raise
+        return dof_indices(figure, chain, effector=effectors)  # the one resolver; IKError for IK's callers
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
 
 
 def check_effectors(figure: Figure, effector: str | Sequence[str]) -> tuple[str, ...]:
-    names = (effector,) if isinstance(effector, str) else tuple(effector)
-    if not names:
+    given = (effector,) if isinstance(effector, str) else tuple(effector)
+    if not given:
         raise IKError("expected at least one effector node name, got none")
-    valid = figure.node_names
-    for e in names:
-        if not isinstance(e, str) or e not in valid:
-            raise IKError(unknown_name("effector node", str(e), valid))
+    nodes: list[str] = []
+    for e in given:
+        if not isinstance(e, str):
+            raise IKError(unknown_name("effector", str(e), list(figure.rig.effectors) + figure.node_names))
+        try:
+            nodes.append(figure.effector(e))
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+    names = tuple(nodes)
     if len(set(names)) != len(names):
         raise IKError(f"effectors repeat: {list(names)}")
     return names

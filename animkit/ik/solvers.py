@@ -69,7 +69,6 @@ class Options:
     gains: Array | None = None  # nullspace: K (n,)
     pole: Array | None = None  # (3,) bend-plane hint for effector 0
     elbow_link: int = -1  # link whose origin the pole pulls
-    limit_weights: bool = False  # lm: weighted least norm away from limits
     pull: float = 1.0  # lm: μ₀, the homotopy pull toward mid-range at the first iteration (lm.HOMOTOPY_PULL)
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
     stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
@@ -205,24 +204,10 @@ def step_nullspace(s: StepInput) -> Array:
 def step_lm(s: StepInput) -> Array:
     """Δθ = (JᵀJ + λI)⁻¹JᵀV with a per-problem λ that the loop adapts (Levenberg–Marquardt).
 
-    With ``Options.limit_weights`` (internal, off): Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λI)⁻¹V, W = diag(1 + |∂H/∂θ_j|),
-    H = Σ (u − l)² / (4 (u − θ)(θ − l)) (Chan & Dubey's weighted least norm). Kept off: on the Panda benchmark
-    it lowered 6D success from 34 % to 28 % (the fixed start sits next to two limits).
+    (Chan & Dubey's weighted least norm away from the limits was tried here and removed: on the Panda benchmark it
+    lowered 6D success from 34 % to 28 %, the fixed start sitting next to two limits.)
     """
-    if not s.opts.limit_weights:
-        return damped_solve(s.J, s.V, s.lam)
-    lo, hi = s.model.lower, s.model.upper
-    fin = np.isfinite(lo) & np.isfinite(hi)
-    if not fin.any():
-        return damped_solve(s.J, s.V, s.lam)
-    lo_f = np.where(fin, lo, -1.0)
-    hi_f = np.where(fin, hi, 1.0)
-    q = s.q
-    d1 = np.maximum(hi_f - q, 1e-9)
-    d2 = np.maximum(q - lo_f, 1e-9)
-    grad = (hi_f - lo_f) ** 2 * (2 * q - hi_f - lo_f) / (4 * d1 * d1 * d2 * d2)
-    winv = 1.0 / np.sqrt(1.0 + np.where(fin, np.minimum(np.abs(grad), 1e6), 0.0))  # W^(-1/2)
-    return winv * damped_solve(s.J * winv[:, None, :], s.V, s.lam)
+    return damped_solve(s.J, s.V, s.lam)
 
 
 def step_ccd(s: StepInput) -> Array:

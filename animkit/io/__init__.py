@@ -15,7 +15,7 @@ from ..atomic import atomic_path
 from ..errors import AnimkitError, ParseError, unknown_name
 
 if TYPE_CHECKING:
-    from ..graph import Figure
+    from ..figure import Figure
     from ..keyframes import Clip
     from ..scene import Scene
 

@@ -28,13 +28,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..joints import DofKind, Joint, JointKind, custom, fixed
+from ..rig import humanoid_rig
 from ..scene import Scene
 
-__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES"]
+__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
+           "scan_frames_kernel"]
 
 Array = NDArray[np.float64]
 
@@ -465,24 +467,24 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
     return 0 if row == count else -1
 
 
-_scan_frames_jit = kernel(_scan_frames)
+scan_frames_kernel = kernel(_scan_frames)
 
 
-def _fast_frames(block: str, count: int, width: int) -> Array | None:
+def frames_compiled(block: str, count: int, width: int) -> Array | None:
     """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, or it declined)."""
-    if _scan_frames_jit is None or not _jit_enabled() or width == 0 or not block.isascii():
+    if scan_frames_kernel is None or not _jit_enabled() or width == 0 or not block.isascii():
         return None
     out = np.empty((count, width))
-    if _scan_frames_jit(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
+    if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
         return None
     return out
 
 
-def _parse_frames(block: str, first_line: int, count: int, width: int, frames_line: int,
+def parse_frames(block: str, first_line: int, count: int, width: int, frames_line: int,
                   path: str | None) -> Array:
     """The (count, width) numbers of the MOTION data: compiled, else vectorised, then line by line only to explain
     a failure."""
-    fast = _fast_frames(block, count, width)
+    fast = frames_compiled(block, count, width)
     if fast is not None:
         return fast
     lines = block.split("\n")
@@ -540,10 +542,11 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     count, frame_time, frames_line, pos, line = _motion_header(text, m.end() + 1, motion_line, spath)
     figure = _build_figure(root, spath)
     dofs = figure.dofs
-    frames = _parse_frames(text[pos:], line, count, len(dofs), frames_line, spath)
+    frames = parse_frames(text[pos:], line, count, len(dofs), frames_line, spath)
     revolute = np.array([d.revolute for d in dofs], dtype=bool)
     if revolute.any():
         frames[:, revolute] = np.deg2rad(frames[:, revolute])
+    figure.rig = humanoid_rig(figure)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
     return BvhData(figure, frames, frame_time)
 
 

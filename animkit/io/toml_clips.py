@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ClipError, ParseError, unknown_name
-from ..graph import Figure
+from ..figure import Figure
 from ..keyframes import (
     EASINGS,
     INTERPOLATIONS,
@@ -41,7 +41,7 @@ from ..transforms import (
     matrix_from_quaternion,
     quaternion_from_matrix,
 )
-from .toml_scene import Seg, _fmt, key_text
+from ._toml import Context, Seg, fmt_value, key_text
 
 __all__ = ["read_clips", "dumps_clips", "CLIP_KEYS"]
 
@@ -62,7 +62,7 @@ DEG = math.pi / 180.0
 class _Where:
     """A key path inside the file, able to raise a ParseError that names it and its line."""
 
-    def __init__(self, ctx: Any, path: tuple[Seg, ...]) -> None:
+    def __init__(self, ctx: Context, path: tuple[Seg, ...]) -> None:
         self.ctx = ctx
         self.path = path
 
@@ -399,7 +399,7 @@ class _Reader:
             raise w.error(str(exc)) from None
 
 
-def read_clips(table: Mapping[str, Any], figure: Figure, ctx: Any) -> dict[str, Clip]:
+def read_clips(table: Mapping[str, Any], figure: Figure, ctx: Context) -> dict[str, Clip]:
     """The clips of a scene file's ``[clips]`` table, by name, on ``figure``.
 
     ``ctx`` is the scene reader's context (its ``error(key, message)`` makes the ParseError; when it
@@ -417,7 +417,7 @@ def read_clips(table: Mapping[str, Any], figure: Figure, ctx: Any) -> dict[str, 
 
 
 def _header(*segs: str) -> str:
-    return ".".join(s if re.fullmatch(r"[A-Za-z0-9_-]+", s) else _fmt(s) for s in segs)
+    return ".".join(s if re.fullmatch(r"[A-Za-z0-9_-]+", s) else fmt_value(s) for s in segs)
 
 
 def _baked(clip: Clip) -> Clip:
@@ -443,33 +443,33 @@ def dumps_clips(clips: Mapping[str, Clip], figure: Figure) -> str:
         if clip.mix is not None:
             clip = _baked(clip)
         head = _header("clips", name)
-        out += [f"[{head}]", f"fps = {_fmt(float(clip.fps))}", f"loop = {_fmt(clip.loop)}",
-                f"duration = {_fmt(float(clip.duration or 0.0))}"]
+        out += [f"[{head}]", f"fps = {fmt_value(float(clip.fps))}", f"loop = {fmt_value(clip.loop)}",
+                f"duration = {fmt_value(float(clip.duration or 0.0))}"]
         if clip.root_motion is not None:
-            out.append(f"root_motion = {_fmt(clip.root_motion)}")
+            out.append(f"root_motion = {fmt_value(clip.root_motion)}")
         if clip.dense is not None:
             dn = clip.dense
             scale = np.array([180.0 / math.pi if revolute[d] else 1.0 for d in dn.dofs])
-            out += [f"interpolation = {_fmt(dn.interpolation)}", f"dofs = {_fmt(list(dn.dofs))}",
-                    f"times = {_fmt([float(t) for t in dn.times])}", "frames = ["]
-            out += [f"  {_fmt([float(x) for x in row])}," for row in dn.values * scale]
+            out += [f"interpolation = {fmt_value(dn.interpolation)}", f"dofs = {fmt_value(list(dn.dofs))}",
+                    f"times = {fmt_value([float(t) for t in dn.times])}", "frames = ["]
+            out += [f"  {fmt_value([float(x) for x in row])}," for row in dn.values * scale]
             out += ["]", ""]
             continue
         out.append("")
         for dof, tr in clip.tracks.items():
             k = 180.0 / math.pi if revolute[dof] else 1.0
-            out += [f"[{head}.tracks.{_fmt(dof)}]", f"times = {_fmt([float(t) for t in tr.times])}",
-                    f"values = {_fmt([float(v) * k for v in tr.values])}",
-                    f"interpolation = {_fmt(tr.interpolation if isinstance(tr.interpolation, str) else list(tr.interpolation))}",  # noqa: E501
-                    f"easing = {_fmt(tr.easing if isinstance(tr.easing, str) else list(tr.easing))}"]
+            out += [f"[{head}.tracks.{fmt_value(dof)}]", f"times = {fmt_value([float(t) for t in tr.times])}",
+                    f"values = {fmt_value([float(v) * k for v in tr.values])}",
+                    f"interpolation = {fmt_value(tr.interpolation if isinstance(tr.interpolation, str) else list(tr.interpolation))}",  # noqa: E501
+                    f"easing = {fmt_value(tr.easing if isinstance(tr.easing, str) else list(tr.easing))}"]
             if tr.in_slopes is not None and tr.out_slopes is not None:
-                out += [f"in_slopes = {_fmt([float(v) * k for v in tr.in_slopes])}",
-                        f"out_slopes = {_fmt([float(v) * k for v in tr.out_slopes])}"]
+                out += [f"in_slopes = {fmt_value([float(v) * k for v in tr.in_slopes])}",
+                        f"out_slopes = {fmt_value([float(v) * k for v in tr.out_slopes])}"]
             out.append("")
         for joint, rt in clip.rotation_tracks.items():
             e = np.degrees(euler_intrinsic_from_matrix(matrix_from_quaternion(rt.quaternions), orders[joint]))
             out += [f"[{head}.rotations.{_header(joint)}]", f"# Euler angles in degrees, intrinsic {orders[joint]!r}",
-                    f"times = {_fmt([float(t) for t in rt.times])}",
-                    "euler = [" + ", ".join(_fmt([float(x) for x in row]) for row in e) + "]",
-                    f"interpolation = {_fmt(rt.interpolation)}", ""]
+                    f"times = {fmt_value([float(t) for t in rt.times])}",
+                    "euler = [" + ", ".join(fmt_value([float(x) for x in row]) for row in e) + "]",
+                    f"interpolation = {fmt_value(rt.interpolation)}", ""]
     return "\n".join(out)

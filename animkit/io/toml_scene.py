@@ -17,18 +17,20 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
+from ..figure import Figure
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..graph import Figure
 from ..joints import Joint, make_joint
+from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
+from ._toml import Context, Seg, fmt_key, fmt_value, key_text, split_key
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -48,98 +50,19 @@ NAMED_COLORS = {
 }
 
 
-Seg = str | int  # one step of a key path: a table key, or an index into an array of tables
-
-
-def key_text(path: Sequence[Seg]) -> str:
-    """("clips", "wave", "keys", 2, "pose", "elbow_r.rx") → clips.wave.keys[2].pose."elbow_r.rx"."""
-    out = ""
-    for seg in path:
-        if isinstance(seg, int):
-            out += f"[{seg}]"
-        else:
-            part = seg if re.fullmatch(r"[A-Za-z0-9_-]+", seg) else '"' + seg + '"'
-            out += ("." if out else "") + part
-    return out
-
-
-def split_key(text: str) -> list[str]:
-    """``clips.wave."elbow_r.rx"`` → ["clips", "wave", "elbow_r.rx"] (quoted parts may hold dots)."""
-    return [a or b for a, b in re.findall(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^.\s"]+))\s*\.?', text)]
-
-
-class _Ctx:
-    """Where we are: the file, its text (to find a key's line) and a way to raise errors naming both."""
-
-    def __init__(self, path: str | None, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-        self._headers: list[tuple[int, list[Seg]]] | None = None
-
-    def headers(self) -> list[tuple[int, list[Seg]]]:
-        """(line index, key path) of every table header; ``[[a]]`` tables get their index in the path."""
-        if self._headers is None:
-            counts: dict[tuple[str, ...], int] = {}
-            out: list[tuple[int, list[Seg]]] = []
-            for i, line in enumerate(self.lines):
-                m = re.match(r"^\s*(\[\[?)(.*?)\]\]?\s*(#.*)?$", line)
-                if not m:
-                    continue
-                names = split_key(m.group(2))
-                if m.group(1) == "[[":
-                    counts[tuple(names)] = counts.get(tuple(names), 0) + 1
-                segs: list[Seg] = []
-                for n in range(1, len(names) + 1):  # [a.keys.pose] lies in the last [[a.keys]] table
-                    segs.append(names[n - 1])
-                    if tuple(names[:n]) in counts:
-                        segs.append(counts[tuple(names[:n])] - 1)
-                out.append((i, segs))
-            self._headers = out
-        return self._headers
-
-    def line_at(self, path: Sequence[Seg]) -> int | None:
-        """The line of the deepest table header on ``path``, or of ``leaf = ...`` inside that table."""
-        best: tuple[int, int] | None = None  # (depth matched, line index)
-        flat = list(path)
-        for i, segs in self.headers():
-            if len(segs) <= len(flat) and flat[:len(segs)] == segs and (best is None or len(segs) >= best[0]):
-                best = (len(segs), i)
-        if best is None:
-            start, depth = -1, 0  # keys of the top-level table, before any header
-        else:
-            depth, start = best
-        if depth < len(flat) and isinstance(flat[depth], str):
-            pat = re.compile(r'^\s*("?)' + re.escape(str(flat[depth])) + r'\1\s*[.=]')
-            for j in range(start + 1, len(self.lines)):
-                if self.lines[j].lstrip().startswith("["):
-                    break
-                if pat.match(self.lines[j]):
-                    return j + 1
-        return None if best is None else start + 1
-
-    def line_of(self, key: str) -> int | None:
-        return self.line_at(split_key(key))
-
-    def error(self, key: str, message: str) -> ParseError:
-        return ParseError(self.path, message, line=self.line_of(key), key=key)
-
-    def error_at(self, path: Sequence[Seg], message: str) -> ParseError:
-        return ParseError(self.path, message, line=self.line_at(path), key=key_text(path))
-
-
-def _table(ctx: _Ctx, value: Any, key: str) -> Mapping[str, Any]:
+def _table(ctx: Context, value: Any, key: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ctx.error(key, f"expected a table, got {type(value).__name__} {value!r}")
     return value
 
 
-def _check_keys(ctx: _Ctx, table: Mapping[str, Any], valid: tuple[str, ...], key: str) -> None:
+def _check_keys(ctx: Context, table: Mapping[str, Any], valid: tuple[str, ...], key: str) -> None:
     for k in table:
         if k not in valid:
             raise ctx.error(f"{key}.{k}", unknown_name("key", k, valid))
 
 
-def _vec(ctx: _Ctx, value: Any, key: str, n: int = 3) -> np.ndarray:
+def _vec(ctx: Context, value: Any, key: str, n: int = 3) -> np.ndarray:
     if (not isinstance(value, list) or len(value) != n
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
         raise ctx.error(key, f"expected a list of {n} numbers, got {value!r}")
@@ -149,7 +72,7 @@ def _vec(ctx: _Ctx, value: Any, key: str, n: int = 3) -> np.ndarray:
     return arr
 
 
-def _num(ctx: _Ctx, value: Any, key: str, *, positive: bool = False) -> float:
+def _num(ctx: Context, value: Any, key: str, *, positive: bool = False) -> float:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise ctx.error(key, f"expected a number, got {value!r}")
     if positive and value <= 0:
@@ -177,7 +100,7 @@ def parse_color(value: Any) -> tuple[float, float, float]:
     raise SceneError(f"colour {value!r}: expected '#rrggbb', [r, g, b] or a colour name")
 
 
-def _rotation(ctx: _Ctx, value: Any, key: str) -> np.ndarray:
+def _rotation(ctx: Context, value: Any, key: str) -> np.ndarray:
     return matrix_from_euler_intrinsic(np.radians(_vec(ctx, value, key)), "xyz")
 
 
@@ -190,7 +113,7 @@ def _angle_scale(kind: str) -> list[bool]:
             "planar": [False, False, True], "free": [False] * 3 + [True] * 3}[kind]
 
 
-def _joint(ctx: _Ctx, name: str, spec: Any, key: str) -> Joint:
+def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
     if isinstance(spec, str):
         spec = {"kind": spec}
     spec = _table(ctx, spec, key)
@@ -263,7 +186,7 @@ def _joint(ctx: _Ctx, name: str, spec: Any, key: str) -> Joint:
         raise ctx.error(key, str(exc)) from None
 
 
-def _geometry(ctx: _Ctx, spec: Any, key: str, base: Path | None
+def _geometry(ctx: Context, spec: Any, key: str, base: Path | None
               ) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, GEOMETRY_KEYS, key)
@@ -316,7 +239,7 @@ def _geometry(ctx: _Ctx, spec: Any, key: str, base: Path | None
 # --- the whole scene --------------------------------------------------------------------------------
 
 
-def _order_nodes(ctx: _Ctx, nodes: Mapping[str, Any]) -> tuple[str, list[str]]:
+def _order_nodes(ctx: Context, nodes: Mapping[str, Any]) -> tuple[str, list[str]]:
     """The root and the nodes in file order with every parent before its children; cycles are errors."""
     roots = [n for n, spec in nodes.items() if isinstance(spec, Mapping) and "parent" not in spec]
     if len(roots) != 1:
@@ -361,7 +284,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ParseError(spath, f"not valid TOML: {exc}", line=int(m.group(1)) if m else None) from None
-    ctx = _Ctx(spath, text)
+    ctx = Context(spath, text)
     base = None if path is None else Path(path).parent
     _check_keys(ctx, doc, TOP_KEYS, "")
     fig_t = _table(ctx, doc.get("figure", {}), "figure")
@@ -400,22 +323,21 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except SceneError as exc:
         raise ParseError(spath, str(exc)) from None
 
-    chains = _chains(ctx, doc, fig, {})
-    effectors = _effectors(ctx, doc, fig, {})
+    fig.rig = Rig(_chains(ctx, doc, fig, {}), _effectors(ctx, doc, fig, {}))
     camera = _camera(ctx, doc.get("camera", {}))
-    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else None
+    reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else None
     clips: dict[str, Any] = {}
     if "clips" in doc:
         from .toml_clips import read_clips
 
         clips = read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx)
-    return Scene(fig, chains, effectors, camera, clips, reach, up, spath)
+    return Scene(fig, camera, clips, reach, up, spath)
 
 
 _LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
 
 
-def _chains(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
+def _chains(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
             ) -> dict[str, tuple[str, ...]]:
     chains = dict(inherited)
     for cname, joints in _table(ctx, doc.get("chains", {}), "chains").items():
@@ -428,7 +350,7 @@ def _chains(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[s
     return chains
 
 
-def _effectors(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, str]) -> dict[str, str]:
+def _effectors(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, str]) -> dict[str, str]:
     effectors = dict(inherited)
     for ename, node in _table(ctx, doc.get("effectors", {}), "effectors").items():
         if not isinstance(node, str) or node not in fig.node_names:
@@ -437,7 +359,7 @@ def _effectors(ctx: _Ctx, doc: Mapping[str, Any], fig: Figure, inherited: Mappin
     return effectors
 
 
-def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
+def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
     """A scene built on another scene file's figure: ``[figure] base = "humanoid.toml"``.
 
     The base gives the figure, chains, effectors, camera and reach; this file may add chains and
@@ -465,19 +387,18 @@ def _extend_base(ctx: _Ctx, doc: Mapping[str, Any], fig_t: Mapping[str, Any], ba
     fig = parent.figure
     if "name" in fig_t:
         fig.name = str(fig_t["name"])
-    chains = _chains(ctx, doc, fig, parent.chains)
-    effectors = _effectors(ctx, doc, fig, parent.effectors)
+    fig.rig = Rig(_chains(ctx, doc, fig, fig.rig.chains), _effectors(ctx, doc, fig, fig.rig.effectors))
     camera = _camera(ctx, doc["camera"]) if "camera" in doc else parent.camera
-    reach = _reach(ctx, doc["reach"], fig, chains, effectors) if "reach" in doc else parent.reach
+    reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else parent.reach
     clips: dict[str, Any] = dict(parent.clips)
     if "clips" in doc:
         from .toml_clips import read_clips
 
         clips.update(read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx))
-    return Scene(fig, chains, effectors, camera, clips, reach, parent.up, ctx.path)
+    return Scene(fig, camera, clips, reach, parent.up, ctx.path)
 
 
-def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
+def _camera(ctx: Context, spec: Any) -> CameraSpec:
     spec = _table(ctx, spec, "camera")
     _check_keys(ctx, spec, CAMERA_KEYS, "camera")
     kw: dict[str, Any] = {}
@@ -499,9 +420,9 @@ def _camera(ctx: _Ctx, spec: Any) -> CameraSpec:
     return CameraSpec(**kw)
 
 
-def _reach(ctx: _Ctx, spec: Any, fig: Figure, chains: Mapping[str, Any], effectors: Mapping[str, str]
-           ) -> ReachSpec:
+def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
     spec = _table(ctx, spec, "reach")
+    chains, effectors = fig.rig.chains, fig.rig.effectors
     _check_keys(ctx, spec, REACH_KEYS, "reach")
     eff = spec.get("effector")
     if not isinstance(eff, str) or (eff not in effectors and eff not in fig.node_names):
@@ -538,29 +459,6 @@ def read_toml_scene(path: str | Path) -> Scene:
 
 
 # --- writing ----------------------------------------------------------------------------------------
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if math.isinf(f):
-            return "inf" if f > 0 else "-inf"
-        return repr(f)  # full precision: reads back bit for bit
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    if isinstance(v, Mapping):
-        return "{ " + ", ".join(f"{_key(k)} = {_fmt(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"cannot write {type(v).__name__} to TOML")
-
-
-def _key(k: str) -> str:
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _fmt(k)
 
 
 def _euler_deg(R: np.ndarray) -> list[float]:
@@ -600,46 +498,46 @@ def _joint_table(joint: Joint) -> dict[str, Any]:
 def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
     """The scene as TOML text that :func:`loads_scene` reads back to the same figure."""
     fig = scene.figure
-    lines = ["[figure]", f"name = {_fmt(fig.name)}", f"up = {_fmt(scene.up)}", ""]
+    lines = ["[figure]", f"name = {fmt_value(fig.name)}", f"up = {fmt_value(scene.up)}", ""]
     for arc in fig.arcs():
         node = arc.child
-        lines.append(f"[nodes.{_key(node.name)}]")
+        lines.append(f"[nodes.{fmt_key(node.name)}]")
         if arc.parent is not None:
-            lines.append(f"parent = {_fmt(arc.parent.name)}")
+            lines.append(f"parent = {fmt_value(arc.parent.name)}")
         if np.any(arc.L[:3, 3] != 0):
-            lines.append(f"offset = {_fmt([float(x) for x in arc.L[:3, 3]])}")
+            lines.append(f"offset = {fmt_value([float(x) for x in arc.L[:3, 3]])}")
         if not np.allclose(arc.L[:3, :3], np.eye(3), atol=1e-15):
-            lines.append(f"rotation = {_fmt(_euler_deg(arc.L[:3, :3]))}")
+            lines.append(f"rotation = {fmt_value(_euler_deg(arc.L[:3, :3]))}")
         if arc.joint.kind != "fixed":
-            lines.append(f"joint = {_fmt(_joint_table(arc.joint))}")
+            lines.append(f"joint = {fmt_value(_joint_table(arc.joint))}")
         if node.data is not None:
             g = _geometry_table(node.data, node.T)
             g["color"] = "#" + "".join(f"{round(c * 255):02x}" for c in node.color)
-            lines.append(f"geometry = {_fmt(g)}")
+            lines.append(f"geometry = {fmt_value(g)}")
         lines.append("")
-    if scene.chains:
+    if fig.rig.chains:
         lines.append("[chains]")
-        lines += [f"{_key(k)} = {_fmt(list(v))}" for k, v in scene.chains.items()]
+        lines += [f"{fmt_key(k)} = {fmt_value(list(v))}" for k, v in fig.rig.chains.items()]
         lines.append("")
-    if scene.effectors:
+    if fig.rig.effectors:
         lines.append("[effectors]")
-        lines += [f"{_key(k)} = {_fmt(v)}" for k, v in scene.effectors.items()]
+        lines += [f"{fmt_key(k)} = {fmt_value(v)}" for k, v in fig.rig.effectors.items()]
         lines.append("")
     cam = scene.camera
-    lines += ["[camera]", f"fov = {_fmt(cam.fov_deg)}", f"width = {cam.width}", f"height = {cam.height}",
-              f"azimuth = {_fmt(cam.azimuth_deg)}", f"elevation = {_fmt(cam.elevation_deg)}"]
+    lines += ["[camera]", f"fov = {fmt_value(cam.fov_deg)}", f"width = {cam.width}", f"height = {cam.height}",
+              f"azimuth = {fmt_value(cam.azimuth_deg)}", f"elevation = {fmt_value(cam.elevation_deg)}"]
     if cam.eye is not None:
-        lines.append(f"eye = {_fmt(list(cam.eye))}")
+        lines.append(f"eye = {fmt_value(list(cam.eye))}")
     if cam.target is not None:
-        lines.append(f"target = {_fmt(list(cam.target))}")
+        lines.append(f"target = {fmt_value(list(cam.target))}")
     lines.append("")
     if scene.reach is not None:
         r = scene.reach
-        lines += ["[reach]", f"effector = {_fmt(r.effector)}", f"target = {_fmt(list(r.target))}",
-                  f"chains = {_fmt(list(r.chains))}", f"solvers = {_fmt(list(r.solvers))}",
-                  f"duration = {_fmt(r.duration)}", f"hold = {_fmt(r.hold)}", f"fps = {_fmt(r.fps)}"]
+        lines += ["[reach]", f"effector = {fmt_value(r.effector)}", f"target = {fmt_value(list(r.target))}",
+                  f"chains = {fmt_value(list(r.chains))}", f"solvers = {fmt_value(list(r.solvers))}",
+                  f"duration = {fmt_value(r.duration)}", f"hold = {fmt_value(r.hold)}", f"fps = {fmt_value(r.fps)}"]
         if r.start_clip is not None:
-            lines.append(f"start_clip = {_fmt(r.start_clip)}")
+            lines.append(f"start_clip = {fmt_value(r.start_clip)}")
         lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")

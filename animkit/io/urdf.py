@@ -59,9 +59,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, unknown_name
+from ..figure import Figure
 from ..geometry import Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..graph import Color, Figure
+from ..graph import Color
 from ..joints import Joint, custom, fixed, free, hinge, planar, slider
+from ..rig import leaf_rig
 from ..scene import Scene
 from ..transforms import axis_vector, homogeneous, matrix_aligning_z_to, matrix_from_euler_extrinsic, translation
 
@@ -477,40 +479,15 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
     except AnimkitError as exc:
         raise doc.error(robot, str(exc)) from None
 
-    # chains and effectors
-    movable_below: dict[str, bool] = {}
-    for n in reversed(order):
-        movable_below[n] = any(c.type in MOVABLE or movable_below[c.child] for c in children[n])
-    arm: list[str] = []
-    n = root
-    while True:
-        live = [c for c in children[n] if c.type in MOVABLE or movable_below[c.child]]
-        if len(live) != 1:
-            break
-        if live[0].type in MOVABLE:
-            arm.append(live[0].name)
-        n = live[0].child
-    leaves = [n for n in order if not children[n]]
-    chains: dict[str, tuple[str, ...]] = {}
-    if arm:
-        chains["arm"] = tuple(arm)
-    for leaf in leaves:
-        up: list[str] = []
-        n = leaf
-        while n in parent_joint:
-            if parent_joint[n].type in MOVABLE:
-                up.append(parent_joint[n].name)
-            n = parent_joint[n].parent
-        if up:
-            chains[f"to_{leaf}"] = tuple(reversed(up))
-    effectors = {leaf: leaf for leaf in leaves}
+    # one chain from the base to each leaf link, duplicates merged; effectors at the leaf links
+    fig.rig = leaf_rig(fig, leaves=[n for n in order if not children[n]])
 
     if missing:
         unique = list(dict.fromkeys(missing))
         shown = ", ".join(unique[:4]) + (f", ... ({len(unique) - 4} more)" if len(unique) > 4 else "")
         warnings.warn(f"{spath or '<input>'}: {len(unique)} mesh file(s) not found relative to {bdir} ({shown}); "
                       f"drawing capsule stand-ins", MissingMeshWarning, stacklevel=2)
-    scene = Scene(fig, chains=chains, effectors=effectors, up="z", source=spath)
+    scene = Scene(fig, up="z", source=spath)
     return UrdfModel(scene, name, mimics, tuple(dict.fromkeys(missing)))
 
 

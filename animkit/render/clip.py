@@ -16,16 +16,16 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError
-from ..graph import Figure
+from ..figure import Figure
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
-from .camera import Camera, fit_camera, follow_cameras, look_at
+from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from .panels import compose_panels
 from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
 from .scene import FigureMesh, figure_look, framing_points, place_vertices
@@ -33,8 +33,8 @@ from .scene import FigureMesh, figure_look, framing_points, place_vertices
 if TYPE_CHECKING:
     from ..keyframes import Clip
 
-__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "clip_cameras", "panel_camera",
-           "panel_cameras", "render_poses", "render_clip", "render_panels", "frame_times", "parse_size"]
+__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "camera_spec_with", "clip_camera", "clip_cameras",
+           "panel_camera", "panel_cameras", "render_poses", "render_clip", "render_panels", "frame_times", "parse_size"]
 
 Array = NDArray[np.float64]
 CHUNK = 256  # frames whose world matrices are computed together
@@ -195,6 +195,38 @@ def _nice(x: float) -> float:
         if m * 10**e <= x:
             return float(m * 10**e)
     return float(10**e)
+
+
+def camera_spec_with(spec: CameraSpec, *, fov: float | None = None, view: str | None = None,
+                     azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
+                     follow: bool = False) -> CameraSpec:
+    """``spec`` with the camera options of the rendering commands applied: a named ``view`` (front, side, top,
+    three-quarter) sets azimuth and elevation, ``azimuth``/``elevation`` (degrees) override it, ``distance``
+    replaces the fitted distance, ``follow`` tracks the root. A direction or distance drops a fixed eye."""
+    kw: dict[str, Any] = {}
+    if fov is not None:
+        if not 1.0 <= fov <= 170.0:
+            raise RenderError(f"--fov {fov:g}: expected degrees in 1..170")
+        kw["fov_deg"] = fov
+    if view is not None:
+        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(view)
+    if azimuth is not None:
+        if not math.isfinite(azimuth):
+            raise RenderError(f"--azimuth {azimuth}: expected a finite number of degrees")
+        kw["azimuth_deg"] = azimuth
+    if elevation is not None:
+        if not -89.0 <= elevation <= 89.0:
+            raise RenderError(f"--elevation {elevation:g}: expected degrees in -89..89")
+        kw["elevation_deg"] = elevation
+    if distance is not None:
+        if not (distance > 0 and math.isfinite(distance)):
+            raise RenderError(f"--distance {distance:g}: expected a positive number of scene units")
+        kw["distance"] = distance
+    if kw.keys() - {"fov_deg"}:
+        kw["eye"] = kw["target"] = None
+    if follow:
+        kw["follow"] = True
+    return dataclasses.replace(spec, **kw)
 
 
 def clip_camera(spec: CameraSpec, up: UpAxis, points: Array, *, size: tuple[int, int] | None = None) -> Camera:

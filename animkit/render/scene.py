@@ -18,8 +18,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import SceneError
+from ..figure import Figure
 from ..geometry import Capsule, Sphere
-from ..graph import Figure
 from ..transforms import matrix_aligning_z_to
 from .camera import UpAxis, horizontal
 

@@ -1,0 +1,102 @@
+"""Rigs found from a figure's structure and names (the :class:`~animkit.figure.Rig` value lives with the figure).
+
+Loaders fill a figure's rig: a TOML scene's ``[chains]`` / ``[effectors]``, :func:`leaf_rig` for robots (one
+chain from the base to each leaf, duplicates merged), :func:`humanoid_rig` for BVH and glTF characters (chains and
+effectors found from joint names by :mod:`animkit.humanoid`). Every call that takes a figure resolves names through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .figure import Figure, Rig
+from .graph import Arc
+from .humanoid import HumanoidMap, match_figure
+
+__all__ = ["Rig", "humanoid_rig", "leaf_rig", "rig_from_humanoid"]
+
+
+def _joints_on_path(figure: Figure, top: str, bottom: str) -> list[str]:
+    """Joint names (with DOFs) of the arcs from node ``top`` (its own arc included) down to node ``bottom``."""
+    path: list[Arc] = figure.path_to(bottom)
+    names = [a.child.name for a in path]
+    return [a.joint.name for a in path[names.index(top):] if a.joint.dof_count]
+
+
+def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
+    """Chains and effectors of a humanoid from its matched bones (whatever of them matched).
+
+    arm_s: upper arm → hand; leg_s: upper leg → foot; torso: spine → chest and both arms; hips-up: everything
+    above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
+    Effectors hand_s, foot_s and head are those bones' nodes. Joints without DOFs are left out.
+    """
+    b = bones.bones
+    chains: dict[str, tuple[str, ...]] = {}
+
+    def span(top: str, bottom: str) -> list[str]:
+        return _joints_on_path(figure, b[top], b[bottom]) if top in b and bottom in b else []
+
+    for s in ("l", "r"):
+        if arm := span(f"upper_arm_{s}", f"hand_{s}"):
+            chains[f"arm_{s}"] = tuple(arm)
+    for s in ("l", "r"):
+        if leg := span(f"upper_leg_{s}", f"foot_{s}"):
+            chains[f"leg_{s}"] = tuple(leg)
+    spine = span("spine", "chest")
+    if spine:
+        torso = spine + [j for s in ("l", "r") for j in chains.get(f"arm_{s}", ())]
+        chains["torso"] = tuple(dict.fromkeys(torso))
+        up = span("spine", "head") + span("spine", "hand_l") + span("spine", "hand_r")
+        chains["hips-up"] = tuple(dict.fromkeys(up))
+    if neck := span("neck", "head"):
+        chains["neck"] = tuple(neck)
+    effectors = {name: b[bone] for name, bone in (("hand_l", "hand_l"), ("hand_r", "hand_r"), ("foot_l", "foot_l"),
+                                                  ("foot_r", "foot_r"), ("head", "head")) if bone in b}
+    nodes = set(figure.node_names)
+    effectors = {k: v for k, v in effectors.items() if k == v or k not in nodes}  # never shadow a node name
+    return Rig(chains, effectors)
+
+
+def humanoid_rig(figure: Figure) -> Rig:
+    """The rig of a humanoid figure, its bones found by :func:`animkit.humanoid.match_figure`; empty if none match."""
+    return rig_from_humanoid(figure, match_figure(figure))
+
+
+def leaf_rig(figure: Figure, *, leaves: Sequence[str] | None = None, trunk: str = "arm") -> Rig:
+    """One chain from the root to each leaf node (its joints with DOFs); an effector at every leaf.
+
+    ``leaves`` replaces the figure's leaf nodes (a URDF's leaf links, without the nodes that carry extra visuals).
+
+    Chains with the same joints are merged: the one holding the figure's serial trunk (the joints before the
+    first branch that moves) is named ``trunk``, the others ``to_<leaf>`` after their first leaf.
+    """
+    if leaves is None:
+        leaves = [a.child.name for a in figure.arcs() if a.child.first_arc is None]
+    seen: dict[tuple[str, ...], str] = {}
+    for leaf in leaves:
+        joints = tuple(a.joint.name for a in figure.path_to(leaf) if a.joint.dof_count)
+        if joints and joints not in seen:
+            seen[joints] = f"to_{leaf}"
+    serial = _serial_trunk(figure)
+    chains: dict[str, tuple[str, ...]] = {}
+    for joints, name in seen.items():
+        chains[trunk if joints == serial or len(seen) == 1 else name] = joints
+    chains = dict(sorted(chains.items(), key=lambda kv: kv[0] != trunk))  # the trunk first
+    return Rig(chains, {leaf: leaf for leaf in leaves})
+
+
+def _serial_trunk(figure: Figure) -> tuple[str, ...]:
+    """Joints with DOFs from the root down to the first node where more than one branch moves."""
+    moves: dict[str, bool] = {}
+    for arc in reversed(figure.arcs()):
+        moves[arc.child.name] = bool(arc.joint.dof_count) or any(moves[c.child.name] for c in arc.child.arcs())
+    out: list[str] = [figure.root_arc.joint.name] if figure.root_arc.joint.dof_count else []
+    node = figure.root
+    while True:
+        live = [c for c in node.arcs() if moves[c.child.name]]
+        if len(live) != 1:
+            return tuple(out)
+        if live[0].joint.dof_count:
+            out.append(live[0].joint.name)
+        node = live[0].child
+
