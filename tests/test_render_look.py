@@ -7,7 +7,15 @@ import pytest
 
 import animkit
 from animkit.render.clip import FigureRenderer, Style, clip_cameras
-from animkit.render.scene import LEFT_HUE, NOSE_COLOR, RIGHT_HUE, figure_look, node_sides, place_vertices
+from animkit.render.scene import (
+    LEFT_HUE,
+    NOSE_COLOR,
+    RIGHT_HUE,
+    figure_look,
+    node_sides,
+    place_vertices,
+    sides_at_rest,
+)
 
 from .conftest import DATA, SCENES
 
@@ -25,7 +33,7 @@ def _named_side(name: str) -> str | None:
 def test_sides_from_geometry_agree_with_the_names(path) -> None:
     scene = animkit.load(path)
     fig = scene.figure
-    sides = node_sides(fig, scene.up)
+    sides = sides_at_rest(fig, scene.up)
     named = [_named_side(n) for n in fig.node_names]
     # every node with a side in its name gets that side, unless it sits on the midline (a collar's root, a hip
     # joint at the pelvis' centre), and nothing unnamed is sided except what hangs below a sided node
@@ -105,3 +113,13 @@ def test_bvh_bones_are_as_thick_as_a_body() -> None:
     axis /= np.linalg.norm(axis)
     radial = np.linalg.norm(np.cross(v - P[i], axis), axis=1)
     np.testing.assert_allclose(radial.max(), 0.032 * H, rtol=0.05)
+
+
+@pytest.mark.parametrize("path", [SCENES / "humanoid.toml", DATA / "cmu_02_01_walk.bvh",
+                                  DATA / "cmu_131_03_hop_3dsmax.bvh"])
+def test_sides_by_name_and_by_geometry_agree_on_every_sided_node(path) -> None:
+    # two independent routes: the humanoid name matcher, and mirrored pairs at rest
+    scene = animkit.load(path)
+    by_name, by_shape = node_sides(scene.figure, scene.up), sides_at_rest(scene.figure, scene.up)
+    both = [(a, b) for a, b in zip(by_name, by_shape, strict=True) if a is not None and b is not None]
+    assert len(both) > 10 and all(a == b for a, b in both)

@@ -24,7 +24,7 @@ from ..transforms import matrix_aligning_z_to
 from .camera import UpAxis, horizontal
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "figure_look", "node_sides",
-           "side_color", "facing_axes", "Part", "Side"]
+           "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,27 @@ def facing_axes(up: UpAxis) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 
 
 def node_sides(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
+    """Each node's side: from the names when the figure is a humanoid (:func:`animkit.humanoid.match_figure`:
+    each sided limb bone's node and everything below it), else from the body's geometry (:func:`sides_at_rest`).
+    """
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    if not hmap.is_humanoid:
+        return sides_at_rest(figure, up, tolerance=tolerance)
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    sides: list[Side | None] = [None] * len(index)
+    for bone, node in hmap.bones.items():
+        if bone.endswith(("_l", "_r")):
+            sides[index[node]] = "l" if bone.endswith("_l") else "r"
+    for arc in figure.arcs():  # parents before children: a limb's side runs down to its ends
+        i = index[arc.child.name]
+        if sides[i] is None and arc.parent is not None:
+            sides[i] = sides[index[arc.parent.name]]
+    return sides
+
+
+def sides_at_rest(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
     """Each node's side from the body's geometry at rest: s = sign((p − p_root) · left) where
     |(p − p_root) · left| > tolerance · size and a node mirrored across the midplane lies within
     4 · tolerance · size of p's mirror image; a node on the midline takes its parent's side.
@@ -269,17 +290,27 @@ def _join(parts: Sequence[Part], n_nodes: int) -> FigureMesh:
 
 
 def _head(figure: Figure, heights: NDArray[np.float64], side: Sequence[Side | None]) -> tuple[int, int] | None:
-    """(head node, the node above it) — the topmost midline node and its parent — or None (no sides: no body)."""
+    """(head node, the node above it): the humanoid's head and its first child (or itself), else the topmost
+    midline node's parent and that node; None for a figure without sides (no body)."""
     if not any(side):
         return None
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    names = figure.node_names
+    head = hmap.get("head") if hmap.is_humanoid else None
+    if head is not None:
+        h = names.index(head)
+        kids = [names.index(a.child.name) for a in figure.arcs() if a.parent is not None and a.parent.name == head]
+        return h, max(kids, key=lambda i: heights[i]) if kids else h
     mid = [i for i, s in enumerate(side) if s is None and i > 0]
     if not mid:
         return None
     top = max(mid, key=lambda i: heights[i])
-    parent = figure.parent_of(figure.node_names[top])
+    parent = figure.parent_of(names[top])
     if parent is None:
         return None
-    return figure.node_names.index(parent), top
+    return names.index(parent), top
 
 
 def _face(figure: Figure, W: NDArray[np.float64], head: tuple[int, int], forward: NDArray[np.float64],
