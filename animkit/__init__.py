@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from . import ik, keyframes, reach
+from . import examples, ik, keyframes, reach
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
@@ -52,6 +52,7 @@ __all__ = [
     "save",
     "show",
     "still",
+    "examples",
     "ik",
     "keyframes",
     "reach",
