@@ -46,4 +46,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # this checkout's animkit, not whichever one is installed
     main()

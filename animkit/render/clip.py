@@ -50,7 +50,7 @@ class Style:
     joint_axes: bool = False
     wireframe: bool = False
     target_color: tuple[float, float, float] = (0.85, 0.1, 0.1)
-    trail_color: tuple[float, float, float] = (0.15, 0.45, 0.9)
+    trail_color: tuple[float, float, float] = (0.10, 0.60, 0.30)  # green: neither side's hue
     grid_color: tuple[float, float, float] = (0.78, 0.78, 0.8)
 
 
