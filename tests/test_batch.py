@@ -124,3 +124,16 @@ def test_convert_round_trips_through_the_written_file(tmp_path: Path) -> None:
     pa = a.figure.world_positions(a.clip().sample_frames())
     pb = b.figure.world_positions(b.clip().sample_frames())
     np.testing.assert_allclose(pb, pa, atol=1e-3 * a.figure.size())
+
+
+def test_a_running_cluster_by_its_address(library: Path, tmp_path: Path) -> None:
+    # a scheduler started elsewhere (here: in this process), reached by address as `--scheduler tcp://...` does
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        report = run_batch("info", [library / "run.bvh", library / "hop.bvh"], tmp_path / "o",
+                           scheduler=cluster.scheduler_address)
+        assert report.workers == 2 and report.counts["ok"] == 2
+        assert len(cluster.scheduler.workers) == 2  # the cluster outlives the run: run_batch only closed its client
+    with pytest.raises(AnimkitError, match="could not connect"):
+        run_batch("info", [library / "run.bvh"], tmp_path / "o2", scheduler="tcp://127.0.0.1:9")
