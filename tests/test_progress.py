@@ -67,3 +67,14 @@ def test_errors_and_format() -> None:
     with pytest.raises(AnimkitError, match="once"):
         progress(5, total=5)
     assert format_duration(65) == "1:05" and format_duration(3725) == "1:02:05"
+
+
+def test_a_render_reports_through_a_callback_and_draws_no_bar(tmp_path, capsys) -> None:
+    from animkit import examples
+    from animkit.render.clip import render_clip
+
+    seen: list[tuple[int, int]] = []
+    report = render_clip(examples.load("wave"), tmp_path / "w.gif", size=(48, 36), fps=5,
+                         on_progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(k + 1, report.frames) for k in range(report.frames)]
+    assert capsys.readouterr().err == ""

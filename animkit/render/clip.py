@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RenderError
 from ..figure import Figure
-from ..progress import progress
+from ..progress import ProgressCallback, progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from .panels import compose_panels
@@ -281,9 +281,10 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
 
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
                  up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
-                 trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None) -> RenderReport:
+                 trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
+                 on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
-    or sheet)."""
+    or sheet). ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -297,18 +298,22 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
     with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet) as writer:
-        bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
-        for image in renderer.frames(P, targets=tg, trail=tr, cameras=cameras):
+        bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        for k, image in enumerate(renderer.frames(P, targets=tg, trail=tr, cameras=cameras)):
             writer.write(image)
             bar.update()
+            if on_progress is not None:
+                on_progress(k + 1, len(P))
         bar.close()
     return RenderReport(Path(out), len(P), fps, time.perf_counter() - t0, (camera.width, camera.height),
                         getattr(writer, "message", None))
 
 
 def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, size: tuple[int, int] | None = None,
-                fps: float | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
-    """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
+                fps: float | None = None, style: Style = Style(), quiet: bool = False,
+                on_progress: ProgressCallback | None = None) -> RenderReport:
+    """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip
+    (``on_progress``: see :func:`render_poses`)."""
     c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
@@ -318,13 +323,14 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh)
+                          quiet=quiet, mesh=mesh, on_progress=on_progress)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
-                  columns: int | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+                  columns: int | None = None, style: Style = Style(), quiet: bool = False,
+                  on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
     Panels shorter than the longest hold their last frame.
@@ -346,10 +352,12 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
                for r, p in zip(renderers, panels, strict=True)]
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
-        bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
-        for _ in range(n):
+        bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        for k in range(n):
             writer.write(compose_panels([next(s) for s in streams], labels, columns))
             bar.update()
+            if on_progress is not None:
+                on_progress(k + 1, n)
         bar.close()
     return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (first.shape[1], first.shape[0]),
                         getattr(writer, "message", None))
