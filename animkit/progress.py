@@ -41,6 +41,13 @@ def in_notebook() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
+def _has_widgets() -> bool:
+    """ipywidgets is importable (tqdm's notebook bar needs it; without it the text bar is used)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
 def progress(iterable_or_total: Iterable[T] | int, desc: str = "", *, enabled: bool | None = None,
              stream: IO[str] | None = None, total: int | None = None, delay: float = 1.0,
              interval: float = 0.1) -> Any:
@@ -63,8 +70,8 @@ def progress(iterable_or_total: Iterable[T] | int, desc: str = "", *, enabled: b
     if enabled is None:
         isatty = getattr(out, "isatty", None)
         enabled = notebook or (bool(isatty()) if callable(isatty) else False)
-    if notebook:
-        from tqdm.auto import tqdm
+    if notebook and _has_widgets():
+        from tqdm.notebook import tqdm
     else:
         from tqdm import tqdm
     return tqdm(iterable, desc=desc or None, total=total, file=out, disable=not enabled, delay=delay,
