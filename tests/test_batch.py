@@ -28,6 +28,17 @@ def _root_path_from_text(path: Path) -> tuple[int, float]:
     return len(rows), float(np.linalg.norm(np.diff(rows[:, [0, 2]], axis=0), axis=1).sum())
 
 
+def _read_summary(path: Path) -> list[dict[str, str]]:
+    """The summary's rows as strings, from the CSV or (pyarrow installed) the Parquet file."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [{k: "" if v is None else str(v) for k, v in row.items()} for row in pq.read_table(path).to_pylist()]
+    assert path.name == "summary.csv"
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
 @pytest.fixture()
 def library(tmp_path: Path) -> Path:
     src = tmp_path / "lib"
@@ -56,8 +67,7 @@ def test_a_library_on_a_local_cluster_with_a_broken_file(library: Path, tmp_path
         np.testing.assert_allclose(rows[f"{name}.bvh"]["root_path"], path, rtol=1e-6)
     assert rows["arm.toml"]["joints"] == 3
     # the summary holds the same rows, in input order (sorted folder listing)
-    with report.summary.open() as fh:
-        table = list(csv.DictReader(fh))
+    table = _read_summary(report.summary)
     assert [Path(r["file"]).name for r in table] == ["arm.toml", "broken.bvh", "hop.bvh", "run.bvh"]
     assert table[0]["status"] == "ok" and table[1]["status"] == "error" and float(table[3]["seconds"]) > 0
     assert int(table[3]["frames"]) == rows["run.bvh"]["frames"]
