@@ -16,6 +16,7 @@ from .ik import IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+from .mesh import Mesh, Skin
 from .notebook import show, still
 from .reach import bake_reach, compare
 from .scene import CameraSpec, ReachSpec, Scene
@@ -37,6 +38,8 @@ __all__ = [
     "Joint",
     "Scene",
     "Rig",
+    "Mesh",
+    "Skin",
     "CameraSpec",
     "ReachSpec",
     "Clip",

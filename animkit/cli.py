@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -20,24 +20,27 @@ from .errors import AnimkitError, unknown_name
 from .scene import describe_scene
 
 if TYPE_CHECKING:
+    from .keyframes import Clip
     from .reach import Comparison
     from .render.clip import Style
     from .scene import CameraSpec, Scene
 
 __all__ = ["main", "describe_scene", "load_scene", "camera_from_args", "build_parser"]
 
-SCENE_HELP = "a .toml scene, .bvh motion capture, .urdf robot, or an example's name (humanoid, walk, wave, ...)"
+SCENE_HELP = ("a .toml scene, .bvh motion capture, .urdf robot, .gltf/.glb character, or an example's name "
+              "(humanoid, walk, wave, ...)")
 
 
-def load_scene(path_or_name: str) -> Scene:
-    """A scene file, or an example shipped with animkit by name (``humanoid``, ``walk``; see animkit.examples)."""
+def load_scene(path_or_name: str, scene_index: int | None = None) -> Scene:
+    """A scene file, or an example shipped with animkit by name (``humanoid``, ``walk``; see animkit.examples);
+    ``scene_index`` picks a glTF file's scene."""
     from .examples import load_file_or_example
 
-    return load_file_or_example(path_or_name)
+    return load_file_or_example(path_or_name, scene=scene_index)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    describe_scene(load_scene(args.scene), sys.stdout)
+    describe_scene(load_scene(args.scene, args.scene_index), sys.stdout)
     return 0
 
 
@@ -77,7 +80,7 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
     """The scene, with its camera changed by the camera options given."""
     import dataclasses
 
-    scene = load_scene(args.scene)
+    scene = load_scene(args.scene, args.scene_index)
     return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
 
 
@@ -182,9 +185,61 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
     if args.plot:
         _plot_errors(comparison, args.plot)
+    if args.save:
+        from . import save
+
+        save(args.save, scene, _panel_clips(comparison))
     if not args.quiet:
-        extra = "".join(f", {p}" for p in (args.json, args.plot) if p)
+        extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+    return 0
+
+
+def _panel_clips(comparison: Comparison) -> list[Clip]:
+    """One clip per panel, named after the panel's label (a name each: labels repeat only with solvers)."""
+    import dataclasses
+
+    out: list[Clip] = []
+    for p in comparison.panels:
+        name = p.label
+        n = 2
+        while name in {c.name for c in out}:
+            name, n = f"{p.label} ({n})", n + 1
+        out.append(dataclasses.replace(p.clip, name=name))
+    return out
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import save
+    from .io import FORMATS
+
+    src, dst = Path(args.input), Path(args.output)
+    if dst.suffix.lower() not in FORMATS or not FORMATS[dst.suffix.lower()].writes:
+        from .io import SAVERS
+
+        raise AnimkitError(unknown_name("output file type", dst.suffix.lower() or "(no suffix)", SAVERS))
+    scene = load_scene(args.input, args.scene_index)
+    clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
+    suffix = dst.suffix.lower()
+    if scene.meshes and suffix in (".bvh", ".toml"):
+        if not args.no_meshes:
+            names = ", ".join(m.name for m in scene.meshes[:4]) + (", …" if len(scene.meshes) > 4 else "")
+            raise AnimkitError(f"{src} has {len(scene.meshes)} mesh(es) ({names}) and a {suffix} file holds no "
+                               "meshes; convert it to .glb or .gltf, or give --no-meshes to keep only the skeleton")
+        scene = dataclasses.replace(scene, meshes=())
+    if suffix == ".bvh" and len(clips) > 1:
+        raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
+                           "holds one: pick one with --clip")
+    options: dict[str, Any] = {}
+    if args.buffers is not None:
+        if suffix != ".gltf":
+            raise AnimkitError(f"--buffers applies to .gltf output, not {suffix}")
+        options["buffers"] = args.buffers
+    save(dst, dataclasses.replace(scene, clips={c.name: c for c in clips}), **options)
+    extra = "" if suffix != ".gltf" or args.buffers == "embedded" else f" and {dst.with_suffix('.bin').name}"
+    print(f"wrote {dst}{extra} ({len(clips)} clip{'s' if len(clips) != 1 else ''})")
     return 0
 
 
@@ -224,7 +279,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load_scene(args.scene)
+    scene = load_scene(args.scene, args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -292,33 +347,53 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    p = sub.add_parser("info", help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
+    gltf = argparse.ArgumentParser(add_help=False)
+    gltf.add_argument("--scene", dest="scene_index", type=int, default=None, metavar="N",
+                      help="for a .gltf/.glb file: read its scene N (default: the file's own default scene)")
+    p = sub.add_parser("info", parents=[gltf],
+                       help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
     p.add_argument("scene", help=SCENE_HELP)
     p.set_defaults(run=_cmd_info)
-    p = sub.add_parser("render", help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
+    p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
     p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
 
-    p = sub.add_parser("reach", help="bake an IK reach into a clip and render it")
+    p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
     p.add_argument("scene", help=SCENE_HELP)
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
-    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml or clip.bvh")
+    p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml, clip.bvh, "
+                   "reach.glb or reach.gltf")
     _add_output_options(p)
     p.set_defaults(run=_cmd_reach)
 
-    p = sub.add_parser("compare", help="one reach per movable set (and solver), side by side, with metrics")
+    p = sub.add_parser("compare", parents=[gltf],
+                       help="one reach per movable set (and solver), side by side, with metrics")
     p.add_argument("scene", help=SCENE_HELP + " with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
     p.add_argument("--json", default=None, help="also write the metrics as JSON")
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
+    p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "
+                   "panel) or .toml (one clip per panel)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
+
+    p = sub.add_parser("convert", parents=[gltf],
+                       help="convert a scene and its clips: any input to .glb/.gltf, .toml or .bvh")
+    p.add_argument("input", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("output", help="out.glb, out.gltf (with out.bin beside it), out.toml or out.bvh")
+    p.add_argument("--clip", default=None, help="only this clip (BVH holds one: the first unless named)")
+    p.add_argument("--no-meshes", action="store_true", help="to .bvh/.toml: leave a character's meshes out "
+                   "(those formats hold only the skeleton and its motion)")
+    p.add_argument("--buffers", choices=["external", "embedded"], default=None,
+                   help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
+    p.set_defaults(run=_cmd_convert)
+
 
     from .batch import COMMANDS
 
@@ -340,8 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
     p.set_defaults(run=_cmd_batch)
 
-    p = sub.add_parser("view", help="play a scene's clip in a window: space plays, arrows step, drag orbits, "
-                       "scroll zooms, w wireframe, a axes")
+    p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
+                       "drag orbits, scroll zooms, w wireframe, a axes")
     p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")

@@ -261,8 +261,11 @@ class Figure:
 
     @property
     def joint_orders(self) -> dict[str, str]:
-        """Ball joint name → its intrinsic Euler order (its three DOFs, in that order)."""
-        return {j.name: j.order for j in self.joints if j.kind == "ball" and j.order is not None}
+        """Ball joint name → its intrinsic Euler order (its three rotation DOFs, in that order).
+
+        Ball joints, and custom joints with an order (a glTF node's translation, rotation and scale).
+        """
+        return {j.name: j.order for j in self.joints if j.kind in ("ball", "custom") and j.order is not None}
 
     def rest_pose(self) -> NDArray[np.float64]:
         """The rest value of every DOF, shape (D,)."""
@@ -382,7 +385,8 @@ class Figure:
                 dof_counts=[a.joint.dof_count for a in arcs], dof_names=[d.name for d in dofs],
                 dof_revolute=[d.revolute for d in dofs], dof_axis=np.array([d.axis for d in dofs]).reshape(-1, 3),
                 dof_letter=[-1 if d.axis_letter is None else "xyz".index(d.axis_letter) for d in dofs],
-                lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs])
+                lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs],
+                dof_scale=[d.scale for d in dofs])
         return self._compiled
 
     def world_batch(self, poses: ArrayLike) -> NDArray[np.float64]:

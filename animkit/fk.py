@@ -2,8 +2,9 @@
 
     M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ)
 
-evaluated for a whole batch of poses at once. Nodes are processed level by
-level (all nodes of one depth together); within a level, the DOFs of the same
+(E a rotation, a translation or a scale along an axis; L and so M may carry scale)
+evaluated for a whole batch of poses at once. Nodes are processed level by level
+(all nodes of one depth together); within a level, the DOFs of the same
 slot, kind and axis are applied together. Arrays are *component-major* with the
 frame axis last — rotations ``(N, 3, 3, F)``, positions ``(N, 3, F)`` — so every
 NumPy call works on long contiguous rows; an axis-aligned rotation only mixes two
@@ -47,6 +48,7 @@ class DofStep:
     revolute: bool
     letter: int  # 0, 1, 2 for x, y, z; -1 for any other axis
     axes: Array  # (m, 3)
+    scale: bool = False  # a scale DOF (then ``revolute`` is False): R ← R (I + (θ − 1) a aᵀ)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class CompiledFigure:
     T: Array  # (N, 4, 4)
     dof_node: Index  # (D,) node whose arc carries each DOF
     dof_revolute: NDArray[np.bool_]  # (D,)
+    dof_scale: NDArray[np.bool_]  # (D,) scale DOFs (neither revolute nor prismatic)
     dof_axis: Array  # (D, 3) in the frame just before the DOF
     lower: Array
     upper: Array
@@ -97,13 +100,14 @@ class CompiledFigure:
 
 def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike, T: ArrayLike,
                    dof_counts: ArrayLike, dof_names: Sequence[str], dof_revolute: ArrayLike, dof_axis: ArrayLike,
-                   dof_letter: ArrayLike, lower: ArrayLike, upper: ArrayLike, rest: ArrayLike) -> CompiledFigure:
+                   dof_letter: ArrayLike, lower: ArrayLike, upper: ArrayLike, rest: ArrayLike,
+                   dof_scale: ArrayLike | None = None) -> CompiledFigure:
     """Flatten a figure given as arrays into the FK programme: levels, runs of one DOF signature, L and T.
 
     Nodes in traversal order: ``parent`` (N,) indices (−1 at the root, parents before children), ``L`` and ``T``
     (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; per DOF (D,): name, revolute or
-    prismatic, axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate axis x/y/z and −1 otherwise, limits
-    and rest value.
+    prismatic (or, where ``dof_scale``, a scale DOF), axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate
+    axis x/y/z and −1 otherwise, limits and rest value.
     """
     names = list(node_names)
     parent = np.array(parent, dtype=np.intp).reshape(-1)
@@ -116,6 +120,8 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     first_dof[1:] = np.cumsum(counts)
     dof_node = np.repeat(np.arange(N, dtype=np.intp), counts)
     dof_rev = np.array(dof_revolute, dtype=bool).reshape(D)
+    scale_ = np.zeros(D, dtype=bool) if dof_scale is None else np.array(dof_scale, dtype=bool).reshape(D)
+    kind_code = [2 if scale_[g] else int(dof_rev[g]) for g in range(D)]
     dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
     code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
     depth = np.zeros(N, dtype=np.intp)
@@ -123,7 +129,7 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
         depth[i] = depth[parent[i]] + 1
 
     def signature(i: int) -> tuple:
-        return tuple((bool(dof_rev[g]), code[g]) for g in range(first_dof[i], first_dof[i + 1]))
+        return tuple((kind_code[g], code[g]) for g in range(first_dof[i], first_dof[i + 1]))
 
     order: list[int] = []
     for lev in range(int(depth.max()) + 1 if N else 0):
@@ -146,9 +152,9 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
             end = k
             while end < count and signature(int(nodes[end])) == sig:
                 end += 1
-            for slot, (rev, letter) in enumerate(sig):
+            for slot, (kind, letter) in enumerate(sig):
                 dofs = np.array([first_dof[n] + slot for n in nodes[k:end]], dtype=np.intp)
-                steps.append(DofStep(k, end, dofs, rev, letter, dof_axis[dofs]))
+                steps.append(DofStep(k, end, dofs, kind == 1, letter, dof_axis[dofs], kind == 2))
             k = end
         RL = L[nodes, :3, :3].copy()
         rotated = not np.allclose(RL, np.eye(3), atol=0.0, rtol=0.0)
@@ -156,9 +162,10 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
     lo, hi, rs = (np.array(a, dtype=float).reshape(D) for a in (lower, upper, rest))
-    for arr in (parent, L, T, dof_node, dof_rev, dof_axis, order_a, row, lo, hi, rs):
+    for arr in (parent, L, T, dof_node, dof_rev, scale_, dof_axis, order_a, row, lo, hi, rs):
         arr.setflags(write=False)
-    return CompiledFigure(tuple(names), tuple(dof_names), parent, L, T, dof_node, dof_rev, dof_axis,
+    return CompiledFigure(tuple(names), tuple(dof_names), parent, L, T, dof_node, dof_rev, scale_,
+                          dof_axis,
                           lo, hi, rs, tuple(levels), order_a, row)
 
 
@@ -202,7 +209,13 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
                 assert r_out is not None and a_out is not None
                 r_out[st.dofs] = ps
                 a_out[st.dofs] = np.einsum("mijf,mj->mif", Rs, st.axes)
-            if st.revolute:
+            if st.scale:
+                if st.letter >= 0:
+                    Rs[:, :, st.letter] *= th[:, None, :]
+                else:  # R ← R + (θ − 1) (R a) aᵀ
+                    Ra = np.einsum("mijf,mj->mif", Rs, st.axes)
+                    Rs += (th - 1.0)[:, None, None, :] * Ra[:, :, None, :] * st.axes[:, None, :, None]
+            elif st.revolute:
                 if st.letter >= 0:
                     j, k = _MIXED[st.letter]
                     cs = cos[st.dofs][:, None, :]
@@ -224,12 +237,13 @@ def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
 
 
 def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: NDArray[np.bool_],
-               first: Index, revolute: NDArray[np.bool_], letter: Index, axis: Array, out: Array) -> None:
+               first: Index, kind: Index, letter: Index, axis: Array, out: Array) -> None:
     """M_i = M_parent(i) · L_i · E_i1(θ) · … · E_ik(θ) frame by frame, nodes in ``node_names`` order (parents first).
 
     Reads θ and tan(θ/2) (F, D), cos θ and sin θ from the latter as :func:`~animkit.transforms.cos_sin` does.
-    DOFs ``first[i]:first[i + 1]`` act on node i (``letter`` 0, 1, 2 for a coordinate axis, else -1 and the
-    Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins p_i, or (F, N, 16): each M_i row-major.
+    DOFs ``first[i]:first[i + 1]`` act on node i (``kind`` 0 prismatic, 1 revolute, 2 scale; ``letter`` 0, 1, 2
+    for a coordinate axis, else -1 and the Rodrigues matrix of ``axis``). Writes ``out`` (F, N, 3): the origins
+    p_i, or (F, N, 16): each M_i row-major.
     The same arithmetic as :func:`forward`, one frame at a time.
     """
     F = theta.shape[0]
@@ -255,7 +269,13 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
             for d in range(first[i], first[i + 1]):
                 th = theta[f, d]
                 a = letter[d]
-                if revolute[d] and a >= 0:
+                revolute = kind[d] == 1
+                if kind[d] == 2:  # scale: R ← R (I + (θ − 1) a aᵀ)
+                    for r in range(3):
+                        ra = R[i, r, 0] * axis[d, 0] + R[i, r, 1] * axis[d, 1] + R[i, r, 2] * axis[d, 2]
+                        for k in range(3):
+                            R[i, r, k] += (th - 1.0) * ra * axis[d, k]
+                elif revolute and a >= 0:
                     j = (a + 1) % 3
                     k = (a + 2) % 3
                     t = tan_half[f, d]
@@ -268,7 +288,7 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
                         ck = R[i, r, k]
                         R[i, r, j] = cj * cs + ck * sn
                         R[i, r, k] = ck * cs - cj * sn
-                elif revolute[d]:  # Rodrigues, as transforms.matrix_about_axis: E = I + s K + (1 − c) K²
+                elif revolute:  # Rodrigues, as transforms.matrix_about_axis: E = I + s K + (1 − c) K²
                     K[0, 1], K[0, 2], K[1, 2] = -axis[d, 2], axis[d, 1], -axis[d, 0]
                     K[1, 0], K[2, 0], K[2, 1] = axis[d, 2], -axis[d, 1], axis[d, 0]
                     cs = math.cos(th)
@@ -319,7 +339,8 @@ def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
             letter[st.dofs] = st.letter
     rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
     out = np.empty((theta.shape[0], N, width))
-    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, c.dof_revolute, letter, c.dof_axis, out)
+    kind = np.where(c.dof_scale, 2, c.dof_revolute.astype(np.intp)).astype(np.intp)
+    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
     return out
 
 

@@ -50,6 +50,23 @@ def _rigid(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
     return A
 
 
+def _affine(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
+    """An arc's L: rigid, or affine with scale (glTF nodes): finite, last row 0 0 0 1, invertible."""
+    if M is None:
+        return identity()
+    A = np.asarray(M, dtype=float)
+    if A.shape != (4, 4):
+        raise SceneError(f"{what}: expected a 4x4 matrix, got shape {A.shape}")
+    if not np.all(np.isfinite(A)) or np.abs(A[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-9:
+        raise SceneError(f"{what}: expected an affine transform (finite, last row 0 0 0 1), got\n{A}")
+    scale = float(np.abs(A[:3, :3]).max())
+    if scale == 0.0 or not abs(np.linalg.det(A[:3, :3] / scale)) > 1e-12:
+        raise SceneError(f"{what}: expected an invertible transform, got\n{A}")
+    A = A.copy()
+    A.setflags(write=False)
+    return A
+
+
 class Node:
     """A node: ``data`` drawn with M·T, and the first of its child arcs."""
 
@@ -76,12 +93,15 @@ class Node:
 
 
 class Arc:
-    """An arc: M_child = M_parent · L · A(θ), with A from ``joint``; ``sibling`` is the parent's next arc."""
+    """An arc: M_child = M_parent · L · A(θ), with A from ``joint``; ``sibling`` is the parent's next arc.
+
+    L is rigid, or affine with scale (a glTF node's static scale); T is always rigid.
+    """
 
     __slots__ = ("L", "joint", "child", "sibling", "parent")
 
     def __init__(self, L: ArrayLike | None, joint: Joint, child: Node, parent: Node | None) -> None:
-        self.L = _rigid(L, f"arc into {child.name!r} L")
+        self.L = _affine(L, f"arc into {child.name!r} L")
         self.joint = joint
         self.child = child
         self.parent = parent

@@ -1,7 +1,8 @@
 """Joints: the articulation ``A`` of an arc, built from degrees of freedom.
 
-A DOF is *revolute* (A = R_a(θ), a rotation by θ about the unit axis a) or
-*prismatic* (A = L(θ a), a translation by θ along a). A joint is an ordered
+A DOF is *revolute* (A = R_a(θ), a rotation by θ about the unit axis a),
+*prismatic* (A = L(θ a), a translation by θ along a) or *scale* (A = I + (θ − 1) a aᵀ, a scale by
+the factor θ along a; rest 1; glTF's animated scale). A joint is an ordered
 sequence of DOFs and its articulation is their product, in order:
 
     A(θ₁ … θ_k) = E₁(θ₁) E₂(θ₂) … E_k(θ_k)
@@ -10,7 +11,8 @@ so a ball joint of intrinsic order ``"zyx"`` is A = R_z(θ_rz) R_y(θ_ry) R_x(θ
 and a BVH joint's channels map one to one onto DOFs in the file's order.
 
 DOF names are ``<joint>.<suffix>``: ``rx``/``ry``/``rz`` for a rotation about a
-coordinate axis, ``tx``/``ty``/``tz`` for a translation along one, ``r``/``t``
+coordinate axis, ``tx``/``ty``/``tz`` for a translation along one, ``sx``/``sy``/``sz`` for a scale
+along one, ``r``/``t``/``s``
 (or ``r0``, ``r1``...) for any other axis. A single-DOF joint may instead carry
 its joint's bare name (URDF joints do).
 """
@@ -36,6 +38,7 @@ from .transforms import (
 
 __all__ = [
     "DofKind",
+    "DOF_KINDS",
     "JointKind",
     "JOINT_KINDS",
     "Dof",
@@ -51,7 +54,8 @@ __all__ = [
     "make_joint",
 ]
 
-DofKind = Literal["revolute", "prismatic"]
+DofKind = Literal["revolute", "prismatic", "scale"]
+DOF_KINDS: tuple[str, ...] = get_args(DofKind)
 JointKind = Literal["fixed", "hinge", "slider", "universal", "ball", "planar", "free", "custom"]
 JOINT_KINDS: tuple[str, ...] = get_args(JointKind)
 
@@ -69,7 +73,8 @@ def _axis_letter(axis: NDArray[np.float64]) -> str | None:
 
 @dataclass(frozen=True)
 class Dof:
-    """One degree of freedom: E(θ) = R_a(θ) (revolute) or L(θ a) (prismatic); θ ∈ [lower, upper]."""
+    """One degree of freedom: E(θ) = R_a(θ) (revolute), L(θ a) (prismatic) or I + (θ − 1) a aᵀ (scale);
+    θ ∈ [lower, upper]."""
 
     name: str
     kind: DofKind
@@ -79,8 +84,8 @@ class Dof:
     rest: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.kind not in ("revolute", "prismatic"):
-            raise SceneError(unknown_name("DOF kind", str(self.kind), ["revolute", "prismatic"]))
+        if self.kind not in DOF_KINDS:
+            raise SceneError(unknown_name("DOF kind", str(self.kind), DOF_KINDS))
         try:
             axis = axis_vector(self.axis)
         except AnimkitError as exc:
@@ -108,19 +113,31 @@ class Dof:
     def revolute(self) -> bool:
         return self.kind == "revolute"
 
+    @property
+    def scale(self) -> bool:
+        return self.kind == "scale"
+
     def matrix(self, value: ArrayLike) -> NDArray[np.float64]:
-        """E(θ): R_a(θ) for a revolute DOF, L(θ a) for a prismatic one; shape ``(..., 4, 4)``."""
+        """E(θ): R_a(θ) for a revolute DOF, L(θ a) for a prismatic one, I + (θ − 1) a aᵀ for a scale one;
+        shape ``(..., 4, 4)``."""
         v = np.asarray(value, dtype=float)
         if self.kind == "revolute":
             return rotation_about_axis(self.axis, v)
+        if self.kind == "scale":
+            out = identity(v.shape)
+            out[..., :3, :3] += (v[..., None, None] - 1.0) * np.outer(self.axis, self.axis)
+            return out
         return translation(v[..., None] * self.axis)
 
     def dmatrix(self, value: ArrayLike) -> NDArray[np.float64]:
-        """dE/dθ: [a]_× R_a(θ) for revolute, the pure direction [[0, a], [0, 0]] for prismatic."""
+        """dE/dθ: [a]_× R_a(θ) for revolute, the pure direction [[0, a], [0, 0]] for prismatic, a aᵀ for scale."""
         v = np.asarray(value, dtype=float)
         if self.kind == "revolute":
             return drotation_about_axis(self.axis, v)
         out = np.zeros(v.shape + (4, 4))
+        if self.kind == "scale":
+            out[..., :3, :3] = np.outer(self.axis, self.axis)
+            return out
         out[..., :3, 3] = self.axis
         return out
 
@@ -165,7 +182,7 @@ LimitSpec = Limits | Sequence[Limits] | dict[str, Limits] | None
 
 
 def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: list[str]) -> str:
-    base = "r" if kind == "revolute" else "t"
+    base = {"revolute": "r", "prismatic": "t", "scale": "s"}[kind]
     letter = _axis_letter(axis)
     name = base + letter if letter else base
     if name in taken:
@@ -222,9 +239,10 @@ def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, li
     dofs = []
     for i, ((dkind, _), vec, sfx, lim, r) in enumerate(zip(channels, vecs, suffixes, lims, rests, strict=True)):
         lo, hi = (-math.inf, math.inf) if lim is None else (float(lim[0]), float(lim[1]))
-        rv = 0.0 if r is None else float(r)
-        if r is None and not lo <= 0.0 <= hi:
-            rv = min(max(0.0, lo), hi)
+        neutral = 1.0 if dkind == "scale" else 0.0
+        rv = neutral if r is None else float(r)
+        if r is None and not lo <= neutral <= hi:
+            rv = min(max(neutral, lo), hi)
         dname = dof_names[i] if dof_names is not None else f"{name}.{sfx}"
         dofs.append(Dof(dname, dkind, vec, lo, hi, rv))
     return Joint(name, kind, tuple(dofs), order)

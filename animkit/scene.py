@@ -13,6 +13,7 @@ from .figure import Figure
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis", "describe_scene"]
 
@@ -54,7 +55,7 @@ class ReachSpec:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """What ``animkit.load`` returns."""
+    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes (:mod:`animkit.mesh`)."""
 
     figure: Figure
     camera: CameraSpec = field(default_factory=CameraSpec)
@@ -62,6 +63,7 @@ class Scene:
     reach: ReachSpec | None = None
     up: UpAxis = "y"
     source: str | None = None
+    meshes: tuple[Mesh, ...] = ()
 
     def __repr__(self) -> str:
         """One line: name, joints, DOFs, clips (the first's frames and duration), source."""
@@ -127,6 +129,11 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
     for name, clip in scene.clips.items():
         print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
               f"loop {clip.loop}", file=out)
+    for mesh in scene.meshes:
+        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
+               else f"on node {mesh.node}")
+        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
+        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
 
 
 def _frame_count(clip: Clip) -> int:

@@ -27,7 +27,7 @@ def run_tutorial(workdir: Path, markdown: Path = DOCS / "tutorial.md") -> None:
     """Execute a markdown file's python blocks in one namespace: scene paths from the repo root, outputs in
     ``workdir``."""
     code = "\n".join(python_blocks(markdown.read_text()))
-    code = code.replace('"scenes/', f'"{ROOT}/scenes/')
+    code = code.replace('"scenes/', f'"{ROOT}/scenes/').replace('"tests/data/', f'"{ROOT}/tests/data/')
     workdir.mkdir(parents=True, exist_ok=True)
     old = Path.cwd()
     os.chdir(workdir)

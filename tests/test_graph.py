@@ -52,7 +52,7 @@ def test_three_axis_arm_end_point_equals_closed_form() -> None:
 
 # --- random figures: traversal == vectorised FK --------------------------------------------------------
 
-KINDS = ["fixed", "hinge", "slider", "universal", "ball", "planar", "free", "axis"]
+KINDS = ["fixed", "hinge", "slider", "universal", "ball", "planar", "free", "axis", "trs", "scale"]
 
 
 @st.composite
@@ -64,7 +64,8 @@ def figures(draw):
     for i in range(1, n):
         parent = f"n{draw(st.integers(0, i - 1))}"
         kind = draw(st.sampled_from(KINDS))
-        fig.add(f"n{i}", parent, L=_rand_rigid(rng), joint=_joint(kind, f"n{i}", rng),
+        L = _rand_rigid(rng) if draw(st.booleans()) else _rand_scaled(rng)  # glTF: L may carry scale
+        fig.add(f"n{i}", parent, L=L, joint=_joint(kind, f"n{i}", rng),
                 T=_rand_rigid(rng), data=Capsule(0.1, 0.5))
     return fig, rng
 
@@ -72,6 +73,12 @@ def figures(draw):
 def _rand_rigid(rng) -> np.ndarray:
     q = rng.normal(size=4)
     return tf.homogeneous(tf.matrix_from_quaternion(q), rng.normal(size=3))
+
+
+def _rand_scaled(rng) -> np.ndarray:
+    M = _rand_rigid(rng)
+    M[:3, :3] = M[:3, :3] * rng.uniform(-2.0, 2.0, size=3)  # non-uniform, may mirror
+    return M
 
 
 def _joint(kind: str, name: str, rng) -> J.Joint:
@@ -90,6 +97,12 @@ def _joint(kind: str, name: str, rng) -> J.Joint:
         return J.planar(name, str(rng.choice(["x", "y", "z"])))
     if kind == "free":
         return J.free(name, str(rng.choice(orders)))
+    if kind == "trs":  # a glTF node: translation, rotation (ball), scale, each along x, y, z
+        return J.custom(name, [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z"), ("revolute", "z"),
+                               ("revolute", "y"), ("revolute", "x"), ("scale", "x"), ("scale", "y"), ("scale", "z")],
+                        order="zyx")
+    if kind == "scale":
+        return J.custom(name, [("scale", rng.normal(size=3)), ("revolute", "x"), ("scale", "y")])
     return J.custom(name, [("revolute", rng.normal(size=3)), ("prismatic", "y"), ("revolute", rng.normal(size=3))])
 
 
@@ -110,7 +123,8 @@ def test_traversal_equals_vectorised_fk(fig_rng, frames) -> None:
 @pytest.mark.skipif(fk.fk_frames_kernel is None, reason="numba is off or missing")
 @given(figures(), st.integers(0, 5))
 def test_compiled_fk_equals_numpy_fk(fig_rng, frames) -> None:
-    """The numba kernel of world_batch / world_positions against the NumPy path (the oracle), every joint kind."""
+    """The numba kernel of world_batch / world_positions against the NumPy path (the oracle), every joint kind,
+    scale DOFs and scaled L included."""
     fig, rng = fig_rng
     poses = rng.uniform(-3, 3, (frames, fig.dof_count))
     c = fig.compiled
@@ -202,7 +216,7 @@ def test_rest_pose_limits_and_pose_helpers() -> None:
     [
         (lambda f: f.add("a", "nobody"), "unknown parent 'nobody'"),
         (lambda f: (f.add("a", "root"), f.add("a", "root")), "duplicate node name 'a'"),
-        (lambda f: f.add("a", "root", L=np.diag([2.0, 1, 1, 1])), "rigid"),
+        (lambda f: f.add("a", "root", L=np.diag([2.0, 1, 1, 0])), "affine"),  # L may scale (glTF), not project
         (lambda f: f.add("a", "root", T=np.ones((4, 4))), "rigid"),
         (lambda f: f.add("a", "root", joint=J.hinge("a", [0, 0, 0])), "non-zero"),
         (lambda f: f.add("a", "root", joint=J.hinge("a", "x", limits=(1.0, -1.0))), "min > max"),
@@ -225,3 +239,27 @@ def test_bad_poses_raise_pose_error() -> None:
         fig.world_batch([[0.0, np.nan, 0.0]])
     with pytest.raises(PoseError):
         fig.world("abc")
+
+
+def test_scale_dof_closed_form() -> None:
+    """M = L · T(t) · R_z(θ) · S(sx, sy, sz): a child offset (1, 0, 0) lands at t + R_z(θ) (sx, 0, 0)."""
+    fig = Figure("root")
+    fig.add("a", "root", joint=J.custom("a", [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z"),
+                                              ("revolute", "z"), ("scale", "x"), ("scale", "y"), ("scale", "z")]))
+    fig.add("b", "a", offset=(1, 0, 0))
+    assert fig.dof_names == ["a.tx", "a.ty", "a.tz", "a.rz", "a.sx", "a.sy", "a.sz"]
+    assert fig.rest_pose()[4:].tolist() == [1.0, 1.0, 1.0]
+    pose = np.array([0.5, -1.0, 2.0, np.pi / 2, 3.0, 0.5, 2.0])
+    want = np.array([0.5, -1.0 + 3.0, 2.0])
+    np.testing.assert_allclose(fig.world_batch(pose[None])[0, 2, :3, 3], want, atol=1e-12)
+    np.testing.assert_allclose(fig.world(pose)["b"][:3, 3], want, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.det(fig.world(pose)["a"][:3, :3]), 3.0, atol=1e-12)
+
+
+def test_l_may_scale_but_not_collapse() -> None:
+    fig = Figure("root")
+    fig.add("a", "root", L=np.diag([2.0, 2.0, 2.0, 1.0]))
+    with pytest.raises(SceneError, match="invertible"):
+        fig.add("b", "root", L=np.diag([1.0, 0.0, 1.0, 1.0]))
+    with pytest.raises(SceneError, match="affine"):
+        fig.add("c", "root", L=np.ones((4, 4)))

@@ -52,8 +52,9 @@ def resolve(path_or_name: str | Path) -> Path:
     return path(str(path_or_name))
 
 
-def load_file_or_example(path_or_name: str | Path) -> Scene:
-    """``animkit.load`` of a file, or of the example of that name (see :func:`resolve`)."""
+def load_file_or_example(path_or_name: str | Path, *, scene: int | None = None) -> Scene:
+    """``animkit.load`` of a file, or of the example of that name (see :func:`resolve`); ``scene`` picks a glTF
+    file's scene."""
     from ..io import load as load_file
 
-    return load_file(resolve(path_or_name))
+    return load_file(resolve(path_or_name), scene=scene)

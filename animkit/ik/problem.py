@@ -97,7 +97,15 @@ class Frames:
 
 def movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: Sequence[str]) -> Index:
     """Pose indices of the movable set (chain names of the figure's rig, joint/node/DOF names, or None = root →
-    effectors)."""
+    effectors).
+
+    Scale DOFs (glTF) never move in IK: they are left out of every movable set.
+    """
+    scale = figure.compiled.dof_scale
+    return np.array([i for i in _movable_dofs(figure, chain, effectors) if not scale[i]], dtype=np.intp)
+
+
+def _movable_dofs(figure: Figure, chain: str | Iterable[str] | None, effectors: Sequence[str]) -> Index:
     try:
         return dof_indices(figure, chain, effector=effectors)  # the one resolver; IKError for IK's callers
     except AnimkitError as exc:
@@ -148,7 +156,7 @@ def compile_chain(figure: Figure, pose: Array, movable: Index, effectors: Sequen
                 links.append((k, C, d))
                 k, C = len(links) - 1, np.eye(4)
             else:
-                C = C @ _dof_matrix(c.dof_revolute[d], c.dof_axis[d], float(pose[d]))
+                C = C @ _dof_matrix(c.dof_revolute[d], c.dof_axis[d], float(pose[d]), bool(c.dof_scale[d]))
         state[i] = (k, C)
     n = len(links)
     eff_link = np.array([state[index[e]][0] for e in effectors], dtype=np.intp)
@@ -196,9 +204,11 @@ def compile_chain(figure: Figure, pose: Array, movable: Index, effectors: Sequen
                       eff_C, mask, base, reach, link_node)
 
 
-def _dof_matrix(revolute: bool, axis: Array, value: float) -> Array:
+def _dof_matrix(revolute: bool, axis: Array, value: float, scale: bool = False) -> Array:
     M = np.eye(4)
-    if revolute:
+    if scale:
+        M[:3, :3] += (value - 1.0) * np.outer(axis, axis)
+    elif revolute:
         K = _skew(axis)
         M[:3, :3] += math.sin(value) * K + (1.0 - math.cos(value)) * (K @ K)
     else:

@@ -1,15 +1,19 @@
 """File formats behind one ``load`` and one ``save``, dispatched on the suffix.
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
-descriptions (urdf). Each format module is imported only when used.
+descriptions (urdf), ``.gltf`` / ``.glb`` characters (read by gltf, written by gltf_write, both on the
+byte layer ``_gltf``). Each format module is imported only when used. :data:`FORMATS` says, per suffix,
+whether the file is text or binary and whether animkit reads and writes it; every write goes through
+:func:`~animkit.atomic.atomic_path` as bytes.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..atomic import atomic_path
 from ..errors import AnimkitError, ParseError, unknown_name
@@ -19,20 +23,45 @@ if TYPE_CHECKING:
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["load", "save", "atomic_path", "LOADERS", "SAVERS"]
-
-LOADERS = (".toml", ".bvh", ".urdf")
-SAVERS = (".toml", ".bvh")
+__all__ = ["load", "save", "atomic_path", "Format", "FORMATS", "LOADERS", "SAVERS"]
 
 
-def load(path: str | os.PathLike[str]) -> Scene:
-    """Read a scene (figure, chains, effectors, camera, clips) from a ``.toml``, ``.bvh`` or ``.urdf`` file."""
+@dataclass(frozen=True)
+class Format:
+    """One file format: ``encoding`` text (UTF-8) or binary, and whether animkit reads / writes it."""
+
+    name: str
+    encoding: Literal["text", "binary"]
+    reads: bool
+    writes: bool
+
+
+FORMATS: dict[str, Format] = {
+    ".toml": Format("animkit scene (TOML)", "text", True, True),
+    ".bvh": Format("BVH motion capture", "text", True, True),
+    ".urdf": Format("URDF robot", "text", True, False),
+    ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", True, True),
+    ".glb": Format("glTF 2.0 binary", "binary", True, True),
+}
+LOADERS = tuple(k for k, f in FORMATS.items() if f.reads)
+SAVERS = tuple(k for k, f in FORMATS.items() if f.writes)
+
+
+def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
+    """Read a scene (figure, chains, effectors, camera, clips, meshes) from a ``.toml``, ``.bvh``, ``.urdf``,
+    ``.gltf`` or ``.glb`` file; ``scene`` picks a glTF file's scene (default: the file's own default)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in LOADERS:
         raise ParseError(str(p), unknown_name("file type", suffix or "(no suffix)", LOADERS))
     if not p.is_file():
         raise ParseError(str(p), "file not found" if not p.exists() else "not a regular file")
+    if suffix in (".gltf", ".glb"):
+        from .gltf import read_gltf
+
+        return read_gltf(p, scene=scene)
+    if scene is not None:
+        raise ParseError(str(p), f"scene={scene} was given, but only glTF files hold several scenes")
     if suffix == ".toml":
         from .toml_scene import read_toml_scene
 
@@ -46,9 +75,15 @@ def load(path: str | os.PathLike[str]) -> Scene:
     return read_urdf(p)
 
 
-def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Clip | None = None,
+def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Clip | Sequence[Clip] | None = None,
          **options: Any) -> Path:
-    """Write a figure (or scene) and optionally a clip to ``.toml`` or ``.bvh``, atomically."""
+    """Write a figure (or scene) and clips to ``.toml``, ``.bvh``, ``.glb`` or ``.gltf``, atomically.
+
+    ``clip``: one clip, several, or None. TOML writes the scene's clips and these; BVH holds exactly
+    one (the given one, else the scene's first); glTF writes the given clips as its animations, or the
+    scene's clips when none is given. glTF options: ``buffers="external"`` (a ``.bin`` beside a
+    ``.gltf``) or ``"embedded"`` (a data URI). Returns ``path``.
+    """
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in SAVERS:
@@ -56,22 +91,34 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     from ..scene import Scene
 
     scene = scene_or_figure if isinstance(scene_or_figure, Scene) else Scene(scene_or_figure)
-    writer: Callable[[], str]
-    if suffix == ".bvh":
+    given = [] if clip is None else list(clip) if isinstance(clip, Sequence) else [clip]
+    files: list[tuple[Path, bytes]]
+    allowed = {".glb": (), ".gltf": ("buffers",), ".toml": ()}.get(suffix)
+    if allowed is not None and set(options) - set(allowed):
+        bad = sorted(set(options) - set(allowed))[0]
+        raise AnimkitError(f"{p}: " + unknown_name(f"{suffix} save option", bad, allowed or ["(none)"]))
+    if suffix in (".glb", ".gltf"):
+        from .gltf_write import gltf_files
+
+        files = gltf_files(p, scene, given or list(scene.clips.values()), **options)
+    elif suffix == ".bvh":
         from .bvh import dumps_bvh
 
-        def writer() -> str:
-            return dumps_bvh(scene.figure, clip if clip is not None else scene.clip(), **options)
+        if len(given) > 1:
+            raise AnimkitError(f"{p}: a BVH file holds one clip, got {len(given)} "
+                               f"({', '.join(c.name for c in given)}); save each to its own file")
+        text = dumps_bvh(scene.figure, given[0] if given else scene.clip(), **options)
+        files = [(p, text.encode("utf-8"))]
     else:
         from .toml_clips import dumps_clips
         from .toml_scene import dumps_scene
 
-        def writer() -> str:
-            clips = dict(scene.clips)
-            if clip is not None:
-                clips[clip.name] = clip
-            return dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
-    text = writer()
-    with atomic_path(p) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        clips = dict(scene.clips)
+        for c in given:
+            clips[c.name] = c
+        text = dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
+        files = [(p, text.encode("utf-8"))]
+    for target, data in files:
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(data)
     return p

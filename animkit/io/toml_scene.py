@@ -470,7 +470,8 @@ def _euler_deg(R: np.ndarray) -> list[float]:
 def _joint_table(joint: Joint) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": joint.kind if joint.kind != "custom" else "custom"}
     if joint.kind == "custom":
-        raise SceneError(f"joint {joint.name!r} is a custom channel joint (from BVH): save this figure as BVH")
+        raise SceneError(f"joint {joint.name!r} is a custom channel joint (as BVH and glTF files make), which a TOML "
+                         "scene cannot hold: save this figure as BVH or glTF")
     angles = _angle_scale(joint.kind)
     if joint.kind in ("hinge", "slider"):
         d = joint.dofs[0]

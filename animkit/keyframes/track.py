@@ -33,7 +33,7 @@ __all__ = [
 
 Array = NDArray[np.float64]
 Interpolation = Literal["step", "linear", "cubic", "bezier"]
-RotationInterpolation = Literal["slerp", "squad"]
+RotationInterpolation = Literal["slerp", "squad", "step", "cubic"]
 INTERPOLATIONS: Final[tuple[str, ...]] = get_args(Interpolation)
 ROTATION_INTERPOLATIONS: Final[tuple[str, ...]] = get_args(RotationInterpolation)
 
@@ -164,15 +164,24 @@ class Track:
 class RotationTrack:
     """Keys of one ball joint as unit quaternions ``(w, x, y, z)``, shape (K, 4).
 
-    Sampled as quaternions (``"slerp"`` per segment, or ``"squad"``), then turned into the joint's
-    intrinsic Euler DOF values by :meth:`sample_euler` when a clip samples a pose. Key quaternions must
-    have unit norm to within 1e-6 (they are then normalised exactly).
+    Sampled as quaternions, then turned into the joint's intrinsic Euler DOF values by
+    :meth:`sample_euler` when a clip samples a pose. ``interpolation``: ``"slerp"`` per segment (the short
+    way), ``"squad"``, ``"step"`` (holds the left key), or ``"cubic"``: glTF's CUBICSPLINE, the cubic
+    Hermite of each component with ``in_tangents``/``out_tangents`` (K, 4) in units per second, then
+    normalised,
+
+        q(t) = normalise((2u³ − 3u² + 1) q_k + (u³ − 2u² + u) Δt b_k + (−2u³ + 3u²) q_{k+1} + (u³ − u²) Δt a_{k+1})
+
+    with b the out-tangents, a the in-tangents, Δt = t_{k+1} − t_k. Key quaternions must have unit norm
+    to within 1e-6 (they are then normalised exactly).
     """
 
     joint: str
     times: Array
     quaternions: Array
     interpolation: RotationInterpolation = "slerp"
+    in_tangents: Array | None = None
+    out_tangents: Array | None = None
 
     def __post_init__(self) -> None:
         owner = f"rotation track {self.joint!r}"
@@ -187,13 +196,28 @@ class RotationTrack:
         if self.interpolation not in ROTATION_INTERPOLATIONS:
             raise ClipError(f"{owner}: " + unknown_name("rotation interpolation", self.interpolation,
                                                          ROTATION_INTERPOLATIONS))
+        cubic = self.interpolation == "cubic"
+        if cubic != (self.in_tangents is not None) or (self.in_tangents is None) != (self.out_tangents is None):
+            raise ClipError(f"{owner}: in/out tangents go with 'cubic' interpolation, both of them, and only there")
+        if self.in_tangents is not None and self.out_tangents is not None:
+            object.__setattr__(self, "in_tangents", _finite_values(owner, self.in_tangents, times, "in_tangents", (4,)))
+            object.__setattr__(self, "out_tangents",
+                               _finite_values(owner, self.out_tangents, times, "out_tangents", (4,)))
         object.__setattr__(self, "times", times)
         object.__setattr__(self, "quaternions", _frozen(q / norms[:, None]))
 
     def sample(self, t: ArrayLike) -> Array:
         """q(t), shape (F, 4), unit norm; holds the first/last key outside the keys."""
+        t = np.asarray(t, dtype=float)
+        if self.interpolation == "step":
+            return ip.step(self.times, self.quaternions, t)
+        if self.interpolation == "cubic":
+            q = ip.bezier(self.times, self.quaternions, t, self.in_tangents, self.out_tangents)
+            n = np.linalg.norm(q, axis=-1, keepdims=True)
+            left = ip.step(self.times, self.quaternions, t)
+            return np.where(n > 1e-12, q / np.where(n > 1e-12, n, 1.0), left)
         fn = ip.slerp if self.interpolation == "slerp" else ip.squad
-        return fn(self.times, self.quaternions, np.asarray(t, dtype=float))
+        return fn(self.times, self.quaternions, t)
 
     def sample_euler(self, t: ArrayLike, order: str) -> Array:
         """(α, β, γ) with R(q(t)) = R_a(α) R_b(β) R_c(γ) for intrinsic ``order`` "abc", shape (F, 3)."""

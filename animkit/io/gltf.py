@@ -1,0 +1,629 @@
+"""glTF 2.0 characters in: ``.gltf`` (JSON with external or ``data:`` buffers) and ``.glb``.
+
+The node hierarchy of a scene becomes the figure, below one added root node (``world``): each node's local
+matrix L_node = T · R · S (or its ``matrix``) is split at the first channel any animation drives. The static
+channels before it multiply into the arc's L; that channel and every one after it become DOFs of the arc's
+joint, with the node's values as rest values:
+
+    translation → ``<node>.tx/ty/tz`` (prismatic), rotation → ``<node>.rz/ry/rx`` (a ball, intrinsic "zyx"),
+    scale → ``<node>.sx/sy/sz`` (scale DOFs)
+
+so M_node = M_parent · L · A(θ) equals the glTF world matrix at every time. Rotations are keyed and sampled as
+quaternions (:class:`~animkit.keyframes.RotationTrack`) and only then read as the joint's Euler DOFs.
+
+Every animation is a clip under its name, with the file's own key times: LINEAR → linear (slerp for
+rotations), STEP → step, CUBICSPLINE → the cubic Hermite with the file's tangents (scaled by the key interval;
+rotations normalised after it). Meshes become :class:`~animkit.mesh.Mesh` values (one per primitive); skinned
+ones ignore their node's transform, as the specification says (see ``docs/conventions.md``).
+
+Bad input is a :class:`~animkit.errors.ParseError` naming the file and the JSON pointer.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import AnimkitError, ParseError
+from ..figure import Figure
+from ..joints import DofKind, Joint, ball, custom, fixed
+from ..keyframes import Clip, RotationTrack, Track
+from ..mesh import Mesh, Skin, vertex_normals
+from ..rig import humanoid_rig
+from ..scene import Scene
+from ..skin import normalized_weights
+from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
+from ._gltf import GltfDocument, document_from_path, pointer
+
+__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
+           "MorphTargetWarning"]
+
+Array = NDArray[np.float64]
+ROOT_NAME = "world"
+EULER_ORDER = "zyx"
+_PATHS = ("translation", "rotation", "scale")
+_INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
+_MAX_IMAGE_PIXELS = 1 << 26
+#: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
+STILL = 2e-7
+#: the latest key time read (a day): later ones would make absurd clips
+MAX_KEY_TIME = 86400.0
+
+
+class MorphTargetWarning(UserWarning):
+    """A glTF file has morph targets (``weights``), which animkit does not apply."""
+
+
+def read_gltf(path: str | Path, *, scene: int | None = None) -> Scene:
+    """A :class:`~animkit.scene.Scene` from a ``.gltf`` / ``.glb`` file: the figure of scene ``scene`` (default:
+    the file's ``scene``, else 0), every animation as a clip, every mesh primitive as a mesh."""
+    return scene_from_document(document_from_path(path), scene=scene)
+
+
+def scene_from_document(doc: GltfDocument, *, scene: int | None = None) -> Scene:
+    """The scene of a parsed document (see :func:`read_gltf`)."""
+    try:
+        return _Reader(doc).scene(scene)
+    except ParseError:
+        raise
+    except AnimkitError as exc:  # a figure, clip or mesh the checks above let through: still name the file
+        raise doc.error("/", str(exc)) from None
+
+
+def _quaternion_wxyz(xyzw: Array) -> Array:
+    return np.asarray(xyzw, dtype=float)[..., [3, 0, 1, 2]]
+
+
+class _Reader:
+    def __init__(self, doc: GltfDocument) -> None:
+        self.doc = doc
+        self.nodes: list[dict[str, Any]] = [doc.obj("nodes", i) for i in range(len(doc.items("nodes")))]
+        self.parent = self._parents()
+        self.names = self._names()
+        self.morph = False
+        self._images: dict[int, NDArray[np.uint8]] = {}
+        self._samplers: dict[tuple[int, int, int], tuple[Array, Array, str, tuple[Array, Array] | None]] = {}
+        self.animated: dict[int, set[str]] = {}
+
+    # --- structure ----------------------------------------------------------------------------------------
+
+    def _parents(self) -> list[int]:
+        """parent[i] (−1 for roots); a node with two parents or a cycle is an error."""
+        doc = self.doc
+        parent = [-1] * len(self.nodes)
+        for i, n in enumerate(self.nodes):
+            kids = doc.field(n, "children", pointer("nodes", i), list, [])
+            for k, c in enumerate(kids):
+                at = pointer("nodes", i, "children", k)
+                if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(self.nodes):
+                    raise doc.error(at, f"expected an index into nodes (0 to {len(self.nodes) - 1}), got {c!r}")
+                if c == i:
+                    raise doc.error(at, f"node {i} lists itself as a child: the node graph must be a tree")
+                if parent[c] >= 0:
+                    raise doc.error(at, f"node {c} has two parents (nodes {parent[c]} and {i}); "
+                                        "a glTF node must have at most one parent")
+                parent[c] = i
+        for i in range(len(self.nodes)):  # a cycle: walking up never reaches a root
+            seen = {i}
+            j = parent[i]
+            while j >= 0:
+                if j in seen:
+                    raise doc.error(pointer("nodes", j, "children"),
+                                    f"the node graph has a cycle through node {j}; it must be a tree")
+                seen.add(j)
+                j = parent[j]
+        return parent
+
+    def _names(self) -> list[str]:
+        """Node names as given (whitespace → '_'); unnamed nodes ``node<i>``; repeats get ``_<i>``."""
+        taken = {ROOT_NAME}
+        out = []
+        for i, n in enumerate(self.nodes):
+            raw = n.get("name")
+            name = re.sub(r"\s+", "_", raw.strip()) if isinstance(raw, str) and raw.strip() else f"node{i}"
+            if name in taken:
+                name = f"{name}_{i}"
+                while name in taken:
+                    name += "_"
+            taken.add(name)
+            out.append(name)
+        return out
+
+    def _roots(self, scene: int | None) -> list[int]:
+        doc = self.doc
+        scenes = doc.items("scenes")
+        if scene is None:
+            scene = doc.field(doc.json, "scene", "", int, 0 if scenes else None)
+            if scene is not None and not 0 <= scene < len(scenes):
+                raise doc.error("/scene", f"{scene} is not an index into scenes (it has {len(scenes)})")
+        elif not 0 <= scene < len(scenes):
+            raise ParseError(doc.path, f"no scene {scene}: the file has {len(scenes)} scene(s)")
+        if scene is None:  # no scenes: every root node
+            return [i for i, p in enumerate(self.parent) if p < 0]
+        s = doc.obj("scenes", scene)
+        roots = doc.field(s, "nodes", pointer("scenes", scene), list, [])
+        for k, r in enumerate(roots):
+            at = pointer("scenes", scene, "nodes", k)
+            if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < len(self.nodes):
+                raise doc.error(at, f"expected an index into nodes, got {r!r}")
+            if self.parent[r] >= 0:
+                raise doc.error(at, f"node {r} is a child of node {self.parent[r]}; scene nodes must be roots")
+        if len(set(roots)) != len(roots):
+            raise doc.error(pointer("scenes", scene, "nodes"), "a root node is listed twice")
+        return roots
+
+    # --- the figure ---------------------------------------------------------------------------------------
+
+    def _trs(self, i: int) -> tuple[Array, Array, Array, Array | None]:
+        """(translation, rotation (w, x, y, z), scale, matrix or None) of node i."""
+        doc, n, at = self.doc, self.nodes[i], pointer("nodes", i)
+        t = doc.numbers(n, "translation", at, 3, np.zeros(3))
+        q = doc.numbers(n, "rotation", at, 4, np.array([0.0, 0.0, 0.0, 1.0]))
+        norm = float(np.linalg.norm(q))
+        if abs(norm - 1.0) > 1e-3:
+            raise doc.error(f"{at}/rotation", f"expected a unit quaternion (x, y, z, w), got norm {norm:.6g}")
+        s = doc.numbers(n, "scale", at, 3, np.ones(3))
+        m = doc.numbers(n, "matrix", at, 16, None)
+        if m is not None:
+            M = m.reshape(4, 4).T  # column-major in the file
+            if np.abs(M[3] - (0, 0, 0, 1)).max() > 1e-6 or abs(np.linalg.det(M[:3, :3])) < 1e-12:
+                raise doc.error(f"{at}/matrix", "expected an invertible affine matrix (last row 0 0 0 1)")
+            M[3] = (0.0, 0.0, 0.0, 1.0)
+            return t, _quaternion_wxyz(q / norm), s, M
+        return t, _quaternion_wxyz(q / norm), s, None
+
+    def _animated(self) -> dict[int, set[str]]:
+        """node → the paths (translation, rotation, scale) any animation drives."""
+        doc = self.doc
+        out: dict[int, set[str]] = {}
+        for a, anim in enumerate(doc.items("animations")):
+            at = pointer("animations", a)
+            if not isinstance(anim, dict):
+                raise doc.error(at, "expected an object")
+            for c, ch in enumerate(doc.field(anim, "channels", at, list)):
+                cat = f"{at}/channels/{c}"
+                if not isinstance(ch, dict):
+                    raise doc.error(cat, "expected an object")
+                target = doc.field(ch, "target", cat, dict)
+                path = doc.field(target, "path", f"{cat}/target", str)
+                if path == "weights":
+                    self.morph = True
+                    continue
+                if path not in _PATHS:
+                    if path == "pointer" or path.startswith("KHR_"):
+                        continue  # an extension's path; the extension is optional
+                    raise doc.error(f"{cat}/target/path", f"unknown path {path!r}; expected translation, rotation, "
+                                                          "scale or weights")
+                node = doc.field(target, "node", f"{cat}/target", int, None)
+                if node is None:
+                    continue
+                node = doc.index(target, "node", f"{cat}/target", "nodes")
+                if "matrix" in self.nodes[node]:
+                    raise doc.error(f"{cat}/target/node", f"node {node} has a matrix; animated nodes must use "
+                                                          "translation/rotation/scale")
+                samplers = doc.field(anim, "samplers", at, list)
+                smp = doc.field(ch, "sampler", cat, int, check=range(len(samplers)).__contains__,
+                                expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
+                if not self._holds_still(node, path, a, smp):
+                    out.setdefault(node, set()).add(path)
+        return out
+
+    def _holds_still(self, node: int, path: str, a: int, s: int) -> bool:
+        """True when sampler s of animation a holds node's own ``path`` value at every key (to :data:`STILL`, a few
+        float32 steps; tangents zero): such a channel adds no DOF (exporters key every channel of every bone, most of
+        them constant)."""
+        times, values, _, tangents = self._sampler(a, s, 4 if path == "rotation" else 3)
+        t, q, sc, _ = self._trs(node)
+        if path == "rotation":
+            q0 = q[[1, 2, 3, 0]]  # (x, y, z, w) as in the file
+            off = np.minimum(np.abs(values - q0).max(axis=1), np.abs(values + q0).max(axis=1))
+            tol = STILL
+        else:
+            v0 = t if path == "translation" else sc
+            off = np.abs(values - v0).max(axis=1)
+            tol = STILL * max(1.0, float(np.abs(v0).max()))
+        still = bool(off.max() <= tol)
+        if tangents is not None:
+            still = still and max(float(np.abs(tangents[0]).max()), float(np.abs(tangents[1]).max())) <= tol
+        return still
+
+    def _arc(self, i: int, animated: set[str]) -> tuple[Array, Joint]:
+        """(L, joint) of node i: static channels before the first animated one in L, the rest as DOFs."""
+        t, q, s, M = self._trs(i)
+        name = self.names[i]
+        if M is not None:
+            return M, fixed(name)
+        first = min((_PATHS.index(p) for p in animated), default=3)
+        R = matrix_from_quaternion(q)
+        parts = [_translation_matrix(t), _rotation_matrix(R), np.diag([*s, 1.0])]
+        L = np.eye(4)
+        for P in parts[:first]:
+            L = L @ P
+        if first == 3:
+            return L, fixed(name)
+        channels: list[tuple[DofKind, str]] = []
+        rest: list[float] = []
+        if first == 0:
+            channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+            rest += list(t)
+        if first <= 1:
+            channels += [("revolute", a) for a in EULER_ORDER]
+            rest += list(euler_intrinsic_from_matrix(R, EULER_ORDER))
+        drop_scale = "scale" not in animated and np.allclose(s, 1.0, rtol=0, atol=0)
+        if not drop_scale:
+            channels += [("scale", "x"), ("scale", "y"), ("scale", "z")]
+            rest += list(s)
+        if first == 1 and drop_scale:
+            return L, ball(name, EULER_ORDER, rest=rest)
+        return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
+
+    def figure(self, roots: list[int]) -> tuple[Figure, list[int]]:
+        """The figure below ``world`` and the nodes in it (file indices, depth-first)."""
+        animated = self.animated = self._animated()
+        fig = Figure(ROOT_NAME, name=Path(self.doc.path).stem or "gltf")
+        order: list[int] = []
+        stack = [(r, ROOT_NAME) for r in reversed(roots)]
+        while stack:
+            i, parent = stack.pop()
+            L, joint = self._arc(i, animated.get(i, set()))
+            try:
+                fig.add(self.names[i], parent, L=L, joint=joint)
+            except AnimkitError as exc:
+                raise self.doc.error(pointer("nodes", i), str(exc)) from None
+            order.append(i)
+            kids = self.nodes[i].get("children", [])
+            stack.extend((c, self.names[i]) for c in reversed(kids))
+        return fig, order
+
+    # --- clips --------------------------------------------------------------------------------------------
+
+    def clips(self, fig: Figure, in_figure: set[int]) -> dict[str, Clip]:
+        doc = self.doc
+        out: dict[str, Clip] = {}
+        for a, anim in enumerate(doc.items("animations")):
+            at = pointer("animations", a)
+            raw = anim.get("name")
+            name = raw if isinstance(raw, str) and raw else f"animation{a}"
+            if name in out:
+                name = f"{name}_{a}"
+            samplers = doc.field(anim, "samplers", at, list)
+            tracks: list[Track | RotationTrack] = []
+            seen: dict[tuple[int, str], int] = {}
+            last = 0.0
+            dts: list[float] = []
+            for c, ch in enumerate(anim["channels"]):
+                cat = f"{at}/channels/{c}"
+                target = ch["target"]
+                path = target["path"]
+                if path not in _PATHS or target.get("node") is None:
+                    continue
+                node = target["node"]
+                if node not in in_figure or path not in self.animated.get(node, ()):
+                    continue  # a node of another scene, or a channel that holds the node's own value
+                if (node, path) in seen:
+                    raise doc.error(cat, f"channel {seen[node, path]} already drives node {node}'s {path}")
+                seen[node, path] = c
+                s = doc.field(ch, "sampler", cat, int, check=range(len(samplers)).__contains__,
+                              expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
+                times, values, kind, tangents = self._sampler(a, s, 4 if path == "rotation" else 3)
+                last = max(last, float(times[-1]))
+                if times.shape[0] > 1:
+                    dts.append(float(np.median(np.diff(times))))
+                tracks.extend(self._tracks(self.names[node], path, times, values, kind, tangents,
+                                           f"{at}/samplers/{s}"))
+            fps = 30.0
+            if dts:
+                guess = 1.0 / min(dts)
+                if 10.0 <= guess <= 240.0:
+                    fps = float(round(guess))
+            try:
+                out[name] = Clip.build(fig, tracks, name=name, duration=last, fps=fps)
+            except AnimkitError as exc:
+                raise doc.error(at, str(exc)) from None
+        return out
+
+    def _sampler(self, a: int, s: int, width: int) -> tuple[Array, Array, str, tuple[Array, Array] | None]:
+        """(key times (K,), values (K, width), interpolation, (in, out) tangents for CUBICSPLINE)."""
+        key = (a, s, width)
+        if key not in self._samplers:
+            self._samplers[key] = self._read_sampler(a, s, width)
+        return self._samplers[key]
+
+    def _read_sampler(self, a: int, s: int, width: int) -> tuple[Array, Array, str, tuple[Array, Array] | None]:
+        doc = self.doc
+        at = pointer("animations", a, "samplers", s)
+        smp = doc.json["animations"][a]["samplers"][s]
+        if not isinstance(smp, dict):
+            raise doc.error(at, "expected an object")
+        kind = doc.field(smp, "interpolation", at, str, "LINEAR", lambda v: v in _INTERPOLATIONS,
+                         "LINEAR, STEP or CUBICSPLINE")
+        ti = doc.index(smp, "input", at, "accessors")
+        times = doc.accessor(ti, f"{at}/input")
+        if times.shape[1:] != (1,) or times.dtype.kind != "f":
+            raise doc.error(f"{at}/input", "expected a SCALAR float accessor of key times")
+        times = times[:, 0]
+        if np.any(np.diff(times) <= 0):
+            k = int(np.flatnonzero(np.diff(times) <= 0)[0])
+            raise doc.error(f"{at}/input", f"key times must increase strictly; key {k + 1} ({times[k + 1]}) "
+                                           f"does not come after key {k} ({times[k]})")
+        if times[0] < 0 or times[-1] > MAX_KEY_TIME:
+            raise doc.error(f"{at}/input", f"key times must lie in [0, {MAX_KEY_TIME:g}] s, got "
+                                           f"{times[0]:g} to {times[-1]:g}")
+        oi = doc.index(smp, "output", at, "accessors")
+        values = doc.accessor(oi, f"{at}/output")
+        if values.ndim != 2 or values.shape[1] != width or values.dtype.kind != "f":
+            raise doc.error(f"{at}/output", f"expected VEC{width} values (float or normalized), got "
+                                            f"{values.shape[1:]} of {values.dtype}")
+        K = times.shape[0]
+        per = 3 if kind == "CUBICSPLINE" else 1
+        if values.shape[0] != per * K:
+            raise doc.error(f"{at}/output", f"{values.shape[0]} values for {K} key times; {kind} needs {per * K}")
+        if kind == "CUBICSPLINE":
+            v = values.reshape(K, 3, width)
+            return times, v[:, 1], kind, (v[:, 0], v[:, 2])
+        return times, values, kind, None
+
+    def _tracks(self, joint: str, path: str, times: Array, values: Array, kind: str,
+                tangents: tuple[Array, Array] | None, at: str) -> list[Track | RotationTrack]:
+        if path == "rotation":
+            q = _quaternion_wxyz(values)
+            n = np.linalg.norm(q, axis=1)
+            if np.any(n < 1e-6):
+                raise self.doc.error(f"{at}/output", f"key {int(np.argmax(n < 1e-6))} is a zero quaternion")
+            interp = {"LINEAR": "slerp", "STEP": "step", "CUBICSPLINE": "cubic"}[kind]
+            tin = tout = None
+            if tangents is not None:
+                tin, tout = _quaternion_wxyz(tangents[0]), _quaternion_wxyz(tangents[1])
+            return [RotationTrack(joint, times, q / n[:, None], interp,  # type: ignore[arg-type]
+                                  in_tangents=tin, out_tangents=tout)]
+        letter = "t" if path == "translation" else "s"
+        out: list[Track | RotationTrack] = []
+        for k, axis in enumerate("xyz"):
+            dof = f"{joint}.{letter}{axis}"
+            if tangents is None:
+                out.append(Track(dof, times, values[:, k], "linear" if kind == "LINEAR" else "step"))
+            else:
+                out.append(Track(dof, times, values[:, k], "bezier", in_slopes=tangents[0][:, k],
+                                 out_slopes=tangents[1][:, k]))
+        return out
+
+    # --- meshes -------------------------------------------------------------------------------------------
+
+    def meshes(self, fig: Figure, order: list[int]) -> list[Mesh]:
+        doc = self.doc
+        index = {n: k for k, n in enumerate(fig.node_names)}
+        skins: dict[int, Skin] = {}
+        out: list[Mesh] = []
+        in_figure = set(order)
+        for i in order:
+            n = self.nodes[i]
+            if "weights" in n:
+                self.morph = True
+            if "mesh" not in n:
+                continue
+            at = pointer("nodes", i)
+            m = doc.index(n, "mesh", at, "meshes")
+            skin = None
+            if "skin" in n:
+                s = doc.index(n, "skin", at, "skins")
+                if s not in skins:
+                    skins[s] = self._skin(s, index, in_figure)
+                skin = skins[s]
+            mesh = doc.obj("meshes", m, f"{at}/mesh")
+            mat = pointer("meshes", m)
+            if "weights" in mesh:
+                self.morph = True
+            prims = doc.field(mesh, "primitives", mat, list)
+            raw = mesh.get("name")
+            base = raw if isinstance(raw, str) and raw else f"mesh{m}"
+            for p, prim in enumerate(prims):
+                pat = f"{mat}/primitives/{p}"
+                if not isinstance(prim, dict):
+                    raise doc.error(pat, "expected an object")
+                name = base if len(prims) == 1 else f"{base}.{p}"
+                made = self._primitive(prim, pat, name, self.names[i], index[self.names[i]], skin)
+                if made is not None:
+                    out.append(made)
+        return out
+
+    def _skin(self, s: int, index: Mapping[str, int], in_figure: set[int]) -> Skin:
+        doc = self.doc
+        sk = doc.obj("skins", s)
+        at = pointer("skins", s)
+        joints = doc.field(sk, "joints", at, list, check=lambda v: len(v) >= 1, expected="a non-empty array")
+        for k, j in enumerate(joints):
+            jat = f"{at}/joints/{k}"
+            if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < len(self.nodes):
+                raise doc.error(jat, f"expected an index into nodes, got {j!r}")
+            if j not in in_figure:
+                raise doc.error(jat, f"joint node {j} is not in the scene being read")
+        if len(set(joints)) != len(joints):
+            raise doc.error(f"{at}/joints", "a joint is listed twice")
+        J = len(joints)
+        if "inverseBindMatrices" in sk:
+            ibm_at = f"{at}/inverseBindMatrices"
+            ibm = doc.accessor(doc.index(sk, "inverseBindMatrices", at, "accessors"), ibm_at)
+            if ibm.shape[1:] != (4, 4) or ibm.dtype.kind != "f":
+                raise doc.error(ibm_at, "expected a MAT4 float accessor")
+            if ibm.shape[0] != J:
+                raise doc.error(ibm_at, f"{ibm.shape[0]} inverse bind matrices for {J} joints")
+        else:
+            ibm = np.tile(np.eye(4), (J, 1, 1))
+        skeleton = doc.index(sk, "skeleton", at, "nodes", None)
+        raw = sk.get("name")
+        name = raw if isinstance(raw, str) and raw else f"skin{s}"
+        names = tuple(self.names[j] for j in joints)
+        return Skin(name, names, ibm, np.array([index[n] for n in names], dtype=np.intp),
+                    None if skeleton is None else self.names[skeleton])
+
+    def _attribute(self, attrs: dict[str, Any], key: str, pat: str, width: int, count: int | None,
+                   floats: bool) -> NDArray[Any]:
+        doc = self.doc
+        aat = f"{pat}/attributes/{key}"
+        arr = doc.accessor(doc.index(attrs, key, f"{pat}/attributes", "accessors"), aat)
+        if arr.ndim != 2 or arr.shape[1] != width or (floats and arr.dtype.kind != "f"):
+            raise doc.error(aat, f"expected VEC{width} {'float or normalized' if floats else 'unsigned integer'} "
+                                 f"values, got {arr.shape[1:]} of {arr.dtype}")
+        if not floats and arr.dtype.kind not in "u":
+            raise doc.error(aat, f"expected unsigned integers, got {arr.dtype}")
+        if count is not None and arr.shape[0] != count:
+            raise doc.error(aat, f"{arr.shape[0]} values for {count} vertices")
+        return arr
+
+    def _primitive(self, prim: dict[str, Any], pat: str, name: str, node: str, node_index: int,
+                   skin: Skin | None) -> Mesh | None:
+        doc = self.doc
+        if "targets" in prim:
+            self.morph = True
+        mode = doc.field(prim, "mode", pat, int, 4, lambda v: 0 <= v <= 6, "a primitive mode from 0 to 6")
+        if mode < 4:
+            warnings.warn(f"{doc.path}: {pat} draws points or lines (mode {mode}); animkit keeps triangles only",
+                          stacklevel=4)
+            return None
+        attrs = doc.field(prim, "attributes", pat, dict)
+        pos = self._attribute(attrs, "POSITION", pat, 3, None, True)
+        V = pos.shape[0]
+        if "indices" in prim:
+            iat = f"{pat}/indices"
+            idx = doc.accessor(doc.index(prim, "indices", pat, "accessors"), iat)
+            if idx.shape[1:] != (1,) or idx.dtype.kind != "u":
+                raise doc.error(iat, "expected a SCALAR unsigned integer accessor")
+            idx = idx[:, 0].astype(np.intp)
+            if idx.size and int(idx.max()) >= V:
+                k = int(np.argmax(idx >= V))
+                raise doc.error(iat, f"index #{k} is {int(idx[k])}, but the primitive has {V} vertices")
+        else:
+            idx = np.arange(V, dtype=np.intp)
+        faces = _triangles(idx, mode)
+        if faces is None:
+            raise doc.error(pat, f"{idx.size} indices do not make whole triangles (mode {mode})")
+        normals = (self._attribute(attrs, "NORMAL", pat, 3, V, True) if "NORMAL" in attrs
+                   else vertex_normals(pos, faces))
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        normals = np.where(length > 1e-12, normals / np.where(length > 1e-12, length, 1.0), (0.0, 0.0, 1.0))
+        color, texture, texcoord = self._material(prim, pat)
+        uv_key = f"TEXCOORD_{texcoord}"
+        uvs = self._attribute(attrs, uv_key, pat, 2, V, True) if uv_key in attrs else None
+        joints = weights = None
+        if skin is not None:
+            joints, weights = self._influences(attrs, pat, V, len(skin.joints))
+        return Mesh(name, node, node_index, faces, pos, normals, uvs, color, texture, skin, joints, weights)
+
+    def _influences(self, attrs: dict[str, Any], pat: str, V: int, J: int) -> tuple[NDArray[np.intp], Array]:
+        doc = self.doc
+        if "JOINTS_0" not in attrs or "WEIGHTS_0" not in attrs:
+            raise doc.error(f"{pat}/attributes", "a skinned mesh needs JOINTS_0 and WEIGHTS_0")
+        js, ws = [], []
+        for k in (0, 1):
+            if f"JOINTS_{k}" not in attrs and f"WEIGHTS_{k}" not in attrs:
+                break
+            if f"JOINTS_{k}" not in attrs or f"WEIGHTS_{k}" not in attrs:
+                raise doc.error(f"{pat}/attributes", f"JOINTS_{k} and WEIGHTS_{k} go together")
+            j = self._attribute(attrs, f"JOINTS_{k}", pat, 4, V, False).astype(np.intp)
+            w = self._attribute(attrs, f"WEIGHTS_{k}", pat, 4, V, True)
+            if np.any(w < 0):
+                raise doc.error(f"{pat}/attributes/WEIGHTS_{k}", "weights must not be negative")
+            bad = (j >= J) & (w > 0)
+            if bad.any():
+                v = int(np.argwhere(bad)[0][0])
+                raise doc.error(f"{pat}/attributes/JOINTS_{k}",
+                                f"vertex {v} names joint {int(j[bad][0])}, but the skin has {J} joints")
+            js.append(np.where(j >= J, 0, j))
+            ws.append(w)
+        return np.concatenate(js, axis=1), normalized_weights(np.concatenate(ws, axis=1))
+
+    def _material(self, prim: dict[str, Any], pat: str) -> tuple[Array, NDArray[np.uint8] | None, int]:
+        """(base colour factor RGBA, base colour texture or None, its TEXCOORD set)."""
+        doc = self.doc
+        if "material" not in prim:
+            return np.ones(4), None, 0
+        m = doc.index(prim, "material", pat, "materials")
+        mat = doc.obj("materials", m)
+        at = pointer("materials", m)
+        pbr = doc.field(mat, "pbrMetallicRoughness", at, dict, {})
+        pat2 = f"{at}/pbrMetallicRoughness"
+        color = doc.numbers(pbr, "baseColorFactor", pat2, 4, np.ones(4))
+        info = doc.field(pbr, "baseColorTexture", pat2, dict, None)
+        if info is None:
+            return color, None, 0
+        tat = f"{pat2}/baseColorTexture"
+        tex = doc.obj("textures", doc.index(info, "index", tat, "textures"), f"{tat}/index")
+        texcoord = doc.field(info, "texCoord", tat, int, 0, lambda v: v >= 0, "an integer >= 0")
+        source = doc.index(tex, "source", pointer("textures", info["index"]), "images", None)
+        if source is None:
+            return color, None, texcoord
+        return color, self._image(source), texcoord
+
+    def _image(self, i: int) -> NDArray[np.uint8]:
+        if i in self._images:
+            return self._images[i]
+        from PIL import Image, UnidentifiedImageError
+
+        data = self.doc.image_bytes(i, pointer("images", i))
+        at = pointer("images", i)
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                w, h = im.size
+                if w * h > _MAX_IMAGE_PIXELS:
+                    raise self.doc.error(at, f"image of {w}x{h} pixels; more than animkit decodes "
+                                             f"({_MAX_IMAGE_PIXELS})")
+                if im.format not in ("PNG", "JPEG"):
+                    raise self.doc.error(at, f"image format {im.format}; expected PNG or JPEG")
+                arr = np.asarray(im.convert("RGBA"), dtype=np.uint8).copy()
+        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+            raise self.doc.error(at, f"cannot decode the image: {exc}") from None
+        arr.setflags(write=False)
+        self._images[i] = arr
+        return arr
+
+    # --- all of it ----------------------------------------------------------------------------------------
+
+    def scene(self, scene: int | None) -> Scene:
+        roots = self._roots(scene)
+        fig, order = self.figure(roots)
+        fig.rig = humanoid_rig(fig)  # arm_l … neck, hand/foot/head effectors where the joint names say humanoid
+        in_figure = set(order)
+        clips = self.clips(fig, in_figure)
+        meshes = self.meshes(fig, order)
+        if self.morph:
+            warnings.warn(f"{self.doc.path}: morph targets (weights) are not applied; meshes keep their base shape",
+                          MorphTargetWarning, stacklevel=4)
+        return Scene(fig, clips=clips, meshes=tuple(meshes), up="y", source=self.doc.path)
+
+
+def _translation_matrix(t: Array) -> Array:
+    M = np.eye(4)
+    M[:3, 3] = t
+    return M
+
+
+def _rotation_matrix(R: Array) -> Array:
+    M = np.eye(4)
+    M[:3, :3] = R
+    return M
+
+
+def _triangles(idx: NDArray[np.intp], mode: int) -> NDArray[np.intp] | None:
+    """Faces (T, 3) from indices: TRIANGLES (4), TRIANGLE_STRIP (5, every other one flipped), TRIANGLE_FAN (6)."""
+    n = idx.shape[0]
+    if mode == 4:
+        if n % 3:
+            return None
+        return idx.reshape(-1, 3).copy()
+    if n < 3:
+        return np.zeros((0, 3), dtype=np.intp)
+    k = np.arange(n - 2)
+    if mode == 5:
+        even = (k % 2) == 0
+        a = idx[k]
+        b = np.where(even, idx[k + 1], idx[k + 2])
+        c = np.where(even, idx[k + 2], idx[k + 1])
+        return np.stack([a, b, c], axis=1)
+    return np.stack([np.full(n - 2, idx[0]), idx[k + 1], idx[k + 2]], axis=1)

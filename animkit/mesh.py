@@ -1,0 +1,188 @@
+"""Meshes that hang on a figure: triangles, rest vertices, a material, and either a skin or a node.
+
+A :class:`Mesh` is one glTF mesh primitive (a small frozen value; arrays read-only). It is placed
+
+* **skinned** (``skin`` set): v' = Σ_k w_k · W[joint j(k)] · IBM_j(k) · v (:mod:`animkit.skin`); the
+  mesh node's own world matrix is *not* applied (glTF's rule; three.js and Blender agree, see
+  ``docs/conventions.md``);
+* **rigidly** (``skin`` None): v' = W[node] · v, the world matrix of the node it hangs on.
+
+``positions(W)`` and ``normals(W)`` take world matrices (F, N, 4, 4) from ``figure.world_batch(poses)``
+(N = the figure's nodes, in ``node_names`` order) and return (F, V, 3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import skin as lbs
+from .errors import SceneError
+
+__all__ = ["Skin", "Mesh", "vertex_normals"]
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+
+
+def _frozen(a: NDArray | None) -> NDArray | None:
+    if a is not None:
+        a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Skin:
+    """A skin: its joints (node names), inverse bind matrices IBM (J, 4, 4) and skeleton root (or None).
+
+    ``joint_index`` (J,) are the joints' rows in the figure's ``node_names``.
+    """
+
+    name: str
+    joints: tuple[str, ...]
+    inverse_bind: Array
+    joint_index: Index
+    skeleton: str | None = None
+
+    def __post_init__(self) -> None:
+        J = len(self.joints)
+        if self.inverse_bind.shape != (J, 4, 4) or self.joint_index.shape != (J,):
+            raise SceneError(f"skin {self.name!r}: {J} joints need inverse_bind (J, 4, 4) and joint_index (J,), "
+                             f"got {self.inverse_bind.shape} and {self.joint_index.shape}")
+        _frozen(self.inverse_bind)
+        _frozen(self.joint_index)
+
+
+@dataclass(frozen=True, eq=False)
+class Mesh:
+    """One triangle mesh: ``faces`` (T, 3) into rest ``rest_positions`` / ``rest_normals`` (V, 3), ``uvs`` (V, 2)
+    or None, the material's ``base_color`` (RGBA factor, linear) and ``texture`` (H, W, 4) uint8 RGBA as stored
+    (sRGB) or None; ``uvs`` address the texture with (0, 0) at its top-left corner (glTF's convention).
+
+    ``node`` is the node it hangs on and ``node_index`` that node's row in the figure's ``node_names``.
+    Skinned meshes have ``skin`` and ``joints`` (V, K) (indices into ``skin.joints``) with ``weights`` (V, K)
+    (rows sum to 1; K ≤ 8).
+    """
+
+    name: str
+    node: str
+    node_index: int
+    faces: Index
+    rest_positions: Array
+    rest_normals: Array
+    uvs: Array | None = None
+    base_color: Array = field(default_factory=lambda: np.ones(4))
+    texture: NDArray[np.uint8] | None = None
+    skin: Skin | None = None
+    joints: Index | None = None
+    weights: Array | None = None
+
+    def __post_init__(self) -> None:
+        V = self.rest_positions.shape[0]
+        problems = []
+        if self.rest_positions.shape != (V, 3) or self.rest_normals.shape != (V, 3):
+            problems.append(f"rest positions/normals {self.rest_positions.shape}/{self.rest_normals.shape}")
+        if self.faces.ndim != 2 or self.faces.shape[1] != 3:
+            problems.append(f"faces {self.faces.shape}, expected (T, 3)")
+        elif self.faces.size and (self.faces.min() < 0 or self.faces.max() >= V):
+            problems.append(f"faces index outside the {V} vertices")
+        if self.uvs is not None and self.uvs.shape != (V, 2):
+            problems.append(f"uvs {self.uvs.shape}, expected ({V}, 2)")
+        if (self.skin is None) != (self.joints is None) or (self.joints is None) != (self.weights is None):
+            problems.append("a skinned mesh needs skin, joints and weights together")
+        if self.joints is not None and self.weights is not None and self.skin is not None:
+            if self.joints.shape != self.weights.shape or self.joints.shape[0] != V:
+                problems.append(f"joints {self.joints.shape} and weights {self.weights.shape}, expected (V, K)")
+            elif self.joints.size and (self.joints.min() < 0 or self.joints.max() >= len(self.skin.joints)):
+                problems.append(f"joint indices outside the skin's {len(self.skin.joints)} joints")
+        if problems:
+            raise SceneError(f"mesh {self.name!r}: " + "; ".join(problems))
+        for a in (self.faces, self.rest_positions, self.rest_normals, self.uvs, self.base_color, self.texture,
+                  self.joints, self.weights):
+            _frozen(a)
+
+    @property
+    def vertex_count(self) -> int:
+        return int(self.rest_positions.shape[0])
+
+    @property
+    def skinned(self) -> bool:
+        return self.skin is not None
+
+    def _check(self, W: Array) -> Array:
+        W = np.asarray(W, dtype=float)
+        if W.ndim == 3:
+            W = W[None]
+        need = self.node_index if self.skin is None else int(self.skin.joint_index.max(initial=0))
+        if W.ndim != 4 or W.shape[2:] != (4, 4) or W.shape[1] <= need:
+            raise SceneError(f"mesh {self.name!r}: expected world matrices (F, N, 4, 4) from figure.world_batch, "
+                             f"got shape {W.shape}")
+        return W
+
+    def joint_matrices(self, W: Array) -> Array:
+        """S_f,j = W_f[joint j] · IBM_j (F, J, 4, 4) for a skinned mesh."""
+        assert self.skin is not None
+        return lbs.joint_matrices(W, self.skin.joint_index, self.skin.inverse_bind)
+
+    def positions(self, W: Array) -> Array:
+        """World positions (F, V, 3): v' = Σ_k w_k W[j(k)] IBM_j(k) v (skinned) or W[node] v (rigid).
+
+        ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``. Skinned meshes run the
+        compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off).
+        """
+        W = self._check(W)
+        if self.skin is None:
+            return lbs.rigid_positions(W[:, self.node_index], self.rest_positions)
+        S = self.joint_matrices(W)
+        assert self.joints is not None and self.weights is not None
+        fast = lbs.compiled_skin(S, self.rest_positions, self.joints, self.weights, True)
+        if fast is not None:
+            return fast
+        X = self._position_table
+        if X is not None:
+            return lbs.positions_from_table(X, S)
+        return lbs.skin_positions(S, self.rest_positions, self.joints, self.weights)
+
+    def normals(self, W: Array) -> Array:
+        """World unit normals (F, V, 3): normalise(Σ_k w_k cof(W[j(k)] IBM_j(k)) n) (skinned) or
+        normalise(cof(W[node]) n) (rigid); cof(A) = det(A) A⁻ᵀ."""
+        W = self._check(W)
+        if self.skin is None:
+            return lbs.rigid_normals(W[:, self.node_index], self.rest_normals)
+        S = self.joint_matrices(W)
+        assert self.joints is not None and self.weights is not None
+        fast = lbs.compiled_skin(S, self.rest_normals, self.joints, self.weights, False)
+        if fast is not None:
+            return fast
+        X = self._normal_table
+        if X is not None:
+            return lbs.normals_from_table(X, S)
+        return lbs.skin_normals(S, self.rest_normals, self.joints, self.weights)
+
+    @cached_property
+    def _position_table(self) -> Array | None:
+        assert self.skin is not None and self.joints is not None and self.weights is not None
+        return lbs.influence_table(self.rest_positions, self.joints, self.weights, len(self.skin.joints), True)
+
+    @cached_property
+    def _normal_table(self) -> Array | None:
+        assert self.skin is not None and self.joints is not None and self.weights is not None
+        return lbs.influence_table(self.rest_normals, self.joints, self.weights, len(self.skin.joints), False)
+
+
+def vertex_normals(positions: Array, faces: Index) -> Array:
+    """n_v = normalise(Σ_{faces f ∋ v} (b − a) × (c − a)): area-weighted face normals summed at each vertex
+    (three.js ``computeVertexNormals``); a vertex on no face (or only degenerate ones) gets (0, 0, 1)."""
+    p = np.asarray(positions, dtype=float)
+    n = np.zeros_like(p)
+    if faces.size:
+        a, b, c = p[faces[:, 0]], p[faces[:, 1]], p[faces[:, 2]]
+        fn = np.cross(b - a, c - a)
+        for k in range(3):
+            np.add.at(n, faces[:, k], fn)
+    length = np.linalg.norm(n, axis=1)
+    out = np.where(length[:, None] > 0, n / np.where(length > 0, length, 1.0)[:, None], (0.0, 0.0, 1.0))
+    return out

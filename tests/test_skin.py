@@ -1,0 +1,151 @@
+"""Linear-blend skinning against the equation written out vertex by vertex, and special cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import animkit.jit
+from animkit import skin as lbs
+from animkit.mesh import Mesh, Skin, vertex_normals
+
+
+def _affine(rng: np.random.Generator, n: int, scale: bool = True) -> np.ndarray:
+    M = np.zeros((n, 4, 4))
+    q, _ = np.linalg.qr(rng.normal(size=(n, 3, 3)))
+    q *= np.sign(np.linalg.det(q))[:, None, None]
+    s = rng.uniform(0.5, 2.0, size=(n, 1, 3)) if scale else np.ones((n, 1, 3))
+    M[:, :3, :3] = q * s
+    M[:, :3, 3] = rng.normal(size=(n, 3))
+    M[:, 3, 3] = 1.0
+    return M
+
+
+def _mesh(rng: np.random.Generator, V: int, J: int, K: int, N: int) -> Mesh:
+    pos = rng.normal(size=(V, 3))
+    nrm = rng.normal(size=(V, 3))
+    nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+    joints = rng.integers(0, J, size=(V, K))
+    weights = lbs.normalized_weights(rng.uniform(0.0, 1.0, size=(V, K)))
+    skin = Skin("s", tuple(f"j{i}" for i in range(J)), _affine(rng, J), rng.choice(N, size=J, replace=False))
+    return Mesh("m", "mesh", 0, np.zeros((0, 3), dtype=np.intp), pos, nrm, skin=skin, joints=joints,
+                weights=weights)
+
+
+def _by_hand(mesh: Mesh, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """v' = Σ_i w_i · W_joint(i) · IBM_i · v, n' ∝ Σ_i w_i (W IBM)⁻ᵀ n det(W IBM), one vertex at a time."""
+    assert mesh.skin is not None and mesh.joints is not None and mesh.weights is not None
+    F, V = W.shape[0], mesh.vertex_count
+    P = np.zeros((F, V, 3))
+    Nn = np.zeros((F, V, 3))
+    for f in range(F):
+        for v in range(V):
+            acc = np.zeros(4)
+            nacc = np.zeros(3)
+            for j, w in zip(mesh.joints[v], mesh.weights[v], strict=True):
+                S = W[f, mesh.skin.joint_index[j]] @ mesh.skin.inverse_bind[j]
+                acc += w * (S @ np.append(mesh.rest_positions[v], 1.0))
+                A = S[:3, :3]
+                nacc += w * np.linalg.det(A) * (np.linalg.inv(A).T @ mesh.rest_normals[v])
+            P[f, v] = acc[:3]
+            Nn[f, v] = nacc / np.linalg.norm(nacc)
+    return P, Nn
+
+
+@given(seed=st.integers(0, 2**32 - 1), K=st.sampled_from([1, 4, 8]), F=st.integers(1, 3))
+@settings(max_examples=20)
+def test_positions_and_normals_match_the_equation(seed, K, F) -> None:
+    rng = np.random.default_rng(seed)
+    mesh = _mesh(rng, V=7, J=5, K=K, N=9)
+    W = np.stack([_affine(rng, 9) for _ in range(F)])
+    P, Nn = _by_hand(mesh, W)
+    np.testing.assert_allclose(mesh.positions(W), P, atol=1e-10, rtol=1e-10)
+    np.testing.assert_allclose(mesh.normals(W), Nn, atol=1e-9)
+    # the NumPy table path (numba off) gives the same
+    animkit.jit.ENABLED = False
+    try:
+        assert lbs.compiled_skin(mesh.joint_matrices(W), mesh.rest_positions, mesh.joints, mesh.weights, True) is None
+        np.testing.assert_allclose(mesh.positions(W), P, atol=1e-10, rtol=1e-10)
+        np.testing.assert_allclose(mesh.normals(W), Nn, atol=1e-9)
+    finally:
+        animkit.jit.ENABLED = True
+    # the influence-by-influence path (large meshes) gives the same
+    S = mesh.joint_matrices(W)
+    assert mesh.joints is not None and mesh.weights is not None
+    np.testing.assert_allclose(lbs.skin_positions(S, mesh.rest_positions, mesh.joints, mesh.weights), P,
+                               atol=1e-10)
+    np.testing.assert_allclose(lbs.skin_normals(S, mesh.rest_normals, mesh.joints, mesh.weights), Nn, atol=1e-9)
+
+
+def test_all_weight_on_one_joint_is_rigid() -> None:
+    rng = np.random.default_rng(3)
+    mesh = _mesh(rng, V=20, J=4, K=4, N=6)
+    assert mesh.skin is not None
+    joints = np.full((20, 4), 2)
+    weights = np.tile([0.25, 0.25, 0.25, 0.25], (20, 1))
+    m = Mesh("m", "mesh", 0, mesh.faces, mesh.rest_positions, mesh.rest_normals, skin=mesh.skin, joints=joints,
+             weights=weights)
+    W = _affine(rng, 6, scale=False)[None]
+    S = W[0, mesh.skin.joint_index[2]] @ mesh.skin.inverse_bind[2]
+    expect = mesh.rest_positions @ S[:3, :3].T + S[:3, 3]
+    np.testing.assert_allclose(m.positions(W)[0], expect, atol=1e-12)
+    R = S[:3, :3]
+    n = mesh.rest_normals @ np.linalg.inv(R)  # (R⁻ᵀ n)ᵀ = nᵀ R⁻¹
+    np.testing.assert_allclose(m.normals(W)[0], n / np.linalg.norm(n, axis=1, keepdims=True), atol=1e-12)
+
+
+def test_identity_bind_at_rest_gives_the_rest_mesh() -> None:
+    rng = np.random.default_rng(4)
+    mesh = _mesh(rng, V=10, J=3, K=2, N=3)
+    assert mesh.skin is not None
+    W = np.linalg.inv(mesh.skin.inverse_bind)[None]  # joints where they were bound
+    skin = Skin("s", mesh.skin.joints, mesh.skin.inverse_bind, np.arange(3))
+    m = Mesh("m", "mesh", 0, mesh.faces, mesh.rest_positions, mesh.rest_normals, skin=skin, joints=mesh.joints,
+             weights=mesh.weights)
+    np.testing.assert_allclose(m.positions(W)[0], mesh.rest_positions, atol=1e-10)
+    np.testing.assert_allclose(m.normals(W)[0], mesh.rest_normals, atol=1e-10)
+
+
+def test_rigid_mesh_follows_its_node() -> None:
+    rng = np.random.default_rng(5)
+    pos = rng.normal(size=(5, 3))
+    faces = np.array([[0, 1, 2], [2, 3, 4]])
+    m = Mesh("box", "hand", 1, faces, pos, vertex_normals(pos, faces))
+    W = np.stack([_affine(rng, 3) for _ in range(2)])
+    for f in range(2):
+        np.testing.assert_allclose(m.positions(W)[f], pos @ W[f, 1, :3, :3].T + W[f, 1, :3, 3], atol=1e-12)
+
+
+def test_weights_normalised_like_threejs() -> None:
+    w = lbs.normalized_weights(np.array([[2.0, 2.0, 0, 0], [0, 0, 0, 0], [0.1, 0.0, 0.3, 0.0]]))
+    np.testing.assert_allclose(w, [[0.5, 0.5, 0, 0], [1, 0, 0, 0], [0.25, 0, 0.75, 0]])
+
+
+def test_vertex_normals_of_a_flat_quad() -> None:
+    p = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
+    n = vertex_normals(p, np.array([[0, 1, 2], [0, 2, 3]]))
+    np.testing.assert_allclose(n, np.tile([0, 0, 1.0], (4, 1)))
+
+
+def test_wrong_world_matrices_are_refused() -> None:
+    rng = np.random.default_rng(6)
+    mesh = _mesh(rng, V=3, J=2, K=1, N=4)
+    with pytest.raises(Exception, match="world matrices"):
+        mesh.positions(np.zeros((1, 1, 4, 4)))
+
+
+@pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
+def test_compiled_kernel_runs_and_equals_numpy() -> None:
+    rng = np.random.default_rng(8)
+    mesh = _mesh(rng, V=50, J=6, K=8, N=6)
+    W = np.stack([_affine(rng, 6) for _ in range(4)])
+    S = mesh.joint_matrices(W)
+    fast = lbs.compiled_skin(S, mesh.rest_positions, mesh.joints, mesh.weights, True)
+    assert fast is not None  # the kernel ran
+    X = lbs.influence_table(mesh.rest_positions, mesh.joints, mesh.weights, 6, True)
+    np.testing.assert_allclose(fast, lbs.positions_from_table(X, S), atol=1e-12)
+    fastn = lbs.compiled_skin(S, mesh.rest_normals, mesh.joints, mesh.weights, False)
+    Xn = lbs.influence_table(mesh.rest_normals, mesh.joints, mesh.weights, 6, False)
+    np.testing.assert_allclose(fastn, lbs.normals_from_table(Xn, S), atol=1e-12)
