@@ -123,3 +123,21 @@ def test_sides_by_name_and_by_geometry_agree_on_every_sided_node(path) -> None:
     by_name, by_shape = node_sides(scene.figure, scene.up), sides_at_rest(scene.figure, scene.up)
     both = [(a, b) for a, b in zip(by_name, by_shape, strict=True) if a is not None and b is not None]
     assert len(both) > 10 and all(a == b for a, b in both)
+
+
+def test_a_gltf_skeleton_is_drawn_from_its_rest_offsets_with_sides() -> None:
+    # glTF nodes carry their offsets in the joints (TRS), not in L: bones come from the rest positions
+    scene = animkit.load(DATA / "CesiumMan.glb")
+    fig = scene.figure
+    look = figure_look(fig, scene.up)
+    sides = node_sides(fig, scene.up)
+    for name, side in zip(fig.node_names, sides, strict=True):
+        if "_L" in name or "_R" in name:
+            assert side == ("l" if "_L" in name else "r"), name
+    owners = {fig.node_names[i] for i in np.unique(look.owner)}
+    assert "Skeleton_torso_joint_1" in owners and not owners & {"world", "Z_UP", "Armature"}
+    # every drawn bone ends at its child's origin at rest: the left shin reaches the left ankle
+    W = fig.world_batch(fig.rest_pose()[None])[0]
+    v = place_vertices(look, W)
+    knee, ankle = fig.node_names.index("leg_joint_L_2"), fig.node_names.index("leg_joint_L_3")
+    assert np.linalg.norm(v[look.owner == knee] - W[ankle, :3, 3], axis=1).min() < 0.05

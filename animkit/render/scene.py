@@ -143,9 +143,9 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
     cool, trunk neutral; a figure without sides keeps its colours), bones (for a figure without drawn data)
     as thick as a body's, and a nose on the head pointing the way the figure faces.
 
-    Bones: radius 0.05 H on the trunk, 0.032 H on the limbs (H: the figure's height at rest) but never more than
-    0.45 of the bone's length (fingers stay fingers); the head, the topmost node's parent, gets a sphere of
-    0.06 H. ``sides`` defaults to :func:`node_sides`.
+    Bones run from each node's origin to its children's at rest: radius 0.05 H on the trunk, 0.032 H on the
+    limbs (H: the figure's height at rest) but never more than 0.45 of the bone's length (fingers stay fingers);
+    the head gets a sphere of 0.06 H. ``sides`` defaults to :func:`node_sides`.
     """
     nodes = figure.nodes()
     index = {n: i for i, n in enumerate(figure.node_names)}
@@ -168,10 +168,14 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
             colors = np.array([side_color(tuple(c), side[o]) for c, o in zip(colors, fowner, strict=True)])
         parts.append(Part(base.vertices, base.owner, base.faces, colors.reshape(-1, 3)))
     else:
+        above = _above_hips(figure)
         for arc in figure.arcs():
-            if arc.parent is None:
+            if arc.parent is None or arc.parent.name in above:
                 continue
-            d = arc.L[:3, 3]
+            # the child's origin in the parent's frame at rest: L·A(rest) — L alone holds no offset where the
+            # joint carries the translation (glTF's TRS nodes)
+            a, b = index[arc.parent.name], index[arc.child.name]
+            d = W[a, :3, :3].T @ (P[b] - P[a])
             length = float(np.linalg.norm(d))
             if length <= 1e-9:
                 continue
@@ -212,6 +216,19 @@ def _join(parts: Sequence[Part], n_nodes: int) -> FigureMesh:
     np.maximum.at(radius, owner, np.linalg.norm(V, axis=1))
     return FigureMesh(V, owner, np.concatenate([p.faces + o for p, o in zip(parts, offsets, strict=True)]),
                       np.concatenate([p.colors for p in parts]), radius)
+
+
+def _above_hips(figure: Figure) -> set[str]:
+    """A humanoid's nodes above its hips (a glTF file's world, armature and axis-fix nodes): bones from them
+    would be a pole from the scene's origin to the pelvis, so none are drawn."""
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    hips = hmap.get("hips") if hmap.is_humanoid else None
+    above: set[str] = set()
+    while hips is not None and (hips := figure.parent_of(hips)) is not None:
+        above.add(hips)
+    return above
 
 
 def _head(figure: Figure, heights: NDArray[np.float64], side: Sequence[Side | None]) -> tuple[int, int] | None:
