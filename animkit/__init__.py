@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from . import examples, ik, keyframes, reach
+from . import examples, ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
@@ -19,6 +19,7 @@ from .keyframes import Clip, RotationTrack, Track, blend, crossfade
 from .mesh import Mesh, Skin
 from .notebook import show, still
 from .reach import bake_reach, compare
+from .retarget import retarget
 from .scene import CameraSpec, ReachSpec, Scene
 
 __version__ = "0.1.0"
@@ -59,6 +60,8 @@ __all__ = [
     "ik",
     "keyframes",
     "reach",
+    "motion",
+    "retarget",
     "__version__",
 ]
 

@@ -135,9 +135,44 @@ def _convert_suffix() -> str:
     return ".glb" if ".glb" in SAVERS else ".bvh"
 
 
+def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The file's clip on ``options["target"]`` (a file or an example's name), feet locked unless
+    ``options["lock"]`` is False; measures: the result's, and foot skate / penetration / knee pops before and
+    after locking (animkit.motion)."""
+    import dataclasses
+
+    from .examples import load_file_or_example
+    from .io import save
+    from .keyframes import Clip
+    from .motion import MotionError, lock_feet
+    from .retarget import retarget_full
+
+    if "target" not in options:
+        raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
+    target = load_file_or_example(options["target"])
+    r = retarget_full(scene, target)
+    poses = r.poses
+    measures: dict[str, Any] = {"retarget_scale": r.scale}
+    if options.get("lock", True):
+        try:
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up)
+        except MotionError as exc:
+            measures["lock"] = f"not locked: {exc}".splitlines()[0]
+        else:
+            poses = locked.poses
+            for key in ("skate_mm", "penetration_mm", "knee_pop_deg"):
+                measures[f"{key}_before"] = getattr(locked.before, key)
+                measures[f"{key}_after"] = getattr(locked.after, key)
+    clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
+    result = dataclasses.replace(target, clips={clip.name: clip})
+    save(out, result)
+    return motion_measures(result) | measures
+
+
 register("info", ".json", _info, "the tree and the measures of each file, as JSON")
 register("render", ".gif", _render, "a thumbnail per file (GIF; --format mp4, or png for a contact sheet)")
 register("convert", _convert_suffix(), _convert, f"each file saved as {_convert_suffix()} (--format: another)")
+register("retarget", ".bvh", _retarget, "each clip on the skeleton --to names, feet locked (--format: glb, toml)")
 
 
 # --- one file ----------------------------------------------------------------------------------------------

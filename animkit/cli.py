@@ -40,8 +40,58 @@ def load_scene(path_or_name: str, scene_index: int | None = None) -> Scene:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    describe_scene(load_scene(args.scene, args.scene_index), sys.stdout)
+    scene = load_scene(args.scene, args.scene_index)
+    if not (args.contacts or args.motion):
+        if args.json:
+            raise AnimkitError("--json goes with --motion (the measures as JSON)")
+        describe_scene(scene, sys.stdout)
+        return 0
+    from .motion import detect_contacts, lock_feet
+
+    clip = scene.clip(args.clip)
+    poses = clip.sample_frames()
+    contacts = detect_contacts(scene.figure, poses, clip.fps, up=scene.up, ground=args.ground)
+    if args.contacts:
+        print(f"{clip.name}: {len(poses)} frames at {clip.fps:g} fps; " + contacts.table(clip.fps))
+    if args.motion:
+        result = lock_feet(scene.figure, poses, clip.fps, up=scene.up, contacts=contacts)
+        rows = [("skate (mm per contact frame)", "skate_mm"), ("penetration (mm)", "penetration_mm"),
+                ("knee pop (largest change, deg)", "knee_pop_deg")]
+        print(f"{clip.name}: {result.after.contact_frames} contact frames, {result.after.metres_per_unit:.4g} m "
+              f"per unit, ground {contacts.ground:.4g} ({'found' if contacts.ground_found else 'given'})")
+        print(f"  {'measure':<32s}{'as is':>10s}{'feet locked':>14s}")
+        for label, key in rows:
+            print(f"  {label:<32s}{getattr(result.before, key):>10.3f}{getattr(result.after, key):>14.3f}")
+        if args.json:
+            import json
+
+            from .io import atomic_path
+
+            data = {"clip": clip.name, "frames": len(poses), "fps": clip.fps, "ground": contacts.ground,
+                    "ground_found": contacts.ground_found, "before": result.before.as_dict(),
+                    "after": result.after.as_dict()}
+            with atomic_path(args.json) as tmp:
+                tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock: bool, ground: float | None
+                 ) -> Clip:
+    """The clip as frames: ``loops`` cycles one after another (root offset and heading carried on), feet locked."""
+    from .keyframes import Clip as ClipType
+    from .motion import lock_feet, loop_poses
+
+    assert clip.duration is not None
+    d = float(clip.duration)
+    rate = float(fps if fps is not None else clip.fps)
+    n = max(1, int(round(d * rate)))
+    times = np.linspace(0.0, d, n + 1)
+    poses = loop_poses(scene.figure, clip.sample(times), loops, up=scene.up)
+    eff = n / d if d > 0 else rate
+    if lock:
+        poses = lock_feet(scene.figure, poses, eff, up=scene.up, ground=ground).poses
+    t = np.arange(len(poses)) / eff
+    return ClipType.from_poses(scene.figure, t, poses, name=clip.name, fps=eff)
 
 
 def _style(args: argparse.Namespace) -> Style:
@@ -94,6 +144,7 @@ def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
+    from .keyframes import Clip as ClipType
     from .render.clip import parse_size, render_clip
 
     scene = _load_for_render(args)
@@ -109,8 +160,14 @@ def _cmd_render(args: argparse.Namespace) -> int:
         report = render_clip(scene, args.output, clip=still, size=size, fps=args.fps, style=_style(args),
                              quiet=args.quiet)
     else:
-        report = render_clip(scene, args.output, clip=args.clip, size=size, fps=args.fps, style=_style(args),
-                             quiet=args.quiet)
+        clip: str | Clip | None = args.clip
+        if args.loops != 1 or args.lock_feet:
+            if args.loops < 1:
+                raise AnimkitError(f"--loops {args.loops}: expected a whole number of cycles ≥ 1")
+            clip = _motion_clip(scene, scene.clip(args.clip), fps=args.fps, loops=args.loops, lock=args.lock_feet,
+                                ground=args.ground)
+        report = render_clip(scene, args.output, clip=clip, size=size,
+                             fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet)
     if not args.quiet:
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}, "
               f"{report.fps:g} fps) in {report.seconds:.1f} s")
@@ -209,6 +266,46 @@ def _panel_clips(comparison: Comparison) -> list[Clip]:
     return out
 
 
+def _cmd_retarget(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import save
+    from .keyframes import Clip as ClipType
+    from .motion import MotionError, lock_feet
+    from .retarget import read_bone_map, retarget_full
+
+    source, target = load_scene(args.source), load_scene(args.target)
+    if args.clip:
+        source = dataclasses.replace(source, clips={args.clip: source.clip(args.clip)})
+    user = read_bone_map(args.map) if args.map else None
+    r = retarget_full(source, target, user)
+    if not args.quiet:
+        print(r.bone_map.report())
+        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights)")
+    poses = r.poses
+    if not args.no_lock:
+        try:
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground)
+        except MotionError as exc:
+            print(f"animkit: feet not locked: {exc}", file=sys.stderr)
+        else:
+            poses = locked.poses
+            b, a = locked.before, locked.after
+            print(f"feet locked: skate {b.skate_mm:.2f} -> {a.skate_mm:.2f} mm per contact frame, penetration "
+                  f"{b.penetration_mm:.2f} -> {a.penetration_mm:.2f} mm, knee pop {b.knee_pop_deg:.1f} -> "
+                  f"{a.knee_pop_deg:.1f} deg")
+    clip = ClipType.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
+    out = dataclasses.replace(target, clips={clip.name: clip})
+    save(args.output, out)
+    print(f"wrote {args.output} ({len(poses)} frames on {target.figure.name!r})")
+    if args.render:
+        from .render.clip import render_clip
+
+        report = render_clip(out, args.render, clip=clip, style=_style(args), quiet=args.quiet)
+        print(f"wrote {report.path} ({report.frames} frames)")
+    return 0
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -298,7 +395,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     if args.format:
         from .io import SAVERS
 
-        formats = {"render": (".gif", ".mp4", ".png"), "convert": SAVERS}.get(args.command_name, ())
+        formats = {"render": (".gif", ".mp4", ".png"), "convert": SAVERS, "retarget": SAVERS}.get(args.command_name, ())
         suffix = "." + args.format.lower().lstrip(".")
         if suffix not in formats:
             raise AnimkitError(unknown_name(f"{args.command_name} format", args.format,
@@ -309,6 +406,10 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     if args.fps is not None:
         options["fps"] = args.fps
     options["camera"] = camera_from_args(CameraSpec(), args)
+    if args.to is not None:
+        options["target"] = args.to
+    if args.no_lock:
+        options["lock"] = False
     options["style"] = Style(grid=not args.no_grid)
     from .progress import progress
 
@@ -343,6 +444,11 @@ def _add_reach_options(p: argparse.ArgumentParser) -> None:
                    help="seconds to hold at the end")
 
 
+def _add_ground_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ground", type=float, default=None, help="the ground's height (default: found, the feet's "
+                   "lowest points)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="animkit", description="Hierarchical character animation: scene graphs, "
                                      "keyframes, inverse kinematics, headless rendering to GIF/MP4.")
@@ -353,12 +459,38 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", parents=[gltf],
                        help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
     p.add_argument("scene", help=SCENE_HELP)
+    p.add_argument("--contacts", action="store_true", help="the clip's foot contacts (heel and toe, in frames)")
+    p.add_argument("--motion", action="store_true", help="foot skate, penetration and knee pops, as is and with "
+                   "the feet locked")
+    p.add_argument("--json", default=None, help="with --motion: also write the measures as JSON")
+    p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    _add_ground_option(p)
     p.set_defaults(run=_cmd_info)
     p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
     p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    p.add_argument("--loops", type=int, default=1, help="play N cycles, each carrying on from where the last "
+                   "ended (root position and heading)")
+    p.add_argument("--lock-feet", action="store_true", help="hold the feet where they land during contacts")
+    _add_ground_option(p)
     _add_output_options(p)
     p.set_defaults(run=_cmd_render)
+
+    p = sub.add_parser("retarget", help="put a clip on another skeleton (and lock its feet)")
+    p.add_argument("source", help="the motion: .bvh, .glb/.gltf or .toml with a clip")
+    p.add_argument("target", help="the figure to move: .glb/.gltf character, .toml, .bvh")
+    p.add_argument("-o", "--output", required=True, help="out.glb (the target's own mesh animated), out.bvh or "
+                   "out.toml")
+    p.add_argument("--map", default=None, help="a bone map in TOML: [bones] target_bone = \"source_bone\"")
+    p.add_argument("--clip", default=None, help="which clip of the source (default: the first)")
+    p.add_argument("--no-lock", action="store_true", help="leave the feet as retargeted (no foot locking)")
+    p.add_argument("--render", default=None, help="also render the result: out.gif, out.mp4")
+    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
+    p.add_argument("--no-grid", action="store_true", help="no ground grid")
+    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("-q", "--quiet", action="store_true", help="no bone map report or progress bar")
+    _add_ground_option(p)
+    p.set_defaults(run=_cmd_retarget)
 
     p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
     p.add_argument("scene", help=SCENE_HELP)
@@ -411,6 +543,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default=None, help="render: WIDTHxHEIGHT (default 160x120)")
     p.add_argument("--fps", type=float, default=None, help="render: frame rate (default: the clip's)")
     p.add_argument("--no-grid", action="store_true", help="render: no ground grid")
+    p.add_argument("--to", default=None, help="retarget: the target skeleton (a file or an example's name)")
+    p.add_argument("--no-lock", action="store_true", help="retarget: leave the feet as retargeted (no foot lock)")
     _add_camera_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
     p.set_defaults(run=_cmd_batch)

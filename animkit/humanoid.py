@@ -32,7 +32,7 @@ from .errors import SceneError, unknown_name
 if TYPE_CHECKING:
     from .figure import Figure
 
-__all__ = ["BONES", "LIMB_BONES", "HumanoidMap", "match_humanoid", "match_figure", "node_map"]
+__all__ = ["BONES", "LIMB_BONES", "HumanoidMap", "match_humanoid", "match_figure", "node_map", "side_of"]
 
 Side = Literal["l", "r"]
 
@@ -146,6 +146,11 @@ def _split_side(name: str) -> tuple[Side | None, str]:
                 del tokens[i]
                 break
     return side, "".join(tokens).lower()
+
+
+def side_of(name: str) -> Side | None:
+    """"l", "r" or None: the side a bone's name says (``LeftArm``, ``arm_l``, ``LHipJoint``)."""
+    return _split_side(name)[0]
 
 
 def _group(key: str) -> str | None:

@@ -55,6 +55,7 @@ __all__ = [
     "quaternion_conjugate",
     "quaternion_slerp",
     "matrix_aligning_z_to",
+    "matrix_aligning",
     "axis_vector",
 ]
 
@@ -496,3 +497,33 @@ def matrix_aligning_z_to(direction: ArrayLike) -> Array:
     v = np.cross(z, d)
     K = _skew(v)
     return np.eye(3) + K + K @ K / (1.0 + c)
+
+
+def matrix_aligning(u: ArrayLike, v: ArrayLike) -> Array:
+    """The shortest turn R with R û = v̂: R = I + K + K²/(1 + c), K = [û × v̂]_×, c = û · v̂ (batched).
+
+    Directions need not be unit length; a zero direction gives I. Opposite directions (c → −1) have no
+    shortest turn: a half turn about an axis perpendicular to û is returned.
+    """
+    a = np.asarray(u, dtype=float)
+    b = np.asarray(v, dtype=float)
+    a, b = np.broadcast_arrays(a, b)
+    na = np.linalg.norm(a, axis=-1, keepdims=True)
+    nb = np.linalg.norm(b, axis=-1, keepdims=True)
+    zero = (na[..., 0] < 1e-300) | (nb[..., 0] < 1e-300)
+    a = a / np.where(na < 1e-300, 1.0, na)
+    b = b / np.where(nb < 1e-300, 1.0, nb)
+    c = np.einsum("...i,...i->...", a, b)
+    K = _skew(np.cross(a, b))
+    opposite = c < -1.0 + 1e-12
+    R = np.eye(3) + K + (K @ K) / np.maximum(1.0 + c, 1e-12)[..., None, None]
+    if opposite.any():
+        ap = a[opposite]
+        perp = np.cross(ap, AXES["x"])
+        small = np.linalg.norm(perp, axis=-1) < 1e-6
+        perp[small] = np.cross(ap[small], AXES["y"])
+        perp /= np.linalg.norm(perp, axis=-1, keepdims=True)
+        R[opposite] = 2.0 * perp[..., :, None] * perp[..., None, :] - np.eye(3)
+    if zero.any():
+        R[zero] = np.eye(3)
+    return R

@@ -25,6 +25,8 @@ ALLOWED = {
     "io": {"keyframes"},
     "render": {"keyframes"},
     "reach": {"ik", "keyframes"},
+    "retarget": {"keyframes"},
+    "motion": {"ik", "keyframes", "retarget"},
     "cli": {"*"},
     "notebook": {"*"},
     "batch": {"*"},

@@ -147,3 +147,21 @@ def test_a_running_cluster_by_its_address(library: Path, tmp_path: Path) -> None
         assert len(cluster.scheduler.workers) == 2  # the cluster outlives the run: run_batch only closed its client
     with pytest.raises(AnimkitError, match="could not connect"):
         run_batch("info", [library / "run.bvh"], tmp_path / "o2", scheduler="tcp://127.0.0.1:9")
+
+
+def test_retarget_puts_each_clip_on_the_target_and_measures_the_feet(library: Path, tmp_path: Path) -> None:
+    import animkit
+
+    rows = run_batch("retarget", [library / "run.bvh"], tmp_path / "o", workers=1, processes=False,
+                     options={"target": "humanoid", "lock": False}).rows
+    assert rows[0]["status"] == "ok", rows[0]
+    out = animkit.load(rows[0]["output"])
+    frames, path = _root_path_from_text(library / "run.bvh")
+    humanoid = animkit.examples.load("humanoid").figure
+    assert out.figure.dof_names == humanoid.dof_names  # the target's skeleton, DOF for DOF
+    assert rows[0]["frames"] == frames == len(out.clip().sample_frames())
+    # the root's ground travel is the source's, scaled by the ratio of hip heights (root translation scaled)
+    np.testing.assert_allclose(rows[0]["root_path"], rows[0]["retarget_scale"] * path, rtol=0.02)
+    locked = run_one("retarget", library / "run.bvh", tmp_path / "l.bvh", {"target": "humanoid"})
+    assert locked["skate_mm_after"] <= locked["skate_mm_before"]
+    assert run_one("retarget", library / "run.bvh", tmp_path / "x.bvh")["error"].startswith("AnimkitError: ")

@@ -17,9 +17,10 @@ wrist to the target's orientation.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import IKError
 from ..transforms import euler_intrinsic_from_matrix
@@ -31,17 +32,21 @@ __all__ = ["two_bone_angles", "two_bone_step", "two_bone_layout"]
 Array = NDArray[np.float64]
 
 
-def two_bone_angles(l1: float, l2: float, d: float) -> tuple[float, float]:
+def two_bone_angles(l1: float, l2: float, d: ArrayLike) -> tuple[Any, Any]:
     """(α, β): shoulder offset angle and interior elbow angle by the law of cosines, d clamped to the reach.
 
     cos β = (l₁² + l₂² − d²)/(2 l₁ l₂), cos α = (l₁² + d² − l₂²)/(2 l₁ d); both arguments clamped to [−1, 1].
+    ``d`` may be an array (one distance per frame): α and β are then arrays of its shape, else floats.
     """
     if l1 <= 0 or l2 <= 0:
         raise IKError(f"two-bone lengths must be positive, got l1={l1}, l2={l2}")
-    d = min(max(d, abs(l1 - l2)), l1 + l2)
-    cb = (l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2)
-    ca = (l1 * l1 + d * d - l2 * l2) / (2 * l1 * max(d, 1e-300))
-    return math.acos(min(1.0, max(-1.0, ca))), math.acos(min(1.0, max(-1.0, cb)))
+    dd = np.clip(np.asarray(d, dtype=float), abs(l1 - l2), l1 + l2)
+    cb = (l1 * l1 + l2 * l2 - dd * dd) / (2 * l1 * l2)
+    ca = (l1 * l1 + dd * dd - l2 * l2) / (2 * l1 * np.maximum(dd, 1e-300))
+    alpha, beta = np.arccos(np.clip(ca, -1.0, 1.0)), np.arccos(np.clip(cb, -1.0, 1.0))
+    if dd.ndim == 0:
+        return float(alpha), float(beta)
+    return alpha, beta
 
 
 def two_bone_layout(model: ChainModel) -> tuple[list[int], list[int], list[int]]:

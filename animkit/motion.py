@@ -1,0 +1,619 @@
+"""Motion on the ground: foot contacts, foot locking, motion measures, root motion, loops and aligned blends.
+
+**Contacts.** A foot point (the heel: the ankle joint; the toe: the toe joint) is in contact at frame f when
+
+    h(f) − h₅ ≤ height · H      and      |v_xz(f)| ≤ speed · H  (per second)
+
+with h the point's height, h₅ its 5th percentile over the clip (its planted height, robust to a stray
+frame such as the T-pose that opens CMU's BVH conversions), v_xz its horizontal velocity (central differences) and H the
+figure's hip height at rest (its leg length), so the thresholds follow the figure's size (defaults
+``height = 0.04``, ``speed = 0.5``). Gaps of up to ``gap`` frames close and runs shorter than ``min_frames`` drop.
+
+**Foot locking.** During a heel contact the ankle stays where it landed; during a toe contact without the heel
+the toe stays where it landed and the foot turns about it (ankle goal = toe lock − (toe − ankle) at f). The goal
+is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact,
+raised wherever the foot's lowest point (heel, toe, toe tip, with the clip's foot orientation) would go under
+the ground, and reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
+knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips),
+the foot keeps its world orientation from the clip.
+
+**Measures.** Skate: horizontal travel of a foot point per frame it is in contact (mean, mm); penetration: how
+far the lowest foot point goes under the ground (mm); knee pop: the largest frame-to-frame change of the knee
+angle (degrees). Lengths in mm take ``metres_per_unit`` (default: 1 when the hip height lies in 0.3–3 units,
+else 0.95 m / hip height — an adult's hips — as for CMU BVH, whose unit is 1/0.45 inch).
+
+**Root motion.** The root's ground trajectory (hips projected on the ground) and heading (the yaw of the hips'
+rest forward direction) as a rigid ground transform M(f) = [R_up(ψ(f)), p(f)]. ``in_place`` applies
+M(0)·M(f)⁻¹ to the root, ``with_root_motion`` puts a trajectory back; ``loop_poses`` repeats a cycle with
+cycle k carried by Δᵏ, Δ = M(end)·M(0)⁻¹, so offsets and headings add up; ``aligned_crossfade`` carries the
+second clip by M_a(start)·M_b(0)⁻¹ so the blend starts where and facing where the first clip is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import AnimkitError
+from .figure import Figure
+from .humanoid import match_figure
+from .ik import two_bone_angles
+from .retarget import RetargetError, hip_height, read_dofs, retarget_full, up_index
+from .transforms import (
+    matrix_about_axis,
+    matrix_aligning,
+    matrix_from_rotation_vector,
+    rotation_vector_from_matrix,
+)
+
+if TYPE_CHECKING:
+    from .keyframes import Clip
+    from .scene import UpAxis
+
+__all__ = ["MotionError", "Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure",
+           "metres_per_unit", "knee_angles", "LockResult", "lock_feet", "RootMotion", "root_motion", "in_place",
+           "with_root_motion", "loop_poses", "aligned_crossfade"]
+
+Array = NDArray[np.float64]
+Bool = NDArray[np.bool_]
+
+
+class MotionError(AnimkitError):
+    """Motion work that cannot be done: no legs to find, a clip too short to measure."""
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One leg's nodes: hip (turns the thigh), knee (the shin), ankle (the foot), toe, and the toe's tip."""
+
+    side: str
+    hip: str
+    knee: str
+    ankle: str
+    toe: str
+    tip: str
+
+
+def legs_of(figure: Figure) -> tuple[Leg, ...]:
+    """The figure's legs from :mod:`animkit.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's leaf).
+
+    MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child.
+    """
+    h = match_figure(figure)
+    legs = []
+    for s in ("l", "r"):
+        names = [h.get(f"{b}_{s}") for b in ("upper_leg", "lower_leg", "foot")]
+        if not all(names):
+            continue
+        hip, knee, ankle = (str(n) for n in names)
+        if figure.parent_of(knee) != hip or figure.parent_of(ankle) != knee:
+            raise MotionError(f"leg {s}: expected {knee!r} to be the child of {hip!r} and {ankle!r} of {knee!r}")
+        toe = h.get(f"toe_{s}")
+        if toe is None:
+            kids = [a.child.name for a in figure.node(ankle).arcs()]
+            toe = kids[0] if kids else ankle
+        tip = toe
+        while True:
+            kids = [a.child.name for a in figure.node(tip).arcs()]
+            if len(kids) != 1:
+                break
+            tip = kids[0]
+        legs.append(Leg(s, hip, knee, ankle, toe, tip))
+    if not legs:
+        raise MotionError(f"figure {figure.name!r}: found no leg (upper leg, lower leg, foot); "
+                          f"humanoid bones found: {', '.join(h.bones) or 'none'}")
+    return tuple(legs)
+
+
+def _intervals(mask: Bool) -> list[tuple[int, int]]:
+    """Runs of True as half-open [start, end)."""
+    m = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    d = np.diff(m)
+    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist(), strict=True))
+
+
+def _clean(mask: Bool, gap: int, min_frames: int) -> Bool:
+    out = mask.copy()
+    runs = _intervals(out)
+    for (_, e0), (s1, _) in zip(runs, runs[1:], strict=False):
+        if s1 - e0 <= gap:
+            out[e0:s1] = True
+    for s, e in _intervals(out):
+        if e - s < min_frames:
+            out[s:e] = False
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Contacts:
+    """Contact masks (F, K) of foot points, the ground height, and the thresholds used (in figure units)."""
+
+    points: tuple[str, ...]
+    mask: Bool
+    ground: float
+    ground_found: bool
+    height: float
+    speed: float
+
+    def intervals(self, point: str) -> list[tuple[int, int]]:
+        """[start, end) frame runs during which ``point`` is in contact."""
+        return _intervals(self.mask[:, self.points.index(point)])
+
+    def table(self, fps: float) -> str:
+        """One line per point: its contact intervals in frames and seconds."""
+        lines = [f"ground {self.ground:.4g} ({'found' if self.ground_found else 'given'}); contact when "
+                 f"within {self.height:.3g} of its lowest and slower than {self.speed:.3g} per s"]
+        for p in self.points:
+            runs = self.intervals(p)
+            spans = ", ".join(f"{s}-{e - 1} ({s / fps:.2f}-{(e - 1) / fps:.2f} s)" for s, e in runs) or "none"
+            lines.append(f"  {p}: {len(runs)} contacts: {spans}")
+        return "\n".join(lines)
+
+
+def _foot_points(legs: tuple[Leg, ...]) -> tuple[str, ...]:
+    pts: list[str] = []
+    for leg in legs:
+        pts += [leg.ankle] + ([leg.toe] if leg.toe != leg.ankle else [])
+    return tuple(pts)
+
+
+def _lowest_points(legs: tuple[Leg, ...]) -> list[str]:
+    return sorted({n for leg in legs for n in (leg.ankle, leg.toe, leg.tip)})
+
+
+def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
+                    height: float = 0.04, speed: float = 0.5, gap: int = 2, min_frames: int = 3,
+                    legs: tuple[Leg, ...] | None = None) -> Contacts:
+    """Contacts of each leg's heel (ankle) and toe from height and speed; see the module's docstring."""
+    legs = legs_of(figure) if legs is None else legs
+    P = np.atleast_2d(figure.check_pose(poses))
+    if P.shape[0] < 3:
+        raise MotionError(f"contacts need at least 3 frames, got {P.shape[0]}")
+    k = up_index(up)
+    names = figure.node_names
+    pos = figure.world_positions(P)
+    H = hip_height(figure, legs[0].hip, up)
+    low = pos[:, [names.index(n) for n in _lowest_points(legs)], k]
+    found = ground is None
+    g = float(np.percentile(low.min(axis=1), 2.0)) if ground is None else float(ground)
+    pts = _foot_points(legs)
+    X = pos[:, [names.index(n) for n in pts]]
+    h = X[..., k]
+    horiz = [i for i in range(3) if i != k]
+    v = np.linalg.norm(np.gradient(X[..., horiz], axis=0), axis=-1) * fps
+    mask = (h - np.percentile(h, 5.0, axis=0) <= height * H) & (v <= speed * H)
+    mask = np.stack([_clean(mask[:, j], gap, min_frames) for j in range(len(pts))], axis=1)
+    return Contacts(pts, mask, g, found, height * H, speed * H)
+
+
+@dataclass(frozen=True)
+class MotionMeasures:
+    """Foot skate (mm per contact frame), penetration (mm), knee pop (degrees), per point/leg and overall."""
+
+    skate_mm: float
+    skate_by_point: dict[str, float]
+    contact_frames: int
+    penetration_mm: float
+    knee_pop_deg: float
+    knee_pop_by_leg: dict[str, float]
+    metres_per_unit: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"skate_mm_per_contact_frame": self.skate_mm, "skate_by_point": self.skate_by_point,
+                "contact_frames": self.contact_frames, "penetration_mm": self.penetration_mm,
+                "knee_pop_deg": self.knee_pop_deg, "knee_pop_by_leg": self.knee_pop_by_leg,
+                "metres_per_unit": self.metres_per_unit}
+
+
+def metres_per_unit(figure: Figure, legs: tuple[Leg, ...], up: UpAxis = "y") -> float:
+    """1 when the hip height lies in 0.3–3 units (metres), else 0.95 / hip height (an adult's hips)."""
+    H = hip_height(figure, legs[0].hip, up)
+    return 1.0 if 0.3 <= H <= 3.0 else 0.95 / H
+
+
+def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
+    """(F, legs): the angle between thigh and shin, radians (0 straight)."""
+    pos = figure.world_positions(np.atleast_2d(poses))
+    names = figure.node_names
+    out = []
+    for leg in legs:
+        a = pos[:, names.index(leg.knee)] - pos[:, names.index(leg.hip)]
+        b = pos[:, names.index(leg.ankle)] - pos[:, names.index(leg.knee)]
+        c = np.einsum("fi,fi->f", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+        out.append(np.arccos(np.clip(c, -1.0, 1.0)))
+    return np.stack(out, axis=1)
+
+
+def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y",
+            legs: tuple[Leg, ...] | None = None, unit: float | None = None) -> MotionMeasures:
+    """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring)."""
+    legs = legs_of(figure) if legs is None else legs
+    P = np.atleast_2d(figure.check_pose(poses))
+    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    k = up_index(up)
+    names = figure.node_names
+    pos = figure.world_positions(P)
+    horiz = [i for i in range(3) if i != k]
+    skate: dict[str, float] = {}
+    total, frames = 0.0, 0
+    for j, p in enumerate(contacts.points):
+        X = pos[:, names.index(p)][:, horiz]
+        step = np.linalg.norm(np.diff(X, axis=0), axis=1)
+        both = contacts.mask[1:, j] & contacts.mask[:-1, j]  # travel between two contact frames
+        n = int(both.sum())
+        travel = float(step[both].sum())
+        skate[p] = 1000.0 * u * travel / n if n else 0.0
+        total += travel
+        frames += n
+    low = pos[:, [names.index(n) for n in _lowest_points(legs)], k]
+    pen = max(0.0, float(contacts.ground - low.min())) * 1000.0 * u
+    knee = knee_angles(figure, P, legs)
+    pops = np.degrees(np.abs(np.diff(knee, axis=0))).max(axis=0) if len(P) > 1 else np.zeros(len(legs))
+    by_leg = {leg.side: float(x) for leg, x in zip(legs, pops, strict=True)}
+    return MotionMeasures(1000.0 * u * total / frames if frames else 0.0, skate, frames, pen,
+                          float(pops.max()), by_leg, u)
+
+
+@dataclass(frozen=True, eq=False)
+class LockResult:
+    """Poses with the feet locked, the contacts used, and the measures before and after."""
+
+    poses: Array
+    contacts: Contacts
+    before: MotionMeasures
+    after: MotionMeasures
+    legs: tuple[Leg, ...] = field(default=())
+
+
+def _frames_batch(a: Array, b: Array) -> Array:
+    """Columns (â, b̂⊥, â × b̂⊥) per frame, (F, 3, 3)."""
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b - np.einsum("fi,fi->f", b, a)[:, None] * a
+    b = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-300)
+    return np.stack([a, b, np.cross(a, b)], axis=-1)
+
+
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) -> tuple[Array, Array, Array]:
+    """Ankle goals (F, 3), their weights (F,) and the foot's correction turns (F, 3, 3).
+
+    Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
+    toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
+    − ankle)). The weight eases in over the first ``blend`` frames of a contact and out over ``blend`` frames
+    after it (a smoothstep), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    """
+    F = clip.shape[0]
+    rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
+    heel_lock = np.full((F, 3), np.nan)
+    for s, e in _intervals(mask_heel):
+        heel_lock[s:e] = clip[s]
+    toe_lock = np.full((F, 3), np.nan)
+    for s, e in _intervals(mask_toe):
+        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s]
+    both = mask_heel & mask_toe
+    only_toe = mask_toe & ~mask_heel
+    rv = np.zeros((F, 3))
+    if both.any():
+        rv[both] = rotation_vector_from_matrix(matrix_aligning(rel[both], toe_lock[both] - heel_lock[both]))
+    for f in range(1, F):  # the turn holds while the foot pivots on its toe after standing on both
+        if only_toe[f] and (both[f - 1] or only_toe[f - 1]):
+            rv[f] = rv[f - 1]
+    lock = clip.copy()
+    lock[mask_heel] = heel_lock[mask_heel]
+    Q = matrix_from_rotation_vector(rv)
+    lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
+    locked = mask_heel | mask_toe
+    w = locked.astype(float)
+    goal = lock.copy()
+    x = np.arange(1, blend + 1) / (blend + 1.0)
+    ramp = 1.0 - x * x * (3.0 - 2.0 * x)  # smoothstep down: no jump in speed where a ramp starts or ends
+    for s, e in _intervals(locked):
+        n = min(blend, e - s)
+        w[s:s + n] = np.minimum(w[s:s + n], ramp[::-1][:n] if n == blend else ramp[::-1][blend - n:])
+        for d in range(1, blend + 1):
+            f = e - 1 + d
+            if f >= F or locked[f]:
+                break
+            w[f] = ramp[d - 1]
+            goal[f] = lock[e - 1]
+            rv[f] = rv[e - 1]
+    Q = matrix_from_rotation_vector(rv * w[:, None])
+    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q
+
+
+def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float
+            ) -> Array:
+    """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
+
+    The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
+    frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
+    keeps its world orientation from the clip, turned by Q.
+    """
+    if not active.any():
+        return P
+    P = P.copy()
+    names = figure.node_names
+    F = P.shape[0]
+    ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
+    Hp, K, A = W[:, ih, :3, 3], W[:, ik_, :3, 3], W[:, ia, :3, 3]
+    Rh, Rk, Ra = W[:, ih, :3, :3], W[:, ik_, :3, :3], W[:, ia, :3, :3]
+    l1 = float(np.linalg.norm(K[0] - Hp[0]))
+    l2 = float(np.linalg.norm(A[0] - K[0]))
+    thigh, shin = K - Hp, A - K
+    n_local = np.einsum("fji,fj->i", Rh, np.cross(thigh, shin))  # the bend axis in the thigh's frame, summed
+    if np.linalg.norm(n_local) < 1e-12 * l1 * l2 * F:
+        raise MotionError(f"leg {leg.side}: the knee never bends in this clip; no knee plane to keep")
+    n_local /= np.linalg.norm(n_local)
+    n_w = Rh @ n_local
+    to_goal = goal - Hp
+    d = np.linalg.norm(to_goal, axis=1)
+    u = to_goal / d[:, None]
+    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
+    n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
+    u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
+    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
+    v = (side if side != 0 else 1.0) * np.cross(n_p, u)
+    dd = np.minimum(d, reach)
+    alpha, _ = two_bone_angles(l1, l2, dd)
+    K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
+    A_new = Hp + dd[:, None] * u
+    R_thigh = _frames_batch(K_new - Hp, n_p) @ np.swapaxes(_frames_batch(thigh, n_w), 1, 2) @ Rh
+    R_shin = _frames_batch(A_new - K_new, n_p) @ np.swapaxes(_frames_batch(shin, n_w), 1, 2) @ Rk
+    parent = figure.parent_of(leg.hip)
+    Rp = W[:, names.index(parent), :3, :3] if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
+    starts = figure.joint_dofs
+    lim = figure.dof_limits()
+    for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, Q @ Ra, R_shin)):
+        arc = figure.node(node).parent_arc
+        assert arc is not None
+        idx = np.asarray(starts[arc.joint.name])
+        if not idx.size:
+            continue
+        R_local = np.swapaxes(R_above[active] @ arc.L[:3, :3], 1, 2) @ R_world[active]
+        old = P[np.ix_(active, idx)]
+        vals = read_dofs(arc.joint, R_local, None, old)
+        rev = np.array([dof.revolute for dof in arc.joint.dofs])
+        vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
+        P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+    return P
+
+
+def _nearest_turns(new: Array, old: Array) -> Array:
+    """``new`` moved by whole turns to lie closest to ``old``."""
+    return old + (new - old + np.pi) % (2 * np.pi) - np.pi
+
+
+def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
+              contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
+              unit: float | None = None) -> LockResult:
+    """Feet held where they land during contacts, by the two-bone leg IK over all frames at once.
+
+    ``blend``: seconds over which a lock eases in and out (at least 2 frames). A lock the leg cannot hold (its
+    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock) ends at the first
+    such frame (or as much earlier as the miss came after it), and the pass is made again (at most 8 times).
+    """
+    legs = legs_of(figure) if legs is None else legs
+    P0 = np.atleast_2d(figure.check_pose(poses)).copy()
+    F = P0.shape[0]
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=ground, legs=legs)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit)
+    masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
+                        c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
+             for leg in legs}
+    names = figure.node_names
+    nb = max(2, int(round(blend * fps)))
+    for _ in range(8):
+        P, goals = _lock_pass(figure, P0, fps, up, c.ground, masks, blend, legs)
+        pos = figure.world_positions(P)
+        again = False
+        for leg, (goal, w) in zip(legs, goals, strict=True):
+            ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
+            length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
+            miss = (w > 0.0) & (np.linalg.norm(pos[:, ia] - goal, axis=1) > 0.02 * length)
+            for m in masks[leg.side]:
+                for s0, e0 in _intervals(m):
+                    bad = np.flatnonzero(miss[s0:e0 + nb])
+                    if bad.size:  # a miss in the lock or in its ease-out: end the lock earlier by as much
+                        f = s0 + int(bad[0])
+                        m[max(s0 + 1, f if f < e0 else e0 - (f - e0 + 1)):e0] = False
+                        again = True
+        if not again:
+            break
+    after = measure(figure, P, c, up=up, legs=legs, unit=unit)
+    return LockResult(P, c, before, after, legs)
+
+
+def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
+               blend: float, legs: tuple[Leg, ...]) -> tuple[Array, list[tuple[Array, Array]]]:
+    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg)."""
+    P = P.copy()
+    F = P.shape[0]
+    W = figure.world_batch(P)
+    names = figure.node_names
+    k = up_index(up)
+    nb = max(2, int(round(blend * fps)))
+    feet = []
+    weights: list[tuple[Array, Array]] = []
+    for leg in legs:
+        ih, ik_, ia, it, ip = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe, leg.tip))
+        A, toe, tip = W[:, ia, :3, 3], W[:, it, :3, 3], W[:, ip, :3, 3]
+        mh, mt = masks[leg.side]
+        goal, w, Q = _goal(A, mh, mt, toe, nb)
+        weights.append((goal, w))
+        # no point of the foot under the ground (the foot turned by Q about the ankle)
+        rel = np.stack([toe - A, tip - A], axis=1)
+        lowest = np.minimum(0.0, np.einsum("fj,fkj->fk", Q[:, k], rel).min(axis=1))
+        deficit = ground - (goal[:, k] + lowest)
+        under = deficit > 0
+        goal[under, k] += deficit[under]
+        Hp = W[:, ih, :3, 3]
+        Kp = W[0, ik_, :3, 3]
+        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
+        reach = min(float(np.linalg.norm(A - Hp, axis=1).max()), (1 - 1e-9) * full)  # never straighter than the clip
+        feet.append((leg, goal, (w > 0) | under, Q, reach))
+    # the hips come down where a locked leg could not reach its goal, smoothly (max filter, then a mean)
+    upv = np.eye(3)[k]
+    drop = np.zeros(F)
+    for leg, goal, active, _, reach in feet:
+        hip = W[:, names.index(leg.hip), :3, 3]
+        off = goal - hip
+        vert = off @ upv
+        flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
+        need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
+        drop = np.maximum(drop, need)
+    if drop.max() > 0:
+        r = nb
+        pad = np.pad(drop, r, mode="edge")
+        wide = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).max(axis=1)
+        pad = np.pad(wide, r, mode="edge")
+        drop = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
+        M = np.tile(np.eye(4), (F, 1, 1))
+        M[:, :3, 3] = -drop[:, None] * upv
+        P = _carry(figure, P, M)
+        W = figure.world_batch(P)
+    for leg, goal, active, Q, reach in feet:  # where the hips came down, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach)
+    return P, weights
+
+
+# --- root motion -------------------------------------------------------------------------------------------
+
+
+def _hips(figure: Figure) -> str:
+    """The first node (traversal order) whose joint translates: the node root motion moves."""
+    for arc in figure.arcs():
+        if any(not d.revolute for d in arc.joint.dofs):
+            return arc.child.name
+    raise MotionError(f"figure {figure.name!r} has no joint that translates; no root to move")
+
+
+def _forward(figure: Figure, hips: str, up: UpAxis) -> Array:
+    """The hips' facing at rest in the hips' own frame: side × up, side from the right to the left hip."""
+    W0 = figure.world_batch(figure.rest_pose()[None])[0]
+    names = figure.node_names
+    upv = np.eye(3)[up_index(up)]
+    try:
+        legs = {leg.side: leg for leg in legs_of(figure)}
+        side = W0[names.index(legs["l"].hip), :3, 3] - W0[names.index(legs["r"].hip), :3, 3]
+        f = np.cross(side, upv)
+    except (MotionError, KeyError):
+        f = np.eye(3)[2] if up == "y" else np.eye(3)[0]
+    f = f - (f @ upv) * upv
+    f /= np.linalg.norm(f)
+    return W0[names.index(hips), :3, :3].T @ f
+
+
+@dataclass(frozen=True, eq=False)
+class RootMotion:
+    """The root's ground trajectory (F, 3, on the ground plane) and heading ψ (F,), radians about up."""
+
+    positions: Array
+    heading: Array
+    up: str
+
+    def transforms(self) -> Array:
+        """M(f) = [R_up(ψ(f)), p(f)]: (F, 4, 4)."""
+        F = self.positions.shape[0]
+        M = np.tile(np.eye(4), (F, 1, 1))
+        M[:, :3, :3] = matrix_about_axis(np.eye(3)[up_index(self.up)], self.heading)  # type: ignore[arg-type]
+        M[:, :3, 3] = self.positions
+        return M
+
+
+def root_motion(figure: Figure, poses: Array, *, up: UpAxis = "y") -> RootMotion:
+    """The hips projected on the ground, and the yaw of their rest facing, per frame (heading unwrapped)."""
+    P = np.atleast_2d(figure.check_pose(poses))
+    hips = _hips(figure)
+    W = figure.world_batch(P)[:, figure.node_names.index(hips)]
+    k = up_index(up)
+    p = W[:, :3, 3].copy()
+    p[:, k] = 0.0
+    f = W[:, :3, :3] @ _forward(figure, hips, up)
+    # ψ about the up axis, measured from the axis that up turns onto the forward axis of a y-up figure (+z)
+    a, b = (2, 0) if up == "y" else (0, 1)
+    psi = np.unwrap(np.arctan2(f[:, b], f[:, a]))
+    return RootMotion(p, psi, up)
+
+
+def _carry(figure: Figure, poses: Array, M: Array) -> Array:
+    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs."""
+    P = np.atleast_2d(figure.check_pose(poses)).copy()
+    hips = _hips(figure)
+    arc = figure.node(hips).parent_arc
+    assert arc is not None
+    W = figure.world_batch(P)
+    names = figure.node_names
+    parent = figure.parent_of(hips)
+    B = arc.L[None] if parent is None else W[:, names.index(parent)] @ arc.L
+    Wh = M @ W[:, names.index(hips)]
+    B = np.broadcast_to(B, Wh.shape)
+    Binv = np.linalg.inv(B)
+    A = Binv @ Wh
+    idx = np.asarray(figure.joint_dofs[arc.joint.name])
+    vals = read_dofs(arc.joint, A[:, :3, :3], A[:, :3, 3], P[:, idx])
+    rev = np.array([d.revolute for d in arc.joint.dofs])
+    vals[:, rev] = _nearest_turns(vals[:, rev], P[:, idx][:, rev])
+    P[:, idx] = vals
+    return P
+
+
+def in_place(figure: Figure, poses: Array, *, up: UpAxis = "y") -> tuple[Array, RootMotion]:
+    """(poses with the root held at its first ground position and heading, the root motion taken out)."""
+    rm = root_motion(figure, poses, up=up)
+    M = rm.transforms()
+    return _carry(figure, poses, M[0] @ np.linalg.inv(M)), rm
+
+
+def with_root_motion(figure: Figure, in_place_poses: Array, motion: RootMotion) -> Array:
+    """The inverse of :func:`in_place`: the trajectory ``motion`` put back onto in-place poses."""
+    M = motion.transforms()
+    return _carry(figure, in_place_poses, M @ np.linalg.inv(M[0]))
+
+
+def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis = "y") -> Array:
+    """``loops`` cycles one after another, cycle k carried by Δᵏ (Δ = M(last)·M(first)⁻¹): no jump, no turn back.
+
+    ``cycle`` (F, D) includes both ends (its last frame is the next cycle's first); the result has
+    loops·(F − 1) + 1 frames.
+    """
+    if loops < 1:
+        raise MotionError(f"loops must be a whole number ≥ 1, got {loops}")
+    P = np.atleast_2d(figure.check_pose(cycle))
+    if loops == 1:
+        return P.copy()
+    M = root_motion(figure, P[[0, -1]], up=up).transforms()
+    delta = M[1] @ np.linalg.inv(M[0])
+    parts = [P[:-1]]
+    step = np.eye(4)
+    for _ in range(1, loops):
+        step = delta @ step
+        parts.append(_carry(figure, P[:-1], np.broadcast_to(step, (P.shape[0] - 1, 4, 4))))
+    parts.append(_carry(figure, P[-1:], step[None]))
+    return np.concatenate(parts)
+
+
+def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: float, *, up: UpAxis = "y",
+                      b_figure: Figure | None = None, name: str | None = None) -> Clip:
+    """A crossfade from a to b with b carried so its root starts at a's ground position and heading at ``start``.
+
+    b is carried by Δ = M_a(start)·M_b(0)⁻¹ (ground transforms of the root). When b is on another skeleton
+    (``b_figure``, or b's layout when it is a Figure), it is retargeted onto ``figure`` first.
+    """
+    from .keyframes import Clip, crossfade
+
+    src = b_figure if b_figure is not None else b.layout
+    if isinstance(src, Figure) and src is not figure and src.dof_names != figure.dof_names:
+        from .scene import Scene
+
+        b = retarget_full(Scene(src, clips={b.name: b}, up=up), Scene(figure, up=up)).clip
+    elif not isinstance(src, Figure) and list(b.layout.dof_names) != figure.dof_names:
+        raise RetargetError(f"clip {b.name!r} is on another layout; pass b_figure to retarget it first")
+    tb = b.frame_times()
+    pb = b.sample(tb)
+    Ma = root_motion(figure, a.sample(np.array([float(start)])), up=up).transforms()[0]
+    Mb = root_motion(figure, pb[:1], up=up).transforms()[0]
+    moved = _carry(figure, pb, np.broadcast_to(Ma @ np.linalg.inv(Mb), (pb.shape[0], 4, 4)))
+    b2 = Clip.from_poses(figure, tb, moved, name=b.name, fps=b.fps)
+    return crossfade(a, b2, start, length, name=name)

@@ -1,0 +1,188 @@
+"""Retarget + lock the feet of a 2,000-frame clip onto a glTF character, on one core.
+
+    flock /tmp/animkit-bench.lock python -m benchmarks.bench_motion [--frames 2000] [--rounds 7]
+
+The source is the CMU walk (tests/data/cmu_02_01_walk.bvh, 120 fps) looped with its root motion carried on
+(``animkit.motion.loop_poses``) to ``--frames`` frames; the target is CesiumMan.glb (the Khronos sample
+character). Cases, interleaved round by round (benchmarks/harness.py): retargeting alone, foot locking alone
+(contacts, measures before and after, the two-bone IK over all frames at once), and both. The anchor is
+three.js's SkeletonUtils.retargetClip under Node (tests/node/threejs_retarget.mjs, when
+``npm install --prefix tests/node`` has been run), in the same rounds; it retargets only. The leg IK is also timed
+batched and called once per frame from Python (the cost of a loop over frames). Goal: ≥ 2,000 frames per second
+for retarget + lock.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import animkit  # noqa: E402
+from animkit.io.bvh import dumps_bvh  # noqa: E402
+from animkit.motion import _leg_ik, detect_contacts, lock_feet, loop_poses  # noqa: E402
+from animkit.retarget import bone_map, retarget_poses  # noqa: E402
+from animkit.transforms import quaternion_from_matrix  # noqa: E402
+
+from .harness import Stats, interleaved, markdown_table, stats_of  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+THREE = "three.js retargetClip (Node, no foot locking)"
+DATA = ROOT / "tests" / "data"
+
+
+def source_poses(frames: int) -> tuple[animkit.Scene, np.ndarray]:
+    walk = animkit.load(DATA / "cmu_02_01_walk.bvh")
+    cycle = walk.clip().sample_frames()[1:]  # frame 0 is the T-pose of CMU's conversions
+    loops = int(np.ceil((frames - 1) / (len(cycle) - 1)))
+    return walk, loop_poses(walk.figure, cycle, loops)[:frames]
+
+
+def threejs_inputs(walk: animkit.Scene, P: np.ndarray, target: animkit.Scene, pairs: dict[str, str],
+                   folder: Path) -> tuple[Path, Path]:
+    """The looped source as BVH and the target's rest skeleton and bone names as JSON, for three.js."""
+    src = folder / "source.bvh"
+    src.write_text(dumps_bvh(walk.figure, P, frame_time=1 / walk.clip().fps), encoding="utf-8")
+    fig = target.figure
+    names, rest, starts = fig.node_names, fig.rest_pose(), fig.joint_dofs
+    bones = []
+    for arc in fig.arcs():
+        M = arc.L @ arc.joint.matrix(rest[starts[arc.joint.name]])
+        q = quaternion_from_matrix(M[:3, :3])
+        bones.append({"name": arc.child.name, "parent": -1 if arc.parent is None else names.index(arc.parent.name),
+                      "position": M[:3, 3].tolist(), "quaternion": [q[1], q[2], q[3], q[0]]})
+    spec = folder / "target.json"
+    spec.write_text(json.dumps({"bones": bones, "names": pairs, "hip": walk.figure.root.name}), encoding="utf-8")
+    return src, spec
+
+
+def with_threejs(ours: dict[str, object], rounds: int, src: Path, spec: Path) -> dict[str, Stats] | None:
+    """Interleave our cases with three.js's SkeletonUtils.retargetClip under Node (one process per round: a warm-up
+    call, then the timed call, timed inside Node); None when Node or three is missing."""
+    script = ROOT / "tests" / "node" / "threejs_retarget.mjs"
+    if shutil.which("node") is None or not (ROOT / "tests" / "node" / "node_modules" / "three").is_dir():
+        return None
+    samples: dict[str, list[float]] = {name: [] for name in ours}
+    samples[THREE] = []
+    for fn in ours.values():  # warm-up
+        fn()  # type: ignore[operator]
+    for _ in range(rounds):
+        for name, fn in ours.items():
+            t0 = time.perf_counter()
+            fn()  # type: ignore[operator]
+            samples[name].append(time.perf_counter() - t0)
+        out = subprocess.run(["node", str(script), str(src), str(spec), "2"], check=True, capture_output=True,
+                             text=True)
+        result = json.loads(out.stdout)
+        samples[THREE].append(result["seconds"][-1])
+    return {name: stats_of(name, v) for name, v in samples.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--frames", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_motion.md"))
+    args = ap.parse_args()
+    walk, P = source_poses(args.frames)
+    target = animkit.load(DATA / "CesiumMan.glb")
+    fps = walk.clip().fps
+    bm = bone_map(walk.figure, target.figure)
+    T, _, _ = retarget_poses(walk.figure, P, target.figure, bm, source_up=walk.up, target_up=target.up)
+    F = len(P)
+
+    def do_retarget() -> None:
+        retarget_poses(walk.figure, P, target.figure, bm, source_up=walk.up, target_up=target.up)
+
+    def do_lock() -> None:
+        lock_feet(target.figure, T, fps, up=target.up)
+
+    def do_both() -> None:
+        Q, _, _ = retarget_poses(walk.figure, P, target.figure, bm, source_up=walk.up, target_up=target.up)
+        lock_feet(target.figure, Q, fps, up=target.up)
+
+    # the per-frame baseline: the leg IK of one leg called once per frame (a Python loop over frames)
+    fig = target.figure
+    r = lock_feet(fig, T, fps, up=target.up)
+    leg = r.legs[0]
+    W = fig.world_batch(T)
+    goal = W[:, fig.node_names.index(leg.ankle), :3, 3] + 0.01
+    eye = np.broadcast_to(np.eye(3), (F, 3, 3))
+    reach = float(np.linalg.norm(W[:, fig.node_names.index(leg.ankle), :3, 3]
+                                 - W[:, fig.node_names.index(leg.hip), :3, 3], axis=1).max())
+    active = np.ones(F, dtype=bool)
+    n_loop = min(F, 200)
+
+    def leg_batched() -> None:
+        _leg_ik(fig, T, W, leg, goal, active, eye, reach)
+
+    def leg_per_frame() -> None:
+        for f in range(n_loop):
+            _leg_ik(fig, T[f:f + 2], W[f:f + 2], leg, goal[f:f + 2], active[:2], eye[:2], reach)
+
+    cases = {"retarget": do_retarget, "lock feet": do_lock, "retarget + lock feet": do_both,
+             "one leg's IK, batched": leg_batched, f"one leg's IK, per frame ({n_loop} frames)": leg_per_frame}
+    with tempfile.TemporaryDirectory() as tmp:
+        src, spec = threejs_inputs(walk, P, target, dict(bm.pairs), Path(tmp))
+        three = with_threejs(cases, args.rounds, src, spec)  # type: ignore[arg-type]
+    stats = three if three is not None else interleaved(cases, rounds=args.rounds)
+    contacts = detect_contacts(fig, T, fps, up=target.up)
+    lines = [
+        "# Motion: retarget + foot locking",
+        "",
+        f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_motion --frames {args.frames} "
+        f"--rounds {args.rounds}`",
+        "",
+        f"Source: the CMU walk (02_01, {fps:g} fps) looped with its root motion to {F} frames "
+        f"({len(walk.figure.node_names)} nodes); target: CesiumMan.glb ({len(fig.node_names)} nodes, "
+        f"{fig.dof_count} DOFs), a glTF character. One core (BLAS threads 1); {platform.python_version()}, "
+        f"NumPy {np.__version__}. The machine is shared by several engineers: absolute numbers are lower "
+        "bounds. Cases interleaved round by round; medians with min–max.",
+        "",
+        markdown_table(stats, unit="ms", scale=1e3, baseline=THREE if three is not None else None),
+        "",
+        ("three.js " + "SkeletonUtils.retargetClip (r170, the anchor: it retargets frame by frame through an "
+         "AnimationMixer and writes a clip; it locks no feet) ran in the same rounds, one Node process per round "
+         "(a warm-up call, then the timed call, timed inside Node)." if three is not None else
+         "three.js was not run (Node or tests/node/node_modules/three missing: npm install --prefix tests/node)."),
+        "",
+        "| case | frames per second (median) |",
+        "|---|---|",
+    ]
+    for name in ("retarget", "lock feet", "retarget + lock feet"):
+        lines.append(f"| {name} | {F / stats[name].median:,.0f} |")
+    per = stats[f"one leg's IK, per frame ({n_loop} frames)"].median / n_loop
+    bat = stats["one leg's IK, batched"].median / F
+    lines += [
+        "",
+        f"Batched leg IK: {bat * 1e6:.2f} µs per frame; the same kernel called once per frame from Python: "
+        f"{per * 1e6:.1f} µs per frame ({per / bat:.0f}× slower).",
+        "",
+        f"Goal ≥ 2,000 frames/s for retarget + lock feet: "
+        f"{'met' if F / stats['retarget + lock feet'].median >= 2000 else 'NOT met'} "
+        f"({F / stats['retarget + lock feet'].median:,.0f} frames/s). The locked clip: "
+        f"{int(contacts.mask.any(axis=1).sum())} of {F} frames with a foot down; skate "
+        f"{r.before.skate_mm:.2f} → {r.after.skate_mm:.2f} mm per contact frame, penetration "
+        f"{r.before.penetration_mm:.2f} → {r.after.penetration_mm:.2f} mm, knee pop "
+        f"{r.before.knee_pop_deg:.1f} → {r.after.knee_pop_deg:.1f}°.",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
