@@ -97,7 +97,8 @@ def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, loc
 def _style(args: argparse.Namespace) -> Style:
     from .render.clip import Style
 
-    return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes)
+    return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes,
+                 bones=getattr(args, "bones", False))
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -109,6 +110,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("--bones", action="store_true", help="over a character's meshes, draw its skeleton")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
 
 
@@ -232,7 +234,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
                          hold=args.hold, fps=args.fps, quiet=args.quiet)
-    panels = comparison_panels(scene.figure, comparison)
+    panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
@@ -468,7 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_info)
     p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
     p.add_argument("scene", help=SCENE_HELP)
-    p.add_argument("--clip", default=None, help="which clip (default: the first)")
+    p.add_argument("--clip", "--animation", dest="clip", default=None,
+                   help="which clip (glTF: animation) by name (default: the first)")
     p.add_argument("--loops", type=int, default=1, help="play N cycles, each carrying on from where the last "
                    "ended (root position and heading)")
     p.add_argument("--lock-feet", action="store_true", help="hold the feet where they land during contacts")

@@ -41,7 +41,7 @@ BONE_COLOR = (0.36, 0.56, 0.86)
 
 
 def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float | None = None) -> FigureMesh:
-    """Build the figure's triangles once (trimesh primitives, or mesh files), each in its node's frame (× T).
+    """Build the figure's triangles once (shapes tessellated in NumPy, mesh files), each in its node's frame (× T).
 
     ``bones`` also draws, for every node without data, a capsule from its origin to each child's origin
     (in its own frame: the child arc's L translation) — the usual picture of a skeleton. None (the default)
@@ -59,11 +59,10 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
         key = id(node.data)
         if key not in cache:
             try:
-                m = node.data.to_trimesh()
+                cache[key] = node.data.triangles()
             except SceneError as exc:
                 warnings.warn(f"node {node.name!r}: {exc}; drawing nothing for it", stacklevel=2)
                 continue
-            cache[key] = (np.asarray(m.vertices, dtype=float), np.asarray(m.faces, dtype=np.intp))
         v, f = cache[key]
         parts.append((i, v @ node.T[:3, :3].T + node.T[:3, 3], f, node.color))
     if bones:
@@ -76,9 +75,8 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
             length = float(np.linalg.norm(d))
             if length <= 1e-9:
                 continue
-            m = Capsule(radius, length).to_trimesh()
-            v = np.asarray(m.vertices, dtype=float) @ matrix_aligning_z_to(d).T
-            parts.append((index[arc.parent.name], v, np.asarray(m.faces, dtype=np.intp), BONE_COLOR))
+            v, f = Capsule(radius, length).triangles()
+            parts.append((index[arc.parent.name], v @ matrix_aligning_z_to(d).T, f, BONE_COLOR))
     radius_of = np.zeros(len(nodes))
     if not parts:
         return FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),

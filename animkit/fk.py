@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .jit import enabled as _jit_enabled
 from .jit import kernel
+from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
 
 __all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions", "fk_compiled",
@@ -324,9 +324,16 @@ def _fk_frames(tan_half: Array, theta: Array, parent: Index, L: Array, rotated: 
 fk_frames_kernel = kernel(_fk_frames)
 
 
+# NumPy's forward runs about 5 M joint transforms a second on short batches, the kernel about 29 M; numba's start-up
+# and loading the cached kernel cost about 0.5 s a process: below ~2 M transforms (F × N) NumPy finishes first.
+FK_JIT_MIN = 2e6
+
+
 def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
-    """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off."""
-    if fk_frames_kernel is None or not _jit_enabled() or np.ndim(poses) != 2:
+    """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off
+    or would not pay (:func:`animkit.jit.pays`)."""
+    if fk_frames_kernel is None or np.ndim(poses) != 2 or \
+            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
         return None
     theta = np.ascontiguousarray(poses, dtype=np.float64)
     tan_half = np.multiply(theta, 0.5)

@@ -1,8 +1,8 @@
 """Node data: the shapes a node draws, in the node's own frame (placed by the node's T).
 
-Shapes are small frozen values; ``to_trimesh()`` turns one into a triangle mesh
-(trimesh is imported only then). A capsule and a cylinder run along +z from
-z = 0 to z = length, so a bone from the joint to its child is
+Shapes are small frozen values; ``triangles()`` gives one as vertices and faces (NumPy; trimesh only reads
+mesh files), ``to_trimesh()`` as a trimesh mesh (trimesh is imported only then). A capsule and a cylinder
+run along +z from z = 0 to z = length, so a bone from the joint to its child is
 ``Capsule(radius, |d|)`` placed by a T that turns +z onto d.
 """
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import SceneError
 
@@ -20,6 +21,33 @@ if TYPE_CHECKING:
     import trimesh
 
 __all__ = ["Box", "Capsule", "Sphere", "Cylinder", "MeshFile", "Geometry", "SHAPES"]
+
+
+def revolve(radii: NDArray[np.float64], heights: NDArray[np.float64], sections: int, *, bottom: float | None,
+            top: float | None) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Rings (r_k cos φ_j, r_k sin φ_j, z_k), φ_j = 2πj / sections, joined by quads, closed by a pole (0, 0, bottom)
+    and (0, 0, top) when given: a closed surface of revolution about +z, faces counter-clockwise seen from outside
+    (for heights increasing along the rings)."""
+    phi = 2.0 * np.pi * np.arange(sections) / sections
+    c, s = np.cos(phi), np.sin(phi)
+    rings = np.stack([np.outer(radii, c), np.outer(radii, s), np.repeat(heights[:, None], sections, axis=1)], axis=-1)
+    verts = [rings.reshape(-1, 3)]
+    j = np.arange(sections)
+    jn = (j + 1) % sections
+    faces = []
+    for k in range(len(radii) - 1):
+        a, b = k * sections, (k + 1) * sections
+        faces += [np.stack([a + j, a + jn, b + jn], 1), np.stack([a + j, b + jn, b + j], 1)]
+    n = len(radii) * sections
+    if bottom is not None:
+        verts.append(np.array([[0.0, 0.0, bottom]]))
+        faces.append(np.stack([np.full(sections, n), jn, j], 1))
+        n += 1
+    if top is not None:
+        last = (len(radii) - 1) * sections
+        verts.append(np.array([[0.0, 0.0, top]]))
+        faces.append(np.stack([np.full(sections, n), last + j, last + jn], 1))
+    return np.concatenate(verts), np.concatenate(faces).astype(np.intp)
 
 
 def _positive(name: str, **values: float) -> None:
@@ -44,6 +72,13 @@ class Box:
 
         return trimesh.creation.box(extents=self.size)
 
+    def triangles(self) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """Vertices (8, 3) at (±x/2, ±y/2, ±z/2) and 12 outward faces (counter-clockwise from outside)."""
+        v = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5) for z in (-0.5, 0.5)]) * np.asarray(self.size)
+        f = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                      [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]], dtype=np.intp)
+        return v, f
+
 
 @dataclass(frozen=True)
 class Capsule:
@@ -66,6 +101,14 @@ class Capsule:
         mesh.apply_translation([0.0, 0.0, self.length / 2.0])
         return mesh
 
+    def triangles(self, sections: int = 12, rings: int = 3) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """Two hemispheres of ``rings`` latitude rings each, joined by the cylinder from z = 0 to z = length."""
+        lat = np.linspace(-np.pi / 2, 0.0, rings + 1)[1:]
+        r = self.radius
+        radii = np.r_[r * np.cos(lat), r * np.cos(lat[::-1])]
+        z = np.r_[r * np.sin(lat), self.length - r * np.sin(lat[::-1])]
+        return revolve(radii, z, sections, bottom=-r, top=self.length + r)
+
 
 @dataclass(frozen=True)
 class Sphere:
@@ -80,6 +123,12 @@ class Sphere:
         import trimesh
 
         return trimesh.creation.icosphere(subdivisions=2, radius=self.radius)
+
+    def triangles(self, sections: int = 16, rings: int = 7) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """A UV sphere: ``rings`` latitude rings between the poles, ``sections`` meridians."""
+        lat = np.linspace(-np.pi / 2, np.pi / 2, rings + 2)[1:-1]
+        return revolve(self.radius * np.cos(lat), self.radius * np.sin(lat), sections, bottom=-self.radius,
+                       top=self.radius)
 
 
 @dataclass(frozen=True)
@@ -98,6 +147,10 @@ class Cylinder:
         mesh = trimesh.creation.cylinder(radius=self.radius, height=self.length, sections=sections)
         mesh.apply_translation([0.0, 0.0, self.length / 2.0])
         return mesh
+
+    def triangles(self, sections: int = 16) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """The side from z = 0 to z = length and two flat caps."""
+        return revolve(np.full(2, self.radius), np.array([0.0, self.length]), sections, bottom=0.0, top=self.length)
 
 
 @dataclass(frozen=True)
@@ -120,6 +173,11 @@ class MeshFile:
             raise SceneError(f"{self.path}: trimesh could not read this mesh ({exc})") from None
         mesh.apply_scale(np.asarray(self.scale, dtype=float))
         return mesh
+
+    def triangles(self) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+        """The file's vertices (V, 3) and faces (F, 3), read by trimesh."""
+        m = self.to_trimesh()
+        return np.asarray(m.vertices, dtype=float), np.asarray(m.faces, dtype=np.intp)
 
 
 Geometry = Box | Capsule | Sphere | Cylinder | MeshFile

@@ -8,8 +8,9 @@ numba itself (a quarter of a second, and it pulls in SciPy) is imported only whe
 or a kernel first runs, so ``import animkit`` stays light. A kernel that calls other kernels names them
 (``kernel(f, calls=(g, h))``): they are compiled first and handed to numba in f's own copy of its globals, so no
 module's namespace is rewritten. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run
-both paths). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about a
-second per kernel); later processes pay loading it, once.
+both paths), or :func:`pays` to use a kernel only where the work repays numba's start-up (tests set
+:data:`ALWAYS`). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about
+a second per kernel); later processes pay loading it, once.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "ENABLED"]
+__all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS"]
 
 _WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 _njit: Any = None
 _loaded = False
 
 ENABLED = _WANTED
+# Tests set ALWAYS so that kernels run whatever the work size (also ANIMKIT_JIT=always).
+ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
 
 def _numba_njit() -> Any:
@@ -74,6 +77,11 @@ class Kernel:
     def __call__(self, *args: Any) -> Any:
         return self.compiled()(*args)
 
+    @property
+    def ready(self) -> bool:
+        """Whether this process has compiled (or loaded) the kernel already."""
+        return self._compiled is not None
+
 
 def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = ()) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
@@ -88,3 +96,16 @@ def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = ()) 
 def enabled() -> bool:
     """Whether compiled kernels run now (numba importable, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
     return ENABLED and _WANTED and _numba_njit() is not None
+
+
+def pays(fn: Callable[..., Any] | None, work: float, threshold: float) -> bool:
+    """Whether to run the kernel ``fn`` on ``work`` units: kernels are on and either ``fn`` is ready in this process
+    (nothing left to pay) or ``work`` ≥ ``threshold``, the size from which the compiled path beats NumPy with
+    numba's start-up and the kernel's loading (0.5–1 s a process when cached, a second or two more to compile on
+    an empty cache) counted in. Each caller measures its own threshold and says so beside it.
+    """
+    if fn is None or not (ENABLED and _WANTED):
+        return False
+    if (isinstance(fn, Kernel) and fn.ready) or ALWAYS:
+        return enabled()
+    return work >= threshold and enabled()

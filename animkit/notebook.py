@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .figure import Figure
     from .ik import IKResult
     from .keyframes import Clip
+    from .mesh import Mesh
     from .reach import Comparison, ReachResult
     from .render.clip import Panel, Style
     from .scene import Scene
@@ -201,12 +202,13 @@ def panel_label(result: ReachResult) -> str:
     return f"{result.label}: {state}"
 
 
-def comparison_panels(figure: Figure, comparison: Comparison) -> list[Panel]:
-    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn."""
+def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
+    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
+    (``meshes``: a character's, drawn on the figure)."""
     from .render.clip import Panel
 
     target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail)
+    return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail, meshes=tuple(meshes))
             for p in comparison.panels]
 
 

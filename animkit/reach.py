@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike, NDArray
 from .chains import dof_indices
 from .errors import IKError, SceneError
 from .figure import Figure
-from .ik import IKResult, solve
+from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
 from .keyframes import Clip
 from .progress import progress
 from .scene import Scene
@@ -146,7 +146,7 @@ def _check_target(target: ArrayLike) -> Array:
 
 
 def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: ArrayLike | None = None,
-               chain: str | Sequence[str] | None = None, solver: str | None = None, duration: float = 2.0,
+               chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, duration: float = 2.0,
                hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
@@ -188,16 +188,19 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     poses[0] = pose0
     iters = 0
     t_solve = 0.0
-    # relax=False: a frame's solve must stay near the previous frame (no jump to another branch of the solution)
-    solve_kw: dict[str, Any] = {"chain": list(np.asarray(figure.dof_names)[movable]), "max_iter": frame_iterations,
-                                "tol": tol, "relax": False}
-    if solver is not None:
-        solve_kw["solver"] = solver
+    # one problem, compiled once, for every frame and the direct solve; the frames run lm without the
+    # relaxed-limits retry (a frame's solve must stay near the previous frame: no jump to another branch)
+    chain_dofs = list(np.asarray(figure.dof_names)[movable])
+    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
+    direct_solver = replace(base, max_iter=max(200, frame_iterations)) if hasattr(base, "max_iter") else base
+    frame_solver = replace(base, max_iter=frame_iterations, **({"relax": False} if isinstance(base, LM) else {}))
+    problem = IKProblem(figure, effector, chain_dofs, pose=pose0, orientation=orient is not None,
+                        solver=frame_solver, tol=tol)
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         t0 = time.perf_counter()
-        r = solve(figure, poses[k - 1], effector, frame_target, **solve_kw)
+        r = problem.solve(frame_target, poses[k - 1])
         t_solve += time.perf_counter() - t0
         iters += r.iterations
         delta = r.pose - poses[k - 1]
@@ -205,13 +208,13 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
-    # the table's numbers: one solve from the start pose straight to the target
-    direct_kw = dict(solve_kw, max_iter=max(200, frame_iterations), relax=True)  # as a plain solve() would
-    direct = solve(figure, pose0, effector, tgt, **direct_kw)
+    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
+    direct = problem.using(direct_solver).solve(tgt, pose0)
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
     chain_name = chain if isinstance(chain, str) else None
     solver_name = direct.solver
+    solver = solver if solver is None or isinstance(solver, str) else solver_name
     clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,

@@ -1,21 +1,22 @@
-"""Render benchmark: one motion clip, 120 frames at 640x480, bones drawn as shaded capsules over a ground grid.
+"""Render benchmark: animkit's software rasteriser against trimesh drawing into ONE reused pyglet window.
 
-    python -m benchmarks.bench_render            # from the repository root
+    .bench-venv/bin/python -m benchmarks.bench_render          # from the repository root (see README: benchmarks)
 
-Paths measured, each in a fresh subprocess pinned to one CPU core (so peaks and threads don't mix):
+Every timing goes through :func:`benchmarks.harness.interleaved` (rounds A, B, A, B, …; medians of ≥ 5, min–max
+shown), one CPU core (this process pins itself to one core; Mesa's llvmpipe gets LP_NUM_THREADS=1):
 
-* animkit: the NumPy renderer alone (frames consumed, nothing written), and end to end into a GIF;
-* matplotlib: a stick figure on 3D axes, ``FuncAnimation`` + ``PillowWriter`` (alone: ``canvas.draw``);
-* trimesh: ``Scene.save_image`` through pyglet<2 under an Xvfb this script starts (alone: the PNG per frame
-  that ``save_image`` returns; end to end: those PNGs decoded and written into a GIF by Pillow).
+* **figure** — 120 frames of the CMU 02_01 walk (38 joints) drawn as shaded capsules over a ground grid, at
+  640x480 and at 1920x1080. animkit: :class:`FigureRenderer` with NumPy visibility and with the compiled kernel.
+  trimesh (the strongest path a Python user has without a GPU): one ``SceneViewer`` window kept open under Xvfb
+  (Mesa llvmpipe), each frame the bones' node transforms updated, ``on_draw`` and ``glReadPixels`` into one
+  reused buffer — the same capsules, colours, camera and grid lines;
+* **first frame** — a fresh renderer's first frame (backdrop and grid drawn) against a steady frame;
+* **memory** — peak resident memory (VmHWM) of a fresh process rendering the 1080p clip, per path;
+* **character** — the skinned, textured CesiumMan (glTF), 24 frames over its walk at 640x480 (skinning +
+  drawing); peers Blender as a Python module (``bpy``, Workbench, background) and f3d's Python bindings
+  (offscreen) where they import.
 
-The peers run in the benchmark's own environment, ``.bench-venv`` (see ``requirements-render.txt``); a peer that
-cannot run is skipped with the reason. Memory: tracemalloc's peak (Python and NumPy allocations, a separate
-traced run) and the growth of ru_maxrss over the measured part. Flatness: animkit's GIF path at 160x120 for
-100 and 10,000 frames of the same clip, looped.
-
-The clip: ``tests/data/cmu_02_01_walk.bvh`` when ``animkit.load`` reads it; otherwise a synthetic 120-frame walk
-on ``scenes/humanoid.toml`` (sine waves on hips, knees, shoulders, elbows), and the output says so.
+Peers that cannot run are listed with the reason. The machine is shared: absolute numbers are lower bounds.
 """
 
 from __future__ import annotations
@@ -27,62 +28,64 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from numpy.typing import NDArray
+os.environ.setdefault("LP_NUM_THREADS", "1")  # llvmpipe: one rasteriser thread (set before Mesa loads)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from numpy.typing import NDArray  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.harness import Stats, interleaved, markdown_table, ratio  # noqa: E402
+
 BVH = ROOT / "tests" / "data" / "cmu_02_01_walk.bvh"
-VENV_PYTHON = ROOT / ".bench-venv" / "bin" / "python"
-FRAMES, SIZE, FPS = 120, (640, 480), 30.0
+CHARACTER = ROOT / "tests" / "data" / "CesiumMan.glb"
+FRAMES = 120
+CHARACTER_FRAMES = 24  # evenly spaced over the walk (the peers draw about one frame a second)
 Array = NDArray[np.float64]
 
-# --- the clip and the capsule figure ----------------------------------------------------------------------
+
+# --- the clip and the capsule figure ----------------------------------------------------------------------------
 
 
-def load_clip(frames: int) -> tuple[Any, Array, str, str]:
-    """(figure, poses (frames, D), up axis, label): the BVH walk when it loads, else a synthetic humanoid walk."""
+def setup(size: tuple[int, int], frames: int = FRAMES) -> dict[str, Any]:
     import animkit
+    from animkit.render.clip import clip_camera
+    from animkit.render.scene import figure_mesh, framing_points
+    from animkit.scene import CameraSpec
 
-    if BVH.exists():
-        try:
-            scene = animkit.load(str(BVH))
-            clip = scene.clip()
-            poses = clip.sample(np.arange(frames) / clip.fps)
-            return scene.figure, poses, scene.up, f"CMU 02_01 walk (BVH, {len(scene.figure.node_names)} joints)"
-        except animkit.AnimkitError as exc:
-            reason = f"animkit.load could not read {BVH.name}: {exc}"
-    else:
-        reason = f"{BVH.relative_to(ROOT)} is not in this tree"
-    scene = animkit.load(str(ROOT / "scenes" / "humanoid.toml"))
-    return scene.figure, synthetic_walk(scene.figure, frames), scene.up, f"SYNTHETIC humanoid walk ({reason})"
+    scene = animkit.load(str(BVH))
+    clip = scene.clip()
+    poses = clip.sample(np.arange(frames) / clip.fps)
+    figure = scene.figure
+    mesh = figure_mesh(figure, bones=True, bone_radius=0.04 * figure.size())
+    camera = clip_camera(CameraSpec(), scene.up, framing_points(figure, mesh, poses), size=size)
+    return {"figure": figure, "poses": poses, "up": scene.up, "mesh": mesh, "camera": camera,
+            "world": figure.world_batch(poses)}
 
 
-def synthetic_walk(figure: Any, frames: int) -> Array:
-    """A walk from sine waves: one stride per second at 30 fps, hips moving forward along +z."""
-    t = np.arange(frames) / FPS
-    w = 2 * np.pi * t
-    P = np.repeat(figure.rest_pose()[None], frames, axis=0)
-    d = figure.dof_index
-    s = np.sin(w)
-    P[:, d("hips.tz")] += 1.2 * t
-    P[:, d("hips.ty")] += 0.02 * np.cos(2 * w)
-    P[:, d("hips.ry")] = 0.08 * s
-    P[:, d("hip_r.rx")], P[:, d("hip_l.rx")] = -0.45 * s, 0.45 * s
-    P[:, d("knee_r.rx")] = 0.6 * np.clip(np.sin(w + 1.2), 0, None) + 0.05
-    P[:, d("knee_l.rx")] = 0.6 * np.clip(-np.sin(w + 1.2), 0, None) + 0.05
-    P[:, d("shoulder_r.rx")], P[:, d("shoulder_l.rx")] = 0.4 * s, -0.4 * s
-    P[:, d("elbow_r.rx")] = -0.3 - 0.2 * np.clip(s, 0, None)
-    P[:, d("elbow_l.rx")] = -0.3 - 0.2 * np.clip(-s, 0, None)
-    return P
+def animkit_renderer(ctx: dict[str, Any], jit: bool) -> Any:
+    from animkit.render.clip import FigureRenderer, Style
+
+    return FigureRenderer(ctx["figure"], ctx["camera"], up=ctx["up"], style=Style(grid=True), mesh=ctx["mesh"],
+                          jit=jit)
+
+
+def animkit_case(ctx: dict[str, Any], jit: bool) -> Callable[[], None]:
+    r = animkit_renderer(ctx, jit)
+    world = ctx["world"]
+
+    def run() -> None:
+        for w in world:
+            r.frame(w)
+    return run
 
 
 def owner_parts(mesh: Any) -> list[tuple[int, Array, NDArray[np.intp], Array]]:
@@ -97,326 +100,328 @@ def owner_parts(mesh: Any) -> list[tuple[int, Array, NDArray[np.intp], Array]]:
     return parts
 
 
-def setup(frames: int, size: tuple[int, int]) -> dict[str, Any]:
-    from animkit.render.clip import clip_camera
-    from animkit.render.scene import figure_mesh, framing_points
-    from animkit.scene import CameraSpec
+class TrimeshWindow:
+    """trimesh's SceneViewer kept open: per frame, node transforms updated, on_draw, glReadPixels (one buffer)."""
 
-    figure, poses, up, label = load_clip(frames)
-    radius = 0.04 * figure.size()
-    mesh = figure_mesh(figure, bones=True, bone_radius=radius)  # the skeleton as capsules, as animkit draws it
-    camera = clip_camera(CameraSpec(), up, framing_points(figure, mesh, poses), size=size)
-    return {"figure": figure, "poses": poses, "up": up, "label": label, "mesh": mesh, "camera": camera,
-            "radius": radius}
+    def __init__(self, ctx: dict[str, Any]) -> None:
+        import math
 
+        import pyglet
+        import trimesh
+        from pyglet import gl
+        from trimesh.viewer.windowed import SceneViewer
 
-def loop_poses(poses: Array, n: int) -> Array:
-    return poses[np.arange(n) % len(poses)]
+        from animkit.render.clip import FigureRenderer, Style
 
+        if int(pyglet.version.split(".")[0]) >= 2:
+            raise RuntimeError(f"trimesh's SceneViewer needs pyglet<2, found {pyglet.version}")
+        self.gl = gl
+        cam = ctx["camera"]
+        self.w, self.h = cam.width, cam.height
+        scene = trimesh.Scene()
+        self.owners = []
+        for k, (parent, v, f, colors) in enumerate(owner_parts(ctx["mesh"])):
+            m = trimesh.Trimesh(v, f, process=False)
+            m.visual.face_colors = (np.c_[colors, np.ones(len(colors))] * 255).astype(np.uint8)
+            name = f"bone{k}"
+            scene.add_geometry(m, node_name=name, geom_name=name)
+            self.owners.append((name, parent))
+        # the ground grid animkit draws: the same lines (spacing, extent, centre), 1 px
+        spacing, extent, center = FigureRenderer(ctx["figure"], cam, up=ctx["up"], style=Style(),
+                                                 mesh=ctx["mesh"]).ground()
+        ua, va = (np.array([1.0, 0, 0]), np.array([0, 0, 1.0])) if ctx["up"] == "y" else \
+            (np.array([1.0, 0, 0]), np.array([0, 1.0, 0]))
+        kmax = int(math.floor(extent / spacing + 1e-9))
+        o = round(float(center @ ua) / spacing) * spacing * ua + round(float(center @ va) / spacing) * spacing * va
+        c = np.arange(-kmax, kmax + 1) * spacing
+        segs = np.concatenate([np.stack([o + c[:, None] * ua - extent * va, o + c[:, None] * ua + extent * va], 1),
+                               np.stack([o + c[:, None] * va - extent * ua, o + c[:, None] * va + extent * ua], 1)])
+        grid = trimesh.load_path(segs)
+        grid.colors = np.tile([199, 199, 204, 255], (len(grid.entities), 1))
+        scene.add_geometry(grid, node_name="grid", geom_name="grid")
+        scene.camera.resolution = (self.w, self.h)
+        fy = cam.fov_y_deg
+        fx = math.degrees(2 * math.atan(math.tan(math.radians(fy) / 2) * self.w / self.h))
+        scene.camera.fov = (fx, fy)
+        scene.camera.z_near, scene.camera.z_far = cam.near, cam.far
+        scene.camera_transform = np.linalg.inv(cam.view_matrix())
+        self.scene = scene
+        self.viewer = SceneViewer(scene, start_loop=False, visible=True, resolution=(self.w, self.h),
+                                  background=[255, 255, 255, 255])
+        self.buf = np.empty((self.h, self.w, 3), np.uint8)
+        self.world = ctx["world"]
 
-# --- the cases (each runs in its own subprocess) --------------------------------------------------------------
+    def frame(self, W: Array) -> NDArray[np.uint8]:
+        for name, parent in self.owners:
+            self.scene.graph.update(frame_to=name, matrix=W[parent])
+        v = self.viewer
+        v.switch_to()
+        v.dispatch_events()
+        v.on_draw()
+        gl = self.gl
+        gl.glReadPixels(0, 0, self.w, self.h, gl.GL_RGB, gl.GL_UNSIGNED_BYTE, self.buf.ctypes.data)
+        return self.buf[::-1]
 
-
-def case_animkit_render(ctx: dict[str, Any], out: Path) -> int:
-    from animkit.render.clip import FigureRenderer, Style
-
-    r = FigureRenderer(ctx["figure"], ctx["camera"], up=ctx["up"], style=Style(grid=True), mesh=ctx["mesh"])
-    n = 0
-    for _ in r.frames(ctx["poses"]):
-        n += 1
-    return n
-
-
-def case_animkit_gif(ctx: dict[str, Any], out: Path) -> int:
-    from animkit.render.clip import Style, render_poses
-
-    rep = render_poses(ctx["figure"], ctx["poses"], out / "animkit.gif", fps=FPS, camera=ctx["camera"],
-                       up=ctx["up"], style=Style(grid=True), quiet=True, mesh=ctx["mesh"])
-    return rep.frames
-
-
-def _mpl(ctx: dict[str, Any], out: Path, save: bool) -> int:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.animation import FuncAnimation, PillowWriter
-
-    from animkit.render.scene import BONE_COLOR
-
-    figure, poses, cam = ctx["figure"], ctx["poses"], ctx["camera"]
-    pos = figure.world_positions(poses)  # (F, N, 3)
-    index = {n: i for i, n in enumerate(figure.node_names)}
-    pairs = [(index[a.parent.name], index[a.child.name]) for a in figure.arcs() if a.parent is not None]
-    if ctx["up"] == "y":  # matplotlib's 3D axes are z-up
-        pos = pos[..., [0, 2, 1]]
-    w, h = cam.width, cam.height
-    fig = plt.figure(figsize=(w / 100, h / 100), dpi=100)
-    ax = fig.add_subplot(projection="3d")
-    lo, hi = pos.reshape(-1, 3).min(0), pos.reshape(-1, 3).max(0)
-    c, r = (lo + hi) / 2, (hi - lo).max() / 2
-    ax.set(xlim=(c[0] - r, c[0] + r), ylim=(c[1] - r, c[1] + r), zlim=(c[2] - r, c[2] + r))
-    lines = [ax.plot([], [], [], lw=3, color=BONE_COLOR)[0] for _ in pairs]
-
-    def update(f: int) -> list[Any]:
-        for line, (a, b) in zip(lines, pairs, strict=True):
-            seg = pos[f, [a, b]]
-            line.set_data_3d(seg[:, 0], seg[:, 1], seg[:, 2])
-        return lines
-
-    if save:
-        anim = FuncAnimation(fig, update, frames=len(poses), blit=False)
-        anim.save(out / "mpl.gif", writer=PillowWriter(fps=FPS))
-    else:
-        for f in range(len(poses)):
-            update(f)
-            fig.canvas.draw()
-            np.asarray(fig.canvas.buffer_rgba())
-    plt.close(fig)
-    return len(poses)
+    def run(self) -> None:
+        for w in self.world:
+            self.frame(w)
 
 
-def case_mpl_render(ctx: dict[str, Any], out: Path) -> int:
-    return _mpl(ctx, out, save=False)
+# --- the character -----------------------------------------------------------------------------------------------
 
 
-def case_mpl_gif(ctx: dict[str, Any], out: Path) -> int:
-    return _mpl(ctx, out, save=True)
+def character_case(size: tuple[int, int], jit: bool) -> tuple[Callable[[], None], int]:
+    import animkit
+    from animkit.render.clip import FigureRenderer, Style, clip_camera, mesh_framing_points
+
+    scene = animkit.load(str(CHARACTER))
+    clip = scene.clip()
+    assert clip.duration is not None
+    poses = clip.sample(np.linspace(0.0, clip.duration, CHARACTER_FRAMES))
+    cam = clip_camera(scene.camera, scene.up, mesh_framing_points(scene.meshes, scene.figure, poses), size=size)
+    r = FigureRenderer(scene.figure, cam, up=scene.up, style=Style(), meshes=scene.meshes, jit=jit)
+    figure = scene.figure
+
+    def run() -> None:
+        for w in figure.world_batch(poses):
+            r.frame(w)
+    return run, len(poses)
 
 
-def _trimesh(ctx: dict[str, Any], out: Path, save: bool) -> int:
-    import io
-    import math
+def f3d_case(size: tuple[int, int]) -> tuple[Callable[[], None], int]:
+    import f3d
 
-    import pyglet
-    import trimesh
-    from PIL import Image
+    eng = f3d.Engine.create(True)  # offscreen
+    eng.window.size = size
+    eng.scene.add(str(CHARACTER))
+    lo, hi = eng.scene.animation.get_time_range()
+    times = np.linspace(lo, hi, CHARACTER_FRAMES)
 
-    if int(pyglet.version.split(".")[0]) >= 2:
-        raise RuntimeError(f"trimesh's Scene.save_image needs pyglet<2, found {pyglet.version}")
-    figure, poses, cam = ctx["figure"], ctx["poses"], ctx["camera"]
-    scene = trimesh.Scene()
-    owners = []
-    for k, (parent, v, f, colors) in enumerate(owner_parts(ctx["mesh"])):
-        mesh = trimesh.Trimesh(v, f, process=False)
-        mesh.visual.face_colors = (np.c_[colors, np.ones(len(colors))] * 255).astype(np.uint8)
-        name = f"bone{k}"
-        scene.add_geometry(mesh, node_name=name, geom_name=name)
-        owners.append((name, parent))
-    # ground grid, as animkit draws it (lines on the ground plane)
-    ext = 1.5 * figure.size()
-    ticks = np.linspace(-ext, ext, 13)
-    segs = []
-    for t in ticks:
-        a, b = (t, 0.0, -ext), (t, 0.0, ext)
-        c, d = (-ext, 0.0, t), (ext, 0.0, t)
-        segs += [(a, b), (c, d)]
-    segs_a = np.asarray(segs)
-    if ctx["up"] == "z":
-        segs_a = segs_a[..., [0, 2, 1]]
-    scene.add_geometry(trimesh.load_path(segs_a), node_name="grid", geom_name="grid")
-    scene.camera.resolution = (cam.width, cam.height)
-    fy = cam.fov_y_deg
-    fx = math.degrees(2 * math.atan(math.tan(math.radians(fy) / 2) * cam.width / cam.height))
-    scene.camera.fov = (fx, fy)
-    scene.camera_transform = np.linalg.inv(cam.view_matrix())
-    frames = []
-    blank = 0
-    for f in range(len(poses)):
-        W = figure.world_batch(poses[f:f + 1])[0]
-        for name, parent in owners:
-            scene.graph.update(frame_to=name, matrix=W[parent])
-        png = scene.save_image(resolution=(cam.width, cam.height), visible=True)
-        if save or f == 0:
-            img = Image.open(io.BytesIO(png)).convert("RGB")
-            if f == 0:
-                img.save(out / "trimesh_first.png")
-                blank = int(np.asarray(img).max() < 8)
-            if save:
-                frames.append(img)
-    if blank:
-        raise RuntimeError("trimesh's first frame read back black")
-    if save:
-        frames[0].save(out / "trimesh.gif", save_all=True, append_images=frames[1:], duration=int(1000 / FPS),
-                       loop=0)
-    return len(poses)
+    def run() -> None:
+        for t in times:
+            eng.scene.animation.load_time(float(t))
+            eng.window.render_to_image()
+    return run, len(times)
 
 
-def case_trimesh_render(ctx: dict[str, Any], out: Path) -> int:
-    return _trimesh(ctx, out, save=False)
+def bpy_case(size: tuple[int, int]) -> tuple[Callable[[], None], int]:
+    import tempfile
+
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.gltf(filepath=str(CHARACTER))
+    sc = bpy.context.scene
+    sc.render.engine = "BLENDER_WORKBENCH"
+    sc.render.resolution_x, sc.render.resolution_y = size
+    sc.render.resolution_percentage = 100
+    cam = bpy.data.objects.new("cam", bpy.data.cameras.new("cam"))
+    sc.collection.objects.link(cam)
+    sc.camera = cam
+    cam.location = (0.0, -4.0, 1.0)
+    cam.rotation_euler = (1.4, 0.0, 0.0)
+    out = tempfile.mkdtemp() + "/f.png"
+    sc.render.filepath = out
+    n = CHARACTER_FRAMES
+    frames = np.linspace(sc.frame_start, sc.frame_end, n).round().astype(int)
+
+    def run() -> None:
+        for f in frames:
+            sc.frame_set(int(f))
+            bpy.ops.render.render(write_still=False)
+    return run, n
 
 
-def case_trimesh_gif(ctx: dict[str, Any], out: Path) -> int:
-    return _trimesh(ctx, out, save=True)
+# --- children: memory and the character peers in fresh processes -------------------------------------------------
 
 
-CASES: dict[str, Callable[[dict[str, Any], Path], int]] = {
-    "animkit-render": case_animkit_render, "animkit-gif": case_animkit_gif,
-    "mpl-render": case_mpl_render, "mpl-gif": case_mpl_gif,
-    "trimesh-render": case_trimesh_render, "trimesh-gif": case_trimesh_gif,
-}
-
-
-def child(case: str, frames: int, size: tuple[int, int], trace: bool, out: Path) -> dict[str, Any]:
-    """Run one case here (a fresh process): set up, then measure the case alone."""
+def child(kind: str, size: tuple[int, int]) -> dict[str, Any]:
     cpu = min(os.sched_getaffinity(0))
     os.sched_setaffinity(0, {cpu})
-    ctx = setup(FRAMES, size)
-    if frames != len(ctx["poses"]):
-        ctx["poses"] = loop_poses(ctx["poses"], frames)
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if trace:
-        tracemalloc.start()
+    if kind.startswith("animkit"):
+        ctx = setup(size)
+        run = animkit_case(ctx, jit=kind == "animkit-compiled")
+    else:
+        ctx = setup(size)
+        run = TrimeshWindow(ctx).run
     t0 = time.perf_counter()
-    n = CASES[case](ctx, out)
-    seconds = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1] if trace else None
-    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"case": case, "frames": n, "seconds": seconds, "fps": n / seconds, "label": ctx["label"],
-            "tracemalloc_peak_mb": None if peak is None else peak / 2**20, "rss_growth_mb": (rss1 - rss0) / 1024,
-            "rss_peak_mb": rss1 / 1024, "cpu": cpu}
+    run()
+    return {"kind": kind, "seconds": time.perf_counter() - t0, "rss_peak_mib": peak_rss_mib()}
 
 
-# --- the orchestrator -------------------------------------------------------------------------------------
+def peak_rss_mib() -> float:
+    """This process's peak resident memory, VmHWM (ru_maxrss would carry the parent's peak across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_child(python: Path | str, case: str, *, frames: int = FRAMES, size: tuple[int, int] = SIZE,
-              trace: bool = False, env: dict[str, str] | None = None, out: Path) -> dict[str, Any]:
-    cmd = [str(python), "-m", "benchmarks.bench_render", "--child", case, "--frames", str(frames),
-           "--size", f"{size[0]}x{size[1]}", "--out", str(out)] + (["--trace"] if trace else [])
-    e = dict(os.environ if env is None else env)
-    e.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", LP_NUM_THREADS="1")
-    p = subprocess.run(cmd, cwd=ROOT, env=e, capture_output=True, text=True, timeout=900)
+def run_child(kind: str, size: tuple[int, int]) -> dict[str, Any]:
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench_render", "--child", kind, "--size",
+                        f"{size[0]}x{size[1]}"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
-        tail = (p.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"case": case, "error": tail}
+        return {"kind": kind, "error": (p.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def start_xvfb() -> tuple[subprocess.Popen[bytes] | None, str | None, str]:
+def start_xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
+    if os.environ.get("DISPLAY"):
+        return None, ""
     if shutil.which("Xvfb") is None:
-        return None, None, "Xvfb is not installed"
+        return None, "Xvfb is not installed"
     for n in range(110, 200):
         if Path(f"/tmp/.X11-unix/X{n}").exists() or Path(f"/tmp/.X{n}-lock").exists():
             continue
-        proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+        proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "2048x1200x24", "-nolisten", "tcp"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(300):
             if Path(f"/tmp/.X11-unix/X{n}").exists():
-                return proc, f":{n}", ""
+                os.environ["DISPLAY"] = f":{n}"
+                return proc, ""
             if proc.poll() is not None:
                 break
             time.sleep(0.05)
         proc.kill()
         proc.wait()
-    return None, None, "Xvfb did not start"
+    return None, "Xvfb did not start"
 
 
-def peer_python() -> tuple[Path | None, str]:
-    if not VENV_PYTHON.exists():
-        return None, (f"no {VENV_PYTHON.parent.parent.name}: python -m venv --system-site-packages .bench-venv && "
-                      ".bench-venv/bin/pip install -r benchmarks/requirements-render.txt")
-    return VENV_PYTHON, ""
-
-
-def fmt(v: float | None, spec: str = ".1f") -> str:
-    return "-" if v is None else format(v, spec)
+def fps_row(name: str, s: Stats, frames: int) -> str:
+    return f"| {name} | {frames / s.median:.1f} ({frames / s.high:.1f}–{frames / s.low:.1f}) |"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--child", choices=sorted(CASES), help=argparse.SUPPRESS)
-    ap.add_argument("--frames", type=int, default=FRAMES)
-    ap.add_argument("--size", default=f"{SIZE[0]}x{SIZE[1]}")
-    ap.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
-    ap.add_argument("--skip-flatness", action="store_true", help="skip the 100 vs 10,000 frame memory check")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--size", default="640x480", help=argparse.SUPPRESS)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--sizes", default="640x480,1920x1080")
+    ap.add_argument("--skip-memory", action="store_true")
+    ap.add_argument("--skip-character", action="store_true")
+    ap.add_argument("--out", type=Path, default=None, help="save each path's first frame here (PNG)")
     args = ap.parse_args()
-    w, h = (int(v) for v in args.size.split("x"))
-    if args.child:
-        print(json.dumps(child(args.child, args.frames, (w, h), args.trace, args.out)))
-        return
-
-    out = Path(tempfile.mkdtemp(prefix="animkit-bench-"))
-    venv, why_venv = peer_python()
-    xvfb, display, why_x = start_xvfb()
-    rows: dict[str, dict[str, Any]] = {}
-    notes: list[str] = []
+    xvfb, why_x = start_xvfb()
     try:
-        for case in CASES:
-            python: Path | str = sys.executable
-            env = None
-            if not case.startswith("animkit"):
-                if venv is None:
-                    rows[case] = {"case": case, "error": why_venv}
-                    continue
-                python = venv
-            if case.startswith("trimesh"):
-                if display is None:
-                    rows[case] = {"case": case, "error": why_x}
-                    continue
-                env = dict(os.environ, DISPLAY=display)
-            print(f"running {case} ...", file=sys.stderr, flush=True)
-            timed = run_child(python, case, size=(w, h), env=env, out=out)
-            if "error" not in timed:
-                traced = run_child(python, case, size=(w, h), env=env, out=out, trace=True)
-                timed["tracemalloc_peak_mb"] = traced.get("tracemalloc_peak_mb")
-            rows[case] = timed
-        flat: list[dict[str, Any]] = []
-        if not args.skip_flatness:
-            for n in (100, 10_000):
-                print(f"running animkit-gif, {n} frames at 160x120 (memory) ...", file=sys.stderr, flush=True)
-                flat.append(run_child(sys.executable, "animkit-gif", frames=n, size=(160, 120), trace=True, out=out))
+        if args.child:
+            w, h = (int(v) for v in args.size.split("x"))
+            print(json.dumps(child(args.child, (w, h))))
+            return
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        report(args, why_x)
     finally:
         if xvfb is not None:
             xvfb.terminate()
             xvfb.wait()
 
-    label = next((r["label"] for r in rows.values() if "label" in r), "?")
-    print(f"## Render benchmark: {FRAMES} frames, {w}x{h}, one CPU core per run\n")
-    print(f"Clip: {label}.  Bones drawn as shaded capsules over a ground grid (matplotlib: a stick figure).\n")
-    print("| path | frames | seconds | fps | tracemalloc peak MB | ru_maxrss growth MB |")
-    print("|---|---:|---:|---:|---:|---:|")
-    names = {"animkit-render": "animkit, rendering alone", "animkit-gif": "animkit, end to end (GIF)",
-             "mpl-render": "matplotlib 3D, canvas.draw alone", "mpl-gif": "matplotlib 3D, FuncAnimation+PillowWriter",
-             "trimesh-render": "trimesh save_image (pyglet<2, Xvfb)", "trimesh-gif": "trimesh save_image + Pillow GIF"}
-    for case, r in rows.items():
-        if "error" in r:
-            print(f"| {names[case]} | skipped: {r['error']} | | | | |")
-            continue
-        print(f"| {names[case]} | {r['frames']} | {r['seconds']:.2f} | {r['fps']:.1f} | "
-              f"{fmt(r.get('tracemalloc_peak_mb'))} | {r['rss_growth_mb']:.1f} |")
 
-    def fps(case: str) -> float | None:
-        r = rows.get(case, {})
-        return r.get("fps")
+def report(args: argparse.Namespace, why_x: str) -> None:
+    from PIL import Image
 
-    print("\n| goal | measured | met |")
-    print("|---|---:|:---:|")
-    a_r, a_g, m_g, t_r = fps("animkit-render"), fps("animkit-gif"), fps("mpl-gif"), fps("trimesh-render")
-    goals = [("rendering alone >= 30 fps (one core)", a_r, 30.0, "fps"),
-             ("rendering alone >= 5x trimesh's frame rate", None if a_r is None or t_r is None else a_r / t_r, 5.0,
-              "x"),
-             ("end to end >= 3x matplotlib's", None if a_g is None or m_g is None else a_g / m_g, 3.0, "x")]
-    for name, value, goal, unit in goals:
-        met = "-" if value is None else ("yes" if value >= goal else "NO")
-        print(f"| {name} | {fmt(value)} {unit} | {met} |")
-    if flat and all("error" not in f for f in flat):
-        a, b = flat
-        growth = b["tracemalloc_peak_mb"] - a["tracemalloc_peak_mb"]
-        print(f"| memory flat in clip length (animkit GIF, 160x120: 100 vs 10,000 frames) | "
-              f"tracemalloc peak {a['tracemalloc_peak_mb']:.1f} -> {b['tracemalloc_peak_mb']:.1f} MB, "
-              f"ru_maxrss growth {a['rss_growth_mb']:.1f} -> {b['rss_growth_mb']:.1f} MB | "
-              f"{'yes' if growth < 16 else 'see note'} |")
-        notes.append(f"flatness runs took {a['seconds']:.1f} s and {b['seconds']:.1f} s (traced); peak growth "
-                     f"{growth:+.1f} MB for 100x the frames (threshold 16 MB: the writer's own buffer)")
-    elif flat:
-        notes.append(f"flatness check failed: {[f.get('error') for f in flat]}")
-    if "SYNTHETIC" in label:
-        notes.append("the clip is SYNTHETIC (no BVH loader or file in this tree); switch to the BVH when merged")
-    for n in notes:
-        print(f"\nNote: {n}")
-    print(f"\nOutputs (GIFs, trimesh's first frame) in {out}")
+    print("# Render benchmark\n\nCommand: `flock /tmp/animkit-bench.lock .bench-venv/bin/python -m "
+          f"benchmarks.bench_render` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before the "
+          f"run "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores — the machine is shared, absolute numbers are lower "
+          f"bounds; ratios come from one interleaved run).\n")
+    summary = []
+    for size_text in [s for s in args.sizes.split(",") if s and s != "none"]:
+        size = tuple(int(v) for v in size_text.split("x"))
+        ctx = setup(size)  # type: ignore[arg-type]
+        cases: dict[str, Callable[[], None]] = {"animkit, NumPy": animkit_case(ctx, False),
+                                                "animkit, compiled": animkit_case(ctx, True)}
+        why_t = why_x
+        if not why_t:
+            try:
+                tw = TrimeshWindow(ctx)
+                cases["trimesh, one pyglet window + glReadPixels"] = tw.run
+                if args.out:
+                    Image.fromarray(tw.frame(ctx["world"][0]).copy()).save(args.out / f"trimesh_{size_text}.png")
+            except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+                why_t = f"{type(exc).__name__}: {exc}"
+        if args.out:
+            Image.fromarray(animkit_renderer(ctx, True).frame(ctx["world"][0])).save(
+                args.out / f"animkit_{size_text}.png")
+        stats = interleaved(cases, rounds=args.rounds)
+        print(f"## Figure: {FRAMES} frames of the CMU 02_01 walk (38 joints, {len(ctx['mesh'].faces)} triangles "
+              f"of capsules) over a ground grid, {size_text}, one core\n")
+        print(markdown_table(stats, unit="s", scale=1.0,
+                             baseline="trimesh, one pyglet window + glReadPixels" if not why_t else None))
+        print("\n| path | frames per second, median (min–max) |\n|---|---|")
+        for name, s in stats.items():
+            print(fps_row(name, s, FRAMES))
+        if why_t:
+            print(f"\ntrimesh skipped: {why_t}")
+        else:
+            t = stats["trimesh, one pyglet window + glReadPixels"]
+            summary.append((f"rendering alone at {size_text}: compiled vs trimesh (goal ≥ 2×)",
+                            f"{ratio(t, stats['animkit, compiled']):.2f}×"))
+            summary.append((f"rendering alone at {size_text}: NumPy vs trimesh",
+                            f"{ratio(t, stats['animkit, NumPy']):.2f}×"))
+        # first frame: a fresh renderer (backdrop cache emptied) against a steady frame of a warm one
+        from animkit.render import clip as rclip
+
+        warm = animkit_renderer(ctx, True)
+        warm.frame(ctx["world"][0])
+
+        def first(c: dict[str, Any] = ctx) -> None:
+            rclip._BACKDROPS.clear()
+            animkit_renderer(c, True).frame(c["world"][1])
+
+        def steady(r: Any = warm, c: dict[str, Any] = ctx) -> None:
+            r.frame(c["world"][1])
+        fs = interleaved({"first frame (fresh renderer, backdrop drawn)": first, "steady frame": steady},
+                         rounds=max(args.rounds, 7))
+        print(f"\n### First frame against a steady frame, {size_text} (compiled)\n")
+        print(markdown_table(fs, unit="ms", scale=1e3))
+        summary.append((f"first frame / steady frame at {size_text} (goal ≤ 2)",
+                        f"{ratio(fs['first frame (fresh renderer, backdrop drawn)'], fs['steady frame']):.2f}"))
+        print()
+    if not args.skip_memory:
+        print("## Peak memory: a fresh process rendering the 120 frames at 1920x1080 (VmHWM, set-up included)\n")
+        print("| path | peak RSS (MiB) | seconds |\n|---|---|---|")
+        mem = {}
+        for kind in ("animkit-numpy", "animkit-compiled", "trimesh"):
+            r = run_child(kind, (1920, 1080))
+            mem[kind] = r
+            if "error" in r:
+                print(f"| {kind} | failed: {r['error']} | |")
+            else:
+                print(f"| {kind} | {r['rss_peak_mib']:.0f} | {r['seconds']:.2f} |")
+        if all("error" not in mem[k] for k in mem):
+            for k in ("animkit-numpy", "animkit-compiled"):
+                summary.append((f"peak memory at 1080p, {k} / trimesh (goal ≤ 1.5)",
+                                f"{mem[k]['rss_peak_mib'] / mem['trimesh']['rss_peak_mib']:.2f}"))
+        print()
+    if not args.skip_character:
+        size = (640, 480)
+        cases = {}
+        notes = []
+        n_frames = 0
+        for name, make in (("animkit, NumPy", lambda: character_case(size, False)),
+                           ("animkit, compiled", lambda: character_case(size, True)),
+                           ("f3d offscreen (Python bindings)", lambda: f3d_case(size)),
+                           ("Blender bpy, Workbench, background", lambda: bpy_case(size))):
+            try:
+                run, n = make()
+                cases[name] = run
+                n_frames = n_frames or n
+            except Exception as exc:  # noqa: BLE001 - a peer that cannot run is reported
+                notes.append(f"{name}: not run ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
+        stats = interleaved(cases, rounds=args.rounds)
+        print(f"## Character: CesiumMan (glTF, skinned, textured), {n_frames} frames at 640x480, skinning + "
+              "drawing, one core\n")
+        print(markdown_table(stats, unit="s", scale=1.0))
+        print("\n| path | frames per second, median (min–max) |\n|---|---|")
+        for name, s in stats.items():
+            print(fps_row(name, s, n_frames))
+        for n in notes:
+            print(f"\n{n}")
+        best = max(n_frames / s.median for k, s in stats.items() if k.startswith("animkit"))
+        summary.append(("skinned textured character at 640x480 (goal ≥ 60 fps)", f"{best:.0f} fps"))
+        print()
+    print("## Goals\n\n| goal | measured |\n|---|---|")
+    for k, v in summary:
+        print(f"| {k} | {v} |")
 
 
 if __name__ == "__main__":

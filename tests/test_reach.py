@@ -12,7 +12,7 @@ from PIL import Image
 
 import animkit
 from animkit.errors import IKError
-from animkit.ik import solve
+from animkit.ik import LM, solve
 from animkit.reach import bake_reach, compare, smoothstep
 
 from .conftest import ROOT, SCENES
@@ -93,7 +93,7 @@ def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
         assert m["solve_time_s"] == r.time_s and m["errors"] == [float(e) for e in r.errors]
         # and the result is what the solver gives for the same problem, solved independently here
         again = solve(humanoid.figure, comparison.start_pose, "hand_r", comparison.target, chain=p.chain,
-                      max_iter=200, tol=1e-4)
+                      solver=LM(max_iter=200), tol=1e-4)
         np.testing.assert_allclose(again.pose, r.pose, atol=1e-12)
         assert m["total_rotation_deg"] == pytest.approx(sum(d for _, d in p.moved))
     assert "arm" in comparison.table() and "hips-up" in comparison.table()

@@ -7,7 +7,7 @@ translation and rotation hold it exactly, M_child = M_parent · L · A(θ). The 
 rest pose. A Z-up scene (``scene.up == "z"``) is wrapped in one extra root node that turns +z onto
 glTF's +y (a rotation of −90° about x), so viewers show it upright.
 
-Mesh. The figure's drawn triangles (:func:`~animkit.geometry.figure_mesh`: the node data, or capsule
+Mesh. The figure's drawn triangles (:func:`~animkit.drawn.figure_mesh`: the node data, or capsule
 bones for a bare skeleton) become ONE mesh, flat-shaded, each vertex weighted 1 to the node that draws
 it. The skin's joints are all figure nodes, its inverse bind matrices the inverse rest world matrices,
 so ``W_j(t) · IBM_j · v_bind = M_j(t) · v_node`` is exactly what animkit draws. The mesh node sits at the

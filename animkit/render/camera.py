@@ -115,6 +115,13 @@ class Camera:
 
     def view_matrix(self) -> Array:
         """V = [[s, −s·e], [u, −u·e], [−f, f·e], [0, 0, 0, 1]]: world → camera (looks down −z)."""
+        cached = self.__dict__.get("_view")  # the camera is frozen: computed once, handed out as copies
+        if cached is None:
+            cached = self._view_matrix()
+            object.__setattr__(self, "_view", cached)
+        return cached.copy()
+
+    def _view_matrix(self) -> Array:
         s, u, f = self.basis()
         eye = np.asarray(self.eye)
         V = np.eye(4)

@@ -26,15 +26,28 @@ from ..figure import Figure
 from ..progress import ProgressCallback, progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
-from .panels import compose_panels
-from .raster import draw_grid, draw_markers, draw_polyline, draw_segments, render_triangles
+from .panels import PanelGrid
+from .raster import (
+    Surface,
+    blend,
+    compiled_pays,
+    draw_grid,
+    draw_markers,
+    draw_segments,
+    render_surfaces,
+    rgb8,
+    segment_coverage,
+    solid_image,
+)
 from .scene import FigureMesh, figure_look, framing_points, place_vertices
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
+    from ..mesh import Mesh
 
 __all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "camera_spec_with", "clip_camera", "clip_cameras",
-           "panel_camera", "panel_cameras", "render_poses", "render_clip", "render_panels", "frame_times", "parse_size"]
+           "panel_camera", "panel_cameras", "render_poses", "mesh_framing_points", "render_clip", "render_panels",
+           "frame_times", "parse_size"]
 
 Array = NDArray[np.float64]
 CHUNK = 256  # frames whose world matrices are computed together
@@ -52,6 +65,8 @@ class Style:
     target_color: tuple[float, float, float] = (0.85, 0.1, 0.1)
     trail_color: tuple[float, float, float] = (0.10, 0.60, 0.30)  # green: neither side's hue
     grid_color: tuple[float, float, float] = (0.78, 0.78, 0.8)
+    bones: bool = False  # over a character's meshes, the skeleton as lines between joint origins
+    bone_color: tuple[float, float, float] = (0.1, 0.1, 0.1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +78,7 @@ class Panel:
     label: str = ""
     targets: Array | None = None  # (K, 3) fixed markers, or (F, K, 3) per frame
     trail: Array | None = None  # (F, 3): drawn up to the current frame
+    meshes: tuple[Mesh, ...] = ()  # a character's skinned or rigid meshes (drawn instead of the bones)
 
 
 @dataclass(frozen=True)
@@ -103,39 +119,93 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
+_BACKDROPS: dict[tuple[object, ...], NDArray[np.uint8]] = {}
+
+
 class FigureRenderer:
-    """Draws one figure with one camera: meshes built once, each frame placed and rasterised."""
+    """Draws one figure with one camera: meshes built once, each frame placed and rasterised.
+
+    ``jit`` is passed to :func:`render_surfaces` (None: decided per image; callers that know the whole job's size
+    pass :func:`compiled_pays` of it).
+    """
 
     def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
-                 mesh: FigureMesh | None = None, grid_extent: float | None = None) -> None:
+                 mesh: FigureMesh | None = None, grid_extent: float | None = None, jit: bool | None = None,
+                 meshes: Sequence[Mesh] = ()) -> None:
         self.figure = figure
+        self.meshes = tuple(meshes)
+        self._looks = [_mesh_look(m) for m in self.meshes]
+        self._bone_pairs = _bone_pairs(figure, self.meshes) if self.meshes else np.zeros((0, 2), np.intp)
         self.camera = camera
         self.up = up
         self.style = style
-        self.mesh = mesh if mesh is not None else figure_look(figure, up)
+        self.mesh = mesh if mesh is not None else (_NO_MESH if self.meshes else figure_look(figure, up))
         self.size = figure.size()
         self.grid_extent = grid_extent
-        self._backdrop: tuple[tuple[object, ...], NDArray[np.uint8]] | None = None
+        self.jit = jit
+        self._colors = rgb8(self.mesh.face_colors, "face_colors") if len(self.mesh.faces) else \
+            np.zeros((0, 3), np.uint8)
         self._edges: NDArray[np.intp] | None = None
+        self._trail_pts: Array | None = None
+        self._trail_alpha: NDArray[np.float32] | None = None
+        self._trail_pix = np.zeros(0, np.int64)
+        self._trail_camera: Camera | None = None
+
+    def surfaces(self, world: Array) -> list[Surface]:
+        """What one frame draws for world matrices ``world`` (N, 4, 4): the figure's shapes (or bones), and each
+        character mesh placed by its skin (or node), smooth-shaded with its base colour and texture."""
+        out = []
+        if len(self.mesh.faces):
+            out.append(Surface(place_vertices(self.mesh, world), self.mesh.faces, face_colors=self._colors))
+        for m, (color, tex) in zip(self.meshes, self._looks, strict=True):
+            if not len(m.faces):
+                continue
+            out.append(Surface(m.positions(world)[0], np.asarray(m.faces, dtype=np.int64), color=color,
+                               normals=m.normals(world)[0], uvs=m.uvs if tex is not None else None, texture=tex))
+        return out
 
     def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
         """One image for world matrices ``world`` (N, 4, 4)."""
         st = self.style
-        verts = place_vertices(self.mesh, world)
-        image, depth = render_triangles(self.camera, verts, self.mesh.faces, self.mesh.face_colors,
-                                        background=st.background, supersample=st.supersample, depth_out=True)
-        if st.grid:  # the ground lies behind the figure: show the backdrop wherever no triangle is
-            np.copyto(image, self.backdrop(), where=np.isinf(depth)[:, :, None])
+        srfs = self.surfaces(world)
+        image = render_surfaces(self.camera, srfs, background=st.background,
+                                backdrop=self.backdrop() if st.grid else None, supersample=st.supersample,
+                                jit=self.jit)
         if st.wireframe and len(self.mesh.faces):
             e = self.edges()
+            verts = srfs[0].vertices
             image = draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1)
+        if st.bones and len(self._bone_pairs):
+            o = world[:, :3, 3]
+            image = draw_segments(image, self.camera, o[self._bone_pairs[:, 0]], o[self._bone_pairs[:, 1]],
+                                  st.bone_color, 2)
+            image = draw_markers(image, self.camera, o[np.unique(self._bone_pairs)], st.bone_color, 2.5, "disc")
         if st.joint_axes:
             image = self._axes(image, world)
         if trail is not None and len(trail) >= 2:
-            image = draw_polyline(image, self.camera, trail, st.trail_color, 2)
+            image = self._trail(image, np.asarray(trail, dtype=float))
         if targets is not None and len(targets):
             image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
         return image
+
+    def _trail(self, image: NDArray[np.uint8], trail: Array) -> NDArray[np.uint8]:
+        """The polyline through ``trail`` (2 px), drawing only the segments added since the last frame:
+        α = max over segments, so adding segments to the kept α equals drawing the whole polyline."""
+        prev = self._trail_pts
+        if prev is None or len(prev) > len(trail) or not np.array_equal(trail[:len(prev)], prev) or \
+                self._trail_camera != self.camera:  # a moving camera: the trail is drawn anew
+            self._trail_camera = self.camera
+            self._trail_alpha = np.zeros(self.camera.width * self.camera.height, np.float32)
+            self._trail_pix = np.zeros(0, np.int64)
+            prev = trail[:1]
+        assert self._trail_alpha is not None
+        m = len(prev)
+        if len(trail) > m:
+            pix, a = segment_coverage(self.camera, trail[m - 1:-1], trail[m:], 2.0)
+            self._trail_alpha[pix] = np.maximum(self._trail_alpha[pix], a)
+            self._trail_pix = np.union1d(self._trail_pix, pix)
+        self._trail_pts = trail.copy()
+        return blend(image, self._trail_pix, self._trail_alpha[self._trail_pix], self.style.trail_color)
 
     def edges(self) -> NDArray[np.intp]:
         """Each triangle edge once (E, 2): shared edges are drawn once, not once per face."""
@@ -156,15 +226,21 @@ class FigureRenderer:
         return spacing, max(extent, 4 * spacing), centre
 
     def backdrop(self) -> NDArray[np.uint8]:
-        """The background with the ground grid, drawn once per camera (and style), not once per frame."""
-        key = (self.camera, self.up, self.style.background, self.style.grid_color)
-        if self._backdrop is None or self._backdrop[0] != key:
-            blank = np.empty((self.camera.height, self.camera.width, 3), np.uint8)
-            blank[...] = np.round(np.asarray(self.style.background) * 255).astype(np.uint8)
-            spacing, extent, center = self.ground()
-            self._backdrop = (key, draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
-                                             color=self.style.grid_color, center=center))
-        return self._backdrop[1]
+        """The background with the ground grid, drawn once per camera, grid and colours — shared by every
+        renderer (panel) that asks for the same (read-only)."""
+        spacing, extent, center = self.ground()
+        key = (self.camera, self.up, self.style.background, self.style.grid_color, spacing, extent,
+               tuple(center))
+        image = _BACKDROPS.get(key)
+        if image is None:
+            blank = solid_image(self.camera.height, self.camera.width, self.style.background)
+            image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
+                              color=self.style.grid_color, center=center, jit=bool(self.jit))
+            image.setflags(write=False)
+            if len(_BACKDROPS) >= 8:
+                _BACKDROPS.pop(next(iter(_BACKDROPS)))
+            _BACKDROPS[key] = image
+        return image
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
         length = 0.15 * self.size
@@ -184,6 +260,42 @@ class FigureRenderer:
                     self.camera = cameras[f]
                 tgt = None if targets is None else (targets[f] if targets.ndim == 3 else targets)
                 yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1])
+
+
+_NO_MESH = FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),
+                      np.zeros(0))
+
+
+def _mesh_look(mesh: Mesh) -> tuple[NDArray[np.uint8], NDArray[np.uint8] | None]:
+    """(display colour (3,) uint8, texture (h, w, 3|4) or None): the base colour factor, linear RGB, encoded as sRGB
+    (c ≤ 0.0031308: 12.92 c, else 1.055 c^(1/2.4) − 0.055), so that an sRGB texture times it stays in display space."""
+    c = np.clip(np.asarray(mesh.base_color, dtype=float)[:3], 0.0, 1.0)
+    srgb = np.where(c <= 0.0031308, 12.92 * c, 1.055 * np.power(c, 1 / 2.4) - 0.055)
+    tex = None
+    if mesh.texture is not None and mesh.uvs is not None:
+        tex = np.ascontiguousarray(mesh.texture[..., :3])  # RGB, once (the shader reads no alpha)
+    return np.round(srgb * 255).astype(np.uint8), tex
+
+
+def _bone_pairs(figure: Figure, meshes: Sequence[Mesh] = ()) -> NDArray[np.intp]:
+    """(parent, child) node rows of the skeleton drawn by ``--bones``: every arc with a parent, or, for skinned
+    meshes, the arcs between two of their skins' joints (not the scene's helper nodes above the armature)."""
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    pairs = [(index[a.parent.name], index[a.child.name]) for a in figure.arcs() if a.parent is not None]
+    joints = {int(j) for m in meshes if m.skin is not None for j in m.skin.joint_index}
+    if joints:
+        pairs = [(p, c) for p, c in pairs if p in joints and c in joints]
+    return np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+
+
+def mesh_framing_points(meshes: Sequence[Mesh], figure: Figure, poses: Array, *, max_frames: int = 60) -> Array:
+    """Points bounding the meshes over a clip: their vertices at up to ``max_frames`` evenly spaced frames (P, 3)."""
+    poses = np.atleast_2d(poses)
+    if not meshes:
+        return np.zeros((0, 3))
+    idx = np.unique(np.linspace(0, len(poses) - 1, min(max_frames, len(poses))).round().astype(int))
+    W = figure.world_batch(poses[idx])
+    return np.concatenate([m.positions(W).reshape(-1, 3) for m in meshes])
 
 
 def _nice(x: float) -> float:
@@ -271,7 +383,11 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
                             size=size)
     pts = []
     for p in panels:
-        pts.append(framing_points(p.figure, figure_look(p.figure, up), p.poses))
+        if p.meshes:
+            pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))
+            pts.append(p.figure.world_positions(np.atleast_2d(p.poses)[::max(1, len(p.poses) // 60)]).reshape(-1, 3))
+        else:
+            pts.append(framing_points(p.figure, figure_look(p.figure, up), p.poses))
         if p.targets is not None:
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
@@ -282,9 +398,10 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
                  up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
                  trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
-                 on_progress: ProgressCallback | None = None) -> RenderReport:
+                 meshes: Sequence[Mesh] = (), on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
-    or sheet). ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
+    or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones.
+    ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -293,7 +410,9 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     if cameras is not None and len(cameras) != len(P):
         raise RenderError(f"got {len(cameras)} cameras for {len(P)} frames: give one camera, or one per frame")
     camera = camera if isinstance(camera, Camera) else cameras[0]  # type: ignore[index]
-    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh)
+    samples = len(P) * camera.width * camera.height * style.supersample ** 2
+    renderer = FigureRenderer(figure, camera, up=up, style=style, mesh=mesh, jit=compiled_pays(samples),
+                              meshes=meshes)
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
@@ -318,12 +437,18 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
     poses = c.sample(times)
-    mesh = figure_look(scene.figure, scene.up)
-    cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
+    if scene.meshes:  # a character: framed on its skinned vertices (and joints) over the clip
+        mesh = None
+        pts = np.concatenate([mesh_framing_points(scene.meshes, scene.figure, poses),
+                              scene.figure.world_positions(poses[::max(1, len(poses) // 60)]).reshape(-1, 3)])
+        cameras = [clip_camera(scene.camera, scene.up, pts, size=size)] * len(poses)
+    else:
+        mesh = figure_look(scene.figure, scene.up)
+        cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh, on_progress=on_progress)
+                          quiet=quiet, mesh=mesh, meshes=scene.meshes, on_progress=on_progress)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
@@ -340,13 +465,15 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     if not panels:
         raise RenderError("render_panels needs at least one panel")
     cameras = panel_cameras(panels, camera_spec, up, size)
-    renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style) for p in panels]
     n = max(len(p.poses) for p in panels)
     follow = cameras if camera_spec.follow else None
+    jit = compiled_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
+    renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style, jit=jit, meshes=p.meshes) for p in panels]
     labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
-    first = compose_panels([np.zeros((size[1], size[0], 3), np.uint8)] * len(panels), labels, columns)
+    grid = PanelGrid(len(panels), size, labels, columns)
+    first = grid.template
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
@@ -354,7 +481,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
         for k in range(n):
-            writer.write(compose_panels([next(s) for s in streams], labels, columns))
+            writer.write(grid.compose([next(s) for s in streams]))
             bar.update()
             if on_progress is not None:
                 on_progress(k + 1, n)

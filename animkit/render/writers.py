@@ -148,9 +148,9 @@ def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:
     pal = palette.astype(np.float32)
     out = np.empty(len(grid), np.uint8)
     pn = (pal ** 2).sum(axis=1)
-    for s in range(0, len(grid), 1024):
-        d = pn[None, :] - 2.0 * grid[s:s + 1024] @ pal.T
-        out[s:s + 1024] = np.argmin(d, axis=1)
+    for s in range(0, len(grid), 2048):  # 2 MB of distances at a time (memory stays flat)
+        d = pn[None, :] - 2.0 * (grid[s:s + 2048] @ pal.T)
+        out[s:s + 2048] = np.argmin(d, axis=1)
     return out.reshape(n, n, n)
 
 
@@ -300,8 +300,12 @@ class GifWriter(_TempFileWriter):
             if self._palette is None:
                 self._palette = gif_palette(frame)
             self._lut = palette_lut(self._palette)
+            self._lut_flat = self._lut.ravel()
             self._fh.write(self._header(self._palette))
-        ind = self._lut[frame[..., 0] >> 3, frame[..., 1] >> 3, frame[..., 2] >> 3]
+        code = (frame[..., 0] >> 3).astype(np.uint16) << 10  # the 15-bit colour r' g' b' indexes the flat LUT
+        code |= (frame[..., 1] >> 3).astype(np.uint16) << 5
+        code |= frame[..., 2] >> 3
+        ind = self._lut_flat.take(code)
         delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
         x0, y0 = 0, 0
         if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
