@@ -191,12 +191,13 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
 
 
 def panel_label(result: ReachResult) -> str:
-    """``label: reached``, ``label: out of reach, 16 cm short`` or ``label: not reached (2.0 cm)``."""
+    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or ``label: not reached (2.0 cm)``."""
     r = result.result
     if r.converged:
         state = "reached"
     elif r.reachable is False:
-        state = f"out of reach, {r.position_error * 100:.0f} cm short"
+        short = r.position_error * 100
+        state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
     else:
         state = f"not reached ({r.position_error * 100:.1f} cm)"
     return f"{result.label}: {state}"
