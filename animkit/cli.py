@@ -590,12 +590,30 @@ def _one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+_VECTOR_OPTIONS = ("--target",)
+
+
+def _vectors_joined(argv: list[str]) -> list[str]:
+    """``--target -0.3,1.2,0.5`` as ``--target=-0.3,1.2,0.5``: argparse takes a value that starts with "-" and is not
+    one plain number for an option, so a vector with a negative first component would be refused."""
+    out: list[str] = []
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        if a in _VECTOR_OPTIONS and i + 1 < len(argv) and argv[i + 1][:1] == "-" and argv[i + 1][1:2] in "0123456789.":
+            out.append(f"{a}={argv[i + 1]}")
+            next(it, None)
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     warnings.showwarning = _one_line_warning
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_vectors_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.run(args))
     except AnimkitError as exc:

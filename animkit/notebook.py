@@ -191,7 +191,8 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
 
 
 def panel_label(result: ReachResult) -> str:
-    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or ``label: not reached (2.0 cm)``."""
+    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or
+    ``label: not reached (2.0 cm)``."""
     r = result.result
     if r.converged:
         state = "reached"
