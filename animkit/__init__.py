@@ -9,7 +9,7 @@ from . import ik, keyframes, motion, reach  # motion before the line below: 'ani
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
-from .ik import IKResult, solve
+from .ik import IKProblem, IKResult, solve
 from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
@@ -44,6 +44,7 @@ __all__ = [
     "RotationTrack",
     "blend",
     "crossfade",
+    "IKProblem",
     "IKResult",
     "solve",
     "bake_reach",

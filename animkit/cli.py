@@ -163,6 +163,19 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
     p.add_argument("--bones", action="store_true", help="over a character's meshes, draw its skeleton")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
+    p.add_argument("--overwrite", action="store_true", help="write PNG frames into a folder that is not empty "
+                   "(its frame_*.png files are replaced)")
+
+
+def _check_outputs(args: argparse.Namespace, *others: str | None) -> None:
+    """Fail before any work when an output cannot be written (missing or read-only folder, a non-empty
+    folder without --overwrite)."""
+    from .render.writers import check_output
+
+    check_output(args.output, overwrite=args.overwrite)
+    for path in others:
+        if path:
+            check_output(path, render=False)
 
 
 def _load_for_render(args: argparse.Namespace) -> Scene:
@@ -212,6 +225,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     from .keyframes import Clip as ClipType
     from .render.clip import parse_size, render_clip
 
+    _check_outputs(args)
     scene = _load_for_render(args)
     size = parse_size(args.size) if args.size else None
     if not scene.clips:
@@ -223,7 +237,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"animkit: {scene.source} has no clips: rendering the rest pose", file=sys.stderr)
         report = render_clip(scene, args.output, clip=still, size=size, fps=args.fps, style=_style(args),
-                             quiet=args.quiet)
+                             quiet=args.quiet, overwrite=args.overwrite)
     else:
         clip: str | Clip | None = args.clip
         if args.loops != 1 or args.lock_feet:
@@ -232,7 +246,8 @@ def _cmd_render(args: argparse.Namespace) -> int:
             clip = _motion_clip(scene, scene.clip(args.clip), fps=args.fps, loops=args.loops, lock=args.lock_feet,
                                 ground=args.ground)
         report = render_clip(scene, args.output, clip=clip, size=size,
-                             fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet)
+                             fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet,
+                             overwrite=args.overwrite)
     if not args.quiet:
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}, "
               f"{report.fps:g} fps) in {report.seconds:.1f} s")
@@ -269,6 +284,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     from .reach import bake_reach
     from .render.clip import Panel, parse_size, render_panels
 
+    _check_outputs(args, args.save)
     scene = _load_for_render(args)
     spec = scene.reach
     effector = args.effector or (spec.effector if spec else None)
@@ -283,7 +299,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
     panel = Panel(scene.figure, result.poses, _panel_label(result), targets=np.asarray([target]), trail=result.trail)
     report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
-                           size=size, style=_style(args), quiet=args.quiet)
+                           size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.save:
         save(args.save, scene, result.clip)
     r = result.result
@@ -302,6 +318,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     if args.plot:
         _matplotlib()  # fail before the work, not after it
+    _check_outputs(args, args.json, args.plot)
     scene = _load_for_render(args)
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
@@ -312,7 +329,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
-                           size=size, style=_style(args), quiet=args.quiet)
+                           size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.json:
         with atomic_path(args.json) as tmp:
             tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
@@ -572,6 +589,11 @@ def _one_line_warning(message: Warning | str, category: type[Warning], filename:
     print(f"animkit: warning: {message}", file=sys.stderr)
 
 
+def _one_line(text: str) -> str:
+    """The message on one line: line breaks (a name holding one, a multi-line cause) shown as ``\\n``."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
@@ -581,13 +603,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except AnimkitError as exc:
-        print(f"animkit: error: {exc}".splitlines()[0], file=sys.stderr)
+        print(_one_line(f"animkit: error: {exc}"), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the environment: permissions, a full disk, a missing folder
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(_one_line(f"animkit: error: {where}{exc.strerror or exc}"), file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("animkit: error: out of memory (the input asks for more than this machine has)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("animkit: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,6 +50,7 @@ class ReachSpec:
     hold: float = 0.5
     fps: float = 30.0
     start_clip: str | None = None
+    priors: Mapping[str, object] | None = None  # [reach.priors]: natural reaching (animkit.ik.natural.Priors' fields)
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
-import animkit.jit
+from animkit import jit
 
-animkit.jit.ALWAYS = True  # the kernels run in the tests whatever the work size (the CLI decides by measured size)
+jit.ALWAYS = True  # the kernels run in the tests whatever the work size (the CLI decides by measured size)
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -20,3 +21,12 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 ROOT = Path(__file__).resolve().parent.parent
 SCENES = ROOT / "scenes"
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def lm_path(request, monkeypatch):
+    """Run a test on both loops of a serial chain: the compiled kernel and NumPy's (the kernel's oracle)."""
+    if request.param == "compiled" and not jit.enabled():
+        pytest.skip("numba is not importable (or ANIMKIT_JIT=0): only the NumPy loop runs here")
+    monkeypatch.setattr(jit, "ENABLED", request.param == "compiled" and jit.ENABLED)
+    return request.param

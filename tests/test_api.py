@@ -16,8 +16,8 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "skin", "mesh",
-        "figure", "drawn", "humanoid", "rig", "chains", "scene"]
+CORE = ["errors", "limits", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "skin",
+        "mesh", "figure", "drawn", "humanoid", "rig", "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),

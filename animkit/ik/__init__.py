@@ -1,7 +1,9 @@
 """Inverse kinematics on chosen sub-chains: Jacobian solvers behind one loop, CCD, analytic two-bone.
 
-    from animkit.ik import solve
+    from animkit.ik import IKProblem, LM, solve
     result = solve(figure, pose, "hand_r", (0.3, 1.2, 0.4), chain="arm")
+    problem = IKProblem(figure, "hand_r", "arm", solver=LM())   # checked, compiled once
+    results = [problem.solve(t) for t in targets]
 
 See docs/derivations.md for the equations and when to pick which solver.
 """
@@ -9,15 +11,27 @@ See docs/derivations.md for the equations and when to pick which solver.
 from __future__ import annotations
 
 from .analytic import two_bone_angles
-from .api import DEFAULT_MAX_ITER, solve, solve_batch
+from .api import IKProblem, solve, solve_batch
 from .jacobian import jacobian, rotation_error
+from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone, solver_from_name
 from .problem import ChainModel, compile_chain
 from .result import IKBatchResult, IKResult, Reason
-from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName, StepPolicy
+from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
 
 __all__ = [
+    "IKProblem",
     "solve",
     "solve_batch",
+    "Solver",
+    "LM",
+    "Pseudoinverse",
+    "DLS",
+    "Transpose",
+    "NullSpace",
+    "CCD",
+    "TwoBone",
+    "FABRIK",
+    "solver_from_name",
     "jacobian",
     "rotation_error",
     "two_bone_angles",
@@ -25,10 +39,8 @@ __all__ = [
     "IKBatchResult",
     "Reason",
     "SolverName",
-    "StepPolicy",
     "SOLVERS",
     "DEFAULT_SOLVER",
-    "DEFAULT_MAX_ITER",
     "ChainModel",
     "compile_chain",
 ]

@@ -1,11 +1,13 @@
-"""Entry points: :func:`solve` (one problem) and :func:`solve_batch` (B problems iterating together)."""
+"""The IK problem object (:class:`IKProblem`: checked and compiled once, then one target, a batch or a bake) and
+the one-line conveniences :func:`solve` and :func:`solve_batch`."""
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -13,37 +15,24 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
+from .fabrik import check_fabrik
+from .jacobian import chain_jacobian, rotation_error
 from .lm import lm_single, retry_through_relaxed_limits, run_lm
-from .problem import ChainModel, check_effectors, compile_chain, movable_dofs, parse_targets
+from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
+from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
-from .solvers import DEFAULT_SOLVER, JACOBIAN_SOLVERS, SOLVERS, LoopOutput, Options, SolverName, StepPolicy, run
+from .solvers import LoopOutput, Options, run
 
-__all__ = ["solve", "solve_batch", "DEFAULT_MAX_ITER", "DEFAULT_MAX_STEP"]
+__all__ = ["IKProblem", "solve", "solve_batch"]
 
 Array = NDArray[np.float64]
 
-DEFAULT_MAX_ITER = {"lm": 100, "transpose": 3000, "pinv": 200, "pinv-lu": 200, "dls": 300, "dls-adaptive": 300,
-                    "nullspace": 300, "ccd": 500, "two-bone": 10}
 _RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies
 RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
 RESTART_STALL = (8, 0.7)  # with restarts, lm's B = 1 runs stop when ‖WV‖ fell < 30 % over 8 iterations
 RESTART_PULL = 0.1  # lm's μ₀ for the random restarts (the first run keeps Options.pull = 1): a random start is
 # already away from the limits, and a strong pull keeps it from solutions near them (Panda 6D, the hardest of 500
 # targets: a median 183 restarts to converge with μ₀ = 1, 14.5 with 0.1, 10 with 0 at twice the time per restart)
-DEFAULT_MAX_STEP = 0.5  # radians (scene units for prismatic DOFs) per iteration, Jacobian solvers
-_DAMPING = {"lm": 1.0, "dls": 0.05, "dls-adaptive": 0.1}
-
-
-@dataclass(frozen=True)
-class _Setup:
-    figure: Figure
-    pose: Array
-    model: ChainModel
-    method: str
-    opts: Options
-    P: Array  # (E, 3) or (B, E, 3)
-    R: Array | None
-    relax: bool  # lm: retry what did not converge (and is not shown out of reach) through the relaxed limits
 
 
 def _check_figure(figure: Figure) -> Figure:
@@ -52,48 +41,190 @@ def _check_figure(figure: Figure) -> Figure:
     return figure
 
 
-def _positive(name: str, value: float, *, allow_zero: bool = False) -> float:
+def _positive(name: str, value: float) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
         raise IKError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise IKError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}")
+    if not math.isfinite(v) or v <= 0:
+        raise IKError(f"{name} must be a finite number > 0, got {value!r}")
     return v
 
 
-def _setup(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
-           batched: bool, chain: str | Iterable[str] | None, solver: SolverName | None, tol: float,
-           orientation_tol: float, max_iter: int | None, orientation_weight: float, weights: ArrayLike | None,
-           priority: bool,
-           pole: ArrayLike | None, damping: float | None, step: StepPolicy, step_size: float | None,
-           max_step: float | None, desired: ArrayLike | None, gains: float | ArrayLike | None,
-           relax: bool = True) -> _Setup:
-    fig = _check_figure(figure)
-    method = DEFAULT_SOLVER if solver is None else solver
-    if method not in SOLVERS:
-        raise IKError(unknown_name("solver", str(method), SOLVERS))
-    names = check_effectors(fig, effector)
-    try:
-        p = fig.check_pose(pose)
-    except AnimkitError as exc:
-        raise IKError(str(exc)) from None
-    if p.ndim == 2 and not batched:
-        raise IKError(f"solve takes one start pose (D,), got shape {p.shape}; use solve_batch for many")
-    base_pose = p if p.ndim == 1 else p[0]
-    movable = movable_dofs(fig, chain, names)
-    label = "the movable set" if chain is None else f"movable set {chain!r}"
-    model = _compiled_chain(fig, base_pose, movable, names, label)
-    if p.ndim == 2:
-        frozen = np.setdiff1d(np.arange(fig.dof_count), model.dofs)
-        if frozen.size and not np.allclose(p[:, frozen], base_pose[frozen]):
-            raise IKError("solve_batch: start poses may differ only in the DOFs of the chain being solved "
-                          "(the others are frozen into the compiled chain once)")
-    # targets
-    E = len(names)
-    if batched:
+def _solver_object(solver: Solver | str | None) -> Solver:
+    if solver is None:
+        return LM()
+    if isinstance(solver, Solver):
+        return solver
+    return solver_from_name(solver)
+
+
+def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | None:
+    """One effector's target as (1, 3) and (1, 3, 3) when it is a well-formed array of the problem's kind
+    (finite; a 4×4 rigid: |RRᵀ − I| ≤ 1e-6, det R > 0, last row 0 0 0 1), else None (the full check then says
+    what is wrong). In Python floats: on small arrays each NumPy call costs more than this whole check."""
+    if orientation:
+        if t.shape != (4, 4):
+            return None
+        (a, b, c, x), (d, e, f, y), (g, h, i, z), last = t.tolist()
+        if not (math.isfinite(x + y + z) and last == [0.0, 0.0, 0.0, 1.0]):  # NaN/inf in R fail the test below
+            return None
+        for u, v, ref in ((a * a + b * b + c * c, 0.0, 1.0), (d * d + e * e + f * f, 0.0, 1.0),
+                          (g * g + h * h + i * i, 0.0, 1.0), (a * d + b * e + c * f, 0.0, 0.0),
+                          (a * g + b * h + c * i, 0.0, 0.0), (d * g + e * h + f * i, 0.0, 0.0)):
+            if not abs(u + v - ref) <= 1e-6:
+                return None
+        if not a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0:
+            return None
+        return np.array([[x, y, z]]), np.array([[[a, b, c], [d, e, f], [g, h, i]]])
+    if t.shape != (3,):
+        return None
+    x, y, z = t.tolist()
+    if not math.isfinite(x + y + z):
+        return None
+    return np.array([[x, y, z]]), None
+
+
+class IKProblem:
+    """One IK problem, checked once: effectors and their target kind, the movable set, weights, limits, a solver.
+
+        problem = IKProblem(figure, "hand_r", chain="arm", orientation=True, solver=LM())
+        r = problem.solve(target)                 # one 4×4 target, from the problem's pose
+        b = problem.solve_batch(targets)          # (B, 4, 4), iterating together
+        k = problem.bake(frames)                  # (F, 4, 4), each frame warm-started from the one before
+
+    The sub-chain is compiled once (everything outside the movable set folded into constants at ``pose``, the rest
+    pose when None) and reused by every solve; a start pose whose frozen DOFs differ from ``pose`` recompiles it
+    (and the problem keeps the new one). ``orientation`` is the target kind: False, positions (3,) per effector;
+    True, poses (4, 4). ``weights`` (one per effector) and ``orientation_weight`` weight the task rows;
+    ``tol`` (scene units) and ``orientation_tol`` (radians) decide convergence. ``solver`` is a solver object
+    (:mod:`animkit.ik.methods`) or a name (its default options); None is :class:`~animkit.ik.LM`.
+    """
+
+    def __init__(self, figure: Figure, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
+                 *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
+                 weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
+                 orientation_tol: float = 1e-4) -> None:
+        fig = _check_figure(figure)
+        self.figure = fig
+        self.solver = _solver_object(solver)
+        names = check_effectors(fig, effector)
+        self.effectors = names
+        self.orientation = bool(orientation)
         try:
-            T = np.asarray(target, dtype=float)
+            p = fig.rest_pose() if pose is None else fig.check_pose(pose).astype(float)
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if p.ndim != 1:
+            raise IKError(f"pose: expected one pose ({fig.dof_count},), got shape {p.shape}")
+        self.pose = p.copy()
+        self.chain = chain
+        movable = movable_dofs(fig, chain, names)
+        label = "the movable set" if chain is None else f"movable set {chain!r}"
+        self._label = label
+        self.model = compile_chain(fig, self.pose, movable, names, label)
+        frozen = np.ones(fig.dof_count, dtype=bool)
+        frozen[self.model.dofs] = False
+        self._frozen = np.flatnonzero(frozen)
+        E = len(names)
+        ow = _positive("orientation_weight", orientation_weight)
+        if weights is None:
+            wv = np.ones(E)
+        else:
+            wv = np.asarray(weights, dtype=float).reshape(-1)
+            if wv.shape != (E,) or not np.all(np.isfinite(wv)) or np.any(wv <= 0):
+                raise IKError(f"weights: expected {E} positive numbers (one per effector), got {weights!r}")
+        self._row_w = np.concatenate([math.sqrt(w) * np.array([1.0, 1.0, 1.0] + ([ow] * 3 if self.orientation
+                                                                                  else [])) for w in wv])
+        self.tol = _positive("tol", tol)
+        self.orientation_tol = _positive("orientation_tol", orientation_tol)
+        self._set_solver(self.solver)
+
+    def _set_solver(self, sv: Solver) -> None:
+        """The loop's settings from the solver object (checked against the problem: effectors, a chain's elbow)."""
+        model, fig, E = self.model, self.figure, len(self.effectors)
+        method = sv.step_name
+        priority = bool(getattr(sv, "priority", False))
+        if priority and E < 2:
+            raise IKError(f"{type(sv).__name__}(priority=True) needs two or more effectors, got {E}")
+        if isinstance(sv, FABRIK):
+            check_fabrik(model, self.orientation)
+        pole_v = getattr(sv, "pole", None)
+        elbow = -1 if pole_v is None else _elbow_link(model)
+        des = g = None
+        if isinstance(sv, NullSpace):
+            if sv.comfort is None:
+                lo, hi = model.lower, model.upper
+                finite = np.isfinite(lo) & np.isfinite(hi)
+                des = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)),
+                               fig.rest_pose()[model.dofs])
+            else:
+                d = np.asarray(sv.comfort, dtype=float)
+                if d.shape != (fig.dof_count,) or not np.all(np.isfinite(d)):
+                    raise IKError(f"NullSpace: comfort must be a full pose ({fig.dof_count},) of finite numbers, "
+                                  f"got shape {d.shape}")
+                des = d[model.dofs]
+            gv = np.asarray(sv.alpha, dtype=float)
+            if gv.ndim == 1 and gv.shape == (fig.dof_count,):
+                gv = gv[model.dofs]
+            g = np.broadcast_to(gv, (model.n,)).astype(float) if gv.ndim == 0 else gv
+            if g.shape != (model.n,):
+                raise IKError(f"NullSpace: alpha must be one number or one per DOF ({fig.dof_count},), "
+                              f"got {sv.alpha!r}")
+        if isinstance(sv, LM):
+            damping = sv.damping
+        elif isinstance(sv, DLS):
+            damping = sv.damping
+        else:
+            damping = 0.0
+        self._method = method
+        self._relax = isinstance(sv, LM) and sv.relax
+        stall = sv.stall if isinstance(sv, LM) and sv.stall is not None else (0, 0.5)
+        kappa = None
+        if isinstance(sv, LM) and sv.stiffness:
+            per_dof = np.zeros(fig.dof_count)
+            for name, v in sv.stiffness.items():
+                if name in fig.joint_dofs:
+                    per_dof[fig.joint_dofs[name]] = float(v)
+                elif name in fig.dof_names:
+                    per_dof[fig.dof_index(name)] = float(v)
+                else:
+                    raise IKError(unknown_name("stiffness joint", name, list(fig.joint_names) + list(fig.dof_names)))
+            s_chain = per_dof[model.dofs]
+            kappa = s_chain / (1.0 - s_chain)
+        self._opts = Options(stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa,
+            tol=self.tol, orientation_tol=self.orientation_tol, max_iter=sv.max_iter, damping=damping,
+            alpha=None if not sv.jacobian else 1.0 if isinstance(sv, NullSpace) else getattr(sv, "alpha", 1.0),
+            normalised=bool(getattr(sv, "normalised", False)),
+            clamp=getattr(sv, "clamp", None), max_step=getattr(sv, "max_step", None),
+            rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
+            elbow_link=elbow, row_weights=self._row_w)
+
+    def using(self, solver: Solver | str) -> IKProblem:
+        """The same problem (sharing its compiled chain) with another solver."""
+        other = copy.copy(self)
+        other.solver = _solver_object(solver)
+        other._set_solver(other.solver)
+        return other
+
+    # --- inputs ------------------------------------------------------------------------------------------
+
+    def _targets(self, target: ArrayLike) -> tuple[Array, Array | None]:
+        if len(self.effectors) == 1 and isinstance(target, np.ndarray):  # the common case, checked in NumPy
+            fast = _one_target(target, self.orientation)
+            if fast is not None:
+                return fast
+        P, R = parse_targets(target, len(self.effectors))
+        if (R is not None) != self.orientation:
+            raise IKError(f"this problem's targets are {'poses (4, 4)' if self.orientation else 'positions (3,)'}"
+                          f"; got {'a pose' if R is not None else 'a position'} (build the problem with "
+                          f"orientation={R is not None})")
+        return P, R
+
+    def _batch_targets(self, targets: ArrayLike) -> tuple[Array, Array | None]:
+        E = len(self.effectors)
+        try:
+            T = np.asarray(targets, dtype=float)
         except (TypeError, ValueError):
             raise IKError("targets must be an array of numbers: (B, 3) or (B, 4, 4)") from None
         if E > 1 and T.ndim >= 2 and T.shape[1] == E:
@@ -103,120 +234,155 @@ def _setup(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targe
         else:
             raise IKError(f"targets must have shape (B, 3) or (B, 4, 4) (or (B, {E}, ...) for {E} effectors), "
                           f"got {T.shape}")
-        if T.shape[2:] not in ((3,), (4, 4)):
-            raise IKError(f"each target must be (3,) or (4, 4), got {T.shape[2:]}")
+        want = (4, 4) if self.orientation else (3,)
+        if T.shape[2:] != want:
+            raise IKError(f"each target must be {want} for this problem (orientation={self.orientation}), "
+                          f"got {T.shape[2:]}")
         if not np.all(np.isfinite(T)):
             raise IKError("targets hold NaN/inf")
         if T.shape[0] == 0:
             raise IKError("targets is empty: expected B >= 1 targets")
-        if T.shape[2:] == (3,):
-            P, R = T.copy(), None
-        else:
-            R = T[:, :, :3, :3].copy()
-            P = T[:, :, :3, 3].copy()
-            orth = np.abs(R @ np.swapaxes(R, -1, -2) - np.eye(3)).max()
-            if orth > 1e-6 or np.any(np.linalg.det(R) < 0):
-                raise IKError("4x4 targets must be rigid: orthonormal rotation with det +1")
-        if p.ndim == 2 and p.shape[0] != T.shape[0]:
-            raise IKError(f"{p.shape[0]} start poses for {T.shape[0]} targets; give one pose or one per target")
-    else:
-        P, R = parse_targets(target, E)
-    orient = R is not None
-    # weights
-    ow = _positive("orientation_weight", orientation_weight)
-    if weights is None:
-        wv = np.ones(E)
-    else:
-        wv = np.asarray(weights, dtype=float).reshape(-1)
-        if wv.shape != (E,) or not np.all(np.isfinite(wv)) or np.any(wv <= 0):
-            raise IKError(f"weights: expected {E} positive numbers (one per effector), got {weights!r}")
-    per = [math.sqrt(w) * np.array([1.0, 1.0, 1.0] + ([ow] * 3 if orient else [])) for w in wv]
-    row_w = np.concatenate(per)
-    # options that only some solvers take
-    jac = method in JACOBIAN_SOLVERS
-    if priority and (E < 2 or not jac):
-        raise IKError("priority needs two or more effectors and a Jacobian solver "
-                      f"({sorted(JACOBIAN_SOLVERS)}), got {E} effector(s) and solver {method!r}")
-    if (desired is not None or gains is not None) and method != "nullspace":
-        raise IKError(f"desired= and gains= apply to solver 'nullspace' only, not {method!r}")
-    if damping is not None and method not in _DAMPING:
-        raise IKError(f"damping= applies to solvers {sorted(_DAMPING)}, not {method!r}")
-    if step not in ("full", "fixed"):
-        raise IKError(unknown_name("step policy", str(step), ["full", "fixed"]))
-    if step == "fixed" and not jac:
-        raise IKError(f"step='fixed' applies to Jacobian solvers, not {method!r}")
-    if step_size is not None and step != "fixed":
-        raise IKError("step_size= applies with step='fixed' only")
-    if pole is not None and method == "ccd":
-        raise IKError("solver 'ccd' takes no pole; use a Jacobian solver or 'two-bone'")
-    n = model.n
-    des = g = None
-    if method == "nullspace":
+        if not self.orientation:
+            return T.copy(), None
+        R = T[:, :, :3, :3].copy()
+        orth = np.abs(R @ np.swapaxes(R, -1, -2) - np.eye(3)).max()
+        if orth > 1e-6 or np.any(np.linalg.det(R) < 0):
+            raise IKError("4x4 targets must be rigid: orthonormal rotation with det +1")
+        return T[:, :, :3, 3].copy(), R
+
+    def _starts(self, start: ArrayLike | None, B: int | None) -> Array:
+        """Chain values (b, n) of the start pose(s); a full pose's frozen DOFs must match (else: recompiled)."""
+        model = self.model
+        if start is None:
+            q = self.pose[model.dofs][None]
+            return q if B is None else np.repeat(q, B, 0)
+        try:
+            p = self.figure.check_pose(start)
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if p.ndim == 2 and B is None:
+            raise IKError(f"solve takes one start pose (D,), got shape {p.shape}; use solve_batch for many")
+        base = p if p.ndim == 1 else p[0]
+        fz = self._frozen
+        if fz.size and not np.array_equal(base[fz], self.pose[fz]):
+            self.pose = np.asarray(base, dtype=float).copy()
+            self.model = compile_chain(self.figure, self.pose, model.dofs, self.effectors, self._label)
+            model = self.model
+        if p.ndim == 2:
+            if fz.size and not np.allclose(p[:, fz], base[fz]):
+                raise IKError("solve_batch: start poses may differ only in the DOFs of the chain being solved "
+                              "(the others are frozen into the compiled chain once)")
+            if B is not None and p.shape[0] != B:
+                raise IKError(f"{p.shape[0]} start poses for {B} targets; give one pose or one per target")
+            return np.asarray(p[:, model.dofs], dtype=float)
+        q = np.asarray(p[model.dofs], dtype=float)[None]
+        return q if B is None else np.repeat(q, B, 0)
+
+    def _full(self, q: Array) -> Array:
+        out = np.repeat(self.pose[None], len(q), 0)
+        out[:, self.model.dofs] = q
+        return out
+
+    # --- solving -----------------------------------------------------------------------------------------
+
+    def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, restarts: int = 0,
+              time_budget: float | None = None, seed: int = 0) -> IKResult:
+        """One target (a 3-vector or a 4×4 per effector) from ``start`` (a full pose; None: the problem's pose).
+
+        ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
+        converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
+        included) have passed (see :func:`solve`)."""
+        t0 = time.perf_counter()
+        P, R = self._targets(target)
+        q0 = self._starts(start, None)
+        if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
+            raise IKError(f"restarts must be an integer >= 0, got {restarts!r}")
+        if time_budget is not None:
+            if restarts == 0:
+                raise IKError("time_budget= bounds random restarts: give restarts= > 0 with it")
+            _positive("time_budget", time_budget)
+        model, method = self.model, self._method
+        P = P[None]
+        R = None if R is None else R[None]
+        deadline = None if time_budget is None else t0 + time_budget
+        opts = self._opts if not restarts else replace(self._opts, max_iter=min(self._opts.max_iter, RESTART_MAX_ITER),
+                                                       stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
+        out = _run(model, method, q0, P, R, opts)  # never cut by the deadline
+        if self._relax and out.reason[0] != "converged":
+            out = _relax(model, q0, P, R, opts, out)
+        used = 0
+        if restarts and out.reason[0] != "converged":
+            out, used = _restart(model, method, q0, P, R, replace(opts, deadline=deadline, pull=RESTART_PULL), out,
+                                 restarts, deadline, seed)
+        reach, reasons = _reachability(model, out, P, R, self._opts)
+        full = self.pose.copy()
+        full[model.dofs] = out.q[0]
+        why: Reason = reasons[0]  # type: ignore[assignment]
+        return IKResult(full, why == "converged", reach[0], int(out.iterations[0]), float(out.position_error[0]),
+                        float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
+                        time.perf_counter() - t0)
+
+    def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False
+                    ) -> IKBatchResult:
+        """B targets (B, 3) or (B, 4, 4) (or (B, E, ...)) from one start pose (D,) or one each (B, D).
+
+        Problems iterate together (vectorised or compiled) in chunks of :data:`BATCH_CHUNK`, each with its own
+        damping and state; a finished problem leaves the working set. Start poses may differ only in the chain's
+        DOFs. A progress bar counts solved problems when the work takes over a second on a terminal."""
+        t0 = time.perf_counter()
+        P, R = self._batch_targets(targets)
+        B = P.shape[0]
+        q0 = self._starts(starts, B)
+        model = self.model
+        out = _run_chunked(model, self._method, q0, P, R, self._opts, quiet=quiet)
+        if self._relax:
+            out = _relax(model, q0, P, R, self._opts, out)
+        reach, reasons = _reachability(model, out, P, R, self._opts)
+        return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
+                             out.iterations, out.position_error, out.orientation_error, out.errors,
+                             tuple(reasons), self._method, time.perf_counter() - t0)  # type: ignore[arg-type]
+
+    def bake(self, targets: ArrayLike, start: ArrayLike | None = None, *, max_step: float | None = None
+             ) -> IKBatchResult:
+        """F targets solved in order, each frame warm-started from the answer of the one before (a bake).
+
+        ``max_step`` bounds every DOF's change per frame (radians or scene units); the bounded pose is the
+        next frame's start. Errors and reasons are those of each frame's solve."""
+        t0 = time.perf_counter()
+        P, R = self._batch_targets(targets)
+        F = P.shape[0]
+        q = self._starts(start, None)
+        model = self.model
         lo, hi = model.lower, model.upper
-        if desired is None:
-            finite = np.isfinite(lo) & np.isfinite(hi)
-            mid = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)),
-                           fig.rest_pose()[model.dofs])
-            des = mid
-        else:
-            d = np.asarray(desired, dtype=float)
-            if d.shape != (fig.dof_count,) or not np.all(np.isfinite(d)):
-                raise IKError(f"desired: expected a full pose ({fig.dof_count},) of finite numbers, got shape "
-                              f"{d.shape}")
-            des = d[model.dofs]
-        gv = np.asarray(0.1 if gains is None else gains, dtype=float)
-        if gv.ndim == 1 and gv.shape == (fig.dof_count,):
-            gv = gv[model.dofs]
-        g = np.broadcast_to(gv, (n,)).astype(float) if gv.ndim == 0 else gv
-        if g.shape != (n,) or not np.all(np.isfinite(g)) or np.any(g < 0):
-            raise IKError(f"gains: expected one number >= 0 or a full vector ({fig.dof_count},), got {gains!r}")
-    pole_v = None
-    elbow = -1
-    if pole is not None:
-        pole_v = np.asarray(pole, dtype=float)
-        if pole_v.shape != (3,) or not np.all(np.isfinite(pole_v)):
-            raise IKError(f"pole must be a finite 3-vector, got {pole!r}")
-        elbow = _elbow_link(model)
-    mi = DEFAULT_MAX_ITER[method] if max_iter is None else max_iter
-    if not isinstance(mi, (int, np.integer)) or isinstance(mi, bool) or mi < 1:
-        raise IKError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    if max_step is not None and not jac:
-        raise IKError(f"max_step= applies to Jacobian solvers, not {method!r}")
-    if max_step is not None and max_step == math.inf:
-        ms = None  # no cap
-    else:
-        ms = (DEFAULT_MAX_STEP if jac else None) if max_step is None else _positive("max_step", max_step)
-    opts = Options(tol=_positive("tol", tol), orientation_tol=_positive("orientation_tol", orientation_tol),
-                   max_iter=int(mi), damping=_DAMPING.get(method, 0.0) if damping is None else
-                   _positive("damping", damping, allow_zero=True), step=step,
-                   step_size=0.1 if step_size is None else _positive("step_size", step_size), max_step=ms,
-                   priority=priority, desired=des, gains=g, pole=pole_v, elbow_link=elbow, row_weights=row_w)
-    return _Setup(fig, p, model, method, opts, P, R, bool(relax) and method == "lm")
-
-
-_CHAIN_CACHE: dict[tuple[object, ...], tuple[object, ChainModel]] = {}
-_CHAIN_CACHE_SIZE = 64
-
-
-def _compiled_chain(fig: Figure, pose: Array, movable: NDArray[np.intp], names: tuple[str, ...],
-                    label: str) -> ChainModel:
-    """:func:`compile_chain`, cached for repeated solves on one figure, effector set, movable set and frozen pose.
-
-    Keyed by the figure's compiled state (a new object after any edit of the figure), the effectors, the movable
-    DOFs and the values of every other DOF (they are folded into the chain's constants).
-    """
-    compiled = fig.compiled
-    frozen = np.ones(fig.dof_count, dtype=bool)
-    frozen[movable] = False
-    key = (id(compiled), names, movable.tobytes(), pose[frozen].tobytes())
-    hit = _CHAIN_CACHE.get(key)
-    if hit is not None and hit[0] is compiled:
-        return hit[1]
-    model = compile_chain(fig, pose, movable, names, label)
-    if len(_CHAIN_CACHE) >= _CHAIN_CACHE_SIZE:
-        _CHAIN_CACHE.pop(next(iter(_CHAIN_CACHE)))
-    _CHAIN_CACHE[key] = (compiled, model)
-    return model
+        qs = np.empty((F, model.n))
+        outs = []
+        for k in range(F):
+            Rk = None if R is None else R[k:k + 1]
+            out = _run(model, self._method, q, P[k:k + 1], Rk, self._opts)
+            if self._relax and out.reason[0] != "converged":
+                out = _relax(model, q, P[k:k + 1], Rk, self._opts, out)
+            d = out.q - q
+            if max_step is not None:
+                big = float(np.max(np.abs(d))) if d.size else 0.0
+                if big > max_step:
+                    d = d * (max_step / big)
+            q = np.clip(q + d, lo, hi)
+            qs[k] = q[0]
+            outs.append(out)
+        reach = []
+        reasons = []
+        for k, out in enumerate(outs):
+            r, w = _reachability(model, out, P[k:k + 1], None if R is None else R[k:k + 1], self._opts)
+            reach.append(r[0])
+            reasons.append(w[0])
+        rows = max(len(o.errors) for o in outs)
+        errors = np.stack([np.concatenate([o.errors[:, 0], np.repeat(o.errors[-1:, 0], rows - len(o.errors))])
+                           for o in outs], axis=1)
+        return IKBatchResult(self._full(qs), np.array([r == "converged" for r in reasons]), tuple(reach),
+                             np.array([int(o.iterations[0]) for o in outs]),
+                             np.array([float(o.position_error[0]) for o in outs]),
+                             np.array([float(o.orientation_error[0]) for o in outs]), errors,
+                             tuple(reasons), self._method, time.perf_counter() - t0)  # type: ignore[arg-type]
 
 
 def _elbow_link(model: ChainModel) -> int:
@@ -239,8 +405,8 @@ def _elbow_link(model: ChainModel) -> int:
 
 def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
          first_success: bool = False) -> LoopOutput:
-    """LM with neither priority, pole nor fixed steps runs its own loop (:mod:`.lm`); the rest the shared one."""
-    if method == "lm" and not opts.priority and opts.pole is None and opts.step == "full":
+    """LM with neither priority nor a pole runs its own loop (:mod:`.lm`); the rest the shared one."""
+    if method == "lm" and not opts.priority and opts.pole is None:
         return run_lm(model, q0, P, R, opts, first_success=first_success)
     return run(model, method, q0, P, R, opts)
 
@@ -275,44 +441,94 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     through the relaxed limits from the start pose, then, for those still left, from where the first run stopped.
     No other start pose is drawn: these are the same local method on a relaxed problem, not restarts."""
     stopped = out.q
-    for starts in (q0, stopped):
+    for k, starts in enumerate((q0, stopped)):
         if all(why == "converged" for why in out.reason):
             break
-        reach, _ = _reachability(model, out, out.q, P, opts.tol)
-        fail = np.flatnonzero(reach < 0)
+        if k == 0:  # every problem not converged whose target is not beyond reach
+            fail = np.flatnonzero([why != "converged" for why in out.reason] & ~_beyond(model, out.q, P, opts.tol))
+        else:  # those still undecided (not at a first-order optimum)
+            fail = np.array([i for i, r in enumerate(_reachability(model, out, P, R, opts)[0]) if r is None],
+                            dtype=np.intp)
         if fail.size == 0:
             break
         out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
     return out
 
 
-def _reachability(model: ChainModel, out: LoopOutput, q: Array, P: Array, tol: float
-                  ) -> tuple[NDArray[np.int8], list[str]]:
-    """1 converged, 0 shown out of reach (beyond reach, or stretched toward it and stopped), −1 undecided."""
-    reach = np.full(len(q), -1, dtype=np.int8)
+STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖ (docs/derivations.md)
+
+
+def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
+                  ) -> tuple[list[bool | None], list[str]]:
+    """True converged; False shown out of reach; None undecided.
+
+    Out of reach: an effector's target lies beyond the chain's reach from its base, or the result is first-order
+    optimal with the error above tolerance: the gradient of ½‖W V‖² over the DOFs free to move (a DOF at a limit
+    counts only toward its inside) vanishes, relative to ‖J‖ ‖W V‖ — no small change of the movable set brings
+    the effector closer (the stretched arm pointing at the target is such a point). Decided from the result's
+    optimality, not from the distance alone."""
     reasons = list(out.reason)
-    if all(why == "converged" for why in reasons):
-        reach[:] = 1
+    reach: list[bool | None] = [True if why == "converged" else None for why in reasons]
+    open_ = [i for i, why in enumerate(reasons) if why != "converged"]
+    if not open_:
         return reach, reasons
-    conv = np.array([why == "converged" for why in reasons])
-    reach[conv] = 1
-    open_ = np.flatnonzero(~conv)
-    fr = model.frames(q[open_])  # only the problems still undecided
-    for k, i in enumerate(open_.tolist()):
-        for j in range(len(model.effectors)):
-            base = fr.r[k, model.base_link[j]]
-            to_t = P[i, j] - base
-            to_e = fr.p[k, j] - base
-            dt = float(np.linalg.norm(to_t))
-            de = float(np.linalg.norm(to_e))
-            beyond = dt > model.reach[j] + tol
-            cos = float(to_t @ to_e) / max(dt * de, 1e-300)
-            stretched = de >= (1.0 - 1e-3) * model.reach[j] and cos > 0.999 and dt > de
-            if beyond or stretched:
-                reach[i] = 0
-                reasons[i] = "unreachable"
-                break
+    q = out.q[open_]
+    fr = model.frames(q)
+    orient = R is not None
+    w = opts.row_weights
+    Po = P[open_]
+    Vp = Po - fr.p
+    V = Vp if R is None else np.concatenate([Vp, rotation_error(R[open_], fr.R)], axis=2)
+    V = V.reshape(len(open_), -1) * w
+    J = chain_jacobian(model, fr, orient) * w[None, :, None]
+    g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]  # −∂(½‖WV‖²)/∂θ: the descent direction
+    at_lo = q <= model.lower + 1e-9
+    at_hi = q >= model.upper - 1e-9
+    free = ~((at_lo & (g < 0)) | (at_hi & (g > 0)))  # a DOF pressed on a limit toward outside cannot help
+    gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
+    Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
+    vn = np.linalg.norm(V, axis=1)
+    stationary = gn <= STATIONARY * Jn * vn
+    beyond = _beyond(model, q, Po, opts.tol, fr)
+    for k, i in enumerate(open_):
+        if beyond[k] or stationary[k]:
+            reach[i] = False
+            reasons[i] = "unreachable"
     return reach, reasons
+
+
+def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
+    """Per problem: some effector's target lies farther from its base than the chain reaches (no pose can meet
+    it)."""
+    fr = model.frames(q) if fr is None else fr
+    base = fr.r[:, model.base_link]  # (b, E, 3)
+    return np.asarray(np.any(np.linalg.norm(P - base, axis=2) > model.reach + tol, axis=1))
+
+
+def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
+             out: LoopOutput, restarts: int, deadline: float | None, seed: int) -> tuple[LoopOutput, int]:
+    """Random in-limit starts, 8 at a time (1 on NumPy's B = 1 path), until one converges, ``restarts`` ran, or
+    the deadline passed; the best result so far is kept."""
+    rng = np.random.default_rng(seed)
+    single = method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
+    best_err = out.errors[-1, 0]
+    used = 0
+    while used < restarts and (deadline is None or time.perf_counter() < deadline):
+        k = min(1 if single else _RESTART_BATCH, restarts - used)
+        starts = _random_starts(model, q0[0], k, rng)
+        o = _run(model, method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
+                 first_success=True)
+        conv = [i for i, r in enumerate(o.reason) if r == "converged"]
+        pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
+        used += pick + 1 if conv else k
+        if conv or o.errors[-1, pick] < best_err:
+            best_err = o.errors[-1, pick]
+            out = LoopOutput(o.q[pick:pick + 1], o.iterations[pick:pick + 1], [o.reason[pick]],
+                             o.position_error[pick:pick + 1], o.orientation_error[pick:pick + 1],
+                             o.errors[:, pick:pick + 1])
+        if conv:
+            break
+    return out, used
 
 
 def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator) -> Array:
@@ -322,117 +538,63 @@ def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator
 
 
 def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
-          chain: str | Iterable[str] | None = None, solver: SolverName | None = None, tol: float = 1e-5,
-          orientation_tol: float = 1e-4, max_iter: int | None = None, orientation_weight: float = 1.0,
-          weights: ArrayLike | None = None, priority: bool = False,
-          pole: ArrayLike | None = None, restarts: int = 0, time_budget: float | None = None, seed: int = 0,
-          damping: float | None = None, step: StepPolicy = "full", step_size: float | None = None,
-          max_step: float | None = None, desired: ArrayLike | None = None,
-          gains: float | ArrayLike | None = None, relax: bool = True) -> IKResult:
+          chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
+          orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
+          restarts: int = 0, time_budget: float | None = None, seed: int = 0) -> IKResult:
     """Move the DOFs of ``chain`` so that ``effector`` reaches ``target``; everything else stays as in ``pose``.
 
-    ``target`` is a 3-vector (position) or a 4×4 matrix (position and orientation); several effectors take a
-    sequence of targets (with ``weights``, or ``priority`` = later effectors in the null space of the first).
-    ``effector`` names nodes or the figure's rig effectors. ``chain`` is a chain name of the figure's rig, or
-    joint/node/DOF names (chain names allowed among them); None means every DOF from the root to the
-    effector(s). ``solver`` is one of ``SOLVERS``; None is Levenberg–Marquardt ("lm").
-    ``relax`` (lm only, on by default): a run that does not converge gets a second strategy from the same start —
-    solve with the revolute limits lifted, wrap the answer into the limits (θ ≡ θ + 2π), solve with them from
-    there (see docs/derivations.md); turn it off where poses must stay near the start (the frames of a bake).
+    One line for ``IKProblem(...).solve(target)``: build an :class:`IKProblem` to solve many targets on one
+    figure (it is checked and compiled once). ``target`` is a 3-vector (position) or a 4×4 matrix (position and
+    orientation); several effectors take a sequence of targets (with ``weights``). ``effector`` names a
+    node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF names; None means
+    every DOF from the root to the effector(s). ``solver`` is a solver object (:mod:`animkit.ik.methods`:
+    ``LM(relax=False)``, ``Pseudoinverse(alpha=0.5)``, ...) or a name (``SOLVERS``) with its default options;
+    None is ``LM()``.
     ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
     converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
     included) have passed. The first run is never cut by the budget; with restarts on, each run stops after at most
-    ``RESTART_MAX_ITER`` iterations (or ``max_iter`` if smaller), and on a serial chain with one effector (lm) at
-    a stall (``RESTART_STALL``). Restarts run 8 at a time (the compiled loop, or NumPy vectorised), one at a time
-    on NumPy's B = 1 path; the budget is checked between these rounds.
+    ``RESTART_MAX_ITER`` iterations (or the solver's ``max_iter`` if smaller), and on a serial chain with one
+    effector (lm) at a stall (``RESTART_STALL``).
     Bad input raises :class:`~animkit.IKError`; a target out of reach is a result with ``reachable=False``.
     """
-    t0 = time.perf_counter()
-    s = _setup(figure, pose, effector, target, batched=False, chain=chain, solver=solver, tol=tol,
-               orientation_tol=orientation_tol, max_iter=max_iter,
-               orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
-               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
-               relax=relax)
-    if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
-        raise IKError(f"restarts must be an integer >= 0, got {restarts!r}")
-    if time_budget is not None:
-        if restarts == 0:
-            raise IKError("time_budget= bounds random restarts: give restarts= > 0 with it")
-        _positive("time_budget", time_budget)
-    model, P, R = s.model, s.P[None], None if s.R is None else s.R[None]
-    q0 = s.pose[model.dofs][None]
-    deadline = None if time_budget is None else t0 + time_budget
-    # with restarts, every run (the first included) ends at convergence, a stall, or RESTART_MAX_ITER iterations
-    # (Panda 6D, 5 ms budget: a cap of 50 gave 92.5 %, 100 gave 94 %: at ~130 µs per iteration the first run's
-    # late convergences are worth more than the few restarts the budget leaves room for)
-    opts = s.opts if not restarts else replace(s.opts, max_iter=min(s.opts.max_iter, RESTART_MAX_ITER),
-                                               stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
-    out = _run(model, s.method, q0, P, R, opts)  # never cut by the deadline
-    if s.relax:
-        out = _relax(model, q0, P, R, opts, out)
-    opts = replace(opts, deadline=deadline, pull=RESTART_PULL)
-    q_best = out.q
-    used = 0
-    if restarts and out.reason[0] != "converged":
-        rng = np.random.default_rng(seed)
-        single = s.method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
-        best_err = out.errors[-1, 0]
-        while used < restarts and (deadline is None or time.perf_counter() < deadline):
-            k = min(1 if single else _RESTART_BATCH, restarts - used)
-            starts = _random_starts(model, q0[0], k, rng)
-            o = _run(model, s.method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
-                     first_success=True)
-            conv = [i for i, r in enumerate(o.reason) if r == "converged"]
-            pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
-            used += pick + 1 if conv else k
-            if conv or o.errors[-1, pick] < best_err:
-                best_err = o.errors[-1, pick]
-                out = LoopOutput(o.q[pick:pick + 1], o.iterations[pick:pick + 1], [o.reason[pick]],
-                                 o.position_error[pick:pick + 1], o.orientation_error[pick:pick + 1],
-                                 o.errors[:, pick:pick + 1])
-                q_best = out.q
-            if conv:
-                break
-    reach, reasons = _reachability(model, out, q_best, P, s.opts.tol)
-    full = s.pose.copy()
-    full[model.dofs] = q_best[0]
-    r = int(reach[0])
-    why: Reason = reasons[0]  # type: ignore[assignment]
-    return IKResult(full, why == "converged", None if r < 0 else bool(r), int(out.iterations[0]),
-                    float(out.position_error[0]), float(out.orientation_error[0]), out.errors[:, 0].copy(), why,
-                    s.method, used, time.perf_counter() - t0)
+    orient = _is_pose_target(target, effector)
+    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
+                        solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
+                        orientation_tol=orientation_tol)
+    return problem.solve(target, pose, restarts=restarts, time_budget=time_budget, seed=seed)
 
 
 def solve_batch(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
-                chain: str | Iterable[str] | None = None, solver: SolverName | None = None, tol: float = 1e-5,
-                orientation_tol: float = 1e-4, max_iter: int | None = None, orientation_weight: float = 1.0,
-          weights: ArrayLike | None = None, priority: bool = False,
-                pole: ArrayLike | None = None, damping: float | None = None, step: StepPolicy = "full",
-                step_size: float | None = None, max_step: float | None = None, desired: ArrayLike | None = None,
-                gains: float | ArrayLike | None = None, quiet: bool = False, relax: bool = True) -> IKBatchResult:
+                chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
+                orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
+                quiet: bool = False) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
-    Problems iterate together (vectorised) in chunks of :data:`BATCH_CHUNK`, each with its own damping and state;
-    a finished problem is frozen. The chain is compiled once, from the first start pose: start poses may differ
-    only in its DOFs. Options mean what they mean in :func:`solve`. A progress bar counts solved problems when
-    the work takes over a second on a terminal (``quiet`` turns it off).
+    One line for ``IKProblem(...).solve_batch(targets, pose)``; options mean what they mean in :func:`solve`.
     """
-    t0 = time.perf_counter()
-    s = _setup(figure, pose, effector, targets, batched=True, chain=chain, solver=solver, tol=tol,
-               orientation_tol=orientation_tol, max_iter=max_iter,
-               orientation_weight=orientation_weight, weights=weights, priority=priority, pole=pole,
-               damping=damping, step=step, step_size=step_size, max_step=max_step, desired=desired, gains=gains,
-               relax=relax)
-    model = s.model
-    B = s.P.shape[0]
-    q0 = np.broadcast_to(s.pose[..., model.dofs], (B, model.n)).copy()
-    out = _run_chunked(model, s.method, q0, s.P, s.R, s.opts, quiet=quiet)
-    if s.relax:
-        out = _relax(model, q0, s.P, s.R, s.opts, out)
-    reach, reasons = _reachability(model, out, out.q, s.P, s.opts.tol)
-    base = s.pose if s.pose.ndim == 1 else s.pose[0]
-    poses = np.repeat(base[None], B, 0)
-    poses[:, model.dofs] = out.q
-    return IKBatchResult(poses, np.array([r == "converged" for r in reasons]), reach, out.iterations,
-                         out.position_error, out.orientation_error, out.errors, tuple(reasons),  # type: ignore
-                         s.method, time.perf_counter() - t0)
+    shape = np.shape(targets)
+    orient = len(shape) >= 2 and shape[-2:] == (4, 4)
+    problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
+                        solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
+                        orientation_tol=orientation_tol)
+    return problem.solve_batch(targets, pose, quiet=quiet)
+
+
+def _is_pose_target(target: ArrayLike, effector: str | Sequence[str]) -> bool:
+    if isinstance(effector, str):
+        return np.shape(target) == (4, 4)
+    try:
+        first = target[0]  # type: ignore[index]
+    except (TypeError, IndexError, KeyError):
+        return False
+    return np.shape(first) == (4, 4)
+
+
+def _frozen_pose(figure: Figure, pose: ArrayLike) -> Array:
+    """The first start pose: the values the problem freezes outside its movable set."""
+    fig = _check_figure(figure)
+    try:
+        p = fig.check_pose(pose)
+    except AnimkitError as exc:
+        raise IKError(str(exc)) from None
+    return np.asarray(p if p.ndim == 1 else p[0], dtype=float)

@@ -78,6 +78,12 @@ class _Chain:
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
         # the B = 1 fast path (:func:`_run_one`): a serial chain of revolute DOFs with one effector
+        # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
+        self.kHs = np.ascontiguousarray(self.Hs.reshape(self.n, self.K, 20))
+        self.kCe = np.ascontiguousarray(model.eff_C[0])
+        self.klim = np.ascontiguousarray(self.limited, dtype=np.bool_)
+        self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
+        self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
             all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
 
@@ -153,17 +159,12 @@ class _Chain:
         return Jn.transpose(1, 0, 2)
 
 
-_CHAINS: dict[int, tuple[ChainModel, _Chain]] = {}
-
-
 def serial_chain(model: ChainModel) -> _Chain:
-    hit = _CHAINS.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if len(_CHAINS) >= 64:
-        _CHAINS.pop(next(iter(_CHAINS)))
-    ch = _Chain(model)
-    _CHAINS[id(model)] = (model, ch)
+    """The loop's layout of ``model``, built once and kept on the model."""
+    ch = model.memo.get("lm")
+    if ch is None:
+        ch = model.memo["lm"] = _Chain(model)
+    assert isinstance(ch, _Chain)
     return ch
 
 
@@ -290,6 +291,7 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     es = [e]  # ‖WV‖ of the current pose after each iteration (the stall test)
     win, ratio = opts.stall_window, opts.stall_ratio
     lam = opts.damping
+    kappa = opts.stiffness
     flat = 0
     ps = 1.0
     it = 0
@@ -325,6 +327,8 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         g = Jt @ Vwa
         mu = opts.pull * decay * ps * min(1.0, e * e)
         diag = A.ravel()[:: n + 1]
+        if kappa is not None:
+            diag += kappa
         if alll:
             diag += lam + mu
             rhs = g - mu * phi
@@ -368,7 +372,7 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
     q, iters, why, pos, ori, history = lm_serial(
-        ch.Hs.reshape(ch.n, ch.K, 20), ch.eff_C[0], ch.lo, ch.hi, ch.mid, ch.half, ch.limited, q0, P[:, 0],
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
@@ -385,11 +389,15 @@ def _compiled_pays(B: int, opts: Options) -> bool:
     return jit.pays(_LM_KERNEL, B * opts.max_iter, LM_JIT_MIN)
 
 
+def _kappa(opts: Options, n: int) -> Array:
+    """The stiffness damping κ (n,) for the compiled loop (zeros when none)."""
+    return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
+
+
 def lm_single(model: ChainModel, opts: Options) -> bool:
     """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
-    return serial_chain(model).serial and not opts.priority and opts.pole is None and opts.step == "full" and \
-        not _compiled_pays(1, opts)
+    return serial_chain(model).serial and not opts.priority and opts.pole is None and not _compiled_pays(1, opts)
 
 
 def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
@@ -410,21 +418,15 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     return _run_batched(ch, q0, P, R, opts, first_success)
 
 
-_RELAXED: dict[int, tuple[ChainModel, ChainModel]] = {}
-
-
 def _relaxed(model: ChainModel) -> ChainModel | None:
-    """``model`` with the limits of its revolute DOFs lifted (angles on the whole circle); None if none had any."""
-    hit = _RELAXED.get(id(model))
-    if hit is not None and hit[0] is model:
-        return hit[1]
+    """``model`` with the limits of its revolute DOFs lifted (angles on the whole circle); None if none had any.
+    Built once and kept on the model."""
+    if "relaxed" in model.memo:
+        return model.memo["relaxed"]  # type: ignore[return-value]
     lift = model.revolute & np.isfinite(model.lower) & np.isfinite(model.upper)
-    if not lift.any():
-        return None
-    if len(_RELAXED) >= 64:
-        _RELAXED.pop(next(iter(_RELAXED)))
-    free = replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
-    _RELAXED[id(model)] = (model, free)
+    free = None if not lift.any() else \
+        replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
+    model.memo["relaxed"] = free
     return free
 
 
@@ -456,6 +458,7 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     if free is None:
         return out
     Pf, Rf = P[fail], None if R is None else R[fail]
+    opts = replace(opts, stall_window=0)  # the stall test ends the first run early; these runs get every iteration
     u = run_lm(free, starts[fail], Pf, Rf, opts)
     start = wrap_into_limits(u.q, model.lower, model.upper, model.revolute)
     c = run_lm(model, start, Pf, Rf, opts)
@@ -471,7 +474,9 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     for j in np.flatnonzero(take).tolist():  # rows before step 3 hold the first run's best (errors[-1] above)
         i, n3 = int(fail[j]), int(c.iterations[j])
         k0 = int(out.iterations[i]) + int(u.iterations[j]) + 1  # the row of step 3's first iteration
-        errors[k0:k0 + n3, i] = np.minimum(c.errors[1:n3 + 1, j], best_a[j])
+        # (never below the returned pose's error: a converged run may return a pose a little worse than its own
+        # start, which it moved START_MARGIN inside the limits)
+        errors[k0:k0 + n3, i] = np.maximum(np.minimum(c.errors[1:n3 + 1, j], best_a[j]), c.errors[n3, j])
         errors[k0 - 1 + n3:, i] = c.errors[n3, j]  # from its last iteration on: the returned pose's error
     won = fail[take]
     q, pos, ori = out.q.copy(), out.position_error.copy(), out.orientation_error.copy()
@@ -517,9 +522,15 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
     pull = ch.limf
     eye = np.eye(n)
     it = 0
+    win, ratio = opts.stall_window, opts.stall_ratio
+    es = np.empty((opts.max_iter + 1, B)) if win > 0 else None  # ‖WV‖ after each iteration (the stall test)
+    if es is not None:
+        es[0] = e
     while True:
         done = (pos <= tol) & (ori <= otol)
         stalled = (lam > 1e10) | (flat >= patience)
+        if es is not None and it >= max(win, STALL_MIN_ITER):
+            stalled |= e > ratio * es[it - win, ids]
         leave = done | stalled
         stop = it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline or \
             first_success and bool(done.any())
@@ -551,7 +562,7 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         A = Jt @ np.swapaxes(Jt, 1, 2)
         g = (Jt @ Vw[:, :, None])[:, :, 0]
         mu = (opts.pull * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
-        A += (lam[:, None] + mu)[:, :, None] * eye
+        A += (lam[:, None] + mu + (0.0 if opts.stiffness is None else opts.stiffness))[:, :, None] * eye
         rhs = g - mu * phi
         try:
             d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
@@ -585,4 +596,6 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         last[ids] = np.minimum(e, e0)
         history.append(last.copy())
         it += 1
+        if es is not None:
+            es[it, ids] = e
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))

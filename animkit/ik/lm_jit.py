@@ -110,8 +110,9 @@ _theta = kernel(_theta) or _theta
 
 
 def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
-                      A: Array, rhs: Array) -> float:
-    """A = J_φᵀJ_φ + diag(λ + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A."""
+                      kappa: Array, A: Array, rhs: Array) -> float:
+    """A = J_φᵀJ_φ + diag(λ + μD + κ + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A.
+    κ: each DOF's stiffness damping (0: none)."""
     n, m = J.shape
     trace = 0.0
     for i in range(n):
@@ -125,7 +126,7 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
             A[i, j] = acc
             A[j, i] = acc
         pull_i = mu if limited[i] else 0.0
-        A[i, i] += lam + pull_i + jitter
+        A[i, i] += lam + pull_i + kappa[i] + jitter
         rhs[i] = g - pull_i * phi[i]
         trace += A[i, i]
     return trace
@@ -166,7 +167,8 @@ def solve_spd(A: Array, b: Array, x: Array) -> bool:
 solve_spd = kernel(solve_spd) or solve_spd
 
 
-def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, q0: Array,
+def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
+               q0: Array,
                P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int, max_iter: int,
                damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float, decay_rate: float,
                backoff: float, margin: float, first_success: bool, q_out: Array, iters: Array, reason: Array,
@@ -240,10 +242,10 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
                     J[k, 4] = ay * sc * w[4]
                     J[k, 5] = az * sc * w[5]
             mu = pull * decay * ps * min(1.0, e * e)
-            trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, A, rhs)
+            trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
             if not solve_spd(A, rhs, d):
                 # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
-                _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), A, rhs)
+                _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
                 if not solve_spd(A, rhs, d):
                     for i in range(n):
                         d[i] = 0.0
@@ -287,12 +289,13 @@ _KERNEL = kernel(_lm_serial, calls=(chain_forward, chain_residual, _theta, _norm
 
 
 def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
-              q0: Array,
+              kappa: Array, q0: Array,
               P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int, max_iter: int,
               damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
               decay: float, backoff: float, margin: float, first_success: bool = False
               ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
-    """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None.
+    """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None; the chain's arrays (Hs,
+    Ce, lo, hi, mid, half, limited: bool, kappa: the stiffness damping per DOF, w) contiguous float64.
 
     Returns q (B, n), iterations (B,), reason codes (B,: 0 converged, 1 stalled, 2 max_iterations), position and
     orientation errors (B,), and the residual history (max iterations + 1, B), each problem's value held after it
@@ -303,14 +306,15 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
+    # the chain's constants (Hs, Ce, lo, hi, mid, half, limited, w) come contiguous from the caller, prepared once
+    # per chain (a conversion per call costs about a microsecond each on small arrays)
     q_out = np.empty((B, n))
     iters = np.zeros(B, dtype=np.intp)
     reason = np.zeros(B, dtype=np.intp)
     pos, ori = np.empty(B), np.empty(B)
     history = np.empty((max_iter + 1, B))
-    _KERNEL(np.ascontiguousarray(Hs, dtype=float), np.ascontiguousarray(Ce, dtype=float), lo, hi, mid, half,
-            np.ascontiguousarray(limited, dtype=np.bool_), np.ascontiguousarray(q0, dtype=float),
-            np.ascontiguousarray(P, dtype=float), Rk, orient, np.ascontiguousarray(w, dtype=float), float(tol),
+    _KERNEL(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
+            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol),
             float(otol), int(patience), int(max_iter), float(damping), -1.0 if max_step is None else float(max_step),
             int(win), float(ratio), int(stall_min), float(pull), float(decay), float(backoff), float(margin),
             bool(first_success), q_out,
@@ -323,6 +327,7 @@ def warm_up() -> None:
     """Compile (or load from numba's disk cache) the loop now, e.g. before timing; nothing when numba is off."""
     if _KERNEL is not None and jit.enabled():
         lm_serial(np.zeros((1, 3, 20)), np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1),
-                  np.ones(1, dtype=np.bool_), np.zeros((1, 1)), np.ones((1, 3)), np.eye(3)[None], np.ones(6),
+                  np.ones(1, dtype=np.bool_), np.zeros(1), np.zeros((1, 1)), np.ones((1, 3)), np.eye(3)[None],
+                  np.ones(6),
                   tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
                   stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -55,6 +55,8 @@ class ChainModel:
     base_link: Index  # (E,) first link on each effector's path
     reach: Array  # (E,) an upper bound on |effector − base origin|
     link_node: tuple[str, ...]  # (n,) node whose arc carries each link's DOF
+    memo: dict[str, object] = field(init=False, default_factory=dict, repr=False, compare=False)
+    # what the solvers derive from the chain once (lm's array layout, the relaxed-limits twin), kept with it
 
     @property
     def n(self) -> int:

@@ -19,8 +19,8 @@ class IKResult:
 
     ``pose`` is the full pose (D,); only the movable set differs from the start pose.
     ``reachable`` is True when converged, False when the target is shown to be out of reach
-    (beyond the chain's reach from its base, or stalled with the residual along the stretched
-    chain), None when the solver stopped without deciding (a local minimum, joint limits).
+    (beyond the chain's reach from its base, or a first-order optimum of the error above tolerance: no small
+    motion of the movable set brings the effector closer), None when the solver stopped elsewhere.
     ``errors`` holds the weighted residual norm ‖W V‖ before the first step and after every iteration (for the
     default ``lm`` loop: of the pose it would return, the start if nothing beat it).
     Errors are in scene units (position) and radians (orientation), unweighted.
@@ -43,13 +43,13 @@ class IKResult:
 class IKBatchResult:
     """B solves that iterated together: per-problem arrays, the same meanings as :class:`IKResult`.
 
-    ``reachable`` is 1 (converged), 0 (shown out of reach) or −1 (undecided) per problem.
+    ``reachable`` holds, per problem, what :attr:`IKResult.reachable` holds: True, False or None.
     ``errors`` is (iterations + 1, B): each problem's value is held after it finished.
     """
 
     poses: NDArray[np.float64]
     converged: NDArray[np.bool_]
-    reachable: NDArray[np.int8]
+    reachable: tuple[bool | None, ...]
     iterations: NDArray[np.intp]
     position_error: NDArray[np.float64]
     orientation_error: NDArray[np.float64]
@@ -63,8 +63,7 @@ class IKBatchResult:
 
     def result(self, i: int) -> IKResult:
         """Problem ``i`` as an :class:`IKResult` (time is the batch's time divided evenly)."""
-        r = int(self.reachable[i])
-        return IKResult(self.poses[i].copy(), bool(self.converged[i]), None if r < 0 else bool(r),
+        return IKResult(self.poses[i].copy(), bool(self.converged[i]), self.reachable[i],
                         int(self.iterations[i]), float(self.position_error[i]), float(self.orientation_error[i]),
                         self.errors[: int(self.iterations[i]) + 1, i].copy(), self.reason[i], self.solver, 0,
                         self.time_s / max(len(self), 1))

@@ -2,7 +2,7 @@
 
 Every method computes a joint step Δθ from the chain's Jacobian J (B, m, n), the weighted task error
 V (B, m) and the current values θ (B, n). The loop (:func:`run`) owns everything else: the error,
-the step policy (full step, or a fixed-length step toward the target), the maximum joint step,
+the step (α·Δθ, or α·Δθ/‖Δθ‖; the task error optionally clamped to a length; an optional cap per DOF),
 joint limits (clamp, then re-solve with the DOFs stuck at a limit removed), secondary tasks in the
 null space of the first (priority, pole), acceptance (Levenberg–Marquardt rejects steps that do not
 reduce the error), convergence and stall detection. All B problems iterate together; a problem that
@@ -16,11 +16,12 @@ pinv            Δθ = J⁺V, J⁺ from the SVD (singular values below rcond·σ
 pinv-lu         Δθ = Jᵀ(JJᵀ)⁻¹V, the system solved by LU (no inverse formed)
 dls             Δθ = Jᵀ(JJᵀ + λ²I)⁻¹V, fixed λ
 dls-adaptive    the same, λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε, else 0
-nullspace       Δθ = J⁺V + (I − J⁺J)z, z = K(θ_desired − θ)
+nullspace       Δθ = J⁺V + (I − J⁺J)z, z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)  (α < 0: toward θc)
 ccd             per DOF, outermost first: the angle turning (e − r)⊥a onto (t − r)⊥a
 two-bone        analytic, law of cosines (animkit.ik.analytic)
+fabrik          forward-and-backward reaching on joint positions, mapped back to the DOFs (animkit.ik.fabrik)
 lm (default)    Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted: ÷10 on a decrease (step kept), ×10 otherwise — the clamped form,
-                used here with priority, a pole or fixed steps; otherwise lm runs its own loop on
+                used here with priority or a pole; otherwise lm runs its own loop on
                 θ = m + h sin φ (:mod:`animkit.ik.lm`)
 ==============  ==========================================================================
 """
@@ -38,15 +39,15 @@ from numpy.typing import NDArray
 from .jacobian import chain_jacobian, rotation_error
 from .problem import ChainModel, Frames
 
-__all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "StepPolicy", "Options", "LoopOutput", "run", "STEPS",
+__all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "run", "STEPS",
            "step_transpose", "step_pinv", "step_pinv_lu", "step_dls", "step_dls_adaptive", "step_nullspace",
            "step_ccd", "step_lm", "damped_solve"]
 
 Array = NDArray[np.float64]
-SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone"]
+SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone",
+                     "fabrik"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
-StepPolicy = Literal["full", "fixed"]
 _DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
 JACOBIAN_SOLVERS = frozenset({"lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace"})
 
@@ -59,20 +60,22 @@ class Options:
     orientation_tol: float = 1e-4
     max_iter: int = 100
     damping: float = 0.05  # dls: λ; dls-adaptive: λ_max; lm: the starting λ
-    step: StepPolicy = "full"
-    step_size: float = 0.1  # the fixed step length α (step="fixed")
-    max_step: float | None = None  # largest |Δθ_j| per iteration
+    alpha: float | None = 1.0  # θ += α·Δθ (transpose: None = Buss's best α)
+    normalised: bool = False  # seed 000: θ += α·Δθ/‖Δθ‖
+    clamp: float | None = None  # the task-space error V is shortened to at most this length before the step
+    max_step: float | None = None  # largest |Δθ_j| per iteration (None: no cap)
     rcond: float = 1e-6
     patience: int = 12
     priority: bool = False
-    desired: Array | None = None  # nullspace: θ_desired (n,)
-    gains: Array | None = None  # nullspace: K (n,)
+    desired: Array | None = None  # nullspace: the comfort pose θc (n,)
+    gains: Array | None = None  # nullspace: α (n,), z = 2α(θ − θc)
     pole: Array | None = None  # (3,) bend-plane hint for effector 0
     elbow_link: int = -1  # link whose origin the pole pulls
     pull: float = 1.0  # lm: μ₀, the homotopy pull toward mid-range at the first iteration (lm.HOMOTOPY_PULL)
     deadline: float | None = None  # time.perf_counter() value after which the loop stops (restarts)
     stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
     stall_ratio: float = 0.5  # many iterations (0: off)
+    stiffness: Array | None = None  # lm: κ (n,), each DOF's extra damping (its stiffness; docs/derivations.md)
     row_weights: Array = field(default_factory=lambda: np.ones(3))  # √w per row (m,)
 
 
@@ -153,8 +156,11 @@ def _pinv(J: Array, rcond: float) -> Array:
 
 
 def step_transpose(s: StepInput) -> Array:
-    """Δθ = α JᵀV with α = ⟨V, JJᵀV⟩ / ‖JJᵀV‖² (the best α along JᵀV to first order; Buss 2004)."""
+    """Δθ = α JᵀV with α = ⟨V, JJᵀV⟩ / ‖JJᵀV‖² (the best α along JᵀV to first order; Buss 2004) when the
+    solver's α is None; otherwise JᵀV (the loop multiplies by the user's α)."""
     g = (np.swapaxes(s.J, 1, 2) @ s.V[:, :, None])[:, :, 0]
+    if s.opts.alpha is not None:
+        return g
     JJtV = (s.J @ g[:, :, None])[:, :, 0]
     den = np.sum(JJtV * JJtV, axis=1)
     alpha = np.where(den > 1e-300, np.sum(s.V * JJtV, axis=1) / np.where(den > 1e-300, den, 1.0), 0.0)
@@ -188,14 +194,14 @@ def step_dls_adaptive(s: StepInput) -> Array:
 
 
 def step_nullspace(s: StepInput) -> Array:
-    """Δθ = J⁺V + (I − J⁺J)z with z = K(θ_desired − θ).
+    """Δθ = J⁺V + (I − J⁺J)z with the seed's z = α ∂(θ − θc)²/∂θ = 2α(θ − θc).
 
-    The same term written as (J⁺J − I)z' has z' = K(θ − θ_desired): both move θ toward θ_desired
-    inside the null space of J, leaving the effector still to first order.
+    (I − J⁺J) projects onto the null space of J, so the term leaves the effector still to first order; z is
+    the gradient of the squared distance to θc scaled by α: α < 0 descends it (θ moves toward θc), α > 0 climbs.
     """
     Jp = _pinv(s.J, s.opts.rcond)
     assert s.opts.desired is not None and s.opts.gains is not None
-    z = s.opts.gains * (s.opts.desired - s.q)
+    z = 2.0 * s.opts.gains * (s.q - s.opts.desired)
     n = s.q.shape[1]
     N = np.eye(n) - Jp @ s.J
     return (Jp @ s.V[:, :, None])[:, :, 0] + (N @ z[:, :, None])[:, :, 0]
@@ -276,6 +282,12 @@ def _step_two_bone(s: StepInput) -> Array:
     return two_bone_step(s.model, s.q, s.P, s.R, s.opts.pole)
 
 
+def _step_fabrik(s: StepInput) -> Array:
+    from .fabrik import fabrik_step
+
+    return fabrik_step(s.model, s.q, s.fr, s.P)
+
+
 STEPS: dict[str, Callable[[StepInput], Array]] = {
     "lm": step_lm,
     "transpose": step_transpose,
@@ -286,6 +298,7 @@ STEPS: dict[str, Callable[[StepInput], Array]] = {
     "nullspace": step_nullspace,
     "ccd": step_ccd,
     "two-bone": _step_two_bone,
+    "fabrik": _step_fabrik,
 }
 
 
@@ -379,11 +392,18 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
               np.zeros(B, dtype=np.intp))
     last = err.copy()
 
+    # every step is taken (no line search: the seeds' update, overshoots included); a problem that does not
+    # converge returns the best pose it visited
+    best_q, best_err, best_pos, best_ori = q_out.copy(), err.copy(), pos.copy(), ori.copy()
+
     def finish(mask: NDArray[np.bool_], why: str) -> None:
         ids = wk.ids[mask]
-        q_out[ids] = wk.q[mask]
-        pos_out[ids] = wk.pos[mask]
-        ori_out[ids] = wk.ori[mask]
+        if why == "converged" or lm or opts.priority:  # with priority the sum of errors is not the objective
+            q_out[ids] = wk.q[mask]
+            pos_out[ids] = wk.pos[mask]
+            ori_out[ids] = wk.ori[mask]
+        else:
+            q_out[ids], pos_out[ids], ori_out[ids] = best_q[ids], best_pos[ids], best_ori[ids]
         for i in ids:
             reason[i] = why
 
@@ -413,9 +433,10 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         iters[wk.ids] += 1
         J = chain_jacobian(model, wk.fr, orient) * w[None, :, None] if jac else np.empty((len(wk.ids), 0, n))
         Vs = wk.V
-        if jac and opts.step == "fixed":
-            nv = np.linalg.norm(Vs, axis=1, keepdims=True)
-            Vs = Vs * np.minimum(1.0, opts.step_size / np.maximum(nv, 1e-300))
+        if jac and opts.clamp is not None:  # the goal pulled toward the effector: ‖V‖ ≤ clamp (per task)
+            parts = [Vs[:, :rows1], Vs[:, rows1:]] if opts.priority else [Vs]
+            Vs = np.concatenate([v * np.minimum(1.0, opts.clamp / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
+                                                                             1e-300)) for v in parts], axis=1)
         if opts.priority:  # the first effector's rows drive the step; the others go to the null space
             J, J_all, Vs, V_all = J[:, :rows1], J, Vs[:, :rows1], Vs
         else:
@@ -425,9 +446,7 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         if jac and (opts.priority or opts.pole is not None):
             lam2 = np.maximum(wk.lam, 1e-6) if lm else 1e-6
             dq = dq + _secondary(model, opts, J_all, V_all, wk.fr, wk.P, dq, rows1, lam2)
-        if opts.max_step is not None:
-            big = np.max(np.abs(dq), axis=1, keepdims=True)
-            dq = dq * np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))
+        dq = _scaled(dq, opts, lm)
         if jac:
             qn = wk.q + dq
             blocked = ((qn < lower) & (dq < 0)) | ((qn > upper) & (dq > 0))
@@ -435,14 +454,16 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
             if rows.any():  # clamp, then re-solve without the DOFs stuck at a limit
                 sub = StepInput(model, opts, J[rows] * ~blocked[rows][:, None, :], Vs[rows], wk.q[rows],
                                 wk.lam[rows], _take(wk.fr, rows), wk.P[rows], None if wk.R is None else wk.R[rows])
-                dq2 = step(sub)
-                if opts.max_step is not None:
-                    big = np.max(np.abs(dq2), axis=1, keepdims=True)
-                    dq2 = dq2 * np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))
+                dq2 = _scaled(step(sub), opts, lm)
                 dq[rows] = np.where(blocked[rows], dq[rows], dq2)
         qn = np.clip(wk.q + dq, lower, upper)
         qn = np.where(np.isfinite(qn), qn, wk.q)
         fr, V, err, pos, ori = evaluate(model, qn, wk.P, wk.R, w)
+        if not lm:
+            gain = err < best_err[wk.ids]
+            if gain.any():
+                gi = wk.ids[gain]
+                best_q[gi], best_err[gi], best_pos[gi], best_ori[gi] = qn[gain], err[gain], pos[gain], ori[gain]
         if lm:
             better = err < wk.err
             wk.lam = np.where(better, np.maximum(wk.lam * _DOWN, 1e-9), wk.lam * _UP)
@@ -468,6 +489,21 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
         last[wk.ids] = wk.err
         history.append(last.copy())
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
+
+
+def _scaled(dq: Array, opts: Options, lm: bool) -> Array:
+    """The user's step: α·Δθ, or seed 000's α·Δθ/‖Δθ‖ (``normalised``); then the optional cap |Δθ_j| ≤ max_step.
+    lm sizes its own steps (λ), so α applies to the other methods only."""
+    if not lm and opts.alpha is not None:
+        if opts.normalised:
+            nd = np.linalg.norm(dq, axis=1, keepdims=True)
+            dq = dq * (opts.alpha / np.maximum(nd, 1e-300))
+        elif opts.alpha != 1.0:
+            dq = dq * opts.alpha
+    if opts.max_step is not None:
+        big = np.max(np.abs(dq), axis=1, keepdims=True)
+        dq = dq * np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))
+    return dq
 
 
 def _take(f: Frames, mask: NDArray[np.bool_]) -> Frames:

@@ -16,13 +16,14 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
+from ..errors import AnimkitError, RenderError
 from ..figure import Figure
+from ..limits import MAX_IMAGE_SIDE, frame_count
 from ..progress import progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at
@@ -99,23 +100,24 @@ def parse_size(text: str) -> tuple[int, int]:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise RenderError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
-    if not (8 <= w <= 8192 and 8 <= h <= 8192):
-        raise RenderError(f"size {text!r}: width and height must lie in 8..8192")
+    if not (8 <= w <= MAX_IMAGE_SIDE and 8 <= h <= MAX_IMAGE_SIDE):
+        raise RenderError(f"size {text!r}: width and height must lie in 8..{MAX_IMAGE_SIDE} (animkit.limits)")
     return w, h
 
 
 def frame_times(duration: float, fps: float, path: str | Path | None = None) -> tuple[Array, float, str | None]:
     """Times 0, 1/fps, … up to ``duration``; for a GIF above 50 fps the rate is lowered first (and said so)."""
-    if not (fps > 0 and math.isfinite(fps)):
-        raise RenderError(f"fps must be a positive number, got {fps!r}")
+    try:
+        n = frame_count(duration, fps, "render")
+    except AnimkitError as exc:
+        raise RenderError(str(exc)) from None
     message = None
     if path is not None and str(path).lower().endswith(".gif"):
         from .writers import gif_frame_plan
 
-        n = int(math.floor(duration * fps + 1e-9)) + 1
         _, _, eff, message = gif_frame_plan(fps, n)
         fps = eff
-    n = int(math.floor(duration * fps + 1e-9)) + 1
+        n = frame_count(duration, fps, "render")
     return np.arange(n) / fps, fps, message
 
 
@@ -363,12 +365,20 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
     return [clip_camera(spec, up, np.concatenate(pts), size=size)] * n
 
 
+def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
+    """``overwrite`` for a PNG-folder output (the only writer that can mix into what is there)."""
+    from .writers import writer_kind
+
+    return {"overwrite": overwrite} if writer_kind(out) == "png-dir" else {}
+
+
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
                  up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
                  trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
-                 meshes: Sequence[Mesh] = ()) -> RenderReport:
+                 meshes: Sequence[Mesh] = (), overwrite: bool = False) -> RenderReport:
     """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
-    or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones."""
+    or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones. A PNG
+    folder that exists and is not empty is written only with ``overwrite``."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -383,7 +393,8 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     tg = None if targets is None else np.asarray(targets, dtype=float)
     tr = None if trail is None else np.asarray(trail, dtype=float)
     t0 = time.perf_counter()
-    with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet) as writer:
+    with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet,
+                     **_folder_options(out, overwrite)) as writer:
         bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
         for image in renderer.frames(P, targets=tg, trail=tr, cameras=cameras):
             writer.write(image)
@@ -394,7 +405,8 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
 
 
 def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, size: tuple[int, int] | None = None,
-                fps: float | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+                fps: float | None = None, style: Style = Style(), quiet: bool = False,
+                overwrite: bool = False) -> RenderReport:
     """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
     c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
@@ -411,13 +423,15 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh, meshes=scene.meshes)
+                          quiet=quiet, mesh=mesh, meshes=scene.meshes,
+                          overwrite=overwrite)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
-                  columns: int | None = None, style: Style = Style(), quiet: bool = False) -> RenderReport:
+                  columns: int | None = None, style: Style = Style(), quiet: bool = False,
+                  overwrite: bool = False) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
     Panels shorter than the longest hold their last frame.
@@ -440,7 +454,8 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
                for r, p in zip(renderers, panels, strict=True)]
-    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet) as writer:
+    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
+                     **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
         for _ in range(n):
             writer.write(grid.compose([next(s) for s in streams]))

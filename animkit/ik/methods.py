@@ -1,0 +1,273 @@
+"""Solver objects: each IK method with the options it, and only it, takes.
+
+    LM()                      Δθ = (JᵀJ + λI)⁻¹JᵀV, λ adapted (the default; animkit.ik.lm)
+    Pseudoinverse()          Δθ = α J⁺V            (the seeds' update; "lu": Jᵀ(JJᵀ)⁻¹V by LU)
+    DLS(damping)              Δθ = α Jᵀ(JJᵀ + λ²I)⁻¹V  (adaptive=True: λ from the smallest singular value)
+    Transpose()               Δθ = α JᵀV  (α = Buss's best step when not given)
+    NullSpace(alpha, comfort) Δθ = J⁺V + (I − J⁺J) z,  z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)   (α < 0 pulls toward θc)
+    CCD()                     one DOF at a time, outermost first
+    TwoBone(pole)             analytic, law of cosines
+    FABRIK()                  forward-and-backward reaching on joint positions (Aristidou & Lasenby 2011)
+
+A solver is a frozen value: build it once, hand it to :class:`~animkit.ik.IKProblem` (or to
+:func:`~animkit.ik.solve`), reuse it. An option a solver does not take is not a field of it, so it cannot be given
+to the wrong one. The Jacobian solvers share the seeds' step options: ``alpha`` (θ += α·d), ``normalised``
+(seed 000: θ += α·d/|d|), ``clamp`` (the task-space error is shortened to at most this length before the step:
+the seed's "pull the goal toward the end effector", which lets the pseudoinverse stretch toward a target out of
+reach instead of stepping wildly at the stretched singularity; None: no clamp) and ``max_step`` (the largest
+|Δθ_j| per iteration; None, the default: no cap). See docs/derivations.md for the equations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import ClassVar, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..errors import IKError, unknown_name
+
+__all__ = ["Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
+           "solver_from_name"]
+
+Array = NDArray[np.float64]
+
+
+def _number(owner: str, name: str, value: object, *, allow_zero: bool = False, allow_negative: bool = False
+            ) -> float:
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise IKError(f"{owner}: {name} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or (not allow_negative and (v < 0 or (v == 0 and not allow_zero))):
+        bound = "" if allow_negative else " >= 0" if allow_zero else " > 0"
+        raise IKError(f"{owner}: {name} must be a finite number{bound}, got {value!r}")
+    return v
+
+
+def _iterations(owner: str, value: object) -> int:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise IKError(f"{owner}: max_iter must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _vector3(owner: str, name: str, value: ArrayLike | None) -> Array | None:
+    if value is None:
+        return None
+    v = np.asarray(value, dtype=float)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise IKError(f"{owner}: {name} must be a finite 3-vector, got {value!r}")
+    return v
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Solver:
+    """Base of the solver objects: ``name`` (the method), ``max_iter``, and a check of the fields."""
+
+    name: ClassVar[str]
+    jacobian: ClassVar[bool] = True
+    max_iter: int = 100
+
+    @property
+    def step_name(self) -> str:
+        """The loop's method name (one per step function of animkit.ik.solvers)."""
+        return self.name
+
+    def _check(self) -> None:
+        owner = type(self).__name__
+        object.__setattr__(self, "max_iter", _iterations(owner, self.max_iter))
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in ("damping", "rcond"):
+                object.__setattr__(self, f.name, _number(owner, f.name, v, allow_zero=True))
+            elif f.name in ("alpha", "clamp", "max_step", "tolerance") and v is not None:
+                object.__setattr__(self, f.name, _number(owner, f.name, v))
+            elif f.name == "pole":
+                object.__setattr__(self, f.name, _vector3(owner, f.name, v))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _JacobianStep(Solver):
+    """The seeds' step options shared by the pseudoinverse family (see the module docstring)."""
+
+    alpha: float = 1.0
+    normalised: bool = False
+    clamp: float | None = None
+    max_step: float | None = None
+    pole: ArrayLike | None = None  # bend-plane hint for effector 0's elbow/knee (a secondary task)
+    priority: bool = False  # later effectors in the null space of the first
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class LM(Solver):
+    """Levenberg–Marquardt on limit-free coordinates with a homotopy out of the start (animkit.ik.lm); ``damping``
+    is the starting λ; ``relax`` retries a run that did not converge through the relaxed revolute limits (turn it off
+    where poses must stay near the start, e.g. the frames of a bake). ``stall`` = (k, r): a run on a serial chain
+    stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
+    to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
+    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); each step then solves
+    (J_φᵀJ_φ + λI + μD + K)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)): a stiff DOF takes a smaller share of the
+    motion, while the fixed points (JᵀV = 0) stay those of the task, so reachable targets are still met."""
+
+    name: ClassVar[str] = "lm"
+    damping: float = 1.0
+    relax: bool = True
+    max_iter: int = 100
+    stall: tuple[int, float] | None = (20, 0.5)  # stop a run when ‖WV‖ fell by less than half over 20 iterations
+    stiffness: Mapping[str, float] | None = None  # joint (or DOF) name → s in [0, 1): how much it prefers to stay
+    max_step: float | None = None
+    pole: ArrayLike | None = None
+    priority: bool = False
+
+    def __post_init__(self) -> None:
+        self._check()
+        if self.stiffness is not None:
+            for k, v in dict(self.stiffness).items():
+                if not isinstance(k, str) or not 0.0 <= _number("LM", f"stiffness[{k!r}]", v, allow_zero=True) < 1.0:
+                    raise IKError(f"LM: stiffness[{k!r}] must be in [0, 1), got {v!r}")
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Pseudoinverse(_JacobianStep):
+    """θ += α J⁺V; ``method`` "svd" (J⁺ = VΣ⁺Uᵀ, singular values below rcond·σ_max dropped) or "lu"
+    (Jᵀ(JJᵀ)⁻¹V, the system solved by LU, no inverse formed). By default the error is clamped to 0.05 (scene units)
+    and singular values below 1 % of the largest are dropped (svd), so that a target out of reach is stretched
+    toward instead of stepped around wildly at the stretched singularity (the humanoid's arm case: 0.163 m from
+    the target, the closest possible), and no DOF turns more than 0.5 rad per iteration (an exact inverse of a
+    square J near a singularity asks for huge turns: LU on the three-axis arm converges on 1 of 12 targets
+    without it, 10 with it). ``Pseudoinverse(clamp=None, rcond=1e-6, max_step=None)`` is the bare seed.
+    A run that does not converge returns the best pose it visited."""
+
+    name: ClassVar[str] = "pinv"
+    method: Literal["svd", "lu"] = "svd"
+    clamp: float | None = 0.05
+    max_step: float | None = 0.5
+    rcond: float = 1e-2
+    max_iter: int = 200
+
+    def __post_init__(self) -> None:
+        if self.method not in ("svd", "lu"):
+            raise IKError(unknown_name("pseudoinverse method", str(self.method), ["svd", "lu"]))
+        self._check()
+
+    @property
+    def step_name(self) -> str:
+        return "pinv" if self.method == "svd" else "pinv-lu"
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DLS(_JacobianStep):
+    """Damped least squares θ += α Jᵀ(JJᵀ + λ²I)⁻¹V; ``adaptive``: λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε
+    (ε = 10 λ_max), else 0, with λ_max = ``damping``."""
+
+    name: ClassVar[str] = "dls"
+    damping: float = None  # type: ignore[assignment]  # λ; None: 0.05, or λ_max = 0.1 when adaptive
+    adaptive: bool = False
+    clamp: float | None = 0.1
+    max_iter: int = 300
+
+    def __post_init__(self) -> None:
+        if self.damping is None:
+            object.__setattr__(self, "damping", 0.1 if self.adaptive else 0.05)
+        self._check()
+
+    @property
+    def step_name(self) -> str:
+        return "dls-adaptive" if self.adaptive else "dls"
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Transpose(_JacobianStep):
+    """θ += α JᵀV; without ``alpha`` (None) the step is Buss's best along JᵀV: ⟨V, JJᵀV⟩ / ‖JJᵀV‖², which grows
+    without bound as JJᵀV → 0 at a stretched chain: hence the visible default ``max_step`` = 0.5 rad."""
+
+    name: ClassVar[str] = "transpose"
+    alpha: float | None = None  # type: ignore[assignment]
+    max_step: float | None = 0.5
+    max_iter: int = 3000
+
+    def __post_init__(self) -> None:
+        self._check()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class NullSpace(_JacobianStep):
+    """Δθ = J⁺V + (I − J⁺J) z with the seed's z = α ∂(θ − θc)²/∂θ = 2α(θ − θc).
+
+    Sign: z is the gradient of the squared distance to the comfort pose θc scaled by α, so α < 0 (the default
+    −0.05) moves θ toward θc inside the null space and α > 0 away from it. ``alpha`` is one number or one per DOF
+    of the figure (a stiffer DOF: a larger |α|). ``comfort``: a full pose (None: mid-range of each limited DOF, the
+    rest pose for the others). Here ``alpha`` is the seed's null-space α; the step itself is taken whole
+    (``normalised``, ``clamp`` and ``max_step`` apply as for the other Jacobian solvers)."""
+
+    name: ClassVar[str] = "nullspace"
+    alpha: float | ArrayLike = -0.05  # type: ignore[assignment]
+    comfort: ArrayLike | None = None
+    clamp: float | None = 0.05
+    rcond: float = 1e-2
+    max_iter: int = 300
+
+    def __post_init__(self) -> None:
+        a = np.asarray(self.alpha, dtype=float)
+        if not np.all(np.isfinite(a)) or a.ndim > 1:
+            raise IKError(f"NullSpace: alpha must be a finite number or a vector, got {self.alpha!r}")
+        for name in ("clamp", "max_step"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, _number("NullSpace", name, v))
+        object.__setattr__(self, "max_iter", _iterations("NullSpace", self.max_iter))
+        object.__setattr__(self, "pole", _vector3("NullSpace", "pole", self.pole))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class CCD(Solver):
+    """Cyclic coordinate descent: each DOF, outermost first, turns the effector toward the target."""
+
+    name: ClassVar[str] = "ccd"
+    jacobian: ClassVar[bool] = False
+    max_iter: int = 500
+
+    def __post_init__(self) -> None:
+        self._check()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class TwoBone(Solver):
+    """Analytic two-bone IK (law of cosines); ``pole`` picks the bend plane."""
+
+    name: ClassVar[str] = "two-bone"
+    jacobian: ClassVar[bool] = False
+    pole: ArrayLike | None = None
+    max_iter: int = 10
+
+    def __post_init__(self) -> None:
+        self._check()
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class FABRIK(Solver):
+    """Forward-and-backward reaching IK on joint positions (Aristidou & Lasenby 2011), mapped back to the chain's
+    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands)."""
+
+    name: ClassVar[str] = "fabrik"
+    jacobian: ClassVar[bool] = False
+    max_iter: int = 200
+
+    def __post_init__(self) -> None:
+        self._check()
+
+
+def solver_from_name(name: str) -> Solver:
+    """The solver object with default options for a name: lm, pinv, pinv-lu, dls, dls-adaptive, transpose,
+    nullspace, ccd, two-bone, fabrik."""
+    makers: dict[str, Callable[[], Solver]] = {
+        "lm": LM, "pinv": Pseudoinverse, "pinv-lu": lambda: Pseudoinverse(method="lu"), "dls": DLS,
+        "dls-adaptive": lambda: DLS(adaptive=True), "transpose": Transpose, "nullspace": NullSpace, "ccd": CCD,
+        "two-bone": TwoBone, "fabrik": FABRIK}
+    make = makers.get(name) if isinstance(name, str) else None
+    if make is None:
+        raise IKError(unknown_name("solver", str(name), list(makers)))
+    return make()

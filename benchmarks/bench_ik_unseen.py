@@ -1,0 +1,135 @@
+"""IK success on arms it was not tuned on (issue 13 §6) and batched throughput (issue 14 goal 4).
+
+    OMP_NUM_THREADS=1 flock /tmp/animkit-bench.lock python -m benchmarks.bench_ik_unseen
+
+§6: 6D targets (FK of configurations drawn uniformly inside the limits, seed 0) on the Panda (7 axes) and the UR5
+(6 axes) from one fixed, non-singular start each (the Panda's "ready" pose qr, the UR5's elbow-up home
+(0, −π/2, π/2, −π/2, −π/2, 0)), and on the humanoid's arm and torso chains from its natural start (elbow and
+shoulder slightly bent), default solver, no restarts. Success: position < 1e-4 m, orientation < 1e-3 rad, inside
+the limits. Goal 4: the same Panda targets solved by ``IKProblem.solve_batch`` against a loop of
+``IKProblem.solve``, and on a 50-DOF serial chain, interleaved rounds (medians, min–max).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+import animkit
+from animkit.figure import Figure
+from animkit.ik import IKProblem, rotation_error
+from animkit.joints import hinge
+
+from .bench_ik import DATA, ROOT, load_robot
+from .harness import interleaved
+
+POS_OK, ORI_OK = 1e-4, 1e-3
+
+
+def _targets(fig: Figure, eff: str, dofs: np.ndarray, start: np.ndarray, n: int, seed: int) -> np.ndarray:
+    lim = fig.dof_limits()
+    lo = np.where(np.isfinite(lim[dofs, 0]), lim[dofs, 0], -math.pi)
+    hi = np.where(np.isfinite(lim[dofs, 1]), lim[dofs, 1], math.pi)
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], n, 0)
+    poses[:, dofs] = rng.uniform(lo, hi, size=(n, len(dofs)))
+    return np.array([fig.world(p)[eff] for p in poses])
+
+
+def _ok(fig: Figure, eff: str, pose: np.ndarray, T: np.ndarray) -> bool:
+    lim = fig.dof_limits()
+    if np.any(pose < lim[:, 0] - 1e-9) or np.any(pose > lim[:, 1] + 1e-9):
+        return False
+    W = fig.world(pose)[eff]
+    return bool(np.linalg.norm(W[:3, 3] - T[:3, 3]) < POS_OK
+                and np.linalg.norm(rotation_error(T[:3, :3], W[:3, :3])) < ORI_OK)
+
+
+def snake(n: int) -> Figure:
+    """n hinges alternating about z and y, 0.05 apart, limits ±2: a long redundant serial chain."""
+    fig = Figure("base")
+    parent = "base"
+    for k in range(n):
+        name = f"l{k}"
+        fig.add(name, parent, offset=(0.05 if k else 0.0, 0.0, 0.0),
+                joint=hinge(f"j{k}", "z" if k % 2 == 0 else "y", limits=(-2.0, 2.0)))
+        parent = name
+    fig.add("tip", parent, offset=(0.05, 0.0, 0.0))
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args(argv)
+    cases = []
+    panda = load_robot(DATA / "franka_panda.urdf")
+    lim = panda.dof_limits()
+    s = np.clip(np.zeros(panda.dof_count), lim[:, 0], lim[:, 1])
+    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
+        s[panda.dof_index(f"panda_joint{k + 1}")] = v
+    cases.append(("Panda (7 axes)", panda, "panda_grasptarget", "arm", s))
+    ur5 = load_robot(DATA / "ur5_robot.urdf")
+    s = ur5.rest_pose()
+    for name, v in zip(("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                        "wrist_3_joint"), (0.0, -math.pi / 2, math.pi / 2, -math.pi / 2, -math.pi / 2, 0.0),
+                       strict=True):
+        s[ur5.dof_index(name)] = v
+    cases.append(("UR5 (6 axes)", ur5, "ee_link", "arm", s))
+    hum = animkit.load(ROOT / "scenes" / "humanoid.toml").figure
+    s = hum.rest_pose()
+    s[hum.dof_index("elbow_r.rx")] = -0.6
+    s[hum.dof_index("shoulder_r.rx")] = -0.3
+    cases += [("humanoid arm", hum, "hand_r", "arm", s), ("humanoid torso", hum, "hand_r", "torso", s)]
+    print(f"§6: {args.n} 6D targets per case (seed {args.seed}), one fixed start, default solver (LM()), "
+          "no restarts\n")
+    print("| case | success (1e-4 m, 1e-3 rad, limits) | mean iterations |")
+    print("|---|---|---|")
+    panda_case = None
+    for label, fig, eff, chain, start in cases:
+        problem = IKProblem(fig, eff, chain, pose=start, orientation=True)
+        T = _targets(fig, eff, problem.model.dofs, start, args.n, args.seed)
+        b = problem.solve_batch(T, quiet=True)
+        ok = np.mean([_ok(fig, eff, b.poses[i], T[i]) for i in range(len(T))])
+        print(f"| {label} | {100 * ok:.1f} % | {b.iterations.mean():.1f} |")
+        if panda_case is None:
+            panda_case = (problem, T)
+    assert panda_case is not None
+    problem, T = panda_case
+    snake_fig = snake(50)
+    sp = IKProblem(snake_fig, "tip", None, pose=snake_fig.rest_pose() + 0.1, orientation=True)
+    ST = _targets(snake_fig, "tip", sp.model.dofs, sp.pose, 100, args.seed)
+    singles = [problem.solve(t) for t in T]
+    batch = problem.solve_batch(T, quiet=True)
+    s_single = [sp.solve(t) for t in ST]
+    s_batch = sp.solve_batch(ST, quiet=True)
+    stats = interleaved({
+        "Panda 6D: loop of IKProblem.solve": lambda: [problem.solve(t) for t in T],
+        "Panda 6D: IKProblem.solve_batch": lambda: problem.solve_batch(T, quiet=True),
+        "50-DOF chain 6D: loop of IKProblem.solve": lambda: [sp.solve(t) for t in ST],
+        "50-DOF chain 6D: IKProblem.solve_batch": lambda: sp.solve_batch(ST, quiet=True),
+    }, rounds=args.rounds)
+    print(f"\nGoal 4 (batched): {len(T)} Panda targets, 100 targets on a 50-hinge chain; {args.rounds} rounds, "
+          "interleaved; solves/s from the median round (min–max of the time per solve)\n")
+    print("| case | converged | µs per solve, median (min–max) | solves/s | batch vs loop |")
+    print("|---|---|---|---|---|")
+    rows = [("Panda 6D: loop of IKProblem.solve", np.mean([r.converged for r in singles]), len(T), None),
+            ("Panda 6D: IKProblem.solve_batch", batch.converged.mean(), len(T), "Panda 6D: loop of IKProblem.solve"),
+            ("50-DOF chain 6D: loop of IKProblem.solve", np.mean([r.converged for r in s_single]), len(ST), None),
+            ("50-DOF chain 6D: IKProblem.solve_batch", s_batch.converged.mean(), len(ST),
+             "50-DOF chain 6D: loop of IKProblem.solve")]
+    for name, conv, k, ref in rows:
+        st = stats[name]
+        ratio = f"{stats[ref].median / st.median:.2f}×" if ref else "–"
+        print(f"| {name} | {100 * conv:.1f} % | {st.median / k * 1e6:.1f} ({st.low / k * 1e6:.1f}–"
+              f"{st.high / k * 1e6:.1f}) | {k / st.median:,.0f} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
