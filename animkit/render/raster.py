@@ -688,7 +688,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
 
     Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
     and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
-    is proportional to the length drawn. With ``depth`` (H, W), a pixel counts only where the segment's view depth
+    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
+    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
+    With ``depth`` (H, W), a pixel counts only where the segment's view depth
     there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
     candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
     """
