@@ -394,10 +394,14 @@ class Figure:
         p = self.check_pose(poses)
         return world_batch(self.compiled, np.atleast_2d(p))
 
-    def world_positions(self, poses: ArrayLike) -> NDArray[np.float64]:
-        """World positions (F, N, 3) of every node's frame origin for poses (F, D)."""
+    def world_positions(self, poses: ArrayLike, *, dtype: type = np.float64) -> NDArray[Any]:
+        """World positions (F, N, 3) of every node's frame origin for poses (F, D); ``dtype=np.float32`` halves
+        the output (values computed in float64, rounded once)."""
+        if np.dtype(dtype) not in (np.dtype(np.float64), np.dtype(np.float32)):
+            raise SceneError(f"world_positions: dtype must be float64 or float32, got {dtype!r}")
         p = self.check_pose(poses)
-        return world_positions(self.compiled, np.atleast_2d(p))
+        return world_positions(self.compiled, np.atleast_2d(p), dtype)
 
     def __repr__(self) -> str:
-        return f"Figure({self.name!r}, nodes={len(self._nodes)}, dofs={self.dof_count})"
+        moving = sum(1 for j in self.joints if j.dof_count)
+        return f"Figure({self.name!r}, {len(self._nodes)} nodes, {moving} joints, {self.dof_count} DOFs)"

@@ -128,8 +128,11 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     for i in range(1, N):
         depth[i] = depth[parent[i]] + 1
 
+    bounds = first_dof.tolist()
+    signatures = [tuple((kind_code[g], code[g]) for g in range(bounds[i], bounds[i + 1])) for i in range(N)]
+
     def signature(i: int) -> tuple:
-        return tuple((kind_code[g], code[g]) for g in range(first_dof[i], first_dof[i + 1]))
+        return signatures[i]
 
     order: list[int] = []
     for lev in range(int(depth.max()) + 1 if N else 0):
@@ -335,7 +338,41 @@ def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     if fk_frames_kernel is None or np.ndim(poses) != 2 or \
             not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
         return None
-    theta = np.ascontiguousarray(poses, dtype=np.float64)
+    out = np.empty((np.shape(poses)[0], c.node_count, width))
+    _fk_into(c, np.ascontiguousarray(poses, dtype=np.float64), out)
+    return out
+
+
+#: frames per pass of :func:`world_positions_chunked`: the pass's angles and positions stay in the CPU's caches
+CHUNK_FRAMES = 2048
+
+
+def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.float64,
+                            chunk: int = CHUNK_FRAMES) -> Array | None:
+    """World positions (F, N, 3) in ``dtype`` (float64 or float32), computed ``chunk`` frames at a time in
+    float64 (the same values as :func:`world_positions`, rounded once to ``dtype``); None when the kernel is off
+    or would not pay (:func:`animkit.jit.pays`)."""
+    if fk_frames_kernel is None or np.ndim(poses) != 2 or \
+            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
+        return None
+    F = np.shape(poses)[0]
+    out: Array = np.empty((F, c.node_count, 3), dtype=dtype)
+    same = np.dtype(dtype) == np.float64
+    scratch = None if same else np.empty((min(chunk, F), c.node_count, 3))
+    for a in range(0, F, chunk):
+        b = min(a + chunk, F)
+        theta = np.ascontiguousarray(poses[a:b], dtype=np.float64)
+        if same:
+            _fk_into(c, theta, out[a:b])
+        else:
+            assert scratch is not None
+            _fk_into(c, theta, scratch[:b - a])
+            out[a:b] = scratch[:b - a]
+    return out
+
+
+def _fk_into(c: CompiledFigure, theta: Array, out: Array) -> None:
+    """Fill ``out`` (F, N, width), float64 and C-contiguous, with :func:`_fk_frames` for angles ``theta`` (F, D)."""
     tan_half = np.multiply(theta, 0.5)
     np.tan(tan_half, out=tan_half)  # vectorised; the kernel's scalar libm calls would be several times slower
     N, D = c.node_count, c.dof_count
@@ -345,10 +382,9 @@ def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
         for st in lev.steps:
             letter[st.dofs] = st.letter
     rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
-    out = np.empty((theta.shape[0], N, width))
     kind = np.where(c.dof_scale, 2, c.dof_revolute.astype(np.intp)).astype(np.intp)
+    assert fk_frames_kernel is not None
     fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
-    return out
 
 
 def world_batch(c: CompiledFigure, poses: Array) -> Array:
@@ -363,13 +399,14 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
     return out
 
 
-def world_positions(c: CompiledFigure, poses: Array) -> Array:
-    """World positions (F, N, 3) of every node's frame origin."""
-    fast = fk_compiled(c, poses, 3)
+def world_positions(c: CompiledFigure, poses: Array, dtype: type = np.float64) -> Array:
+    """World positions (F, N, 3) of every node's frame origin, in ``dtype`` (float64, or float32 to halve the
+    output), computed in chunks of :data:`CHUNK_FRAMES` frames."""
+    fast = world_positions_chunked(c, poses, dtype)
     if fast is not None:
         return fast
     M, _, _ = forward(c, poses)
-    return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1))
+    return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1), dtype=dtype)
 
 
 def dof_frames(c: CompiledFigure, poses: Array) -> tuple[Array, Array, Array]:

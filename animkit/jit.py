@@ -10,7 +10,9 @@ or a kernel first runs, so ``import animkit`` stays light. A kernel that calls o
 module's namespace is rewritten. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run
 both paths), or :func:`pays` to use a kernel only where the work repays numba's start-up (tests set
 :data:`ALWAYS`). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about
-a second per kernel); later processes pay loading it, once.
+a second per kernel); later processes pay loading it, once. Where numba cannot cache (no writable cache folder)
+or cannot compile, the kernels are turned off with one warning and the NumPy paths run: compiled code never
+blocks use.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
 
 def _numba_njit() -> Any:
-    """numba.njit, imported once; None when the import fails."""
+    """numba.njit, imported once; None when the import fails or numba cannot cache here (warned once)."""
     global _njit, _loaded
     if not _loaded:
         _loaded = True
@@ -42,7 +44,28 @@ def _numba_njit() -> Any:
             from numba import njit as _njit
         except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
             _njit = None
+        else:
+            try:  # numba looks for a cache folder when a cached function is declared: probe it once
+                _njit(cache=True)(_probe)
+            except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any means "cannot"
+                _fall_back(f"numba cannot cache compiled code here ({exc})")
+                _njit = None
     return _njit
+
+
+def _probe() -> int:  # pragma: no cover - compiled only to find numba's cache folder
+    return 0
+
+
+def _fall_back(reason: str) -> None:
+    """Turn compiled kernels off for this process and say so once (a warning)."""
+    global ENABLED
+    if ENABLED:
+        import warnings
+
+        warnings.warn(f"{reason}; using the NumPy paths instead (set NUMBA_CACHE_DIR to a writable folder, or "
+                      f"ANIMKIT_JIT=0 to silence this)", RuntimeWarning, stacklevel=3)
+    ENABLED = False
 
 
 class Kernel:
@@ -53,6 +76,7 @@ class Kernel:
         self.fn = fn
         self.calls = tuple(calls)
         self._compiled: Callable[..., Any] | None = None
+        self._ready = False  # compiled and called once without error
         functools.update_wrapper(self, fn)
 
     def compiled(self) -> Callable[..., Any]:
@@ -75,7 +99,17 @@ class Kernel:
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
-        return self.compiled()(*args)
+        if self._ready:
+            return self._compiled(*args)  # type: ignore[misc]
+        dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform
+        try:  # the first call compiles (or loads numba's cache): a failure there must not block use
+            out = dispatcher(*args)
+        except Exception as exc:  # noqa: BLE001 - numba's errors have many types
+            _fall_back(f"numba could not compile {self.fn.__name__} ({type(exc).__name__}: "
+                       f"{str(exc).splitlines()[0] if str(exc) else ''})")
+            return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
+        self._ready = True
+        return out
 
     @property
     def ready(self) -> bool:

@@ -20,7 +20,7 @@ its joint's bare name (URDF joints do).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -181,15 +181,19 @@ class Joint:
 LimitSpec = Limits | Sequence[Limits] | dict[str, Limits] | None
 
 
-def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: list[str]) -> str:
+def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: set[str], next_free: dict[str, int]) -> str:
+    """``r``/``t``/``s`` + the axis letter, or the first free ``r0``, ``r1``… (``next_free`` remembers where to
+    look, so n clashing channels take O(n), not O(n²))."""
     base = {"revolute": "r", "prismatic": "t", "scale": "s"}[kind]
     letter = _axis_letter(axis)
     name = base + letter if letter else base
     if name in taken:
-        i = 0
+        i = next_free.get(base, 0)
         while f"{base}{i}" in taken:
             i += 1
+        next_free[base] = i + 1
         name = f"{base}{i}"
+    taken.add(name)
     return name
 
 
@@ -224,6 +228,8 @@ def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, li
            order: str | None = None, dof_names: Sequence[str] | None = None) -> Joint:
     """A joint from ``(kind, axis)`` channels in order: A = Π E_i. Limits/rest in radians (metres)."""
     suffixes: list[str] = []
+    taken: set[str] = set()
+    next_free: dict[str, int] = {}
     vecs = []
     for dkind, a in channels:
         try:
@@ -231,7 +237,7 @@ def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, li
         except AnimkitError as exc:
             raise SceneError(f"joint {name!r}: {exc}") from None
         vecs.append(vec)
-        suffixes.append(_suffix(dkind, vec, suffixes))
+        suffixes.append(_suffix(dkind, vec, taken, next_free))
     lims = _per_dof(limits, suffixes, "limits", name)
     rests = _per_dof(rest, suffixes, "rest", name)
     if dof_names is not None and len(dof_names) != len(suffixes):
@@ -308,8 +314,9 @@ def free(name: str, order: str = "zyx", *, limits: LimitSpec = None,
 
 def make_joint(kind: str, name: str, **options: object) -> Joint:
     """Build a joint of ``kind`` by name (what scene files call): unknown kinds list the valid ones."""
-    makers = {"fixed": fixed, "hinge": hinge, "slider": slider, "universal": universal, "ball": ball,
-              "planar": planar, "free": free}
+    makers: dict[str, Callable[..., Joint]] = {"fixed": fixed, "hinge": hinge, "slider": slider,
+                                               "universal": universal, "ball": ball, "planar": planar, "free": free,
+                                               "custom": custom}
     if kind not in makers:
         raise SceneError(unknown_name("joint kind", kind, list(makers)))
     try:

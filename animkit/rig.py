@@ -17,10 +17,19 @@ __all__ = ["Rig", "humanoid_rig", "leaf_rig", "rig_from_humanoid"]
 
 
 def _joints_on_path(figure: Figure, top: str, bottom: str) -> list[str]:
-    """Joint names (with DOFs) of the arcs from node ``top`` (its own arc included) down to node ``bottom``."""
+    """Members of the arcs from node ``top`` (its own arc included) down to node ``bottom`` (joints with DOFs).
+
+    A skeleton's chains turn joints and keep bone lengths (clips still play every DOF): a joint whose DOFs all
+    rotate is named whole, one that also translates or scales (a glTF node whose file keys translation or scale,
+    a BVH joint with position channels) by its revolute DOFs alone, and one that does not rotate is left out.
+    """
     path: list[Arc] = figure.path_to(bottom)
     names = [a.child.name for a in path]
-    return [a.joint.name for a in path[names.index(top):] if a.joint.dof_count]
+    out: list[str] = []
+    for a in path[names.index(top):]:
+        turns = [d.name for d in a.joint.dofs if d.kind == "revolute"]
+        out += [a.joint.name] if turns and len(turns) == a.joint.dof_count else turns
+    return out
 
 
 def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
@@ -28,7 +37,8 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
 
     arm_s: upper arm → hand; leg_s: upper leg → foot; torso: spine → chest and both arms; hips-up: everything
     above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
-    Effectors hand_s, foot_s and head are those bones' nodes. Joints without DOFs are left out.
+    Effectors hand_s, foot_s and head are those bones' nodes. Joints without rotation DOFs are left out and
+    joints that rotate and also translate or scale are named by their rotation DOFs only (bone lengths stay fixed).
     """
     b = bones.bones
     chains: dict[str, tuple[str, ...]] = {}

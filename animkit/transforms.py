@@ -13,6 +13,7 @@ BVH channel orders are intrinsic.
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import numpy as np
@@ -82,12 +83,15 @@ def axis_vector(axis: str | ArrayLike) -> Array:
             raise AnimkitError(unknown_name("axis", axis, ["x", "y", "z", "-x", "-y", "-z"]))
         return sign * AXES[letter]
     v = np.asarray(axis, dtype=float)
-    if v.shape != (3,) or not np.all(np.isfinite(v)):
+    if v.shape != (3,):
         raise AnimkitError(f"an axis must be 3 finite numbers, got {axis!r}")
-    n = float(np.linalg.norm(v))
+    x, y, z = v.tolist()  # three scalars: plain arithmetic is several times faster than NumPy's small-array calls
+    n = math.sqrt(x * x + y * y + z * z)
+    if not math.isfinite(n):
+        raise AnimkitError(f"an axis must be 3 finite numbers, got {axis!r}")
     if n < 1e-12:
         raise AnimkitError(f"an axis must be non-zero, got {axis!r}")
-    return v / n
+    return v / n if n != 1.0 else v.copy()
 
 
 def cos_sin(theta: ArrayLike) -> tuple[Array, Array]:
@@ -104,6 +108,8 @@ def cos_sin(theta: ArrayLike) -> tuple[Array, Array]:
 
 def identity(shape: tuple[int, ...] = ()) -> Array:
     """I₄ broadcast to ``shape + (4, 4)``."""
+    if not shape:
+        return np.eye(4)
     return np.broadcast_to(np.eye(4), shape + (4, 4)).copy()
 
 
@@ -220,12 +226,18 @@ def invert_rigid(M: ArrayLike) -> Array:
     return out
 
 
+_I3 = np.eye(3)
+_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+
+
 def is_rigid(M: ArrayLike, tol: float = 1e-6) -> bool:
     """True when ``M`` is 4×4 with RᵀR = I, det R = +1, last row (0, 0, 0, 1), all finite."""
     M = np.asarray(M, dtype=float)
     if M.shape[-2:] != (4, 4) or not np.all(np.isfinite(M)):
         return False
     if M.shape == (4, 4):  # one matrix: plain arithmetic, no LAPACK call
+        if (M[:3, :3] == _I3).all() and (M[3] == _ROW).all():  # a pure translation (most arcs): rigid
+            return True
         R = M[:3, :3]
         r0, r1, r2 = R
         det = (r0[0] * (r1[1] * r2[2] - r1[2] * r2[1]) - r0[1] * (r1[0] * r2[2] - r1[2] * r2[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-SUITES = ("bench_fk", "bench_bvh", "bench_ik", "bench_render", "bench_main")
+SUITES = ("bench_fk", "bench_bvh", "bench_ik", "bench_render", "bench_main", "bench_batch")
 
 
 def main() -> int:

@@ -129,16 +129,42 @@ def available(name: str) -> bool:
     return True
 
 
+def interleaved_per_file(files: list[Path], peers: list[str], rounds: int) -> None:
+    """Per file: parse + all world positions, each library once per round (A, B, C, A, B, C, ...), medians of
+    ``rounds`` with min-max; the ratio is peer median / animkit median of the same run."""
+    from benchmarks.harness import interleaved
+
+    impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
+    print(f"| file | frames | {' | '.join(f'{n} ms (min-max)' for n in impls)} | "
+          + " | ".join(f"x {p}" for p in peers) + " |")
+    print("|---|---|" + "---|" * (len(impls) + len(peers)))
+    for path in files:
+        cases = {}
+        for name, impl in impls.items():
+            parse, fk = impl(path)
+            cases[name] = lambda parse=parse, fk=fk: fk(parse())
+        frames = parse_bvh(path.read_text(), path).frames.shape[0]
+        st = interleaved(cases, rounds=rounds, warmup=1)
+        cells = [st[n].spread(1e3) for n in impls]
+        ratios = [f"{st[p].median / st['animkit'].median:.2f}" for p in peers]
+        print(f"| {path.name} | {frames} | {' | '.join(cells)} | {' | '.join(ratios)} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--peers", default="pybvh,bvhio,fairmotion")
+    ap.add_argument("--best-of", action="store_true", help="the older best-of-N table with the accuracy check "
+                    "(default: interleaved rounds per file, medians with min-max)")
     args = ap.parse_args()
     files = sorted(args.data.glob("*.bvh"))
     if not files:
         sys.exit(f"no .bvh files in {args.data}")
     peers = [p for p in args.peers.split(",") if p and available(p)]
+    if not args.best_of:
+        interleaved_per_file(files, peers, max(args.repeat, 5))
+        return
     impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
     totals = {name: [0.0, 0.0] for name in impls}  # parse, fk seconds
     transforms = 0

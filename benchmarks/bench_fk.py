@@ -1,6 +1,7 @@
 """World transforms of the humanoid over 10,000 poses: ``world_batch`` (vectorised) vs ``world`` (traversal).
 
     python -m benchmarks.bench_fk [--poses 10000]
+    python -m benchmarks.bench_fk --large 1000,10000,100000   # world_positions at many frames, interleaved
 
 Reports joint transforms per second (poses × nodes / seconds), best of several runs, on one core
 (set OMP_NUM_THREADS=1 etc. before NumPy loads: done below). Goal: ≥ 2 million/s for world_batch.
@@ -33,10 +34,37 @@ def best_of(fn, repeat: int) -> float:
     return min(times)
 
 
+def large(frame_counts: list[int], rounds: int) -> None:
+    """world_positions at F frames: the whole-array kernel (one float64 output, as before chunking), the default
+    (chunks of fk.CHUNK_FRAMES frames, float64) and float32 output; interleaved rounds, medians with min-max."""
+    from animkit import fk
+    from benchmarks.harness import interleaved
+
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    n_nodes = len(fig.node_names)
+    rng = np.random.default_rng(0)
+    print(f"| frames | case | median ms (min-max), {rounds} rounds | M joint transforms/s (median) |")
+    print("|---|---|---|---|")
+    for F in frame_counts:
+        poses = rng.uniform(-1.0, 1.0, (F, fig.dof_count))
+        c = fig.compiled
+        cases = {"whole array, float64": lambda c=c, poses=poses: fk.fk_compiled(c, poses, 3),
+                 "chunked, float64 (default)": lambda poses=poses: fig.world_positions(poses),
+                 "chunked, float32": lambda poses=poses: fig.world_positions(poses, dtype=np.float32)}
+        st = interleaved(cases, rounds=rounds, warmup=1)
+        for name, x in st.items():
+            print(f"| {F:,} | {name} | {x.spread(1e3)} | {F * n_nodes / x.median / 1e6:.1f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--poses", type=int, default=10_000)
+    ap.add_argument("--large", default=None, help="comma-separated frame counts: world_positions, interleaved")
+    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
+    if args.large:
+        large([int(v) for v in args.large.split(",")], args.rounds)
+        return
     fig = animkit.load(SCENES / "humanoid.toml").figure
     rng = np.random.default_rng(0)
     lim = fig.dof_limits()

@@ -16,8 +16,8 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "skin", "mesh",
-        "figure", "drawn", "humanoid", "rig", "chains", "scene"]
+CORE = ["errors", "limits", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk", "skin",
+        "mesh", "figure", "drawn", "humanoid", "rig", "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),
@@ -28,6 +28,9 @@ ALLOWED = {
     "retarget": {"keyframes"},
     "motion": {"ik", "keyframes", "retarget"},
     "cli": {"*"},
+    "notebook": {"*"},
+    "batch": {"*"},
+    "examples": {"io"},
     "__init__": {"*"},
     "__main__": {"*"},
 }

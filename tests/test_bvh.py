@@ -413,9 +413,13 @@ def test_world_positions_of_10000_frames_has_no_loop_over_frames() -> None:
     many = np.tile(data.frames, (30, 1))[:10_000]
     fig = data.figure
     fig.world_positions(many[:10])  # compile once
+    from animkit.fk import CHUNK_FRAMES
+
     small = _python_calls(lambda: fig.world_positions(many[:10]))
+    per_chunk = _python_calls(lambda: fig.world_positions(many[:CHUNK_FRAMES + 1])) - small
     big = _python_calls(lambda: fig.world_positions(many))
-    assert big == small  # the number of Python-level calls does not grow with the frame count
+    # Python-level calls grow with the number of chunks of CHUNK_FRAMES frames, never with the frame count
+    assert big == small + (-(-10_000 // CHUNK_FRAMES) - 1) * per_chunk
     P = fig.world_positions(many)
     assert P.shape == (10_000, 38, 3)
     np.testing.assert_allclose(P[344 * 7 + 5], P[5], atol=1e-12)

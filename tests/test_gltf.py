@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import animkit
+from animkit.chains import dof_indices
 from animkit.io.gltf import MorphTargetWarning
 
 from .gltf_builder import Builder
@@ -431,7 +432,7 @@ def test_chosen_scene_and_names(tmp_path) -> None:
 
 def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
     """RiggedFigure's joint names say humanoid: arm_r … from the rig; a reach with arm_r gets there and moves only
-    the arm's DOFs (never a scale DOF)."""
+    the arm's rotation DOFs (never a translation or scale DOF, though the file keys both)."""
     scene = animkit.load(DATA / "RiggedFigure.glb")
     fig = scene.figure
     assert {"arm_l", "arm_r", "leg_l", "leg_r", "torso", "hips-up"} <= set(fig.rig.chains)
@@ -442,9 +443,9 @@ def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
     r = animkit.solve(fig, p0, "hand_r", target, chain="arm_r")
     assert r.reachable
     np.testing.assert_allclose(fig.world_positions(r.pose[None])[0, hand], target, atol=1e-4)
-    moved = {fig.dof_names[k].split(".")[0] for k in np.flatnonzero(r.pose != p0)}
-    assert moved <= set(fig.rig.chain("arm_r"))
-    assert not any(fig.dof_names[k].split(".")[1].startswith("s") for k in np.flatnonzero(r.pose != p0))
+    moved = np.flatnonzero(r.pose != p0)
+    assert set(moved) <= set(dof_indices(fig, "arm_r"))
+    assert {fig.dofs[k].kind for k in moved} == {"revolute"}  # the chain turns joints: no slide, no scale
 
 
 def test_cli_info_reads_a_glb_and_its_scene_option(capsys) -> None:
@@ -492,3 +493,21 @@ def test_base_colour_texture_from_a_file_a_view_or_a_data_uri(tmp_path, where) -
     np.testing.assert_array_equal(m.texture, pixels)
     np.testing.assert_allclose(m.base_color, [1, 0.5, 0.25, 1])
     np.testing.assert_allclose(m.uvs, [[0, 0], [1, 0], [0, 1]])  # the texCoord set the material names
+
+
+@pytest.mark.parametrize(("step", "count", "want"), [
+    (1 / 30, 31, 30.0),  # a whole rate: every float32 key time is a multiple of 1/30 to one float32 step
+    (0.0083333, 344, None),  # CMU's frame time: 120.0048 fps, kept (120 drops the last frame)
+    (0.0083333, 3, None),  # short too: 120 would miss its keys by 7e-7 s ≫ a float32 step
+])
+def test_a_clips_frame_rate_is_the_keys_own(step: float, count: int, want: float | None) -> None:
+    """fps from float32 key times k · step: the clip's frames k / fps land on the keys (to a float32 step), so a
+    clip resampled at its fps (BVH, TOML) keeps every key."""
+    from animkit.io.gltf import _frame_rate
+
+    keys = (np.arange(count) * step).astype(np.float32)
+    fps = _frame_rate(keys, float(np.median(np.diff(keys.astype(np.float64)))))
+    assert fps == pytest.approx(want or (count - 1) / float(keys[-1]), rel=1e-12)  # None: (K − 1) / t_last
+    n = int(np.floor(float(keys[-1]) * fps + 1e-9)) + 1  # the frame count Clip.frame_times and the BVH writer use
+    assert n == count
+    np.testing.assert_allclose(np.arange(n) / fps, keys, rtol=0, atol=float(np.spacing(keys[-1])))

@@ -547,27 +547,55 @@ def test_convert_refuses_what_the_target_cannot_hold(tmp_path) -> None:
         r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / target))
         assert r.returncode == 2 and "holds no meshes; convert it to .glb or .gltf" in r.stderr, r.stderr
         assert not (tmp_path / target).exists()
-    r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / "cesium.toml"), "--no-meshes")
-    assert r.returncode == 2 and "which a TOML scene cannot hold" in r.stderr, r.stderr  # glTF's channel joints
 
 
 def test_bvh_to_glb_to_bvh_keeps_the_motion(tmp_path) -> None:
-    """BVH → .glb → BVH (the skeleton only): every joint's world position at every frame survives."""
+    """BVH → .glb → BVH (the skeleton only): the frame count, the frame time (CMU's 0.0083333 s, 120.0048 fps, not
+    rounded to 120), every channel's value at every frame and every joint's world position survive."""
     glb, bvh = tmp_path / "walk.glb", tmp_path / "walk.bvh"
     assert _cli("convert", str(DATA / "cmu_02_01_walk.bvh"), str(glb)).returncode == 0
     r = _cli("convert", str(glb), str(bvh))
     assert r.returncode == 2 and "--no-meshes" in r.stderr  # the drawn mesh came along: said, not dropped
     r = _cli("convert", str(glb), str(bvh), "--no-meshes")
     assert r.returncode == 0, r.stderr
+    text = bvh.read_text()
+    assert "\nFrames: 344\n" in text  # as in the source file
+    assert abs(float(text.split("Frame Time:")[1].split()[0]) / 0.0083333 - 1) < 1e-7  # float32 key times
     a, b = animkit.load(DATA / "cmu_02_01_walk.bvh"), animkit.load(bvh)
-    # the glTF reader rounds the frame rate (120.00048 → 120), so the BVH written from it ends one
-    # 1/120 s frame earlier: compare over the frames both hold
-    t = a.clip().frame_times()
-    t = t[t <= b.clip().duration + 1e-9]
-    assert len(t) >= len(a.clip().frame_times()) - 1
-    Pa = a.figure.world_positions(a.clip().sample(t))
-    Pb = b.figure.world_positions(b.clip().sample(t))[:, [b.figure.node_names.index(n) for n in a.figure.node_names]]
+    ta, tb = a.clip().frame_times(), b.clip().frame_times()
+    assert len(tb) == len(ta) == 344
+    Qa, Qb = a.clip().sample(ta), b.clip().sample(tb)  # each file's own frames, k · frame time
+    na, nb = a.figure.dof_names, b.figure.dof_names
+    d = Qb - Qa[:, [na.index(n) for n in nb]]
+    assert np.abs((d + np.pi) % (2 * np.pi) - np.pi).max() < 1e-5  # radians; float32 quaternions in between
+    gone = [na.index(n) for n in set(na) - set(nb)]  # channels the file keys at a constant 0 are fixed joints now
+    np.testing.assert_array_equal(Qa[:, gone], np.broadcast_to(a.figure.rest_pose()[gone], (len(ta), len(gone))))
+    Pa = a.figure.world_positions(Qa)
+    Pb = b.figure.world_positions(Qb)[:, [b.figure.node_names.index(n) for n in a.figure.node_names]]
     assert np.abs(Pb - Pa).max() <= 1e-4 * a.figure.size()  # BVH text keeps 6 decimals of each angle
+
+
+@pytest.mark.parametrize("name", ["CesiumMan.glb", "RiggedFigure.glb", "RiggedSimple.glb"])
+def test_glb_to_toml_keeps_the_figure_and_its_clips(tmp_path, name) -> None:
+    """`animkit convert X.glb X.toml --no-meshes`: the reader's custom joints (translation, a ZYX ball, scale) go
+    to TOML as `kind = "custom"` joints; read back, every node's world matrix equals the glTF's to 1e-9 of the
+    figure's size at every frame of every clip and between frames, and the rig (rotation-DOF chains) survives."""
+    out = tmp_path / "x.toml"
+    r = _cli("convert", str(DATA / name), str(out), "--no-meshes")
+    assert r.returncode == 0, r.stderr
+    a, b = animkit.load(DATA / name), animkit.load(out)
+    customs = [j for j in a.figure.joint_names if a.figure.joint(j).kind == "custom"]
+    assert (name == "RiggedSimple.glb") == (not customs)  # its file keys rotation only: ball joints
+    assert out.read_text().count('kind = "custom", channels = [') == len(customs)
+    assert b.figure.dof_names == a.figure.dof_names and b.figure.rig == a.figure.rig
+    order = [b.figure.node_names.index(n) for n in a.figure.node_names]
+    assert set(b.clips) == set(a.clips)
+    for cname, ca in a.clips.items():
+        cb = b.clips[cname]
+        assert cb.fps == ca.fps and cb.duration == pytest.approx(ca.duration, abs=1e-12)
+        t = np.union1d(ca.frame_times(), np.linspace(0.0, ca.duration, 101))
+        Wa, Wb = a.figure.world_batch(ca.sample(t)), b.figure.world_batch(cb.sample(t))[:, order]
+        assert np.abs(Wb - Wa).max() <= 1e-9 * a.figure.size()
 
 
 def test_reach_and_compare_save_gltf(tmp_path) -> None:

@@ -64,7 +64,8 @@ def test_no_hidden_step_cap():
 
 def _humanoid():
     sc = animkit.load(SCENES / "humanoid.toml")
-    return sc.figure, sc.figure.rest_pose(), np.asarray(sc.reach.target[:3])
+    # the humanoid scene's reach target before natural reaching lowered it: the numbers below were measured on it
+    return sc.figure, sc.figure.rest_pose(), np.array([-0.25, 1.30, 0.80])
 
 
 @pytest.mark.parametrize("solver", ["pinv", "dls-adaptive", "lm", "nullspace", "transpose", "ccd"])

@@ -13,7 +13,8 @@ from PIL import Image
 import animkit
 from animkit.errors import IKError
 from animkit.ik import LM, solve
-from animkit.reach import bake_reach, compare, smoothstep
+from animkit.ik.natural import NaturalProblem
+from animkit.reach import NATURAL_DIRECT_ITERATIONS, bake_reach, compare, priors_from_scene, smoothstep
 
 from .conftest import ROOT, SCENES
 
@@ -71,7 +72,7 @@ def test_dofs_outside_the_set_never_move(humanoid, comparison) -> None:
 
 def test_arm_alone_cannot_reach_but_hips_up_can(comparison) -> None:
     by = {p.chain: p for p in comparison.panels}
-    assert [p.chain for p in comparison.panels] == ["arm", "torso", "hips-up"]
+    assert [p.chain for p in comparison.panels] == ["arm", "torso", "hips-up", "whole-body"]
     assert by["arm"].result.reachable is False and not by["arm"].result.converged
     assert by["hips-up"].result.converged and by["hips-up"].result.reachable
     assert by["torso"].result.converged
@@ -85,15 +86,21 @@ def test_arm_alone_cannot_reach_but_hips_up_can(comparison) -> None:
 
 def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
     data = json.loads(json.dumps(comparison.metrics()))  # JSON-ready
-    assert [p["label"] for p in data["panels"]] == ["arm", "torso", "hips-up"]
+    assert [p["label"] for p in data["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
     for p, m in zip(comparison.panels, data["panels"], strict=True):
         r = p.result
         assert m["reached"] == r.converged and m["reachable"] == r.reachable and m["reason"] == r.reason
         assert m["final_error"] == r.position_error and m["iterations"] == r.iterations
         assert m["solve_time_s"] == r.time_s and m["errors"] == [float(e) for e in r.errors]
         # and the result is what the solver gives for the same problem, solved independently here
-        again = solve(humanoid.figure, comparison.start_pose, "hand_r", comparison.target, chain=p.chain,
-                      solver=LM(max_iter=200), tol=1e-4)
+        # (the humanoid scene reaches naturally, its [reach.priors]; the arm has no task of its own: plain lm)
+        nat = NaturalProblem(humanoid.figure, "hand_r", p.chain, priors_from_scene(humanoid),
+                             pose=comparison.start_pose, tol=1e-4)
+        if nat.active:
+            again = nat.solve(comparison.target, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False)
+        else:
+            again = solve(humanoid.figure, comparison.start_pose, "hand_r", comparison.target, chain=p.chain,
+                          solver=LM(max_iter=200), tol=1e-4)
         np.testing.assert_allclose(again.pose, r.pose, atol=1e-12)
         assert m["total_rotation_deg"] == pytest.approx(sum(d for _, d in p.moved))
     assert "arm" in comparison.table() and "hips-up" in comparison.table()
@@ -142,7 +149,7 @@ def test_cli_compare_writes_panels_table_and_json(tmp_path) -> None:
     im = Image.open(gif)
     assert im.n_frames == 6 and im.size[0] >= 3 * 96  # one labelled panel per set, in a row
     m = json.loads(js.read_text())
-    assert [p["chain"] for p in m["panels"]] == ["arm", "torso", "hips-up"]
+    assert [p["chain"] for p in m["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
     assert m["panels"][0]["reachable"] is False and m["panels"][2]["reached"] is True
 
 

@@ -155,7 +155,10 @@ def test_png_folder(tmp_path: Path) -> None:
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
     (out / "frame_00099.png").write_bytes(b"stale")
-    with open_writer(str(out) + "/", 30, size=(W, H)) as w:
+    for target in (out, str(out) + "/"):  # a non-empty folder is never mixed into without overwrite
+        with pytest.raises(RenderError, match="not empty"):
+            open_writer(target, 30, size=(W, H))
+    with open_writer(str(out) + "/", 30, size=(W, H), overwrite=True) as w:
         for i in range(5):
             w.write(frame(i))
     names = sorted(p.name for p in out.iterdir())
@@ -209,8 +212,9 @@ def test_failure_leaves_no_output_and_keeps_the_old_file(tmp_path: Path, name: s
     else:
         target.write_bytes(b"previous output")
     before = sorted((p.name, p.read_bytes() if p.is_file() else None) for p in tmp_path.rglob("*"))
+    opts = {"overwrite": True} if name.endswith("/") else {}
     with pytest.raises(exc):
-        with open_writer(f"{tmp_path}/{name}", 30, size=(W, H), quiet=True) as w:
+        with open_writer(f"{tmp_path}/{name}", 30, size=(W, H), quiet=True, **opts) as w:
             for i in range(3):
                 w.write(frame(i))
             raise exc("interrupted")

@@ -189,3 +189,39 @@ def test_info_lists_chains_and_effectors() -> None:
     text = out.getvalue()
     assert "  arm_l: LeftShoulder, LeftElbow, LeftWrist" in text
     assert "effectors: hand_l -> LeftWrist, hand_r -> RightWrist, foot_l -> LeftAnkle" in text
+
+
+def _bone_lengths(fig: Figure, pose: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every arc below the root: the child origin's distance from its parent's origin in the parent's own
+    frame (|translation of W_parent⁻¹ W_child|, the length a rig keeps) and in world (|p_child − p_parent|)."""
+    W = fig.world(pose)
+    arcs = [a for a in fig.arcs() if a is not fig.root_arc]
+    own = [np.linalg.norm(np.linalg.solve(W[a.parent.name], W[a.child.name])[:3, 3]) for a in arcs]
+    world = [np.linalg.norm(W[a.child.name][:3, 3] - W[a.parent.name][:3, 3]) for a in arcs]
+    return np.array(own), np.array(world)
+
+
+@pytest.mark.parametrize("file", ["CesiumMan.glb", "RiggedFigure.glb"])
+def test_a_reach_on_a_loaded_gltf_character_turns_joints_and_keeps_bone_lengths(file: str) -> None:
+    """COLLADA2GLTF keys translation and scale on every node, so each joint has tx/ty/tz and sx/sy/sz DOFs;
+    the humanoid chains name rotation DOFs only: a reach meets an FK-made target to 1e-4 m, every bone length
+    (parent → child origin distance in world) stays that of the start pose to 1e-9, and clips keep every DOF."""
+    scene = animkit.load(DATA / file)
+    fig = scene.figure
+    idx = dof_indices(fig, "arm_r")
+    kinds = {fig.dofs[i].kind for i in idx}
+    assert kinds == {"revolute"}
+    assert any(d.kind == "prismatic" for a in fig.arcs() for d in a.joint.dofs)  # the file keys translation
+    target, _ = _fk_target(fig, "arm_r", "hand_r", 7)
+    q0 = fig.rest_pose()
+    r = animkit.solve(fig, q0, "hand_r", target, chain="arm_r")
+    assert np.linalg.norm(fig.world(r.pose)[fig.effector("hand_r")][:3, 3] - target) < 1e-4
+    (own, world), (own0, world0) = _bone_lengths(fig, r.pose), _bone_lengths(fig, q0)
+    np.testing.assert_allclose(own, own0, rtol=0, atol=1e-9)
+    # in world too, up to the files' own scales (float32 1 ± 5e-7, not exactly uniform): a stretch would be mm
+    np.testing.assert_allclose(world, world0, rtol=1e-6, atol=1e-9)
+    moved = np.flatnonzero(r.pose != q0)
+    assert moved.size and set(moved) <= set(idx)
+    clip = next(iter(scene.clips.values()))  # clips still key the translation DOFs of the arm's joints
+    arm = {fig.dofs[i].name.split(".")[0] for i in idx}
+    assert {f"{j}.{c}" for j in arm for c in ("tx", "ty", "tz")} & set(clip.tracks)

@@ -17,7 +17,7 @@ import pytest
 
 from animkit.errors import ParseError
 from animkit.geometry import Box, Capsule, Cylinder, MeshFile, Sphere
-from animkit.io import load
+from animkit.io import allow_roots, load
 from animkit.io.urdf import Mimic, MissingMeshWarning, apply_mimics, parse_urdf, read_urdf, read_urdf_model
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -352,7 +352,10 @@ def test_existing_mesh_becomes_meshfile(tmp_path: Path) -> None:
     </robot>"""
     path = sub / "m.urdf"
     path.write_text(text)
-    with warnings.catch_warnings():
+    # outside the URDF's folder: not looked at unless the user allows that folder
+    with pytest.warns(MissingMeshWarning, match="2 mesh file"):
+        assert read_urdf(path).figure.node("a").data.__class__ is not MeshFile
+    with warnings.catch_warnings(), allow_roots(tmp_path):
         warnings.simplefilter("error")
         fig = read_urdf(path).figure
     a = fig.node("a").data

@@ -4,7 +4,9 @@
 descriptions (urdf), ``.gltf`` / ``.glb`` characters (read by gltf, written by gltf_write, both on the
 byte layer ``_gltf``). Each format module is imported only when used. :data:`FORMATS` says, per suffix,
 whether the file is text or binary and whether animkit reads and writes it; every write goes through
-:func:`~animkit.atomic.atomic_path` as bytes.
+:func:`~animkit.atomic.atomic_path` as bytes. A file that another file refers to (a base scene, a mesh, a glTF
+buffer or image) is checked by :func:`referenced_file` / read by :func:`read_referenced`: a regular file inside the
+referring file's folder tree (or a folder allowed with :func:`allow_roots`), size-capped.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..atomic import atomic_path
 from ..errors import AnimkitError, ParseError, unknown_name
+from ._refs import allow_roots, read_referenced, referenced_file
 
 if TYPE_CHECKING:
     from ..figure import Figure
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["load", "save", "atomic_path", "Format", "FORMATS", "LOADERS", "SAVERS"]
+__all__ = ["load", "save", "atomic_path", "allow_roots", "referenced_file", "read_referenced", "Format", "FORMATS",
+           "LOADERS", "SAVERS"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,9 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
         text = dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
         files = [(p, text.encode("utf-8"))]
     for target, data in files:
-        with atomic_path(target) as tmp:
-            tmp.write_bytes(data)
+        try:
+            with atomic_path(target) as tmp:
+                tmp.write_bytes(data)
+        except OSError as exc:
+            raise AnimkitError(f"{target}: cannot write the file ({exc.strerror or exc})") from None
     return p

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import ParseError
+from ._refs import read_referenced
 
 __all__ = [
     "GLB_MAGIC",
@@ -281,17 +282,9 @@ class GltfDocument:
             raise self.error(where, f"absolute path {uri!r}; expected a path relative to the file's folder")
         if self.base is None:
             raise self.error(where, f"external file {uri!r}, but this document has no folder to read it from")
-        base = self.base.resolve()
-        target = (base / rel).resolve()
-        if not target.is_relative_to(base):
-            raise self.error(where, f"URI {uri!r} leaves the file's folder; expected a path inside it")
-        if not target.is_file():
-            raise self.error(where, f"file {uri!r} not found in {base}")
-        size = target.stat().st_size
-        if size > _MAX_FILE:
-            raise self.error(where, f"file {uri!r} has {size} bytes; more than animkit reads ({_MAX_FILE})")
-        with target.open("rb") as fh:
-            return fh.read(size if limit is None else min(size, limit))
+        data = read_referenced(self.path or str(self.base / "<text>"), rel, what="URI", key=where or "/",
+                               folder=self.base, limit=_MAX_FILE)
+        return data if limit is None else data[:limit]
 
     # --- buffer views and accessors -----------------------------------------------------------------------
 

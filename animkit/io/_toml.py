@@ -94,7 +94,30 @@ class Context:
 
 
 
+_TOML_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f]')
+_TOML_SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    """A TOML basic-string escape: the short forms, \\uXXXX for the other control characters."""
+    c = m.group(0)
+    return _TOML_SHORT.get(c) or f"\\u{ord(c):04X}"
+
+
+def is_number(v: Any) -> bool:
+    """A TOML int or float that is a finite double (bools are not numbers; a 400-digit int is not finite)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return -_FLOAT_MAX <= v <= _FLOAT_MAX  # compared exactly: no overflow
+    return isinstance(v, float) and math.isfinite(v)
+
+
+_FLOAT_MAX = 1.7976931348623157e308
+
+
 def fmt_value(v: Any) -> str:
+    """TOML text of a value; strings with TOML escapes (a newline or any control character reads back)."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, np.integer)):
@@ -105,7 +128,7 @@ def fmt_value(v: Any) -> str:
             return "inf" if f > 0 else "-inf"
         return repr(f)  # full precision: reads back bit for bit
     if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + _TOML_ESCAPE.sub(_escape_char, v) + '"'
     if isinstance(v, (list, tuple, np.ndarray)):
         return "[" + ", ".join(fmt_value(x) for x in v) + "]"
     if isinstance(v, Mapping):

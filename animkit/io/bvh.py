@@ -32,6 +32,7 @@ from ..figure import Figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..joints import DofKind, Joint, JointKind, custom, fixed
+from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import humanoid_rig
 from ..scene import Scene
 
@@ -49,6 +50,7 @@ _CHANNEL_BY_LOWER = {k.lower(): v for k, v in CHANNEL_NAMES.items()}
 _NAME_OF = {v: k for k, v in CHANNEL_NAMES.items()}
 _KEYWORDS = ("OFFSET", "CHANNELS", "JOINT", "End Site", "}")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_DIGITS = re.compile(r"[0-9]+\Z")
 _MOTION = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -179,6 +181,9 @@ def _parse_hierarchy(header: str, path: str | None) -> _Block:
                 _expect_brace(toks, child, path)
             else:
                 child = _open(toks, "JOINT", line, block, names, path)
+            if len(stack) >= MAX_DEPTH:
+                raise ParseError(path, f"joints nested more than {MAX_DEPTH} deep (animkit.limits.MAX_DEPTH); "
+                                       f"expected a shallower hierarchy", line=line)
             block.children.append(child)
             stack.append(child)
         elif word == "}":
@@ -233,11 +238,11 @@ def _expect_brace(toks: _Tokens, block: _Block, path: str | None) -> None:
 
 
 def _channels(rest: list[str], line: int, block: _Block, path: str | None) -> list[tuple[DofKind, str]]:
-    if not rest or not rest[0].isdigit():
+    if not rest or not _DIGITS.match(rest[0]):
         got = "nothing" if not rest else repr(rest[0])
         raise ParseError(path, f"expected the channel count after CHANNELS in {_desc(block)}, got {got}",
                          line=line)
-    count, names = int(rest[0]), rest[1:]
+    count, names = (int(rest[0]) if len(rest[0]) <= 20 else -1), rest[1:]
     if count != len(names):
         raise ParseError(path, f"CHANNELS says {count} channels but lists {len(names)} "
                                f"({' '.join(names) or 'none'}) in {_desc(block)}", line=line)
@@ -349,15 +354,18 @@ def _motion_header(text: str, start: int, line: int, path: str | None) -> tuple[
             raise ParseError(path, f"expected '{label} …', got {current.strip()!r}", line=current_line)
         values.append((m.group(1), current_line))
     (frames_text, frames_line), (time_text, time_line) = values
-    if not frames_text.isdigit():
+    if not _DIGITS.match(frames_text):
         raise ParseError(path, f"expected a whole number of frames after 'Frames:', got {frames_text!r}",
                          line=frames_line)
-    count = int(frames_text)
+    count = int(frames_text) if len(frames_text) <= 20 else MAX_FRAMES + 1
     if count < 1:
         raise ParseError(path, "expected at least one frame, got 'Frames: 0'", line=frames_line)
-    if not _NUMBER.match(time_text) or not 0.0 < float(time_text) < math.inf:
-        raise ParseError(path, f"expected a positive number of seconds after 'Frame Time:', got {time_text!r}",
-                         line=time_line)
+    if count > MAX_FRAMES:
+        raise ParseError(path, f"'Frames: {frames_text}' is more than animkit reads from one file "
+                               f"({MAX_FRAMES:,} frames, animkit.limits.MAX_FRAMES)", line=frames_line)
+    if not _NUMBER.match(time_text) or not 1.0 / MAX_FPS <= float(time_text) <= MAX_TIME:
+        raise ParseError(path, f"expected a number of seconds in [{1.0 / MAX_FPS:g}, {MAX_TIME:g}] after "
+                               f"'Frame Time:' (positive, animkit.limits), got {time_text!r}", line=time_line)
     return count, float(time_text), frames_line, pos, n
 
 
@@ -484,7 +492,14 @@ def parse_frames(block: str, first_line: int, count: int, width: int, frames_lin
                   path: str | None) -> Array:
     """The (count, width) numbers of the MOTION data: compiled, else vectorised, then line by line only to explain
     a failure."""
-    fast = frames_compiled(block, count, width)
+    # each value takes a digit and a separator at least: a block shorter than that cannot fill 'Frames:', and
+    # nothing of the size 'Frames:' claims is allocated before the lines present are read (and found short)
+    short = width > 0 and len(block) < 2 * count * width - 1
+    if width == 0 and block.count("\n") + 1 < count:  # no channels: one (empty) line per frame
+        raise ParseError(path, f"the file ends after {block.count(chr(10)) + 1} lines; 'Frames: {count}' (line "
+                               f"{frames_line}) expects {count} (empty) lines for a figure without channels",
+                         line=first_line + block.count("\n"))
+    fast = None if short else frames_compiled(block, count, width)
     if fast is not None:
         return fast
     lines = block.split("\n")

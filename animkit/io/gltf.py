@@ -298,6 +298,7 @@ class _Reader:
             seen: dict[tuple[int, str], int] = {}
             last = 0.0
             dts: list[float] = []
+            keys: list[Array] = []
             for c, ch in enumerate(anim["channels"]):
                 cat = f"{at}/channels/{c}"
                 target = ch["target"]
@@ -316,13 +317,10 @@ class _Reader:
                 last = max(last, float(times[-1]))
                 if times.shape[0] > 1:
                     dts.append(float(np.median(np.diff(times))))
+                keys.append(times)
                 tracks.extend(self._tracks(self.names[node], path, times, values, kind, tangents,
                                            f"{at}/samplers/{s}"))
-            fps = 30.0
-            if dts:
-                guess = 1.0 / min(dts)
-                if 10.0 <= guess <= 240.0:
-                    fps = float(round(guess))
+            fps = _frame_rate(np.concatenate(keys) if keys else np.zeros(0), min(dts) if dts else None)
             try:
                 out[name] = Clip.build(fig, tracks, name=name, duration=last, fps=fps)
             except AnimkitError as exc:
@@ -596,6 +594,30 @@ class _Reader:
             warnings.warn(f"{self.doc.path}: morph targets (weights) are not applied; meshes keep their base shape",
                           MorphTargetWarning, stacklevel=4)
         return Scene(fig, clips=clips, meshes=tuple(meshes), up="y", source=self.doc.path)
+
+
+def _frame_rate(times: Array, dt: float | None) -> float:
+    """fps of a clip whose keys are ``times`` (float32 in the file), densest per-sampler spacing ``dt``.
+
+    The guess g = 1/dt, kept to 10–240 (else 30), is made exact from the keys: the whole number round(g) when every
+    key time is a multiple of 1/round(g) to one float32 step (a file keyed at 30 fps), else n / t_last with
+    n = round(g · t_last) when the keys sit on that grid (CMU BVH's 0.0083333 s frames are 120.0048 fps, and
+    rounding to 120 would drop the last frame of a 120-per-second resampling), else round(g).
+    """
+    if dt is None or dt <= 0 or not 10.0 <= 1.0 / dt <= 240.0:
+        return 30.0
+    guess = 1.0 / dt
+    t = np.unique(times.astype(np.float64))
+    tol = np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)  # one float32 step at each key
+
+    def on_grid(fps: float) -> bool:
+        return bool(np.all(np.abs(t - np.round(t * fps) / fps) <= tol))
+
+    whole = float(round(guess))
+    if on_grid(whole) or t[-1] <= 0:
+        return whole
+    exact = round(guess * float(t[-1])) / float(t[-1])
+    return float(exact) if 10.0 <= exact <= 240.0 and on_grid(exact) else whole
 
 
 def _translation_matrix(t: Array) -> Array:

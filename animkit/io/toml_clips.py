@@ -41,7 +41,7 @@ from ..transforms import (
     matrix_from_quaternion,
     quaternion_from_matrix,
 )
-from ._toml import Context, Seg, fmt_value, key_text
+from ._toml import Context, Seg, fmt_value, is_number, key_text
 
 __all__ = ["read_clips", "dumps_clips", "CLIP_KEYS"]
 
@@ -80,12 +80,8 @@ class _Where:
 # --- reading -----------------------------------------------------------------------------------------
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _number(w: _Where, v: Any, what: str = "a number") -> float:
-    if not _is_num(v):
+    if not is_number(v):
         raise w.error(f"expected {what}, got {v!r}")
     return float(v)
 
@@ -94,7 +90,7 @@ def _numbers(w: _Where, v: Any, what: str = "a list of numbers") -> np.ndarray:
     if not isinstance(v, list) or not v:
         raise w.error(f"expected {what}, got {v!r}")
     for i, x in enumerate(v):
-        if not _is_num(x):
+        if not is_number(x):
             raise (w / i).error(f"expected a number, got {x!r}")
     return np.array(v, dtype=float)
 
@@ -106,7 +102,7 @@ def _rows(w: _Where, v: Any, width: int, what: str) -> np.ndarray:
         if not isinstance(row, list) or len(row) != width:
             raise (w / i).error(f"expected {what}: a list of {width} numbers, got {row!r}")
         for x in row:
-            if not _is_num(x):
+            if not is_number(x):
                 raise (w / i).error(f"expected {what}: a list of {width} numbers, got {row!r}")
     return np.array(v, dtype=float)
 

@@ -14,33 +14,36 @@ found) and the key, and say what was expected.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..joints import Joint, make_joint
+from ..joints import DofKind, Joint, make_joint
 from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
-from ._toml import Context, Seg, fmt_key, fmt_value, key_text, split_key
+from ._refs import read_referenced, referenced_file
+from ._toml import Context, Seg, fmt_key, fmt_value, is_number, key_text, split_key
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
 TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips")
 NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
-JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "limits", "rest")
+JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "rest")
 GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "offset", "rotation", "color",
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
-REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip")
+REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip", "priors")
+PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin")
 NAMED_COLORS = {
     "grey": (0.72, 0.74, 0.78), "gray": (0.72, 0.74, 0.78), "red": (0.85, 0.25, 0.22),
     "green": (0.30, 0.70, 0.35), "blue": (0.25, 0.45, 0.85), "orange": (0.95, 0.55, 0.15),
@@ -63,17 +66,15 @@ def _check_keys(ctx: Context, table: Mapping[str, Any], valid: tuple[str, ...], 
 
 
 def _vec(ctx: Context, value: Any, key: str, n: int = 3) -> np.ndarray:
-    if (not isinstance(value, list) or len(value) != n
-            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+    if not isinstance(value, list) or len(value) != n or not all(isinstance(v, (int, float)) for v in value):
         raise ctx.error(key, f"expected a list of {n} numbers, got {value!r}")
-    arr = np.array(value, dtype=float)
-    if not np.all(np.isfinite(arr)):
+    if not all(is_number(v) for v in value):
         raise ctx.error(key, f"expected finite numbers, got {value!r}")
-    return arr
+    return np.array(value, dtype=float)
 
 
 def _num(ctx: Context, value: Any, key: str, *, positive: bool = False) -> float:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    if not is_number(value):
         raise ctx.error(key, f"expected a number, got {value!r}")
     if positive and value <= 0:
         raise ctx.error(key, f"expected a positive number, got {value!r}")
@@ -107,10 +108,16 @@ def _rotation(ctx: Context, value: Any, key: str) -> np.ndarray:
 # --- joints and geometry ----------------------------------------------------------------------------
 
 
-def _angle_scale(kind: str) -> list[bool]:
-    """Which DOFs of a joint kind are angles (degrees in files)."""
-    return {"fixed": [], "hinge": [True], "slider": [False], "universal": [True, True], "ball": [True] * 3,
-            "planar": [False, False, True], "free": [False] * 3 + [True] * 3}[kind]
+_CHANNEL_KINDS: dict[str, DofKind] = {"t": "prismatic", "r": "revolute", "s": "scale"}
+
+
+def _channels(ctx: Context, spec: Any, key: str) -> list[tuple[DofKind, str]]:
+    """A custom joint's ``channels``: ``["tx", "ty", "tz", "rz", "ry", "rx", "sx", "sy", "sz"]`` → (kind, axis)."""
+    if (not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec)
+            or any(len(c) != 2 or c[0] not in _CHANNEL_KINDS or c[1] not in "xyz" for c in spec)):
+        raise ctx.error(key, "expected a non-empty list of channels, each t, r or s (translate, rotate, scale) "
+                             f"and an axis x, y or z (e.g. [\"tx\", \"rz\", \"sx\"]), got {spec!r}")
+    return [(_CHANNEL_KINDS[c[0]], c[1]) for c in spec]
 
 
 def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
@@ -119,11 +126,19 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, JOINT_KEYS, key)
     kind = spec.get("kind", "fixed")
-    kinds = ("fixed", "hinge", "slider", "universal", "ball", "planar", "free")
+    kinds = ("fixed", "hinge", "slider", "universal", "ball", "planar", "free", "custom")
     if kind not in kinds:
         raise ctx.error(f"{key}.kind", unknown_name("joint kind", str(kind), kinds))
-    angles = _angle_scale(kind)
+    if ("channels" in spec) != (kind == "custom"):
+        raise ctx.error(f"{key}.channels", "a custom joint lists its channels (and only a custom joint has them)")
     opts: dict[str, Any] = {}
+    if kind == "custom":
+        opts["channels"] = _channels(ctx, spec["channels"], f"{key}.channels")
+        turns = "".join(a for k, a in opts["channels"] if k == "revolute")
+        if "order" in spec and spec["order"] != turns:
+            raise ctx.error(f"{key}.order", f"expected the axes of the joint's rotation channels in order, "
+                                            f"{turns!r}, got {spec['order']!r}")
+        opts["order"] = spec["order"] if "order" in spec else None
     if kind in ("hinge", "slider"):
         axis = spec.get("axis", "z" if kind == "hinge" else "x")
         opts["axis"] = axis if isinstance(axis, str) else _vec(ctx, axis, f"{key}.axis")
@@ -139,7 +154,7 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
     except AnimkitError as exc:
         raise ctx.error(key, str(exc)) from None
     suffixes = [d.name.split(".", 1)[1] for d in probe.dofs]
-    scale = [math.pi / 180.0 if a else 1.0 for a in angles]
+    scale = [math.pi / 180.0 if d.revolute else 1.0 for d in probe.dofs]  # degrees in files
     if "limits" in spec:
         lim = spec["limits"]
         if isinstance(lim, Mapping):
@@ -186,8 +201,7 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
         raise ctx.error(key, str(exc)) from None
 
 
-def _geometry(ctx: Context, spec: Any, key: str, base: Path | None
-              ) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
+def _geometry(ctx: Context, spec: Any, key: str) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
     spec = _table(ctx, spec, key)
     _check_keys(ctx, spec, GEOMETRY_KEYS, key)
     shape = spec.get("shape")
@@ -219,7 +233,8 @@ def _geometry(ctx: Context, spec: Any, key: str, base: Path | None
             f = spec.get("file")
             if not isinstance(f, str):
                 raise ctx.error(f"{key}.file", f"expected a mesh file path, got {f!r}")
-            path = Path(f) if base is None or Path(f).is_absolute() else base / f
+            referrer = ctx.path if ctx.path is not None else Path.cwd() / "<text>"
+            path = referenced_file(referrer, f, what="mesh", key=f"{key}.file", line=ctx.line_of(f"{key}.file"))
             scale = tuple(float(v) for v in _vec(ctx, spec["scale"], f"{key}.scale")) if "scale" in spec \
                 else (1.0, 1.0, 1.0)
             data = MeshFile(str(path), scale)  # type: ignore[arg-type]
@@ -250,29 +265,27 @@ def _order_nodes(ctx: Context, nodes: Mapping[str, Any]) -> tuple[str, list[str]
         par = spec.get("parent")
         if par is not None and par not in nodes:
             raise ctx.error(f"nodes.{n}.parent", unknown_name("parent node", str(par), nodes))
-    placed = {roots[0]}
-    order: list[str] = []
-    pending = [n for n in nodes if n != roots[0]]
-    while pending:
-        progress = [n for n in pending if nodes[n]["parent"] in placed]
-        if not progress:
-            cyc = pending[0]
-            raise ctx.error(f"nodes.{cyc}.parent", f"cycle in the node hierarchy among {pending}: every node "
-                                                   f"must lead up to the root {roots[0]!r}")
-        for n in progress:
-            placed.add(n)
-            order.append(n)
-        pending = [n for n in pending if n not in placed]
-    # keep file order where parents allow it
-    file_order = [n for n in nodes if n in set(order)]
+    # Kahn's order with a heap on the file position: each step places the first node (in file order) whose
+    # parent is placed, so file order is kept where parents allow it; O(n log n)
+    position = {n: i for i, n in enumerate(nodes)}
+    children: dict[str, list[str]] = {}
+    for n in nodes:
+        if n != roots[0]:
+            children.setdefault(nodes[n]["parent"], []).append(n)
+    ready = [(position[c], c) for c in children.get(roots[0], [])]
+    heapq.heapify(ready)
     final: list[str] = []
-    done = {roots[0]}
-    while len(final) < len(order):
-        for n in file_order:
-            if n not in done and nodes[n]["parent"] in done:
-                final.append(n)
-                done.add(n)
-                break
+    while ready:
+        _, n = heapq.heappop(ready)
+        final.append(n)
+        for c in children.get(n, []):
+            heapq.heappush(ready, (position[c], c))
+    if len(final) < len(nodes) - 1:
+        placed = {roots[0], *final}
+        pending = [n for n in nodes if n not in placed]
+        shown = pending[:12] + ([f"... ({len(pending) - 12} more)"] if len(pending) > 12 else [])
+        raise ctx.error(f"nodes.{pending[0]}.parent", f"cycle in the node hierarchy among {shown}: every node "
+                                                     f"must lead up to the root {roots[0]!r}")
     return roots[0], final
 
 
@@ -284,13 +297,15 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise ParseError(spath, f"not valid TOML: {exc}", line=int(m.group(1)) if m else None) from None
+    except RecursionError:
+        raise ParseError(spath, "not valid TOML for animkit: arrays or tables nested too deeply; expected at most "
+                                "a few levels") from None
     ctx = Context(spath, text)
-    base = None if path is None else Path(path).parent
     _check_keys(ctx, doc, TOP_KEYS, "")
     fig_t = _table(ctx, doc.get("figure", {}), "figure")
     _check_keys(ctx, fig_t, ("name", "up", "base"), "figure")
     if "base" in fig_t:
-        return _extend_base(ctx, doc, fig_t, base)
+        return _extend_base(ctx, doc, fig_t)
     up = fig_t.get("up", "y")
     if up not in ("y", "z"):
         raise ctx.error("figure.up", f"expected 'y' or 'z', got {up!r}")
@@ -309,7 +324,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
         out["L"] = homogeneous(R, p)
         out["joint"] = _joint(ctx, name, spec.get("joint", "fixed"), f"{key}.joint")
         if "geometry" in spec:
-            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry", base)
+            out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry")
         return out
 
     try:
@@ -335,6 +350,7 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
 
 
 _LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
+_MAX_BASES = 32
 
 
 def _chains(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Mapping[str, tuple[str, ...]]
@@ -359,7 +375,7 @@ def _effectors(ctx: Context, doc: Mapping[str, Any], fig: Figure, inherited: Map
     return effectors
 
 
-def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any], base: Path | None) -> Scene:
+def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any]) -> Scene:
     """A scene built on another scene file's figure: ``[figure] base = "humanoid.toml"``.
 
     The base gives the figure, chains, effectors, camera and reach; this file may add chains and
@@ -371,15 +387,25 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any],
     if "nodes" in doc or "up" in fig_t:
         raise ctx.error("figure.base", "a scene with a base takes its nodes and up axis from the base; "
                                        "remove [nodes.*] and figure.up")
-    path = Path(ref) if base is None or Path(ref).is_absolute() else base / ref
-    if ctx.path is not None and path.resolve() == Path(ctx.path).resolve():
+    if ctx.path is None:
+        raise ctx.error("figure.base", "a scene read from text has no folder to find its base in; read it "
+                                       "from a file")
+    path = referenced_file(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+    if path == Path(ctx.path).resolve():
         raise ctx.error("figure.base", "a scene cannot be its own base")
-    key = str(path.resolve())
+    key = str(path)
     if key in _LOADING:
         raise ctx.error("figure.base", f"base scenes form a cycle through {path}")
+    if len(_LOADING) >= _MAX_BASES:
+        raise ctx.error("figure.base", f"more than {_MAX_BASES} base scenes in a row; expected a shorter chain")
     _LOADING.add(key)
     try:
-        parent = read_toml_scene(path)
+        raw = read_referenced(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(str(path), f"not UTF-8 text ({exc.reason})") from None
+        parent = loads_scene(text, path)
     except ParseError as exc:
         raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
     finally:
@@ -443,7 +469,54 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
             kw[k] = _num(ctx, spec[k], f"reach.{k}", positive=(k != "hold"))
     if "start_clip" in spec:
         kw["start_clip"] = str(spec["start_clip"])
+    if "priors" in spec:
+        kw["priors"] = _priors(ctx, spec["priors"], fig)
     return ReachSpec(eff, target, tuple(names), tuple(str(s) for s in solvers), **kw)
+
+
+def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
+    """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
+    spread, margin (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
+    spec = _table(ctx, spec, "reach.priors")
+    _check_keys(ctx, spec, PRIOR_KEYS, "reach.priors")
+    out: dict[str, Any] = {}
+    if "stiffness" in spec:
+        st = _table(ctx, spec["stiffness"], "reach.priors.stiffness")
+        for j, v in st.items():
+            if j not in fig.joint_names and j not in fig.dof_names:
+                raise ctx.error(f"reach.priors.stiffness.{j}", unknown_name("joint", j, fig.joint_names))
+            x = _num(ctx, v, f"reach.priors.stiffness.{j}")
+            if not 0.0 <= x < 1.0:
+                raise ctx.error(f"reach.priors.stiffness.{j}", f"expected a number in [0, 1), got {v!r}")
+        out["stiffness"] = {str(j): float(v) for j, v in st.items()}
+    if "preferred" in spec:
+        pr = _table(ctx, spec["preferred"], "reach.priors.preferred")
+        for d, v in pr.items():
+            if d not in fig.dof_names:
+                raise ctx.error(f"reach.priors.preferred.{d}", unknown_name("DOF", d, fig.dof_names))
+            _num(ctx, v, f"reach.priors.preferred.{d}")
+        out["preferred"] = {str(d): math.radians(float(v)) for d, v in pr.items()}  # degrees in files
+    for k in ("comfort", "spread", "margin"):
+        if k in spec:
+            x = _num(ctx, spec[k], f"reach.priors.{k}")
+            if x < 0:
+                raise ctx.error(f"reach.priors.{k}", f"expected a number >= 0, got {spec[k]!r}")
+            out[k] = x
+    for k in ("gaze", "balance"):
+        if k in spec:
+            if not isinstance(spec[k], bool):
+                raise ctx.error(f"reach.priors.{k}", f"expected true or false, got {spec[k]!r}")
+            out[k] = spec[k]
+    if "planted" in spec:
+        names = spec["planted"]
+        effectors = fig.rig.effectors
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ctx.error("reach.priors.planted", f"expected a list of effector names, got {names!r}")
+        for n in names:
+            if n not in effectors and n not in fig.node_names:
+                raise ctx.error("reach.priors.planted", unknown_name("effector", n, list(effectors) + fig.node_names))
+        out["planted"] = tuple(names)
+    return out
 
 
 def read_toml_scene(path: str | Path) -> Scene:
@@ -468,11 +541,14 @@ def _euler_deg(R: np.ndarray) -> list[float]:
 
 
 def _joint_table(joint: Joint) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": joint.kind if joint.kind != "custom" else "custom"}
+    out: dict[str, Any] = {"kind": joint.kind}
     if joint.kind == "custom":
-        raise SceneError(f"joint {joint.name!r} is a custom channel joint (as BVH and glTF files make), which a TOML "
-                         "scene cannot hold: save this figure as BVH or glTF")
-    angles = _angle_scale(joint.kind)
+        letters = {"prismatic": "t", "revolute": "r", "scale": "s"}
+        if any(d.axis_letter not in ("x", "y", "z") for d in joint.dofs):
+            raise SceneError(f"joint {joint.name!r} is a custom joint with a channel along an axis other than x, y "
+                             "or z, which a TOML scene cannot hold: save this figure as glTF")
+        out["channels"] = [letters[d.kind] + str(d.axis_letter) for d in joint.dofs]
+    angles = [d.revolute for d in joint.dofs]
     if joint.kind in ("hinge", "slider"):
         d = joint.dofs[0]
         out["axis"] = d.axis_letter or [float(x) for x in d.axis]
@@ -540,6 +616,13 @@ def dumps_scene(scene: Scene, *, clips_text: str = "") -> str:
         if r.start_clip is not None:
             lines.append(f"start_clip = {fmt_value(r.start_clip)}")
         lines.append("")
+        if r.priors is not None:
+            lines.append("[reach.priors]")
+            for k, v in r.priors.items():
+                if k == "preferred":  # radians inside, degrees in files
+                    v = {d: math.degrees(x) for d, x in cast(Mapping[str, float], v).items()}
+                lines.append(f"{fmt_key(k)} = {fmt_value(v)}")
+            lines.append("")
     text = "\n".join(lines)
     return text + ("\n" + clips_text if clips_text else "")
 

@@ -66,6 +66,7 @@ from ..joints import Joint, custom, fixed, free, hinge, planar, slider
 from ..rig import leaf_rig
 from ..scene import Scene
 from ..transforms import axis_vector, homogeneous, matrix_aligning_z_to, matrix_from_euler_extrinsic, translation
+from ._refs import allowed_roots, referenced_file
 
 __all__ = [
     "read_urdf",
@@ -127,6 +128,9 @@ class _Doc:
         parser.CharacterDataHandler = builder.data
         try:
             parser.Parse(data, True)
+        except LookupError as exc:  # an encoding Python does not know
+            raise ParseError(path, f"cannot decode the XML: {exc}; expected UTF-8 (or another encoding Python "
+                                   f"knows)", line=1) from None
         except xml.parsers.expat.ExpatError as exc:
             message = xml.parsers.expat.ErrorString(exc.code)
             raise ParseError(path, f"malformed XML: {message} (column {exc.offset + 1}); expected a well-formed "
@@ -249,8 +253,13 @@ def _materials(doc: _Doc) -> dict[str, Color]:
 _PACKAGE = re.compile(r"^package://([^/]+)/(.*)$")
 
 
-def _resolve_mesh(filename: str, base_dir: Path) -> tuple[Path | None, list[Path]]:
-    """The mesh file if found, and the candidates tried."""
+def _resolve_mesh(doc: _Doc, el: ET.Element, filename: str, base_dir: Path) -> Path | None:
+    """The mesh file if found inside the URDF's folder tree (see :mod:`animkit.io._refs`), else None.
+
+    Candidates outside the tree (a ``package://`` looked up in a parent folder, a ``file://`` or absolute path)
+    are not looked at unless the user allowed their folder; a candidate that is a pipe, a device or too large
+    is a ParseError.
+    """
     m = _PACKAGE.match(filename)
     if m:
         package, rest = m.group(1), m.group(2)
@@ -262,10 +271,14 @@ def _resolve_mesh(filename: str, base_dir: Path) -> tuple[Path | None, list[Path
     else:
         p = Path(filename)
         cands = [p if p.is_absolute() else base_dir / p]
+    roots = allowed_roots(base_dir)
+    referrer = doc.path or str(base_dir / "<text>")
     for c in cands:
-        if c.is_file():
-            return c, cands
-    return None, cands
+        if "\x00" in str(c) or not any(Path(os.path.abspath(c)).is_relative_to(r) for r in roots):
+            continue
+        if os.path.exists(c):
+            return referenced_file(referrer, str(c), what="mesh", line=doc.line(el), folder=base_dir)
+    return None
 
 
 @dataclass
@@ -307,7 +320,7 @@ def _visual(doc: _Doc, v: ET.Element, link: str, materials: dict[str, Color], ba
         elif shape.tag == "mesh":
             filename = doc.attr(shape, "filename")
             kx, ky, kz = doc.numbers(shape, "scale", 3, (1.0, 1.0, 1.0))
-            found, _ = _resolve_mesh(filename, base_dir)
+            found = _resolve_mesh(doc, shape, filename, base_dir)
             if found is None:
                 missing.append(filename)
                 data = None

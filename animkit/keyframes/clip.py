@@ -35,7 +35,8 @@ from typing import Final, Literal, Protocol, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ClipError, unknown_name
+from ..errors import AnimkitError, ClipError, unknown_name
+from ..limits import MAX_FPS, frame_count
 from ..transforms import (
     euler_intrinsic_from_matrix,
     matrix_from_euler_intrinsic,
@@ -80,10 +81,10 @@ def _suffix(dof: str) -> str:
     return dof.rsplit(".", 1)[-1]
 
 
-def _ball_dofs(layout: PoseLayout, joint: str) -> NDArray[np.intp]:
-    """The three rotation DOF indices of a ball joint, in its Euler order."""
-    names = layout.dof_names
-    idx = [i for i in layout.joint_dofs[joint] if _suffix(names[i]).startswith("r")]
+def _ball_dofs(names: Sequence[str], joint_dofs: Mapping[str, Sequence[int]], joint: str) -> NDArray[np.intp]:
+    """The three rotation DOF indices of a ball joint, in its Euler order (names and joint_dofs: the layout's,
+    computed once by the caller: a figure recomputes them on every call)."""
+    idx = [i for i in joint_dofs[joint] if _suffix(names[i]).startswith("r")]
     if len(idx) != 3:
         raise ClipError(f"ball joint {joint!r} should have 3 rotation DOFs in the layout, got "
                         f"{[names[i] for i in idx]}")
@@ -145,6 +146,13 @@ class Clip:
     _root_index: NDArray[np.intp] = field(init=False, repr=False,
                                           default_factory=lambda: np.zeros(0, dtype=np.intp))
 
+    def __repr__(self) -> str:
+        """One line: name, DOFs, frames, duration, fps, loop mode."""
+        d = float(self.duration or 0.0)
+        frames = int(round(d * self.fps)) + 1
+        return (f"Clip({self.name!r}, {len(self.layout.dof_names)} DOFs, {frames} frames, {d:.3g} s at "
+                f"{self.fps:g} fps, loop={self.loop})")
+
     # --- construction ------------------------------------------------------------------------------
 
     def __post_init__(self) -> None:
@@ -162,13 +170,16 @@ class Clip:
         set_(self, "_rest", rest)
         if self.loop not in LOOP_MODES:
             raise ClipError(f"{owner}: " + unknown_name("loop mode", self.loop, LOOP_MODES))
-        if not (np.isfinite(self.fps) and self.fps > 0):
-            raise ClipError(f"{owner}: fps must be a positive number, got {self.fps}")
+        if not (np.isfinite(self.fps) and 0 < self.fps <= MAX_FPS):
+            raise ClipError(f"{owner}: fps must be a positive number up to {MAX_FPS:g} (animkit.limits.MAX_FPS), "
+                            f"got {self.fps}")
         kinds = [bool(self.tracks or self.rotation_tracks), self.dense is not None, self.mix is not None]
         if sum(kinds) > 1:
             raise ClipError(f"{owner}: a clip holds keyed tracks, dense frames or a mix of clips, "
                             "not more than one of them")
-        balls = tuple((_ball_dofs(self.layout, j), o) for j, o in self.layout.joint_orders.items())
+        joint_dofs = self.layout.joint_dofs
+        joint_orders = self.layout.joint_orders
+        balls = tuple((_ball_dofs(names, joint_dofs, j), o) for j, o in joint_orders.items())
         set_(self, "_balls", balls)
 
         last = 0.0
@@ -190,10 +201,10 @@ class Clip:
         for key, rt in self.rotation_tracks.items():
             if key != rt.joint:
                 raise ClipError(f"{owner}: rotation track stored under {key!r} animates joint {rt.joint!r}")
-            if rt.joint not in self.layout.joint_orders:
-                raise ClipError(f"{owner}: " + unknown_name("ball joint", rt.joint, self.layout.joint_orders))
-            order = self.layout.joint_orders[rt.joint]
-            idx = _ball_dofs(self.layout, rt.joint)
+            if rt.joint not in joint_orders:
+                raise ClipError(f"{owner}: " + unknown_name("ball joint", rt.joint, joint_orders))
+            order = joint_orders[rt.joint]
+            idx = _ball_dofs(names, joint_dofs, rt.joint)
             clash = [names[i] for i in idx if names[i] in tracks]
             if clash:
                 raise ClipError(f"{owner}: DOF {clash[0]!r} has a track and is also driven by the rotation "
@@ -230,14 +241,18 @@ class Clip:
         span = last if self.duration is None else float(self.duration)
         if not (np.isfinite(span) and span >= 0):
             raise ClipError(f"{owner}: duration must be a finite number ≥ 0, got {span}")
+        try:
+            frame_count(span, float(self.fps), owner)
+        except AnimkitError as exc:
+            raise ClipError(str(exc)) from None
         set_(self, "duration", span)
         set_(self, "_span", span)
         # root motion
         if self.root_motion is not None:
-            if self.root_motion not in self.layout.joint_dofs:
+            if self.root_motion not in joint_dofs:
                 raise ClipError(f"{owner}: root_motion: " + unknown_name("joint", self.root_motion,
-                                                                         self.layout.joint_dofs))
-            ridx = [i for i in self.layout.joint_dofs[self.root_motion] if _suffix(names[i]) in _TRANSLATION]
+                                                                         joint_dofs))
+            ridx = [i for i in joint_dofs[self.root_motion] if _suffix(names[i]) in _TRANSLATION]
             if not ridx:
                 raise ClipError(f"{owner}: root_motion joint {self.root_motion!r} has no translation DOFs "
                                 f"(.tx/.ty/.tz) to carry root motion")
@@ -308,7 +323,7 @@ class Clip:
     def frame_times(self) -> Array:
         """k / fps for k = 0, 1, ... up to the duration, plus the duration if it falls between frames."""
         d = self._span
-        n = int(np.floor(d * self.fps + 1e-9)) + 1
+        n = frame_count(d, self.fps, f"clip {self.name!r}")
         t = np.arange(n) / self.fps
         if d - t[-1] > 1e-9 * max(1.0, d):
             t = np.append(t, d)

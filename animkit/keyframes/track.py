@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import ClipError, unknown_name
+from ..limits import MAX_TIME
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 from . import interpolate as ip
 from .interpolate import Easing
@@ -51,6 +52,10 @@ def _key_times(owner: str, times: ArrayLike) -> Array:
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
         raise ClipError(f"{owner}: key time #{bad[0]} is {t[bad[0]]}; key times must be finite")
+    far = np.flatnonzero(np.abs(t) > MAX_TIME)
+    if far.size:
+        raise ClipError(f"{owner}: key time #{far[0]} is {t[far[0]]:g} s; key times lie within ±{MAX_TIME:g} s "
+                        f"(animkit.limits.MAX_TIME)")
     back = np.flatnonzero(np.diff(t) <= 0)
     if back.size:
         i = int(back[0])

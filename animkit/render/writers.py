@@ -18,10 +18,8 @@ from __future__ import annotations
 import inspect
 import math
 import os
-import shutil
 import struct
 import sys
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Generator
 from pathlib import Path
@@ -31,11 +29,13 @@ from typing import IO, Any, Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..atomic import publish, temporary_beside
+from ..atomic import discard, publish, temporary_beside
 from ..errors import RenderError, unknown_name
+from ..limits import MAX_FPS, MAX_IMAGE_SIDE
 from .raster import rgb8
 
 __all__ = [
+    "check_output",
     "WriterKind",
     "WRITER_KINDS",
     "GIF_MAX_FPS",
@@ -164,11 +164,12 @@ class FrameWriter(ABC):
     kind: WriterKind
 
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
-        if not (fps > 0 and math.isfinite(fps)):
-            raise RenderError(f"fps must be positive and finite, got {fps!r}")
+        if not (0 < fps <= MAX_FPS):
+            raise RenderError(f"fps must lie in (0, {MAX_FPS:g}] (animkit.limits.MAX_FPS), got {fps!r}")
         w, h = size
-        if int(w) != w or int(h) != h or w < 1 or h < 1:
-            raise RenderError(f"size must be (width, height) positive integers, got {size!r}")
+        if int(w) != w or int(h) != h or not (1 <= w <= MAX_IMAGE_SIDE and 1 <= h <= MAX_IMAGE_SIDE):
+            raise RenderError(f"size must be (width, height) whole numbers in 1..{MAX_IMAGE_SIDE} "
+                              f"(animkit.limits.MAX_IMAGE_SIDE), got {size!r}")
         self.path = Path(path)
         self.fps = float(fps)
         self.size = (int(w), int(h))
@@ -249,7 +250,7 @@ class _TempFileWriter(FrameWriter):
 
     def _discard(self) -> None:
         self._release()
-        self.tmp_path.unlink(missing_ok=True)
+        discard(self.tmp_path)
 
     def _release(self) -> None:
         """Close open handles (without finishing the output)."""
@@ -380,20 +381,20 @@ class Mp4Writer(_TempFileWriter):
 class PngDirWriter(FrameWriter):
     """frame_00000.png, frame_00001.png … in a folder.
 
-    Frames go to a temporary folder beside the target. On close it is renamed into place; if
-    the target folder already exists, its old ``frame_*.png`` files are removed and the new
-    ones moved in (other files there are left alone).
+    Frames go to a temporary folder beside the target. On close it is renamed into place. A target
+    folder that exists and is not empty is refused unless ``overwrite``: then its old ``frame_*.png``
+    files are removed and the new ones moved in (other files there are left alone).
     """
 
     kind: WriterKind = "png-dir"
 
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
-                 compress_level: int = 3) -> None:
+                 compress_level: int = 3, overwrite: bool = False) -> None:
         super().__init__(path, fps, size, quiet)
         if self.path.exists() and not self.path.is_dir():
             raise RenderError(f"{str(self.path)!r} is a file; a PNG sequence needs a folder path")
-        self.tmp_path = Path(tempfile.mkdtemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                              suffix=".partial"))
+        check_output(f"{self.path}{os.sep}", overwrite=overwrite)
+        self.tmp_path = temporary_beside(self.path, suffix=".partial", directory=True)
         self.compress_level = compress_level
 
     def _write(self, frame: Frame) -> None:
@@ -410,10 +411,10 @@ class PngDirWriter(FrameWriter):
             old.unlink()
         for new in sorted(self.tmp_path.iterdir()):
             os.replace(new, self.path / new.name)
-        self.tmp_path.rmdir()
+        discard(self.tmp_path)
 
     def _discard(self) -> None:
-        shutil.rmtree(self.tmp_path, ignore_errors=True)
+        discard(self.tmp_path)
 
 
 class ContactSheetWriter(_TempFileWriter):
@@ -479,6 +480,24 @@ def writer_kind(path: str | Path) -> WriterKind:
         raise RenderError(f"cannot tell the output format of {s!r}: "
                           + unknown_name("suffix", p.suffix or "(none)", valid))
     return kind
+
+
+def check_output(path: str | Path, *, overwrite: bool = False, render: bool = True) -> None:
+    """Fail now, before any work, if ``path`` cannot be written: its folder is missing or not writable, or it
+    is a folder that is not empty (without ``overwrite``). ``render``: a frame output (its kind from the
+    path, a folder for PNG frames), else any file (a saved clip, a JSON report)."""
+    p = Path(path)
+    folder_out = render and writer_kind(path) == "png-dir"
+    folder = p if folder_out and p.is_dir() else p.parent
+    if not folder.is_dir():
+        raise RenderError(f"output folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise RenderError(f"output folder {str(folder)!r} is not writable (permission denied)")
+    if folder_out and p.is_dir() and not overwrite and any(os.scandir(p)):
+        raise RenderError(f"output folder {str(p)!r} is not empty; give an empty or new folder, or --overwrite "
+                          f"(overwrite=True) to replace its frame_*.png files")
+    if not folder_out and p.is_dir():
+        raise RenderError(f"{str(p)!r} is a folder; expected a file path")
 
 
 def open_writer(path: str | Path, fps: float, *, size: tuple[int, int], kind: WriterKind | None = None,

@@ -1,0 +1,194 @@
+"""Mutation fuzzing of every reader: mangled copies of the real files in tests/data and scenes/ go through
+``animkit.load`` in a worker process with a memory cap and a time limit per case; anything but success or an
+``AnimkitError`` (a raw exception, a MemoryError, a hang) fails the test and names the case.
+
+CI runs a fixed seed and budget (``FUZZ_CASES`` cases per reader, about a minute in all on two shared cores); a
+longer run on request: ``pytest -m slow tests/test_fuzz.py`` or ``ANIMKIT_FUZZ_CASES=20000 ANIMKIT_FUZZ_SEED=7``.
+A new reader is one line in :data:`READERS`: its suffix and the files its mutations start from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, ROOT, SCENES
+
+#: reader → (suffix, seed files): a new reader is one line here.
+READERS: dict[str, tuple[str, list[Path]]] = {
+    "gltf": (".glb", sorted(DATA.glob("*.glb"))),
+    "bvh": (".bvh", sorted(DATA.glob("*.bvh"))),
+    "toml-scene": (".toml", [SCENES / "three_axis_arm.toml", SCENES / "six_axis_arm.toml", SCENES / "humanoid.toml"]),
+    "toml-clip": (".toml", [SCENES / "walk.toml", SCENES / "wave.toml", SCENES / "six_axis_arm.toml"]),
+    "urdf": (".urdf", sorted(DATA.glob("*.urdf"))),
+}
+FUZZ_CASES = int(os.environ.get("ANIMKIT_FUZZ_CASES", "1000"))  # per reader
+SEED = int(os.environ.get("ANIMKIT_FUZZ_SEED", "20261123"))
+TIME_LIMIT_S = float(os.environ.get("ANIMKIT_FUZZ_TIME_LIMIT", "10"))  # per case, on a loaded machine
+MEMORY_MB = 1024  # per case, above the warmed-up worker
+SIBLINGS = [SCENES / "humanoid.toml"]  # files a case may refer to (walk.toml's base)
+
+_INTERESTING = [b"0", b"-1", b"1e20", b"1e308", b"-1e309", b"nan", b"inf", b"1000000000", b"99999999999999999999",
+                b"", b"\x00", b"\xff\xfe", b"\n", b"{", b"}", b"[", b"]", b'"', b"=", b"<", b">", b"&lt;",
+                b"../../../../etc/passwd", b"/dev/zero", b"\xe2\x80\xae", b"\r\n", b"\t" * 50, b"1" * 400]
+
+
+def _shrink_bvh(data: bytes, frames: int = 6) -> bytes:
+    """A CMU file cut to a few frames (the mutations, not the frame count, are what the readers meet)."""
+    text = data.decode()
+    m = re.search(r"Frames:\s*(\d+)\s*\n(Frame Time:[^\n]*\n)", text)
+    if m is None:
+        return data
+    rows = text[m.end():].split("\n")[:frames]
+    return (text[:m.start()] + f"Frames: {len(rows)}\n" + m.group(2) + "\n".join(rows) + "\n").encode()
+
+
+def _corpus(reader: str) -> list[bytes]:
+    suffix, files = READERS[reader]
+    out = [f.read_bytes() for f in files]
+    return [_shrink_bvh(d) for d in out] if suffix == ".bvh" else out
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """One to four random edits: flips, cuts, duplications, swapped lines, numbers and tokens replaced by
+    hostile ones, deep nesting, a truncation."""
+    b = bytearray(data)
+    for _ in range(rng.choice((1, 1, 1, 2, 3, 4))):
+        op = rng.randrange(9)
+        n = len(b)
+        i = rng.randrange(n + 1) if n else 0
+        if op == 0 and n:  # flip a bit
+            b[min(i, n - 1)] ^= 1 << rng.randrange(8)
+        elif op == 1:  # delete a run
+            del b[i:i + rng.randint(1, 64)]
+        elif op == 2:  # insert a hostile token
+            b[i:i] = rng.choice(_INTERESTING)
+        elif op == 3 and n:  # duplicate a run
+            j = rng.randrange(n)
+            b[i:i] = b[j:j + rng.randint(1, 200)]
+        elif op == 4:  # replace a number
+            nums = list(re.finditer(rb"-?\d+(\.\d+)?(e[-+]?\d+)?", bytes(b)))
+            if nums:
+                m = rng.choice(nums)
+                b[m.start():m.end()] = rng.choice(_INTERESTING[:10])
+        elif op == 5:  # swap two lines
+            lines = bytes(b).split(b"\n")
+            if len(lines) > 2:
+                x, y = rng.randrange(len(lines)), rng.randrange(len(lines))
+                lines[x], lines[y] = lines[y], lines[x]
+                b = bytearray(b"\n".join(lines))
+        elif op == 6:  # nesting, deep
+            depth = rng.choice([10, 1000, 20000])
+            b[i:i] = rng.choice([b"[" * depth + b"]" * depth, b"{" * depth, b"<a>" * depth,
+                                 b"JOINT j {\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n" * depth])
+        elif op == 7:  # truncate
+            del b[i:]
+        else:  # repeat a line many times
+            lines = bytes(b).split(b"\n")
+            if lines:
+                k = rng.randrange(len(lines))
+                lines[k:k] = [lines[k]] * rng.choice([2, 100, 5000])
+                b = bytearray(b"\n".join(lines))
+    return bytes(b)
+
+
+class Worker:
+    """The worker process (tests/fuzz_worker.py), restarted after a hang or a crash."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        warm = [str(p) for p in SIBLINGS] + [str(READERS[r][1][0]) for r in READERS if READERS[r][1]]
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.fuzz_worker", str(MEMORY_MB), *warm],
+                                     cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL)
+        ready = self._answer(300.0)
+        assert ready == {"status": "ready"}, f"fuzz worker did not start: {ready}"
+
+    def _answer(self, timeout: float) -> dict | None:
+        assert self.proc is not None and self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            return None
+        line = self.proc.stdout.readline()
+        return json.loads(line) if line else {"status": "bug", "type": "worker died",
+                                              "trace": f"exit code {self.proc.poll()}"}
+
+    def run(self, suffix: str, data: bytes) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write(f"{suffix} {len(data)}\n".encode() + data)
+        self.proc.stdin.flush()
+        answer = self._answer(TIME_LIMIT_S)
+        if answer is None:
+            self.stop()
+            return {"status": "bug", "type": "hang", "trace": f"no answer within {TIME_LIMIT_S:g} s"}
+        if answer.get("type") == "worker died":
+            self.stop()
+        return answer
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = Worker()
+    yield w
+    w.stop()
+
+
+def _fuzz(worker: Worker, reader: str, cases: int, seed: int, tmp_path: Path) -> dict[str, int]:
+    suffix, _ = READERS[reader]
+    corpus = _corpus(reader)
+    rng = random.Random(f"{seed}-{reader}")
+    counts = {"ok": 0, "error": 0}
+    bugs = []
+    t0 = time.perf_counter()
+    for k in range(cases):
+        data = mutate(rng.choice(corpus), rng)
+        answer = worker.run(suffix, data)
+        if answer["status"] == "bug":
+            case = tmp_path / f"{reader}-{k}{suffix}"
+            case.write_bytes(data)
+            bugs.append(f"case {k} ({case}): {answer['type']}\n{answer['trace']}")
+        else:
+            counts[answer["status"]] += 1
+    seconds = time.perf_counter() - t0
+    assert not bugs, f"{reader}: {len(bugs)} of {cases} cases raised something other than AnimkitError " \
+                     f"or hung (seed {seed}):\n" + "\n".join(bugs[:3])
+    print(f"{reader}: {cases} cases in {seconds:.1f} s: {counts['ok']} loaded, {counts['error']} AnimkitError")
+    return counts
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_mutated_files_give_animkit_errors_only(worker, reader, tmp_path) -> None:
+    counts = _fuzz(worker, reader, FUZZ_CASES, SEED, tmp_path)
+    assert counts["error"] > 0  # the mutations do reach the readers' checks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reader", list(READERS))
+def test_mutated_files_long_run(worker, reader, tmp_path) -> None:
+    _fuzz(worker, reader, 25 * FUZZ_CASES, SEED + 1, tmp_path)
+
+
+def test_mutations_are_deterministic() -> None:
+    data = _corpus("bvh")[0]
+    a = [mutate(data, random.Random("x")) for _ in range(3)]
+    b = [mutate(data, random.Random("x")) for _ in range(3)]
+    assert a == b and any(m != data for m in a)

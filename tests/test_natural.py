@@ -1,0 +1,222 @@
+"""Natural reaching: the task Jacobians against central differences, masses against trimesh, the support polygon
+against scipy's hull, and the priors measured on the answers (gaze, stiffness share, planted feet, balance, spread).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import animkit
+from animkit.errors import IKError
+from animkit.ik.natural import NaturalProblem, Priors
+from animkit.ik.tasks import (
+    body_from_figure,
+    centres,
+    com_jacobian,
+    figure_state,
+    gaze_error,
+    gaze_jacobian,
+    point_jacobian,
+    polygon_margin,
+    support_polygon,
+)
+from animkit.reach import bake_reach, priors_from_scene
+
+from .conftest import SCENES
+
+SCENE = animkit.load(SCENES / "humanoid.toml")
+FIG = SCENE.figure
+PRIORS = priors_from_scene(SCENE)
+TARGET = np.asarray(SCENE.reach.target)
+
+
+def _random_pose(rng: np.random.Generator) -> np.ndarray:
+    lim = FIG.dof_limits()
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -0.3)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], 0.3)
+    p = rng.uniform(lo, hi)
+    p[:3] = rng.uniform(-0.3, 0.3, 3)  # the root's translation
+    return p
+
+
+def _fd(f, p: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    cols = []
+    for j in range(len(p)):
+        a, b = p.copy(), p.copy()
+        a[j] += h
+        b[j] -= h
+        cols.append((f(a) - f(b)) / (2 * h))
+    return np.stack(cols, axis=-1)
+
+
+@settings(max_examples=8)
+@given(st.integers(0, 2 ** 31 - 1))
+def test_com_jacobian_matches_central_differences(seed) -> None:
+    body = body_from_figure(FIG)
+    p = _random_pose(np.random.default_rng(seed))
+    c, J = com_jacobian(FIG, body, figure_state(FIG, p))
+    num = _fd(lambda q: com_jacobian(FIG, body, figure_state(FIG, q))[0], p)
+    np.testing.assert_allclose(J, num, atol=1e-7)
+    # and c is the mass-weighted mean of the segment centroids
+    ci = centres(body, figure_state(FIG, p))
+    np.testing.assert_allclose(c, (body.mass @ ci) / body.mass.sum())
+
+
+@settings(max_examples=8)
+@given(st.integers(0, 2 ** 31 - 1))
+def test_gaze_and_point_jacobians_match_central_differences(seed) -> None:
+    rng = np.random.default_rng(seed)
+    body = body_from_figure(FIG)
+    p = _random_pose(rng)
+    head = FIG.compiled.node_names.index("head")
+    fwd = np.array([0.0, 0.0, 1.0])
+    target = rng.uniform(-1, 1, 3) + np.array([0, 1, 1.5])
+    g, J = gaze_jacobian(FIG, body, figure_state(FIG, p), head, fwd, target)
+    num = _fd(lambda q: gaze_error(figure_state(FIG, q), head, fwd, target)[0], p)
+    np.testing.assert_allclose(J, num, atol=1e-7)
+    hand = FIG.compiled.node_names.index("hand_r")
+    s = figure_state(FIG, p)
+    Jp = point_jacobian(FIG, body, s, hand, s.p[hand])
+    np.testing.assert_allclose(Jp, _fd(lambda q: figure_state(FIG, q).p[hand], p), atol=1e-7)
+
+
+def test_segment_masses_and_com_against_trimesh() -> None:
+    """Oracle: trimesh's own volumes and centres of mass of the drawn meshes (capsules tessellated: ~2 %)."""
+    body = body_from_figure(FIG)
+    p = FIG.rest_pose()
+    s = figure_state(FIG, p)
+    W = FIG.world(p)
+    vol, mom = 0.0, np.zeros(3)
+    for name in FIG.node_names:
+        node = FIG.node(name)
+        if node.data is None:
+            continue
+        mesh = node.data.to_trimesh() if not hasattr(node.data, "length") else node.data.to_trimesh(sections=64)
+        M = W[name] @ node.T
+        mesh.apply_transform(M)
+        vol += mesh.volume
+        mom += mesh.volume * mesh.center_mass
+    assert body.total == pytest.approx(1000.0 * vol, rel=0.02)
+    c, _ = com_jacobian(FIG, body, s)
+    np.testing.assert_allclose(c, mom / vol, atol=5e-3)
+
+
+@settings(max_examples=20)
+@given(st.lists(st.tuples(st.integers(-100, 100), st.integers(-100, 100)), min_size=3, max_size=30),
+       st.tuples(st.floats(-1.5, 1.5), st.floats(-1.5, 1.5)))
+def test_support_polygon_and_margin_against_scipy(points, x) -> None:
+    from scipy.spatial import ConvexHull, QhullError
+
+    P = np.unique(np.array(points, dtype=float) / 100.0, axis=0)
+    try:
+        ref = ConvexHull(P)
+    except QhullError:
+        return  # degenerate (collinear) sets have no area to stand on
+    hull = support_polygon(P)
+    assert len(hull) == len(ref.vertices)
+    assert {tuple(v) for v in hull} == {tuple(v) for v in P[ref.vertices]}
+    # margin: inside, the smallest distance to the facet lines (scipy's equations: n·x + b <= 0 inside)
+    eq = ref.equations
+    d = -(eq[:, :2] @ np.asarray(x) + eq[:, 2])
+    m = polygon_margin(hull, x)
+    if np.all(d >= 0):
+        assert m == pytest.approx(d.min(), abs=1e-9)
+    else:
+        assert m <= 1e-12 and m <= d.min() + 1e-9  # outside: at least as far as the worst facet line
+
+
+def test_hips_up_head_aims_at_the_target_and_meets_it() -> None:
+    r = NaturalProblem(FIG, "hand_r", "hips-up", PRIORS).solve(TARGET)
+    assert r.converged and r.position_error < 1e-4
+    assert r.gaze_deg is not None and r.gaze_deg < 10.0
+    b = bake_reach(FIG, "hand_r", TARGET, chain="hips-up", priors=PRIORS, duration=1.0, hold=0.5, quiet=True)
+    assert b.gaze_deg is not None and b.gaze_deg < 10.0 and b.clip_final_error < 1e-4
+    # without gaze the head does not follow
+    off = NaturalProblem(FIG, "hand_r", "hips-up", Priors(gaze=False)).solve(TARGET)
+    assert off.gaze_deg is not None and off.gaze_deg > 30.0
+
+
+@pytest.mark.parametrize("target", [TARGET, np.array([-0.35, 1.1, 0.5]), np.array([-0.1, 0.9, 0.55])])
+def test_raising_a_joints_stiffness_lowers_its_share_of_the_rotation(target) -> None:
+    p0 = FIG.rest_pose()
+    shares = []
+    for s in (0.0, 0.6, 0.95):
+        prob = NaturalProblem(FIG, "hand_r", "torso", Priors(stiffness={"spine": s}, comfort=0.0, spread=0.0))
+        r = prob.solve(target)
+        assert r.converged and np.linalg.norm(FIG.world(r.pose)["hand_r"][:3, 3] - target) < 1e-4
+        d = np.abs(r.pose - p0)
+        shares.append(d[list(FIG.joint_dofs["spine"])].sum() / d[prob.dofs].sum())
+    assert shares[0] > shares[1] > shares[2], shares
+
+
+def test_whole_body_keeps_feet_planted_and_balance_and_crouches() -> None:
+    b = bake_reach(FIG, "hand_r", TARGET, chain="whole-body", priors=PRIORS, duration=1.5, hold=0.5, quiet=True)
+    assert b.feet_drift is not None and b.feet_drift < 1e-3
+    assert b.clip_final_error < 1e-4 and b.result.position_error < 1e-4
+    prob = NaturalProblem(FIG, "hand_r", "whole-body", PRIORS)
+    margins = [prob.com_margin(p) for p in b.poses]
+    assert min(margins) >= 0.0, min(margins)
+    # crouches: the hips come down and the knees bend; the direct solve also keeps the feet and the balance
+    hips = FIG.world_positions(b.poses)[:, FIG.node_names.index("hips")]
+    assert hips[-1, 1] < hips[0, 1] - 0.02
+    assert b.poses[-1, FIG.dof_index("knee_r.rx")] > math.radians(15)
+    assert b.result.converged and prob.com_margin(b.result.pose) >= 0.0
+    assert prob.feet_drift(b.result.pose[None]) < 1e-3
+    # the torso alone folds instead: its centre of mass sits farther out, held by more torque
+    t = bake_reach(FIG, "hand_r", TARGET, chain="torso", priors=PRIORS, duration=1.5, hold=0.5, quiet=True)
+    assert t.effort is not None and b.effort is not None and b.com_margin is not None
+    assert t.com_margin is not None and t.com_margin > b.com_margin  # the torso's stance is the rest stance
+
+
+def test_spine_bend_is_spread_over_the_spine_joints() -> None:
+    """With the spread term the spine and chest bend about x by nearly the same angle; without it, unequally."""
+    target = np.array([-0.3, 0.9, 0.55])
+
+    def bends(spread: float) -> tuple[float, float]:
+        r = NaturalProblem(FIG, "hand_r", "torso", Priors(spread=spread, comfort=0.0,
+                                                           stiffness={"shoulder_r": 0.9})).solve(target)
+        assert r.converged
+        return r.pose[FIG.dof_index("spine.rx")], r.pose[FIG.dof_index("chest.rx")]
+
+    a0, b0 = bends(0.0)
+    a1, b1 = bends(5.0)
+    assert abs(a1 - b1) < 0.5 * abs(a0 - b0) + 1e-3, (a0, b0, a1, b1)
+
+
+def test_priors_round_trip_through_toml_and_are_checked(tmp_path) -> None:
+    animkit.save(tmp_path / "h.toml", SCENE)
+    back = animkit.load(tmp_path / "h.toml")
+    assert back.reach is not None and SCENE.reach is not None
+    a, b = priors_from_scene(back), PRIORS
+    assert a is not None and b is not None
+    assert dict(a.stiffness) == dict(b.stiffness) and a.planted == b.planted and a.up == b.up
+    assert (a.comfort, a.spread, a.gaze, a.balance, a.margin) == (b.comfort, b.spread, b.gaze, b.balance, b.margin)
+    assert dict(a.preferred) == pytest.approx(dict(b.preferred), abs=1e-12)
+    with pytest.raises(IKError, match=r"stiffness\['spine'\]"):
+        Priors(stiffness={"spine": 1.0})
+    with pytest.raises(IKError, match="spline"):
+        NaturalProblem(FIG, "hand_r", "torso", Priors(stiffness={"spline": 0.5}))
+    bad = (SCENES / "humanoid.toml").read_text().replace("spine = 0.9", "spine = 1.5")
+    (tmp_path / "bad.toml").write_text(bad)
+    with pytest.raises(animkit.AnimkitError, match=r"reach.priors.stiffness.spine"):
+        animkit.load(tmp_path / "bad.toml")
+
+
+def test_gaze_on_a_motion_capture_skeleton() -> None:
+    """The head and forward axis come from animkit.humanoid on a CMU BVH (no geometry: unit masses per bone)."""
+    from .conftest import ROOT
+
+    fig = animkit.load(ROOT / "tests" / "data" / "cmu_02_01_walk.bvh").figure
+    p0 = fig.rest_pose()
+    hand = fig.world(p0)[fig.effector("hand_r")][:3, 3]
+    target = hand + np.array([0.0, 0.0, 5.0])  # in front (the skeleton faces +z, Y up)
+    prob = NaturalProblem(fig, "hand_r", "hips-up", Priors(), pose=p0)
+    assert prob.gaze_active and prob.gaze_deg(p0, target) > 20.0
+    r = prob.solve(target)
+    assert r.converged and r.position_error < 1e-4 and r.gaze_deg is not None and r.gaze_deg < 10.0
+    assert body_from_figure(fig).total == len(fig.node_names) - 1  # one unit per bone
