@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..drawn import BONE_COLOR, FigureMesh, figure_mesh
+from ..drawn import BONE_COLOR, FigureMesh, closed_outward, figure_mesh
 from ..errors import SceneError
 from ..figure import Figure
 from ..geometry import Capsule, Sphere
@@ -181,10 +181,10 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
                 continue
             s = side[index[arc.child.name]]
             radius = min(0.032 * H, 0.45 * length) if s else 0.05 * H
-            m = Capsule(radius, length).to_trimesh()
-            v = np.asarray(m.vertices, dtype=float) @ matrix_aligning_z_to(d).T
+            cv, cf = Capsule(radius, length).triangles()  # NumPy: drawing never imports trimesh
+            v = cv @ matrix_aligning_z_to(d).T
             color = RIGHT_HUE if s == "r" else LEFT_HUE if s == "l" else TRUNK_COLOR
-            parts.append(_part(index[arc.parent.name], v, np.asarray(m.faces, dtype=np.intp), color))
+            parts.append(_part(index[arc.parent.name], v, cf, color))
     head = _head(figure, heights, side)
     if head is not None and face:
         parts.extend(_face(figure, W, head, forward, upv, H, drawn, index))
@@ -214,8 +214,9 @@ def _join(parts: Sequence[Part], n_nodes: int) -> FigureMesh:
     V = np.concatenate([p.vertices for p in parts])
     owner = np.concatenate([p.owner for p in parts])
     np.maximum.at(radius, owner, np.linalg.norm(V, axis=1))
+    closed = np.concatenate([np.full(len(p.faces), closed_outward(p.vertices, p.faces)) for p in parts])
     return FigureMesh(V, owner, np.concatenate([p.faces + o for p, o in zip(parts, offsets, strict=True)]),
-                      np.concatenate([p.colors for p in parts]), radius)
+                      np.concatenate([p.colors for p in parts]), radius, closed)
 
 
 def _above_hips(figure: Figure) -> set[str]:
@@ -274,12 +275,11 @@ def _face(figure: Figure, W: NDArray[np.float64], head: tuple[int, int], forward
     else:
         centre = 0.5 * (P[h] + P[top])
         r = 0.06 * H
-        m = Sphere(r).to_trimesh()
-        parts.append(_part(owner, _into(W[owner], np.asarray(m.vertices, float) + centre),
-                           np.asarray(m.faces, dtype=np.intp), TRUNK_COLOR))
-    nose = Capsule(0.22 * r, 0.55 * r).to_trimesh()
-    v = np.asarray(nose.vertices, float) @ matrix_aligning_z_to(forward).T + centre + 0.7 * r * forward - 0.1 * r * upv
-    parts.append(_part(owner, _into(W[owner], v), np.asarray(nose.faces, dtype=np.intp), NOSE_COLOR))
+        sv, sf = Sphere(r).triangles()
+        parts.append(_part(owner, _into(W[owner], sv + centre), sf, TRUNK_COLOR))
+    nv, nf = Capsule(0.22 * r, 0.55 * r).triangles()
+    v = nv @ matrix_aligning_z_to(forward).T + centre + 0.7 * r * forward - 0.1 * r * upv
+    parts.append(_part(owner, _into(W[owner], v), nf, NOSE_COLOR))
     return parts
 
 
