@@ -165,7 +165,9 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
         fowner = base.owner[base.faces[:, 0]]
         colors = base.face_colors
         if any(side):  # a body: sides in hues; a machine keeps its author's colours
-            colors = np.array([side_color(tuple(c), side[o]) for c, o in zip(colors, fowner, strict=True)])
+            keys = [(tuple(c), side[o]) for c, o in zip(colors.tolist(), fowner.tolist(), strict=True)]
+            memo = {k: side_color(*k) for k in set(keys)}  # a few colours × sides, not one call per face
+            colors = np.array([memo[k] for k in keys])
         parts.append(Part(base.vertices, base.owner, base.faces, colors.reshape(-1, 3)))
     else:
         above = _above_hips(figure)
