@@ -378,13 +378,27 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
     return panel_cameras(panels, dataclasses.replace(spec, follow=False), up, size)[0]
 
 
-def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int]) -> list[Camera]:
+def _looks(panels: Sequence[Panel], up: UpAxis) -> dict[int, FigureMesh]:
+    """:func:`figure_look` once per distinct figure of the panels drawn by it, not by their own meshes (keyed by
+    ``id``; panels often share one)."""
+    looks: dict[int, FigureMesh] = {}
+    for p in panels:
+        if not p.meshes and id(p.figure) not in looks:
+            looks[id(p.figure)] = figure_look(p.figure, up)
+    return looks
+
+
+def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int],
+                  looks: dict[int, FigureMesh] | None = None) -> list[Camera]:
     """One camera per frame shared by every panel (:func:`clip_cameras` on all panels' points; a following
-    camera follows the first panel's root). Panels shorter than the longest hold their last frame."""
+    camera follows the first panel's root). Panels shorter than the longest hold their last frame. ``looks``:
+    :func:`_looks` of the panels, when the caller has them."""
     n = max(len(p.poses) for p in panels)
+    looks = looks if looks is not None else _looks(panels, up)
     if spec.follow:
         p0 = panels[0]
-        return clip_cameras(spec, up, p0.figure, figure_look(p0.figure, up), _pad(np.atleast_2d(p0.poses), n),
+        look = looks[id(p0.figure)] if id(p0.figure) in looks else figure_look(p0.figure, up)
+        return clip_cameras(spec, up, p0.figure, look, _pad(np.atleast_2d(p0.poses), n),
                             size=size)
     pts = []
     for p in panels:
@@ -392,7 +406,7 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
             pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))
             pts.append(p.figure.world_positions(np.atleast_2d(p.poses)[::max(1, len(p.poses) // 60)]).reshape(-1, 3))
         else:
-            pts.append(framing_points(p.figure, figure_look(p.figure, up), p.poses))
+            pts.append(framing_points(p.figure, looks[id(p.figure)], p.poses))
         if p.targets is not None:
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
@@ -480,11 +494,13 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
 
     if not panels:
         raise RenderError("render_panels needs at least one panel")
-    cameras = panel_cameras(panels, camera_spec, up, size)
+    looks = _looks(panels, up)
+    cameras = panel_cameras(panels, camera_spec, up, size, looks)
     n = max(len(p.poses) for p in panels)
     follow = cameras if camera_spec.follow else None
     jit = compiled_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
-    renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style, jit=jit, meshes=p.meshes) for p in panels]
+    renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style, jit=jit, meshes=p.meshes,
+                                mesh=None if p.meshes else looks[id(p.figure)]) for p in panels]
     labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
