@@ -423,3 +423,30 @@ def test_world_positions_of_10000_frames_has_no_loop_over_frames() -> None:
     P = fig.world_positions(many)
     assert P.shape == (10_000, 38, 3)
     np.testing.assert_allclose(P[344 * 7 + 5], P[5], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("frames", [7, 2 * 2048 + 5])  # NumPy path and (where numba is on) the chunked kernel
+def test_world_positions_out_equals_the_allocating_path(dtype: type, frames: int) -> None:
+    """``out=``: the same bits as the allocating call, written into (and returned as) the caller's buffer."""
+    data = parse_bvh(RUN.read_text(), RUN)
+    fig = data.figure
+    poses = data.frames[np.arange(frames) % len(data.frames)]
+    want = fig.world_positions(poses, dtype=dtype)
+    buf = np.full((frames, len(fig.node_names), 3), np.nan, dtype=dtype)
+    got = fig.world_positions(poses, dtype=dtype, out=buf)
+    assert got is buf
+    np.testing.assert_array_equal(buf, want)
+
+
+def test_world_positions_out_rejects_wrong_buffers() -> None:
+    data = parse_bvh(RUN.read_text(), RUN)
+    fig, poses = data.figure, data.frames[:5]
+    n = len(fig.node_names)
+    bad = [np.empty((4, n, 3)), np.empty((5, n, 4)), np.empty((5, n, 3), dtype=np.float32),
+           np.empty((5, 3, n)).transpose(0, 2, 1), [[0.0] * 3] * n]
+    ro = np.empty((5, n, 3))
+    ro.setflags(write=False)
+    for out in [*bad, ro]:
+        with pytest.raises(SceneError, match=rf"out must be .*\(5, {n}, 3\)"):
+            fig.world_positions(poses, out=out)  # type: ignore[arg-type]
