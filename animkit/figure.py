@@ -109,32 +109,42 @@ class Figure:
         self._compiled: CompiledFigure | None = None
         self._order: list[Arc] | None = None
         self._rig = Rig()
+        self._rig_maker: Callable[[Figure], Rig] | None = None
 
     # --- the rig: named chains and effectors -----------------------------------------------------------
 
     @property
     def rig(self) -> Rig:
         """The figure's named chains and effectors (empty unless a loader or the user set them)."""
+        if self._rig_maker is not None:
+            make, self._rig_maker = self._rig_maker, None
+            self.rig = make(self)
         return self._rig
 
     @rig.setter
     def rig(self, rig: Rig) -> None:
         if not isinstance(rig, Rig):
             raise SceneError(f"a figure's rig is a Rig, got {type(rig).__name__}")
+        self._rig_maker = None
         self._rig = rig.check(self)
+
+    def defer_rig(self, make: Callable[[Figure], Rig]) -> None:
+        """Set the rig to ``make(self)`` on its first use (or before the next :meth:`add`, so it sees the figure
+        as it is now): a loader's name matching costs nothing for callers who never ask for chains."""
+        self._rig_maker = make
 
     def chain(self, name: str) -> tuple[str, ...]:
         """The joint names of chain ``name``; SceneError listing the chain names (close matches first)."""
-        return self._rig.chain(name)
+        return self.rig.chain(name)
 
     def effector(self, name: str) -> str:
         """The node effector ``name`` stands for; a node name stands for itself."""
-        node = self._rig.effectors.get(name)
+        node = self.rig.effectors.get(name)
         if node is not None:
             return node
         if name in self._nodes:
             return name
-        raise SceneError(unknown_name("effector", name, list(self._rig.effectors) + self.node_names))
+        raise SceneError(unknown_name("effector", name, list(self.rig.effectors) + self.node_names))
 
     # --- building ------------------------------------------------------------------------------------
 
@@ -150,6 +160,8 @@ class Figure:
         L is given whole, or as ``offset`` (translation) and ``rotation`` (3×3), L = [[rotation, offset], [0, 1]].
         The joint defaults to fixed.
         """
+        if self._rig_maker is not None:
+            self.rig  # noqa: B018 -- a deferred rig is made from the figure as it was before this node
         self._check_name(name)
         if name in self._nodes:
             raise SceneError(f"duplicate node name {name!r}: node names must be unique")

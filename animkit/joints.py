@@ -19,6 +19,7 @@ its joint's bare name (URDF joints do).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -64,7 +65,7 @@ Limits = tuple[float, float]
 
 def _axis_letter(axis: NDArray[np.float64]) -> str | None:
     """"x", "y" or "z" when the unit ``axis`` is that positive coordinate axis (to 1e-12), else None."""
-    x, y, z = (float(c) for c in axis)
+    x, y, z = axis.tolist()
     for letter, (a, b, c) in (("x", (x, y, z)), ("y", (y, z, x)), ("z", (z, x, y))):
         if abs(a - 1.0) <= 1e-12 and abs(b) <= 1e-12 and abs(c) <= 1e-12:
             return letter
@@ -104,9 +105,9 @@ class Dof:
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "rest", rest)
 
-    @property
+    @functools.cached_property
     def axis_letter(self) -> str | None:
-        """``"x"``, ``"y"`` or ``"z"`` when the axis is a positive coordinate axis, else None."""
+        """``"x"``, ``"y"`` or ``"z"`` when the axis is a positive coordinate axis, else None (computed once)."""
         return _axis_letter(self.axis)
 
     @property

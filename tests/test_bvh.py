@@ -450,3 +450,17 @@ def test_world_positions_out_rejects_wrong_buffers() -> None:
     for out in [*bad, ro]:
         with pytest.raises(SceneError, match=rf"out must be .*\(5, {n}, 3\)"):
             fig.world_positions(poses, out=out)  # type: ignore[arg-type]
+
+
+def test_deferred_rig_equals_the_eager_one_and_sees_the_figure_as_parsed() -> None:
+    """The BVH loader defers the humanoid match to the rig's first use: same chains as matching right away,
+    and a node added afterwards does not change what was matched (the rig is made before the add)."""
+    from animkit.rig import humanoid_rig
+
+    eager = humanoid_rig(parse_bvh(WALK.read_text(), WALK).figure)
+    assert eager.chains  # the walk is a humanoid: a non-trivial oracle
+    assert parse_bvh(WALK.read_text(), WALK).figure.rig == eager
+    fig = parse_bvh(WALK.read_text(), WALK).figure
+    fig.add("LeftHand_prop", "LeftHand", offset=(0, 0, 1))
+    assert fig.rig == eager
+    assert fig.chain(next(iter(eager.chains))) == next(iter(eager.chains.values()))
