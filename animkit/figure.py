@@ -149,7 +149,7 @@ class Figure:
     # --- building ------------------------------------------------------------------------------------
 
     def _check_name(self, name: str) -> None:
-        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        if not isinstance(name, str) or name.split() != [name]:  # empty, or holds whitespace
             raise SceneError(f"node names must be non-empty strings without spaces, got {name!r}")
 
     def add(self, name: str, parent: str, *, offset: ArrayLike | None = None, rotation: ArrayLike | None = None,
@@ -170,13 +170,17 @@ class Figure:
         if L is not None and (offset is not None or rotation is not None):
             raise SceneError(f"node {name!r}: give L, or offset/rotation, not both")
         if L is None:
-            R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
-            if R.shape != (3, 3):
-                raise SceneError(f"node {name!r}: rotation must be 3x3, got shape {R.shape}")
             p = np.zeros(3) if offset is None else np.asarray(offset, dtype=float)
             if p.shape != (3,) or not np.all(np.isfinite(p)):
                 raise SceneError(f"node {name!r}: offset must be 3 finite numbers, got {offset!r}")
-            L = homogeneous(R, p)
+            if rotation is None:  # a pure translation (every BVH joint): no rotation block to build
+                L = identity()
+                L[:3, 3] = p
+            else:
+                R = np.asarray(rotation, dtype=float)
+                if R.shape != (3, 3):
+                    raise SceneError(f"node {name!r}: rotation must be 3x3, got shape {R.shape}")
+                L = homogeneous(R, p)
         joint = joint if joint is not None else fixed(name)
         if joint.name in self._joint_names:
             raise SceneError(f"duplicate joint name {joint.name!r} (at node {name!r}): joint names must be unique")

@@ -161,7 +161,7 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
                 steps.append(DofStep(k, end, dofs, kind == 1, letter, dof_axis[dofs], kind == 2))
             k = end
         RL = L[nodes, :3, :3].copy()
-        rotated = not np.allclose(RL, np.eye(3), atol=0.0, rtol=0.0)
+        rotated = not bool((RL == np.eye(3)).all())
         par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
