@@ -125,9 +125,11 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     kind_code = [2 if scale_[g] else int(dof_rev[g]) for g in range(D)]
     dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
     code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
-    depth = np.zeros(N, dtype=np.intp)
-    for i in range(1, N):
-        depth[i] = depth[parent[i]] + 1
+    par_list = parent.tolist()
+    depth_list = [0] * N
+    for i in range(1, N):  # Python ints: N scalar NumPy index operations would cost more than the rest
+        depth_list[i] = depth_list[par_list[i]] + 1
+    depth = np.array(depth_list, dtype=np.intp)
 
     bounds = first_dof.tolist()
     signatures = [tuple((kind_code[g], code[g]) for g in range(bounds[i], bounds[i + 1])) for i in range(N)]
