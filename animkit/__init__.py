@@ -1,11 +1,14 @@
 """animkit: hierarchical character animation — scene graphs, keyframes, inverse kinematics, rendering.
 
-``import animkit`` stays light: rendering, viewer and file-format modules load when used.
+``import animkit`` stays light: rendering, viewer and file-format modules load when used. Under IPython (a
+Jupyter notebook) scenes, clips, reaches, comparisons and IK results show themselves inline (animkit.notebook).
 """
 
 from __future__ import annotations
 
-from . import ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
+import sys
+
+from . import examples, ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
 from .figure import Figure, Rig
 from .graph import Arc, Node
@@ -14,6 +17,7 @@ from .io import load, save
 from .joints import Dof, Joint
 from .keyframes import Clip, RotationTrack, Track, blend, crossfade
 from .mesh import Mesh, Skin
+from .notebook import show, still
 from .reach import bake_reach, compare
 from .retarget import retarget
 from .scene import CameraSpec, ReachSpec, Scene
@@ -51,6 +55,9 @@ __all__ = [
     "compare",
     "load",
     "save",
+    "show",
+    "still",
+    "examples",
     "ik",
     "keyframes",
     "reach",
@@ -58,3 +65,16 @@ __all__ = [
     "retarget",
     "__version__",
 ]
+
+
+def _register_inline_display() -> None:
+    """Register animkit's inline views with a running IPython shell (a notebook); nothing otherwise."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is not None and hasattr(shell, "display_formatter"):
+        from .notebook import register
+
+        register(shell)
+
+
+_register_inline_display()

@@ -1,4 +1,4 @@
-"""The ``animkit`` command: info, render, reach, compare, view.
+"""The ``animkit`` command: info, render, reach, compare, batch, view.
 
 Errors animkit raises on purpose print one line (``animkit: error: ...``) and exit 2;
 anything else is a bug and keeps its traceback.
@@ -17,71 +17,30 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from .errors import AnimkitError, unknown_name
+from .scene import describe_scene
 
 if TYPE_CHECKING:
     from .keyframes import Clip
-    from .reach import Comparison, ReachResult
+    from .reach import Comparison
     from .render.clip import Style
     from .scene import CameraSpec, Scene
 
-__all__ = ["main", "describe_scene"]
+__all__ = ["main", "describe_scene", "load_scene", "camera_from_args", "build_parser"]
+
+SCENE_HELP = ("a .toml scene, .bvh motion capture, .urdf robot, .gltf/.glb character, or an example's name "
+              "(humanoid, walk, wave, ...)")
 
 
-def describe_scene(scene: Scene, out: TextIO) -> None:
-    """Print the tree: nodes, joints, DOFs with limits, chains, effectors and clips."""
-    fig = scene.figure
-    dofs = fig.dofs
-    n_moving = sum(1 for j in fig.joints if j.dof_count)
-    print(f"{fig.name}: {len(fig.node_names)} nodes, {n_moving} movable joints, {fig.dof_count} DOFs "
-          f"(source: {scene.source or 'code'}, up: {scene.up})", file=out)
-    starts = {}
-    i = 0
-    for arc in fig.arcs():
-        starts[id(arc)] = i
-        i += arc.joint.dof_count
-    depth = {fig.root.name: 0}
-    for arc in fig.arcs():
-        node = arc.child
-        d = 0 if arc.parent is None else depth[arc.parent.name] + 1
-        depth[node.name] = d
-        shape = type(node.data).__name__.lower() if node.data is not None else "-"
-        joint = arc.joint
-        print(f"{'  ' * d}{node.name}  [{joint.kind}{' ' + joint.order if joint.order else ''}] data: {shape}",
-              file=out)
-        for k, dof in enumerate(joint.dofs):
-            s = starts[id(arc)] + k
-            unit, scale = ("deg", 180 / math.pi) if dof.revolute else ("", 1.0)
-            lim = "unlimited" if not (math.isfinite(dof.lower) or math.isfinite(dof.upper)) else \
-                f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
-            print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
-                  f"{dof.rest * scale:g}", file=out)
-    rig = fig.rig
-    if rig.chains:
-        print("chains:", file=out)
-        for name, joints in rig.chains.items():
-            print(f"  {name}: {', '.join(joints)}", file=out)
-    if rig.effectors:
-        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in rig.effectors.items()),
-              file=out)
-    for name, clip in scene.clips.items():
-        print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
-              f"loop {clip.loop}", file=out)
-    for mesh in scene.meshes:
-        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
-               else f"on node {mesh.node}")
-        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
-        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
+def load_scene(path_or_name: str, scene_index: int | None = None) -> Scene:
+    """A scene file, or an example shipped with animkit by name (``humanoid``, ``walk``; see animkit.examples);
+    ``scene_index`` picks a glTF file's scene."""
+    from .examples import load_file_or_example
 
-
-def _frame_count(clip: Clip) -> int:
-    assert clip.duration is not None  # Clip.__post_init__ resolves it to a float
-    return int(round(clip.duration * clip.fps)) + 1
+    return load_file_or_example(path_or_name, scene=scene_index)
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from . import load
-
-    scene = load(args.scene, scene=args.scene_index)
+    scene = load_scene(args.scene, args.scene_index)
     if not (args.contacts or args.motion):
         if args.json:
             raise AnimkitError("--json goes with --motion (the measures as JSON)")
@@ -147,6 +106,17 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels, per panel for compare "
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
+    _add_camera_options(p)
+    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
+    p.add_argument("--no-grid", action="store_true", help="no ground grid")
+    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
+    p.add_argument("--bones", action="store_true", help="over a character's meshes, draw its skeleton")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
+    p.add_argument("--overwrite", action="store_true", help="write PNG frames into a folder that is not empty "
+                   "(its frame_*.png files are replaced)")
+
+
+def _add_camera_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fov", type=float, default=None, help="vertical field of view in degrees (default: the scene's)")
     p.add_argument("--view", default=None, choices=["front", "side", "top", "three-quarter"],
                    help="a named camera direction (default: the scene's, three-quarter)")
@@ -158,13 +128,6 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    "(scene units; default: fitted so the figure fills the frame)")
     p.add_argument("--follow", action="store_true", help="move the camera with the root across the ground "
                    "(a long walk stays in view)")
-    p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
-    p.add_argument("--no-grid", action="store_true", help="no ground grid")
-    p.add_argument("--axes", action="store_true", help="draw each joint's axes")
-    p.add_argument("--bones", action="store_true", help="over a character's meshes, draw its skeleton")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or notices")
-    p.add_argument("--overwrite", action="store_true", help="write PNG frames into a folder that is not empty "
-                   "(its frame_*.png files are replaced)")
 
 
 def _check_outputs(args: argparse.Namespace, *others: str | None) -> None:
@@ -182,43 +145,17 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
     """The scene, with its camera changed by the camera options given."""
     import dataclasses
 
-    from . import load
-
-    scene = load(args.scene, scene=args.scene_index)
+    scene = load_scene(args.scene, args.scene_index)
     return dataclasses.replace(scene, camera=camera_from_args(scene.camera, args))
 
 
 def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
-    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied; a direction or
-    distance given drops the scene's fixed eye (the figure is framed from that direction)."""
-    import dataclasses
+    """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied
+    (:func:`animkit.render.clip.camera_spec_with`)."""
+    from .render.clip import camera_spec_with
 
-    from .render.camera import view_angles
-
-    kw: dict[str, object] = {}
-    if args.fov is not None:
-        if not 1.0 <= args.fov <= 170.0:
-            raise AnimkitError(f"--fov {args.fov:g}: expected degrees in 1..170")
-        kw["fov_deg"] = args.fov
-    if args.view is not None:
-        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(args.view)
-    if args.azimuth is not None:
-        if not math.isfinite(args.azimuth):
-            raise AnimkitError(f"--azimuth {args.azimuth}: expected a finite number of degrees")
-        kw["azimuth_deg"] = args.azimuth
-    if args.elevation is not None:
-        if not -89.0 <= args.elevation <= 89.0:
-            raise AnimkitError(f"--elevation {args.elevation:g}: expected degrees in -89..89")
-        kw["elevation_deg"] = args.elevation
-    if args.distance is not None:
-        if not (args.distance > 0 and math.isfinite(args.distance)):
-            raise AnimkitError(f"--distance {args.distance:g}: expected a positive number of scene units")
-        kw["distance"] = args.distance
-    if kw.keys() - {"fov_deg"}:
-        kw["eye"] = kw["target"] = None
-    if args.follow:
-        kw["follow"] = True
-    return dataclasses.replace(spec, **kw)  # type: ignore[arg-type]
+    return camera_spec_with(spec, fov=args.fov, view=args.view, azimuth=args.azimuth, elevation=args.elevation,
+                            distance=args.distance, follow=args.follow)
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
@@ -268,19 +205,9 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n for n in text.split(",") if n]
 
 
-def _panel_label(result: ReachResult) -> str:
-    r = result.result
-    if r.converged:
-        state = "reached"
-    elif r.reachable is False:
-        state = f"out of reach, {r.position_error * 100:.0f} cm short"
-    else:
-        state = f"not reached ({r.position_error * 100:.1f} cm)"
-    return f"{result.label}: {state}"
-
-
 def _cmd_reach(args: argparse.Namespace) -> int:
     from . import save
+    from .notebook import panel_label
     from .reach import bake_reach
     from .render.clip import Panel, parse_size, render_panels
 
@@ -297,7 +224,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
                         duration=args.duration, hold=args.hold, fps=args.fps or (spec.fps if spec else 30.0),
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
-    panel = Panel(scene.figure, result.poses, _panel_label(result), targets=np.asarray([target]), trail=result.trail)
+    panel = Panel(scene.figure, result.poses, panel_label(result), targets=np.asarray([target]), trail=result.trail)
     report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
                            size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.save:
@@ -313,8 +240,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
     from .io import atomic_path
+    from .notebook import comparison_panels
     from .reach import compare
-    from .render.clip import Panel, parse_size, render_panels
+    from .render.clip import parse_size, render_panels
 
     if args.plot:
         _matplotlib()  # fail before the work, not after it
@@ -323,9 +251,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
                          chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
                          hold=args.hold, fps=args.fps, quiet=args.quiet)
-    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    panels = [Panel(scene.figure, p.poses, _panel_label(p), targets=np.asarray([target]), trail=p.trail,
-                    meshes=scene.meshes) for p in comparison.panels]
+    panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
@@ -362,12 +288,12 @@ def _panel_clips(comparison: Comparison) -> list[Clip]:
 def _cmd_retarget(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from . import load, save
+    from . import save
     from .keyframes import Clip as ClipType
     from .motion import MotionError, lock_feet
     from .retarget import read_bone_map, retarget_full
 
-    source, target = load(args.source), load(args.target)
+    source, target = load_scene(args.source), load_scene(args.target)
     if args.clip:
         source = dataclasses.replace(source, clips={args.clip: source.clip(args.clip)})
     user = read_bone_map(args.map) if args.map else None
@@ -402,7 +328,7 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
 def _cmd_convert(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from . import load, save
+    from . import save
     from .io import FORMATS
 
     src, dst = Path(args.input), Path(args.output)
@@ -410,7 +336,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         from .io import SAVERS
 
         raise AnimkitError(unknown_name("output file type", dst.suffix.lower() or "(no suffix)", SAVERS))
-    scene = load(src, scene=args.scene_index)
+    scene = load_scene(args.input, args.scene_index)
     clips = [scene.clip(args.clip)] if args.clip else list(scene.clips.values())
     suffix = dst.suffix.lower()
     if scene.meshes and suffix in (".bvh", ".toml"):
@@ -466,11 +392,10 @@ def _plot_errors(comparison: Comparison, path: str) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from . import load
     from .render.clip import parse_size
     from .render.viewer import view
 
-    scene = load(args.scene, scene=args.scene_index)
+    scene = load_scene(args.scene, args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     targets = None
@@ -478,6 +403,55 @@ def _cmd_view(args: argparse.Namespace) -> int:
         targets = np.asarray([scene.reach.target[:3]])
     view(scene, args.clip, targets=targets, size=parse_size(args.size), render_scale=args.scale)
     return 0
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from .batch import COMMANDS, run_batch
+    from .render.clip import Style, parse_size
+    from .scene import CameraSpec
+
+    options: dict[str, object] = {"suffix": COMMANDS[args.command_name].suffix}
+    if args.format:
+        from .io import SAVERS
+
+        formats = {"render": (".gif", ".mp4", ".png"), "convert": SAVERS, "retarget": SAVERS}.get(args.command_name, ())
+        suffix = "." + args.format.lower().lstrip(".")
+        if suffix not in formats:
+            raise AnimkitError(unknown_name(f"{args.command_name} format", args.format,
+                                            [f.lstrip(".") for f in formats] or ["(none: it has one format)"]))
+        options["suffix"] = suffix
+    if args.size:
+        options["size"] = parse_size(args.size)
+    if args.fps is not None:
+        options["fps"] = args.fps
+    options["camera"] = camera_from_args(CameraSpec(), args)
+    if args.to is not None:
+        options["target"] = args.to
+    if args.no_lock:
+        options["lock"] = False
+    options["style"] = Style(grid=not args.no_grid)
+    from .progress import progress
+
+    bar = None
+
+    def tick(done: int, total: int, row: object) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = progress(total, f"batch {args.command_name}", enabled=False if args.quiet else None)
+        bar.update(done - bar.n)
+
+    try:
+        report = run_batch(args.command_name, args.inputs, args.output, workers=args.workers,
+                           scheduler=args.scheduler, options=options, on_progress=tick)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        print(report.table())
+    c = report.counts
+    print(f"{c.get('ok', 0)} done, {c.get('skipped', 0)} skipped (already complete), {c.get('error', 0)} failed "
+          f"in {report.seconds:.1f} s on {report.workers} worker(s); summary: {report.summary}")
+    return 1 if c.get("error", 0) else 0
 
 
 def _add_reach_options(p: argparse.ArgumentParser) -> None:
@@ -503,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="for a .gltf/.glb file: read its scene N (default: the file's own default scene)")
     p = sub.add_parser("info", parents=[gltf],
                        help="print a scene's tree: nodes, joints, DOFs with limits, chains, effectors, clips")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--contacts", action="store_true", help="the clip's foot contacts (heel and toe, in frames)")
     p.add_argument("--motion", action="store_true", help="foot skate, penetration and knee pops, as is and with "
                    "the feet locked")
@@ -512,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ground_option(p)
     p.set_defaults(run=_cmd_info)
     p = sub.add_parser("render", parents=[gltf], help="render a clip of a scene (or a .bvh) to GIF, MP4 or PNG frames")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+    p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", "--animation", dest="clip", default=None,
                    help="which clip (glTF: animation) by name (default: the first)")
     p.add_argument("--loops", type=int, default=1, help="play N cycles, each carrying on from where the last "
@@ -539,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_retarget)
 
     p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
-    p.add_argument("scene", help="a .toml scene (or .urdf/.bvh/.gltf/.glb)")
+    p.add_argument("scene", help=SCENE_HELP)
     _add_reach_options(p)
     p.add_argument("--chain", default=None, help="movable set: a chain name or joints (default: root to effector)")
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
@@ -550,7 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", parents=[gltf],
                        help="one reach per movable set (and solver), side by side, with metrics")
-    p.add_argument("scene", help="a .toml scene with [chains] (and usually [reach])")
+    p.add_argument("scene", help=SCENE_HELP + " with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver)")
@@ -572,10 +546,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
     p.set_defaults(run=_cmd_convert)
 
+
+    from .batch import COMMANDS
+
+    p = sub.add_parser("batch", help="run a command on many files on a Dask cluster (one task per file), resumable, "
+                       "with a summary table")
+    p.add_argument("command_name", metavar="COMMAND", choices=sorted(COMMANDS),
+                   help="; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files, or folders of .bvh/.toml/.urdf/.glb files")
+    p.add_argument("-o", "--output", required=True, help="output folder (outputs, summary.csv, records of work done)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: one per core)")
+    p.add_argument("--scheduler", default=None, help="a running dask.distributed scheduler, e.g. tcp://host:8786 "
+                   "(default: a LocalCluster here)")
+    p.add_argument("--format", default=None, help="the outputs' format: render gif, mp4 or png (a contact sheet); "
+                   "convert bvh, toml, glb")
+    p.add_argument("--size", default=None, help="render: WIDTHxHEIGHT (default 160x120)")
+    p.add_argument("--fps", type=float, default=None, help="render: frame rate (default: the clip's)")
+    p.add_argument("--no-grid", action="store_true", help="render: no ground grid")
+    p.add_argument("--to", default=None, help="retarget: the target skeleton (a file or an example's name)")
+    p.add_argument("--no-lock", action="store_true", help="retarget: leave the feet as retargeted (no foot lock)")
+    _add_camera_options(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
+    p.set_defaults(run=_cmd_batch)
+
     p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
-                       "drag orbits, "
-                       "scroll zooms, w wireframe, a axes")
-    p.add_argument("scene", help="a .toml scene, .bvh motion capture, .urdf robot or .gltf/.glb character")
+                       "drag orbits, scroll zooms, w wireframe, a axes")
+    p.add_argument("scene", help=SCENE_HELP)
     p.add_argument("--clip", default=None, help="which clip (default: the first, or the rest pose)")
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
@@ -594,12 +590,30 @@ def _one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
+_VECTOR_OPTIONS = ("--target",)
+
+
+def _vectors_joined(argv: list[str]) -> list[str]:
+    """``--target -0.3,1.2,0.5`` as ``--target=-0.3,1.2,0.5``: argparse takes a value that starts with "-" and is not
+    one plain number for an option, so a vector with a negative first component would be refused."""
+    out: list[str] = []
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        if a in _VECTOR_OPTIONS and i + 1 < len(argv) and argv[i + 1][:1] == "-" and argv[i + 1][1:2] in "0123456789.":
+            out.append(f"{a}={argv[i + 1]}")
+            next(it, None)
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     warnings.showwarning = _one_line_warning
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_vectors_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.run(args))
     except AnimkitError as exc:

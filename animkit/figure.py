@@ -421,4 +421,5 @@ class Figure:
         return world_positions(self.compiled, np.atleast_2d(p), dtype, out)
 
     def __repr__(self) -> str:
-        return f"Figure({self.name!r}, nodes={len(self._nodes)}, dofs={self.dof_count})"
+        moving = sum(1 for j in self.joints if j.dof_count)
+        return f"Figure({self.name!r}, {len(self._nodes)} nodes, {moving} joints, {self.dof_count} DOFs)"

@@ -71,6 +71,11 @@ class ReachResult:
     effort: float | None = None  # at the last frame: Σ |static gravity torque| over the non-root DOFs (N·m)
     feet_drift: float | None = None  # over the clip: the largest distance a planted foot moved (m)
 
+    def __repr__(self) -> str:
+        """One line: label, effector, reached or not, frames."""
+        state = "reached" if self.result.converged else f"not reached ({self.result.position_error:.3g})"
+        return f"ReachResult({self.label!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
+
     @property
     def reached(self) -> bool:
         return bool(self.result.converged)
@@ -117,6 +122,12 @@ class Comparison:
     panels: tuple[ReachResult, ...]
     fps: float
     start_pose: Array = field(repr=False)
+
+    def __repr__(self) -> str:
+        """One line: effector, panels (reached or not), frames."""
+        panels = ", ".join(f"{p.label} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
+        frames = max((len(p.poses) for p in self.panels), default=0)
+        return f"Comparison({self.effector!r}: {panels}; {frames} frames at {self.fps:g} fps)"
 
     def metrics(self) -> dict[str, Any]:
         return {"effector": self.effector, "target": [float(x) for x in np.ravel(self.target)],

@@ -3,9 +3,10 @@ defaults."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from .errors import SceneError, unknown_name
 from .figure import Figure
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .mesh import Mesh
 
-__all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis"]
+__all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis", "describe_scene"]
 
 UpAxis = Literal["y", "z"]
 
@@ -65,6 +66,19 @@ class Scene:
     source: str | None = None
     meshes: tuple[Mesh, ...] = ()
 
+    def __repr__(self) -> str:
+        """One line: name, joints, DOFs, clips (the first's frames and duration), source."""
+        fig = self.figure
+        moving = sum(1 for j in fig.joints if j.dof_count)
+        clips = ""
+        if self.clips:
+            first = next(iter(self.clips.values()))
+            d = float(first.duration or 0.0)
+            clips = (f", clips={list(self.clips)[:3] + (['...'] if len(self.clips) > 3 else [])} "
+                     f"({int(round(d * first.fps)) + 1} frames, {d:.3g} s)")
+        src = f", source={self.source!r}" if self.source else ""
+        return f"Scene({fig.name!r}, {moving} joints, {fig.dof_count} DOFs{clips}{src})"
+
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""
         if not self.clips:
@@ -75,3 +89,54 @@ class Scene:
             return self.clips[name]
         except KeyError:
             raise SceneError(unknown_name("clip", name, self.clips)) from None
+
+
+def describe_scene(scene: Scene, out: TextIO) -> None:
+    """Print the tree: nodes, joints, DOFs with limits, chains, effectors and clips."""
+    fig = scene.figure
+    dofs = fig.dofs
+    n_moving = sum(1 for j in fig.joints if j.dof_count)
+    print(f"{fig.name}: {len(fig.node_names)} nodes, {n_moving} movable joints, {fig.dof_count} DOFs "
+          f"(source: {scene.source or 'code'}, up: {scene.up})", file=out)
+    starts = {}
+    i = 0
+    for arc in fig.arcs():
+        starts[id(arc)] = i
+        i += arc.joint.dof_count
+    depth = {fig.root.name: 0}
+    for arc in fig.arcs():
+        node = arc.child
+        d = 0 if arc.parent is None else depth[arc.parent.name] + 1
+        depth[node.name] = d
+        shape = type(node.data).__name__.lower() if node.data is not None else "-"
+        joint = arc.joint
+        print(f"{'  ' * d}{node.name}  [{joint.kind}{' ' + joint.order if joint.order else ''}] data: {shape}",
+              file=out)
+        for k, dof in enumerate(joint.dofs):
+            s = starts[id(arc)] + k
+            unit, scale = ("deg", 180 / math.pi) if dof.revolute else ("", 1.0)
+            lim = "unlimited" if not (math.isfinite(dof.lower) or math.isfinite(dof.upper)) else \
+                f"[{dof.lower * scale:g}, {dof.upper * scale:g}]{' ' + unit if unit else ''}"
+            print(f"{'  ' * d}  #{s:<3d} {dofs[s].name:<20s} {dof.kind:<9s} limits {lim}, rest "
+                  f"{dof.rest * scale:g}", file=out)
+    rig = fig.rig
+    if rig.chains:
+        print("chains:", file=out)
+        for name, joints in rig.chains.items():
+            print(f"  {name}: {', '.join(joints)}", file=out)
+    if rig.effectors:
+        print("effectors: " + ", ".join(f"{k} -> {v}" if k != v else k for k, v in rig.effectors.items()),
+              file=out)
+    for name, clip in scene.clips.items():
+        print(f"clip {name}: {clip.duration:g} s at {clip.fps:g} fps ({_frame_count(clip)} frames), "
+              f"loop {clip.loop}", file=out)
+    for mesh in scene.meshes:
+        how = (f"skinned to {len(mesh.skin.joints)} joints ({mesh.skin.name})" if mesh.skin is not None
+               else f"on node {mesh.node}")
+        tex = "" if mesh.texture is None else f", texture {mesh.texture.shape[1]}x{mesh.texture.shape[0]}"
+        print(f"mesh {mesh.name}: {mesh.vertex_count} vertices, {len(mesh.faces)} triangles, {how}{tex}", file=out)
+
+
+def _frame_count(clip: Clip) -> int:
+    assert clip.duration is not None  # Clip.__post_init__ resolves it to a float
+    return int(round(clip.duration * clip.fps)) + 1

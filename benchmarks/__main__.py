@@ -9,7 +9,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-SUITES = ("bench_fk", "bench_bvh", "bench_ik", "bench_render", "bench_main")
+SUITES = ("bench_fk", "bench_bvh", "bench_ik", "bench_ik_unseen", "bench_ik_peers", "bench_gltf", "bench_render",
+          "bench_main", "bench_motion", "bench_batch")
 
 
 def main() -> int:

@@ -41,9 +41,10 @@ def main() -> None:
     run_tutorial(DOCS / "figures")
     for name in ("reach.toml",):  # by-products the docs do not show
         (DOCS / "figures" / name).unlink(missing_ok=True)
-    subprocess.run([sys.executable, "-m", "animkit", "compare", "scenes/humanoid.toml", "-o", "docs/compare.gif",
+    subprocess.run([sys.executable, "-m", "animkit", "compare", "humanoid", "-o", "docs/compare.gif",
                     "--size", "320x320", "-q"], cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # this checkout's animkit, not whichever one is installed
     main()

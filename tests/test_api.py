@@ -28,6 +28,9 @@ ALLOWED = {
     "retarget": {"keyframes"},
     "motion": {"ik", "keyframes", "retarget"},
     "cli": {"*"},
+    "notebook": {"*"},
+    "batch": {"*"},
+    "examples": {"io"},
     "__init__": {"*"},
     "__main__": {"*"},
 }

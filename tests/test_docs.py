@@ -39,7 +39,7 @@ def test_readme_opens_with_the_two_commands() -> None:
     block = re.search(r"```bash\n(.*?)```", text, re.S)
     assert block is not None
     commands = [ln for ln in block.group(1).splitlines() if ln and not ln.startswith("#")]
-    assert commands[0].endswith("animkit compare scenes/humanoid.toml -o compare.gif")
+    assert commands[0].endswith("animkit compare humanoid -o compare.gif")  # an example shipped in the package
     assert "pytest" in commands[1]
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci  # CI runs exactly the README's test command

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.ik import LM, IKProblem, compile_chain, solve, solve_batch
+from animkit.chains import dof_indices
+from animkit.ik import LM, IKProblem, compile_chain, rotation_error, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
 
@@ -188,3 +189,59 @@ def test_relaxed_limits_are_not_tried_beyond_reach():
     b = solve(fig, start, "panda_grasptarget", far, chain="arm", solver=LM(relax=False))
     assert a.reachable is False and a.iterations == b.iterations
     np.testing.assert_array_equal(a.pose, b.pose)
+
+
+# --- the third strategy: position first, then the full task ------------------------------------------------
+
+
+def _arm_targets(count, seed):
+    sc = load("humanoid")
+    fig = sc.figure
+    start = natural_start(sc)
+    arm = dof_indices(fig, "arm")
+    lim = fig.dof_limits()
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], count, 0)
+    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
+    return fig, start, lim, np.array([fig.world(q)["hand_r"] for q in poses])
+
+
+def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatch):
+    """On a fixed seeded set of the humanoid arm's own reachable 6D targets (FK of in-limit poses), the
+    continuation converges on targets LM with the relaxed-limits retries alone misses; checked by FK."""
+    import animkit.ik.api as api
+
+    fig, start, lim, T = _arm_targets(120, seed=3)
+    problem = IKProblem(fig, "hand_r", "arm", pose=start, orientation=True)
+    full = problem.solve_batch(T, quiet=True)
+    with monkeypatch.context() as m:
+        m.setattr(api, "_position_first", lambda model, q0, P, R, opts, out, fail: out)
+        before = problem.solve_batch(T, quiet=True)
+    stuck = np.flatnonzero(~before.converged)
+    assert stuck.size >= 4  # the fixed start leaves some in local minima (shoulder and elbow on their limits)
+    rescued = stuck[full.converged[stuck]]
+    assert rescued.size >= 0.4 * stuck.size
+    np.testing.assert_array_equal(full.poses[before.converged], before.poses[before.converged])  # untouched
+    for i in rescued:
+        q = full.poses[i]
+        assert np.all(q >= lim[:, 0] - 1e-12) and np.all(q <= lim[:, 1] + 1e-12)
+        W = fig.world(q)["hand_r"]
+        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= 1e-5
+        assert np.linalg.norm(rotation_error(T[i, :3, :3], W[:3, :3])) <= 1e-4
+        assert full.iterations[i] > before.iterations[i]  # the strategies' iterations add up
+    for i in stuck:  # never worse than without it; the history never rises and ends at the answer
+        e = full.errors[: full.iterations[i] + 1, i]
+        assert np.all(np.diff(e) <= 1e-15) and e[-1] <= before.errors[before.iterations[i], i] + 1e-15
+    for i in rescued[:3]:  # a single solve takes the same strategies
+        assert problem.solve(T[i]).converged
+
+
+def test_position_first_is_not_tried_without_an_orientation_target(monkeypatch):
+    import animkit.ik.api as api
+
+    fig, start, lim, T = _arm_targets(40, seed=3)
+    calls = []
+    real = api._position_first
+    monkeypatch.setattr(api, "_position_first", lambda *a: calls.append(1) or real(*a))
+    IKProblem(fig, "hand_r", "arm", pose=start).solve_batch(T[:, :3, 3], quiet=True)
+    assert not calls

@@ -166,3 +166,17 @@ def test_cli_reach_and_errors(tmp_path) -> None:
         assert r.returncode == 2, (bad, r.stderr)
         assert r.stderr.count("animkit: error") == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "x.gif").exists()
+
+
+def test_cli_target_with_a_negative_first_component(tmp_path) -> None:
+    """``--target -0.5,0.5,1.5`` (no ``=``) is the vector, not an unknown option; the arm's hand ends on it."""
+    out = tmp_path / "r.gif"
+    r = _cli("reach", "scenes/three_axis_arm.toml", "--target", "-0.5,0.5,1.5", "--chain", "arm", "-o", str(out),
+             "--size", "64x64", "--duration", "0.3", "--hold", "0", "-q", "--save", str(tmp_path / "r.toml"))
+    assert r.returncode == 0, r.stderr
+    scene = animkit.load(tmp_path / "r.toml")
+    clip = scene.clip()
+    fig = scene.figure
+    last = fig.world_positions(clip.sample([clip.duration]))[0]
+    tip = last[fig.node_names.index(fig.effector("tip"))]
+    assert np.linalg.norm(tip - [-0.5, 0.5, 1.5]) < 1e-3

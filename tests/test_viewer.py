@@ -45,7 +45,7 @@ SCRIPT = textwrap.dedent("""
     from animkit.errors import RenderError
     from animkit.keyframes import Clip
     from animkit.render.clip import FigureRenderer, clip_camera
-    from animkit.render.scene import figure_mesh, framing_points
+    from animkit.render.scene import figure_look, framing_points
     from animkit.render.viewer import Viewer
 
     scene = animkit.load(str(Path("scenes") / "humanoid.toml"))
@@ -64,7 +64,7 @@ SCRIPT = textwrap.dedent("""
     shots = {"first": v.read_framebuffer()}
 
     # the headless render of the same pose, camera framed the same way, built independently of the viewer
-    mesh = figure_mesh(fig)
+    mesh = figure_look(fig, scene.up)
     pts = np.concatenate([framing_points(fig, mesh, poses), targets])
     cam = clip_camera(scene.camera, scene.up, pts, size=(480, 360))
     ref = FigureRenderer(fig, cam, up=scene.up, mesh=mesh).frame(fig.world_batch(poses[:1])[0], targets=targets)
@@ -89,8 +89,8 @@ SCRIPT = textwrap.dedent("""
     white = np.all(first >= 250, axis=2)
     stats["non_white"] = float(1.0 - white.mean())
     stats["distinct_colours"] = int(len(np.unique(first.reshape(-1, 3), axis=0)))
-    # the humanoid's blue shirt (0.2, 0.35, 0.75-ish): blue clearly above red
-    stats["blue"] = float(np.mean((first[..., 2] > first[..., 0] + 60) & (first[..., 2] > 120)))
+    # the humanoid's sides: the left cool (blue clearly above red), the right warm (red clearly above blue)
+    stats["blue"] = float(np.mean(np.abs(first[..., 2].astype(int) - first[..., 0]) > 60))
     stats["agree_headless"] = float(np.mean(np.abs(first - ref.astype(int)).max(axis=2) <= 8))
     # the same, leaving out the HUD (top 36 rows) and the slider (bottom 28 rows) drawn over the image
     mid = slice(36, first.shape[0] - 28)

@@ -17,7 +17,7 @@ from ..figure import Figure
 from ..progress import progress
 from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
-from .lm import lm_single, retry_through_relaxed_limits, run_lm
+from .lm import keep_better, lm_single, retry_through_relaxed_limits, run_lm
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
 from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
@@ -435,11 +435,16 @@ def _run_chunked(model: ChainModel, method: str, q0: Array, P: Array, R: Array |
                       np.concatenate([p.orientation_error for p in parts]), errors)
 
 
-def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
-    """lm's second and third strategies (:func:`~animkit.ik.lm.retry_through_relaxed_limits`) for the problems
-    the first run left neither converged nor shown out of reach (a target beyond reach has no better answer):
-    through the relaxed limits from the start pose, then, for those still left, from where the first run stopped.
-    No other start pose is drawn: these are the same local method on a relaxed problem, not restarts."""
+def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
+           position_first: bool = True) -> LoopOutput:
+    """lm's further strategies for the problems the first run left neither converged nor shown out of reach (a
+    target beyond reach has no better answer), all deterministic, from the same start (no pose is drawn: these
+    are the same local method on easier problems, not restarts):
+
+    1. through the relaxed limits from the start pose, then, for those still left, from where the first run
+       stopped (:func:`~animkit.ik.lm.retry_through_relaxed_limits`);
+    2. with an orientation target, for those still not converged: position first, then the full task
+       (:func:`_position_first`)."""
     stopped = out.q
     for k, starts in enumerate((q0, stopped)):
         if all(why == "converged" for why in out.reason):
@@ -452,7 +457,30 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         if fail.size == 0:
             break
         out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
+    if position_first and R is not None:
+        fail = np.flatnonzero([why != "converged" for why in out.reason] & ~_beyond(model, out.q, P, opts.tol))
+        if fail.size:
+            out = _position_first(model, q0, P, R, opts, out, fail)
     return out
+
+
+def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                    fail: NDArray[np.intp]) -> LoopOutput:
+    """A continuation in the task: min ‖W_p V_p‖² from the start (orientation dropped), then min ‖W V‖² (the full
+    6D task, with the relaxed-limits retries) from that answer; kept where it converged or ends closer.
+
+    From a start whose hand is far from the target, the 6D residual's orientation rows can hold the chain in a
+    local minimum (the humanoid's arm pressed on its shoulder and elbow limits, the UR5 stretched at its elbow
+    singularity); the position task alone has fewer such minima, and its answer puts the hand where the wrist only
+    has to turn. See docs/derivations.md ("lm: position first")."""
+    w = opts.row_weights
+    keep = (np.arange(len(w)) % 6) < 3  # each effector's rows are [position (3), orientation (3)]
+    po = replace(opts, row_weights=w[keep], orientation_tol=np.inf)
+    u = run_lm(model, q0[fail], P[fail], None, po)
+    Pf, Rf = P[fail], R[fail]
+    c = run_lm(model, u.q, Pf, Rf, opts)
+    c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, u.iterations)
 
 
 STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖ (docs/derivations.md)

@@ -29,8 +29,8 @@ from .lm_jit import lm_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "serial_chain", "retry_through_relaxed_limits", "wrap_into_limits", "HOMOTOPY_PULL",
-           "HOMOTOPY_DECAY", "START_MARGIN"]
+__all__ = ["run_lm", "lm_single", "serial_chain", "retry_through_relaxed_limits", "keep_better", "wrap_into_limits",
+           "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 
@@ -462,18 +462,25 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     u = run_lm(free, starts[fail], Pf, Rf, opts)
     start = wrap_into_limits(u.q, model.lower, model.upper, model.revolute)
     c = run_lm(model, start, Pf, Rf, opts)
+    return keep_better(out, fail, c, u.iterations)
+
+
+def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: NDArray[np.intp]) -> LoopOutput:
+    """``out`` with the answers of a later run ``c`` (on the problems ``fail``) where that run converged or ends
+    closer (e_c < e_out). ``before`` (len(fail),) counts the iterations spent between the two runs (an earlier
+    stage); iterations add up, and ``errors`` holds ``out``'s best until ``c``'s answer beats it."""
     best_a = out.errors[-1, fail]
     take = (np.array(c.reason) == "converged") | (c.errors[-1] < best_a)
     iters = out.iterations.copy()
-    iters[fail] += u.iterations + c.iterations
+    iters[fail] += before + c.iterations
     rows = int(iters.max()) + 1
     errors = np.empty((rows, len(iters)))
     ea = out.errors
     errors[:len(ea)] = ea
     errors[len(ea):] = ea[-1]
-    for j in np.flatnonzero(take).tolist():  # rows before step 3 hold the first run's best (errors[-1] above)
+    for j in np.flatnonzero(take).tolist():  # rows before c's run hold the first run's best (errors[-1] above)
         i, n3 = int(fail[j]), int(c.iterations[j])
-        k0 = int(out.iterations[i]) + int(u.iterations[j]) + 1  # the row of step 3's first iteration
+        k0 = int(out.iterations[i]) + int(before[j]) + 1  # the row of c's first iteration
         # (never below the returned pose's error: a converged run may return a pose a little worse than its own
         # start, which it moved START_MARGIN inside the limits)
         errors[k0:k0 + n3, i] = np.maximum(np.minimum(c.errors[1:n3 + 1, j], best_a[j]), c.errors[n3, j])

@@ -104,8 +104,9 @@ class _JacobianStep(Solver):
 @dataclass(frozen=True, eq=False, kw_only=True)
 class LM(Solver):
     """Levenberg–Marquardt on limit-free coordinates with a homotopy out of the start (animkit.ik.lm); ``damping``
-    is the starting λ; ``relax`` retries a run that did not converge through the relaxed revolute limits (turn it off
-    where poses must stay near the start, e.g. the frames of a bake). ``stall`` = (k, r): a run on a serial chain
+    is the starting λ; ``relax`` retries a run that did not converge through the relaxed revolute limits and, for a 6D
+    target, position first and then the full task (turn it off where poses must stay near the start, e.g. the
+    frames of a bake). ``stall`` = (k, r): a run on a serial chain
     stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
     to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
     None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); each step then solves

@@ -38,6 +38,13 @@ class IKResult:
     restarts_used: int
     time_s: float
 
+    def __repr__(self) -> str:
+        """One line: converged or not, errors, iterations, solver, time."""
+        state = "converged" if self.converged else "out of reach" if self.reachable is False else "not converged"
+        return (f"IKResult({state}, position error {self.position_error:.3g}, orientation error "
+                f"{self.orientation_error:.3g}, {self.iterations} iterations, {self.solver}, "
+                f"{self.time_s * 1e3:.3g} ms, {len(self.pose)} DOFs)")
+
 
 @dataclass(frozen=True)
 class IKBatchResult:
@@ -60,6 +67,10 @@ class IKBatchResult:
 
     def __len__(self) -> int:
         return int(self.poses.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"IKBatchResult({len(self)} problems, {int(self.converged.sum())} converged, {self.solver}, "
+                f"{self.time_s * 1e3:.3g} ms)")
 
     def result(self, i: int) -> IKResult:
         """Problem ``i`` as an :class:`IKResult` (time is the batch's time divided evenly)."""

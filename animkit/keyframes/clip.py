@@ -146,6 +146,13 @@ class Clip:
     _root_index: NDArray[np.intp] = field(init=False, repr=False,
                                           default_factory=lambda: np.zeros(0, dtype=np.intp))
 
+    def __repr__(self) -> str:
+        """One line: name, DOFs, frames, duration, fps, loop mode."""
+        d = float(self.duration or 0.0)
+        frames = int(round(d * self.fps)) + 1
+        return (f"Clip({self.name!r}, {len(self.layout.dof_names)} DOFs, {frames} frames, {d:.3g} s at "
+                f"{self.fps:g} fps, loop={self.loop})")
+
     # --- construction ------------------------------------------------------------------------------
 
     def __post_init__(self) -> None:

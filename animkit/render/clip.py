@@ -24,9 +24,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, RenderError
 from ..figure import Figure
 from ..limits import MAX_IMAGE_SIDE, frame_count
-from ..progress import progress
+from ..progress import ProgressCallback, progress
 from ..scene import CameraSpec, Scene, UpAxis
-from .camera import Camera, fit_camera, follow_cameras, look_at
+from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from .panels import PanelGrid
 from .raster import (
     Surface,
@@ -40,15 +40,15 @@ from .raster import (
     segment_coverage,
     solid_image,
 )
-from .scene import FigureMesh, figure_mesh, framing_points, place_vertices
+from .scene import FigureMesh, figure_look, framing_points, place_vertices
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
     from ..mesh import Mesh
 
-__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "clip_camera", "clip_cameras", "panel_camera",
-           "panel_cameras", "render_poses", "mesh_framing_points", "render_clip", "render_panels", "frame_times",
-           "parse_size"]
+__all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "camera_spec_with", "clip_camera", "clip_cameras",
+           "panel_camera", "panel_cameras", "render_poses", "mesh_framing_points", "render_clip", "render_panels",
+           "frame_times", "parse_size"]
 
 Array = NDArray[np.float64]
 CHUNK = 256  # frames whose world matrices are computed together
@@ -64,7 +64,7 @@ class Style:
     joint_axes: bool = False
     wireframe: bool = False
     target_color: tuple[float, float, float] = (0.85, 0.1, 0.1)
-    trail_color: tuple[float, float, float] = (0.15, 0.45, 0.9)
+    trail_color: tuple[float, float, float] = (0.10, 0.60, 0.30)  # green: neither side's hue
     grid_color: tuple[float, float, float] = (0.78, 0.78, 0.8)
     bones: bool = False  # over a character's meshes, the skeleton as lines between joint origins
     bone_color: tuple[float, float, float] = (0.1, 0.1, 0.1)
@@ -141,7 +141,7 @@ class FigureRenderer:
         self.camera = camera
         self.up = up
         self.style = style
-        self.mesh = mesh if mesh is not None else (_NO_MESH if self.meshes else figure_mesh(figure))
+        self.mesh = mesh if mesh is not None else (_NO_MESH if self.meshes else figure_look(figure, up))
         self.size = figure.size()
         self.grid_extent = grid_extent
         self.jit = jit
@@ -311,6 +311,38 @@ def _nice(x: float) -> float:
     return float(10**e)
 
 
+def camera_spec_with(spec: CameraSpec, *, fov: float | None = None, view: str | None = None,
+                     azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
+                     follow: bool = False) -> CameraSpec:
+    """``spec`` with the camera options of the rendering commands applied: a named ``view`` (front, side, top,
+    three-quarter) sets azimuth and elevation, ``azimuth``/``elevation`` (degrees) override it, ``distance``
+    replaces the fitted distance, ``follow`` tracks the root. A direction or distance drops a fixed eye."""
+    kw: dict[str, Any] = {}
+    if fov is not None:
+        if not 1.0 <= fov <= 170.0:
+            raise RenderError(f"--fov {fov:g}: expected degrees in 1..170")
+        kw["fov_deg"] = fov
+    if view is not None:
+        kw["azimuth_deg"], kw["elevation_deg"] = view_angles(view)
+    if azimuth is not None:
+        if not math.isfinite(azimuth):
+            raise RenderError(f"--azimuth {azimuth}: expected a finite number of degrees")
+        kw["azimuth_deg"] = azimuth
+    if elevation is not None:
+        if not -89.0 <= elevation <= 89.0:
+            raise RenderError(f"--elevation {elevation:g}: expected degrees in -89..89")
+        kw["elevation_deg"] = elevation
+    if distance is not None:
+        if not (distance > 0 and math.isfinite(distance)):
+            raise RenderError(f"--distance {distance:g}: expected a positive number of scene units")
+        kw["distance"] = distance
+    if kw.keys() - {"fov_deg"}:
+        kw["eye"] = kw["target"] = None
+    if follow:
+        kw["follow"] = True
+    return dataclasses.replace(spec, **kw)
+
+
 def clip_camera(spec: CameraSpec, up: UpAxis, points: Array, *, size: tuple[int, int] | None = None) -> Camera:
     """The scene's camera: its eye/target when given, else framed on ``points`` from its azimuth and elevation
     (at its ``distance`` when given)."""
@@ -349,7 +381,7 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
     n = max(len(p.poses) for p in panels)
     if spec.follow:
         p0 = panels[0]
-        return clip_cameras(spec, up, p0.figure, figure_mesh(p0.figure), _pad(np.atleast_2d(p0.poses), n),
+        return clip_cameras(spec, up, p0.figure, figure_look(p0.figure, up), _pad(np.atleast_2d(p0.poses), n),
                             size=size)
     pts = []
     for p in panels:
@@ -357,7 +389,7 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
             pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))
             pts.append(p.figure.world_positions(np.atleast_2d(p.poses)[::max(1, len(p.poses) // 60)]).reshape(-1, 3))
         else:
-            pts.append(framing_points(p.figure, figure_mesh(p.figure), p.poses))
+            pts.append(framing_points(p.figure, figure_look(p.figure, up), p.poses))
         if p.targets is not None:
             pts.append(np.asarray(p.targets, dtype=float).reshape(-1, 3))
         if p.trail is not None:
@@ -375,10 +407,12 @@ def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
                  up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
                  trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
-                 meshes: Sequence[Mesh] = (), overwrite: bool = False) -> RenderReport:
+                 meshes: Sequence[Mesh] = (), overwrite: bool = False,
+                 on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
     or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones. A PNG
-    folder that exists and is not empty is written only with ``overwrite``."""
+    folder that exists and is not empty is written only with ``overwrite``. ``on_progress(done, total)`` after
+    each frame replaces the progress bar (the caller draws)."""
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -395,10 +429,12 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     t0 = time.perf_counter()
     with open_writer(out, fps, size=(camera.width, camera.height), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
-        bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet else None)
-        for image in renderer.frames(P, targets=tg, trail=tr, cameras=cameras):
+        bar = progress(len(P), f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        for k, image in enumerate(renderer.frames(P, targets=tg, trail=tr, cameras=cameras)):
             writer.write(image)
             bar.update()
+            if on_progress is not None:
+                on_progress(k + 1, len(P))
         bar.close()
     return RenderReport(Path(out), len(P), fps, time.perf_counter() - t0, (camera.width, camera.height),
                         getattr(writer, "message", None))
@@ -406,8 +442,9 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
 
 def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, size: tuple[int, int] | None = None,
                 fps: float | None = None, style: Style = Style(), quiet: bool = False,
-                overwrite: bool = False) -> RenderReport:
-    """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip."""
+                overwrite: bool = False, on_progress: ProgressCallback | None = None) -> RenderReport:
+    """Render one of the scene's clips (by name, or a Clip) to ``out``, framed over the whole clip
+    (``on_progress``: see :func:`render_poses`)."""
     c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
     assert c.duration is not None  # Clip.__post_init__ resolves it to a float
     times, eff_fps, message = frame_times(c.duration, fps if fps is not None else c.fps, out)
@@ -418,20 +455,20 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
                               scene.figure.world_positions(poses[::max(1, len(poses) // 60)]).reshape(-1, 3)])
         cameras = [clip_camera(scene.camera, scene.up, pts, size=size)] * len(poses)
     else:
-        mesh = figure_mesh(scene.figure)
+        mesh = figure_look(scene.figure, scene.up)
         cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
     report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
                           quiet=quiet, mesh=mesh, meshes=scene.meshes,
-                          overwrite=overwrite)
+                          overwrite=overwrite, on_progress=on_progress)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
                   columns: int | None = None, style: Style = Style(), quiet: bool = False,
-                  overwrite: bool = False) -> RenderReport:
+                  overwrite: bool = False, on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
     Panels shorter than the longest hold their last frame.
@@ -456,10 +493,12 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
                for r, p in zip(renderers, panels, strict=True)]
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
-        bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet else None)
-        for _ in range(n):
+        bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        for k in range(n):
             writer.write(grid.compose([next(s) for s in streams]))
             bar.update()
+            if on_progress is not None:
+                on_progress(k + 1, n)
         bar.close()
     return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (first.shape[1], first.shape[0]),
                         getattr(writer, "message", None))

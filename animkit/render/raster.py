@@ -668,6 +668,18 @@ def _clip_near(camera: Camera, a: NDArray[np.float64], b: NDArray[np.float64]
     return a_new, b_new
 
 
+def _segment_normals(qa: NDArray[np.float64], qb: NDArray[np.float64]
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per screen segment a→b, e = b − a: (1/|e|², n̂) with n̂ = (−e_y, e_x)/|e| (zeros for a point): the distance
+    of p to the segment's line is |(p − a) · n̂|, its parameter (p − a) · e / |e|²."""
+    ex, ey = qb[:, 0] - qa[:, 0], qb[:, 1] - qa[:, 1]
+    ll = ex * ex + ey * ey
+    pos = ll > 0
+    ill = np.divide(1.0, ll, out=np.zeros_like(ll), where=pos)
+    il = np.sqrt(ill)
+    return ill, -ey * il, ex * il
+
+
 def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
                      depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False,
                      dense_out: list[NDArray[np.float32]] | None = None
@@ -676,7 +688,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
 
     Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
     and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
-    is proportional to the length drawn. With ``depth`` (H, W), a pixel counts only where the segment's view depth
+    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
+    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
+    With ``depth`` (H, W), a pixel counts only where the segment's view depth
     there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
     candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
     """
@@ -731,7 +745,7 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
         dense = np.zeros(W * H, np.float32)
         zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
         _coverage_jit(qa, qb, steep, lo, count, ua, va, slope, r, half, W, H, iza, izb, zb, depth_bias,
-                      depth is not None, dense)
+                      depth is not None, dense, *_segment_normals(qa, qb))
         if dense_out is not None:
             dense_out.append(dense)
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
@@ -747,13 +761,15 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     Y = np.where(steep[S], U, Vv)
     inside = (X >= 0) & (X < W) & (Y >= 0) & (Y < H)
     X, Y, S = X[inside], Y[inside], S[inside]
+    ill, nx, ny = _segment_normals(qa, qb)
     ex, ey = qb[S, 0] - qa[S, 0], qb[S, 1] - qa[S, 1]
-    ll = ex * ex + ey * ey
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(ll > 0, ((X - qa[S, 0]) * ex + (Y - qa[S, 1]) * ey) / ll, 0.0)
-    t = np.clip(t, 0.0, 1.0)
-    dist = np.hypot(X - (qa[S, 0] + t * ex), Y - (qa[S, 1] + t * ey))
-    cov = np.clip(r + 0.5 - dist, 0.0, 1.0)
+    rx, ry = X - qa[S, 0], Y - qa[S, 1]
+    s = (rx * ex + ry * ey) * ill[S]
+    along = (ill[S] > 0) & (s >= 0.0) & (s <= 1.0)  # beside the segment: the distance to its line, affine
+    t = np.minimum(np.maximum(s, 0.0), 1.0)
+    ux, uy = rx - t * ex, ry - t * ey
+    dist = np.where(along, np.abs(rx * nx[S] + ry * ny[S]), np.sqrt(ux * ux + uy * uy))
+    cov = np.minimum(np.maximum(r + 0.5 - dist, 0.0), 1.0)
     flat = Y.astype(np.int64) * W + X.astype(np.int64)
     keep = cov > 0
     if depth is not None:
@@ -779,14 +795,15 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                    lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
-                   use_depth: bool, dense: NDArray[np.float32]) -> None:  # pragma: no cover - compiled
+                   use_depth: bool, dense: NDArray[np.float32], ill: NDArray[np.float64], nxs: NDArray[np.float64],
+                   nys: NDArray[np.float64]) -> None:  # pragma: no cover - compiled
     """:func:`segment_coverage`'s candidates and coverage, segment by segment, the max kept in ``dense``."""
     for s in range(len(lo)):
         ub = qb[s, 1] if steep[s] else qb[s, 0]
         umin, umax = min(ua[s], ub), max(ua[s], ub)
         ax, ay = qa[s, 0], qa[s, 1]
         ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
-        ll = ex * ex + ey * ey
+        il, nx, ny = ill[s], nxs[s], nys[s]
         for j in range(count[s]):
             u = float(lo[s] + j)
             uc = min(max(u, umin), umax)
@@ -797,9 +814,15 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                 Y = u if steep[s] else v
                 if X < 0 or X >= W or Y < 0 or Y >= H:
                     continue
-                t = ((X - ax) * ex + (Y - ay) * ey) / ll if ll > 0 else 0.0
-                t = min(max(t, 0.0), 1.0)
-                cov = min(max(r + 0.5 - np.hypot(X - (ax + t * ex), Y - (ay + t * ey)), 0.0), 1.0)
+                rx, ry = X - ax, Y - ay
+                t = (rx * ex + ry * ey) * il
+                if il > 0 and t >= 0.0 and t <= 1.0:
+                    dist = abs(rx * nx + ry * ny)
+                else:
+                    t = min(max(t, 0.0), 1.0)
+                    ux, uy = rx - t * ex, ry - t * ey
+                    dist = np.sqrt(ux * ux + uy * uy)
+                cov = min(max(r + 0.5 - dist, 0.0), 1.0)
                 if cov <= 0:
                     continue
                 p = int(Y) * W + int(X)

@@ -9,14 +9,22 @@ Data shared between nodes is turned into triangles once and drawn once per node.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
 import numpy as np
 from numpy.typing import NDArray
 
 from ..drawn import BONE_COLOR, FigureMesh, figure_mesh
+from ..errors import SceneError
 from ..figure import Figure
+from ..geometry import Capsule, Sphere
+from ..transforms import matrix_aligning_z_to
 from .camera import UpAxis, horizontal
 
-__all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR"]
+__all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR", "figure_look",
+           "node_sides", "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
 
 
 def place_vertices(mesh: FigureMesh, world: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -49,3 +57,232 @@ def framing_points(figure: Figure, mesh: FigureMesh, poses: NDArray[np.float64],
     rr = np.tile(r, len(poses))[:, None]
     offsets = np.array([[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]], dtype=float)
     return np.concatenate([pts, (o[:, None, :] + rr[:, None, :] * offsets[None]).reshape(-1, 3)])
+
+
+# --- the readable look: sides in hues, a face, bones as thick as a body's ---------------------------------------
+
+Side = Literal["l", "r"]
+#: Right warm, left cool; the trunk neutral.
+RIGHT_HUE = (0.91, 0.40, 0.16)
+LEFT_HUE = (0.17, 0.50, 0.90)
+TRUNK_COLOR = (0.66, 0.66, 0.70)
+NOSE_COLOR = (0.20, 0.20, 0.24)
+
+
+def facing_axes(up: UpAxis) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(forward, left) of a figure at rest: Y-up figures face +z with their left at +x (BVH, our humanoid);
+    Z-up figures face +x with their left at +y (ROS)."""
+    if up == "y":
+        return np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
+    return np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+
+
+def node_sides(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
+    """Each node's side: from the names when the figure is a humanoid (:func:`animkit.humanoid.match_figure`:
+    each sided limb bone's node and everything below it), else from the body's geometry (:func:`sides_at_rest`).
+    """
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    if not hmap.is_humanoid:
+        return sides_at_rest(figure, up, tolerance=tolerance)
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    sides: list[Side | None] = [None] * len(index)
+    for bone, node in hmap.bones.items():
+        if bone.endswith(("_l", "_r")):
+            sides[index[node]] = "l" if bone.endswith("_l") else "r"
+    for arc in figure.arcs():  # parents before children: a limb's side runs down to its ends
+        i = index[arc.child.name]
+        if sides[i] is None and arc.parent is not None:
+            sides[i] = sides[index[arc.parent.name]]
+    return sides
+
+
+def sides_at_rest(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
+    """Each node's side from the body's geometry at rest: s = sign((p − p_root) · left) where
+    |(p − p_root) · left| > tolerance · size and a node mirrored across the midplane lies within
+    4 · tolerance · size of p's mirror image; a node on the midline takes its parent's side.
+
+    A figure with no mirrored pairs (a robot arm) gets no sides at all.
+    """
+    P = figure.world_positions(figure.rest_pose()[None])[0]
+    _, left = facing_axes(up)
+    rel = P - P[0]
+    lateral = rel @ left
+    size = figure.size()
+    mirrored = rel - 2.0 * lateral[:, None] * left
+    dist = np.linalg.norm(mirrored[:, None, :] - rel[None, :, :], axis=2)
+    has_pair = (dist < 4 * tolerance * size).any(axis=1)
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    sides: list[Side | None] = [None] * len(P)
+    for arc in figure.arcs():
+        i = index[arc.child.name]
+        if abs(lateral[i]) > tolerance * size and has_pair[i]:
+            sides[i] = "l" if lateral[i] > 0 else "r"
+        elif arc.parent is not None:
+            sides[i] = sides[index[arc.parent.name]]
+    if "l" not in sides or "r" not in sides:
+        return [None] * len(P)
+    return sides
+
+
+def side_color(color: tuple[float, float, float], side: Side | None) -> tuple[float, float, float]:
+    """c' = hue(side) · (0.55 + 0.7 Y(c)), clipped, for a sided part (Y: luma, so light parts stay light);
+    the trunk: c' = 0.4 c + 0.6 grey, the author's colour muted so it does not read as a side."""
+    c = np.asarray(color, dtype=float)
+    if side is None:
+        return tuple(float(v) for v in 0.4 * c + 0.6 * np.asarray(TRUNK_COLOR))  # type: ignore[return-value]
+    luma = float(c @ [0.299, 0.587, 0.114])
+    hue = np.asarray(RIGHT_HUE if side == "r" else LEFT_HUE)
+    return tuple(float(v) for v in np.clip(hue * (0.55 + 0.7 * luma), 0.0, 1.0))  # type: ignore[return-value]
+
+
+def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None] | None = None,
+                face: bool = True) -> FigureMesh:
+    """The figure as the renderer draws it: :func:`figure_mesh`'s parts recoloured by side (right warm, left
+    cool, trunk neutral; a figure without sides keeps its colours), bones (for a figure without drawn data)
+    as thick as a body's, and a nose on the head pointing the way the figure faces.
+
+    Bones run from each node's origin to its children's at rest: radius 0.05 H on the trunk, 0.032 H on the
+    limbs (H: the figure's height at rest) but never more than 0.45 of the bone's length (fingers stay fingers);
+    the head gets a sphere of 0.06 H. ``sides`` defaults to :func:`node_sides`.
+    """
+    nodes = figure.nodes()
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    side = list(sides) if sides is not None else node_sides(figure, up)
+    if len(side) != len(nodes):
+        raise SceneError(f"sides: expected one per node ({len(nodes)}), got {len(side)}")
+    W = figure.world_batch(figure.rest_pose()[None])[0]
+    P = W[:, :3, 3]
+    upv = np.array([0.0, 1.0, 0.0]) if up == "y" else np.array([0.0, 0.0, 1.0])
+    heights = P @ upv
+    H = max(float(np.ptp(heights)), 1e-3 * figure.size(), 1e-9)
+    forward, _ = facing_axes(up)
+    parts: list[Part] = []
+    drawn = [n.data is not None for n in nodes]
+    if any(drawn):
+        base = figure_mesh(figure, bones=False)
+        fowner = base.owner[base.faces[:, 0]]
+        colors = base.face_colors
+        if any(side):  # a body: sides in hues; a machine keeps its author's colours
+            colors = np.array([side_color(tuple(c), side[o]) for c, o in zip(colors, fowner, strict=True)])
+        parts.append(Part(base.vertices, base.owner, base.faces, colors.reshape(-1, 3)))
+    else:
+        above = _above_hips(figure)
+        for arc in figure.arcs():
+            if arc.parent is None or arc.parent.name in above:
+                continue
+            # the child's origin in the parent's frame at rest: L·A(rest) — L alone holds no offset where the
+            # joint carries the translation (glTF's TRS nodes)
+            a, b = index[arc.parent.name], index[arc.child.name]
+            d = W[a, :3, :3].T @ (P[b] - P[a])
+            length = float(np.linalg.norm(d))
+            if length <= 1e-9:
+                continue
+            s = side[index[arc.child.name]]
+            radius = min(0.032 * H, 0.45 * length) if s else 0.05 * H
+            m = Capsule(radius, length).to_trimesh()
+            v = np.asarray(m.vertices, dtype=float) @ matrix_aligning_z_to(d).T
+            color = RIGHT_HUE if s == "r" else LEFT_HUE if s == "l" else TRUNK_COLOR
+            parts.append(_part(index[arc.parent.name], v, np.asarray(m.faces, dtype=np.intp), color))
+    head = _head(figure, heights, side)
+    if head is not None and face:
+        parts.extend(_face(figure, W, head, forward, upv, H, drawn, index))
+    return _join(parts, len(nodes))
+
+
+@dataclass(frozen=True)
+class Part:
+    """Triangles owned by nodes: vertices (V, 3) in their owners' frames, owner (V,), faces (F, 3), colours (F, 3)."""
+
+    vertices: NDArray[np.float64]
+    owner: NDArray[np.intp]
+    faces: NDArray[np.intp]
+    colors: NDArray[np.float64]
+
+
+def _part(owner: int, v: NDArray[np.float64], f: NDArray[np.intp], color: tuple[float, float, float]) -> Part:
+    return Part(v, np.full(len(v), owner, dtype=np.intp), f, np.broadcast_to(np.asarray(color, float), (len(f), 3)))
+
+
+def _join(parts: Sequence[Part], n_nodes: int) -> FigureMesh:
+    radius = np.zeros(n_nodes)
+    if not parts:
+        return FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),
+                          radius)
+    offsets = np.cumsum([0] + [len(p.vertices) for p in parts[:-1]])
+    V = np.concatenate([p.vertices for p in parts])
+    owner = np.concatenate([p.owner for p in parts])
+    np.maximum.at(radius, owner, np.linalg.norm(V, axis=1))
+    return FigureMesh(V, owner, np.concatenate([p.faces + o for p, o in zip(parts, offsets, strict=True)]),
+                      np.concatenate([p.colors for p in parts]), radius)
+
+
+def _above_hips(figure: Figure) -> set[str]:
+    """A humanoid's nodes above its hips (a glTF file's world, armature and axis-fix nodes): bones from them
+    would be a pole from the scene's origin to the pelvis, so none are drawn."""
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    hips = hmap.get("hips") if hmap.is_humanoid else None
+    above: set[str] = set()
+    while hips is not None and (hips := figure.parent_of(hips)) is not None:
+        above.add(hips)
+    return above
+
+
+def _head(figure: Figure, heights: NDArray[np.float64], side: Sequence[Side | None]) -> tuple[int, int] | None:
+    """(head node, the node above it): the humanoid's head and its first child (or itself), else the topmost
+    midline node's parent and that node; None for a figure without sides (no body)."""
+    if not any(side):
+        return None
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)
+    names = figure.node_names
+    head = hmap.get("head") if hmap.is_humanoid else None
+    if head is not None:
+        h = names.index(head)
+        kids = [names.index(a.child.name) for a in figure.arcs() if a.parent is not None and a.parent.name == head]
+        return h, max(kids, key=lambda i: heights[i]) if kids else h
+    mid = [i for i, s in enumerate(side) if s is None and i > 0]
+    if not mid:
+        return None
+    top = max(mid, key=lambda i: heights[i])
+    parent = figure.parent_of(names[top])
+    if parent is None:
+        return None
+    return names.index(parent), top
+
+
+def _face(figure: Figure, W: NDArray[np.float64], head: tuple[int, int], forward: NDArray[np.float64],
+          upv: NDArray[np.float64], H: float, drawn: Sequence[bool], index: dict[str, int]) -> list[Part]:
+    """A head sphere (for bones) and a nose: a capsule from the head's centre out through its front, built at
+    rest in world coordinates and carried into the head node's frame by W_head⁻¹."""
+    h, top = head
+    owner = h
+    if drawn[top] or not drawn[h]:
+        owner = top if drawn[top] else h
+    parts: list[Part] = []
+    P = W[:, :3, 3]
+    if drawn[owner]:
+        mesh = figure_mesh(figure, bones=False)
+        v = mesh.vertices[mesh.owner == owner]
+        world = v @ W[owner, :3, :3].T + W[owner, :3, 3]
+        centre = 0.5 * (world.min(axis=0) + world.max(axis=0))
+        r = 0.5 * float(np.ptp(world @ forward))
+    else:
+        centre = 0.5 * (P[h] + P[top])
+        r = 0.06 * H
+        m = Sphere(r).to_trimesh()
+        parts.append(_part(owner, _into(W[owner], np.asarray(m.vertices, float) + centre),
+                           np.asarray(m.faces, dtype=np.intp), TRUNK_COLOR))
+    nose = Capsule(0.22 * r, 0.55 * r).to_trimesh()
+    v = np.asarray(nose.vertices, float) @ matrix_aligning_z_to(forward).T + centre + 0.7 * r * forward - 0.1 * r * upv
+    parts.append(_part(owner, _into(W[owner], v), np.asarray(nose.faces, dtype=np.intp), NOSE_COLOR))
+    return parts
+
+
+def _into(M: NDArray[np.float64], world: NDArray[np.float64]) -> NDArray[np.float64]:
+    """v = R⁻¹ (p − t): world points into the frame of M = [R t; 0 1] (R orthonormal)."""
+    return (world - M[:3, 3]) @ M[:3, :3]

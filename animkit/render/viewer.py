@@ -29,7 +29,7 @@ from ..errors import RenderError
 from ..scene import Scene
 from .camera import Camera, orbit
 from .clip import FigureRenderer, Style, clip_camera
-from .scene import figure_mesh, framing_points
+from .scene import figure_look, framing_points
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
@@ -118,7 +118,7 @@ class Viewer:
         self.playing = False
         self.render_ms = 0.0
 
-        self._mesh = figure_mesh(self.figure)
+        self._mesh = figure_look(self.figure, scene.up)
         pts = framing_points(self.figure, self._mesh, self.poses)
         if self.targets is not None:
             pts = np.concatenate([pts, self.targets])

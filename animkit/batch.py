@@ -1,0 +1,362 @@
+"""Whole motion libraries on Dask: one task per file, atomic outputs, resumable runs and a summary table.
+
+``run_batch("render", files, "out/")`` sends one task per input file to a dask.distributed cluster (a
+LocalCluster by default, or the scheduler at ``scheduler``). Each task loads its file, runs the command and
+writes ``out/<stem><suffix>`` atomically, then a one-row record ``out/.animkit-batch/<stem>.json``; a file
+whose output and record both exist is skipped, so a rerun resumes where the last one stopped. A file that
+fails is recorded with its error (``status = "error"``) and the others go on. At the end the rows are written
+to ``out/summary.csv`` (``summary.parquet`` when pyarrow is installed): file, status, frames, duration, joints,
+time taken and the motion measures the command gives.
+
+Commands live in a small registry (:data:`COMMANDS`): adding one is one call to :func:`register` with a
+function ``(scene, input, output, options) -> measures``. dask and distributed are optional
+(``pip install 'animkit[batch]'``) and imported only by :func:`run_batch`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .atomic import atomic_path
+from .errors import AnimkitError, unknown_name
+
+if TYPE_CHECKING:
+    from .scene import Scene
+
+__all__ = ["BatchCommand", "BatchReport", "COMMANDS", "register", "run_one", "run_batch", "plan_outputs",
+           "motion_measures", "COLUMNS"]
+
+RECORDS = ".animkit-batch"
+#: The summary's columns, in order; a command's own measures follow them.
+COLUMNS = ("file", "status", "frames", "duration", "joints", "dofs", "seconds", "output", "error")
+
+Runner = Callable[["Scene", Path, Path, Mapping[str, Any]], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class BatchCommand:
+    """A command the batch runs per file: ``run(scene, input, output, options) -> measures`` writes ``output``
+    (a path ending in ``suffix``; it becomes the real output only if ``run`` returns)."""
+
+    name: str
+    suffix: str
+    run: Runner
+    help: str = ""
+
+
+COMMANDS: dict[str, BatchCommand] = {}
+
+
+def register(name: str, suffix: str, run: Runner, help: str = "") -> BatchCommand:
+    """Add (or replace) a batch command: ``register("convert", ".glb", _convert, "…")``."""
+    cmd = BatchCommand(name, suffix, run, help)
+    COMMANDS[name] = cmd
+    return cmd
+
+
+def command(name: str) -> BatchCommand:
+    try:
+        return COMMANDS[name]
+    except KeyError:
+        raise AnimkitError(unknown_name("batch command", name, COMMANDS)) from None
+
+
+def motion_measures(scene: Scene) -> dict[str, Any]:
+    """frames, duration (s), joints (movable), dofs, and for a clip the root's travel: path = Σ |h(rₖ₊₁ − rₖ)|
+    over the clip's frames (h: the ground-plane part), speed = path / duration, height = mean root height."""
+    fig = scene.figure
+    row: dict[str, Any] = {"joints": sum(1 for j in fig.joints if j.dof_count), "dofs": fig.dof_count}
+    if not scene.clips:
+        return row | {"frames": 1, "duration": 0.0}
+    clip = scene.clip()
+    poses = clip.sample_frames()
+    roots = fig.world_positions(poses)[:, 0]
+    up = np.array([0.0, 1.0, 0.0]) if scene.up == "y" else np.array([0.0, 0.0, 1.0])
+    ground = roots - (roots @ up)[:, None] * up
+    path = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum())
+    duration = float(clip.duration or 0.0)
+    return row | {"frames": len(poses), "duration": duration, "root_path": path,
+                  "root_speed": path / duration if duration > 0 else 0.0, "root_height": float((roots @ up).mean())}
+
+
+# --- the commands ------------------------------------------------------------------------------------------
+
+
+def _info(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The scene's tree as text (``animkit info``) and its measures as JSON, in one file."""
+    import io
+
+    from .scene import describe_scene
+
+    text = io.StringIO()
+    describe_scene(scene, text)
+    measures = motion_measures(scene)
+    out.write_text(json.dumps({"file": src.name, "measures": measures, "tree": text.getvalue().splitlines()},
+                              indent=1) + "\n", encoding="utf-8")
+    return measures
+
+
+def _render(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A thumbnail of the first clip (or the rest pose) at ``size`` and ``fps``; the format follows ``suffix``."""
+    import dataclasses
+
+    from .keyframes import Clip
+    from .render.clip import Style, render_clip
+
+    camera = options.get("camera")
+    if camera is not None:
+        scene = dataclasses.replace(scene, camera=camera)
+    clip = scene.clip() if scene.clips else Clip.from_poses(scene.figure, [0.0], scene.figure.rest_pose()[None],
+                                                           name="rest")
+    report = render_clip(scene, out, clip=clip, size=options.get("size", (160, 120)), fps=options.get("fps"),
+                         style=options.get("style", Style()), quiet=True)
+    return motion_measures(scene) | {"rendered_frames": report.frames}
+
+
+def _convert(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The scene and its clips in another format (``animkit.save``; the format follows the suffix)."""
+    from .io import save
+
+    save(out, scene)
+    return motion_measures(scene)
+
+
+def _convert_suffix() -> str:
+    from .io import SAVERS
+
+    return ".glb" if ".glb" in SAVERS else ".bvh"
+
+
+def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The file's clip on ``options["target"]`` (a file or an example's name), feet locked unless
+    ``options["lock"]`` is False; measures: the result's, and foot skate / penetration / knee pops before and
+    after locking (animkit.motion)."""
+    import dataclasses
+
+    from .examples import load_file_or_example
+    from .io import save
+    from .keyframes import Clip
+    from .motion import MotionError, lock_feet
+    from .retarget import retarget_full
+
+    if "target" not in options:
+        raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
+    target = load_file_or_example(options["target"])
+    r = retarget_full(scene, target)
+    poses = r.poses
+    measures: dict[str, Any] = {"retarget_scale": r.scale}
+    if options.get("lock", True):
+        try:
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up)
+        except MotionError as exc:
+            measures["lock"] = f"not locked: {exc}".splitlines()[0]
+        else:
+            poses = locked.poses
+            for key in ("skate_mm", "penetration_mm", "knee_pop_deg"):
+                measures[f"{key}_before"] = getattr(locked.before, key)
+                measures[f"{key}_after"] = getattr(locked.after, key)
+    clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
+    result = dataclasses.replace(target, clips={clip.name: clip})
+    save(out, result)
+    return motion_measures(result) | measures
+
+
+register("info", ".json", _info, "the tree and the measures of each file, as JSON")
+register("render", ".gif", _render, "a thumbnail per file (GIF; --format mp4, or png for a contact sheet)")
+register("convert", _convert_suffix(), _convert, f"each file saved as {_convert_suffix()} (--format: another)")
+register("retarget", ".bvh", _retarget, "each clip on the skeleton --to names, feet locked (--format: glb, toml)")
+
+
+# --- one file ----------------------------------------------------------------------------------------------
+
+
+def _record_path(outdir: Path, output_name: str) -> Path:
+    return outdir / RECORDS / f"{output_name}.json"
+
+
+def run_one(name: str, src: str | Path, out: str | Path, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run command ``name`` on one file: the row of the summary. Never raises for a bad file: the error is data.
+
+    Skips the work (``status = "skipped"``, the earlier row's measures) when ``out`` and its record exist.
+    """
+    cmd = command(name)
+    src, out = Path(src), Path(out)
+    record = _record_path(out.parent, out.name)
+    if out.exists() and record.exists():
+        try:
+            return dict(json.loads(record.read_text(encoding="utf-8"))) | {"status": "skipped", "seconds": 0.0}
+        except (OSError, ValueError):
+            pass  # an unreadable record: do the work again
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"file": str(src), "output": str(out)}
+    try:
+        from .io import load
+
+        scene = load(src)
+        with atomic_path(out) as part:
+            work = part.with_name(part.name + out.suffix)  # writers choose the format by the suffix
+            try:
+                measures = cmd.run(scene, src, work, options or {})
+                work.replace(part)
+            finally:
+                work.unlink(missing_ok=True)
+        row |= {"status": "ok", **measures}
+    except Exception as exc:  # a bad file is a row, not the end of the run
+        text = (str(exc).strip() or repr(exc)).splitlines()[0]
+        row |= {"status": "error", "error": f"{type(exc).__name__}: {text}", "output": ""}
+    row["seconds"] = time.perf_counter() - t0
+    if row["status"] == "ok":
+        with atomic_path(record) as tmp:
+            tmp.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return row
+
+
+# --- many files --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchReport:
+    """What a batch did: one row per file (input order), the summary's path and the wall time."""
+
+    rows: tuple[Mapping[str, Any], ...]
+    summary: Path
+    seconds: float
+    workers: int
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def table(self) -> str:
+        """A short text table: file, status, frames, duration, seconds (and the error, for failures)."""
+        lines = [f"{'file':<32s} {'status':<8s} {'frames':>7s} {'duration':>9s} {'time (s)':>9s}"]
+        for r in self.rows:
+            dur = r.get("duration")
+            lines.append(f"{Path(str(r['file'])).name[:32]:<32s} {r['status']:<8s} {r.get('frames', '') or '':>7} "
+                         f"{'' if dur is None else f'{dur:.2f}':>9s} {r.get('seconds', 0.0):9.2f}"
+                         + (f"  {r['error']}" if r.get("error") else ""))
+        return "\n".join(lines)
+
+
+def plan_outputs(name: str, inputs: Iterable[str | Path], outdir: str | Path, suffix: str | None = None
+                 ) -> list[tuple[Path, Path]]:
+    """(input, output) pairs: ``outdir/<stem><suffix>`` (the command's suffix unless given); two inputs with one
+    stem are an error (named)."""
+    cmd = command(name)
+    if suffix is not None:
+        cmd = BatchCommand(cmd.name, suffix, cmd.run, cmd.help)
+    out = Path(outdir)
+    pairs: list[tuple[Path, Path]] = []
+    seen: dict[str, Path] = {}
+    for p in map(Path, inputs):
+        if p.stem in seen:
+            raise AnimkitError(f"{p} and {seen[p.stem]} would both write {out / (p.stem + cmd.suffix)}: "
+                               "rename one, or run them into different folders")
+        seen[p.stem] = p
+        pairs.append((p, out / f"{p.stem}{cmd.suffix}"))
+    return pairs
+
+
+def expand_inputs(inputs: Sequence[str | Path], patterns: Sequence[str] = ("*.bvh", "*.toml", "*.urdf", "*.glb",
+                                                                          "*.gltf")) -> list[Path]:
+    """Files as given; a folder stands for the scene files in it (sorted)."""
+    files: list[Path] = []
+    for item in map(Path, inputs):
+        if item.is_dir():
+            files.extend(sorted({f for pat in patterns for f in item.glob(pat)}))
+        elif item.exists():
+            files.append(item)
+        else:
+            raise AnimkitError(f"{item}: no such file or folder")
+    if not files:
+        raise AnimkitError("no input files (give files, or folders holding .bvh/.toml/.urdf/.glb files)")
+    return files
+
+
+def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, workers: int | None = None,
+              scheduler: str | None = None, options: Mapping[str, Any] | None = None, processes: bool = True,
+              on_progress: Callable[[int, int, Mapping[str, Any]], None] | None = None) -> BatchReport:
+    """Run ``name`` on every input, one dask task per file, and write the summary table.
+
+    ``scheduler`` is a dask.distributed address (``tcp://host:8786``); without it a LocalCluster of ``workers``
+    single-threaded workers (default: the machine's cores) runs here (``processes=False``: threads in this
+    process, for tests). ``on_progress(done, total, row)`` is called as each file finishes.
+    """
+    cmd = command(name)
+    files = expand_inputs(inputs)
+    pairs = plan_outputs(cmd.name, files, outdir, (options or {}).get("suffix"))
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
+    import os
+
+    t0 = time.perf_counter()
+    cluster = None
+    if scheduler is None:
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        if n < 1:
+            raise AnimkitError(f"--workers must be >= 1, got {n}")
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None,
+                               silence_logs=40)
+        client = Client(cluster)
+    else:
+        try:
+            client = Client(scheduler, timeout=10)
+        except OSError as exc:
+            raise AnimkitError(f"scheduler {scheduler}: could not connect ({exc})") from None
+    try:
+        n_workers = len(client.scheduler_info().get("workers", {}))
+        futures = {client.submit(run_one, cmd.name, str(src), str(out), dict(options or {}), pure=False,
+                                 key=f"animkit-{cmd.name}-{k}-{src.name}"): k for k, (src, out) in enumerate(pairs)}
+        rows: list[dict[str, Any] | None] = [None] * len(pairs)
+        done = 0
+        for fut in as_completed(futures):
+            k = futures[fut]
+            try:
+                row = fut.result()
+            except Exception as exc:  # the worker itself died (killed, out of memory): still a row
+                row = {"file": str(pairs[k][0]), "status": "error", "error": f"worker: {exc}".splitlines()[0],
+                       "output": "", "seconds": math.nan}
+            rows[k] = row
+            done += 1
+            if on_progress is not None:
+                on_progress(done, len(pairs), row)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    final = tuple(r for r in rows if r is not None)
+    summary = write_summary(final, Path(outdir))
+    counts = {s: sum(1 for r in final if r["status"] == s) for s in ("ok", "skipped", "error")}
+    return BatchReport(final, summary, time.perf_counter() - t0, n_workers, counts)
+
+
+def write_summary(rows: Sequence[Mapping[str, Any]], outdir: Path) -> Path:
+    """``summary.parquet`` (pyarrow installed) or ``summary.csv``: :data:`COLUMNS`, then every other measure."""
+    extra = sorted({k for r in rows for k in r} - set(COLUMNS))
+    columns = list(COLUMNS) + extra
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        import csv
+
+        path = outdir / "summary.csv"
+        with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                w.writerow({c: r.get(c, "") for c in columns})
+        return path
+    path = outdir / "summary.parquet"
+    table = pa.table({c: [r.get(c) for r in rows] for c in columns})
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+    return path

@@ -1,0 +1,319 @@
+"""Inline display in Jupyter: animations (an HTML5 video with play/pause and a frame slider) and stills (PNG).
+
+``animkit.show(scene, clip, ...)`` renders like ``animkit render`` (the same size, fps, style and camera options)
+and returns an :class:`Animation` that a notebook shows inline. ``animkit.still(scene, pose)`` returns a
+:class:`Still` (``_repr_png_``). When IPython is running, :func:`register` teaches its display formatters to
+show a :class:`~animkit.Scene` (its first clip, or its rest pose), a :class:`~animkit.Clip` (on its figure), a
+baked reach, a comparison (its panels side by side) and an :class:`~animkit.IKResult` (its numbers and error
+curve) inline, without the core modules importing the renderer.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+import itertools
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .errors import RenderError
+
+if TYPE_CHECKING:
+    from .figure import Figure
+    from .ik import IKResult
+    from .keyframes import Clip
+    from .mesh import Mesh
+    from .reach import Comparison, ReachResult
+    from .render.clip import Panel, Style
+    from .scene import Scene
+
+__all__ = ["Animation", "Still", "show", "still", "show_comparison", "comparison_panels", "panel_label", "register"]
+
+_ids = itertools.count()
+
+
+@dataclass(frozen=True)
+class Animation:
+    """An encoded animation (``mime`` ``video/mp4`` or ``image/gif``), its frame count, rate and size."""
+
+    data: bytes
+    mime: str
+    frames: int
+    fps: float
+    size: tuple[int, int]
+
+    def __repr__(self) -> str:
+        return (f"Animation({self.mime}, {self.frames} frames at {self.fps:g} fps, {self.size[0]}x{self.size[1]}, "
+                f"{len(self.data) / 1024:.0f} KiB)")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the encoded bytes to ``path`` (atomically)."""
+        from .atomic import atomic_path
+
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(self.data)
+        return Path(path)
+
+    def _repr_html_(self) -> str:
+        """A <video> (loop, muted autoplay) with a play/pause button and a frame slider kept in step with it."""
+        b64 = base64.b64encode(self.data).decode("ascii")
+        w, h = self.size
+        if self.mime != "video/mp4":
+            return f'<img src="data:{self.mime};base64,{b64}" width="{w}" height="{h}"/>'
+        k = next(_ids)
+        vid, sld, btn, lab = (f"animkit-{name}-{k}" for name in ("video", "slider", "play", "label"))
+        last = max(self.frames - 1, 0)
+        return f"""<div class="animkit-animation">
+<video id="{vid}" width="{w}" height="{h}" src="data:video/mp4;base64,{b64}" loop muted autoplay playsinline></video>
+<div><button id="{btn}" type="button">pause</button>
+<input id="{sld}" type="range" min="0" max="{last}" step="1" value="0" style="width:{max(w - 160, 80)}px"/>
+<span id="{lab}">frame 0 / {last}</span></div>
+<script>(function() {{
+  var v = document.getElementById("{vid}"), s = document.getElementById("{sld}"),
+      b = document.getElementById("{btn}"), l = document.getElementById("{lab}"), fps = {self.fps!r};
+  function show() {{ var f = Math.min({last}, Math.round(v.currentTime * fps)); s.value = f;
+                     l.textContent = "frame " + f + " / {last}"; }}
+  v.addEventListener("timeupdate", show);
+  b.onclick = function() {{ if (v.paused) {{ v.play(); b.textContent = "pause"; }}
+                           else {{ v.pause(); b.textContent = "play"; }} }};
+  s.oninput = function() {{ v.pause(); b.textContent = "play"; v.currentTime = (+s.value + 0.5) / fps; show(); }};
+}})();</script>
+</div>"""
+
+
+@dataclass(frozen=True)
+class Still:
+    """One PNG image (a single pose)."""
+
+    png: bytes
+    size: tuple[int, int]
+
+    def __repr__(self) -> str:
+        return f"Still({self.size[0]}x{self.size[1]} PNG, {len(self.png) / 1024:.0f} KiB)"
+
+    def _repr_png_(self) -> bytes:
+        return self.png
+
+    def array(self) -> np.ndarray:
+        """The image as (H, W, 3) uint8."""
+        import io
+
+        from PIL import Image
+
+        return np.asarray(Image.open(io.BytesIO(self.png)).convert("RGB"))
+
+
+def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
+            distance: float | None, follow: bool, fov: float | None) -> Scene:
+    """The scene with the camera options of ``animkit render`` applied (render.clip.camera_spec_with)."""
+    from .render.clip import camera_spec_with
+
+    return dataclasses.replace(scene, camera=camera_spec_with(scene.camera, fov=fov, view=view, azimuth=azimuth,
+                                                              elevation=elevation, distance=distance, follow=follow))
+
+
+def _scene(scene_or_figure: Scene | Figure | str | Path) -> Scene:
+    from .figure import Figure
+    from .scene import Scene
+
+    if isinstance(scene_or_figure, Scene):
+        return scene_or_figure
+    if isinstance(scene_or_figure, Figure):
+        return Scene(scene_or_figure)
+    from .examples import load_file_or_example
+
+    return load_file_or_example(scene_or_figure)
+
+
+def _encode(render: Any, fmt: Literal["mp4", "gif"]) -> tuple[bytes, Any]:
+    """Run ``render(path)`` into a temporary file of format ``fmt``; its bytes and the render's report."""
+    with tempfile.TemporaryDirectory(prefix="animkit-show-") as tmp:
+        path = Path(tmp) / f"clip.{fmt}"
+        report = render(path)
+        return path.read_bytes(), report
+
+
+def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, size: tuple[int, int] = (480, 360),
+         fps: float | None = None, style: Style | None = None, view: str | None = None,
+         azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
+         follow: bool = False, fov: float | None = None, format: Literal["mp4", "gif"] = "mp4") -> Animation:
+    """Render a clip like ``animkit render`` (same options) into an inline :class:`Animation`.
+
+    ``scene`` is a Scene, a Figure, a file or an example's name; ``clip`` a clip's name or a Clip (default: the
+    scene's first; a scene without clips shows its rest pose). ``format="gif"`` gives an animated image instead
+    of a video (no controls).
+    """
+    from .keyframes import Clip
+    from .render.clip import Style, render_clip
+
+    if format not in ("mp4", "gif"):
+        raise RenderError(f"format must be 'mp4' or 'gif', got {format!r}")
+    sc = _camera(_scene(scene), view, azimuth, elevation, distance, follow, fov)
+    if clip is None and not sc.clips:
+        clip = Clip.from_poses(sc.figure, [0.0], sc.figure.rest_pose()[None], name="rest")
+    st = style if style is not None else Style()
+    data, report = _encode(lambda p: render_clip(sc, p, clip=clip, size=size, fps=fps, style=st, quiet=True), format)
+    return Animation(data, "video/mp4" if format == "mp4" else "image/gif", report.frames, report.fps, report.size)
+
+
+def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, size: tuple[int, int] = (480, 360),
+          style: Style | None = None, targets: ArrayLike | None = None, view: str | None = None,
+          azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
+          fov: float | None = None) -> Still:
+    """One pose (default: the rest pose) as a PNG :class:`Still`, framed like ``animkit render`` frames it."""
+    import io
+
+    from PIL import Image
+
+    from .render.clip import FigureRenderer, Style, clip_cameras
+    from .render.scene import figure_look
+
+    sc = _camera(_scene(scene), view, azimuth, elevation, distance, False, fov)
+    fig = sc.figure
+    p = fig.check_pose(fig.rest_pose() if pose is None else pose)
+    if p.ndim != 1:
+        raise RenderError(f"still draws one pose (D,), got shape {p.shape}; use show() for several")
+    look = figure_look(fig, sc.up)
+    tg = None if targets is None else np.asarray(targets, dtype=float).reshape(-1, 3)
+    cam = clip_cameras(sc.camera, sc.up, fig, look, p[None], size=size, extra=tg)[0]
+    image = FigureRenderer(fig, cam, up=sc.up, style=style if style is not None else Style(), mesh=look).frame(
+        fig.world_batch(p[None])[0], targets=tg)
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG")
+    return Still(buf.getvalue(), (image.shape[1], image.shape[0]))
+
+
+def panel_label(result: ReachResult) -> str:
+    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or
+    ``label: not reached (2.0 cm)``."""
+    r = result.result
+    if r.converged:
+        state = "reached"
+    elif r.reachable is False:
+        short = r.position_error * 100
+        state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
+    else:
+        state = f"not reached ({r.position_error * 100:.1f} cm)"
+    return f"{result.label}: {state}"
+
+
+def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
+    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
+    (``meshes``: a character's, drawn on the figure)."""
+    from .render.clip import Panel
+
+    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
+    return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail, meshes=tuple(meshes))
+            for p in comparison.panels]
+
+
+def show_comparison(comparison: Comparison, figure: Figure | None = None, *, size: tuple[int, int] = (300, 300),
+                    style: Style | None = None, camera: Any = None) -> Animation:
+    """The comparison's panels side by side, as ``animkit compare`` draws them, inline."""
+    from .render.clip import Style, render_panels
+    from .scene import CameraSpec
+
+    fig = figure if figure is not None else _figure_of(comparison.panels[0].clip)
+    panels = comparison_panels(fig, comparison)
+    up = _up_of(fig)
+    spec = camera if camera is not None else CameraSpec()
+    st = style if style is not None else Style()
+    data, report = _encode(lambda p: render_panels(panels, p, fps=comparison.fps, up=up, camera_spec=spec,
+                                                   size=size, style=st, quiet=True), "mp4")
+    return Animation(data, "video/mp4", report.frames, report.fps, report.size)
+
+
+def _figure_of(clip: Clip) -> Figure:
+    from .figure import Figure
+
+    if not isinstance(clip.layout, Figure):
+        raise RenderError(f"clip {clip.name!r} is not on a Figure; pass the figure")
+    return clip.layout
+
+
+def _up_of(figure: Figure) -> Literal["y", "z"]:
+    """A figure's up axis at rest: the axis its nodes spread along most (y for people, z for robots)."""
+    P = figure.world_positions(figure.rest_pose()[None])[0]
+    span = np.ptp(P, axis=0)
+    return "z" if span[2] > span[1] else "y"
+
+
+# --- IPython display hooks ---------------------------------------------------------------------------------
+
+
+def _scene_html(scene: Scene) -> str | None:
+    return show(scene)._repr_html_() if scene.clips else None
+
+
+def _scene_png(scene: Scene) -> bytes | None:
+    return None if scene.clips else still(scene)._repr_png_()
+
+
+def _clip_html(clip: Clip) -> str:
+    from .scene import Scene
+
+    fig = _figure_of(clip)
+    return show(Scene(fig, up=_up_of(fig)), clip)._repr_html_()
+
+
+def _reach_html(reach: ReachResult) -> str:
+    from .render.clip import Panel, render_panels
+    from .scene import CameraSpec
+
+    fig = _figure_of(reach.clip)
+    target = reach.target[:3, 3] if np.shape(reach.target) == (4, 4) else reach.target
+    panel = Panel(fig, reach.poses, panel_label(reach), targets=np.asarray([target]), trail=reach.trail)
+    data, report = _encode(lambda p: render_panels([panel], p, fps=reach.clip.fps, up=_up_of(fig),
+                                                   camera_spec=CameraSpec(), size=(400, 360), quiet=True), "mp4")
+    return Animation(data, "video/mp4", report.frames, report.fps, report.size)._repr_html_()
+
+
+def _comparison_html(comparison: Comparison) -> str:
+    return show_comparison(comparison)._repr_html_()
+
+
+def ik_result_html(result: IKResult) -> str:
+    """An IK result's numbers as a small table, and its error against iteration as an inline SVG curve."""
+    e = np.maximum(np.asarray(result.errors, dtype=float), 1e-12)
+    rows = [("converged", result.converged), ("reachable", result.reachable), ("reason", result.reason),
+            ("position error", f"{result.position_error:.4g}"),
+            ("orientation error", f"{result.orientation_error:.4g}"), ("iterations", result.iterations),
+            ("solver", result.solver), ("restarts used", result.restarts_used),
+            ("time", f"{result.time_s * 1e3:.3g} ms")]
+    table = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>"
+                    for k, v in rows)
+    svg = ""
+    if len(e) >= 2:
+        w, h = 240, 90
+        y = np.log10(e)
+        lo, hi = float(y.min()), float(max(y.max(), y.min() + 1e-9))
+        xs = np.linspace(4, w - 4, len(e))
+        ys = h - 4 - (y - lo) / (hi - lo) * (h - 8)
+        pts = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(xs, ys, strict=True))
+        svg = (f"<svg width='{w}' height='{h}' style='border:1px solid #ccc'><polyline points='{pts}' fill='none' "
+               f"stroke='#1f6fd1' stroke-width='1.5'/><text x='6' y='12' font-size='10'>log error, "
+               f"{e[0]:.2g} → {e[-1]:.2g}</text></svg>")
+    return f"<div style='display:flex;gap:1em'><table>{table}</table>{svg}</div>"
+
+
+def register(ipython: Any) -> None:
+    """Teach an IPython shell's display formatters to show animkit values inline (done at ``import animkit``
+    when IPython is running); the classes are named, not imported, so nothing heavy loads before it is shown."""
+    fmt = ipython.display_formatter.formatters
+    hooks: Sequence[tuple[str, str, str, Any]] = (
+        ("text/html", "animkit.scene", "Scene", _scene_html),
+        ("image/png", "animkit.scene", "Scene", _scene_png),
+        ("text/html", "animkit.keyframes.clip", "Clip", _clip_html),
+        ("text/html", "animkit.reach", "ReachResult", _reach_html),
+        ("text/html", "animkit.reach", "Comparison", _comparison_html),
+        ("text/html", "animkit.ik.result", "IKResult", ik_result_html),
+    )
+    for mime, module, name, fn in hooks:
+        fmt[mime].for_type_by_name(module, name, fn)

@@ -1,0 +1,112 @@
+"""Batch benchmark: a library of CMU clips converted and rendered as thumbnails, on 1 and on 2 Dask workers.
+
+    flock /tmp/animkit-bench.lock python -m benchmarks.bench_batch          # from the repository root
+
+The library: the CMU clips in ``tests/data`` (cgspeed BVH conversions), copied under different names until there
+are ``--clips`` files (40 by default: the same few clips repeated; the output says how many distinct). One round
+of a case is what a user runs, end to end in fresh processes (cluster start-up, imports and numba's cache load
+included), into a fresh folder:
+
+    animkit batch convert LIB -o OUT/convert --format bvh --workers N -q
+    animkit batch render  LIB -o OUT/render --size 160x120 --fps 10 --workers N -q
+
+Cases ``1 worker`` and ``2 workers`` alternate (harness.interleaved); the speed-up is the ratio of the medians
+of the same run. Writes ``benchmarks/results_batch.md`` (``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .harness import interleaved, markdown_table, ratio
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
+    """``n`` BVH files in ``folder``: the CMU clips of tests/data, repeated under new names."""
+    clips = sorted(DATA.glob("cmu_*.bvh"))
+    if not clips:
+        raise SystemExit("no CMU clips in tests/data")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for k in range(n):
+        src = clips[k % len(clips)]
+        dst = folder / f"clip{k:03d}_{src.stem}.bvh"
+        shutil.copy(src, dst)
+        out.append(dst)
+    return out, len(clips)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clips", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=0, help="unrecorded rounds first (each case starts fresh "
+                    "processes anyway; numba's on-disk cache is warm after the tests)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch.md"))
+    args = ap.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="animkit-bench-batch-"))
+    try:
+        files, distinct = make_library(work / "lib", args.clips)
+        frames = sum(int(f.read_text().split("Frames:")[1].split()[0]) for f in files)
+        counter = [0]
+
+        def case(workers: int):
+            def run() -> None:
+                counter[0] += 1
+                out = work / f"out{counter[0]}"
+                for cmd in (["convert", str(work / "lib"), "-o", str(out / "convert"), "--format", "bvh"],
+                            ["render", str(work / "lib"), "-o", str(out / "render"), "--size", "160x120",
+                             "--fps", "10"]):
+                    subprocess.run([sys.executable, "-m", "animkit", "batch", *cmd, "--workers", str(workers),
+                                    "-q"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+                shutil.rmtree(out)
+            return run
+
+        t0 = time.perf_counter()
+        stats = interleaved({"1 worker": case(1), "2 workers": case(2)}, rounds=args.rounds, warmup=args.warmup)
+        total = time.perf_counter() - t0
+        speedup = ratio(stats["1 worker"], stats["2 workers"])
+        per_clip = stats["2 workers"].median / args.clips
+        load = os.getloadavg()
+        text = f"""# Batch: a library of CMU clips on Dask, 1 vs 2 workers
+
+Command (from the repository root; {args.rounds} interleaved rounds after {args.warmup} warm-up round(s), {total:.0f} s
+in all):
+
+    flock /tmp/animkit-bench.lock python -m benchmarks.bench_batch --clips {args.clips} --rounds {args.rounds} \\
+        --warmup {args.warmup}
+
+One round = `animkit batch convert LIB -o … --format bvh` then `animkit batch render LIB -o … --size 160x120
+--fps 10` on a LocalCluster of N single-threaded worker processes, in fresh processes (cluster start-up, imports
+and numba's cache load included). LIB: {args.clips} BVH files, {frames:,} frames at 120 fps in all — the
+{distinct} CMU clips of `tests/data` repeated under different names (not {args.clips} distinct clips).
+
+Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; shared with other
+engineers' work during the run (load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}), so the
+absolute times are upper bounds and the speed-up a lower bound of what a quiet machine gives.
+
+{markdown_table(stats, unit="s", scale=1.0, baseline="1 worker")}
+
+Speed-up with 2 workers: **{speedup:.2f}×** (goal ≥ 1.7×). Per clip with 2 workers: {per_clip:.2f} s
+(convert + thumbnail).
+"""
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(text)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""animkit batch on a real dask LocalCluster: one task per file, atomic resumable outputs, errors as rows."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+pytest.importorskip("distributed")
+
+from animkit.batch import COMMANDS, plan_outputs, register, run_batch, run_one  # noqa: E402
+from animkit.cli import main  # noqa: E402
+from animkit.errors import AnimkitError  # noqa: E402
+
+from .conftest import DATA, SCENES  # noqa: E402
+
+
+def _root_path_from_text(path: Path) -> tuple[int, float]:
+    """The oracle, from the file's text alone: frames, and Σ |Δ(x, z)| of the root's first two position channels
+    (CMU: Xposition Yposition Zposition first)."""
+    lines = path.read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if line.strip() == "MOTION")
+    rows = np.array([[float(v) for v in line.split()[:3]] for line in lines[k + 3:] if line.strip()])
+    return len(rows), float(np.linalg.norm(np.diff(rows[:, [0, 2]], axis=0), axis=1).sum())
+
+
+def _read_summary(path: Path) -> list[dict[str, str]]:
+    """The summary's rows as strings, from the CSV or (pyarrow installed) the Parquet file."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [{k: "" if v is None else str(v) for k, v in row.items()} for row in pq.read_table(path).to_pylist()]
+    assert path.name == "summary.csv"
+    with path.open() as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture()
+def library(tmp_path: Path) -> Path:
+    src = tmp_path / "lib"
+    src.mkdir()
+    shutil.copy(DATA / "cmu_09_01_run.bvh", src / "run.bvh")
+    shutil.copy(DATA / "cmu_131_03_hop_3dsmax.bvh", src / "hop.bvh")
+    shutil.copy(SCENES / "three_axis_arm.toml", src / "arm.toml")
+    (src / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n")
+    return src
+
+
+def test_a_library_on_a_local_cluster_with_a_broken_file(library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    seen: list[tuple[int, int]] = []
+    report = run_batch("info", [library], out, workers=2, processes=False,
+                       on_progress=lambda done, total, row: seen.append((done, total)))
+    assert report.workers == 2
+    assert [d for d, _ in seen] == [1, 2, 3, 4] and {t for _, t in seen} == {4}
+    rows = {Path(r["file"]).name: r for r in report.rows}
+    assert rows["broken.bvh"]["status"] == "error" and "broken.bvh:5" in rows["broken.bvh"]["error"]
+    assert {rows[n]["status"] for n in ("run.bvh", "hop.bvh", "arm.toml")} == {"ok"}
+    assert not (out / "broken.json").exists()
+    for name in ("run", "hop"):
+        frames, path = _root_path_from_text(library / f"{name}.bvh")
+        assert rows[f"{name}.bvh"]["frames"] == frames
+        np.testing.assert_allclose(rows[f"{name}.bvh"]["root_path"], path, rtol=1e-6)
+    assert rows["arm.toml"]["joints"] == 3
+    # the summary holds the same rows, in input order (sorted folder listing)
+    table = _read_summary(report.summary)
+    assert [Path(r["file"]).name for r in table] == ["arm.toml", "broken.bvh", "hop.bvh", "run.bvh"]
+    assert table[0]["status"] == "ok" and table[1]["status"] == "error" and float(table[3]["seconds"]) > 0
+    assert int(table[3]["frames"]) == rows["run.bvh"]["frames"]
+
+
+def test_a_rerun_resumes_and_skips_what_is_complete(library: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    opts = {"size": (48, 36), "fps": 4.0}
+    first = run_batch("render", [library / "run.bvh", library / "hop.bvh"], out, workers=1, processes=False,
+                      options=opts)
+    assert first.counts == {"ok": 2, "skipped": 0, "error": 0}
+    gif = out / "run.gif"
+    with Image.open(gif) as im:
+        assert im.size == (48, 36) and im.n_frames == first.rows[0]["rendered_frames"]
+    stamp = gif.stat().st_mtime_ns
+    (out / "hop.gif").unlink()  # as if the last run had been stopped before this one finished
+    again = run_batch("render", [library / "run.bvh", library / "hop.bvh"], out, workers=1, processes=False,
+                      options=opts)
+    assert [r["status"] for r in again.rows] == ["skipped", "ok"]
+    assert gif.stat().st_mtime_ns == stamp and (out / "hop.gif").exists()
+    assert again.rows[0]["frames"] == first.rows[0]["frames"]  # the skipped row keeps its measures
+    # nothing half-written is left beside the outputs
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.is_file()) == []
+
+
+def test_a_failing_command_is_a_row_and_leaves_no_output(tmp_path: Path) -> None:
+    def explode(scene, src, out, options):
+        out.write_text("half")
+        raise ValueError("boom")
+
+    register("explode", ".txt", explode)
+    try:
+        row = run_one("explode", DATA / "cmu_09_01_run.bvh", tmp_path / "run.txt")
+    finally:
+        del COMMANDS["explode"]
+    assert row["status"] == "error" and row["error"] == "ValueError: boom"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_registry_errors_and_name_clashes(tmp_path: Path) -> None:
+    with pytest.raises(AnimkitError, match="info"):
+        plan_outputs("nope", [], tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with pytest.raises(AnimkitError, match="both write"):
+        plan_outputs("info", [tmp_path / "a" / "x.bvh", tmp_path / "b" / "x.bvh"], tmp_path / "o")
+    assert plan_outputs("render", [tmp_path / "x.bvh"], tmp_path / "o", ".mp4")[0][1].name == "x.mp4"
+
+
+def test_cli_batch_exit_status_says_whether_all_went_well(library: Path, tmp_path: Path, capsys) -> None:
+    assert main(["batch", "info", str(library / "run.bvh"), "-o", str(tmp_path / "o"), "--workers", "1", "-q"]) == 0
+    assert "1 done" in capsys.readouterr().out
+    assert main(["batch", "info", str(library / "broken.bvh"), "-o", str(tmp_path / "o"), "--workers", "1",
+                 "-q"]) == 1
+    assert main(["batch", "info", str(tmp_path / "empty"), "-o", str(tmp_path / "o")]) == 2
+
+
+def test_convert_round_trips_through_the_written_file(tmp_path: Path) -> None:
+    import animkit
+
+    row = run_one("convert", DATA / "cmu_09_01_run.bvh", tmp_path / "run.toml")
+    assert row["status"] == "ok"
+    a, b = animkit.load(DATA / "cmu_09_01_run.bvh"), animkit.load(tmp_path / "run.toml")
+    pa = a.figure.world_positions(a.clip().sample_frames())
+    pb = b.figure.world_positions(b.clip().sample_frames())
+    np.testing.assert_allclose(pb, pa, atol=1e-3 * a.figure.size())
+
+
+def test_a_running_cluster_by_its_address(library: Path, tmp_path: Path) -> None:
+    # a scheduler started elsewhere (here: in this process), reached by address as `--scheduler tcp://...` does
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+        report = run_batch("info", [library / "run.bvh", library / "hop.bvh"], tmp_path / "o",
+                           scheduler=cluster.scheduler_address)
+        assert report.workers == 2 and report.counts["ok"] == 2
+        assert len(cluster.scheduler.workers) == 2  # the cluster outlives the run: run_batch only closed its client
+    with pytest.raises(AnimkitError, match="could not connect"):
+        run_batch("info", [library / "run.bvh"], tmp_path / "o2", scheduler="tcp://127.0.0.1:9")
+
+
+def test_retarget_puts_each_clip_on_the_target_and_measures_the_feet(library: Path, tmp_path: Path) -> None:
+    import animkit
+
+    rows = run_batch("retarget", [library / "run.bvh"], tmp_path / "o", workers=1, processes=False,
+                     options={"target": "humanoid", "lock": False}).rows
+    assert rows[0]["status"] == "ok", rows[0]
+    out = animkit.load(rows[0]["output"])
+    frames, path = _root_path_from_text(library / "run.bvh")
+    humanoid = animkit.examples.load("humanoid").figure
+    assert out.figure.dof_names == humanoid.dof_names  # the target's skeleton, DOF for DOF
+    assert rows[0]["frames"] == frames == len(out.clip().sample_frames())
+    # the root's ground travel is the source's, scaled by the ratio of hip heights (root translation scaled)
+    np.testing.assert_allclose(rows[0]["root_path"], rows[0]["retarget_scale"] * path, rtol=0.02)
+    locked = run_one("retarget", library / "run.bvh", tmp_path / "l.bvh", {"target": "humanoid"})
+    assert locked["skate_mm_after"] <= locked["skate_mm_before"]
+    assert run_one("retarget", library / "run.bvh", tmp_path / "x.bvh")["error"].startswith("AnimkitError: ")
