@@ -109,37 +109,47 @@ class Figure:
         self._compiled: CompiledFigure | None = None
         self._order: list[Arc] | None = None
         self._rig = Rig()
+        self._rig_maker: Callable[[Figure], Rig] | None = None
 
     # --- the rig: named chains and effectors -----------------------------------------------------------
 
     @property
     def rig(self) -> Rig:
         """The figure's named chains and effectors (empty unless a loader or the user set them)."""
+        if self._rig_maker is not None:
+            make, self._rig_maker = self._rig_maker, None
+            self.rig = make(self)
         return self._rig
 
     @rig.setter
     def rig(self, rig: Rig) -> None:
         if not isinstance(rig, Rig):
             raise SceneError(f"a figure's rig is a Rig, got {type(rig).__name__}")
+        self._rig_maker = None
         self._rig = rig.check(self)
+
+    def defer_rig(self, make: Callable[[Figure], Rig]) -> None:
+        """Set the rig to ``make(self)`` on its first use (or before the next :meth:`add`, so it sees the figure
+        as it is now): a loader's name matching costs nothing for callers who never ask for chains."""
+        self._rig_maker = make
 
     def chain(self, name: str) -> tuple[str, ...]:
         """The joint names of chain ``name``; SceneError listing the chain names (close matches first)."""
-        return self._rig.chain(name)
+        return self.rig.chain(name)
 
     def effector(self, name: str) -> str:
         """The node effector ``name`` stands for; a node name stands for itself."""
-        node = self._rig.effectors.get(name)
+        node = self.rig.effectors.get(name)
         if node is not None:
             return node
         if name in self._nodes:
             return name
-        raise SceneError(unknown_name("effector", name, list(self._rig.effectors) + self.node_names))
+        raise SceneError(unknown_name("effector", name, list(self.rig.effectors) + self.node_names))
 
     # --- building ------------------------------------------------------------------------------------
 
     def _check_name(self, name: str) -> None:
-        if not isinstance(name, str) or not name or any(c.isspace() for c in name):
+        if not isinstance(name, str) or name.split() != [name]:  # empty, or holds whitespace
             raise SceneError(f"node names must be non-empty strings without spaces, got {name!r}")
 
     def add(self, name: str, parent: str, *, offset: ArrayLike | None = None, rotation: ArrayLike | None = None,
@@ -150,6 +160,8 @@ class Figure:
         L is given whole, or as ``offset`` (translation) and ``rotation`` (3×3), L = [[rotation, offset], [0, 1]].
         The joint defaults to fixed.
         """
+        if self._rig_maker is not None:
+            self.rig  # noqa: B018 -- a deferred rig is made from the figure as it was before this node
         self._check_name(name)
         if name in self._nodes:
             raise SceneError(f"duplicate node name {name!r}: node names must be unique")
@@ -158,13 +170,17 @@ class Figure:
         if L is not None and (offset is not None or rotation is not None):
             raise SceneError(f"node {name!r}: give L, or offset/rotation, not both")
         if L is None:
-            R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
-            if R.shape != (3, 3):
-                raise SceneError(f"node {name!r}: rotation must be 3x3, got shape {R.shape}")
             p = np.zeros(3) if offset is None else np.asarray(offset, dtype=float)
             if p.shape != (3,) or not np.all(np.isfinite(p)):
                 raise SceneError(f"node {name!r}: offset must be 3 finite numbers, got {offset!r}")
-            L = homogeneous(R, p)
+            if rotation is None:  # a pure translation (every BVH joint): no rotation block to build
+                L = identity()
+                L[:3, 3] = p
+            else:
+                R = np.asarray(rotation, dtype=float)
+                if R.shape != (3, 3):
+                    raise SceneError(f"node {name!r}: rotation must be 3x3, got shape {R.shape}")
+                L = homogeneous(R, p)
         joint = joint if joint is not None else fixed(name)
         if joint.name in self._joint_names:
             raise SceneError(f"duplicate joint name {joint.name!r} (at node {name!r}): joint names must be unique")
@@ -394,13 +410,15 @@ class Figure:
         p = self.check_pose(poses)
         return world_batch(self.compiled, np.atleast_2d(p))
 
-    def world_positions(self, poses: ArrayLike, *, dtype: type = np.float64) -> NDArray[Any]:
+    def world_positions(self, poses: ArrayLike, *, dtype: type = np.float64,
+                        out: NDArray[Any] | None = None) -> NDArray[Any]:
         """World positions (F, N, 3) of every node's frame origin for poses (F, D); ``dtype=np.float32`` halves
-        the output (values computed in float64, rounded once)."""
+        the output (values computed in float64, rounded once). ``out``: a C-contiguous (F, N, 3) array of
+        ``dtype`` to write into and return (reusing one buffer avoids a fresh array's page faults)."""
         if np.dtype(dtype) not in (np.dtype(np.float64), np.dtype(np.float32)):
             raise SceneError(f"world_positions: dtype must be float64 or float32, got {dtype!r}")
         p = self.check_pose(poses)
-        return world_positions(self.compiled, np.atleast_2d(p), dtype)
+        return world_positions(self.compiled, np.atleast_2d(p), dtype, out)
 
     def __repr__(self) -> str:
         moving = sum(1 for j in self.joints if j.dof_count)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .errors import SceneError
 from .jit import kernel
 from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
@@ -124,9 +125,11 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     kind_code = [2 if scale_[g] else int(dof_rev[g]) for g in range(D)]
     dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
     code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
-    depth = np.zeros(N, dtype=np.intp)
-    for i in range(1, N):
-        depth[i] = depth[parent[i]] + 1
+    par_list = parent.tolist()
+    depth_list = [0] * N
+    for i in range(1, N):  # Python ints: N scalar NumPy index operations would cost more than the rest
+        depth_list[i] = depth_list[par_list[i]] + 1
+    depth = np.array(depth_list, dtype=np.intp)
 
     bounds = first_dof.tolist()
     signatures = [tuple((kind_code[g], code[g]) for g in range(bounds[i], bounds[i + 1])) for i in range(N)]
@@ -160,7 +163,7 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
                 steps.append(DofStep(k, end, dofs, kind == 1, letter, dof_axis[dofs], kind == 2))
             k = end
         RL = L[nodes, :3, :3].copy()
-        rotated = not np.allclose(RL, np.eye(3), atol=0.0, rtol=0.0)
+        rotated = not bool((RL == np.eye(3)).all())
         par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
@@ -348,7 +351,7 @@ CHUNK_FRAMES = 2048
 
 
 def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.float64,
-                            chunk: int = CHUNK_FRAMES) -> Array | None:
+                            chunk: int = CHUNK_FRAMES, out: Array | None = None) -> Array | None:
     """World positions (F, N, 3) in ``dtype`` (float64 or float32), computed ``chunk`` frames at a time in
     float64 (the same values as :func:`world_positions`, rounded once to ``dtype``); None when the kernel is off
     or would not pay (:func:`animkit.jit.pays`)."""
@@ -356,7 +359,8 @@ def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.fl
             not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
         return None
     F = np.shape(poses)[0]
-    out: Array = np.empty((F, c.node_count, 3), dtype=dtype)
+    if out is None:
+        out = np.empty((F, c.node_count, 3), dtype=dtype)
     same = np.dtype(dtype) == np.float64
     scratch = None if same else np.empty((min(chunk, F), c.node_count, 3))
     for a in range(0, F, chunk):
@@ -399,14 +403,35 @@ def world_batch(c: CompiledFigure, poses: Array) -> Array:
     return out
 
 
-def world_positions(c: CompiledFigure, poses: Array, dtype: type = np.float64) -> Array:
+def positions_out(c: CompiledFigure, frames: int, dtype: type, out: object) -> Array:
+    """``out`` when it is a writeable C-contiguous ndarray of shape (frames, N, 3) and ``dtype``; SceneError
+    naming what was expected otherwise (checked once per call, not per chunk)."""
+    want = (frames, c.node_count, 3)
+    if not isinstance(out, np.ndarray):
+        raise SceneError(f"world_positions: out must be a NumPy array of shape {want}, got {type(out).__name__}")
+    if out.shape != want or out.dtype != np.dtype(dtype) or not out.flags.c_contiguous or \
+            not out.flags.writeable:
+        raise SceneError(f"world_positions: out must be a writeable C-contiguous {np.dtype(dtype)} array of "
+                         f"shape {want} (frames, nodes, 3), got {out.dtype} {out.shape}"
+                         f"{'' if out.flags.c_contiguous else ', not C-contiguous'}"
+                         f"{'' if out.flags.writeable else ', read-only'}")
+    return out
+
+
+def world_positions(c: CompiledFigure, poses: Array, dtype: type = np.float64, out: Array | None = None) -> Array:
     """World positions (F, N, 3) of every node's frame origin, in ``dtype`` (float64, or float32 to halve the
-    output), computed in chunks of :data:`CHUNK_FRAMES` frames."""
-    fast = world_positions_chunked(c, poses, dtype)
+    output), computed in chunks of :data:`CHUNK_FRAMES` frames; written into ``out`` (and returned) when given,
+    so a caller reusing one buffer skips the page faults of a fresh F × N × 3 array."""
+    if out is not None:
+        out = positions_out(c, np.shape(poses)[0], dtype, out)
+    fast = world_positions_chunked(c, poses, dtype, out=out)
     if fast is not None:
         return fast
     M, _, _ = forward(c, poses)
-    return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1), dtype=dtype)
+    if out is None:
+        return np.ascontiguousarray(M[c.row, :, 3].transpose(2, 0, 1), dtype=dtype)
+    out[...] = M[c.row, :, 3].transpose(2, 0, 1)
+    return out
 
 
 def dof_frames(c: CompiledFigure, poses: Array) -> tuple[Array, Array, Array]:

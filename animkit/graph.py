@@ -20,6 +20,7 @@ joint's order. This is BVH's channel order too.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -50,6 +51,9 @@ def _rigid(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
     return A
 
 
+_LAST_ROW, _EX, _EY, _EZ = [0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]
+
+
 def _affine(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
     """An arc's L: rigid, or affine with scale (glTF nodes): finite, last row 0 0 0 1, invertible."""
     if M is None:
@@ -57,6 +61,12 @@ def _affine(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
     A = np.asarray(M, dtype=float)
     if A.shape != (4, 4):
         raise SceneError(f"{what}: expected a 4x4 matrix, got shape {A.shape}")
+    r0, r1, r2, r3 = A.tolist()
+    if r3 == _LAST_ROW and r0[:3] == _EX and r1[:3] == _EY and r2[:3] == _EZ and \
+            math.isfinite(r0[3] + r1[3] + r2[3]):  # a pure translation (every BVH offset): 16 scalar checks
+        A = A.copy()
+        A.setflags(write=False)
+        return A
     if not np.all(np.isfinite(A)) or np.abs(A[3] - (0.0, 0.0, 0.0, 1.0)).max() > 1e-9:
         raise SceneError(f"{what}: expected an affine transform (finite, last row 0 0 0 1), got\n{A}")
     scale = float(np.abs(A[:3, :3]).max())

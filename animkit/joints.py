@@ -19,10 +19,11 @@ its joint's bare name (URDF joints do).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -62,9 +63,21 @@ JOINT_KINDS: tuple[str, ...] = get_args(JointKind)
 Limits = tuple[float, float]
 
 
+def _unit(letter: str) -> NDArray[np.float64]:
+    a = np.zeros(3)
+    a["xyz".index(letter)] = 1.0
+    a.setflags(write=False)
+    return a
+
+
+#: the three positive coordinate axes as shared read-only arrays: a DOF given one skips re-normalising it
+_UNIT: Final[dict[str, NDArray[np.float64]]] = {c: _unit(c) for c in "xyz"}
+_UNIT_IDS: Final[dict[int, str]] = {id(a): c for c, a in _UNIT.items()}
+
+
 def _axis_letter(axis: NDArray[np.float64]) -> str | None:
     """"x", "y" or "z" when the unit ``axis`` is that positive coordinate axis (to 1e-12), else None."""
-    x, y, z = (float(c) for c in axis)
+    x, y, z = axis.tolist()
     for letter, (a, b, c) in (("x", (x, y, z)), ("y", (y, z, x)), ("z", (z, x, y))):
         if abs(a - 1.0) <= 1e-12 and abs(b) <= 1e-12 and abs(c) <= 1e-12:
             return letter
@@ -86,12 +99,16 @@ class Dof:
     def __post_init__(self) -> None:
         if self.kind not in DOF_KINDS:
             raise SceneError(unknown_name("DOF kind", str(self.kind), DOF_KINDS))
-        try:
-            axis = axis_vector(self.axis)
-        except AnimkitError as exc:
-            raise SceneError(f"DOF {self.name!r}: {exc}") from None
-        object.__setattr__(self, "axis", axis)
-        axis.setflags(write=False)
+        letter = _UNIT_IDS.get(id(self.axis))
+        if letter is not None:  # one of the shared unit axes: already unit and read-only
+            self.__dict__["axis_letter"] = letter
+        else:
+            try:
+                axis = axis_vector(self.axis)
+            except AnimkitError as exc:
+                raise SceneError(f"DOF {self.name!r}: {exc}") from None
+            object.__setattr__(self, "axis", axis)
+            axis.setflags(write=False)
         lo, hi, rest = float(self.lower), float(self.upper), float(self.rest)
         if math.isnan(lo) or math.isnan(hi) or not math.isfinite(rest):
             raise SceneError(f"DOF {self.name!r}: limits and rest must be numbers, got "
@@ -104,9 +121,9 @@ class Dof:
         object.__setattr__(self, "upper", hi)
         object.__setattr__(self, "rest", rest)
 
-    @property
+    @functools.cached_property
     def axis_letter(self) -> str | None:
-        """``"x"``, ``"y"`` or ``"z"`` when the axis is a positive coordinate axis, else None."""
+        """``"x"``, ``"y"`` or ``"z"`` when the axis is a positive coordinate axis, else None (computed once)."""
         return _axis_letter(self.axis)
 
     @property
@@ -185,7 +202,7 @@ def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: set[str], next_free
     """``r``/``t``/``s`` + the axis letter, or the first free ``r0``, ``r1``… (``next_free`` remembers where to
     look, so n clashing channels take O(n), not O(n²))."""
     base = {"revolute": "r", "prismatic": "t", "scale": "s"}[kind]
-    letter = _axis_letter(axis)
+    letter = _UNIT_IDS.get(id(axis)) or _axis_letter(axis)
     name = base + letter if letter else base
     if name in taken:
         i = next_free.get(base, 0)
@@ -232,10 +249,13 @@ def custom(name: str, channels: Sequence[tuple[DofKind, str | ArrayLike]], *, li
     next_free: dict[str, int] = {}
     vecs = []
     for dkind, a in channels:
-        try:
-            vec = axis_vector(a)
-        except AnimkitError as exc:
-            raise SceneError(f"joint {name!r}: {exc}") from None
+        if isinstance(a, str) and a in _UNIT:
+            vec = _UNIT[a]
+        else:
+            try:
+                vec = axis_vector(a)
+            except AnimkitError as exc:
+                raise SceneError(f"joint {name!r}: {exc}") from None
         vecs.append(vec)
         suffixes.append(_suffix(dkind, vec, taken, next_free))
     lims = _per_dof(limits, suffixes, "limits", name)

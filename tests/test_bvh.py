@@ -423,3 +423,44 @@ def test_world_positions_of_10000_frames_has_no_loop_over_frames() -> None:
     P = fig.world_positions(many)
     assert P.shape == (10_000, 38, 3)
     np.testing.assert_allclose(P[344 * 7 + 5], P[5], atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("frames", [7, 2 * 2048 + 5])  # NumPy path and (where numba is on) the chunked kernel
+def test_world_positions_out_equals_the_allocating_path(dtype: type, frames: int) -> None:
+    """``out=``: the same bits as the allocating call, written into (and returned as) the caller's buffer."""
+    data = parse_bvh(RUN.read_text(), RUN)
+    fig = data.figure
+    poses = data.frames[np.arange(frames) % len(data.frames)]
+    want = fig.world_positions(poses, dtype=dtype)
+    buf = np.full((frames, len(fig.node_names), 3), np.nan, dtype=dtype)
+    got = fig.world_positions(poses, dtype=dtype, out=buf)
+    assert got is buf
+    np.testing.assert_array_equal(buf, want)
+
+
+def test_world_positions_out_rejects_wrong_buffers() -> None:
+    data = parse_bvh(RUN.read_text(), RUN)
+    fig, poses = data.figure, data.frames[:5]
+    n = len(fig.node_names)
+    bad = [np.empty((4, n, 3)), np.empty((5, n, 4)), np.empty((5, n, 3), dtype=np.float32),
+           np.empty((5, 3, n)).transpose(0, 2, 1), [[0.0] * 3] * n]
+    ro = np.empty((5, n, 3))
+    ro.setflags(write=False)
+    for out in [*bad, ro]:
+        with pytest.raises(SceneError, match=rf"out must be .*\(5, {n}, 3\)"):
+            fig.world_positions(poses, out=out)  # type: ignore[arg-type]
+
+
+def test_deferred_rig_equals_the_eager_one_and_sees_the_figure_as_parsed() -> None:
+    """The BVH loader defers the humanoid match to the rig's first use: same chains as matching right away,
+    and a node added afterwards does not change what was matched (the rig is made before the add)."""
+    from animkit.rig import humanoid_rig
+
+    eager = humanoid_rig(parse_bvh(WALK.read_text(), WALK).figure)
+    assert eager.chains  # the walk is a humanoid: a non-trivial oracle
+    assert parse_bvh(WALK.read_text(), WALK).figure.rig == eager
+    fig = parse_bvh(WALK.read_text(), WALK).figure
+    fig.add("LeftHand_prop", "LeftHand", offset=(0, 0, 1))
+    assert fig.rig == eager
+    assert fig.chain(next(iter(eager.chains))) == next(iter(eager.chains.values()))

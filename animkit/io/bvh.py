@@ -561,7 +561,7 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     revolute = np.array([d.revolute for d in dofs], dtype=bool)
     if revolute.any():
         frames[:, revolute] = np.deg2rad(frames[:, revolute])
-    figure.rig = humanoid_rig(figure)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
+    figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
     return BvhData(figure, frames, frame_time)
 
 
