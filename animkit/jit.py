@@ -10,7 +10,10 @@ or a kernel first runs, so ``import animkit`` stays light. A kernel that calls o
 module's namespace is rewritten. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run
 both paths), or :func:`pays` to use a kernel only where the work repays numba's start-up (tests set
 :data:`ALWAYS`). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about
-a second per kernel); later processes pay loading it, once. Where numba cannot cache (no writable cache folder)
+a second per kernel); later processes pay loading it, once: about 0.3 s for the first kernel a process runs (numba
+starting its compiler), a few milliseconds for each one after that. So once any kernel has run in a process,
+:func:`pays` also takes a kernel that is on disk when the work its caller has declined so far adds up to its
+``warm`` size (a long-lived process reading many short files switches to the kernel after the first few). Where numba cannot cache (no writable cache folder)
 or cannot compile, the kernels are turned off with one warning and the NumPy paths run: compiled code never
 blocks use.
 """
@@ -31,6 +34,7 @@ _njit: Any = None
 _loaded = False
 
 ENABLED = _WANTED
+_warm = False  # a kernel has run in this process: numba's compiler is up, a cached kernel loads in milliseconds
 # Tests set ALWAYS so that kernels run whatever the work size (also ANIMKIT_JIT=always).
 ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
@@ -77,6 +81,8 @@ class Kernel:
         self.calls = tuple(calls)
         self._compiled: Callable[..., Any] | None = None
         self._ready = False  # compiled and called once without error
+        self.declined = 0.0  # work :func:`pays` has sent to the NumPy path since numba was warm
+        self._on_disk: bool | None = None
         functools.update_wrapper(self, fn)
 
     def compiled(self) -> Callable[..., Any]:
@@ -109,12 +115,24 @@ class Kernel:
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
             return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
         self._ready = True
+        global _warm
+        _warm = True
         return out
 
     @property
     def ready(self) -> bool:
         """Whether this process has compiled (or loaded) the kernel already."""
         return self._compiled is not None
+
+    def on_disk(self) -> bool:
+        """Whether numba's disk cache holds a compiled version of this kernel's current source (so running it
+        costs loading, not compiling). Asks numba's cache index once; False when that cannot be read."""
+        if self._on_disk is None:
+            try:
+                self._on_disk = bool(self.compiled()._cache._cache_file._load_index())
+            except Exception:  # noqa: BLE001 - numba's cache internals: any failure means "do not count on it"
+                self._on_disk = False
+        return self._on_disk
 
 
 def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = ()) -> Callable[..., Any] | None:
@@ -132,14 +150,23 @@ def enabled() -> bool:
     return ENABLED and _WANTED and _numba_njit() is not None
 
 
-def pays(fn: Callable[..., Any] | None, work: float, threshold: float) -> bool:
+def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: float | None = None) -> bool:
     """Whether to run the kernel ``fn`` on ``work`` units: kernels are on and either ``fn`` is ready in this process
     (nothing left to pay) or ``work`` ≥ ``threshold``, the size from which the compiled path beats NumPy with
     numba's start-up and the kernel's loading (0.5–1 s a process when cached, a second or two more to compile on
-    an empty cache) counted in. Each caller measures its own threshold and says so beside it.
+    an empty cache) counted in; or, with ``warm``, another kernel has already run in this process (numba is up),
+    ``fn`` is in numba's disk cache, and the work declined so far plus ``work`` reaches ``warm`` (the size whose
+    NumPy time repays loading one cached kernel, a few milliseconds). Each caller measures its thresholds and
+    says so beside them.
     """
     if fn is None or not (ENABLED and _WANTED):
         return False
     if (isinstance(fn, Kernel) and fn.ready) or ALWAYS:
         return enabled()
-    return work >= threshold and enabled()
+    if work >= threshold:
+        return enabled()
+    if warm is not None and _warm and isinstance(fn, Kernel):
+        fn.declined += work
+        if fn.declined >= warm and fn.on_disk():
+            return enabled()
+    return False

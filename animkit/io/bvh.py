@@ -29,9 +29,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
+from ..fk import CompiledFigure, compile_figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
-from ..joints import DofKind, Joint, JointKind, custom, fixed
+from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import humanoid_rig
 from ..scene import Scene
@@ -286,7 +287,9 @@ def _joint(block: _Block) -> Joint:
     return custom(block.name, chans, kind=kind, order=order)
 
 
-def _build_figure(root: _Block, path: str | None) -> Figure:
+def _preorder(root: _Block) -> list[_Block]:
+    """Every block depth-first, pre-order (the figure's node order), each End Site named ``<parent>_end`` (with a
+    number where that name is taken)."""
     taken: set[str] = set()
     todo = [root]
     while todo:
@@ -294,24 +297,66 @@ def _build_figure(root: _Block, path: str | None) -> Figure:
         if b.kind != "End Site":
             taken.add(b.name)
         todo.extend(b.children)
-    name = Path(path).stem if path else "bvh"
+    out: list[_Block] = []
+    todo = [root]
+    while todo:
+        b = todo.pop()
+        if b.kind == "End Site":
+            assert b.parent is not None
+            b.name = _unique(f"{b.parent.name}_end", taken)
+            taken.add(b.name)
+        out.append(b)
+        todo.extend(reversed(b.children))
+    return out
+
+
+def _build_figure(blocks: list[_Block], name: str, path: str | None) -> Figure:
+    """The figure of the blocks (in :func:`_preorder`'s order): a node, arc and joint per block."""
+    root = blocks[0]
     try:
         fig = Figure(root.name, joint=_joint(root), L=_translation(root.offset), name=name)
     except SceneError as exc:
         raise ParseError(path, str(exc), line=root.line) from None
-    todo = list(reversed(root.children))
-    while todo:
-        b = todo.pop()
+    for b in blocks[1:]:
         assert b.parent is not None
-        if b.kind == "End Site":
-            b.name = _unique(f"{b.parent.name}_end", taken)
-            taken.add(b.name)
         try:
             fig.add(b.name, b.parent.name, offset=b.offset, joint=_joint(b))
         except SceneError as exc:
             raise ParseError(path, str(exc), line=b.line) from None
-        todo.extend(reversed(b.children))
     return fig
+
+
+def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
+    """The FK arrays of the blocks' figure straight from the blocks, equal to ``_build_figure(…).compiled``:
+    L_i = the translation OFFSET_i, T_i = I, one DOF per channel (axis e_x, e_y or e_z, no limits, rest 0),
+    named ``<joint>.<suffix>`` as :func:`~animkit.joints.custom` names them."""
+    N = len(blocks)
+    row = {id(b): i for i, b in enumerate(blocks)}
+    parent = [-1] + [row[id(b.parent)] for b in blocks[1:]]
+    L = np.zeros((N, 4, 4))
+    L[:, (0, 1, 2, 3), (0, 1, 2, 3)] = 1.0
+    L[:, :3, 3] = [b.offset for b in blocks]
+    T = np.zeros((N, 4, 4))
+    T[:, (0, 1, 2, 3), (0, 1, 2, 3)] = 1.0
+    counts: list[int] = []
+    names: list[str] = []
+    kinds: list[str] = []
+    letters: list[int] = []
+    for b in blocks:
+        chans = tuple(b.channels or ())
+        counts.append(len(chans))
+        if chans:
+            names.extend(f"{b.name}.{sfx}" for sfx in dof_suffixes(chans))
+            kinds.extend(k for k, _ in chans)
+            letters.extend("xyz".index(a) for _, a in chans)
+    D = len(names)
+    inf = np.full(D, np.inf)
+    return compile_figure(node_names=[b.name for b in blocks], parent=parent, L=L, T=T, dof_counts=counts,
+                          dof_names=names, dof_revolute=[k == "revolute" for k in kinds],
+                          dof_axis=_EYE3[letters], dof_letter=letters, lower=-inf, upper=inf, rest=np.zeros(D))
+
+
+_EYE3 = np.eye(3)
 
 
 def _translation(offset: Sequence[float] | None) -> Array:
@@ -555,10 +600,13 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
                          line=header.count("\n") + 1)
     motion_line = header.count("\n") + 1
     count, frame_time, frames_line, pos, line = _motion_header(text, m.end() + 1, motion_line, spath)
-    figure = _build_figure(root, spath)
-    dofs = figure.dofs
-    frames = parse_frames(text[pos:], line, count, len(dofs), frames_line, spath)
-    revolute = np.array([d.revolute for d in dofs], dtype=bool)
+    blocks = _preorder(root)
+    compiled = _compiled_from_blocks(blocks)
+    name = Path(spath).stem if spath else "bvh"
+    # the Joint/Dof/Node/Arc objects are built on first use: world positions need only the arrays
+    figure = Figure.deferred(name, compiled, lambda: _build_figure(blocks, name, spath))
+    frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath)
+    revolute = compiled.dof_revolute
     if revolute.any():
         frames[:, revolute] = np.deg2rad(frames[:, revolute])
     figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
