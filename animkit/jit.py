@@ -13,9 +13,9 @@ both paths), or :func:`pays` to use a kernel only where the work repays numba's 
 a second per kernel); later processes pay loading it, once: about 0.3 s for the first kernel a process runs (numba
 starting its compiler), a few milliseconds for each one after that. So once any kernel has run in a process,
 :func:`pays` also takes a kernel that is on disk when the work its caller has declined so far adds up to its
-``warm`` size (a long-lived process reading many short files switches to the kernel after the first few). Where numba cannot cache (no writable cache folder)
-or cannot compile, the kernels are turned off with one warning and the NumPy paths run: compiled code never
-blocks use.
+``warm`` size (a long-lived process reading many short files switches to the kernel after the first few).
+Where numba cannot cache (no writable cache folder) or cannot compile, the kernels are turned off with one
+warning and the NumPy paths run: compiled code never blocks use.
 """
 
 from __future__ import annotations
@@ -129,7 +129,8 @@ class Kernel:
         costs loading, not compiling). Asks numba's cache index once; False when that cannot be read."""
         if self._on_disk is None:
             try:
-                self._on_disk = bool(self.compiled()._cache._cache_file._load_index())
+                dispatcher: Any = self.compiled()
+                self._on_disk = bool(dispatcher._cache._cache_file._load_index())
             except Exception:  # noqa: BLE001 - numba's cache internals: any failure means "do not count on it"
                 self._on_disk = False
         return self._on_disk
