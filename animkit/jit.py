@@ -11,9 +11,9 @@ module's namespace is rewritten. Callers check :func:`enabled` at call time (tes
 both paths), or :func:`pays` to use a kernel only where the work repays numba's start-up (tests set
 :data:`ALWAYS`). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about
 a second per kernel); later processes pay loading it, once: about 0.3 s for the first kernel a process runs (numba
-starting its compiler), a few milliseconds for each one after that. So once any kernel has run in a process,
-:func:`pays` also takes a kernel that is on disk when the work its caller has declined so far adds up to its
-``warm`` size (a long-lived process reading many short files switches to the kernel after the first few).
+starting its compiler), a few milliseconds for each one after that. So :func:`pays` can also add up the work its
+caller sent to NumPy: a long-lived process making many small calls switches to the kernel once that sum has paid
+for numba's start-up, or, when another kernel already runs, for loading this one from disk.
 Where numba cannot cache (no writable cache folder) or cannot compile, the kernels are turned off with one
 warning and the NumPy paths run: compiled code never blocks use.
 """
@@ -81,7 +81,7 @@ class Kernel:
         self.calls = tuple(calls)
         self._compiled: Callable[..., Any] | None = None
         self._ready = False  # compiled and called once without error
-        self.declined = 0.0  # work :func:`pays` has sent to the NumPy path since numba was warm
+        self.declined = 0.0  # work :func:`pays` has sent to the NumPy path (callers that give it a warm size)
         self._on_disk: bool | None = None
         functools.update_wrapper(self, fn)
 
@@ -155,10 +155,12 @@ def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: flo
     """Whether to run the kernel ``fn`` on ``work`` units: kernels are on and either ``fn`` is ready in this process
     (nothing left to pay) or ``work`` ≥ ``threshold``, the size from which the compiled path beats NumPy with
     numba's start-up and the kernel's loading (0.5–1 s a process when cached, a second or two more to compile on
-    an empty cache) counted in; or, with ``warm``, another kernel has already run in this process (numba is up),
-    ``fn`` is in numba's disk cache, and the work declined so far plus ``work`` reaches ``warm`` (the size whose
-    NumPy time repays loading one cached kernel, a few milliseconds). Each caller measures its thresholds and
-    says so beside them.
+    an empty cache) counted in. Each caller measures its thresholds and says so beside them.
+
+    With ``warm`` (the work whose NumPy time repays loading one cached kernel once numba is up, a few
+    milliseconds), the work sent to NumPy is also added up, ski-rental style, so a process making many small
+    calls switches once it has paid NumPy's extra cost about once over: when that sum reaches ``threshold``, or,
+    once another kernel has run in this process and ``fn`` is in numba's disk cache, ``warm``.
     """
     if fn is None or not (ENABLED and _WANTED):
         return False
@@ -166,8 +168,9 @@ def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: flo
         return enabled()
     if work >= threshold:
         return enabled()
-    if warm is not None and _warm and isinstance(fn, Kernel):
-        fn.declined += work
-        if fn.declined >= warm and fn.on_disk():
-            return enabled()
-    return False
+    if warm is None or not isinstance(fn, Kernel):
+        return False
+    fn.declined += work
+    if fn.declined >= threshold:
+        return enabled()
+    return _warm and fn.declined >= warm and fn.on_disk() and enabled()

@@ -46,22 +46,25 @@ def test_the_lm_kernels_stay_wrappers_after_the_loop_compiles() -> None:
     np.testing.assert_allclose(A @ x, [1.0, 2.0], atol=1e-12)
 
 
-def test_pays_takes_a_cached_kernel_once_numba_is_up_and_the_declined_work_repays_its_load(monkeypatch) -> None:
-    """The warm rule of :func:`jit.pays`: below the cold threshold, a kernel runs only once another kernel has run
-    (numba is up), it is in numba's disk cache, and the work sent to NumPy since adds up to ``warm``."""
+def test_pays_adds_up_declined_work_and_takes_a_cached_kernel_once_numba_is_up(monkeypatch) -> None:
+    """:func:`jit.pays` with a warm size: the work sent to NumPy adds up; the kernel runs once the sum reaches the
+    cold threshold, or, after another kernel has run in this process (numba is up) and the kernel is in numba's
+    disk cache, the warm size. Without a warm size a call is judged alone, as before."""
     monkeypatch.setattr(jit, "ALWAYS", False)
-    cached, uncached = jit.kernel(_double), jit.kernel(_double)
-    assert isinstance(cached, jit.Kernel) and isinstance(uncached, jit.Kernel)
+    monkeypatch.setattr(jit, "_warm", False)
+    cold, cached, uncached = jit.kernel(_double), jit.kernel(_double), jit.kernel(_double)
+    assert all(isinstance(k, jit.Kernel) for k in (cold, cached, uncached))
     monkeypatch.setattr(cached, "on_disk", lambda: True)
     monkeypatch.setattr(uncached, "on_disk", lambda: False)
-    monkeypatch.setattr(jit, "_warm", False)
-    assert not jit.pays(cached, 10, 100, warm=25)  # numba not up: the load would cost its start-up too
+    assert [jit.pays(cold, 30, 100, warm=25) for _ in range(4)] == [False, False, False, True]  # 120 >= 100
+    assert jit.pays(cached, 100, 100, warm=25)  # one call at the threshold decides alone
     assert cached.declined == 0
-    assert jit.pays(cached, 100, 100, warm=25)  # the cold threshold still decides alone
+    assert not jit.pays(cached, 10, 100, warm=25) and not jit.pays(cached, 20, 100, warm=25)  # numba not up
     monkeypatch.setattr(jit, "_warm", True)
-    assert [jit.pays(cached, 10, 100, warm=25) for _ in range(3)] == [False, False, True]
-    assert not any(jit.pays(uncached, 10, 100, warm=25) for _ in range(5))  # would compile: never on this rule
-    assert not any(jit.pays(jit.kernel(_double), 10, 100) for _ in range(5))  # no warm size: the old rule
+    assert jit.pays(cached, 10, 100, warm=25)  # 40 >= 25 now that numba is up and the kernel is on disk
+    assert [jit.pays(uncached, 10, 100, warm=25) for _ in range(10)] == [False] * 9 + [True]  # would compile:
+    # only the cold threshold takes it
+    assert not any(jit.pays(jit.kernel(_double), 99, 100) for _ in range(5))  # no warm size: each call alone
     jit.kernel(_double)(1.0)  # a kernel that runs makes numba warm for the others
     assert jit._warm
 

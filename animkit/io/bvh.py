@@ -30,8 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..fk import CompiledFigure, compile_figure
-from ..jit import enabled as _jit_enabled
 from ..jit import kernel
+from ..jit import pays as jit_pays
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import humanoid_rig
@@ -522,10 +522,19 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
 
 scan_frames_kernel = kernel(_scan_frames)
 
+# The scanner reads ~18 ns a value, NumPy's loadtxt ~160 ns. numba's start-up and the scanner's first loading cost
+# ~0.45 s a process (~6 ms when another kernel already runs): ~3M values sent to loadtxt repay the first, ~40k the
+# second (a process reading one CMU clip of 149–2,236 frames × 96 channels never starts numba for it; a long-lived
+# one switches after some 30 MB of BVH text, or at once when numba is already up).
+SCAN_JIT_MIN = 3e6
+SCAN_JIT_WARM = 4e4
+
 
 def frames_compiled(block: str, count: int, width: int) -> Array | None:
-    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, or it declined)."""
-    if scan_frames_kernel is None or not _jit_enabled() or width == 0 or not block.isascii():
+    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, would not pay — see
+    :data:`SCAN_JIT_MIN` — or it declined)."""
+    if scan_frames_kernel is None or width == 0 or not block.isascii() or \
+            not jit_pays(scan_frames_kernel, count * width, SCAN_JIT_MIN, SCAN_JIT_WARM):
         return None
     out = np.empty((count, width))
     if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
