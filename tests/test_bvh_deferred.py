@@ -19,10 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import jit
+from animkit.errors import ParseError
 from animkit.figure import Figure
 from animkit.fk import CompiledFigure
+from animkit.io import bvh
 from animkit.io.bvh import parse_bvh
-from tests.test_bvh import ref_positions, ref_read
+from tests.test_bvh import mutated, ref_positions, ref_read
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.glob("*.bvh"))
@@ -59,7 +61,27 @@ def positions_both_paths(fig: Figure, frames: np.ndarray, monkeypatch: pytest.Mo
     return numpy_path, (fig.world_positions(frames) if jit.enabled() else None)
 
 
+def tree(block: bvh._Block) -> tuple:
+    return (block.kind, block.name, block.line, block.offset, block.channels,
+            tuple(tree(c) for c in block.children))
+
+
+def assert_line_reader_agrees(text: str) -> bool:
+    """The line-by-line hierarchy reader gives the token reader's blocks, or declines (None); it never accepts
+    what the token reader refuses. Whether it read the text."""
+    header = text[:m.start()] if (m := bvh._MOTION.search(text)) else text
+    fast = bvh._hierarchy_by_lines(header)
+    try:
+        slow = bvh._parse_hierarchy_tokens(header, None)
+    except ParseError:
+        assert fast is None
+        return False
+    assert fast is None or tree(fast) == tree(slow)
+    return fast is not None
+
+
 def check_against_oracles(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert_line_reader_agrees(text)
     data = parse_bvh(text)
     fig = data.figure
     assert "_build" in fig.__dict__  # the reader's figure starts deferred
@@ -140,6 +162,17 @@ def hierarchies(draw: st.DrawFn) -> str:
     width = sum(len(c) for c in channels)
     values = rng.uniform(-200, 200, size=(draw(st.integers(1, 6)), width))
     return bvh_text(names, parents, channels, offsets, end_sites, values)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_the_line_reader_reads_the_shipped_files(path: Path) -> None:
+    assert assert_line_reader_agrees(path.read_text())
+    assert assert_line_reader_agrees(path.read_text().replace("\n", "\r\n"))
+
+
+@given(mutated())
+def test_the_line_reader_agrees_with_the_token_reader_on_mutated_files(text: str) -> None:
+    assert_line_reader_agrees(text)
 
 
 @given(hierarchies())

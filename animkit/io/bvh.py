@@ -131,7 +131,95 @@ def _number(path: str | None, tok: tuple[str, int] | None, what: str, end_line: 
     return float(text)
 
 
+def _hierarchy_by_lines(header: str) -> _Block | None:
+    """The usual layout — one statement a line, keywords in capitals — read line by line into the blocks
+    :func:`_parse_hierarchy` would make; None for anything else (or anything wrong), which that reads (or
+    explains) token by token. Three times faster on the CMU files; the tests hold the two equal."""
+    root: _Block | None = None
+    stack: list[_Block] = []
+    names: set[str] = set()
+    pending: _Block | None = None  # opened, its "{" still to come
+    started = False
+    for n, line in enumerate(header.split("\n"), start=1):
+        t = line.split()
+        if not t:
+            continue
+        head = t[0]
+        if not started:
+            if t != ["HIERARCHY"]:
+                return None
+            started = True
+        elif pending is not None:
+            if t != ["{"]:
+                return None
+            stack.append(pending)
+            pending = None
+        elif not stack:
+            if head != "ROOT" or root is not None:
+                return None
+            brace = t[-1] == "{"
+            if len(t) != 2 + brace:
+                return None
+            root = _Block("ROOT", t[1], n, None)
+            names.add(t[1])
+            if brace:
+                stack.append(root)
+            else:
+                pending = root
+        elif head == "OFFSET":
+            b = stack[-1]
+            if len(t) != 4 or b.offset is not None or not all(_NUMBER.match(x) for x in t[1:]):
+                return None
+            x, y, z = float(t[1]), float(t[2]), float(t[3])
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                return None
+            b.offset = (x, y, z)
+        elif head == "CHANNELS":
+            b = stack[-1]
+            if b.kind == "End Site" or b.channels is not None or len(t) < 2 or not _DIGITS.match(t[1]) or \
+                    len(t[1]) > 20 or int(t[1]) != len(t) - 2:
+                return None
+            chans = [_CHANNEL_BY_LOWER.get(c.lower()) for c in t[2:]]
+            if None in chans:
+                return None
+            b.channels = chans  # type: ignore[assignment]
+        elif head == "JOINT" or head == "End":
+            parent = stack[-1]
+            brace = t[-1] == "{"
+            if parent.kind == "End Site" or len(stack) >= MAX_DEPTH or len(t) != 2 + brace:
+                return None
+            if head == "End":
+                if t[1] != "Site":
+                    return None
+                b = _Block("End Site", "", n, parent)
+            else:
+                if t[1] in names:
+                    return None
+                names.add(t[1])
+                b = _Block("JOINT", t[1], n, parent)
+            parent.children.append(b)
+            if brace:
+                stack.append(b)
+            else:
+                pending = b
+        elif t == ["}"]:
+            b = stack[-1]
+            if b.offset is None or (b.channels is None and b.kind != "End Site"):
+                return None
+            stack.pop()
+        else:
+            return None
+    return root if pending is None and not stack else None
+
+
 def _parse_hierarchy(header: str, path: str | None) -> _Block:
+    """Read HIERARCHY … up to (not including) MOTION into a tree of blocks: the usual layout line by line, anything
+    else token by token (which names the line of any error)."""
+    root = _hierarchy_by_lines(header)
+    return root if root is not None else _parse_hierarchy_tokens(header, path)
+
+
+def _parse_hierarchy_tokens(header: str, path: str | None) -> _Block:
     """Read HIERARCHY … up to (not including) MOTION into a tree of blocks, with an explicit stack."""
     toks = _Tokens(header)
     first = toks.next()
