@@ -10,6 +10,7 @@ Order: ``node_names`` is the traversal's (depth-first, pre-order; siblings in th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -26,6 +27,8 @@ from .joints import Dof, Joint, fixed
 from .transforms import homogeneous, identity
 
 __all__ = ["Figure", "Rig"]
+
+_BUILDING = threading.RLock()  # held while a deferred figure builds its objects (Figure._built)
 
 
 @dataclass(frozen=True)
@@ -134,11 +137,14 @@ class Figure:
 
     def _built(self) -> Figure:
         """Build a deferred figure's objects now (nothing for a figure built with ``add``); returns self."""
-        build = self.__dict__.pop("_build", None)
-        if build is not None:
-            made = build()
-            for attr in self._BUILT:
-                self.__dict__[attr] = made.__dict__[attr]
+        if "_build" in self.__dict__:
+            with _BUILDING:  # two threads touching one deferred figure build it once
+                build = self.__dict__.get("_build")
+                if build is not None:
+                    made = build()
+                    for attr in self._BUILT:
+                        self.__dict__[attr] = made.__dict__[attr]
+                    del self.__dict__["_build"]
         return self
 
     if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute name on a Figure
