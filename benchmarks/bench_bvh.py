@@ -1,6 +1,9 @@
 """Benchmark: parse BVH + world positions of every joint in every frame, animkit against pybvh, bvhio, fairmotion.
 
-    python benchmarks/bench_bvh.py [--data ../shared/data/bvh] [--repeat 5] [--fresh]
+    python benchmarks/bench_bvh.py [--data ../shared/data/bvh] [--repeat 5] [--fresh | --no-fresh]
+
+By default two tables: a long-lived process reading the files again and again (after a warm-up that loads its
+compiled kernels), then a fresh process per read (``--fresh``: only that one; ``--no-fresh``: only the first).
 
 Run it in the benchmark environment (``benchmarks/requirements-bvh.txt``); a peer that is not importable is
 skipped with a message. One core: BLAS/OpenMP threads are pinned to 1 before NumPy loads. Each time is the best
@@ -230,8 +233,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--peers", default="pybvh,bvhio,fairmotion")
-    ap.add_argument("--fresh", action="store_true", help="a fresh process per read (start-up and the first call "
-                    "of a process), against pybvh only")
+    ap.add_argument("--fresh", action="store_true", help="only the table of a fresh process per read (start-up "
+                    "and the first call of a process), against pybvh only")
+    ap.add_argument("--no-fresh", action="store_true", help="only the long-lived process's table")
     ap.add_argument("--best-of", action="store_true", help="the older best-of-N table with the accuracy check "
                     "(default: interleaved rounds per file, medians with min-max)")
     args = ap.parse_args()
@@ -246,6 +250,9 @@ def main() -> None:
     peers = [p for p in args.peers.split(",") if p and available(p)]
     if not args.best_of:
         interleaved_per_file(files, peers, max(args.repeat, 5))
+        if not args.no_fresh and "pybvh" in peers:
+            print("\nA fresh process per read:\n")
+            fresh_per_file(files, max(args.repeat, 5))
         return
     impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
     totals = {name: [0.0, 0.0] for name in impls}  # parse, fk seconds
