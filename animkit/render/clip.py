@@ -240,7 +240,7 @@ class FigureRenderer:
         if image is None:
             blank = solid_image(self.camera.height, self.camera.width, self.style.background)
             image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
-                              color=self.style.grid_color, center=center, jit=bool(self.jit))
+                              color=self.style.grid_color, center=center, jit=bool(self.jit), out=blank)
             image.setflags(write=False)
             if len(_BACKDROPS) >= 8:
                 _BACKDROPS.pop(next(iter(_BACKDROPS)))

@@ -276,23 +276,29 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
     face_of = keep[setup.index]  # setup row → face of the concatenation
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
-    pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
-
     if backdrop is None:
         flat = solid_image(H, W, background).reshape(-1, 3)
     elif s == 1:
         flat = backdrop.reshape(-1, 3).copy()
     else:
         flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
-    if len(pix):
-        face = face_of[k]
-        which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else np.zeros(len(k), np.int64)
-        for i, srf in enumerate(surfaces):
-            sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
-            if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
-                continue
-            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light, ambient,
-                                    use_kernel)
+    zbuf: NDArray[np.float32] | None = None
+    if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
+        colors = np.concatenate([_flat_colors(camera, x, light, ambient) for x in surfaces]) if len(surfaces) > 1 \
+            else _flat_colors(camera, surfaces[0], light, ambient) if surfaces else np.zeros((0, 3), np.uint8)
+        zbuf = _paint_kernel(setup, W, H, colors[face_of], flat)
+    else:
+        pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
+        if len(pix):
+            face = face_of[k]
+            which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else \
+                np.zeros(len(k), np.int64)
+            for i, srf in enumerate(surfaces):
+                sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
+                if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
+                    continue
+                flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light,
+                                        ambient, use_kernel)
     img = flat.reshape(H, W, 3)
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
@@ -302,8 +308,9 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         img = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)  # box filter, rounded
     if not depth_out:
         return img
-    zbuf = np.zeros(W * H, np.float32)
-    zbuf[pix] = zvis
+    if zbuf is None:
+        zbuf = np.zeros(W * H, np.float32)
+        zbuf[pix] = zvis
     zb = zbuf.reshape(H, W)
     if s > 1:
         zb = np.max([zb[dy::s, dx::s] for dy in range(s) for dx in range(s)], axis=0)
@@ -432,8 +439,14 @@ def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArr
 def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
                  A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
                  WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
-                 fbuf: NDArray[np.int32]) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
-    """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle."""
+                 fbuf: NDArray[np.int32], colors: NDArray[np.uint8], flat: NDArray[np.uint8],
+                 paint: bool) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
+    """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle.
+
+    Each fragment that passes the test records its triangle row in ``fbuf`` or, with ``paint``, writes that row's
+    colour ``colors[t]`` into ``flat`` (H·W, 3): the last write is the visible triangle's, the same pixel as
+    shading it afterwards, without a face buffer or a pass over every pixel.
+    """
     for t in range(len(x0)):
         wa, wb, wc = WA[t], WB[t], WC[t]
         bw = float(x1[t] - x0[t])
@@ -459,7 +472,12 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
                 p = row + rx
                 if w > zbuf[p] and w > 0:
                     zbuf[p] = w
-                    fbuf[p] = t
+                    if paint:
+                        flat[p, 0] = colors[t, 0]
+                        flat[p, 1] = colors[t, 1]
+                        flat[p, 2] = colors[t, 2]
+                    else:
+                        fbuf[p] = t
 
 
 _raster_jit = kernel(_raster_loop)
@@ -483,9 +501,30 @@ def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDAr
     fbuf = np.full(W * H, -1, dtype=np.int32)
     if len(st.index):
         assert _raster_jit is not None
-        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf)
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
+                    np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False)
     hit = np.flatnonzero(fbuf >= 0)
     return hit, fbuf[hit].astype(np.int64), zbuf[hit]
+
+
+def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: NDArray[np.uint8]
+                  ) -> NDArray[np.float32]:
+    """Flat surfaces in one pass: ``flat`` (H·W, 3) gets each visible triangle row's colour ``colors`` (T, 3)
+    where it wins the depth test of :func:`_visible_numpy`; returns the (H·W,) float32 1/d buffer (0 where empty).
+    """
+    zbuf = np.zeros(W * H, dtype=np.float32)
+    if len(st.index):
+        assert _raster_jit is not None
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf,
+                    np.zeros(0, np.int32), colors, flat, True)
+    return zbuf
+
+
+def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
+    """c_f = round(c · I_f) for every face of a flat surface (I_f: :func:`face_shading`), (F, 3) uint8."""
+    fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
+    shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
+    return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
@@ -498,9 +537,7 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
     · I) with t the bilinear texel at Σ q_i uv_i. The compiled :func:`_shade_loop` does the same arithmetic.
     """
     if srf.normals is None:
-        fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
-        shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
-        return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)[face]
+        return _flat_colors(camera, srf, light, ambient)[face]
     # back faces: turn the normals to the camera (faces whose geometric side seen disagrees with their normals)
     tri = srf.vertices[srf.faces]
     g = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
@@ -691,20 +728,29 @@ def _segment_normals(qa: NDArray[np.float64], qb: NDArray[np.float64]
     return ill, -ey * il, ex * il
 
 
-def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
-                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False,
-                     dense_out: list[NDArray[np.float32]] | None = None
-                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
+@dataclass(frozen=True)
+class _Walk:
+    """Per screen segment, clipped to the near plane and to the image grown by r + 1: ends ``qa``, ``qb`` (S, 2),
+    1/d at them ``iza``, ``izb``, whether y is its major axis (``steep``), the major-axis pixels ``lo`` …
+    ``lo + count − 1`` walked, its start (``ua``, ``va``) in (major, minor) and ``slope`` dv/du; half-width
+    ``r`` (px) and the ``half`` candidates taken to each side of the walked pixel."""
 
-    Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
-    and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
-    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
-    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
-    With ``depth`` (H, W), a pixel counts only where the segment's view depth
-    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
-    candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
-    """
+    qa: NDArray[np.float64]
+    qb: NDArray[np.float64]
+    iza: NDArray[np.float64]
+    izb: NDArray[np.float64]
+    steep: NDArray[np.bool_]
+    lo: NDArray[np.int64]
+    count: NDArray[np.int64]
+    ua: NDArray[np.float64]
+    va: NDArray[np.float64]
+    slope: NDArray[np.float64]
+    r: float
+    half: int
+
+
+def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -> _Walk | None:
+    """:func:`segment_coverage`'s set-up (checked input, near-plane and Liang–Barsky clipping); None: nothing drawn."""
     W, H = camera.width, camera.height
     a = np.asarray(starts, dtype=float).reshape(-1, 3)
     b = np.asarray(ends, dtype=float).reshape(-1, 3)
@@ -712,10 +758,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
         raise RenderError("segment starts and ends must be finite and shaped alike (S, 3)")
     if not width_px > 0:
         raise RenderError(f"width_px must be > 0, got {width_px!r}")
-    none = (np.zeros(0, np.int64), np.zeros(0, np.float32))
     a, b = _clip_near(camera, a, b)
     if len(a) == 0:
-        return none
+        return None
     pa, da = camera.project(a)
     pb, db = camera.project(b)
     r = 0.5 * width_px
@@ -733,7 +778,7 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
                 t1 = np.where(par & (q < 0), -1.0, t1)
     ok = t0 <= t1
     if not ok.any():
-        return none
+        return None
     ia, ib = 1.0 / da[ok], 1.0 / db[ok]
     t0, t1, pa, d = t0[ok], t1[ok], pa[ok], d[ok]
     qa, qb = pa + t0[:, None] * d, pa + t1[:, None] * d
@@ -746,22 +791,59 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     va, vb = qa[rows, minor], qb[rows, minor]
     lo = np.floor(np.minimum(ua, ub) - m).astype(np.int64)
     count = np.ceil(np.maximum(ua, ub) + m).astype(np.int64) - lo + 1
-    seg = np.repeat(rows, count)
-    u = (np.arange(len(seg)) - np.repeat(np.cumsum(count) - count, count) + lo[seg]).astype(np.float64)
     du = ub - ua
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(du != 0, (vb - va) / du, 0.0)
     half = int(math.ceil((r + 0.5) * math.sqrt(2.0) + 0.5))
+    return _Walk(qa, qb, iza, izb, steep, lo, count, ua, va, slope, r, half)
+
+
+def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float,
+                     paint: tuple[Image, NDArray[np.float32]] | None = None
+                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels in no order, α); with ``paint``
+    (image, colour) the image is blended in place instead (:func:`blend`'s arithmetic) and nothing returned."""
+    assert _coverage_jit is not None
+    W, H = camera.width, camera.height
+    zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
+    cap = 0 if paint is not None else min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
+    pix, alpha = np.empty(cap, np.int64), np.empty(cap, np.float32)
+    flat, color = (paint[0].reshape(-1, 3), paint[1]) if paint is not None else \
+        (np.zeros((0, 3), np.uint8), np.zeros(3, np.float32))
+    n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
+                      wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
+                      max(1, _BAND_BYTES // (4 * W)), flat, color, paint is not None, pix, alpha)
+    return pix[:n], alpha[:n]
+
+
+def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
+                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False
+                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
+
+    Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
+    and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
+    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
+    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
+    With ``depth`` (H, W), a pixel counts only where the segment's view depth
+    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
+    candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
+    """
+    W, H = camera.width, camera.height
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    wk = _walk(camera, starts, ends, width_px)
+    if wk is None:
+        return none
     if jit and _coverage_jit is not None and jit_enabled():
-        dense = np.zeros(W * H, np.float32)
-        zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
-        _coverage_jit(qa, qb, steep, lo, count, ua, va, slope, r, half, W, H, iza, izb, zb, depth_bias,
-                      depth is not None, dense, *_segment_normals(qa, qb))
-        if dense_out is not None:
-            dense_out.append(dense)
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        pix = np.flatnonzero(dense)
-        return pix, dense[pix]
+        pix, alpha = _coverage_kernel(camera, wk, depth, depth_bias)
+        order = np.argsort(pix)
+        return pix[order], alpha[order]
+    qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.count
+    ua, va, slope, r, half = wk.ua, wk.va, wk.slope, wk.r, wk.half
+    ub = np.where(steep, qb[:, 1], qb[:, 0])
+    rows = np.arange(len(qa))
+    seg = np.repeat(rows, count)
+    u = (np.arange(len(seg)) - np.repeat(np.cumsum(count) - count, count) + lo[seg]).astype(np.float64)
     uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
     vc = np.floor(va[seg] + (uc - ua[seg]) * slope[seg] + 0.5)
     off = np.arange(-half, half + 1, dtype=np.float64)
@@ -788,12 +870,12 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
             dd = 1.0 / (iza[S] + t * (izb[S] - iza[S]))
         keep &= dd <= depth.ravel()[flat].astype(np.float64) * (1.0 + depth_bias)
     flat, cov = flat[keep], cov[keep].astype(np.float32)
-    if len(a) > 1 and len(flat) > (W * H) // 64:  # many segments: the max per pixel through a dense buffer
+    if len(qa) > 1 and len(flat) > (W * H) // 64:  # many segments: the max per pixel through a dense buffer
         dense = np.zeros(W * H, np.float32)
         np.maximum.at(dense, flat, cov)
         pix = np.flatnonzero(dense)
         return pix, dense[pix]
-    if len(a) > 1 and len(flat):
+    if len(qa) > 1 and len(flat):
         order = np.lexsort((-cov, flat))  # per pixel, the largest coverage first
         flat, cov = flat[order], cov[order]
         first = np.r_[True, flat[1:] != flat[:-1]]
@@ -802,96 +884,160 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     return flat[order], cov[order]
 
 
+_BAND_BYTES = 1 << 18  # the compiled coverage keeps α for a band of rows this large (in cache), not the image
+
+
 def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],
                    lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
-                   use_depth: bool, dense: NDArray[np.float32], ill: NDArray[np.float64], nxs: NDArray[np.float64],
-                   nys: NDArray[np.float64]) -> None:  # pragma: no cover - compiled
-    """:func:`segment_coverage`'s candidates and coverage, segment by segment, the max kept in ``dense``."""
-    for s in range(len(lo)):
-        ub = qb[s, 1] if steep[s] else qb[s, 0]
-        umin, umax = min(ua[s], ub), max(ua[s], ub)
-        ax, ay = qa[s, 0], qa[s, 1]
-        ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
-        il, nx, ny = ill[s], nxs[s], nys[s]
-        for j in range(count[s]):
-            u = float(lo[s] + j)
-            uc = min(max(u, umin), umax)
-            vc = np.floor(va[s] + (uc - ua[s]) * slope[s] + 0.5)
-            for o in range(-half, half + 1):
-                v = vc + o
-                X = v if steep[s] else u
-                Y = u if steep[s] else v
-                if X < 0 or X >= W or Y < 0 or Y >= H:
-                    continue
-                rx, ry = X - ax, Y - ay
-                t = (rx * ex + ry * ey) * il
-                if il > 0 and t >= 0.0 and t <= 1.0:
-                    dist = abs(rx * nx + ry * ny)
+                   use_depth: bool, ill: NDArray[np.float64], nxs: NDArray[np.float64], nys: NDArray[np.float64],
+                   band: int, flat: NDArray[np.uint8], color: NDArray[np.float32], paint: bool,
+                   pix: NDArray[np.int64], alpha: NDArray[np.float32]) -> int:  # pragma: no cover - compiled
+    """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
+    time: α = max over segments is kept for the band only, then each pixel of α > 0 is blended into ``flat``
+    (``paint``, :func:`blend`'s float32 arithmetic) or appended to ``pix``, ``alpha``; returns how many there were.
+
+    A segment's walked pixels u whose candidates can fall in the band [b₀, b₁): for y major, u ∈ [b₀, b₁); for
+    x major those with v(clamp(u)) = v_a + (clamp(u) − u_a) slope within half + 2 rows of it (the candidates lie
+    within half + ½ of it). Of the candidates v ∈ [v_c − half, v_c + half] only those within R √(1 + slope²) of
+    the segment's line are evaluated (R = r + ½, plus 10⁻³ px): a pixel of α > 0 lies within R of the segment.
+    """
+    buf = np.zeros(band * W, np.float32)
+    hits = np.empty(band * W, np.int64)
+    one = np.float32(1.0)
+    n = 0
+    reach = r + 0.5
+    for b0 in range(0, H, band):
+        b1 = min(b0 + band, H)
+        nh = 0
+        for s in range(len(lo)):
+            st = steep[s]
+            ub = qb[s, 1] if st else qb[s, 0]
+            umin, umax = min(ua[s], ub), max(ua[s], ub)
+            sl = slope[s]
+            j0, j1 = 0, count[s] - 1
+            if st:  # u is the row: those of the band; v the column, in the image
+                j0, j1 = max(j0, b0 - lo[s]), min(j1, b1 - 1 - lo[s])
+                vmin, vmax = 0, W - 1
+            else:  # u is the column, in the image; v the row: near the band
+                j0, j1 = max(j0, -lo[s]), min(j1, W - 1 - lo[s])
+                vmin, vmax = b0, b1 - 1
+                v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
+                if sl == 0.0:
+                    if va[s] < v0 or va[s] > v1:
+                        continue
                 else:
-                    t = min(max(t, 0.0), 1.0)
-                    ux, uy = rx - t * ex, ry - t * ey
-                    dist = np.sqrt(ux * ux + uy * uy)
-                cov = min(max(r + 0.5 - dist, 0.0), 1.0)
-                if cov <= 0:
-                    continue
-                p = int(Y) * W + int(X)
-                if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= float(depth[p]) * (1.0 + bias):
-                    continue
-                c = np.float32(cov)
-                if c > dense[p]:
-                    dense[p] = c
+                    c0, c1 = ua[s] + (v0 - va[s]) / sl, ua[s] + (v1 - va[s]) / sl
+                    p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
+                    if p0 > p1:
+                        continue
+                    if p0 > umin:
+                        j0 = max(j0, int(np.floor(p0)) - 1 - lo[s])
+                    if p1 < umax:
+                        j1 = min(j1, int(np.ceil(p1)) + 1 - lo[s])
+            ax, ay = qa[s, 0], qa[s, 1]
+            ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
+            il, nx, ny = ill[s], nxs[s], nys[s]
+            rv = reach * np.sqrt(1.0 + sl * sl) + 1e-3
+            for j in range(j0, j1 + 1):
+                iu = lo[s] + j
+                u = float(iu)
+                uc = min(max(u, umin), umax)
+                vc = np.floor(va[s] + (uc - ua[s]) * sl + 0.5)
+                vl = va[s] + (u - ua[s]) * sl
+                ivc = int(vc)
+                o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
+                o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
+                for o in range(o0, o1 + 1):
+                    iv = ivc + o
+                    v = float(iv)
+                    if st:
+                        rx, ry = v - ax, u - ay
+                        q = (iu - b0) * W + iv
+                    else:
+                        rx, ry = u - ax, v - ay
+                        q = (iv - b0) * W + iu
+                    t = (rx * ex + ry * ey) * il
+                    if il > 0 and t >= 0.0 and t <= 1.0:
+                        dist = abs(rx * nx + ry * ny)
+                    else:
+                        t = min(max(t, 0.0), 1.0)
+                        ux, uy = rx - t * ex, ry - t * ey
+                        dist = np.sqrt(ux * ux + uy * uy)
+                    cov = min(max(r + 0.5 - dist, 0.0), 1.0)
+                    if cov <= 0:
+                        continue
+                    if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
+                            float(depth[q + b0 * W]) * (1.0 + bias):
+                        continue
+                    c = np.float32(cov)
+                    if c > buf[q]:
+                        if buf[q] == 0:
+                            hits[nh] = q
+                            nh += 1
+                        buf[q] = c
+        for i in range(nh):
+            q = hits[i]
+            a = buf[q]
+            buf[q] = 0
+            p = b0 * W + q
+            if paint:
+                for k in range(3):
+                    flat[p, k] = np.uint8(np.rint(np.float32(flat[p, k]) * (one - a) + color[k] * a))
+            else:
+                pix[n] = p
+                alpha[n] = a
+            n += 1
+    return n
 
 
 _coverage_jit = kernel(_coverage_loop)
 
 
-def _blend_loop(flat: NDArray[np.uint8], alpha: NDArray[np.float32], color: NDArray[np.float32]
-                ) -> None:  # pragma: no cover - compiled; blend is its oracle
-    """:func:`blend` over a dense α (float32 arithmetic, rounding half to even, as NumPy's)."""
-    one = np.float32(1.0)
-    for p in range(len(alpha)):
-        a = alpha[p]
-        if a > 0:
-            for c in range(3):
-                flat[p, c] = np.uint8(np.rint(np.float32(flat[p, c]) * (one - a) + color[c] * a))
-
-
-_blend_jit = kernel(_blend_loop)
-
-
-def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
-    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image."""
-    out = image.copy()
+def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike, *,
+          out: Image | None = None) -> Image:
+    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image, or ``out`` (which may be ``image``)."""
+    out = image.copy() if out is None else _same_image(out, image)
     if len(pixels):
         o = out.reshape(-1, 3)
         a = alpha[:, None]
-        o[pixels] = np.round(o[pixels] * (1.0 - a) + rgb8(color).astype(np.float32) * a).astype(np.uint8)
+        o[pixels] = np.round(image.reshape(-1, 3)[pixels] * (1.0 - a) + rgb8(color).astype(np.float32) * a
+                             ).astype(np.uint8)
+    return out
+
+
+def _same_image(out: Image, image: Image) -> Image:
+    if out.shape != image.shape or out.dtype != np.uint8 or not out.flags.c_contiguous:
+        raise RenderError(f"out must be a C-contiguous uint8 image shaped like the image {image.shape}, got "
+                          f"{out.dtype} {out.shape}")
+    if out is not image:
+        out[...] = image
     return out
 
 
 def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
                   color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
-                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False) -> Image:
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False,
+                  out: Image | None = None) -> Image:
     """Each segment a→b drawn with coverage clip(w/2 + ½ − distance, 0, 1) (:func:`segment_coverage`).
 
     ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
     With ``depth`` (the ``(H, W)`` buffer of :func:`render_triangles`), a pixel is drawn only
-    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image.
+    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image, or ``out`` drawn into (it may
+    be ``image`` itself: then only the pixels the segments cover are touched).
     """
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
-    dense: list[NDArray[np.float32]] = []
-    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias, jit=jit,
-                                  dense_out=dense if _blend_jit is not None else None)
-    if dense:
-        assert _blend_jit is not None
-        out = img.copy()
-        _blend_jit(out.reshape(-1, 3), dense[0], rgb8(color).astype(np.float32))
-        return out
-    return blend(img, pix, alpha, color)
+    if jit and _coverage_jit is not None and jit_enabled():  # α per band of rows, blended in place
+        res = img.copy() if out is None else _same_image(out, img)
+        wk = _walk(cam, starts, ends, width_px)
+        if wk is not None:
+            _coverage_kernel(cam, wk, zb, depth_bias, paint=(res, rgb8(color).astype(np.float32)))
+        return res
+    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
+    return blend(img, pix, alpha, color, out=out)
 
 
 def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
@@ -936,11 +1082,12 @@ def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: Arr
 def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: float = 1.0,
               extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75), width_px: float = 1.0,
               depth: ArrayLike | None = None, depth_bias: float = 5e-3,
-              center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False) -> Image:
+              center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False, out: Image | None = None) -> Image:
     """Lines u = k·spacing and v = k·spacing, |u − c_u|, |v − c_v| ≤ extent, in the plane through the origin ⟂ up.
 
     Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
-    patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image.
+    patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image, or ``out`` drawn
+    into (see :func:`draw_segments`).
     """
     if not (spacing > 0 and extent > 0):
         raise RenderError(f"spacing and extent must be > 0, got {spacing!r}, {extent!r}")
@@ -960,7 +1107,7 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     s2 = o + c[:, None] * va - extent * ua
     e2 = o + c[:, None] * va + extent * ua
     return draw_segments(image, camera, np.concatenate([s1, s2]), np.concatenate([e1, e2]), color,
-                         width_px, depth, depth_bias=depth_bias, jit=jit)
+                         width_px, depth, depth_bias=depth_bias, jit=jit, out=out)
 
 
 def _camera_for(camera: Camera, img: Image) -> Camera:
