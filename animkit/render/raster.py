@@ -284,9 +284,12 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
     zbuf: NDArray[np.float32] | None = None
     if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
-        colors = np.concatenate([_flat_colors(camera, x, light, ambient) for x in surfaces]) if len(surfaces) > 1 \
-            else _flat_colors(camera, surfaces[0], light, ambient) if surfaces else np.zeros((0, 3), np.uint8)
-        zbuf = _paint_kernel(setup, W, H, colors[face_of], flat)
+        colors = np.zeros((len(face_of), 3), np.uint8)  # the drawn faces only (about half are culled)
+        which = np.searchsorted(first, face_of, side="right") - 1
+        for i, srf in enumerate(surfaces):
+            sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
+            colors[sel] = _flat_colors(camera, srf, light, ambient, face_of[sel] - first[i])
+        zbuf = _paint_kernel(setup, W, H, colors, flat)
     else:
         pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
         if len(pix):
@@ -520,10 +523,17 @@ def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: N
     return zbuf
 
 
-def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambient: float) -> NDArray[np.uint8]:
-    """c_f = round(c · I_f) for every face of a flat surface (I_f: :func:`face_shading`), (F, 3) uint8."""
-    fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
-    shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
+def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambient: float,
+                 faces: NDArray[np.int64] | None = None) -> NDArray[np.uint8]:
+    """c_f = round(c · I_f) for the faces ``faces`` (default: every face) of a flat surface (I_f:
+    :func:`face_shading`, row by row, so a face's colour does not depend on which others are shaded), (F, 3) uint8."""
+    if faces is None:
+        fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
+        tri = srf.vertices[srf.faces]
+    else:
+        fc = srf.face_colors[faces] if srf.face_colors is not None else np.broadcast_to(srf.color, (len(faces), 3))
+        tri = srf.vertices[srf.faces[faces]]
+    shade = face_shading(camera, tri, light, ambient)
     return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)
 
 
@@ -798,21 +808,17 @@ def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -
     return _Walk(qa, qb, iza, izb, steep, lo, count, ua, va, slope, r, half)
 
 
-def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float,
-                     paint: tuple[Image, NDArray[np.float32]] | None = None
-                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels in no order, α); with ``paint``
-    (image, colour) the image is blended in place instead (:func:`blend`'s arithmetic) and nothing returned."""
+def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float
+                     ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
+    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels with α > 0 in no order, α)."""
     assert _coverage_jit is not None
     W, H = camera.width, camera.height
     zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
-    cap = 0 if paint is not None else min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
-    pix, alpha = np.empty(cap, np.int64), np.empty(cap, np.float32)
-    flat, color = (paint[0].reshape(-1, 3), paint[1]) if paint is not None else \
-        (np.zeros((0, 3), np.uint8), np.zeros(3, np.float32))
+    cap = min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
+    pix, alpha = np.empty(cap, np.int32), np.empty(cap, np.float32)
     n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
                       wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
-                      max(1, _BAND_BYTES // (4 * W)), flat, color, paint is not None, pix, alpha)
+                      max(1, _BAND_BYTES // (4 * W)), pix, alpha)
     return pix[:n], alpha[:n]
 
 
@@ -835,9 +841,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     if wk is None:
         return none
     if jit and _coverage_jit is not None and jit_enabled():
-        pix, alpha = _coverage_kernel(camera, wk, depth, depth_bias)
-        order = np.argsort(pix)
-        return pix[order], alpha[order]
+        pix32, alpha = _coverage_kernel(camera, wk, depth, depth_bias)
+        order = np.argsort(pix32)
+        return pix32[order].astype(np.int64), alpha[order]
     qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.count
     ua, va, slope, r, half = wk.ua, wk.va, wk.slope, wk.r, wk.half
     ub = np.where(steep, qb[:, 1], qb[:, 0])
@@ -892,11 +898,10 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
                    use_depth: bool, ill: NDArray[np.float64], nxs: NDArray[np.float64], nys: NDArray[np.float64],
-                   band: int, flat: NDArray[np.uint8], color: NDArray[np.float32], paint: bool,
-                   pix: NDArray[np.int64], alpha: NDArray[np.float32]) -> int:  # pragma: no cover - compiled
+                   band: int, pix: NDArray[np.int32], alpha: NDArray[np.float32]) -> int:  # pragma: no cover
     """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
-    time: α = max over segments is kept for the band only, then each pixel of α > 0 is blended into ``flat``
-    (``paint``, :func:`blend`'s float32 arithmetic) or appended to ``pix``, ``alpha``; returns how many there were.
+    time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix``,
+    ``alpha``; returns how many there were.
 
     A segment's walked pixels u whose candidates can fall in the band [b₀, b₁): for y major, u ∈ [b₀, b₁); for
     x major those with v(clamp(u)) = v_a + (clamp(u) − u_a) slope within half + 2 rows of it (the candidates lie
@@ -905,7 +910,6 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
     """
     buf = np.zeros(band * W, np.float32)
     hits = np.empty(band * W, np.int64)
-    one = np.float32(1.0)
     n = 0
     reach = r + 0.5
     for b0 in range(0, H, band):
@@ -981,18 +985,28 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
             q = hits[i]
             a = buf[q]
             buf[q] = 0
-            p = b0 * W + q
-            if paint:
-                for k in range(3):
-                    flat[p, k] = np.uint8(np.rint(np.float32(flat[p, k]) * (one - a) + color[k] * a))
-            else:
-                pix[n] = p
-                alpha[n] = a
+            pix[n] = b0 * W + q
+            alpha[n] = a
             n += 1
     return n
 
 
 _coverage_jit = kernel(_coverage_loop)
+
+
+def _blend_loop(flat: NDArray[np.uint8], pix: NDArray[np.int32], alpha: NDArray[np.float32],
+                color: NDArray[np.float32]) -> None:  # pragma: no cover - compiled; blend is its oracle
+    """:func:`blend` in place (float32 arithmetic, rounding half to even, as NumPy's); a kernel of its own: inside
+    :func:`_coverage_loop` it slowed the walk down by half."""
+    one = np.float32(1.0)
+    for j in range(len(pix)):
+        p = pix[j]
+        a = alpha[j]
+        for c in range(3):
+            flat[p, c] = np.uint8(np.rint(np.float32(flat[p, c]) * (one - a) + color[c] * a))
+
+
+_blend_jit = kernel(_blend_loop)
 
 
 def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike, *,
@@ -1030,11 +1044,12 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
-    if jit and _coverage_jit is not None and jit_enabled():  # α per band of rows, blended in place
+    if jit and _coverage_jit is not None and _blend_jit is not None and jit_enabled():  # α by bands of rows
         res = img.copy() if out is None else _same_image(out, img)
         wk = _walk(cam, starts, ends, width_px)
         if wk is not None:
-            _coverage_kernel(cam, wk, zb, depth_bias, paint=(res, rgb8(color).astype(np.float32)))
+            assert _blend_jit is not None
+            _blend_jit(res.reshape(-1, 3), *_coverage_kernel(cam, wk, zb, depth_bias), rgb8(color).astype(np.float32))
         return res
     pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
     return blend(img, pix, alpha, color, out=out)
