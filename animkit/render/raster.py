@@ -283,13 +283,14 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     else:
         flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
     zbuf: NDArray[np.float32] | None = None
+    pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
     if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
         colors = np.zeros((len(face_of), 3), np.uint8)  # the drawn faces only (about half are culled)
         which = np.searchsorted(first, face_of, side="right") - 1
         for i, srf in enumerate(surfaces):
             sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
             colors[sel] = _flat_colors(camera, srf, light, ambient, face_of[sel] - first[i])
-        zbuf = _paint_kernel(setup, W, H, colors, flat)
+        zbuf = _paint_kernel(setup, W, H, colors, flat, depth_out)
     else:
         pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
         if len(pix):
@@ -339,6 +340,11 @@ def _max3(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.maximum(np.maximum(a[:, 0], a[:, 1]), a[:, 2])
 
 
+def _sum3(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(a₀ + a₁) + a₂ per row: ``a.sum(axis=1)``'s order for three columns, without its slow small-axis reduction."""
+    return (a[:, 0] + a[:, 1]) + a[:, 2]
+
+
 @dataclass(frozen=True)
 class _Setup:
     """Per drawable triangle: its face row (``index``), pixel box [x0, x1] × [y0, y1], edge functions and 1/d.
@@ -378,7 +384,7 @@ def _setup(X: NDArray[np.float64], Y: NDArray[np.float64], IZ: NDArray[np.float6
     A = (Y[:, nxt] - Y[:, prv]) * inv
     B = (X[:, prv] - X[:, nxt]) * inv
     C = A * (x0[:, None] - X[:, nxt]) + B * (y0[:, None] - Y[:, nxt])  # value at the box origin (x0, y0)
-    WA, WB, WC = (A * IZ).sum(axis=1), (B * IZ).sum(axis=1), (C * IZ).sum(axis=1)
+    WA, WB, WC = (_sum3(A * IZ), _sum3(B * IZ), _sum3(C * IZ))
     return _Setup(idx, x0.astype(np.int64), y0.astype(np.int64), x1.astype(np.int64), y1.astype(np.int64),
                   np.ascontiguousarray(A), np.ascontiguousarray(B), np.ascontiguousarray(C), WA, WB, WC,
                   np.ascontiguousarray(IZ))
@@ -443,12 +449,13 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
                  A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
                  WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
                  fbuf: NDArray[np.int32], colors: NDArray[np.uint8], flat: NDArray[np.uint8],
-                 paint: bool) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
+                 paint: bool, zx: int, zy: int, zw: int) -> None:  # pragma: no cover - compiled; see _visible_numpy
     """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle.
 
     Each fragment that passes the test records its triangle row in ``fbuf`` or, with ``paint``, writes that row's
     colour ``colors[t]`` into ``flat`` (H·W, 3): the last write is the visible triangle's, the same pixel as
-    shading it afterwards, without a face buffer or a pass over every pixel.
+    shading it afterwards, without a face buffer or a pass over every pixel. ``zbuf`` (and ``fbuf``) cover the box
+    of ``zw``-wide rows from pixel (``zx``, ``zy``).
     """
     for t in range(len(x0)):
         wa, wb, wc = WA[t], WB[t], WC[t]
@@ -469,18 +476,20 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
             if lo > hi:
                 continue
             row = (y0[t] + ry) * W + x0[t]
+            zrow = (y0[t] + ry - zy) * zw + x0[t] - zx
             w0 = wc + wb * fy
             for rx in range(int(lo), int(hi) + 1):
                 w = np.float32(w0 + wa * rx)
-                p = row + rx
-                if w > zbuf[p] and w > 0:
-                    zbuf[p] = w
+                z = zrow + rx
+                if w > zbuf[z] and w > 0:
+                    zbuf[z] = w
                     if paint:
+                        p = row + rx
                         flat[p, 0] = colors[t, 0]
                         flat[p, 1] = colors[t, 1]
                         flat[p, 2] = colors[t, 2]
                     else:
-                        fbuf[p] = t
+                        fbuf[z] = t
 
 
 _raster_jit = kernel(_raster_loop)
@@ -505,21 +514,28 @@ def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDAr
     if len(st.index):
         assert _raster_jit is not None
         _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
-                    np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False)
+                    np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, 0, 0, W)
     hit = np.flatnonzero(fbuf >= 0)
     return hit, fbuf[hit].astype(np.int64), zbuf[hit]
 
 
-def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: NDArray[np.uint8]
-                  ) -> NDArray[np.float32]:
+def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: NDArray[np.uint8], depth: bool
+                  ) -> NDArray[np.float32] | None:
     """Flat surfaces in one pass: ``flat`` (H·W, 3) gets each visible triangle row's colour ``colors`` (T, 3)
-    where it wins the depth test of :func:`_visible_numpy`; returns the (H·W,) float32 1/d buffer (0 where empty).
+    where it wins the depth test of :func:`_visible_numpy`; with ``depth`` returns the (H·W,) float32 1/d buffer
+    (0 where empty). The kernel's z-buffer covers only the box of the triangles' pixels (a figure is a small part
+    of a frame), so a frame does not clear a buffer of the image's size.
     """
-    zbuf = np.zeros(W * H, dtype=np.float32)
+    zbuf = np.zeros(W * H, dtype=np.float32) if depth else None
     if len(st.index):
         assert _raster_jit is not None
-        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf,
-                    np.zeros(0, np.int32), colors, flat, True)
+        zx, zy = int(st.x0.min()), int(st.y0.min())
+        zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
+        box = np.zeros(zw * zh, np.float32)
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, box,
+                    np.zeros(0, np.int32), colors, flat, True, zx, zy, zw)
+        if zbuf is not None:
+            zbuf.reshape(H, W)[zy:zy + zh, zx:zx + zw] = box.reshape(zh, zw)
     return zbuf
 
 
