@@ -48,6 +48,8 @@ __all__ = [
     "draw_segments",
     "draw_markers",
     "draw_grid",
+    "Backdrop",
+    "grid_backdrop",
 ]
 
 Image = NDArray[np.uint8]
@@ -204,15 +206,16 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
 
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
-                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
                     supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...) -> Image: ...
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
-                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
                     supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...
                     ) -> tuple[Image, Depth]: ...
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = None,
-                    ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0), backdrop: Image | None = None,
+                    ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0),
+                    backdrop: Image | Backdrop | None = None,
                     supersample: int = 1, depth_out: bool = False, jit: bool | None = None
                     ) -> Image | tuple[Image, Depth]:
     """pixel = shade(f, p) for the face f with the largest 1/d at the pixel centre p (z-buffer), else backdrop.
@@ -222,9 +225,9 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     :func:`face_shading`, smooth ones per pixel with I = a + (1 − a) max(0, n̂ · l̂), n̂ the renormalised
     perspective-correct interpolation of the vertex normals (turned to the camera on back faces).
     Triangles with a vertex nearer than ``camera.near`` are dropped (not clipped); triangles wholly
-    beyond ``camera.far`` too. ``backdrop`` (H, W, 3) uint8 replaces the plain ``background`` where nothing
-    is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also the ``(H, W)`` float32
-    view depth (``inf`` where empty; the nearest sample of each supersampled block).
+    beyond ``camera.far`` too. ``backdrop`` (an (H, W, 3) uint8 image or a :class:`Backdrop`) replaces the plain
+    ``background`` where nothing is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also
+    the ``(H, W)`` float32 view depth (``inf`` where empty; the nearest sample of each supersampled block).
 
     ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: by
     :func:`compiled_pays` for this one image). Both give the same pixels.
@@ -238,10 +241,10 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     if max(W, H) > _MAX_SIDE:
         raise RenderError(f"image too large: {W}x{H} samples (at most {_MAX_SIDE} a side)")
     if backdrop is not None:
-        bd = _check_image(backdrop)
-        if bd.shape[:2] != (camera.height, camera.width):
-            raise RenderError(f"backdrop is {bd.shape[1]}x{bd.shape[0]} but the camera is "
-                              f"{camera.width}x{camera.height}")
+        bh, bw = (backdrop.height, backdrop.width) if isinstance(backdrop, Backdrop) else \
+            _check_image(backdrop).shape[:2]
+        if (bh, bw) != (camera.height, camera.width):
+            raise RenderError(f"backdrop is {bw}x{bh} but the camera is {camera.width}x{camera.height}")
     light = _light(camera, light_dir)
     if len(surfaces) == 1:
         V, Fc = surfaces[0].vertices, surfaces[0].faces
@@ -278,10 +281,13 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
     if backdrop is None:
         flat = solid_image(H, W, background).reshape(-1, 3)
-    elif s == 1:
-        flat = backdrop.reshape(-1, 3).copy()
+    elif isinstance(backdrop, Backdrop) and s == 1:
+        flat = solid_image(H, W, backdrop.background).reshape(-1, 3)
+        backdrop.paint(flat, use_kernel)
     else:
-        flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
+        full = backdrop.image() if isinstance(backdrop, Backdrop) else backdrop
+        flat = full.reshape(-1, 3).copy() if s == 1 else \
+            np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
     zbuf: NDArray[np.float32] | None = None
     pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
     if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
@@ -1025,50 +1031,47 @@ def _blend_loop(flat: NDArray[np.uint8], pix: NDArray[np.int32], alpha: NDArray[
 _blend_jit = kernel(_blend_loop)
 
 
-def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike, *,
-          out: Image | None = None) -> Image:
-    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image, or ``out`` (which may be ``image``)."""
-    out = image.copy() if out is None else _same_image(out, image)
+def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
+    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image."""
+    out = image.copy()
     if len(pixels):
         o = out.reshape(-1, 3)
-        a = alpha[:, None]
-        o[pixels] = np.round(image.reshape(-1, 3)[pixels] * (1.0 - a) + rgb8(color).astype(np.float32) * a
-                             ).astype(np.uint8)
+        o[pixels] = _blended(o[pixels], alpha, color)
     return out
 
 
-def _same_image(out: Image, image: Image) -> Image:
-    if out.shape != image.shape or out.dtype != np.uint8 or not out.flags.c_contiguous:
-        raise RenderError(f"out must be a C-contiguous uint8 image shaped like the image {image.shape}, got "
-                          f"{out.dtype} {out.shape}")
-    if out is not image:
-        out[...] = image
+def _blended(base: NDArray[np.uint8], alpha: NDArray[np.float32], color: ArrayLike) -> NDArray[np.uint8]:
+    """round((1 − α) b + α c) in float32, rounding half to even, for colours ``base`` (N, 3) or one (3,) and α (N,):
+    a channel at a time (an (N, 3) array's rows of three cost NumPy ten times as much)."""
+    c = rgb8(color).astype(np.float32)
+    out = np.empty((len(alpha), 3), np.uint8)
+    keep = 1.0 - alpha
+    for k in range(3):
+        b = base[k] if base.ndim == 1 else base[:, k]
+        out[:, k] = np.round(b * keep + c[k] * alpha)
     return out
 
 
 def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
                   color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
-                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False,
-                  out: Image | None = None) -> Image:
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False) -> Image:
     """Each segment a→b drawn with coverage clip(w/2 + ½ − distance, 0, 1) (:func:`segment_coverage`).
 
     ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
     With ``depth`` (the ``(H, W)`` buffer of :func:`render_triangles`), a pixel is drawn only
-    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image, or ``out`` drawn into (it may
-    be ``image`` itself: then only the pixels the segments cover are touched).
+    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image.
     """
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
     if jit and _coverage_jit is not None and _blend_jit is not None and jit_enabled():  # α by bands of rows
-        res = img.copy() if out is None else _same_image(out, img)
+        out = img.copy()
         wk = _walk(cam, starts, ends, width_px)
         if wk is not None:
-            assert _blend_jit is not None
-            _blend_jit(res.reshape(-1, 3), *_coverage_kernel(cam, wk, zb, depth_bias), rgb8(color).astype(np.float32))
-        return res
+            _blend_jit(out.reshape(-1, 3), *_coverage_kernel(cam, wk, zb, depth_bias), rgb8(color).astype(np.float32))
+        return out
     pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
-    return blend(img, pix, alpha, color, out=out)
+    return blend(img, pix, alpha, color)
 
 
 def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
@@ -1113,13 +1116,19 @@ def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: Arr
 def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: float = 1.0,
               extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75), width_px: float = 1.0,
               depth: ArrayLike | None = None, depth_bias: float = 5e-3,
-              center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False, out: Image | None = None) -> Image:
+              center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False) -> Image:
     """Lines u = k·spacing and v = k·spacing, |u − c_u|, |v − c_v| ≤ extent, in the plane through the origin ⟂ up.
 
     Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
-    patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image, or ``out`` drawn
-    into (see :func:`draw_segments`).
+    patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image.
     """
+    starts, ends = _grid_segments(up, spacing, extent, center)
+    return draw_segments(image, camera, starts, ends, color, width_px, depth, depth_bias=depth_bias, jit=jit)
+
+
+def _grid_segments(up: UpAxis, spacing: float, extent: float, center: ArrayLike
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`draw_grid`'s lines as segments (starts, ends), (2 (2k + 1), 3) each."""
     if not (spacing > 0 and extent > 0):
         raise RenderError(f"spacing and extent must be > 0, got {spacing!r}, {extent!r}")
     axis = up_vector(up)
@@ -1137,8 +1146,68 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     e1 = o + c[:, None] * ua + extent * va
     s2 = o + c[:, None] * va - extent * ua
     e2 = o + c[:, None] * va + extent * ua
-    return draw_segments(image, camera, np.concatenate([s1, s2]), np.concatenate([e1, e2]), color,
-                         width_px, depth, depth_bias=depth_bias, jit=jit, out=out)
+    return np.concatenate([s1, s2]), np.concatenate([e1, e2])
+
+
+@dataclass(frozen=True, eq=False)
+class Backdrop:
+    """What frames are drawn over, kept sparse: the image is ``background`` everywhere but at the flat ``pixels``
+    (N,), which hold ``colors`` (N, 3) uint8. The ground grid touches a tenth of a frame's pixels, so a camera's
+    backdrop costs no image of its own: each frame fills its background and writes these pixels
+    (:meth:`paint`), the same bytes as copying the full image. Build it with :func:`grid_backdrop`.
+    """
+
+    height: int
+    width: int
+    background: NDArray[np.uint8]  # (3,)
+    pixels: NDArray[np.integer]
+    colors: NDArray[np.uint8]
+
+    def paint(self, flat: NDArray[np.uint8], jit: bool = False) -> None:
+        """Write the backdrop into ``flat`` (H·W, 3), already filled with the background (:func:`solid_image`)."""
+        if jit and _scatter_jit is not None and jit_enabled():
+            _scatter_jit(flat, self.pixels, self.colors)
+        else:
+            flat[self.pixels] = self.colors
+
+    def image(self) -> Image:
+        """The full (H, W, 3) image."""
+        img = solid_image(self.height, self.width, self.background)
+        self.paint(img.reshape(-1, 3))
+        return img
+
+
+def _scatter_loop(flat: NDArray[np.uint8], pixels: NDArray[np.integer], colors: NDArray[np.uint8]
+                  ) -> None:  # pragma: no cover - compiled; flat[pixels] = colors is its oracle
+    """flat[pixels[j]] = colors[j]."""
+    for j in range(len(pixels)):
+        p = pixels[j]
+        flat[p, 0] = colors[j, 0]
+        flat[p, 1] = colors[j, 1]
+        flat[p, 2] = colors[j, 2]
+
+
+_scatter_jit = kernel(_scatter_loop)
+
+
+def grid_backdrop(camera: Camera, up: UpAxis = "y", *, background: ArrayLike = (1.0, 1.0, 1.0),
+                  spacing: float = 1.0, extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75),
+                  width_px: float = 1.0, center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False) -> Backdrop:
+    """:func:`draw_grid` on a plain ``background``, as a :class:`Backdrop`: c_p = round((1 − α_p) b + α_p c) at the
+    pixels of coverage α_p > 0 (:func:`segment_coverage`; ``jit``: its compiled kernel), :func:`blend`'s float32
+    arithmetic, so ``.image()`` is byte for byte ``draw_grid(solid_image(…), …)``.
+    """
+    starts, ends = _grid_segments(up, spacing, extent, center)
+    bg = rgb8(background, "background")
+    wk = _walk(camera, starts, ends, width_px)
+    pix: NDArray[np.integer]
+    if wk is None:
+        pix, alpha = np.zeros(0, np.int64), np.zeros(0, np.float32)
+    elif jit and _coverage_jit is not None and jit_enabled():
+        pix, alpha = _coverage_kernel(camera, wk, None, 0.0)  # bands of rows: each pixel once, nearly in order
+    else:
+        pix, alpha = segment_coverage(camera, starts, ends, width_px)
+    return Backdrop(camera.height, camera.width, bg, pix, _blended(bg, alpha, color))
 
 
 def _camera_for(camera: Camera, img: Image) -> Camera:
