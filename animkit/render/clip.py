@@ -121,7 +121,7 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
-_BACKDROPS: dict[tuple[object, ...], Backdrop] = {}
+_BACKDROPS: dict[tuple[object, ...], Backdrop | NDArray[np.uint8]] = {}
 
 
 class FigureRenderer:
@@ -230,18 +230,21 @@ class FigureRenderer:
         centre = np.round(np.asarray(self.camera.target, dtype=float) / spacing) * spacing
         return spacing, max(extent, 4 * spacing), centre
 
-    def backdrop(self) -> Backdrop:
-        """The background with the ground grid (:func:`grid_backdrop`, sparse), drawn once per camera, grid and
-        colours — shared by every renderer (panel) that asks for the same (read-only)."""
+    def backdrop(self) -> Backdrop | NDArray[np.uint8]:
+        """The background with the ground grid (:func:`grid_backdrop`), drawn once per camera, grid and colours —
+        shared by every renderer (panel) that asks for the same (read-only). The compiled path keeps it sparse and
+        paints it into each frame; the NumPy path copies a full image, which is faster there."""
         spacing, extent, center = self.ground()
         key = (self.camera, self.up, self.style.background, self.style.grid_color, spacing, extent,
-               tuple(center))
+               tuple(center), bool(self.jit))
         bd = _BACKDROPS.get(key)
         if bd is None:
             bd = grid_backdrop(self.camera, self.up, background=self.style.background, spacing=spacing,
                                extent=extent, color=self.style.grid_color, center=center, jit=bool(self.jit))
-            bd.pixels.setflags(write=False)
-            bd.colors.setflags(write=False)
+            if not self.jit:
+                bd = bd.image()
+            for a in (bd.pixels, bd.colors) if isinstance(bd, Backdrop) else (bd,):
+                a.setflags(write=False)
             if len(_BACKDROPS) >= 8:
                 _BACKDROPS.pop(next(iter(_BACKDROPS)))
             _BACKDROPS[key] = bd

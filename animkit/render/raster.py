@@ -441,14 +441,18 @@ def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArr
     ft = np.repeat(t, n)
     rx = np.arange(len(ft)) - np.repeat(start - lo, n)
     w = (np.repeat(st.WC[t] + st.WB[t] * ry, n) + st.WA[ft] * rx).astype(np.float32)
-    pix = np.repeat((st.y0[t] + ry) * W + st.x0[t], n) + rx
+    zx, zy = int(st.x0.min()), int(st.y0.min())  # the keys cover the triangles' box, not the image
+    zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
+    pix = np.repeat((st.y0[t] + ry - zy) * zw + st.x0[t] - zx, n) + rx
     pos = w > 0
     key = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | (_MASK32 - ft[pos].astype(np.uint64))
-    keys = np.zeros(W * H, dtype=np.uint64)
+    keys = np.zeros(zw * zh, dtype=np.uint64)
     np.maximum.at(keys, pix[pos], key)
     hit = np.flatnonzero(keys)
     kk = keys[hit]
-    return hit, (_MASK32 - (kk & _MASK32)).astype(np.int64), (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    hy, hx = np.divmod(hit, zw)
+    return (hy + zy) * W + hx + zx, (_MASK32 - (kk & _MASK32)).astype(np.int64), \
+        (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
 
 
 def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
@@ -1149,6 +1153,9 @@ def _grid_segments(up: UpAxis, spacing: float, extent: float, center: ArrayLike
     return np.concatenate([s1, s2]), np.concatenate([e1, e2])
 
 
+_RGB = np.dtype((np.void, 3))  # one pixel of an (..., 3) uint8 image
+
+
 @dataclass(frozen=True, eq=False)
 class Backdrop:
     """What frames are drawn over, kept sparse: the image is ``background`` everywhere but at the flat ``pixels``
@@ -1167,8 +1174,8 @@ class Backdrop:
         """Write the backdrop into ``flat`` (H·W, 3), already filled with the background (:func:`solid_image`)."""
         if jit and _scatter_jit is not None and jit_enabled():
             _scatter_jit(flat, self.pixels, self.colors)
-        else:
-            flat[self.pixels] = self.colors
+        else:  # whole pixels as 3-byte items: 4x faster than assigning rows of three
+            np.put(flat.view(_RGB).reshape(-1), self.pixels, np.ascontiguousarray(self.colors).view(_RGB).reshape(-1))
 
     def image(self) -> Image:
         """The full (H, W, 3) image."""
