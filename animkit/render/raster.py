@@ -834,18 +834,23 @@ def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -
     return _Walk(qa, qb, iza, izb, steep, lo, count, ua, va, slope, r, half)
 
 
-def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float
-                     ) -> tuple[NDArray[np.int32], NDArray[np.float32]]:
-    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels with α > 0 in no order, α)."""
+def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float,
+                     shade: tuple[NDArray[np.uint8], NDArray[np.uint8]] | None = None
+                     ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.uint8]]:
+    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels with α > 0 in no order, α, and with
+    ``shade`` = (plain background, line colour) uint8 their colours round((1 − α) b + α c), else none)."""
     assert _coverage_jit is not None
     W, H = camera.width, camera.height
     zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
     cap = min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
     pix, alpha = np.empty(cap, np.int32), np.empty(cap, np.float32)
+    colors = np.empty((cap if shade is not None else 0, 3), np.uint8)
+    base, color = (shade[0].astype(np.float32), shade[1].astype(np.float32)) if shade is not None else \
+        (np.zeros(3, np.float32), np.zeros(3, np.float32))
     n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
                       wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
-                      max(1, _BAND_BYTES // (4 * W)), pix, alpha)
-    return pix[:n], alpha[:n]
+                      max(1, _BAND_BYTES // (4 * W)), pix, alpha, shade is not None, colors, base, color)
+    return pix[:n], alpha[:n], colors[:n]
 
 
 def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
@@ -867,7 +872,7 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     if wk is None:
         return none
     if jit and _coverage_jit is not None and jit_enabled():
-        pix32, alpha = _coverage_kernel(camera, wk, depth, depth_bias)
+        pix32, alpha, _ = _coverage_kernel(camera, wk, depth, depth_bias)
         order = np.argsort(pix32)
         return pix32[order].astype(np.int64), alpha[order]
     qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.count
@@ -924,10 +929,13 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
                    use_depth: bool, ill: NDArray[np.float64], nxs: NDArray[np.float64], nys: NDArray[np.float64],
-                   band: int, pix: NDArray[np.int32], alpha: NDArray[np.float32]) -> int:  # pragma: no cover
+                   band: int, pix: NDArray[np.int32], alpha: NDArray[np.float32], shade: bool,
+                   colors: NDArray[np.uint8], base: NDArray[np.float32], color: NDArray[np.float32]
+                   ) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path and _blended are its oracles
     """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
     time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix``,
-    ``alpha``; returns how many there were.
+    ``alpha`` and, with ``shade``, its colour round((1 − α) b + α c) over the plain ``base`` b to ``colors``
+    (:func:`_blended`'s float32 arithmetic); returns how many there were.
 
     A segment's walked pixels u whose candidates can fall in the band [b₀, b₁): for y major, u ∈ [b₀, b₁); for
     x major those with v(clamp(u)) = v_a + (clamp(u) − u_a) slope within half + 2 rows of it (the candidates lie
@@ -1013,6 +1021,9 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
             buf[q] = 0
             pix[n] = b0 * W + q
             alpha[n] = a
+            if shade:
+                for k in range(3):
+                    colors[n, k] = np.uint8(np.rint(base[k] * (np.float32(1.0) - a) + color[k] * a))
             n += 1
     return n
 
@@ -1072,7 +1083,8 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
         out = img.copy()
         wk = _walk(cam, starts, ends, width_px)
         if wk is not None:
-            _blend_jit(out.reshape(-1, 3), *_coverage_kernel(cam, wk, zb, depth_bias), rgb8(color).astype(np.float32))
+            hit, cov, _ = _coverage_kernel(cam, wk, zb, depth_bias)
+            _blend_jit(out.reshape(-1, 3), hit, cov, rgb8(color).astype(np.float32))
         return out
     pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
     return blend(img, pix, alpha, color)
@@ -1207,14 +1219,13 @@ def grid_backdrop(camera: Camera, up: UpAxis = "y", *, background: ArrayLike = (
     starts, ends = _grid_segments(up, spacing, extent, center)
     bg = rgb8(background, "background")
     wk = _walk(camera, starts, ends, width_px)
-    pix: NDArray[np.integer]
-    if wk is None:
-        pix, alpha = np.zeros(0, np.int64), np.zeros(0, np.float32)
-    elif jit and _coverage_jit is not None and jit_enabled():
-        pix, alpha = _coverage_kernel(camera, wk, None, 0.0)  # bands of rows: each pixel once, nearly in order
-    else:
-        pix, alpha = segment_coverage(camera, starts, ends, width_px)
-    return Backdrop(camera.height, camera.width, bg, pix, _blended(bg, alpha, color))
+    if wk is not None and jit and _coverage_jit is not None and jit_enabled():
+        # bands of rows: each pixel once, nearly in order, its colour blended as the band is flushed
+        pix, _, colors = _coverage_kernel(camera, wk, None, 0.0, shade=(bg, rgb8(color)))
+        return Backdrop(camera.height, camera.width, bg, pix, colors)
+    pix64, alpha = segment_coverage(camera, starts, ends, width_px) if wk is not None else \
+        (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    return Backdrop(camera.height, camera.width, bg, pix64, _blended(bg, alpha, color))
 
 
 def _camera_for(camera: Camera, img: Image) -> Camera:
