@@ -4,11 +4,15 @@ Oracles: FK of the answer against the target, the limits, the closest possible d
 from __future__ import annotations
 
 import io
+import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from PIL import Image
 
 import animkit
 from animkit import IKError
@@ -313,3 +317,26 @@ def test_compare_shows_fabrik_beside_ccd_and_the_jacobian_methods(humanoid):
         assert np.linalg.norm(hand - c.target[:3]) == pytest.approx(p.clip_final_error, abs=1e-9)
     assert c.panels[0].result.converged and c.panels[0].clip_final_error < 1e-3  # the baked clip ends at the target
     assert "torso · fabrik" in c.table()
+
+
+def test_cli_compare_selects_fabrik_beside_the_others(tmp_path):
+    """`animkit compare --solvers`: one panel per solver, each its own strategy (the humanoid's natural-reaching
+    priors, which run their own solver, are left out when solvers are named)."""
+    gif, js = tmp_path / "c.gif", tmp_path / "m.json"
+    r = subprocess.run([sys.executable, "-m", "animkit", "compare", "scenes/humanoid.toml", "--chains", "torso",
+                        "--solvers", "fabrik,ccd,lm", "-o", str(gif), "--json", str(js), "--size", "64x64",
+                        "--duration", "1", "--hold", "0.2", "--fps", "10", "-q"],
+                       capture_output=True, text=True, cwd=SCENES.parent)
+    assert r.returncode == 0, r.stderr
+    panels = json.loads(js.read_text())["panels"]
+    assert [p["solver"] for p in panels] == ["fabrik", "ccd", "lm"]
+    assert all(p["reached"] for p in panels)
+    assert len({round(p["total_rotation_deg"], 3) for p in panels}) == 3  # three different motions
+    assert Image.open(gif).n_frames == 13
+
+
+def test_compare_refuses_solvers_with_explicit_priors(humanoid):
+    from animkit.reach import priors_from_scene
+
+    with pytest.raises(IKError, match="plain reaches"):
+        compare(humanoid, solvers=["fabrik"], priors=priors_from_scene(humanoid), quiet=True)
