@@ -1,32 +1,33 @@
 """FABRIK: forward-and-backward reaching IK (Aristidou & Lasenby 2011) with the model constraints of Aristidou,
-Chrysanthou & Lasenby 2016, on a tree of joints.
+Chrysanthou & Lasenby 2016 (hinges, cones, joint limits inside the passes), on a tree of joints.
 
 The points are the origins p_g of the *groups* (the nodes that carry movable DOFs, all revolute) and the
 effectors. A child c of group g (the next group's origin or an effector) sits at p_c = p_g + R_g o_c with a
 constant offset o_c, so d_c = |p_c − p_g| is constant; for a single-DOF group (a hinge, axis a) so are its axial
 part h_c = (p_c − p_g)·a and its radius ρ_c = |(p_c − p_g)⊥a|. One iteration:
 
-    backward (children first; effector points b_e = t_e)
-        ball:   b_g = mean_c [ b_c − d_c · (b_c − p_g)/|b_c − p_g| ]
-        hinge:  b_g = mean_c [ b_c − h_c a − ρ_c · w⊥/|w⊥| ],   w = b_c − p_g,  w⊥ = w − a (a·w)
-                (the point is projected onto the plane ⊥ a, using the axis a in its current frame)
-        cone:   the direction (b_c − p_g)/|b_c − p_g| is first pulled into the cone of half-angle σ_max about the
-                joint's current twist axis, when c is the child that defines the cone
-    forward (parents first, the frames of every parent group already placed; the base stays)
-        hinge:  φ* = atan2(Σ_c a·(u_c × v_c), Σ_c u_c·v_c),  u_c = (p_c − p_g)⊥a,  v_c = (b_c − p_g)⊥a,
-                θ ← clamp(θ + φ*) into [lower, upper];  p_c ← p_g + h_c a + R_a(θ − θ_old) u_c
-                (for one child: the projection of b_c onto the hinge's circle ⊥ a through the joint, clamped to the
-                 limits; so the point solution is realisable and the mapped pose's FK is exactly these points)
-        other:  each DOF of the group in turn (SWEEPS times) turns by the same least-squares φ* about its own axis,
-                clamped; a ball joint with a cone then has its rotation projected into the cone (swing–twist,
-                :class:`animkit.joints.Cone`) and is re-expressed in its Euler angles; p_c ← FK.
+    backward (children first; an effector's point is its target, b_e = t_e)
+        ball:   b_g = mean_c [ b_c − d_c ŵ_c ],                 w_c = b_c − p_g,  ŵ = w/|w|
+        hinge:  b_g = mean_c [ b_c − h_c a − ρ_c ŵ⊥_c ],         w⊥ = w − a (a·w)   (a: the axis in its current frame)
+        cone:   ŵ_c ← t_w cos σ + n̂ sin σ  when ∠(ŵ_c, t_w) > σ  (n̂: ŵ's part ⊥ t_w; t_w the cone's axis in the
+                joint's current frame; for the child bone that defines the cone)
+    forward (parents first, on angles; every ancestor already placed; the base stays)
+        the group turns its subtree (every point below it, carried rigidly: u_i = x_i − p_g) toward the backward
+        points (v_i = b_i − p_g):
+        hinge:  φ = atan2(Σ_i a·(u⊥_i × v⊥_i), Σ_i u⊥_i·v⊥_i),  θ ← clamp(θ + φ) into [lower, upper],
+                x_i ← p_g + R_a(θ_new − θ_old) u_i                    (Rodrigues)
+                (one point: v's projection onto the hinge's circle ⊥ a, stopped at the limit)
+        ball:   ΔR = argmax_R Σ_i v̂_iᵀ R u_i |u_i| (Kabsch; the shortest turn u → v for one point), then
+                A′ = Jᵀ ΔR J A in the joint's Euler angles (J: its frame before the turn), clamped to its box or
+                projected into its cone (swing–twist, :class:`animkit.joints.Cone`);
+        other:  (a universal joint, part of a ball) each DOF in turn, SWEEPS times, by the hinge's φ, clamped.
 
 On a tree (both hands on a shared spine, or branches at several levels) the backward pass reaches each sub-base
-from all its branches and takes the centroid (the paper's multi-end-effector rule, at every level); the forward
-pass turns each group toward all its children at once (least squares). The forward pass works on angles, so
-every limit (hinge interval, Euler box, cone) holds inside the pass and the iteration's pose is its point
-solution. A constrained iteration that moves the effectors away from their targets is halved (up to four times,
-then dropped), so the distance never grows.
+from all its branches and takes the centroid (the paper's multi-end-effector rule, at every level), and the forward
+pass turns each group toward all the points below it at once. The forward pass works on angles, so every limit
+(hinge interval, Euler box, cone) holds inside the pass and the points it places are the mapped pose's FK
+(:func:`fabrik_iteration` returns both). A constrained iteration that moves the effectors away from their targets
+is halved (up to four times, then dropped), so the distance never grows.
 """
 
 from __future__ import annotations
