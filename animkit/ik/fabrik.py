@@ -143,9 +143,10 @@ def _unit(v: Array, fallback: Array) -> Array:
 
 
 def _rotate(a: Array, phi: Array, u: Array) -> Array:
-    """R_a(φ) u (Rodrigues), a unit (b, 3), φ (b,), u (b, 3)."""
-    c, s = np.cos(phi)[:, None], np.sin(phi)[:, None]
-    return u * c + np.cross(a, u) * s + a * np.sum(a * u, 1, keepdims=True) * (1.0 - c)
+    """R_a(φ) u (Rodrigues): u cos φ + (a × u) sin φ + a (a·u)(1 − cos φ); a unit (b, 3), φ (b,), u (b, K, 3)."""
+    c, s = np.cos(phi)[:, None, None], np.sin(phi)[:, None, None]
+    A = a[:, None, :]
+    return u * c + np.cross(A, u) * s + A * np.sum(A * u, 2, keepdims=True) * (1.0 - c)
 
 
 def _local(model: ChainModel, theta: Array, k: int) -> Array:
@@ -153,36 +154,31 @@ def _local(model: ChainModel, theta: Array, k: int) -> Array:
     return model.H0[k] + np.sin(theta)[:, None, None] * model.H1[k] + (1.0 - np.cos(theta))[:, None, None] * model.H2[k]
 
 
-def _best_turn(us: list[Array], vs: list[Array]) -> Array:
-    """ΔR (b, 3, 3) turning the children's directions u_c onto v_c: the shortest turn for one child; for several
-    the orthogonal Procrustes (Kabsch) rotation maximising Σ_c v̂_cᵀ ΔR u_c |u_c| + ε tr ΔR (ε small: among equal
-    fits, the least turn)."""
-    if len(us) == 1:
-        return matrix_aligning(us[0], vs[0])
-    H = np.zeros((us[0].shape[0], 3, 3))
-    for u, v in zip(us, vs, strict=True):
-        nu = np.linalg.norm(u, axis=1, keepdims=True)
-        vn = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300) * nu
-        H += u[:, :, None] * vn[:, None, :]
-        H += 1e-9 * (nu * nu)[:, :, None] * np.eye(3)
+def _best_turn(u: Array, v: Array) -> Array:
+    """ΔR (b, 3, 3) turning the points' directions u_i onto v_i (b, K, 3): the shortest turn for one point; for
+    several the orthogonal Procrustes (Kabsch) rotation maximising Σ_i v̂_iᵀ ΔR u_i |u_i| + ε tr ΔR (ε small: among
+    equal fits, the least turn)."""
+    if u.shape[1] == 1:
+        return matrix_aligning(u[:, 0], v[:, 0])
+    nu = np.linalg.norm(u, axis=2, keepdims=True)
+    vn = v / np.maximum(np.linalg.norm(v, axis=2, keepdims=True), 1e-300) * nu
+    H = np.einsum("bki,bkj->bij", u, vn) + 1e-9 * np.sum(nu * nu, axis=1)[:, :, None] * np.eye(3)
     U, _, Vt = np.linalg.svd(H)
-    d = np.sign(np.linalg.det(np.swapaxes(Vt, 1, 2) @ np.swapaxes(U, 1, 2)))
+    V, Ut = np.swapaxes(Vt, 1, 2), np.swapaxes(U, 1, 2)
     D = np.broadcast_to(np.eye(3), H.shape).copy()
-    D[:, 2, 2] = d
-    return np.swapaxes(Vt, 1, 2) @ D @ np.swapaxes(U, 1, 2)
+    D[:, 2, 2] = np.sign(np.linalg.det(V @ Ut))
+    return V @ D @ Ut
 
 
-def _ls_turn(a: Array, us: list[Array], vs: list[Array]) -> Array:
-    """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥): the turn about a carrying the u's nearest the v's (least squares)."""
-    num = np.zeros(a.shape[0])
-    den = np.zeros(a.shape[0])
-    scale = np.zeros(a.shape[0])  # Σ|u||v|: a turn of points (nearly) on the axis is noise, not a turn
-    for u, v in zip(us, vs, strict=True):
-        scale += np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1)
-        u = u - a * np.sum(u * a, 1, keepdims=True)
-        v = v - a * np.sum(v * a, 1, keepdims=True)
-        num += np.sum(a * np.cross(u, v), 1)
-        den += np.sum(u * v, 1)
+def _ls_turn(a: Array, u: Array, v: Array) -> Array:
+    """φ* = atan2(Σ_i a·(u⊥_i × v⊥_i), Σ_i u⊥_i·v⊥_i): the turn about a (b, 3) carrying the points u (b, K, 3) nearest
+    the v's (least squares); 0 where the points lie (nearly) on the axis (their turn would be noise)."""
+    scale = np.sum(np.linalg.norm(u, axis=2) * np.linalg.norm(v, axis=2), axis=1)
+    A = a[:, None, :]
+    u = u - A * np.sum(u * A, 2, keepdims=True)
+    v = v - A * np.sum(v * A, 2, keepdims=True)
+    num = np.einsum("bi,bi->b", a, np.cross(u, v).sum(axis=1))
+    den = np.einsum("bki,bki->b", u, v)
     return np.where(np.hypot(num, den) > 1e-12 * scale, np.arctan2(num, den), 0.0)
 
 
@@ -264,15 +260,14 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
         qg = q_new[:, lk].copy()
         Ts, pos = place(qg)
         origin = Ts[0][:, :3, 3]
-        us = list(np.moveaxis(pos - origin[:, None], 1, 0))
-        vs = list(np.moveaxis(Y - origin[:, None], 1, 0))
+        us = pos - origin[:, None]
+        vs = Y - origin[:, None]
         if tree.hinge[g]:
             a = Ts[0][:, :3, :3] @ model.axis[k1]
             phi = _ls_turn(a, us, vs)
             theta = clamp_angle(qg[:, 0] + phi, float(model.lower[k1]), float(model.upper[k1]))
             # the points the pass placed: each turned about the hinge by the clamped angle (Rodrigues)
-            new_pos = origin[:, None] + np.stack([_rotate(a, theta - qg[:, 0], pos[:, i] - origin)
-                                                  for i in range(pos.shape[1])], axis=1)
+            new_pos = origin[:, None] + _rotate(a, theta - qg[:, 0], us)
             qg[:, 0] = theta
         else:
             dR = _best_turn(us, vs)
@@ -287,7 +282,7 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                 for _ in range(SWEEPS):
                     for i, k in enumerate(links):
                         a = Ts[i][:, :3, :3] @ model.axis[k]
-                        phi = _ls_turn(a, list(np.moveaxis(pos - origin[:, None], 1, 0)), vs)
+                        phi = _ls_turn(a, pos - origin[:, None], vs)
                         qg[:, i] = clamp_angle(qg[:, i] + phi, float(model.lower[k]), float(model.upper[k]))
                         Ts, pos = place(qg)
             Ts, new_pos = place(qg)
