@@ -18,7 +18,7 @@ import animkit
 from animkit import IKError
 from animkit.errors import SceneError
 from animkit.figure import Figure
-from animkit.ik import FABRIK, IKProblem, solve
+from animkit.ik import FABRIK, IKProblem, solve, solve_batch
 from animkit.ik.fabrik import fabrik_iteration
 from animkit.io.toml_scene import dumps_scene, loads_scene
 from animkit.joints import ball, hinge
@@ -350,3 +350,12 @@ def test_natural_reaching_keeps_a_cone_too():
     for t in _cone_targets(fig, 4, 3) + [np.array([0.9, 0.05, 0.0])]:  # the last lies outside the cone
         r = problem.solve(t)
         assert _in_cone(fig, r.pose)
+
+
+def test_batches_and_bakes_keep_a_cone():
+    fig = loads_scene(CONE_ARM).figure
+    targets = np.array(_cone_targets(fig, 6, 5) + [np.array([0.9, 0.05, 0.0])])  # the last: outside the cone
+    for solver in ("lm", "fabrik"):
+        batch = solve_batch(fig, fig.rest_pose(), "tip", targets, solver=solver)
+        assert all(_in_cone(fig, p) for p in batch.poses)
+        assert all(_in_cone(fig, p) for p in IKProblem(fig, "tip", solver=solver).bake(targets).poses)
