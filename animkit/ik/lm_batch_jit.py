@@ -214,13 +214,21 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
     """Every lane: x = A⁻¹ b by Cholesky of A's lower triangle (overwritten by its factor); bad[lane] = 1 where A is
     not positive definite (that lane's x is then meaningless).
 
-    Right-looking (column j's outer product is taken from the rest at once: no sum is carried across a loop, so
-    the lanes vectorise); every entry still receives lm_jit.solve_spd's subtractions in its order (t = 0, 1, …),
-    so the factor and x are the same bits."""
+    lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
+    four lanes at a time and two rows i at a time (they share the loads of row j; their sums run in registers)."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
     for j in range(n):
+        for g in range(0, LANES, 4):
+            s0, s1, s2, s3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
+            for t in range(j):
+                a0, a1, a2, a3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                s0 -= a0 * a0
+                s1 -= a1 * a1
+                s2 -= a2 * a2
+                s3 -= a3 * a3
+            A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3] = s0, s1, s2, s3
         for lane in range(LANES):
             s = A[j, j, lane]
             good = s > 0.0
@@ -228,23 +236,29 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
             A[j, j, lane] = math.sqrt(s) if good else 1.0
         for g in range(0, LANES, 4):
             d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
-            for i in range(j + 1, n):
-                a0, a1, a2, a3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = a0 / d0, a1 / d1, a2 / d2, a3 / d3
-        for i in range(j + 1, n):  # eight lanes written out: the hot loop (n³/6 per lane)
-            m0, m1, m2, m3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
-            m4, m5, m6, m7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
-            for k in range(j + 1, i + 1):
-                b0, b1, b2, b3 = A[k, j, 0], A[k, j, 1], A[k, j, 2], A[k, j, 3]
-                b4, b5, b6, b7 = A[k, j, 4], A[k, j, 5], A[k, j, 6], A[k, j, 7]
-                c0, c1, c2, c3 = A[i, k, 0], A[i, k, 1], A[i, k, 2], A[i, k, 3]
-                c4, c5, c6, c7 = A[i, k, 4], A[i, k, 5], A[i, k, 6], A[i, k, 7]
-                A[i, k, 0], A[i, k, 1], A[i, k, 2], A[i, k, 3] = c0 - m0 * b0, c1 - m1 * b1, c2 - m2 * b2, c3 - m3 * b3
-                A[i, k, 4], A[i, k, 5], A[i, k, 6], A[i, k, 7] = c4 - m4 * b4, c5 - m5 * b5, c6 - m6 * b6, c7 - m7 * b7
+            i = j + 1
+            while i < n:
+                two = i + 1 < n
+                i1 = i + 1 if two else i  # an odd last row is computed twice, the same bits
+                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
+                y0, y1, y2, y3 = A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3]
+                for t in range(j):
+                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                    x0 -= A[i, t, g] * b0
+                    x1 -= A[i, t, g + 1] * b1
+                    x2 -= A[i, t, g + 2] * b2
+                    x3 -= A[i, t, g + 3] * b3
+                    y0 -= A[i1, t, g] * b0
+                    y1 -= A[i1, t, g + 1] * b1
+                    y2 -= A[i1, t, g + 2] * b2
+                    y3 -= A[i1, t, g + 3] * b3
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+                A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
+                i += 2
     for i in range(n):
         for lane in range(LANES):
             x[i, lane] = b[i, lane]
-    for t in range(n):  # L y = b, column by column (y_i gets its subtractions for t = 0, 1, … in order)
+    for t in range(n):  # L y = b, column by column (y_i still gets its subtractions for t = 0, 1, … in order)
         for g in range(0, LANES, 4):
             y0, y1, y2, y3 = x[t, g] / A[t, t, g], x[t, g + 1] / A[t, t, g + 1], x[t, g + 2] / A[t, t, g + 2], \
                 x[t, g + 3] / A[t, t, g + 3]
@@ -446,26 +460,26 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             history[k, b] = min(el, e0[lane])
             es[k, lane] = el
             decay[lane] *= decay_rate
-        if every:  # every running lane took its step (idle lanes hold nothing): swap the buffers
-            T, Tn = Tn, T
-            Te, Ten = Ten, Te
-            V, Vn = Vn, V
-            q, qn = qn, q
-        else:
-            for k in range(n):
+        # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own
+        # state back from the old buffers (refusals are the rarer case)
+        T, Tn = Tn, T
+        Te, Ten = Ten, Te
+        V, Vn = Vn, V
+        q, qn = qn, q
+        if not every:
+            for lane in range(L):
+                if ok[lane] or job[lane] < 0:
+                    continue
+                for k in range(n):
+                    q[k, lane] = qn[k, lane]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = Tn[k, i, j, lane]
                 for i in range(3):
-                    for j in range(5):
-                        for lane in range(L):
-                            T[k, i, j, lane] = Tn[k, i, j, lane] if ok[lane] else T[k, i, j, lane]
-                for lane in range(L):
-                    q[k, lane] = qn[k, lane] if ok[lane] else q[k, lane]
-            for i in range(3):
-                for j in range(4):
-                    for lane in range(L):
-                        Te[i, j, lane] = Ten[i, j, lane] if ok[lane] else Te[i, j, lane]
-            for i in range(6):
-                for lane in range(L):
-                    V[i, lane] = Vn[i, lane] if ok[lane] else V[i, lane]
+                    for j in range(4):
+                        Te[i, j, lane] = Ten[i, j, lane]
+                for i in range(6):
+                    V[i, lane] = Vn[i, lane]
         # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
         for i in range(n):
             if limited[i]:
