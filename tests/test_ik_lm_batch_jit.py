@@ -172,7 +172,7 @@ def test_lane_forward_against_the_chain_model():
     q = np.random.default_rng(3).uniform(model.lower, model.upper, size=(LANES, model.n))
     T, Te = np.empty((model.n, 3, 5, LANES)), np.empty((3, 4, LANES))
     _forward(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
-             np.empty(LANES))
+             np.empty(LANES), np.ones(LANES, dtype=np.bool_))
     fr = model.frames(q)
     np.testing.assert_allclose(T[:, :, :4].transpose(3, 0, 1, 2), fr.T[:, :, :3].transpose(1, 0, 2, 3), atol=1e-12)
     np.testing.assert_allclose(T[:, :, 4].transpose(2, 0, 1), fr.a, atol=1e-12)  # the world axis column

@@ -398,7 +398,10 @@ def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) 
 # The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached
 # kernels cost 0.5–1 s a process: below ~20k iterations (B problems × max_iter, an upper bound) NumPy finishes first.
 LM_JIT_MIN = 20_000
-LANES_MIN = 2  # from this many problems a batch runs in the compiled lanes (lm_batch_jit), one at a time below
+LANES_MIN = 2  # from this many problems a batch runs in the compiled lanes (lm_batch_jit), one at a time below: on
+# the Panda's 500-target benchmark (lm's retries run batches of 2–30 problems) 2 beat 3–12 (CPU time, 29.7 against
+# 31.3 µs a solve); a step of the lanes costs little more for 8 problems than for 1 (the vector work is shared, only
+# the sines and cosines are per problem)
 
 
 def _compiled_pays(B: int, opts: Options) -> bool:

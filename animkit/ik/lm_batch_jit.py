@@ -39,17 +39,20 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 # sees it, and its stores may alias its loads as far as LLVM can tell, which keeps it scalar).
 
 
-def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array) -> None:
+def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
+             live: Array) -> None:
     """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
-    Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch.
+    Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
+    and cosines (library calls, lane by lane) are taken for the lanes that hold a problem (``live``) only.
 
     The frames' last row is [0, 0, 0, 1 | 0] (rigid links, checked by :func:`lanes_fit`): of lm_jit's fourth term
     T[k−1, i, 3] · loc[15 + j] only j = 3's (· 1) is kept; the others add a zero, which changes no bit."""
     n = q.shape[0]
     for k in range(n):
         for lane in range(LANES):
-            sn[lane] = math.sin(q[k, lane])
-            cn[lane] = 1.0 - math.cos(q[k, lane])
+            if live[lane]:
+                sn[lane] = math.sin(q[k, lane])
+                cn[lane] = 1.0 - math.cos(q[k, lane])
         for idx in range(15):
             h0, h1, h2 = Hs[k, 0, idx], Hs[k, 1, idx], Hs[k, 2, idx]
             for g in range(0, LANES, 4):
@@ -91,10 +94,11 @@ _forward = kernel(_forward, error_model="numpy", slp=True) or _forward
 
 
 def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
-              pos: Array, ori: Array, e: Array) -> None:
+              pos: Array, ori: Array, e: Array, live: Array) -> None:
     """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
     ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
-    L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane."""
+    L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane, for the lanes that
+    hold a problem (``live``)."""
     m = w.shape[0]
     for lane in range(LANES):
         vx = PL[0, lane] - Te[0, 3, lane]
@@ -109,6 +113,8 @@ def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array,
                     D[i, j, lane] = RL[i, 0, lane] * Te[j, 0, lane] + RL[i, 1, lane] * Te[j, 1, lane] + \
                         RL[i, 2, lane] * Te[j, 2, lane]
         for lane in range(LANES):
+            if not live[lane]:
+                continue
             ox = 0.5 * (D[2, 1, lane] - D[1, 2, lane])
             oy = 0.5 * (D[0, 2, lane] - D[2, 0, lane])
             oz = 0.5 * (D[1, 0, lane] - D[0, 1, lane])
@@ -146,15 +152,16 @@ def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array,
 _residual = kernel(_residual, error_model="numpy", slp=True) or _residual
 
 
-def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array, sphi: Array
-                 ) -> None:
+def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
+                 sphi: Array, live: Array) -> None:
     """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ (kept for
-    φ's wrap, which needs the same sine)."""
+    φ's wrap, which needs the same sine; taken for the ``live`` lanes only)."""
     for j in range(phi.shape[0]):
         a, b = lo[j], hi[j]
         if limited[j]:
             for lane in range(LANES):
-                sphi[j, lane] = math.sin(phi[j, lane])
+                if live[lane]:
+                    sphi[j, lane] = math.sin(phi[j, lane])
             m, h = mid[j], half[j]
             for lane in range(LANES):
                 q[j, lane] = min(max(m + h * sphi[j, lane], a), b)
@@ -311,7 +318,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     pos0, ori0, e0 = np.zeros(L), np.zeros(L), np.zeros(L)
     pos_n, ori_n, e_n = np.zeros(L), np.zeros(L), np.zeros(L)
     lam, ps, decay, mu = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
-    ok = np.zeros(L, dtype=np.bool_)
+    ok, live = np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.bool_)
     flat, it = np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp)
     nxt = 0
     while True:
@@ -382,6 +389,8 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
         if running == 0:
             return
+        for lane in range(L):
+            live[lane] = job[lane] >= 0
         # one iteration of every lane. J_φ (n, 6, L): [a × (e − r), a] · h cos φ · W
         for k in range(n):
             hk = half[k] if limited[k] else 1.0
@@ -431,9 +440,9 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
         for i in range(n):
             for lane in range(L):
                 phin[i, lane] = phi[i, lane] + d[i, lane]
-        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi)
-        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn)
-        _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n)
+        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live)
+        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live)
+        _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n, live)
         every = True
         for lane in range(L):
             b = job[lane]
