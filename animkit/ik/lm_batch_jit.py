@@ -222,7 +222,7 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
     not positive definite (that lane's x is then meaningless).
 
     lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
-    four lanes at a time and two rows i at a time (they share the loads of row j; their sums run in registers)."""
+    four lanes at a time and four rows i at a time (they share the loads of row j; their sums run in registers)."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
@@ -244,24 +244,47 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
         for g in range(0, LANES, 4):
             d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
             i = j + 1
-            while i < n:
-                two = i + 1 < n
-                i1 = i + 1 if two else i  # an odd last row is computed twice, the same bits
+            while i + 3 < n:  # four rows at a time
                 x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                y0, y1, y2, y3 = A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3]
+                y0, y1, y2, y3 = A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3]
+                z0, z1, z2, z3 = A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3]
+                u0, u1, u2, u3 = A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3]
                 for t in range(j):
                     b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
                     x0 -= A[i, t, g] * b0
                     x1 -= A[i, t, g + 1] * b1
                     x2 -= A[i, t, g + 2] * b2
                     x3 -= A[i, t, g + 3] * b3
-                    y0 -= A[i1, t, g] * b0
-                    y1 -= A[i1, t, g + 1] * b1
-                    y2 -= A[i1, t, g + 2] * b2
-                    y3 -= A[i1, t, g + 3] * b3
+                    y0 -= A[i + 1, t, g] * b0
+                    y1 -= A[i + 1, t, g + 1] * b1
+                    y2 -= A[i + 1, t, g + 2] * b2
+                    y3 -= A[i + 1, t, g + 3] * b3
+                    z0 -= A[i + 2, t, g] * b0
+                    z1 -= A[i + 2, t, g + 1] * b1
+                    z2 -= A[i + 2, t, g + 2] * b2
+                    z3 -= A[i + 2, t, g + 3] * b3
+                    u0 -= A[i + 3, t, g] * b0
+                    u1 -= A[i + 3, t, g + 1] * b1
+                    u2 -= A[i + 3, t, g + 2] * b2
+                    u3 -= A[i + 3, t, g + 3] * b3
                 A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
-                i += 2
+                A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3] = \
+                    y0 / d0, y1 / d1, y2 / d2, y3 / d3
+                A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3] = \
+                    z0 / d0, z1 / d1, z2 / d2, z3 / d3
+                A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3] = \
+                    u0 / d0, u1 / d1, u2 / d2, u3 / d3
+                i += 4
+            while i < n:  # the last rows one at a time
+                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
+                for t in range(j):
+                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                    x0 -= A[i, t, g] * b0
+                    x1 -= A[i, t, g + 1] * b1
+                    x2 -= A[i, t, g + 2] * b2
+                    x3 -= A[i, t, g + 3] * b3
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+                i += 1
     for i in range(n):
         for lane in range(LANES):
             x[i, lane] = b[i, lane]
