@@ -285,18 +285,16 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
                     x3 -= A[i, t, g + 3] * b3
                 A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
                 i += 1
-    for i in range(n):
-        for lane in range(LANES):
-            x[i, lane] = b[i, lane]
-    for t in range(n):  # L y = b, column by column (y_i still gets its subtractions for t = 0, 1, … in order)
+    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
         for g in range(0, LANES, 4):
-            y0, y1, y2, y3 = x[t, g] / A[t, t, g], x[t, g + 1] / A[t, t, g + 1], x[t, g + 2] / A[t, t, g + 2], \
-                x[t, g + 3] / A[t, t, g + 3]
-            x[t, g], x[t, g + 1], x[t, g + 2], x[t, g + 3] = y0, y1, y2, y3
-            for i in range(t + 1, n):
-                c0, c1, c2, c3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
-                a0, a1, a2, a3 = A[i, t, g], A[i, t, g + 1], A[i, t, g + 2], A[i, t, g + 3]
-                x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = c0 - a0 * y0, c1 - a1 * y1, c2 - a2 * y2, c3 - a3 * y3
+            s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
+            for t in range(i):
+                s0 -= A[i, t, g] * x[t, g]
+                s1 -= A[i, t, g + 1] * x[t, g + 1]
+                s2 -= A[i, t, g + 2] * x[t, g + 2]
+                s3 -= A[i, t, g + 3] * x[t, g + 3]
+            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
+                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
     for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
         for g in range(0, LANES, 4):
             s0, s1, s2, s3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
