@@ -40,7 +40,7 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 
 
 def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
-             live: Array) -> None:
+             live: NDArray[np.bool_]) -> None:
     """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
     Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
     and cosines (library calls, lane by lane) are taken for the lanes that hold a problem (``live``) only.
@@ -94,7 +94,7 @@ _forward = kernel(_forward, error_model="numpy", slp=True) or _forward
 
 
 def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
-              pos: Array, ori: Array, e: Array, live: Array) -> None:
+              pos: Array, ori: Array, e: Array, live: NDArray[np.bool_]) -> None:
     """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
     ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
     L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane, for the lanes that
@@ -153,7 +153,7 @@ _residual = kernel(_residual, error_model="numpy", slp=True) or _residual
 
 
 def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
-                 sphi: Array, live: Array) -> None:
+                 sphi: Array, live: NDArray[np.bool_]) -> None:
     """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ (kept for
     φ's wrap, which needs the same sine; taken for the ``live`` lanes only)."""
     for j in range(phi.shape[0]):
