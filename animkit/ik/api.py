@@ -7,7 +7,7 @@ import copy
 import math
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -17,7 +17,8 @@ from ..figure import Figure
 from ..progress import progress
 from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
-from .lm import keep_better, lm_single, retry_through_relaxed_limits, run_lm
+from .lm import keep_better, lm_single, packed_params, packed_pays, retry_through_relaxed_limits, run_lm
+from .lm_jit import OUT_HISTORY, OUT_ITERS, OUT_ORI, OUT_POS, OUT_REASON, OUT_VALID, lm_packed, out_size
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
 from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
@@ -83,6 +84,21 @@ def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | Non
     if not math.isfinite(x + y + z):
         return None
     return np.array([[x, y, z]]), None
+
+
+_LOOP_REASONS = ("converged", "stalled", "max_iterations")  # the compiled loop's reason codes
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """What :meth:`IKProblem.solve`'s compiled path keeps per chain: the parameter array (None: the path does not
+    apply), the start's chain values, the chain's DOF indices, the output array's length."""
+
+    model: ChainModel
+    params: Array | None
+    q0: Array
+    dofs: NDArray[np.intp]
+    size: int
 
 
 class IKProblem:
@@ -199,6 +215,7 @@ class IKProblem:
             clamp=getattr(sv, "clamp", None), max_step=getattr(sv, "max_step", None),
             rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
             elbow_link=elbow, row_weights=self._row_w)
+        self._fast: _Packed | None = None
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -293,6 +310,12 @@ class IKProblem:
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
         included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
+        first = None
+        if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
+                type(target) is np.ndarray:
+            first = self._first_packed(target, t0)
+            if isinstance(first, IKResult):
+                return first
         P, R = self._targets(target)
         q0 = self._starts(start, None)
         if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
@@ -307,7 +330,7 @@ class IKProblem:
         deadline = None if time_budget is None else t0 + time_budget
         opts = self._opts if not restarts else replace(self._opts, max_iter=min(self._opts.max_iter, RESTART_MAX_ITER),
                                                        stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
-        out = _run(model, method, q0, P, R, opts)  # never cut by the deadline
+        out = _run(model, method, q0, P, R, opts) if first is None else first  # never cut by the deadline
         if self._relax and out.reason[0] != "converged":
             out = _relax(model, q0, P, R, opts, out)
         used = 0
@@ -321,6 +344,43 @@ class IKProblem:
         return IKResult(full, why == "converged", reach[0], int(out.iterations[0]), float(out.position_error[0]),
                         float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
                         time.perf_counter() - t0)
+
+    def _packed(self) -> _Packed:
+        """The packed compiled path's constants for the current chain and options (built at the first solve)."""
+        f = self._fast
+        if f is None or f.model is not self.model:
+            model = self.model
+            prm = packed_params(model, self._opts, self.orientation) if self._method == "lm" else None
+            f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs,
+                                     out_size(model.n, self._opts.max_iter))
+        return f
+
+    def _first_packed(self, target: Array, t0: float) -> IKResult | LoopOutput | None:
+        """The first run of :meth:`solve` from the problem's pose by the packed compiled loop, in one call: the
+        result when it converged, the run (for the retries) when not; None where that path does not apply (no
+        compiled loop, another solver, a target not of this problem's kind: the checked path then says why)."""
+        f = self._packed()
+        if f.params is None or not packed_pays(self._opts):
+            return None
+        flat = target.reshape(-1)
+        if flat.dtype != np.float64 or not flat.flags.c_contiguous:
+            flat = np.ascontiguousarray(flat, dtype=np.float64)
+        n = f.model.n
+        out = np.empty(f.size)
+        lm_packed(f.params, flat, f.q0, out)
+        if out[n + OUT_VALID] == 0.0:
+            return None
+        it = int(out[n + OUT_ITERS])
+        why = int(out[n + OUT_REASON])
+        history = out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1]
+        if why == 0:
+            full = self.pose.copy()
+            full[f.dofs] = out[:n]
+            return IKResult(full, True, True, it, float(out[n + OUT_POS]), float(out[n + OUT_ORI]), history,
+                            "converged", self._method, 0, time.perf_counter() - t0)
+        return LoopOutput(out[None, :n].copy(), np.array([it], dtype=np.intp), [_LOOP_REASONS[why]],
+                          out[n + OUT_POS:n + OUT_POS + 1].copy(), out[n + OUT_ORI:n + OUT_ORI + 1].copy(),
+                          history[:, None].copy())
 
     def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False
                     ) -> IKBatchResult:

@@ -25,11 +25,11 @@ from numpy.typing import NDArray
 from .. import jit
 from ..transforms import rotation_error
 from .lm_jit import _KERNEL as _LM_KERNEL
-from .lm_jit import lm_serial
+from .lm_jit import lm_serial, pack_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "serial_chain", "retry_through_relaxed_limits", "keep_better", "wrap_into_limits",
+__all__ = ["run_lm", "lm_single", "packed_params", "packed_pays", "serial_chain", "retry_through_relaxed_limits", "keep_better", "wrap_into_limits",
            "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
@@ -392,6 +392,25 @@ def _compiled_pays(B: int, opts: Options) -> bool:
 def _kappa(opts: Options, n: int) -> Array:
     """The stiffness damping κ (n,) for the compiled loop (zeros when none)."""
     return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
+
+
+def packed_params(model: ChainModel, opts: Options, orient: bool) -> Array | None:
+    """The one parameter array of :func:`~animkit.ik.lm_jit.lm_packed` (one problem, the compiled loop) for
+    ``model`` and ``opts``; None where that path does not apply (not a serial revolute chain with one effector,
+    priority, a pole, a deadline)."""
+    ch = serial_chain(model)
+    if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
+        return None
+    return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n),
+                       opts.row_weights, orient=orient, tol=opts.tol, otol=opts.orientation_tol,
+                       patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
+                       win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
+                       decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)
+
+
+def packed_pays(opts: Options) -> bool:
+    """Whether one problem runs compiled now (the same test as :func:`run_lm`'s for B = 1)."""
+    return _compiled_pays(1, opts)
 
 
 def lm_single(model: ChainModel, opts: Options) -> bool:

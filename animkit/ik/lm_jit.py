@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 
-__all__ = ["lm_serial", "warm_up", "chain_forward", "chain_residual", "solve_spd"]
+__all__ = ["lm_serial", "lm_packed", "pack_serial", "out_size", "warm_up", "chain_forward", "chain_residual", "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -167,13 +167,14 @@ def solve_spd(A: Array, b: Array, x: Array) -> bool:
 solve_spd = kernel(solve_spd) or solve_spd
 
 
-def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
-               q0: Array,
-               P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int, max_iter: int,
-               damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float, decay_rate: float,
-               backoff: float, margin: float, first_success: bool, q_out: Array, iters: Array, reason: Array,
-               pos_out: Array, ori_out: Array, history: Array) -> None:
-    B, n = q0.shape
+def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
+            q_in: Array, p: Array, Rt: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
+            max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
+            decay_rate: float, backoff: float, margin: float, q_out: Array, history: Array
+            ) -> tuple[float, float, int, int]:
+    """One problem of :func:`_lm_serial` from the start ``q_in`` (n,): writes q_out (n,) and history[: it + 1]
+    (the rest of ``history`` is left as it was); returns position and orientation errors, iterations, reason."""
+    n = q_in.shape[0]
     m = 6 if orient else 3
     T, Tn = np.empty((n, 4, 5)), np.empty((n, 4, 5))
     Te, Ten = np.empty((4, 4)), np.empty((4, 4))
@@ -185,107 +186,217 @@ def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arr
     phi, phin = np.empty(n), np.empty(n)
     es = np.empty(max_iter + 1)
     loc, D = np.empty(20), np.empty((3, 3))  # scratch of chain_forward and chain_residual
+    for j in range(n):
+        qs[j] = min(max(q_in[j], lo[j]), hi[j])
+    chain_forward(qs, Hs, Ce, T, Te, loc)
+    pos0, ori0, e0 = chain_residual(Te, p, Rt, orient, w, V, D)
+    for j in range(n):
+        if limited[j]:
+            s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
+            phi[j] = math.asin(s)
+        else:
+            phi[j] = qs[j]
+    _theta(phi, mid, half, limited, lo, hi, q)
+    chain_forward(q, Hs, Ce, T, Te, loc)
+    pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
+    history[0] = e0
+    es[0] = e
+    lam, flat, ps, decay = damping, 0, 1.0, 1.0
+    it = 0
+    while True:
+        done = pos <= tol and ori <= otol
+        stalled = lam > 1e10 or flat >= patience or \
+            (win > 0 and it >= max(win, stall_min) and e > ratio * es[it - win])
+        if done or stalled or it == max_iter:
+            back = (not done) and e >= e0
+            for j in range(n):
+                q_out[j] = qs[j] if back else q[j]
+            history[it] = e0 if back else e
+            return (pos0 if back else pos, ori0 if back else ori, it,
+                    CONVERGED if done else STALLED if stalled else MAX_ITERATIONS)
+        # J_φ (n, m): [a × (e − r), a] · h cos φ · W
+        for k in range(n):
+            ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
+            dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
+            sc = half[k] * math.cos(phi[k]) if limited[k] else 1.0
+            J[k, 0] = (ay * dz - az * dy) * sc * w[0]
+            J[k, 1] = (az * dx - ax * dz) * sc * w[1]
+            J[k, 2] = (ax * dy - ay * dx) * sc * w[2]
+            if orient:
+                J[k, 3] = ax * sc * w[3]
+                J[k, 4] = ay * sc * w[4]
+                J[k, 5] = az * sc * w[5]
+        mu = pull * decay * ps * min(1.0, e * e)
+        trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
+        if not solve_spd(A, rhs, d):
+            # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
+            _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
+            if not solve_spd(A, rhs, d):
+                for i in range(n):
+                    d[i] = 0.0
+        if max_step > 0.0:
+            big = 0.0
+            for i in range(n):
+                big = max(big, abs(d[i]))
+            if big > max_step:
+                for i in range(n):
+                    d[i] *= max_step / big
+        for i in range(n):
+            phin[i] = phi[i] + d[i]
+        _theta(phin, mid, half, limited, lo, hi, qn)
+        chain_forward(qn, Hs, Ce, Tn, Ten, loc)
+        pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
+        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
+        if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
+            flat = 0
+        else:
+            flat += 1
+        if ok:
+            lam = max(lam * 0.1, 1e-9)
+            T, Tn = Tn, T
+            Te, Ten = Ten, Te
+            V, Vn = Vn, V
+            for i in range(n):
+                q[i] = qn[i]
+                # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+                phi[i] = math.asin(math.sin(phin[i])) if limited[i] else phin[i]
+            pos, ori, e = pos_n, ori_n, e_n
+        else:
+            lam *= 10.0
+            ps *= backoff
+        it += 1
+        history[it] = min(e, e0)
+        es[it] = e
+        decay *= decay_rate
+
+
+_lm_one = kernel(_lm_one, calls=(chain_forward, chain_residual, _theta, _normal_equations, solve_spd)) or _lm_one
+
+
+def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
+               q0: Array,
+               P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int, max_iter: int,
+               damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float, decay_rate: float,
+               backoff: float, margin: float, first_success: bool, q_out: Array, iters: Array, reason: Array,
+               pos_out: Array, ori_out: Array, history: Array) -> None:
+    B, n = q0.shape
     found = False
     for b in range(B):
-        p, Rt = P[b], R[b]
-        for j in range(n):
-            qs[j] = min(max(q0[b, j], lo[j]), hi[j])
         if found:  # first_success: a problem before this one converged; this one is not run
             for j in range(n):
-                q_out[b, j] = qs[j]
+                q_out[b, j] = min(max(q0[b, j], lo[j]), hi[j])
             pos_out[b], ori_out[b], iters[b], reason[b] = math.inf, math.inf, 0, MAX_ITERATIONS
             for k in range(history.shape[0]):
                 history[k, b] = math.inf
             continue
-        chain_forward(qs, Hs, Ce, T, Te, loc)
-        pos0, ori0, e0 = chain_residual(Te, p, Rt, orient, w, V, D)
-        for j in range(n):
-            if limited[j]:
-                s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
-                phi[j] = math.asin(s)
-            else:
-                phi[j] = qs[j]
-        _theta(phi, mid, half, limited, lo, hi, q)
-        chain_forward(q, Hs, Ce, T, Te, loc)
-        pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
-        history[0, b] = e0
-        es[0] = e
-        lam, flat, ps, decay = damping, 0, 1.0, 1.0
-        it = 0
-        while True:
-            done = pos <= tol and ori <= otol
-            stalled = lam > 1e10 or flat >= patience or \
-                (win > 0 and it >= max(win, stall_min) and e > ratio * es[it - win])
-            if done or stalled or it == max_iter:
-                back = (not done) and e >= e0
-                for j in range(n):
-                    q_out[b, j] = qs[j] if back else q[j]
-                pos_out[b] = pos0 if back else pos
-                ori_out[b] = ori0 if back else ori
-                history[it, b] = e0 if back else e
-                for k in range(it + 1, history.shape[0]):
-                    history[k, b] = history[it, b]
-                iters[b] = it
-                reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
-                found = first_success and done
-                break
-            # J_φ (n, m): [a × (e − r), a] · h cos φ · W
-            for k in range(n):
-                ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
-                dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
-                sc = half[k] * math.cos(phi[k]) if limited[k] else 1.0
-                J[k, 0] = (ay * dz - az * dy) * sc * w[0]
-                J[k, 1] = (az * dx - ax * dz) * sc * w[1]
-                J[k, 2] = (ax * dy - ay * dx) * sc * w[2]
-                if orient:
-                    J[k, 3] = ax * sc * w[3]
-                    J[k, 4] = ay * sc * w[4]
-                    J[k, 5] = az * sc * w[5]
-            mu = pull * decay * ps * min(1.0, e * e)
-            trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
-            if not solve_spd(A, rhs, d):
-                # the NumPy loop's fallback: a relative jitter on the diagonal, then solve again
-                _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
-                if not solve_spd(A, rhs, d):
-                    for i in range(n):
-                        d[i] = 0.0
-            if max_step > 0.0:
-                big = 0.0
-                for i in range(n):
-                    big = max(big, abs(d[i]))
-                if big > max_step:
-                    for i in range(n):
-                        d[i] *= max_step / big
-            for i in range(n):
-                phin[i] = phi[i] + d[i]
-            _theta(phin, mid, half, limited, lo, hi, qn)
-            chain_forward(qn, Hs, Ce, Tn, Ten, loc)
-            pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
-            ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-            if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
-                flat = 0
-            else:
-                flat += 1
-            if ok:
-                lam = max(lam * 0.1, 1e-9)
-                T, Tn = Tn, T
-                Te, Ten = Ten, Te
-                V, Vn = Vn, V
-                for i in range(n):
-                    q[i] = qn[i]
-                    # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-                    phi[i] = math.asin(math.sin(phin[i])) if limited[i] else phin[i]
-                pos, ori, e = pos_n, ori_n, e_n
-            else:
-                lam *= 10.0
-                ps *= backoff
-            it += 1
-            history[it, b] = min(e, e0)
-            es[it] = e
-            decay *= decay_rate
+        h = history[:, b]
+        pos_out[b], ori_out[b], it, why = _lm_one(
+            Hs, Ce, lo, hi, mid, half, limited, kappa, q0[b], P[b], R[b], orient, w, tol, otol, patience, max_iter,
+            damping, max_step, win, ratio, stall_min, pull, decay_rate, backoff, margin, q_out[b], h)
+        for k in range(it + 1, history.shape[0]):
+            h[k] = h[it]
+        iters[b], reason[b] = it, why
+        found = first_success and why == CONVERGED
 
 
-_KERNEL = kernel(_lm_serial, calls=(chain_forward, chain_residual, _theta, _normal_equations, solve_spd))
+_KERNEL = kernel(_lm_serial, calls=(_lm_one,))
+
+
+# The packed single-problem entry (:func:`lm_packed`): every constant of a chain and its options in one float64
+# array, laid out by :func:`pack_serial`, so that a call hands numba four arrays (its dispatch costs about a
+# microsecond an argument). Header slots:
+_N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATIO, _STALL_MIN, _PULL, _DECAY, \
+    _BACKOFF, _MARGIN = range(15)
+_HEAD = 16
+# out (see out_size): q (n), then these slots after it, then the residual history (max_iter + 1)
+OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
+
+
+def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
+    """One problem: the target (16,) a 4×4 pose row-major, or (3,) a position; out[n + OUT_VALID] = 0 when the
+    target is malformed (not finite; a pose not rigid within 1e-6 or whose last row is not 0 0 0 1), then nothing
+    is solved. Otherwise :func:`_lm_one` runs, and out holds q, errors, iterations, reason and history."""
+    n = int(prm[_N])
+    orient = prm[_ORIENT] != 0.0
+    max_iter = int(prm[_MAX_ITER])
+    o = _HEAD
+    Hs = prm[o:o + 60 * n].reshape((n, 3, 20))
+    o += 60 * n
+    Ce = prm[o:o + 16].reshape((4, 4))
+    o += 16
+    lo, hi, mid, half = prm[o:o + n], prm[o + n:o + 2 * n], prm[o + 2 * n:o + 3 * n], prm[o + 3 * n:o + 4 * n]
+    limited, kappa = prm[o + 4 * n:o + 5 * n], prm[o + 5 * n:o + 6 * n]
+    w = prm[o + 6 * n:o + 6 * n + 6]
+    p = np.empty(3)
+    Rt = np.zeros((3, 3))
+    valid = True
+    if orient:
+        if target.shape[0] != 16:
+            valid = False
+        else:
+            for i in range(3):
+                p[i] = target[4 * i + 3]
+                for j in range(3):
+                    Rt[i, j] = target[4 * i + j]
+            valid = math.isfinite(p[0] + p[1] + p[2]) and target[12] == 0.0 and target[13] == 0.0 and \
+                target[14] == 0.0 and target[15] == 1.0
+            for i in range(3):
+                for j in range(i + 1):
+                    dot = Rt[i, 0] * Rt[j, 0] + Rt[i, 1] * Rt[j, 1] + Rt[i, 2] * Rt[j, 2]
+                    if not abs(dot - (1.0 if i == j else 0.0)) <= 1e-6:
+                        valid = False
+            det = Rt[0, 0] * (Rt[1, 1] * Rt[2, 2] - Rt[1, 2] * Rt[2, 1]) - \
+                Rt[0, 1] * (Rt[1, 0] * Rt[2, 2] - Rt[1, 2] * Rt[2, 0]) + \
+                Rt[0, 2] * (Rt[1, 0] * Rt[2, 1] - Rt[1, 1] * Rt[2, 0])
+            valid = valid and det > 0.0
+    else:
+        if target.shape[0] != 3:
+            valid = False
+        else:
+            for i in range(3):
+                p[i] = target[i]
+            valid = math.isfinite(p[0] + p[1] + p[2])
+    out[n + OUT_VALID] = 1.0 if valid else 0.0
+    if not valid:
+        return
+    pos, ori, it, why = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, orient, w, prm[_TOL],
+                                prm[_OTOL], int(prm[_PATIENCE]), max_iter, prm[_DAMPING], prm[_MAX_STEP],
+                                int(prm[_WIN]), prm[_RATIO], int(prm[_STALL_MIN]), prm[_PULL], prm[_DECAY],
+                                prm[_BACKOFF], prm[_MARGIN], out[:n], out[n + OUT_HISTORY:n + OUT_HISTORY + max_iter + 1])
+    out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
+
+
+_PACKED = kernel(_lm_packed, calls=(_lm_one,))
+
+
+def pack_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
+                kappa: Array, w: Array, *, orient: bool, tol: float, otol: float, patience: int, max_iter: int,
+                damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
+                decay: float, backoff: float, margin: float) -> Array:
+    """The one parameter array of :func:`lm_packed`: the arguments of :func:`lm_serial` for one chain and one set
+    of options (Hs (n, 3, 20): revolute DOFs only; w: 3 or 6 row weights)."""
+    n = len(lo)
+    head = np.zeros(_HEAD)
+    head[:15] = (n, float(orient), tol, otol, patience, max_iter, damping, -1.0 if max_step is None else max_step,
+                 win, ratio, stall_min, pull, decay, backoff, margin)
+    w6 = np.ones(6)
+    w6[:len(w)] = w
+    return np.ascontiguousarray(np.concatenate([
+        head, np.asarray(Hs, dtype=float).reshape(-1), np.asarray(Ce, dtype=float).reshape(-1), lo, hi, mid, half,
+        np.asarray(limited, dtype=float), kappa, w6]))
+
+
+def out_size(n: int, max_iter: int) -> int:
+    """Length of :func:`lm_packed`'s output array."""
+    return n + OUT_HISTORY + max_iter + 1
+
+
+def lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
+    """Run the compiled loop on one problem with the parameters of :func:`pack_serial`: target (16,) or (3,)
+    contiguous float64 (a pose row-major, or a position), q0 (n,), out (:func:`out_size`) written. Needs
+    :func:`animkit.jit.enabled`."""
+    assert _PACKED is not None
+    _PACKED(prm, target, q0, out)
 
 
 def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
@@ -331,3 +442,8 @@ def warm_up() -> None:
                   np.ones(6),
                   tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
                   stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
+        prm = pack_serial(np.zeros((1, 3, 20)), np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1),
+                          np.ones(1, dtype=np.bool_), np.zeros(1), np.ones(6), orient=True, tol=1e-5, otol=1e-4,
+                          patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5, stall_min=10,
+                          pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
+        lm_packed(prm, np.eye(4).reshape(-1), np.zeros(1), np.empty(out_size(1, 1)))
