@@ -86,7 +86,7 @@ def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | Non
     return np.array([[x, y, z]]), None
 
 
-_LOOP_REASONS = ("converged", "stalled", "max_iterations")  # the compiled loop's reason codes
+_PACKED_REASONS: tuple[Reason, ...] = ("converged", "stalled", "max_iterations", "unreachable")  # lm_packed's codes
 
 
 @dataclass(frozen=True)
@@ -310,12 +310,11 @@ class IKProblem:
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
         included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
-        first = None
         if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
                 type(target) is np.ndarray:
-            first = self._first_packed(target, t0)
-            if isinstance(first, IKResult):
-                return first
+            done = self._solve_packed(target, t0)
+            if done is not None:
+                return done
         P, R = self._targets(target)
         q0 = self._starts(start, None)
         if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
@@ -330,7 +329,7 @@ class IKProblem:
         deadline = None if time_budget is None else t0 + time_budget
         opts = self._opts if not restarts else replace(self._opts, max_iter=min(self._opts.max_iter, RESTART_MAX_ITER),
                                                        stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
-        out = _run(model, method, q0, P, R, opts) if first is None else first  # never cut by the deadline
+        out = _run(model, method, q0, P, R, opts)  # never cut by the deadline
         if self._relax and out.reason[0] != "converged":
             out = _relax(model, q0, P, R, opts, out)
         used = 0
@@ -350,15 +349,16 @@ class IKProblem:
         f = self._fast
         if f is None or f.model is not self.model:
             model = self.model
-            prm = packed_params(model, self._opts, self.orientation) if self._method == "lm" else None
+            prm = packed_params(model, self._opts, self.orientation, self._relax) if self._method == "lm" else None
             f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs,
                                      out_size(model.n, self._opts.max_iter))
         return f
 
-    def _first_packed(self, target: Array, t0: float) -> IKResult | LoopOutput | None:
-        """The first run of :meth:`solve` from the problem's pose by the packed compiled loop, in one call: the
-        result when it converged, the run (for the retries) when not; None where that path does not apply (no
-        compiled loop, another solver, a target not of this problem's kind: the checked path then says why)."""
+    def _solve_packed(self, target: Array, t0: float) -> IKResult | None:
+        """:meth:`solve` from the problem's pose without restarts by the packed compiled loop, in one call (the first
+        run, lm's retries and the reachability test all compiled: :func:`~animkit.ik.lm_jit.lm_packed`); None where
+        that path does not apply (no compiled loop, another solver, a target not of this problem's kind: the
+        checked path then says why)."""
         f = self._packed()
         if f.params is None or not packed_pays(self._opts):
             return None
@@ -371,16 +371,13 @@ class IKProblem:
         if out[n + OUT_VALID] == 0.0:
             return None
         it = int(out[n + OUT_ITERS])
-        why = int(out[n + OUT_REASON])
-        history = out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1]
-        if why == 0:
-            full = self.pose.copy()
-            full[f.dofs] = out[:n]
-            return IKResult(full, True, True, it, float(out[n + OUT_POS]), float(out[n + OUT_ORI]), history,
-                            "converged", self._method, 0, time.perf_counter() - t0)
-        return LoopOutput(out[None, :n].copy(), np.array([it], dtype=np.intp), [_LOOP_REASONS[why]],
-                          out[n + OUT_POS:n + OUT_POS + 1].copy(), out[n + OUT_ORI:n + OUT_ORI + 1].copy(),
-                          history[:, None].copy())
+        why = _PACKED_REASONS[int(out[n + OUT_REASON])]
+        full = self.pose.copy()
+        full[f.dofs] = out[:n]
+        return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
+                        else None, it, float(out[n + OUT_POS]), float(out[n + OUT_ORI]),
+                        out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1], why, self._method, 0,
+                        time.perf_counter() - t0)
 
     def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False
                     ) -> IKBatchResult:

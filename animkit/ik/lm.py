@@ -394,7 +394,7 @@ def _kappa(opts: Options, n: int) -> Array:
     return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
 
 
-def packed_params(model: ChainModel, opts: Options, orient: bool) -> Array | None:
+def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -> Array | None:
     """The one parameter array of :func:`~animkit.ik.lm_jit.lm_packed` (one problem, the compiled loop) for
     ``model`` and ``opts``; None where that path does not apply (not a serial revolute chain with one effector,
     priority, a pole, a deadline)."""
@@ -402,7 +402,8 @@ def packed_params(model: ChainModel, opts: Options, orient: bool) -> Array | Non
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
     return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n),
-                       opts.row_weights, orient=orient, tol=opts.tol, otol=opts.orientation_tol,
+                       opts.row_weights, model.frames(np.zeros((1, ch.n))).r[0, int(model.base_link[0])],
+                       float(model.reach[0]), orient=orient, relax=relax, tol=opts.tol, otol=opts.orientation_tol,
                        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
                        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
                        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)

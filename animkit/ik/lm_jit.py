@@ -306,19 +306,138 @@ _KERNEL = kernel(_lm_serial, calls=(_lm_one,))
 # array, laid out by :func:`pack_serial`, so that a call hands numba four arrays (its dispatch costs about a
 # microsecond an argument). Header slots:
 _N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATIO, _STALL_MIN, _PULL, _DECAY, \
-    _BACKOFF, _MARGIN = range(15)
+    _BACKOFF, _MARGIN, _RELAX = range(16)
 _HEAD = 16
-# out (see out_size): q (n), then these slots after it, then the residual history (max_iter + 1)
+# out (see out_size): q (n), then these slots after it, then the residual history
 OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
+UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (lm's _reachability)
+STATIONARY = 1e-3  # api.STATIONARY: first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖
+_RUNS = 11  # runs of the strategy at most: first, 2 × 2 relaxed, position first (2 + 2 × 2 relaxed)
+
+
+def _beyond(p: Array, base: Array, reach: float, tol: float) -> bool:
+    """api._beyond for one serial chain: the target lies farther from the base origin than the chain reaches."""
+    dx, dy, dz = p[0] - base[0], p[1] - base[1], p[2] - base[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz) > reach + tol
+
+
+_beyond = kernel(_beyond) or _beyond
+
+
+def _stationary(Hs: Array, Ce: Array, q: Array, lo: Array, hi: Array, p: Array, Rt: Array, orient: bool, w: Array
+                ) -> bool:
+    """api._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
+    only toward its inside); True when ‖g‖ ≤ STATIONARY · ‖J‖_F ‖W V‖ (J, V weighted; J over the free DOFs)."""
+    n = q.shape[0]
+    m = 6 if orient else 3
+    T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(m)
+    chain_forward(q, Hs, Ce, T, Te, np.empty(20))
+    _, _, vn = chain_residual(Te, p, Rt, orient, w, V, np.empty((3, 3)))
+    gn2, jn2 = 0.0, 0.0
+    for k in range(n):
+        ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
+        dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
+        c0, c1, c2 = (ay * dz - az * dy) * w[0], (az * dx - ax * dz) * w[1], (ax * dy - ay * dx) * w[2]
+        g = c0 * V[0] + c1 * V[1] + c2 * V[2]
+        j2 = c0 * c0 + c1 * c1 + c2 * c2
+        if orient:
+            c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
+            g += c3 * V[3] + c4 * V[4] + c5 * V[5]
+            j2 += c3 * c3 + c4 * c4 + c5 * c5
+        blocked = (q[k] <= lo[k] + 1e-9 and g < 0.0) or (q[k] >= hi[k] - 1e-9 and g > 0.0)
+        if not blocked:
+            gn2 += g * g
+            jn2 += j2
+    return math.sqrt(gn2) <= STATIONARY * math.sqrt(jn2) * vn
+
+
+_stationary = kernel(_stationary, calls=(chain_forward, chain_residual)) or _stationary
+
+
+def _keep_better(q: Array, H: Array, pos: float, ori: float, it: int, why: int, qc: Array, Hc: Array, pos_c: float,
+                 ori_c: float, it_c: int, why_c: int, before: int) -> tuple[float, float, int, int]:
+    """lm.keep_better for one problem: the state (q, H[: it + 1], pos, ori, it, why) takes a later run's answer
+    (qc, Hc[: it_c + 1], ...) when that converged or ends closer; ``before`` iterations were spent between them.
+    Updates q and H in place; returns the new pos, ori, iterations, reason."""
+    best = H[it]
+    take = why_c == CONVERGED or Hc[it_c] < best
+    total = it + before + it_c
+    for k in range(it + 1, total + 1):
+        H[k] = best
+    if not take:
+        return pos, ori, total, why
+    k0 = it + before + 1
+    for j in range(it_c):
+        H[k0 + j] = max(min(Hc[1 + j], best), Hc[it_c])
+    for k in range(k0 - 1 + it_c, total + 1):
+        H[k] = Hc[it_c]
+    for j in range(q.shape[0]):
+        q[j] = qc[j]
+    return pos_c, ori_c, total, why_c
+
+
+_keep_better = kernel(_keep_better) or _keep_better
+
+
+def _wrap(q: Array, lo: Array, hi: Array, out: Array) -> None:
+    """lm.wrap_into_limits on a chain of revolute DOFs: θ' = l + ((θ − l) mod 2π), an angle in the gap to the nearer
+    limit on the circle, where both limits are finite; clipped otherwise."""
+    for j in range(q.shape[0]):
+        if math.isfinite(lo[j]) and math.isfinite(hi[j]):
+            v = lo[j] + (q[j] - lo[j]) % (2.0 * math.pi)
+            if v > hi[j]:
+                v = hi[j] if v - hi[j] < lo[j] + 2.0 * math.pi - v else lo[j]
+            out[j] = v
+        else:
+            out[j] = min(max(q[j], lo[j]), hi[j])
+
+
+_wrap = kernel(_wrap) or _wrap
+
+
+def _relax_stages(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array,
+                  kappa: Array, lo_r: Array, hi_r: Array, mid_r: Array, half_r: Array, lim_r: Array, base: Array,
+                  reach: float, p: Array, Rt: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
+                  max_iter: int, damping: float, max_step: float, stall_min: int, pull: float, decay: float,
+                  backoff: float, margin: float, start: Array, q: Array, H: Array, pos: float, ori: float, it: int,
+                  why: int) -> tuple[float, float, int, int]:
+    """api._relax's first strategy (position_first=False) for one problem: through the relaxed limits from
+    ``start``, then, when still undecided, from where the first run stopped; each stage kept when better."""
+    n = q.shape[0]
+    stopped = q.copy()
+    qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
+    Hu, Hc = np.empty(max_iter + 1), np.empty(max_iter + 1)
+    for k in range(2):
+        if why == CONVERGED or _beyond(p, base, reach, tol):
+            break
+        if k == 1 and _stationary(Hs, Ce, q, lo, hi, p, Rt, orient, w):
+            break
+        _, _, it_u, _ = _lm_one(Hs, Ce, lo_r, hi_r, mid_r, half_r, lim_r, kappa, start if k == 0 else stopped, p,
+                                Rt, orient, w, tol, otol, patience, max_iter, damping, max_step, 0, 0.5, stall_min,
+                                pull, decay, backoff, margin, qu, Hu)
+        _wrap(qu, lo, hi, qw)
+        pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qw, p, Rt, orient, w, tol,
+                                            otol, patience, max_iter, damping, max_step, 0, 0.5, stall_min, pull,
+                                            decay, backoff, margin, qc, Hc)
+        pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+    return pos, ori, it, why
+
+
+_relax_stages = kernel(_relax_stages, calls=(_lm_one, _beyond, _stationary, _wrap, _keep_better)) or _relax_stages
 
 
 def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     """One problem: the target (16,) a 4×4 pose row-major, or (3,) a position; out[n + OUT_VALID] = 0 when the
     target is malformed (not finite; a pose not rigid within 1e-6 or whose last row is not 0 0 0 1), then nothing
-    is solved. Otherwise :func:`_lm_one` runs, and out holds q, errors, iterations, reason and history."""
+    is solved. Otherwise the whole of :meth:`animkit.ik.IKProblem.solve`'s strategy for lm without restarts runs
+    here: the first run (:func:`_lm_one`); with ``relax``, the relaxed-limits retries and, for a pose target, the
+    position-first continuation (api._relax); then the reachability test (reason UNREACHABLE)."""
     n = int(prm[_N])
     orient = prm[_ORIENT] != 0.0
-    max_iter = int(prm[_MAX_ITER])
+    tol, otol, patience, max_iter = prm[_TOL], prm[_OTOL], int(prm[_PATIENCE]), int(prm[_MAX_ITER])
+    damping, max_step, win, ratio = prm[_DAMPING], prm[_MAX_STEP], int(prm[_WIN]), prm[_RATIO]
+    stall_min, pull, decay, backoff, margin = int(prm[_STALL_MIN]), prm[_PULL], prm[_DECAY], prm[_BACKOFF], \
+        prm[_MARGIN]
     o = _HEAD
     Hs = prm[o:o + 60 * n].reshape((n, 3, 20))
     o += 60 * n
@@ -327,6 +446,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     lo, hi, mid, half = prm[o:o + n], prm[o + n:o + 2 * n], prm[o + 2 * n:o + 3 * n], prm[o + 3 * n:o + 4 * n]
     limited, kappa = prm[o + 4 * n:o + 5 * n], prm[o + 5 * n:o + 6 * n]
     w = prm[o + 6 * n:o + 6 * n + 6]
+    base = prm[o + 6 * n + 6:o + 6 * n + 9]
+    reach = prm[o + 6 * n + 9]
     p = np.empty(3)
     Rt = np.zeros((3, 3))
     valid = True
@@ -359,36 +480,67 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     out[n + OUT_VALID] = 1.0 if valid else 0.0
     if not valid:
         return
-    pos, ori, it, why = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, orient, w, prm[_TOL],
-                                prm[_OTOL], int(prm[_PATIENCE]), max_iter, prm[_DAMPING], prm[_MAX_STEP],
-                                int(prm[_WIN]), prm[_RATIO], int(prm[_STALL_MIN]), prm[_PULL], prm[_DECAY],
-                                prm[_BACKOFF], prm[_MARGIN], out[:n], out[n + OUT_HISTORY:n + OUT_HISTORY + max_iter + 1])
+    q = out[:n]
+    H = out[n + OUT_HISTORY:]
+    pos, ori, it, why = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, orient, w, tol, otol, patience,
+                                max_iter, damping, max_step, win, ratio, stall_min, pull, decay, backoff, margin, q, H)
+    if why != CONVERGED and prm[_RELAX] != 0.0:
+        lo_r, hi_r, mid_r, half_r, lim_r = lo.copy(), hi.copy(), mid.copy(), half.copy(), limited.copy()
+        lifted = False
+        for j in range(n):
+            if math.isfinite(lo[j]) and math.isfinite(hi[j]):
+                lo_r[j], hi_r[j], mid_r[j], half_r[j], lim_r[j] = -math.inf, math.inf, 0.0, 1.0, 0.0
+                lifted = True
+        if lifted:
+            pos, ori, it, why = _relax_stages(
+                Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff, margin,
+                q0, q, H, pos, ori, it, why)
+        if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
+            # position first (api._position_first): the position task alone from the start, then the full task
+            qu, qc = np.empty(n), np.empty(n)
+            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, False, w, tol, math.inf,
+                                    patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                                    backoff, margin, qu, Hu)
+            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qu, p, Rt, orient, w,
+                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
+                                                stall_min, pull, decay, backoff, margin, qc, Hc)
+            if lifted:
+                pos_c, ori_c, it_c, why_c = _relax_stages(
+                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
+                    margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
+            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+    if why != CONVERGED and (_beyond(p, base, reach, tol) or _stationary(Hs, Ce, q, lo, hi, p, Rt, orient, w)):
+        why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
 
-_PACKED = kernel(_lm_packed, calls=(_lm_one,))
+_PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _keep_better, _relax_stages))
 
 
 def pack_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
-                kappa: Array, w: Array, *, orient: bool, tol: float, otol: float, patience: int, max_iter: int,
+                kappa: Array, w: Array, base: Array, reach: float, *, orient: bool, relax: bool, tol: float, otol: float, patience: int, max_iter: int,
                 damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
                 decay: float, backoff: float, margin: float) -> Array:
     """The one parameter array of :func:`lm_packed`: the arguments of :func:`lm_serial` for one chain and one set
-    of options (Hs (n, 3, 20): revolute DOFs only; w: 3 or 6 row weights)."""
+    of options (Hs (n, 3, 20): revolute DOFs only; w: 3 or 6 row weights), the chain's base origin and reach (the
+    reachability test), and whether lm's retries run (``relax``)."""
     n = len(lo)
     head = np.zeros(_HEAD)
-    head[:15] = (n, float(orient), tol, otol, patience, max_iter, damping, -1.0 if max_step is None else max_step,
-                 win, ratio, stall_min, pull, decay, backoff, margin)
+    head[:] = (n, float(orient), tol, otol, patience, max_iter, damping, -1.0 if max_step is None else max_step,
+               win, ratio, stall_min, pull, decay, backoff, margin, float(relax))
     w6 = np.ones(6)
     w6[:len(w)] = w
     return np.ascontiguousarray(np.concatenate([
         head, np.asarray(Hs, dtype=float).reshape(-1), np.asarray(Ce, dtype=float).reshape(-1), lo, hi, mid, half,
-        np.asarray(limited, dtype=float), kappa, w6]))
+        np.asarray(limited, dtype=float), kappa, w6, np.asarray(base, dtype=float).reshape(3), [reach]]))
 
 
 def out_size(n: int, max_iter: int) -> int:
-    """Length of :func:`lm_packed`'s output array."""
-    return n + OUT_HISTORY + max_iter + 1
+    """Length of :func:`lm_packed`'s output array (the history holds every run of the strategy)."""
+    return n + OUT_HISTORY + _RUNS * (max_iter + 1)
 
 
 def lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
@@ -443,7 +595,7 @@ def warm_up() -> None:
                   tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
                   stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
         prm = pack_serial(np.zeros((1, 3, 20)), np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1),
-                          np.ones(1, dtype=np.bool_), np.zeros(1), np.ones(6), orient=True, tol=1e-5, otol=1e-4,
+                          np.ones(1, dtype=np.bool_), np.zeros(1), np.ones(6), np.zeros(3), 1.0, orient=True, relax=True, tol=1e-5, otol=1e-4,
                           patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5, stall_min=10,
                           pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
         lm_packed(prm, np.eye(4).reshape(-1), np.zeros(1), np.empty(out_size(1, 1)))
