@@ -29,8 +29,8 @@ from .lm_jit import lm_serial, pack_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "packed_params", "packed_pays", "serial_chain", "retry_through_relaxed_limits", "keep_better", "wrap_into_limits",
-           "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+__all__ = ["run_lm", "lm_single", "packed_params", "packed_pays", "serial_chain", "retry_through_relaxed_limits",
+           "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
 
 Array = NDArray[np.float64]
 

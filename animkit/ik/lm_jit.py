@@ -20,7 +20,8 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 
-__all__ = ["lm_serial", "lm_packed", "pack_serial", "out_size", "warm_up", "chain_forward", "chain_residual", "solve_spd"]
+__all__ = ["lm_serial", "lm_packed", "pack_serial", "out_size", "warm_up", "chain_forward", "chain_residual",
+           "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -521,7 +522,8 @@ _PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _keep_better,
 
 
 def pack_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
-                kappa: Array, w: Array, base: Array, reach: float, *, orient: bool, relax: bool, tol: float, otol: float, patience: int, max_iter: int,
+                kappa: Array, w: Array, base: Array, reach: float, *, orient: bool, relax: bool, tol: float,
+                otol: float, patience: int, max_iter: int,
                 damping: float, max_step: float | None, win: int, ratio: float, stall_min: int, pull: float,
                 decay: float, backoff: float, margin: float) -> Array:
     """The one parameter array of :func:`lm_packed`: the arguments of :func:`lm_serial` for one chain and one set
@@ -595,7 +597,8 @@ def warm_up() -> None:
                   tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
                   stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
         prm = pack_serial(np.zeros((1, 3, 20)), np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1),
-                          np.ones(1, dtype=np.bool_), np.zeros(1), np.ones(6), np.zeros(3), 1.0, orient=True, relax=True, tol=1e-5, otol=1e-4,
+                          np.ones(1, dtype=np.bool_), np.zeros(1), np.ones(6), np.zeros(3), 1.0, orient=True,
+                          relax=True, tol=1e-5, otol=1e-4,
                           patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5, stall_min=10,
                           pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
         lm_packed(prm, np.eye(4).reshape(-1), np.zeros(1), np.empty(out_size(1, 1)))
