@@ -16,6 +16,7 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
 from .fabrik import check_fabrik
+from ..transforms import matrix_from_rotation_vector
 from .jacobian import chain_jacobian, rotation_error
 from .lm import keep_better, lm_single, packed_params, packed_pays, retry_through_relaxed_limits, run_lm
 from .lm_jit import OUT_HISTORY, OUT_ITERS, OUT_ORI, OUT_POS, OUT_REASON, OUT_VALID, lm_packed, out_size
@@ -515,9 +516,11 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
             break
         out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
     if position_first and R is not None:
-        fail = np.flatnonzero([why != "converged" for why in out.reason] & ~_beyond(model, out.q, P, opts.tol))
-        if fail.size:
-            out = _position_first(model, q0, P, R, opts, out, fail)
+        for strategy in (_position_first, _orientation_first, _orientation_continuation):
+            fail = np.flatnonzero([why != "converged" for why in out.reason] & ~_beyond(model, out.q, P, opts.tol))
+            if fail.size == 0:
+                break
+            out = strategy(model, q0, P, R, opts, out, fail)
     return out
 
 
@@ -538,6 +541,46 @@ def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Opti
     c = run_lm(model, u.q, Pf, Rf, opts)
     c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
     return keep_better(out, fail, c, u.iterations)
+
+
+ORIENTATION_FIRST_WEIGHT = 1e-3  # the position rows' weight (relative) in the orientation-first stage
+ORIENTATION_STAGES = 4  # K: stages of the orientation continuation
+
+
+def _orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                       fail: NDArray[np.intp]) -> LoopOutput:
+    """The mirror of :func:`_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
+    ``ORIENTATION_FIRST_WEIGHT`` (converged on the orientation alone), then the full task (with the relaxed-limits
+    retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
+    target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
+    position task alone leaves the stretched elbow between two branches). See docs/derivations.md."""
+    w = opts.row_weights
+    pos_rows = (np.arange(len(w)) % 6) < 3
+    oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
+    Pf, Rf = P[fail], R[fail]
+    u = run_lm(model, q0[fail], Pf, Rf, oo)
+    c = run_lm(model, u.q, Pf, Rf, opts)
+    c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, u.iterations)
+
+
+def _orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                              fail: NDArray[np.intp]) -> LoopOutput:
+    """A continuation in the target's orientation: R_k = exp((k/K) ω) R_s, ω = log(R_t R_sᵀ)^∨ (R_s: the start's
+    effector frame; the geodesic from it to the target's), the position held at the target, k = 1 … K
+    (``ORIENTATION_STAGES``), each stage solved from the answer of the one before, the last (the target itself) with
+    the relaxed-limits retries; kept where it converged or ends closer."""
+    Pf, Rf = P[fail], R[fail]
+    q = q0[fail]
+    Rs = model.frames(np.clip(q, model.lower, model.upper)).R
+    omega = rotation_error(Rf, Rs)
+    before = np.zeros(len(fail), dtype=np.intp)
+    for k in range(1, ORIENTATION_STAGES):
+        u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
+        q, before = u.q, before + u.iterations
+    c = run_lm(model, q, Pf, Rf, opts)
+    c = _relax(model, q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, before)
 
 
 STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖ (docs/derivations.md)
