@@ -15,11 +15,22 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
-from .fabrik import check_fabrik
 from ..transforms import matrix_from_rotation_vector
+from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
 from .lm import keep_better, lm_single, packed_params, packed_pays, retry_through_relaxed_limits, run_lm
-from .lm_jit import OUT_HISTORY, OUT_ITERS, OUT_ORI, OUT_POS, OUT_REASON, OUT_VALID, lm_packed, out_size
+from .lm_jit import (
+    ORIENTATION_FIRST_WEIGHT,
+    ORIENTATION_STAGES,
+    OUT_HISTORY,
+    OUT_ITERS,
+    OUT_ORI,
+    OUT_POS,
+    OUT_REASON,
+    OUT_VALID,
+    lm_packed,
+    out_size,
+)
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
 from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
@@ -543,8 +554,8 @@ def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Opti
     return keep_better(out, fail, c, u.iterations)
 
 
-ORIENTATION_FIRST_WEIGHT = 1e-3  # the position rows' weight (relative) in the orientation-first stage
-ORIENTATION_STAGES = 4  # K: stages of the orientation continuation
+# the position rows' weight (relative) in the orientation-first stage; K, the orientation continuation's stages
+# (one home: lm_jit, whose compiled strategy uses them too)
 
 
 def _orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,

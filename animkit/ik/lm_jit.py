@@ -323,7 +323,11 @@ _HEAD = 16
 OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
 UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (lm's _reachability)
 STATIONARY = 1e-3  # api.STATIONARY: first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖
-_RUNS = 11  # runs of the strategy at most: first, 2 × 2 relaxed, position first (2 + 2 × 2 relaxed)
+# runs of the strategy at most: first, 2 × 2 relaxed, then position first, orientation first and the orientation
+# continuation: each 1 + 1 + 2 × 2 relaxed (the continuation: K − 1 + 1 + 2 × 2)
+ORIENTATION_FIRST_WEIGHT = 1e-3  # api.ORIENTATION_FIRST_WEIGHT
+ORIENTATION_STAGES = 4  # api.ORIENTATION_STAGES
+_RUNS = 5 + 6 + 6 + ORIENTATION_STAGES + 4
 
 
 def _beyond(p: Array, base: Array, reach: float, tol: float) -> bool:
@@ -437,6 +441,28 @@ def _relax_stages(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: 
 _relax_stages = kernel(_relax_stages, calls=(_lm_one, _beyond, _stationary, _wrap, _keep_better)) or _relax_stages
 
 
+def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
+    """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
+    :func:`animkit.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K = [ω/‖ω‖]_×."""
+    vx, vy, vz = wx * t, wy * t, wz * t
+    th = math.sqrt(vx * vx + vy * vy + vz * vz)
+    safe = 1.0 if th < 1e-300 else th
+    ax, ay, az = vx / safe, vy / safe, vz / safe
+    K = np.array([[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]])
+    s, c = math.sin(th), 1.0 - math.cos(th)
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            kk = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
+            E[i, j] = (1.0 if i == j else 0.0) + s * K[i, j] + c * kk
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = E[i, 0] * Rs[0, j] + E[i, 1] * Rs[1, j] + E[i, 2] * Rs[2, j]
+
+
+_rotated = kernel(_rotated) or _rotated
+
+
 def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     """One problem: the target (16,) a 4×4 pose row-major, or (3,) a position; out[n + OUT_VALID] = 0 when the
     target is malformed (not finite; a pose not rigid within 1e-6 or whose last row is not 0 0 0 1), then nothing
@@ -523,12 +549,62 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                     orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
                     margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
             pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+        if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
+            # orientation first (api._orientation_first): the position rows weighted down, then the full task
+            qu, qc = np.empty(n), np.empty(n)
+            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            wo = w.copy()
+            for i in range(3):
+                wo[i] *= ORIENTATION_FIRST_WEIGHT
+            _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, True, wo, math.inf, otol,
+                                    patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                                    backoff, margin, qu, Hu)
+            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qu, p, Rt, orient, w,
+                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
+                                                stall_min, pull, decay, backoff, margin, qc, Hc)
+            if lifted:
+                pos_c, ori_c, it_c, why_c = _relax_stages(
+                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
+                    margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
+            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+        if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
+            # the orientation continuation (api._orientation_continuation): R_k = exp((k/K) ω) R_s, position held
+            qk, qu, qc = np.empty(n), np.empty(n), np.empty(n)
+            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            for j in range(n):
+                qk[j] = min(max(q0[j], lo[j]), hi[j])
+            Ts, Tes, Vs = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6)
+            chain_forward(qk, Hs, Ce, Ts, Tes, np.empty(20))
+            chain_residual(Tes, p, Rt, True, np.ones(6), Vs, np.empty((3, 3)))  # Vs[3:] = ω = log(R_t R_sᵀ)^∨
+            for j in range(n):
+                qk[j] = q0[j]
+            Rk = np.empty((3, 3))
+            before = 0
+            for k in range(1, ORIENTATION_STAGES):
+                _rotated(Vs[3], Vs[4], Vs[5], k / ORIENTATION_STAGES, Tes, Rk)
+                _, _, it_k, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qk, p, Rk, orient, w, tol, otol,
+                                        patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                                        backoff, margin, qu, Hu)
+                for j in range(n):
+                    qk[j] = qu[j]
+                before += it_k
+            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qk, p, Rt, orient, w,
+                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
+                                                stall_min, pull, decay, backoff, margin, qc, Hc)
+            if lifted:
+                pos_c, ori_c, it_c, why_c = _relax_stages(
+                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
+                    margin, qk, qc, Hc, pos_c, ori_c, it_c, why_c)
+            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, before)
     if why != CONVERGED and (_beyond(p, base, reach, tol) or _stationary(Hs, Ce, q, lo, hi, p, Rt, orient, w)):
         why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
 
-_PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _keep_better, _relax_stages))
+_PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _keep_better, _relax_stages, _rotated,
+                                    chain_forward, chain_residual))
 
 
 def pack_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
