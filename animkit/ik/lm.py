@@ -283,6 +283,9 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     Tc, Tn = np.empty((n, 4, 5)), np.empty((n, 4, 5))
     q_start = np.minimum(np.maximum(q0[0], lo), hi)
     _, pos0, ori0, e0 = residual(forward(q_start, Tc))
+    if pos0 <= tol and ori0 <= otol:  # the start meets the target already: it is the answer
+        return LoopOutput(q_start[None].copy(), np.zeros(1, dtype=np.intp), ["converged"], np.array([pos0]),
+                          np.array([ori0]), np.array([[e0]]))
     phi = ch.phi(q_start, START_MARGIN)
     q = theta(phi)
     Te = forward(q, Tc)
@@ -478,8 +481,10 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
     if free is None:
         return out
     Pf, Rf = P[fail], None if R is None else R[fail]
-    opts = replace(opts, stall_window=0)  # the stall test ends the first run early; these runs get every iteration
-    u = run_lm(free, starts[fail], Pf, Rf, opts)
+    # the run through the relaxed limits gets every iteration (the stall test would end it before it leaves the
+    # start's basin); the run back inside them keeps the stall test (a hopeless one stops early: on 500 targets
+    # Panda/UR5/arm 6D, 28 % fewer iterations on failing targets for one target fewer converged on Panda and arm)
+    u = run_lm(free, starts[fail], Pf, Rf, replace(opts, stall_window=0))
     start = wrap_into_limits(u.q, model.lower, model.upper, model.revolute)
     c = run_lm(model, start, Pf, Rf, opts)
     return keep_better(out, fail, c, u.iterations)
@@ -546,13 +551,26 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
     lam = np.full(B, opts.damping)
     flat = np.zeros(B, dtype=np.intp)
     ps = np.ones(B)  # the pull's own scale: a rejected step shrinks it (the pull may point uphill)
+    there = (pos0 <= tol) & (ori0 <= otol)  # starts that meet their targets already: they are the answers
+    if there.any():
+        for i in np.flatnonzero(there).tolist():
+            reason[i] = "converged"
+        if there.all():
+            return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
+        keep = ~there
+        ids = ids[keep]
+        phi, q, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, Eff, V, Vw, pos, ori))
+        r, a = r[:, keep], a[:, keep]
+        lam, flat, e, e0, ps = lam[keep], flat[keep], e[keep], e0[keep], ps[keep]
+        Pw = P[ids]
+        Rw = None if R is None else R[ids]
     pull = ch.limf
     eye = np.eye(n)
     it = 0
     win, ratio = opts.stall_window, opts.stall_ratio
     es = np.empty((opts.max_iter + 1, B)) if win > 0 else None  # ‖WV‖ after each iteration (the stall test)
     if es is not None:
-        es[0] = e
+        es[0, ids] = e
     while True:
         done = (pos <= tol) & (ori <= otol)
         stalled = (lam > 1e10) | (flat >= patience)

@@ -198,6 +198,11 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
         qs[j] = min(max(q_in[j], lo[j]), hi[j])
     chain_forward(qs, Hs, Ce, T, Te, loc)
     pos0, ori0, e0 = chain_residual(Te, p, Rt, orient, w, V, D)
+    history[0] = e0
+    if pos0 <= tol and ori0 <= otol:  # the start meets the target already: it is the answer
+        for j in range(n):
+            q_out[j] = qs[j]
+        return pos0, ori0, 0, CONVERGED
     for j in range(n):
         if limited[j]:
             s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
@@ -413,11 +418,13 @@ _wrap = kernel(_wrap) or _wrap
 def _relax_stages(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array,
                   kappa: Array, lo_r: Array, hi_r: Array, mid_r: Array, half_r: Array, lim_r: Array, base: Array,
                   reach: float, p: Array, Rt: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
-                  max_iter: int, damping: float, max_step: float, stall_min: int, pull: float, decay: float,
+                  max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
+                  decay: float,
                   backoff: float, margin: float, start: Array, q: Array, H: Array, pos: float, ori: float, it: int,
                   why: int) -> tuple[float, float, int, int]:
     """api._relax's first strategy (position_first=False) for one problem: through the relaxed limits from
-    ``start``, then, when still undecided, from where the first run stopped; each stage kept when better."""
+    ``start``, then, when still undecided, from where the first run stopped; each stage kept when better. The run
+    through the relaxed limits gets every iteration; the run back inside them has the stall test (win, ratio)."""
     n = q.shape[0]
     stopped = q.copy()
     qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
@@ -432,7 +439,7 @@ def _relax_stages(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: 
                                 pull, decay, backoff, margin, qu, Hu)
         _wrap(qu, lo, hi, qw)
         pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qw, p, Rt, orient, w, tol,
-                                            otol, patience, max_iter, damping, max_step, 0, 0.5, stall_min, pull,
+                                            otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull,
                                             decay, backoff, margin, qc, Hc)
         pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
     return pos, ori, it, why
@@ -531,8 +538,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
         if lifted:
             pos, ori, it, why = _relax_stages(
                 Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff, margin,
-                q0, q, H, pos, ori, it, why)
+                orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                backoff, margin, q0, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # position first (api._position_first): the position task alone from the start, then the full task
             qu, qc = np.empty(n), np.empty(n)
@@ -546,8 +553,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
             if lifted:
                 pos_c, ori_c, it_c, why_c = _relax_stages(
                     Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
-                    margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                    backoff, margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
             pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # orientation first (api._orientation_first): the position rows weighted down, then the full task
@@ -565,8 +572,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
             if lifted:
                 pos_c, ori_c, it_c, why_c = _relax_stages(
                     Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
-                    margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                    backoff, margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
             pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # the orientation continuation (api._orientation_continuation): R_k = exp((k/K) ω) R_s, position held
@@ -595,8 +602,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
             if lifted:
                 pos_c, ori_c, it_c, why_c = _relax_stages(
                     Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, stall_min, pull, decay, backoff,
-                    margin, qk, qc, Hc, pos_c, ori_c, it_c, why_c)
+                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                    backoff, margin, qk, qc, Hc, pos_c, ori_c, it_c, why_c)
             pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, before)
     if why != CONVERGED and (_beyond(p, base, reach, tol) or _stationary(Hs, Ce, q, lo, hi, p, Rt, orient, w)):
         why = UNREACHABLE
