@@ -100,16 +100,10 @@ def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Ar
 chain_residual = kernel(chain_residual) or chain_residual
 
 
-def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array, sin: Array) -> None:
-    """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sin φ kept in ``sin`` (limited
-    DOFs)."""
+def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array) -> None:
+    """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]."""
     for j in range(phi.shape[0]):
-        if limited[j]:
-            s = math.sin(phi[j])
-            sin[j] = s
-            v = mid[j] + half[j] * s
-        else:
-            v = phi[j]
+        v = mid[j] + half[j] * math.sin(phi[j]) if limited[j] else phi[j]
         q[j] = min(max(v, lo[j]), hi[j])
 
 
@@ -191,7 +185,6 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
     rhs, d = np.empty(n), np.empty(n)
     qs, q, qn = np.empty(n), np.empty(n), np.empty(n)
     phi, phin = np.empty(n), np.empty(n)
-    sphi, sphin = np.empty(n), np.empty(n)  # sin φ of the current pose and of the trial step (limited DOFs)
     es = np.empty(max_iter + 1)
     loc, D = np.empty(20), np.empty((3, 3))  # scratch of chain_forward and chain_residual
     for j in range(n):
@@ -209,7 +202,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
             phi[j] = math.asin(s)
         else:
             phi[j] = qs[j]
-    _theta(phi, mid, half, limited, lo, hi, q, sphi)
+    _theta(phi, mid, half, limited, lo, hi, q)
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
     history[0] = e0
@@ -231,8 +224,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
         for k in range(n):
             ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
             dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
-            # cos φ ≥ 0 from sin φ: φ stays in [−π/2, π/2] (the start by asin, every kept step folded back)
-            sc = half[k] * math.sqrt(max((1.0 - sphi[k]) * (1.0 + sphi[k]), 0.0)) if limited[k] else 1.0
+            sc = half[k] * math.cos(phi[k]) if limited[k] else 1.0
             J[k, 0] = (ay * dz - az * dy) * sc * w[0]
             J[k, 1] = (az * dx - ax * dz) * sc * w[1]
             J[k, 2] = (ax * dy - ay * dx) * sc * w[2]
@@ -257,7 +249,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
                     d[i] *= max_step / big
         for i in range(n):
             phin[i] = phi[i] + d[i]
-        _theta(phin, mid, half, limited, lo, hi, qn, sphin)
+        _theta(phin, mid, half, limited, lo, hi, qn)
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
@@ -273,9 +265,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
             for i in range(n):
                 q[i] = qn[i]
                 # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-                # (asin(sin φ) = φ there already)
-                sphi[i] = sphin[i]
-                phi[i] = math.asin(sphin[i]) if limited[i] and abs(phin[i]) > 0.5 * math.pi else phin[i]
+                phi[i] = math.asin(math.sin(phin[i])) if limited[i] else phin[i]
             pos, ori, e = pos_n, ori_n, e_n
         else:
             lam *= 10.0
