@@ -24,6 +24,8 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..transforms import rotation_error
+from .lm_batch_jit import _KERNEL as _LANES_KERNEL
+from .lm_batch_jit import lanes_fit, lm_lanes
 from .lm_jit import _KERNEL as _LM_KERNEL
 from .lm_jit import lm_serial, pack_serial
 from .problem import ChainModel
@@ -86,6 +88,7 @@ class _Chain:
         self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
             all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
+        self.lanes = self.serial and lanes_fit(self.kHs, self.kCe)  # lm_batch_jit's lanes take batches
 
     def theta(self, phi: Array) -> Array:
         q = self.mid + self.half * np.sin(phi)
@@ -383,9 +386,25 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
+def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) -> LoopOutput:
+    """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
+    (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`."""
+    q, iters, why, pos, ori, history = lm_lanes(
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P[:, 0],
+        None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
+        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
+        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
+        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)
+    return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
+
+
 # The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached
 # kernels cost 0.5–1 s a process: below ~20k iterations (B problems × max_iter, an upper bound) NumPy finishes first.
 LM_JIT_MIN = 20_000
+LANES_MIN = 2  # from this many problems a batch runs in the compiled lanes (lm_batch_jit), one at a time below: on
+# the Panda's 500-target benchmark (lm's retries run batches of 2–30 problems) 2 beat 3–12 (CPU time, 29.7 against
+# 31.3 µs a solve); a step of the lanes costs little more for 8 problems than for 1 (the vector work is shared, only
+# the sines and cosines are per problem)
 
 
 def _compiled_pays(B: int, opts: Options) -> bool:
@@ -434,6 +453,9 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     """
     ch = serial_chain(model)
     B, n = q0.shape
+    if ch.lanes and B >= LANES_MIN and not first_success and opts.deadline is None and \
+            jit.pays(_LANES_KERNEL, B * opts.max_iter, LM_JIT_MIN):
+        return _run_lanes(ch, q0, P, R, opts)
     if ch.serial and _compiled_pays(B, opts):
         return _run_compiled(ch, q0, P, R, opts, first_success)
     if B == 1 and ch.serial:
