@@ -228,6 +228,7 @@ class IKProblem:
             rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
             elbow_link=elbow, row_weights=self._row_w)
         self._fast: _Packed | None = None
+        self._spent = 0  # iterations asked of single solves so far (when compiling the loop pays: lm.packed_pays)
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -372,7 +373,10 @@ class IKProblem:
         that path does not apply (no compiled loop, another solver, a target not of this problem's kind: the
         checked path then says why)."""
         f = self._packed()
-        if f.params is None or not packed_pays(self._opts):
+        if f.params is None:
+            return None
+        self._spent += self._opts.max_iter
+        if not packed_pays(self._opts, self._spent):
             return None
         flat = target.reshape(-1)
         if flat.dtype != np.float64 or not flat.flags.c_contiguous:

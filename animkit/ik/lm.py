@@ -27,6 +27,7 @@ from ..transforms import rotation_error
 from .lm_batch_jit import _KERNEL as _LANES_KERNEL
 from .lm_batch_jit import lanes_fit, lm_lanes
 from .lm_jit import _KERNEL as _LM_KERNEL
+from .lm_jit import _PACKED as _PACKED_KERNEL
 from .lm_jit import lm_serial, pack_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
@@ -431,9 +432,11 @@ def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -
                        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)
 
 
-def packed_pays(opts: Options) -> bool:
-    """Whether one problem runs compiled now (the same test as :func:`run_lm`'s for B = 1)."""
-    return _compiled_pays(1, opts)
+def packed_pays(opts: Options, spent: int) -> bool:
+    """Whether one problem runs compiled now: the packed loop (or the one-problem loop) is loaded in this process,
+    or ``spent`` (the iterations a reused problem has asked for so far, max_iter a solve) has reached
+    :data:`LM_JIT_MIN` — loading it then pays for itself over the solves still to come."""
+    return jit.pays(_PACKED_KERNEL, spent, LM_JIT_MIN) or _compiled_pays(1, opts)
 
 
 def lm_single(model: ChainModel, opts: Options) -> bool:
