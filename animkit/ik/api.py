@@ -6,12 +6,13 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
@@ -23,13 +24,9 @@ from .lm_jit import (
     ORIENTATION_FIRST_WEIGHT,
     ORIENTATION_STAGES,
     OUT_HISTORY,
-    OUT_ITERS,
-    OUT_ORI,
-    OUT_POS,
-    OUT_REASON,
-    OUT_VALID,
     lm_packed,
     out_size,
+    packed_entry,
 )
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
 from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
@@ -110,6 +107,7 @@ class _Packed:
     params: Array | None
     q0: Array
     dofs: NDArray[np.intp]
+    n: int
     size: int
 
 
@@ -229,6 +227,7 @@ class IKProblem:
             elbow_link=elbow, row_weights=self._row_w)
         self._fast: _Packed | None = None
         self._spent = 0  # iterations asked of single solves so far (when compiling the loop pays: lm.packed_pays)
+        self._entry: Callable[..., None] | None = None  # lm_jit.packed_entry() once the compiled loop has run
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -363,7 +362,7 @@ class IKProblem:
         if f is None or f.model is not self.model:
             model = self.model
             prm = packed_params(model, self._opts, self.orientation, self._relax) if self._method == "lm" else None
-            f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs,
+            f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs, model.n,
                                      out_size(model.n, self._opts.max_iter))
         return f
 
@@ -372,27 +371,34 @@ class IKProblem:
         run, lm's retries and the reachability test all compiled: :func:`~animkit.ik.lm_jit.lm_packed`); None where
         that path does not apply (no compiled loop, another solver, a target not of this problem's kind: the
         checked path then says why)."""
-        f = self._packed()
+        f = self._fast
+        if f is None or f.model is not self.model:
+            f = self._packed()
         if f.params is None:
             return None
-        self._spent += self._opts.max_iter
-        if not packed_pays(self._opts, self._spent):
-            return None
+        run = self._entry
+        if run is None or not jit.ENABLED:
+            self._spent += self._opts.max_iter
+            if not packed_pays(self._opts, self._spent):
+                return None
+            run = lm_packed  # the checked call: it loads (or compiles) the loop the first time
         flat = target.reshape(-1)
-        if flat.dtype != np.float64 or not flat.flags.c_contiguous:
+        if not flat.flags.c_contiguous or flat.dtype != np.float64:
             flat = np.ascontiguousarray(flat, dtype=np.float64)
-        n = f.model.n
+        n = f.n
         out = np.empty(f.size)
-        lm_packed(f.params, flat, f.q0, out)
-        if out[n + OUT_VALID] == 0.0:
+        run(f.params, flat, f.q0, out)
+        if self._entry is None:
+            self._entry = packed_entry()
+        pos, ori, iters, code, valid = out[n:n + OUT_HISTORY].tolist()
+        if valid == 0.0:
             return None
-        it = int(out[n + OUT_ITERS])
-        why = _PACKED_REASONS[int(out[n + OUT_REASON])]
+        it = int(iters)
+        why = _PACKED_REASONS[int(code)]
         full = self.pose.copy()
         full[f.dofs] = out[:n]
         return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
-                        else None, it, float(out[n + OUT_POS]), float(out[n + OUT_ORI]),
-                        out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1], why, self._method, 0,
+                        else None, it, pos, ori, out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1], why, self._method, 0,
                         time.perf_counter() - t0)
 
     def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False

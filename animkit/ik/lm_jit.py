@@ -13,6 +13,7 @@ iterations (one problem takes well under a millisecond). Used by :func:`~animkit
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,8 +21,8 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 
-__all__ = ["lm_serial", "lm_packed", "pack_serial", "out_size", "warm_up", "chain_forward", "chain_residual",
-           "solve_spd"]
+__all__ = ["lm_serial", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
+           "chain_residual", "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -669,6 +670,17 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             iters, reason, pos, ori, history)
     rows = int(iters.max()) + 1 if B else 1
     return q_out, iters, reason, pos, ori, history[:rows]
+
+
+def packed_entry() -> Callable[..., None] | None:
+    """:func:`lm_packed`'s compiled loop itself once it has run in this process (numba's dispatcher: no checks
+    around it, for a hot loop of single solves), else None. Callers check :data:`animkit.jit.ENABLED` before each
+    use (tests turn the compiled paths off)."""
+    k = _PACKED
+    if not isinstance(k, jit.Kernel) or not k.ready or not jit.enabled():
+        return None
+    entry: Callable[..., None] = k.compiled()
+    return entry
 
 
 def warm_up() -> None:
