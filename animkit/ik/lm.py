@@ -576,19 +576,10 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
     lam = np.full(B, opts.damping)
     flat = np.zeros(B, dtype=np.intp)
     ps = np.ones(B)  # the pull's own scale: a rejected step shrinks it (the pull may point uphill)
-    there = (pos0 <= tol) & (ori0 <= otol)  # starts that meet their targets already: they are the answers
-    if there.any():
-        for i in np.flatnonzero(there).tolist():
-            reason[i] = "converged"
-        if there.all():
-            return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
-        keep = ~there
-        ids = ids[keep]
-        phi, q, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, Eff, V, Vw, pos, ori))
-        r, a = r[:, keep], a[:, keep]
-        lam, flat, e, e0, ps = lam[keep], flat[keep], e[keep], e0[keep], ps[keep]
-        Pw = P[ids]
-        Rw = None if R is None else R[ids]
+    there = (pos0 <= tol) & (ori0 <= otol)  # a start that meets its target is the answer: the loop's first test
+    if there.any():  # finishes it there (converged, 0 iterations)
+        q = np.where(there[:, None], q_start, q)
+        pos, ori, e = np.where(there, pos0, pos), np.where(there, ori0, ori), np.where(there, err0, e)
     pull = ch.limf
     eye = np.eye(n)
     it = 0

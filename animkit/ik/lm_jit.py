@@ -439,6 +439,32 @@ def _relax_stages(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: 
 _relax_stages = kernel(_relax_stages, calls=(_lm_one, _beyond, _stationary, _wrap, _keep_better)) or _relax_stages
 
 
+def _full_task_from(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array,
+                    kappa: Array, lifted: bool, lo_r: Array, hi_r: Array, mid_r: Array, half_r: Array, lim_r: Array,
+                    base: Array, reach: float, p: Array, Rt: Array, orient: bool, w: Array, tol: float, otol: float,
+                    patience: int, max_iter: int, damping: float, max_step: float, win: int, ratio: float,
+                    stall_min: int, pull: float, decay: float, backoff: float, margin: float, start: Array,
+                    before: int, q: Array, H: Array, pos: float, ori: float, it: int, why: int
+                    ) -> tuple[float, float, int, int]:
+    """The second half of every continuation (api._position_first and its siblings): the full task from ``start``
+    (the answer of an easier problem that took ``before`` iterations), with the relaxed-limits stages when any limit
+    was lifted, kept over the state (q, H, pos, ori, it, why) by :func:`_keep_better`."""
+    n = q.shape[0]
+    qc, Hc = np.empty(n), np.empty(_RUNS * (max_iter + 1))
+    pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, start, p, Rt, orient, w, tol, otol,
+                                        patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                                        backoff, margin, qc, Hc)
+    if lifted:
+        pos_c, ori_c, it_c, why_c = _relax_stages(
+            Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt, orient, w,
+            tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay, backoff, margin,
+            start, qc, Hc, pos_c, ori_c, it_c, why_c)
+    return _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, before)
+
+
+_full_task_from = kernel(_full_task_from, calls=(_lm_one, _relax_stages, _keep_better)) or _full_task_from
+
+
 def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
     """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
     :func:`animkit.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K = [ω/‖ω‖]_×."""
@@ -533,43 +559,30 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 backoff, margin, q0, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # position first (api._position_first): the position task alone from the start, then the full task
-            qu, qc = np.empty(n), np.empty(n)
-            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            qu, Hu = np.empty(n), np.empty(max_iter + 1)
             _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, False, w, tol, math.inf,
                                     patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                                     backoff, margin, qu, Hu)
-            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qu, p, Rt, orient, w,
-                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
-                                                stall_min, pull, decay, backoff, margin, qc, Hc)
-            if lifted:
-                pos_c, ori_c, it_c, why_c = _relax_stages(
-                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                    backoff, margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
-            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+            pos, ori, it, why = _full_task_from(
+                Hs, Ce, lo, hi, mid, half, limited, kappa, lifted, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                backoff, margin, qu, it_u, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # orientation first (api._orientation_first): the position rows weighted down, then the full task
-            qu, qc = np.empty(n), np.empty(n)
-            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            qu, Hu = np.empty(n), np.empty(max_iter + 1)
             wo = w.copy()
             for i in range(3):
                 wo[i] *= ORIENTATION_FIRST_WEIGHT
             _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, True, wo, math.inf, otol,
                                     patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                                     backoff, margin, qu, Hu)
-            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qu, p, Rt, orient, w,
-                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
-                                                stall_min, pull, decay, backoff, margin, qc, Hc)
-            if lifted:
-                pos_c, ori_c, it_c, why_c = _relax_stages(
-                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                    backoff, margin, qu, qc, Hc, pos_c, ori_c, it_c, why_c)
-            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, it_u)
+            pos, ori, it, why = _full_task_from(
+                Hs, Ce, lo, hi, mid, half, limited, kappa, lifted, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                backoff, margin, qu, it_u, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
             # the orientation continuation (api._orientation_continuation): R_k = exp((k/K) ω) R_s, position held
-            qk, qu, qc = np.empty(n), np.empty(n), np.empty(n)
-            Hu, Hc = np.empty(max_iter + 1), np.empty(_RUNS * (max_iter + 1))
+            qk, qu, Hu = np.empty(n), np.empty(n), np.empty(max_iter + 1)
             for j in range(n):
                 qk[j] = min(max(q0[j], lo[j]), hi[j])
             Ts, Tes, Vs = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6)
@@ -587,21 +600,16 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 for j in range(n):
                     qk[j] = qu[j]
                 before += it_k
-            pos_c, ori_c, it_c, why_c = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, qk, p, Rt, orient, w,
-                                                tol, otol, patience, max_iter, damping, max_step, win, ratio,
-                                                stall_min, pull, decay, backoff, margin, qc, Hc)
-            if lifted:
-                pos_c, ori_c, it_c, why_c = _relax_stages(
-                    Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                    orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                    backoff, margin, qk, qc, Hc, pos_c, ori_c, it_c, why_c)
-            pos, ori, it, why = _keep_better(q, H, pos, ori, it, why, qc, Hc, pos_c, ori_c, it_c, why_c, before)
+            pos, ori, it, why = _full_task_from(
+                Hs, Ce, lo, hi, mid, half, limited, kappa, lifted, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
+                orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
+                backoff, margin, qk, before, q, H, pos, ori, it, why)
     if why != CONVERGED and (_beyond(p, base, reach, tol) or _stationary(Hs, Ce, q, lo, hi, p, Rt, orient, w)):
         why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
 
-_PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _keep_better, _relax_stages, _rotated,
+_PACKED = kernel(_lm_packed, calls=(_lm_one, _beyond, _stationary, _relax_stages, _full_task_from, _rotated,
                                     chain_forward, chain_residual))
 
 
