@@ -306,10 +306,17 @@ class Figure:
         return arcs[::-1]
 
     def size(self) -> float:
-        """A length scale: the largest distance of any node from the root at rest (≥ 1e-9)."""
+        """A length scale: the largest distance of any node from the root at rest (≥ 1e-9); computed once per
+        :attr:`compiled` figure (the look, the camera's framing and each renderer all ask for it)."""
+        c = self.compiled
+        known = getattr(self, "_size_of", None)
+        if known is not None and known[0] is c:
+            return float(known[1])
         W = self.world_batch(self.rest_pose()[None])[0]
         p = W[:, :3, 3]
-        return float(max(np.linalg.norm(p - p[0], axis=1).max(), 1e-9))
+        size = float(max(np.linalg.norm(p - p[0], axis=1).max(), 1e-9))
+        self._size_of = (c, size)
+        return size
 
     # --- poses ---------------------------------------------------------------------------------------
 

@@ -29,16 +29,16 @@ from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from .panels import PanelGrid
 from .raster import (
+    Backdrop,
     Surface,
     blend,
     compiled_pays,
-    draw_grid,
     draw_markers,
     draw_segments,
+    grid_backdrop,
     render_surfaces,
     rgb8,
     segment_coverage,
-    solid_image,
 )
 from .scene import FigureMesh, figure_look, framing_points, place_vertices
 
@@ -121,7 +121,7 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
-_BACKDROPS: dict[tuple[object, ...], NDArray[np.uint8]] = {}
+_BACKDROPS: dict[tuple[object, ...], Backdrop | NDArray[np.uint8]] = {}
 
 
 class FigureRenderer:
@@ -230,22 +230,25 @@ class FigureRenderer:
         centre = np.round(np.asarray(self.camera.target, dtype=float) / spacing) * spacing
         return spacing, max(extent, 4 * spacing), centre
 
-    def backdrop(self) -> NDArray[np.uint8]:
-        """The background with the ground grid, drawn once per camera, grid and colours — shared by every
-        renderer (panel) that asks for the same (read-only)."""
+    def backdrop(self) -> Backdrop | NDArray[np.uint8]:
+        """The background with the ground grid (:func:`grid_backdrop`), drawn once per camera, grid and colours —
+        shared by every renderer (panel) that asks for the same (read-only). The compiled path keeps it sparse and
+        paints it into each frame; the NumPy path copies a full image, which is faster there."""
         spacing, extent, center = self.ground()
         key = (self.camera, self.up, self.style.background, self.style.grid_color, spacing, extent,
-               tuple(center))
-        image = _BACKDROPS.get(key)
-        if image is None:
-            blank = solid_image(self.camera.height, self.camera.width, self.style.background)
-            image = draw_grid(blank, self.camera, self.up, spacing=spacing, extent=extent,
-                              color=self.style.grid_color, center=center, jit=bool(self.jit))
-            image.setflags(write=False)
+               tuple(center), bool(self.jit))
+        bd = _BACKDROPS.get(key)
+        if bd is None:
+            bd = grid_backdrop(self.camera, self.up, background=self.style.background, spacing=spacing,
+                               extent=extent, color=self.style.grid_color, center=center, jit=bool(self.jit))
+            if not self.jit:
+                bd = bd.image()
+            for a in (bd.pixels, bd.colors) if isinstance(bd, Backdrop) else (bd,):
+                a.setflags(write=False)
             if len(_BACKDROPS) >= 8:
                 _BACKDROPS.pop(next(iter(_BACKDROPS)))
-            _BACKDROPS[key] = image
-        return image
+            _BACKDROPS[key] = bd
+        return bd
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:
         length = 0.15 * self.size

@@ -48,6 +48,8 @@ __all__ = [
     "draw_segments",
     "draw_markers",
     "draw_grid",
+    "Backdrop",
+    "grid_backdrop",
 ]
 
 Image = NDArray[np.uint8]
@@ -204,15 +206,16 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
 
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
-                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
                     supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...) -> Image: ...
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
-                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | None = ...,
+                    ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
                     supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...
                     ) -> tuple[Image, Depth]: ...
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = None,
-                    ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0), backdrop: Image | None = None,
+                    ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0),
+                    backdrop: Image | Backdrop | None = None,
                     supersample: int = 1, depth_out: bool = False, jit: bool | None = None
                     ) -> Image | tuple[Image, Depth]:
     """pixel = shade(f, p) for the face f with the largest 1/d at the pixel centre p (z-buffer), else backdrop.
@@ -222,9 +225,9 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     :func:`face_shading`, smooth ones per pixel with I = a + (1 − a) max(0, n̂ · l̂), n̂ the renormalised
     perspective-correct interpolation of the vertex normals (turned to the camera on back faces).
     Triangles with a vertex nearer than ``camera.near`` are dropped (not clipped); triangles wholly
-    beyond ``camera.far`` too. ``backdrop`` (H, W, 3) uint8 replaces the plain ``background`` where nothing
-    is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also the ``(H, W)`` float32
-    view depth (``inf`` where empty; the nearest sample of each supersampled block).
+    beyond ``camera.far`` too. ``backdrop`` (an (H, W, 3) uint8 image or a :class:`Backdrop`) replaces the plain
+    ``background`` where nothing is drawn. Returns a ``(H, W, 3)`` uint8 image, and with ``depth_out=True`` also
+    the ``(H, W)`` float32 view depth (``inf`` where empty; the nearest sample of each supersampled block).
 
     ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: by
     :func:`compiled_pays` for this one image). Both give the same pixels.
@@ -238,10 +241,10 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     if max(W, H) > _MAX_SIDE:
         raise RenderError(f"image too large: {W}x{H} samples (at most {_MAX_SIDE} a side)")
     if backdrop is not None:
-        bd = _check_image(backdrop)
-        if bd.shape[:2] != (camera.height, camera.width):
-            raise RenderError(f"backdrop is {bd.shape[1]}x{bd.shape[0]} but the camera is "
-                              f"{camera.width}x{camera.height}")
+        bh, bw = (backdrop.height, backdrop.width) if isinstance(backdrop, Backdrop) else \
+            _check_image(backdrop).shape[:2]
+        if (bh, bw) != (camera.height, camera.width):
+            raise RenderError(f"backdrop is {bw}x{bh} but the camera is {camera.width}x{camera.height}")
     light = _light(camera, light_dir)
     if len(surfaces) == 1:
         V, Fc = surfaces[0].vertices, surfaces[0].faces
@@ -276,23 +279,36 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
     face_of = keep[setup.index]  # setup row → face of the concatenation
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
-    pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
-
     if backdrop is None:
         flat = solid_image(H, W, background).reshape(-1, 3)
-    elif s == 1:
-        flat = backdrop.reshape(-1, 3).copy()
+    elif isinstance(backdrop, Backdrop) and s == 1:
+        flat = solid_image(H, W, backdrop.background).reshape(-1, 3)
+        backdrop.paint(flat, use_kernel)
     else:
-        flat = np.repeat(np.repeat(backdrop, s, axis=0), s, axis=1).reshape(-1, 3)
-    if len(pix):
-        face = face_of[k]
-        which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else np.zeros(len(k), np.int64)
+        full = backdrop.image() if isinstance(backdrop, Backdrop) else backdrop
+        flat = full.reshape(-1, 3).copy() if s == 1 else \
+            np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
+    zbuf: NDArray[np.float32] | None = None
+    pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
+    if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
+        colors = np.zeros((len(face_of), 3), np.uint8)  # the drawn faces only (about half are culled)
+        which = np.searchsorted(first, face_of, side="right") - 1
         for i, srf in enumerate(surfaces):
             sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
-            if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
-                continue
-            flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light, ambient,
-                                    use_kernel)
+            colors[sel] = _flat_colors(camera, srf, light, ambient, face_of[sel] - first[i])
+        zbuf = _paint_kernel(setup, W, H, colors, flat, depth_out)
+    else:
+        pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
+        if len(pix):
+            face = face_of[k]
+            which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else \
+                np.zeros(len(k), np.int64)
+            for i, srf in enumerate(surfaces):
+                sel = np.flatnonzero(which == i) if len(surfaces) > 1 else slice(None)
+                if len(surfaces) > 1 and len(sel) == 0:  # type: ignore[arg-type]
+                    continue
+                flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light,
+                                        ambient, use_kernel)
     img = flat.reshape(H, W, 3)
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
@@ -302,8 +318,9 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         img = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)  # box filter, rounded
     if not depth_out:
         return img
-    zbuf = np.zeros(W * H, np.float32)
-    zbuf[pix] = zvis
+    if zbuf is None:
+        zbuf = np.zeros(W * H, np.float32)
+        zbuf[pix] = zvis
     zb = zbuf.reshape(H, W)
     if s > 1:
         zb = np.max([zb[dy::s, dx::s] for dy in range(s) for dx in range(s)], axis=0)
@@ -327,6 +344,11 @@ def _min3(a: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def _max3(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.maximum(np.maximum(a[:, 0], a[:, 1]), a[:, 2])
+
+
+def _sum3(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(a₀ + a₁) + a₂ per row: ``a.sum(axis=1)``'s order for three columns, without its slow small-axis reduction."""
+    return (a[:, 0] + a[:, 1]) + a[:, 2]
 
 
 @dataclass(frozen=True)
@@ -368,7 +390,7 @@ def _setup(X: NDArray[np.float64], Y: NDArray[np.float64], IZ: NDArray[np.float6
     A = (Y[:, nxt] - Y[:, prv]) * inv
     B = (X[:, prv] - X[:, nxt]) * inv
     C = A * (x0[:, None] - X[:, nxt]) + B * (y0[:, None] - Y[:, nxt])  # value at the box origin (x0, y0)
-    WA, WB, WC = (A * IZ).sum(axis=1), (B * IZ).sum(axis=1), (C * IZ).sum(axis=1)
+    WA, WB, WC = (_sum3(A * IZ), _sum3(B * IZ), _sum3(C * IZ))
     return _Setup(idx, x0.astype(np.int64), y0.astype(np.int64), x1.astype(np.int64), y1.astype(np.int64),
                   np.ascontiguousarray(A), np.ascontiguousarray(B), np.ascontiguousarray(C), WA, WB, WC,
                   np.ascontiguousarray(IZ))
@@ -419,21 +441,32 @@ def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArr
     ft = np.repeat(t, n)
     rx = np.arange(len(ft)) - np.repeat(start - lo, n)
     w = (np.repeat(st.WC[t] + st.WB[t] * ry, n) + st.WA[ft] * rx).astype(np.float32)
-    pix = np.repeat((st.y0[t] + ry) * W + st.x0[t], n) + rx
+    zx, zy = int(st.x0.min()), int(st.y0.min())  # the keys cover the triangles' box, not the image
+    zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
+    pix = np.repeat((st.y0[t] + ry - zy) * zw + st.x0[t] - zx, n) + rx
     pos = w > 0
     key = (w[pos].view(np.uint32).astype(np.uint64) << np.uint64(32)) | (_MASK32 - ft[pos].astype(np.uint64))
-    keys = np.zeros(W * H, dtype=np.uint64)
+    keys = np.zeros(zw * zh, dtype=np.uint64)
     np.maximum.at(keys, pix[pos], key)
     hit = np.flatnonzero(keys)
     kk = keys[hit]
-    return hit, (_MASK32 - (kk & _MASK32)).astype(np.int64), (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
+    hy, hx = np.divmod(hit, zw)
+    return (hy + zy) * W + hx + zx, (_MASK32 - (kk & _MASK32)).astype(np.int64), \
+        (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
 
 
 def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
                  A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
                  WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
-                 fbuf: NDArray[np.int32]) -> None:  # pragma: no cover - compiled; _visible_numpy is its oracle
-    """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle."""
+                 fbuf: NDArray[np.int32], colors: NDArray[np.uint8], flat: NDArray[np.uint8],
+                 paint: bool, zx: int, zy: int, zw: int) -> None:  # pragma: no cover - compiled; see _visible_numpy
+    """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle.
+
+    Each fragment that passes the test records its triangle row in ``fbuf`` or, with ``paint``, writes that row's
+    colour ``colors[t]`` into ``flat`` (H·W, 3): the last write is the visible triangle's, the same pixel as
+    shading it afterwards, without a face buffer or a pass over every pixel. ``zbuf`` (and ``fbuf``) cover the box
+    of ``zw``-wide rows from pixel (``zx``, ``zy``).
+    """
     for t in range(len(x0)):
         wa, wb, wc = WA[t], WB[t], WC[t]
         bw = float(x1[t] - x0[t])
@@ -453,13 +486,20 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
             if lo > hi:
                 continue
             row = (y0[t] + ry) * W + x0[t]
+            zrow = (y0[t] + ry - zy) * zw + x0[t] - zx
             w0 = wc + wb * fy
             for rx in range(int(lo), int(hi) + 1):
                 w = np.float32(w0 + wa * rx)
-                p = row + rx
-                if w > zbuf[p] and w > 0:
-                    zbuf[p] = w
-                    fbuf[p] = t
+                z = zrow + rx
+                if w > zbuf[z] and w > 0:
+                    zbuf[z] = w
+                    if paint:
+                        p = row + rx
+                        flat[p, 0] = colors[t, 0]
+                        flat[p, 1] = colors[t, 1]
+                        flat[p, 2] = colors[t, 2]
+                    else:
+                        fbuf[z] = t
 
 
 _raster_jit = kernel(_raster_loop)
@@ -483,9 +523,44 @@ def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDAr
     fbuf = np.full(W * H, -1, dtype=np.int32)
     if len(st.index):
         assert _raster_jit is not None
-        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf)
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
+                    np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, 0, 0, W)
     hit = np.flatnonzero(fbuf >= 0)
     return hit, fbuf[hit].astype(np.int64), zbuf[hit]
+
+
+def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: NDArray[np.uint8], depth: bool
+                  ) -> NDArray[np.float32] | None:
+    """Flat surfaces in one pass: ``flat`` (H·W, 3) gets each visible triangle row's colour ``colors`` (T, 3)
+    where it wins the depth test of :func:`_visible_numpy`; with ``depth`` returns the (H·W,) float32 1/d buffer
+    (0 where empty). The kernel's z-buffer covers only the box of the triangles' pixels (a figure is a small part
+    of a frame), so a frame does not clear a buffer of the image's size.
+    """
+    zbuf = np.zeros(W * H, dtype=np.float32) if depth else None
+    if len(st.index):
+        assert _raster_jit is not None
+        zx, zy = int(st.x0.min()), int(st.y0.min())
+        zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
+        box = np.zeros(zw * zh, np.float32)
+        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, box,
+                    np.zeros(0, np.int32), colors, flat, True, zx, zy, zw)
+        if zbuf is not None:
+            zbuf.reshape(H, W)[zy:zy + zh, zx:zx + zw] = box.reshape(zh, zw)
+    return zbuf
+
+
+def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambient: float,
+                 faces: NDArray[np.int64] | None = None) -> NDArray[np.uint8]:
+    """c_f = round(c · I_f) for the faces ``faces`` (default: every face) of a flat surface (I_f:
+    :func:`face_shading`, row by row, so a face's colour does not depend on which others are shaded), (F, 3) uint8."""
+    if faces is None:
+        fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
+        tri = srf.vertices[srf.faces]
+    else:
+        fc = srf.face_colors[faces] if srf.face_colors is not None else np.broadcast_to(srf.color, (len(faces), 3))
+        tri = srf.vertices[srf.faces[faces]]
+    shade = face_shading(camera, tri, light, ambient)
+    return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],
@@ -498,9 +573,7 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
     · I) with t the bilinear texel at Σ q_i uv_i. The compiled :func:`_shade_loop` does the same arithmetic.
     """
     if srf.normals is None:
-        fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
-        shade = face_shading(camera, srf.vertices[srf.faces], light, ambient)  # every face: cheaper than sorting
-        return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)[face]
+        return _flat_colors(camera, srf, light, ambient)[face]
     # back faces: turn the normals to the camera (faces whose geometric side seen disagrees with their normals)
     tri = srf.vertices[srf.faces]
     g = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
@@ -691,20 +764,29 @@ def _segment_normals(qa: NDArray[np.float64], qb: NDArray[np.float64]
     return ill, -ey * il, ex * il
 
 
-def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
-                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False,
-                     dense_out: list[NDArray[np.float32]] | None = None
-                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-    """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
+@dataclass(frozen=True)
+class _Walk:
+    """Per screen segment, clipped to the near plane and to the image grown by r + 1: ends ``qa``, ``qb`` (S, 2),
+    1/d at them ``iza``, ``izb``, whether y is its major axis (``steep``), the major-axis pixels ``lo`` …
+    ``lo + count − 1`` walked, its start (``ua``, ``va``) in (major, minor) and ``slope`` dv/du; half-width
+    ``r`` (px) and the ``half`` candidates taken to each side of the walked pixel."""
 
-    Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
-    and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
-    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
-    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
-    With ``depth`` (H, W), a pixel counts only where the segment's view depth
-    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
-    candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
-    """
+    qa: NDArray[np.float64]
+    qb: NDArray[np.float64]
+    iza: NDArray[np.float64]
+    izb: NDArray[np.float64]
+    steep: NDArray[np.bool_]
+    lo: NDArray[np.int64]
+    count: NDArray[np.int64]
+    ua: NDArray[np.float64]
+    va: NDArray[np.float64]
+    slope: NDArray[np.float64]
+    r: float
+    half: int
+
+
+def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -> _Walk | None:
+    """:func:`segment_coverage`'s set-up (checked input, near-plane and Liang–Barsky clipping); None: nothing drawn."""
     W, H = camera.width, camera.height
     a = np.asarray(starts, dtype=float).reshape(-1, 3)
     b = np.asarray(ends, dtype=float).reshape(-1, 3)
@@ -712,10 +794,9 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
         raise RenderError("segment starts and ends must be finite and shaped alike (S, 3)")
     if not width_px > 0:
         raise RenderError(f"width_px must be > 0, got {width_px!r}")
-    none = (np.zeros(0, np.int64), np.zeros(0, np.float32))
     a, b = _clip_near(camera, a, b)
     if len(a) == 0:
-        return none
+        return None
     pa, da = camera.project(a)
     pb, db = camera.project(b)
     r = 0.5 * width_px
@@ -733,7 +814,7 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
                 t1 = np.where(par & (q < 0), -1.0, t1)
     ok = t0 <= t1
     if not ok.any():
-        return none
+        return None
     ia, ib = 1.0 / da[ok], 1.0 / db[ok]
     t0, t1, pa, d = t0[ok], t1[ok], pa[ok], d[ok]
     qa, qb = pa + t0[:, None] * d, pa + t1[:, None] * d
@@ -746,22 +827,60 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     va, vb = qa[rows, minor], qb[rows, minor]
     lo = np.floor(np.minimum(ua, ub) - m).astype(np.int64)
     count = np.ceil(np.maximum(ua, ub) + m).astype(np.int64) - lo + 1
-    seg = np.repeat(rows, count)
-    u = (np.arange(len(seg)) - np.repeat(np.cumsum(count) - count, count) + lo[seg]).astype(np.float64)
     du = ub - ua
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = np.where(du != 0, (vb - va) / du, 0.0)
     half = int(math.ceil((r + 0.5) * math.sqrt(2.0) + 0.5))
+    return _Walk(qa, qb, iza, izb, steep, lo, count, ua, va, slope, r, half)
+
+
+def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float,
+                     shade: tuple[NDArray[np.uint8], NDArray[np.uint8]] | None = None
+                     ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.uint8]]:
+    """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels with α > 0 in no order, α, and with
+    ``shade`` = (plain background, line colour) uint8 their colours round((1 − α) b + α c), else none)."""
+    assert _coverage_jit is not None
+    W, H = camera.width, camera.height
+    zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
+    cap = min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
+    pix, alpha = np.empty(cap, np.int32), np.empty(cap, np.float32)
+    colors = np.empty((cap if shade is not None else 0, 3), np.uint8)
+    base, color = (shade[0].astype(np.float32), shade[1].astype(np.float32)) if shade is not None else \
+        (np.zeros(3, np.float32), np.zeros(3, np.float32))
+    n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
+                      wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
+                      max(1, _BAND_BYTES // (4 * W)), pix, alpha, shade is not None, colors, base, color)
+    return pix[:n], alpha[:n], colors[:n]
+
+
+def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float = 2.0,
+                     depth: NDArray[np.float32] | None = None, depth_bias: float = 5e-3, *, jit: bool = False
+                     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """α(p) = max over segments of clip(w/2 + ½ − dist(p, a'b'), 0, 1), a'b' the projected segment (anti-aliased).
+
+    Returns the flat pixel indices (sorted, unique) with α > 0 and their α. Segments are clipped to the near plane
+    and to the image; candidate pixels are walked along each segment's major axis, a few to each side, so the work
+    is proportional to the length drawn. Beside a segment (its parameter s = (p − a') · e / |e|² in [0, 1]) dist is
+    the affine |(p − a') · n̂| (:func:`_segment_normals`), past its ends the distance to the nearer end.
+    With ``depth`` (H, W), a pixel counts only where the segment's view depth
+    there (1/d interpolated along the segment, as it is affine on screen) ≤ buffer · (1 + depth_bias). ``jit``: the
+    candidates are evaluated by a compiled kernel with the same arithmetic (for jobs that compile anyway).
+    """
+    W, H = camera.width, camera.height
+    none = (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    wk = _walk(camera, starts, ends, width_px)
+    if wk is None:
+        return none
     if jit and _coverage_jit is not None and jit_enabled():
-        dense = np.zeros(W * H, np.float32)
-        zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
-        _coverage_jit(qa, qb, steep, lo, count, ua, va, slope, r, half, W, H, iza, izb, zb, depth_bias,
-                      depth is not None, dense, *_segment_normals(qa, qb))
-        if dense_out is not None:
-            dense_out.append(dense)
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        pix = np.flatnonzero(dense)
-        return pix, dense[pix]
+        pix32, alpha, _ = _coverage_kernel(camera, wk, depth, depth_bias)
+        order = np.argsort(pix32)
+        return pix32[order].astype(np.int64), alpha[order]
+    qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.count
+    ua, va, slope, r, half = wk.ua, wk.va, wk.slope, wk.r, wk.half
+    ub = np.where(steep, qb[:, 1], qb[:, 0])
+    rows = np.arange(len(qa))
+    seg = np.repeat(rows, count)
+    u = (np.arange(len(seg)) - np.repeat(np.cumsum(count) - count, count) + lo[seg]).astype(np.float64)
     uc = np.clip(u, np.minimum(ua, ub)[seg], np.maximum(ua, ub)[seg])
     vc = np.floor(va[seg] + (uc - ua[seg]) * slope[seg] + 0.5)
     off = np.arange(-half, half + 1, dtype=np.float64)
@@ -788,12 +907,12 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
             dd = 1.0 / (iza[S] + t * (izb[S] - iza[S]))
         keep &= dd <= depth.ravel()[flat].astype(np.float64) * (1.0 + depth_bias)
     flat, cov = flat[keep], cov[keep].astype(np.float32)
-    if len(a) > 1 and len(flat) > (W * H) // 64:  # many segments: the max per pixel through a dense buffer
+    if len(qa) > 1 and len(flat) > (W * H) // 64:  # many segments: the max per pixel through a dense buffer
         dense = np.zeros(W * H, np.float32)
         np.maximum.at(dense, flat, cov)
         pix = np.flatnonzero(dense)
         return pix, dense[pix]
-    if len(a) > 1 and len(flat):
+    if len(qa) > 1 and len(flat):
         order = np.lexsort((-cov, flat))  # per pixel, the largest coverage first
         flat, cov = flat[order], cov[order]
         first = np.r_[True, flat[1:] != flat[:-1]]
@@ -802,60 +921,126 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     return flat[order], cov[order]
 
 
+_BAND_BYTES = 1 << 18  # the compiled coverage keeps α for a band of rows this large (in cache), not the image
+
+
 def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],
                    lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
-                   use_depth: bool, dense: NDArray[np.float32], ill: NDArray[np.float64], nxs: NDArray[np.float64],
-                   nys: NDArray[np.float64]) -> None:  # pragma: no cover - compiled
-    """:func:`segment_coverage`'s candidates and coverage, segment by segment, the max kept in ``dense``."""
-    for s in range(len(lo)):
-        ub = qb[s, 1] if steep[s] else qb[s, 0]
-        umin, umax = min(ua[s], ub), max(ua[s], ub)
-        ax, ay = qa[s, 0], qa[s, 1]
-        ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
-        il, nx, ny = ill[s], nxs[s], nys[s]
-        for j in range(count[s]):
-            u = float(lo[s] + j)
-            uc = min(max(u, umin), umax)
-            vc = np.floor(va[s] + (uc - ua[s]) * slope[s] + 0.5)
-            for o in range(-half, half + 1):
-                v = vc + o
-                X = v if steep[s] else u
-                Y = u if steep[s] else v
-                if X < 0 or X >= W or Y < 0 or Y >= H:
-                    continue
-                rx, ry = X - ax, Y - ay
-                t = (rx * ex + ry * ey) * il
-                if il > 0 and t >= 0.0 and t <= 1.0:
-                    dist = abs(rx * nx + ry * ny)
+                   use_depth: bool, ill: NDArray[np.float64], nxs: NDArray[np.float64], nys: NDArray[np.float64],
+                   band: int, pix: NDArray[np.int32], alpha: NDArray[np.float32], shade: bool,
+                   colors: NDArray[np.uint8], base: NDArray[np.float32], color: NDArray[np.float32]
+                   ) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path and _blended are its oracles
+    """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
+    time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix``,
+    ``alpha`` and, with ``shade``, its colour round((1 − α) b + α c) over the plain ``base`` b to ``colors``
+    (:func:`_blended`'s float32 arithmetic); returns how many there were.
+
+    A segment's walked pixels u whose candidates can fall in the band [b₀, b₁): for y major, u ∈ [b₀, b₁); for
+    x major those with v(clamp(u)) = v_a + (clamp(u) − u_a) slope within half + 2 rows of it (the candidates lie
+    within half + ½ of it). Of the candidates v ∈ [v_c − half, v_c + half] only those within R √(1 + slope²) of
+    the segment's line are evaluated (R = r + ½, plus 10⁻³ px): a pixel of α > 0 lies within R of the segment.
+    """
+    buf = np.zeros(band * W, np.float32)
+    hits = np.empty(band * W, np.int64)
+    n = 0
+    reach = r + 0.5
+    for b0 in range(0, H, band):
+        b1 = min(b0 + band, H)
+        nh = 0
+        for s in range(len(lo)):
+            st = steep[s]
+            ub = qb[s, 1] if st else qb[s, 0]
+            umin, umax = min(ua[s], ub), max(ua[s], ub)
+            sl = slope[s]
+            j0, j1 = 0, count[s] - 1
+            if st:  # u is the row: those of the band; v the column, in the image
+                j0, j1 = max(j0, b0 - lo[s]), min(j1, b1 - 1 - lo[s])
+                vmin, vmax = 0, W - 1
+            else:  # u is the column, in the image; v the row: near the band
+                j0, j1 = max(j0, -lo[s]), min(j1, W - 1 - lo[s])
+                vmin, vmax = b0, b1 - 1
+                v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
+                if sl == 0.0:
+                    if va[s] < v0 or va[s] > v1:
+                        continue
                 else:
-                    t = min(max(t, 0.0), 1.0)
-                    ux, uy = rx - t * ex, ry - t * ey
-                    dist = np.sqrt(ux * ux + uy * uy)
-                cov = min(max(r + 0.5 - dist, 0.0), 1.0)
-                if cov <= 0:
-                    continue
-                p = int(Y) * W + int(X)
-                if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= float(depth[p]) * (1.0 + bias):
-                    continue
-                c = np.float32(cov)
-                if c > dense[p]:
-                    dense[p] = c
+                    c0, c1 = ua[s] + (v0 - va[s]) / sl, ua[s] + (v1 - va[s]) / sl
+                    p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
+                    if p0 > p1:
+                        continue
+                    if p0 > umin:
+                        j0 = max(j0, int(np.floor(p0)) - 1 - lo[s])
+                    if p1 < umax:
+                        j1 = min(j1, int(np.ceil(p1)) + 1 - lo[s])
+            ax, ay = qa[s, 0], qa[s, 1]
+            ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
+            il, nx, ny = ill[s], nxs[s], nys[s]
+            rv = reach * np.sqrt(1.0 + sl * sl) + 1e-3
+            for j in range(j0, j1 + 1):
+                iu = lo[s] + j
+                u = float(iu)
+                uc = min(max(u, umin), umax)
+                vc = np.floor(va[s] + (uc - ua[s]) * sl + 0.5)
+                vl = va[s] + (u - ua[s]) * sl
+                ivc = int(vc)
+                o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
+                o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
+                for o in range(o0, o1 + 1):
+                    iv = ivc + o
+                    v = float(iv)
+                    if st:
+                        rx, ry = v - ax, u - ay
+                        q = (iu - b0) * W + iv
+                    else:
+                        rx, ry = u - ax, v - ay
+                        q = (iv - b0) * W + iu
+                    t = (rx * ex + ry * ey) * il
+                    if il > 0 and t >= 0.0 and t <= 1.0:
+                        dist = abs(rx * nx + ry * ny)
+                    else:
+                        t = min(max(t, 0.0), 1.0)
+                        ux, uy = rx - t * ex, ry - t * ey
+                        dist = np.sqrt(ux * ux + uy * uy)
+                    cov = min(max(r + 0.5 - dist, 0.0), 1.0)
+                    if cov <= 0:
+                        continue
+                    if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
+                            float(depth[q + b0 * W]) * (1.0 + bias):
+                        continue
+                    c = np.float32(cov)
+                    if c > buf[q]:
+                        if buf[q] == 0:
+                            hits[nh] = q
+                            nh += 1
+                        buf[q] = c
+        for i in range(nh):
+            q = hits[i]
+            a = buf[q]
+            buf[q] = 0
+            pix[n] = b0 * W + q
+            alpha[n] = a
+            if shade:
+                for k in range(3):
+                    colors[n, k] = np.uint8(np.rint(base[k] * (np.float32(1.0) - a) + color[k] * a))
+            n += 1
+    return n
 
 
 _coverage_jit = kernel(_coverage_loop)
 
 
-def _blend_loop(flat: NDArray[np.uint8], alpha: NDArray[np.float32], color: NDArray[np.float32]
-                ) -> None:  # pragma: no cover - compiled; blend is its oracle
-    """:func:`blend` over a dense α (float32 arithmetic, rounding half to even, as NumPy's)."""
+def _blend_loop(flat: NDArray[np.uint8], pix: NDArray[np.int32], alpha: NDArray[np.float32],
+                color: NDArray[np.float32]) -> None:  # pragma: no cover - compiled; blend is its oracle
+    """:func:`blend` in place (float32 arithmetic, rounding half to even, as NumPy's); a kernel of its own: inside
+    :func:`_coverage_loop` it slowed the walk down by half."""
     one = np.float32(1.0)
-    for p in range(len(alpha)):
-        a = alpha[p]
-        if a > 0:
-            for c in range(3):
-                flat[p, c] = np.uint8(np.rint(np.float32(flat[p, c]) * (one - a) + color[c] * a))
+    for j in range(len(pix)):
+        p = pix[j]
+        a = alpha[j]
+        for c in range(3):
+            flat[p, c] = np.uint8(np.rint(np.float32(flat[p, c]) * (one - a) + color[c] * a))
 
 
 _blend_jit = kernel(_blend_loop)
@@ -866,8 +1051,19 @@ def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], c
     out = image.copy()
     if len(pixels):
         o = out.reshape(-1, 3)
-        a = alpha[:, None]
-        o[pixels] = np.round(o[pixels] * (1.0 - a) + rgb8(color).astype(np.float32) * a).astype(np.uint8)
+        o[pixels] = _blended(o[pixels], alpha, color)
+    return out
+
+
+def _blended(base: NDArray[np.uint8], alpha: NDArray[np.float32], color: ArrayLike) -> NDArray[np.uint8]:
+    """round((1 − α) b + α c) in float32, rounding half to even, for colours ``base`` (N, 3) or one (3,) and α (N,):
+    a channel at a time (an (N, 3) array's rows of three cost NumPy ten times as much)."""
+    c = rgb8(color).astype(np.float32)
+    out = np.empty((len(alpha), 3), np.uint8)
+    keep = 1.0 - alpha
+    for k in range(3):
+        b = base[k] if base.ndim == 1 else base[:, k]
+        out[:, k] = np.round(b * keep + c[k] * alpha)
     return out
 
 
@@ -883,14 +1079,14 @@ def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: Arr
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
-    dense: list[NDArray[np.float32]] = []
-    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias, jit=jit,
-                                  dense_out=dense if _blend_jit is not None else None)
-    if dense:
-        assert _blend_jit is not None
+    if jit and _coverage_jit is not None and _blend_jit is not None and jit_enabled():  # α by bands of rows
         out = img.copy()
-        _blend_jit(out.reshape(-1, 3), dense[0], rgb8(color).astype(np.float32))
+        wk = _walk(cam, starts, ends, width_px)
+        if wk is not None:
+            hit, cov, _ = _coverage_kernel(cam, wk, zb, depth_bias)
+            _blend_jit(out.reshape(-1, 3), hit, cov, rgb8(color).astype(np.float32))
         return out
+    pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
     return blend(img, pix, alpha, color)
 
 
@@ -942,6 +1138,13 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
     patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image.
     """
+    starts, ends = _grid_segments(up, spacing, extent, center)
+    return draw_segments(image, camera, starts, ends, color, width_px, depth, depth_bias=depth_bias, jit=jit)
+
+
+def _grid_segments(up: UpAxis, spacing: float, extent: float, center: ArrayLike
+                   ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """:func:`draw_grid`'s lines as segments (starts, ends), (2 (2k + 1), 3) each."""
     if not (spacing > 0 and extent > 0):
         raise RenderError(f"spacing and extent must be > 0, got {spacing!r}, {extent!r}")
     axis = up_vector(up)
@@ -959,8 +1162,70 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     e1 = o + c[:, None] * ua + extent * va
     s2 = o + c[:, None] * va - extent * ua
     e2 = o + c[:, None] * va + extent * ua
-    return draw_segments(image, camera, np.concatenate([s1, s2]), np.concatenate([e1, e2]), color,
-                         width_px, depth, depth_bias=depth_bias, jit=jit)
+    return np.concatenate([s1, s2]), np.concatenate([e1, e2])
+
+
+_RGB = np.dtype((np.void, 3))  # one pixel of an (..., 3) uint8 image
+
+
+@dataclass(frozen=True, eq=False)
+class Backdrop:
+    """What frames are drawn over, kept sparse: the image is ``background`` everywhere but at the flat ``pixels``
+    (N,), which hold ``colors`` (N, 3) uint8. The ground grid touches a tenth of a frame's pixels, so a camera's
+    backdrop costs no image of its own: each frame fills its background and writes these pixels
+    (:meth:`paint`), the same bytes as copying the full image. Build it with :func:`grid_backdrop`.
+    """
+
+    height: int
+    width: int
+    background: NDArray[np.uint8]  # (3,)
+    pixels: NDArray[np.integer]
+    colors: NDArray[np.uint8]
+
+    def paint(self, flat: NDArray[np.uint8], jit: bool = False) -> None:
+        """Write the backdrop into ``flat`` (H·W, 3), already filled with the background (:func:`solid_image`)."""
+        if jit and _scatter_jit is not None and jit_enabled():
+            _scatter_jit(flat, self.pixels, self.colors)
+        else:  # whole pixels as 3-byte items: 4x faster than assigning rows of three
+            np.put(flat.view(_RGB).reshape(-1), self.pixels, np.ascontiguousarray(self.colors).view(_RGB).reshape(-1))
+
+    def image(self) -> Image:
+        """The full (H, W, 3) image."""
+        img = solid_image(self.height, self.width, self.background)
+        self.paint(img.reshape(-1, 3))
+        return img
+
+
+def _scatter_loop(flat: NDArray[np.uint8], pixels: NDArray[np.integer], colors: NDArray[np.uint8]
+                  ) -> None:  # pragma: no cover - compiled; flat[pixels] = colors is its oracle
+    """flat[pixels[j]] = colors[j]."""
+    for j in range(len(pixels)):
+        p = pixels[j]
+        flat[p, 0] = colors[j, 0]
+        flat[p, 1] = colors[j, 1]
+        flat[p, 2] = colors[j, 2]
+
+
+_scatter_jit = kernel(_scatter_loop)
+
+
+def grid_backdrop(camera: Camera, up: UpAxis = "y", *, background: ArrayLike = (1.0, 1.0, 1.0),
+                  spacing: float = 1.0, extent: float = 5.0, color: ArrayLike = (0.75, 0.75, 0.75),
+                  width_px: float = 1.0, center: ArrayLike = (0.0, 0.0, 0.0), jit: bool = False) -> Backdrop:
+    """:func:`draw_grid` on a plain ``background``, as a :class:`Backdrop`: c_p = round((1 − α_p) b + α_p c) at the
+    pixels of coverage α_p > 0 (:func:`segment_coverage`; ``jit``: its compiled kernel), :func:`blend`'s float32
+    arithmetic, so ``.image()`` is byte for byte ``draw_grid(solid_image(…), …)``.
+    """
+    starts, ends = _grid_segments(up, spacing, extent, center)
+    bg = rgb8(background, "background")
+    wk = _walk(camera, starts, ends, width_px)
+    if wk is not None and jit and _coverage_jit is not None and jit_enabled():
+        # bands of rows: each pixel once, nearly in order, its colour blended as the band is flushed
+        pix, _, colors = _coverage_kernel(camera, wk, None, 0.0, shade=(bg, rgb8(color)))
+        return Backdrop(camera.height, camera.width, bg, pix, colors)
+    pix64, alpha = segment_coverage(camera, starts, ends, width_px) if wk is not None else \
+        (np.zeros(0, np.int64), np.zeros(0, np.float32))
+    return Backdrop(camera.height, camera.width, bg, pix64, _blended(bg, alpha, color))
 
 
 def _camera_for(camera: Camera, img: Image) -> Camera:
