@@ -40,7 +40,7 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 
 
 def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
-             live: Array) -> None:
+             live: NDArray[np.bool_]) -> None:
     """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
     Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
     and cosines (library calls, lane by lane) are taken for the lanes that hold a problem (``live``) only.
@@ -94,7 +94,7 @@ _forward = kernel(_forward, error_model="numpy", slp=True) or _forward
 
 
 def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
-              pos: Array, ori: Array, e: Array, live: Array) -> None:
+              pos: Array, ori: Array, e: Array, live: NDArray[np.bool_]) -> None:
     """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
     ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
     L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane, for the lanes that
@@ -153,7 +153,7 @@ _residual = kernel(_residual, error_model="numpy", slp=True) or _residual
 
 
 def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
-                 sphi: Array, live: Array) -> None:
+                 sphi: Array, live: NDArray[np.bool_]) -> None:
     """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ (kept for
     φ's wrap, which needs the same sine; taken for the ``live`` lanes only)."""
     for j in range(phi.shape[0]):
@@ -222,7 +222,7 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
     not positive definite (that lane's x is then meaningless).
 
     lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
-    four lanes at a time and two rows i at a time (they share the loads of row j; their sums run in registers)."""
+    four lanes at a time and four rows i at a time (they share the loads of row j; their sums run in registers)."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
@@ -244,36 +244,57 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
         for g in range(0, LANES, 4):
             d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
             i = j + 1
-            while i < n:
-                two = i + 1 < n
-                i1 = i + 1 if two else i  # an odd last row is computed twice, the same bits
+            while i + 3 < n:  # four rows at a time
                 x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                y0, y1, y2, y3 = A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3]
+                y0, y1, y2, y3 = A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3]
+                z0, z1, z2, z3 = A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3]
+                u0, u1, u2, u3 = A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3]
                 for t in range(j):
                     b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
                     x0 -= A[i, t, g] * b0
                     x1 -= A[i, t, g + 1] * b1
                     x2 -= A[i, t, g + 2] * b2
                     x3 -= A[i, t, g + 3] * b3
-                    y0 -= A[i1, t, g] * b0
-                    y1 -= A[i1, t, g + 1] * b1
-                    y2 -= A[i1, t, g + 2] * b2
-                    y3 -= A[i1, t, g + 3] * b3
+                    y0 -= A[i + 1, t, g] * b0
+                    y1 -= A[i + 1, t, g + 1] * b1
+                    y2 -= A[i + 1, t, g + 2] * b2
+                    y3 -= A[i + 1, t, g + 3] * b3
+                    z0 -= A[i + 2, t, g] * b0
+                    z1 -= A[i + 2, t, g + 1] * b1
+                    z2 -= A[i + 2, t, g + 2] * b2
+                    z3 -= A[i + 2, t, g + 3] * b3
+                    u0 -= A[i + 3, t, g] * b0
+                    u1 -= A[i + 3, t, g + 1] * b1
+                    u2 -= A[i + 3, t, g + 2] * b2
+                    u3 -= A[i + 3, t, g + 3] * b3
                 A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                A[i1, j, g], A[i1, j, g + 1], A[i1, j, g + 2], A[i1, j, g + 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
-                i += 2
-    for i in range(n):
-        for lane in range(LANES):
-            x[i, lane] = b[i, lane]
-    for t in range(n):  # L y = b, column by column (y_i still gets its subtractions for t = 0, 1, … in order)
+                A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3] = \
+                    y0 / d0, y1 / d1, y2 / d2, y3 / d3
+                A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3] = \
+                    z0 / d0, z1 / d1, z2 / d2, z3 / d3
+                A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3] = \
+                    u0 / d0, u1 / d1, u2 / d2, u3 / d3
+                i += 4
+            while i < n:  # the last rows one at a time
+                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
+                for t in range(j):
+                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                    x0 -= A[i, t, g] * b0
+                    x1 -= A[i, t, g + 1] * b1
+                    x2 -= A[i, t, g + 2] * b2
+                    x3 -= A[i, t, g + 3] * b3
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+                i += 1
+    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
         for g in range(0, LANES, 4):
-            y0, y1, y2, y3 = x[t, g] / A[t, t, g], x[t, g + 1] / A[t, t, g + 1], x[t, g + 2] / A[t, t, g + 2], \
-                x[t, g + 3] / A[t, t, g + 3]
-            x[t, g], x[t, g + 1], x[t, g + 2], x[t, g + 3] = y0, y1, y2, y3
-            for i in range(t + 1, n):
-                c0, c1, c2, c3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
-                a0, a1, a2, a3 = A[i, t, g], A[i, t, g + 1], A[i, t, g + 2], A[i, t, g + 3]
-                x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = c0 - a0 * y0, c1 - a1 * y1, c2 - a2 * y2, c3 - a3 * y3
+            s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
+            for t in range(i):
+                s0 -= A[i, t, g] * x[t, g]
+                s1 -= A[i, t, g + 1] * x[t, g + 1]
+                s2 -= A[i, t, g + 2] * x[t, g + 2]
+                s3 -= A[i, t, g + 3] * x[t, g + 3]
+            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
+                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
     for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
         for g in range(0, LANES, 4):
             s0, s1, s2, s3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
