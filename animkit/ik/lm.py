@@ -420,12 +420,13 @@ def _kappa(opts: Options, n: int) -> Array:
 def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -> Array | None:
     """The one parameter array of :func:`~animkit.ik.lm_jit.lm_packed` (one problem, the compiled loop) for
     ``model`` and ``opts``; None where that path does not apply (not a serial revolute chain with one effector,
-    priority, a pole, a deadline)."""
+    priority, a pole, a deadline). The base origin is the first link's constant translation (a revolute link turns
+    about its own origin)."""
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
     return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n),
-                       opts.row_weights, model.frames(np.zeros((1, ch.n))).r[0, int(model.base_link[0])],
+                       opts.row_weights, model.H0[int(model.base_link[0]), :3, 3],
                        float(model.reach[0]), orient=orient, relax=relax, tol=opts.tol, otol=opts.orientation_tol,
                        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
                        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
