@@ -287,24 +287,28 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
     single-threaded workers (default: the machine's cores) runs here (``processes=False``: threads in this
     process, for tests). ``on_progress(done, total, row)`` is called as each file finishes.
     """
-    cmd = command(name)
-    files = expand_inputs(inputs)
-    pairs = plan_outputs(cmd.name, files, outdir, (options or {}).get("suffix"))
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
     import os
 
     t0 = time.perf_counter()
+    cmd = command(name)
+    files = expand_inputs(inputs)
+    pairs = plan_outputs(cmd.name, files, outdir, (options or {}).get("suffix"))
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if scheduler is None and n < 1:
+        raise AnimkitError(f"--workers must be >= 1, got {n}")
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    method = _start_forkserver() if scheduler is None and processes else None  # warms up beside the lines below
+    try:
+        import dask
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
+
     cluster = None
     if scheduler is None:
-        n = workers if workers is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise AnimkitError(f"--workers must be >= 1, got {n}")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None,
-                               silence_logs=40)
+        with dask.config.set({"distributed.worker.multiprocessing-method": method or "spawn"}):
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None,
+                                   silence_logs=40)
         client = Client(cluster)
     else:
         try:
@@ -313,8 +317,11 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
             raise AnimkitError(f"scheduler {scheduler}: could not connect ({exc})") from None
     try:
         n_workers = len(client.scheduler_info().get("workers", {}))
+        # largest files first (dask runs higher priorities first): the last tasks to finish are short ones
+        sizes = [_size(src) for src, _ in pairs]
         futures = {client.submit(run_one, cmd.name, str(src), str(out), dict(options or {}), pure=False,
-                                 key=f"animkit-{cmd.name}-{k}-{src.name}"): k for k, (src, out) in enumerate(pairs)}
+                                 key=f"animkit-{cmd.name}-{k}-{src.name}", priority=sizes[k]): k
+                   for k, (src, out) in enumerate(pairs)}
         rows: list[dict[str, Any] | None] = [None] * len(pairs)
         done = 0
         for fut in as_completed(futures):
@@ -328,14 +335,48 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
             done += 1
             if on_progress is not None:
                 on_progress(done, len(pairs), row)
+        final = tuple(r for r in rows if r is not None)
+        try:  # by a worker, which has pyarrow loaded already (the driver would import it now, ~0.25 s)
+            summary = Path(client.submit(write_summary, final, Path(outdir), pure=False).result())
+        except Exception:  # noqa: BLE001 - no worker left: write it here
+            summary = write_summary(final, Path(outdir))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    final = tuple(r for r in rows if r is not None)
-    summary = write_summary(final, Path(outdir))
     counts = {s: sum(1 for r in final if r["status"] == s) for s in ("ok", "skipped", "error")}
     return BatchReport(final, summary, time.perf_counter() - t0, n_workers, counts)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _start_forkserver() -> str | None:
+    """Start multiprocessing's forkserver, importing :mod:`animkit.batch_worker` first (dask, animkit's readers,
+    writers, renderer, numba's cached BVH scanner), and return ``"forkserver"``; None where there is none.
+
+    Called before the driver imports dask, so the server's imports run beside the driver's; the LocalCluster's
+    workers are then forked from it, warm. A server already running (a second batch in this process) is reused.
+    """
+    import multiprocessing
+    import multiprocessing.forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["animkit.batch_worker"])
+    multiprocessing.forkserver.ensure_running()
+    try:  # dask would set its own preload list, importing pandas and more in the driver first: ours is in place
+        import distributed.utils
+
+        if hasattr(distributed.utils, "_forkserver_preload_set"):
+            distributed.utils._forkserver_preload_set = True
+    except ImportError:
+        return None
+    return "forkserver"
 
 
 def write_summary(rows: Sequence[Mapping[str, Any]], outdir: Path) -> Path:

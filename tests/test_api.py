@@ -30,6 +30,7 @@ ALLOWED = {
     "cli": {"*"},
     "notebook": {"*"},
     "batch": {"*"},
+    "batch_worker": {"*"},
     "examples": {"io"},
     "__init__": {"*"},
     "__main__": {"*"},

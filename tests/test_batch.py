@@ -209,3 +209,26 @@ def test_the_summary_is_csv_without_pyarrow(tmp_path: Path, monkeypatch) -> None
     assert [r["status"] for r in rows] == ["ok", "error", "skipped"]
     assert rows[0]["frames"] == "120" and rows[1]["frames"] == "" and rows[1]["seconds"] == "nan"
     assert float(rows[0]["root_path"]) == 2.5 and rows[2]["lock"] == ""
+
+
+def _loaded(names: tuple[str, ...]) -> dict[str, bool]:
+    """In the forked process: which modules are there, and whether the compiled BVH scanner is loaded (or off)."""
+    import sys
+
+    out = {n: n in sys.modules for n in names}
+    bvh = sys.modules.get("animkit.io.bvh")
+    out["scanner"] = bvh is not None and (bvh.scan_frames_kernel is None or bvh.scan_frames_kernel.ready)
+    return out
+
+
+def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
+    import multiprocessing
+
+    from animkit.batch import _start_forkserver
+
+    if _start_forkserver() is None:
+        pytest.skip("no forkserver on this platform: workers are spawned and import on their first task")
+    # (unpickling _loaded imports this test module in the child: batch_worker and Pillow's GIF writer it does not)
+    names = ("animkit.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
+    with multiprocessing.get_context("forkserver").Pool(1) as pool:
+        assert pool.apply(_loaded, (names,)) == {**dict.fromkeys(names, True), "scanner": True}
