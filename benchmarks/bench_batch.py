@@ -47,6 +47,31 @@ def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
     return out, len(clips)
 
 
+FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
+imports, the LocalCluster's start, each worker's imports and first-task loads, closing) plus the work W, which
+two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W. What `animkit batch` does about F
+(animkit/batch.py, animkit/batch_worker.py):
+- The local workers are forked from multiprocessing's forkserver, started before the driver imports dask. The
+  forkserver imports `animkit.batch_worker` once — dask.distributed, animkit's readers, writers and renderer,
+  Pillow, tqdm, pyarrow, and numba's cached BVH scanner (the scanner's first call in a fresh process is
+  ~0.65 s: numba itself, and its registries, which import SciPy) — while the driver imports dask and starts the
+  scheduler, so both run side by side, and every worker starts with all of it in memory. Before, each spawned
+  worker imported dask, then paid ~0.8–1 s more on its first task.
+- The largest files go first (task priority = file size), so the last task to finish is a short one.
+- The summary (Parquet) is written by a worker, where pyarrow is loaded already (~0.25 s in the driver)."""
+
+
+def with_earlier(previous: str) -> str:
+    """The earlier results below the new ones: the previous top section under "Earlier runs", its headings demoted,
+    then whatever earlier runs it kept."""
+    if not previous.strip():
+        return ""
+    marker = "\n## Earlier runs\n"
+    top, _, rest = previous.partition(marker)
+    top = "\n".join("##" + line if line.startswith("# ") else line for line in top.strip().splitlines())
+    return f"{marker}\n{top}\n" + (f"\n{rest.strip()}\n" if rest.strip() else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clips", type=int, default=40)
@@ -56,6 +81,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch.md"))
     args = ap.parse_args()
 
+    load0 = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="animkit-bench-batch-"))
     try:
         files, distinct = make_library(work / "lib", args.clips)
@@ -80,7 +106,10 @@ def main() -> None:
         speedup = ratio(stats["1 worker"], stats["2 workers"])
         per_clip = stats["2 workers"].median / args.clips
         load = os.getloadavg()
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         text = f"""# Batch: a library of CMU clips on Dask, 1 vs 2 workers
+
+Run {stamp} (load average at the start {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f}).
 
 Command (from the repository root; {args.rounds} interleaved rounds after {args.warmup} warm-up round(s), {total:.0f} s
 in all):
@@ -101,8 +130,12 @@ absolute times are upper bounds and the speed-up a lower bound of what a quiet m
 
 Speed-up with 2 workers: **{speedup:.2f}×** (goal ≥ 1.7×). Per clip with 2 workers: {per_clip:.2f} s
 (convert + thumbnail).
+
+{FIXED_COSTS}
 """
-        Path(args.out).write_text(text, encoding="utf-8")
+        out = Path(args.out)
+        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
+        out.write_text(text + with_earlier(earlier), encoding="utf-8")
         print(text)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -232,3 +232,17 @@ def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
     names = ("animkit.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
     with multiprocessing.get_context("forkserver").Pool(1) as pool:
         assert pool.apply(_loaded, (names,)) == {**dict.fromkeys(names, True), "scanner": True}
+
+
+def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> None:
+    from animkit.batch import SCANNER_PAYS_BYTES, _jit_pays
+
+    small = tmp_path / "small.bvh"
+    shutil.copy(DATA / "cmu_09_01_run.bvh", small)
+    big = tmp_path / "big.bvh"
+    with big.open("wb") as fh:  # sparse: only its size matters here
+        fh.truncate(2 * SCANNER_PAYS_BYTES)
+    assert not _jit_pays("render", [(small, tmp_path / "o.gif")], 1)
+    assert _jit_pays("render", [(big, tmp_path / "o.gif")], 2)  # a share of exactly the break-even
+    assert not _jit_pays("convert", [(big, tmp_path / "o.bvh")], 3)
+    assert _jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own
