@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .scene import Scene
 
 __all__ = ["BatchCommand", "BatchReport", "COMMANDS", "register", "run_one", "run_batch", "plan_outputs",
-           "motion_measures", "COLUMNS"]
+           "motion_measures", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES"]
 
 RECORDS = ".animkit-batch"
 #: The summary's columns, in order; a command's own measures follow them.
@@ -370,6 +370,19 @@ def _jit_pays(name: str, pairs: Sequence[tuple[Path, Path]], workers: int) -> bo
         return True
     share = sum(_size(src) for src, _ in pairs if src.suffix.lower() == ".bvh") / max(workers, 1)
     return share >= SCANNER_PAYS_BYTES
+
+
+def start_local_workers(name: str, inputs: Sequence[str | Path], workers: int | None = None) -> None:
+    """Begin warming the local workers of ``run_batch(name, inputs, workers=...)`` now (its forkserver, see
+    :func:`_start_forkserver`), so that their imports overlap whatever the caller does before calling run_batch
+    (the CLI: parsing its options). Nothing when the inputs are wrong: run_batch says so."""
+    import os
+
+    try:
+        pairs = plan_outputs(name, expand_inputs(inputs), ".")
+    except AnimkitError:
+        return
+    _start_forkserver(jit=_jit_pays(name, pairs, workers if workers is not None else (os.cpu_count() or 1)))
 
 
 def _preload_in_background(module: str) -> Any:

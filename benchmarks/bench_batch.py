@@ -50,15 +50,22 @@ def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
 FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
 imports, the LocalCluster's start, each worker's imports and first-task loads, closing) plus the work W, which
 two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W. What `animkit batch` does about F
-(animkit/batch.py, animkit/batch_worker.py):
+(animkit/batch.py, animkit/batch_worker.py; before: a quiet run gave 12.5 s vs 8.52 s, 1.47×, F ≈ 4.5 s a round):
 - The local workers are forked from multiprocessing's forkserver, started before the driver imports dask. The
-  forkserver imports `animkit.batch_worker` once — dask.distributed, animkit's readers, writers and renderer,
-  Pillow, tqdm, pyarrow, and numba's cached BVH scanner (the scanner's first call in a fresh process is
-  ~0.65 s: numba itself, and its registries, which import SciPy) — while the driver imports dask and starts the
-  scheduler, so both run side by side, and every worker starts with all of it in memory. Before, each spawned
-  worker imported dask, then paid ~0.8–1 s more on its first task.
-- The largest files go first (task priority = file size), so the last task to finish is a short one.
-- The summary (Parquet) is written by a worker, where pyarrow is loaded already (~0.25 s in the driver)."""
+  forkserver imports `animkit.batch_worker` once (dask.distributed, animkit's readers, writers and renderer,
+  Pillow, tqdm) while the driver imports dask and starts the scheduler, so both run side by side, and every
+  worker starts with all of it in memory. Before, each spawned worker imported dask, then paid ~0.8–1 s more on
+  its first task, most of it numba (below).
+- numba only where it pays: the compiled BVH scanner reads ~19 ms/MB faster than NumPy's reader but its first
+  call in a fresh process costs ~0.65 s (numba, its registries, SciPy); with under 32 MiB of BVH text per worker
+  (here: 0.4–0.8 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
+- The largest files go first (task priority = file size), so the last task to finish is a short one; pyarrow (the
+  Parquet summary, ~0.25 s) is imported by the driver in the background while its workers start; closing the
+  cluster takes ~0.03 s (spawned workers took 0.3 s and more).
+What is left per command (measured one at a time at load ≈ 2): the interpreter and `import animkit` in the
+driver ≈ 0.3 s, then the forkserver's own interpreter, `import animkit` (≈ 0.25 s: the package imports ik,
+reach and motion), dask (≈ 0.23 s) and the renderer (≈ 0.07 s), the workers' fork and registration ≈ 0.2 s:
+≈ 1.1–1.3 s a command, 2.2–2.6 s a round, against ≤ 1.5 s a round that 1.7× needs with W ≈ 7 s."""
 
 
 def with_earlier(previous: str) -> str:
