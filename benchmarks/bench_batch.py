@@ -58,7 +58,7 @@ two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21
   its first task, most of it numba (below).
 - numba only where it pays: the compiled BVH scanner reads ~19 ms/MB faster than NumPy's reader but its first
   call in a fresh process costs ~0.65 s (numba, its registries, SciPy); with under 32 MiB of BVH text per worker
-  (here: 0.4–0.8 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
+  (here: 0.1–0.8 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
 - The largest files go first (task priority = file size), so the last task to finish is a short one; pyarrow (the
   Parquet summary, ~0.25 s) is imported by the driver in the background while its workers start; closing the
   cluster takes ~0.03 s (spawned workers took 0.3 s and more).
@@ -116,7 +116,7 @@ def main() -> None:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         text = f"""# Batch: a library of CMU clips on Dask, 1 vs 2 workers
 
-Run {stamp} (load average at the start {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f}).
+Run ending {stamp} (load average at the start {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f}).
 
 Command (from the repository root; {args.rounds} interleaved rounds after {args.warmup} warm-up round(s), {total:.0f} s
 in all):
