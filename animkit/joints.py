@@ -32,8 +32,12 @@ from .errors import AnimkitError, SceneError, unknown_name
 from .transforms import (
     axis_vector,
     drotation_about_axis,
+    euler_intrinsic_from_matrix,
     identity,
+    matrix_from_euler_intrinsic,
+    matrix_from_swing_twist,
     rotation_about_axis,
+    swing_twist_from_matrix,
     translation,
 )
 
@@ -44,6 +48,7 @@ __all__ = [
     "JOINT_KINDS",
     "Dof",
     "Joint",
+    "Cone",
     "fixed",
     "hinge",
     "slider",
@@ -160,13 +165,83 @@ class Dof:
 
 
 @dataclass(frozen=True)
+class Cone:
+    """A ball joint's swing–twist limit. With R = A(θ) A(θ_rest)ᵀ (the turn from the rest pose, in the joint's
+    frame) split as R = exp([s]_×) R_t(τ) about the twist axis t (the rest direction of the child bone):
+
+        |s| = ∠(t, R t) ≤ swing        (a circular cone of half-angle ``swing`` about t)
+        τ ∈ [twist[0], twist[1]]       (the twist about the bone)
+
+    ``axis`` is t in the joint's frame (before A); None takes the direction of the joint's child at rest, filled
+    in when a figure is read (:func:`cone_axis_from_child`). Radians."""
+
+    swing: float
+    twist: tuple[float, float] = (-math.pi, math.pi)
+    axis: tuple[float, float, float] | None = None
+
+    def __post_init__(self) -> None:
+        sw = float(self.swing)
+        if not (math.isfinite(sw) and 0.0 <= sw <= math.pi):
+            raise SceneError(f"a cone's swing half-angle must lie in [0, 180] degrees, got {math.degrees(sw):g}")
+        lo, hi = (float(x) for x in self.twist)
+        if not (-math.pi <= lo <= hi <= math.pi):
+            raise SceneError(f"a cone's twist range must satisfy -180 <= min <= max <= 180 degrees, got "
+                             f"[{math.degrees(lo):g}, {math.degrees(hi):g}]")
+        object.__setattr__(self, "swing", sw)
+        object.__setattr__(self, "twist", (lo, hi))
+        if self.axis is not None:
+            try:
+                t = axis_vector(self.axis)
+            except AnimkitError as exc:
+                raise SceneError(f"a cone's axis: {exc}") from None
+            object.__setattr__(self, "axis", (float(t[0]), float(t[1]), float(t[2])))
+
+    def _t(self) -> NDArray[np.float64]:
+        if self.axis is None:
+            raise SceneError("this cone's twist axis is not set yet (it is the joint's child direction, filled in "
+                             "when the figure is read): give Cone(axis=...)")
+        return np.asarray(self.axis)
+
+    def project(self, R: ArrayLike) -> NDArray[np.float64]:
+        """The nearest turn inside the limit: R' = exp([s′]_×) R_t(τ′), s′ = s · min(1, swing/|s|) (the swung
+        direction pulled along its great circle onto the cone), τ′ = τ clamped into the twist range. R' = R inside."""
+        t = self._t()
+        s, tau = swing_twist_from_matrix(R, t)
+        sig = np.linalg.norm(s, axis=-1, keepdims=True)
+        s2 = s * np.minimum(1.0, self.swing / np.maximum(sig, 1e-300))
+        tau2 = np.clip(tau, self.twist[0], self.twist[1])
+        inside = ((sig[..., 0] <= self.swing) & (tau == tau2))[..., None, None]
+        return np.where(inside, np.asarray(R, dtype=float)[..., :3, :3], matrix_from_swing_twist(s2, tau2, t))
+
+    def contains(self, R: ArrayLike, tol: float = 1e-9) -> NDArray[np.bool_]:
+        """|s| ≤ swing + tol and τ ∈ [twist] ± tol."""
+        s, tau = swing_twist_from_matrix(R, self._t())
+        return np.asarray((np.linalg.norm(s, axis=-1) <= self.swing + tol) & (tau >= self.twist[0] - tol)
+                          & (tau <= self.twist[1] + tol))
+
+
+def cone_axis_from_child(joint: Joint, child_offset: ArrayLike) -> tuple[float, float, float]:
+    """t = A(θ_rest) o / |o|: the rest direction, in the joint's frame, of the child bone whose origin sits at
+    offset o in the joint's node."""
+    o = np.asarray(child_offset, dtype=float)
+    n = float(np.linalg.norm(o))
+    if not n > 1e-12:
+        raise SceneError(f"joint {joint.name!r}: a cone needs a child bone of non-zero length to define its "
+                         f"twist axis, or an explicit cone_axis")
+    t = joint.matrix(joint.rest())[:3, :3] @ (o / n)
+    return (float(t[0]), float(t[1]), float(t[2]))
+
+
+@dataclass(frozen=True)
 class Joint:
-    """A joint: A(θ) = E₁(θ₁) … E_k(θ_k) over its DOFs, in order. ``order`` names a ball joint's Euler order."""
+    """A joint: A(θ) = E₁(θ₁) … E_k(θ_k) over its DOFs, in order. ``order`` names a ball joint's Euler order;
+    ``cone`` is a ball joint's swing–twist limit (:class:`Cone`, instead of per-axis limits)."""
 
     name: str
     kind: JointKind
     dofs: tuple[Dof, ...] = ()
     order: str | None = field(default=None)
+    cone: Cone | None = field(default=None)
 
     def __post_init__(self) -> None:
         if self.kind not in JOINT_KINDS:
@@ -174,6 +249,17 @@ class Joint:
         names = [d.name for d in self.dofs]
         if len(set(names)) != len(names):
             raise SceneError(f"joint {self.name!r}: DOF names repeat: {names}")
+        if self.cone is not None:
+            if self.kind != "ball":
+                raise SceneError(f"joint {self.name!r}: only a ball joint takes a cone, this one is a {self.kind}")
+            boxed = [d.name for d in self.dofs if math.isfinite(d.lower) or math.isfinite(d.upper)]
+            if boxed:
+                raise SceneError(f"joint {self.name!r}: a ball joint takes per-axis limits or a cone, not both "
+                                 f"(limits on {boxed})")
+
+    def rest_rotation(self) -> NDArray[np.float64]:
+        """A(θ_rest), 3×3: the turn a cone is measured from."""
+        return self.matrix(self.rest())[:3, :3]
 
     @property
     def dof_count(self) -> int:
@@ -191,6 +277,36 @@ class Joint:
 
     def rest(self) -> NDArray[np.float64]:
         return np.array([d.rest for d in self.dofs], dtype=float)
+
+    def angles_from_matrix(self, A: ArrayLike, near: ArrayLike) -> NDArray[np.float64]:
+        """A ball joint's angles (..., 3) with A(θ) = A (3×3): the intrinsic Euler decomposition in its order, of the
+        two branches (α, β, γ) and (α + π, π − β, γ + π) (proper orders: −β) the one nearest ``near``, each angle
+        moved by whole turns to lie nearest its ``near`` value."""
+        if self.order is None:
+            raise SceneError(f"joint {self.name!r} is a {self.kind} joint, not a ball joint with an Euler order")
+        v = np.asarray(near, dtype=float)
+        e1 = euler_intrinsic_from_matrix(A, self.order)
+        e2 = e1 + np.array([math.pi, 0.0, math.pi])
+        e2[..., 1] = math.pi - e1[..., 1] if self.order[0] != self.order[2] else -e1[..., 1]
+        best, dist = v, np.full(v.shape[:-1], np.inf)
+        for e in (e1, e2):
+            e = e + 2 * math.pi * np.round((v - e) / (2 * math.pi))
+            dd = np.sum((e - v) ** 2, axis=-1)
+            best = np.where((dd < dist)[..., None], e, best)
+            dist = np.minimum(dist, dd)
+        return best
+
+    def project_to_cone(self, values: ArrayLike) -> NDArray[np.float64]:
+        """Ball angles (..., 3) whose A lies in the cone: A′ = P_cone(A Aᵣᵀ) Aᵣ (:meth:`Cone.project`) re-expressed
+        in the joint's Euler order (:meth:`angles_from_matrix`); unchanged inside the cone (or without one)."""
+        v = np.asarray(values, dtype=float)
+        if self.cone is None or self.order is None:
+            return v
+        Ar = self.rest_rotation()
+        R = matrix_from_euler_intrinsic(v, self.order) @ Ar.T
+        Rp = self.cone.project(R)
+        inside = np.all(Rp == R, axis=(-2, -1))
+        return np.where(inside[..., None], v, self.angles_from_matrix(Rp @ Ar, v))
 
 
 # --- factories -----------------------------------------------------------------------------------------
@@ -301,13 +417,15 @@ def universal(name: str, axes: tuple[str | ArrayLike, str | ArrayLike] = ("x", "
 
 
 def ball(name: str, order: str = "zyx", *, limits: LimitSpec = None,
-         rest: Sequence[float] | dict[str, float] | None = None) -> Joint:
-    """Ball-and-socket: A = R_a(θ₁) R_b(θ₂) R_c(θ₃) for intrinsic Euler ``order`` "abc"."""
+         rest: Sequence[float] | dict[str, float] | None = None, cone: Cone | None = None) -> Joint:
+    """Ball-and-socket: A = R_a(θ₁) R_b(θ₂) R_c(θ₃) for intrinsic Euler ``order`` "abc"; limited per axis
+    (``limits``) or by a swing–twist ``cone``."""
     o = order.lower()
     if len(o) != 3 or any(c not in "xyz" for c in o) or len(set(o)) != 3:
         raise SceneError(f"joint {name!r}: ball joint order must be a permutation of 'xyz' "
                          f"(e.g. 'zyx', 'zxy'), got {order!r}")
-    return custom(name, [("revolute", c) for c in o], limits=limits, rest=rest, kind="ball", order=o)
+    j = custom(name, [("revolute", c) for c in o], limits=limits, rest=rest, kind="ball", order=o)
+    return j if cone is None else Joint(j.name, j.kind, j.dofs, j.order, cone)
 
 
 def planar(name: str, normal: str = "z", *, limits: LimitSpec = None,

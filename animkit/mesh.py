@@ -133,34 +133,30 @@ class Mesh:
         ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``. Skinned meshes run the
         compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off).
         """
-        W = self._check(W)
-        if self.skin is None:
-            return lbs.rigid_positions(W[:, self.node_index], self.rest_positions)
-        S = self.joint_matrices(W)
-        assert self.joints is not None and self.weights is not None
-        fast = lbs.compiled_skin(S, self.rest_positions, self.joints, self.weights, True)
-        if fast is not None:
-            return fast
-        X = self._position_table
-        if X is not None:
-            return lbs.positions_from_table(X, S)
-        return lbs.skin_positions(S, self.rest_positions, self.joints, self.weights)
+        return self._deform(W, True)
 
     def normals(self, W: Array) -> Array:
         """World unit normals (F, V, 3): normalise(Σ_k w_k cof(W[j(k)] IBM_j(k)) n) (skinned) or
         normalise(cof(W[node]) n) (rigid); cof(A) = det(A) A⁻ᵀ."""
+        return self._deform(W, False)
+
+    def _deform(self, W: Array, positions: bool) -> Array:
+        """Positions (``positions``) or normals of every vertex in every frame of ``W``: the compiled kernel, else
+        the dense influence table, else influence by influence."""
         W = self._check(W)
+        rest = self.rest_positions if positions else self.rest_normals
         if self.skin is None:
-            return lbs.rigid_normals(W[:, self.node_index], self.rest_normals)
+            rigid = lbs.rigid_positions if positions else lbs.rigid_normals
+            return rigid(W[:, self.node_index], rest)
         S = self.joint_matrices(W)
         assert self.joints is not None and self.weights is not None
-        fast = lbs.compiled_skin(S, self.rest_normals, self.joints, self.weights, False)
+        fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions)
         if fast is not None:
             return fast
-        X = self._normal_table
+        X = self._position_table if positions else self._normal_table
         if X is not None:
-            return lbs.normals_from_table(X, S)
-        return lbs.skin_normals(S, self.rest_normals, self.joints, self.weights)
+            return (lbs.positions_from_table if positions else lbs.normals_from_table)(X, S)
+        return (lbs.skin_positions if positions else lbs.skin_normals)(S, rest, self.joints, self.weights)
 
     @cached_property
     def _position_table(self) -> Array | None:

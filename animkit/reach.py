@@ -321,7 +321,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     """One reach per movable set (× solver), defaults from the scene's ``[reach]`` section.
 
     ``priors``: True takes the scene's ``[reach.priors]`` (natural reaching; none when the scene has none), False
-    or None bakes plain reaches, a :class:`~animkit.ik.natural.Priors` is used as given."""
+    or None bakes plain reaches, a :class:`~animkit.ik.natural.Priors` is used as given. Natural reaching runs its
+    own prioritised solver, so ``solvers`` given here compare plain reaches: with them, True means no priors, and a
+    :class:`~animkit.ik.natural.Priors` is an error (it would make every solver's panel the same)."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
@@ -350,7 +352,10 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     if start_pose is None and spec is not None and spec.start_clip is not None:
         start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
     pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
-    pri = priors_from_scene(scene) if priors is True else (priors or None)
+    if solvers and priors not in (True, False, None):
+        raise IKError("solvers= compares plain reaches; natural-reaching priors run their own solver (every "
+                      "solver's panel would be the same): give priors=False or leave solvers out")
+    pri = None if solvers else priors_from_scene(scene) if priors is True else (priors or None)
     panels = []
     for c in names:
         for s in solver_list:

@@ -121,6 +121,11 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
         joint = arc.joint
         print(f"{'  ' * d}{node.name}  [{joint.kind}{' ' + joint.order if joint.order else ''}] data: {shape}",
               file=out)
+        if joint.cone is not None:
+            c = joint.cone
+            axis = "the child's direction" if c.axis is None else "(" + ", ".join(f"{x:.3g}" for x in c.axis) + ")"
+            print(f"{'  ' * d}  cone: swing <= {math.degrees(c.swing):g} deg about {axis}, twist "
+                  f"[{math.degrees(c.twist[0]):g}, {math.degrees(c.twist[1]):g}] deg", file=out)
         for k, dof in enumerate(joint.dofs):
             s = starts[id(arc)] + k
             unit, scale = ("deg", 180 / math.pi) if dof.revolute else ("", 1.0)

@@ -58,6 +58,8 @@ __all__ = [
     "quaternion_slerp",
     "matrix_aligning_z_to",
     "matrix_aligning",
+    "swing_twist_from_matrix",
+    "matrix_from_swing_twist",
     "axis_vector",
 ]
 
@@ -431,6 +433,44 @@ def axis_angle_from_quaternion(q: ArrayLike) -> tuple[Array, Array]:
     small = n < 1e-15
     axis = np.where(small[..., None], np.array([1.0, 0.0, 0.0]), v / np.where(small, 1.0, n)[..., None])
     return axis, angle
+
+
+# --- swing and twist ----------------------------------------------------------------------------------
+
+
+def swing_twist_from_matrix(R: ArrayLike, axis: ArrayLike) -> tuple[Array, Array]:
+    """(s, τ) with R = exp([s]_×) R_t(τ): the twist R_t(τ) about the unit axis t, then the swing s ⊥ t, the shortest
+    turn carrying t onto R t: s = σ (t × Rt)/|t × Rt|, σ = atan2(|t × Rt|, t·Rt) ∈ [0, π];
+    τ = atan2(t·vee(W − Wᵀ)/2, (tr W − 1)/2) ∈ (−π, π] for W = exp([s]_×)ᵀ R.
+
+    At σ = π (R t = −t) the swing axis is any direction ⊥ t; this picks t × e with e the coordinate axis least
+    aligned with t, so the pair still composes back to R."""
+    M: Array = np.asarray(R, dtype=float)[..., :3, :3]
+    t = np.asarray(axis, dtype=float)
+    t = np.broadcast_to(t / np.linalg.norm(t, axis=-1, keepdims=True), M.shape[:-1])
+    d = np.einsum("...ij,...j->...i", M, t)
+    c = np.cross(t, d)
+    sn = np.linalg.norm(c, axis=-1)
+    cs = np.sum(t * d, axis=-1)
+    sigma = np.arctan2(sn, cs)
+    e = np.eye(3)[np.argmin(np.abs(t), axis=-1)]
+    perp = np.cross(t, e)
+    n = np.where((sn > 1e-12)[..., None], c / np.maximum(sn, 1e-300)[..., None],
+                 perp / np.linalg.norm(perp, axis=-1, keepdims=True))
+    s = n * sigma[..., None]
+    W = np.swapaxes(matrix_about_axis(n, sigma), -1, -2) @ M
+    flat = W.reshape(W.shape[:-2] + (9,))
+    u = 0.5 * (flat[..., _VEE_A] - flat[..., _VEE_B])
+    tau = np.arctan2(np.sum(u * t, axis=-1), 0.5 * (flat[..., _DIAG].sum(-1) - 1.0))
+    return s, tau
+
+
+def matrix_from_swing_twist(s: ArrayLike, tau: ArrayLike, axis: ArrayLike) -> Array:
+    """R = exp([s]_×) R_t(τ), the inverse of :func:`swing_twist_from_matrix`."""
+    t = np.asarray(axis, dtype=float)
+    t = t / np.linalg.norm(t, axis=-1, keepdims=True)
+    return matrix_from_rotation_vector(s) @ matrix_about_axis(np.broadcast_to(t, np.shape(s)),
+                                                              np.asarray(tau, dtype=float))
 
 
 # --- Euler angles -------------------------------------------------------------------------------------

@@ -34,10 +34,6 @@ def _targets(scene, eff, chain, count, seed=0):
 @pytest.mark.parametrize("solver", ITERATIVE)
 @pytest.mark.parametrize("scene_name, eff, chain", ARMS)
 def test_every_solver_reaches_reachable_targets(solver, scene_name, eff, chain):
-    if solver == "fabrik" and scene_name == "three_axis_arm":
-        # FABRIK moves points as if every joint were a ball; on three single-axis hinges the mapping back creeps
-        # (3e-4 m after 100 iterations): a known limit of the method, documented in docs/derivations.md
-        pytest.skip("FABRIK on a chain of single hinges")
     _every_solver_reaches(solver, scene_name, eff, chain)
 
 

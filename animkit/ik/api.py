@@ -178,7 +178,7 @@ class IKProblem:
         else:
             damping = 0.0
         self._method = method
-        self._relax = isinstance(sv, LM) and sv.relax
+        self._relax = isinstance(sv, LM) and sv.relax and not model.cones  # cones: the shared loop projects
         stall = sv.stall if isinstance(sv, LM) and sv.stall is not None else (0, 0.5)
         kappa = None
         if isinstance(sv, LM) and sv.stiffness:
@@ -405,8 +405,9 @@ def _elbow_link(model: ChainModel) -> int:
 
 def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
          first_success: bool = False) -> LoopOutput:
-    """LM with neither priority nor a pole runs its own loop (:mod:`.lm`); the rest the shared one."""
-    if method == "lm" and not opts.priority and opts.pole is None:
+    """LM with neither priority nor a pole nor a cone runs its own loop (:mod:`.lm`); the rest the shared one (which
+    projects coned joints back into their cones after every step)."""
+    if method == "lm" and not opts.priority and opts.pole is None and not model.cones:
         return run_lm(model, q0, P, R, opts, first_success=first_success)
     return run(model, method, q0, P, R, opts)
 

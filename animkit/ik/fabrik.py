@@ -1,40 +1,53 @@
-"""FABRIK: forward-and-backward reaching IK (Aristidou & Lasenby 2011), mapped back onto the chain's DOFs.
+"""FABRIK: forward-and-backward reaching IK (Aristidou & Lasenby 2011) with the model constraints of Aristidou,
+Chrysanthou & Lasenby 2016 (hinges, cones, joint limits inside the passes), on a tree of joints.
 
-On each effector's path the points are the origins of the nodes that carry movable DOFs, then the effector:
-p_0 (the base, fixed) … p_k (the effector), with segment lengths d_i = |p_{i+1} − p_i| (constant: revolute DOFs only).
-One iteration:
+The points are the origins p_g of the *groups* (the nodes that carry movable DOFs, all revolute) and the
+effectors. A child c of group g (the next group's origin or an effector) sits at p_c = p_g + R_g o_c with a
+constant offset o_c, so d_c = |p_c − p_g| is constant; for a single-DOF group (a hinge, axis a) so are its axial
+part h_c = (p_c − p_g)·a and its radius ρ_c = |(p_c − p_g)⊥a|. One iteration:
 
-    backward   p'_k = t,        p'_i = p'_{i+1} + d_i (p_i − p'_{i+1}) / |p_i − p'_{i+1}|     (i = k−1 … 0)
-    forward    p''_0 = p_0,     p''_i = p''_{i−1} + d_{i−1} (p'_i − p''_{i−1}) / |p'_i − p''_{i−1}|   (i = 1 … k)
+    backward (children first; an effector's point is its target, b_e = t_e)
+        ball:   b_g = mean_c [ b_c − d_c ŵ_c ],                 w_c = b_c − p_g,  ŵ = w/|w|
+        hinge:  b_g = mean_c [ b_c − h_c a − ρ_c ŵ⊥_c ],         w⊥ = w − a (a·w)   (a: the axis in its current frame)
+        cone:   ŵ_c ← t_w cos σ + n̂ sin σ  when ∠(ŵ_c, t_w) > σ  (n̂: ŵ's part ⊥ t_w; t_w the cone's axis in the
+                joint's current frame; for the child bone that defines the cone)
+    forward (parents first, on angles; every ancestor already placed; the base stays)
+        the group turns its subtree (every point below it, carried rigidly: u_i = x_i − p_g) toward the backward
+        points (v_i = b_i − p_g):
+        hinge:  φ = atan2(Σ_i a·(u⊥_i × v⊥_i), Σ_i u⊥_i·v⊥_i),  θ ← clamp(θ + φ) into [lower, upper],
+                x_i ← p_g + R_a(θ_new − θ_old) u_i                    (Rodrigues)
+                (one point: v's projection onto the hinge's circle ⊥ a, stopped at the limit)
+        ball:   ΔR = argmax_R Σ_i v̂_iᵀ R u_i |u_i| (Kabsch; the shortest turn u → v for one point), then
+                A′ = Jᵀ ΔR J A in the joint's Euler angles (J: its frame before the turn), clamped to its box or
+                projected into its cone (swing–twist, :class:`animkit.joints.Cone`);
+        other:  (a universal joint, part of a ball) each DOF in turn, SWEEPS times, by the hinge's φ, clamped.
 
-On a tree (several effectors, e.g. both hands on a shared spine) each path runs its own passes and a point shared by
-several paths takes the centroid of their answers (the paper's multi-end-effector rule, one level). The joint
-positions are then mapped back onto the DOFs, parents first: each revolute DOF turns about its axis a (origin r) by
-the angle that best carries the points after it on the path(s) through it, u_i, onto their FABRIK positions v_i
-(projections ⊥ a, from r; a least-squares turn about a fixed axis),
-
-    φ = atan2(Σ a·(u_i × v_i), Σ u_i·v_i),
-
-clamped into the DOF's limits, and the chain's frames are recomputed before the next DOF (three passes over the
-DOFs per iteration: a multi-axis joint's single-axis turns meet its point in turns). So hinge limits hold
-exactly, and a ball joint's cone is held by its per-axis limits (an Euler-angle box, not a true cone). A hinge or a
-limit cannot always follow the points; a mapped step that moves the effectors away from their targets is halved
-(up to four times, then dropped), so the distance never grows.
+On a tree (both hands on a shared spine, or branches at several levels) the backward pass reaches each sub-base
+from all its branches and takes the centroid (the paper's multi-end-effector rule, at every level), and the forward
+pass turns each group toward all the points below it at once. The forward pass works on angles, so every limit
+(hinge interval, Euler box, cone) holds inside the pass and the points it places are the mapped pose's FK
+(:func:`fabrik_iteration` returns both). A constrained iteration that moves the effectors away from their targets
+is halved (up to four times, then dropped), so the distance never grows.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import IKError
+from ..joints import Joint
+from ..transforms import matrix_aligning
 from .problem import ChainModel, Frames
 
-__all__ = ["fabrik_step", "check_fabrik"]
+__all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik", "clamp_angle"]
 
 Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
-SWEEPS = 3  # passes of the mapping per iteration: a ball joint's three axes align its child point in turns
+SWEEPS = 4  # per-DOF turns of a multi-DOF group in the forward pass: a ball's three axes align its child in turns
 
 
 def check_fabrik(model: ChainModel, orientation: bool) -> None:
@@ -46,92 +59,258 @@ def check_fabrik(model: ChainModel, orientation: bool) -> None:
         raise IKError("FABRIK reaches positions; for a 4x4 (6D) target use LM, DLS or the pseudoinverse")
 
 
-def _paths(model: ChainModel) -> list[list[int]]:
-    """Per effector: the first link of each node group along its path (base first)."""
-    out = []
-    for j in range(len(model.effectors)):
-        links = [int(k) for k in np.flatnonzero(model.eff_mask[j])]
-        firsts = [k for i, k in enumerate(links) if i == 0 or model.link_node[k] != model.link_node[links[i - 1]]]
-        out.append(firsts)
-    return out
+@dataclass(frozen=True)
+class _Tree:
+    """The chain's groups (links of one node, parent first), their parent group and children, compiled once."""
+
+    groups: tuple[tuple[int, ...], ...]
+    gparent: tuple[int, ...]
+    child_groups: tuple[tuple[int, ...], ...]
+    child_effs: tuple[tuple[int, ...], ...]
+    hinge: tuple[bool, ...]
+    ball: tuple[Joint | None, ...]  # the ball joint a group turns whole (its three DOFs, in order), else None
+    sub_groups: tuple[tuple[int, ...], ...]  # every group below
+    sub_effs: tuple[tuple[int, ...], ...]  # every effector below
 
 
-def _reach_points(pts: Array, target: Array) -> Array:
-    """One FABRIK iteration on points (b, P, 3) toward target (b, 3); the base pts[:, 0] stays."""
-    d = np.linalg.norm(np.diff(pts, axis=1), axis=2)  # (b, P − 1)
-    back = pts.copy()
-    back[:, -1] = target
-    for i in range(pts.shape[1] - 2, -1, -1):
-        v = pts[:, i] - back[:, i + 1]
-        n = np.linalg.norm(v, axis=1, keepdims=True)
-        back[:, i] = back[:, i + 1] + d[:, i:i + 1] * v / np.maximum(n, 1e-300)
-    fwd = back.copy()
-    fwd[:, 0] = pts[:, 0]
-    for i in range(1, pts.shape[1]):
-        v = back[:, i] - fwd[:, i - 1]
-        n = np.linalg.norm(v, axis=1, keepdims=True)
-        fwd[:, i] = fwd[:, i - 1] + d[:, i - 1:i] * v / np.maximum(n, 1e-300)
-    return fwd
+def _tree(model: ChainModel) -> _Tree:
+    memo = model.memo.get("fabrik_tree")
+    if isinstance(memo, _Tree):
+        return memo
+    group_of: dict[int, int] = {}
+    groups: list[list[int]] = []
+    gparent: list[int] = []
+    for k in range(model.n):
+        p = int(model.parent[k])
+        if p >= 0 and model.link_node[p] == model.link_node[k]:
+            group_of[k] = group_of[p]
+            groups[group_of[k]].append(k)
+        else:
+            group_of[k] = len(groups)
+            groups.append([k])
+            gparent.append(-1 if p < 0 else group_of[p])
+    cg: list[list[int]] = [[] for _ in groups]
+    for g, pg in enumerate(gparent):
+        if pg >= 0:
+            cg[pg].append(g)
+    ce: list[list[int]] = [[] for _ in groups]
+    for j, k in enumerate(model.eff_link):
+        ce[group_of[int(k)]].append(j)
+    balls: list[Joint | None] = []
+    for links in groups:
+        arc = model.figure.node(model.link_node[links[0]]).parent_arc
+        joint = None if arc is None else arc.joint
+        whole = joint is not None and joint.kind == "ball" and joint.order is not None and \
+            [int(model.dofs[k]) for k in links] == [model.figure.dof_index(d.name) for d in joint.dofs]
+        balls.append(joint if whole else None)
+    sg: list[list[int]] = [[] for _ in groups]
+    se: list[list[int]] = [[] for _ in groups]
+    for h in range(len(groups)):
+        g = gparent[h]
+        while g >= 0:
+            sg[g].append(h)
+            g = gparent[g]
+    for j, k in enumerate(model.eff_link):
+        g = group_of[int(k)]
+        while g >= 0:
+            se[g].append(j)
+            g = gparent[g]
+    t = _Tree(tuple(map(tuple, groups)), tuple(gparent), tuple(map(tuple, cg)), tuple(map(tuple, ce)),
+              tuple(len(g) == 1 for g in groups), tuple(balls), tuple(map(tuple, sg)), tuple(map(tuple, se)))
+    model.memo["fabrik_tree"] = t
+    return t
+
+
+def clamp_angle(theta: Array, lower: float, upper: float) -> Array:
+    """θ if it lies in [lower, upper]; else θ ± 2π if that does (the same rotation); else the limit nearest to θ
+    on the circle (a hinge stopped by its limit stops at the near side)."""
+    if lower <= -math.pi and upper >= math.pi or not (math.isfinite(lower) and math.isfinite(upper)):
+        return np.clip(theta, lower, upper)
+    out = np.clip(theta, lower, upper)
+    for shift in (-2 * math.pi, 2 * math.pi):
+        alt = theta + shift
+        out = np.where((alt >= lower) & (alt <= upper) & ((theta < lower) | (theta > upper)), alt, out)
+    inside = (out >= lower) & (out <= upper) & (np.abs(out - theta) % (2 * math.pi) < 1e-12)
+    wrap = lambda x: np.abs((x + math.pi) % (2 * math.pi) - math.pi)  # noqa: E731
+    near = np.where(wrap(theta - lower) <= wrap(theta - upper), lower, upper)
+    return np.where(inside, out, near)
+
+
+def _unit(v: Array, fallback: Array) -> Array:
+    n = np.linalg.norm(v, axis=-1, keepdims=True)
+    ok = n > 1e-12
+    return np.where(ok, v / np.where(ok, n, 1.0), fallback)
+
+
+def _rotate(a: Array, phi: Array, u: Array) -> Array:
+    """R_a(φ) u (Rodrigues): u cos φ + (a × u) sin φ + a (a·u)(1 − cos φ); a unit (b, 3), φ (b,), u (b, K, 3)."""
+    c, s = np.cos(phi)[:, None, None], np.sin(phi)[:, None, None]
+    A = a[:, None, :]
+    return u * c + np.cross(A, u) * s + A * np.sum(A * u, 2, keepdims=True) * (1.0 - c)
+
+
+def _local(model: ChainModel, theta: Array, k: int) -> Array:
+    """C_k E_k(θ) of one revolute link for values θ (b,): H0 + sin θ H1 + (1 − cos θ) H2."""
+    return model.H0[k] + np.sin(theta)[:, None, None] * model.H1[k] + (1.0 - np.cos(theta))[:, None, None] * model.H2[k]
+
+
+def _best_turn(u: Array, v: Array) -> Array:
+    """ΔR (b, 3, 3) turning the points' directions u_i onto v_i (b, K, 3): the shortest turn for one point; for
+    several the orthogonal Procrustes (Kabsch) rotation maximising Σ_i v̂_iᵀ ΔR u_i |u_i| + ε tr ΔR (ε small: among
+    equal fits, the least turn)."""
+    if u.shape[1] == 1:
+        return matrix_aligning(u[:, 0], v[:, 0])
+    nu = np.linalg.norm(u, axis=2, keepdims=True)
+    vn = v / np.maximum(np.linalg.norm(v, axis=2, keepdims=True), 1e-300) * nu
+    H = np.einsum("bki,bkj->bij", u, vn) + 1e-9 * np.sum(nu * nu, axis=1)[:, :, None] * np.eye(3)
+    U, _, Vt = np.linalg.svd(H)
+    V, Ut = np.swapaxes(Vt, 1, 2), np.swapaxes(U, 1, 2)
+    D = np.broadcast_to(np.eye(3), H.shape).copy()
+    D[:, 2, 2] = np.sign(np.linalg.det(V @ Ut))
+    return V @ D @ Ut
+
+
+def _ls_turn(a: Array, u: Array, v: Array) -> Array:
+    """φ* = atan2(Σ_i a·(u⊥_i × v⊥_i), Σ_i u⊥_i·v⊥_i): the turn about a (b, 3) carrying the points u (b, K, 3) nearest
+    the v's (least squares); 0 where the points lie (nearly) on the axis (their turn would be noise)."""
+    scale = np.sum(np.linalg.norm(u, axis=2) * np.linalg.norm(v, axis=2), axis=1)
+    A = a[:, None, :]
+    u = u - A * np.sum(u * A, 2, keepdims=True)
+    v = v - A * np.sum(v * A, 2, keepdims=True)
+    num = np.einsum("bi,bi->b", a, np.cross(u, v).sum(axis=1))
+    den = np.einsum("bki,bki->b", u, v)
+    return np.where(np.hypot(num, den) > 1e-12 * scale, np.arctan2(num, den), 0.0)
+
+
+@dataclass(frozen=True)
+class FabrikIteration:
+    """One FABRIK iteration: the pose ``q`` (b, n) its forward pass set, the points it placed (group origins
+    ``groups`` (b, G, 3), effectors ``effectors`` (b, E, 3)) and the backward pass's points ``backward``."""
+
+    q: Array
+    groups: Array
+    effectors: Array
+    backward: Array
+
+
+def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None) -> FabrikIteration:
+    """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
+    positions P (b, E, 3)."""
+    tree = _tree(model)
+    fr = model.frames(q) if fr is None else fr
+    b = q.shape[0]
+    G = len(tree.groups)
+    cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
+    back = cur.copy()
+    cones = {c.links[0]: c for c in model.cones}
+    # backward: children first (a group's children come after it in link order)
+    for g in range(G - 1, -1, -1):
+        if tree.gparent[g] < 0:
+            continue  # the base stays; its backward point is never used
+        pg = cur[:, g]
+        k = tree.groups[g][0]
+        cands = []
+        kids = [(back[:, h], cur[:, h], model.H0[tree.groups[h][0], :3, 3]) for h in tree.child_groups[g]] + \
+               [(P[:, j], fr.p[:, j], model.eff_C[j, :3, 3]) for j in tree.child_effs[g]]
+        cone = cones.get(k)
+        for bc, pc, offset in kids:
+            w = bc - pg
+            if tree.hinge[g]:
+                a = fr.a[:, k]
+                rel = pc - pg
+                h = np.sum(rel * a, 1, keepdims=True)
+                rperp = rel - a * h
+                rho = np.linalg.norm(rperp, axis=1, keepdims=True)
+                wperp = w - a * np.sum(w * a, 1, keepdims=True)
+                cands.append(bc - h * a - rho * _unit(wperp, _unit(rperp, np.zeros_like(w))))
+            else:
+                d = np.linalg.norm(pc - pg, axis=1, keepdims=True)
+                dirn = _unit(w, _unit(pc - pg, np.zeros_like(w)))
+                if cone is not None and cone.defines(offset):  # Aristidou's conic constraint, in the pass
+                    pk = int(model.parent[k])
+                    J = model.H0[k, :3, :3] if pk < 0 else fr.T[pk][:, :3, :3] @ model.H0[k, :3, :3]
+                    dirn = cone.clamp_direction(np.broadcast_to(J, (b, 3, 3)), dirn)
+                cands.append(bc - d * dirn)
+        back[:, g] = np.mean(cands, axis=0)
+    # forward: parents first, on angles
+    q_new = q.copy()
+    placed = cur.copy()
+    eff_pts = fr.p.copy()
+    for g, links in enumerate(tree.groups):
+        k1, kl = links[0], links[-1]
+        lk = list(links)
+        F = fr if g == 0 else model.frames(q_new)  # ancestors placed, this group and below as they were
+        T_in = np.broadcast_to(np.eye(4), (b, 4, 4)) if model.parent[k1] < 0 else F.T[model.parent[k1]]
+        hs, js = tree.sub_groups[g], tree.sub_effs[g]
+        X = np.concatenate([F.r[:, [tree.groups[h][0] for h in hs]], F.p[:, list(js)]], axis=1)  # (b, K, 3)
+        Y = np.concatenate([back[:, list(hs)], P[:, list(js)]], axis=1)
+        Tl = F.T[kl]
+        x_loc = np.einsum("bji,bkj->bki", Tl[:, :3, :3], X - Tl[:, None, :3, 3])  # in the last link's frame
+
+        def place(qg: Array, T_in: Array = T_in, links: tuple[int, ...] = links, x_loc: Array = x_loc
+                  ) -> tuple[list[Array], Array]:
+            """Frames of the group's links for its values qg (b, m), and its subtree's points carried along."""
+            Ts = []
+            Tk = T_in
+            for i, k in enumerate(links):
+                Tk = Tk @ _local(model, qg[:, i], k)
+                Ts.append(Tk)
+            return Ts, np.einsum("bij,bkj->bki", Ts[-1][:, :3, :3], x_loc) + Ts[-1][:, None, :3, 3]
+
+        qg = q_new[:, lk].copy()
+        Ts, pos = place(qg)
+        origin = Ts[0][:, :3, 3]
+        us = pos - origin[:, None]
+        vs = Y - origin[:, None]
+        if tree.hinge[g]:
+            a = Ts[0][:, :3, :3] @ model.axis[k1]
+            phi = _ls_turn(a, us, vs)
+            theta = clamp_angle(qg[:, 0] + phi, float(model.lower[k1]), float(model.upper[k1]))
+            # the points the pass placed: each turned about the hinge by the clamped angle (Rodrigues)
+            new_pos = origin[:, None] + _rotate(a, theta - qg[:, 0], us)
+            qg[:, 0] = theta
+        else:
+            dR = _best_turn(us, vs)
+            ball = tree.ball[g]
+            if ball is not None:  # exact: A' = Jᵀ ΔR J A, in the joint's Euler angles, then the box or the cone
+                J = T_in[:, :3, :3] @ model.H0[k1, :3, :3]
+                A = np.swapaxes(J, 1, 2) @ dR @ Ts[-1][:, :3, :3]
+                qg = ball.angles_from_matrix(A, qg)
+                qg = np.clip(qg, model.lower[lk], model.upper[lk])
+                qg = ball.project_to_cone(qg)
+            else:  # per-DOF least-squares turns (a universal joint, a part of a ball)
+                for _ in range(SWEEPS):
+                    for i, k in enumerate(links):
+                        a = Ts[i][:, :3, :3] @ model.axis[k]
+                        phi = _ls_turn(a, pos - origin[:, None], vs)
+                        qg[:, i] = clamp_angle(qg[:, i] + phi, float(model.lower[k]), float(model.upper[k]))
+                        Ts, pos = place(qg)
+            Ts, new_pos = place(qg)
+        q_new[:, lk] = qg
+        for h in tree.child_groups[g]:
+            placed[:, h] = new_pos[:, hs.index(h)]
+        for j in tree.child_effs[g]:
+            eff_pts[:, j] = new_pos[:, len(hs) + js.index(j)]
+    return FabrikIteration(q_new, placed, eff_pts, back)
 
 
 def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array) -> Array:
     """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3)."""
-    paths = _paths(model)
-    b = q.shape[0]
-    # desired positions of every point, keyed by link (a node group's origin) or ("eff", j); centroids on a tree
-    want: dict[object, list[Array]] = {}
-    for j, firsts in enumerate(paths):
-        pts = np.concatenate([fr.r[:, firsts], fr.p[:, j:j + 1]], axis=1)
-        new = _reach_points(pts, P[:, j])
-        for i, k in enumerate(firsts):
-            want.setdefault(k, []).append(new[:, i])
-        want.setdefault(("eff", j), []).append(new[:, -1])
-    goal = {key: np.mean(v, axis=0) for key, v in want.items()}
-    # the points each link carries: every later group's origin and the effector, on every path through it
-    children: dict[int, list[object]] = {}
-    for j, firsts in enumerate(paths):
-        links = [int(k) for k in np.flatnonzero(model.eff_mask[j])]
-        after: dict[int, list[object]] = {g: [*firsts[i + 1:], ("eff", j)] for i, g in enumerate(firsts)}
-        g = links[0]
-        for k in links:
-            if k in after:
-                g = k
-            for nxt in after[g]:
-                if nxt not in children.setdefault(k, []):
-                    children[k].append(nxt)
-    q_new = q.copy()
-    cur = fr
-    for k in [k for _ in range(SWEEPS) for k in range(model.n)]:
-        if k not in children:
-            continue
-        a = cur.a[:, k]
-        r = cur.r[:, k]
-        num = np.zeros(b)
-        den = np.zeros(b)
-        for key in children[k]:
-            if isinstance(key, tuple):
-                u = cur.p[:, int(key[1])] - r
-            else:
-                u = cur.r[:, int(key)] - r  # type: ignore[call-overload,index]
-            v = goal[key] - r
-            u = u - a * np.sum(u * a, 1, keepdims=True)
-            v = v - a * np.sum(v * a, 1, keepdims=True)
-            num += np.sum(a * np.cross(u, v), 1)
-            den += np.sum(u * v, 1)
-        phi = np.where((np.abs(num) + np.abs(den)) > 1e-300, np.arctan2(num, den), 0.0)
-        q_new[:, k] = np.clip(q_new[:, k] + phi, model.lower[k], model.upper[k])
-        cur = model.frames(q_new)
-    # a hinge or a limit cannot always follow the points: never return a step that moves the effectors away
+    q_new = fabrik_iteration(model, q, P, fr).q
+    # a constrained chain cannot always follow the points: never return a step that moves the effectors away
     # (halved up to four times, then none)
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
     dq = q_new - q
+    cur = model.frames(q_new)
     for _ in range(BACKTRACK):
         after = np.linalg.norm(cur.p - P, axis=2).sum(axis=1)
         worse = after > before
         if not worse.any():
             break
         dq = np.where(worse[:, None], 0.5 * dq, dq)
-        cur = model.frames(q + dq)
+        q_try = model.project_cones(q + dq)
+        dq = q_try - q
+        cur = model.frames(q_try)
     else:
         dq = np.where((np.linalg.norm(cur.p - P, axis=2).sum(axis=1) > before)[:, None], 0.0, dq)
     return dq

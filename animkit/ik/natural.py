@@ -381,6 +381,10 @@ class NaturalProblem:
                 converged = True
                 break
             q = np.clip(q + dq, self._lo, self._hi)
+            if self._model.cones:  # limits, then cones (ChainModel.project_cones), as in the shared loop
+                q_full[self.dofs] = q
+                q_full[self._dofs_model] = self._model.project_cones(q_full[self._dofs_model][None])[0]
+                q = q_full[self.dofs]
         q_full[self.dofs] = q  # every exit leaves q as the pose of the last frames s: the measures reuse them
         return NaturalResult(q_full, converged, it, pos_err, ori_err if tR is not None else 0.0, np.array(errors),
                              self._gaze_of(s, tp), self._margin_of(s), feet_err, time.perf_counter() - t0)

@@ -22,8 +22,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..chains import dof_indices
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
+from ..joints import Joint, cone_axis_from_child
 
-__all__ = ["ChainModel", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
+__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -31,6 +32,39 @@ Index = NDArray[np.intp]
 
 def _skew(a: Array) -> Array:
     return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+
+
+@dataclass(frozen=True)
+class ConeLink:
+    """A ball joint with a :class:`~animkit.joints.Cone` whose three DOFs are the chain's links ``links`` (in the
+    joint's DOF order); ``axis`` is its twist axis t in the joint's frame (resolved)."""
+
+    joint: Joint
+    links: tuple[int, int, int]
+    axis: Array
+
+    def project(self, values: Array) -> Array:
+        """The joint's angles (b, 3) moved into the cone (:meth:`Joint.project_to_cone`)."""
+        return self.joint.project_to_cone(values)
+
+    def defines(self, offset: Array) -> bool:
+        """Whether the child bone at ``offset`` (from the joint's origin, in its node's frame) is the one the cone's
+        axis follows: A(θ_rest) ô ∥ t."""
+        n = float(np.linalg.norm(offset))
+        return n > 1e-12 and float(self.axis @ (self.joint.rest_rotation() @ offset)) / n > 1.0 - 1e-9
+
+    def clamp_direction(self, J: Array, direction: Array) -> Array:
+        """A unit child direction (b, 3) pulled along its great circle into the cone of half-angle σ about
+        t_w = J t (J (b, 3, 3): the joint's frame before its turn): t_w cos σ + n sin σ where it lies outside."""
+        assert self.joint.cone is not None
+        sw = self.joint.cone.swing
+        tw = J @ self.axis
+        c = np.sum(tw * direction, axis=1, keepdims=True)
+        n = direction - tw * c
+        nn = np.linalg.norm(n, axis=1, keepdims=True)
+        out = c < math.cos(sw)
+        inside_dir = np.where(nn > 1e-12, n / np.maximum(nn, 1e-300), 0.0)
+        return np.where(out & (nn > 1e-12), tw * math.cos(sw) + inside_dir * math.sin(sw), direction)
 
 
 @dataclass(frozen=True)
@@ -55,6 +89,7 @@ class ChainModel:
     base_link: Index  # (E,) first link on each effector's path
     reach: Array  # (E,) an upper bound on |effector − base origin|
     link_node: tuple[str, ...]  # (n,) node whose arc carries each link's DOF
+    cones: tuple[ConeLink, ...] = ()  # ball joints with a swing–twist cone on the chain
     memo: dict[str, object] = field(init=False, default_factory=dict, repr=False, compare=False)
     # what the solvers derive from the chain once (lm's array layout, the relaxed-limits twin), kept with it
 
@@ -67,6 +102,17 @@ class ChainModel:
         s = np.sin(q)[:, :, None, None]
         c = (1.0 - np.cos(q))[:, :, None, None]
         return self.H0 + s * self.H1 + c * self.H2 + q[:, :, None, None] * self.H3
+
+    def project_cones(self, q: Array) -> Array:
+        """q (B, n) with every coned ball joint's angles moved into its cone (a copy; q itself when there are none).
+        Every solver applies it after each step, so a cone holds for all of them (docs/derivations.md)."""
+        if not self.cones:
+            return q
+        out = q.copy()
+        for c in self.cones:
+            idx = list(c.links)
+            out[:, idx] = c.project(q[:, idx])
+        return out
 
     def frames(self, q: Array) -> Frames:
         """World frames of links and effectors for chain values q (B, n)."""
@@ -202,8 +248,38 @@ def compile_chain(figure: Figure, pose: Array, movable: Index, effectors: Sequen
                 total += max(abs(lower[k]), abs(upper[k]))
         reach[j] = total if math.isfinite(total) else math.inf
     link_node = tuple(c.node_names[int(c.dof_node[d])] for d in dofs)
+    cones = _cone_links(figure, dofs, on_path, index)
     return ChainModel(figure, dofs, parent, rev, axis, H0, H1, H2, H3, lower, upper, tuple(effectors), eff_link,
-                      eff_C, mask, base, reach, link_node)
+                      eff_C, mask, base, reach, link_node, cones)
+
+
+def _cone_links(figure: Figure, dofs: Index, on_path: set[int], index: dict[str, int]) -> tuple[ConeLink, ...]:
+    """The coned ball joints on the paths: all three DOFs movable (a cone constrains the whole turn), or none."""
+    c = figure.compiled
+    link_of = {int(d): k for k, d in enumerate(dofs)}
+    out = []
+    for arc in figure.arcs():
+        j = arc.joint
+        if j.cone is None or index[arc.child.name] not in on_path:
+            continue
+        pose_idx = [figure.dof_index(d.name) for d in j.dofs]
+        moving = [i in link_of for i in pose_idx]
+        if not any(moving):
+            continue
+        if not all(moving):
+            raise IKError(f"joint {j.name!r} has a cone, which limits its whole turn: move all of its DOFs "
+                          f"{[d.name for d in j.dofs]} or none (movable here: "
+                          f"{[d.name for d, m in zip(j.dofs, moving, strict=True) if m]})")
+        axis = j.cone.axis
+        if axis is None:
+            kids = [int(i) for i in np.flatnonzero(c.parent == index[arc.child.name])]
+            if len(kids) != 1:
+                raise IKError(f"joint {j.name!r}: its cone has no axis and its node has {len(kids)} children; give "
+                              f"Cone(axis=...)")
+            axis = cone_axis_from_child(j, c.L[kids[0]][:3, 3])
+        out.append(ConeLink(j, (link_of[pose_idx[0]], link_of[pose_idx[1]], link_of[pose_idx[2]]),
+                            np.asarray(axis, dtype=float)))
+    return tuple(out)
 
 
 def _dof_matrix(revolute: bool, axis: Array, value: float, scale: bool = False) -> Array:

@@ -381,7 +381,7 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
     orient = R is not None
     rows1 = 6 if orient else 3
     lower, upper = model.lower, model.upper
-    q_out = np.clip(q0, lower, upper)
+    q_out = model.project_cones(np.clip(q0, lower, upper))
     iters = np.zeros(B, dtype=np.intp)
     reason = ["max_iterations"] * B
     pos_out = np.zeros(B)
@@ -456,7 +456,7 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
                                 wk.lam[rows], _take(wk.fr, rows), wk.P[rows], None if wk.R is None else wk.R[rows])
                 dq2 = _scaled(step(sub), opts, lm)
                 dq[rows] = np.where(blocked[rows], dq[rows], dq2)
-        qn = np.clip(wk.q + dq, lower, upper)
+        qn = model.project_cones(np.clip(wk.q + dq, lower, upper))  # limits, then cones (ChainModel.project_cones)
         qn = np.where(np.isfinite(qn), qn, wk.q)
         fr, V, err, pos, ori = evaluate(model, qn, wk.P, wk.R, w)
         if not lm:

@@ -19,6 +19,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -27,7 +28,7 @@ import numpy as np
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..joints import DofKind, Joint, make_joint
+from ..joints import Cone, DofKind, Joint, cone_axis_from_child, make_joint
 from ..rig import Rig
 from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
@@ -38,7 +39,7 @@ __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_
 
 TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips")
 NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
-JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "rest")
+JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "rest", "cone", "twist", "cone_axis")
 GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "offset", "rotation", "color",
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
@@ -195,10 +196,29 @@ def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
         opts["rest"] = [float(v) * k for v, k in zip(rv, scale, strict=True)]
         if kind in ("hinge", "slider"):
             opts["rest"] = opts["rest"][0]
+    if any(k in spec for k in ("cone", "twist", "cone_axis")):
+        opts["cone"] = _cone(ctx, spec, kind, key)
     try:
         return make_joint(kind, name, **opts)
     except AnimkitError as exc:
         raise ctx.error(key, str(exc)) from None
+
+
+def _cone(ctx: Context, spec: Mapping[str, Any], kind: str, key: str) -> Cone:
+    """A ball joint's ``cone = SWING`` (degrees, half-angle; 180 when only ``twist`` is given), ``twist = [min, max]``
+    (degrees) and ``cone_axis = [x, y, z]`` (the twist axis in the joint's frame; default: its child's direction)."""
+    if kind != "ball":
+        raise ctx.error(f"{key}.cone", f"only a ball joint takes cone/twist/cone_axis, this one is a {kind}")
+    swing = spec.get("cone", 180.0)
+    if isinstance(swing, bool) or not isinstance(swing, (int, float)):
+        raise ctx.error(f"{key}.cone", f"expected the swing half-angle in degrees (a number), got {swing!r}")
+    tw = _vec(ctx, spec["twist"], f"{key}.twist", 2) if "twist" in spec else np.array([-180.0, 180.0])
+    axis = _vec(ctx, spec["cone_axis"], f"{key}.cone_axis") if "cone_axis" in spec else None
+    try:
+        return Cone(math.radians(float(swing)), (math.radians(float(tw[0])), math.radians(float(tw[1]))),
+                    None if axis is None else (float(axis[0]), float(axis[1]), float(axis[2])))
+    except AnimkitError as exc:
+        raise ctx.error(f"{key}.cone", str(exc)) from None
 
 
 def _geometry(ctx: Context, spec: Any, key: str) -> tuple[Geometry, np.ndarray, tuple[float, float, float] | None]:
@@ -323,6 +343,21 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
         p = _vec(ctx, spec["offset"], f"{key}.offset") if "offset" in spec else np.zeros(3)
         out["L"] = homogeneous(R, p)
         out["joint"] = _joint(ctx, name, spec.get("joint", "fixed"), f"{key}.joint")
+        cone = out["joint"].cone
+        if cone is not None and cone.axis is None:  # the twist axis: the rest direction of the one child bone
+            kids = [n for n in nodes if isinstance(nodes[n], Mapping) and nodes[n].get("parent") == name]
+            if len(kids) != 1:
+                raise ctx.error(f"{key}.joint.cone_axis", f"a cone's twist axis defaults to the direction of the "
+                                                          f"joint's child, and node {name!r} has {len(kids)} "
+                                                          f"children {kids}: give cone_axis = [x, y, z]")
+            kid = nodes[kids[0]]
+            o = _vec(ctx, kid["offset"], f"nodes.{kids[0]}.offset") if "offset" in kid else np.zeros(3)
+            try:
+                t = cone_axis_from_child(out["joint"], o)
+            except AnimkitError as exc:
+                raise ctx.error(f"{key}.joint.cone_axis", str(exc)) from None
+            j = out["joint"]
+            out["joint"] = Joint(j.name, j.kind, j.dofs, j.order, replace(cone, axis=t))
         if "geometry" in spec:
             out["data"], out["T"], out["color"] = _geometry(ctx, spec["geometry"], f"{key}.geometry")
         return out
@@ -569,6 +604,13 @@ def _joint_table(joint: Joint) -> dict[str, Any]:
     rest = [d.rest * (180.0 / math.pi if ang else 1.0) for d, ang in zip(joint.dofs, angles, strict=True)]
     if any(r != 0 for r in rest):
         out["rest"] = rest
+    if joint.cone is not None:
+        c = joint.cone
+        out["cone"] = math.degrees(c.swing)
+        if c.twist != (-math.pi, math.pi):
+            out["twist"] = [math.degrees(c.twist[0]), math.degrees(c.twist[1])]
+        if c.axis is not None:
+            out["cone_axis"] = list(c.axis)
     return out
 
 
