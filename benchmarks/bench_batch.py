@@ -65,7 +65,9 @@ two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21
 What is left per command (measured one at a time at load ≈ 2): the interpreter and `import animkit` in the
 driver ≈ 0.3 s, then the forkserver's own interpreter, `import animkit` (≈ 0.25 s: the package imports ik,
 reach and motion), dask (≈ 0.23 s) and the renderer (≈ 0.07 s), the workers' fork and registration ≈ 0.2 s:
-≈ 1.1–1.3 s a command, 2.2–2.6 s a round, against ≤ 1.5 s a round that 1.7× needs with W ≈ 7 s."""
+≈ 1.1–1.3 s a command, 2.2–2.6 s a round, against ≤ 1.5 s a round that 1.7× needs with W ≈ 7 s.
+The fixed cost alone, this checkout against the commit before these cuts, interleaved in one run:
+`python -m benchmarks.bench_batch_fixed --against 5a93ac2` (benchmarks/results_batch_fixed.md)."""
 
 
 def with_earlier(previous: str) -> str:
