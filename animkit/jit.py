@@ -20,11 +20,12 @@ warning and the NumPy paths run: compiled code never blocks use.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 __all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS"]
@@ -76,9 +77,12 @@ class Kernel:
     """``fn`` compiled by numba at its first call, with the kernels it calls (``calls``) compiled first and bound
     in a private copy of ``fn``'s globals (its module keeps its own names)."""
 
-    def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = (), error_model: str = "python",
+                 slp: bool = False) -> None:
         self.fn = fn
         self.calls = tuple(calls)
+        self.error_model = error_model
+        self.slp = slp
         self._compiled: Callable[..., Any] | None = None
         self._ready = False  # compiled and called once without error
         self.declined = 0.0  # work :func:`pays` has sent to the NumPy path (callers that give it a warm size)
@@ -101,7 +105,7 @@ class Kernel:
                                     self.fn.__closure__)
             fn.__qualname__ = self.fn.__qualname__
             fn.__module__ = self.fn.__module__
-            self._compiled = njit(cache=True, nogil=True)(fn)
+            self._compiled = njit(cache=True, nogil=True, error_model=self.error_model)(fn)
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
@@ -109,7 +113,8 @@ class Kernel:
             return self._compiled(*args)  # type: ignore[misc]
         dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform
         try:  # the first call compiles (or loads numba's cache): a failure there must not block use
-            out = dispatcher(*args)
+            with _slp(self.slp):
+                out = dispatcher(*args)
         except Exception as exc:  # noqa: BLE001 - numba's errors have many types
             _fall_back(f"numba could not compile {self.fn.__name__} ({type(exc).__name__}: "
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
@@ -136,14 +141,36 @@ class Kernel:
         return self._on_disk
 
 
-def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = ()) -> Callable[..., Any] | None:
+@contextlib.contextmanager
+def _slp(on: bool) -> Iterator[None]:
+    """LLVM's SLP vectoriser on while numba compiles (NUMBA_SLP_VECTORIZE, off by default in numba): it packs the
+    independent, adjacent scalar operations of straight-line code into vector instructions, without reordering any
+    floating-point operation (the same bits)."""
+    if not on:
+        yield
+        return
+    from numba.core import config
+
+    old = getattr(config, "SLP_VECTORIZE", 0)
+    setattr(config, "SLP_VECTORIZE", 1)  # noqa: B010 - numba's config module is typed without its settings
+    try:
+        yield
+    finally:
+        setattr(config, "SLP_VECTORIZE", old)  # noqa: B010
+
+
+def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), error_model: str = "python",
+           slp: bool = False) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
 
     ``calls``: the kernels ``fn`` calls (plain functions in the list, where numba is off, are ignored).
+    ``error_model``: numba's; "numpy" lets a float division by zero give inf/NaN instead of raising, which is what
+    lets LLVM vectorise loops that divide (the check and its raise path block it). ``slp``: compile with LLVM's
+    SLP vectoriser (see :func:`_slp`; for kernels written as groups of adjacent independent operations).
     """
     if not _WANTED:
         return None
-    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)])
+    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp)
 
 
 def enabled() -> bool:

@@ -1,0 +1,583 @@
+"""The default solver's loop (:mod:`.lm_jit`) for many problems at once: problems in lock-step SIMD lanes.
+
+    θ_j = m_j + h_j sin φ_j,   (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,   μ_k = μ₀ γᵏ βʳ min(1, ‖WV‖²)
+
+The same iteration, acceptance and stopping rules as :func:`~animkit.ik.lm_jit._lm_serial`, with the same
+floating-point operations in the same order (a problem gets the same bits whichever path solves it), laid out for
+SIMD: ``LANES`` problems iterate together, every array holds the lane index innermost (structure of arrays:
+frames (n, 3, 5, LANES), J (n, m, LANES), A (n, n, LANES)), so the loops of forward kinematics, the Jacobian, the
+normal equations and the Cholesky solve run across problems and LLVM turns them into vector instructions (AVX2:
+four doubles at a time; the scalar loop's sums are dependent chains, the lanes' are independent). Each lane keeps
+its own damping, pull, stall window and counters; a step is accepted or rejected per lane (a select); a lane whose
+problem converged, stalled or ran out of iterations writes its answer and takes the next problem at once, so the
+lanes stay full until the last problems. Nothing is allocated per iteration. Used by :func:`~animkit.ik.lm.run_lm`
+for batches when :func:`animkit.jit.enabled`; the residual (a rotation's log, with its branches near π) runs lane by
+lane.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import jit
+from ..jit import kernel
+from .lm_jit import _theta, chain_forward, chain_residual
+
+__all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up"]
+
+Array = NDArray[np.float64]
+
+LANES = 8  # problems per lock-step block: two AVX2 vectors of doubles (one AVX-512 vector)
+CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
+
+
+# Every loop across lanes below is written as groups of four adjacent lanes, loads before stores: LLVM's SLP
+# vectoriser packs each group into one AVX2 instruction (a loop over lanes is unrolled before the loop vectoriser
+# sees it, and its stores may alias its loads as far as LLVM can tell, which keeps it scalar).
+
+
+def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
+             live: NDArray[np.bool_]) -> None:
+    """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
+    Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
+    and cosines (library calls, lane by lane) are taken for the lanes that hold a problem (``live``) only.
+
+    The frames' last row is [0, 0, 0, 1 | 0] (rigid links, checked by :func:`lanes_fit`): of lm_jit's fourth term
+    T[k−1, i, 3] · loc[15 + j] only j = 3's (· 1) is kept; the others add a zero, which changes no bit."""
+    n = q.shape[0]
+    for k in range(n):
+        for lane in range(LANES):
+            if live[lane]:
+                sn[lane] = math.sin(q[k, lane])
+                cn[lane] = 1.0 - math.cos(q[k, lane])
+        for idx in range(15):
+            h0, h1, h2 = Hs[k, 0, idx], Hs[k, 1, idx], Hs[k, 2, idx]
+            for g in range(0, LANES, 4):
+                s0, s1, s2, s3 = sn[g], sn[g + 1], sn[g + 2], sn[g + 3]
+                c0, c1, c2, c3 = cn[g], cn[g + 1], cn[g + 2], cn[g + 3]
+                loc[idx, g] = h0 + s0 * h1 + c0 * h2
+                loc[idx, g + 1] = h0 + s1 * h1 + c1 * h2
+                loc[idx, g + 2] = h0 + s2 * h1 + c2 * h2
+                loc[idx, g + 3] = h0 + s3 * h1 + c3 * h2
+        if k == 0:
+            for i in range(3):
+                for j in range(5):
+                    for lane in range(LANES):
+                        T[0, i, j, lane] = loc[5 * i + j, lane]
+            continue
+        for i in range(3):
+            for g in range(0, LANES, 4):
+                a0, a1, a2, a3 = T[k - 1, i, 0, g], T[k - 1, i, 0, g + 1], T[k - 1, i, 0, g + 2], T[k - 1, i, 0, g + 3]
+                b0, b1, b2, b3 = T[k - 1, i, 1, g], T[k - 1, i, 1, g + 1], T[k - 1, i, 1, g + 2], T[k - 1, i, 1, g + 3]
+                c0, c1, c2, c3 = T[k - 1, i, 2, g], T[k - 1, i, 2, g + 1], T[k - 1, i, 2, g + 2], T[k - 1, i, 2, g + 3]
+                t0, t1, t2, t3 = T[k - 1, i, 3, g], T[k - 1, i, 3, g + 1], T[k - 1, i, 3, g + 2], T[k - 1, i, 3, g + 3]
+                for j in range(5):
+                    x0 = a0 * loc[j, g] + b0 * loc[5 + j, g] + c0 * loc[10 + j, g]
+                    x1 = a1 * loc[j, g + 1] + b1 * loc[5 + j, g + 1] + c1 * loc[10 + j, g + 1]
+                    x2 = a2 * loc[j, g + 2] + b2 * loc[5 + j, g + 2] + c2 * loc[10 + j, g + 2]
+                    x3 = a3 * loc[j, g + 3] + b3 * loc[5 + j, g + 3] + c3 * loc[10 + j, g + 3]
+                    if j == 3:
+                        x0, x1, x2, x3 = x0 + t0, x1 + t1, x2 + t2, x3 + t3
+                    T[k, i, j, g], T[k, i, j, g + 1], T[k, i, j, g + 2], T[k, i, j, g + 3] = x0, x1, x2, x3
+    for i in range(3):
+        for j in range(4):
+            c0, c1, c2, c3 = Ce[0, j], Ce[1, j], Ce[2, j], Ce[3, j]
+            for lane in range(LANES):
+                Te[i, j, lane] = T[n - 1, i, 0, lane] * c0 + T[n - 1, i, 1, lane] * c1 + \
+                    T[n - 1, i, 2, lane] * c2 + T[n - 1, i, 3, lane] * c3
+
+
+_forward = kernel(_forward, error_model="numpy", slp=True) or _forward
+
+
+def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
+              pos: Array, ori: Array, e: Array, live: NDArray[np.bool_]) -> None:
+    """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
+    ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
+    L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane, for the lanes that
+    hold a problem (``live``)."""
+    m = w.shape[0]
+    for lane in range(LANES):
+        vx = PL[0, lane] - Te[0, 3, lane]
+        vy = PL[1, lane] - Te[1, 3, lane]
+        vz = PL[2, lane] - Te[2, 3, lane]
+        pos[lane] = math.sqrt(vx * vx + vy * vy + vz * vz)
+        V[0, lane], V[1, lane], V[2, lane] = vx, vy, vz
+    if orient:
+        for i in range(3):
+            for j in range(3):
+                for lane in range(LANES):
+                    D[i, j, lane] = RL[i, 0, lane] * Te[j, 0, lane] + RL[i, 1, lane] * Te[j, 1, lane] + \
+                        RL[i, 2, lane] * Te[j, 2, lane]
+        for lane in range(LANES):
+            if not live[lane]:
+                continue
+            ox = 0.5 * (D[2, 1, lane] - D[1, 2, lane])
+            oy = 0.5 * (D[0, 2, lane] - D[2, 0, lane])
+            oz = 0.5 * (D[1, 0, lane] - D[0, 1, lane])
+            cos = 0.5 * (D[0, 0, lane] + D[1, 1, lane] + D[2, 2, lane] - 1.0)
+            sin = math.sqrt(ox * ox + oy * oy + oz * oz)
+            cc = min(max(cos, -1.0), 1.0)
+            angle = math.atan2(sin, cc)
+            if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part (1 − cos θ) a aᵀ
+                best, col = -1.0, 0
+                for i in range(3):
+                    if D[i, i, lane] - cc > best:
+                        best, col = D[i, i, lane] - cc, i
+                for j in range(3):
+                    ax[j] = 0.5 * (D[col, j, lane] + D[j, col, lane]) - (cc if j == col else 0.0)
+                norm = max(math.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]), 1e-300)
+                sgn = -1.0 if ax[0] * ox + ax[1] * oy + ax[2] * oz < 0.0 else 1.0
+                f = sgn * angle / norm
+                ox, oy, oz = ax[0] * f, ax[1] * f, ax[2] * f
+            elif sin > 1e-12:
+                f = angle / sin
+                ox, oy, oz = ox * f, oy * f, oz * f
+            V[3, lane], V[4, lane], V[5, lane] = ox, oy, oz
+            ori[lane] = math.sqrt(ox * ox + oy * oy + oz * oz)
+    else:
+        for lane in range(LANES):
+            ori[lane] = 0.0
+    for lane in range(LANES):
+        e2 = 0.0
+        for i in range(m):
+            V[i, lane] *= w[i]
+            e2 += V[i, lane] * V[i, lane]
+        e[lane] = math.sqrt(e2)
+
+
+_residual = kernel(_residual, error_model="numpy", slp=True) or _residual
+
+
+def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
+                 sphi: Array, live: NDArray[np.bool_]) -> None:
+    """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ (kept for
+    φ's wrap, which needs the same sine; taken for the ``live`` lanes only)."""
+    for j in range(phi.shape[0]):
+        a, b = lo[j], hi[j]
+        if limited[j]:
+            for lane in range(LANES):
+                if live[lane]:
+                    sphi[j, lane] = math.sin(phi[j, lane])
+            m, h = mid[j], half[j]
+            for lane in range(LANES):
+                q[j, lane] = min(max(m + h * sphi[j, lane], a), b)
+        else:
+            for lane in range(LANES):
+                q[j, lane] = min(max(phi[j, lane], a), b)
+
+
+_theta_lanes = kernel(_theta_lanes, error_model="numpy", slp=True) or _theta_lanes
+
+
+def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array, phi: Array, jitter: Array,
+                      kappa: Array, A: Array, rhs: Array, trace: Array) -> None:
+    """Every lane: the lower triangle of A = J_φᵀJ_φ + diag(λ + μD + κ + jitter), rhs = J_φᵀV − μDφ, trace A
+    (lm_jit._normal_equations' sums in its order; J (n, 6, L) and V (6, L) hold zero rows 3–5 without
+    orientation, which add zeros)."""
+    n = J.shape[0]
+    for lane in range(LANES):
+        trace[lane] = 0.0
+    for i in range(n):
+        for g in range(0, LANES, 4):
+            x0, x1, x2, x3 = J[i, 0, g] * V[0, g], J[i, 0, g + 1] * V[0, g + 1], J[i, 0, g + 2] * V[0, g + 2], \
+                J[i, 0, g + 3] * V[0, g + 3]
+            for t in range(1, 6):
+                x0 += J[i, t, g] * V[t, g]
+                x1 += J[i, t, g + 1] * V[t, g + 1]
+                x2 += J[i, t, g + 2] * V[t, g + 2]
+                x3 += J[i, t, g + 3] * V[t, g + 3]
+            rhs[i, g], rhs[i, g + 1], rhs[i, g + 2], rhs[i, g + 3] = x0, x1, x2, x3
+        for j in range(i + 1):
+            for g in range(0, LANES, 4):
+                x0, x1, x2, x3 = J[i, 0, g] * J[j, 0, g], J[i, 0, g + 1] * J[j, 0, g + 1], \
+                    J[i, 0, g + 2] * J[j, 0, g + 2], J[i, 0, g + 3] * J[j, 0, g + 3]
+                for t in range(1, 6):
+                    x0 += J[i, t, g] * J[j, t, g]
+                    x1 += J[i, t, g + 1] * J[j, t, g + 1]
+                    x2 += J[i, t, g + 2] * J[j, t, g + 2]
+                    x3 += J[i, t, g + 3] * J[j, t, g + 3]
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0, x1, x2, x3
+        ki = kappa[i]
+        if limited[i]:
+            for lane in range(LANES):
+                A[i, i, lane] += lam[lane] + mu[lane] + ki + jitter[lane]
+                rhs[i, lane] = rhs[i, lane] - mu[lane] * phi[i, lane]
+                trace[lane] += A[i, i, lane]
+        else:
+            for lane in range(LANES):
+                A[i, i, lane] += lam[lane] + 0.0 + ki + jitter[lane]
+                rhs[i, lane] = rhs[i, lane] - 0.0 * phi[i, lane]
+                trace[lane] += A[i, i, lane]
+
+
+_normal_equations = kernel(_normal_equations, error_model="numpy", slp=True) or _normal_equations
+
+
+def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
+    """Every lane: x = A⁻¹ b by Cholesky of A's lower triangle (overwritten by its factor); bad[lane] = 1 where A is
+    not positive definite (that lane's x is then meaningless).
+
+    lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
+    four lanes at a time and four rows i at a time (they share the loads of row j; their sums run in registers)."""
+    n = A.shape[0]
+    for lane in range(LANES):
+        bad[lane] = 0.0
+    for j in range(n):
+        for g in range(0, LANES, 4):
+            s0, s1, s2, s3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
+            for t in range(j):
+                a0, a1, a2, a3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                s0 -= a0 * a0
+                s1 -= a1 * a1
+                s2 -= a2 * a2
+                s3 -= a3 * a3
+            A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3] = s0, s1, s2, s3
+        for lane in range(LANES):
+            s = A[j, j, lane]
+            good = s > 0.0
+            bad[lane] = bad[lane] if good else 1.0
+            A[j, j, lane] = math.sqrt(s) if good else 1.0
+        for g in range(0, LANES, 4):
+            d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
+            i = j + 1
+            while i + 3 < n:  # four rows at a time
+                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
+                y0, y1, y2, y3 = A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3]
+                z0, z1, z2, z3 = A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3]
+                u0, u1, u2, u3 = A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3]
+                for t in range(j):
+                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                    x0 -= A[i, t, g] * b0
+                    x1 -= A[i, t, g + 1] * b1
+                    x2 -= A[i, t, g + 2] * b2
+                    x3 -= A[i, t, g + 3] * b3
+                    y0 -= A[i + 1, t, g] * b0
+                    y1 -= A[i + 1, t, g + 1] * b1
+                    y2 -= A[i + 1, t, g + 2] * b2
+                    y3 -= A[i + 1, t, g + 3] * b3
+                    z0 -= A[i + 2, t, g] * b0
+                    z1 -= A[i + 2, t, g + 1] * b1
+                    z2 -= A[i + 2, t, g + 2] * b2
+                    z3 -= A[i + 2, t, g + 3] * b3
+                    u0 -= A[i + 3, t, g] * b0
+                    u1 -= A[i + 3, t, g + 1] * b1
+                    u2 -= A[i + 3, t, g + 2] * b2
+                    u3 -= A[i + 3, t, g + 3] * b3
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+                A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3] = \
+                    y0 / d0, y1 / d1, y2 / d2, y3 / d3
+                A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3] = \
+                    z0 / d0, z1 / d1, z2 / d2, z3 / d3
+                A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3] = \
+                    u0 / d0, u1 / d1, u2 / d2, u3 / d3
+                i += 4
+            while i < n:  # the last rows one at a time
+                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
+                for t in range(j):
+                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
+                    x0 -= A[i, t, g] * b0
+                    x1 -= A[i, t, g + 1] * b1
+                    x2 -= A[i, t, g + 2] * b2
+                    x3 -= A[i, t, g + 3] * b3
+                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+                i += 1
+    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
+        for g in range(0, LANES, 4):
+            s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
+            for t in range(i):
+                s0 -= A[i, t, g] * x[t, g]
+                s1 -= A[i, t, g + 1] * x[t, g + 1]
+                s2 -= A[i, t, g + 2] * x[t, g + 2]
+                s3 -= A[i, t, g + 3] * x[t, g + 3]
+            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
+                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+    for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
+        for g in range(0, LANES, 4):
+            s0, s1, s2, s3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
+            for t in range(i + 1, n):
+                s0 -= A[t, i, g] * x[t, g]
+                s1 -= A[t, i, g + 1] * x[t, g + 1]
+                s2 -= A[t, i, g + 2] * x[t, g + 2]
+                s3 -= A[t, i, g + 3] * x[t, g + 3]
+            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
+                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+
+
+_solve_spd = kernel(_solve_spd, error_model="numpy", slp=True) or _solve_spd
+
+
+def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
+              q0: Array, P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
+              max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
+              decay_rate: float, backoff: float, margin: float, q_out: Array, iters: Array, reason: Array,
+              pos_out: Array, ori_out: Array, history: Array) -> None:
+    B, n = q0.shape
+    L = LANES
+    # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
+    T, Tn = np.zeros((n, 3, 5, L)), np.zeros((n, 3, 5, L))
+    Te, Ten = np.zeros((3, 4, L)), np.zeros((3, 4, L))
+    V, Vn = np.zeros((6, L)), np.zeros((6, L))
+    # one problem's start (lm_jit's layout)
+    T1, Te1, V1, D1 = np.zeros((n, 4, 5)), np.zeros((4, 4)), np.zeros(w.shape[0]), np.zeros((3, 3))
+    qs1, q1, phi1, loc1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(20)
+    J = np.zeros((n, 6, L))
+    A = np.zeros((n, n, L))
+    rhs, d = np.zeros((n, L)), np.zeros((n, L))
+    qs, q, qn = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
+    es = np.zeros((max_iter + 1, L))
+    loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
+    trace, bad, jitter = np.zeros(L), np.zeros(L), np.zeros(L)
+    D, ax = np.zeros((3, 3, L)), np.zeros(3)
+    job = np.full(L, -1, dtype=np.intp)  # the problem in each lane; −1: none
+    pos, ori, e = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos0, ori0, e0 = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos_n, ori_n, e_n = np.zeros(L), np.zeros(L), np.zeros(L)
+    lam, ps, decay, mu = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
+    ok, live = np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.bool_)
+    flat, it = np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp)
+    nxt = 0
+    while True:
+        # lanes whose problem is done write its answer and take the next problem: its start by lm_jit's own
+        # one-problem functions (the same operations), copied into the lane
+        running = 0
+        for lane in range(L):
+            while True:
+                b = job[lane]
+                if b >= 0:
+                    k = it[lane]
+                    el = e[lane]
+                    done = pos[lane] <= tol and ori[lane] <= otol
+                    stalled = lam[lane] > 1e10 or flat[lane] >= patience or \
+                        (win > 0 and k >= max(win, stall_min) and el > ratio * es[k - win, lane])
+                    if not (done or stalled or k == max_iter):
+                        running += 1
+                        break
+                    back = (not done) and el >= e0[lane]
+                    for j in range(n):
+                        q_out[b, j] = qs[j, lane] if back else q[j, lane]
+                    pos_out[b] = pos0[lane] if back else pos[lane]
+                    ori_out[b] = ori0[lane] if back else ori[lane]
+                    history[k, b] = e0[lane] if back else el
+                    for r in range(k + 1, history.shape[0]):
+                        history[r, b] = history[k, b]
+                    iters[b] = k
+                    reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
+                    job[lane] = -1
+                if nxt == B:
+                    break
+                b = nxt
+                nxt += 1
+                job[lane] = b
+                p, Rt = P[b], R[b]
+                for i in range(3):
+                    PL[i, lane] = p[i]
+                    for j in range(3):
+                        RL[i, j, lane] = Rt[i, j]
+                for j in range(n):
+                    qs1[j] = min(max(q0[b, j], lo[j]), hi[j])
+                    qs[j, lane] = qs1[j]
+                chain_forward(qs1, Hs, Ce, T1, Te1, loc1)
+                pos0[lane], ori0[lane], e0[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
+                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                    for j in range(n):
+                        q_out[b, j] = qs1[j]
+                    pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
+                    for r in range(history.shape[0]):
+                        history[r, b] = e0[lane]
+                    job[lane] = -1
+                    continue
+                for j in range(n):
+                    if limited[j]:
+                        s = min(max((qs1[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
+                        phi1[j] = math.asin(s)
+                    else:
+                        phi1[j] = qs1[j]
+                _theta(phi1, mid, half, limited, lo, hi, q1)
+                chain_forward(q1, Hs, Ce, T1, Te1, loc1)
+                pos[lane], ori[lane], e[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
+                for k in range(n):
+                    q[k, lane] = q1[k]
+                    phi[k, lane] = phi1[k]
+                    cphi[k, lane] = math.cos(phi1[k])
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = T1[k, i, j]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Te1[i, j]
+                for i in range(V1.shape[0]):
+                    V[i, lane] = V1[i]
+                history[0, b] = e0[lane]
+                es[0, lane] = e[lane]
+                lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
+        if running == 0:
+            return
+        for lane in range(L):
+            live[lane] = job[lane] >= 0
+        # one iteration of every lane. J_φ (n, 6, L): [a × (e − r), a] · h cos φ · W
+        for k in range(n):
+            hk = half[k] if limited[k] else 1.0
+            for lane in range(L):
+                sc = hk * cphi[k, lane] if limited[k] else 1.0
+                axx, ayy, azz = T[k, 0, 4, lane], T[k, 1, 4, lane], T[k, 2, 4, lane]
+                dx = Te[0, 3, lane] - T[k, 0, 3, lane]
+                dy = Te[1, 3, lane] - T[k, 1, 3, lane]
+                dz = Te[2, 3, lane] - T[k, 2, 3, lane]
+                J[k, 0, lane] = (ayy * dz - azz * dy) * sc * w[0]
+                J[k, 1, lane] = (azz * dx - axx * dz) * sc * w[1]
+                J[k, 2, lane] = (axx * dy - ayy * dx) * sc * w[2]
+            if orient:
+                for lane in range(L):
+                    sc = hk * cphi[k, lane] if limited[k] else 1.0
+                    J[k, 3, lane] = T[k, 0, 4, lane] * sc * w[3]
+                    J[k, 4, lane] = T[k, 1, 4, lane] * sc * w[4]
+                    J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
+        for lane in range(L):
+            el = e[lane]
+            mu[lane] = pull * decay[lane] * ps[lane] * min(1.0, el * el)
+            jitter[lane] = 0.0
+        _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+        _solve_spd(A, rhs, d, bad)
+        retry = False
+        for lane in range(L):
+            if job[lane] >= 0 and bad[lane] != 0.0:
+                # lm_jit's fallback: a relative jitter on the diagonal, then solve again
+                jitter[lane] = 1e-12 * (trace[lane] / n + 1.0)
+                retry = True
+        if retry:
+            _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+            _solve_spd(A, rhs, d, bad)
+            for lane in range(L):
+                if jitter[lane] != 0.0 and bad[lane] != 0.0:
+                    for i in range(n):
+                        d[i, lane] = 0.0
+        if max_step > 0.0:
+            for lane in range(L):
+                big = 0.0
+                for i in range(n):
+                    big = max(big, abs(d[i, lane]))
+                if big > max_step:
+                    f = max_step / big
+                    for i in range(n):
+                        d[i, lane] *= f
+        for i in range(n):
+            for lane in range(L):
+                phin[i, lane] = phi[i, lane] + d[i, lane]
+        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live)
+        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live)
+        _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n, live)
+        every = True
+        for lane in range(L):
+            b = job[lane]
+            if b < 0:
+                ok[lane] = False
+                continue
+            en, el = e_n[lane], e[lane]
+            good = en < el  # NaN compares False: a step that produced NaN is rejected
+            ok[lane] = good
+            every = every and good
+            if good and en < el * (1.0 - 1e-9) - 1e-15:
+                flat[lane] = 0
+            else:
+                flat[lane] += 1
+            if good:
+                lam[lane] = max(lam[lane] * 0.1, 1e-9)
+                pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], en
+                el = en
+            else:
+                lam[lane] *= 10.0
+                ps[lane] *= backoff
+            it[lane] += 1
+            k = it[lane]
+            history[k, b] = min(el, e0[lane])
+            es[k, lane] = el
+            decay[lane] *= decay_rate
+        # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own
+        # state back from the old buffers (refusals are the rarer case)
+        T, Tn = Tn, T
+        Te, Ten = Ten, Te
+        V, Vn = Vn, V
+        q, qn = qn, q
+        if not every:
+            for lane in range(L):
+                if ok[lane] or job[lane] < 0:
+                    continue
+                for k in range(n):
+                    q[k, lane] = qn[k, lane]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = Tn[k, i, j, lane]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Ten[i, j, lane]
+                for i in range(6):
+                    V[i, lane] = Vn[i, lane]
+        # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+        for i in range(n):
+            if limited[i]:
+                for lane in range(L):
+                    if ok[lane]:
+                        phi[i, lane] = math.asin(sphi[i, lane])
+                        cphi[i, lane] = math.cos(phi[i, lane])
+            else:
+                for lane in range(L):
+                    if ok[lane]:
+                        phi[i, lane] = phin[i, lane]
+                        cphi[i, lane] = math.cos(phin[i, lane])
+
+
+_KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
+                 calls=(_forward, _residual, _theta_lanes, _normal_equations, _solve_spd, chain_forward, chain_residual,
+                        _theta))
+
+
+def lanes_fit(Hs: Array, Ce: Array) -> bool:
+    """Whether a serial chain's link blocks Hs (n, 3, 20) and effector offset Ce (4, 4) are rigid (last rows
+    [0, 0, 0, 1 | 0] and 0), the layout :func:`lm_lanes` assumes."""
+    last = np.array([0.0, 0.0, 0.0, 1.0, 0.0])
+    return bool(Hs.shape[1] == 3 and np.array_equal(Hs[:, 0, 15:], np.broadcast_to(last, (Hs.shape[0], 5)))
+                and not Hs[:, 1:, 15:].any() and np.array_equal(Ce[3], last[:4]))
+
+
+def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
+             kappa: Array, q0: Array, P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int,
+             max_iter: int, damping: float, max_step: float | None, win: int, ratio: float, stall_min: int,
+             pull: float, decay: float, backoff: float, margin: float
+             ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
+    """:func:`~animkit.ik.lm_jit.lm_serial` (same arguments and outputs, no ``first_success``) by the lanes: B
+    problems, q0 (B, n), P (B, 3), R (B, 3, 3) or None, on a chain for which :func:`lanes_fit` holds. Needs
+    :func:`animkit.jit.enabled`."""
+    assert _KERNEL is not None
+    B, n = q0.shape
+    orient = R is not None
+    Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
+    q_out = np.empty((B, n))
+    iters = np.zeros(B, dtype=np.intp)
+    reason = np.zeros(B, dtype=np.intp)
+    pos, ori = np.empty(B), np.empty(B)
+    history = np.empty((max_iter + 1, B))
+    _KERNEL(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
+            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience),
+            int(max_iter), float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio),
+            int(stall_min), float(pull), float(decay), float(backoff), float(margin), q_out, iters, reason, pos, ori,
+            history)
+    rows = int(iters.max()) + 1 if B else 1
+    return q_out, iters, reason, pos, ori, history[:rows]
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the lanes now, e.g. before timing; nothing when numba is off."""
+    if _KERNEL is not None and jit.enabled():
+        Hs = np.zeros((1, 3, 20))
+        Hs[0, 0, 15:] = (0.0, 0.0, 0.0, 1.0, 0.0)
+        for R in (np.eye(3)[None], None):
+            lm_lanes(Hs, np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1), np.ones(1, dtype=np.bool_),
+                     np.zeros(1), np.zeros((1, 1)), np.ones((1, 3)), R, np.ones(6 if R is not None else 3),
+                     tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
+                     stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)

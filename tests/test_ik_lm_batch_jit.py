@@ -1,0 +1,235 @@
+"""The compiled lanes (animkit.ik.lm_batch_jit) against the one-problem compiled loop (animkit.ik.lm_jit) they mirror,
+bit for bit, on the Panda and on random chains (hypothesis); their pieces against NumPy; whole batches through
+IKProblem.solve_batch (retries included) against a loop of IKProblem.solve, and the NumPy loop."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import animkit
+from animkit import jit
+from animkit.figure import Figure
+from animkit.ik import IKProblem, compile_chain
+from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, _kappa, run_lm, serial_chain
+from animkit.ik.solvers import Options
+from animkit.io.urdf import MissingMeshWarning
+from animkit.joints import hinge
+
+pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
+
+ROOT = Path(__file__).resolve().parent.parent
+PANDA = ROOT / "benchmarks" / "data" / "franka_panda.urdf"
+
+
+def _panda():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        fig = animkit.load(PANDA).figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
+    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
+        start[fig.dof_index(f"panda_joint{k + 1}")] = v
+    return fig, start
+
+
+def _targets(fig, eff, dofs, start, count, seed):
+    lim = fig.dof_limits()
+    lo = np.where(np.isfinite(lim[dofs, 0]), lim[dofs, 0], -math.pi)
+    hi = np.where(np.isfinite(lim[dofs, 1]), lim[dofs, 1], math.pi)
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], count, 0)
+    poses[:, dofs] = rng.uniform(lo, hi, size=(count, len(dofs)))
+    return np.array([fig.world(p)[eff] for p in poses])
+
+
+def _both(model, q0, P, R, opts):
+    """lm_jit.lm_serial and lm_batch_jit.lm_lanes on the same problems: their six outputs."""
+    from animkit.ik.lm_batch_jit import lm_lanes
+    from animkit.ik.lm_jit import lm_serial
+
+    ch = serial_chain(model)
+    assert ch.lanes
+    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P, R,
+            opts.row_weights)
+    kw = dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
+              damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
+              stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
+              margin=START_MARGIN)
+    return lm_serial(*args, **kw), lm_lanes(*args, **kw)
+
+
+def _same_bits(a, b):
+    for x, y, name in zip(a, b, ("q", "iterations", "reason", "position", "orientation", "history"), strict=True):
+        assert x.shape == y.shape, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.mark.parametrize("case", ["6d", "3d", "capped+stall", "stiff", "few"])
+def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
+    fig, start = _panda()
+    problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
+    model = problem.model
+    B = {"few": 3}.get(case, 45)  # not a multiple of the lane count; fewer problems than lanes
+    T = _targets(fig, "panda_grasptarget", model.dofs, start, B, seed=7)
+    T[::9, :3, 3] += 3.0  # some beyond reach
+    opts = problem._opts
+    R = T[:, :3, :3].copy()
+    if case == "3d":
+        opts = replace(opts, row_weights=np.ones(3))
+        R = None
+    elif case == "capped+stall":
+        opts = replace(opts, max_step=0.2, stall_window=8, stall_ratio=0.7, max_iter=60)
+    elif case == "stiff":
+        opts = replace(opts, stiffness=np.linspace(0.0, 0.05, model.n), row_weights=np.array([1, 2, 1, .5, 1, 3.0]))
+    q0 = np.repeat(start[model.dofs][None], B, 0)
+    q0[1::2] += np.random.default_rng(1).uniform(-0.3, 0.3, size=q0[1::2].shape)  # starts differ per problem
+    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), R, opts)
+    _same_bits(serial, lanes)
+    assert (serial[2] == 0).sum() >= B // 2  # most converge: the comparison covers real runs, not early exits
+    assert np.all(np.isfinite(lanes[0])) and np.all(lanes[0] >= model.lower) and np.all(lanes[0] <= model.upper)
+
+
+def _chain(axes, lengths, limits):
+    fig = Figure("base")
+    parent = "base"
+    for k, (axis, length, lim) in enumerate(zip(axes, lengths, limits, strict=True)):
+        fig.add(f"l{k}", parent, offset=(length, 0.0, 0.02 * k),
+                joint=hinge(f"j{k}", axis, limits=None if lim is None else (-lim, 0.5 * lim)))
+        parent = f"l{k}"
+    fig.add("tip", parent, offset=(0.1, 0.05, 0.0))
+    return fig
+
+
+_axis = st.sampled_from(["x", "y", "z", (0.0, 0.6, 0.8), (0.48, 0.6, 0.64)])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(_axis, min_size=n, max_size=n), st.lists(st.floats(0.05, 0.4), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.floats(0.5, 3.0)), min_size=n, max_size=n))),
+    st.integers(1, 20), st.booleans(), st.integers(0, 2**16))
+def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, seed):
+    axes, lengths, limits = shape
+    fig = _chain(axes, lengths, limits)
+    dofs = np.arange(fig.dof_count)
+    model = compile_chain(fig, fig.rest_pose(), dofs, ("tip",), "chain")
+    ch = serial_chain(model)
+    assert ch.lanes
+    T = _targets(fig, "tip", dofs, fig.rest_pose(), B, seed)
+    rng = np.random.default_rng(seed)
+    T[rng.random(B) < 0.25, :3, 3] *= 5.0  # some out of reach
+    opts = Options(damping=0.05, row_weights=np.ones(6 if orient else 3), max_iter=80)
+    q0 = rng.uniform(-1.0, 1.0, size=(B, model.n))
+    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy() if orient else None,
+                          opts)
+    _same_bits(serial, lanes)
+    q = lanes[0]
+    assert np.all(np.isfinite(q)) and np.all(np.isfinite(lanes[3])) and np.all(np.isfinite(lanes[5]))
+    assert np.all(q >= model.lower) and np.all(q <= model.upper)
+    conv = lanes[2] == 0
+    assert np.all(lanes[3][conv] <= opts.tol)  # converged means within tolerance, checked by the figure's FK too
+    for i in np.flatnonzero(conv)[:3]:
+        np.testing.assert_allclose(fig.world(q[i])["tip"][:3, 3], T[i, :3, 3], atol=2 * opts.tol)
+
+
+def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
+    from animkit.ik.lm_batch_jit import LANES, _solve_spd
+
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 7, 13):
+        M = rng.normal(size=(LANES, n, n + 2))
+        S = M @ np.swapaxes(M, 1, 2) + 1e-3 * np.eye(n)
+        S[3] = np.diag(np.r_[-1.0, np.ones(n - 1)])  # lane 3: not positive definite
+        b = rng.normal(size=(LANES, n))
+        A = S.transpose(1, 2, 0).copy()  # (a view for n = 1 would let the solve overwrite S)
+        x, bad = np.empty((n, LANES)), np.empty(LANES)
+        _solve_spd(A, np.ascontiguousarray(b.T), x, bad)
+        assert bad.tolist() == [1.0 if k == 3 else 0.0 for k in range(LANES)]
+        for k in range(LANES):
+            if k != 3:
+                np.testing.assert_allclose(x[:, k], np.linalg.solve(S[k], b[k]), rtol=1e-9, atol=1e-12)
+                np.testing.assert_allclose(np.tril(A[:, :, k]), np.linalg.cholesky(S[k]), rtol=1e-12, atol=1e-12)
+
+
+def test_lane_forward_against_the_chain_model():
+    from animkit.ik.lm_batch_jit import LANES, _forward
+
+    fig, start = _panda()
+    problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
+    model = problem.model
+    ch = serial_chain(model)
+    q = np.random.default_rng(3).uniform(model.lower, model.upper, size=(LANES, model.n))
+    T, Te = np.empty((model.n, 3, 5, LANES)), np.empty((3, 4, LANES))
+    _forward(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
+             np.empty(LANES), np.ones(LANES, dtype=np.bool_))
+    fr = model.frames(q)
+    np.testing.assert_allclose(T[:, :, :4].transpose(3, 0, 1, 2), fr.T[:, :, :3].transpose(1, 0, 2, 3), atol=1e-12)
+    np.testing.assert_allclose(T[:, :, 4].transpose(2, 0, 1), fr.a, atol=1e-12)  # the world axis column
+    np.testing.assert_allclose(Te[:, 3].T, fr.p[:, 0], atol=1e-12)
+    np.testing.assert_allclose(Te[:, :3].transpose(2, 0, 1), fr.R[:, 0], atol=1e-12)
+
+
+def test_solve_batch_gives_the_single_solves_answers_retries_included():
+    """IKProblem.solve_batch (the lanes, and lm's retries and position-first continuation run as batches) against a
+    loop of IKProblem.solve (the one-problem loop): the same poses to 1e-9, the same reasons and reachability."""
+    fig, start = _panda()
+    problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
+    T = _targets(fig, "panda_grasptarget", problem.model.dofs, start, 120, seed=0)
+    T[5, :3, 3] += 2.0  # beyond reach
+    T[17, :3, 3] *= 1.6
+    batch = problem.solve_batch(T, quiet=True)
+    singles = [problem.solve(t) for t in T]
+    assert not batch.converged.all(), "a batch with failures exercises the retries"
+    assert batch.converged.mean() >= 0.9
+    for i, r in enumerate(singles):
+        np.testing.assert_allclose(batch.poses[i], r.pose, atol=1e-9, rtol=0)
+        assert batch.reason[i] == r.reason
+        assert batch.reachable[i] == r.reachable
+        assert batch.iterations[i] == r.iterations
+    assert batch.reachable[5] is False and np.all(np.isfinite(batch.poses))
+    lim = fig.dof_limits()
+    assert np.all(batch.poses >= lim[:, 0] - 1e-12) and np.all(batch.poses <= lim[:, 1] + 1e-12)
+
+
+def test_lanes_and_numpy_loops_solve_the_same_targets(monkeypatch):
+    fig, start = _panda()
+    problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
+    model = problem.model
+    T = _targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)
+    opts = problem._opts
+    q0 = np.repeat(start[model.dofs][None], len(T), 0)
+    monkeypatch.setattr(jit, "ALWAYS", True)
+    fast = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)
+    monkeypatch.setattr(jit, "ENABLED", False)
+    slow = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)
+    conv_f = np.array(fast.reason) == "converged"
+    conv_s = np.array(slow.reason) == "converged"
+    # the same equations; only the order of floating-point sums differs (NumPy's matmul): the same converged set
+    # up to a chaotic run or two, and the same answers where both converge
+    assert conv_f.mean() >= 0.75 and int((conv_f != conv_s).sum()) <= 2
+    both = conv_f & conv_s
+    np.testing.assert_allclose(fast.q[both], slow.q[both], atol=1e-6)
+
+
+def test_solve_batch_runs_without_numba():
+    code = ("import numpy as np, animkit; from animkit import jit; from animkit.ik import IKProblem\n"
+            "sc = animkit.load('scenes/three_axis_arm.toml'); fig = sc.figure\n"
+            "eff = list(sc.figure.rig.effectors)[0] if sc.figure.rig.effectors else fig.node_names[-1]\n"
+            "T = np.array([fig.world(fig.rest_pose() + d)[eff][:3, 3] for d in (0.2, 0.3, -0.2)])\n"
+            "T[2] += 50.0\n"
+            "b = IKProblem(fig, eff).solve_batch(T, quiet=True)\n"
+            "print(jit.enabled(), b.converged.tolist(), b.reachable, bool(np.isfinite(b.poses).all()))\n")
+    env = dict(os.environ, ANIMKIT_JIT="0")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == "False [True, True, False] (True, True, False) True"
