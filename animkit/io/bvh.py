@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..fk import CompiledFigure, compile_figure
+from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..jit import pays as jit_pays
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
@@ -38,7 +39,7 @@ from ..rig import humanoid_rig
 from ..scene import Scene
 
 __all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
-           "scan_frames_kernel"]
+           "load_scanner", "scan_frames_kernel"]
 
 Array = NDArray[np.float64]
 
@@ -616,6 +617,15 @@ scan_frames_kernel = kernel(_scan_frames)
 # one switches after some 30 MB of BVH text, or at once when numba is already up).
 SCAN_JIT_MIN = 3e6
 SCAN_JIT_WARM = 4e4
+
+
+def load_scanner() -> bool:
+    """Load the compiled scanner now, whatever the work (a process about to read much BVH, such as a batch worker,
+    pays numba's start-up once up front); whether it is loaded."""
+    if scan_frames_kernel is None or not _jit_enabled():
+        return False
+    scan_frames_kernel(np.frombuffer(b"0 0\n", dtype=np.uint8), np.empty((1, 2)), _POW10)
+    return bool(getattr(scan_frames_kernel, "ready", False))
 
 
 def frames_compiled(block: str, count: int, width: int) -> Array | None:
