@@ -959,6 +959,7 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
     # the interior of a segment (major pixels ≥ margin from both ends: t surely in [0, 1]) by rows, when every
     # pixel of α > 0 there is a candidate of the walk (R √2 + ½ < half): the same pixels, the same arithmetic
     by_rows = not use_depth and reach * np.sqrt(2.0) + 0.5 + 1e-3 < half
+    grey = shade and base[0] == base[1] and base[1] == base[2] and color[0] == color[1] and color[1] == color[2]
     for b0 in range(0, H, band):
         b1 = min(b0 + band, H)
         nh = 0
@@ -1083,7 +1084,10 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                 if a > 0:
                     buf[q] = 0
                     pix[n] = b0 * W + q
-                    if shade:
+                    if grey:  # the three channels' arithmetic is the same
+                        g = np.uint8(np.rint(base[0] * (one - a) + color[0] * a))
+                        colors[n, 0], colors[n, 1], colors[n, 2] = g, g, g
+                    elif shade:
                         for k in range(3):
                             colors[n, k] = np.uint8(np.rint(base[k] * (one - a) + color[k] * a))
                     else:
