@@ -9,19 +9,17 @@ P₁, P₂, P₃ hold 33 bits each (fdlibm's ``pio2_1``, ``pio2_2``, ``pio2_3``)
 |k| < 2²⁰, x − k·P₁ is exact (Sterbenz), and the subtraction of k·P₂ is carried with its rounding error (two-sum):
 r is within about half an ulp of x − k·π/2 even next to a multiple of π/2, where sin or cos is tiny (without the
 two-sum those came out thousands of ulp off, though only ≈ 1e-29 absolute); the polynomials (fdlibm's
-__kernel_sin and __kernel_cos, < 1 ulp on |r| ≤ π/4, r's tail dropped) add under one ulp more. **Error bound: ≤ 2 ulp against the correctly rounded value for
-|x| ≤ 2¹⁹·π/2 ≈ 8.2·10⁵** (measured on 10⁶ points, edges at multiples of π/4 included, by
-tests/test_ik_poly_trig.py: the largest difference from NumPy's is 1 ulp); beyond that range the result is not
-claimed (joint angles never get there; a lane that diverges that far is rejected by the residual anyway). NaN and
-±inf give NaN, as the library does.
+__kernel_sin and __kernel_cos, < 1 ulp on |r| ≤ π/4, r's tail dropped) add under one ulp more.
+**Error bound: ≤ 2 ulp against the correctly rounded value for |x| ≤ 2¹⁹·π/2 ≈ 8.2·10⁵** (measured on 10⁶
+points, edges at multiples of π/4 included, by tests/test_ik_poly_trig.py: the largest difference from NumPy's is
+1 ulp); beyond that range the result is not claimed (joint angles never get there; a lane that diverges that far is rejected by the residual anyway). NaN and
+±inf give NaN, as the library does; sin(−0) gives +0 (the library: −0).
 
 :func:`wrap_sincos` is the same reduction used for the lanes' φ, which must stay in [−π/2, π/2]: it gives
 asin(sin φ) (φ reflected into [−π/2, π/2]), its sine (= sin φ) and cosine (≥ 0), without asin or a second reduction.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numpy.typing import NDArray
