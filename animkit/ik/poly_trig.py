@@ -12,8 +12,9 @@ two-sum those came out thousands of ulp off, though only ≈ 1e-29 absolute); th
 __kernel_sin and __kernel_cos, < 1 ulp on |r| ≤ π/4, r's tail dropped) add under one ulp more.
 **Error bound: ≤ 2 ulp against the correctly rounded value for |x| ≤ 2¹⁹·π/2 ≈ 8.2·10⁵** (measured on 10⁶
 points, edges at multiples of π/4 included, by tests/test_ik_poly_trig.py: the largest difference from NumPy's is
-1 ulp); beyond that range the result is not claimed (joint angles never get there; a lane that diverges that far is rejected by the residual anyway). NaN and
-±inf give NaN, as the library does; sin(−0) gives +0 (the library: −0).
+1 ulp); beyond that range the result is not claimed (joint angles never get there; a lane that diverges that far
+is rejected by the residual anyway). NaN and ±inf give NaN, as the library does; sin(−0) gives +0 (the library:
+−0).
 
 :func:`wrap_sincos` is the same reduction used for the lanes' φ, which must stay in [−π/2, π/2]: it gives
 asin(sin φ) (φ reflected into [−π/2, π/2]), its sine (= sin φ) and cosine (≥ 0), without asin or a second reduction.
