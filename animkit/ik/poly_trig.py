@@ -83,8 +83,10 @@ def wrap_sincos(x: float) -> tuple[float, float, float]:
     φ = ±r for even k, ±(π/2 − |r|) for odd k."""
     r, sr, cr, k, odd, sgn = _reduce(x)
     a = cr if odd else sr
-    c = abs(sr) if odd else cr
-    p = ((_P1 - abs(r)) + _P2) if odd else r
+    ar = -r if r < 0.0 else r  # |r| as a select: abs() kept LLVM from vectorising the lanes' calls
+    asr = -sr if sr < 0.0 else sr
+    c = asr if odd else cr
+    p = ((_P1 - ar) + _P2) if odd else r
     return sgn * p, sgn * a, c
 
 
