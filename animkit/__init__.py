@@ -1,12 +1,11 @@
 """animkit: hierarchical character animation — scene graphs, keyframes, inverse kinematics, rendering.
 
-``import animkit`` stays light: rendering, viewer and file-format modules load when used. Under IPython (a
-Jupyter notebook) scenes, clips, reaches, comparisons and IK results show themselves inline (animkit.notebook).
+``import animkit`` stays light: rendering, viewer and file-format modules load when used. In Jupyter,
+scenes, clips, reaches, comparisons and IK results show themselves inline (their ``_repr_html_`` /
+``_repr_png_``: animkit.display, drawn by animkit.notebook).
 """
 
 from __future__ import annotations
-
-import sys
 
 from . import examples, ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
@@ -65,16 +64,3 @@ __all__ = [
     "retarget",
     "__version__",
 ]
-
-
-def _register_inline_display() -> None:
-    """Register animkit's inline views with a running IPython shell (a notebook); nothing otherwise."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
-    if shell is not None and hasattr(shell, "display_formatter"):
-        from .notebook import register
-
-        register(shell)
-
-
-_register_inline_display()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .scene import Scene
 
 __all__ = ["BatchCommand", "BatchReport", "COMMANDS", "register", "run_one", "run_batch", "plan_outputs",
-           "motion_measures", "COLUMNS"]
+           "motion_measures", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES"]
 
 RECORDS = ".animkit-batch"
 #: The summary's columns, in order; a command's own measures follow them.
@@ -287,24 +287,31 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
     single-threaded workers (default: the machine's cores) runs here (``processes=False``: threads in this
     process, for tests). ``on_progress(done, total, row)`` is called as each file finishes.
     """
-    cmd = command(name)
-    files = expand_inputs(inputs)
-    pairs = plan_outputs(cmd.name, files, outdir, (options or {}).get("suffix"))
-    Path(outdir).mkdir(parents=True, exist_ok=True)
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
     import os
 
     t0 = time.perf_counter()
+    cmd = command(name)
+    files = expand_inputs(inputs)
+    pairs = plan_outputs(cmd.name, files, outdir, (options or {}).get("suffix"))
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if scheduler is None and n < 1:
+        raise AnimkitError(f"--workers must be >= 1, got {n}")
+    Path(outdir).mkdir(parents=True, exist_ok=True)
+    # the local workers' imports run in a forkserver beside the driver's own (below)
+    method = _start_forkserver(jit=_jit_pays(cmd.name, pairs, n)) if scheduler is None and processes else None
+    try:
+        import dask
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
+
+    summary_writer = _preload_in_background("pyarrow.parquet")  # while the driver waits for its workers
     cluster = None
     if scheduler is None:
-        n = workers if workers is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise AnimkitError(f"--workers must be >= 1, got {n}")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None,
-                               silence_logs=40)
+        with dask.config.set({"distributed.worker.multiprocessing-method": method or "spawn"}):
+            # no dashboard; the scheduler's small HTTP server on any free port (not 8787: another cluster's)
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None,
+                                   scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=40)
         client = Client(cluster)
     else:
         try:
@@ -313,8 +320,11 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
             raise AnimkitError(f"scheduler {scheduler}: could not connect ({exc})") from None
     try:
         n_workers = len(client.scheduler_info().get("workers", {}))
+        # largest files first (dask runs higher priorities first): the last tasks to finish are short ones
+        sizes = [_size(src) for src, _ in pairs]
         futures = {client.submit(run_one, cmd.name, str(src), str(out), dict(options or {}), pure=False,
-                                 key=f"animkit-{cmd.name}-{k}-{src.name}"): k for k, (src, out) in enumerate(pairs)}
+                                 key=f"animkit-{cmd.name}-{k}-{src.name}", priority=sizes[k]): k
+                   for k, (src, out) in enumerate(pairs)}
         rows: list[dict[str, Any] | None] = [None] * len(pairs)
         done = 0
         for fut in as_completed(futures):
@@ -333,9 +343,96 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
         if cluster is not None:
             cluster.close()
     final = tuple(r for r in rows if r is not None)
+    summary_writer.join()
     summary = write_summary(final, Path(outdir))
     counts = {s: sum(1 for r in final if r["status"] == s) for s in ("ok", "skipped", "error")}
     return BatchReport(final, summary, time.perf_counter() - t0, n_workers, counts)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+#: Local workers run without numba (ANIMKIT_JIT=0) when each has less BVH text than this to read, for commands
+#: whose only kernel that pays at their sizes is the BVH scanner (:data:`SCANNER_ONLY`): the compiled scanner
+#: reads ~19 ms/MB faster than NumPy's reader but costs ~0.65 s to load in a fresh process (numba, its registries,
+#: SciPy), so it pays from ~34 MB a worker (measured on the CMU clips of tests/data; benchmarks/results_batch.md).
+SCANNER_PAYS_BYTES = 32 * 2**20
+SCANNER_ONLY = frozenset({"info", "convert", "render"})
+
+
+def _jit_pays(name: str, pairs: Sequence[tuple[Path, Path]], workers: int) -> bool:
+    """Whether the local workers should load numba for this run (see :data:`SCANNER_PAYS_BYTES`)."""
+    if name not in SCANNER_ONLY:
+        return True
+    share = sum(_size(src) for src, _ in pairs if src.suffix.lower() == ".bvh") / max(workers, 1)
+    return share >= SCANNER_PAYS_BYTES
+
+
+def start_local_workers(name: str, inputs: Sequence[str | Path], workers: int | None = None) -> None:
+    """Begin warming the local workers of ``run_batch(name, inputs, workers=...)`` now (its forkserver, see
+    :func:`_start_forkserver`), so that their imports overlap whatever the caller does before calling run_batch
+    (the CLI: parsing its options). Nothing when the inputs are wrong: run_batch says so."""
+    import os
+
+    try:
+        pairs = plan_outputs(name, expand_inputs(inputs), ".")
+    except AnimkitError:
+        return
+    _start_forkserver(jit=_jit_pays(name, pairs, workers if workers is not None else (os.cpu_count() or 1)))
+
+
+def _preload_in_background(module: str) -> Any:
+    """A started thread importing ``module`` (when installed); ``.join()`` it before use."""
+    import importlib
+    import threading
+
+    def load() -> None:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
+
+    thread = threading.Thread(target=load, name=f"animkit-import-{module}", daemon=True)
+    thread.start()
+    return thread
+
+
+def _start_forkserver(jit: bool = True) -> str | None:
+    """Start multiprocessing's forkserver, importing :mod:`animkit.batch_worker` first (dask, animkit's readers,
+    writers, renderer, numba's cached BVH scanner), and return ``"forkserver"``; None where there is none.
+
+    Called before the driver imports dask, so the server's imports run beside the driver's; the LocalCluster's
+    workers are then forked from it, warm. ``jit=False``: the server and its workers run without numba
+    (ANIMKIT_JIT=0, unless the caller's environment sets ANIMKIT_JIT). A server already running (a second batch
+    in this process) is reused as it is.
+    """
+    import multiprocessing
+    import multiprocessing.forkserver
+    import os
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["animkit.batch_worker"])
+    no_jit = not jit and "ANIMKIT_JIT" not in os.environ
+    if no_jit:
+        os.environ["ANIMKIT_JIT"] = "0"  # the server copies this process's environment when it starts
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        if no_jit:
+            del os.environ["ANIMKIT_JIT"]
+    try:  # dask would set its own preload list, importing pandas and more in the driver first: ours is in place
+        import distributed.utils
+
+        if hasattr(distributed.utils, "_forkserver_preload_set"):
+            distributed.utils._forkserver_preload_set = True
+    except ImportError:
+        return None
+    return "forkserver"
 
 
 def write_summary(rows: Sequence[Mapping[str, Any]], outdir: Path) -> Path:

@@ -406,7 +406,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
 
 def _cmd_batch(args: argparse.Namespace) -> int:
-    from .batch import COMMANDS, run_batch
+    from .batch import COMMANDS, run_batch, start_local_workers
+
+    if args.scheduler is None and (args.workers is None or args.workers >= 1):
+        start_local_workers(args.command_name, args.inputs, args.workers)  # their imports overlap what follows
     from .render.clip import Style, parse_size
     from .scene import CameraSpec
 

@@ -2,10 +2,12 @@
 
 ``animkit.show(scene, clip, ...)`` renders like ``animkit render`` (the same size, fps, style and camera options)
 and returns an :class:`Animation` that a notebook shows inline. ``animkit.still(scene, pose)`` returns a
-:class:`Still` (``_repr_png_``). When IPython is running, :func:`register` teaches its display formatters to
-show a :class:`~animkit.Scene` (its first clip, or its rest pose), a :class:`~animkit.Clip` (on its figure), a
-baked reach, a comparison (its panels side by side) and an :class:`~animkit.IKResult` (its numbers and error
-curve) inline, without the core modules importing the renderer.
+:class:`Still` (``_repr_png_``). The core values draw themselves too, in any Jupyter front end: a
+:class:`~animkit.Scene` (its first clip, or its rest pose as a PNG), a :class:`~animkit.Clip` (on its figure;
+one frame: a PNG), a baked reach, a comparison (its panels side by side), an :class:`~animkit.IKResult` (its
+numbers and error curve) and an IK batch (a summary) have ``_repr_html_`` / ``_repr_png_`` methods that ask
+:mod:`animkit.display` for the drawings this module registers there at import (by type name), so the core
+modules never import the renderer.
 """
 
 from __future__ import annotations
@@ -23,18 +25,21 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import display
+from .display import Mime
 from .errors import RenderError
 
 if TYPE_CHECKING:
     from .figure import Figure
-    from .ik import IKResult
+    from .ik import IKBatchResult, IKResult
     from .keyframes import Clip
     from .mesh import Mesh
     from .reach import Comparison, ReachResult
     from .render.clip import Panel, Style
     from .scene import Scene
 
-__all__ = ["Animation", "Still", "show", "still", "show_comparison", "comparison_panels", "panel_label", "register"]
+__all__ = ["Animation", "Still", "show", "still", "show_comparison", "comparison_panels", "panel_label",
+           "ik_result_html", "ik_batch_html"]
 
 _ids = itertools.count()
 
@@ -245,7 +250,7 @@ def _up_of(figure: Figure) -> Literal["y", "z"]:
     return "z" if span[2] > span[1] else "y"
 
 
-# --- IPython display hooks ---------------------------------------------------------------------------------
+# --- what core values draw in a notebook (animkit.display: their _repr_html_ / _repr_png_ ask for these) ----
 
 
 def _scene_html(scene: Scene) -> str | None:
@@ -256,11 +261,26 @@ def _scene_png(scene: Scene) -> bytes | None:
     return None if scene.clips else still(scene)._repr_png_()
 
 
-def _clip_html(clip: Clip) -> str:
+def _clip_scene(clip: Clip) -> Scene | None:
+    """The clip's figure as a scene (its up axis guessed), or None when the clip is not on a Figure."""
+    from .figure import Figure
     from .scene import Scene
 
-    fig = _figure_of(clip)
-    return show(Scene(fig, up=_up_of(fig)), clip)._repr_html_()
+    return Scene(clip.layout, up=_up_of(clip.layout)) if isinstance(clip.layout, Figure) else None
+
+
+def _clip_html(clip: Clip) -> str | None:
+    scene = _clip_scene(clip)
+    if scene is None or not clip.duration:
+        return None  # not on a figure: nothing to draw it on; one frame: a still (_clip_png)
+    return show(scene, clip)._repr_html_()
+
+
+def _clip_png(clip: Clip) -> bytes | None:
+    scene = _clip_scene(clip)
+    if scene is None or clip.duration:
+        return None
+    return still(scene, clip.sample([0.0])[0])._repr_png_()
 
 
 def _reach_html(reach: ReachResult) -> str:
@@ -303,17 +323,31 @@ def ik_result_html(result: IKResult) -> str:
     return f"<div style='display:flex;gap:1em'><table>{table}</table>{svg}</div>"
 
 
-def register(ipython: Any) -> None:
-    """Teach an IPython shell's display formatters to show animkit values inline (done at ``import animkit``
-    when IPython is running); the classes are named, not imported, so nothing heavy loads before it is shown."""
-    fmt = ipython.display_formatter.formatters
-    hooks: Sequence[tuple[str, str, str, Any]] = (
-        ("text/html", "animkit.scene", "Scene", _scene_html),
-        ("image/png", "animkit.scene", "Scene", _scene_png),
-        ("text/html", "animkit.keyframes.clip", "Clip", _clip_html),
-        ("text/html", "animkit.reach", "ReachResult", _reach_html),
-        ("text/html", "animkit.reach", "Comparison", _comparison_html),
-        ("text/html", "animkit.ik.result", "IKResult", ik_result_html),
-    )
-    for mime, module, name, fn in hooks:
-        fmt[mime].for_type_by_name(module, name, fn)
+def ik_batch_html(batch: IKBatchResult) -> str:
+    """An IK batch as a small table: how many converged, why the others stopped (reason: count), and the median
+    and largest position error and iteration count."""
+    n = len(batch)
+    reasons = {r: batch.reason.count(r) for r in dict.fromkeys(batch.reason)}
+    pe = np.asarray(batch.position_error, dtype=float)
+    it = np.asarray(batch.iterations)
+    rows = [("problems", n), ("converged", f"{int(np.sum(batch.converged))} of {n}"),
+            ("reasons", ", ".join(f"{k}: {v}" for k, v in reasons.items()) or "-"), ("solver", batch.solver),
+            ("position error (median / max)", f"{np.median(pe):.4g} / {pe.max():.4g}" if n else "-"),
+            ("iterations (median / max)", f"{np.median(it):g} / {it.max()}" if n else "-"),
+            ("time", f"{batch.time_s * 1e3:.3g} ms")]
+    return "<table>" + "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(str(v))}"
+                               "</td></tr>" for k, v in rows) + "</table>"
+
+
+_DRAWINGS: Sequence[tuple[Mime, str, Any]] = (
+    ("text/html", "animkit.scene.Scene", _scene_html),
+    ("image/png", "animkit.scene.Scene", _scene_png),
+    ("text/html", "animkit.keyframes.clip.Clip", _clip_html),
+    ("image/png", "animkit.keyframes.clip.Clip", _clip_png),
+    ("text/html", "animkit.reach.ReachResult", _reach_html),
+    ("text/html", "animkit.reach.Comparison", _comparison_html),
+    ("text/html", "animkit.ik.result.IKResult", ik_result_html),
+    ("text/html", "animkit.ik.result.IKBatchResult", ik_batch_html),
+)
+for _mime, _name, _drawer in _DRAWINGS:  # named, not imported: nothing heavy loads before a value is shown
+    display.register(_mime, _name, _drawer)

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .chains import dof_indices
+from .display import html_for
 from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
@@ -75,6 +76,10 @@ class ReachResult:
         """One line: label, effector, reached or not, frames."""
         state = "reached" if self.result.converged else f"not reached ({self.result.position_error:.3g})"
         return f"ReachResult({self.label!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the reach playing, target and trail drawn, labelled with its outcome."""
+        return html_for(self)
 
     @property
     def reached(self) -> bool:
@@ -128,6 +133,10 @@ class Comparison:
         panels = ", ".join(f"{p.label} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
         frames = max((len(p.poses) for p in self.panels), default=0)
         return f"Comparison({self.effector!r}: {panels}; {frames} frames at {self.fps:g} fps)"
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the panels side by side, as ``animkit compare`` draws them."""
+        return html_for(self)
 
     def metrics(self) -> dict[str, Any]:
         return {"effector": self.effector, "target": [float(x) for x in np.ravel(self.target)],

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from .display import html_for, png_for
 from .errors import SceneError, unknown_name
 from .figure import Figure
 
@@ -78,6 +79,14 @@ class Scene:
                      f"({int(round(d * first.fps)) + 1} frames, {d:.3g} s)")
         src = f", source={self.source!r}" if self.source else ""
         return f"Scene({fig.name!r}, {moving} joints, {fig.dof_count} DOFs{clips}{src})"
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the first clip playing on the figure (a video with controls); None without clips."""
+        return html_for(self)
+
+    def _repr_png_(self) -> bytes | None:
+        """In Jupyter: the rest pose as a PNG when the scene has no clips; None otherwise."""
+        return png_for(self)
 
     def clip(self, name: str | None = None) -> Clip:
         """Clip ``name``, or the only/first clip when ``name`` is None."""

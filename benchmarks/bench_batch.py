@@ -47,6 +47,40 @@ def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
     return out, len(clips)
 
 
+FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
+imports, the LocalCluster's start, each worker's imports and first-task loads, closing) plus the work W, which
+two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W. What `animkit batch` does about F
+(animkit/batch.py, animkit/batch_worker.py; before: a quiet run gave 12.5 s vs 8.52 s, 1.47×, F ≈ 4.5 s a round):
+- The local workers are forked from multiprocessing's forkserver, started before the driver imports dask. The
+  forkserver imports `animkit.batch_worker` once (dask.distributed, animkit's readers, writers and renderer,
+  Pillow, tqdm) while the driver imports dask and starts the scheduler, so both run side by side, and every
+  worker starts with all of it in memory. Before, each spawned worker imported dask, then paid ~0.8–1 s more on
+  its first task, most of it numba (below).
+- numba only where it pays: the compiled BVH scanner reads ~19 ms/MB faster than NumPy's reader but its first
+  call in a fresh process costs ~0.65 s (numba, its registries, SciPy); with under 32 MiB of BVH text per worker
+  (here: 0.1–0.8 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
+- The largest files go first (task priority = file size), so the last task to finish is a short one; pyarrow (the
+  Parquet summary, ~0.25 s) is imported by the driver in the background while its workers start; closing the
+  cluster takes ~0.03 s (spawned workers took 0.3 s and more).
+What is left per command (measured one at a time at load ≈ 2): the interpreter and `import animkit` in the
+driver ≈ 0.3 s, then the forkserver's own interpreter, `import animkit` (≈ 0.25 s: the package imports ik,
+reach and motion), dask (≈ 0.23 s) and the renderer (≈ 0.07 s), the workers' fork and registration ≈ 0.2 s:
+≈ 1.1–1.3 s a command, 2.2–2.6 s a round, against ≤ 1.5 s a round that 1.7× needs with W ≈ 7 s.
+The fixed cost alone, this checkout against the commit before these cuts, interleaved in one run:
+`python -m benchmarks.bench_batch_fixed --against 5a93ac2` (benchmarks/results_batch_fixed.md)."""
+
+
+def with_earlier(previous: str) -> str:
+    """The earlier results below the new ones: the previous top section under "Earlier runs", its headings demoted,
+    then whatever earlier runs it kept."""
+    if not previous.strip():
+        return ""
+    marker = "\n## Earlier runs\n"
+    top, _, rest = previous.partition(marker)
+    top = "\n".join("##" + line if line.startswith("# ") else line for line in top.strip().splitlines())
+    return f"{marker}\n{top}\n" + (f"\n{rest.strip()}\n" if rest.strip() else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clips", type=int, default=40)
@@ -56,6 +90,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch.md"))
     args = ap.parse_args()
 
+    load0 = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="animkit-bench-batch-"))
     try:
         files, distinct = make_library(work / "lib", args.clips)
@@ -80,7 +115,10 @@ def main() -> None:
         speedup = ratio(stats["1 worker"], stats["2 workers"])
         per_clip = stats["2 workers"].median / args.clips
         load = os.getloadavg()
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         text = f"""# Batch: a library of CMU clips on Dask, 1 vs 2 workers
+
+Run ending {stamp} (load average at the start {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f}).
 
 Command (from the repository root; {args.rounds} interleaved rounds after {args.warmup} warm-up round(s), {total:.0f} s
 in all):
@@ -101,8 +139,12 @@ absolute times are upper bounds and the speed-up a lower bound of what a quiet m
 
 Speed-up with 2 workers: **{speedup:.2f}×** (goal ≥ 1.7×). Per clip with 2 workers: {per_clip:.2f} s
 (convert + thumbnail).
+
+{FIXED_COSTS}
 """
-        Path(args.out).write_text(text, encoding="utf-8")
+        out = Path(args.out)
+        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
+        out.write_text(text + with_earlier(earlier), encoding="utf-8")
         print(text)
     finally:
         shutil.rmtree(work, ignore_errors=True)

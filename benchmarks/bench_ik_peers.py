@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ours_T = np.array([fig.world(p)[eff] for p in poses])
 
     problem = IKProblem(fig, eff, "arm", pose=start, orientation=True)
+    from animkit.ik import lm_batch_jit, lm_jit
+
+    lm_jit.warm_up()  # the compiled loops load (or compile) once per process, before any timing
+    lm_batch_jit.warm_up()
     cases = {}
     results: dict[str, list[bool]] = {}
 

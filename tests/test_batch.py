@@ -165,3 +165,84 @@ def test_retarget_puts_each_clip_on_the_target_and_measures_the_feet(library: Pa
     locked = run_one("retarget", library / "run.bvh", tmp_path / "l.bvh", {"target": "humanoid"})
     assert locked["skate_mm_after"] <= locked["skate_mm_before"]
     assert run_one("retarget", library / "run.bvh", tmp_path / "x.bvh")["error"].startswith("AnimkitError: ")
+
+
+_ROWS = (
+    {"file": "a.bvh", "status": "ok", "frames": 120, "duration": 1.0, "joints": 18, "dofs": 57, "seconds": 0.25,
+     "output": "out/a.glb", "root_path": 2.5, "lock": "not locked: one foot"},
+    {"file": "b.bvh", "status": "error", "seconds": float("nan"), "output": "",
+     "error": "ParseError: b.bvh:5: expected 3 numbers"},
+    {"file": "c.toml", "status": "skipped", "frames": 1, "duration": 0.0, "joints": 3, "dofs": 3, "seconds": 0.0,
+     "output": "out/c.glb"},
+)
+
+
+def test_the_summary_is_parquet_with_pyarrow(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="the Parquet summary needs pyarrow (animkit[batch])")
+    from animkit.batch import COLUMNS, write_summary
+
+    path = write_summary(_ROWS, tmp_path)
+    assert path.name == "summary.parquet"
+    table = pq.read_table(path)  # read back by pyarrow's reader, column by column
+    assert table.column_names == [*COLUMNS, "lock", "root_path"]  # the fixed columns, then measures sorted
+    assert str(table.schema.field("frames").type) == "int64" and str(table.schema.field("seconds").type) == "double"
+    got = table.to_pylist()
+    assert [r["file"] for r in got] == ["a.bvh", "b.bvh", "c.toml"]
+    assert got[0]["frames"] == 120 and got[0]["root_path"] == 2.5 and got[1]["frames"] is None
+    assert got[1]["error"].startswith("ParseError: b.bvh:5") and np.isnan(got[1]["seconds"])
+    assert got[0]["lock"] == "not locked: one foot" and got[2]["lock"] is None
+
+
+def test_the_summary_is_csv_without_pyarrow(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    from animkit.batch import COLUMNS, write_summary
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if it were not installed: importing it fails
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    path = write_summary(_ROWS, tmp_path)
+    assert path.name == "summary.csv" and not (tmp_path / "summary.parquet").exists()
+    with path.open(newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header == [*COLUMNS, "lock", "root_path"]
+    rows = _read_summary(path)
+    assert [r["status"] for r in rows] == ["ok", "error", "skipped"]
+    assert rows[0]["frames"] == "120" and rows[1]["frames"] == "" and rows[1]["seconds"] == "nan"
+    assert float(rows[0]["root_path"]) == 2.5 and rows[2]["lock"] == ""
+
+
+def _loaded(names: tuple[str, ...]) -> dict[str, bool]:
+    """In the forked process: which modules are there, and whether the compiled BVH scanner is loaded (or off)."""
+    import sys
+
+    out = {n: n in sys.modules for n in names}
+    bvh = sys.modules.get("animkit.io.bvh")
+    out["scanner"] = bvh is not None and (bvh.scan_frames_kernel is None or bvh.scan_frames_kernel.ready)
+    return out
+
+
+def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
+    import multiprocessing
+
+    from animkit.batch import _start_forkserver
+
+    if _start_forkserver() is None:
+        pytest.skip("no forkserver on this platform: workers are spawned and import on their first task")
+    # (unpickling _loaded imports this test module in the child: batch_worker and Pillow's GIF writer it does not)
+    names = ("animkit.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
+    with multiprocessing.get_context("forkserver").Pool(1) as pool:
+        assert pool.apply(_loaded, (names,)) == {**dict.fromkeys(names, True), "scanner": True}
+
+
+def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> None:
+    from animkit.batch import SCANNER_PAYS_BYTES, _jit_pays
+
+    small = tmp_path / "small.bvh"
+    shutil.copy(DATA / "cmu_09_01_run.bvh", small)
+    big = tmp_path / "big.bvh"
+    with big.open("wb") as fh:  # sparse: only its size matters here
+        fh.truncate(2 * SCANNER_PAYS_BYTES)
+    assert not _jit_pays("render", [(small, tmp_path / "o.gif")], 1)
+    assert _jit_pays("render", [(big, tmp_path / "o.gif")], 2)  # a share of exactly the break-even
+    assert not _jit_pays("convert", [(big, tmp_path / "o.bvh")], 3)
+    assert _jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own

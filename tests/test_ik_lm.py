@@ -214,8 +214,9 @@ def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatc
     fig, start, lim, T = _arm_targets(120, seed=3)
     problem = IKProblem(fig, "hand_r", "arm", pose=start, orientation=True)
     full = problem.solve_batch(T, quiet=True)
-    with monkeypatch.context() as m:
-        m.setattr(api, "_position_first", lambda model, q0, P, R, opts, out, fail: out)
+    with monkeypatch.context() as m:  # the continuations off: LM with the relaxed-limits retries alone
+        for name in ("_position_first", "_orientation_first", "_orientation_continuation"):
+            m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
         before = problem.solve_batch(T, quiet=True)
     stuck = np.flatnonzero(~before.converged)
     assert stuck.size >= 4  # the fixed start leaves some in local minima (shoulder and elbow on their limits)
@@ -245,3 +246,44 @@ def test_position_first_is_not_tried_without_an_orientation_target(monkeypatch):
     monkeypatch.setattr(api, "_position_first", lambda *a: calls.append(1) or real(*a))
     IKProblem(fig, "hand_r", "arm", pose=start).solve_batch(T[:, :3, 3], quiet=True)
     assert not calls
+
+
+def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypatch):
+    """UR5 6D targets near the edge of its reach (FK of in-limit poses), from the elbow-up home: those LM, its
+    relaxed-limits retries and position first leave (the elbow stretched at 0 between two branches) are reached by
+    orientation first or the orientation continuation; checked by FK, inside the limits, the history never rising."""
+    import animkit.ik.api as api
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        fig = animkit.load(Path(__file__).parent / "data" / "ur5_robot.urdf").figure
+    start = fig.rest_pose()
+    for name, v in zip(("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                        "wrist_3_joint"), (0.0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0.0), strict=True):
+        start[fig.dof_index(name)] = v
+    lim = fig.dof_limits()
+    rng = np.random.default_rng(0)
+    poses = rng.uniform(lim[:, 0], lim[:, 1], size=(300, fig.dof_count))
+    T = np.array([fig.world(q)["ee_link"] for q in poses])
+    problem = IKProblem(fig, "ee_link", "arm", pose=start, orientation=True)
+    full = problem.solve_batch(T, quiet=True)
+    with monkeypatch.context() as m:
+        for name in ("_orientation_first", "_orientation_continuation"):
+            m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
+        before = problem.solve_batch(T, quiet=True)
+    stuck = np.flatnonzero(~before.converged)
+    rescued = stuck[full.converged[stuck]]
+    assert stuck.size >= 8 and rescued.size >= 0.3 * stuck.size
+    np.testing.assert_array_equal(full.poses[before.converged], before.poses[before.converged])  # untouched
+    for i in rescued:
+        q = full.poses[i]
+        assert np.all(q >= lim[:, 0] - 1e-12) and np.all(q <= lim[:, 1] + 1e-12)
+        W = fig.world(q)["ee_link"]
+        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= 1e-5
+        assert np.linalg.norm(rotation_error(T[i, :3, :3], W[:3, :3])) <= 1e-4
+        assert full.iterations[i] > before.iterations[i]
+    for i in stuck:
+        e = full.errors[: full.iterations[i] + 1, i]
+        assert np.all(np.diff(e) <= 1e-15) and e[-1] <= before.errors[before.iterations[i], i] + 1e-15
+    for i in rescued[:3]:  # a single solve (the compiled strategy) takes the same strategies
+        assert problem.solve(T[i]).converged

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
-from animkit.ik import compile_chain, rotation_error
+from animkit.ik import LM, IKProblem, compile_chain, rotation_error
 from animkit.ik.lm import run_lm, serial_chain
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
@@ -175,3 +175,133 @@ def test_animkit_jit_0_runs_the_numpy_loop():
     env = dict(os.environ, ANIMKIT_JIT="0")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def _ur5_problem(**kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        fig = animkit.load(ROOT / "tests" / "data" / "ur5_robot.urdf").figure
+    s = fig.rest_pose()
+    for name, v in zip(("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint",
+                        "wrist_3_joint"), (0.0, -np.pi / 2, np.pi / 2, -np.pi / 2, -np.pi / 2, 0.0), strict=True):
+        s[fig.dof_index(name)] = v
+    return fig, "ee_link", IKProblem(fig, "ee_link", "arm", pose=s, **kw)
+
+
+def _panda_problem(**kw):
+    fig, lim, start, arm, _ = _panda_model()
+    start[arm] = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, np.pi / 4)  # the toolbox's qr
+    return fig, "panda_grasptarget", IKProblem(fig, "panda_grasptarget", "arm", pose=start, **kw)
+
+
+def _humanoid_problem(chain, **kw):
+    fig = animkit.load(ROOT / "scenes" / "humanoid.toml").figure
+    s = fig.rest_pose()
+    s[fig.dof_index("elbow_r.rx")] = -0.6
+    s[fig.dof_index("shoulder_r.rx")] = -0.3
+    return fig, "hand_r", IKProblem(fig, "hand_r", chain, pose=s, **kw)
+
+
+def _random_targets(fig, eff, problem, count, seed, orientation=True):
+    lim = fig.dof_limits()[problem.model.dofs]
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -np.pi)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], np.pi)
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(problem.pose[None], count, 0)
+    poses[:, problem.model.dofs] = rng.uniform(lo, hi, size=(count, len(lo)))
+    T = np.array([fig.world(p)[eff] for p in poses])
+    return T if orientation else T[:, :3, 3].copy()
+
+
+@pytest.mark.parametrize("case", ["panda", "ur5", "arm", "panda-position", "panda-norelax", "panda-stiff",
+                                  "panda-far"])
+def test_packed_solve_is_the_python_orchestrated_strategy(case):
+    """IKProblem.solve from the problem's own pose runs lm's whole strategy (first run, relaxed-limits retries,
+    position first, reachability) in one compiled call; the same problem given its start pose explicitly runs the
+    same strategy orchestrated in Python (each run compiled, the retries and the tests in NumPy): the same
+    answers, iterations, residual histories and reasons, failures and retries included."""
+    orientation = case != "panda-position"
+    kw: dict = {"orientation": orientation}
+    if case == "panda-norelax":
+        kw["solver"] = LM(relax=False)
+    if case == "panda-stiff":
+        kw["solver"] = LM(stiffness={"panda_joint1": 0.5, "panda_joint4": 0.2})
+    if case in ("ur5",):
+        fig, eff, problem = _ur5_problem(**kw)
+    elif case == "arm":
+        fig, eff, problem = _humanoid_problem("arm", **kw)
+    else:
+        fig, eff, problem = _panda_problem(**kw)
+    T = _random_targets(fig, eff, problem, 40, seed=11, orientation=orientation)
+    if case == "panda-far":  # out of reach: the reachability test decides
+        T[:, :3, 3] *= 3.0
+    retried = 0
+    for t in T:
+        fast = problem.solve(t)
+        slow = problem.solve(t, start=problem.pose)
+        assert fast.reason == slow.reason and fast.reachable == slow.reachable
+        assert fast.iterations == slow.iterations
+        np.testing.assert_allclose(fast.pose, slow.pose, atol=1e-9)
+        # (the same equations; sums in another order where the Python path batches its retries: last digits)
+        np.testing.assert_allclose(fast.errors, slow.errors, rtol=1e-6, atol=1e-11)
+        assert fast.position_error == pytest.approx(slow.position_error, rel=1e-6, abs=1e-11)
+        assert fast.orientation_error == pytest.approx(slow.orientation_error, rel=1e-6, abs=1e-11)
+        if fast.converged:  # an independent check of the answer: the figure's own FK, inside the limits
+            W = fig.world(fast.pose)[eff]
+            p = W[:3, 3] if t.shape == (3,) else None
+            assert np.linalg.norm((t if p is not None else t[:3, 3]) - W[:3, 3]) <= 1e-5
+            if p is None:
+                assert np.linalg.norm(rotation_error(t[:3, :3], W[:3, :3])) <= 1e-4
+            lim = fig.dof_limits()
+            assert np.all(fast.pose >= lim[:, 0] - 1e-12) and np.all(fast.pose <= lim[:, 1] + 1e-12)
+        retried += fast.iterations > problem.solver.max_iter
+    if case in ("panda", "ur5", "arm"):
+        assert retried > 0, "some targets need the retries: the test covers them"
+    if case == "panda-far":
+        far = [problem.solve(t) for t in T]
+        assert sum(r.reachable is False for r in far) >= 30  # shown out of reach, by distance or optimality
+
+
+def test_packed_solve_checks_the_target_like_the_checked_path():
+    from animkit.errors import IKError
+
+    fig, eff, problem = _panda_problem(orientation=True)
+    good = _random_targets(fig, eff, problem, 1, seed=2)[0]
+    bad = [good * np.array([1.0, 1.0, 1.0, 1.0])[:, None] + np.diag([0.01, 0, 0, 0]),  # not orthonormal
+           np.where(np.eye(4, dtype=bool), np.nan, good), good[:3, 3].copy(),
+           np.diag([1.0, 1.0, -1.0, 1.0])]  # a reflection
+    for t in bad:
+        with pytest.raises(IKError) as fast:
+            problem.solve(t)
+        with pytest.raises(IKError) as slow:
+            problem.solve(t, start=problem.pose)
+        assert str(fast.value) == str(slow.value)
+    # a non-contiguous or integer target is the same target
+    r = problem.solve(np.asfortranarray(good))
+    assert r.converged == problem.solve(good).converged
+    np.testing.assert_array_equal(r.pose, problem.solve(good).pose)
+
+
+@pytest.mark.parametrize("case", ["panda", "ur5"])
+def test_numpy_fallback_solves_what_the_packed_loop_solves(monkeypatch, case):
+    """The same reused problem with the compiled loops turned off (ANIMKIT_JIT=0's path: NumPy's one-problem loop,
+    the same strategies orchestrated in Python): first runs follow the same equations, so the converged targets
+    agree (±1 where a long run's floating-point order tips a stall) and each answer meets its target on the
+    figure's own FK."""
+    fig, eff, problem = _panda_problem(orientation=True) if case == "panda" else _ur5_problem(orientation=True)
+    T = _random_targets(fig, eff, problem, 30, seed=5)
+    fast = [problem.solve(t) for t in T]
+    monkeypatch.setattr(jit, "ENABLED", False)
+    slow = [problem.solve(t) for t in T]
+    cf = np.array([r.converged for r in fast])
+    cs = np.array([r.converged for r in slow])
+    assert abs(int(cf.sum()) - int(cs.sum())) <= 1 and cf.mean() >= 0.9
+    for r, s, t in zip(fast, slow, T, strict=True):
+        if r.iterations <= problem.solver.max_iter and r.converged:  # first runs: the same path, the same answer
+            np.testing.assert_allclose(r.pose, s.pose, atol=1e-6)
+            assert r.iterations == s.iterations
+        for x in (r, s):
+            if x.converged:
+                W = fig.world(x.pose)[eff]
+                assert np.linalg.norm(W[:3, 3] - t[:3, 3]) <= 1e-5
+                assert np.linalg.norm(rotation_error(t[:3, :3], W[:3, :3])) <= 1e-4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import io
 import re
 import shutil
@@ -14,8 +15,8 @@ import pytest
 from PIL import Image
 
 import animkit
-from animkit import examples
-from animkit.notebook import Animation, register, show, still
+from animkit import display, examples
+from animkit.notebook import Animation, show, still
 from animkit.render.scene import LEFT_HUE, RIGHT_HUE
 
 from .conftest import ROOT
@@ -52,25 +53,106 @@ def test_still_is_one_pose_as_png_with_the_sides_in_their_hues() -> None:
         still(scene, np.zeros((2, scene.figure.dof_count)))
 
 
-def test_ipython_formatters_show_animkit_values() -> None:
+def _data_uri(page: str, tag: str) -> tuple[str, bytes]:
+    """The mime type and decoded bytes of the first ``<tag ... src="data:MIME;base64,...">`` in ``page``."""
+    m = re.search(rf'<{tag}\b[^>]*src="data:([a-z/0-9]+);base64,([A-Za-z0-9+/=]+)"', page)
+    assert m, f"no <{tag}> with base64 data in {page[:200]!r}"
+    return m.group(1), base64.b64decode(m.group(2), validate=True)
+
+
+def _mp4_frames(data: bytes) -> int:
+    """Frames of an MP4, counted by ffmpeg's decoder (imageio-ffmpeg): the container must be a real MP4."""
+    assert data[4:8] == b"ftyp"  # ISO base media file: the first box is 'ftyp'
+    return int(iio.imread(data, extension=".mp4").shape[0])
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    with Image.open(io.BytesIO(data)) as im:
+        im.load()
+        return im.size
+
+
+def test_clips_and_scenes_draw_themselves_with_their_own_repr_methods() -> None:
+    assert not [k for k in display.registered() if not k[1].startswith("animkit.")]
+    scene = examples.load("wave")
+    clip = scene.clip()
+    frames = int(round(clip.duration * clip.fps)) + 1  # every frame of the clip at its own rate
+    mime, data = _data_uri(clip._repr_html_(), "video")
+    assert mime == "video/mp4" and _mp4_frames(data) == frames
+    assert clip._repr_png_() is None  # a moving clip has no single picture
+    page = scene._repr_html_()
+    assert _mp4_frames(_data_uri(page, "video")[1]) == frames and f'max="{frames - 1}"' in page
+    assert scene._repr_png_() is None
+    # no clips, or a clip of one frame: one pose, a PNG (the size show() and still() use)
+    arm = examples.load("three_axis_arm")
+    assert arm._repr_html_() is None and _png_size(arm._repr_png_()) == (480, 360)
+    one = animkit.Clip.from_poses(arm.figure, [0.0], arm.figure.rest_pose()[None], name="one")
+    assert one._repr_html_() is None and _png_size(one._repr_png_()) == (480, 360)
+    assert still(arm)._repr_png_() == arm._repr_png_()  # the rest pose, drawn as still() draws it
+    # the one-line reprs stay
+    for value in (scene, clip, arm, one):
+        assert "\n" not in repr(value) and "<" not in repr(value)
+
+
+def test_a_reach_and_a_comparison_play_inline() -> None:
+    scene = examples.load("humanoid")
+    fig = scene.figure
+    reach = animkit.bake_reach(fig, "hand_r", [-0.3, 1.25, 0.45], chain="arm", duration=0.5, hold=0.2, fps=10,
+                               quiet=True)
+    assert _mp4_frames(_data_uri(reach._repr_html_(), "video")[1]) == len(reach.poses)
+    comparison = animkit.compare(scene, chains=["arm", "torso"], duration=0.4, hold=0.1, fps=10, quiet=True)
+    data = _data_uri(comparison._repr_html_(), "video")[1]
+    assert _mp4_frames(data) == max(len(p.poses) for p in comparison.panels)
+    assert 2 * 300 <= iio.imread(data, extension=".mp4", index=0).shape[1] < 3 * 300  # two 300 px panels, side by side
+
+
+def test_ik_results_show_their_numbers() -> None:
+    scene = examples.load("humanoid")
+    fig = scene.figure
+    r = animkit.solve(fig, fig.rest_pose(), "hand_r", [-0.3, 1.25, 0.45], chain="arm")
+    page = r._repr_html_()
+    assert f"<td>{r.position_error:.4g}</td>" in page and f"<td>{r.iterations}</td>" in page
+    points = re.search(r"points='([^']*)'", page).group(1).split()
+    assert len(points) == len(r.errors)  # one point of the curve per recorded error
+    batch = animkit.ik.solve_batch(fig, fig.rest_pose(), "hand_r", [[-0.3, 1.25, 0.45], [5.0, 5.0, 5.0]],
+                                   chain="arm", quiet=True)
+    page = batch._repr_html_()
+    assert f"<td>{int(batch.converged.sum())} of 2</td>" in page
+    assert f"{np.max(batch.position_error):.4g}</td>" in page
+    assert all(f"{reason}: {batch.reason.count(reason)}" in page for reason in batch.reason)
+
+
+def test_a_drawing_that_fails_is_a_short_note_not_an_exception(monkeypatch, capsys) -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
-    shell = InteractiveShell.instance()
-    register(shell)
-    fmt = shell.display_formatter
+    def broken(value):
+        raise animkit.RenderError("no GPU in this test\nsecond line")
 
-    arm = examples.load("three_axis_arm")  # no clips: a still
-    data, _ = fmt.format(arm)
+    monkeypatch.setitem(display._DRAWERS, ("text/html", "animkit.scene.Scene"), broken)
+    monkeypatch.setitem(display._DRAWERS, ("image/png", "animkit.scene.Scene"), broken)
+    scene = examples.load("three_axis_arm")
+    page = scene._repr_html_()
+    assert "not drawn: RenderError: no GPU in this test" in page and "second line" not in page
+    assert html.escape(repr(scene)) in page and scene._repr_png_() is None
+    # IPython shows the note and the one-line text, and prints no traceback
+    data, _ = InteractiveShell.instance().display_formatter.format(scene)
+    assert "not drawn" in data["text/html"] and "image/png" not in data and "\n" not in data["text/plain"]
+    assert "Traceback" not in capsys.readouterr().err
+    monkeypatch.setitem(display._DRAWERS, ("image/png", "animkit.scene.Scene"), lambda v: None)
+    assert scene._repr_png_() is None  # a drawer may have nothing to draw
+
+
+def test_ipython_shows_animkit_values_without_any_registration() -> None:
+    # the values' own methods are what IPython calls: no type printers for animkit anywhere
+    from IPython.core.interactiveshell import InteractiveShell
+
+    fmt = InteractiveShell.instance().display_formatter
+    printers = [t for f in fmt.formatters.values() for t in [*f.type_printers, *f.deferred_printers]]
+    assert not [t for t in printers if "animkit" in str(t)]
+    data, _ = fmt.format(examples.load("three_axis_arm"))
     assert "image/png" in data and "text/html" not in data
     assert data["text/plain"].startswith("Scene('three_axis_arm', 3 joints")
-    scene = examples.load("humanoid")
-    wave = examples.load("wave").clip()
-    data, _ = fmt.format(wave)
-    assert "<video" in data["text/html"] and data["text/plain"].startswith("Clip('wave'")
-    r = animkit.solve(scene.figure, scene.figure.rest_pose(), "hand_r", [-0.3, 1.25, 0.45], chain="arm")
-    data, _ = fmt.format(r)
-    assert "position error" in data["text/html"] and "<svg" in data["text/html"]
-    assert len(data["text/plain"].splitlines()) == 1
 
 
 def test_one_line_reprs() -> None:
@@ -109,6 +191,14 @@ def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     pytest.importorskip("ipykernel")
     nb = nbformat.read(ROOT / "docs" / "tutorial.ipynb", 4)
     shutil.copy(ROOT / "docs" / "tutorial.ipynb", tmp_path)
+    # and, in the same kernel: nothing registered animkit with IPython's formatters, yet a plain display() of a
+    # clip and a scene without clips carries HTML (a video) and a PNG: the values' own _repr_html_/_repr_png_
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "from IPython.display import display\n"
+        "fmts = get_ipython().display_formatter.formatters\n"
+        "print('animkit printers:', [t for f in fmts.values() for t in [*f.type_printers, *f.deferred_printers]\n"
+        "                            if 'animkit' in str(t)])\n"
+        "display(animkit.examples.load('wave').clip(), animkit.examples.load('three_axis_arm'))"))
     t0 = time.perf_counter()
     # run from an empty folder: examples come from the package; the kernel imports this checkout's animkit
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
@@ -125,4 +215,10 @@ def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     assert "position error" in html_of["r"]
     png = [o["data"]["image/png"] for o in rich["animkit.still"] if "image/png" in o.get("data", {})]
     assert Image.open(io.BytesIO(base64.b64decode(png[0]))).size == (480, 360)
+    last = nb.cells[-1].outputs
+    assert [o.text for o in last if o.output_type == "stream"] == ["animkit printers: []\n"]
+    shown = [o.data for o in last if o.output_type == "display_data"]
+    assert len(shown) == 2 and shown[0]["text/plain"].startswith("Clip('wave'")
+    assert _mp4_frames(_data_uri(shown[0]["text/html"], "video")[1]) == 91  # 3 s at 30 fps
+    assert "text/html" not in shown[1] and _png_size(base64.b64decode(shown[1]["image/png"])) == (480, 360)
     print(f"notebook ran in {time.perf_counter() - t0:.1f} s")

@@ -78,3 +78,54 @@ def test_a_render_reports_through_a_callback_and_draws_no_bar(tmp_path, capsys) 
                          on_progress=lambda done, total: seen.append((done, total)))
     assert seen == [(k + 1, report.frames) for k in range(report.frames)]
     assert capsys.readouterr().err == ""
+
+
+def test_in_a_notebook_the_bar_is_tqdms_widget(monkeypatch) -> None:
+    pytest.importorskip("ipywidgets", reason="tqdm's notebook bar needs ipywidgets (pip install 'animkit[notebook]')")
+    import tqdm
+    import tqdm.notebook
+
+    import animkit.progress as prog
+
+    monkeypatch.setattr(prog, "in_notebook", lambda: True)
+    bar = progress(3, "render", delay=0.0)
+    try:
+        assert isinstance(bar, tqdm.notebook.tqdm)  # a widget, not a text line
+    finally:
+        bar.close()
+    monkeypatch.setattr(prog, "_has_widgets", lambda: False)  # no ipywidgets: tqdm's text bar on stderr
+    bar = progress(3, "render", delay=0.0)
+    try:
+        assert type(bar) is tqdm.tqdm
+    finally:
+        bar.close()
+
+
+def test_a_real_kernel_draws_the_widget_bar(tmp_path) -> None:
+    pytest.importorskip("ipywidgets", reason="tqdm's notebook bar needs ipywidgets (pip install 'animkit[notebook]')")
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    from .test_notebook import _kernel_env
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import time\nfrom animkit.progress import in_notebook, progress\nprint(in_notebook())\n"
+        "for _ in progress(range(4), 'bake', delay=0.0, interval=0.0):\n    time.sleep(0.01)"))
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute(env=_kernel_env())
+    outs = nb.cells[0].outputs
+    assert [o.text for o in outs if o.output_type == "stream" and o.name == "stdout"] == ["True\n"]
+    widgets = [o for o in outs if o.output_type == "display_data"
+               and "application/vnd.jupyter.widget-view+json" in o.data]
+    assert widgets, f"no widget among {[o.output_type for o in outs]}"  # tqdm.notebook's HBox, not text
+    # the widgets' last state (nbclient keeps it): the HBox shown holds a progress bar that reached 4 of 4
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    box = state[widgets[0].data["application/vnd.jupyter.widget-view+json"]["model_id"]]
+    assert box["model_name"] == "HBoxModel"
+    children = [state[c.removeprefix("IPY_MODEL_")] for c in box["state"]["children"]]
+    bars = [c["state"] for c in children if c["model_name"] == "FloatProgressModel"]
+    assert len(bars) == 1 and bars[0]["value"] == bars[0]["max"] == 4
+    texts = " ".join(c["state"]["value"] for c in children if c["model_name"] == "HTMLModel")
+    assert "bake:" in texts and "4/4" in texts
+    assert not [o for o in outs if o.output_type == "stream" and o.name == "stderr" and "bake" in o.text]

@@ -6,18 +6,28 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
+from ..transforms import matrix_from_rotation_vector
 from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
-from .lm import keep_better, lm_single, retry_through_relaxed_limits, run_lm
+from .lm import keep_better, lm_single, packed_params, packed_pays, retry_through_relaxed_limits, run_lm
+from .lm_jit import (
+    ORIENTATION_FIRST_WEIGHT,
+    ORIENTATION_STAGES,
+    OUT_HISTORY,
+    lm_packed,
+    out_size,
+    packed_entry,
+)
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
 from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
@@ -83,6 +93,22 @@ def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | Non
     if not math.isfinite(x + y + z):
         return None
     return np.array([[x, y, z]]), None
+
+
+_PACKED_REASONS: tuple[Reason, ...] = ("converged", "stalled", "max_iterations", "unreachable")  # lm_packed's codes
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """What :meth:`IKProblem.solve`'s compiled path keeps per chain: the parameter array (None: the path does not
+    apply), the start's chain values, the chain's DOF indices, the output array's length."""
+
+    model: ChainModel
+    params: Array | None
+    q0: Array
+    dofs: NDArray[np.intp]
+    n: int
+    size: int
 
 
 class IKProblem:
@@ -199,6 +225,9 @@ class IKProblem:
             clamp=getattr(sv, "clamp", None), max_step=getattr(sv, "max_step", None),
             rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
             elbow_link=elbow, row_weights=self._row_w)
+        self._fast: _Packed | None = None
+        self._spent = 0  # iterations asked of single solves so far (when compiling the loop pays: lm.packed_pays)
+        self._entry: Callable[..., None] | None = None  # lm_jit.packed_entry() once the compiled loop has run
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -293,6 +322,11 @@ class IKProblem:
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
         included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
+        if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
+                type(target) is np.ndarray:
+            done = self._solve_packed(target, t0)
+            if done is not None:
+                return done
         P, R = self._targets(target)
         q0 = self._starts(start, None)
         if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
@@ -320,6 +354,51 @@ class IKProblem:
         why: Reason = reasons[0]  # type: ignore[assignment]
         return IKResult(full, why == "converged", reach[0], int(out.iterations[0]), float(out.position_error[0]),
                         float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
+                        time.perf_counter() - t0)
+
+    def _packed(self) -> _Packed:
+        """The packed compiled path's constants for the current chain and options (built at the first solve)."""
+        f = self._fast
+        if f is None or f.model is not self.model:
+            model = self.model
+            prm = packed_params(model, self._opts, self.orientation, self._relax) if self._method == "lm" else None
+            f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs, model.n,
+                                     out_size(model.n, self._opts.max_iter))
+        return f
+
+    def _solve_packed(self, target: Array, t0: float) -> IKResult | None:
+        """:meth:`solve` from the problem's pose without restarts by the packed compiled loop, in one call (the first
+        run, lm's retries and the reachability test all compiled: :func:`~animkit.ik.lm_jit.lm_packed`); None where
+        that path does not apply (no compiled loop, another solver, a target not of this problem's kind: the
+        checked path then says why)."""
+        f = self._fast
+        if f is None or f.model is not self.model:
+            f = self._packed()
+        if f.params is None:
+            return None
+        run = self._entry
+        if run is None or not jit.ENABLED:
+            self._spent += self._opts.max_iter
+            if not packed_pays(self._opts, self._spent):
+                return None
+            run = lm_packed  # the checked call: it loads (or compiles) the loop the first time
+        flat = target.reshape(-1)
+        if not flat.flags.c_contiguous or flat.dtype != np.float64:
+            flat = np.ascontiguousarray(flat, dtype=np.float64)
+        n = f.n
+        out = np.empty(f.size)
+        run(f.params, flat, f.q0, out)
+        if self._entry is None:
+            self._entry = packed_entry()
+        pos, ori, iters, code, valid = out[n:n + OUT_HISTORY].tolist()
+        if valid == 0.0:
+            return None
+        it = int(iters)
+        why = _PACKED_REASONS[int(code)]
+        full = self.pose.copy()
+        full[f.dofs] = out[:n]
+        return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
+                        else None, it, pos, ori, out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1], why, self._method, 0,
                         time.perf_counter() - t0)
 
     def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False
@@ -459,9 +538,11 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
             break
         out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
     if position_first and R is not None:
-        fail = _open(model, out, P, opts.tol)
-        if fail.size:
-            out = _position_first(model, q0, P, R, opts, out, fail)
+        for strategy in (_position_first, _orientation_first, _orientation_continuation):
+            fail = _open(model, out, P, opts.tol)
+            if fail.size == 0:
+                break
+            out = strategy(model, q0, P, R, opts, out, fail)
     return out
 
 
@@ -491,6 +572,46 @@ def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Opti
     c = run_lm(model, u.q, Pf, Rf, opts)
     c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
     return keep_better(out, fail, c, u.iterations)
+
+
+# the position rows' weight (relative) in the orientation-first stage; K, the orientation continuation's stages
+# (one home: lm_jit, whose compiled strategy uses them too)
+
+
+def _orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                       fail: NDArray[np.intp]) -> LoopOutput:
+    """The mirror of :func:`_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
+    ``ORIENTATION_FIRST_WEIGHT`` (converged on the orientation alone), then the full task (with the relaxed-limits
+    retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
+    target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
+    position task alone leaves the stretched elbow between two branches). See docs/derivations.md."""
+    w = opts.row_weights
+    pos_rows = (np.arange(len(w)) % 6) < 3
+    oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
+    Pf, Rf = P[fail], R[fail]
+    u = run_lm(model, q0[fail], Pf, Rf, oo)
+    c = run_lm(model, u.q, Pf, Rf, opts)
+    c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, u.iterations)
+
+
+def _orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                              fail: NDArray[np.intp]) -> LoopOutput:
+    """A continuation in the target's orientation: R_k = exp((k/K) ω) R_s, ω = log(R_t R_sᵀ)^∨ (R_s: the start's
+    effector frame; the geodesic from it to the target's), the position held at the target, k = 1 … K
+    (``ORIENTATION_STAGES``), each stage solved from the answer of the one before, the last (the target itself) with
+    the relaxed-limits retries; kept where it converged or ends closer."""
+    Pf, Rf = P[fail], R[fail]
+    q = q0[fail]
+    Rs = model.frames(np.clip(q, model.lower, model.upper)).R
+    omega = rotation_error(Rf, Rs)
+    before = np.zeros(len(fail), dtype=np.intp)
+    for k in range(1, ORIENTATION_STAGES):
+        u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
+        q, before = u.q, before + u.iterations
+    c = run_lm(model, q, Pf, Rf, opts)
+    c = _relax(model, q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, before)
 
 
 STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖ (docs/derivations.md)

@@ -408,6 +408,14 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                     qs[j, lane] = qs1[j]
                 chain_forward(qs1, Hs, Ce, T1, Te1, loc1)
                 pos0[lane], ori0[lane], e0[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
+                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                    for j in range(n):
+                        q_out[b, j] = qs1[j]
+                    pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
+                    for r in range(history.shape[0]):
+                        history[r, b] = e0[lane]
+                    job[lane] = -1
+                    continue
                 for j in range(n):
                     if limited[j]:
                         s = min(max((qs1[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)

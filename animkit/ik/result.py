@@ -8,6 +8,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ..display import html_for
+
 __all__ = ["IKResult", "IKBatchResult", "Reason"]
 
 Reason = Literal["converged", "max_iterations", "stalled", "unreachable"]
@@ -45,6 +47,10 @@ class IKResult:
                 f"{self.orientation_error:.3g}, {self.iterations} iterations, {self.solver}, "
                 f"{self.time_s * 1e3:.3g} ms, {len(self.pose)} DOFs)")
 
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the numbers as a table and the error against iteration as a curve."""
+        return html_for(self)
+
 
 @dataclass(frozen=True)
 class IKBatchResult:
@@ -71,6 +77,10 @@ class IKBatchResult:
     def __repr__(self) -> str:
         return (f"IKBatchResult({len(self)} problems, {int(self.converged.sum())} converged, {self.solver}, "
                 f"{self.time_s * 1e3:.3g} ms)")
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: how many converged, why the others stopped, and the spread of errors and iterations."""
+        return html_for(self)
 
     def result(self, i: int) -> IKResult:
         """Problem ``i`` as an :class:`IKResult` (time is the batch's time divided evenly)."""

@@ -35,6 +35,7 @@ from typing import Final, Literal, Protocol, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..display import html_for, png_for
 from ..errors import AnimkitError, ClipError, unknown_name
 from ..limits import MAX_FPS, frame_count
 from ..transforms import (
@@ -152,6 +153,15 @@ class Clip:
         frames = int(round(d * self.fps)) + 1
         return (f"Clip({self.name!r}, {len(self.layout.dof_names)} DOFs, {frames} frames, {d:.3g} s at "
                 f"{self.fps:g} fps, loop={self.loop})")
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the clip playing on its figure (a video with controls); None for one frame or a layout that
+        is not a Figure."""
+        return html_for(self)
+
+    def _repr_png_(self) -> bytes | None:
+        """In Jupyter: a clip of one frame as a PNG of that pose; None otherwise."""
+        return png_for(self)
 
     # --- construction ------------------------------------------------------------------------------
 
