@@ -245,7 +245,8 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
     not positive definite (that lane's x is then meaningless).
 
     lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
-    four lanes at a time and four rows i at a time (they share the loads of row j; their sums run in registers)."""
+    the column below the diagonal all eight lanes and four rows i at a time (they share the loads of row j; their
+    32 sums run in registers, eight vectors, enough to hide the subtractions' latency)."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
@@ -264,50 +265,81 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
             good = s > 0.0
             bad[lane] = bad[lane] if good else 1.0
             A[j, j, lane] = math.sqrt(s) if good else 1.0
-        for g in range(0, LANES, 4):
-            d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
-            i = j + 1
-            while i + 3 < n:  # four rows at a time
-                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                y0, y1, y2, y3 = A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3]
-                z0, z1, z2, z3 = A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3]
-                u0, u1, u2, u3 = A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3]
-                for t in range(j):
-                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                    x0 -= A[i, t, g] * b0
-                    x1 -= A[i, t, g + 1] * b1
-                    x2 -= A[i, t, g + 2] * b2
-                    x3 -= A[i, t, g + 3] * b3
-                    y0 -= A[i + 1, t, g] * b0
-                    y1 -= A[i + 1, t, g + 1] * b1
-                    y2 -= A[i + 1, t, g + 2] * b2
-                    y3 -= A[i + 1, t, g + 3] * b3
-                    z0 -= A[i + 2, t, g] * b0
-                    z1 -= A[i + 2, t, g + 1] * b1
-                    z2 -= A[i + 2, t, g + 2] * b2
-                    z3 -= A[i + 2, t, g + 3] * b3
-                    u0 -= A[i + 3, t, g] * b0
-                    u1 -= A[i + 3, t, g + 1] * b1
-                    u2 -= A[i + 3, t, g + 2] * b2
-                    u3 -= A[i + 3, t, g + 3] * b3
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3] = \
-                    y0 / d0, y1 / d1, y2 / d2, y3 / d3
-                A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3] = \
-                    z0 / d0, z1 / d1, z2 / d2, z3 / d3
-                A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3] = \
-                    u0 / d0, u1 / d1, u2 / d2, u3 / d3
-                i += 4
-            while i < n:  # the last rows one at a time
-                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                for t in range(j):
-                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                    x0 -= A[i, t, g] * b0
-                    x1 -= A[i, t, g + 1] * b1
-                    x2 -= A[i, t, g + 2] * b2
-                    x3 -= A[i, t, g + 3] * b3
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                i += 1
+        # all eight lanes (two vectors) and four rows i at a time: eight independent sums in registers, which
+        # hides the subtraction's latency (the same operations in the same order per lane: the same bits)
+        d0, d1, d2, d3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
+        d4, d5, d6, d7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
+        i = j + 1
+        while i + 3 < n:  # four rows at a time
+            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
+            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
+            y0, y1, y2, y3 = A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3]
+            y4, y5, y6, y7 = A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7]
+            z0, z1, z2, z3 = A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3]
+            z4, z5, z6, z7 = A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7]
+            u0, u1, u2, u3 = A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3]
+            u4, u5, u6, u7 = A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7]
+            for t in range(j):
+                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
+                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
+                x0 -= A[i, t, 0] * b0
+                x1 -= A[i, t, 1] * b1
+                x2 -= A[i, t, 2] * b2
+                x3 -= A[i, t, 3] * b3
+                x4 -= A[i, t, 4] * b4
+                x5 -= A[i, t, 5] * b5
+                x6 -= A[i, t, 6] * b6
+                x7 -= A[i, t, 7] * b7
+                y0 -= A[i + 1, t, 0] * b0
+                y1 -= A[i + 1, t, 1] * b1
+                y2 -= A[i + 1, t, 2] * b2
+                y3 -= A[i + 1, t, 3] * b3
+                y4 -= A[i + 1, t, 4] * b4
+                y5 -= A[i + 1, t, 5] * b5
+                y6 -= A[i + 1, t, 6] * b6
+                y7 -= A[i + 1, t, 7] * b7
+                z0 -= A[i + 2, t, 0] * b0
+                z1 -= A[i + 2, t, 1] * b1
+                z2 -= A[i + 2, t, 2] * b2
+                z3 -= A[i + 2, t, 3] * b3
+                z4 -= A[i + 2, t, 4] * b4
+                z5 -= A[i + 2, t, 5] * b5
+                z6 -= A[i + 2, t, 6] * b6
+                z7 -= A[i + 2, t, 7] * b7
+                u0 -= A[i + 3, t, 0] * b0
+                u1 -= A[i + 3, t, 1] * b1
+                u2 -= A[i + 3, t, 2] * b2
+                u3 -= A[i + 3, t, 3] * b3
+                u4 -= A[i + 3, t, 4] * b4
+                u5 -= A[i + 3, t, 5] * b5
+                u6 -= A[i + 3, t, 6] * b6
+                u7 -= A[i + 3, t, 7] * b7
+            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
+            A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
+            A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7] = y4 / d4, y5 / d5, y6 / d6, y7 / d7
+            A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3] = z0 / d0, z1 / d1, z2 / d2, z3 / d3
+            A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7] = z4 / d4, z5 / d5, z6 / d6, z7 / d7
+            A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3] = u0 / d0, u1 / d1, u2 / d2, u3 / d3
+            A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7] = u4 / d4, u5 / d5, u6 / d6, u7 / d7
+            i += 4
+        while i < n:  # the last rows one at a time
+            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
+            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
+            for t in range(j):
+                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
+                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
+                x0 -= A[i, t, 0] * b0
+                x1 -= A[i, t, 1] * b1
+                x2 -= A[i, t, 2] * b2
+                x3 -= A[i, t, 3] * b3
+                x4 -= A[i, t, 4] * b4
+                x5 -= A[i, t, 5] * b5
+                x6 -= A[i, t, 6] * b6
+                x7 -= A[i, t, 7] * b7
+            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
+            i += 1
     for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
         for g in range(0, LANES, 4):
             s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
