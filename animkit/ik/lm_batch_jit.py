@@ -246,20 +246,27 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
 
     lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
     the column below the diagonal all eight lanes and four rows i at a time (they share the loads of row j; their
-    32 sums run in registers, eight vectors, enough to hide the subtractions' latency)."""
+    32 sums run in registers, eight vectors, enough to hide the subtractions' latency); the diagonal and the two
+    triangular solves all eight lanes at a time."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
     for j in range(n):
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
-            for t in range(j):
-                a0, a1, a2, a3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                s0 -= a0 * a0
-                s1 -= a1 * a1
-                s2 -= a2 * a2
-                s3 -= a3 * a3
-            A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3] = s0, s1, s2, s3
+        s0, s1, s2, s3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
+        s4, s5, s6, s7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
+        for t in range(j):
+            s0 -= A[j, t, 0] * A[j, t, 0]
+            s1 -= A[j, t, 1] * A[j, t, 1]
+            s2 -= A[j, t, 2] * A[j, t, 2]
+            s3 -= A[j, t, 3] * A[j, t, 3]
+            s4 -= A[j, t, 4] * A[j, t, 4]
+            s5 -= A[j, t, 5] * A[j, t, 5]
+            s6 -= A[j, t, 6] * A[j, t, 6]
+            s7 -= A[j, t, 7] * A[j, t, 7]
+        A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3] = \
+            s0, s1, s2, s3
+        A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7] = \
+            s4, s5, s6, s7
         for lane in range(LANES):
             s = A[j, j, lane]
             good = s > 0.0
@@ -340,26 +347,38 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
             A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
             A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
             i += 1
-    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
-            for t in range(i):
-                s0 -= A[i, t, g] * x[t, g]
-                s1 -= A[i, t, g + 1] * x[t, g + 1]
-                s2 -= A[i, t, g + 2] * x[t, g + 2]
-                s3 -= A[i, t, g + 3] * x[t, g + 3]
-            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
-                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous), all eight lanes
+        s0, s1, s2, s3 = b[i, 0], b[i, 1], b[i, 2], b[i, 3]
+        s4, s5, s6, s7 = b[i, 4], b[i, 5], b[i, 6], b[i, 7]
+        for t in range(i):
+            s0 -= A[i, t, 0] * x[t, 0]
+            s1 -= A[i, t, 1] * x[t, 1]
+            s2 -= A[i, t, 2] * x[t, 2]
+            s3 -= A[i, t, 3] * x[t, 3]
+            s4 -= A[i, t, 4] * x[t, 4]
+            s5 -= A[i, t, 5] * x[t, 5]
+            s6 -= A[i, t, 6] * x[t, 6]
+            s7 -= A[i, t, 7] * x[t, 7]
+        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
+            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
+        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
+            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
     for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
-            for t in range(i + 1, n):
-                s0 -= A[t, i, g] * x[t, g]
-                s1 -= A[t, i, g + 1] * x[t, g + 1]
-                s2 -= A[t, i, g + 2] * x[t, g + 2]
-                s3 -= A[t, i, g + 3] * x[t, g + 3]
-            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
-                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+        s0, s1, s2, s3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+        s4, s5, s6, s7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
+        for t in range(i + 1, n):
+            s0 -= A[t, i, 0] * x[t, 0]
+            s1 -= A[t, i, 1] * x[t, 1]
+            s2 -= A[t, i, 2] * x[t, 2]
+            s3 -= A[t, i, 3] * x[t, 3]
+            s4 -= A[t, i, 4] * x[t, 4]
+            s5 -= A[t, i, 5] * x[t, 5]
+            s6 -= A[t, i, 6] * x[t, 6]
+            s7 -= A[t, i, 7] * x[t, 7]
+        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
+            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
+        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
+            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
 
 
 _solve_spd = kernel(_solve_spd, error_model="numpy", slp=True) or _solve_spd
