@@ -26,7 +26,7 @@ def warm() -> None:
     from PIL import GifImagePlugin, Image, PngImagePlugin  # noqa: F401
 
     if enabled():
-        bvh.frames_compiled("0 0\n0 0", 2, 2)  # numba's cache load (the scanner's result is not needed)
+        bvh.load_scanner()  # numba's cache load (frames_compiled alone runs it only where a read pays)
 
 
 warm()

@@ -10,10 +10,11 @@ Order: ``node_names`` is the traversal's (depth-first, pre-order; siblings in th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,6 +27,8 @@ from .joints import Dof, Joint, fixed
 from .transforms import homogeneous, identity
 
 __all__ = ["Figure", "Rig"]
+
+_BUILDING = threading.RLock()  # held while a deferred figure builds its objects (Figure._built)
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,49 @@ class Figure:
         self._order: list[Arc] | None = None
         self._rig = Rig()
         self._rig_maker: Callable[[Figure], Rig] | None = None
+
+    # --- deferred building: a loader's figure known by its FK arrays until its nodes are asked for ------------
+
+    #: what a deferred figure builds on first use (its build function fills exactly these)
+    _BUILT = ("root", "root_arc", "_nodes", "_joint_names", "_dof_names", "_order")
+
+    @classmethod
+    def deferred(cls, name: str, compiled: CompiledFigure, build: Callable[[], Figure]) -> Figure:
+        """A figure given by its compiled arrays, its nodes, arcs, joints and DOFs made by ``build()`` on first use.
+
+        ``compiled`` must equal what ``build().compiled`` would be: ``world_positions``, ``world_batch``,
+        ``node_names``, ``dof_names`` and ``dof_count`` then need no objects (a BVH reader that is asked only for
+        world positions never builds ~30 joints' Dof, Joint, Node and Arc objects). Anything else builds them once.
+        """
+        fig = cls.__new__(cls)
+        fig.name = name
+        fig._compiled = compiled
+        fig._rig = Rig()
+        fig._rig_maker = None
+        fig.__dict__["_build"] = build
+        return fig
+
+    def _built(self) -> Figure:
+        """Build a deferred figure's objects now (nothing for a figure built with ``add``); returns self."""
+        if "_build" in self.__dict__:
+            with _BUILDING:  # two threads touching one deferred figure build it once
+                build = self.__dict__.get("_build")
+                if build is not None:
+                    made = build()
+                    for attr in self._BUILT:
+                        self.__dict__[attr] = made.__dict__[attr]
+                    del self.__dict__["_build"]
+        return self
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute name on a Figure
+        def __getattr__(self, attr: str) -> Any:
+            """Only for attributes not found: a deferred figure's objects, built on first use."""
+            if attr in Figure._BUILT and "_build" in self.__dict__:
+                return getattr(self._built(), attr)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self._built().__dict__)  # a deferred figure pickles (and copies) as a built one
 
     # --- the rig: named chains and effectors -----------------------------------------------------------
 
@@ -221,6 +267,8 @@ class Figure:
 
     @property
     def node_names(self) -> list[str]:
+        if "_build" in self.__dict__:
+            return list(self._compiled.node_names)  # type: ignore[union-attr]
         return [a.child.name for a in self.arcs()]
 
     def node(self, name: str) -> Node:
@@ -252,10 +300,14 @@ class Figure:
 
     @property
     def dof_names(self) -> list[str]:
+        if "_build" in self.__dict__:
+            return list(self._compiled.dof_names)  # type: ignore[union-attr]
         return [d.name for d in self.dofs]
 
     @property
     def dof_count(self) -> int:
+        if "_build" in self.__dict__:
+            return self._compiled.dof_count  # type: ignore[union-attr]
         return len(self.dofs)
 
     def dof_index(self, name: str) -> int:

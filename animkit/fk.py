@@ -16,6 +16,7 @@ columns (R·R_x(θ): c₁' = c·c₁ + s·c₂, c₂' = −s·c₁ + c·c₂).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,11 +68,12 @@ class Level:
 
 @dataclass(frozen=True)
 class CompiledFigure:
-    """Flat arrays for FK: ``parent[i]`` (−1 at the root), L, T, DOF axes and owners, levels.
+    """Flat arrays for FK: ``parent[i]`` (−1 at the root), L, T, DOF axes and owners; levels on first use.
 
-    Public arrays are in ``node_names`` order. Internally the kernel keeps nodes level by level, with
+    Public arrays are in ``node_names`` order. Internally the NumPy forward keeps nodes level by level, with
     nodes of the same DOF signature side by side, so that every step works on a slice: ``order[k]``
-    is the node at internal row k.
+    is the node at internal row k. ``levels``, ``order`` and ``row`` are built on first use (the compiled
+    kernel works in ``node_names`` order and needs none of them).
     """
 
     node_names: tuple[str, ...]
@@ -83,12 +85,10 @@ class CompiledFigure:
     dof_revolute: NDArray[np.bool_]  # (D,)
     dof_scale: NDArray[np.bool_]  # (D,) scale DOFs (neither revolute nor prismatic)
     dof_axis: Array  # (D, 3) in the frame just before the DOF
+    dof_letter: Index  # (D,) 0, 1, 2 for the coordinate axis x, y, z; −1 for any other axis
     lower: Array
     upper: Array
     rest: Array
-    levels: tuple[Level, ...]
-    order: Index  # internal row → node index
-    row: Index  # node index → internal row
 
     @property
     def node_count(self) -> int:
@@ -97,6 +97,36 @@ class CompiledFigure:
     @property
     def dof_count(self) -> int:
         return len(self.dof_names)
+
+    @functools.cached_property
+    def _programme(self) -> tuple[tuple[Level, ...], Index, Index]:
+        return _levels_of(self)
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        """The nodes depth by depth, each depth's DOFs in runs of one signature (what :func:`forward` walks)."""
+        return self._programme[0]
+
+    @property
+    def order(self) -> Index:
+        """Internal row → node index."""
+        return self._programme[1]
+
+    @property
+    def row(self) -> Index:
+        """Node index → internal row."""
+        return self._programme[2]
+
+    @functools.cached_property
+    def kernel_tables(self) -> tuple[NDArray[np.bool_], Index, Index]:
+        """What :func:`_fk_frames` reads besides θ: (rotated (N,): L has a rotation block, first (N + 1,): node i's
+        DOFs are ``first[i]:first[i + 1]``, kind (D,): 0 prismatic, 1 revolute, 2 scale)."""
+        rotated = ~(self.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
+        first = np.searchsorted(self.dof_node, np.arange(self.node_count + 1)).astype(np.intp)
+        kind = np.where(self.dof_scale, 2, self.dof_revolute.astype(np.intp)).astype(np.intp)
+        for arr in (rotated, first, kind):
+            arr.setflags(write=False)
+        return rotated, first, kind
 
 
 def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike, T: ArrayLike,
@@ -108,23 +138,33 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
     Nodes in traversal order: ``parent`` (N,) indices (−1 at the root, parents before children), ``L`` and ``T``
     (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; per DOF (D,): name, revolute or
     prismatic (or, where ``dof_scale``, a scale DOF), axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate
-    axis x/y/z and −1 otherwise, limits and rest value.
+    axis x/y/z and −1 otherwise, limits and rest value. The levels are built on first use.
     """
-    names = list(node_names)
     parent = np.array(parent, dtype=np.intp).reshape(-1)
     L = np.array(L, dtype=float)
     T = np.array(T, dtype=float)
-    N = len(names)
     counts = np.array(dof_counts, dtype=np.intp).reshape(-1)
     D = int(counts.sum())
-    first_dof = np.zeros(N + 1, dtype=np.intp)
-    first_dof[1:] = np.cumsum(counts)
-    dof_node = np.repeat(np.arange(N, dtype=np.intp), counts)
+    dof_node = np.repeat(np.arange(len(parent), dtype=np.intp), counts)
     dof_rev = np.array(dof_revolute, dtype=bool).reshape(D)
     scale_ = np.zeros(D, dtype=bool) if dof_scale is None else np.array(dof_scale, dtype=bool).reshape(D)
-    kind_code = [2 if scale_[g] else int(dof_rev[g]) for g in range(D)]
-    dof_axis = np.array(dof_axis, dtype=float).reshape(D, 3)
-    code = [int(c) for c in np.asarray(dof_letter, dtype=np.intp).reshape(D)]
+    axis = np.array(dof_axis, dtype=float).reshape(D, 3)
+    letter = np.array(dof_letter, dtype=np.intp).reshape(D)
+    lo, hi, rs = (np.array(a, dtype=float).reshape(D) for a in (lower, upper, rest))
+    for arr in (parent, L, T, dof_node, dof_rev, scale_, axis, letter, lo, hi, rs):
+        arr.setflags(write=False)
+    return CompiledFigure(tuple(node_names), tuple(dof_names), parent, L, T, dof_node, dof_rev, scale_, axis,
+                          letter, lo, hi, rs)
+
+
+def _levels_of(c: CompiledFigure) -> tuple[tuple[Level, ...], Index, Index]:
+    """(levels, order, row) of :class:`CompiledFigure`: nodes depth by depth, same DOF signature side by side."""
+    N, D = c.node_count, c.dof_count
+    parent, L = c.parent, c.L
+    first_dof = np.searchsorted(c.dof_node, np.arange(N + 1)).astype(np.intp)
+    kind_code = [2 if sc else int(rv) for sc, rv in zip(c.dof_scale.tolist(), c.dof_revolute.tolist(), strict=True)]
+    code = c.dof_letter.tolist()
+    assert len(code) == D
     par_list = parent.tolist()
     depth_list = [0] * N
     for i in range(1, N):  # Python ints: N scalar NumPy index operations would cost more than the rest
@@ -160,19 +200,16 @@ def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike
                 end += 1
             for slot, (kind, letter) in enumerate(sig):
                 dofs = np.array([first_dof[n] + slot for n in nodes[k:end]], dtype=np.intp)
-                steps.append(DofStep(k, end, dofs, kind == 1, letter, dof_axis[dofs], kind == 2))
+                steps.append(DofStep(k, end, dofs, kind == 1, letter, c.dof_axis[dofs], kind == 2))
             k = end
         RL = L[nodes, :3, :3].copy()
         rotated = not bool((RL == np.eye(3)).all())
         par = np.where(parent[nodes] >= 0, row[np.maximum(parent[nodes], 0)], -1)
         levels.append(Level(start, stop, par, RL, L[nodes, :3, 3].copy(), bool(rotated), tuple(steps)))
         start = stop
-    lo, hi, rs = (np.array(a, dtype=float).reshape(D) for a in (lower, upper, rest))
-    for arr in (parent, L, T, dof_node, dof_rev, scale_, dof_axis, order_a, row, lo, hi, rs):
+    for arr in (order_a, row):
         arr.setflags(write=False)
-    return CompiledFigure(tuple(names), tuple(dof_names), parent, L, T, dof_node, dof_rev, scale_,
-                          dof_axis,
-                          lo, hi, rs, tuple(levels), order_a, row)
+    return tuple(levels), order_a, row
 
 
 def forward(c: CompiledFigure, poses: Array, *, with_dof_frames: bool = False
@@ -333,13 +370,18 @@ fk_frames_kernel = kernel(_fk_frames)
 # NumPy's forward runs about 5 M joint transforms a second on short batches, the kernel about 29 M; numba's start-up
 # and loading the cached kernel cost about 0.5 s a process: below ~2 M transforms (F × N) NumPy finishes first.
 FK_JIT_MIN = 2e6
+# Once numba is up in a process (the BVH scanner or any kernel has run), loading the cached FK kernel costs about
+# 5.5 ms, and on a freshly parsed short clip it saves about 0.34 µs a transform (NumPy's forward also builds the
+# figure's levels: 3.2 → 1.3 ms a call on the 149-frame CMU clip, 38 nodes): a process that has sent ~20k
+# transforms to NumPy since then has paid the load once over, and switches (at most twice the better choice's cost).
+FK_JIT_WARM = 2e4
 
 
 def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off
     or would not pay (:func:`animkit.jit.pays`)."""
     if fk_frames_kernel is None or np.ndim(poses) != 2 or \
-            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
+            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN, FK_JIT_WARM):
         return None
     out = np.empty((np.shape(poses)[0], c.node_count, width))
     _fk_into(c, np.ascontiguousarray(poses, dtype=np.float64), out)
@@ -356,7 +398,7 @@ def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.fl
     float64 (the same values as :func:`world_positions`, rounded once to ``dtype``); None when the kernel is off
     or would not pay (:func:`animkit.jit.pays`)."""
     if fk_frames_kernel is None or np.ndim(poses) != 2 or \
-            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN):
+            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN, FK_JIT_WARM):
         return None
     F = np.shape(poses)[0]
     if out is None:
@@ -379,16 +421,9 @@ def _fk_into(c: CompiledFigure, theta: Array, out: Array) -> None:
     """Fill ``out`` (F, N, width), float64 and C-contiguous, with :func:`_fk_frames` for angles ``theta`` (F, D)."""
     tan_half = np.multiply(theta, 0.5)
     np.tan(tan_half, out=tan_half)  # vectorised; the kernel's scalar libm calls would be several times slower
-    N, D = c.node_count, c.dof_count
-    first = np.searchsorted(c.dof_node, np.arange(N + 1)).astype(np.intp)
-    letter = np.full(D, -1, dtype=np.intp)
-    for lev in c.levels:
-        for st in lev.steps:
-            letter[st.dofs] = st.letter
-    rotated = ~(c.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
-    kind = np.where(c.dof_scale, 2, c.dof_revolute.astype(np.intp)).astype(np.intp)
+    rotated, first, kind = c.kernel_tables
     assert fk_frames_kernel is not None
-    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, letter, c.dof_axis, out)
+    fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, c.dof_letter, c.dof_axis, out)
 
 
 def world_batch(c: CompiledFigure, poses: Array) -> Array:

@@ -10,9 +10,12 @@ or a kernel first runs, so ``import animkit`` stays light. A kernel that calls o
 module's namespace is rewritten. Callers check :func:`enabled` at call time (tests flip :data:`ENABLED` to run
 both paths), or :func:`pays` to use a kernel only where the work repays numba's start-up (tests set
 :data:`ALWAYS`). numba caches compiled code on disk, so only the first run on a machine pays the compilation (about
-a second per kernel); later processes pay loading it, once. Where numba cannot cache (no writable cache folder)
-or cannot compile, the kernels are turned off with one warning and the NumPy paths run: compiled code never
-blocks use.
+a second per kernel); later processes pay loading it, once: about 0.3 s for the first kernel a process runs (numba
+starting its compiler), a few milliseconds for each one after that. So :func:`pays` can also add up the work its
+caller sent to NumPy: a long-lived process making many small calls switches to the kernel once that sum has paid
+for numba's start-up, or, when another kernel already runs, for loading this one from disk.
+Where numba cannot cache (no writable cache folder) or cannot compile, the kernels are turned off with one
+warning and the NumPy paths run: compiled code never blocks use.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ _njit: Any = None
 _loaded = False
 
 ENABLED = _WANTED
+_warm = False  # a kernel has run in this process: numba's compiler is up, a cached kernel loads in milliseconds
 # Tests set ALWAYS so that kernels run whatever the work size (also ANIMKIT_JIT=always).
 ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
@@ -81,6 +85,8 @@ class Kernel:
         self.slp = slp
         self._compiled: Callable[..., Any] | None = None
         self._ready = False  # compiled and called once without error
+        self.declined = 0.0  # work :func:`pays` has sent to the NumPy path (callers that give it a warm size)
+        self._on_disk: bool | None = None
         functools.update_wrapper(self, fn)
 
     def compiled(self) -> Callable[..., Any]:
@@ -114,12 +120,25 @@ class Kernel:
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
             return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
         self._ready = True
+        global _warm
+        _warm = True
         return out
 
     @property
     def ready(self) -> bool:
         """Whether this process has compiled (or loaded) the kernel already."""
         return self._compiled is not None
+
+    def on_disk(self) -> bool:
+        """Whether numba's disk cache holds a compiled version of this kernel's current source (so running it
+        costs loading, not compiling). Asks numba's cache index once; False when that cannot be read."""
+        if self._on_disk is None:
+            try:
+                dispatcher: Any = self.compiled()
+                self._on_disk = bool(dispatcher._cache._cache_file._load_index())
+            except Exception:  # noqa: BLE001 - numba's cache internals: any failure means "do not count on it"
+                self._on_disk = False
+        return self._on_disk
 
 
 @contextlib.contextmanager
@@ -159,14 +178,26 @@ def enabled() -> bool:
     return ENABLED and _WANTED and _numba_njit() is not None
 
 
-def pays(fn: Callable[..., Any] | None, work: float, threshold: float) -> bool:
+def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: float | None = None) -> bool:
     """Whether to run the kernel ``fn`` on ``work`` units: kernels are on and either ``fn`` is ready in this process
     (nothing left to pay) or ``work`` ≥ ``threshold``, the size from which the compiled path beats NumPy with
     numba's start-up and the kernel's loading (0.5–1 s a process when cached, a second or two more to compile on
-    an empty cache) counted in. Each caller measures its own threshold and says so beside it.
+    an empty cache) counted in. Each caller measures its thresholds and says so beside them.
+
+    With ``warm`` (the work whose NumPy time repays loading one cached kernel once numba is up, a few
+    milliseconds), the work sent to NumPy is also added up, ski-rental style, so a process making many small
+    calls switches once it has paid NumPy's extra cost about once over: when that sum reaches ``threshold``, or,
+    once another kernel has run in this process and ``fn`` is in numba's disk cache, ``warm``.
     """
     if fn is None or not (ENABLED and _WANTED):
         return False
     if (isinstance(fn, Kernel) and fn.ready) or ALWAYS:
         return enabled()
-    return work >= threshold and enabled()
+    if work >= threshold:
+        return enabled()
+    if warm is None or not isinstance(fn, Kernel):
+        return False
+    fn.declined += work
+    if fn.declined >= threshold:
+        return enabled()
+    return _warm and fn.declined >= warm and fn.on_disk() and enabled()

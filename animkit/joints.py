@@ -42,6 +42,7 @@ from .transforms import (
 )
 
 __all__ = [
+    "dof_suffixes",
     "DofKind",
     "DOF_KINDS",
     "JointKind",
@@ -328,6 +329,15 @@ def _suffix(kind: DofKind, axis: NDArray[np.float64], taken: set[str], next_free
         name = f"{base}{i}"
     taken.add(name)
     return name
+
+
+@functools.lru_cache(maxsize=256)
+def dof_suffixes(channels: tuple[tuple[DofKind, str], ...]) -> tuple[str, ...]:
+    """The suffixes :func:`custom` gives DOFs along coordinate axes ("x", "y", "z"), in order: ``rx``, ``tz``…,
+    a clash taking the first free ``r0``, ``r1``… (a loader that names DOFs before building joints uses this)."""
+    taken: set[str] = set()
+    next_free: dict[str, int] = {}
+    return tuple(_suffix(kind, _UNIT[a], taken, next_free) for kind, a in channels)
 
 
 def _per_dof(spec: LimitSpec | Sequence[float] | dict[str, float] | float | None, suffixes: list[str],

@@ -1,6 +1,9 @@
 """Benchmark: parse BVH + world positions of every joint in every frame, animkit against pybvh, bvhio, fairmotion.
 
-    python benchmarks/bench_bvh.py [--data ../shared/data/bvh] [--repeat 5]
+    python benchmarks/bench_bvh.py [--data ../shared/data/bvh] [--repeat 5] [--fresh | --no-fresh]
+
+By default two tables: a long-lived process reading the files again and again (after a warm-up that loads its
+compiled kernels), then a fresh process per read (``--fresh``: only that one; ``--no-fresh``: only the first).
 
 Run it in the benchmark environment (``benchmarks/requirements-bvh.txt``); a peer that is not importable is
 skipped with a message. One core: BLAS/OpenMP threads are pinned to 1 before NumPy loads. Each time is the best
@@ -129,12 +132,31 @@ def available(name: str) -> bool:
     return True
 
 
+def warm_up(files: list[Path], limit: int = 400) -> int:
+    """Read the files in turn, as a long-lived process would, until the BVH scanner and the FK kernel have been
+    loaded (or ``limit`` reads, or at once where numba is off); the number of reads."""
+    from animkit import fk, jit
+    from animkit.io import bvh
+
+    reads = 0
+    kernels = (bvh.scan_frames_kernel, fk.fk_frames_kernel)
+    while jit.enabled() and reads < limit and not all(getattr(k, "ready", False) for k in kernels):
+        parse, fk_of = animkit_impl(files[reads % len(files)])
+        fk_of(parse())
+        reads += 1
+    return reads
+
+
 def interleaved_per_file(files: list[Path], peers: list[str], rounds: int) -> None:
     """Per file: parse + all world positions, each library once per round (A, B, C, A, B, C, ...), medians of
     ``rounds`` with min-max; the ratio is peer median / animkit median of the same run."""
     from benchmarks.harness import interleaved
 
     impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
+    reads = warm_up(files)
+    print(f"process warm-up: {reads} animkit reads of these files before the table (the steady state of a long-lived "
+          f"process: its compiled scanner and FK kernel loaded once the work sent to NumPy has repaid numba's "
+          f"start-up; see animkit.jit.pays)\n")
     print(f"| file | frames | {' | '.join(f'{n} ms (min-max)' for n in impls)} | "
           + " | ".join(f"x {p}" for p in peers) + " |")
     print("|---|---|" + "---|" * (len(impls) + len(peers)))
@@ -150,20 +172,87 @@ def interleaved_per_file(files: list[Path], peers: list[str], rounds: int) -> No
         print(f"| {path.name} | {frames} | {' | '.join(cells)} | {' | '.join(ratios)} |", flush=True)
 
 
+# one read in a fresh process: imports, then parse + every world position timed inside (the first call of a process)
+_FRESH = """
+import sys, time
+lib, path = sys.argv[1], sys.argv[2]
+if lib == "animkit":
+    from pathlib import Path
+    from animkit.io.bvh import parse_bvh
+    t0 = time.perf_counter()
+    p = Path(path)
+    d = parse_bvh(p.read_text(), p)
+    P = d.figure.world_positions(d.frames)
+    out = {n: P[:, i] for i, n in enumerate(d.figure.node_names)}
+else:
+    import pybvh
+    t0 = time.perf_counter()
+    b = pybvh.read_bvh_file(path, world_up="+y")
+    P = b.node_positions(centered="world")
+    out = {n: P[:, i] for n, i in b.node_index.items() if not n.endswith("_end")}
+print(time.perf_counter() - t0)
+"""
+
+
+def fresh_per_file(files: list[Path], rounds: int) -> None:
+    """Per file, each library in a fresh process per round (animkit, animkit with ANIMKIT_JIT=0, pybvh, …):
+    the whole process's wall time (start-up and imports included) and, inside it, the first parse + all world
+    positions after the imports."""
+    import subprocess
+
+    from benchmarks.harness import interleaved, stats_of
+
+    root = str(Path(__file__).resolve().parents[1])
+    libs = {"animkit": ("animkit", {}), "animkit JIT=0": ("animkit", {"ANIMKIT_JIT": "0"}), "pybvh": ("pybvh", {})}
+    print("| file | frames | case | process wall ms (min-max) | first read ms (min-max) | x pybvh wall | "
+          "x pybvh first read |")
+    print("|---|---|---|---|---|---|---|")
+    for path in files:
+        inner: dict[str, list[float]] = {name: [] for name in libs}
+
+        def case(name: str, lib: str, env: dict[str, str], path: Path = path,
+                 inner: dict[str, list[float]] = inner) -> Callable[[], None]:
+            def run() -> None:
+                out = subprocess.run([sys.executable, "-c", _FRESH, lib, str(path)], check=True, text=True,
+                                     capture_output=True, cwd=root,
+                                     env={**os.environ, "PYTHONPATH": root, **env})
+                inner[name].append(float(out.stdout.split()[-1]))
+            return run
+
+        st = interleaved({name: case(name, lib, env) for name, (lib, env) in libs.items()}, rounds=rounds, warmup=1)
+        first = {name: stats_of(name, inner[name][1:]) for name in libs}  # the warm-up round's reads dropped
+        frames = parse_bvh(path.read_text(), path).frames.shape[0]
+        for name in libs:
+            print(f"| {path.name} | {frames} | {name} | {st[name].spread(1e3)} | {first[name].spread(1e3)} | "
+                  f"{st['pybvh'].median / st[name].median:.2f} | "
+                  f"{first['pybvh'].median / first[name].median:.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--peers", default="pybvh,bvhio,fairmotion")
+    ap.add_argument("--fresh", action="store_true", help="only the table of a fresh process per read (start-up "
+                    "and the first call of a process), against pybvh only")
+    ap.add_argument("--no-fresh", action="store_true", help="only the long-lived process's table")
     ap.add_argument("--best-of", action="store_true", help="the older best-of-N table with the accuracy check "
                     "(default: interleaved rounds per file, medians with min-max)")
     args = ap.parse_args()
     files = sorted(args.data.glob("*.bvh"))
     if not files:
         sys.exit(f"no .bvh files in {args.data}")
+    if args.fresh:
+        if not available("pybvh"):
+            sys.exit("--fresh compares with pybvh, which is not importable here")
+        fresh_per_file(files, max(args.repeat, 5))
+        return
     peers = [p for p in args.peers.split(",") if p and available(p)]
     if not args.best_of:
         interleaved_per_file(files, peers, max(args.repeat, 5))
+        if not args.no_fresh and "pybvh" in peers:
+            print("\nA fresh process per read:\n")
+            fresh_per_file(files, max(args.repeat, 5))
         return
     impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
     totals = {name: [0.0, 0.0] for name in impls}  # parse, fk seconds

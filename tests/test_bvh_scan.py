@@ -125,3 +125,10 @@ def test_real_files_parse_identically_and_take_the_fast_path(path: Path, monkeyp
     assert got.figure.dof_names == want.figure.dof_names
     assert got.frame_time == want.frame_time
     np.testing.assert_array_equal(bits(got.frames), bits(want.frames))
+
+
+def test_load_scanner_loads_it_whatever_the_work() -> None:
+    """A batch worker loads the scanner up front (frames_compiled alone runs it only where a read pays)."""
+    assert bvh.load_scanner()
+    assert bvh.scan_frames_kernel.ready
+    assert bvh.frames_compiled("1 2\n3 4\n", 2, 2).tolist() == [[1.0, 2.0], [3.0, 4.0]]

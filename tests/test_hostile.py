@@ -245,7 +245,8 @@ def test_numba_that_cannot_compile_falls_back_with_one_warning(monkeypatch) -> N
 
 
 def test_numba_without_a_cache_folder_falls_back(tmp_path: Path) -> None:
-    """A fresh process where numba's cache probe fails: BVH loads still work, with one warning."""
+    """A fresh process where numba's cache probe fails: BVH loads that ask for the compiled scanner still work,
+    with one warning."""
     code = textwrap.dedent("""
         import warnings, numba
         real = numba.njit
@@ -254,6 +255,8 @@ def test_numba_without_a_cache_folder_falls_back(tmp_path: Path) -> None:
                 raise RuntimeError("cannot cache function: no locator available for file")
             return real(*a, **k)
         numba.njit = njit
+        import os
+        os.environ["ANIMKIT_JIT"] = "always"  # a short clip alone would not start numba (its scanner must pay)
         import animkit
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")

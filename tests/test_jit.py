@@ -7,6 +7,7 @@ import pytest
 
 from animkit import jit
 from animkit.ik import lm_jit
+from animkit.io.bvh import parse_bvh
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 
@@ -43,3 +44,41 @@ def test_the_lm_kernels_stay_wrappers_after_the_loop_compiles() -> None:
     x = np.empty(2)
     assert lm_jit.solve_spd(A.copy(), np.array([1.0, 2.0]), x)
     np.testing.assert_allclose(A @ x, [1.0, 2.0], atol=1e-12)
+
+
+def test_pays_adds_up_declined_work_and_takes_a_cached_kernel_once_numba_is_up(monkeypatch) -> None:
+    """:func:`jit.pays` with a warm size: the work sent to NumPy adds up; the kernel runs once the sum reaches the
+    cold threshold, or, after another kernel has run in this process (numba is up) and the kernel is in numba's
+    disk cache, the warm size. Without a warm size a call is judged alone, as before."""
+    monkeypatch.setattr(jit, "ALWAYS", False)
+    monkeypatch.setattr(jit, "_warm", False)
+    cold, cached, uncached = jit.kernel(_double), jit.kernel(_double), jit.kernel(_double)
+    assert all(isinstance(k, jit.Kernel) for k in (cold, cached, uncached))
+    monkeypatch.setattr(cached, "on_disk", lambda: True)
+    monkeypatch.setattr(uncached, "on_disk", lambda: False)
+    assert [jit.pays(cold, 30, 100, warm=25) for _ in range(4)] == [False, False, False, True]  # 120 >= 100
+    assert jit.pays(cached, 100, 100, warm=25)  # one call at the threshold decides alone
+    assert cached.declined == 0
+    assert not jit.pays(cached, 10, 100, warm=25) and not jit.pays(cached, 20, 100, warm=25)  # numba not up
+    monkeypatch.setattr(jit, "_warm", True)
+    assert jit.pays(cached, 10, 100, warm=25)  # 40 >= 25 now that numba is up and the kernel is on disk
+    assert [jit.pays(uncached, 10, 100, warm=25) for _ in range(10)] == [False] * 9 + [True]  # would compile:
+    # only the cold threshold takes it
+    assert not any(jit.pays(jit.kernel(_double), 99, 100) for _ in range(5))  # no warm size: each call alone
+    jit.kernel(_double)(1.0)  # a kernel that runs makes numba warm for the others
+    assert jit._warm
+
+
+def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
+    import numba.core.config
+
+    from animkit import fk
+
+    assert fk.fk_frames_kernel is not None
+    data = parse_bvh("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\n"
+                     "Frame Time: 0.1\n0\n")
+    data.figure.world_positions(data.frames)  # tests run kernels always: this compiles or loads it, onto disk
+    assert fk.fk_frames_kernel.on_disk()
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))  # an empty cache: nothing to load
+    fresh = jit.kernel(fk._fk_frames)
+    assert isinstance(fresh, jit.Kernel) and not fresh.on_disk()

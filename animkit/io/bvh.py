@@ -29,15 +29,17 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
+from ..fk import CompiledFigure, compile_figure
 from ..jit import enabled as _jit_enabled
 from ..jit import kernel
-from ..joints import DofKind, Joint, JointKind, custom, fixed
+from ..jit import pays as jit_pays
+from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import humanoid_rig
 from ..scene import Scene
 
 __all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
-           "scan_frames_kernel"]
+           "load_scanner", "scan_frames_kernel"]
 
 Array = NDArray[np.float64]
 
@@ -130,7 +132,95 @@ def _number(path: str | None, tok: tuple[str, int] | None, what: str, end_line: 
     return float(text)
 
 
+def _hierarchy_by_lines(header: str) -> _Block | None:
+    """The usual layout — one statement a line, keywords in capitals — read line by line into the blocks
+    :func:`_parse_hierarchy` would make; None for anything else (or anything wrong), which that reads (or
+    explains) token by token. Three times faster on the CMU files; the tests hold the two equal."""
+    root: _Block | None = None
+    stack: list[_Block] = []
+    names: set[str] = set()
+    pending: _Block | None = None  # opened, its "{" still to come
+    started = False
+    for n, line in enumerate(header.split("\n"), start=1):
+        t = line.split()
+        if not t:
+            continue
+        head = t[0]
+        if not started:
+            if t != ["HIERARCHY"]:
+                return None
+            started = True
+        elif pending is not None:
+            if t != ["{"]:
+                return None
+            stack.append(pending)
+            pending = None
+        elif not stack:
+            if head != "ROOT" or root is not None:
+                return None
+            brace = t[-1] == "{"
+            if len(t) != 2 + brace:
+                return None
+            root = _Block("ROOT", t[1], n, None)
+            names.add(t[1])
+            if brace:
+                stack.append(root)
+            else:
+                pending = root
+        elif head == "OFFSET":
+            b = stack[-1]
+            if len(t) != 4 or b.offset is not None or not all(_NUMBER.match(x) for x in t[1:]):
+                return None
+            x, y, z = float(t[1]), float(t[2]), float(t[3])
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                return None
+            b.offset = (x, y, z)
+        elif head == "CHANNELS":
+            b = stack[-1]
+            if b.kind == "End Site" or b.channels is not None or len(t) < 2 or not _DIGITS.match(t[1]) or \
+                    len(t[1]) > 20 or int(t[1]) != len(t) - 2:
+                return None
+            chans = [_CHANNEL_BY_LOWER.get(c.lower()) for c in t[2:]]
+            if None in chans:
+                return None
+            b.channels = chans  # type: ignore[assignment]
+        elif head == "JOINT" or head == "End":
+            parent = stack[-1]
+            brace = t[-1] == "{"
+            if parent.kind == "End Site" or len(stack) >= MAX_DEPTH or len(t) != 2 + brace:
+                return None
+            if head == "End":
+                if t[1] != "Site":
+                    return None
+                b = _Block("End Site", "", n, parent)
+            else:
+                if t[1] in names:
+                    return None
+                names.add(t[1])
+                b = _Block("JOINT", t[1], n, parent)
+            parent.children.append(b)
+            if brace:
+                stack.append(b)
+            else:
+                pending = b
+        elif t == ["}"]:
+            b = stack[-1]
+            if b.offset is None or (b.channels is None and b.kind != "End Site"):
+                return None
+            stack.pop()
+        else:
+            return None
+    return root if pending is None and not stack else None
+
+
 def _parse_hierarchy(header: str, path: str | None) -> _Block:
+    """Read HIERARCHY … up to (not including) MOTION into a tree of blocks: the usual layout line by line, anything
+    else token by token (which names the line of any error)."""
+    root = _hierarchy_by_lines(header)
+    return root if root is not None else _parse_hierarchy_tokens(header, path)
+
+
+def _parse_hierarchy_tokens(header: str, path: str | None) -> _Block:
     """Read HIERARCHY … up to (not including) MOTION into a tree of blocks, with an explicit stack."""
     toks = _Tokens(header)
     first = toks.next()
@@ -286,7 +376,9 @@ def _joint(block: _Block) -> Joint:
     return custom(block.name, chans, kind=kind, order=order)
 
 
-def _build_figure(root: _Block, path: str | None) -> Figure:
+def _preorder(root: _Block) -> list[_Block]:
+    """Every block depth-first, pre-order (the figure's node order), each End Site named ``<parent>_end`` (with a
+    number where that name is taken)."""
     taken: set[str] = set()
     todo = [root]
     while todo:
@@ -294,24 +386,66 @@ def _build_figure(root: _Block, path: str | None) -> Figure:
         if b.kind != "End Site":
             taken.add(b.name)
         todo.extend(b.children)
-    name = Path(path).stem if path else "bvh"
+    out: list[_Block] = []
+    todo = [root]
+    while todo:
+        b = todo.pop()
+        if b.kind == "End Site":
+            assert b.parent is not None
+            b.name = _unique(f"{b.parent.name}_end", taken)
+            taken.add(b.name)
+        out.append(b)
+        todo.extend(reversed(b.children))
+    return out
+
+
+def _build_figure(blocks: list[_Block], name: str, path: str | None) -> Figure:
+    """The figure of the blocks (in :func:`_preorder`'s order): a node, arc and joint per block."""
+    root = blocks[0]
     try:
         fig = Figure(root.name, joint=_joint(root), L=_translation(root.offset), name=name)
     except SceneError as exc:
         raise ParseError(path, str(exc), line=root.line) from None
-    todo = list(reversed(root.children))
-    while todo:
-        b = todo.pop()
+    for b in blocks[1:]:
         assert b.parent is not None
-        if b.kind == "End Site":
-            b.name = _unique(f"{b.parent.name}_end", taken)
-            taken.add(b.name)
         try:
             fig.add(b.name, b.parent.name, offset=b.offset, joint=_joint(b))
         except SceneError as exc:
             raise ParseError(path, str(exc), line=b.line) from None
-        todo.extend(reversed(b.children))
     return fig
+
+
+def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
+    """The FK arrays of the blocks' figure straight from the blocks, equal to ``_build_figure(…).compiled``:
+    L_i = the translation OFFSET_i, T_i = I, one DOF per channel (axis e_x, e_y or e_z, no limits, rest 0),
+    named ``<joint>.<suffix>`` as :func:`~animkit.joints.custom` names them."""
+    N = len(blocks)
+    row = {id(b): i for i, b in enumerate(blocks)}
+    parent = [-1] + [row[id(b.parent)] for b in blocks[1:]]
+    L = np.zeros((N, 4, 4))
+    L[:, (0, 1, 2, 3), (0, 1, 2, 3)] = 1.0
+    L[:, :3, 3] = [b.offset for b in blocks]
+    T = np.zeros((N, 4, 4))
+    T[:, (0, 1, 2, 3), (0, 1, 2, 3)] = 1.0
+    counts: list[int] = []
+    names: list[str] = []
+    kinds: list[str] = []
+    letters: list[int] = []
+    for b in blocks:
+        chans = tuple(b.channels or ())
+        counts.append(len(chans))
+        if chans:
+            names.extend(f"{b.name}.{sfx}" for sfx in dof_suffixes(chans))
+            kinds.extend(k for k, _ in chans)
+            letters.extend("xyz".index(a) for _, a in chans)
+    D = len(names)
+    inf = np.full(D, np.inf)
+    return compile_figure(node_names=[b.name for b in blocks], parent=parent, L=L, T=T, dof_counts=counts,
+                          dof_names=names, dof_revolute=[k == "revolute" for k in kinds],
+                          dof_axis=_EYE3[letters], dof_letter=letters, lower=-inf, upper=inf, rest=np.zeros(D))
+
+
+_EYE3 = np.eye(3)
 
 
 def _translation(offset: Sequence[float] | None) -> Array:
@@ -477,10 +611,28 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
 
 scan_frames_kernel = kernel(_scan_frames)
 
+# The scanner reads ~18 ns a value, NumPy's loadtxt ~160 ns. numba's start-up and the scanner's first loading cost
+# ~0.45 s a process (~6 ms when another kernel already runs): ~3M values sent to loadtxt repay the first, ~40k the
+# second (a process reading one CMU clip of 149–2,236 frames × 96 channels never starts numba for it; a long-lived
+# one switches after some 30 MB of BVH text, or at once when numba is already up).
+SCAN_JIT_MIN = 3e6
+SCAN_JIT_WARM = 4e4
+
+
+def load_scanner() -> bool:
+    """Load the compiled scanner now, whatever the work (a process about to read much BVH, such as a batch worker,
+    pays numba's start-up once up front); whether it is loaded."""
+    if scan_frames_kernel is None or not _jit_enabled():
+        return False
+    scan_frames_kernel(np.frombuffer(b"0 0\n", dtype=np.uint8), np.empty((1, 2)), _POW10)
+    return bool(getattr(scan_frames_kernel, "ready", False))
+
 
 def frames_compiled(block: str, count: int, width: int) -> Array | None:
-    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, or it declined)."""
-    if scan_frames_kernel is None or not _jit_enabled() or width == 0 or not block.isascii():
+    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, would not pay — see
+    :data:`SCAN_JIT_MIN` — or it declined)."""
+    if scan_frames_kernel is None or width == 0 or not block.isascii() or \
+            not jit_pays(scan_frames_kernel, count * width, SCAN_JIT_MIN, SCAN_JIT_WARM):
         return None
     out = np.empty((count, width))
     if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
@@ -555,10 +707,13 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
                          line=header.count("\n") + 1)
     motion_line = header.count("\n") + 1
     count, frame_time, frames_line, pos, line = _motion_header(text, m.end() + 1, motion_line, spath)
-    figure = _build_figure(root, spath)
-    dofs = figure.dofs
-    frames = parse_frames(text[pos:], line, count, len(dofs), frames_line, spath)
-    revolute = np.array([d.revolute for d in dofs], dtype=bool)
+    blocks = _preorder(root)
+    compiled = _compiled_from_blocks(blocks)
+    name = Path(spath).stem if spath else "bvh"
+    # the Joint/Dof/Node/Arc objects are built on first use: world positions need only the arrays
+    figure = Figure.deferred(name, compiled, lambda: _build_figure(blocks, name, spath))
+    frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath)
+    revolute = compiled.dof_revolute
     if revolute.any():
         frames[:, revolute] = np.deg2rad(frames[:, revolute])
     figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid

@@ -801,18 +801,16 @@ def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -
     pb, db = camera.project(b)
     r = 0.5 * width_px
     m = r + 1.0
-    # Liang–Barsky: keep t ∈ [t0, t1] of a + t (b − a) inside the image grown by m
+    # Liang–Barsky: keep t ∈ [t0, t1] of a + t (b − a) inside the image grown by m: the four edges at once,
+    # t0 = max(0, entering t), t1 = min(1, leaving t), none where parallel to an edge and outside it
     d = pb - pa
-    t0, t1 = np.zeros(len(a)), np.ones(len(a))
+    P = np.stack([-d[:, 0], d[:, 0], -d[:, 1], d[:, 1]], axis=1)
+    Q = np.stack([pa[:, 0] + m, (W - 1 + m) - pa[:, 0], pa[:, 1] + m, (H - 1 + m) - pa[:, 1]], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for k, hi in ((0, W - 1 + m), (1, H - 1 + m)):
-            for p, q in ((-d[:, k], pa[:, k] + m), (d[:, k], hi - pa[:, k])):
-                par = p == 0
-                t = q / p
-                t0 = np.where(~par & (p < 0), np.maximum(t0, t), t0)
-                t1 = np.where(~par & (p > 0), np.minimum(t1, t), t1)
-                t1 = np.where(par & (q < 0), -1.0, t1)
-    ok = t0 <= t1
+        T = Q / P
+    t0 = np.max(np.where(P < 0, T, 0.0), axis=1)
+    t1 = np.min(np.where(P > 0, T, 1.0), axis=1)
+    ok = (t0 <= t1) & ~np.any((P == 0) & (Q < 0), axis=1)
     if not ok.any():
         return None
     ia, ib = 1.0 / da[ok], 1.0 / db[ok]
@@ -838,12 +836,12 @@ def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | Non
                      shade: tuple[NDArray[np.uint8], NDArray[np.uint8]] | None = None
                      ) -> tuple[NDArray[np.int32], NDArray[np.float32], NDArray[np.uint8]]:
     """:func:`segment_coverage` by the compiled :func:`_coverage_loop`: (pixels with α > 0 in no order, α, and with
-    ``shade`` = (plain background, line colour) uint8 their colours round((1 − α) b + α c), else none)."""
+    ``shade`` = (plain background, line colour) uint8 their colours round((1 − α) b + α c) and no α, else none)."""
     assert _coverage_jit is not None
     W, H = camera.width, camera.height
     zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
     cap = min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
-    pix, alpha = np.empty(cap, np.int32), np.empty(cap, np.float32)
+    pix, alpha = np.empty(cap, np.int32), np.empty(cap if shade is None else 0, np.float32)
     colors = np.empty((cap if shade is not None else 0, 3), np.uint8)
     base, color = (shade[0].astype(np.float32), shade[1].astype(np.float32)) if shade is not None else \
         (np.zeros(3, np.float32), np.zeros(3, np.float32))
@@ -933,98 +931,170 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
                    colors: NDArray[np.uint8], base: NDArray[np.float32], color: NDArray[np.float32]
                    ) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path and _blended are its oracles
     """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
-    time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix``,
-    ``alpha`` and, with ``shade``, its colour round((1 − α) b + α c) over the plain ``base`` b to ``colors``
+    time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix`` and
+    either ``alpha`` or, with ``shade``, its colour round((1 − α) b + α c) over the plain ``base`` b to ``colors``
     (:func:`_blended`'s float32 arithmetic); returns how many there were.
 
     A segment's walked pixels u whose candidates can fall in the band [b₀, b₁): for y major, u ∈ [b₀, b₁); for
     x major those with v(clamp(u)) = v_a + (clamp(u) − u_a) slope within half + 2 rows of it (the candidates lie
     within half + ½ of it). Of the candidates v ∈ [v_c − half, v_c + half] only those within R √(1 + slope²) of
     the segment's line are evaluated (R = r + ½, plus 10⁻³ px): a pixel of α > 0 lies within R of the segment.
+
+    Without a depth test, the interior of a segment (walked pixels ≥ half + 2 from both ends, where every
+    candidate's t is in [0, 1], so dist = |(p − a) · n̂|) goes by rows instead: on row y the pixels with
+    |y − v(x)| ≤ R √(1 + slope²) + 10⁻³ (x major) or |x − v(y)| ≤ … (y major), a run of consecutive pixels, α
+    max-ed in place without a branch; the band's runs are flushed as its walked pixels are. Those are exactly
+    the walk's candidates of α > 0 there when R √2 + ½ < half (v_c ± half holds every pixel within R of the
+    line), and dist and α have the same arithmetic, so the same α, pixel for pixel (the order differs).
     """
     buf = np.zeros(band * W, np.float32)
-    hits = np.empty(band * W, np.int64)
+    hits = np.empty(band * W, np.int32)
+    runs = np.empty((band * len(lo), 2), np.int64)  # per band: a run's first and last pixel
     n = 0
     reach = r + 0.5
+    one = np.float32(1.0)
+    margin = half + 2.0
+    # the interior of a segment (major pixels ≥ margin from both ends: t surely in [0, 1]) by rows, when every
+    # pixel of α > 0 there is a candidate of the walk (R √2 + ½ < half): the same pixels, the same arithmetic
+    by_rows = not use_depth and reach * np.sqrt(2.0) + 0.5 + 1e-3 < half
+    grey = shade and base[0] == base[1] and base[1] == base[2] and color[0] == color[1] and color[1] == color[2]
     for b0 in range(0, H, band):
         b1 = min(b0 + band, H)
         nh = 0
+        nr = 0
         for s in range(len(lo)):
             st = steep[s]
             ub = qb[s, 1] if st else qb[s, 0]
             umin, umax = min(ua[s], ub), max(ua[s], ub)
             sl = slope[s]
-            j0, j1 = 0, count[s] - 1
-            if st:  # u is the row: those of the band; v the column, in the image
-                j0, j1 = max(j0, b0 - lo[s]), min(j1, b1 - 1 - lo[s])
-                vmin, vmax = 0, W - 1
-            else:  # u is the column, in the image; v the row: near the band
-                j0, j1 = max(j0, -lo[s]), min(j1, W - 1 - lo[s])
-                vmin, vmax = b0, b1 - 1
-                v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
-                if sl == 0.0:
-                    if va[s] < v0 or va[s] > v1:
-                        continue
-                else:
-                    c0, c1 = ua[s] + (v0 - va[s]) / sl, ua[s] + (v1 - va[s]) / sl
-                    p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
-                    if p0 > p1:
-                        continue
-                    if p0 > umin:
-                        j0 = max(j0, int(np.floor(p0)) - 1 - lo[s])
-                    if p1 < umax:
-                        j1 = min(j1, int(np.ceil(p1)) + 1 - lo[s])
+            los = lo[s]
+            uas, vas = ua[s], va[s]
             ax, ay = qa[s, 0], qa[s, 1]
             ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
             il, nx, ny = ill[s], nxs[s], nys[s]
             rv = reach * np.sqrt(1.0 + sl * sl) + 1e-3
-            for j in range(j0, j1 + 1):
-                iu = lo[s] + j
-                u = float(iu)
-                uc = min(max(u, umin), umax)
-                vc = np.floor(va[s] + (uc - ua[s]) * sl + 0.5)
-                vl = va[s] + (u - ua[s]) * sl
-                ivc = int(vc)
-                o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
-                o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
-                for o in range(o0, o1 + 1):
-                    iv = ivc + o
-                    v = float(iv)
+            i0, i1 = count[s], count[s] - 1  # interior walked pixels: none
+            if by_rows and il > 0:
+                i0 = max(0, int(np.ceil(umin + margin)) - los)
+                i1 = min(count[s] - 1, int(np.floor(umax - margin)) - los)
+            if i0 <= i1:
+                cu0, cu1 = los + i0, los + i1  # interior major pixels
+                if st:
+                    y0, y1 = max(cu0, b0), min(cu1, b1 - 1)
+                else:
+                    cu0, cu1 = max(cu0, 0), min(cu1, W - 1)
+                    isl = 1.0 / sl if sl != 0.0 else 0.0
+                    w0, w1 = vas + (cu0 - uas) * sl, vas + (cu1 - uas) * sl
+                    y0 = max(int(np.ceil(min(w0, w1) - rv)), b0)
+                    y1 = min(int(np.floor(max(w0, w1) + rv)), b1 - 1)
+                for y in range(y0, y1 + 1):
+                    fy = float(y)
                     if st:
-                        rx, ry = v - ax, u - ay
-                        q = (iu - b0) * W + iv
-                    else:
-                        rx, ry = u - ax, v - ay
-                        q = (iv - b0) * W + iu
-                    t = (rx * ex + ry * ey) * il
-                    if il > 0 and t >= 0.0 and t <= 1.0:
-                        dist = abs(rx * nx + ry * ny)
-                    else:
-                        t = min(max(t, 0.0), 1.0)
-                        ux, uy = rx - t * ex, ry - t * ey
-                        dist = np.sqrt(ux * ux + uy * uy)
-                    cov = min(max(r + 0.5 - dist, 0.0), 1.0)
-                    if cov <= 0:
+                        vl = vas + (fy - uas) * sl
+                        x0 = max(int(np.ceil(vl - rv)), 0)
+                        x1 = min(int(np.floor(vl + rv)), W - 1)
+                    elif sl == 0.0:
+                        if abs(fy - vas) > rv:
+                            continue
+                        x0, x1 = cu0, cu1
+                    else:  # x of v(x) = y ∓ rv (× 1/slope: a rounding off, well within the 10⁻³ px kept)
+                        c0, c1 = uas + (fy - vas - rv) * isl, uas + (fy - vas + rv) * isl
+                        x0 = max(int(np.ceil(min(c0, c1))), cu0)
+                        x1 = min(int(np.floor(max(c0, c1))), cu1)
+                    if x0 > x1:
                         continue
-                    if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
-                            float(depth[q + b0 * W]) * (1.0 + bias):
+                    ryn = (fy - ay) * ny
+                    q0 = (y - b0) * W
+                    for x in range(x0, x1 + 1):
+                        dist = abs((float(x) - ax) * nx + ryn)
+                        c = np.float32(min(max(reach - dist, 0.0), 1.0))
+                        q = q0 + x
+                        buf[q] = max(buf[q], c)
+                    runs[nr, 0] = q0 + x0
+                    runs[nr, 1] = q0 + x1
+                    nr += 1
+            j0, j1 = 0, count[s] - 1
+            if st:
+                j0, j1 = max(j0, b0 - los), min(j1, b1 - 1 - los)
+                vmin, vmax = 0, W - 1
+            else:
+                j0, j1 = max(j0, -los), min(j1, W - 1 - los)
+                vmin, vmax = b0, b1 - 1
+                v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
+                if sl == 0.0:
+                    if vas < v0 or vas > v1:
                         continue
-                    c = np.float32(cov)
-                    if c > buf[q]:
-                        if buf[q] == 0:
-                            hits[nh] = q
-                            nh += 1
-                        buf[q] = c
-        for i in range(nh):
-            q = hits[i]
-            a = buf[q]
-            buf[q] = 0
-            pix[n] = b0 * W + q
-            alpha[n] = a
-            if shade:
-                for k in range(3):
-                    colors[n, k] = np.uint8(np.rint(base[k] * (np.float32(1.0) - a) + color[k] * a))
-            n += 1
+                else:
+                    c0, c1 = uas + (v0 - vas) / sl, uas + (v1 - vas) / sl
+                    p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
+                    if p0 > p1:
+                        continue
+                    if p0 > umin:
+                        j0 = max(j0, int(np.floor(p0)) - 1 - los)
+                    if p1 < umax:
+                        j1 = min(j1, int(np.ceil(p1)) + 1 - los)
+            for part in range(2):  # the walked pixels before the interior, then after it
+                ja, jb = (j0, min(j1, i0 - 1)) if part == 0 else (max(j0, i1 + 1), j1)
+                if i0 > i1:
+                    if part == 1:
+                        break
+                    ja, jb = j0, j1
+                for j in range(ja, jb + 1):
+                    iu = los + j
+                    u = float(iu)
+                    uc = min(max(u, umin), umax)
+                    vc = np.floor(vas + (uc - uas) * sl + 0.5)
+                    vl = vas + (u - uas) * sl
+                    ivc = int(vc)
+                    o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
+                    o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
+                    for o in range(o0, o1 + 1):
+                        iv = ivc + o
+                        v = float(iv)
+                        if st:
+                            rx, ry = v - ax, u - ay
+                            q = (iu - b0) * W + iv
+                        else:
+                            rx, ry = u - ax, v - ay
+                            q = (iv - b0) * W + iu
+                        t = (rx * ex + ry * ey) * il
+                        if il > 0 and t >= 0.0 and t <= 1.0:
+                            dist = abs(rx * nx + ry * ny)
+                        else:
+                            t = min(max(t, 0.0), 1.0)
+                            ux, uy = rx - t * ex, ry - t * ey
+                            dist = np.sqrt(ux * ux + uy * uy)
+                        cov = min(max(r + 0.5 - dist, 0.0), 1.0)
+                        if cov <= 0:
+                            continue
+                        if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
+                                float(depth[q + b0 * W]) * (1.0 + bias):
+                            continue
+                        c = np.float32(cov)
+                        if c > buf[q]:
+                            if buf[q] == 0:
+                                hits[nh] = q
+                                nh += 1
+                            buf[q] = c
+        for i in range(nh + nr):
+            if i < nh:
+                qs = qe = hits[i]
+            else:
+                qs, qe = runs[i - nh, 0], runs[i - nh, 1]
+            for q in range(qs, qe + 1):
+                a = buf[q]
+                if a > 0:
+                    buf[q] = 0
+                    pix[n] = b0 * W + q
+                    if grey:  # the three channels' arithmetic is the same
+                        g = np.uint8(np.rint(base[0] * (one - a) + color[0] * a))
+                        colors[n, 0], colors[n, 1], colors[n, 2] = g, g, g
+                    elif shade:
+                        for k in range(3):
+                            colors[n, k] = np.uint8(np.rint(base[k] * (one - a) + color[k] * a))
+                    else:
+                        alpha[n] = a
+                    n += 1
     return n
 
 
