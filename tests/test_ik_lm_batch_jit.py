@@ -1,5 +1,7 @@
-"""The compiled lanes (animkit.ik.lm_batch_jit) against the one-problem compiled loop (animkit.ik.lm_jit) they mirror,
-bit for bit, on the Panda and on random chains (hypothesis); their pieces against NumPy; whole batches through
+"""The compiled lanes (animkit.ik.lm_batch_jit) against the one-problem compiled loop (animkit.ik.lm_jit) they mirror:
+with the C library's sines and cosines (poly=False) bit for bit, on the Panda and on random chains (hypothesis); with
+the polynomial ones (the default) the same converged set and the same answers to within the stopping tolerance,
+and the same success rate on 500 Panda targets; their pieces against NumPy; whole batches through
 IKProblem.solve_batch (retries included) against a loop of IKProblem.solve, and the NumPy loop."""
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def _targets(fig, eff, dofs, start, count, seed):
     return np.array([fig.world(p)[eff] for p in poses])
 
 
-def _both(model, q0, P, R, opts):
-    """lm_jit.lm_serial and lm_batch_jit.lm_lanes on the same problems: their six outputs."""
+def _both(model, q0, P, R, opts, poly=False):
+    """lm_jit.lm_serial and lm_batch_jit.lm_lanes (the library's trig unless ``poly``) on the same problems: their
+    six outputs."""
     from animkit.ik.lm_batch_jit import lm_lanes
     from animkit.ik.lm_jit import lm_serial
 
@@ -66,13 +69,32 @@ def _both(model, q0, P, R, opts):
               damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
               stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
               margin=START_MARGIN)
-    return lm_serial(*args, **kw), lm_lanes(*args, **kw)
+    return lm_serial(*args, **kw), lm_lanes(*args, poly=poly, **kw)
 
 
 def _same_bits(a, b):
     for x, y, name in zip(a, b, ("q", "iterations", "reason", "position", "orientation", "history"), strict=True):
         assert x.shape == y.shape, name
         np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.mark.parametrize("case", ["6d", "3d", "capped+stall", "stiff", "few"])
+def _same_answers(serial, lanes, model, opts, fig=None, eff=None, P=None, most=1):
+    """The polynomial lanes against lm_serial: converged sets differ in at most ``most`` problems; where both
+    converge, both are within tolerance and their poses agree to 1e-6 rad (each run stops at its first iterate
+    inside the tolerance: rounding moves that point along the same path, by ~1e-7 on the Panda)."""
+    cs, cl = serial[2] == 0, lanes[2] == 0
+    assert int((cs != cl).sum()) <= most
+    both = cs & cl
+    assert np.all(lanes[3][cl] <= opts.tol) and np.all(lanes[4][cl] <= opts.orientation_tol)
+    np.testing.assert_allclose(lanes[0][both], serial[0][both], atol=1e-6, rtol=0)
+    q = lanes[0]
+    assert np.all(np.isfinite(q)) and np.all(q >= model.lower) and np.all(q <= model.upper)
+    if fig is not None:  # converged means within tolerance, by the figure's own FK
+        for i in np.flatnonzero(cl)[:4]:
+            pose = fig.rest_pose()
+            pose[model.dofs] = q[i]
+            np.testing.assert_allclose(fig.world(pose)[eff][:3, 3], P[i], atol=2 * opts.tol)
 
 
 @pytest.mark.parametrize("case", ["6d", "3d", "capped+stall", "stiff", "few"])
@@ -94,10 +116,24 @@ def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
         opts = replace(opts, stiffness=np.linspace(0.0, 0.05, model.n), row_weights=np.array([1, 2, 1, .5, 1, 3.0]))
     q0 = np.repeat(start[model.dofs][None], B, 0)
     q0[1::2] += np.random.default_rng(1).uniform(-0.3, 0.3, size=q0[1::2].shape)  # starts differ per problem
-    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), R, opts)
+    P = np.ascontiguousarray(T[:, :3, 3])
+    serial, lanes = _both(model, q0, P, R, opts)
     _same_bits(serial, lanes)
     assert (serial[2] == 0).sum() >= B // 2  # most converge: the comparison covers real runs, not early exits
     assert np.all(np.isfinite(lanes[0])) and np.all(lanes[0] >= model.lower) and np.all(lanes[0] <= model.upper)
+    _same_answers(serial, _both(model, q0, P, R, opts, poly=True)[1], model, opts, fig, "panda_grasptarget", P)
+
+
+def test_polynomial_lanes_keep_the_success_rate_on_500_panda_targets():
+    fig, start = _panda()
+    problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
+    model = problem.model
+    T = _targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
+    q0 = np.repeat(start[model.dofs][None], 500, 0)
+    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem._opts,
+                          poly=True)
+    assert abs(int((serial[2] == 0).sum()) - int((lanes[2] == 0).sum())) <= 1  # within 0.2 %
+    _same_answers(serial, lanes, model, problem._opts, most=2)
 
 
 def _chain(axes, lengths, limits):
@@ -131,9 +167,12 @@ def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, see
     T[rng.random(B) < 0.25, :3, 3] *= 5.0  # some out of reach
     opts = Options(damping=0.05, row_weights=np.ones(6 if orient else 3), max_iter=80)
     q0 = rng.uniform(-1.0, 1.0, size=(B, model.n))
-    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy() if orient else None,
-                          opts)
+    P, R = np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy() if orient else None
+    serial, lanes = _both(model, q0, P, R, opts)
     _same_bits(serial, lanes)
+    serial_p, poly = _both(model, q0, P, R, opts, poly=True)
+    assert np.all(np.isfinite(poly[0])) and np.all(poly[0] >= model.lower) and np.all(poly[0] <= model.upper)
+    assert np.all(poly[3][poly[2] == 0] <= opts.tol)
     q = lanes[0]
     assert np.all(np.isfinite(q)) and np.all(np.isfinite(lanes[3])) and np.all(np.isfinite(lanes[5]))
     assert np.all(q >= model.lower) and np.all(q <= model.upper)
@@ -172,7 +211,7 @@ def test_lane_forward_against_the_chain_model():
     q = np.random.default_rng(3).uniform(model.lower, model.upper, size=(LANES, model.n))
     T, Te = np.empty((model.n, 3, 5, LANES)), np.empty((3, 4, LANES))
     _forward(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
-             np.empty(LANES), np.ones(LANES, dtype=np.bool_))
+             np.empty(LANES), np.ones(LANES, dtype=np.bool_), True)
     fr = model.frames(q)
     np.testing.assert_allclose(T[:, :, :4].transpose(3, 0, 1, 2), fr.T[:, :, :3].transpose(1, 0, 2, 3), atol=1e-12)
     np.testing.assert_allclose(T[:, :, 4].transpose(2, 0, 1), fr.a, atol=1e-12)  # the world axis column
@@ -182,7 +221,9 @@ def test_lane_forward_against_the_chain_model():
 
 def test_solve_batch_gives_the_single_solves_answers_retries_included():
     """IKProblem.solve_batch (the lanes, and lm's retries and position-first continuation run as batches) against a
-    loop of IKProblem.solve (the one-problem loop): the same poses to 1e-9, the same reasons and reachability."""
+    loop of IKProblem.solve (the one-problem loop, the library's trig): the same reasons and reachability but for
+    at most one problem, the same poses to 1e-6 where both converge (the lanes' polynomial sines move where a run
+    stops inside the tolerance)."""
     fig, start = _panda()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     T = _targets(fig, "panda_grasptarget", problem.model.dofs, start, 120, seed=0)
@@ -192,11 +233,13 @@ def test_solve_batch_gives_the_single_solves_answers_retries_included():
     singles = [problem.solve(t) for t in T]
     assert not batch.converged.all(), "a batch with failures exercises the retries"
     assert batch.converged.mean() >= 0.9
+    differ = 0
     for i, r in enumerate(singles):
-        np.testing.assert_allclose(batch.poses[i], r.pose, atol=1e-9, rtol=0)
-        assert batch.reason[i] == r.reason
-        assert batch.reachable[i] == r.reachable
-        assert batch.iterations[i] == r.iterations
+        if batch.reason[i] != r.reason or batch.reachable[i] != r.reachable:
+            differ += 1
+        elif r.reason == "converged":
+            np.testing.assert_allclose(batch.poses[i], r.pose, atol=1e-6, rtol=0)
+    assert differ <= 1
     assert batch.reachable[5] is False and np.all(np.isfinite(batch.poses))
     lim = fig.dof_limits()
     assert np.all(batch.poses >= lim[:, 0] - 1e-12) and np.all(batch.poses <= lim[:, 1] + 1e-12)

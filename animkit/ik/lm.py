@@ -519,16 +519,14 @@ def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: 
 def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: NDArray[np.intp]) -> LoopOutput:
     """``out`` with the answers of a later run ``c`` (on the problems ``fail``) where that run converged or ends
     closer (e_c < e_out). ``before`` (len(fail),) counts the iterations spent between the two runs (an earlier
-    stage); iterations add up, and ``errors`` holds ``out``'s best until ``c``'s answer beats it."""
+    stage); iterations add up, and ``errors`` holds ``out``'s best until ``c``'s answer beats it. ``out`` is used
+    up: its ``errors`` grow in place where their buffer has spare rows (see :func:`_grown`)."""
     best_a = out.errors[-1, fail]
     take = (np.array(c.reason) == "converged") | (c.errors[-1] < best_a)
     iters = out.iterations.copy()
     iters[fail] += before + c.iterations
-    rows = int(iters.max()) + 1
-    errors = np.empty((rows, len(iters)))
     ea = out.errors
-    errors[:len(ea)] = ea
-    errors[len(ea):] = ea[-1]
+    errors = _grown(ea, int(iters.max()) + 1)
     for j in np.flatnonzero(take).tolist():  # rows before c's run hold the first run's best (errors[-1] above)
         i, n3 = int(fail[j]), int(c.iterations[j])
         k0 = int(out.iterations[i]) + int(before[j]) + 1  # the row of c's first iteration
@@ -543,6 +541,24 @@ def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: 
     for i, why in zip(won.tolist(), np.array(c.reason)[take].tolist(), strict=True):
         reason[i] = why
     return LoopOutput(q, iters, reason, pos, ori, errors)
+
+
+def _grown(ea: Array, rows: int) -> Array:
+    """ea (r, B) extended to ``rows`` ≥ r rows, each column's last value repeated: in the spare rows of the buffer
+    ``ea`` is a leading view of, where it has enough (no copy of ea's r rows: a batch's retry stages each add a few
+    hundred rows of B columns), otherwise in a new buffer with as many spare rows."""
+    r, B = ea.shape
+    base = ea
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if base is not ea and base.ndim == 2 and base.shape[1] == B and base.shape[0] >= rows and \
+            base.strides == ea.strides and base.ctypes.data == ea.ctypes.data:
+        out = base[:rows]
+    else:
+        out = np.empty((2 * rows, B))[:rows]
+        out[:r] = ea
+    out[r:] = ea[-1]
+    return out
 
 
 def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 from .lm_jit import _theta, chain_forward, chain_residual
+from .poly_trig import sincos, wrap_sincos
 
 __all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up"]
 
@@ -40,19 +41,29 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 
 
 def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
-             live: NDArray[np.bool_]) -> None:
+             live: NDArray[np.bool_], poly: bool) -> None:
     """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
     Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
-    and cosines (library calls, lane by lane) are taken for the lanes that hold a problem (``live``) only.
+    and cosines: ``poly``, :func:`.poly_trig.sincos` on every lane, four at a time (vectorised); otherwise library
+    calls, lane by lane, for the lanes that hold a problem (``live``) only.
 
     The frames' last row is [0, 0, 0, 1 | 0] (rigid links, checked by :func:`lanes_fit`): of lm_jit's fourth term
     T[k−1, i, 3] · loc[15 + j] only j = 3's (· 1) is kept; the others add a zero, which changes no bit."""
     n = q.shape[0]
     for k in range(n):
-        for lane in range(LANES):
-            if live[lane]:
-                sn[lane] = math.sin(q[k, lane])
-                cn[lane] = 1.0 - math.cos(q[k, lane])
+        if poly:
+            for g in range(0, LANES, 4):
+                s0, c0 = sincos(q[k, g])
+                s1, c1 = sincos(q[k, g + 1])
+                s2, c2 = sincos(q[k, g + 2])
+                s3, c3 = sincos(q[k, g + 3])
+                sn[g], sn[g + 1], sn[g + 2], sn[g + 3] = s0, s1, s2, s3
+                cn[g], cn[g + 1], cn[g + 2], cn[g + 3] = 1.0 - c0, 1.0 - c1, 1.0 - c2, 1.0 - c3
+        else:
+            for lane in range(LANES):
+                if live[lane]:
+                    sn[lane] = math.sin(q[k, lane])
+                    cn[lane] = 1.0 - math.cos(q[k, lane])
         for idx in range(15):
             h0, h1, h2 = Hs[k, 0, idx], Hs[k, 1, idx], Hs[k, 2, idx]
             for g in range(0, LANES, 4):
@@ -90,7 +101,7 @@ def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn
                     T[n - 1, i, 2, lane] * c2 + T[n - 1, i, 3, lane] * c3
 
 
-_forward = kernel(_forward, error_model="numpy", slp=True) or _forward
+_forward = kernel(_forward, calls=(sincos,), error_model="numpy", slp=True) or _forward
 
 
 def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
@@ -153,15 +164,27 @@ _residual = kernel(_residual, error_model="numpy", slp=True) or _residual
 
 
 def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
-                 sphi: Array, live: NDArray[np.bool_]) -> None:
-    """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ (kept for
-    φ's wrap, which needs the same sine; taken for the ``live`` lanes only)."""
+                 sphi: Array, live: NDArray[np.bool_], poly: bool, pw: Array, cw: Array) -> None:
+    """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ. Without
+    ``poly`` the library's sine for the ``live`` lanes (kept for φ's wrap, asin(sin φ), which needs the same sine);
+    with ``poly`` :func:`.poly_trig.wrap_sincos` on every lane, four at a time, which also gives the wrapped φ (pw)
+    and its cosine (cw)."""
     for j in range(phi.shape[0]):
         a, b = lo[j], hi[j]
-        if limited[j]:
+        if limited[j] and poly:
+            for g in range(0, LANES, 4):
+                p0, s0, c0 = wrap_sincos(phi[j, g])
+                p1, s1, c1 = wrap_sincos(phi[j, g + 1])
+                p2, s2, c2 = wrap_sincos(phi[j, g + 2])
+                p3, s3, c3 = wrap_sincos(phi[j, g + 3])
+                sphi[j, g], sphi[j, g + 1], sphi[j, g + 2], sphi[j, g + 3] = s0, s1, s2, s3
+                pw[j, g], pw[j, g + 1], pw[j, g + 2], pw[j, g + 3] = p0, p1, p2, p3
+                cw[j, g], cw[j, g + 1], cw[j, g + 2], cw[j, g + 3] = c0, c1, c2, c3
+        elif limited[j]:
             for lane in range(LANES):
                 if live[lane]:
                     sphi[j, lane] = math.sin(phi[j, lane])
+        if limited[j]:
             m, h = mid[j], half[j]
             for lane in range(LANES):
                 q[j, lane] = min(max(m + h * sphi[j, lane], a), b)
@@ -170,7 +193,7 @@ def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array,
                 q[j, lane] = min(max(phi[j, lane], a), b)
 
 
-_theta_lanes = kernel(_theta_lanes, error_model="numpy", slp=True) or _theta_lanes
+_theta_lanes = kernel(_theta_lanes, calls=(wrap_sincos,), error_model="numpy", slp=True) or _theta_lanes
 
 
 def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array, phi: Array, jitter: Array,
@@ -222,89 +245,140 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
     not positive definite (that lane's x is then meaningless).
 
     lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
-    four lanes at a time and four rows i at a time (they share the loads of row j; their sums run in registers)."""
+    the column below the diagonal all eight lanes and four rows i at a time (they share the loads of row j; their
+    32 sums run in registers, eight vectors, enough to hide the subtractions' latency); the diagonal and the two
+    triangular solves all eight lanes at a time."""
     n = A.shape[0]
     for lane in range(LANES):
         bad[lane] = 0.0
     for j in range(n):
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
-            for t in range(j):
-                a0, a1, a2, a3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                s0 -= a0 * a0
-                s1 -= a1 * a1
-                s2 -= a2 * a2
-                s3 -= a3 * a3
-            A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3] = s0, s1, s2, s3
+        s0, s1, s2, s3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
+        s4, s5, s6, s7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
+        for t in range(j):
+            s0 -= A[j, t, 0] * A[j, t, 0]
+            s1 -= A[j, t, 1] * A[j, t, 1]
+            s2 -= A[j, t, 2] * A[j, t, 2]
+            s3 -= A[j, t, 3] * A[j, t, 3]
+            s4 -= A[j, t, 4] * A[j, t, 4]
+            s5 -= A[j, t, 5] * A[j, t, 5]
+            s6 -= A[j, t, 6] * A[j, t, 6]
+            s7 -= A[j, t, 7] * A[j, t, 7]
+        A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3] = \
+            s0, s1, s2, s3
+        A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7] = \
+            s4, s5, s6, s7
         for lane in range(LANES):
             s = A[j, j, lane]
             good = s > 0.0
             bad[lane] = bad[lane] if good else 1.0
             A[j, j, lane] = math.sqrt(s) if good else 1.0
-        for g in range(0, LANES, 4):
-            d0, d1, d2, d3 = A[j, j, g], A[j, j, g + 1], A[j, j, g + 2], A[j, j, g + 3]
-            i = j + 1
-            while i + 3 < n:  # four rows at a time
-                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                y0, y1, y2, y3 = A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3]
-                z0, z1, z2, z3 = A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3]
-                u0, u1, u2, u3 = A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3]
-                for t in range(j):
-                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                    x0 -= A[i, t, g] * b0
-                    x1 -= A[i, t, g + 1] * b1
-                    x2 -= A[i, t, g + 2] * b2
-                    x3 -= A[i, t, g + 3] * b3
-                    y0 -= A[i + 1, t, g] * b0
-                    y1 -= A[i + 1, t, g + 1] * b1
-                    y2 -= A[i + 1, t, g + 2] * b2
-                    y3 -= A[i + 1, t, g + 3] * b3
-                    z0 -= A[i + 2, t, g] * b0
-                    z1 -= A[i + 2, t, g + 1] * b1
-                    z2 -= A[i + 2, t, g + 2] * b2
-                    z3 -= A[i + 2, t, g + 3] * b3
-                    u0 -= A[i + 3, t, g] * b0
-                    u1 -= A[i + 3, t, g + 1] * b1
-                    u2 -= A[i + 3, t, g + 2] * b2
-                    u3 -= A[i + 3, t, g + 3] * b3
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                A[i + 1, j, g], A[i + 1, j, g + 1], A[i + 1, j, g + 2], A[i + 1, j, g + 3] = \
-                    y0 / d0, y1 / d1, y2 / d2, y3 / d3
-                A[i + 2, j, g], A[i + 2, j, g + 1], A[i + 2, j, g + 2], A[i + 2, j, g + 3] = \
-                    z0 / d0, z1 / d1, z2 / d2, z3 / d3
-                A[i + 3, j, g], A[i + 3, j, g + 1], A[i + 3, j, g + 2], A[i + 3, j, g + 3] = \
-                    u0 / d0, u1 / d1, u2 / d2, u3 / d3
-                i += 4
-            while i < n:  # the last rows one at a time
-                x0, x1, x2, x3 = A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3]
-                for t in range(j):
-                    b0, b1, b2, b3 = A[j, t, g], A[j, t, g + 1], A[j, t, g + 2], A[j, t, g + 3]
-                    x0 -= A[i, t, g] * b0
-                    x1 -= A[i, t, g + 1] * b1
-                    x2 -= A[i, t, g + 2] * b2
-                    x3 -= A[i, t, g + 3] * b3
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-                i += 1
-    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous)
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = b[i, g], b[i, g + 1], b[i, g + 2], b[i, g + 3]
-            for t in range(i):
-                s0 -= A[i, t, g] * x[t, g]
-                s1 -= A[i, t, g + 1] * x[t, g + 1]
-                s2 -= A[i, t, g + 2] * x[t, g + 2]
-                s3 -= A[i, t, g + 3] * x[t, g + 3]
-            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
-                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+        # all eight lanes (two vectors) and four rows i at a time: eight independent sums in registers, which
+        # hides the subtraction's latency (the same operations in the same order per lane: the same bits)
+        d0, d1, d2, d3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
+        d4, d5, d6, d7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
+        i = j + 1
+        while i + 3 < n:  # four rows at a time
+            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
+            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
+            y0, y1, y2, y3 = A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3]
+            y4, y5, y6, y7 = A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7]
+            z0, z1, z2, z3 = A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3]
+            z4, z5, z6, z7 = A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7]
+            u0, u1, u2, u3 = A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3]
+            u4, u5, u6, u7 = A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7]
+            for t in range(j):
+                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
+                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
+                x0 -= A[i, t, 0] * b0
+                x1 -= A[i, t, 1] * b1
+                x2 -= A[i, t, 2] * b2
+                x3 -= A[i, t, 3] * b3
+                x4 -= A[i, t, 4] * b4
+                x5 -= A[i, t, 5] * b5
+                x6 -= A[i, t, 6] * b6
+                x7 -= A[i, t, 7] * b7
+                y0 -= A[i + 1, t, 0] * b0
+                y1 -= A[i + 1, t, 1] * b1
+                y2 -= A[i + 1, t, 2] * b2
+                y3 -= A[i + 1, t, 3] * b3
+                y4 -= A[i + 1, t, 4] * b4
+                y5 -= A[i + 1, t, 5] * b5
+                y6 -= A[i + 1, t, 6] * b6
+                y7 -= A[i + 1, t, 7] * b7
+                z0 -= A[i + 2, t, 0] * b0
+                z1 -= A[i + 2, t, 1] * b1
+                z2 -= A[i + 2, t, 2] * b2
+                z3 -= A[i + 2, t, 3] * b3
+                z4 -= A[i + 2, t, 4] * b4
+                z5 -= A[i + 2, t, 5] * b5
+                z6 -= A[i + 2, t, 6] * b6
+                z7 -= A[i + 2, t, 7] * b7
+                u0 -= A[i + 3, t, 0] * b0
+                u1 -= A[i + 3, t, 1] * b1
+                u2 -= A[i + 3, t, 2] * b2
+                u3 -= A[i + 3, t, 3] * b3
+                u4 -= A[i + 3, t, 4] * b4
+                u5 -= A[i + 3, t, 5] * b5
+                u6 -= A[i + 3, t, 6] * b6
+                u7 -= A[i + 3, t, 7] * b7
+            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
+            A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
+            A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7] = y4 / d4, y5 / d5, y6 / d6, y7 / d7
+            A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3] = z0 / d0, z1 / d1, z2 / d2, z3 / d3
+            A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7] = z4 / d4, z5 / d5, z6 / d6, z7 / d7
+            A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3] = u0 / d0, u1 / d1, u2 / d2, u3 / d3
+            A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7] = u4 / d4, u5 / d5, u6 / d6, u7 / d7
+            i += 4
+        while i < n:  # the last rows one at a time
+            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
+            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
+            for t in range(j):
+                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
+                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
+                x0 -= A[i, t, 0] * b0
+                x1 -= A[i, t, 1] * b1
+                x2 -= A[i, t, 2] * b2
+                x3 -= A[i, t, 3] * b3
+                x4 -= A[i, t, 4] * b4
+                x5 -= A[i, t, 5] * b5
+                x6 -= A[i, t, 6] * b6
+                x7 -= A[i, t, 7] * b7
+            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
+            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
+            i += 1
+    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous), all eight lanes
+        s0, s1, s2, s3 = b[i, 0], b[i, 1], b[i, 2], b[i, 3]
+        s4, s5, s6, s7 = b[i, 4], b[i, 5], b[i, 6], b[i, 7]
+        for t in range(i):
+            s0 -= A[i, t, 0] * x[t, 0]
+            s1 -= A[i, t, 1] * x[t, 1]
+            s2 -= A[i, t, 2] * x[t, 2]
+            s3 -= A[i, t, 3] * x[t, 3]
+            s4 -= A[i, t, 4] * x[t, 4]
+            s5 -= A[i, t, 5] * x[t, 5]
+            s6 -= A[i, t, 6] * x[t, 6]
+            s7 -= A[i, t, 7] * x[t, 7]
+        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
+            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
+        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
+            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
     for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
-        for g in range(0, LANES, 4):
-            s0, s1, s2, s3 = x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3]
-            for t in range(i + 1, n):
-                s0 -= A[t, i, g] * x[t, g]
-                s1 -= A[t, i, g + 1] * x[t, g + 1]
-                s2 -= A[t, i, g + 2] * x[t, g + 2]
-                s3 -= A[t, i, g + 3] * x[t, g + 3]
-            x[i, g], x[i, g + 1], x[i, g + 2], x[i, g + 3] = s0 / A[i, i, g], s1 / A[i, i, g + 1], \
-                s2 / A[i, i, g + 2], s3 / A[i, i, g + 3]
+        s0, s1, s2, s3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+        s4, s5, s6, s7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
+        for t in range(i + 1, n):
+            s0 -= A[t, i, 0] * x[t, 0]
+            s1 -= A[t, i, 1] * x[t, 1]
+            s2 -= A[t, i, 2] * x[t, 2]
+            s3 -= A[t, i, 3] * x[t, 3]
+            s4 -= A[t, i, 4] * x[t, 4]
+            s5 -= A[t, i, 5] * x[t, 5]
+            s6 -= A[t, i, 6] * x[t, 6]
+            s7 -= A[t, i, 7] * x[t, 7]
+        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
+            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
+        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
+            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
 
 
 _solve_spd = kernel(_solve_spd, error_model="numpy", slp=True) or _solve_spd
@@ -313,8 +387,8 @@ _solve_spd = kernel(_solve_spd, error_model="numpy", slp=True) or _solve_spd
 def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
               q0: Array, P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
               max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
-              decay_rate: float, backoff: float, margin: float, q_out: Array, iters: Array, reason: Array,
-              pos_out: Array, ori_out: Array, history: Array) -> None:
+              decay_rate: float, backoff: float, margin: float, poly: bool, q_out: Array, iters: Array,
+              reason: Array, pos_out: Array, ori_out: Array, history: Array) -> None:
     B, n = q0.shape
     L = LANES
     # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
@@ -329,6 +403,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     rhs, d = np.zeros((n, L)), np.zeros((n, L))
     qs, q, qn = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
     phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    pw, cw = np.zeros((n, L)), np.zeros((n, L))
     PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
     es = np.zeros((max_iter + 1, L))
     loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
@@ -469,8 +544,8 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
         for i in range(n):
             for lane in range(L):
                 phin[i, lane] = phi[i, lane] + d[i, lane]
-        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live)
-        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live)
+        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
+        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
         _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n, live)
         every = True
         for lane in range(L):
@@ -520,7 +595,18 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                     V[i, lane] = Vn[i, lane]
         # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
         for i in range(n):
-            if limited[i]:
+            if poly:
+                if limited[i]:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = pw[i, lane]
+                            cphi[i, lane] = cw[i, lane]
+                else:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = phin[i, lane]
+                            cphi[i, lane] = sincos(phin[i, lane])[1]
+            elif limited[i]:
                 for lane in range(L):
                     if ok[lane]:
                         phi[i, lane] = math.asin(sphi[i, lane])
@@ -534,7 +620,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(_forward, _residual, _theta_lanes, _normal_equations, _solve_spd, chain_forward, chain_residual,
-                        _theta))
+                        _theta, sincos))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
@@ -548,11 +634,13 @@ def lanes_fit(Hs: Array, Ce: Array) -> bool:
 def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
              kappa: Array, q0: Array, P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int,
              max_iter: int, damping: float, max_step: float | None, win: int, ratio: float, stall_min: int,
-             pull: float, decay: float, backoff: float, margin: float
+             pull: float, decay: float, backoff: float, margin: float, poly: bool = True
              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """:func:`~animkit.ik.lm_jit.lm_serial` (same arguments and outputs, no ``first_success``) by the lanes: B
     problems, q0 (B, n), P (B, 3), R (B, 3, 3) or None, on a chain for which :func:`lanes_fit` holds. Needs
-    :func:`animkit.jit.enabled`."""
+    :func:`animkit.jit.enabled`. ``poly`` (the default): the iterations' sines and cosines by
+    :mod:`.poly_trig` (vectorised, ≤ 2 ulp from the library's), so a problem's iterates differ from lm_serial's by
+    rounding, which can change the path of a run that wanders; False: the C library's, and lm_serial's bits."""
     assert _KERNEL is not None
     B, n = q0.shape
     orient = R is not None
@@ -565,8 +653,8 @@ def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array
     _KERNEL(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
             np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience),
             int(max_iter), float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio),
-            int(stall_min), float(pull), float(decay), float(backoff), float(margin), q_out, iters, reason, pos, ori,
-            history)
+            int(stall_min), float(pull), float(decay), float(backoff), float(margin), bool(poly), q_out, iters, reason,
+            pos, ori, history)
     rows = int(iters.max()) + 1 if B else 1
     return q_out, iters, reason, pos, ori, history[:rows]
 
