@@ -51,9 +51,30 @@ CHANNEL_NAMES: dict[str, tuple[DofKind, str]] = {
 _CHANNEL_BY_LOWER = {k.lower(): v for k, v in CHANNEL_NAMES.items()}
 _NAME_OF = {v: k for k, v in CHANNEL_NAMES.items()}
 _KEYWORDS = ("OFFSET", "CHANNELS", "JOINT", "End Site", "}")
+
+def _usual_channels() -> dict[tuple[str, ...], tuple[tuple[DofKind, str], ...]]:
+    """The CHANNELS tails (count and names) of the usual layout: three rotations in any order, after the three
+    positions X Y Z or alone → their channels (a table of the names, the same for every file)."""
+    out: dict[tuple[str, ...], tuple[tuple[DofKind, str], ...]] = {}
+    positions = ("Xposition", "Yposition", "Zposition")
+    for a in "XYZ":
+        for b in "XYZ":
+            for c in "XYZ":
+                if len({a, b, c}) == 3:
+                    rotations = (f"{a}rotation", f"{b}rotation", f"{c}rotation")
+                    for names in (rotations, positions + rotations):
+                        out[(str(len(names)),) + names] = tuple(CHANNEL_NAMES[nm] for nm in names)
+    return out
+
+
+_USUAL_CHANNELS = _usual_channels()
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
 _DIGITS = re.compile(r"[0-9]+\Z")
 _MOTION = re.compile(r"^[ \t]*MOTION[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+_MOTION_LINE = re.compile(r"[ \t]*MOTION[ \t]*\r?", re.IGNORECASE)  # one line of _MOTION
+_NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"  # _NUMBER's token
+# an OFFSET line whose three tokens are _NUMBER's (space, tab and CR are str.split's whitespace too)
+_OFFSET_LINE = re.compile(rf"[ \t\r]*OFFSET[ \t\r]+{_NUM}[ \t\r]+{_NUM}[ \t\r]+{_NUM}[ \t\r]*")
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,22 +156,42 @@ def _number(path: str | None, tok: tuple[str, int] | None, what: str, end_line: 
 def _hierarchy_by_lines(header: str) -> _Block | None:
     """The usual layout — one statement a line, keywords in capitals — read line by line into the blocks
     :func:`_parse_hierarchy` would make; None for anything else (or anything wrong), which that reads (or
-    explains) token by token. Three times faster on the CMU files; the tests hold the two equal."""
+    explains) token by token. Three times faster on the CMU files; the tests hold the two equal.
+
+    An OFFSET line is checked whole by one pattern and a CHANNELS line's tail looked up whole in
+    :data:`_USUAL_CHANNELS`; lines those miss take the token-wise checks."""
     root: _Block | None = None
     stack: list[_Block] = []
     names: set[str] = set()
     pending: _Block | None = None  # opened, its "{" still to come
-    started = False
-    for n, line in enumerate(header.split("\n"), start=1):
+    lines = header.split("\n")
+    n = 0
+    for line in lines:  # until the first statement, which must be HIERARCHY alone
+        n += 1
+        t = line.split()
+        if t:
+            if t != ["HIERARCHY"]:
+                return None
+            break
+    offset_line = _OFFSET_LINE.fullmatch
+    usual_channels = _USUAL_CHANNELS
+    for line in lines[n:]:
+        n += 1
+        m = offset_line(line)
+        if m is not None and stack and pending is None:
+            b = stack[-1]
+            if b.offset is not None:
+                return None
+            x, y, z = float(m[1]), float(m[2]), float(m[3])
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                return None
+            b.offset = (x, y, z)
+            continue
         t = line.split()
         if not t:
             continue
         head = t[0]
-        if not started:
-            if t != ["HIERARCHY"]:
-                return None
-            started = True
-        elif pending is not None:
+        if pending is not None:
             if t != ["{"]:
                 return None
             stack.append(pending)
@@ -167,18 +208,20 @@ def _hierarchy_by_lines(header: str) -> _Block | None:
                 stack.append(root)
             else:
                 pending = root
-        elif head == "OFFSET":
+        elif head == "}":
             b = stack[-1]
-            if len(t) != 4 or b.offset is not None or not all(_NUMBER.match(x) for x in t[1:]):
+            if len(t) != 1 or b.offset is None or (b.channels is None and b.kind != "End Site"):
                 return None
-            x, y, z = float(t[1]), float(t[2]), float(t[3])
-            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
-                return None
-            b.offset = (x, y, z)
+            stack.pop()
         elif head == "CHANNELS":
             b = stack[-1]
-            if b.kind == "End Site" or b.channels is not None or len(t) < 2 or not _DIGITS.match(t[1]) or \
-                    len(t[1]) > 20 or int(t[1]) != len(t) - 2:
+            if b.kind == "End Site" or b.channels is not None:
+                return None
+            usual = usual_channels.get(tuple(t[1:]))
+            if usual is not None:
+                b.channels = list(usual)
+                continue
+            if len(t) < 2 or not _DIGITS.match(t[1]) or len(t[1]) > 20 or int(t[1]) != len(t) - 2:
                 return None
             chans = [_CHANNEL_BY_LOWER.get(c.lower()) for c in t[2:]]
             if None in chans:
@@ -203,14 +246,34 @@ def _hierarchy_by_lines(header: str) -> _Block | None:
                 stack.append(b)
             else:
                 pending = b
-        elif t == ["}"]:
+        elif head == "OFFSET":  # one the pattern did not take: token by token
             b = stack[-1]
-            if b.offset is None or (b.channels is None and b.kind != "End Site"):
+            if len(t) != 4 or b.offset is not None or not all(_NUMBER.match(x) for x in t[1:]):
                 return None
-            stack.pop()
+            x, y, z = float(t[1]), float(t[2]), float(t[3])
+            if not (math.isfinite(x) and math.isfinite(y) and math.isfinite(z)):
+                return None
+            b.offset = (x, y, z)
         else:
             return None
     return root if pending is None and not stack else None
+
+
+def _usual_split(text: str) -> tuple[str, _Block, int] | None:
+    """(header, its blocks, the end of the MOTION line) when the first "MOTION" in ``text`` is on a MOTION line and
+    the text before that line reads line by line (:func:`_hierarchy_by_lines`, which takes no MOTION line: then
+    that line is ``_MOTION``'s first match too, found without running the pattern over the text); else None."""
+    at = text.find("MOTION")
+    if at < 0:
+        return None
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    if _MOTION_LINE.fullmatch(text, start, end) is None:
+        return None
+    header = text[:start]
+    root = _hierarchy_by_lines(header)
+    return None if root is None else (header, root, end)
 
 
 def _parse_hierarchy(header: str, path: str | None) -> _Block:
@@ -429,22 +492,34 @@ def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
     T[:, (0, 1, 2, 3), (0, 1, 2, 3)] = 1.0
     counts: list[int] = []
     names: list[str] = []
-    kinds: list[str] = []
+    revolute: list[bool] = []
     letters: list[int] = []
     for b in blocks:
-        chans = tuple(b.channels or ())
-        counts.append(len(chans))
-        if chans:
-            names.extend(f"{b.name}.{sfx}" for sfx in dof_suffixes(chans))
-            kinds.extend(k for k, _ in chans)
-            letters.extend("xyz".index(a) for _, a in chans)
+        chans = b.channels
+        if not chans:
+            counts.append(0)
+            continue
+        key = tuple(chans)
+        columns = _USUAL_COLUMNS.get(key) or _columns_of(key)
+        counts.append(len(key))
+        prefix = b.name + "."
+        names += [prefix + sfx for sfx in columns[0]]
+        revolute += columns[1]
+        letters += columns[2]
     D = len(names)
     inf = np.full(D, np.inf)
     return compile_figure(node_names=[b.name for b in blocks], parent=parent, L=L, T=T, dof_counts=counts,
-                          dof_names=names, dof_revolute=[k == "revolute" for k in kinds],
-                          dof_axis=_EYE3[letters], dof_letter=letters, lower=-inf, upper=inf, rest=np.zeros(D))
+                          dof_names=names, dof_revolute=revolute, dof_axis=_EYE3[letters], dof_letter=letters,
+                          lower=-inf, upper=inf, rest=np.zeros(D))
 
 
+def _columns_of(chans: tuple[tuple[DofKind, str], ...]) -> tuple[tuple[str, ...], tuple[bool, ...], tuple[int, ...]]:
+    """Per channel: the DOF's name suffix (:func:`~animkit.joints.dof_suffixes`), whether it turns, its axis 0/1/2."""
+    return dof_suffixes(chans), tuple(k == "revolute" for k, _ in chans), tuple("xyz".index(a) for _, a in chans)
+
+
+# the columns of the usual CHANNELS lines (a table of the channel names, the same for every file)
+_USUAL_COLUMNS = {chans: _columns_of(chans) for chans in _USUAL_CHANNELS.values()}
 _EYE3 = np.eye(3)
 
 
@@ -506,10 +581,12 @@ def _motion_header(text: str, start: int, line: int, path: str | None) -> tuple[
 # exact powers of ten: 10**k is a double for k <= 22, so m · 10**k and m / 10**k round once (Clinger's fast path)
 _POW10 = np.array([float(10 ** k) for k in range(23)])
 _MANTISSA_LIMIT = 2 ** 53  # every integer below it is a double
+_RADIANS_PER_DEGREE = math.pi / 180.0  # NumPy's deg2rad multiplies by this double
 
 
-def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
-    """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) when every token takes the fast path.
+def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array) -> int:
+    """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) · scale[c] when every token takes the
+    fast path (one more rounding: a scale of π/180 gives ``np.deg2rad``'s value, of 1 the number itself).
 
     A token is [+-]?(d+.?d*|.d+)([eE][+-]?d+)?; its digits give an integer mantissa m < 2**53 (trailing zeros
     go to the exponent) and a decimal exponent e, and x = ±m · 10**e with |e| <= 22 is one correctly rounded
@@ -600,7 +677,7 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array) -> int:
             value = mantissa / pow10[-exponent]
         else:
             return -1
-        out[row, col] = -value if negative else value
+        out[row, col] = (-value if negative else value) * scale[col]
         col += 1
     if col != 0:
         if col != width:
@@ -624,26 +701,28 @@ def load_scanner() -> bool:
     pays numba's start-up once up front); whether it is loaded."""
     if scan_frames_kernel is None or not _jit_enabled():
         return False
-    scan_frames_kernel(np.frombuffer(b"0 0\n", dtype=np.uint8), np.empty((1, 2)), _POW10)
+    scan_frames_kernel(np.frombuffer(b"0 0\n", dtype=np.uint8), np.empty((1, 2)), _POW10, np.ones(2))
     return bool(getattr(scan_frames_kernel, "ready", False))
 
 
-def frames_compiled(block: str, count: int, width: int) -> Array | None:
-    """The (count, width) frame values of ``block`` from the compiled scanner, or None (off, would not pay — see
-    :data:`SCAN_JIT_MIN` — or it declined)."""
+def frames_compiled(block: str, count: int, width: int, scale: Array | None = None) -> Array | None:
+    """The (count, width) frame values of ``block`` (column c times ``scale[c]`` where given) from the compiled
+    scanner, or None (off, would not pay — see :data:`SCAN_JIT_MIN` — or it declined)."""
     if scan_frames_kernel is None or width == 0 or not block.isascii() or \
             not jit_pays(scan_frames_kernel, count * width, SCAN_JIT_MIN, SCAN_JIT_WARM):
         return None
     out = np.empty((count, width))
-    if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10) != 0:
+    if scale is None:
+        scale = np.ones(width)
+    if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10, scale) != 0:
         return None
     return out
 
 
 def parse_frames(block: str, first_line: int, count: int, width: int, frames_line: int,
-                  path: str | None) -> Array:
+                  path: str | None, revolute: NDArray[np.bool_] | None = None) -> Array:
     """The (count, width) numbers of the MOTION data: compiled, else vectorised, then line by line only to explain
-    a failure."""
+    a failure; the ``revolute`` columns (where given) from degrees to radians, x · π/180 as ``np.deg2rad``."""
     # each value takes a digit and a separator at least: a block shorter than that cannot fill 'Frames:', and
     # nothing of the size 'Frames:' claims is allocated before the lines present are read (and found short)
     short = width > 0 and len(block) < 2 * count * width - 1
@@ -651,7 +730,9 @@ def parse_frames(block: str, first_line: int, count: int, width: int, frames_lin
         raise ParseError(path, f"the file ends after {block.count(chr(10)) + 1} lines; 'Frames: {count}' (line "
                                f"{frames_line}) expects {count} (empty) lines for a figure without channels",
                          line=first_line + block.count("\n"))
-    fast = None if short else frames_compiled(block, count, width)
+    turns = revolute is not None and bool(revolute.any())
+    scale = np.where(revolute, _RADIANS_PER_DEGREE, 1.0) if revolute is not None and turns else None
+    fast = None if short else frames_compiled(block, count, width, scale)
     if fast is not None:
         return fast
     lines = block.split("\n")
@@ -665,6 +746,8 @@ def parse_frames(block: str, first_line: int, count: int, width: int, frames_lin
         except ValueError:
             data = None
     if data is not None and data.shape == (count, width) and np.isfinite(data).all():
+        if turns:
+            data[:, revolute] = np.deg2rad(data[:, revolute])
         return data
     # slow path: find the first offending line
     seen = 0
@@ -699,23 +782,25 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     spath = None if path is None else str(path)
     if text.startswith("\ufeff"):
         text = text[1:]
-    m = _MOTION.search(text)
-    header = text if m is None else text[:m.start()]
-    root = _parse_hierarchy(header, spath)
-    if m is None:
-        raise ParseError(spath, "expected 'MOTION' after the hierarchy, got end of file",
-                         line=header.count("\n") + 1)
+    usual = _usual_split(text)
+    if usual is not None:
+        header, root, motion_end = usual
+    else:
+        m = _MOTION.search(text)
+        header = text if m is None else text[:m.start()]
+        root = _parse_hierarchy(header, spath)
+        if m is None:
+            raise ParseError(spath, "expected 'MOTION' after the hierarchy, got end of file",
+                             line=header.count("\n") + 1)
+        motion_end = m.end()
     motion_line = header.count("\n") + 1
-    count, frame_time, frames_line, pos, line = _motion_header(text, m.end() + 1, motion_line, spath)
+    count, frame_time, frames_line, pos, line = _motion_header(text, motion_end + 1, motion_line, spath)
     blocks = _preorder(root)
     compiled = _compiled_from_blocks(blocks)
     name = Path(spath).stem if spath else "bvh"
     # the Joint/Dof/Node/Arc objects are built on first use: world positions need only the arrays
     figure = Figure.deferred(name, compiled, lambda: _build_figure(blocks, name, spath))
-    frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath)
-    revolute = compiled.dof_revolute
-    if revolute.any():
-        frames[:, revolute] = np.deg2rad(frames[:, revolute])
+    frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath, compiled.dof_revolute)
     figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
     return BvhData(figure, frames, frame_time)
 
