@@ -55,7 +55,8 @@ def test_each_token_is_bit_identical_to_float(x: float) -> None:
 
 @pytest.mark.parametrize("s", ["1.5", "-0.000000", "-0", "+0.0", ".5", "-.5", "5.", "+3e2", "1E-5", "-2.5e+3",
                                "0e99999", "10.4194", "-30.1003", "0.0083333", "123456.789012", "1e-22",
-                               "900719925474099.1", "1" + "0" * 22, "0." + "0" * 30 + "1e30"])
+                               "900719925474099.1", "1" + "0" * 22, "0." + "0" * 30 + "1e30",
+                               "123456789012345", "1234567890123456", "1000000000e20", "0.1234567890123450"])
 def test_usual_tokens_take_the_fast_path(s: str) -> None:
     got = bvh.frames_compiled(s, 1, 1)
     assert got is not None, s
@@ -108,6 +109,27 @@ def test_blocks_read_the_same_compiled_and_in_numpy(case: tuple[str, int, int]) 
     if got is not None:
         np.testing.assert_array_equal(bits(got), bits(want))
     np.testing.assert_array_equal(bits(bvh.parse_frames(block, 1, count, width, 0, None)), bits(want))
+
+
+@given(motion_blocks(), st.data())
+def test_degrees_become_radians_as_deg2rad_does(case: tuple[str, int, int], data: st.DataObject) -> None:
+    """parse_frames' ``revolute`` columns (scaled inside the scanner) equal np.deg2rad of the plain read, bit for bit,
+    compiled and in NumPy."""
+    block, count, width = case
+    revolute = np.array(data.draw(st.lists(st.booleans(), min_size=width, max_size=width)), dtype=bool)
+    try:
+        plain = bvh.parse_frames(block, 1, count, width, 0, None)
+    except ParseError:
+        return
+    want = plain.copy()
+    want[:, revolute] = np.deg2rad(plain[:, revolute])
+    np.testing.assert_array_equal(bits(bvh.parse_frames(block, 1, count, width, 0, None, revolute)), bits(want))
+    animkit.jit.ENABLED = False
+    try:
+        numpy_path = bvh.parse_frames(block, 1, count, width, 0, None, revolute)
+    finally:
+        animkit.jit.ENABLED = True
+    np.testing.assert_array_equal(bits(numpy_path), bits(want))
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)

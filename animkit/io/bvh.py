@@ -588,12 +588,13 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array)
     """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) · scale[c] when every token takes the
     fast path (one more rounding: a scale of π/180 gives ``np.deg2rad``'s value, of 1 the number itself).
 
-    A token is [+-]?(d+.?d*|.d+)([eE][+-]?d+)?; its digits give an integer mantissa m < 2**53 (trailing zeros
-    go to the exponent) and a decimal exponent e, and x = ±m · 10**e with |e| <= 22 is one correctly rounded
-    multiply or divide, bit-identical to Python's float(). Separators: space, tab, LF, and CR before LF or at
-    the end. Returns 0 when ``out`` (count, width) is filled exactly; -1 on anything else (another separator
-    or character, a token off the fast path, a line without exactly ``width`` tokens, too many or too few
-    lines), leaving the caller's slower, exact path to read or explain it.
+    A token is [+-]?(d+.?d*|.d+)([eE][+-]?d+)?; its digits give an integer mantissa m < 2**53 and a decimal
+    exponent e, and x = ±m · 10**e with |e| <= 22 is one correctly rounded multiply or divide, bit-identical to
+    Python's float(). Tokens of at most 15 digits take m as written (m < 10**15, no check per digit); others, and
+    any whose e falls outside, are read again with trailing zeros moved from m to e. Separators: space, tab, LF,
+    and CR before LF or at the end. Returns 0 when ``out`` (count, width) is filled exactly; -1 on anything else
+    (another separator or character, a token off the fast path, a line without exactly ``width`` tokens, too many
+    or too few lines), leaving the caller's slower, exact path to read or explain it.
     """
     count, width = out.shape
     n = buf.shape[0]
@@ -620,36 +621,23 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array)
         negative = c == 45
         if c == 43 or c == 45:
             i += 1
-        mantissa = 0
-        zeros = 0  # trailing zero digits not yet in the mantissa: value = mantissa · 10**zeros · 10**exponent
-        exponent = 0
-        digits = 0
-        point = False
+        token = i
+        full = 0  # the digits as written, point left out
+        nd = 0
+        point = -1
         while i < n:
-            c = buf[i]
-            if 48 <= c <= 57:
-                digits += 1
-                if point:
-                    exponent -= 1
-                if c == 48:
-                    zeros += 1
-                else:
-                    if mantissa != 0:
-                        for _ in range(zeros):
-                            mantissa *= 10
-                            if mantissa >= _MANTISSA_LIMIT:
-                                return -1
-                    mantissa = mantissa * 10 + (c - 48)
-                    zeros = 0
-                    if mantissa >= _MANTISSA_LIMIT:
-                        return -1
-            elif c == 46 and not point:
-                point = True
+            d = int(buf[i]) - 48
+            if 0 <= d <= 9:
+                full = full * 10 + d
+                nd += 1
+            elif d == -2 and point < 0:
+                point = nd
             else:
                 break
             i += 1
-        if digits == 0:
+        if nd == 0:
             return -1
+        exponent = 0 if point < 0 else point - nd
         if i < n and (buf[i] == 101 or buf[i] == 69):
             i += 1
             sign = 1
@@ -668,15 +656,44 @@ def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array)
             exponent += sign * power
         if i < n and not (buf[i] == 32 or buf[i] == 9 or buf[i] == 10 or buf[i] == 13):
             return -1
-        exponent += zeros
-        if mantissa == 0:
-            value = 0.0
-        elif 0 <= exponent <= 22:
-            value = mantissa * pow10[exponent]
-        elif -22 <= exponent < 0:
-            value = mantissa / pow10[-exponent]
-        else:
-            return -1
+        if nd <= 15 and -22 <= exponent <= 22:  # full < 10**15 < 2**53: one rounding
+            if full == 0:
+                value = 0.0
+            elif exponent >= 0:
+                value = full * pow10[exponent]
+            else:
+                value = full / pow10[-exponent]
+        else:  # the digits again, trailing zeros kept out of the mantissa
+            mantissa = 0
+            zeros = 0
+            j = token
+            while j < n:
+                d = int(buf[j]) - 48
+                if d == 0:
+                    zeros += 1
+                elif 0 < d <= 9:
+                    if zeros != 0:
+                        if mantissa != 0:
+                            for _ in range(zeros):
+                                mantissa *= 10
+                                if mantissa >= _MANTISSA_LIMIT:
+                                    return -1
+                        zeros = 0
+                    mantissa = mantissa * 10 + d
+                    if mantissa >= _MANTISSA_LIMIT:
+                        return -1
+                elif d != -2:
+                    break
+                j += 1
+            exponent += zeros
+            if mantissa == 0:
+                value = 0.0
+            elif 0 <= exponent <= 22:
+                value = mantissa * pow10[exponent]
+            elif -22 <= exponent < 0:
+                value = mantissa / pow10[-exponent]
+            else:
+                return -1
         out[row, col] = (-value if negative else value) * scale[col]
         col += 1
     if col != 0:
