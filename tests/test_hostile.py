@@ -207,10 +207,10 @@ def test_cli_missing_output_folder_and_unreadable_input_exit_2(tmp_path: Path, c
 
 
 def test_cli_os_error_is_one_line(monkeypatch, capsys) -> None:
-    def full(args):
+    def full(*args):
         raise OSError(28, "No space left on device", "/tmp/x.gif")
 
-    monkeypatch.setattr("animkit.cli._cmd_info", full)
+    monkeypatch.setattr("animkit.cli.load_scene", full)  # the first thing `info` does
     assert main(["info", "x.toml"]) == 2
     assert capsys.readouterr().err == "animkit: error: /tmp/x.gif: No space left on device\n"
 

@@ -23,7 +23,7 @@ import animkit
 from animkit import jit
 from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
-from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, _kappa, run_lm, serial_chain
+from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, stiffness_from_options, run_lm, serial_chain
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
@@ -63,7 +63,7 @@ def _both(model, q0, P, R, opts, poly=False):
 
     ch = serial_chain(model)
     assert ch.lanes
-    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P, R,
+    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P, R,
             opts.row_weights)
     kw = dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
               damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
@@ -183,7 +183,7 @@ def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, see
 
 
 def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
-    from animkit.ik.lm_batch_jit import LANES, _solve_spd
+    from animkit.ik.lm_batch_jit import LANES, solve_spd_lanes
 
     rng = np.random.default_rng(2)
     for n in (1, 2, 7, 13):
@@ -193,7 +193,7 @@ def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
         b = rng.normal(size=(LANES, n))
         A = S.transpose(1, 2, 0).copy()  # (a view for n = 1 would let the solve overwrite S)
         x, bad = np.empty((n, LANES)), np.empty(LANES)
-        _solve_spd(A, np.ascontiguousarray(b.T), x, bad)
+        solve_spd_lanes(A, np.ascontiguousarray(b.T), x, bad)
         assert bad.tolist() == [1.0 if k == 3 else 0.0 for k in range(LANES)]
         for k in range(LANES):
             if k != 3:
@@ -202,7 +202,7 @@ def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
 
 
 def test_lane_forward_against_the_chain_model():
-    from animkit.ik.lm_batch_jit import LANES, _forward
+    from animkit.ik.lm_batch_jit import LANES, forward_lanes
 
     fig, start = _panda()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
@@ -210,7 +210,7 @@ def test_lane_forward_against_the_chain_model():
     ch = serial_chain(model)
     q = np.random.default_rng(3).uniform(model.lower, model.upper, size=(LANES, model.n))
     T, Te = np.empty((model.n, 3, 5, LANES)), np.empty((3, 4, LANES))
-    _forward(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
+    forward_lanes(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
              np.empty(LANES), np.ones(LANES, dtype=np.bool_), True)
     fr = model.frames(q)
     np.testing.assert_allclose(T[:, :, :4].transpose(3, 0, 1, 2), fr.T[:, :, :3].transpose(1, 0, 2, 3), atol=1e-12)
