@@ -72,7 +72,14 @@ def _kernel_runs(problem: IKProblem, T: np.ndarray
     """The first run of every target by each compiled loop alone (what run_lm hands them), and the shares that
     converged (serial, lanes); the lanes with the library's trig (poly=False) must agree with the serial loop bit for
     bit; the timed lanes use the polynomial trig (the default)."""
-    from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, stiffness_from_options, serial_chain
+    from animkit.ik.lm import (
+        HOMOTOPY_DECAY,
+        PULL_BACKOFF,
+        STALL_MIN_ITER,
+        START_MARGIN,
+        serial_chain,
+        stiffness_from_options,
+    )
     from animkit.ik.lm_batch_jit import lm_lanes
     from animkit.ik.lm_jit import lm_serial
 

@@ -23,7 +23,15 @@ import animkit
 from animkit import jit
 from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
-from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, stiffness_from_options, run_lm, serial_chain
+from animkit.ik.lm import (
+    HOMOTOPY_DECAY,
+    PULL_BACKOFF,
+    STALL_MIN_ITER,
+    START_MARGIN,
+    run_lm,
+    serial_chain,
+    stiffness_from_options,
+)
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
@@ -105,7 +113,7 @@ def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
     B = {"few": 3}.get(case, 45)  # not a multiple of the lane count; fewer problems than lanes
     T = _targets(fig, "panda_grasptarget", model.dofs, start, B, seed=7)
     T[::9, :3, 3] += 3.0  # some beyond reach
-    opts = problem._opts
+    opts = problem.options
     R = T[:, :3, :3].copy()
     if case == "3d":
         opts = replace(opts, row_weights=np.ones(3))
@@ -130,10 +138,10 @@ def test_polynomial_lanes_keep_the_success_rate_on_500_panda_targets():
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
     q0 = np.repeat(start[model.dofs][None], 500, 0)
-    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem._opts,
+    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem.options,
                           poly=True)
     assert abs(int((serial[2] == 0).sum()) - int((lanes[2] == 0).sum())) <= 1  # within 0.2 %
-    _same_answers(serial, lanes, model, problem._opts, most=2)
+    _same_answers(serial, lanes, model, problem.options, most=2)
 
 
 def _chain(axes, lengths, limits):
@@ -250,7 +258,7 @@ def test_lanes_and_numpy_loops_solve_the_same_targets(monkeypatch):
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)
-    opts = problem._opts
+    opts = problem.options
     q0 = np.repeat(start[model.dofs][None], len(T), 0)
     monkeypatch.setattr(jit, "ALWAYS", True)
     fast = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)

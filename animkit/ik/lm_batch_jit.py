@@ -619,8 +619,8 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
-                 calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward, chain_residual,
-                        _theta, sincos))
+                 calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward,
+                        chain_residual, _theta, sincos))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
