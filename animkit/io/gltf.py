@@ -40,7 +40,7 @@ from ..rig import humanoid_rig
 from ..scene import Scene
 from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
-from ._gltf import GltfDocument, document_from_path, pointer
+from .gltf_bytes import GltfDocument, document_from_path, pointer
 
 __all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
            "MorphTargetWarning", "frame_rate_from_keys"]
