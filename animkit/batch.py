@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from .scene import Scene
 
 __all__ = ["BatchCommand", "BatchReport", "COMMANDS", "register", "run_one", "run_batch", "plan_outputs",
-           "motion_measures", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES"]
+           "motion_measures", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES", "jit_pays",
+           "start_forkserver"]
 
 RECORDS = ".animkit-batch"
 #: The summary's columns, in order; a command's own measures follow them.
@@ -298,7 +299,7 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
         raise AnimkitError(f"--workers must be >= 1, got {n}")
     Path(outdir).mkdir(parents=True, exist_ok=True)
     # the local workers' imports run in a forkserver beside the driver's own (below)
-    method = _start_forkserver(jit=_jit_pays(cmd.name, pairs, n)) if scheduler is None and processes else None
+    method = start_forkserver(jit=jit_pays(cmd.name, pairs, n)) if scheduler is None and processes else None
     try:
         import dask
         from distributed import Client, LocalCluster, as_completed
@@ -364,7 +365,7 @@ SCANNER_PAYS_BYTES = 32 * 2**20
 SCANNER_ONLY = frozenset({"info", "convert", "render"})
 
 
-def _jit_pays(name: str, pairs: Sequence[tuple[Path, Path]], workers: int) -> bool:
+def jit_pays(name: str, pairs: Sequence[tuple[Path, Path]], workers: int) -> bool:
     """Whether the local workers should load numba for this run (see :data:`SCANNER_PAYS_BYTES`)."""
     if name not in SCANNER_ONLY:
         return True
@@ -374,7 +375,7 @@ def _jit_pays(name: str, pairs: Sequence[tuple[Path, Path]], workers: int) -> bo
 
 def start_local_workers(name: str, inputs: Sequence[str | Path], workers: int | None = None) -> None:
     """Begin warming the local workers of ``run_batch(name, inputs, workers=...)`` now (its forkserver, see
-    :func:`_start_forkserver`), so that their imports overlap whatever the caller does before calling run_batch
+    :func:`start_forkserver`), so that their imports overlap whatever the caller does before calling run_batch
     (the CLI: parsing its options). Nothing when the inputs are wrong: run_batch says so."""
     import os
 
@@ -382,7 +383,7 @@ def start_local_workers(name: str, inputs: Sequence[str | Path], workers: int | 
         pairs = plan_outputs(name, expand_inputs(inputs), ".")
     except AnimkitError:
         return
-    _start_forkserver(jit=_jit_pays(name, pairs, workers if workers is not None else (os.cpu_count() or 1)))
+    start_forkserver(jit=jit_pays(name, pairs, workers if workers is not None else (os.cpu_count() or 1)))
 
 
 def _preload_in_background(module: str) -> Any:
@@ -401,7 +402,7 @@ def _preload_in_background(module: str) -> Any:
     return thread
 
 
-def _start_forkserver(jit: bool = True) -> str | None:
+def start_forkserver(jit: bool = True) -> str | None:
     """Start multiprocessing's forkserver, importing :mod:`animkit.batch_worker` first (dask, animkit's readers,
     writers, renderer, numba's cached BVH scanner), and return ``"forkserver"``; None where there is none.
 

@@ -135,6 +135,12 @@ class Figure:
         fig.__dict__["_build"] = build
         return fig
 
+    @property
+    def built(self) -> bool:
+        """Whether the figure's nodes, arcs, joints and DOFs exist as objects: always for a figure made with
+        ``add``; for a :meth:`deferred` one, once something other than its compiled arrays was asked for."""
+        return "_build" not in self.__dict__
+
     def _built(self) -> Figure:
         """Build a deferred figure's objects now (nothing for a figure built with ``add``); returns self."""
         if "_build" in self.__dict__:

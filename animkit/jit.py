@@ -28,14 +28,16 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS"]
+__all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS", "WARM"]
 
 _WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 _njit: Any = None
 _loaded = False
 
 ENABLED = _WANTED
-_warm = False  # a kernel has run in this process: numba's compiler is up, a cached kernel loads in milliseconds
+#: Whether a kernel has run in this process: numba's compiler is then up, and a cached kernel loads in milliseconds
+#: (:func:`pays` reads it; tests set it).
+WARM = False
 # Tests set ALWAYS so that kernels run whatever the work size (also ANIMKIT_JIT=always).
 ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 
@@ -120,8 +122,8 @@ class Kernel:
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
             return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
         self._ready = True
-        global _warm
-        _warm = True
+        global WARM
+        WARM = True
         return out
 
     @property
@@ -200,4 +202,4 @@ def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: flo
     fn.declined += work
     if fn.declined >= threshold:
         return enabled()
-    return _warm and fn.declined >= warm and fn.on_disk() and enabled()
+    return WARM and fn.declined >= warm and fn.on_disk() and enabled()

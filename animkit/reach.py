@@ -156,7 +156,7 @@ class Comparison:
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
-                        f"{opt(p.gaze_deg, '.0f', 6)}°"
+                        f"{opt(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
                         f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
                         f"{opt(p.effort, '.0f', 8)}  {moved}")
         return "\n".join(rows)

@@ -1,5 +1,5 @@
 """IK against its peers, 7-DOF 6D (Franka Panda), interleaved: a reused :class:`animkit.ik.IKProblem`, the one-line
-:func:`animkit.ik.solve`, ``solve_batch``, robotics-toolbox-python's compiled ``ik_LM`` and ikpy.
+:func:`animkit.ik.solve`, ``solve_batch``, robotics-toolbox-python's compiled ``ik_LM``, ikpy and mink.
 
     OMP_NUM_THREADS=1 flock /tmp/animkit-bench.lock .bench-venv/bin/python -m benchmarks.bench_ik_peers
 
@@ -10,6 +10,17 @@ pose, robotics-toolbox's ``qr`` ("ready"), with no restarts (``slimit=1``). Succ
 toolbox's own flag (its residual ½eᵀe < 1e-6) is shown too. Time: each round solves every target once per case,
 cases interleaved (A, B, C, A, B, C, …); the table holds the medians (min–max) over the rounds of the time per
 solve. ikpy (tens of ms per solve) gets the first ``--ikpy`` targets per round.
+
+mink (differential IK on MuJoCo) runs on the same URDF compiled by MuJoCo (:func:`mujoco_panda`: meshes stripped,
+the gripper's prismatic fingers fixed so the model has the 7 arm joints, bodies of fixed joints kept so
+``panda_grasptarget`` exists); an assertion checks before any timing that its FK equals animkit's to 1e-9 at
+random poses. Its loop is its examples' ``converge_ik`` (``examples/franka_emika_panda.py``): ``solve_ik`` (QP
+solver daqp, ``ConfigurationLimit``) then ``integrate_inplace``, until its own test on the ``FrameTask`` error
+(‖log‖ translation < 1e-4, rotation < 1e-3: its "own success flag") or ``MINK_ITERS`` steps. Two settings: the
+example's (``damping`` 1e-3, ``lm_damping`` 1) and the strongest found on these targets (1e-6, 0.1). The example's
+``PostureTask`` (cost 1e-2) is left out: it pulls toward the start, and with it 0 of 50 targets reached 1e-4 m.
+``dt`` cancels (the QP is in Δq, ``v = Δq/dt`` and ``integrate_inplace`` multiplies back; the limit ignores it;
+no velocity limit is set): 1/200 s, the example's rate. ``--mink`` targets per round (default: all).
 """
 
 from __future__ import annotations
@@ -17,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +38,34 @@ from .bench_ik import DATA, load_robot
 from .harness import interleaved
 
 POS_OK, ORI_OK = 1e-4, 1e-3
+MINK_ITERS = 100  # success on these targets: 90.0 % at 100 and at 300 steps (1e-6, 0.1); 77 % at 30
+MINK_DT = 1 / 200
+MINK_SETTINGS = {  # row label: (solve_ik damping, FrameTask lm_damping)
+    "mink solve_ik, daqp (its example: damping 1e-3, lm 1)": (1e-3, 1.0),
+    "mink solve_ik, daqp (damping 1e-6, lm 0.1)": (1e-6, 0.1),
+}
+
+
+def mujoco_panda(urdf: Path):
+    """MuJoCo's model of a URDF, x = MjModel(URDF without <visual>/<collision>, prismatic joints fixed,
+    ``<compiler fusestatic="false">``): the arm's revolute joints only, every link a body."""
+    import xml.etree.ElementTree as ET
+
+    import mujoco
+
+    root = ET.parse(urdf).getroot()
+    for link in root.iter("link"):
+        for tag in ("visual", "collision"):
+            for el in link.findall(tag):
+                link.remove(el)
+    for joint in root.iter("joint"):
+        if joint.get("type") == "prismatic":  # the gripper's fingers: not part of the arm's IK
+            joint.set("type", "fixed")
+            for tag in ("limit", "mimic", "axis", "dynamics", "safety_controller"):
+                for el in joint.findall(tag):
+                    joint.remove(el)
+    ET.SubElement(ET.SubElement(root, "mujoco"), "compiler", fusestatic="false", discardvisual="false")
+    return mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
 
 
 def _ok(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, W: np.ndarray, T: np.ndarray) -> bool:
@@ -40,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--targets", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--ikpy", type=int, default=10)
+    ap.add_argument("--mink", type=int, default=None, help="targets per round for mink (default: all)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
@@ -145,8 +186,67 @@ def main(argv: list[str] | None = None) -> int:
         results["ikpy"] = ok
     except ImportError:
         print("ikpy not importable: skipped", file=sys.stderr)
+    n_mink = min(args.targets if args.mink is None else args.mink, args.targets)
+    try:
+        import mink
+        import mujoco
+
+        model = mujoco_panda(DATA / "franka_panda.urdf")
+        names = [model.joint(j).name for j in range(model.njnt)]
+        assert model.nq == model.nv == 7 and names == [f"panda_joint{k}" for k in range(1, 8)], names
+        assert np.allclose(model.jnt_range, np.stack([lo, hi], 1), rtol=0, atol=1e-12), model.jnt_range
+        body = model.body(eff).id
+        data = mujoco.MjData(model)
+        for p in np.vstack([poses[:20], start[None]]):  # FK must agree before anything is timed
+            data.qpos[:] = p[arm]
+            mujoco.mj_kinematics(model, data)
+            W = fig.world(p)[eff]
+            assert np.abs(data.xpos[body] - W[:3, 3]).max() < 1e-9, "MuJoCo's Panda FK differs from animkit's"
+            assert np.abs(data.xmat[body].reshape(3, 3) - W[:3, :3]).max() < 1e-9, "MuJoCo's Panda frame differs"
+        configuration = mink.Configuration(model)
+        limits = [mink.ConfigurationLimit(model)]
+        targets_se3 = [mink.SE3.from_matrix(T) for T in ours_T[:n_mink]]
+
+        def mink_solver(damping: float, lm_damping: float):
+            task = mink.FrameTask(eff, "body", position_cost=1.0, orientation_cost=1.0, lm_damping=lm_damping)
+            tasks = [task]
+
+            def solve_one(target) -> bool:
+                configuration.update(qr)
+                task.set_target(target)
+                for _ in range(MINK_ITERS):
+                    vel = mink.solve_ik(configuration, tasks, MINK_DT, "daqp", damping=damping, limits=limits)
+                    configuration.integrate_inplace(vel, MINK_DT)
+                    err = task.compute_error(configuration)
+                    if np.linalg.norm(err[:3]) < POS_OK and np.linalg.norm(err[3:]) < ORI_OK:
+                        return True
+                return False
+
+            return solve_one
+
+        for label, (damping, lm_damping) in MINK_SETTINGS.items():
+            solve_one = mink_solver(damping, lm_damping)
+
+            def mink_round(solve_one=solve_one) -> None:
+                for target in targets_se3:
+                    solve_one(target)
+
+            cases[label] = mink_round
+            ok, own = [], []
+            for T, target in zip(ours_T[:n_mink], targets_se3, strict=True):
+                own.append(solve_one(target))
+                q = configuration.q.copy()
+                W = np.eye(4)
+                W[:3, :3] = configuration.data.xmat[body].reshape(3, 3)
+                W[:3, 3] = configuration.data.xpos[body]
+                ok.append(_ok(q, lo, hi, W, T))
+            results[label] = ok
+            own_flag[label] = float(np.mean(own))
+    except ImportError:
+        print("mink or mujoco not importable: skipped", file=sys.stderr)
     stats = interleaved(cases, rounds=args.rounds, warmup=1)
-    per = {name: (n_ikpy if name == "ikpy" else args.targets) for name in cases}
+    per = {name: (n_ikpy if name == "ikpy" else n_mink if name in MINK_SETTINGS else args.targets)
+           for name in cases}
     print(f"{args.targets} Panda 6D targets (seed {args.seed}), start qr, no restarts; {args.rounds} rounds, "
           "interleaved; time per solve, median (min–max) over rounds\n")
     print("| solver | success (1e-4 m, 1e-3 rad, limits) | own success flag | µs per solve | solves/s | "

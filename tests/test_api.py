@@ -219,3 +219,92 @@ def test_an_import_by_name_counts_as_an_import(tmp_path) -> None:
     src = tmp_path / "m.py"
     src.write_text("import importlib\n\ndef f():\n    return importlib.import_module('animkit.render.clip')\n")
     assert _imports(src, "animkit.scene") == {"render"}
+
+
+# --- tests use public names only ----------------------------------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+_REACHING = {"getattr", "setattr", "delattr", "hasattr", "setitem", "delitem"}  # builtins and monkeypatch's
+
+
+def _private(name: str) -> bool:
+    """A leading underscore, not a dunder (``__dict__`` aside) nor an IPython display hook (``_repr_html_``)."""
+    if not name.startswith("_"):
+        return False
+    if name.startswith("__") and name.endswith("__"):
+        return name == "__dict__"
+    return not (name.startswith("_repr_") and name.endswith("_"))
+
+
+def _private_path(dotted: str) -> bool:
+    return dotted.split(".")[0] == "animkit" and any(_private(p) for p in dotted.split("."))
+
+
+def _private_uses(source: str) -> list[str]:
+    """Where a test's source reaches past animkit's public names: ``line: what``. Imports of private animkit
+    modules or of private names from animkit; ``x._name`` (or ``x.__dict__``) on anything but ``self``/``cls``;
+    a private name given to getattr/setattr/… or monkeypatch's setattr/setitem (``"animkit.cli._cmd"`` or
+    ``(module, "_name")``). A private-looking string that is data (an import-graph assertion) is not a use."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "animkit":
+            if _private_path(node.module or ""):
+                out.append(f"{node.lineno}: from {node.module}")
+            out += [f"{node.lineno}: import {a.name} from {node.module}" for a in node.names if _private(a.name)]
+        elif isinstance(node, ast.Import):
+            out += [f"{node.lineno}: import {a.name}" for a in node.names if _private_path(a.name)]
+        elif isinstance(node, ast.Attribute) and _private(node.attr):
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if not (isinstance(base, ast.Name) and base.id in ("self", "cls")):
+                out.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if name not in _REACHING:
+                continue
+            args = [a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else None
+                    for a in node.args[:2]]
+            if args and args[0] is not None and _private_path(args[0]):  # monkeypatch.setattr("animkit.m._f", …)
+                out.append(f"{node.lineno}: {name}({args[0]!r})")
+            if len(args) == 2 and args[1] is not None and _private(args[1]):  # setattr(module, "_name", …)
+                out.append(f"{node.lineno}: {name}({args[1]!r})")
+    return out
+
+
+def test_the_private_use_finder_finds_private_uses() -> None:
+    planted = '''
+from animkit.io._gltf import pointer
+from animkit.batch import _jit_pays, run_batch
+import animkit.io._toml
+from animkit import jit
+from tests.test_gltf import _skinned  # a test module's own helper: fine
+
+def test(monkeypatch, fig, problem):
+    jit._warm
+    animkit.io.bvh._MOTION.search("")
+    problem._opts
+    "_build" in fig.__dict__
+    monkeypatch.setattr("animkit.cli._cmd_info", print)
+    monkeypatch.setattr(jit, "_warm", True)
+    monkeypatch.setitem(jit.__dict__, "x", 1)
+    getattr(fig, "_compiled")
+    self._ok, cls._ok, scene._repr_html_(), fig.__class__, jit.ENABLED
+    monkeypatch.setattr(jit, "ALWAYS", True)
+    assert "animkit.io._toml" in {"animkit.io._toml"}  # data
+'''
+    found = [u.split(": ", 1)[1] for u in _private_uses(planted)]
+    assert sorted(found) == sorted([
+        "from animkit.io._gltf", "import _jit_pays from animkit.batch", "import animkit.io._toml", "._warm",
+        "._MOTION", "._opts", ".__dict__", "setattr('animkit.cli._cmd_info')", "setattr('_warm')", ".__dict__",
+        "getattr('_compiled')"])
+    assert _private_uses("import animkit\n\ndef test():\n    assert animkit.io.gltf_bytes.pointer\n") == []
+
+
+def test_tests_use_public_names_only() -> None:
+    """Issue 13 §7: what a test proves holds through animkit's public surface (a test of a private detail pins an
+    implementation, not a behaviour)."""
+    uses = [f"{p.relative_to(TESTS.parent)}:{u}" for p in sorted(TESTS.rglob("*.py"))
+            if "node_modules" not in p.parts for u in _private_uses(p.read_text(encoding="utf-8"))]
+    assert uses == []

@@ -224,9 +224,9 @@ def _loaded(names: tuple[str, ...]) -> dict[str, bool]:
 def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
     import multiprocessing
 
-    from animkit.batch import _start_forkserver
+    from animkit.batch import start_forkserver
 
-    if _start_forkserver() is None:
+    if start_forkserver() is None:
         pytest.skip("no forkserver on this platform: workers are spawned and import on their first task")
     # (unpickling _loaded imports this test module in the child: batch_worker and Pillow's GIF writer it does not)
     names = ("animkit.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
@@ -235,14 +235,14 @@ def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
 
 
 def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> None:
-    from animkit.batch import SCANNER_PAYS_BYTES, _jit_pays
+    from animkit.batch import SCANNER_PAYS_BYTES, jit_pays
 
     small = tmp_path / "small.bvh"
     shutil.copy(DATA / "cmu_09_01_run.bvh", small)
     big = tmp_path / "big.bvh"
     with big.open("wb") as fh:  # sparse: only its size matters here
         fh.truncate(2 * SCANNER_PAYS_BYTES)
-    assert not _jit_pays("render", [(small, tmp_path / "o.gif")], 1)
-    assert _jit_pays("render", [(big, tmp_path / "o.gif")], 2)  # a share of exactly the break-even
-    assert not _jit_pays("convert", [(big, tmp_path / "o.bvh")], 3)
-    assert _jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own
+    assert not jit_pays("render", [(small, tmp_path / "o.gif")], 1)
+    assert jit_pays("render", [(big, tmp_path / "o.gif")], 2)  # a share of exactly the break-even
+    assert not jit_pays("convert", [(big, tmp_path / "o.bvh")], 3)
+    assert jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import itertools
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,10 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import jit
-from animkit.errors import ParseError
+from animkit.errors import AnimkitError
 from animkit.figure import Figure
 from animkit.fk import CompiledFigure
-from animkit.io import bvh
 from animkit.io.bvh import parse_bvh
 from tests.test_bvh import mutated, ref_positions, ref_read
 
@@ -32,11 +32,18 @@ CHANNELS = [f"{a}{k}" for k in ("rotation", "position") for a in "XYZ"]
 
 
 def built_twin(text: str) -> Figure:
-    """The same file's figure with its objects built first and its FK arrays compiled from its arcs."""
+    """The same file's figure made again joint by joint through ``Figure.add`` from the reader's built objects, its
+    FK arrays compiled from its arcs (Figure.compiled's general path)."""
     fig = parse_bvh(text).figure
-    assert fig.joints  # builds the nodes, arcs, joints and DOFs
-    fig._compiled = None  # compile again, from the arcs (Figure.compiled's general path)
-    return fig
+    root = fig.root_arc  # builds the nodes, arcs, joints and DOFs
+    twin = Figure(root.child.name, data=root.child.data, T=root.child.T, color=root.child.color, joint=root.joint,
+                  L=root.L, name=fig.name)
+    for arc in fig.arcs()[1:]:
+        assert arc.parent is not None
+        node = arc.child
+        twin.add(node.name, arc.parent.name, L=arc.L, joint=arc.joint, data=node.data, T=node.T, color=node.color)
+    assert fig.built and twin.built
+    return twin
 
 
 def assert_same_compiled(a: CompiledFigure, b: CompiledFigure) -> None:
@@ -61,33 +68,38 @@ def positions_both_paths(fig: Figure, frames: np.ndarray, monkeypatch: pytest.Mo
     return numpy_path, (fig.world_positions(frames) if jit.enabled() else None)
 
 
-def tree(block: bvh._Block) -> tuple:
-    return (block.kind, block.name, block.line, block.offset, block.channels,
-            tuple(tree(c) for c in block.children))
+def token_twin(text: str) -> str:
+    """The same file with its first word, HIERARCHY, in lower case: the reader's line-by-line path takes only the
+    usual layout (keywords in capitals, one statement a line) and declines it, so its token-by-token path reads it,
+    which takes keywords in any case; nothing else changes (not a line number)."""
+    m = re.match(r"\s*(HIERARCHY)(?=\s|$)", text)
+    return text if m is None else text[:m.start(1)] + "hierarchy" + text[m.end(1):]
 
 
-def assert_line_reader_agrees(text: str) -> bool:
-    """The line-by-line hierarchy reader gives the token reader's blocks, or declines (None); it never accepts
-    what the token reader refuses. Whether it read the text."""
-    header = text[:m.start()] if (m := bvh._MOTION.search(text)) else text
-    fast = bvh._hierarchy_by_lines(header)
+def assert_line_reader_agrees(text: str) -> None:
+    """The line-by-line hierarchy reader gives the token reader's figure, bit for bit, or declines; it never
+    accepts what the token reader refuses: the file and its :func:`token_twin` read the same, or fail the same."""
     try:
-        slow = bvh._parse_hierarchy_tokens(header, None)
-    except ParseError:
-        assert fast is None
-        return False
-    assert fast is None or tree(fast) == tree(slow)
-    return fast is not None
+        slow = parse_bvh(token_twin(text))
+    except AnimkitError as e:
+        with pytest.raises(type(e)) as fast_error:
+            parse_bvh(text)
+        assert str(fast_error.value) == str(e)
+        return
+    fast = parse_bvh(text)
+    assert fast.figure.node_names == slow.figure.node_names and fast.figure.dof_names == slow.figure.dof_names
+    assert_same_compiled(fast.figure.compiled, slow.figure.compiled)
+    assert fast.frames.tobytes() == slow.frames.tobytes() and fast.fps == slow.fps
 
 
 def check_against_oracles(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert_line_reader_agrees(text)
     data = parse_bvh(text)
     fig = data.figure
-    assert "_build" in fig.__dict__  # the reader's figure starts deferred
+    assert not fig.built  # the reader's figure starts deferred
     names, dof_names = fig.node_names, fig.dof_names
     fast_numpy, fast_kernel = positions_both_paths(fig, data.frames, monkeypatch)
-    assert "_build" in fig.__dict__  # world positions, names and DOF count built no objects
+    assert not fig.built  # world positions, names and DOF count built no objects
 
     twin = built_twin(text)
     assert names == twin.node_names and dof_names == twin.dof_names
@@ -109,7 +121,7 @@ def check_against_oracles(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     world = fig.world(data.frames[-1])  # the textbook traversal (builds the objects)
     trav = np.array([world[n][:3, 3] for n in names])
     np.testing.assert_allclose(fast_numpy[-1], trav, rtol=0, atol=1e-12 * scale)
-    assert "_build" not in fig.__dict__ and fig.node_names == names and fig.dof_names == dof_names
+    assert fig.built and fig.node_names == names and fig.dof_names == dof_names
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -165,9 +177,11 @@ def hierarchies(draw: st.DrawFn) -> str:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
-def test_the_line_reader_reads_the_shipped_files(path: Path) -> None:
-    assert assert_line_reader_agrees(path.read_text())
-    assert assert_line_reader_agrees(path.read_text().replace("\n", "\r\n"))
+def test_the_line_reader_agrees_on_the_shipped_files(path: Path) -> None:
+    text = path.read_text()
+    assert token_twin(text) != text  # the twin goes the token way
+    assert_line_reader_agrees(text)
+    assert_line_reader_agrees(text.replace("\n", "\r\n"))
 
 
 @given(mutated())
@@ -203,7 +217,7 @@ def test_deferred_figure_pickles_copies_and_grows_as_a_built_one() -> None:
     data = parse_bvh(text)
     want = built_twin(text)
     for other in (pickle.loads(pickle.dumps(parse_bvh(text).figure)), copy.deepcopy(parse_bvh(text).figure)):
-        assert "_build" not in other.__dict__
+        assert other.built
         assert other.node_names == want.node_names and other.dof_names == want.dof_names
         assert [j.kind for j in other.joints] == [j.kind for j in want.joints]
         np.testing.assert_array_equal(other.world_positions(data.frames[:3]), want.world_positions(data.frames[:3]))

@@ -503,10 +503,10 @@ def test_base_colour_texture_from_a_file_a_view_or_a_data_uri(tmp_path, where) -
 def test_a_clips_frame_rate_is_the_keys_own(step: float, count: int, want: float | None) -> None:
     """fps from float32 key times k · step: the clip's frames k / fps land on the keys (to a float32 step), so a
     clip resampled at its fps (BVH, TOML) keeps every key."""
-    from animkit.io.gltf import _frame_rate
+    from animkit.io.gltf import frame_rate_from_keys
 
     keys = (np.arange(count) * step).astype(np.float32)
-    fps = _frame_rate(keys, float(np.median(np.diff(keys.astype(np.float64)))))
+    fps = frame_rate_from_keys(keys, float(np.median(np.diff(keys.astype(np.float64)))))
     assert fps == pytest.approx(want or (count - 1) / float(keys[-1]), rel=1e-12)  # None: (K − 1) / t_last
     n = int(np.floor(float(keys[-1]) * fps + 1e-9)) + 1  # the frame count Clip.frame_times and the BVH writer use
     assert n == count

@@ -1,4 +1,4 @@
-"""The byte layer (animkit.io._gltf) against bytes laid out by hand from the specification (3.6.2 accessors:
+"""The byte layer (animkit.io.gltf_bytes) against bytes laid out by hand from the specification (3.6.2 accessors:
 component types, normalized integers, matrix column alignment, byteStride, sparse substitution)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from animkit.errors import ParseError
-from animkit.io._gltf import document_from_bytes, json_from_glb, pointer
+from animkit.io.gltf_bytes import document_from_bytes, json_from_glb, pointer
 
 
 def _doc(blob: bytes, accessors: list[dict], views: list[dict]) -> bytes:

@@ -215,7 +215,7 @@ def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatc
     problem = IKProblem(fig, "hand_r", "arm", pose=start, orientation=True)
     full = problem.solve_batch(T, quiet=True)
     with monkeypatch.context() as m:  # the continuations off: LM with the relaxed-limits retries alone
-        for name in ("_position_first", "_orientation_first", "_orientation_continuation"):
+        for name in ("retry_position_first", "retry_orientation_first", "retry_orientation_continuation"):
             m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
         before = problem.solve_batch(T, quiet=True)
     stuck = np.flatnonzero(~before.converged)
@@ -242,8 +242,8 @@ def test_position_first_is_not_tried_without_an_orientation_target(monkeypatch):
 
     fig, start, lim, T = _arm_targets(40, seed=3)
     calls = []
-    real = api._position_first
-    monkeypatch.setattr(api, "_position_first", lambda *a: calls.append(1) or real(*a))
+    real = api.retry_position_first
+    monkeypatch.setattr(api, "retry_position_first", lambda *a: calls.append(1) or real(*a))
     IKProblem(fig, "hand_r", "arm", pose=start).solve_batch(T[:, :3, 3], quiet=True)
     assert not calls
 
@@ -268,7 +268,7 @@ def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypa
     problem = IKProblem(fig, "ee_link", "arm", pose=start, orientation=True)
     full = problem.solve_batch(T, quiet=True)
     with monkeypatch.context() as m:
-        for name in ("_orientation_first", "_orientation_continuation"):
+        for name in ("retry_orientation_first", "retry_orientation_continuation"):
             m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
         before = problem.solve_batch(T, quiet=True)
     stuck = np.flatnonzero(~before.converged)

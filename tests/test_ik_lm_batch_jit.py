@@ -23,7 +23,15 @@ import animkit
 from animkit import jit
 from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
-from animkit.ik.lm import HOMOTOPY_DECAY, PULL_BACKOFF, STALL_MIN_ITER, START_MARGIN, _kappa, run_lm, serial_chain
+from animkit.ik.lm import (
+    HOMOTOPY_DECAY,
+    PULL_BACKOFF,
+    STALL_MIN_ITER,
+    START_MARGIN,
+    run_lm,
+    serial_chain,
+    stiffness_from_options,
+)
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
@@ -63,7 +71,7 @@ def _both(model, q0, P, R, opts, poly=False):
 
     ch = serial_chain(model)
     assert ch.lanes
-    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P, R,
+    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P, R,
             opts.row_weights)
     kw = dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
               damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
@@ -105,7 +113,7 @@ def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
     B = {"few": 3}.get(case, 45)  # not a multiple of the lane count; fewer problems than lanes
     T = _targets(fig, "panda_grasptarget", model.dofs, start, B, seed=7)
     T[::9, :3, 3] += 3.0  # some beyond reach
-    opts = problem._opts
+    opts = problem.options
     R = T[:, :3, :3].copy()
     if case == "3d":
         opts = replace(opts, row_weights=np.ones(3))
@@ -130,10 +138,10 @@ def test_polynomial_lanes_keep_the_success_rate_on_500_panda_targets():
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
     q0 = np.repeat(start[model.dofs][None], 500, 0)
-    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem._opts,
+    serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem.options,
                           poly=True)
     assert abs(int((serial[2] == 0).sum()) - int((lanes[2] == 0).sum())) <= 1  # within 0.2 %
-    _same_answers(serial, lanes, model, problem._opts, most=2)
+    _same_answers(serial, lanes, model, problem.options, most=2)
 
 
 def _chain(axes, lengths, limits):
@@ -183,7 +191,7 @@ def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, see
 
 
 def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
-    from animkit.ik.lm_batch_jit import LANES, _solve_spd
+    from animkit.ik.lm_batch_jit import LANES, solve_spd_lanes
 
     rng = np.random.default_rng(2)
     for n in (1, 2, 7, 13):
@@ -193,7 +201,7 @@ def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
         b = rng.normal(size=(LANES, n))
         A = S.transpose(1, 2, 0).copy()  # (a view for n = 1 would let the solve overwrite S)
         x, bad = np.empty((n, LANES)), np.empty(LANES)
-        _solve_spd(A, np.ascontiguousarray(b.T), x, bad)
+        solve_spd_lanes(A, np.ascontiguousarray(b.T), x, bad)
         assert bad.tolist() == [1.0 if k == 3 else 0.0 for k in range(LANES)]
         for k in range(LANES):
             if k != 3:
@@ -202,7 +210,7 @@ def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
 
 
 def test_lane_forward_against_the_chain_model():
-    from animkit.ik.lm_batch_jit import LANES, _forward
+    from animkit.ik.lm_batch_jit import LANES, forward_lanes
 
     fig, start = _panda()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
@@ -210,7 +218,7 @@ def test_lane_forward_against_the_chain_model():
     ch = serial_chain(model)
     q = np.random.default_rng(3).uniform(model.lower, model.upper, size=(LANES, model.n))
     T, Te = np.empty((model.n, 3, 5, LANES)), np.empty((3, 4, LANES))
-    _forward(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
+    forward_lanes(np.ascontiguousarray(q.T), ch.kHs, ch.kCe, T, Te, np.empty((15, LANES)), np.empty(LANES),
              np.empty(LANES), np.ones(LANES, dtype=np.bool_), True)
     fr = model.frames(q)
     np.testing.assert_allclose(T[:, :, :4].transpose(3, 0, 1, 2), fr.T[:, :, :3].transpose(1, 0, 2, 3), atol=1e-12)
@@ -250,7 +258,7 @@ def test_lanes_and_numpy_loops_solve_the_same_targets(monkeypatch):
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)
-    opts = problem._opts
+    opts = problem.options
     q0 = np.repeat(start[model.dofs][None], len(T), 0)
     monkeypatch.setattr(jit, "ALWAYS", True)
     fast = run_lm(model, q0, T[:, None, :3, 3], T[:, None, :3, :3], opts)

@@ -51,7 +51,7 @@ def test_pays_adds_up_declined_work_and_takes_a_cached_kernel_once_numba_is_up(m
     cold threshold, or, after another kernel has run in this process (numba is up) and the kernel is in numba's
     disk cache, the warm size. Without a warm size a call is judged alone, as before."""
     monkeypatch.setattr(jit, "ALWAYS", False)
-    monkeypatch.setattr(jit, "_warm", False)
+    monkeypatch.setattr(jit, "WARM", False)
     cold, cached, uncached = jit.kernel(_double), jit.kernel(_double), jit.kernel(_double)
     assert all(isinstance(k, jit.Kernel) for k in (cold, cached, uncached))
     monkeypatch.setattr(cached, "on_disk", lambda: True)
@@ -60,13 +60,13 @@ def test_pays_adds_up_declined_work_and_takes_a_cached_kernel_once_numba_is_up(m
     assert jit.pays(cached, 100, 100, warm=25)  # one call at the threshold decides alone
     assert cached.declined == 0
     assert not jit.pays(cached, 10, 100, warm=25) and not jit.pays(cached, 20, 100, warm=25)  # numba not up
-    monkeypatch.setattr(jit, "_warm", True)
+    monkeypatch.setattr(jit, "WARM", True)
     assert jit.pays(cached, 10, 100, warm=25)  # 40 >= 25 now that numba is up and the kernel is on disk
     assert [jit.pays(uncached, 10, 100, warm=25) for _ in range(10)] == [False] * 9 + [True]  # would compile:
     # only the cold threshold takes it
     assert not any(jit.pays(jit.kernel(_double), 99, 100) for _ in range(5))  # no warm size: each call alone
     jit.kernel(_double)(1.0)  # a kernel that runs makes numba warm for the others
-    assert jit._warm
+    assert jit.WARM
 
 
 def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
@@ -80,5 +80,5 @@ def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
     data.figure.world_positions(data.frames)  # tests run kernels always: this compiles or loads it, onto disk
     assert fk.fk_frames_kernel.on_disk()
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))  # an empty cache: nothing to load
-    fresh = jit.kernel(fk._fk_frames)
+    fresh = jit.kernel(fk.fk_frames_kernel.fn)
     assert isinstance(fresh, jit.Kernel) and not fresh.on_disk()

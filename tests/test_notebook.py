@@ -123,24 +123,31 @@ def test_ik_results_show_their_numbers() -> None:
     assert all(f"{reason}: {batch.reason.count(reason)}" in page for reason in batch.reason)
 
 
-def test_a_drawing_that_fails_is_a_short_note_not_an_exception(monkeypatch, capsys) -> None:
+def test_a_drawing_that_fails_is_a_short_note_not_an_exception(capsys) -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
     def broken(value):
         raise animkit.RenderError("no GPU in this test\nsecond line")
 
-    monkeypatch.setitem(display._DRAWERS, ("text/html", "animkit.scene.Scene"), broken)
-    monkeypatch.setitem(display._DRAWERS, ("image/png", "animkit.scene.Scene"), broken)
-    scene = examples.load("three_axis_arm")
-    page = scene._repr_html_()
-    assert "not drawn: RenderError: no GPU in this test" in page and "second line" not in page
-    assert html.escape(repr(scene)) in page and scene._repr_png_() is None
-    # IPython shows the note and the one-line text, and prints no traceback
-    data, _ = InteractiveShell.instance().display_formatter.format(scene)
-    assert "not drawn" in data["text/html"] and "image/png" not in data and "\n" not in data["text/plain"]
-    assert "Traceback" not in capsys.readouterr().err
-    monkeypatch.setitem(display._DRAWERS, ("image/png", "animkit.scene.Scene"), lambda v: None)
-    assert scene._repr_png_() is None  # a drawer may have nothing to draw
+    kinds = ("text/html", "image/png")
+    before = display.registered()
+    try:
+        for mime in kinds:
+            display.register(mime, "animkit.scene.Scene", broken)
+        scene = examples.load("three_axis_arm")
+        page = scene._repr_html_()
+        assert "not drawn: RenderError: no GPU in this test" in page and "second line" not in page
+        assert html.escape(repr(scene)) in page and scene._repr_png_() is None
+        # IPython shows the note and the one-line text, and prints no traceback
+        data, _ = InteractiveShell.instance().display_formatter.format(scene)
+        assert "not drawn" in data["text/html"] and "image/png" not in data and "\n" not in data["text/plain"]
+        assert "Traceback" not in capsys.readouterr().err
+        display.register("image/png", "animkit.scene.Scene", lambda v: None)
+        assert scene._repr_png_() is None  # a drawer may have nothing to draw
+    finally:
+        for mime in kinds:
+            display.register(mime, "animkit.scene.Scene", before.get((mime, "animkit.scene.Scene")))
+    assert display.registered() == before
 
 
 def test_ipython_shows_animkit_values_without_any_registration() -> None:

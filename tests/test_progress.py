@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 import time
 
 import pytest
@@ -93,7 +94,7 @@ def test_in_a_notebook_the_bar_is_tqdms_widget(monkeypatch) -> None:
         assert isinstance(bar, tqdm.notebook.tqdm)  # a widget, not a text line
     finally:
         bar.close()
-    monkeypatch.setattr(prog, "_has_widgets", lambda: False)  # no ipywidgets: tqdm's text bar on stderr
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # as if not installed: tqdm's text bar on stderr
     bar = progress(3, "render", delay=0.0)
     try:
         assert type(bar) is tqdm.tqdm

@@ -723,7 +723,7 @@ def test_compiled_coverage_by_bands_of_rows_equals_numpy(seed: int, monkeypatch:
             p0, a0 = raster.segment_coverage(cam, a, b, w, d)
             assert len(p0) > 100
             for rows in (1, 3, 7):
-                monkeypatch.setattr(raster, "_BAND_BYTES", 4 * 120 * rows)
+                monkeypatch.setattr(raster, "BAND_BYTES", 4 * 120 * rows)
                 p1, a1 = raster.segment_coverage(cam, a, b, w, d, jit=True)
                 assert np.array_equal(p0, p1) and np.array_equal(a0, a1)
 
@@ -746,10 +746,10 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
     cam = look_at(eye, rng.uniform(-1, 1, 3) * [1, 0.2, 1], "y", width=int(rng.integers(60, 200)),
                   height=int(rng.integers(50, 150)), near=0.2)
     spacing, extent = float(rng.uniform(0.2, 1.0)), float(rng.uniform(2.0, 12.0))
-    starts, ends = raster._grid_segments("y", spacing, extent, (0.0, 0.0, 0.0))
-    old = raster._BAND_BYTES
+    starts, ends = raster.grid_segments("y", spacing, extent, (0.0, 0.0, 0.0))
+    old = raster.BAND_BYTES
     try:
-        raster._BAND_BYTES = 4 * cam.width * rows
+        raster.BAND_BYTES = 4 * cam.width * rows
         p0, a0 = raster.segment_coverage(cam, starts, ends, width_px)
         p1, a1 = raster.segment_coverage(cam, starts, ends, width_px, jit=True)
         grey = seed % 2 == 0  # grey on grey: the kernel blends one channel for three
@@ -758,6 +758,6 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
         b0 = raster.grid_backdrop(cam, "y", jit=False, **kw).image()  # type: ignore[arg-type]
         b1 = raster.grid_backdrop(cam, "y", jit=True, **kw).image()  # type: ignore[arg-type]
     finally:
-        raster._BAND_BYTES = old
+        raster.BAND_BYTES = old
     assert len(p0) > 0 and np.array_equal(p0, p1) and np.array_equal(a0, a1)
     assert b0.tobytes() == b1.tobytes()

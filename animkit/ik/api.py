@@ -33,7 +33,8 @@ from .problem import ChainModel, Frames, check_effectors, compile_chain, movable
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options, run
 
-__all__ = ["IKProblem", "solve", "solve_batch"]
+__all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
+           "retry_orientation_continuation"]
 
 Array = NDArray[np.float64]
 
@@ -235,6 +236,12 @@ class IKProblem:
         other.solver = _solver_object(solver)
         other._set_solver(other.solver)
         return other
+
+    @property
+    def options(self) -> Options:
+        """The loop's settings as the solver made them: tolerances, iteration cap, damping, stiffness
+        κ = s / (1 − s) per chain DOF, row weights (read by the compiled loops; set through the solver)."""
+        return self._opts
 
     # --- inputs ------------------------------------------------------------------------------------------
 
@@ -524,7 +531,7 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     1. through the relaxed limits from the start pose, then, for those still left, from where the first run
        stopped (:func:`~animkit.ik.lm.retry_through_relaxed_limits`);
     2. with an orientation target, for those still not converged: position first, then the full task
-       (:func:`_position_first`)."""
+       (:func:`retry_position_first`)."""
     stopped = out.q
     for k, starts in enumerate((q0, stopped)):
         if all(why == "converged" for why in out.reason):
@@ -538,7 +545,7 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
             break
         out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
     if position_first and R is not None:
-        for strategy in (_position_first, _orientation_first, _orientation_continuation):
+        for strategy in (retry_position_first, retry_orientation_first, retry_orientation_continuation):
             fail = _open(model, out, P, opts.tol)
             if fail.size == 0:
                 break
@@ -555,7 +562,7 @@ def _open(model: ChainModel, out: LoopOutput, P: Array, tol: float) -> NDArray[n
     return idx[~_beyond(model, out.q[idx], P[idx], tol)]
 
 
-def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
                     fail: NDArray[np.intp]) -> LoopOutput:
     """A continuation in the task: min ‖W_p V_p‖² from the start (orientation dropped), then min ‖W V‖² (the full
     6D task, with the relaxed-limits retries) from that answer; kept where it converged or ends closer.
@@ -578,9 +585,9 @@ def _position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Opti
 # (one home: lm_jit, whose compiled strategy uses them too)
 
 
-def _orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
                        fail: NDArray[np.intp]) -> LoopOutput:
-    """The mirror of :func:`_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
+    """The mirror of :func:`retry_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
     ``ORIENTATION_FIRST_WEIGHT`` (converged on the orientation alone), then the full task (with the relaxed-limits
     retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
     target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
@@ -595,7 +602,7 @@ def _orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: O
     return keep_better(out, fail, c, u.iterations)
 
 
-def _orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
                               fail: NDArray[np.intp]) -> LoopOutput:
     """A continuation in the target's orientation: R_k = exp((k/K) ω) R_s, ω = log(R_t R_sᵀ)^∨ (R_s: the start's
     effector frame; the geodesic from it to the target's), the position held at the target, k = 1 … K

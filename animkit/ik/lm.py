@@ -33,7 +33,8 @@ from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
 __all__ = ["run_lm", "lm_single", "packed_params", "packed_pays", "serial_chain", "retry_through_relaxed_limits",
-           "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN"]
+           "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN",
+           "stiffness_from_options"]
 
 Array = NDArray[np.float64]
 
@@ -379,7 +380,7 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
     q, iters, why, pos, ori, history = lm_serial(
-        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P[:, 0],
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
@@ -391,7 +392,7 @@ def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) 
     """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`."""
     q, iters, why, pos, ori, history = lm_lanes(
-        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n), q0, P[:, 0],
+        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
@@ -412,7 +413,7 @@ def _compiled_pays(B: int, opts: Options) -> bool:
     return jit.pays(_LM_KERNEL, B * opts.max_iter, LM_JIT_MIN)
 
 
-def _kappa(opts: Options, n: int) -> Array:
+def stiffness_from_options(opts: Options, n: int) -> Array:
     """The stiffness damping κ (n,) for the compiled loop (zeros when none)."""
     return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
 
@@ -425,7 +426,7 @@ def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
-    return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, _kappa(opts, ch.n),
+    return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n),
                        opts.row_weights, model.H0[int(model.base_link[0]), :3, 3],
                        float(model.reach[0]), orient=orient, relax=relax, tol=opts.tol, otol=opts.orientation_tol,
                        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,

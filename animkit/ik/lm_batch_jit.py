@@ -27,7 +27,7 @@ from ..jit import kernel
 from .lm_jit import _theta, chain_forward, chain_residual
 from .poly_trig import sincos, wrap_sincos
 
-__all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up"]
+__all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
 
 Array = NDArray[np.float64]
 
@@ -40,7 +40,7 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 # sees it, and its stores may alias its loads as far as LLVM can tell, which keeps it scalar).
 
 
-def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
+def forward_lanes(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
              live: NDArray[np.bool_], poly: bool) -> None:
     """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
     Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
@@ -101,7 +101,7 @@ def _forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn
                     T[n - 1, i, 2, lane] * c2 + T[n - 1, i, 3, lane] * c3
 
 
-_forward = kernel(_forward, calls=(sincos,), error_model="numpy", slp=True) or _forward
+forward_lanes = kernel(forward_lanes, calls=(sincos,), error_model="numpy", slp=True) or forward_lanes
 
 
 def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
@@ -240,7 +240,7 @@ def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array,
 _normal_equations = kernel(_normal_equations, error_model="numpy", slp=True) or _normal_equations
 
 
-def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
+def solve_spd_lanes(A: Array, b: Array, x: Array, bad: Array) -> None:
     """Every lane: x = A⁻¹ b by Cholesky of A's lower triangle (overwritten by its factor); bad[lane] = 1 where A is
     not positive definite (that lane's x is then meaningless).
 
@@ -381,7 +381,7 @@ def _solve_spd(A: Array, b: Array, x: Array, bad: Array) -> None:
             s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
 
 
-_solve_spd = kernel(_solve_spd, error_model="numpy", slp=True) or _solve_spd
+solve_spd_lanes = kernel(solve_spd_lanes, error_model="numpy", slp=True) or solve_spd_lanes
 
 
 def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
@@ -518,7 +518,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             mu[lane] = pull * decay[lane] * ps[lane] * min(1.0, el * el)
             jitter[lane] = 0.0
         _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
-        _solve_spd(A, rhs, d, bad)
+        solve_spd_lanes(A, rhs, d, bad)
         retry = False
         for lane in range(L):
             if job[lane] >= 0 and bad[lane] != 0.0:
@@ -527,7 +527,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 retry = True
         if retry:
             _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
-            _solve_spd(A, rhs, d, bad)
+            solve_spd_lanes(A, rhs, d, bad)
             for lane in range(L):
                 if jitter[lane] != 0.0 and bad[lane] != 0.0:
                     for i in range(n):
@@ -545,7 +545,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             for lane in range(L):
                 phin[i, lane] = phi[i, lane] + d[i, lane]
         _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
-        _forward(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
+        forward_lanes(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
         _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n, live)
         every = True
         for lane in range(L):
@@ -619,8 +619,8 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
-                 calls=(_forward, _residual, _theta_lanes, _normal_equations, _solve_spd, chain_forward, chain_residual,
-                        _theta, sincos))
+                 calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward,
+                        chain_residual, _theta, sincos))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:

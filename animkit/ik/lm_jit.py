@@ -446,7 +446,7 @@ def _full_task_from(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half
                     stall_min: int, pull: float, decay: float, backoff: float, margin: float, start: Array,
                     before: int, q: Array, H: Array, pos: float, ori: float, it: int, why: int
                     ) -> tuple[float, float, int, int]:
-    """The second half of every continuation (api._position_first and its siblings): the full task from ``start``
+    """The second half of every continuation (api.retry_position_first and its siblings): the full task from ``start``
     (the answer of an easier problem that took ``before`` iterations), with the relaxed-limits stages when any limit
     was lifted, kept over the state (q, H, pos, ori, it, why) by :func:`_keep_better`."""
     n = q.shape[0]
@@ -558,7 +558,7 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                 backoff, margin, q0, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
-            # position first (api._position_first): the position task alone from the start, then the full task
+            # position first (api.retry_position_first): the position task alone from the start, then the full task
             qu, Hu = np.empty(n), np.empty(max_iter + 1)
             _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, False, w, tol, math.inf,
                                     patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
@@ -568,7 +568,7 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                 backoff, margin, qu, it_u, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
-            # orientation first (api._orientation_first): the position rows weighted down, then the full task
+            # orientation first (api.retry_orientation_first): the position rows weighted down, then the full task
             qu, Hu = np.empty(n), np.empty(max_iter + 1)
             wo = w.copy()
             for i in range(3):
@@ -581,7 +581,7 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                 backoff, margin, qu, it_u, q, H, pos, ori, it, why)
         if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
-            # the orientation continuation (api._orientation_continuation): R_k = exp((k/K) ω) R_s, position held
+            # the orientation continuation (api.retry_orientation_continuation): R_k = exp((k/K) ω) R_s, position held
             qk, qu, Hu = np.empty(n), np.empty(n), np.empty(max_iter + 1)
             for j in range(n):
                 qk[j] = min(max(q0[j], lo[j]), hi[j])

@@ -40,10 +40,10 @@ from ..rig import humanoid_rig
 from ..scene import Scene
 from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
-from ._gltf import GltfDocument, document_from_path, pointer
+from .gltf_bytes import GltfDocument, document_from_path, pointer
 
 __all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
-           "MorphTargetWarning"]
+           "MorphTargetWarning", "frame_rate_from_keys"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
@@ -320,7 +320,7 @@ class _Reader:
                 keys.append(times)
                 tracks.extend(self._tracks(self.names[node], path, times, values, kind, tangents,
                                            f"{at}/samplers/{s}"))
-            fps = _frame_rate(np.concatenate(keys) if keys else np.zeros(0), min(dts) if dts else None)
+            fps = frame_rate_from_keys(np.concatenate(keys) if keys else np.zeros(0), min(dts) if dts else None)
             try:
                 out[name] = Clip.build(fig, tracks, name=name, duration=last, fps=fps)
             except AnimkitError as exc:
@@ -596,7 +596,7 @@ class _Reader:
         return Scene(fig, clips=clips, meshes=tuple(meshes), up="y", source=self.doc.path)
 
 
-def _frame_rate(times: Array, dt: float | None) -> float:
+def frame_rate_from_keys(times: Array, dt: float | None) -> float:
     """fps of a clip whose keys are ``times`` (float32 in the file), densest per-sampler spacing ``dt``.
 
     The guess g = 1/dt, kept to 10–240 (else 30), is made exact from the keys: the whole number round(g) when every

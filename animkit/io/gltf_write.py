@@ -61,7 +61,7 @@ from ..errors import AnimkitError
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
-from ._gltf import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
+from .gltf_bytes import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
 
 if TYPE_CHECKING:
     from ..figure import Figure

@@ -50,6 +50,8 @@ __all__ = [
     "draw_grid",
     "Backdrop",
     "grid_backdrop",
+    "grid_segments",
+    "BAND_BYTES",
 ]
 
 Image = NDArray[np.uint8]
@@ -847,7 +849,7 @@ def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | Non
         (np.zeros(3, np.float32), np.zeros(3, np.float32))
     n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
                       wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
-                      max(1, _BAND_BYTES // (4 * W)), pix, alpha, shade is not None, colors, base, color)
+                      max(1, BAND_BYTES // (4 * W)), pix, alpha, shade is not None, colors, base, color)
     return pix[:n], alpha[:n], colors[:n]
 
 
@@ -919,7 +921,8 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
     return flat[order], cov[order]
 
 
-_BAND_BYTES = 1 << 18  # the compiled coverage keeps α for a band of rows this large (in cache), not the image
+#: The bytes of α the compiled coverage keeps at once: a band of rows this large (in cache), not the whole image.
+BAND_BYTES = 1 << 18
 
 
 def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],
@@ -1208,13 +1211,13 @@ def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: fl
     Y-up: the xz plane; Z-up: the xy plane. ``center`` (its in-plane part, snapped to the spacing) moves the
     patch of grid, not the lines: they stay on multiples of ``spacing``. Returns a new image.
     """
-    starts, ends = _grid_segments(up, spacing, extent, center)
+    starts, ends = grid_segments(up, spacing, extent, center)
     return draw_segments(image, camera, starts, ends, color, width_px, depth, depth_bias=depth_bias, jit=jit)
 
 
-def _grid_segments(up: UpAxis, spacing: float, extent: float, center: ArrayLike
+def grid_segments(up: UpAxis, spacing: float, extent: float, center: ArrayLike
                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """:func:`draw_grid`'s lines as segments (starts, ends), (2 (2k + 1), 3) each."""
+    """The grid's lines as segments (starts, ends), (2 (2k + 1), 3) each: what :func:`draw_grid` draws."""
     if not (spacing > 0 and extent > 0):
         raise RenderError(f"spacing and extent must be > 0, got {spacing!r}, {extent!r}")
     axis = up_vector(up)
@@ -1286,7 +1289,7 @@ def grid_backdrop(camera: Camera, up: UpAxis = "y", *, background: ArrayLike = (
     pixels of coverage α_p > 0 (:func:`segment_coverage`; ``jit``: its compiled kernel), :func:`blend`'s float32
     arithmetic, so ``.image()`` is byte for byte ``draw_grid(solid_image(…), …)``.
     """
-    starts, ends = _grid_segments(up, spacing, extent, center)
+    starts, ends = grid_segments(up, spacing, extent, center)
     bg = rgb8(background, "background")
     wk = _walk(camera, starts, ends, width_px)
     if wk is not None and jit and _coverage_jit is not None and jit_enabled():
