@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
-from .lm_jit import _theta, chain_forward, chain_residual
+from .lm_jit import _theta, call_loop, chain_forward, chain_residual
 from .poly_trig import sincos, wrap_sincos
 
 __all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
@@ -642,21 +642,9 @@ def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array
     :mod:`.poly_trig` (vectorised, ≤ 2 ulp from the library's), so a problem's iterates differ from lm_serial's by
     rounding, which can change the path of a run that wanders; False: the C library's, and lm_serial's bits."""
     assert _KERNEL is not None
-    B, n = q0.shape
-    orient = R is not None
-    Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
-    q_out = np.empty((B, n))
-    iters = np.zeros(B, dtype=np.intp)
-    reason = np.zeros(B, dtype=np.intp)
-    pos, ori = np.empty(B), np.empty(B)
-    history = np.empty((max_iter + 1, B))
-    _KERNEL(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
-            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience),
-            int(max_iter), float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio),
-            int(stall_min), float(pull), float(decay), float(backoff), float(margin), bool(poly), q_out, iters, reason,
-            pos, ori, history)
-    rows = int(iters.max()) + 1 if B else 1
-    return q_out, iters, reason, pos, ori, history[:rows]
+    return call_loop(_KERNEL, poly, Hs, Ce, lo, hi, mid, half, limited, kappa, q0, P, R, w, tol=tol, otol=otol,
+                     patience=patience, max_iter=max_iter, damping=damping, max_step=max_step, win=win, ratio=ratio,
+                     stall_min=stall_min, pull=pull, decay=decay, backoff=backoff, margin=margin)
 
 
 def warm_up() -> None:

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from .. import jit
 from ..jit import kernel
 
-__all__ = ["lm_serial", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
+__all__ = ["lm_serial", "call_loop", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
            "chain_residual", "solve_spd"]
 
 Array = NDArray[np.float64]
@@ -660,6 +660,19 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     inf). Needs :func:`animkit.jit.enabled`.
     """
     assert _KERNEL is not None
+    return call_loop(_KERNEL, first_success, Hs, Ce, lo, hi, mid, half, limited, kappa, q0, P, R, w, tol=tol,
+                     otol=otol, patience=patience, max_iter=max_iter, damping=damping, max_step=max_step, win=win,
+                     ratio=ratio, stall_min=stall_min, pull=pull, decay=decay, backoff=backoff, margin=margin)
+
+
+def call_loop(loop: Callable[..., None], flag: bool, Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array,
+              half: Array, limited: NDArray[np.bool_], kappa: Array, q0: Array, P: Array, R: Array | None, w: Array,
+              *, tol: float, otol: float, patience: int, max_iter: int, damping: float, max_step: float | None,
+              win: int, ratio: float, stall_min: int, pull: float, decay: float, backoff: float, margin: float
+              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
+    """Call a compiled lm loop over B problems (lm_serial's or the lanes' kernel; ``flag``: its one switch,
+    ``first_success`` or ``poly``) with fresh outputs: q (B, n), iterations, reason codes, position and orientation
+    errors (B,) and the residual history trimmed to the longest run."""
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
@@ -670,12 +683,11 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     reason = np.zeros(B, dtype=np.intp)
     pos, ori = np.empty(B), np.empty(B)
     history = np.empty((max_iter + 1, B))
-    _KERNEL(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
-            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol),
-            float(otol), int(patience), int(max_iter), float(damping), -1.0 if max_step is None else float(max_step),
-            int(win), float(ratio), int(stall_min), float(pull), float(decay), float(backoff), float(margin),
-            bool(first_success), q_out,
-            iters, reason, pos, ori, history)
+    loop(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
+         np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience), int(max_iter),
+         float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio), int(stall_min),
+         float(pull), float(decay), float(backoff), float(margin), bool(flag), q_out, iters, reason, pos, ori,
+         history)
     rows = int(iters.max()) + 1 if B else 1
     return q_out, iters, reason, pos, ori, history[:rows]
 
