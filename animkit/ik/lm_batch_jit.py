@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
-from .lm_jit import _theta, call_loop, chain_forward, chain_residual
+from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual
 from .poly_trig import sincos, wrap_sincos
 
 __all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
@@ -467,12 +467,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                         history[r, b] = e0[lane]
                     job[lane] = -1
                     continue
-                for j in range(n):
-                    if limited[j]:
-                        s = min(max((qs1[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
-                        phi1[j] = math.asin(s)
-                    else:
-                        phi1[j] = qs1[j]
+                _phi(qs1, mid, half, limited, margin, phi1)
                 _theta(phi1, mid, half, limited, lo, hi, q1)
                 chain_forward(q1, Hs, Ce, T1, Te1, loc1)
                 pos[lane], ori[lane], e[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
@@ -620,7 +615,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward,
-                        chain_residual, _theta, sincos))
+                        chain_residual, _phi, _theta, sincos))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:

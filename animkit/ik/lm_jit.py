@@ -111,6 +111,20 @@ def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: A
 _theta = kernel(_theta) or _theta
 
 
+def _phi(q: Array, mid: Array, half: Array, limited: Array, margin: float, phi: Array) -> None:
+    """φ = asin((θ − m)/h), the argument clamped into ±(1 − 2·margin) (limited DOFs; φ = θ otherwise): _theta's
+    inverse, where a run starts."""
+    for j in range(q.shape[0]):
+        if limited[j]:
+            s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
+            phi[j] = math.asin(s)
+        else:
+            phi[j] = q[j]
+
+
+_phi = kernel(_phi) or _phi
+
+
 def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
                       kappa: Array, A: Array, rhs: Array) -> float:
     """A = J_φᵀJ_φ + diag(λ + μD + κ + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A.
@@ -197,12 +211,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
         for j in range(n):
             q_out[j] = qs[j]
         return pos0, ori0, 0, CONVERGED
-    for j in range(n):
-        if limited[j]:
-            s = min(max((qs[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
-            phi[j] = math.asin(s)
-        else:
-            phi[j] = qs[j]
+    _phi(qs, mid, half, limited, margin, phi)
     _theta(phi, mid, half, limited, lo, hi, q)
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
@@ -277,7 +286,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
         decay *= decay_rate
 
 
-_lm_one = kernel(_lm_one, calls=(chain_forward, chain_residual, _theta, _normal_equations, solve_spd)) or _lm_one
+_lm_one = kernel(_lm_one, calls=(chain_forward, chain_residual, _phi, _theta, _normal_equations, solve_spd)) or _lm_one
 
 
 def _lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
@@ -557,25 +566,20 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
                 Hs, Ce, lo, hi, mid, half, limited, kappa, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
                 orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
                 backoff, margin, q0, q, H, pos, ori, it, why)
-        if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
-            # position first (api.retry_position_first): the position task alone from the start, then the full task
+        for stage in range(2):
+            if not (orient and why != CONVERGED and not _beyond(p, base, reach, tol)):
+                break
+            # position first (api.retry_position_first): the position task alone from the start; then orientation
+            # first (api.retry_orientation_first): the position rows weighted down; each followed by the full task
+            ws = w.copy()
+            if stage == 1:
+                for i in range(3):
+                    ws[i] *= ORIENTATION_FIRST_WEIGHT
             qu, Hu = np.empty(n), np.empty(max_iter + 1)
-            _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, False, w, tol, math.inf,
-                                    patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                                    backoff, margin, qu, Hu)
-            pos, ori, it, why = _full_task_from(
-                Hs, Ce, lo, hi, mid, half, limited, kappa, lifted, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
-                orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                backoff, margin, qu, it_u, q, H, pos, ori, it, why)
-        if orient and why != CONVERGED and not _beyond(p, base, reach, tol):
-            # orientation first (api.retry_orientation_first): the position rows weighted down, then the full task
-            qu, Hu = np.empty(n), np.empty(max_iter + 1)
-            wo = w.copy()
-            for i in range(3):
-                wo[i] *= ORIENTATION_FIRST_WEIGHT
-            _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, True, wo, math.inf, otol,
-                                    patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
-                                    backoff, margin, qu, Hu)
+            _, _, it_u, _ = _lm_one(Hs, Ce, lo, hi, mid, half, limited, kappa, q0, p, Rt, stage == 1, ws,
+                                    tol if stage == 0 else math.inf, math.inf if stage == 0 else otol, patience,
+                                    max_iter, damping, max_step, win, ratio, stall_min, pull, decay, backoff, margin,
+                                    qu, Hu)
             pos, ori, it, why = _full_task_from(
                 Hs, Ce, lo, hi, mid, half, limited, kappa, lifted, lo_r, hi_r, mid_r, half_r, lim_r, base, reach, p, Rt,
                 orient, w, tol, otol, patience, max_iter, damping, max_step, win, ratio, stall_min, pull, decay,
