@@ -563,7 +563,7 @@ def _open(model: ChainModel, out: LoopOutput, P: Array, tol: float) -> NDArray[n
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
-                    fail: NDArray[np.intp]) -> LoopOutput:
+                         fail: NDArray[np.intp]) -> LoopOutput:
     """A continuation in the task: min ‖W_p V_p‖² from the start (orientation dropped), then min ‖W V‖² (the full
     6D task, with the relaxed-limits retries) from that answer; kept where it converged or ends closer.
 
@@ -576,17 +576,11 @@ def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts:
     po = replace(opts, row_weights=w[keep], orientation_tol=np.inf)
     u = run_lm(model, q0[fail], P[fail], None, po)
     Pf, Rf = P[fail], R[fail]
-    c = run_lm(model, u.q, Pf, Rf, opts)
-    c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
-    return keep_better(out, fail, c, u.iterations)
-
-
-# the position rows' weight (relative) in the orientation-first stage; K, the orientation continuation's stages
-# (one home: lm_jit, whose compiled strategy uses them too)
+    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
 
 
 def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
-                       fail: NDArray[np.intp]) -> LoopOutput:
+                            fail: NDArray[np.intp]) -> LoopOutput:
     """The mirror of :func:`retry_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
     ``ORIENTATION_FIRST_WEIGHT`` (converged on the orientation alone), then the full task (with the relaxed-limits
     retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
@@ -597,13 +591,11 @@ def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, op
     oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
     Pf, Rf = P[fail], R[fail]
     u = run_lm(model, q0[fail], Pf, Rf, oo)
-    c = run_lm(model, u.q, Pf, Rf, opts)
-    c = _relax(model, u.q, Pf, Rf, opts, c, position_first=False)
-    return keep_better(out, fail, c, u.iterations)
+    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
 
 
-def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
-                              fail: NDArray[np.intp]) -> LoopOutput:
+def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options,
+                                   out: LoopOutput, fail: NDArray[np.intp]) -> LoopOutput:
     """A continuation in the target's orientation: R_k = exp((k/K) ω) R_s, ω = log(R_t R_sᵀ)^∨ (R_s: the start's
     effector frame; the geodesic from it to the target's), the position held at the target, k = 1 … K
     (``ORIENTATION_STAGES``), each stage solved from the answer of the one before, the last (the target itself) with
@@ -616,6 +608,13 @@ def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Ar
     for k in range(1, ORIENTATION_STAGES):
         u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
         q, before = u.q, before + u.iterations
+    return _full_task_after(model, q, Pf, Rf, opts, out, fail, before)
+
+
+def _full_task_after(model: ChainModel, q: Array, Pf: Array, Rf: Array, opts: Options, out: LoopOutput,
+                     fail: NDArray[np.intp], before: NDArray[np.intp]) -> LoopOutput:
+    """The last stage of every continuation: the full task from the partial task's answer ``q`` (``before`` its
+    iterations), with the relaxed-limits retries, kept in ``out`` at ``fail`` where it converged or ends closer."""
     c = run_lm(model, q, Pf, Rf, opts)
     c = _relax(model, q, Pf, Rf, opts, c, position_first=False)
     return keep_better(out, fail, c, before)
