@@ -417,9 +417,6 @@ def _close(block: _Block, line: int, path: str | None) -> None:
                                f"its '}}' on line {line}", line=block.line)
 
 
-_AXIS = {a: np.eye(3)[i] for i, a in enumerate("xyz")}
-
-
 def _joint(block: _Block) -> Joint:
     """The joint of a block: its channels as DOFs, in order.
 
