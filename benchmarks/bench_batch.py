@@ -2,8 +2,10 @@
 
     flock /tmp/animkit-bench.lock python -m benchmarks.bench_batch          # from the repository root
 
-The library: the CMU clips in ``tests/data`` (cgspeed BVH conversions), copied under different names until there
-are ``--clips`` files (40 by default: the same few clips repeated; the output says how many distinct). One round
+The library: every distinct CMU clip found (cgspeed BVH conversions): those of ``../shared/data/bvh`` (beside the
+repository, see its SOURCES.md) when that folder exists, else those of ``tests/data``, all of them, cycled in name
+order and copied under different names until there are ``--clips`` files (40 by default; the results file says
+which clips, how many distinct and how many frames in all). One round
 of a case is what a user runs, end to end in fresh processes (cluster start-up, imports and numba's cache load
 included), into a fresh folder:
 
@@ -29,14 +31,28 @@ from pathlib import Path
 from .harness import interleaved, markdown_table, ratio
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
+#: Where the CMU clips come from, first found first: the shared data beside the repository (``../shared``; from a
+#: worktree deeper down, the nearest ancestor's ``shared``: all distinct CMU clips this workplace holds), else the
+#: few copied into tests/data.
+SOURCES = (*(up / "shared" / "data" / "bvh" for up in ROOT.parents), ROOT / "tests" / "data")
 
 
-def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
-    """``n`` BVH files in ``folder``: the CMU clips of tests/data, repeated under new names."""
-    clips = sorted(DATA.glob("cmu_*.bvh"))
-    if not clips:
-        raise SystemExit("no CMU clips in tests/data")
+def library_clips() -> tuple[Path, list[Path]]:
+    """The folder and its distinct CMU clips (``cmu_*.bvh``, by name): the first of :data:`SOURCES` that has any."""
+    for folder in SOURCES:
+        clips = sorted(folder.glob("cmu_*.bvh")) if folder.is_dir() else []
+        if clips:
+            return folder, clips
+    raise SystemExit(f"no CMU clips in {' or '.join(map(str, SOURCES))}")
+
+
+def bvh_frames(path: Path) -> int:
+    """The ``Frames:`` count of a BVH file."""
+    return int(path.read_text().split("Frames:")[1].split()[0])
+
+
+def make_library(folder: Path, clips: list[Path], n: int) -> list[Path]:
+    """``n`` BVH files in ``folder``: ``clips`` cycled (k-th file: clip k mod len(clips)) under new names."""
     folder.mkdir(parents=True, exist_ok=True)
     out = []
     for k in range(n):
@@ -44,7 +60,7 @@ def make_library(folder: Path, n: int) -> tuple[list[Path], int]:
         dst = folder / f"clip{k:03d}_{src.stem}.bvh"
         shutil.copy(src, dst)
         out.append(dst)
-    return out, len(clips)
+    return out
 
 
 FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
@@ -93,8 +109,13 @@ def main() -> None:
     load0 = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="animkit-bench-batch-"))
     try:
-        files, distinct = make_library(work / "lib", args.clips)
-        frames = sum(int(f.read_text().split("Frames:")[1].split()[0]) for f in files)
+        source, clips = library_clips()
+        files = make_library(work / "lib", clips, args.clips)
+        frames = sum(bvh_frames(f) for f in files)
+        distinct_frames = {c.name: bvh_frames(c) for c in clips}
+        where = (f"`{source.relative_to(ROOT)}`" if source.is_relative_to(ROOT)
+                 else f"`{source}` (outside the repository; sources: `{source.parent / 'SOURCES.md'}`)")
+        listing = ", ".join(f"{name} ({n:,})" for name, n in distinct_frames.items())
         counter = [0]
         # as benchmarks.bench_main: PYTHONDONTWRITEBYTECODE (set in this shared workplace) is dropped, since an
         # installed package has its .pyc files and recompiling sources in every process is a cost no user pays
@@ -131,8 +152,9 @@ in all):
 
 One round = `animkit batch convert LIB -o … --format bvh` then `animkit batch render LIB -o … --size 160x120
 --fps 10` on a LocalCluster of N single-threaded worker processes, in fresh processes (cluster start-up, imports
-and numba's cache load included). LIB: {args.clips} BVH files, {frames:,} frames at 120 fps in all — the
-{distinct} CMU clips of `tests/data` repeated under different names (not {args.clips} distinct clips).
+and numba's cache load included). LIB: {args.clips} BVH files, {frames:,} frames at 120 fps in all: the
+{len(clips)} distinct CMU clips of {where}, {sum(distinct_frames.values()):,} frames together, cycled in name order
+under different names (not {args.clips} distinct clips). The clips (frames): {listing}.
 
 Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; shared with other
 engineers' work during the run (load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}), so the
