@@ -1,25 +1,65 @@
 """animkit: hierarchical character animation — scene graphs, keyframes, inverse kinematics, rendering.
 
-``import animkit`` stays light: rendering, viewer and file-format modules load when used. In Jupyter,
-scenes, clips, reaches, comparisons and IK results show themselves inline (their ``_repr_html_`` /
+``import animkit`` stays light: IK, reach, motion, rendering, viewer and file-format modules load when used
+(module ``__getattr__``, PEP 562: ``animkit.Scene`` and the other public names import their module on first use).
+In Jupyter, scenes, clips, reaches, comparisons and IK results show themselves inline (their ``_repr_html_`` /
 ``_repr_png_``: animkit.display, drawn by animkit.notebook).
 """
 
 from __future__ import annotations
 
-from . import examples, ik, keyframes, motion, reach  # motion before the line below: 'animkit.retarget' is the function
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from . import notebook  # noqa: F401  registers the inline drawings (animkit.display) of scenes, clips, IK results
 from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from .figure import Figure, Rig
-from .graph import Arc, Node
-from .ik import IKProblem, IKResult, solve
-from .io import load, save
-from .joints import Dof, Joint
-from .keyframes import Clip, RotationTrack, Track, blend, crossfade
-from .mesh import Mesh, Skin
-from .notebook import show, still
-from .reach import bake_reach, compare
-from .retarget import retarget
-from .scene import CameraSpec, ReachSpec, Scene
+from .retarget import retarget  # now, not on first use: importing animkit.retarget would make it the module
+
+if TYPE_CHECKING:
+    from . import examples, ik, keyframes, motion, reach
+    from .figure import Figure, Rig
+    from .graph import Arc, Node
+    from .ik import IKProblem, IKResult, solve
+    from .io import load, save
+    from .joints import Dof, Joint
+    from .keyframes import Clip, RotationTrack, Track, blend, crossfade
+    from .mesh import Mesh, Skin
+    from .notebook import show, still
+    from .reach import bake_reach, compare
+    from .scene import CameraSpec, ReachSpec, Scene
+
+#: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors, the
+#: drawings and retarget, and IK, reach, motion, the readers and the rest only when a program asks for them.
+_LAZY = {
+    "Figure": "figure", "Rig": "figure", "Node": "graph", "Arc": "graph", "IKProblem": "ik", "IKResult": "ik",
+    "solve": "ik", "load": "io", "save": "io", "Dof": "joints", "Joint": "joints", "Clip": "keyframes",
+    "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes", "crossfade": "keyframes",
+    "Mesh": "mesh", "Skin": "mesh", "show": "notebook", "still": "notebook", "bake_reach": "reach",
+    "compare": "reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``animkit.Scene``, ``animkit.solve``…: the name from its module (:data:`_LAZY`); ``animkit.io``, ``animkit.ik``…:
+    the subpackage or module itself, imported now."""
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    elif not name.startswith("__"):
+        try:
+            value = import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 

@@ -117,6 +117,22 @@ def test_import_animkit_stays_light() -> None:
     assert out == "", f"import animkit pulled in: {out}"
 
 
+def test_public_names_load_their_modules_on_first_use() -> None:
+    # a fresh process: `import animkit` leaves IK, reach, motion and the readers out; a public name imports its module
+    # then, and stays what the package promises (animkit.retarget the function, even after animkit.motion, which
+    # imports the module of that name)
+    code = ("import sys, animkit; pkgs = ('animkit.ik', 'animkit.reach', 'animkit.motion', 'animkit.io'); "
+            "print([m for m in pkgs if m in sys.modules]); import animkit.motion, animkit.retarget; "
+            "print(animkit.retarget.__module__, type(animkit.retarget).__name__); "
+            "print(animkit.solve is sys.modules['animkit.ik.api'].solve, animkit.Scene.__module__, "
+            "animkit.io is sys.modules['animkit.io'], 'IKProblem' in dir(animkit))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PKG.parent).stdout.splitlines()
+    assert out == ["[]", "animkit.retarget function", "True animkit.scene True True"]
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        animkit.no_such_name  # noqa: B018
+
+
 def test_errors_share_one_root() -> None:
     for name in ("SceneError", "ParseError", "PoseError", "ClipError", "IKError", "RenderError"):
         assert issubclass(getattr(animkit, name), animkit.AnimkitError)
