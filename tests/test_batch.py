@@ -246,3 +246,42 @@ def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> No
     assert jit_pays("render", [(big, tmp_path / "o.gif")], 2)  # a share of exactly the break-even
     assert not jit_pays("convert", [(big, tmp_path / "o.bvh")], 3)
     assert jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own
+
+
+def test_the_installed_command_ends_at_once_with_everything_in_place(library: Path, tmp_path: Path) -> None:
+    # `python -m animkit batch` ends its process with os._exit after the batch: the outputs, the records and the
+    # summary must all be there, its output (a pipe: block-buffered) complete, and nothing left in the temporary
+    # folder but dask's own scratch space (multiprocessing's folder and semaphores are cleaned by atexit)
+    import os
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k not in ("ANIMKIT_JIT", "PYTHONUNBUFFERED")} | {"TMPDIR": str(temp)}
+    done = subprocess.run([sys.executable, "-m", "animkit", "batch", "render", str(library), "-o", str(out),
+                           "--size", "48x36", "--fps", "4", "--workers", "2"], capture_output=True, text=True,
+                          env=env, cwd=Path(__file__).resolve().parents[1], timeout=120)
+    assert done.returncode == 1, done.stderr  # one broken file
+    assert done.stderr == ""  # no traceback, no resource tracker's warning about leaked semaphores
+    lines = done.stdout.splitlines()
+    assert len(lines) == 6 and lines[-1].startswith("3 done, 0 skipped (already complete), 1 failed in ")
+    assert sorted(p.name for p in out.iterdir()) == [".animkit-batch", "arm.gif", "hop.gif", "run.gif",
+                                                    "summary.parquet" if _has("pyarrow") else "summary.csv"]
+    assert sorted(p.name for p in (out / ".animkit-batch").iterdir()) == ["arm.gif.json", "hop.gif.json",
+                                                                         "run.gif.json"]
+    for name in ("arm", "hop", "run"):
+        with Image.open(out / f"{name}.gif") as im:
+            assert im.size == (48, 36) and im.n_frames >= 1
+    rows = _read_summary(next(out.glob("summary.*")))
+    assert sorted((Path(r["file"]).name, r["status"]) for r in rows) == [
+        ("arm.toml", "ok"), ("broken.bvh", "error"), ("hop.bvh", "ok"), ("run.bvh", "ok")]
+    left = sorted(str(p.relative_to(temp)) for p in temp.rglob("*"))
+    assert set(left) <= {"dask-scratch-space", "dask-scratch-space/global.lock", "dask-scratch-space/purge.lock"}
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
