@@ -19,9 +19,11 @@ of the same run. Writes ``benchmarks/results_batch.md`` (``--out``).
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +51,18 @@ def library_clips() -> tuple[Path, list[Path]]:
 def bvh_frames(path: Path) -> int:
     """The ``Frames:`` count of a BVH file."""
     return int(path.read_text().split("Frames:")[1].split()[0])
+
+
+def task_seconds(summary: Path) -> float:
+    """Σ of the ``seconds`` column of a batch summary (Parquet or CSV): the time its tasks took, each in its worker."""
+    if summary.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        values = pq.read_table(summary, columns=["seconds"]).column("seconds").to_pylist()
+    else:
+        with summary.open(newline="", encoding="utf-8") as fh:
+            values = [row["seconds"] for row in csv.DictReader(fh)]
+    return float(sum(float(v) for v in values if v not in (None, "")))
 
 
 def make_library(folder: Path, clips: list[Path], n: int) -> list[Path]:
@@ -121,15 +135,22 @@ def main() -> None:
         # installed package has its .pyc files and recompiling sources in every process is a cost no user pays
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
+        kept = work / "summaries"
+        kept.mkdir()
+        summaries: dict[int, list[list[Path]]] = {1: [], 2: []}  # per case, per round: its two summaries
+
         def case(workers: int):
             def run() -> None:
                 counter[0] += 1
                 out = work / f"out{counter[0]}"
+                summaries[workers].append([])
                 for cmd in (["convert", str(work / "lib"), "-o", str(out / "convert"), "--format", "bvh"],
                             ["render", str(work / "lib"), "-o", str(out / "render"), "--size", "160x120",
                              "--fps", "10"]):
                     subprocess.run([sys.executable, "-m", "animkit", "batch", *cmd, "--workers", str(workers),
                                     "-q"], check=True, stdout=subprocess.DEVNULL, cwd=ROOT, env=env)
+                    summary = next((out / cmd[0]).glob("summary.*"))  # kept (a rename) to read after the timing
+                    summaries[workers][-1].append(summary.replace(kept / f"{counter[0]}-{cmd[0]}{summary.suffix}"))
                 shutil.rmtree(out)
             return run
 
@@ -137,6 +158,11 @@ def main() -> None:
         stats = interleaved({"1 worker": case(1), "2 workers": case(2)}, rounds=args.rounds, warmup=args.warmup)
         total = time.perf_counter() - t0
         speedup = ratio(stats["1 worker"], stats["2 workers"])
+        # the work W of a round: the Σ of its tasks' own times (the summaries' seconds), recorded rounds only; the
+        # fixed costs F = the round's time − W / N (N workers sharing W evenly)
+        work_s = {n: statistics.median(sum(map(task_seconds, r)) for r in rs[-args.rounds:])
+                  for n, rs in summaries.items()}
+        fixed = {n: stats[label].median - work_s[n] / n for n, label in ((1, "1 worker"), (2, "2 workers"))}
         per_clip = stats["2 workers"].median / args.clips
         load = os.getloadavg()
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
@@ -164,6 +190,11 @@ absolute times are upper bounds and the speed-up a lower bound of what a quiet m
 
 Speed-up with 2 workers: **{speedup:.2f}×** (goal ≥ 1.7×). Per clip with 2 workers: {per_clip:.2f} s
 (convert + thumbnail).
+
+This run's work and fixed costs a round (medians): W = Σ of the tasks' own times (the summaries' `seconds`)
+{work_s[1]:.2f} s with 1 worker, {work_s[2]:.2f} s with 2 (the same tasks, slower side by side); F = the round's
+time − W / N: {fixed[1]:.2f} s with 1 worker, {fixed[2]:.2f} s with 2 (two commands: interpreters, imports, cluster
+start and close; with 2 workers, also the uneven end and whatever else ran).
 
 {FIXED_COSTS}
 """
