@@ -350,15 +350,18 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
     return BatchReport(final, summary, time.perf_counter() - t0, n_workers, counts)
 
 
-#: dask settings for the LocalCluster run_batch starts (its scheduler, nannies and workers): the monitors that feed
-#: dask's live dashboard, which a batch does not start, look less often. Dask's defaults (the event loop's tick every
-#: 20 ms, the system monitor with disk counters every 0.5 s, each nanny's and worker's memory check every 0.1 s) cost
-#: the driver ~0.2 s of CPU in a 5 s render of 40 clips, taken from the workers when they have every core.
+#: dask settings for the LocalCluster run_batch starts (its scheduler, nannies and workers, which no one else can
+#: reach): the monitors that feed dask's live dashboard, which a batch does not start, look less often, and the workers'
+#: statistical profiler is off. Dask's defaults (the event loop's tick every 20 ms, the system monitor with disk
+#: counters every 0.5 s, each nanny's and worker's memory check every 0.1 s, a stack sample of the running task every
+#: 10 ms) cost the driver ~0.2 s of CPU in a 5 s render of 40 clips, and the tasks of 2 workers on 2 cores ~2 % of
+#: their time: taken from the workers when they have every core (benchmarks/results_batch.md).
 QUIET_MONITORS = {
     "distributed.admin.tick.interval": "100ms",
     "distributed.admin.system-monitor.interval": "2s",
     "distributed.admin.system-monitor.disk": False,
     "distributed.worker.memory.monitor-interval": "500ms",
+    "distributed.worker.profile.enabled": False,
 }
 
 
