@@ -6,7 +6,7 @@ A command on a library of two short files (one task per worker with 2 workers) i
 interpreter, the driver's imports, the LocalCluster's start, the workers' imports and first-task loads, closing.
 Cases: ``convert`` then ``render`` (as in bench_batch) with 1 and 2 workers, run by this checkout and by
 ``--against`` (exported with ``git archive`` into a temporary folder), in fresh processes, interleaved
-(harness.interleaved). Writes ``benchmarks/results_batch_fixed.md`` (``--out``).
+(harness.interleaved). Writes ``benchmarks/results_batch_fixed.md`` (``--out``; earlier runs kept below).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .bench_batch import with_earlier
 from .harness import interleaved, markdown_table, ratio
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,6 +47,9 @@ def main() -> None:
         for name in ("a", "b"):
             shutil.copy(ROOT / "tests" / "data" / "cmu_09_01_run.bvh", lib / f"{name}.bvh")
         counter = [0]
+        # as bench_batch: without PYTHONDONTWRITEBYTECODE (set in this shared workplace), so that both trees run from
+        # their .pyc files (the warm-up round writes the exported tree's), as an installed package does
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
         def case(root: Path, workers: int):
             def run() -> None:
@@ -54,7 +58,8 @@ def main() -> None:
                 for cmd in (["convert", str(lib), "-o", str(out / "convert"), "--format", "bvh"],
                             ["render", str(lib), "-o", str(out / "render"), "--size", "160x120", "--fps", "10"]):
                     subprocess.run([sys.executable, "-m", "animkit", "batch", *cmd, "--workers", str(workers), "-q"],
-                                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root)
+                                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root,
+                                   env=env)
                 shutil.rmtree(out)
             return run
 
@@ -90,7 +95,9 @@ engineers' work (load average {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f} at 
 The two commands' fixed cost, this checkout against {args.against}: {r1:.2f}× less with 1 worker, {r2:.2f}× less with
 2 workers (ratios of the medians of this run).
 """
-        Path(args.out).write_text(text, encoding="utf-8")
+        out = Path(args.out)
+        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
+        out.write_text(text + with_earlier(earlier), encoding="utf-8")
         print(text)
     finally:
         shutil.rmtree(work, ignore_errors=True)
