@@ -78,26 +78,35 @@ def make_library(folder: Path, clips: list[Path], n: int) -> list[Path]:
 
 
 FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
-imports, the LocalCluster's start, each worker's imports and first-task loads, closing) plus the work W, which
-two workers halve: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W. What `animkit batch` does about F
-(animkit/batch.py, animkit/batch_worker.py; before: a quiet run gave 12.5 s vs 8.52 s, 1.47×, F ≈ 4.5 s a round):
+imports, the LocalCluster's start, each worker's imports and first-task loads, closing, the process's end) plus the
+work W, which two workers share: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W (the W and F of this run
+are above). What `animkit batch` does about F (animkit/batch.py, animkit/batch_worker.py, animkit/cli.py):
 - The local workers are forked from multiprocessing's forkserver, started before the driver imports dask. The
   forkserver imports `animkit.batch_worker` once (dask.distributed, animkit's readers, writers and renderer,
   Pillow, tqdm) while the driver imports dask and starts the scheduler, so both run side by side, and every
-  worker starts with all of it in memory. Before, each spawned worker imported dask, then paid ~0.8–1 s more on
-  its first task, most of it numba (below).
+  worker starts with all of it in memory (spawned workers each imported it again, ≈ 1–1.5 s a worker).
 - numba only where it pays: the compiled BVH scanner reads ~19 ms/MB faster than NumPy's reader but its first
   call in a fresh process costs ~0.65 s (numba, its registries, SciPy); with under 32 MiB of BVH text per worker
-  (here: 0.1–0.8 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
+  (here: 0.1–1.7 MB a file) `info`, `convert` and `render` run their workers without numba (ANIMKIT_JIT=0).
 - The largest files go first (task priority = file size), so the last task to finish is a short one; pyarrow (the
-  Parquet summary, ~0.25 s) is imported by the driver in the background while its workers start; closing the
-  cluster takes ~0.03 s (spawned workers took 0.3 s and more).
-What is left per command (measured one at a time at load ≈ 2): the interpreter and `import animkit` in the
-driver ≈ 0.3 s, then the forkserver's own interpreter, `import animkit` (≈ 0.25 s: the package imports ik,
-reach and motion), dask (≈ 0.23 s) and the renderer (≈ 0.07 s), the workers' fork and registration ≈ 0.2 s:
-≈ 1.1–1.3 s a command, 2.2–2.6 s a round, against ≤ 1.5 s a round that 1.7× needs with W ≈ 7 s.
-The fixed cost alone, this checkout against the commit before these cuts, interleaved in one run:
-`python -m benchmarks.bench_batch_fixed --against 5a93ac2` (benchmarks/results_batch_fixed.md)."""
+  Parquet summary, ~0.2 s) is imported by the driver in the background while its workers start.
+- The installed command ends a finished batch with `os._exit` after flushing its output and running the atexit
+  handlers (the cluster already closed, every output and the summary renamed into place), skipping the
+  interpreter's teardown of dask's, pandas' and pyarrow's modules (≈ 0.2 s a command); `import animkit` loads IK,
+  reach, motion and the readers only when asked (PEP 562), ≈ 30 ms less in the driver and in the forkserver.
+- The cluster's monitors that feed dask's dashboard (which a batch does not start) look less often and the workers'
+  statistical profiler is off (`batch.QUIET_MONITORS`): less of the driver's and workers' CPU taken from the tasks.
+What is left per command (phase timestamps in fresh processes at load ≈ 1, one command on two short files): the
+interpreter and `import animkit` ≈ 0.15 s before the driver starts the forkserver; the forkserver's own interpreter
+and imports (dask.distributed ≈ 0.25 s, NumPy, animkit's readers and renderer, Pillow) ≈ 0.42 s, the critical path
+(the driver's own imports end ≈ 0.16 s sooner, and starting the forkserver ≈ 0.08 s sooner, before `import animkit`,
+gained ≈ 0.04 s in a trial, not kept); the workers' fork and registration ≈ 0.06 s (1 worker) to 0.1 s (2); the
+first task's extra ≈ 0.03 s; closing and the summary ≈ 0.02 s: ≈ 0.7–0.75 s a command, most of it dask's start-up,
+which more workers cannot share. The work itself: 2 workers' tasks take ≈ 3 % longer than 1 worker's (the driver's
+scheduler, client and nannies share the two cores with them; two processes running the same tasks without dask
+side by side took 3.51 s and 3.53 s against 3.56 s alone).
+The fixed cost alone, this checkout against an earlier commit, interleaved in one run:
+`python -m benchmarks.bench_batch_fixed --against 76cb6ed` (benchmarks/results_batch_fixed.md)."""
 
 
 def with_earlier(previous: str) -> str:
