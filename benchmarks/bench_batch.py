@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -39,13 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (*(up / "shared" / "data" / "bvh" for up in ROOT.parents), ROOT / "tests" / "data")
 
 
-def library_clips() -> tuple[Path, list[Path]]:
-    """The folder and its distinct CMU clips (``cmu_*.bvh``, by name): the first of :data:`SOURCES` that has any."""
-    for folder in SOURCES:
+def library_clips(sources: tuple[Path, ...] = SOURCES) -> tuple[Path, list[Path]]:
+    """The folder and its distinct CMU clips (``cmu_*.bvh``, by name): the first of ``sources`` that has any."""
+    for folder in sources:
         clips = sorted(folder.glob("cmu_*.bvh")) if folder.is_dir() else []
         if clips:
             return folder, clips
-    raise SystemExit(f"no CMU clips in {' or '.join(map(str, SOURCES))}")
+    raise SystemExit(f"no CMU clips in {' or '.join(map(str, sources))}")
 
 
 def bvh_frames(path: Path) -> int:
@@ -126,19 +127,28 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=0, help="unrecorded rounds first (each case starts fresh "
                     "processes anyway; numba's on-disk cache is warm after the tests)")
+    ap.add_argument("--clips-from", type=Path, default=None, help="take the clips from this folder only (default: "
+                    "the first of ../shared/data/bvh and tests/data that has CMU clips)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch.md"))
     args = ap.parse_args()
 
     load0 = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="animkit-bench-batch-"))
     try:
-        source, clips = library_clips()
+        source, clips = library_clips(SOURCES if args.clips_from is None else (args.clips_from.resolve(),))
         files = make_library(work / "lib", clips, args.clips)
         frames = sum(bvh_frames(f) for f in files)
         distinct_frames = {c.name: bvh_frames(c) for c in clips}
         where = (f"`{source.relative_to(ROOT)}`" if source.is_relative_to(ROOT)
                  else f"`{source}` (outside the repository; sources: `{source.parent / 'SOURCES.md'}`)")
         listing = ", ".join(f"{name} ({n:,})" for name, n in distinct_frames.items())
+        round_text = textwrap.fill(
+            "One round = `animkit batch convert LIB -o … --format bvh` then `animkit batch render LIB -o … --size "
+            "160x120 --fps 10` on a LocalCluster of N single-threaded worker processes, in fresh processes (cluster "
+            f"start-up, imports and numba's cache load included). LIB: {args.clips} BVH files, {frames:,} frames at "
+            f"120 fps in all: the {len(clips)} distinct CMU clips of {where}, {sum(distinct_frames.values()):,} frames "
+            f"together, cycled in name order under different names (not {args.clips} distinct clips). The clips "
+            f"(frames): {listing}.", width=116, break_on_hyphens=False)
         counter = [0]
         # as benchmarks.bench_main: PYTHONDONTWRITEBYTECODE (set in this shared workplace) is dropped, since an
         # installed package has its .pyc files and recompiling sources in every process is a cost no user pays
@@ -183,13 +193,9 @@ Command (from the repository root; {args.rounds} interleaved rounds after {args.
 in all):
 
     flock /tmp/animkit-bench.lock python -m benchmarks.bench_batch --clips {args.clips} --rounds {args.rounds} \\
-        --warmup {args.warmup}
+        --warmup {args.warmup}{"" if args.clips_from is None else f" --clips-from {args.clips_from}"}
 
-One round = `animkit batch convert LIB -o … --format bvh` then `animkit batch render LIB -o … --size 160x120
---fps 10` on a LocalCluster of N single-threaded worker processes, in fresh processes (cluster start-up, imports
-and numba's cache load included). LIB: {args.clips} BVH files, {frames:,} frames at 120 fps in all: the
-{len(clips)} distinct CMU clips of {where}, {sum(distinct_frames.values()):,} frames together, cycled in name order
-under different names (not {args.clips} distinct clips). The clips (frames): {listing}.
+{round_text}
 
 Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; shared with other
 engineers' work during the run (load average at the end {load[0]:.1f}, {load[1]:.1f}, {load[2]:.1f}), so the
