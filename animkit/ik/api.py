@@ -581,9 +581,8 @@ def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Arra
         if done is not None:
             return done
     out = _run(model, method, q0, P, R, opts)
-    B, n = q0.shape
+    B = len(q0)
     used = np.zeros(B, dtype=np.intp)
-    limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
     ro = replace(opts, pull=RESTART_PULL)
     q, iters, reason = out.q.copy(), out.iterations.copy(), list(out.reason)
     pos, ori = out.position_error.copy(), out.orientation_error.copy()
@@ -592,9 +591,7 @@ def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Arra
         fail = np.flatnonzero([r != "converged" for r in reason])
         if fail.size == 0:
             break
-        starts = np.empty((fail.size, n))
-        for j, i in enumerate(fail.tolist()):
-            restart_start(seed, index0 + i, a, q0[i], model.lower, model.upper, limited, starts[j])
+        starts = _restart_starts(model, seed, index0 + fail, np.full(fail.size, a), q0[fail])
         o = _run(model, method, starts, P[fail], None if R is None else R[fail], ro)
         used[fail] = a
         for j, i in enumerate(fail.tolist()):
@@ -757,15 +754,15 @@ def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None
 
 def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
              out: LoopOutput, restarts: int, deadline: float | None, seed: int) -> tuple[LoopOutput, int]:
-    """Random in-limit starts, 8 at a time (1 on NumPy's B = 1 path), until one converges, ``restarts`` ran, or
-    the deadline passed; the best result so far is kept."""
-    rng = np.random.default_rng(seed)
+    """Random in-limit starts (attempts 1, 2, … of problem 0: :func:`_restart_starts`), 8 at a time (1 on NumPy's
+    B = 1 path), until one converges, ``restarts`` ran, or the deadline passed; the best result so far is kept."""
     single = method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
     best_err = out.errors[-1, 0]
     used = 0
     while used < restarts and (deadline is None or time.perf_counter() < deadline):
         k = min(1 if single else _RESTART_BATCH, restarts - used)
-        starts = _random_starts(model, q0[0], k, rng)
+        starts = _restart_starts(model, seed, np.zeros(k, dtype=np.intp), np.arange(used + 1, used + k + 1),
+                                 np.repeat(q0, k, 0))
         o = _run(model, method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
                  first_success=True)
         conv = [i for i, r in enumerate(o.reason) if r == "converged"]
@@ -781,10 +778,15 @@ def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | Non
     return out, used
 
 
-def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator) -> Array:
-    lo = np.where(np.isfinite(model.lower), model.lower, q - np.where(model.revolute, math.pi, 1.0))
-    hi = np.where(np.isfinite(model.upper), model.upper, q + np.where(model.revolute, math.pi, 1.0))
-    return rng.uniform(lo, hi, size=(k, model.n))
+def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], attempts: NDArray[np.intp], q0: Array
+                    ) -> Array:
+    """The random starts (k, n) of attempt ``attempts[i]`` of problem ``problems[i]`` (starts q0 (k, n)), by
+    :func:`~animkit.ik.lm_batch_jit.restart_start`: single solves and batches draw from the one definition."""
+    limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
+    out = np.empty((len(problems), model.n))
+    for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
+        restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
+    return out
 
 
 def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,

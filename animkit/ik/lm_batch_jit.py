@@ -402,9 +402,10 @@ _splitmix = kernel(_splitmix) or _splitmix
 
 def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
                   limited: NDArray[np.bool_] | Array, out: Array) -> None:
-    """θ_j = lo_j + u_j (hi_j − lo_j) for limited DOFs, θ0_j + (2u_j − 1)π otherwise, u_j = h(seed, b, a, j)/2⁶⁴:
-    attempt ``a`` ≥ 1's start for problem ``b`` of a batch (``q0``: its given start), a pure function of
-    (seed, b, a, j) — the same whichever lane, order or path (compiled lanes or NumPy rounds) draws it."""
+    """θ_j = lo_j + u_j (hi_j − lo_j) for limited DOFs, θ0_j + (2u_j − 1)π otherwise (radians; scene units for
+    an unlimited slider), u_j = h(seed, b, a, j)/2⁶⁴ by SplitMix64: attempt ``a`` ≥ 1's random start for problem
+    ``b`` (``q0``: its given start), a pure function of (seed, b, a, j) — the same whichever lane, order or path
+    (compiled lanes, NumPy rounds, a single solve's restarts: problem 0) draws it."""
     n = q0.shape[0]
     z = _splitmix(_splitmix(_splitmix(np.full(n, seed, dtype=np.uint64)) + np.uint64(b)) + np.uint64(a))
     u = (_splitmix(z + np.arange(n).astype(np.uint64)) >> _S11).astype(np.float64) * (1.0 / 9007199254740992.0)
