@@ -715,10 +715,12 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     the effector closer (the stretched arm pointing at the target is such a point). Decided from the result's
     optimality, not from the distance alone."""
     reasons = list(out.reason)
-    reach: list[bool | None] = [True if why == "converged" else None for why in reasons]
     open_ = [i for i, why in enumerate(reasons) if why != "converged"]
+    reach: list[bool | None] = [True] * len(reasons)
     if not open_:
         return reach, reasons
+    for i in open_:
+        reach[i] = None
     q = out.q[open_]
     fr = model.frames(q)
     orient = R is not None
