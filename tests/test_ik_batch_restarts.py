@@ -16,7 +16,7 @@ import pytest
 import animkit
 from animkit import jit
 from animkit.errors import IKError
-from animkit.ik import IKProblem
+from animkit.ik import IKProblem, solve_batch
 from animkit.ik.api import RESTART_MAX_ITER, RESTART_PULL, RESTART_STALL
 from animkit.ik.lm import (
     HOMOTOPY_DECAY,
@@ -190,6 +190,8 @@ def test_solve_batch_with_restarts(panda, lm_path):
     other = problem.solve_batch(T, restarts=8, seed=6, quiet=True)
     moved = res.restarts_used > 0
     assert not np.array_equal(other.poses[moved], res.poses[moved])
+    one_line = solve_batch(fig, start, EFF, T, chain="arm", restarts=8, seed=5, quiet=True)  # the one-line form
+    np.testing.assert_array_equal(one_line.poses, res.poses)
 
 
 def test_restarts_in_rounds_for_another_solver(panda):

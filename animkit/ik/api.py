@@ -821,17 +821,18 @@ def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target
 def solve_batch(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
                 chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
                 orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
-                quiet: bool = False) -> IKBatchResult:
+                restarts: int = 0, seed: int = 0, quiet: bool = False) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
-    One line for ``IKProblem(...).solve_batch(targets, pose)``; options mean what they mean in :func:`solve`.
+    One line for ``IKProblem(...).solve_batch(targets, pose, restarts=, seed=)``; options mean what they mean in
+    :func:`solve` (``restarts``: :meth:`IKProblem.solve_batch`'s random restarts).
     """
     shape = np.shape(targets)
     orient = len(shape) >= 2 and shape[-2:] == (4, 4)
     problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
                         solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
                         orientation_tol=orientation_tol)
-    return problem.solve_batch(targets, pose, quiet=quiet)
+    return problem.solve_batch(targets, pose, restarts=restarts, seed=seed, quiet=quiet)
 
 
 def _is_pose_target(target: ArrayLike, effector: str | Sequence[str]) -> bool:
