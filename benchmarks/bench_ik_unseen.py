@@ -11,7 +11,10 @@ the limits. Goal 4: the same Panda targets solved by ``IKProblem.solve_batch`` a
 loaded before any timing (a process that only ever ran batches would otherwise solve single targets in NumPy, see
 ``lm.LM_JIT_MIN``). Below them, the two compiled loops alone on the same problems (the first run of every problem,
 no retries): ``lm_jit.lm_serial`` one problem after another, ``lm_batch_jit.lm_lanes`` in lanes (the same
-iteration, bit for bit).
+iteration, bit for bit). With random restarts (``--restarts``, 8): a loop of ``IKProblem.solve(restarts=8)`` (lm's
+retries, then random starts one at a time), ``IKProblem.solve_batch(restarts=8)`` on the same 500 targets (random
+starts in the lanes, in place of lm's retries) and on ``--big`` (4,000) targets (seed + 1), which spreads the batch's
+fixed costs (checking the targets, the reachability test of the few left unconverged) over more problems.
 """
 
 from __future__ import annotations
@@ -107,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--restarts", type=int, default=8, help="random restarts of the batch (and loop) with restarts")
+    ap.add_argument("--big", type=int, default=4000, help="targets of the large batch (one chunk: ≤ BATCH_CHUNK)")
     args = ap.parse_args(argv)
     from animkit.ik import lm_batch_jit, lm_jit
 
@@ -151,12 +156,25 @@ def main(argv: list[str] | None = None) -> int:
     ST = _targets(snake_fig, "tip", sp.model.dofs, sp.pose, 100, args.seed)
     singles = [problem.solve(t) for t in T]
     batch = problem.solve_batch(T, quiet=True)
+    k = args.restarts
+    fig_p, eff_p = cases[0][1], cases[0][2]
+    big = _targets(fig_p, eff_p, problem.model.dofs, problem.pose, args.big, args.seed + 1)
+    rbatch = problem.solve_batch(T, restarts=k, quiet=True)
+    rbig = problem.solve_batch(big, restarts=k, quiet=True)
+    rsingles = [problem.solve(t, restarts=k) for t in T]
+
+    def common(poses: np.ndarray, TT: np.ndarray) -> float:  # the §6 test, by the figure's own FK
+        return float(np.mean([_ok(fig_p, eff_p, poses[i], TT[i]) for i in range(len(TT))]))
     s_single = [sp.solve(t) for t in ST]
     s_batch = sp.solve_batch(ST, quiet=True)
     k_panda, k_snake = _kernel_runs(problem, T), _kernel_runs(sp, ST)
     cases_t = {
         "Panda 6D: loop of IKProblem.solve": lambda: [problem.solve(t) for t in T],
         "Panda 6D: IKProblem.solve_batch": lambda: problem.solve_batch(T, quiet=True),
+        f"Panda 6D: loop of IKProblem.solve(restarts={k})": lambda: [problem.solve(t, restarts=k) for t in T],
+        f"Panda 6D: IKProblem.solve_batch(restarts={k})": lambda: problem.solve_batch(T, restarts=k, quiet=True),
+        f"Panda 6D, {args.big:,} targets: IKProblem.solve_batch(restarts={k})":
+            lambda: problem.solve_batch(big, restarts=k, quiet=True),
         "50-DOF chain 6D: loop of IKProblem.solve": lambda: [sp.solve(t) for t in ST],
         "50-DOF chain 6D: IKProblem.solve_batch": lambda: sp.solve_batch(ST, quiet=True),
         "Panda 6D, first run: lm_serial": k_panda[0],
@@ -173,8 +191,21 @@ def main(argv: list[str] | None = None) -> int:
           f"loop's where both converge: max |Δθ| = {same:.1e} rad (the lanes' polynomial sines move where a run stops "
           f"inside the tolerance); reasons or reachability differ on {differ} of {len(T) + len(ST)} targets. The "
           f"lanes with the library's sines (poly=False) checked bit for bit against lm_serial.")
+    print(f"\nRandom restarts ({k}): success by the §6 test (the figure's FK: 1e-4 m, 1e-3 rad, limits): loop of "
+          f"single solves {100 * common(np.array([r.pose for r in rsingles]), T):.1f} %, the batch "
+          f"{100 * common(rbatch.poses, T):.1f} %, the {args.big:,}-target batch "
+          f"{100 * common(rbig.poses, big):.1f} %; "
+          f"without restarts: single solves {100 * common(np.array([r.pose for r in singles]), T):.1f} %, the batch "
+          f"{100 * common(batch.poses, T):.1f} %. Random starts run by the batch: {int(rbatch.restarts_used.sum())} "
+          f"({int((rbatch.restarts_used > 0).sum())} of {len(T)} problems).")
     rows = [("Panda 6D: loop of IKProblem.solve", np.mean([r.converged for r in singles]), len(T), None),
             ("Panda 6D: IKProblem.solve_batch", batch.converged.mean(), len(T), "Panda 6D: loop of IKProblem.solve"),
+            (f"Panda 6D: loop of IKProblem.solve(restarts={k})", np.mean([r.converged for r in rsingles]), len(T),
+             None),
+            (f"Panda 6D: IKProblem.solve_batch(restarts={k})", rbatch.converged.mean(), len(T),
+             f"Panda 6D: loop of IKProblem.solve(restarts={k})"),
+            (f"Panda 6D, {args.big:,} targets: IKProblem.solve_batch(restarts={k})", rbig.converged.mean(),
+             len(big), f"Panda 6D: loop of IKProblem.solve(restarts={k})"),
             ("50-DOF chain 6D: loop of IKProblem.solve", np.mean([r.converged for r in s_single]), len(ST), None),
             ("50-DOF chain 6D: IKProblem.solve_batch", s_batch.converged.mean(), len(ST),
              "50-DOF chain 6D: loop of IKProblem.solve"),
@@ -190,9 +221,10 @@ def main(argv: list[str] | None = None) -> int:
               "per solve)\n")
         print("| case | converged | µs per solve, median (min–max) | solves/s | batch vs loop |")
         print("|---|---|---|---|---|")
+        count = {name: k for name, _, k, _ in rows}
         for name, conv, k, ref in rows:
-            st = stats[name]
-            ratio = f"{stats[ref].median / st.median:.2f}×" if ref else "–"
+            st = stats[name]  # the ratio of the times per solve (the large batch has more problems than its loop)
+            ratio = f"{stats[ref].median / count[ref] / (st.median / k):.2f}×" if ref else "–"
             print(f"| {name} | {100 * conv:.1f} % | {st.median / k * 1e6:.1f} ({st.low / k * 1e6:.1f}–"
                   f"{st.high / k * 1e6:.1f}) | {k / st.median:,.0f} | {ratio} |")
     return 0

@@ -19,7 +19,16 @@ from ..progress import progress
 from ..transforms import matrix_from_rotation_vector
 from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
-from .lm import keep_better, lm_single, packed_params, packed_pays, retry_through_relaxed_limits, run_lm
+from .lm import (
+    keep_better,
+    lanes_with_restarts,
+    lm_single,
+    packed_params,
+    packed_pays,
+    retry_through_relaxed_limits,
+    run_lm,
+)
+from .lm_batch_jit import restart_start
 from .lm_jit import (
     ORIENTATION_FIRST_WEIGHT,
     ORIENTATION_STAGES,
@@ -68,6 +77,19 @@ def _solver_object(solver: Solver | str | None) -> Solver:
     if isinstance(solver, Solver):
         return solver
     return solver_from_name(solver)
+
+
+def _rigid_all(R: Array, last: Array) -> bool:
+    """Every |R Rᵀ − I| ≤ 1e-6, det R > 0 and last row 0 0 0 1 (to 1e-9), for R (..., 3, 3) and last (..., 4):
+    the 3×3 products written out on rows of (9, B) (batched matmul and LAPACK's det cost ~4× more on many small
+    matrices)."""
+    a0, a1, a2, b0, b1, b2, c0, c1, c2 = np.ascontiguousarray(R.reshape(-1, 9).T)
+    gram = np.stack([a0 * a0 + a1 * a1 + a2 * a2 - 1.0, b0 * b0 + b1 * b1 + b2 * b2 - 1.0,
+                     c0 * c0 + c1 * c1 + c2 * c2 - 1.0, a0 * b0 + a1 * b1 + a2 * b2, a0 * c0 + a1 * c1 + a2 * c2,
+                     b0 * c0 + b1 * c1 + b2 * c2])
+    det = a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0)
+    return bool(np.abs(gram).max() <= 1e-6 and det.min() > 0.0 and
+                np.abs(last - (0.0, 0.0, 0.0, 1.0)).max() <= 1e-9)
 
 
 def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | None:
@@ -281,9 +303,8 @@ class IKProblem:
         if not self.orientation:
             return T.copy(), None
         R = T[:, :, :3, :3].copy()
-        orth = np.abs(R @ np.swapaxes(R, -1, -2) - np.eye(3)).max()
-        if orth > 1e-6 or np.any(np.linalg.det(R) < 0):
-            raise IKError("4x4 targets must be rigid: orthonormal rotation with det +1")
+        if not _rigid_all(R, T[:, :, 3]):
+            raise IKError("4x4 targets must be rigid: orthonormal rotation with det +1 and last row 0 0 0 1")
         return T[:, :, :3, 3].copy(), R
 
     def _starts(self, start: ArrayLike | None, B: int | None) -> Array:
@@ -408,25 +429,45 @@ class IKProblem:
                         else None, it, pos, ori, out[n + OUT_HISTORY:n + OUT_HISTORY + it + 1], why, self._method, 0,
                         time.perf_counter() - t0)
 
-    def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, quiet: bool = False
-                    ) -> IKBatchResult:
+    def solve_batch(self, targets: ArrayLike, starts: ArrayLike | None = None, *, restarts: int = 0, seed: int = 0,
+                    quiet: bool = False) -> IKBatchResult:
         """B targets (B, 3) or (B, 4, 4) (or (B, E, ...)) from one start pose (D,) or one each (B, D).
 
         Problems iterate together (vectorised or compiled) in chunks of :data:`BATCH_CHUNK`, each with its own
         damping and state; a finished problem leaves the working set. Start poses may differ only in the chain's
-        DOFs. A progress bar counts solved problems when the work takes over a second on a terminal."""
+        DOFs. A progress bar counts solved problems when the work takes over a second on a terminal.
+
+        ``restarts`` > 0: each problem whose first run (capped as :meth:`solve`'s with restarts) ends unconverged
+        runs again from random in-limit starts, up to ``restarts`` of them, until one converges; in place of lm's
+        deterministic retries (which run a batch's few hard problems stage after stage and cost most of its time).
+        The starts are a pure function of (``seed``, the problem's index, the attempt): the same answers whatever
+        the chunking, compiled lanes or NumPy. A problem returns its first run's answer unless a restart converged or
+        ended lower (its iterations and errors are then that run's)."""
         t0 = time.perf_counter()
         P, R = self._batch_targets(targets)
         B = P.shape[0]
         q0 = self._starts(starts, B)
-        model = self.model
-        out = _run_chunked(model, self._method, q0, P, R, self._opts, quiet=quiet)
-        if self._relax:
-            out = _relax(model, q0, P, R, self._opts, out)
-        reach, reasons = _reachability(model, out, P, R, self._opts)
+        if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
+            raise IKError(f"restarts must be an integer >= 0, got {restarts!r}")
+        model, method, opts = self.model, self._method, self._opts
+        if restarts:
+            ro = replace(opts, max_iter=min(opts.max_iter, RESTART_MAX_ITER), stall_window=RESTART_STALL[0],
+                         stall_ratio=RESTART_STALL[1])
+            out, used = _run_chunked(B, lambda a, b: _batch_restarts(model, method, q0[a:b], P[a:b],
+                                                                       None if R is None else R[a:b], ro,
+                                                                       int(restarts), seed, a), quiet)
+        else:
+            def first(a: int, b: int) -> tuple[LoopOutput, NDArray[np.intp]]:
+                Ra = None if R is None else R[a:b]
+                o = _run(model, method, q0[a:b], P[a:b], Ra, opts)
+                if self._relax:
+                    o = _relax(model, q0[a:b], P[a:b], Ra, opts, o)
+                return o, np.zeros(b - a, dtype=np.intp)
+            out, used = _run_chunked(B, first, quiet)
+        reach, reasons = _reachability(model, out, P, R, opts)
         return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
                              out.iterations, out.position_error, out.orientation_error, out.errors,
-                             tuple(reasons), self._method, time.perf_counter() - t0)  # type: ignore[arg-type]
+                             tuple(reasons), method, used, time.perf_counter() - t0)  # type: ignore[arg-type]
 
     def bake(self, targets: ArrayLike, start: ArrayLike | None = None, *, max_step: float | None = None
              ) -> IKBatchResult:
@@ -468,7 +509,8 @@ class IKProblem:
                              np.array([int(o.iterations[0]) for o in outs]),
                              np.array([float(o.position_error[0]) for o in outs]),
                              np.array([float(o.orientation_error[0]) for o in outs]), errors,
-                             tuple(reasons), self._method, time.perf_counter() - t0)  # type: ignore[arg-type]
+                             tuple(reasons), self._method, np.zeros(F, dtype=np.intp),  # type: ignore[arg-type]
+                             time.perf_counter() - t0)
 
 
 def _elbow_link(model: ChainModel) -> int:
@@ -501,25 +543,65 @@ def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, o
 BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
 
 
-def _run_chunked(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
-                 quiet: bool) -> LoopOutput:
-    """:func:`_run` over chunks of :data:`BATCH_CHUNK` problems; errors are held at each problem's last value."""
-    B = len(q0)
+def _run_chunked(B: int, solve_chunk: Callable[[int, int], tuple[LoopOutput, NDArray[np.intp]]], quiet: bool
+                 ) -> tuple[LoopOutput, NDArray[np.intp]]:
+    """``solve_chunk(a, b)`` (problems a … b − 1: their output and restarts used) over chunks of
+    :data:`BATCH_CHUNK` problems, joined; errors are held at each problem's last value."""
     if B <= BATCH_CHUNK:
-        return _run(model, method, q0, P, R, opts)
+        return solve_chunk(0, B)
     parts = []
     bar = progress(B, "solving", enabled=False if quiet else None)
     for a in range(0, B, BATCH_CHUNK):
         b = min(a + BATCH_CHUNK, B)
-        parts.append(_run(model, method, q0[a:b], P[a:b], None if R is None else R[a:b], opts))
+        parts.append(solve_chunk(a, b))
         bar.update(b - a)
     bar.close()
+    outs = [p[0] for p in parts]
+    return _joined(outs), np.concatenate([p[1] for p in parts])
+
+
+def _joined(parts: Sequence[LoopOutput]) -> LoopOutput:
+    """Outputs of disjoint sets of problems side by side; each ``errors`` column held at its last value."""
     rows = max(len(p.errors) for p in parts)
     errors = np.concatenate([np.concatenate([p.errors, np.repeat(p.errors[-1:], rows - len(p.errors), 0)])
                              for p in parts], axis=1)
     return LoopOutput(np.concatenate([p.q for p in parts]), np.concatenate([p.iterations for p in parts]),
                       [w for p in parts for w in p.reason], np.concatenate([p.position_error for p in parts]),
                       np.concatenate([p.orientation_error for p in parts]), errors)
+
+
+def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
+                    restarts: int, seed: int, index0: int) -> tuple[LoopOutput, NDArray[np.intp]]:
+    """A batch with random restarts (:meth:`IKProblem.solve_batch`): in the compiled lanes where they take it
+    (:func:`~animkit.ik.lm.lanes_with_restarts`), else in rounds: every problem still unconverged after attempt
+    a − 1 runs attempt a from :func:`~animkit.ik.lm_batch_jit.restart_start`, all of them together; the same rule
+    picks the answer (a restart's where it converged or ended lower)."""
+    if method == "lm" and not opts.priority and opts.pole is None and not model.cones:
+        done = lanes_with_restarts(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
+        if done is not None:
+            return done
+    out = _run(model, method, q0, P, R, opts)
+    B = len(q0)
+    used = np.zeros(B, dtype=np.intp)
+    ro = replace(opts, pull=RESTART_PULL)
+    q, iters, reason = out.q.copy(), out.iterations.copy(), list(out.reason)
+    pos, ori = out.position_error.copy(), out.orientation_error.copy()
+    cols = [out.errors[: int(iters[i]) + 1, i] for i in range(B)]
+    for a in range(1, restarts + 1):
+        fail = np.flatnonzero([r != "converged" for r in reason])
+        if fail.size == 0:
+            break
+        starts = _restart_starts(model, seed, index0 + fail, np.full(fail.size, a), q0[fail])
+        o = _run(model, method, starts, P[fail], None if R is None else R[fail], ro)
+        used[fail] = a
+        for j, i in enumerate(fail.tolist()):
+            if o.reason[j] == "converged" or o.errors[-1, j] < cols[i][-1]:
+                q[i], iters[i], reason[i] = o.q[j], o.iterations[j], o.reason[j]
+                pos[i], ori[i] = o.position_error[j], o.orientation_error[j]
+                cols[i] = o.errors[: int(o.iterations[j]) + 1, j]
+    rows = max(len(c) for c in cols)
+    errors = np.stack([np.concatenate([c, np.repeat(c[-1:], rows - len(c))]) for c in cols], axis=1)
+    return LoopOutput(q, iters, reason, pos, ori, errors), used
 
 
 def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
@@ -633,10 +715,12 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     the effector closer (the stretched arm pointing at the target is such a point). Decided from the result's
     optimality, not from the distance alone."""
     reasons = list(out.reason)
-    reach: list[bool | None] = [True if why == "converged" else None for why in reasons]
     open_ = [i for i, why in enumerate(reasons) if why != "converged"]
+    reach: list[bool | None] = [True] * len(reasons)
     if not open_:
         return reach, reasons
+    for i in open_:
+        reach[i] = None
     q = out.q[open_]
     fr = model.frames(q)
     orient = R is not None
@@ -672,15 +756,15 @@ def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None
 
 def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
              out: LoopOutput, restarts: int, deadline: float | None, seed: int) -> tuple[LoopOutput, int]:
-    """Random in-limit starts, 8 at a time (1 on NumPy's B = 1 path), until one converges, ``restarts`` ran, or
-    the deadline passed; the best result so far is kept."""
-    rng = np.random.default_rng(seed)
+    """Random in-limit starts (attempts 1, 2, … of problem 0: :func:`_restart_starts`), 8 at a time (1 on NumPy's
+    B = 1 path), until one converges, ``restarts`` ran, or the deadline passed; the best result so far is kept."""
     single = method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
     best_err = out.errors[-1, 0]
     used = 0
     while used < restarts and (deadline is None or time.perf_counter() < deadline):
         k = min(1 if single else _RESTART_BATCH, restarts - used)
-        starts = _random_starts(model, q0[0], k, rng)
+        starts = _restart_starts(model, seed, np.zeros(k, dtype=np.intp), np.arange(used + 1, used + k + 1),
+                                 np.repeat(q0, k, 0))
         o = _run(model, method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
                  first_success=True)
         conv = [i for i, r in enumerate(o.reason) if r == "converged"]
@@ -696,10 +780,15 @@ def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | Non
     return out, used
 
 
-def _random_starts(model: ChainModel, q: Array, k: int, rng: np.random.Generator) -> Array:
-    lo = np.where(np.isfinite(model.lower), model.lower, q - np.where(model.revolute, math.pi, 1.0))
-    hi = np.where(np.isfinite(model.upper), model.upper, q + np.where(model.revolute, math.pi, 1.0))
-    return rng.uniform(lo, hi, size=(k, model.n))
+def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], attempts: NDArray[np.intp], q0: Array
+                    ) -> Array:
+    """The random starts (k, n) of attempt ``attempts[i]`` of problem ``problems[i]`` (starts q0 (k, n)), by
+    :func:`~animkit.ik.lm_batch_jit.restart_start`: single solves and batches draw from the one definition."""
+    limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
+    out = np.empty((len(problems), model.n))
+    for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
+        restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
+    return out
 
 
 def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target: ArrayLike, *,
@@ -732,17 +821,18 @@ def solve(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], target
 def solve_batch(figure: Figure, pose: ArrayLike, effector: str | Sequence[str], targets: ArrayLike, *,
                 chain: str | Iterable[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-5,
                 orientation_tol: float = 1e-4, orientation_weight: float = 1.0, weights: ArrayLike | None = None,
-                quiet: bool = False) -> IKBatchResult:
+                restarts: int = 0, seed: int = 0, quiet: bool = False) -> IKBatchResult:
     """Solve B problems at once: one start pose (D,) or one per target (B, D); targets (B, 3) or (B, 4, 4).
 
-    One line for ``IKProblem(...).solve_batch(targets, pose)``; options mean what they mean in :func:`solve`.
+    One line for ``IKProblem(...).solve_batch(targets, pose, restarts=, seed=)``; options mean what they mean in
+    :func:`solve` (``restarts``: :meth:`IKProblem.solve_batch`'s random restarts).
     """
     shape = np.shape(targets)
     orient = len(shape) >= 2 and shape[-2:] == (4, 4)
     problem = IKProblem(figure, effector, chain, pose=_frozen_pose(figure, pose), orientation=orient,
                         solver=solver, weights=weights, orientation_weight=orientation_weight, tol=tol,
                         orientation_tol=orientation_tol)
-    return problem.solve_batch(targets, pose, quiet=quiet)
+    return problem.solve_batch(targets, pose, restarts=restarts, seed=seed, quiet=quiet)
 
 
 def _is_pose_target(target: ArrayLike, effector: str | Sequence[str]) -> bool:

@@ -32,9 +32,9 @@ from .lm_jit import lm_serial, pack_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
-__all__ = ["run_lm", "lm_single", "packed_params", "packed_pays", "serial_chain", "retry_through_relaxed_limits",
-           "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY", "START_MARGIN",
-           "stiffness_from_options"]
+__all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packed_pays", "serial_chain",
+           "retry_through_relaxed_limits", "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY",
+           "START_MARGIN", "stiffness_from_options"]
 
 Array = NDArray[np.float64]
 
@@ -388,16 +388,38 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
-def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) -> LoopOutput:
+def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, *, restarts: int = 0,
+               seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None
+               ) -> LoopOutput:
     """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
-    (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`."""
+    (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
+    lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
     q, iters, why, pos, ori, history = lm_lanes(
         ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P[:, 0],
         None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
         patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
         win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
-        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)
+        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN, restarts=restarts, seed=seed,
+        restart_pull=restart_pull, index0=index0, tries=tries)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
+
+
+def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, restarts: int,
+                        seed: int, restart_pull: float, index0: int = 0
+                        ) -> tuple[LoopOutput, NDArray[np.intp]] | None:
+    """:func:`run_lm` with random restarts inside the lanes: a problem whose run ends unconverged runs again from
+    :func:`~animkit.ik.lm_batch_jit.restart_start` in the same lane at once (the lanes stay full; no return to
+    Python between rounds), up to ``restarts`` times; returns the output and the random starts each problem ran.
+    None where the lanes do not take this batch (not a serial revolute chain with one effector, fewer than
+    :data:`LANES_MIN` problems, a deadline, or numba off or not yet worth loading)."""
+    ch = serial_chain(model)
+    B = len(q0)
+    if not (ch.lanes and B >= LANES_MIN and opts.deadline is None and
+            jit.pays(_LANES_KERNEL, B * opts.max_iter, LM_JIT_MIN)):
+        return None
+    tries = np.zeros(B, dtype=np.intp)
+    return _run_lanes(ch, q0, P, R, opts, restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0,
+                      tries=tries), tries
 
 
 # The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached

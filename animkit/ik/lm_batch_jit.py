@@ -27,7 +27,7 @@ from ..jit import kernel
 from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual
 from .poly_trig import sincos, wrap_sincos
 
-__all__ = ["LANES", "lm_lanes", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
+__all__ = ["LANES", "lm_lanes", "restart_start", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
 
 Array = NDArray[np.float64]
 
@@ -384,11 +384,44 @@ def solve_spd_lanes(A: Array, b: Array, x: Array, bad: Array) -> None:
 solve_spd_lanes = kernel(solve_spd_lanes, error_model="numpy", slp=True) or solve_spd_lanes
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+def _splitmix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """z ← z + φ·2⁶⁴; z ← (z ⊕ z≫30)·c₁; z ← (z ⊕ z≫27)·c₂; z ⊕ z≫31 (SplitMix64's finaliser, mod 2⁶⁴)."""
+    z = z + _GOLDEN
+    z = (z ^ (z >> _S30)) * _MIX1
+    z = (z ^ (z >> _S27)) * _MIX2
+    return z ^ (z >> _S31)
+
+
+_splitmix = kernel(_splitmix) or _splitmix
+
+
+def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
+                  limited: NDArray[np.bool_] | Array, out: Array) -> None:
+    """θ_j = lo_j + u_j (hi_j − lo_j) for limited DOFs, θ0_j + (2u_j − 1)π otherwise (radians; scene units for
+    an unlimited slider), u_j = h(seed, b, a, j)/2⁶⁴ by SplitMix64: attempt ``a`` ≥ 1's random start for problem
+    ``b`` (``q0``: its given start), a pure function of (seed, b, a, j) — the same whichever lane, order or path
+    (compiled lanes, NumPy rounds, a single solve's restarts: problem 0) draws it."""
+    n = q0.shape[0]
+    z = _splitmix(_splitmix(_splitmix(np.full(n, seed, dtype=np.uint64)) + np.uint64(b)) + np.uint64(a))
+    u = (_splitmix(z + np.arange(n).astype(np.uint64)) >> _S11).astype(np.float64) * (1.0 / 9007199254740992.0)
+    for j in range(n):
+        out[j] = lo[j] + u[j] * (hi[j] - lo[j]) if limited[j] else q0[j] + (2.0 * u[j] - 1.0) * math.pi
+
+
+restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
+
+
 def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
               q0: Array, P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
               max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
-              decay_rate: float, backoff: float, margin: float, poly: bool, q_out: Array, iters: Array,
-              reason: Array, pos_out: Array, ori_out: Array, history: Array) -> None:
+              decay_rate: float, backoff: float, margin: float, poly: bool, restarts: int, seed: int,
+              r_pull: float, index0: int, q_out: Array, iters: Array, reason: Array, pos_out: Array, ori_out: Array,
+              history: Array, tries: Array) -> None:
     B, n = q0.shape
     L = LANES
     # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
@@ -398,6 +431,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     # one problem's start (lm_jit's layout)
     T1, Te1, V1, D1 = np.zeros((n, 4, 5)), np.zeros((4, 4)), np.zeros(w.shape[0]), np.zeros((3, 3))
     qs1, q1, phi1, loc1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(20)
+    Te0, cq, cphi1, cached = np.zeros((4, 4)), np.zeros(n), np.zeros(n), False  # the last start's (see below)
     J = np.zeros((n, 6, L))
     A = np.zeros((n, n, L))
     rhs, d = np.zeros((n, L)), np.zeros((n, L))
@@ -405,7 +439,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
     pw, cw = np.zeros((n, L)), np.zeros((n, L))
     PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
-    es = np.zeros((max_iter + 1, L))
+    es, hl = np.zeros((max_iter + 1, L)), np.zeros((max_iter + 1, L))  # ‖WV‖ and the returned pose's, per lane
     loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
     trace, bad, jitter = np.zeros(L), np.zeros(L), np.zeros(L)
     D, ax = np.zeros((3, 3, L)), np.zeros(3)
@@ -416,6 +450,13 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     lam, ps, decay, mu = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
     ok, live = np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.bool_)
     flat, it = np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp)
+    att, pl = np.zeros(L, dtype=np.intp), np.zeros(L)  # each lane's attempt (0: the given start) and its μ₀
+    # each problem's returned error and attempt so far, its lowest converged attempt (restarts + 1: none), its next
+    # attempt; problems waiting for their next random start (a ring: each is in it at most once)
+    best, best_a = np.zeros(B), np.zeros(B, dtype=np.intp)
+    first_ok, next_a = np.full(B, restarts + 1, dtype=np.intp), np.zeros(B, dtype=np.intp)
+    queue, queued = np.zeros(max(B, 1), dtype=np.intp), np.zeros(B, dtype=np.bool_)
+    q_head = q_tail = 0
     nxt = 0
     while True:
         # lanes whose problem is done write its answer and take the next problem: its start by lm_jit's own
@@ -425,56 +466,104 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             while True:
                 b = job[lane]
                 if b >= 0:
-                    k = it[lane]
-                    el = e[lane]
-                    done = pos[lane] <= tol and ori[lane] <= otol
-                    stalled = lam[lane] > 1e10 or flat[lane] >= patience or \
-                        (win > 0 and k >= max(win, stall_min) and el > ratio * es[k - win, lane])
-                    if not (done or stalled or k == max_iter):
-                        running += 1
-                        break
-                    back = (not done) and el >= e0[lane]
-                    for j in range(n):
-                        q_out[b, j] = qs[j, lane] if back else q[j, lane]
-                    pos_out[b] = pos0[lane] if back else pos[lane]
-                    ori_out[b] = ori0[lane] if back else ori[lane]
-                    history[k, b] = e0[lane] if back else el
-                    for r in range(k + 1, history.shape[0]):
-                        history[r, b] = history[k, b]
-                    iters[b] = k
-                    reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
-                    job[lane] = -1
-                if nxt == B:
+                    a = att[lane]
+                    if a > first_ok[b]:  # a lower attempt of this problem converged: this one cannot be returned
+                        job[lane] = -1
+                    else:
+                        k = it[lane]
+                        el = e[lane]
+                        done = pos[lane] <= tol and ori[lane] <= otol
+                        stalled = lam[lane] > 1e10 or flat[lane] >= patience or \
+                            (win > 0 and k >= max(win, stall_min) and el > ratio * es[k - win, lane])
+                        if not (done or stalled or k == max_iter):
+                            running += 1
+                            break
+                        back = (not done) and el >= e0[lane]
+                        ef = e0[lane] if back else el
+                        # returned: the lowest converged attempt, else the lowest error (the lower attempt on a tie)
+                        if a == 0 or done or (first_ok[b] > restarts and
+                                              (ef < best[b] or (ef == best[b] and a < best_a[b]))):
+                            best[b], best_a[b] = ef, a
+                            for j in range(n):
+                                q_out[b, j] = qs[j, lane] if back else q[j, lane]
+                            pos_out[b] = pos0[lane] if back else pos[lane]
+                            ori_out[b] = ori0[lane] if back else ori[lane]
+                            for r in range(k):
+                                history[r, b] = hl[r, lane]
+                            for r in range(k, history.shape[0]):
+                                history[r, b] = ef
+                            iters[b] = k
+                            reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
+                        if done:
+                            first_ok[b] = a
+                        elif first_ok[b] > restarts and next_a[b] <= restarts and not queued[b]:
+                            queue[q_tail % B], queued[b] = b, True
+                            q_tail += 1
+                        job[lane] = -1
+                # take work: a problem's next random start first (hard problems start early), else a new problem
+                b, a = -1, 0
+                while q_head < q_tail:
+                    c = queue[q_head % B]
+                    q_head += 1
+                    queued[c] = False
+                    if first_ok[c] <= restarts or next_a[c] > restarts:
+                        continue  # converged, or its last start is out already
+                    b, a = c, next_a[c]
+                    next_a[c] += 1
+                    if nxt == B and next_a[c] <= restarts:  # no new problems left: idle lanes take its next start
+                        queue[q_tail % B], queued[c] = c, True  # at once, side by side (the answer depends only on
+                        q_tail += 1  # which attempts converge, not on the order they run in)
+                    restart_start(seed, index0 + b, a, q0[b], lo, hi, limited, qs1)
                     break
-                b = nxt
-                nxt += 1
-                job[lane] = b
+                if b < 0:
+                    if nxt == B:
+                        break
+                    b = nxt
+                    nxt += 1
+                    next_a[b] = 1
+                    for j in range(n):
+                        qs1[j] = min(max(q0[b, j], lo[j]), hi[j])
+                job[lane], att[lane] = b, a
+                pl[lane] = pull if a == 0 else r_pull
                 p, Rt = P[b], R[b]
                 for i in range(3):
                     PL[i, lane] = p[i]
                     for j in range(3):
                         RL[i, j, lane] = Rt[i, j]
                 for j in range(n):
-                    qs1[j] = min(max(q0[b, j], lo[j]), hi[j])
                     qs[j, lane] = qs1[j]
-                chain_forward(qs1, Hs, Ce, T1, Te1, loc1)
-                pos0[lane], ori0[lane], e0[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
-                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                # the start's frames, φ, θ and the frames there: computed once for consecutive problems with the
+                # same start (a batch from one pose), the same numbers either way
+                fresh = not cached
+                for j in range(n):
+                    if fresh or qs1[j] != cq[j]:
+                        fresh = True
+                        break
+                if fresh:
+                    chain_forward(qs1, Hs, Ce, T1, Te0, loc1)
+                    _phi(qs1, mid, half, limited, margin, phi1)
+                    _theta(phi1, mid, half, limited, lo, hi, q1)
+                    chain_forward(q1, Hs, Ce, T1, Te1, loc1)
                     for j in range(n):
-                        q_out[b, j] = qs1[j]
-                    pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
-                    for r in range(history.shape[0]):
-                        history[r, b] = e0[lane]
+                        cq[j] = qs1[j]
+                        cphi1[j] = math.cos(phi1[j])
+                    cached = True
+                pos0[lane], ori0[lane], e0[lane] = chain_residual(Te0, p, Rt, orient, w, V1, D1)
+                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                    if a < first_ok[b]:
+                        for j in range(n):
+                            q_out[b, j] = qs1[j]
+                        pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
+                        for r in range(history.shape[0]):
+                            history[r, b] = e0[lane]
+                        first_ok[b] = a
                     job[lane] = -1
                     continue
-                _phi(qs1, mid, half, limited, margin, phi1)
-                _theta(phi1, mid, half, limited, lo, hi, q1)
-                chain_forward(q1, Hs, Ce, T1, Te1, loc1)
                 pos[lane], ori[lane], e[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
                 for k in range(n):
                     q[k, lane] = q1[k]
                     phi[k, lane] = phi1[k]
-                    cphi[k, lane] = math.cos(phi1[k])
+                    cphi[k, lane] = cphi1[k]
                     for i in range(3):
                         for j in range(5):
                             T[k, i, j, lane] = T1[k, i, j]
@@ -483,10 +572,12 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                         Te[i, j, lane] = Te1[i, j]
                 for i in range(V1.shape[0]):
                     V[i, lane] = V1[i]
-                history[0, b] = e0[lane]
+                hl[0, lane] = e0[lane]
                 es[0, lane] = e[lane]
                 lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
         if running == 0:
+            for b in range(B):  # the random starts run: up to the converged one, else all
+                tries[b] = first_ok[b] if first_ok[b] <= restarts else next_a[b] - 1
             return
         for lane in range(L):
             live[lane] = job[lane] >= 0
@@ -510,7 +601,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                     J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
         for lane in range(L):
             el = e[lane]
-            mu[lane] = pull * decay[lane] * ps[lane] * min(1.0, el * el)
+            mu[lane] = pl[lane] * decay[lane] * ps[lane] * min(1.0, el * el)
             jitter[lane] = 0.0
         _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
         solve_spd_lanes(A, rhs, d, bad)
@@ -565,7 +656,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 ps[lane] *= backoff
             it[lane] += 1
             k = it[lane]
-            history[k, b] = min(el, e0[lane])
+            hl[k, lane] = min(el, e0[lane])
             es[k, lane] = el
             decay[lane] *= decay_rate
         # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own
@@ -615,7 +706,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward,
-                        chain_residual, _phi, _theta, sincos))
+                        chain_residual, _phi, _theta, sincos, restart_start))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
@@ -629,17 +720,25 @@ def lanes_fit(Hs: Array, Ce: Array) -> bool:
 def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
              kappa: Array, q0: Array, P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int,
              max_iter: int, damping: float, max_step: float | None, win: int, ratio: float, stall_min: int,
-             pull: float, decay: float, backoff: float, margin: float, poly: bool = True
+             pull: float, decay: float, backoff: float, margin: float, poly: bool = True, restarts: int = 0,
+             seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None
              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """:func:`~animkit.ik.lm_jit.lm_serial` (same arguments and outputs, no ``first_success``) by the lanes: B
     problems, q0 (B, n), P (B, 3), R (B, 3, 3) or None, on a chain for which :func:`lanes_fit` holds. Needs
     :func:`animkit.jit.enabled`. ``poly`` (the default): the iterations' sines and cosines by
     :mod:`.poly_trig` (vectorised, ≤ 2 ulp from the library's), so a problem's iterates differ from lm_serial's by
-    rounding, which can change the path of a run that wanders; False: the C library's, and lm_serial's bits."""
+    rounding, which can change the path of a run that wanders; False: the C library's, and lm_serial's bits.
+
+    ``restarts`` > 0: a problem whose run ends unconverged runs again in its lane at once, from
+    :func:`restart_start` (attempt 1, 2, …, pull μ₀ = ``restart_pull``), until one converges or ``restarts`` random
+    starts have run; it returns the first run's answer unless a restart converged or ended lower (its iterations and
+    history are that run's), and ``tries`` (B,), when given, receives the random starts each problem ran. Problem b
+    draws its starts as problem ``index0`` + b (a chunk of a larger batch draws what the whole batch would)."""
     assert _KERNEL is not None
     return call_loop(_KERNEL, poly, Hs, Ce, lo, hi, mid, half, limited, kappa, q0, P, R, w, tol=tol, otol=otol,
                      patience=patience, max_iter=max_iter, damping=damping, max_step=max_step, win=win, ratio=ratio,
-                     stall_min=stall_min, pull=pull, decay=decay, backoff=backoff, margin=margin)
+                     stall_min=stall_min, pull=pull, decay=decay, backoff=backoff, margin=margin,
+                     restart=(restarts, seed, restart_pull, index0), tries=tries)
 
 
 def warm_up() -> None:

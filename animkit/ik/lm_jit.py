@@ -672,11 +672,14 @@ def lm_serial(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 def call_loop(loop: Callable[..., None], flag: bool, Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array,
               half: Array, limited: NDArray[np.bool_], kappa: Array, q0: Array, P: Array, R: Array | None, w: Array,
               *, tol: float, otol: float, patience: int, max_iter: int, damping: float, max_step: float | None,
-              win: int, ratio: float, stall_min: int, pull: float, decay: float, backoff: float, margin: float
+              win: int, ratio: float, stall_min: int, pull: float, decay: float, backoff: float, margin: float,
+              restart: tuple[int, int, float, int] | None = None, tries: NDArray[np.intp] | None = None
               ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """Call a compiled lm loop over B problems (lm_serial's or the lanes' kernel; ``flag``: its one switch,
     ``first_success`` or ``poly``) with fresh outputs: q (B, n), iterations, reason codes, position and orientation
-    errors (B,) and the residual history trimmed to the longest run."""
+    errors (B,) and the residual history trimmed to the longest run. The lanes' kernel also takes ``restart``
+    (restarts, seed, μ₀ of a restart, the first problem's index) and fills ``tries`` (B,): the random starts each
+    problem ran."""
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
@@ -686,12 +689,19 @@ def call_loop(loop: Callable[..., None], flag: bool, Hs: Array, Ce: Array, lo: A
     iters = np.zeros(B, dtype=np.intp)
     reason = np.zeros(B, dtype=np.intp)
     pos, ori = np.empty(B), np.empty(B)
-    history = np.empty((max_iter + 1, B))
-    loop(Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
-         np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience), int(max_iter),
-         float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio), int(stall_min),
-         float(pull), float(decay), float(backoff), float(margin), bool(flag), q_out, iters, reason, pos, ori,
-         history)
+    # (max_iter + 1, B) with each problem's column contiguous: a run fills its own column to the end (row-major, a
+    # column's writes a page apart cost ~1 µs a problem)
+    history = np.empty((B, max_iter + 1)).T
+    args = (Hs, Ce, lo, hi, mid, half, limited, kappa, np.ascontiguousarray(q0, dtype=float),
+            np.ascontiguousarray(P, dtype=float), Rk, orient, w, float(tol), float(otol), int(patience), int(max_iter),
+            float(damping), -1.0 if max_step is None else float(max_step), int(win), float(ratio), int(stall_min),
+            float(pull), float(decay), float(backoff), float(margin), bool(flag))
+    if restart is None:
+        loop(*args, q_out, iters, reason, pos, ori, history)
+    else:
+        restarts, seed, r_pull, index0 = restart
+        loop(*args, int(restarts), int(seed), float(r_pull), int(index0), q_out, iters, reason, pos, ori, history,
+             np.zeros(B, dtype=np.intp) if tries is None else tries)
     rows = int(iters.max()) + 1 if B else 1
     return q_out, iters, reason, pos, ori, history[:rows]
 

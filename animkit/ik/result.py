@@ -58,6 +58,7 @@ class IKBatchResult:
 
     ``reachable`` holds, per problem, what :attr:`IKResult.reachable` holds: True, False or None.
     ``errors`` is (iterations + 1, B): each problem's value is held after it finished.
+    ``restarts_used`` (B,): the random starts each problem ran (0 unless the batch was given ``restarts``).
     """
 
     poses: NDArray[np.float64]
@@ -69,6 +70,7 @@ class IKBatchResult:
     errors: NDArray[np.float64]
     reason: tuple[Reason, ...]
     solver: str
+    restarts_used: NDArray[np.intp]
     time_s: float
 
     def __len__(self) -> int:
@@ -86,5 +88,6 @@ class IKBatchResult:
         """Problem ``i`` as an :class:`IKResult` (time is the batch's time divided evenly)."""
         return IKResult(self.poses[i].copy(), bool(self.converged[i]), self.reachable[i],
                         int(self.iterations[i]), float(self.position_error[i]), float(self.orientation_error[i]),
-                        self.errors[: int(self.iterations[i]) + 1, i].copy(), self.reason[i], self.solver, 0,
+                        self.errors[: int(self.iterations[i]) + 1, i].copy(), self.reason[i], self.solver,
+                        int(self.restarts_used[i]),
                         self.time_s / max(len(self), 1))
