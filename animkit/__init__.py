@@ -39,18 +39,22 @@ _LAZY = {
 }
 
 
+#: The modules ``animkit.<name>`` reaches without an import of its own (those an eager ``import animkit`` loaded);
+#: the others (render, cli, batch, batch_worker…) are attributes once imported, as any submodule.
+_SUBMODULES = frozenset({
+    "atomic", "chains", "display", "errors", "examples", "figure", "fk", "geometry", "graph", "humanoid", "ik", "io",
+    "jit", "joints", "keyframes", "limits", "mesh", "motion", "notebook", "progress", "reach", "scene", "skin",
+    "transforms",
+})
+
+
 def __getattr__(name: str) -> Any:
-    """``animkit.Scene``, ``animkit.solve``…: the name from its module (:data:`_LAZY`); ``animkit.io``, ``animkit.ik``…:
-    the subpackage or module itself, imported now."""
+    """``animkit.Scene``, ``animkit.solve``…: the name from its module (:data:`_LAZY`); ``animkit.io``, ``animkit.ik``…
+    (:data:`_SUBMODULES`): the module itself, imported now."""
     if name in _LAZY:
         value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    elif not name.startswith("__"):
-        try:
-            value = import_module(f".{name}", __name__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    elif name in _SUBMODULES:
+        value = import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value

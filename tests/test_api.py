@@ -125,10 +125,11 @@ def test_public_names_load_their_modules_on_first_use() -> None:
             "print([m for m in pkgs if m in sys.modules]); import animkit.motion, animkit.retarget; "
             "print(animkit.retarget.__module__, type(animkit.retarget).__name__); "
             "print(animkit.solve is sys.modules['animkit.ik.api'].solve, animkit.Scene.__module__, "
-            "animkit.io is sys.modules['animkit.io'], 'IKProblem' in dir(animkit))")
+            "animkit.io is sys.modules['animkit.io'], 'IKProblem' in dir(animkit)); "
+            "print(hasattr(animkit, 'batch_worker'), 'animkit.batch_worker' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=PKG.parent).stdout.splitlines()
-    assert out == ["[]", "animkit.retarget function", "True animkit.scene True True"]
+    assert out == ["[]", "animkit.retarget function", "True animkit.scene True True", "False False"]
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         animkit.no_such_name  # noqa: B018
 
