@@ -76,7 +76,8 @@ def test_restart_start_is_splitmix64_mapped_into_the_limits():
     seen = set()
     for seed, b, a in [(0, 0, 1), (0, 0, 2), (0, 1, 1), (7, 0, 1), (2**40 + 3, 4095, 8)]:
         out = np.empty(4)
-        restart_start(seed, b, a, q0, lo, hi, limited, out)
+        with np.errstate(over="ignore"):  # uncompiled (ANIMKIT_JIT=0), NumPy's scalars report the wrap mod 2⁶⁴
+            restart_start(seed, b, a, q0, lo, hi, limited, out)
         z = _splitmix((_splitmix((_splitmix(seed) + b) & M64) + a) & M64)
         u = np.array([(_splitmix((z + j) & M64) >> 11) / 2.0**53 for j in range(4)])
         want = [lo[j] + u[j] * (hi[j] - lo[j]) if limited[j] else q0[j] + (2.0 * u[j] - 1.0) * math.pi
@@ -131,7 +132,8 @@ def test_restarts_inside_the_lanes_equal_rounds_of_plain_runs(panda):
             break
         starts = np.empty((fail.size, model.n))
         for j, b in enumerate(fail):
-            restart_start(seed, int(b), a, q0[b], model.lower, model.upper, limited, starts[j])
+            with np.errstate(over="ignore"):
+                restart_start(seed, int(b), a, q0[b], model.lower, model.upper, limited, starts[j])
         o = _lanes(problem, starts, P[fail], R[fail], replace(opts, pull=RESTART_PULL))
         used[fail] = a
         for j, b in enumerate(fail):

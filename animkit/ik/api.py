@@ -786,8 +786,9 @@ def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], at
     :func:`~animkit.ik.lm_batch_jit.restart_start`: single solves and batches draw from the one definition."""
     limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
     out = np.empty((len(problems), model.n))
-    for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
-        restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
+    with np.errstate(over="ignore"):  # SplitMix64 wraps mod 2⁶⁴ (uncompiled, NumPy's scalars say so)
+        for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
+            restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
     return out
 
 

@@ -389,7 +389,7 @@ _MIX1, _MIX2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 
 
-def _splitmix(z: NDArray[np.uint64]) -> NDArray[np.uint64]:
+def _splitmix(z: np.uint64) -> np.uint64:
     """z ← z + φ·2⁶⁴; z ← (z ⊕ z≫30)·c₁; z ← (z ⊕ z≫27)·c₂; z ⊕ z≫31 (SplitMix64's finaliser, mod 2⁶⁴)."""
     z = z + _GOLDEN
     z = (z ^ (z >> _S30)) * _MIX1
@@ -405,12 +405,12 @@ def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
     """θ_j = lo_j + u_j (hi_j − lo_j) for limited DOFs, θ0_j + (2u_j − 1)π otherwise (radians; scene units for
     an unlimited slider), u_j = h(seed, b, a, j)/2⁶⁴ by SplitMix64: attempt ``a`` ≥ 1's random start for problem
     ``b`` (``q0``: its given start), a pure function of (seed, b, a, j) — the same whichever lane, order or path
-    (compiled lanes, NumPy rounds, a single solve's restarts: problem 0) draws it."""
-    n = q0.shape[0]
-    z = _splitmix(_splitmix(_splitmix(np.full(n, seed, dtype=np.uint64)) + np.uint64(b)) + np.uint64(a))
-    u = (_splitmix(z + np.arange(n).astype(np.uint64)) >> _S11).astype(np.float64) * (1.0 / 9007199254740992.0)
-    for j in range(n):
-        out[j] = lo[j] + u[j] * (hi[j] - lo[j]) if limited[j] else q0[j] + (2.0 * u[j] - 1.0) * math.pi
+    (compiled lanes, NumPy rounds, a single solve's restarts: problem 0) draws it. Scalar unsigned arithmetic,
+    wrapping mod 2⁶⁴ (NumPy warns of the wrap where this runs uncompiled: callers silence it)."""
+    z = _splitmix(_splitmix(_splitmix(np.uint64(seed)) + np.uint64(b)) + np.uint64(a))
+    for j in range(q0.shape[0]):
+        u = np.float64(_splitmix(z + np.uint64(j)) >> _S11) * (1.0 / 9007199254740992.0)
+        out[j] = lo[j] + u * (hi[j] - lo[j]) if limited[j] else q0[j] + (2.0 * u - 1.0) * math.pi
 
 
 restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
