@@ -75,25 +75,15 @@ def _kernel_runs(problem: IKProblem, T: np.ndarray
     """The first run of every target by each compiled loop alone (what run_lm hands them), and the shares that
     converged (serial, lanes); the lanes with the library's trig (poly=False) must agree with the serial loop bit for
     bit; the timed lanes use the polynomial trig (the default)."""
-    from animkit.ik.lm import (
-        HOMOTOPY_DECAY,
-        PULL_BACKOFF,
-        STALL_MIN_ITER,
-        START_MARGIN,
-        serial_chain,
-        stiffness_from_options,
-    )
+    from animkit.ik.lm import loop_arrays, loop_options, serial_chain
     from animkit.ik.lm_batch_jit import lm_lanes
     from animkit.ik.lm_jit import lm_serial
 
     ch, opts = serial_chain(problem.model), problem._opts
     q0 = np.repeat(problem.pose[problem.model.dofs][None], len(T), 0)
-    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0,
-            np.ascontiguousarray(T[:, :3, 3]), np.ascontiguousarray(T[:, :3, :3]), opts.row_weights)
-    kw = dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
-              damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
-              stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
-              margin=START_MARGIN)
+    args = (*loop_arrays(ch, opts), q0, np.ascontiguousarray(T[:, :3, 3]), np.ascontiguousarray(T[:, :3, :3]),
+            opts.row_weights)
+    kw = loop_options(opts)
     a, b = lm_serial(*args, **kw), lm_lanes(*args, poly=False, **kw)  # type: ignore[arg-type]
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)), "lanes and serial loop disagree"
     c = lm_lanes(*args, **kw)  # type: ignore[arg-type]

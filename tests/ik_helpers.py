@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -9,13 +11,27 @@ import numpy as np
 import animkit
 from animkit.chains import dof_indices
 from animkit.figure import Figure
+from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import ball, free, hinge, planar, slider
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
+PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
 
 
 def load(name: str) -> animkit.Scene:
     return animkit.load(SCENES / f"{name}.toml")
+
+
+def panda_ready() -> tuple[Figure, np.ndarray]:
+    """The Franka Panda (URDF, meshes skipped) and its "ready" pose qr (0, −0.3, 0, −2.2, 0, 2, π/4)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingMeshWarning)
+        fig = animkit.load(PANDA).figure
+    lim = fig.dof_limits()
+    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
+    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
+        start[fig.dof_index(f"panda_joint{k + 1}")] = v
+    return fig, start
 
 
 def random_pose(fig: Figure, idx: np.ndarray, rng: np.random.Generator, base: np.ndarray | None = None,

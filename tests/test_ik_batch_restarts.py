@@ -6,44 +6,26 @@ solver) checked by the figure's own forward kinematics."""
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import animkit
 from animkit import jit
 from animkit.errors import IKError
 from animkit.ik import IKProblem, solve_batch
 from animkit.ik.api import RESTART_MAX_ITER, RESTART_PULL, RESTART_STALL
 from animkit.ik.lm import (
-    HOMOTOPY_DECAY,
-    PULL_BACKOFF,
-    STALL_MIN_ITER,
-    START_MARGIN,
+    loop_arrays,
+    loop_options,
     serial_chain,
-    stiffness_from_options,
 )
 from animkit.ik.lm_batch_jit import restart_start
-from animkit.io.urdf import MissingMeshWarning
 
-ROOT = Path(__file__).resolve().parent.parent
-PANDA = ROOT / "benchmarks" / "data" / "franka_panda.urdf"
+from .ik_helpers import panda_ready
+
 EFF = "panda_grasptarget"
 M64 = (1 << 64) - 1
-
-
-def _panda():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingMeshWarning)
-        fig = animkit.load(PANDA).figure
-    lim = fig.dof_limits()
-    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
-        start[fig.dof_index(f"panda_joint{k + 1}")] = v
-    return fig, start
 
 
 def _targets(fig, dofs, start, count, seed):
@@ -56,7 +38,7 @@ def _targets(fig, dofs, start, count, seed):
 
 @pytest.fixture(scope="module")
 def panda():
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, EFF, "arm", pose=start, orientation=True)
     return fig, start, problem, _targets(fig, problem.model.dofs, start, 96, 3)
 
@@ -94,11 +76,7 @@ def _lanes(problem, q0, P, R, opts, **kw):
     from animkit.ik.lm_batch_jit import lm_lanes
 
     ch = serial_chain(problem.model)
-    return lm_lanes(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n),
-                    q0, P, R, opts.row_weights, tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience,
-                    max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step, win=opts.stall_window,
-                    ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY,
-                    backoff=PULL_BACKOFF, margin=START_MARGIN, **kw)
+    return lm_lanes(*loop_arrays(ch, opts), q0, P, R, opts.row_weights, **loop_options(opts), **kw)
 
 
 def _restart_options(problem):

@@ -10,7 +10,6 @@ import math
 import os
 import subprocess
 import sys
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,38 +18,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import animkit
 from animkit import jit
 from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
 from animkit.ik.lm import (
-    HOMOTOPY_DECAY,
-    PULL_BACKOFF,
-    STALL_MIN_ITER,
-    START_MARGIN,
+    loop_arrays,
+    loop_options,
     run_lm,
     serial_chain,
-    stiffness_from_options,
 )
 from animkit.ik.solvers import Options
-from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
+
+from .ik_helpers import panda_ready
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 
 ROOT = Path(__file__).resolve().parent.parent
-PANDA = ROOT / "benchmarks" / "data" / "franka_panda.urdf"
-
-
-def _panda():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingMeshWarning)
-        fig = animkit.load(PANDA).figure
-    lim = fig.dof_limits()
-    start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
-        start[fig.dof_index(f"panda_joint{k + 1}")] = v
-    return fig, start
 
 
 def _targets(fig, eff, dofs, start, count, seed):
@@ -71,12 +55,8 @@ def _both(model, q0, P, R, opts, poly=False):
 
     ch = serial_chain(model)
     assert ch.lanes
-    args = (ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P, R,
-            opts.row_weights)
-    kw = dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
-              damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
-              stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
-              margin=START_MARGIN)
+    args = (*loop_arrays(ch, opts), q0, P, R, opts.row_weights)
+    kw = loop_options(opts)
     return lm_serial(*args, **kw), lm_lanes(*args, poly=poly, **kw)
 
 
@@ -107,7 +87,7 @@ def _same_answers(serial, lanes, model, opts, fig=None, eff=None, P=None, most=1
 
 @pytest.mark.parametrize("case", ["6d", "3d", "capped+stall", "stiff", "few"])
 def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     B = {"few": 3}.get(case, 45)  # not a multiple of the lane count; fewer problems than lanes
@@ -133,7 +113,7 @@ def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
 
 
 def test_polynomial_lanes_keep_the_success_rate_on_500_panda_targets():
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
@@ -212,7 +192,7 @@ def test_lane_cholesky_against_numpy_and_its_indefinite_flag():
 def test_lane_forward_against_the_chain_model():
     from animkit.ik.lm_batch_jit import LANES, forward_lanes
 
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     ch = serial_chain(model)
@@ -232,7 +212,7 @@ def test_solve_batch_gives_the_single_solves_answers_retries_included():
     loop of IKProblem.solve (the one-problem loop, the library's trig): the same reasons and reachability but for
     at most one problem, the same poses to 1e-6 where both converge (the lanes' polynomial sines move where a run
     stops inside the tolerance)."""
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     T = _targets(fig, "panda_grasptarget", problem.model.dofs, start, 120, seed=0)
     T[5, :3, 3] += 2.0  # beyond reach
@@ -254,7 +234,7 @@ def test_solve_batch_gives_the_single_solves_answers_retries_included():
 
 
 def test_lanes_and_numpy_loops_solve_the_same_targets(monkeypatch):
-    fig, start = _panda()
+    fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     T = _targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +35,7 @@ from .solvers import LoopOutput, Options
 
 __all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packed_pays", "serial_chain",
            "retry_through_relaxed_limits", "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY",
-           "START_MARGIN", "stiffness_from_options"]
+           "START_MARGIN", "stiffness_from_options", "loop_arrays", "loop_options"]
 
 Array = NDArray[np.float64]
 
@@ -379,12 +380,8 @@ _REASONS = ("converged", "stalled", "max_iterations")
 def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
-    q, iters, why, pos, ori, history = lm_serial(
-        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P[:, 0],
-        None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
-        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
-        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
-        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN, first_success=first_success)
+    q, iters, why, pos, ori, history = lm_serial(*loop_arrays(ch, opts), q0, P[:, 0], None if R is None else R[:, 0],
+                                                 opts.row_weights, first_success=first_success, **loop_options(opts))
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -395,12 +392,8 @@ def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, 
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
     lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
     q, iters, why, pos, ori, history = lm_lanes(
-        ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n), q0, P[:, 0],
-        None if R is None else R[:, 0], opts.row_weights, tol=opts.tol, otol=opts.orientation_tol,
-        patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
-        win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
-        decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN, restarts=restarts, seed=seed,
-        restart_pull=restart_pull, index0=index0, tries=tries)
+        *loop_arrays(ch, opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights, restarts=restarts,
+        seed=seed, restart_pull=restart_pull, index0=index0, tries=tries, **loop_options(opts))
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -440,6 +433,21 @@ def stiffness_from_options(opts: Options, n: int) -> Array:
     return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
 
 
+def loop_arrays(ch: _Chain, opts: Options) -> tuple[Array, Array, Array, Array, Array, Array, NDArray[np.bool_], Array]:
+    """The compiled loops' chain arguments (lm_serial, lm_lanes, pack_serial): link blocks Hs, effector offset Ce,
+    limits lo and hi, mid-range m, half-range h, limited, stiffness κ."""
+    return ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n)
+
+
+def loop_options(opts: Options) -> dict[str, Any]:
+    """The compiled loops' keyword arguments for ``opts`` (tolerances, caps, damping, the stall test, μ₀) with lm's
+    own constants (stall_min, γ, β, the start's margin)."""
+    return dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
+                damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
+                stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
+                margin=START_MARGIN)
+
+
 def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -> Array | None:
     """The one parameter array of :func:`~animkit.ik.lm_jit.lm_packed` (one problem, the compiled loop) for
     ``model`` and ``opts``; None where that path does not apply (not a serial revolute chain with one effector,
@@ -448,12 +456,8 @@ def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
-    return pack_serial(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n),
-                       opts.row_weights, model.H0[int(model.base_link[0]), :3, 3],
-                       float(model.reach[0]), orient=orient, relax=relax, tol=opts.tol, otol=opts.orientation_tol,
-                       patience=opts.patience, max_iter=opts.max_iter, damping=opts.damping, max_step=opts.max_step,
-                       win=opts.stall_window, ratio=opts.stall_ratio, stall_min=STALL_MIN_ITER, pull=opts.pull,
-                       decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF, margin=START_MARGIN)
+    return pack_serial(*loop_arrays(ch, opts), opts.row_weights, model.H0[int(model.base_link[0]), :3, 3],
+                       float(model.reach[0]), orient=orient, relax=relax, **loop_options(opts))
 
 
 def packed_pays(opts: Options, spent: int) -> bool:
