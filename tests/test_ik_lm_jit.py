@@ -20,7 +20,8 @@ from animkit.ik import LM, IKProblem, compile_chain, rotation_error
 from animkit.ik.lm import run_lm, serial_chain
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
-from animkit.transforms import matrix_from_rotation_vector
+from animkit.ik.lm_jit import log_vee
+from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 
@@ -305,3 +306,24 @@ def test_numpy_fallback_solves_what_the_packed_loop_solves(monkeypatch, case):
                 W = fig.world(x.pose)[eff]
                 assert np.linalg.norm(W[:3, 3] - t[:3, 3]) <= 1e-5
                 assert np.linalg.norm(rotation_error(t[:3, :3], W[:3, :3])) <= 1e-4
+
+
+def test_log_vee_against_numpy_including_near_a_half_turn():
+    """The compiled loops' rotation log against transforms.rotation_vector_from_matrix (NumPy) on random rotations,
+    tiny angles and angles within 1e-9 of π (the branch that reads the axis off the symmetric part); at π itself ω
+    and −ω are the same rotation: exp(ω) must give D back. Also on a strided (3, 3) view, as the lanes pass it."""
+    rng = np.random.default_rng(4)
+    axes = rng.normal(size=(300, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    angles = np.r_[rng.uniform(0.0, np.pi, 100), rng.uniform(0.0, 1e-7, 50), np.pi - rng.uniform(0.0, 1e-9, 100),
+                   np.full(50, np.pi)]
+    for a, t in zip(axes, angles, strict=True):
+        D = matrix_from_rotation_vector(a * t)
+        w = np.array(log_vee(np.ascontiguousarray(D)))
+        assert np.linalg.norm(matrix_from_rotation_vector(w) - D) < 1e-12
+        assert abs(np.linalg.norm(w) - t) < 1e-9
+        if t < np.pi - 1e-6:
+            np.testing.assert_allclose(w, rotation_vector_from_matrix(D), rtol=0, atol=1e-12)
+        lanes = np.zeros((3, 3, 8))
+        lanes[:, :, 5] = D
+        assert log_vee(lanes[:, :, 5]) == log_vee(np.ascontiguousarray(D))

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
-from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual
+from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual, log_vee
 from .poly_trig import sincos, wrap_sincos
 
 __all__ = ["LANES", "lm_lanes", "restart_start", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
@@ -104,12 +104,12 @@ def forward_lanes(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Arra
 forward_lanes = kernel(forward_lanes, calls=(sincos,), error_model="numpy", slp=True) or forward_lanes
 
 
-def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, ax: Array,
-              pos: Array, ori: Array, e: Array, live: NDArray[np.bool_]) -> None:
+def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, pos: Array, ori: Array,
+              e: Array, live: NDArray[np.bool_]) -> None:
     """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
     ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
-    L), ax (3,): scratch. The rotation's log (atan2, and its branches near π) runs lane by lane, for the lanes that
-    hold a problem (``live``)."""
+    L): scratch. The rotation's log (:func:`~animkit.ik.lm_jit.log_vee`: atan2, and its branch near π) runs lane by
+    lane, for the lanes that hold a problem (``live``)."""
     m = w.shape[0]
     for lane in range(LANES):
         vx = PL[0, lane] - Te[0, 3, lane]
@@ -126,27 +126,7 @@ def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array,
         for lane in range(LANES):
             if not live[lane]:
                 continue
-            ox = 0.5 * (D[2, 1, lane] - D[1, 2, lane])
-            oy = 0.5 * (D[0, 2, lane] - D[2, 0, lane])
-            oz = 0.5 * (D[1, 0, lane] - D[0, 1, lane])
-            cos = 0.5 * (D[0, 0, lane] + D[1, 1, lane] + D[2, 2, lane] - 1.0)
-            sin = math.sqrt(ox * ox + oy * oy + oz * oz)
-            cc = min(max(cos, -1.0), 1.0)
-            angle = math.atan2(sin, cc)
-            if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part (1 − cos θ) a aᵀ
-                best, col = -1.0, 0
-                for i in range(3):
-                    if D[i, i, lane] - cc > best:
-                        best, col = D[i, i, lane] - cc, i
-                for j in range(3):
-                    ax[j] = 0.5 * (D[col, j, lane] + D[j, col, lane]) - (cc if j == col else 0.0)
-                norm = max(math.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]), 1e-300)
-                sgn = -1.0 if ax[0] * ox + ax[1] * oy + ax[2] * oz < 0.0 else 1.0
-                f = sgn * angle / norm
-                ox, oy, oz = ax[0] * f, ax[1] * f, ax[2] * f
-            elif sin > 1e-12:
-                f = angle / sin
-                ox, oy, oz = ox * f, oy * f, oz * f
+            ox, oy, oz = log_vee(D[:, :, lane])
             V[3, lane], V[4, lane], V[5, lane] = ox, oy, oz
             ori[lane] = math.sqrt(ox * ox + oy * oy + oz * oz)
     else:
@@ -160,7 +140,7 @@ def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array,
         e[lane] = math.sqrt(e2)
 
 
-_residual = kernel(_residual, error_model="numpy", slp=True) or _residual
+_residual = kernel(_residual, calls=(log_vee,), error_model="numpy", slp=True) or _residual
 
 
 def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
@@ -439,10 +419,10 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
     phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
     pw, cw = np.zeros((n, L)), np.zeros((n, L))
     PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
-    es, hl = np.zeros((max_iter + 1, L)), np.zeros((max_iter + 1, L))  # ‖WV‖ and the returned pose's, per lane
+    es = np.zeros((max_iter + 1, L))  # ‖WV‖ after each iteration, per lane
     loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
     trace, bad, jitter = np.zeros(L), np.zeros(L), np.zeros(L)
-    D, ax = np.zeros((3, 3, L)), np.zeros(3)
+    D = np.zeros((3, 3, L))
     job = np.full(L, -1, dtype=np.intp)  # the problem in each lane; −1: none
     pos, ori, e = np.zeros(L), np.zeros(L), np.zeros(L)
     pos0, ori0, e0 = np.zeros(L), np.zeros(L), np.zeros(L)
@@ -488,8 +468,9 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                                 q_out[b, j] = qs[j, lane] if back else q[j, lane]
                             pos_out[b] = pos0[lane] if back else pos[lane]
                             ori_out[b] = ori0[lane] if back else ori[lane]
-                            for r in range(k):
-                                history[r, b] = hl[r, lane]
+                            history[0, b] = e0[lane]  # then the returned pose's: the start's unless beaten
+                            for r in range(1, k):
+                                history[r, b] = min(es[r, lane], e0[lane])
                             for r in range(k, history.shape[0]):
                                 history[r, b] = ef
                             iters[b] = k
@@ -572,7 +553,6 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                         Te[i, j, lane] = Te1[i, j]
                 for i in range(V1.shape[0]):
                     V[i, lane] = V1[i]
-                hl[0, lane] = e0[lane]
                 es[0, lane] = e[lane]
                 lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
         if running == 0:
@@ -632,7 +612,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 phin[i, lane] = phi[i, lane] + d[i, lane]
         _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
         forward_lanes(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
-        _residual(Ten, PL, RL, orient, w, Vn, D, ax, pos_n, ori_n, e_n, live)
+        _residual(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
         every = True
         for lane in range(L):
             b = job[lane]
@@ -656,7 +636,6 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 ps[lane] *= backoff
             it[lane] += 1
             k = it[lane]
-            hl[k, lane] = min(el, e0[lane])
             es[k, lane] = el
             decay[lane] *= decay_rate
         # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own

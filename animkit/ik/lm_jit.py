@@ -22,7 +22,7 @@ from .. import jit
 from ..jit import kernel
 
 __all__ = ["lm_serial", "call_loop", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
-           "chain_residual", "solve_spd"]
+           "chain_residual", "log_vee", "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -58,6 +58,36 @@ def chain_forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Arra
 chain_forward = kernel(chain_forward) or chain_forward
 
 
+def log_vee(D: Array) -> tuple[float, float, float]:
+    """ω = log(D)^∨ = θ/sin θ · vee(D − Dᵀ)/2, θ = atan2(sin θ, cos θ), cos θ = (tr D − 1)/2, for a rotation D
+    (3 × 3, any layout); near θ = π (cos θ < 0, sin θ < 1e-6) the axis from the symmetric part (1 − cos θ) a aᵀ,
+    signed by the skew part. The one rotation log of the compiled loops (lm_jit and the lanes)."""
+    ox, oy, oz = 0.5 * (D[2, 1] - D[1, 2]), 0.5 * (D[0, 2] - D[2, 0]), 0.5 * (D[1, 0] - D[0, 1])
+    cos = 0.5 * (D[0, 0] + D[1, 1] + D[2, 2] - 1.0)
+    sin = math.sqrt(ox * ox + oy * oy + oz * oz)
+    cc = min(max(cos, -1.0), 1.0)
+    angle = math.atan2(sin, cc)
+    if cos < 0.0 and sin < 1e-6:
+        best, col = -1.0, 0
+        for i in range(3):
+            if D[i, i] - cc > best:
+                best, col = D[i, i] - cc, i
+        a0 = 0.5 * (D[col, 0] + D[0, col]) - (cc if col == 0 else 0.0)
+        a1 = 0.5 * (D[col, 1] + D[1, col]) - (cc if col == 1 else 0.0)
+        a2 = 0.5 * (D[col, 2] + D[2, col]) - (cc if col == 2 else 0.0)
+        norm = max(math.sqrt(a0 * a0 + a1 * a1 + a2 * a2), 1e-300)
+        sgn = -1.0 if a0 * ox + a1 * oy + a2 * oz < 0.0 else 1.0
+        f = sgn * angle / norm
+        return a0 * f, a1 * f, a2 * f
+    if sin > 1e-12:
+        f = angle / sin
+        return ox * f, oy * f, oz * f
+    return ox, oy, oz
+
+
+log_vee = kernel(log_vee) or log_vee
+
+
 def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, D: Array
               ) -> tuple[float, float, float]:
     """V = W [p − e, log(R_t R_cᵀ)^∨] (weighted in place); returns ‖p − e‖, ‖ω‖, ‖WV‖. D: a (3, 3) scratch."""
@@ -69,26 +99,7 @@ def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Ar
         for i in range(3):
             for j in range(3):
                 D[i, j] = Rt[i, 0] * Te[j, 0] + Rt[i, 1] * Te[j, 1] + Rt[i, 2] * Te[j, 2]
-        ox, oy, oz = 0.5 * (D[2, 1] - D[1, 2]), 0.5 * (D[0, 2] - D[2, 0]), 0.5 * (D[1, 0] - D[0, 1])
-        cos = 0.5 * (D[0, 0] + D[1, 1] + D[2, 2] - 1.0)
-        sin = math.sqrt(ox * ox + oy * oy + oz * oz)
-        cc = min(max(cos, -1.0), 1.0)
-        angle = math.atan2(sin, cc)
-        if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part (1 − cos θ) a aᵀ
-            best, col = -1.0, 0
-            for i in range(3):
-                if D[i, i] - cc > best:
-                    best, col = D[i, i] - cc, i
-            ax = np.empty(3)
-            for j in range(3):
-                ax[j] = 0.5 * (D[col, j] + D[j, col]) - (cc if j == col else 0.0)
-            norm = max(math.sqrt(ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]), 1e-300)
-            sgn = -1.0 if ax[0] * ox + ax[1] * oy + ax[2] * oz < 0.0 else 1.0
-            f = sgn * angle / norm
-            ox, oy, oz = ax[0] * f, ax[1] * f, ax[2] * f
-        elif sin > 1e-12:
-            f = angle / sin
-            ox, oy, oz = ox * f, oy * f, oz * f
+        ox, oy, oz = log_vee(D)
         V[3], V[4], V[5] = ox, oy, oz
         ori = math.sqrt(ox * ox + oy * oy + oz * oz)
     e2 = 0.0
@@ -98,7 +109,7 @@ def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Ar
     return pos, ori, math.sqrt(e2)
 
 
-chain_residual = kernel(chain_residual) or chain_residual
+chain_residual = kernel(chain_residual, calls=(log_vee,)) or chain_residual
 
 
 def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array) -> None:
