@@ -142,7 +142,11 @@ def test_a_chunk_draws_the_starts_the_whole_batch_would(panda):
 
 
 def _check_by_fk(fig, problem, T, res):
-    """Every converged answer meets its target by the figure's own FK; every pose lies inside the limits."""
+    """Every converged answer meets its target by the figure's own FK; every pose lies inside the limits; the
+    errors are (longest run + 1, B), each column held from its own run's end."""
+    assert res.errors.shape == (int(res.iterations.max()) + 1, len(T))
+    for i in range(len(T)):
+        assert np.all(res.errors[res.iterations[i]:, i] == res.errors[-1, i])
     lim = fig.dof_limits()
     assert np.all(res.poses >= lim[:, 0] - 1e-12) and np.all(res.poses <= lim[:, 1] + 1e-12)
     opts = problem.options

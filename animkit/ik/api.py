@@ -531,11 +531,16 @@ def _elbow_link(model: ChainModel) -> int:
     return best
 
 
+def _lm_own_loop(model: ChainModel, method: str, opts: Options) -> bool:
+    """LM with neither priority nor a pole nor a cone: it runs its own loop (:mod:`.lm`)."""
+    return method == "lm" and not opts.priority and opts.pole is None and not model.cones
+
+
 def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
          first_success: bool = False) -> LoopOutput:
-    """LM with neither priority nor a pole nor a cone runs its own loop (:mod:`.lm`); the rest the shared one (which
-    projects coned joints back into their cones after every step)."""
-    if method == "lm" and not opts.priority and opts.pole is None and not model.cones:
+    """LM's own loop (:mod:`.lm`) where it applies (:func:`_lm_own_loop`), the shared one otherwise (which projects
+    coned joints back into their cones after every step)."""
+    if _lm_own_loop(model, method, opts):
         return run_lm(model, q0, P, R, opts, first_success=first_success)
     return run(model, method, q0, P, R, opts)
 
@@ -560,11 +565,17 @@ def _run_chunked(B: int, solve_chunk: Callable[[int, int], tuple[LoopOutput, NDA
     return _joined(outs), np.concatenate([p[1] for p in parts])
 
 
+def _held(errors: Array, rows: int) -> Array:
+    """errors (r, B) with rows r … ``rows`` − 1 added, each column holding its last value (a copy when it grows)."""
+    if len(errors) >= rows:
+        return errors
+    return np.concatenate([errors, np.repeat(errors[-1:], rows - len(errors), 0)])
+
+
 def _joined(parts: Sequence[LoopOutput]) -> LoopOutput:
     """Outputs of disjoint sets of problems side by side; each ``errors`` column held at its last value."""
     rows = max(len(p.errors) for p in parts)
-    errors = np.concatenate([np.concatenate([p.errors, np.repeat(p.errors[-1:], rows - len(p.errors), 0)])
-                             for p in parts], axis=1)
+    errors = np.concatenate([_held(p.errors, rows) for p in parts], axis=1)
     return LoopOutput(np.concatenate([p.q for p in parts]), np.concatenate([p.iterations for p in parts]),
                       [w for p in parts for w in p.reason], np.concatenate([p.position_error for p in parts]),
                       np.concatenate([p.orientation_error for p in parts]), errors)
@@ -576,7 +587,7 @@ def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Arra
     (:func:`~animkit.ik.lm.lanes_with_restarts`), else in rounds: every problem still unconverged after attempt
     a − 1 runs attempt a from :func:`~animkit.ik.lm_batch_jit.restart_start`, all of them together; the same rule
     picks the answer (a restart's where it converged or ended lower)."""
-    if method == "lm" and not opts.priority and opts.pole is None and not model.cones:
+    if _lm_own_loop(model, method, opts):
         done = lanes_with_restarts(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
         if done is not None:
             return done
@@ -584,24 +595,28 @@ def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Arra
     B = len(q0)
     used = np.zeros(B, dtype=np.intp)
     ro = replace(opts, pull=RESTART_PULL)
-    q, iters, reason = out.q.copy(), out.iterations.copy(), list(out.reason)
+    q, iters, errors = out.q.copy(), out.iterations.copy(), out.errors.copy()
     pos, ori = out.position_error.copy(), out.orientation_error.copy()
-    cols = [out.errors[: int(iters[i]) + 1, i] for i in range(B)]
+    reason = np.array(out.reason, dtype=object)
+    best = errors[iters, np.arange(B)]  # each problem's returned error so far
     for a in range(1, restarts + 1):
-        fail = np.flatnonzero([r != "converged" for r in reason])
+        fail = np.flatnonzero(reason != "converged")
         if fail.size == 0:
             break
         starts = _restart_starts(model, seed, index0 + fail, np.full(fail.size, a), q0[fail])
         o = _run(model, method, starts, P[fail], None if R is None else R[fail], ro)
         used[fail] = a
-        for j, i in enumerate(fail.tolist()):
-            if o.reason[j] == "converged" or o.errors[-1, j] < cols[i][-1]:
-                q[i], iters[i], reason[i] = o.q[j], o.iterations[j], o.reason[j]
-                pos[i], ori[i] = o.position_error[j], o.orientation_error[j]
-                cols[i] = o.errors[: int(o.iterations[j]) + 1, j]
-    rows = max(len(c) for c in cols)
-    errors = np.stack([np.concatenate([c, np.repeat(c[-1:], rows - len(c))]) for c in cols], axis=1)
-    return LoopOutput(q, iters, reason, pos, ori, errors), used
+        last = o.errors[o.iterations, np.arange(fail.size)]
+        why = np.array(o.reason, dtype=object)
+        take = (why == "converged") | (last < best[fail])
+        won = fail[take]
+        q[won], iters[won], reason[won] = o.q[take], o.iterations[take], why[take]
+        pos[won], ori[won], best[won] = o.position_error[take], o.orientation_error[take], last[take]
+        rows = max(len(errors), len(o.errors))
+        errors = _held(errors, rows)
+        errors[:, won] = _held(o.errors, rows)[:, take]
+    errors = errors[: int(iters.max()) + 1]
+    return LoopOutput(q, iters, reason.tolist(), pos, ori, errors), used
 
 
 def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,

@@ -407,8 +407,7 @@ def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None,
     :data:`LANES_MIN` problems, a deadline, or numba off or not yet worth loading)."""
     ch = serial_chain(model)
     B = len(q0)
-    if not (ch.lanes and B >= LANES_MIN and opts.deadline is None and
-            jit.pays(_LANES_KERNEL, B * opts.max_iter, LM_JIT_MIN)):
+    if not _lanes_take(ch, B, opts):
         return None
     tries = np.zeros(B, dtype=np.intp)
     return _run_lanes(ch, q0, P, R, opts, restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0,
@@ -422,6 +421,13 @@ LANES_MIN = 2  # from this many problems a batch runs in the compiled lanes (lm_
 # the Panda's 500-target benchmark (lm's retries run batches of 2–30 problems) 2 beat 3–12 (CPU time, 29.7 against
 # 31.3 µs a solve); a step of the lanes costs little more for 8 problems than for 1 (the vector work is shared, only
 # the sines and cosines are per problem)
+
+
+def _lanes_take(ch: _Chain, B: int, opts: Options) -> bool:
+    """Whether the compiled lanes run a batch of B problems: a serial revolute chain with one effector that fits
+    them, at least :data:`LANES_MIN` problems, no deadline, and the kernel loaded or worth loading."""
+    return ch.lanes and B >= LANES_MIN and opts.deadline is None and \
+        jit.pays(_LANES_KERNEL, B * opts.max_iter, LM_JIT_MIN)
 
 
 def _compiled_pays(B: int, opts: Options) -> bool:
@@ -484,8 +490,7 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     """
     ch = serial_chain(model)
     B, n = q0.shape
-    if ch.lanes and B >= LANES_MIN and not first_success and opts.deadline is None and \
-            jit.pays(_LANES_KERNEL, B * opts.max_iter, LM_JIT_MIN):
+    if not first_success and _lanes_take(ch, B, opts):
         return _run_lanes(ch, q0, P, R, opts)
     if ch.serial and _compiled_pays(B, opts):
         return _run_compiled(ch, q0, P, R, opts, first_success)
