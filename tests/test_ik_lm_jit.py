@@ -283,6 +283,36 @@ def test_packed_solve_checks_the_target_like_the_checked_path():
     np.testing.assert_array_equal(r.pose, problem.solve(good).pose)
 
 
+def test_a_batch_accepts_the_targets_a_single_solve_accepts():
+    """One rule for a rigid 4×4 target: a batch accepts or refuses each of these as a single solve (through its
+    full check) does."""
+    from animkit.errors import IKError
+
+    fig, eff, problem = _panda_problem(orientation=True)
+    good = _random_targets(fig, eff, problem, 1, seed=2)[0]
+    def scaled(f):
+        t = good.copy()
+        t[:3, :3] *= f
+        return t
+
+    cases = {"as is": good, "rotation scaled 1 + 2e-6": scaled(1 + 2e-6), "rotation scaled 1 + 2e-5": scaled(1 + 2e-5),
+             "last row 1 + 5e-6": good + np.diag([0, 0, 0, 5e-6]), "last row 1 + 5e-5": good + np.diag([0, 0, 0, 5e-5]),
+             "reflection": good @ np.diag([1.0, 1.0, -1.0, 1.0])}
+    for name, t in cases.items():
+        try:
+            problem.solve(t, start=problem.pose)
+            single = True
+        except IKError:
+            single = False
+        try:
+            problem.solve_batch(np.stack([good, t]), quiet=True)
+            batch = True
+        except IKError:
+            batch = False
+        assert single == batch, name
+        assert single == (name in ("as is", "rotation scaled 1 + 2e-6", "last row 1 + 5e-6")), name
+
+
 @pytest.mark.parametrize("case", ["panda", "ur5"])
 def test_numpy_fallback_solves_what_the_packed_loop_solves(monkeypatch, case):
     """The same reused problem with the compiled loops turned off (ANIMKIT_JIT=0's path: NumPy's one-problem loop,

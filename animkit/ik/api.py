@@ -38,7 +38,7 @@ from .lm_jit import (
     packed_entry,
 )
 from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
-from .problem import ChainModel, Frames, check_effectors, compile_chain, movable_dofs, parse_targets
+from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options, run
 
@@ -77,19 +77,6 @@ def _solver_object(solver: Solver | str | None) -> Solver:
     if isinstance(solver, Solver):
         return solver
     return solver_from_name(solver)
-
-
-def _rigid_all(R: Array, last: Array) -> bool:
-    """Every |R Rᵀ − I| ≤ 1e-6, det R > 0 and last row 0 0 0 1 (to 1e-9), for R (..., 3, 3) and last (..., 4):
-    the 3×3 products written out on rows of (9, B) (batched matmul and LAPACK's det cost ~4× more on many small
-    matrices)."""
-    a0, a1, a2, b0, b1, b2, c0, c1, c2 = np.ascontiguousarray(R.reshape(-1, 9).T)
-    gram = np.stack([a0 * a0 + a1 * a1 + a2 * a2 - 1.0, b0 * b0 + b1 * b1 + b2 * b2 - 1.0,
-                     c0 * c0 + c1 * c1 + c2 * c2 - 1.0, a0 * b0 + a1 * b1 + a2 * b2, a0 * c0 + a1 * c1 + a2 * c2,
-                     b0 * c0 + b1 * c1 + b2 * c2])
-    det = a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0)
-    return bool(np.abs(gram).max() <= 1e-6 and det.min() > 0.0 and
-                np.abs(last - (0.0, 0.0, 0.0, 1.0)).max() <= 1e-9)
 
 
 def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | None:
@@ -303,7 +290,7 @@ class IKProblem:
         if not self.orientation:
             return T.copy(), None
         R = T[:, :, :3, :3].copy()
-        if not _rigid_all(R, T[:, :, 3]):
+        if not all_rigid(T):
             raise IKError("4x4 targets must be rigid: orthonormal rotation with det +1 and last row 0 0 0 1")
         return T[:, :, :3, 3].copy(), R
 

@@ -24,7 +24,7 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..joints import Joint, cone_axis_from_child
 
-__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "Frames"]
+__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -310,6 +310,19 @@ def _rigid(a: Array) -> bool:
     if det < 0:
         return False
     return all(abs(x - ref) <= 1e-9 + 1e-5 * abs(ref) for x, ref in zip(last, (0.0, 0.0, 0.0, 1.0), strict=True))
+
+
+def all_rigid(T: Array) -> bool:
+    """:func:`_rigid`'s test on every 4×4 of T (..., 4, 4) at once: R Rᵀ ≈ I (|g − δ| ≤ 1e-6 + 1e-5 δ), det R ≥ 0,
+    last row ≈ 0 0 0 1 (≤ 1e-9 + 1e-5 |·|); the 3×3 products written out on rows of (9, N) (batched matmul and
+    LAPACK's det cost ~4× more on many small matrices)."""
+    a0, a1, a2, b0, b1, b2, c0, c1, c2 = np.ascontiguousarray(T[..., :3, :3].reshape(-1, 9).T)
+    diag = np.stack([a0 * a0 + a1 * a1 + a2 * a2, b0 * b0 + b1 * b1 + b2 * b2, c0 * c0 + c1 * c1 + c2 * c2])
+    off = np.stack([a0 * b0 + a1 * b1 + a2 * b2, a0 * c0 + a1 * c1 + a2 * c2, b0 * c0 + b1 * c1 + b2 * c2])
+    det = a0 * (b1 * c2 - b2 * c1) - a1 * (b0 * c2 - b2 * c0) + a2 * (b0 * c1 - b1 * c0)
+    last = T[..., 3, :].reshape(-1, 4)
+    return bool(np.all(np.abs(diag - 1.0) <= 1e-6 + 1e-5) and np.all(np.abs(off) <= 1e-6) and np.all(det >= 0.0)
+                and np.all(np.abs(last[:, :3]) <= 1e-9) and np.all(np.abs(last[:, 3] - 1.0) <= 1e-9 + 1e-5))
 
 
 def parse_targets(target: ArrayLike | Sequence[ArrayLike], count: int) -> tuple[Array, Array | None]:
