@@ -18,9 +18,9 @@ import animkit
 from animkit import jit
 from animkit.ik import LM, IKProblem, compile_chain, rotation_error
 from animkit.ik.lm import run_lm, serial_chain
+from animkit.ik.lm_jit import log_vee
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
-from animkit.ik.lm_jit import log_vee
 from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
