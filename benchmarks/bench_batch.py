@@ -31,7 +31,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from .harness import interleaved, markdown_table, ratio
+from .harness import interleaved, markdown_table, ratio, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the CMU clips come from, first found first: the shared data beside the repository (``../shared``; from a
@@ -108,17 +108,6 @@ scheduler, client and nannies share the two cores with them; two processes runni
 side by side took 3.51 s and 3.53 s against 3.56 s alone).
 The fixed cost alone, this checkout against an earlier commit, interleaved in one run:
 `python -m benchmarks.bench_batch_fixed --against 76cb6ed` (benchmarks/results_batch_fixed.md)."""
-
-
-def with_earlier(previous: str) -> str:
-    """The earlier results below the new ones: the previous top section under "Earlier runs", its headings demoted,
-    then whatever earlier runs it kept."""
-    if not previous.strip():
-        return ""
-    marker = "\n## Earlier runs\n"
-    top, _, rest = previous.partition(marker)
-    top = "\n".join("##" + line if line.startswith("# ") else line for line in top.strip().splitlines())
-    return f"{marker}\n{top}\n" + (f"\n{rest.strip()}\n" if rest.strip() else "")
 
 
 def main() -> None:
@@ -213,9 +202,7 @@ start and close; with 2 workers, also the uneven end and whatever else ran).
 
 {FIXED_COSTS}
 """
-        out = Path(args.out)
-        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
-        out.write_text(text + with_earlier(earlier), encoding="utf-8")
+        write_results(Path(args.out), text)
         print(text)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .bench_batch import with_earlier
-from .harness import interleaved, markdown_table, ratio
+from .harness import interleaved, markdown_table, ratio, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,9 +94,7 @@ engineers' work (load average {load0[0]:.1f}, {load0[1]:.1f}, {load0[2]:.1f} at 
 The two commands' fixed cost, this checkout against {args.against}: {r1:.2f}× less with 1 worker, {r2:.2f}× less with
 2 workers (ratios of the medians of this run).
 """
-        out = Path(args.out)
-        earlier = out.read_text(encoding="utf-8") if out.exists() else ""
-        out.write_text(text + with_earlier(earlier), encoding="utf-8")
+        write_results(Path(args.out), text)
         print(text)
     finally:
         shutil.rmtree(work, ignore_errors=True)

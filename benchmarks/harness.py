@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = ["Stats", "interleaved", "stats_of", "ratio", "markdown_table", "subprocess_case", "MIN_ROUNDS"]
@@ -93,3 +94,16 @@ def subprocess_case(args: Sequence[str], **kwargs: Any) -> Callable[[], None]:
     def run() -> None:
         subprocess.run([sys.executable, *args], check=True, stdout=subprocess.DEVNULL, **kwargs)
     return run
+
+
+def write_results(path: Path, text: str) -> None:
+    """Write a run's results to ``path`` with the file's earlier runs below them: its previous top section under
+    "## Earlier runs", headings demoted a level, then the earlier runs it already kept."""
+    previous = path.read_text(encoding="utf-8") if path.exists() else ""
+    marker = "\n## Earlier runs\n"
+    kept = ""
+    if previous.strip():
+        top, _, rest = previous.partition(marker)
+        top = "\n".join("##" + line if line.startswith("# ") else line for line in top.strip().splitlines())
+        kept = f"{marker}\n{top}\n" + (f"\n{rest.strip()}\n" if rest.strip() else "")
+    path.write_text(text + kept, encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.harness import interleaved, markdown_table, ratio, stats_of
+from benchmarks.harness import interleaved, markdown_table, ratio, stats_of, write_results
 
 
 def test_rounds_interleave_and_medians_are_the_samples() -> None:
@@ -27,3 +27,15 @@ def test_ratio_spread_and_table() -> None:
 def test_fewer_than_five_rounds_is_refused() -> None:
     with pytest.raises(ValueError, match="at least five"):
         interleaved({"a": lambda: None}, rounds=3)
+
+
+def test_write_results_keeps_earlier_runs_below_demoted(tmp_path):
+    out = tmp_path / "results.md"
+    for k in (1, 2, 3):
+        write_results(out, f"# Title\n\nrun {k}\n\n## Detail\n\nd{k}\n")
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# Title\n\nrun 3\n")
+    assert text.count("## Earlier runs") == 1
+    assert text.index("run 3") < text.index("## Earlier runs") < text.index("### Title\n\nrun 2") < \
+        text.index("### Title\n\nrun 1")
+    assert "## Detail\n\nd3" in text and "## Detail\n\nd2" in text  # only the title line is demoted
