@@ -68,3 +68,28 @@ def slider_figure() -> Figure:
 
 def chain_dofs(scene: animkit.Scene, chain: str) -> np.ndarray:
     return dof_indices(scene.figure, chain)
+
+
+def random_targets(fig: Figure, eff: str, dofs: np.ndarray, start: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """``count`` reachable targets (4×4): the effector's world frame at ``start`` with the DOFs ``dofs`` drawn
+    uniformly inside their limits (±π where a DOF has none), seeded."""
+    lim = fig.dof_limits()[dofs]
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -math.pi)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], math.pi)
+    rng = np.random.default_rng(seed)
+    poses = np.repeat(start[None], count, 0)
+    poses[:, dofs] = rng.uniform(lo, hi, size=(count, len(dofs)))
+    return np.array([fig.world(p)[eff] for p in poses])
+
+
+def assert_meets(fig: Figure, eff: str, pose: np.ndarray, target: np.ndarray, tol: float, orientation_tol: float
+                 ) -> None:
+    """``pose`` lies inside the limits and puts ``eff`` on the 4×4 ``target`` by the figure's own FK: position
+    within ``tol``, rotation within ``orientation_tol`` (radians)."""
+    from animkit.transforms import rotation_error
+
+    lim = fig.dof_limits()
+    assert np.all(pose >= lim[:, 0] - 1e-12) and np.all(pose <= lim[:, 1] + 1e-12)
+    W = fig.world(pose)[eff]
+    assert np.linalg.norm(W[:3, 3] - target[:3, 3]) <= tol * (1 + 1e-9)
+    assert np.linalg.norm(rotation_error(target[:3, :3], W[:3, :3])) <= orientation_tol * (1 + 1e-9)

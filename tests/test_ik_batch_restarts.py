@@ -22,25 +22,17 @@ from animkit.ik.lm import (
 )
 from animkit.ik.lm_batch_jit import restart_start
 
-from .ik_helpers import panda_ready
+from .ik_helpers import assert_meets, panda_ready, random_targets
 
 EFF = "panda_grasptarget"
 M64 = (1 << 64) - 1
-
-
-def _targets(fig, dofs, start, count, seed):
-    lim = fig.dof_limits()
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(start[None], count, 0)
-    poses[:, dofs] = rng.uniform(lim[dofs, 0], lim[dofs, 1], size=(count, len(dofs)))
-    return np.array([fig.world(p)[EFF] for p in poses])
 
 
 @pytest.fixture(scope="module")
 def panda():
     fig, start = panda_ready()
     problem = IKProblem(fig, EFF, "arm", pose=start, orientation=True)
-    return fig, start, problem, _targets(fig, problem.model.dofs, start, 96, 3)
+    return fig, start, problem, random_targets(fig, EFF, problem.model.dofs, start, 96, 3)
 
 
 def _splitmix(z: int) -> int:
@@ -151,10 +143,7 @@ def _check_by_fk(fig, problem, T, res):
     assert np.all(res.poses >= lim[:, 0] - 1e-12) and np.all(res.poses <= lim[:, 1] + 1e-12)
     opts = problem.options
     for i in np.flatnonzero(res.converged):
-        W = fig.world(res.poses[i])[EFF]
-        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= opts.tol * (1 + 1e-9)
-        c = np.clip((np.trace(T[i, :3, :3] @ W[:3, :3].T) - 1.0) / 2.0, -1.0, 1.0)
-        assert math.acos(c) <= opts.orientation_tol * 1.01
+        assert_meets(fig, EFF, res.poses[i], T[i], opts.tol, opts.orientation_tol)
 
 
 def test_solve_batch_with_restarts(panda, lm_path):

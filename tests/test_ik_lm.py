@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit.chains import dof_indices
-from animkit.ik import LM, IKProblem, compile_chain, rotation_error, solve, solve_batch
+from animkit.ik import LM, IKProblem, compile_chain, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import hinge
 
-from .ik_helpers import load, natural_start
+from .ik_helpers import assert_meets, load, natural_start, random_targets
 
 PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
 
@@ -152,11 +152,8 @@ def _panda_targets(count, seed):
     fig = sc.figure
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
-    arm = [fig.dof_index(j) for j in sc.figure.chain("arm")]
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(start[None], count, 0)
-    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
-    return sc, fig, lim, start, np.array([fig.world(q)["panda_grasptarget"] for q in poses])
+    arm = np.array([fig.dof_index(j) for j in sc.figure.chain("arm")])
+    return sc, fig, lim, start, random_targets(fig, "panda_grasptarget", arm, start, count, seed)
 
 
 def test_relaxed_limits_solve_what_the_first_run_left_in_a_local_minimum(lm_path):
@@ -200,10 +197,7 @@ def _arm_targets(count, seed):
     start = natural_start(sc)
     arm = dof_indices(fig, "arm")
     lim = fig.dof_limits()
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(start[None], count, 0)
-    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
-    return fig, start, lim, np.array([fig.world(q)["hand_r"] for q in poses])
+    return fig, start, lim, random_targets(fig, "hand_r", np.asarray(arm), start, count, seed)
 
 
 def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatch):
@@ -224,11 +218,7 @@ def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatc
     assert rescued.size >= 0.4 * stuck.size
     np.testing.assert_array_equal(full.poses[before.converged], before.poses[before.converged])  # untouched
     for i in rescued:
-        q = full.poses[i]
-        assert np.all(q >= lim[:, 0] - 1e-12) and np.all(q <= lim[:, 1] + 1e-12)
-        W = fig.world(q)["hand_r"]
-        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= 1e-5
-        assert np.linalg.norm(rotation_error(T[i, :3, :3], W[:3, :3])) <= 1e-4
+        assert_meets(fig, "hand_r", full.poses[i], T[i], 1e-5, 1e-4)
         assert full.iterations[i] > before.iterations[i]  # the strategies' iterations add up
     for i in stuck:  # never worse than without it; the history never rises and ends at the answer
         e = full.errors[: full.iterations[i] + 1, i]
@@ -276,11 +266,7 @@ def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypa
     assert stuck.size >= 8 and rescued.size >= 0.3 * stuck.size
     np.testing.assert_array_equal(full.poses[before.converged], before.poses[before.converged])  # untouched
     for i in rescued:
-        q = full.poses[i]
-        assert np.all(q >= lim[:, 0] - 1e-12) and np.all(q <= lim[:, 1] + 1e-12)
-        W = fig.world(q)["ee_link"]
-        assert np.linalg.norm(W[:3, 3] - T[i, :3, 3]) <= 1e-5
-        assert np.linalg.norm(rotation_error(T[i, :3, :3], W[:3, :3])) <= 1e-4
+        assert_meets(fig, "ee_link", full.poses[i], T[i], 1e-5, 1e-4)
         assert full.iterations[i] > before.iterations[i]
     for i in stuck:
         e = full.errors[: full.iterations[i] + 1, i]

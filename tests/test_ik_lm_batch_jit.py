@@ -6,7 +6,6 @@ IKProblem.solve_batch (retries included) against a loop of IKProblem.solve, and 
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 import sys
@@ -30,21 +29,11 @@ from animkit.ik.lm import (
 from animkit.ik.solvers import Options
 from animkit.joints import hinge
 
-from .ik_helpers import panda_ready
+from .ik_helpers import panda_ready, random_targets
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _targets(fig, eff, dofs, start, count, seed):
-    lim = fig.dof_limits()
-    lo = np.where(np.isfinite(lim[dofs, 0]), lim[dofs, 0], -math.pi)
-    hi = np.where(np.isfinite(lim[dofs, 1]), lim[dofs, 1], math.pi)
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(start[None], count, 0)
-    poses[:, dofs] = rng.uniform(lo, hi, size=(count, len(dofs)))
-    return np.array([fig.world(p)[eff] for p in poses])
 
 
 def _both(model, q0, P, R, opts, poly=False):
@@ -91,7 +80,7 @@ def test_lanes_give_the_one_problem_loop_bit_for_bit_on_the_panda(case):
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
     B = {"few": 3}.get(case, 45)  # not a multiple of the lane count; fewer problems than lanes
-    T = _targets(fig, "panda_grasptarget", model.dofs, start, B, seed=7)
+    T = random_targets(fig, "panda_grasptarget", model.dofs, start, B, seed=7)
     T[::9, :3, 3] += 3.0  # some beyond reach
     opts = problem.options
     R = T[:, :3, :3].copy()
@@ -116,7 +105,7 @@ def test_polynomial_lanes_keep_the_success_rate_on_500_panda_targets():
     fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
-    T = _targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
+    T = random_targets(fig, "panda_grasptarget", model.dofs, start, 500, seed=11)
     q0 = np.repeat(start[model.dofs][None], 500, 0)
     serial, lanes = _both(model, q0, np.ascontiguousarray(T[:, :3, 3]), T[:, :3, :3].copy(), problem.options,
                           poly=True)
@@ -150,7 +139,7 @@ def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, see
     model = compile_chain(fig, fig.rest_pose(), dofs, ("tip",), "chain")
     ch = serial_chain(model)
     assert ch.lanes
-    T = _targets(fig, "tip", dofs, fig.rest_pose(), B, seed)
+    T = random_targets(fig, "tip", dofs, fig.rest_pose(), B, seed)
     rng = np.random.default_rng(seed)
     T[rng.random(B) < 0.25, :3, 3] *= 5.0  # some out of reach
     opts = Options(damping=0.05, row_weights=np.ones(6 if orient else 3), max_iter=80)
@@ -214,7 +203,7 @@ def test_solve_batch_gives_the_single_solves_answers_retries_included():
     stops inside the tolerance)."""
     fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
-    T = _targets(fig, "panda_grasptarget", problem.model.dofs, start, 120, seed=0)
+    T = random_targets(fig, "panda_grasptarget", problem.model.dofs, start, 120, seed=0)
     T[5, :3, 3] += 2.0  # beyond reach
     T[17, :3, 3] *= 1.6
     batch = problem.solve_batch(T, quiet=True)
@@ -237,7 +226,7 @@ def test_lanes_and_numpy_loops_solve_the_same_targets(monkeypatch):
     fig, start = panda_ready()
     problem = IKProblem(fig, "panda_grasptarget", "arm", pose=start, orientation=True)
     model = problem.model
-    T = _targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)
+    T = random_targets(fig, "panda_grasptarget", model.dofs, start, 40, seed=4)
     opts = problem.options
     q0 = np.repeat(start[model.dofs][None], len(T), 0)
     monkeypatch.setattr(jit, "ALWAYS", True)

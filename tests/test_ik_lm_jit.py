@@ -23,6 +23,8 @@ from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
 from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
+from .ik_helpers import random_targets
+
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,10 +43,7 @@ def _panda_model():
 
 
 def _targets(fig, lim, start, arm, count, seed):
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(start[None], count, 0)
-    poses[:, arm] = rng.uniform(lim[arm, 0], lim[arm, 1], size=(count, len(arm)))
-    return np.array([fig.world(q)["panda_grasptarget"] for q in poses])
+    return random_targets(fig, "panda_grasptarget", np.asarray(arm), start, count, seed)
 
 
 def test_forward_matches_the_chain_model_frames():
@@ -204,13 +203,7 @@ def _humanoid_problem(chain, **kw):
 
 
 def _random_targets(fig, eff, problem, count, seed, orientation=True):
-    lim = fig.dof_limits()[problem.model.dofs]
-    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -np.pi)
-    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], np.pi)
-    rng = np.random.default_rng(seed)
-    poses = np.repeat(problem.pose[None], count, 0)
-    poses[:, problem.model.dofs] = rng.uniform(lo, hi, size=(count, len(lo)))
-    T = np.array([fig.world(p)[eff] for p in poses])
+    T = random_targets(fig, eff, problem.model.dofs, problem.pose, count, seed)
     return T if orientation else T[:, :3, 3].copy()
 
 
