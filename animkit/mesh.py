@@ -127,36 +127,58 @@ class Mesh:
         assert self.skin is not None
         return lbs.joint_matrices(W, self.skin.joint_index, self.skin.inverse_bind)
 
-    def positions(self, W: Array) -> Array:
+    def positions(self, W: Array, *, out: NDArray | None = None, dtype: type | None = None) -> NDArray:
         """World positions (F, V, 3): v' = Σ_k w_k W[j(k)] IBM_j(k) v (skinned) or W[node] v (rigid).
 
         ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``. Skinned meshes run the
-        compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off).
+        compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off). ``out``: a
+        C-contiguous (F, V, 3) float32 or float64 array to write into (returned); ``dtype``: that of a new result
+        (float64 by default; float32 halves the memory written).
         """
-        return self._deform(W, True)
+        return self._deform(W, True, out, dtype)
 
-    def normals(self, W: Array) -> Array:
+    def normals(self, W: Array, *, out: NDArray | None = None, dtype: type | None = None) -> NDArray:
         """World unit normals (F, V, 3): normalise(Σ_k w_k cof(W[j(k)] IBM_j(k)) n) (skinned) or
-        normalise(cof(W[node]) n) (rigid); cof(A) = det(A) A⁻ᵀ."""
-        return self._deform(W, False)
+        normalise(cof(W[node]) n) (rigid); cof(A) = det(A) A⁻ᵀ. ``out`` and ``dtype`` as for :meth:`positions`."""
+        return self._deform(W, False, out, dtype)
 
-    def _deform(self, W: Array, positions: bool) -> Array:
+    def _deform(self, W: Array, positions: bool, out: NDArray | None, dtype: type | None) -> NDArray:
         """Positions (``positions``) or normals of every vertex in every frame of ``W``: the compiled kernel, else
-        the dense influence table, else influence by influence."""
+        the dense influence table, else influence by influence (copied into ``out`` / cast to ``dtype``)."""
         W = self._check(W)
+        shape = (W.shape[0], self.vertex_count, 3)
+        buffer = lbs.output_buffer(shape, out, dtype) if out is not None else None
         rest = self.rest_positions if positions else self.rest_normals
         if self.skin is None:
             rigid = lbs.rigid_positions if positions else lbs.rigid_normals
-            return rigid(W[:, self.node_index], rest)
-        S = self.joint_matrices(W)
+            result = rigid(W[:, self.node_index], rest)
+        else:
+            S = self.joint_matrices(W)
+            assert self.joints is not None and self.weights is not None
+            packed = self._packed_points if positions else self._packed_normals
+            fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, packed=packed, out=buffer,
+                                     dtype=dtype)
+            if fast is not None:
+                return fast
+            X = self._position_table if positions else self._normal_table
+            if X is not None:
+                result = (lbs.positions_from_table if positions else lbs.normals_from_table)(X, S)
+            else:
+                result = (lbs.skin_positions if positions else lbs.skin_normals)(S, rest, self.joints, self.weights)
+        if buffer is not None:
+            np.copyto(buffer, result, casting="same_kind")
+            return buffer
+        return result if dtype is None else result.astype(dtype, copy=False)
+
+    @cached_property
+    def _packed_points(self) -> tuple[Array, NDArray[np.int32], NDArray[np.intp]]:
         assert self.joints is not None and self.weights is not None
-        fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions)
-        if fast is not None:
-            return fast
-        X = self._position_table if positions else self._normal_table
-        if X is not None:
-            return (lbs.positions_from_table if positions else lbs.normals_from_table)(X, S)
-        return (lbs.skin_positions if positions else lbs.skin_normals)(S, rest, self.joints, self.weights)
+        return lbs.packed_influences(self.rest_positions, self.joints, self.weights, True)
+
+    @cached_property
+    def _packed_normals(self) -> tuple[Array, NDArray[np.int32], NDArray[np.intp]]:
+        assert self.joints is not None and self.weights is not None
+        return lbs.packed_influences(self.rest_normals, self.joints, self.weights, False)
 
     @cached_property
     def _position_table(self) -> Array | None:
