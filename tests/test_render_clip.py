@@ -264,3 +264,46 @@ def test_character_panels_and_bones(cesium, tmp_path) -> None:
     render_panels(panels, out, fps=3, size=(100, 100), style=Style(bones=True), quiet=True)
     sheet = np.asarray(Image.open(out).convert("RGB"))
     assert sheet.shape[0] > 100 and (np.abs(sheet.astype(int) - 26).sum(axis=2) < 20).sum() > 20  # the bones' ink
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("supersample", [1, 2])
+def test_frames_drawn_into_a_callers_buffer_equal_new_images(cesium, jit, supersample) -> None:
+    """frame(out=) and frames(out=) draw into the caller's arrays (returned as they are, nothing else allocated per
+    frame) the same pixels as new images, overlays (bones, trail, target) included, on both raster paths."""
+    from animkit.render.clip import FigureRenderer
+
+    poses = cesium.clip().sample(np.linspace(0, 1, 4))
+    W = cesium.figure.world_batch(poses)
+    mesh = framing_points(cesium.figure, figure_mesh(cesium.figure), poses)
+    cam = clip_camera(CameraSpec(), cesium.up, mesh, size=(80, 60))
+    style = Style(bones=True, supersample=supersample)
+    trail = W[:, 5, :3, 3]
+    target = trail[-1:] + 0.1
+
+    def renderer():
+        return FigureRenderer(cesium.figure, cam, up=cesium.up, style=style, meshes=cesium.meshes, jit=jit)
+
+    fresh = list(renderer().frames(poses, targets=target, trail=trail))
+    buf = np.zeros((len(poses), 60, 80, 3), np.uint8)
+    kept = list(renderer().frames(poses, targets=target, trail=trail, out=buf))
+    assert all(k.base is buf or k is buf[f] or np.shares_memory(k, buf[f]) for f, k in enumerate(kept))
+    np.testing.assert_array_equal(buf, np.stack(fresh))
+    one = np.zeros((60, 80, 3), np.uint8)
+    assert renderer().frame(W[2], targets=target, out=one) is one
+    np.testing.assert_array_equal(one, renderer().frame(W[2], targets=target))
+
+
+def test_a_wrong_frame_buffer_is_refused(arm) -> None:
+    from animkit.errors import RenderError
+    from animkit.render.clip import FigureRenderer
+
+    pose = arm.figure.rest_pose()[None]
+    cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, figure_mesh(arm.figure), pose), size=(32, 24))
+    r = FigureRenderer(arm.figure, cam, up="z")
+    W = arm.figure.world_batch(pose)
+    for bad in (np.zeros((24, 32, 3)), np.zeros((32, 24, 3), np.uint8), np.zeros((24, 32, 4), np.uint8)[..., :3]):
+        with pytest.raises(RenderError, match="out= must be"):
+            r.frame(W[0], out=bad)
+    with pytest.raises(RenderError, match="one \\(H, W, 3\\) uint8 image per pose"):
+        next(r.frames(pose, out=np.zeros((2, 24, 32, 3), np.uint8)))

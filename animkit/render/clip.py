@@ -169,28 +169,31 @@ class FigureRenderer:
                                normals=m.normals(world)[0], uvs=m.uvs if tex is not None else None, texture=tex))
         return out
 
-    def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None) -> NDArray[np.uint8]:
-        """One image for world matrices ``world`` (N, 4, 4)."""
+    def frame(self, world: Array, *, targets: Array | None = None, trail: Array | None = None,
+              out: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:
+        """One image for world matrices ``world`` (N, 4, 4), drawn into ``out`` (a C-contiguous (H, W, 3) uint8
+        array, returned) when given, else into a new image; the overlays are drawn into the same image."""
         st = self.style
         srfs = self.surfaces(world)
         image = render_surfaces(self.camera, srfs, background=st.background,
                                 backdrop=self.backdrop() if st.grid else None, supersample=st.supersample,
-                                jit=self.jit)
+                                jit=self.jit, out=out)
         if st.wireframe and len(self.mesh.faces):
             e = self.edges()
             verts = srfs[0].vertices
-            image = draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1)
+            draw_segments(image, self.camera, verts[e[:, 0]], verts[e[:, 1]], (0.1, 0.1, 0.1), 1, inplace=True)
         if st.bones and len(self._bone_pairs):
             o = world[:, :3, 3]
-            image = draw_segments(image, self.camera, o[self._bone_pairs[:, 0]], o[self._bone_pairs[:, 1]],
-                                  st.bone_color, 2)
-            image = draw_markers(image, self.camera, o[np.unique(self._bone_pairs)], st.bone_color, 2.5, "disc")
+            draw_segments(image, self.camera, o[self._bone_pairs[:, 0]], o[self._bone_pairs[:, 1]], st.bone_color, 2,
+                          inplace=True)
+            draw_markers(image, self.camera, o[np.unique(self._bone_pairs)], st.bone_color, 2.5, "disc",
+                         inplace=True)
         if st.joint_axes:
-            image = self._axes(image, world)
+            self._axes(image, world)
         if trail is not None and len(trail) >= 2:
-            image = self._trail(image, np.asarray(trail, dtype=float))
+            self._trail(image, np.asarray(trail, dtype=float))
         if targets is not None and len(targets):
-            image = draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc")
+            draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc", inplace=True)
         return image
 
     def _trail(self, image: NDArray[np.uint8], trail: Array) -> NDArray[np.uint8]:
@@ -210,7 +213,7 @@ class FigureRenderer:
             self._trail_alpha[pix] = np.maximum(self._trail_alpha[pix], a)
             self._trail_pix = np.union1d(self._trail_pix, pix)
         self._trail_pts = trail.copy()
-        return blend(image, self._trail_pix, self._trail_alpha[self._trail_pix], self.style.trail_color)
+        return blend(image, self._trail_pix, self._trail_alpha[self._trail_pix], self.style.trail_color, inplace=True)
 
     def edges(self) -> NDArray[np.intp]:
         """Each triangle edge once (E, 2): shared edges are drawn once, not once per face."""
@@ -254,12 +257,18 @@ class FigureRenderer:
         length = 0.15 * self.size
         o = world[:, :3, 3]
         for k, color in enumerate(((0.9, 0.1, 0.1), (0.1, 0.7, 0.1), (0.1, 0.2, 0.9))):
-            image = draw_segments(image, self.camera, o, o + length * world[:, :3, k], color, 2)
+            draw_segments(image, self.camera, o, o + length * world[:, :3, k], color, 2, inplace=True)
         return image
 
     def frames(self, poses: Array, *, targets: Array | None = None, trail: Array | None = None,
-               cameras: Sequence[Camera] | None = None) -> Iterator[NDArray[np.uint8]]:
-        """Frames for poses (F, D), world matrices computed a chunk at a time; ``cameras``: one per frame."""
+               cameras: Sequence[Camera] | None = None, out: NDArray[np.uint8] | None = None
+               ) -> Iterator[NDArray[np.uint8]]:
+        """Frames for poses (F, D), streamed: world matrices computed a chunk at a time, each image yielded as it is
+        drawn; ``cameras``: one per frame. ``out``: (F, H, W, 3) uint8, frame f drawn into out[f] (and yielded), so
+        a caller keeping every frame pays for one buffer; else each frame is a new image."""
+        if out is not None and (not isinstance(out, np.ndarray) or len(out) != len(poses) or out.ndim != 4):
+            raise RenderError(f"out= must be one (H, W, 3) uint8 image per pose: ({len(poses)}, H, W, 3); got "
+                              f"{getattr(out, 'shape', type(out).__name__)}")
         for start in range(0, len(poses), CHUNK):
             W = self.figure.world_batch(poses[start:start + CHUNK])
             for k in range(len(W)):
@@ -267,7 +276,8 @@ class FigureRenderer:
                 if cameras is not None:
                     self.camera = cameras[f]
                 tgt = None if targets is None else (targets[f] if targets.ndim == 3 else targets)
-                yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1])
+                yield self.frame(W[k], targets=tgt, trail=None if trail is None else trail[:f + 1],
+                                 out=None if out is None else out[f])
 
 
 _NO_MESH = FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),

@@ -40,6 +40,7 @@ __all__ = [
     "surface",
     "render_triangles",
     "render_surfaces",
+    "check_frame_buffer",
     "compiled_pays",
     "sample_bilinear",
     "draw_polyline",
@@ -80,10 +81,10 @@ def rgb8(color: ArrayLike, name: str = "color") -> NDArray[np.uint8]:
     return np.round(c * 255.0).astype(np.uint8)
 
 
-def solid_image(height: int, width: int, color: ArrayLike) -> Image:
-    """An (H, W, 3) uint8 image of one colour, filled as rows of W·3 bytes (broadcasting the (3,) colour over every
-    pixel is ~50× slower at 1080p)."""
-    img = np.empty((height, width, 3), np.uint8)
+def solid_image(height: int, width: int, color: ArrayLike, out: Image | None = None) -> Image:
+    """An (H, W, 3) uint8 image of one colour (into ``out`` when given), filled as rows of W·3 bytes (broadcasting
+    the (3,) colour over every pixel is ~50× slower at 1080p)."""
+    img = np.empty((height, width, 3), np.uint8) if out is None else out
     img.reshape(height, width * 3)[:] = np.tile(rgb8(color, "background"), width)
     return img
 
@@ -209,17 +210,18 @@ def render_triangles(camera: Camera, vertices: ArrayLike, faces: ArrayLike, face
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
                     ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
-                    supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...) -> Image: ...
+                    supersample: int = ..., depth_out: Literal[False] = ..., jit: bool | None = ...,
+                    out: Image | None = ...) -> Image: ...
 @overload
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = ...,
                     ambient: float = ..., background: ArrayLike = ..., backdrop: Image | Backdrop | None = ...,
-                    supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...
-                    ) -> tuple[Image, Depth]: ...
+                    supersample: int = ..., depth_out: Literal[True], jit: bool | None = ...,
+                    out: Image | None = ...) -> tuple[Image, Depth]: ...
 def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: ArrayLike | None = None,
                     ambient: float = 0.35, background: ArrayLike = (1.0, 1.0, 1.0),
                     backdrop: Image | Backdrop | None = None,
-                    supersample: int = 1, depth_out: bool = False, jit: bool | None = None
-                    ) -> Image | tuple[Image, Depth]:
+                    supersample: int = 1, depth_out: bool = False, jit: bool | None = None,
+                    out: Image | None = None) -> Image | tuple[Image, Depth]:
     """pixel = shade(f, p) for the face f with the largest 1/d at the pixel centre p (z-buffer), else backdrop.
 
     All surfaces share one z-buffer. Visibility is resolved first (a face index and 1/d per sample; equal 1/d:
@@ -232,7 +234,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     the ``(H, W)`` float32 view depth (``inf`` where empty; the nearest sample of each supersampled block).
 
     ``jit``: resolve visibility with the compiled kernel (True), with NumPy (False) or decide (None: by
-    :func:`compiled_pays` for this one image). Both give the same pixels.
+    :func:`compiled_pays` for this one image). Both give the same pixels. ``out``: a C-contiguous (H, W, 3) uint8
+    array the image is drawn into and returned as (no image allocated per frame; :func:`check_frame_buffer`).
     """
     if supersample not in (1, 2, 3, 4):
         raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
@@ -247,6 +250,8 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
             _check_image(backdrop).shape[:2]
         if (bh, bw) != (camera.height, camera.width):
             raise RenderError(f"backdrop is {bw}x{bh} but the camera is {camera.width}x{camera.height}")
+    if out is not None:
+        check_frame_buffer(out, camera)
     light = _light(camera, light_dir)
     if len(surfaces) == 1:
         V, Fc = surfaces[0].vertices, surfaces[0].faces
@@ -281,15 +286,20 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
     face_of = keep[setup.index]  # setup row → face of the concatenation
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
+    into = out if s == 1 else None  # supersampled: drawn at full size, then filtered into out
     if backdrop is None:
-        flat = solid_image(H, W, background).reshape(-1, 3)
+        flat = solid_image(H, W, background, into).reshape(-1, 3)
     elif isinstance(backdrop, Backdrop) and s == 1:
-        flat = solid_image(H, W, backdrop.background).reshape(-1, 3)
+        flat = solid_image(H, W, backdrop.background, into).reshape(-1, 3)
         backdrop.paint(flat, use_kernel)
     else:
         full = backdrop.image() if isinstance(backdrop, Backdrop) else backdrop
-        flat = full.reshape(-1, 3).copy() if s == 1 else \
-            np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
+        if s == 1:
+            flat = full.reshape(-1, 3).copy() if into is None else into.reshape(-1, 3)
+            if into is not None:
+                np.copyto(into, full)
+        else:
+            flat = np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
     zbuf: NDArray[np.float32] | None = None
     pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
     if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
@@ -311,13 +321,16 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
                     continue
                 flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light,
                                         ambient, use_kernel)
-    img = flat.reshape(H, W, 3)
+    img = flat.reshape(H, W, 3) if into is None else into
     if s > 1:
         acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
         for dy in range(s):
             for dx in range(s):
                 acc += img[dy::s, dx::s]
         img = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)  # box filter, rounded
+        if out is not None:
+            np.copyto(out, img)
+            img = out
     if not depth_out:
         return img
     if zbuf is None:
@@ -690,6 +703,17 @@ def sample_bilinear(texture: NDArray[np.uint8], uv: NDArray[np.float64]) -> NDAr
 # overlays
 
 
+def check_frame_buffer(out: object, camera: Camera) -> Image:
+    """``out`` itself when it can take a frame of ``camera``: a writeable C-contiguous uint8 (H, W, 3) array."""
+    shape = (camera.height, camera.width, 3)
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.uint8 or \
+            not out.flags.c_contiguous or not out.flags.writeable:
+        got = (getattr(out, "shape", None), getattr(out, "dtype", type(out).__name__))
+        raise RenderError(f"out= must be a writeable C-contiguous uint8 array of shape {shape}; "
+                          f"got shape {got[0]}, dtype {got[1]}")
+    return out
+
+
 def _check_image(image: ArrayLike) -> Image:
     img = np.asarray(image)
     if img.ndim != 3 or img.shape[2] != 3 or img.dtype != np.uint8:
@@ -707,10 +731,11 @@ def _check_depth(depth: ArrayLike | None, img: Image) -> NDArray[np.float32] | N
 
 
 def _stamp(img: Image, xy: NDArray[np.float64], d: NDArray[np.float64], radius: float,
-           color: NDArray[np.uint8], depth: NDArray[np.float32] | None, bias: float) -> Image:
-    """α(p) = max_k clip(r + ½ − |p − x_k|, 0, 1) over discs at ``xy``; out = (1 − α) img + α c."""
+           color: NDArray[np.uint8], depth: NDArray[np.float32] | None, bias: float, inplace: bool = False) -> Image:
+    """α(p) = max_k clip(r + ½ − |p − x_k|, 0, 1) over discs at ``xy``; out = (1 − α) img + α c (into ``img`` when
+    ``inplace``)."""
     H, W = img.shape[:2]
-    out = img.copy()
+    out = img if inplace else img.copy()
     if len(xy) == 0:
         return out
     k = int(math.ceil(radius + 1.0))
@@ -1119,9 +1144,10 @@ def _blend_loop(flat: NDArray[np.uint8], pix: NDArray[np.int32], alpha: NDArray[
 _blend_jit = kernel(_blend_loop)
 
 
-def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike) -> Image:
-    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image."""
-    out = image.copy()
+def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], color: ArrayLike, *,
+          inplace: bool = False) -> Image:
+    """out = round((1 − α) img + α c) at the flat ``pixels``; a new image (``inplace``: ``image`` itself)."""
+    out = image if inplace else image.copy()
     if len(pixels):
         o = out.reshape(-1, 3)
         o[pixels] = _blended(o[pixels], alpha, color)
@@ -1142,25 +1168,27 @@ def _blended(base: NDArray[np.uint8], alpha: NDArray[np.float32], color: ArrayLi
 
 def draw_segments(image: ArrayLike, camera: Camera, starts: ArrayLike, ends: ArrayLike,
                   color: ArrayLike = (0.1, 0.1, 0.1), width_px: float = 2.0,
-                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False) -> Image:
+                  depth: ArrayLike | None = None, *, depth_bias: float = 5e-3, jit: bool = False,
+                  inplace: bool = False) -> Image:
     """Each segment a→b drawn with coverage clip(w/2 + ½ − distance, 0, 1) (:func:`segment_coverage`).
 
     ``starts``/``ends`` are ``(S, 3)`` world points; segments are clipped to the near plane.
     With ``depth`` (the ``(H, W)`` buffer of :func:`render_triangles`), a pixel is drawn only
-    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image.
+    where the segment's view depth ≤ buffer · (1 + depth_bias). Returns a new image (``inplace``: draws into
+    ``image``, a uint8 (H, W, 3) array, and returns it).
     """
     img = _check_image(image)
     zb = _check_depth(depth, img)
     cam = _camera_for(camera, img)
     if jit and _coverage_jit is not None and _blend_jit is not None and jit_enabled():  # α by bands of rows
-        out = img.copy()
+        out = img if inplace else img.copy()
         wk = _walk(cam, starts, ends, width_px)
         if wk is not None:
             hit, cov, _ = _coverage_kernel(cam, wk, zb, depth_bias)
             _blend_jit(out.reshape(-1, 3), hit, cov, rgb8(color).astype(np.float32))
         return out
     pix, alpha = segment_coverage(cam, starts, ends, width_px, zb, depth_bias)
-    return blend(img, pix, alpha, color)
+    return blend(img, pix, alpha, color, inplace=inplace)
 
 
 def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
@@ -1175,11 +1203,11 @@ def draw_polyline(image: ArrayLike, camera: Camera, points: ArrayLike,
 
 def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: ArrayLike = (0.85, 0.1, 0.1),
                  radius_px: float = 5.0, shape: MarkerShape = "disc", depth: ArrayLike | None = None, *,
-                 width_px: float = 2.0, depth_bias: float = 5e-3) -> Image:
+                 width_px: float = 2.0, depth_bias: float = 5e-3, inplace: bool = False) -> Image:
     """A disc of radius r, or a "+" cross of arm r and stroke ``width_px``, centred on each projected point.
 
     Points behind the near plane are skipped; with ``depth`` a marker is hidden where its
-    centre's view depth is behind the buffer. Returns a new image.
+    centre's view depth is behind the buffer. Returns a new image (``inplace``: draws into ``image``).
     """
     img = _check_image(image)
     zb = _check_depth(depth, img)
@@ -1193,13 +1221,13 @@ def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: Arr
     front = d >= cam.near
     xy, d = xy[front], d[front]
     if shape == "disc":
-        return _stamp(img, xy, d, radius_px, rgb8(color), zb, depth_bias)
+        return _stamp(img, xy, d, radius_px, rgb8(color), zb, depth_bias, inplace)
     n = int(math.ceil(2.0 * radius_px / 0.5)) + 1
     t = np.linspace(-radius_px, radius_px, n)
     horiz = np.stack([xy[:, None, 0] + t, np.broadcast_to(xy[:, None, 1], (len(xy), n))], axis=-1)
     vert = np.stack([np.broadcast_to(xy[:, None, 0], (len(xy), n)), xy[:, None, 1] + t], axis=-1)
     pts = np.concatenate([horiz, vert], axis=1).reshape(-1, 2)
-    return _stamp(img, pts, np.repeat(d, 2 * n), 0.5 * width_px, rgb8(color), zb, depth_bias)
+    return _stamp(img, pts, np.repeat(d, 2 * n), 0.5 * width_px, rgb8(color), zb, depth_bias, inplace)
 
 
 def draw_grid(image: ArrayLike, camera: Camera, up: UpAxis = "y", *, spacing: float = 1.0,
