@@ -1,0 +1,169 @@
+"""Skinning throughput against this machine's memory bandwidth and the strongest plain CPU path of a three.js user.
+
+    python -m benchmarks.bench_skin --rounds 7
+
+Cases, interleaved in one run (A, B, C, … each round), per mesh:
+- animkit ``mesh.positions(W, out=buf)``: float32 into a reused buffer (the compiled kernel), and float64 likewise;
+- animkit ``mesh.positions(W)``: a new float64 array each call (what a caller gets without ``out=``);
+- NumPy ``np.copyto(buf, src)`` of an array the size of the float32 output: the machine's copy bandwidth, measured
+  beside the kernel, so "fraction of copy bandwidth" = t(copy) / t(skin) for the same bytes written;
+- Node: one plain typed-array loop (Float32Array positions, weights and joint matrices, Uint16Array joints) over
+  frames and vertices into a reused Float32Array — the strongest CPU path a three.js user has (three.js's own
+  ``SkinnedMesh.getVertexPosition`` allocates per vertex and is several times slower). Timed inside Node after two
+  untimed passes (V8's tiers), one Node process per round so its rounds interleave with ours.
+Each case's output is checked against animkit's float64 result before timing (Node's to float32 rounding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.harness import interleaved, stats_of, write_results
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_SCRIPT = ROOT / "benchmarks" / "node" / "skin_loop.mjs"
+
+
+def synthetic_mesh(V: int, J: int, K: int, seed: int = 0):
+    """A mesh shaped like an exported character's: vertices in runs that hang on neighbouring joints (exporters
+    order vertices by part), K influences with Dirichlet weights, random rigid-plus-scale joint matrices."""
+    from animkit.mesh import Mesh, Skin
+
+    rng = np.random.default_rng(seed)
+    pos = rng.normal(size=(V, 3))
+    nrm = pos / np.linalg.norm(pos, axis=1, keepdims=True)
+    part = (np.arange(V) * J) // V
+    joints = np.clip(part[:, None] + rng.integers(-2, 3, size=(V, K)), 0, J - 1)
+    weights = rng.dirichlet(np.ones(K), size=V)
+    ibm = np.tile(np.eye(4), (J, 1, 1))
+    ibm[:, :3, 3] = rng.normal(size=(J, 3))
+    skin = Skin("s", tuple(f"j{i}" for i in range(J)), ibm, np.arange(J))
+    return Mesh("m", "mesh", 0, np.zeros((0, 3), np.intp), pos, nrm, skin=skin, joints=joints, weights=weights)
+
+
+def world_matrices(F: int, J: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=(F * J, 3, 3)))
+    W = np.zeros((F * J, 4, 4))
+    W[:, :3, :3] = q * np.sign(np.linalg.det(q))[:, None, None]
+    W[:, :3, 3] = rng.normal(size=(F * J, 3))
+    W[:, 3, 3] = 1.0
+    return W.reshape(F, J, 4, 4)
+
+
+def node_case(mesh, W: np.ndarray, folder: Path, samples: list[float]):
+    """Write the mesh and joint matrices for skin_loop.mjs; return one round's callable (its time from inside Node)."""
+    S = mesh.joint_matrices(W)
+    V, K = mesh.joints.shape
+    F, J = S.shape[:2]
+    mesh.rest_positions.astype("<f4").tofile(folder / "rest.f32")
+    mesh.joints.astype("<u2").tofile(folder / "joints.u16")
+    mesh.weights.astype("<f4").tofile(folder / "weights.f32")
+    np.ascontiguousarray(S[:, :, :3, :]).astype("<f4").tofile(folder / "S.f32")
+    (folder / "shape.json").write_text(json.dumps({"V": V, "K": K, "F": F, "J": J}))
+
+    def run() -> dict:
+        out = subprocess.run(["node", str(NODE_SCRIPT), str(folder), "1"], capture_output=True, text=True,
+                             check=True, timeout=600)
+        return json.loads(out.stdout)
+
+    first = run()
+    want = mesh.positions(W)[0, :2].ravel()
+    assert np.allclose(first["sample"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max()), (first["sample"], want)
+
+    def case() -> None:
+        samples.append(run()["seconds"][0])
+
+    return case
+
+
+def one_mesh(name: str, mesh, W: np.ndarray, rounds: int, node: bool) -> list[str]:
+    F, V = W.shape[0], mesh.vertex_count
+    ref = mesh.positions(W)
+    out32 = np.empty((F, V, 3), np.float32)
+    out64 = np.empty((F, V, 3), np.float64)
+    src32 = np.ones_like(out32)
+    np.testing.assert_allclose(mesh.positions(W, out=out32), ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    np.testing.assert_array_equal(mesh.positions(W, out=out64), ref)
+    cases = {
+        "animkit positions → float32 buffer": lambda: mesh.positions(W, out=out32),
+        "animkit positions → float64 buffer": lambda: mesh.positions(W, out=out64),
+        "animkit positions, new float64 array": lambda: mesh.positions(W),
+        "NumPy copy of the float32 output's size": lambda: np.copyto(out32, src32),
+    }
+    node_samples: list[float] = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-skin-"))
+    try:
+        if node:
+            cases["Node typed-array loop → Float32Array"] = node_case(mesh, W, tmp, node_samples)
+        st = interleaved(cases, rounds=rounds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if node:
+        st["Node typed-array loop → Float32Array"] = stats_of("node", node_samples[-rounds:])
+    VF = V * F
+    copy = st["NumPy copy of the float32 output's size"]
+    best = st["animkit positions → float32 buffer"]
+    lines = [f"### {name}: {V:,} vertices × {F} frames, {mesh.joints.shape[1]} influences, "
+             f"{len(mesh.skin.joints)} joints", "",
+             "| case | median (ms) (min–max) | M vertex-frames/s | GB/s written |", "|---|---|---|---|"]
+    for k, s in st.items():
+        nbytes = VF * 3 * (8 if "float64" in k else 4)
+        lines.append(f"| {k} | {s.spread(1e3)} | {VF / s.median / 1e6:.1f} | {nbytes / s.median / 1e9:.2f} |")
+    lines += ["", f"- float32 into a buffer: **{copy.median / best.median:.0%} of the copy bandwidth** "
+              f"(t(copy) / t(skin), the same bytes written)"]
+    if node:
+        lines.append(f"- **{st['Node typed-array loop → Float32Array'].median / best.median:.1f}× Node's typed-array "
+                     f"loop** (medians of one interleaved run)")
+    lines.append(f"- float32 into a buffer is {st['animkit positions, new float64 array'].median / best.median:.2f}× "
+                 f"a new float64 array per call")
+    return lines + [""]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results_skin.md")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    import animkit
+    from animkit import jit
+
+    jit.ALWAYS = True
+    node = shutil.which("node") is not None
+    load = os.getloadavg()
+    lines = ["# Skinning at memory speed", "", f"Command: `python -m benchmarks.bench_skin --rounds {args.rounds}`",
+             "", f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at the start "
+             f"{load[0]:.1f} on {os.cpu_count()} cores (the copy row measures the same machine at the same time). "
+             "One thread each.", "", __doc__.split("\n\n", 2)[1], ""]
+    data = ROOT / "tests" / "data" / "CesiumMan.glb"
+    meshes = []
+    if data.exists():
+        scene = animkit.load(data)
+        clip = scene.clip()
+        W = scene.figure.world_batch(clip.sample(np.linspace(0.0, clip.duration, 240)))
+        meshes.append(("CesiumMan", scene.meshes[0], W))
+    meshes.append(("Mixamo-size (synthetic)", synthetic_mesh(15_000, 65, 4), world_matrices(240, 65)))
+    meshes.append(("large (synthetic)", synthetic_mesh(200_000, 65, 4), world_matrices(60, 65)))
+    for name, mesh, W in meshes:
+        if mesh.skin.joint_index.max() >= W.shape[1]:
+            raise SystemExit(f"{name}: world matrices do not cover the skin")
+        lines += one_mesh(name, mesh, W, args.rounds, node)
+        print(f"{name}: done", flush=True)
+    text = "\n".join(lines)
+    write_results(args.out, text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+// The strongest plain CPU skinning path a three.js user has: one typed-array loop over frames and vertices
+// (what SkinnedMesh.applyBoneTransform does per vertex, without its Vector3/Matrix4 objects), run by Node.
+//
+//   node skin_loop.mjs DIR ROUNDS  -> {"seconds": [..], "checksum": x}
+//
+// DIR holds little-endian raw arrays written by benchmarks/bench_skin.py: rest.f32 (V*3), joints.u16 (V*K),
+// weights.f32 (V*K), S.f32 (F*J*12: each joint matrix's first three rows, row-major) and shape.json {V, K, F, J}.
+// Each round skins every frame into one reused Float32Array (F*V*3), as mesh.positions(W, out=buf) does.
+import { readFileSync } from 'node:fs';
+
+const [dir, roundsArg] = process.argv.slice(2);
+const shape = JSON.parse(readFileSync(`${dir}/shape.json`, 'utf8'));
+const { V, K, F, J } = shape;
+const f32 = (name) => { const b = readFileSync(`${dir}/${name}`); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
+const rest = f32('rest.f32');
+const weights = f32('weights.f32');
+const S = f32('S.f32');
+const jb = readFileSync(`${dir}/joints.u16`);
+const joints = new Uint16Array(jb.buffer, jb.byteOffset, jb.byteLength / 2);
+const out = new Float32Array(F * V * 3);
+
+function skin() {
+  for (let f = 0; f < F; f++) {
+    const sf = f * J * 12;
+    const of = f * V * 3;
+    for (let v = 0; v < V; v++) {
+      const x = rest[3 * v], y = rest[3 * v + 1], z = rest[3 * v + 2];
+      let a0 = 0, a1 = 0, a2 = 0;
+      for (let k = 0; k < K; k++) {
+        const w = weights[v * K + k];
+        if (w === 0) continue;
+        const m = sf + joints[v * K + k] * 12;
+        a0 += w * (S[m] * x + S[m + 1] * y + S[m + 2] * z + S[m + 3]);
+        a1 += w * (S[m + 4] * x + S[m + 5] * y + S[m + 6] * z + S[m + 7]);
+        a2 += w * (S[m + 8] * x + S[m + 9] * y + S[m + 10] * z + S[m + 11]);
+      }
+      out[of + 3 * v] = a0; out[of + 3 * v + 1] = a1; out[of + 3 * v + 2] = a2;
+    }
+  }
+}
+
+skin(); skin(); // V8's tiers, outside the timing
+const seconds = [];
+for (let r = 0; r < Number(roundsArg); r++) {
+  const t0 = process.hrtime.bigint();
+  skin();
+  seconds.push(Number(process.hrtime.bigint() - t0) / 1e9);
+}
+let checksum = 0;
+for (let i = 0; i < out.length; i += 997) checksum += out[i];
+process.stdout.write(JSON.stringify({ seconds, checksum, sample: Array.from(out.subarray(0, 6)) }));
