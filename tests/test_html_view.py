@@ -1,0 +1,275 @@
+"""The HTML viewer in a real browser: headless Chromium (Debian's ``chromium``, driven by playwright) over the pages
+animkit writes. Oracles: animkit's own software render of the same camera and time (silhouettes), animkit's FK
+(joint positions read back from three.js), the page's network log (nothing but the file itself and its blob URLs).
+
+Screenshots of every check are kept in each test's ``tmp_path`` (pytest keeps the last three runs' folders).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from animkit import load
+from animkit.examples import load as example
+from animkit.html_view import panels_html, scene_html, scene_panel, write_html
+from animkit.notebook import comparison_panels
+from animkit.reach import compare
+from animkit.render.camera import Camera
+from animkit.render.clip import FigureRenderer, Style
+from animkit.render.scene import figure_look
+
+from .conftest import DATA
+
+CHROMIUM = os.environ.get("ANIMKIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--no-sandbox", "--disable-gpu-sandbox"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    if CHROMIUM is None:
+        pytest.skip("no chromium binary (apt-get install chromium; or set ANIMKIT_CHROMIUM)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A written page open in the browser, with its console messages and requests recorded."""
+
+    def __init__(self, browser, path: Path) -> None:
+        self.page = browser.new_page(viewport={"width": 1600, "height": 1000}, device_scale_factor=1,
+                                      bypass_csp=True)  # the page forbids eval, which playwright uses
+        self.console: list[tuple[str, str]] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.console.append((m.type, m.text)))
+        self.page.on("pageerror", lambda e: self.console.append(("pageerror", str(e))))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.resolve().as_uri())
+        self.page.wait_for_function("window.animkit && (window.animkit.ready || window.animkit.error)",
+                                    timeout=120_000)
+        assert self.js("window.animkit.error") is None
+
+    def js(self, expr: str, arg=None):
+        return self.page.evaluate(expr, arg)
+
+    def canvas(self, i: int, out: Path) -> np.ndarray:
+        """Panel ``i``'s canvas as (H, W, 3) uint8, also saved to ``out``."""
+        from PIL import Image
+
+        self.page.locator("canvas").nth(i).screenshot(path=str(out))
+        return np.asarray(Image.open(out).convert("RGB"))
+
+    def close(self) -> None:
+        self.page.close()
+
+
+def _save(image: np.ndarray, path: Path) -> None:
+    from PIL import Image
+
+    Image.fromarray(image).save(path)
+
+
+def _mask(image: np.ndarray, background=(255, 255, 255)) -> np.ndarray:
+    """Foreground: pixels off the flat background by more than 40 in some channel."""
+    return np.abs(image.astype(int) - np.asarray(background)).max(axis=2) > 40
+
+
+MAGENTA = (255, 0, 255)
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    return float((a & b).sum() / max((a | b).sum(), 1))
+
+
+def _page_camera(page: Page, i: int = 0) -> Camera:
+    c = page.js(f"window.animkit.camera({i})")
+    return Camera(tuple(c["eye"]), tuple(c["target"]), tuple(c["up"]), c["fov"], c["width"], c["height"],
+                  c["near"], c["far"])
+
+
+def _height(figure, up) -> float:
+    P = figure.world_positions(figure.rest_pose()[None])[0]
+    return float(np.ptp(P[:, 1 if up == "y" else 2]))
+
+
+def _write(tmp_path: Path, name: str, page: str) -> Path:
+    return write_html(page, tmp_path / name).path
+
+
+def _offline(page: Page, path: Path) -> None:
+    """No console error or warning, and no request but the page itself and its own blob URLs."""
+    bad = [m for m in page.console if m[0] in ("error", "warning", "pageerror")]
+    assert not bad, bad
+    assert page.requests[0] == path.resolve().as_uri()
+    others = [u for u in page.requests[1:] if not u.startswith(("blob:", "data:"))]
+    assert not others, others
+
+
+def test_walk_page_loads_offline_and_draws(browser, tmp_path) -> None:
+    scene = example("walk")
+    path = _write(tmp_path, "walk.html", scene_html(scene))
+    page = Page(browser, path)
+    try:
+        _offline(page, path)
+        assert page.js("document.querySelectorAll('canvas').length") == 1
+        page.js("window.animkit.setTime(0.5)")
+        img = page.canvas(0, tmp_path / "walk_0.5s.png")
+        fg = _mask(img)
+        assert 0.02 < fg.mean() < 0.6, fg.mean()  # a figure (and grid), not a blank or filled canvas
+        assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50
+        # the page plays: time moves on its own
+        page.js("window.animkit.play()")
+        page.page.wait_for_function("window.animkit.time() > 0.6", timeout=30_000)
+        page.js("window.animkit.pause()")
+    finally:
+        page.close()
+
+
+CASES = [("walk", "example"), ("six_axis_arm", "example"), ("cmu_02_01_walk.bvh", "data"),
+         ("CesiumMan.glb", "data")]
+
+
+@pytest.mark.parametrize(("name", "kind"), CASES)
+def test_frame_matches_software_render(browser, tmp_path, name, kind) -> None:
+    """Same camera, same time: three.js's silhouette of the figure overlaps animkit's raster by IoU ≥ 0.9 (both
+    anti-aliased: the browser multisamples, animkit supersamples 3×3; a thin bone's edge pixels would otherwise
+    decide the score)."""
+    scene = example(name) if kind == "example" else load(DATA / name)
+    panel, fps = scene_panel(scene)
+    size = (480, 360)
+    style = Style(grid=False, background=(1.0, 0.0, 1.0))  # a colour no figure here wears: the mask is the shape
+    path = _write(tmp_path, "page.html", panels_html([panel], fps=fps, up=scene.up, camera_spec=scene.camera,
+                                                     size=size, style=style))
+    page = Page(browser, path)
+    try:
+        _offline(page, path)
+        page.js("window.animkit.setOptions({targets: false, trails: false})")
+        cam = _page_camera(page)
+        assert (cam.width, cam.height) == size
+        shots, renders = {}, {}
+        for k in (0, len(panel.poses) // 2, len(panel.poses) - 1):
+            page.js(f"window.animkit.setTime({k / fps!r})")
+            shot = page.canvas(0, tmp_path / f"three_{k}.png")
+            world = scene.figure.world_batch(panel.poses[k][None])[0]
+            ours = FigureRenderer(scene.figure, cam, up=scene.up, style=dataclasses.replace(style, supersample=3), meshes=scene.meshes,
+                                  mesh=None if scene.meshes else figure_look(scene.figure, scene.up)).frame(world)
+            _save(ours, tmp_path / f"animkit_{k}.png")
+            a, b = _mask(shot, MAGENTA), _mask(ours, MAGENTA)
+            both = np.zeros_like(ours)
+            both[..., 0], both[..., 1] = a * 255, b * 255
+            _save(both, tmp_path / f"masks_{k}.png")  # red: three.js only, green: animkit only, yellow: both
+            assert b.mean() > 0.003, "animkit's render shows no figure"
+            assert _iou(a, b) >= 0.9, (name, k, _iou(a, b))
+            shots[k], renders[k] = a, b
+        # the measure tells times apart: where animkit's own frames differ, the page's frame misses the other one
+        for k in shots:
+            for k2 in renders:
+                if _iou(renders[k], renders[k2]) < 0.8:
+                    assert _iou(shots[k], renders[k2]) < 0.9
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name", ["cmu_02_01_walk.bvh", "six_axis_arm", "CesiumMan.glb"])
+def test_scrubbing_shows_that_times_pose(browser, tmp_path, name) -> None:
+    """Joint world positions read back from three.js at a scrubbed time equal animkit's FK of the clip at that
+    time to 1e-5 of the figure's height (the GLB's float32 keys and matrices)."""
+    scene = example(name) if "." not in name else load(DATA / name)
+    clip = next(iter(scene.clips.values()))
+    panel, fps = scene_panel(scene)
+    path = _write(tmp_path, "page.html", panels_html([panel], fps=fps, up=scene.up, camera_spec=scene.camera,
+                                                     size=(320, 240)))
+    page = Page(browser, path)
+    try:
+        h = _height(scene.figure, scene.up)
+        n = len(panel.poses)
+        rng = np.random.default_rng(3)
+        for k in sorted({0, n - 1, *rng.integers(0, n, 6).tolist()}):
+            t = k / fps
+            page.js(f"window.animkit.setTime({t!r})")
+            got = np.asarray(page.js("window.animkit.jointPositions(0)"))
+            want = scene.figure.world_positions(clip.sample([t]))[0]
+            err = np.abs(got - want).max()
+            assert err <= 1e-5 * h, (name, k, err / h)
+        page.canvas(0, tmp_path / "last.png")
+    finally:
+        page.close()
+
+
+def test_comparison_shows_four_panels_on_one_timeline(browser, tmp_path) -> None:
+    scene = example("humanoid")
+    comparison = compare(scene, quiet=True)
+    panels = comparison_panels(scene.figure, comparison)
+    assert len(panels) == 4
+    path = _write(tmp_path, "compare.html", panels_html(panels, fps=comparison.fps, up=scene.up,
+                                                        camera_spec=scene.camera, size=(300, 300)))
+    page = Page(browser, path)
+    try:
+        _offline(page, path)
+        assert page.js("document.querySelectorAll('canvas').length") == 4
+        labels = page.js("[...document.querySelectorAll('.animkit-label')].map(e => e.textContent)")
+        assert labels == [p.label for p in panels]
+        t = page.js("window.animkit.duration")
+        page.js(f"window.animkit.setTime({t!r})")
+        page.page.locator("#animkit-viewer").screenshot(path=str(tmp_path / "compare_end.png"))
+        h = _height(scene.figure, scene.up)
+        for i, p in enumerate(panels):
+            img = page.canvas(i, tmp_path / f"panel_{i}.png")
+            assert _mask(img).mean() > 0.02
+            got = np.asarray(page.js(f"window.animkit.jointPositions({i})"))
+            k = min(len(p.poses) - 1, round(t * comparison.fps))
+            want = scene.figure.world_positions(p.poses[k][None])[0]
+            assert np.abs(got - want).max() <= 1e-5 * h
+        # linked cameras: orbiting one panel turns every panel's camera; unlinked, only its own
+        box = page.page.locator("canvas").nth(1).bounding_box()
+        cams = [page.js(f"window.animkit.camera({i})") for i in range(4)]
+
+        def drag() -> None:
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            page.page.mouse.move(x, y)
+            page.page.mouse.down()
+            page.page.mouse.move(x + 60, y + 10, steps=5)
+            page.page.mouse.up()
+
+        drag()
+        moved = [page.js(f"window.animkit.camera({i})") for i in range(4)]
+        assert not np.allclose(moved[1]["eye"], cams[1]["eye"])
+        for i in range(4):
+            np.testing.assert_allclose(moved[i]["eye"], moved[1]["eye"], atol=1e-9)
+        page.js("window.animkit.setOptions({link: false})")
+        drag()
+        apart = [page.js(f"window.animkit.camera({i})") for i in range(4)]
+        assert not np.allclose(apart[1]["eye"], moved[1]["eye"])
+        np.testing.assert_allclose(apart[0]["eye"], moved[0]["eye"], atol=1e-9)
+        page.page.locator("#animkit-viewer").screenshot(path=str(tmp_path / "compare_unlinked.png"))
+        _offline(page, path)
+    finally:
+        page.close()
+
+
+def test_ten_second_mocap_page_is_under_2mb(browser, tmp_path) -> None:
+    scene = load(DATA / "clips" / "cmu_05_04.bvh")
+    clip = next(iter(scene.clips.values()))
+    assert clip.duration >= 9.9
+    path = _write(tmp_path, "mocap.html", scene_html(scene))
+    size = path.stat().st_size
+    assert size < 2_000_000, size
+    meta = json.loads(re.search(r'id="animkit-meta">(.*?)</script>', path.read_text()).group(1))
+    assert meta["panels"][0]["frames"] == len(clip.frame_times())
+    page = Page(browser, path)
+    try:
+        _offline(page, path)
+        page.js("window.animkit.setTime(5.0)")
+        assert _mask(page.canvas(0, tmp_path / "mocap_5s.png")).mean() > 0.01
+    finally:
+        page.close()
