@@ -161,7 +161,8 @@ def test_frame_matches_software_render(browser, tmp_path, name, kind) -> None:
             page.js(f"window.animkit.setTime({k / fps!r})")
             shot = page.canvas(0, tmp_path / f"three_{k}.png")
             world = scene.figure.world_batch(panel.poses[k][None])[0]
-            ours = FigureRenderer(scene.figure, cam, up=scene.up, style=dataclasses.replace(style, supersample=3), meshes=scene.meshes,
+            ours = FigureRenderer(scene.figure, cam, up=scene.up, style=dataclasses.replace(style, supersample=3),
+                                  meshes=scene.meshes,
                                   mesh=None if scene.meshes else figure_look(scene.figure, scene.up)).frame(world)
             _save(ours, tmp_path / f"animkit_{k}.png")
             a, b = _mask(shot, MAGENTA), _mask(ours, MAGENTA)
@@ -273,3 +274,34 @@ def test_ten_second_mocap_page_is_under_2mb(browser, tmp_path) -> None:
         assert _mask(page.canvas(0, tmp_path / "mocap_5s.png")).mean() > 0.01
     finally:
         page.close()
+
+
+def _meta(path: Path) -> dict:
+    return json.loads(re.search(r'id="animkit-meta">(.*?)</script>', path.read_text(encoding="utf-8")).group(1))
+
+
+def test_cli_writes_pages(tmp_path, capsys) -> None:
+    """``view --html``, ``render -o .html``, ``compare -o .html``, ``reach -o .html`` and ``retarget --render .html``
+    each write one page (no browser needed to check what it holds)."""
+    from animkit.cli import main
+
+    out = {k: tmp_path / f"{k}.html" for k in ("view", "render", "compare", "reach", "retarget")}
+    assert main(["view", "walk", "--html", str(out["view"]), "--size", "320x240"]) == 0
+    assert main(["render", str(DATA / "cmu_02_01_walk.bvh"), "-o", str(out["render"]), "--view", "side",
+                 "--no-grid", "-q"]) == 0
+    assert main(["compare", "humanoid", "-o", str(out["compare"]), "-q"]) == 0
+    assert main(["reach", "humanoid", "-o", str(out["reach"]), "-q"]) == 0
+    assert main(["retarget", str(DATA / "cmu_09_01_run.bvh"), "humanoid", "-o", str(tmp_path / "r.toml"),
+                 "--render", str(out["retarget"]), "-q"]) == 0
+    m = {k: _meta(p) for k, p in out.items()}
+    assert m["view"]["size"] == [320, 240] and len(m["view"]["panels"]) == 1
+    assert m["view"]["panels"][0]["frames"] == len(example("walk").clip(None).frame_times())
+    assert m["render"]["grid"] is False
+    cam = m["render"]["camera"]  # --view side: the camera looks along -x (azimuth 90 from +x, Y-up)
+    d = np.subtract(cam["target"], cam["eye"])
+    assert d[0] < -0.9 * np.linalg.norm(d)
+    assert [p["label"].split(":")[0] for p in m["compare"]["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
+    assert m["reach"]["panels"][0]["targets"]["count"] == 1 and len(m["reach"]["panels"][0]["trail"]) > 6
+    assert m["retarget"]["panels"][0]["frames"] > 100
+    assert main(["render", "walk", "-o", str(tmp_path / "missing" / "x.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
