@@ -452,12 +452,10 @@ def _cmd_view(args: argparse.Namespace) -> int:
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
     if args.html:
-        import dataclasses
-
         from .html_view import scene_html
 
-        shown = dataclasses.replace(scene, reach=None) if args.no_target else scene
-        _write_page(scene_html(shown, args.clip, size=parse_size(args.size)), args.html, False)
+        _write_page(scene_html(scene, args.clip, size=parse_size(args.size), target=not args.no_target), args.html,
+                    False)
         return 0
     from .render.viewer import view
 

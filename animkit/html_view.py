@@ -91,12 +91,18 @@ def _glb(figure: Figure, meshes: Sequence[Mesh], up: UpAxis, clips: Sequence[Cli
 
 
 def _panel_clip(panel: Panel, fps: float, name: str) -> Clip:
-    """The panel's poses as a clip at ``fps`` (a single pose held for one frame: glTF needs two keys)."""
+    """The panel's poses as a clip at ``fps`` (a single pose held for one frame: glTF needs two keys). Values past a
+    DOF's limit by rounding (≤ 1e-9: a sampled clip's interpolation can land 4e-16 below the limit its keys sit
+    on) are put on it; anything further out is the clip's error."""
     from .keyframes import Clip
 
-    poses = np.atleast_2d(panel.poses)
+    poses = np.atleast_2d(np.asarray(panel.poses, dtype=float))
     if len(poses) == 1:
         poses = np.repeat(poses, 2, axis=0)
+    lim = panel.figure.dof_limits()
+    lo, hi = lim[:, 0], lim[:, 1]
+    poses = np.where((poses < lo) & (poses >= lo - 1e-9), lo, poses)
+    poses = np.where((poses > hi) & (poses <= hi + 1e-9), hi, poses)
     return Clip.from_poses(panel.figure, np.arange(len(poses)) / fps, poses, name=name, fps=fps)
 
 
@@ -235,11 +241,11 @@ def _page(title: str, meta: dict[str, Any], glbs: list[str], *, grid: bool) -> s
 """
 
 
-def scene_panel(scene: Scene, clip: str | Clip | None = None, *, fps: float | None = None
+def scene_panel(scene: Scene, clip: str | Clip | None = None, *, fps: float | None = None, target: bool = False
                 ) -> tuple[Panel, float]:
     """The scene's clip (default: its first; none: the rest pose) as one panel of poses at its frame times
-    (:func:`~animkit.render.clip.frame_times`, as ``animkit render`` samples it), with the scene's [reach]
-    target marked, and the rate."""
+    (:func:`~animkit.render.clip.frame_times`, as ``animkit render`` samples it), and the rate; ``target``: the
+    scene's [reach] target marked (as ``animkit view`` marks it)."""
     from .keyframes import Clip
     from .render.clip import Panel, frame_times
 
@@ -249,14 +255,15 @@ def scene_panel(scene: Scene, clip: str | Clip | None = None, *, fps: float | No
         c = scene.clip(clip) if clip is None or isinstance(clip, str) else clip
     assert c.duration is not None
     times, eff, _ = frame_times(c.duration, fps if fps is not None else c.fps)
-    targets = None if scene.reach is None else np.asarray([scene.reach.target[:3]], dtype=float)
+    targets = None if scene.reach is None or not target else np.asarray([scene.reach.target[:3]], dtype=float)
     return Panel(scene.figure, c.sample(times), "", targets=targets, meshes=scene.meshes), eff
 
 
 def scene_html(scene: Scene, clip: str | Clip | None = None, *, size: tuple[int, int] | None = None,
-               fps: float | None = None, style: Style | None = None, title: str | None = None) -> str:
+               fps: float | None = None, style: Style | None = None, title: str | None = None,
+               target: bool = False) -> str:
     """The page for one clip of ``scene`` (:func:`scene_panel`), framed as ``animkit render`` frames it."""
-    panel, eff = scene_panel(scene, clip, fps=fps)
+    panel, eff = scene_panel(scene, clip, fps=fps, target=target)
     sz = size if size is not None else (scene.camera.width, scene.camera.height)
     name = title if title is not None else Path(scene.source).name if scene.source else scene.figure.name
     return panels_html([panel], fps=eff, up=scene.up, camera_spec=scene.camera, size=sz, style=style, title=name)

@@ -295,6 +295,9 @@ def test_cli_writes_pages(tmp_path, capsys) -> None:
                  "--render", str(out["retarget"]), "-q"]) == 0
     m = {k: _meta(p) for k, p in out.items()}
     assert m["view"]["size"] == [320, 240] and len(m["view"]["panels"]) == 1
+    assert m["view"]["panels"][0]["targets"]["count"] == 1  # view marks the scene's [reach] target, as its window does
+    assert main(["view", "walk", "--html", str(out["view"]), "--no-target"]) == 0
+    assert _meta(out["view"])["panels"][0]["targets"]["count"] == 0
     assert m["view"]["panels"][0]["frames"] == len(example("walk").clip(None).frame_times())
     assert m["render"]["grid"] is False
     cam = m["render"]["camera"]  # --view side: the camera looks along -x (azimuth 90 from +x, Y-up)
@@ -305,3 +308,56 @@ def test_cli_writes_pages(tmp_path, capsys) -> None:
     assert m["retarget"]["panels"][0]["frames"] > 100
     assert main(["render", "walk", "-o", str(tmp_path / "missing" / "x.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_notebook_viewer_runs_where_scripts_run_and_falls_back_to_the_video(browser, tmp_path) -> None:
+    """``show(..., interactive=True)``'s HTML output: with scripts, the viewer in its iframe (the video removed);
+    without scripts (a static notebook renderer), the MP4 and no viewer."""
+    from animkit.notebook import Animation, Viewer, show
+
+    v = show("walk", size=(320, 240), interactive=True)
+    assert isinstance(v, Viewer) and isinstance(v.fallback, Animation) and v.fallback.mime == "video/mp4"
+    host = tmp_path / "output.html"  # what a front end does with a text/html output: insert it, run its scripts
+    host.write_text(f"<!DOCTYPE html><html><body>{v._repr_html_()}</body></html>", encoding="utf-8")
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    try:
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(host.as_uri())
+        assert page.evaluate("document.querySelectorAll('video').length") == 0
+        assert page.evaluate("getComputedStyle(document.querySelector('iframe')).display") == "block"
+        frame = page.frames[1]
+        frame.wait_for_function("window.animkit && (window.animkit.ready || window.animkit.error)",
+                                timeout=120_000)
+        assert frame.evaluate("window.animkit.error") is None
+        frame.evaluate("window.animkit.setTime(0.5)")
+        page.screenshot(path=str(tmp_path / "notebook_viewer.png"))
+        assert _mask(np.asarray(__import__("PIL.Image").Image.open(tmp_path / "notebook_viewer.png")
+                                .convert("RGB"))).mean() > 0.01
+        assert not errors, errors
+    finally:
+        page.close()
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 900, "height": 700})
+    try:
+        static = context.new_page()
+        static.goto(host.as_uri())
+        assert static.locator("video").count() == 1 and static.locator("video").is_visible()
+        assert not static.locator("iframe").is_visible()
+        static.screenshot(path=str(tmp_path / "notebook_static.png"))
+    finally:
+        context.close()
+
+
+def test_setting_shows_values_in_the_viewer() -> None:
+    from animkit import notebook
+
+    scene = example("wave")
+    assert "<iframe" not in scene._repr_html_()
+    notebook.set_interactive(True, fallback=False)
+    try:
+        out = scene._repr_html_()
+        assert out.startswith("<iframe") and "animkit-meta" in out and "<video" not in out
+        assert notebook.interactive_default()
+    finally:
+        notebook.set_interactive(False)
+    assert "<iframe" not in scene._repr_html_()
