@@ -19,14 +19,14 @@ import pytest
 
 from animkit import load
 from animkit.examples import load as example
-from animkit.html_view import panels_html, scene_html, scene_panel, write_html
+from animkit.html_view import THREE_VERSION, panels_html, scene_html, scene_panel, write_html
 from animkit.notebook import comparison_panels
 from animkit.reach import compare
 from animkit.render.camera import Camera
 from animkit.render.clip import FigureRenderer, Style
 from animkit.render.scene import figure_look
 
-from .conftest import DATA
+from .conftest import DATA, ROOT
 
 CHROMIUM = os.environ.get("ANIMKIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--no-sandbox", "--disable-gpu-sandbox"]
@@ -122,6 +122,7 @@ def test_walk_page_loads_offline_and_draws(browser, tmp_path) -> None:
     try:
         _offline(page, path)
         assert page.js("document.querySelectorAll('canvas').length") == 1
+        assert page.js("window.__THREE__") == THREE_VERSION.split(".")[1]  # the vendored three.js ran
         page.js("window.animkit.setTime(0.5)")
         img = page.canvas(0, tmp_path / "walk_0.5s.png")
         fg = _mask(img)
@@ -361,3 +362,15 @@ def test_setting_shows_values_in_the_viewer() -> None:
     finally:
         notebook.set_interactive(False)
     assert "<iframe" not in scene._repr_html_()
+
+
+def test_vendored_three_is_the_pinned_one() -> None:
+    """The bundle in the wheel is the three.js the Node oracle tests pin (tests/node/package.json), with its licence."""
+    import importlib.resources
+
+    pin = json.loads((ROOT / "tests" / "node" / "package.json").read_text())["dependencies"]["three"]
+    assert pin == THREE_VERSION
+    vendor = importlib.resources.files("animkit").joinpath("vendor/three")
+    bundle = vendor.joinpath("three-bundle.min.js").read_text(encoding="utf-8")
+    assert f'__THREE__="{THREE_VERSION.split(".")[1]}"' in bundle and "SPDX-License-Identifier: MIT" in bundle
+    assert "MIT License" in vendor.joinpath("LICENSE").read_text(encoding="utf-8")
