@@ -13,6 +13,7 @@ window.animkit = api;
 
 function fail(err) {
   api.error = String(err && err.stack ? err.stack : err);
+  document.documentElement.dataset.animkit = "error";
   const box = document.getElementById("animkit-error");
   box.textContent = "animkit viewer: " + (err && err.message ? err.message : err);
   box.style.display = "block";
@@ -244,6 +245,7 @@ async function main() {
   show();
   draw();
   api.ready = true;
+  document.documentElement.dataset.animkit = "ready";  // for a watcher that may not evaluate script in the page
   requestAnimationFrame(frame);
 }
 

@@ -136,6 +136,34 @@ def test_walk_page_loads_offline_and_draws(browser, tmp_path) -> None:
         page.close()
 
 
+def test_page_runs_under_its_own_content_security_policy(browser, tmp_path) -> None:
+    """With the page's CSP enforced (no network, no eval; the other tests bypass it to evaluate script), a skinned,
+    textured character (its texture decoded from blob URLs) loads and draws without a console message."""
+    path = _write(tmp_path, "cesium.html", scene_html(load(DATA / "CesiumMan.glb")))
+    page = browser.new_page(viewport={"width": 900, "height": 700})
+    try:
+        console: list[tuple[str, str]] = []
+        page.on("console", lambda m: console.append((m.type, m.text)))
+        page.on("pageerror", lambda e: console.append(("pageerror", str(e))))
+        page.goto(path.as_uri())
+        page.wait_for_selector("html[data-animkit]", state="attached", timeout=120_000)
+        assert page.get_attribute("html", "data-animkit") == "ready"
+        page.locator("canvas").screenshot(path=str(tmp_path / "cesium_csp.png"))
+        assert not [m for m in console if m[0] in ("error", "warning", "pageerror")], console
+        # the control: the policy is in force, and a violation would have been seen
+        bad = tmp_path / "fetches.html"
+        bad.write_text(path.read_text(encoding="utf-8").replace(
+            "<body>", '<body><img src="https://example.invalid/x.png">', 1), encoding="utf-8")
+        finished: list[str] = []
+        page.on("requestfinished", lambda r: finished.append(r.url))
+        page.goto(bad.as_uri())
+        page.wait_for_selector("html[data-animkit]", state="attached", timeout=120_000)
+        assert any("Content Security Policy" in text for kind, text in console if kind == "error"), console
+        assert not [u for u in finished if u.startswith("http")], finished  # tried (the request log shows it), refused
+    finally:
+        page.close()
+
+
 CASES = [("walk", "example"), ("six_axis_arm", "example"), ("cmu_02_01_walk.bvh", "data"),
          ("CesiumMan.glb", "data")]
 
