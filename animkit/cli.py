@@ -150,9 +150,12 @@ def _is_html(path: str | None) -> bool:
     return bool(path) and str(path).lower().endswith((".html", ".htm"))
 
 
-def _write_page(page: str, path: str, quiet: bool) -> None:
+def _write_page(page: str, path: str, quiet: bool, follow: bool = False) -> None:
     from .html_view import write_html
 
+    if follow and not quiet:
+        print("animkit: the HTML viewer does not follow the root: its camera is framed over the whole clip (orbit "
+              "and pan it in the page)", file=sys.stderr)
     report = write_html(page, path)
     if not quiet:
         print(f"wrote {report.path} (interactive viewer, {report.bytes / 1e6:.2f} MB)")
@@ -209,7 +212,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
 
             page = scene_html(scene, clip, size=size, fps=None if isinstance(clip, ClipType) else args.fps,
                               style=_style(args))
-            _write_page(page, args.output, args.quiet)
+            _write_page(page, args.output, args.quiet, scene.camera.follow)
             return 0
         report = render_clip(scene, args.output, clip=clip, size=size,
                              fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet,
@@ -294,7 +297,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
         _write_page(panels_html(panels, fps=comparison.fps, up=scene.up, camera_spec=scene.camera, size=size,
                                 style=_style(args), title=f"animkit compare: {comparison.effector}"),
-                    args.output, args.quiet)
+                    args.output, args.quiet, scene.camera.follow)
         report = None
     else:
         report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,

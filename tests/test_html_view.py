@@ -335,8 +335,22 @@ def test_cli_writes_pages(tmp_path, capsys) -> None:
     assert [p["label"].split(":")[0] for p in m["compare"]["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
     assert m["reach"]["panels"][0]["targets"]["count"] == 1 and len(m["reach"]["panels"][0]["trail"]) > 6
     assert m["retarget"]["panels"][0]["frames"] > 100
+    capsys.readouterr()
     assert main(["render", "walk", "-o", str(tmp_path / "missing" / "x.html")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    assert main(["render", "walk", "-o", str(tmp_path / "f.html"), "--follow"]) == 0
+    assert "does not follow" in capsys.readouterr().err
+
+
+def test_bad_input_is_one_clear_error() -> None:
+    from animkit.errors import RenderError
+
+    panel, fps = scene_panel(example("walk"))
+    with pytest.raises(RenderError, match="at least one panel"):
+        panels_html([], fps=30.0)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(RenderError, match="fps must be a positive number"):
+            panels_html([panel], fps=bad)
 
 
 def test_notebook_viewer_runs_where_scripts_run_and_falls_back_to_the_video(browser, tmp_path) -> None:
