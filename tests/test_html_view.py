@@ -128,10 +128,18 @@ def test_walk_page_loads_offline_and_draws(browser, tmp_path) -> None:
         fg = _mask(img)
         assert 0.02 < fg.mean() < 0.6, fg.mean()  # a figure (and grid), not a blank or filled canvas
         assert len(np.unique(img.reshape(-1, 3), axis=0)) > 50
-        # the page plays: time moves on its own
+        # the page plays: time moves on its own, at the speed asked for (clip seconds per wall second)
         page.js("window.animkit.play()")
         page.page.wait_for_function("window.animkit.time() > 0.6", timeout=30_000)
         page.js("window.animkit.pause()")
+        page.js("window.animkit.setTime(0); window.animkit.setSpeed(0.25)")
+        t0, w0 = page.js("[window.animkit.time(), performance.now()]")
+        page.js("window.animkit.play()")
+        page.page.wait_for_timeout(2000)
+        page.js("window.animkit.pause()")
+        t1, w1 = page.js("[window.animkit.time(), performance.now()]")
+        rate = (t1 - t0) / ((w1 - w0) / 1000)
+        assert 0.15 < rate < 0.27, rate  # 0.25, give or take a frame at either end
     finally:
         page.close()
 
