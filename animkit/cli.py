@@ -105,7 +105,8 @@ def _style(args: argparse.Namespace) -> Style:
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4, a folder/ (PNG per frame) or sheet.png")
+    p.add_argument("-o", "--output", required=True, help="out.gif, out.mp4, a folder/ (PNG per frame), sheet.png or "
+                   "out.html (the interactive viewer in one file)")
     p.add_argument("--size", default=None, help="WIDTHxHEIGHT in pixels, per panel for compare "
                    "(default: the scene's camera, 640x480; compare: 360x360)")
     p.add_argument("--fps", type=float, default=None, help="frame rate (default: the clip's)")
@@ -138,10 +139,26 @@ def _check_outputs(args: argparse.Namespace, *others: str | None) -> None:
     folder without --overwrite)."""
     from .render.writers import check_output
 
-    check_output(args.output, overwrite=args.overwrite)
+    check_output(args.output, overwrite=args.overwrite, render=not _is_html(args.output))
     for path in others:
         if path:
             check_output(path, render=False)
+
+
+def _is_html(path: str | None) -> bool:
+    """An output for the interactive viewer (``animkit.html_view``) rather than frames."""
+    return bool(path) and str(path).lower().endswith((".html", ".htm"))
+
+
+def _write_page(page: str, path: str, quiet: bool, follow: bool = False) -> None:
+    from .html_view import write_html
+
+    if follow and not quiet:
+        print("animkit: the HTML viewer does not follow the root: its camera is framed over the whole clip (orbit "
+              "and pan it in the page)", file=sys.stderr)
+    report = write_html(page, path)
+    if not quiet:
+        print(f"wrote {report.path} (interactive viewer, {report.bytes / 1e6:.2f} MB)")
 
 
 def _load_for_render(args: argparse.Namespace) -> Scene:
@@ -176,6 +193,11 @@ def _cmd_render(args: argparse.Namespace) -> int:
         still = Clip.from_poses(scene.figure, [0.0], scene.figure.rest_pose()[None], name="rest")
         if not args.quiet:
             print(f"animkit: {scene.source} has no clips: rendering the rest pose", file=sys.stderr)
+        if _is_html(args.output):
+            from .html_view import scene_html
+
+            _write_page(scene_html(scene, still, size=size, style=_style(args)), args.output, args.quiet)
+            return 0
         report = render_clip(scene, args.output, clip=still, size=size, fps=args.fps, style=_style(args),
                              quiet=args.quiet, overwrite=args.overwrite)
     else:
@@ -185,6 +207,13 @@ def _cmd_render(args: argparse.Namespace) -> int:
                 raise AnimkitError(f"--loops {args.loops}: expected a whole number of cycles ≥ 1")
             clip = _motion_clip(scene, scene.clip(args.clip), fps=args.fps, loops=args.loops, lock=args.lock_feet,
                                 ground=args.ground)
+        if _is_html(args.output):
+            from .html_view import scene_html
+
+            page = scene_html(scene, clip, size=size, fps=None if isinstance(clip, ClipType) else args.fps,
+                              style=_style(args))
+            _write_page(page, args.output, args.quiet, scene.camera.follow)
+            return 0
         report = render_clip(scene, args.output, clip=clip, size=size,
                              fps=None if isinstance(clip, ClipType) else args.fps, style=_style(args), quiet=args.quiet,
                              overwrite=args.overwrite)
@@ -228,8 +257,14 @@ def _cmd_reach(args: argparse.Namespace) -> int:
                         label=args.chain or "root to effector", quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
     panel = Panel(scene.figure, result.poses, panel_label(result), targets=np.asarray([target]), trail=result.trail)
-    report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
-                           size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
+    if _is_html(args.output):
+        from .html_view import panels_html, write_html
+
+        report: Any = write_html(panels_html([panel], fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
+                                             size=size, style=_style(args), title=result.label), args.output)
+    else:
+        report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
+                               size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.save:
         save(args.save, scene, result.clip)
     r = result.result
@@ -257,8 +292,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
-    report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
-                           size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
+    if _is_html(args.output):
+        from .html_view import panels_html
+
+        _write_page(panels_html(panels, fps=comparison.fps, up=scene.up, camera_spec=scene.camera, size=size,
+                                style=_style(args), title=f"animkit compare: {comparison.effector}"),
+                    args.output, args.quiet, scene.camera.follow)
+        report = None
+    else:
+        report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
+                               size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.json:
         with atomic_path(args.json) as tmp:
             tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
@@ -270,7 +313,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         save(args.save, scene, _panel_clips(comparison))
     if not args.quiet:
         extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
-        print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+        if report is not None:
+            print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+        elif extra:
+            print(f"wrote {extra[2:]}")
     return 0
 
 
@@ -320,7 +366,11 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     out = dataclasses.replace(target, clips={clip.name: clip})
     save(args.output, out)
     print(f"wrote {args.output} ({len(poses)} frames on {target.figure.name!r})")
-    if args.render:
+    if args.render and _is_html(args.render):
+        from .html_view import scene_html
+
+        _write_page(scene_html(out, clip, style=_style(args)), args.render, False)
+    elif args.render:
         from .render.clip import render_clip
 
         report = render_clip(out, args.render, clip=clip, style=_style(args), quiet=args.quiet)
@@ -396,11 +446,22 @@ def _plot_errors(comparison: Comparison, path: str) -> None:
 
 def _cmd_view(args: argparse.Namespace) -> int:
     from .render.clip import parse_size
-    from .render.viewer import view
 
+    if args.html:
+        from .render.writers import check_output
+
+        check_output(args.html, render=False)
     scene = load_scene(args.scene, args.scene_index)
     if args.clip is not None:
         scene.clip(args.clip)  # an unknown name fails here, listing the clips
+    if args.html:
+        from .html_view import scene_html
+
+        _write_page(scene_html(scene, args.clip, size=parse_size(args.size), target=not args.no_target), args.html,
+                    False)
+        return 0
+    from .render.viewer import view
+
     targets = None
     if not args.no_target and scene.reach is not None:
         targets = np.asarray([scene.reach.target[:3]])
@@ -510,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--map", default=None, help="a bone map in TOML: [bones] target_bone = \"source_bone\"")
     p.add_argument("--clip", default=None, help="which clip of the source (default: the first)")
     p.add_argument("--no-lock", action="store_true", help="leave the feet as retargeted (no foot locking)")
-    p.add_argument("--render", default=None, help="also render the result: out.gif, out.mp4")
+    p.add_argument("--render", default=None, help="also render the result: out.gif, out.mp4, out.html")
     p.add_argument("--supersample", type=int, default=1, choices=[1, 2, 3, 4], help="anti-aliasing factor")
     p.add_argument("--no-grid", action="store_true", help="no ground grid")
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
@@ -583,6 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="800x600", help="window size WIDTHxHEIGHT")
     p.add_argument("--scale", type=float, default=1.0, help="render at this fraction of the window size")
     p.add_argument("--no-target", action="store_true", help="do not mark the scene's [reach] target")
+    p.add_argument("--html", default=None, metavar="OUT.html", help="write the interactive viewer as one "
+                   "self-contained HTML file instead of opening a window (no display needed)")
     p.set_defaults(run=_cmd_view)
     return parser
 

@@ -1,4 +1,5 @@
-"""Inline display in Jupyter: animations (an HTML5 video with play/pause and a frame slider) and stills (PNG).
+"""Inline display in Jupyter: animations (an HTML5 video with play/pause and a frame slider), stills (PNG) and the
+interactive viewer (:class:`Viewer`: :mod:`animkit.html_view`'s page in an iframe, with the video as its fallback).
 
 ``animkit.show(scene, clip, ...)`` renders like ``animkit render`` (the same size, fps, style and camera options)
 and returns an :class:`Animation` that a notebook shows inline. ``animkit.still(scene, pose)`` returns a
@@ -8,6 +9,14 @@ one frame: a PNG), a baked reach, a comparison (its panels side by side), an :cl
 numbers and error curve) and an IK batch (a summary) have ``_repr_html_`` / ``_repr_png_`` methods that ask
 :mod:`animkit.display` for the drawings this module registers there at import (by type name), so the core
 modules never import the renderer.
+
+``show(..., interactive=True)`` (or :func:`set_interactive` for every scene, clip, reach and comparison shown)
+gives the viewer you can turn around, scrub and slow down. Its HTML output holds both the viewer (an iframe whose
+``srcdoc`` is the self-contained page) and the MP4: a script swaps the video for the viewer, so JupyterLab, the
+classic notebook and VS Code (which run an output's scripts) show the viewer, and a static renderer that runs no
+scripts (nbviewer without JavaScript, exported HTML with scripts stripped) still shows the video. One output, no
+widget state, no kernel needed to replay it; the cost is the MP4 (≈ 0.1–0.3 MB) beside the page (≈ 0.25 MB plus
+the motion).
 """
 
 from __future__ import annotations
@@ -38,10 +47,25 @@ if TYPE_CHECKING:
     from .render.clip import Panel, Style
     from .scene import Scene
 
-__all__ = ["Animation", "Still", "show", "still", "show_comparison", "comparison_panels", "panel_label",
-           "ik_result_html", "ik_batch_html"]
+__all__ = ["Animation", "Still", "Viewer", "show", "still", "show_comparison", "comparison_panels", "panel_label",
+           "ik_result_html", "ik_batch_html", "set_interactive", "interactive_default"]
 
 _ids = itertools.count()
+# the notebook's setting (set_interactive): whether shown values use the interactive viewer, with an MP4 fallback
+_SETTING = {"interactive": False, "fallback": True}
+
+
+def set_interactive(on: bool = True, *, fallback: bool = True) -> None:
+    """Show scenes, clips, reaches and comparisons (their ``_repr_html_``, and ``show`` without ``interactive=``)
+    in the interactive viewer (``on``), with the MP4 inside the same output for front ends that run no scripts
+    (``fallback``; off: the page alone, smaller)."""
+    _SETTING["interactive"] = bool(on)
+    _SETTING["fallback"] = bool(fallback)
+
+
+def interactive_default() -> bool:
+    """Whether values show in the interactive viewer by default (:func:`set_interactive`)."""
+    return _SETTING["interactive"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +139,60 @@ class Still:
         return np.asarray(Image.open(io.BytesIO(self.png)).convert("RGB"))
 
 
+@dataclass(frozen=True)
+class Viewer:
+    """The interactive viewer (:mod:`animkit.html_view`'s self-contained page) for a notebook: shown in an iframe,
+    with ``fallback`` (the MP4) shown instead where the output's scripts do not run."""
+
+    page: str
+    size: tuple[int, int]  # the iframe's width and height in pixels
+    fallback: Animation | None = None
+
+    def __repr__(self) -> str:
+        extra = f" + {self.fallback!r}" if self.fallback is not None else ""
+        return f"Viewer({len(self.page.encode('utf-8')) / 1e6:.2f} MB page, {self.size[0]}x{self.size[1]}{extra})"
+
+    def save(self, path: str | Path) -> Path:
+        """Write the page to ``path`` (atomically): it opens offline in any current browser."""
+        from .html_view import write_html
+
+        return write_html(self.page, path).path
+
+    def _repr_html_(self) -> str:
+        """The viewer in an iframe (srcdoc), hidden, and the fallback video shown; a script swaps them."""
+        k = next(_ids)
+        w, h = self.size
+        frame = (f'<iframe class="animkit-viewer-frame" width="{w}" height="{h}" style="border:0;display:none" '
+                 f'srcdoc="{html.escape(self.page, quote=True)}"></iframe>')
+        if self.fallback is None:
+            return frame.replace("display:none", "display:block")
+        return f"""<div id="animkit-interactive-{k}"><div class="animkit-fallback">{self.fallback._repr_html_()}</div>
+{frame}
+<script>(function() {{
+  var d = document.getElementById("animkit-interactive-{k}");
+  d.querySelector(".animkit-fallback").remove();
+  d.querySelector("iframe").style.display = "block";
+}})();</script></div>"""
+
+
+def _frame_size(n_panels: int, size: tuple[int, int]) -> tuple[int, int]:
+    """The iframe around the page's grid of panels (html_view's columns) and its controls."""
+    import math
+
+    columns = n_panels if n_panels <= 4 else math.ceil(math.sqrt(n_panels))
+    rows = math.ceil(n_panels / columns)
+    return max(columns * (size[0] + 4) + 24, 600), rows * (size[1] + 4) + 100
+
+
+def _viewer(panels: Sequence[Panel], fps: float, up: Literal["y", "z"], spec: Any, size: tuple[int, int],
+            style: Style | None, title: str, fallback: Any) -> Viewer:
+    """A :class:`Viewer` of ``panels``; ``fallback()`` encodes the MP4 when the setting keeps one."""
+    from .html_view import panels_html
+
+    page = panels_html(panels, fps=fps, up=up, camera_spec=spec, size=size, style=style, title=title)
+    return Viewer(page, _frame_size(len(panels), size), fallback() if _SETTING["fallback"] else None)
+
+
 def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
             distance: float | None, follow: bool, fov: float | None) -> Scene:
     """The scene with the camera options of ``animkit render`` applied (render.clip.camera_spec_with)."""
@@ -148,8 +226,10 @@ def _encode(render: Any, fmt: Literal["mp4", "gif"]) -> tuple[bytes, Any]:
 def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, size: tuple[int, int] = (480, 360),
          fps: float | None = None, style: Style | None = None, view: str | None = None,
          azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
-         follow: bool = False, fov: float | None = None, format: Literal["mp4", "gif"] = "mp4") -> Animation:
-    """Render a clip like ``animkit render`` (same options) into an inline :class:`Animation`.
+         follow: bool = False, fov: float | None = None, format: Literal["mp4", "gif"] = "mp4",
+         interactive: bool | None = None) -> Animation | Viewer:
+    """Render a clip like ``animkit render`` (same options) into an inline :class:`Animation`, or with
+    ``interactive=True`` (default: :func:`set_interactive`'s setting) a :class:`Viewer`.
 
     ``scene`` is a Scene, a Figure, a file or an example's name; ``clip`` a clip's name or a Clip (default: the
     scene's first; a scene without clips shows its rest pose). ``format="gif"`` gives an animated image instead
@@ -164,6 +244,13 @@ def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, 
     if clip is None and not sc.clips:
         clip = Clip.from_poses(sc.figure, [0.0], sc.figure.rest_pose()[None], name="rest")
     st = style if style is not None else Style()
+    if interactive if interactive is not None else _SETTING["interactive"]:
+        from .html_view import scene_panel
+
+        panel, eff = scene_panel(sc, clip, fps=fps)
+        name = Path(sc.source).name if sc.source else sc.figure.name
+        return _viewer([panel], eff, sc.up, sc.camera, size, st, name,
+                       lambda: show(sc, clip, size=size, fps=fps, style=st, format=format, interactive=False))
     data, report = _encode(lambda p: render_clip(sc, p, clip=clip, size=size, fps=fps, style=st, quiet=True), format)
     return Animation(data, "video/mp4" if format == "mp4" else "image/gif", report.frames, report.fps, report.size)
 
@@ -220,8 +307,10 @@ def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[M
 
 
 def show_comparison(comparison: Comparison, figure: Figure | None = None, *, size: tuple[int, int] = (300, 300),
-                    style: Style | None = None, camera: Any = None) -> Animation:
-    """The comparison's panels side by side, as ``animkit compare`` draws them, inline."""
+                    style: Style | None = None, camera: Any = None, interactive: bool | None = None
+                    ) -> Animation | Viewer:
+    """The comparison's panels side by side, as ``animkit compare`` draws them, inline (``interactive``: in the
+    viewer, one timeline, linked cameras; default: :func:`set_interactive`'s setting)."""
     from .render.clip import Style, render_panels
     from .scene import CameraSpec
 
@@ -230,6 +319,9 @@ def show_comparison(comparison: Comparison, figure: Figure | None = None, *, siz
     up = _up_of(fig)
     spec = camera if camera is not None else CameraSpec()
     st = style if style is not None else Style()
+    if interactive if interactive is not None else _SETTING["interactive"]:
+        return _viewer(panels, comparison.fps, up, spec, size, st, f"comparison: {comparison.effector}",
+                       lambda: show_comparison(comparison, fig, size=size, style=st, camera=spec, interactive=False))
     data, report = _encode(lambda p: render_panels(panels, p, fps=comparison.fps, up=up, camera_spec=spec,
                                                    size=size, style=st, quiet=True), "mp4")
     return Animation(data, "video/mp4", report.frames, report.fps, report.size)
@@ -284,15 +376,25 @@ def _clip_png(clip: Clip) -> bytes | None:
 
 
 def _reach_html(reach: ReachResult) -> str:
-    from .render.clip import Panel, render_panels
+    from .render.clip import Panel
     from .scene import CameraSpec
 
     fig = _figure_of(reach.clip)
     target = reach.target[:3, 3] if np.shape(reach.target) == (4, 4) else reach.target
     panel = Panel(fig, reach.poses, panel_label(reach), targets=np.asarray([target]), trail=reach.trail)
-    data, report = _encode(lambda p: render_panels([panel], p, fps=reach.clip.fps, up=_up_of(fig),
+    if _SETTING["interactive"]:
+        return _viewer([panel], reach.clip.fps, _up_of(fig), CameraSpec(), (400, 360), None, reach.label,
+                       lambda: _reach_animation(panel, reach.clip.fps, fig))._repr_html_()
+    return _reach_animation(panel, reach.clip.fps, fig)._repr_html_()
+
+
+def _reach_animation(panel: Panel, fps: float, fig: Figure) -> Animation:
+    from .render.clip import render_panels
+    from .scene import CameraSpec
+
+    data, report = _encode(lambda p: render_panels([panel], p, fps=fps, up=_up_of(fig),
                                                    camera_spec=CameraSpec(), size=(400, 360), quiet=True), "mp4")
-    return Animation(data, "video/mp4", report.frames, report.fps, report.size)._repr_html_()
+    return Animation(data, "video/mp4", report.frames, report.fps, report.size)
 
 
 def _comparison_html(comparison: Comparison) -> str:

@@ -18,11 +18,14 @@ INLINE = {
     1: ['animkit.show(scene, wave, size=(320, 280))  # play/pause, and a slider to step through the frames'],
     2: ["r  # an IK result shows its numbers and its error curve", "reach  # a baked reach plays inline"],
     3: ["comparison  # the panels side by side, as animkit compare draws them",
+        "animkit.notebook.show_comparison(comparison, interactive=True)  # the same, to turn around: drag, scrub, "
+        "slow down",
         'animkit.still(scene, comparison.panels[-1].poses[-1], targets=[comparison.target], view="front")'],
 }
 LEAD = ("This notebook is `docs/tutorial.md` run in a kernel (made by `docs/make_notebook.py`). Values show "
         "themselves inline: a scene or clip plays as a video with play/pause and a frame slider, a single pose is "
-        "a picture, an IK result a table and its error curve.")
+        "a picture, an IK result a table and its error curve; `interactive=True` gives a 3D viewer to turn around and "
+        "scrub.")
 
 
 def notebook_cells(markdown: str) -> list[tuple[str, str]]:

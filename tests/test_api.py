@@ -29,6 +29,7 @@ ALLOWED = {
     "motion": {"ik", "keyframes", "retarget"},
     "cli": {"*"},
     "notebook": {"*"},
+    "html_view": {"*"},
     "batch": {"*"},
     "batch_worker": {"*"},
     "examples": {"io"},

@@ -219,6 +219,11 @@ def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     html_of = {k: "".join(o.get("data", {}).get("text/html", "") for o in v) for k, v in rich.items()}
     assert "<video" in html_of["animkit.show"] and 'type="range"' in html_of["animkit.show"]
     assert "<video" in html_of["reach"] and "<video" in html_of["comparison"]
+    viewer = html_of["animkit.notebook.show_comparison"]  # the interactive viewer, the MP4 inside as its fallback
+    assert "<iframe" in viewer and "animkit-meta" in viewer and "<video" in viewer
+    size = len(nbformat.writes(nb).encode("utf-8"))
+    print(f"executed notebook: {size / 1e6:.2f} MB")
+    assert size < 5_000_000
     assert "position error" in html_of["r"]
     png = [o["data"]["image/png"] for o in rich["animkit.still"] if "image/png" in o.get("data", {})]
     assert Image.open(io.BytesIO(base64.b64decode(png[0]))).size == (480, 360)

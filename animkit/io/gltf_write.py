@@ -64,6 +64,7 @@ from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternio
 from .gltf_bytes import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
 
 if TYPE_CHECKING:
+    from ..drawn import FigureMesh
     from ..figure import Figure
     from ..graph import Arc
     from ..keyframes import Clip
@@ -415,9 +416,11 @@ def _linear_from_srgb(c: Array) -> Array:
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
 
 
-def _flat_mesh(figure: Figure, bind: Array, builder: BinaryBuilder) -> dict[str, Any] | None:
-    """The figure's drawn triangles, flat-shaded, in bind (rest world) space, one joint per vertex."""
-    fm = figure_mesh(figure)
+def _flat_mesh(figure: Figure, bind: Array, builder: BinaryBuilder, fm: FigureMesh | None = None
+               ) -> dict[str, Any] | None:
+    """The figure's drawn triangles (``fm``, default :func:`figure_mesh`), flat-shaded, in bind (rest world) space,
+    one joint per vertex."""
+    fm = fm if fm is not None else figure_mesh(figure)
     if fm.triangle_count == 0:
         return None
     tri = fm.faces
@@ -567,8 +570,11 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
     return anim
 
 
-def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> tuple[dict[str, Any], bytes]:
-    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips``."""
+def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", *, drawn: FigureMesh | None = None
+                  ) -> tuple[dict[str, Any], bytes]:
+    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips``; ``drawn``: the
+    triangles drawn for a figure without meshes (default :func:`figure_mesh`; the HTML viewer passes the
+    renderer's look, so the page shows what the GIFs show)."""
     figure = scene.figure
     builder = BinaryBuilder()
     arcs = figure.arcs()
@@ -595,7 +601,7 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     images: list[bytes] = []
     if scene.meshes:
         _character_meshes(scene, builder, doc, nodes, roots, images)
-    mesh = None if scene.meshes else _flat_mesh(figure, bind, builder)
+    mesh = None if scene.meshes else _flat_mesh(figure, bind, builder, drawn)
     if mesh is not None:
         ibm = np.linalg.inv(bind).astype(np.float32)
         ibm[:, 3] = (0.0, 0.0, 0.0, 1.0)
