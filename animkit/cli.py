@@ -64,9 +64,12 @@ def _cmd_info(args: argparse.Namespace) -> int:
         except MotionError:
             planted = None  # no legs: the measures that need none
         asis = measure_motion(fig, poses, clip.fps, up=scene.up, meshes=scene.meshes, ground=g, contacts=planted)
-        result = None
+        result, why = None, ""
         if planted is not None:
-            result = lock_feet(fig, poses, clip.fps, up=scene.up, ground=g, meshes=scene.meshes)
+            try:
+                result = lock_feet(fig, poses, clip.fps, up=scene.up, ground=g, meshes=scene.meshes)
+            except MotionError as exc:
+                why = f"feet not locked: {exc}"
         locked = None if result is None else measure_motion(fig, result.poses, clip.fps, up=scene.up,
                                                              meshes=scene.meshes, ground=g, contacts=planted)
         print(f"{clip.name}: {len(poses)} frames, {asis.contact_frames} with a foot planted (from height), "
@@ -75,9 +78,8 @@ def _cmd_info(args: argparse.Namespace) -> int:
         for label, key in _MOTION_ROWS:
             a, b = getattr(asis, key), None if locked is None else getattr(locked, key)
             print(f"  {label:<40s}{_num(a):>10s}{_num(b):>14s}")
-        if result is not None:
-            for note in result.unlocked:
-                print(f"  {note}")
+        for note in (result.unlocked if result is not None else [why] if why else []):
+            print(f"  {note}")
         if args.json:
             import json
 
@@ -85,7 +87,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
             data = {"clip": clip.name, "frames": len(poses), "fps": clip.fps, "ground": g, "as_is": asis.to_dict(),
                     "locked": None if locked is None else locked.to_dict(),
-                    "unlocked": [] if result is None else list(result.unlocked)}
+                    "unlocked": list(result.unlocked) if result is not None else [why] if why else []}
             with atomic_path(args.json) as tmp:
                 tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0

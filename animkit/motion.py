@@ -275,8 +275,9 @@ def _foot_lows(figure: Figure, W: Array, legs: tuple[Leg, ...], surface: BodySur
 
 @dataclass(frozen=True, eq=False)
 class LockResult:
-    """Poses with the feet locked, the contacts used, the measures before and after, and the contacts left
-    unlocked because locking them made something worse (one line each: leg, frames, why)."""
+    """Poses with the feet locked, the contacts used, the measures before and after, the contacts left
+    unlocked because locking them made something worse (one line each: leg, frames, why), and ``held`` (F, K):
+    the frames each of ``contacts.points`` was locked in the end (None when nothing was)."""
 
     poses: Array
     contacts: Contacts
@@ -284,6 +285,7 @@ class LockResult:
     after: MotionMeasures
     legs: tuple[Leg, ...] = field(default=())
     unlocked: tuple[str, ...] = field(default=())
+    held: Bool | None = None
 
 
 def _frames_batch(a: Array, b: Array) -> Array:
@@ -471,8 +473,17 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     else:
         P = P0
         notes.append("feet left as given: every lock made some stretch worse")
+        masks = {}
     after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface)
-    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)))
+    held = None
+    if masks:
+        held = np.zeros_like(c.mask)
+        for leg in legs:
+            mh, mt = masks[leg.side]
+            held[:, c.points.index(leg.ankle)] = mh
+            if leg.toe in c.points:
+                held[:, c.points.index(leg.toe)] = mt
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
 
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
