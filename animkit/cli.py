@@ -286,8 +286,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
                            size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.json:
+        data = comparison.metrics()
+        for panel, row in zip(comparison.panels, data["panels"], strict=True):
+            row["motion"] = _reach_motion(scene, panel.poses, comparison.fps)
         with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.plot:
         _plot_errors(comparison, args.plot)
     if args.save:
@@ -298,6 +301,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
     return 0
+
+
+#: The motion measures of a reach that make sense for it (a reach does not travel, and has no source).
+REACH_MOTION = ("angular_speed_peak_deg_per_s", "angular_speed_peak_joint", "angular_speed_by_joint_deg_per_s",
+                "limit_violations", "limit_excess_by_dof", "penetration_mm", "skate_mm_per_s", "knee_pop_deg")
+
+
+def _reach_motion(scene: Scene, poses: np.ndarray, fps: float) -> dict[str, Any] | None:
+    """A reach's joint speeds, limit violations, surface under the ground and (with legs) its feet's skate and knee
+    pops (:func:`animkit.motion_measures.measure_motion`); None for a clip under 3 frames."""
+    from .motion_measures import measure_motion
+
+    if len(poses) < 3:
+        return None
+    m = measure_motion(scene.figure, poses, fps, up=scene.up, meshes=scene.meshes).to_dict()
+    return {k: m[k] for k in REACH_MOTION}
 
 
 def _panel_clips(comparison: Comparison) -> list[Clip]:
