@@ -296,14 +296,18 @@ def _frames_batch(a: Array, b: Array) -> Array:
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
-def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) -> tuple[Array, Array, Array]:
-    """Ankle goals (F, 3), their weights (F,) and the foot's correction turns (F, 3, 3).
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
+          ) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
+    whose lock it eases from (itself during a contact, the contact's last frame after it, −1 elsewhere).
 
     Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
     toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
     − ankle)). The weight w = smoothstep(min(f − s + 1, e + blend − f) / (blend + 1)) for a contact [s, e) eases
     in over its first ``blend`` frames and out over ``blend`` frames after it (a contact shorter than that rises
-    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops. After a contact
+    the lock's offset from the clip is carried (lock = clip + lock(e − 1) − clip(e − 1)), so a foot leaving the
+    ground follows the clip as the offset fades instead of being held back.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
@@ -328,6 +332,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
     locked = mask_heel | mask_toe
     w = np.zeros(F)
     goal = lock.copy()
+    src = np.where(locked, np.arange(F), -1)
     for s, e in _intervals(locked):
         fr = np.arange(s, min(F, e + blend))
         x = np.clip(np.minimum(fr - s + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
@@ -336,10 +341,11 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
             g = e - 1 + d
             if g >= F or locked[g]:
                 break
-            goal[g] = lock[e - 1]
+            goal[g] = clip[g] + lock[e - 1] - clip[e - 1]
             rv[g] = rv[e - 1]
+            src[g] = e - 1
     Q = matrix_from_rotation_vector(rv * w[:, None])
-    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q
+    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
 
 
 def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
@@ -375,7 +381,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
-    dd = _soft_clip(d, min(near, reach), reach, 0.03 * (l1 + l2))
+    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -398,6 +404,10 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+#: The width of the soft stops at the leg's shortest and longest hip–ankle distance, a fraction of its length.
+SOFT = 0.03
 
 
 def _soft_clip(x: Array, lo: float, hi: float, soft: float) -> Array:
@@ -553,6 +563,11 @@ def _smooth_max(x: Array, r: int) -> Array:
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
 
 
+#: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
+#: little by the leg's joint limits then still stays out of the ground.
+SOLE_CLEARANCE = 0.005
+
+
 def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
                lift: Bool, blend: float, legs: tuple[Leg, ...], soles: list[Array]
                ) -> tuple[Array, list[tuple[Array, Array]]]:
@@ -568,16 +583,18 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     names = figure.node_names
     k = up_index(up)
     nb = max(2, int(round(blend * fps)))
+    clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
     feet = []
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
         A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
         mh, mt = masks[leg.side]
-        goal, w, Q = _goal(A, mh, mt, toe, nb)
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1) if rel.shape[1] else np.zeros(F)
-        goal[:, k] = (1.0 - w) * goal[:, k] + w * (ground - below)  # on the ground while planted
+        off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+        goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
         deficit = np.where(lift, np.maximum(ground - (goal[:, k] + below), 0.0), 0.0)
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
