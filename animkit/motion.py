@@ -11,16 +11,23 @@ figure's hip height at rest (its leg length), so the thresholds follow the figur
 
 **Foot locking.** During a heel contact the ankle stays where it landed; during a toe contact without the heel
 the toe stays where it landed and the foot turns about it (ankle goal = toe lock − (toe − ankle) at f). The goal
-is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact,
-raised wherever the foot's lowest point (heel, toe, toe tip, with the clip's foot orientation) would go under
-the ground, and reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
-knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips),
-the foot keeps its world orientation from the clip.
+is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact (after it, the
+lock's offset from the clip fades), its height puts the foot's lowest *surface* point (the skinned mesh, else the
+drawn geometry: :mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out
+of the ground elsewhere, and it is reached by the two-bone leg IK batched over frames
+(:func:`animkit.ik.two_bone_angles`): the knee stays in the plane of the clip's own knee (its bend axis, fixed in
+the thigh's frame, so it never flips) and within the clip's own range of bend (soft stops), the foot keeps its
+world orientation from the clip. Locking never makes a clip worse: a stretch of frames whose foot surface goes
+further under the ground, or whose knee changes between frames by more than the clip's largest change, has its
+contacts left unlocked (:attr:`LockResult.unlocked` says which and why).
 
-**Measures.** Skate: horizontal travel of a foot point per frame it is in contact (mean, mm); penetration: how
-far the lowest foot point goes under the ground (mm); knee pop: the largest frame-to-frame change of the knee
-angle (degrees). Lengths in mm take ``metres_per_unit`` (default: 1 when the hip height lies in 0.3–3 units,
-else 0.95 m / hip height — an adult's hips — as for CMU BVH, whose unit is 1/0.45 inch).
+**Measures** (``measure``, the lock's own bookkeeping). Skate: horizontal travel of a foot point per frame it is
+in contact (mean, mm); penetration: how far the feet's lowest surface point goes under the ground (mm); knee pop:
+the largest frame-to-frame change of the knee angle (degrees). Lengths in mm take ``metres_per_unit`` (default: 1
+when the hip height lies in 0.3–3 units, else 0.95 m / hip height — an adult's hips — as for CMU BVH, whose unit
+is 1/0.45 inch). The measures that judge a clip as the eye does (skate over the frames a foot should be planted,
+in mm/s; surface heights; travel, facing, joint speeds, limits, bone directions) are
+:func:`animkit.motion_measures.measure_motion`.
 
 **Root motion.** The root's ground trajectory (hips projected on the ground) and heading (the yaw of the hips'
 rest forward direction) as a rigid ground transform M(f) = [R_up(ψ(f)), p(f)]. ``in_place`` applies
