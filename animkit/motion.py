@@ -447,8 +447,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     from the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is
     made again (at most 8 times). Then **nothing gets worse**: every stretch of frames where a leg changed is
     compared with the clip as given, and where the foot's surface goes further under the ground than it did there,
-    or a knee changes between two frames by more than the clip's largest knee change, the contacts there are left
-    unlocked (``LockResult.unlocked`` says which and
+    a knee changes between two frames by more than the clip's largest knee change, or a planted foot slides further,
+    the contacts there are left unlocked (``LockResult.unlocked`` says which and
     why) and the work is done again; as a last resort the clip is returned as given.
     """
     legs = legs_of(figure) if legs is None else legs
@@ -476,7 +476,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     P = P0
     for _ in range(12):
         P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles)
-        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u)
+        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
         if not worse:
             break
         for s0, e0, why in worse:
@@ -484,7 +484,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
             for side, (mh, mt) in masks.items():
                 for m in (mh, mt):
                     for s1, e1 in _intervals(m):
-                        if s1 < e0 + nb and e1 + nb > s0:
+                        if s1 < e0 and e1 > s0:
                             m[s1:e1] = False
                             notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
     else:
@@ -504,10 +504,13 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
 
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
-                     ground: float, surface: BodySurface, k: int, unit: float) -> list[tuple[int, int, str]]:
+                     ground: float, surface: BodySurface, k: int, unit: float,
+                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts) -> list[tuple[int, int, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
-    given (its knee pop); with a description of what got worse."""
+    given (its knee pop), or its planted points (``contacts``) slid further; with a description of what got worse.
+    A leg's stretches are its contacts, each with
+    ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
     names = figure.node_names
     W = figure.world_batch(P)
     knee = knee_angles(figure, P, legs)
@@ -516,11 +519,24 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     out: list[tuple[int, int, str]] = []
+    horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
+        slide0 = np.zeros(len(P) - 1)
+        slide1 = np.zeros(len(P) - 1)
+        for p in {leg.ankle, leg.toe} & set(contacts.points):
+            m = contacts.mask[:, contacts.points.index(p)]
+            both = m[1:] & m[:-1]
+            i = names.index(p)
+            slide0 += both * np.linalg.norm(np.diff(pos0[:, i][:, horiz], axis=0), axis=1)
+            slide1 += both * np.linalg.norm(np.diff(W[:, i, :3, 3][:, horiz], axis=0), axis=1)
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
-        for s, e in _intervals(moved):
+        win = np.zeros(len(P), dtype=bool)
+        for s, e in _intervals(masks[leg.side][0] | masks[leg.side][1]):
+            win[max(0, s - nb):e + nb] = True
+        runs = [(s, e) for s, e in _intervals(win) if moved[s:e].any()] + _intervals(moved & ~win)
+        for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
             pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j])))
             pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j])))
@@ -532,6 +548,9 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given at most "
                             f"{np.degrees(pop0):.1f}°)"))
+            elif slide1[a:b - 1].sum() > slide0[a:b - 1].sum() + tiny:
+                out.append((a, b, f"the planted foot would slide {1e3 * unit * slide1[a:b - 1].sum():.1f} mm (as "
+                            f"given {1e3 * unit * slide0[a:b - 1].sum():.1f} mm)"))
     return out
 
 
@@ -602,7 +621,8 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1) if rel.shape[1] else np.zeros(F)
         off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
-        deficit = np.where(lift, np.maximum(ground - (goal[:, k] + below), 0.0), 0.0)
+        sole = goal[:, k] + below
+        deficit = np.where(lift & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground, clear
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit
