@@ -441,15 +441,17 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
 
     ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
     During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
-    geometry: :mod:`animkit.surface`) is put on the ground; ``blend``: seconds over which a lock eases in and out
-    (at least 2 frames). The knee bends no further and straightens no further than the clip's own knee does.
-    A lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length
-    from the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is
-    made again (at most 8 times). Then **nothing gets worse**: every stretch of frames where a leg changed is
-    compared with the clip as given, and where the foot's surface goes further under the ground than it did there,
-    a knee changes between two frames by more than the clip's largest knee change, or a planted foot slides further,
-    the contacts there are left unlocked (``LockResult.unlocked`` says which and
-    why) and the work is done again; as a last resort the clip is returned as given.
+    geometry: :mod:`animkit.surface`) is put on the ground (:data:`SOLE_CLEARANCE` above it), and a foot under the
+    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2
+    frames). The knee bends no further and straightens no further than the clip's own knee does (soft stops). A
+    lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length from
+    the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is made
+    again (at most 8 times). Then **nothing gets worse**: each contact (its frames with their ease in and out) and
+    each other stretch of frames where a leg changed is compared with the clip as given; where the foot's surface
+    goes further under the ground than it did there, a knee changes between two frames by more than the clip's
+    largest knee change, or a planted foot slides further, the contacts there are left unlocked
+    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then the clip is
+    returned as given).
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
