@@ -50,6 +50,24 @@ def test_normalised_step_moves_alpha_per_iteration():
     np.testing.assert_allclose(r.errors, 1.0 - 0.1 * np.arange(6), atol=1e-12)  # seed 000: α·d/|d|
 
 
+def test_normalised_step_is_taken_in_task_space():
+    """Seed 000 on a bent arm (J not a multiple of an isometry): one normalised step moves the effector α toward the
+    goal to first order: |Δe − α ê|/α → 0 as α → 0 (it was α·Δθ/|Δθ| in joint space: 0.64 α on the humanoid arm)."""
+    fig, q0, _ = _humanoid()
+    q0 = q0.copy()
+    q0[fig.dof_index("elbow_r.rx")] = -0.8
+    e0 = fig.world(q0)["hand_r"][:3, 3]
+    target = e0 + np.array([0.2, 0.3, -0.25])
+    d = (target - e0) / np.linalg.norm(target - e0)
+    gaps = []
+    for alpha in (1e-2, 1e-3, 1e-4):
+        r = solve(fig, q0, "hand_r", target, chain="arm",
+                  solver=Pseudoinverse(alpha=alpha, normalised=True, max_iter=1, **BARE))
+        moved = fig.world(r.pose)["hand_r"][:3, 3] - e0
+        gaps.append(np.linalg.norm(moved - alpha * d) / alpha)
+    assert gaps[0] < 0.05 and gaps[2] < 1e-3 and gaps[2] < gaps[1] < gaps[0]  # first order: the gap shrinks with α
+
+
 def test_no_hidden_step_cap():
     fig = Figure("base")
     fig.add("arm", "base", joint=hinge("j", "z"))
@@ -96,8 +114,8 @@ def test_nullspace_sign_follows_alpha():
         r = problem.using(NullSpace(alpha=a, comfort=comfort, max_iter=300)).solve(target)
         assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) < 1e-4
         dist[a] = float(np.linalg.norm(r.pose[dofs] - comfort[dofs]))
-    # z = α ∂(θ − θc)²/∂θ: α < 0 descends the distance to θc, α > 0 climbs it
-    assert dist[-0.1] < dist[0.0] < dist[0.1]
+    # the seeds' sign, z = 2α(θc − θ): α > 0 descends the distance to θc, α < 0 climbs it
+    assert dist[0.1] < dist[0.0] < dist[-0.1]
 
 
 def test_unreachable_from_optimality_not_distance():
