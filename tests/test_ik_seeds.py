@@ -162,3 +162,28 @@ def test_problem_batch_and_bake_agree_with_single_solves():
         assert np.max(np.abs(bake.poses[k] - bake.poses[k - 1])) < 0.5
     with pytest.raises(IKError):
         problem.solve(np.eye(4))  # a position problem gets a pose
+
+
+def test_stiffness_weighs_joints_without_stopping_a_reachable_reach():
+    sc = animkit.load(SCENES / "humanoid.toml")
+    fig = sc.figure
+    for target in (np.asarray(sc.reach.target), np.array([-0.25, 1.3, 0.8]), np.array([-0.2, 0.7, 0.5])):
+        for chain in ("torso", "hips-up"):
+            plain = solve(fig, fig.rest_pose(), "hand_r", target, chain=chain)
+            stiff = solve(fig, fig.rest_pose(), "hand_r", target, chain=chain,
+                          solver=LM(stiffness={"spine": 0.9, "chest": 0.9}))
+            assert plain.converged and stiff.converged, (target, chain, stiff.position_error)
+
+
+def test_a_fold_is_not_out_of_reach():
+    """The three-axis arm straight up with the target straight below (inside its reach): J has rank 2 and JᵀV = 0,
+    a stationary point that is a maximum of the error along the bend, not an optimum. Every solver leaves it along
+    the Hessian's negative curvature, and none calls the target unreachable."""
+    fig = animkit.load(SCENES / "three_axis_arm.toml").figure
+    target = np.array([0.0, 0.0, -2.0])
+    for solver in ("pinv", "pinv-lu", "lm", "dls", "transpose", "nullspace", "ccd"):
+        r = solve(fig, fig.rest_pose(), "tip", target, chain="arm", solver=solver)
+        assert r.reason != "unreachable" and r.reachable is not False, solver
+        assert r.position_error < 4.3 - 0.5, solver  # it left the fold (4.3 from the target)
+        if solver != "pinv-lu":
+            assert r.converged, solver

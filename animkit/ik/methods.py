@@ -184,9 +184,11 @@ class LM(Solver):
     frames of a bake). ``stall`` = (k, r): a run on a serial chain
     stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
     to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
-    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); each step then solves
-    (J_φᵀJ_φ + λI + μD + K)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)): a stiff DOF takes a smaller share of the
-    motion, while the fixed points (JᵀV = 0) stay those of the task, so reachable targets are still met."""
+    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); it is the metric of the
+    damping: each step solves (J_φᵀJ_φ + λ(I + K) + μD)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)), which for a
+    redundant chain is the K-weighted damped least-squares step W⁻¹J_φᵀ(J_φW⁻¹J_φᵀ + λI)⁻¹V (W = I + K): a stiff
+    DOF takes a smaller share of every step, as λ → 0 too, while the step stays Gauss–Newton's on the task, so a
+    reachable target is reached as fast as without stiffness."""
 
     name: ClassVar[str] = "lm"
     damping: float = 1.0
