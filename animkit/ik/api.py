@@ -6,14 +6,14 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import jit
-from ..errors import AnimkitError, IKError
+from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
 from ..transforms import matrix_from_rotation_vector
@@ -37,6 +37,8 @@ from .methods import LM, Setup, Solver, solver_from_name
 from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options
+from .stack import TaskStack, stack_tasks
+from .tasks import Gaze, Plant, Reach, Task, body_from_figure, configuration
 
 __all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
            "retry_orientation_continuation"]
@@ -65,6 +67,17 @@ def _positive(name: str, value: float) -> float:
     if not math.isfinite(v) or v <= 0:
         raise IKError(f"{name} must be a finite number > 0, got {value!r}")
     return v
+
+
+def _as_tasks(value: object) -> tuple[Task, ...] | None:
+    """``value`` as a tuple of tasks when it is a task or a non-empty sequence of them, else None (a chain)."""
+    if isinstance(value, Task):
+        return (value,)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(t, Task) for t in value):
+        return tuple(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(t, Task) for t in value):
+        raise IKError(f"tasks: expected Task objects only, got {[type(t).__name__ for t in value]}")
+    return None
 
 
 def _solver_object(solver: Solver | str | None) -> Solver:
@@ -133,13 +146,40 @@ class IKProblem:
     (:mod:`animkit.ik.methods`) or a name (its default options); None is :class:`~animkit.ik.LM`.
     """
 
-    def __init__(self, figure: Figure, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
+    def __init__(self, figure: Figure, effector: str | Sequence[str] | None,
+                 chain: str | Iterable[str] | Task | Sequence[Task] | None = None,
                  *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
                  weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
                  orientation_tol: float = 1e-4) -> None:
         fig = _check_figure(figure)
         self.figure = fig
         self.solver = _solver_object(solver)
+        self.tasks: tuple[Task, ...] = ()
+        self._stack: TaskStack | None = None
+        given = _as_tasks(chain)
+        chain_spec: str | Iterable[str] | None = chain  # type: ignore[assignment]
+        if given is not None:  # IKProblem(figure, chain, tasks): the reaches become the effectors
+            self.tasks = given
+            chain_spec = effector
+            reaches = [t for t in given if isinstance(t, Reach)]
+            anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
+                [t.head for t in given if isinstance(t, Gaze)]
+            if not anchors:
+                raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
+            kinds = {t.orientation for t in reaches}
+            if len(kinds) > 1:
+                raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
+            orientation = bool(kinds and kinds.pop())
+            if reaches and len(reaches) == len(given):
+                effector = [t.effector for t in reaches]
+                weights = [t.weight for t in reaches]
+                ows = {t.orientation_weight for t in reaches}
+                if len(ows) > 1:
+                    raise IKError("the Reach tasks of one problem share one orientation_weight")
+                orientation_weight = ows.pop()
+            else:
+                effector = list(dict.fromkeys(anchors))
+        assert effector is not None
         names = check_effectors(fig, effector)
         self.effectors = names
         self.orientation = bool(orientation)
@@ -150,9 +190,9 @@ class IKProblem:
         if p.ndim != 1:
             raise IKError(f"pose: expected one pose ({fig.dof_count},), got shape {p.shape}")
         self.pose = p.copy()
-        self.chain = chain
-        movable = movable_dofs(fig, chain, names)
-        label = "the movable set" if chain is None else f"movable set {chain!r}"
+        self.chain = chain_spec
+        movable = movable_dofs(fig, chain_spec, names)
+        label = "the movable set" if chain_spec is None else f"movable set {chain_spec!r}"
         self._label = label
         self.model = compile_chain(fig, self.pose, movable, names, label)
         frozen = np.ones(fig.dof_count, dtype=bool)
@@ -170,6 +210,11 @@ class IKProblem:
                                                                                   else [])) for w in wv])
         self.tol = _positive("tol", tol)
         self.orientation_tol = _positive("orientation_tol", orientation_tol)
+        if self.tasks and not all(isinstance(t, Reach) for t in self.tasks):
+            body = body_from_figure(fig)
+            start = configuration(fig, self.pose, body)
+            self._stack = TaskStack(fig, body, self.model, self.pose, stack_tasks(self.tasks, start), self.tol,
+                                    self.orientation_tol)
         self._set_solver(self.solver)
 
     def _set_solver(self, sv: Solver) -> None:
@@ -272,14 +317,28 @@ class IKProblem:
 
     # --- solving -----------------------------------------------------------------------------------------
 
-    def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, restarts: int = 0,
-              time_budget: float | None = None, seed: int = 0) -> IKResult:
+    def solve(self, target: ArrayLike | None = None, start: ArrayLike | None = None, *, restarts: int = 0,
+              time_budget: float | None = None, seed: int = 0, targets: Mapping[str, ArrayLike] | None = None,
+              weights: Mapping[str, float] | None = None) -> IKResult:
         """One target (a 3-vector or a 4×4 per effector) from ``start`` (a full pose; None: the problem's pose).
+
+        A problem made of tasks takes its targets from its tasks: ``target`` (None: the tasks' own) replaces the
+        first Reach's, ``targets`` and ``weights`` (task name → value, e.g. ``{"reach hand_r": t, "gaze": p}``)
+        replace any task's for this solve.
 
         ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
         included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
+        if targets is not None or weights is not None or target is None:
+            if not self.tasks:
+                raise IKError("solve: give a target (this problem was built from effectors, not tasks)")
+            if weights is not None or self._stack is not None:
+                return self.retasked(target, targets, weights)._solve_tasks(start, t0, restarts, time_budget,
+                                                                             seed)
+            target = self._reach_targets(target, targets)
+        if self._stack is not None:
+            return self.retasked(target, None, None)._solve_tasks(start, t0, restarts, time_budget, seed)
         if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
                 type(target) is np.ndarray:
             done = self._solve_packed(target, t0)
@@ -314,6 +373,67 @@ class IKProblem:
         return IKResult(full, why == "converged", reach[0], int(out.iterations[0]), float(out.position_error[0]),
                         float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
                         time.perf_counter() - t0)
+
+    def task(self, name: str) -> Task:
+        """The problem's task called ``name`` (:attr:`Task.name`)."""
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise IKError(unknown_name("task", name, [t.name for t in self.tasks]))
+
+    def retasked(self, target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None,
+                 weights: Mapping[str, float] | None) -> IKProblem:
+        """The same problem (sharing its compiled chain) with tasks re-aimed and re-weighted: ``target`` for the
+        first Reach, ``targets`` and ``weights`` by task name."""
+        names = [t.name for t in self.tasks]
+        for key in list(targets or {}) + list(weights or {}):
+            if key not in names:
+                raise IKError(unknown_name("task", key, names))
+        tasks = list(self.tasks)
+        first = next((i for i, t in enumerate(tasks) if isinstance(t, Reach)), None)
+        if target is not None:
+            if first is None:
+                raise IKError("target: this problem has no Reach task; give targets={name: value}")
+            tasks[first] = tasks[first].with_target(target)
+        tasks = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in tasks]
+        tasks = [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in tasks]
+        other = copy.copy(self)
+        other.tasks = tuple(tasks)
+        reaches = [t for t in tasks if isinstance(t, Reach)]
+        if self._stack is not None:
+            other._stack = replace(self._stack, tasks=stack_tasks(tasks, configuration(self.figure, self.pose,
+                                                                                        self._stack.body)))
+        elif weights is not None:
+            ow = self._row_w.reshape(len(reaches), -1)
+            other._row_w = np.concatenate([math.sqrt(t.weight) * row / max(row[0], 1e-300)
+                                           for t, row in zip(reaches, ow, strict=True)])
+            other._set_solver(other.solver)
+        return other
+
+    def _reach_targets(self, target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None) -> Array:
+        """The Reach tasks' targets, as one target (one effector) or a stack (several)."""
+        t = self.retasked(target, targets, None).tasks
+        got = [r.target for r in t if isinstance(r, Reach)]
+        if any(g is None for g in got):
+            raise IKError(f"solve: no target for {[r.name for r in t if isinstance(r, Reach) and r.target is None]}")
+        arrs = [np.asarray(g, dtype=float) for g in got]
+        return arrs[0] if len(arrs) == 1 else np.stack(arrs)
+
+    def _solve_tasks(self, start: ArrayLike | None, t0: float, restarts: int, time_budget: float | None, seed: int
+                     ) -> IKResult:
+        """Solve with the tasks as they are: a problem of reaches by the chain's loops, any other by the solver's
+        :meth:`~animkit.ik.methods.Solver.solve_stack`."""
+        if self._stack is None:
+            return self.solve(self._reach_targets(None, None), start, restarts=restarts, time_budget=time_budget,
+                              seed=seed)
+        if restarts or time_budget is not None:
+            raise IKError("restarts: a problem with tasks beyond reaches runs one local solve")
+        q0 = self._starts(start, None)[0]
+        out = self.solver.solve_stack(self._stack, q0)
+        why: Reason = out.reason[0]  # type: ignore[assignment]
+        return IKResult(self._full(out.q)[0], why == "converged", True if why == "converged" else None,
+                        int(out.iterations[0]), float(out.position_error[0]), float(out.orientation_error[0]),
+                        out.errors[:, 0].copy(), why, self._method, 0, time.perf_counter() - t0)
 
     def _packed(self) -> _Packed:
         """The packed compiled path's constants for the current chain and options (built at the first solve)."""

@@ -49,6 +49,7 @@ from .solvers import (
     step_pinv_lu,
     step_transpose,
 )
+from .stack import TaskStack, lm_stack
 
 __all__ = ["Setup", "Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
            "solver_from_name"]
@@ -125,6 +126,11 @@ class Solver:
             first_success: bool = False) -> LoopOutput:
         """Iterate from q0 (B, n) toward P (B, E, 3) and R (B, E, 3, 3) or None: the shared loop with :meth:`step`."""
         return run(model, self.step, q0, P, R, opts, jacobian=self.jacobian)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        """Minimise a problem made of tasks beyond reaches (:mod:`animkit.ik.stack`) from q0 (n,)."""
+        raise IKError(f"{type(self).__name__} solves reach tasks only; for Gaze, Plant, Balance, Posture, Spread or "
+                      f"Cost tasks use LM, BFGS or CG")
 
     def relaxes(self, model: ChainModel) -> bool:
         """Whether a run that did not converge is retried through relaxed limits (LM's strategy)."""
@@ -237,6 +243,9 @@ class LM(Solver):
         if self._own_loop(model, opts):
             return run_lm(model, q0, P, R, opts, first_success=first_success)
         return run(model, step_lm, q0, P, R, opts, damped=True)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        return lm_stack(stack, q0, self.max_iter)
 
     def relaxes(self, model: ChainModel) -> bool:
         return self.relax and not model.cones  # cones: the shared loop projects
