@@ -451,11 +451,14 @@ class FABRIK(Solver):
 
 def solver_from_name(name: str) -> Solver:
     """The solver object with default options for a name: lm, pinv, pinv-lu, dls, dls-adaptive, transpose,
-    nullspace, ccd, two-bone, fabrik."""
+    nullspace, ccd, two-bone, fabrik, bfgs, cg."""
+    from .bfgs import BFGS  # the descent solvers build on this module: imported when asked for
+    from .cg import CG
+
     makers: dict[str, Callable[[], Solver]] = {
         "lm": LM, "pinv": Pseudoinverse, "pinv-lu": lambda: Pseudoinverse(method="lu"), "dls": DLS,
         "dls-adaptive": lambda: DLS(adaptive=True), "transpose": Transpose, "nullspace": NullSpace, "ccd": CCD,
-        "two-bone": TwoBone, "fabrik": FABRIK}
+        "two-bone": TwoBone, "fabrik": FABRIK, "bfgs": BFGS, "cg": CG}
     make = makers.get(name) if isinstance(name, str) else None
     if make is None:
         raise IKError(unknown_name("solver", str(name), list(makers)))

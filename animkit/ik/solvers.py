@@ -45,7 +45,7 @@ __all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "
 
 Array = NDArray[np.float64]
 SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone",
-                     "fabrik"]
+                     "fabrik", "bfgs", "cg"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
 _DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
