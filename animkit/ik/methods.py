@@ -22,7 +22,7 @@ reach instead of stepping wildly at the stretched singularity; None: no clamp) a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Literal
 
@@ -52,7 +52,7 @@ from .solvers import (
 from .stack import TaskStack, lm_stack
 
 __all__ = ["Setup", "Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
-           "solver_from_name"]
+]
 
 Array = NDArray[np.float64]
 
@@ -447,19 +447,3 @@ class FABRIK(Solver):
 
     def step(self, s: StepInput) -> Array:
         return fabrik_step(s.model, s.q, s.fr, s.P)
-
-
-def solver_from_name(name: str) -> Solver:
-    """The solver object with default options for a name: lm, pinv, pinv-lu, dls, dls-adaptive, transpose,
-    nullspace, ccd, two-bone, fabrik, bfgs, cg."""
-    from .bfgs import BFGS  # the descent solvers build on this module: imported when asked for
-    from .cg import CG
-
-    makers: dict[str, Callable[[], Solver]] = {
-        "lm": LM, "pinv": Pseudoinverse, "pinv-lu": lambda: Pseudoinverse(method="lu"), "dls": DLS,
-        "dls-adaptive": lambda: DLS(adaptive=True), "transpose": Transpose, "nullspace": NullSpace, "ccd": CCD,
-        "two-bone": TwoBone, "fabrik": FABRIK, "bfgs": BFGS, "cg": CG}
-    make = makers.get(name) if isinstance(name, str) else None
-    if make is None:
-        raise IKError(unknown_name("solver", str(name), list(makers)))
-    return make()
