@@ -432,11 +432,18 @@ class TwoBone(Solver):
 @dataclass(frozen=True, eq=False, kw_only=True)
 class FABRIK(Solver):
     """Forward-and-backward reaching IK on joint positions (Aristidou & Lasenby 2011), mapped back to the chain's
-    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands)."""
+    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands).
+
+    The forward pass turns each joint toward the backward points of its whole subtree (a least-squares fit that
+    turns a hinge chain's plane toward the target, at the price of spinning bones about their axes); ``published``
+    turns each joint toward its children's backward points only, as the paper does (with free ball joints one
+    iteration is exactly the paper's position passes, each turn the shortest: no twist), falling back to the subtree
+    fit for an iteration where that cannot lower the distance."""
 
     name: ClassVar[str] = "fabrik"
     jacobian: ClassVar[bool] = False
     max_iter: int = 200
+    published: bool = False  # the paper's forward pass (each joint toward its children), the subtree fit as fallback
 
     def __post_init__(self) -> None:
         self._check()
@@ -446,4 +453,4 @@ class FABRIK(Solver):
         return super().setup(s)
 
     def step(self, s: StepInput) -> Array:
-        return fabrik_step(s.model, s.q, s.fr, s.P)
+        return fabrik_step(s.model, s.q, s.fr, s.P, published=self.published)
