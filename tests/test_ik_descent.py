@@ -70,3 +70,11 @@ def test_a_problem_of_tasks_is_solved_by_bfgs_and_cg():
         r = IKProblem(fig, "torso", [Reach(effector="hand_r", target=target), Posture(weight=1e-6)],
                       solver=solver).solve()
         assert r.position_error < 1e-3, solver
+
+
+def test_compare_runs_bfgs_and_cg_beside_lm():
+    from animkit.reach import compare
+
+    c = compare(load("three_axis_arm"), chains=["arm"], solvers=["lm", "bfgs", "cg"], duration=0.5, hold=0.1,
+                fps=10, quiet=True)
+    assert [p.solver for p in c.panels] == ["lm", "bfgs", "cg"] and all(p.reached for p in c.panels)
