@@ -84,7 +84,7 @@ def bfgs_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
         qn, fn, gn, pos, ori = step
         s, y = qn - q, gn - g
         sy = float(s @ y)
-        if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+        if math.isfinite(sy) and sy > max(1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)), 1e-200):
             if it == 1:
                 H = np.eye(n) * (sy / float(y @ y))
             rho = 1.0 / sy
