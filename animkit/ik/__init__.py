@@ -12,11 +12,16 @@ from __future__ import annotations
 
 from .analytic import two_bone_angles
 from .api import IKProblem, solve, solve_batch
+from .bfgs import BFGS
+from .cg import CG
 from .jacobian import jacobian, rotation_error
-from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone, solver_from_name
+from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
 from .problem import ChainModel, compile_chain
+from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
+from .tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
+from .workspace import Workspace, workspace
 
 __all__ = [
     "IKProblem",
@@ -31,6 +36,18 @@ __all__ = [
     "CCD",
     "TwoBone",
     "FABRIK",
+    "BFGS",
+    "CG",
+    "Task",
+    "Reach",
+    "Gaze",
+    "Plant",
+    "Balance",
+    "Posture",
+    "Spread",
+    "Cost",
+    "workspace",
+    "Workspace",
     "solver_from_name",
     "jacobian",
     "rotation_error",
