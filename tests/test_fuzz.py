@@ -17,6 +17,7 @@ import select
 import subprocess
 import sys
 import time
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,9 @@ READERS: dict[str, tuple[str, list[Path]]] = {
     "toml-scene": (".toml", [SCENES / "three_axis_arm.toml", SCENES / "six_axis_arm.toml", SCENES / "humanoid.toml"]),
     "toml-clip": (".toml", [SCENES / "walk.toml", SCENES / "wave.toml", SCENES / "six_axis_arm.toml"]),
     "urdf": (".urdf", sorted(DATA.glob("*.urdf"))),
+    # ufbx reads in a child process (animkit.io.fbx): a native crash is a ParseError there, never a dead worker
+    "fbx": (".fbx", [DATA / "fbx" / "mixamo_yup_cm.fbx", DATA / "fbx" / "prerot_ascii.fbx"]
+            if importlib.util.find_spec("ufbx") else []),
 }
 FUZZ_CASES = int(os.environ.get("ANIMKIT_FUZZ_CASES", "1000"))  # per reader
 SEED = int(os.environ.get("ANIMKIT_FUZZ_SEED", "20261123"))
