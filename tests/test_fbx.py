@@ -20,7 +20,6 @@ from animkit.cli import main
 from animkit.errors import AnimkitError, ParseError
 from animkit.io import fbx
 
-
 pytest.importorskip("ufbx", reason="ufbx (animkit[fbx]) is not installed")
 
 DATA = Path(__file__).parent / "data" / "fbx"
@@ -29,7 +28,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def assert_valid(path: Path) -> None:
-    """The Khronos glTF Validator (npm gltf-validator, as tests/test_gltf_write.py runs it) finds no error or warning."""
+    """The Khronos glTF Validator (npm gltf-validator, run as tests/test_gltf_write.py does) finds no problem."""
     dirs = [Path(os.environ["ANIMKIT_GLTF_VALIDATOR"])] if os.environ.get("ANIMKIT_GLTF_VALIDATOR") else []
     dirs.append(ROOT / ".cache" / "npm" / "node_modules")
     found = [d for d in dirs if (d / "gltf-validator").is_dir()]

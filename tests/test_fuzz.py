@@ -9,6 +9,7 @@ A new reader is one line in :data:`READERS`: its suffix and the files its mutati
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -17,7 +18,6 @@ import select
 import subprocess
 import sys
 import time
-import importlib.util
 from pathlib import Path
 
 import pytest

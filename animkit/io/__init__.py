@@ -2,7 +2,8 @@
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
 descriptions (urdf), ``.gltf`` / ``.glb`` characters (read by gltf, written by gltf_write, both on the
-byte layer ``gltf_bytes``), ``.fbx`` characters and animations (read by fbx through ufbx, in a child process). Each format module is imported only when used. :data:`FORMATS` says, per suffix,
+byte layer ``gltf_bytes``), ``.fbx`` characters and animations (read by fbx through ufbx, in a child process).
+Each format module is imported only when used. :data:`FORMATS` says, per suffix,
 whether the file is text or binary and whether animkit reads and writes it; every write goes through
 :func:`~animkit.atomic.atomic_path` as bytes. A file that another file refers to (a base scene, a mesh, a glTF
 buffer or image) is checked by :func:`referenced_file` / read by :func:`read_referenced`: a regular file inside the

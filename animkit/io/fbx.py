@@ -265,8 +265,8 @@ def _meshes(p: Path, fig: Figure, names: list[str], m: int, entry: dict[str, Any
         normals = vertex_normals(P, faces)
     length = np.linalg.norm(normals, axis=1, keepdims=True)
     normals = np.where(length > 1e-12, normals / np.where(length > 1e-12, length, 1.0), (0.0, 0.0, 1.0))
-    uvs = arrays[f"mesh{m}_uvs"].astype(np.float64)
-    uvs = np.column_stack([uvs[:, 0], 1.0 - uvs[:, 1]]) if uvs.shape == (V, 2) else None  # FBX: v up
+    raw_uvs = arrays[f"mesh{m}_uvs"].astype(np.float64)
+    uvs = np.column_stack([raw_uvs[:, 0], 1.0 - raw_uvs[:, 1]]) if raw_uvs.shape == (V, 2) else None  # FBX: v up
     if not (np.isfinite(P).all() and np.isfinite(normals).all() and (uvs is None or np.isfinite(uvs).all())):
         raise ParseError(src, f"mesh {entry['name']!r} has coordinates that are not finite")
     node = names[entry["node"] - 1]

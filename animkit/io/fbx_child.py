@@ -111,7 +111,7 @@ def extract(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
 
 
 def _meshes(ufbx: Any, nodes: list[Any], ids: dict[int, int], arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for i, node in enumerate(nodes):
         mesh = _k(node.mesh)
         if mesh is None:
@@ -204,7 +204,8 @@ def main() -> None:
         sys.stderr.flush()
         os._exit(3)
     buf = io.BytesIO()
-    np.savez(buf, info=np.frombuffer(json.dumps(info).encode(), dtype=np.uint8), **arrays)
+    arrays["info"] = np.frombuffer(json.dumps(info).encode(), dtype=np.uint8)
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
     sys.stdout.buffer.write(buf.getvalue())
     sys.stdout.flush()
     os._exit(0)  # never free the ufbx objects (see the module's docstring)
