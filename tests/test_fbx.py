@@ -180,3 +180,23 @@ def test_missing_ufbx_names_the_extra(monkeypatch) -> None:
     with pytest.raises(AnimkitError, match=r"animkit\[fbx\]"):
         animkit.load(DATA / "mixamo_yup_cm.fbx")
     assert fbx.EXTRA == "animkit[fbx]"
+
+
+@pytest.mark.parametrize("name", ["mixamo_yup_cm.fbx", "mixamo_zup_77.fbx"])
+def test_convert_to_bvh_keeps_every_joint_where_it_was(tmp_path, name) -> None:
+    # the FBX figure has rotations (and Blender's armature a scale of 100) in static transforms, which BVH
+    # cannot store: the writer re-expresses them (io.bvh.bvh_figure) and every node stays where it was
+    out = tmp_path / "x.bvh"
+    assert main(["convert", str(DATA / name), str(out), "--clip", CLIPS[1], "--no-meshes"]) == 0
+    src = _load(name)
+    back = animkit.load(out)
+    clip = back.clip()
+    t = clip.frame_times()
+    assert len(t) == 91
+    Wa = src.figure.world_batch(src.clip(CLIPS[1]).sample(t))
+    Wb = back.figure.world_batch(clip.sample(t))
+    common = [n for n in back.figure.node_names if n in src.figure.node_names]
+    assert len(common) >= 24
+    for n in common:
+        a, b = src.figure.node_names.index(n), back.figure.node_names.index(n)
+        np.testing.assert_allclose(Wb[:, b, :3, 3], Wa[:, a, :3, 3], atol=2e-6 * src.figure.size(), err_msg=n)
