@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import warnings
@@ -200,3 +201,62 @@ def test_convert_to_bvh_keeps_every_joint_where_it_was(tmp_path, name) -> None:
     for n in common:
         a, b = src.figure.node_names.index(n), back.figure.node_names.index(n)
         np.testing.assert_allclose(Wb[:, b, :3, 3], Wa[:, a, :3, 3], atol=2e-6 * src.figure.size(), err_msg=n)
+
+
+# --- FBX's transform features against the formula of the FBX SDK's documentation -----------------------------
+
+_ORDERS = {0: "XYZ", 1: "XZY", 2: "YZX", 3: "YXZ", 4: "ZXY", 5: "ZYX"}
+
+
+def _axis_rotation(axis: str, deg: float) -> np.ndarray:
+    c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+    i, j = {"X": (1, 2), "Y": (2, 0), "Z": (0, 1)}[axis]
+    R = np.eye(4)
+    R[i, i] = R[j, j] = c
+    R[j, i], R[i, j] = s, -s
+    return R
+
+
+def _euler(deg, order: str = "XYZ") -> np.ndarray:
+    """FBX's Euler rotation: the first axis of ``order`` turns first (XYZ: Rz · Ry · Rx)."""
+    M = np.eye(4)
+    for axis in order:
+        M = _axis_rotation(axis, deg["XYZ".index(axis)]) @ M
+    return M
+
+
+def _props(text: str, model: str) -> dict[str, list[float]]:
+    block = text[text.index(f'"Model::{model}"'):]
+    block = block[: block.index("}")]
+    out = {}
+    for name, values in re.findall(r'P: "([^"]+)", "[^"]*", "[^"]*", "[^"]*",\s*([-0-9.e, ]+)\n', block):
+        out[name] = [float(v) for v in values.split(",")]
+    return out
+
+
+@pytest.mark.parametrize("bone", ["mixamorig:RightForeArm", "mixamorig:Spine1", "mixamorig:LeftShoulder"])
+def test_pre_post_rotation_order_and_pivots_are_folded_exactly(bone) -> None:
+    # L = T · Roff · Rp · Rpre · R(order) · Rpost⁻¹ · Rp⁻¹ · Soff · Sp · S · Sp⁻¹ (pre/post rotations in XYZ order),
+    # from the ASCII file's own properties; the file is in centimetres (UnitScaleFactor 1), Y-up
+    text = (DATA / "prerot_ascii.fbx").read_text()
+    p = _props(text, bone)
+
+    def move(key: str) -> np.ndarray:
+        M = np.eye(4)
+        M[:3, 3] = p.get(key, [0.0, 0.0, 0.0])
+        return M
+
+    zero = [0.0, 0.0, 0.0]
+    order = _ORDERS[int(p.get("RotationOrder", [0])[0])]
+    S = np.diag([*p.get("Lcl Scaling", [1.0, 1.0, 1.0]), 1.0])
+    L = (move("Lcl Translation") @ move("RotationOffset") @ move("RotationPivot") @ _euler(p.get("PreRotation", zero))
+         @ _euler(p.get("Lcl Rotation", zero), order) @ np.linalg.inv(_euler(p.get("PostRotation", zero)))
+         @ np.linalg.inv(move("RotationPivot")) @ move("ScalingOffset") @ move("ScalingPivot") @ S
+         @ np.linalg.inv(move("ScalingPivot")))
+    L[:3, 3] *= 0.01  # centimetres → metres
+    assert "PreRotation" in p
+    s = _load("prerot_ascii.fbx")
+    fig = s.figure
+    W = fig.world_batch(fig.rest_pose()[None])[0]
+    i, parent = fig.node_names.index(bone), fig.node_names.index(fig.parent_of(bone))
+    np.testing.assert_allclose(np.linalg.inv(W[parent]) @ W[i], L, atol=1e-9)

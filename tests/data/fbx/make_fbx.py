@@ -165,9 +165,11 @@ def blender(src: str, outdir: str) -> None:
 ASCII_EDITS = {
     "mixamorig:RightForeArm": ['P: "PreRotation", "Vector3D", "Vector", "", 10,20,30',
                                'P: "PostRotation", "Vector3D", "Vector", "", 5,-15,25',
-                               'P: "RotationOrder", "enum", "", "", 4'],
+                               'P: "RotationOrder", "enum", "", "", 4',
+                               'P: "Lcl Rotation", "Lcl Rotation", "", "A", 20,-35,50'],
     "mixamorig:Spine1": ['P: "PreRotation", "Vector3D", "Vector", "", -30,15,0',
-                         'P: "RotationOrder", "enum", "", "", 2'],
+                         'P: "RotationOrder", "enum", "", "", 2',
+                         'P: "Lcl Rotation", "Lcl Rotation", "", "A", -15,25,40'],
     "mixamorig:LeftShoulder": ['P: "PreRotation", "Vector3D", "Vector", "", 0,0,45',
                                'P: "RotationOffset", "Vector3D", "Vector", "", 0.005,0,0.01',
                                'P: "RotationPivot", "Vector3D", "Vector", "", 0.01,0.02,0.03',
