@@ -96,7 +96,9 @@ def test_skinned_mesh_texture_embedded_and_beside(cm, zup) -> None:
 def test_ascii_file_reads_with_pre_rotations(tmp_path) -> None:
     with pytest.warns(UserWarning, match="diffuse texture"):  # Assimp's embedded image is one ufbx skips
         s = animkit.load(DATA / "prerot_ascii.fbx")
-    assert tuple(s.clips) == ("walk", "wave")
+    assert tuple(s.clips) == ("walk", "wave")  # the third stack, 'empty', has no curves
+    assert s.clip("walk").fps == 30.0 and s.clip("wave").duration == pytest.approx(3.0)
+    assert "animation stack 'empty' has no animation curves: skipped" in s.notes
     assert any("ASCII" in n for n in s.notes)
     assert s.figure.rig.effectors["head"] == "mixamorig:Head"
 

@@ -14,9 +14,11 @@
 
 3. ``python tests/data/fbx/make_fbx.py ascii /tmp/fbx_src.glb tests/data/fbx`` (needs the ``assimp`` command,
    Debian's ``assimp-utils`` 5.2.5): Assimp exports the glTF as ASCII FBX (it writes version 7.5, InheritType 1
-   on its bones, the texture embedded), then this adds FBX transform features to three bones by editing their
+   on its bones, the texture embedded; its key times, 1000 times too large, are divided and its 24 fps set to the
+   clips' 30), then this adds FBX transform features to three bones by editing their
    ``Properties70``: ``prerot_ascii.fbx`` has pre- and post-rotations and rotation orders ZXY and YZX on
-   animated bones, and a rotation pivot and offset, a scaling pivot, a pre-rotation and a scale on a still one.
+   animated bones, and a rotation pivot and offset, a scaling pivot, a pre-rotation and a scale on a still one,
+   and a third animation stack, ``empty``, whose one layer has no curves.
 
 The tests never import bpy: they read the files this wrote.
 """
@@ -180,6 +182,7 @@ ASCII_EDITS = {
 
 def ascii_fbx(src: str, outdir: str) -> None:
     """Step 3: Assimp's ASCII FBX of the glTF, with pre/post rotations, rotation orders and pivots added."""
+    import re
     import subprocess
 
     out = Path(outdir) / "prerot_ascii.fbx"
@@ -195,7 +198,19 @@ def ascii_fbx(src: str, outdir: str) -> None:
             indent = line[: len(line) - len(line.lstrip())] + "\t"
             edited += [indent + p for p in ASCII_EDITS[current]]
             current = None
-    out.write_text("\n".join(edited) + "\n")
+    text = "\n".join(edited) + "\n"
+    # Assimp 5.2 writes key times 1000 times too large (milliseconds counted as seconds) and 24 fps: fix both
+    text = re.sub(r"(KeyTime: \*\d+ \{\s*a: )([-0-9,]*)(\s*\})",
+                  lambda m: m.group(1) + ",".join(str(int(v) // 1000) for v in m.group(2).split(",") if v.strip())
+                  + m.group(3), text)
+    text = text.replace('P: "TimeMode", "enum", "", "", 11', 'P: "TimeMode", "enum", "", "", 6')
+    # a third animation stack with one layer and no curves (the reader skips it, saying so)
+    stack = ('\tAnimationStack: 1999001, "AnimStack::empty", "" {\n\t\tProperties70:  {\n'
+             '\t\t\tP: "LocalStop", "KTime", "Time", "", 46186158000\n\t\t}\n\t}\n'
+             '\tAnimationLayer: 1999002, "AnimLayer::empty", "" {\n\t}\n')
+    text = text.replace("\tAnimationStack: ", stack + "\tAnimationStack: ", 1)
+    text = text.replace("Connections:  {\n", 'Connections:  {\n\tC: "OO", 1999002, 1999001\n', 1)
+    out.write_text(text)
     print(f"wrote {out}")
 
 
