@@ -297,6 +297,16 @@ def _meshes(p: Path, fig: Figure, names: list[str], m: int, entry: dict[str, Any
         if entry.get("dropped_influences"):
             warnings.warn(f"{src}: mesh {entry['name']!r} has vertices with more than 8 skin influences; the "
                           "smallest were dropped", stacklevel=4)
+    # one vertex per distinct (control point, normal, UV) instead of one per polygon corner
+    corners = arrays[f"mesh{m}_corners"].astype(np.float64).reshape(-1, 1)
+    if corners.shape[0] == V and V:
+        key = np.hstack([corners, normals, uvs if uvs is not None else np.zeros((V, 0))])
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        faces = inverse.reshape(-1)[faces]
+        P, normals = P[first], normals[first]
+        uvs = None if uvs is None else uvs[first]
+        if joints is not None and weights is not None:
+            joints, weights = joints[first], weights[first]
     materials = entry["materials"] or [{"name": "", "color": [1.0, 1.0, 1.0, 1.0]}]
     face_mat = arrays[f"mesh{m}_face_material"].astype(np.intp)
     out = []

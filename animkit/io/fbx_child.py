@@ -134,6 +134,7 @@ def _meshes(ufbx: Any, nodes: list[Any], ids: dict[int, int], arrays: dict[str, 
         tri_mat = np.concatenate([np.full(n - 2, mats[k]) for k, (_, n) in enumerate(faces) if n >= 3]) \
             if tris else np.zeros(0, np.int64)
         arrays[f"mesh{m}_positions"] = P
+        arrays[f"mesh{m}_corners"] = corners
         arrays[f"mesh{m}_normals"] = N_
         arrays[f"mesh{m}_uvs"] = UV
         arrays[f"mesh{m}_faces"] = np.concatenate(tris) if tris else np.zeros((0, 3), np.int64)

@@ -214,11 +214,102 @@ def ascii_fbx(src: str, outdir: str) -> None:
     print(f"wrote {out}")
 
 
+def big_source(out: str, frames: int = 500, rings: int = 16, sides: int = 16) -> None:
+    """benchmarks/bench_fbx.py's Mixamo-size character as glTF: the humanoid with four-joint fingers on both hands
+    and a jaw (65 nodes), a tube of ``rings`` x ``sides`` vertices per bone (about 15,000), ``frames`` frames of motion."""
+    import numpy as np
+
+    import animkit
+    from animkit.examples import load
+    from animkit.joints import ball
+    from animkit.keyframes import Clip
+    from animkit.mesh import Mesh, Skin
+    from animkit.scene import Scene
+
+    fig = load("humanoid").figure
+    for side in ("l", "r"):
+        sign = 1.0 if side == "l" else -1.0
+        for k, finger in enumerate(("thumb", "index", "middle", "ring", "pinky")):
+            parent = f"hand_{side}"
+            for j in range(4):
+                name = f"{finger}{j + 1}_{side}"
+                offset = (sign * 0.03, -0.01, 0.02 * (k - 2)) if j == 0 else (sign * 0.02, 0.0, 0.0)
+                fig.add(name, parent, offset=offset, joint=ball(name))
+                parent = name
+    fig.add("head_top", "head", offset=(0.0, 0.12, 0.0))
+    fig.add("jaw", "head", offset=(0.0, -0.03, 0.05), joint=ball("jaw"))
+    names = fig.node_names
+    rng = np.random.default_rng(7)
+    t = np.arange(frames) / 30.0
+    rest = fig.rest_pose()
+    poses = np.tile(rest, (frames, 1))
+    for d, dof in enumerate(fig.dofs):
+        if dof.revolute:
+            poses[:, d] += 0.3 * np.sin(2 * np.pi * rng.uniform(0.2, 1.0) * t + rng.uniform(0, 6.3))
+    poses = fig.clip_to_limits(poses)
+    clip = Clip.from_poses(fig, t, poses, name="dance", fps=30.0)
+    W = fig.world_batch(rest[None])[0]
+    index = {n: i for i, n in enumerate(names)}
+    P, F, J, Wt, UV = [], [], [], [], []
+    for arc in fig.arcs():
+        if arc.parent is None or arc.parent.name == "world":
+            continue
+        a, b = W[index[arc.parent.name], :3, 3], W[index[arc.child.name], :3, 3]
+        axis = b - a
+        length = float(np.linalg.norm(axis))
+        if length < 1e-6:
+            continue
+        d = axis / length
+        u = np.cross(d, [0.0, 0.0, 1.0] if abs(d[2]) < 0.9 else [1.0, 0.0, 0.0])
+        u /= np.linalg.norm(u)
+        v = np.cross(d, u)
+        base = len(P)
+        for r in range(rings):
+            f = r / (rings - 1)
+            for k in range(sides):
+                ang = 2 * np.pi * k / sides
+                P.append(a + f * axis + 0.2 * min(0.05, 0.3 * length) * 4 * (np.cos(ang) * u + np.sin(ang) * v) / 4)
+                UV.append((k / sides, f))
+                J.append([index[arc.parent.name], index[arc.child.name], 0, 0])
+                Wt.append([1.0 - 0.5 * f, 0.5 * f, 0.0, 0.0])
+        for r in range(rings - 1):
+            for k in range(sides):
+                a0, a1 = base + r * sides + k, base + r * sides + (k + 1) % sides
+                b0, b1 = a0 + sides, a1 + sides
+                F += [(a0, a1, b1), (a0, b1, b0)]
+    Pa, Fa = np.array(P), np.array(F, dtype=np.intp)
+    skin = Skin("body", tuple(names), np.linalg.inv(W), np.arange(len(names), dtype=np.intp))
+    mesh = Mesh("body", names[0], 0, Fa, Pa, animkit.mesh.vertex_normals(Pa, Fa), np.array(UV), np.ones(4), None,
+                skin, np.array(J, dtype=np.intp), np.array(Wt))
+    animkit.save(out, Scene(fig, clips={"dance": clip}, meshes=(mesh,)))
+    print(f"wrote {out}: {len(names)} nodes, {len(Pa)} vertices, {frames} frames")
+
+
+def blender_big(src: str, out: str) -> None:
+    """The Mixamo-size character through Blender's FBX exporter (binary 7.4, Y-up, centimetres)."""
+    import bpy  # type: ignore[import-not-found]
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.context.scene.render.fps = 30
+    bpy.ops.import_scene.gltf(filepath=src)
+    for obj in [o for o in bpy.data.objects if o.type == "MESH" and not o.vertex_groups]:
+        bpy.data.objects.remove(obj)
+    action = bpy.data.actions[0]
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = (int(v) for v in action.frame_range)
+    bpy.ops.export_scene.fbx(filepath=out, add_leaf_bones=False, bake_anim=True, bake_anim_use_all_actions=False,
+                             bake_anim_use_nla_strips=False, bake_anim_simplify_factor=0.0,
+                             bake_anim_force_startend_keying=True, mesh_smooth_type="OFF")
+
+
 def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "source":
         source(argv[1])
     elif len(argv) >= 3 and argv[0] == "blender":
         blender(argv[1], argv[2])
+    elif len(argv) >= 2 and argv[0] == "big-source":
+        big_source(argv[1])
+    elif len(argv) >= 3 and argv[0] == "big-blender":
+        blender_big(argv[1], argv[2])
     elif len(argv) >= 3 and argv[0] == "ascii":
         ascii_fbx(argv[1], argv[2])
     else:
