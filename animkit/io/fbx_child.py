@@ -126,18 +126,21 @@ def _meshes(ufbx: Any, nodes: list[Any], ids: dict[int, int], arrays: dict[str, 
               if nrm.exists else np.zeros((0, 3)))
         UV = (np.asarray(_k(uv.values), dtype=np.float64).reshape(-1, 2)[np.asarray(_k(uv.indices), dtype=np.int64)]
               if uv.exists else np.zeros((0, 2)))
-        faces = np.asarray([(f.index_begin, f.num_indices) for f in _items(mesh.faces)], dtype=np.int64).reshape(-1, 2)
-        tris = [np.stack([b + np.zeros(n - 2, np.int64), b + np.arange(1, n - 1), b + np.arange(2, n)], axis=1)
-                for b, n in faces if n >= 3]
+        faces = np.asarray(memoryview(_k(mesh.faces)), dtype=np.int64).reshape(-1, 2)  # (index_begin, count)
+        # polygons as fans: (b, b + j, b + j + 1) for j = 1 … n − 2
+        counts = np.maximum(faces[:, 1] - 2, 0)
+        rep = np.repeat(np.arange(len(faces)), counts)
+        j = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + 1
+        b = faces[rep, 0]
+        tris = np.stack([b, b + j, b + j + 1], axis=1) if len(rep) else np.zeros((0, 3), np.int64)
         material = _k(mesh.face_material)
         mats = np.asarray(material, dtype=np.int64) if len(material) else np.zeros(len(faces), np.int64)
-        tri_mat = np.concatenate([np.full(n - 2, mats[k]) for k, (_, n) in enumerate(faces) if n >= 3]) \
-            if tris else np.zeros(0, np.int64)
+        tri_mat = mats[rep] if len(mats) == len(faces) else np.zeros(len(rep), np.int64)
         arrays[f"mesh{m}_positions"] = P
         arrays[f"mesh{m}_corners"] = corners
         arrays[f"mesh{m}_normals"] = N_
         arrays[f"mesh{m}_uvs"] = UV
-        arrays[f"mesh{m}_faces"] = np.concatenate(tris) if tris else np.zeros((0, 3), np.int64)
+        arrays[f"mesh{m}_faces"] = tris
         arrays[f"mesh{m}_face_material"] = tri_mat
         entry: dict[str, Any] = {"name": str(mesh.name) or str(node.name), "node": i,
                                  "blend_shapes": len(_k(mesh.blend_deformers)) > 0, "materials": []}

@@ -268,7 +268,8 @@ def big_source(out: str, frames: int = 500, rings: int = 16, sides: int = 16) ->
             f = r / (rings - 1)
             for k in range(sides):
                 ang = 2 * np.pi * k / sides
-                P.append(a + f * axis + 0.2 * min(0.05, 0.3 * length) * 4 * (np.cos(ang) * u + np.sin(ang) * v) / 4)
+                radius = 0.2 * min(0.05, 0.3 * length)
+                P.append(a + f * axis + radius * (np.cos(ang) * u + np.sin(ang) * v))
                 UV.append((k / sides, f))
                 J.append([index[arc.parent.name], index[arc.child.name], 0, 0])
                 Wt.append([1.0 - 0.5 * f, 0.5 * f, 0.0, 0.0])
