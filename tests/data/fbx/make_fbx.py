@@ -216,7 +216,8 @@ def ascii_fbx(src: str, outdir: str) -> None:
 
 def big_source(out: str, frames: int = 500, rings: int = 16, sides: int = 16) -> None:
     """benchmarks/bench_fbx.py's Mixamo-size character as glTF: the humanoid with four-joint fingers on both hands
-    and a jaw (65 nodes), a tube of ``rings`` x ``sides`` vertices per bone (about 15,000), ``frames`` frames of motion."""
+    and a jaw (65 nodes), a tube of ``rings`` x ``sides`` vertices per bone (about 15,000), ``frames`` frames of
+    motion."""
     import numpy as np
 
     import animkit
