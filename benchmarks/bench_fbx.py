@@ -66,7 +66,9 @@ for f in range(start, end + 1):
     mesh = obj.evaluated_get(dg).data
     mesh.vertices.foreach_get("co", out)
     frames += 1
-print(json.dumps({"seconds": time.perf_counter() - t0, "frames": frames, "vertices": n}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "frames": frames, "vertices": n}), flush=True)
+import os
+os._exit(0)  # bpy's teardown sometimes crashes after the work is done
 """
 
 

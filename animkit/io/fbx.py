@@ -83,12 +83,13 @@ def _run_child(p: Path) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     try:
-        done = subprocess.run([sys.executable, "-I", str(_CHILD), str(p.resolve())], capture_output=True,
+        done = subprocess.run([sys.executable, "-P", str(_CHILD), str(p.resolve())], capture_output=True,
                               timeout=CHILD_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ParseError(str(p), f"ufbx took more than {CHILD_TIMEOUT:g} s to read it") from None
     except OSError as exc:
         raise AnimkitError(f"{p}: cannot start the FBX reader ({exc})") from None
+    # -P: the child's folder (animkit/io) is not put on its sys.path
     err = done.stderr.decode("utf-8", "replace").strip()
     if done.returncode != 0:
         line = next((x for x in err.splitlines() if x.startswith("error: ")), "")

@@ -303,15 +303,26 @@ def blender_big(src: str, out: str) -> None:
                              bake_anim_force_startend_keying=True, mesh_smooth_type="OFF")
 
 
+def _leave() -> None:
+    """Exit without bpy's teardown, which sometimes crashes (SIGSEGV) after the files are written."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "source":
         source(argv[1])
     elif len(argv) >= 3 and argv[0] == "blender":
         blender(argv[1], argv[2])
+        _leave()
     elif len(argv) >= 2 and argv[0] == "big-source":
         big_source(argv[1])
     elif len(argv) >= 3 and argv[0] == "big-blender":
         blender_big(argv[1], argv[2])
+        _leave()
     elif len(argv) >= 3 and argv[0] == "ascii":
         ascii_fbx(argv[1], argv[2])
     else:
