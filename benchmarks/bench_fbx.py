@@ -35,7 +35,6 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -145,8 +144,8 @@ def main() -> None:
              + (" --blender-python ...`" if args.blender_python else "`"), "",
              f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores shared with other "
              "jobs (loaded while this ran); one BLAS/OpenMP thread. File: "
-             f"{len(scene.figure.node_names) - 1} nodes, {info[base]['vertices']} skinned vertices (animkit; the "
-             f"peers keep one per triangle corner: three.js {info[next(iter(cases))]['vertices']} → see rows), "
+             f"{len(scene.figure.node_names) - 1} nodes, {info[base]['vertices']} skinned vertices (three.js keeps "
+             "one per triangle corner: see the second table), "
              f"{frames} frames at {fps:g} fps, made by tests/data/fbx/make_fbx.py (Blender's FBX exporter).", "",
              markdown_table(stats, unit="s", scale=1.0, baseline=base), "",
              "| case | frames | vertices skinned per frame |", "|---|---|---|"]
@@ -156,7 +155,6 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     write_results(args.out, text)
-    np.asarray(0)
 
 
 if __name__ == "__main__":
