@@ -305,11 +305,11 @@ def blender_big(src: str, out: str) -> None:
 
 def _leave() -> None:
     """Exit without bpy's teardown, which sometimes crashes (SIGSEGV) after the files are written."""
-    import os
+    from os import _exit
 
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    _exit(0)
 
 
 def main(argv: list[str]) -> None:
