@@ -282,7 +282,7 @@ def plan_outputs(name: str, inputs: Iterable[str | Path], outdir: str | Path, su
 
 
 def expand_inputs(inputs: Sequence[str | Path], patterns: Sequence[str] = ("*.bvh", "*.toml", "*.urdf", "*.glb",
-                                                                          "*.gltf")) -> list[Path]:
+                                                                          "*.gltf", "*.fbx")) -> list[Path]:
     """Files as given; a folder stands for the scene files in it (sorted)."""
     files: list[Path] = []
     for item in map(Path, inputs):
@@ -293,7 +293,7 @@ def expand_inputs(inputs: Sequence[str | Path], patterns: Sequence[str] = ("*.bv
         else:
             raise AnimkitError(f"{item}: no such file or folder")
     if not files:
-        raise AnimkitError("no input files (give files, or folders holding .bvh/.toml/.urdf/.glb files)")
+        raise AnimkitError("no input files (give files, or folders holding .bvh/.toml/.urdf/.glb/.fbx files)")
     return files
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main", "console_main", "describe_scene", "load_scene", "camera_from_args", "build_parser"]
 
-SCENE_HELP = ("a .toml scene, .bvh motion capture, .urdf robot, .gltf/.glb character, or an example's name "
+SCENE_HELP = ("a .toml scene, .bvh motion capture, .urdf robot, .gltf/.glb/.fbx character, or an example's name "
               "(humanoid, walk, wave, ...)")
 
 

@@ -66,6 +66,7 @@ class Scene:
     up: UpAxis = "y"
     source: str | None = None
     meshes: tuple[Mesh, ...] = ()
+    notes: tuple[str, ...] = ()  # what the reader converted or skipped (FBX units and axes...), said by describe_scene
 
     def __repr__(self) -> str:
         """One line: name, joints, DOFs, clips (the first's frames and duration), source."""
@@ -107,6 +108,8 @@ def describe_scene(scene: Scene, out: TextIO) -> None:
     n_moving = sum(1 for j in fig.joints if j.dof_count)
     print(f"{fig.name}: {len(fig.node_names)} nodes, {n_moving} movable joints, {fig.dof_count} DOFs "
           f"(source: {scene.source or 'code'}, up: {scene.up})", file=out)
+    for note in scene.notes:
+        print(f"note: {note}", file=out)
     starts = {}
     i = 0
     for arc in fig.arcs():

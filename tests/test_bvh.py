@@ -274,7 +274,15 @@ def test_dumps_clip_from_a_toml_style_figure() -> None:
 def test_dumps_refuses_what_bvh_cannot_store() -> None:
     fig = Figure("root")
     fig.add("tilted", "root", offset=(0, 1, 0), rotation=[[0, -1, 0], [1, 0, 0], [0, 0, 1]])
-    with pytest.raises(SceneError, match="OFFSET"):
+    fig.add("tip", "tilted", offset=(2, 0, 0))
+    # a rotation in L is re-expressed as a rotation channel (io.bvh.bvh_figure): the tip stays at (0, 3, 0)
+    text = dumps_bvh(fig, np.zeros((1, 0)), frame_time=0.1)
+    assert "Zrotation" in text
+    back = parse_bvh(text)
+    np.testing.assert_allclose(back.figure.world(back.frames[0])["tilted_end"][:3, 3], (0, 3, 0), atol=1e-6)
+    fig = Figure("root")
+    fig.add("mirrored", "root", rotation=np.diag([1.0, 1.0, -1.0]))
+    with pytest.raises(SceneError, match="mirrors"):
         dumps_bvh(fig, np.zeros((1, 0)), frame_time=0.1)
     fig = Figure("root", joint=hinge("root", (0.6, 0.8, 0)))
     with pytest.raises(SceneError, match="coordinate axes"):

@@ -2,7 +2,8 @@
 
 ``.toml`` scene files (toml_scene), ``.bvh`` motion capture (bvh), ``.urdf`` robot
 descriptions (urdf), ``.gltf`` / ``.glb`` characters (read by gltf, written by gltf_write, both on the
-byte layer ``gltf_bytes``). Each format module is imported only when used. :data:`FORMATS` says, per suffix,
+byte layer ``gltf_bytes``), ``.fbx`` characters and animations (read by fbx through ufbx, in a child process).
+Each format module is imported only when used. :data:`FORMATS` says, per suffix,
 whether the file is text or binary and whether animkit reads and writes it; every write goes through
 :func:`~animkit.atomic.atomic_path` as bytes. A file that another file refers to (a base scene, a mesh, a glTF
 buffer or image) is checked by :func:`referenced_file` / read by :func:`read_referenced`: a regular file inside the
@@ -46,6 +47,8 @@ FORMATS: dict[str, Format] = {
     ".urdf": Format("URDF robot", "text", True, False),
     ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", True, True),
     ".glb": Format("glTF 2.0 binary", "binary", True, True),
+    ".fbx": Format("FBX 6.1-7.7, binary or ASCII (read through ufbx: pip install 'animkit[fbx]')", "binary", True,
+                   False),
 }
 LOADERS = tuple(k for k, f in FORMATS.items() if f.reads)
 SAVERS = tuple(k for k, f in FORMATS.items() if f.writes)
@@ -53,7 +56,7 @@ SAVERS = tuple(k for k, f in FORMATS.items() if f.writes)
 
 def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
     """Read a scene (figure, chains, effectors, camera, clips, meshes) from a ``.toml``, ``.bvh``, ``.urdf``,
-    ``.gltf`` or ``.glb`` file; ``scene`` picks a glTF file's scene (default: the file's own default)."""
+    ``.gltf``, ``.glb`` or ``.fbx`` file; ``scene`` picks a glTF file's scene (default: the file's own default)."""
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in LOADERS:
@@ -66,6 +69,10 @@ def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
         return read_gltf(p, scene=scene)
     if scene is not None:
         raise ParseError(str(p), f"scene={scene} was given, but only glTF files hold several scenes")
+    if suffix == ".fbx":
+        from .fbx import read_fbx
+
+        return read_fbx(p)
     if suffix == ".toml":
         from .toml_scene import read_toml_scene
 

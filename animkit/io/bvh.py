@@ -38,7 +38,8 @@ from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import humanoid_rig
 from ..scene import Scene
 
-__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
+__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh",
+           "bvh_figure", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
            "load_scanner", "scan_frames_kernel"]
 
 Array = NDArray[np.float64]
@@ -886,12 +887,74 @@ def _frames_of(figure: Figure, motion: _Sampled | ArrayLike, frame_time: float |
     return np.atleast_2d(frames), ft
 
 
+def bvh_figure(figure: Figure, poses: ArrayLike) -> tuple[Figure, Array]:
+    """The same motion on a figure BVH can store: (figure', poses') with every node's world position and the
+    rotation of its world frame kept in every frame.
+
+    With W_i = (A_i, p_i) from ``world_batch`` and R_i the rotation of A_i (its polar factor U·Vᵀ, so a scaled node
+    keeps its turn and its children their places), node i gets the local rotation R_p⁻¹ R_i and translation
+    R_p⁻¹ (p_i − p_p) under its parent p: OFFSET = that translation at the rest pose, a ball joint (intrinsic
+    ``zyx``: Z, Y, X rotation channels) where the rotation is not the identity in every frame, and X, Y, Z position
+    channels before it where the translation moves (the root always, when it has DOFs). Scale itself (a mesh's
+    shape) is not stored; a mirroring frame (det < 0) is a SceneError.
+    """
+    from ..transforms import euler_intrinsic_from_matrix
+
+    P = figure.check_pose(np.atleast_2d(np.asarray(poses, dtype=float)))
+    W = figure.world_batch(np.concatenate([figure.rest_pose()[None], P]))  # frame 0: the rest pose
+    F = P.shape[0]
+    A = W[:, :, :3, :3]
+    if np.any(np.linalg.det(A) <= 0):
+        bad = figure.node_names[int(np.argwhere(np.linalg.det(A) <= 0)[0][1])]
+        raise SceneError(f"node {bad!r}: its world frame mirrors or collapses; BVH stores only rotations")
+    U, _, Vt = np.linalg.svd(A)
+    R = U @ Vt
+    pos = W[:, :, :3, 3]
+    index = {n: i for i, n in enumerate(figure.node_names)}
+    out = figure
+    columns: list[Array] = []
+    for arc in figure.arcs():
+        i = index[arc.child.name]
+        if arc.parent is None:
+            r, t = R[:, i], pos[:, i]
+        else:
+            p = index[arc.parent.name]
+            Rp = np.swapaxes(R[:, p], 1, 2)
+            r = Rp @ R[:, i]
+            t = np.einsum("fij,fj->fi", Rp, pos[:, i] - pos[:, p])
+        size = max(1.0, float(np.abs(t).max(initial=0)))
+        moves = (arc.parent is None and arc.joint.dof_count > 0) or \
+            float(np.abs(t[1:] - t[0]).max(initial=0)) > 1e-9 * size
+        turns = float(np.abs(r[1:] - np.eye(3)).max(initial=0)) > 1e-12
+        channels: list[tuple[DofKind, str]] = []
+        values: list[Array] = []
+        if moves:
+            channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+            values += [t[1:, 0], t[1:, 1], t[1:, 2]]
+        if turns or moves:
+            channels += [("revolute", a) for a in "zyx"]
+            e = np.unwrap(np.array([euler_intrinsic_from_matrix(r[f], "zyx") for f in range(1, F + 1)]).reshape(F, 3),
+                          axis=0)  # no 360° jumps between frames
+            values += [e[:, 0], e[:, 1], e[:, 2]]
+        L = np.eye(4)
+        if not moves:
+            L[:3, 3] = t[0]
+        joint = custom(arc.child.name, channels, order="zyx") if channels else fixed(arc.child.name)
+        if arc.parent is None:
+            out = Figure(arc.child.name, name=figure.name, L=L, joint=joint)
+        else:
+            out.add(arc.child.name, arc.parent.name, L=L, joint=joint)
+        columns += values
+    return out, (np.stack(columns, axis=1) if columns else np.zeros((F, 0)))
+
+
 def dumps_bvh(figure: Figure, clip_or_frames: _Sampled | ArrayLike, *, frame_time: float | None = None,
               precision: int = 6) -> str:
     """BVH text for ``figure`` and its motion: a clip (sampled every 1/fps s) or raw frames (F, D) in radians.
 
     Every arc's L must be a pure translation (its OFFSET) and every DOF turn or slide along a coordinate
-    axis (a DOF along −x is written as ``Xrotation``/``Xposition`` with its values negated). A leaf with a
+    axis (a DOF along −x is written as ``Xrotation``/``Xposition`` with its values negated); a figure with a
+    rotation in some L (a glTF or FBX character) is first re-expressed by :func:`bvh_figure`. A leaf with a
     fixed joint becomes an End Site (its name is not stored: it reads back as ``<parent>_end``) and any
     other fixed joint a JOINT with ``CHANNELS 0``. animkit and bvhio read ``CHANNELS 0``; pybvh 0.9 and
     fairmotion 0.0.4 accept only the usual layout (6 channels on the root, 3 rotations on every JOINT),
@@ -901,6 +964,8 @@ def dumps_bvh(figure: Figure, clip_or_frames: _Sampled | ArrayLike, *, frame_tim
     if not isinstance(precision, int) or precision < 1:
         raise AnimkitError(f"precision must be a positive whole number of decimals, got {precision!r}")
     frames, ft = _frames_of(figure, clip_or_frames, frame_time)
+    if any(not np.allclose(arc.L[:3, :3], np.eye(3), atol=1e-12) for arc in figure.arcs()):
+        figure, frames = bvh_figure(figure, frames)
     fmt = f"{{:.{precision}f}}"
     out = ["HIERARCHY"]
     columns: list[tuple[int, float, bool]] = []  # (DOF index, sign, revolute)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,7 @@ from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 from .gltf_bytes import GltfDocument, document_from_path, pointer
 
 __all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
-           "MorphTargetWarning", "frame_rate_from_keys"]
+           "MorphTargetWarning", "frame_rate_from_keys", "arc_from_trs", "decode_image"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
@@ -237,32 +237,9 @@ class _Reader:
     def _arc(self, i: int, animated: set[str]) -> tuple[Array, Joint]:
         """(L, joint) of node i: static channels before the first animated one in L, the rest as DOFs."""
         t, q, s, M = self._trs(i)
-        name = self.names[i]
         if M is not None:
-            return M, fixed(name)
-        first = min((_PATHS.index(p) for p in animated), default=3)
-        R = matrix_from_quaternion(q)
-        parts = [_translation_matrix(t), _rotation_matrix(R), np.diag([*s, 1.0])]
-        L = np.eye(4)
-        for P in parts[:first]:
-            L = L @ P
-        if first == 3:
-            return L, fixed(name)
-        channels: list[tuple[DofKind, str]] = []
-        rest: list[float] = []
-        if first == 0:
-            channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
-            rest += list(t)
-        if first <= 1:
-            channels += [("revolute", a) for a in EULER_ORDER]
-            rest += list(euler_intrinsic_from_matrix(R, EULER_ORDER))
-        drop_scale = "scale" not in animated and np.allclose(s, 1.0, rtol=0, atol=0)
-        if not drop_scale:
-            channels += [("scale", "x"), ("scale", "y"), ("scale", "z")]
-            rest += list(s)
-        if first == 1 and drop_scale:
-            return L, ball(name, EULER_ORDER, rest=rest)
-        return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
+            return M, fixed(self.names[i])
+        return arc_from_trs(self.names[i], t, q, s, animated)
 
     def figure(self, roots: list[int]) -> tuple[Figure, list[int]]:
         """The figure below ``world`` and the nodes in it (file indices, depth-first)."""
@@ -562,21 +539,8 @@ class _Reader:
     def _image(self, i: int) -> NDArray[np.uint8]:
         if i in self._images:
             return self._images[i]
-        from PIL import Image, UnidentifiedImageError
-
-        data = self.doc.image_bytes(i, pointer("images", i))
         at = pointer("images", i)
-        try:
-            with Image.open(io.BytesIO(data)) as im:
-                w, h = im.size
-                if w * h > _MAX_IMAGE_PIXELS:
-                    raise self.doc.error(at, f"image of {w}x{h} pixels; more than animkit decodes "
-                                             f"({_MAX_IMAGE_PIXELS})")
-                if im.format not in ("PNG", "JPEG"):
-                    raise self.doc.error(at, f"image format {im.format}; expected PNG or JPEG")
-                arr = np.asarray(im.convert("RGBA"), dtype=np.uint8).copy()
-        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
-            raise self.doc.error(at, f"cannot decode the image: {exc}") from None
+        arr = decode_image(self.doc.image_bytes(i, at), lambda message: self.doc.error(at, message))
         arr.setflags(write=False)
         self._images[i] = arr
         return arr
@@ -618,6 +582,53 @@ def frame_rate_from_keys(times: Array, dt: float | None) -> float:
         return whole
     exact = round(guess * float(t[-1])) / float(t[-1])
     return float(exact) if 10.0 <= exact <= 240.0 and on_grid(exact) else whole
+
+
+
+def arc_from_trs(name: str, t: Array, q: Array, s: Array, animated: set[str] | frozenset[str]) -> tuple[Array, Joint]:
+    """(L, joint) of a node with local transform T(t) · R(q) · S(s) (q = w, x, y, z) whose ``animated`` channels
+    (of translation, rotation, scale) some clip drives: L = the static channels before the first animated one, the
+    rest DOFs with the node's values as rest values (see the module's docstring). The FBX reader shares it."""
+    first = min((_PATHS.index(p) for p in animated), default=3)
+    R = matrix_from_quaternion(q)
+    parts = [_translation_matrix(t), _rotation_matrix(R), np.diag([*s, 1.0])]
+    L = np.eye(4)
+    for P in parts[:first]:
+        L = L @ P
+    if first == 3:
+        return L, fixed(name)
+    channels: list[tuple[DofKind, str]] = []
+    rest: list[float] = []
+    if first == 0:
+        channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+        rest += list(t)
+    if first <= 1:
+        channels += [("revolute", a) for a in EULER_ORDER]
+        rest += list(euler_intrinsic_from_matrix(R, EULER_ORDER))
+    drop_scale = "scale" not in animated and np.allclose(s, 1.0, rtol=0, atol=0)
+    if not drop_scale:
+        channels += [("scale", "x"), ("scale", "y"), ("scale", "z")]
+        rest += list(s)
+    if first == 1 and drop_scale:
+        return L, ball(name, EULER_ORDER, rest=rest)
+    return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
+
+
+def decode_image(data: bytes, fail: Callable[[str], Exception]) -> NDArray[np.uint8]:
+    """A PNG or JPEG as (H, W, 4) uint8 RGBA (sRGB as stored); anything else, or more than 2^26 pixels, raises
+    ``fail(message)``. The FBX reader shares it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            w, h = im.size
+            if w * h > _MAX_IMAGE_PIXELS:
+                raise fail(f"image of {w}x{h} pixels; more than animkit decodes ({_MAX_IMAGE_PIXELS})")
+            if im.format not in ("PNG", "JPEG"):
+                raise fail(f"image format {im.format}; expected PNG or JPEG")
+            return np.asarray(im.convert("RGBA"), dtype=np.uint8).copy()
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise fail(f"cannot decode the image: {exc}") from None
 
 
 def _translation_matrix(t: Array) -> Array:

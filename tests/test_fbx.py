@@ -1,0 +1,264 @@
+"""The FBX reader (animkit.io.fbx) on the files tests/data/fbx/make_fbx.py made with Blender and Assimp: what it
+reads (units, axes, names, clips, meshes, textures), the pipeline (convert to a validated .glb, render, batch), and
+bad files (one ParseError naming the file). three.js's agreement is tests/test_fbx_threejs.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import animkit
+from animkit.cli import main
+from animkit.errors import AnimkitError, ParseError
+from animkit.io import fbx
+
+pytest.importorskip("ufbx", reason="ufbx (animkit[fbx]) is not installed")
+
+DATA = Path(__file__).parent / "data" / "fbx"
+CLIPS = ("Armature|walk_body", "Armature|wave_body")
+ROOT = Path(__file__).parent.parent
+
+
+def assert_valid(path: Path) -> None:
+    """The Khronos glTF Validator (npm gltf-validator, run as tests/test_gltf_write.py does) finds no problem."""
+    dirs = [Path(os.environ["ANIMKIT_GLTF_VALIDATOR"])] if os.environ.get("ANIMKIT_GLTF_VALIDATOR") else []
+    dirs.append(ROOT / ".cache" / "npm" / "node_modules")
+    found = [d for d in dirs if (d / "gltf-validator").is_dir()]
+    if shutil.which("node") is None or not found:
+        pytest.skip("node or the npm package gltf-validator (.cache/npm, as .ci/run installs it) is missing")
+    out = subprocess.run(["node", str(ROOT / "tests" / "js" / "validate_gltf.mjs"), str(found[0]), str(path)],
+                         capture_output=True, text=True, check=True, timeout=120)
+    for report in json.loads(out.stdout):
+        issues = report["issues"]
+        bad = [f"{m['code']} at {m.get('pointer')}: {m['message']}" for m in issues["messages"] if m["severity"] < 2]
+        assert issues["numErrors"] == 0 and issues["numWarnings"] == 0, bad
+
+
+def _load(name: str) -> animkit.Scene:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return animkit.load(DATA / name)
+
+
+@pytest.fixture(scope="module")
+def cm() -> animkit.Scene:
+    return _load("mixamo_yup_cm.fbx")
+
+
+@pytest.fixture(scope="module")
+def zup() -> animkit.Scene:
+    return _load("mixamo_zup_77.fbx")
+
+
+def test_units_and_axes_are_converted_and_said(cm, zup) -> None:
+    # the same character written in centimetres Y-up and in metres Z-up stands the same in metres Y-up
+    for s in (cm, zup):
+        assert 1.3 < s.figure.size() < 1.8 and s.up == "y"
+    W1 = cm.figure.world_batch(cm.figure.rest_pose()[None])[0]
+    W2 = zup.figure.world_batch(zup.figure.rest_pose()[None])[0]
+    i1, i2 = cm.figure.node_names.index("mixamorig:Head"), zup.figure.node_names.index("mixamorig:Head")
+    np.testing.assert_allclose(W1[i1, :3, 3], W2[i2, :3, 3], atol=1e-5)
+    assert W1[i1, 1, 3] > 1.3  # the head is up, in metres
+    assert "units: centimetres (0.01 m), converted to metres" in cm.notes
+    assert any("up +Z" in n for n in zup.notes) and any(n.startswith("FBX 7.7 binary") for n in zup.notes)
+    assert any(n.startswith("FBX 7.4 binary") for n in cm.notes)
+
+
+def test_clips_names_and_humanoid(cm) -> None:
+    assert tuple(cm.clips) == CLIPS
+    walk, wave = (cm.clip(c) for c in CLIPS)
+    assert walk.fps == wave.fps == 30.0
+    assert walk.duration == pytest.approx(1.1) and wave.duration == pytest.approx(3.0)
+    assert cm.figure.rig.effectors["hand_r"] == "mixamorig:RightHand"
+    assert cm.figure.rig.effectors["foot_l"] == "mixamorig:LeftFoot"
+
+
+def test_skinned_mesh_texture_embedded_and_beside(cm, zup) -> None:
+    for s in (cm, zup):
+        (mesh,) = [m for m in s.meshes if m.skinned]
+        assert mesh.texture is not None and mesh.texture.shape == (8, 8, 4)
+        assert mesh.uvs is not None and mesh.weights is not None
+        assert (mesh.weights > 0).sum(axis=1).max() == 5  # the pelvis ring's five influences
+        np.testing.assert_allclose(mesh.weights.sum(axis=1), 1.0)
+    a, b = (next(m for m in s.meshes if m.skinned).texture for s in (cm, zup))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_ascii_file_reads_with_pre_rotations(tmp_path) -> None:
+    with pytest.warns(UserWarning, match="diffuse texture"):  # Assimp's embedded image is one ufbx skips
+        s = animkit.load(DATA / "prerot_ascii.fbx")
+    assert tuple(s.clips) == ("walk", "wave")  # the third stack, 'empty', has no curves
+    assert s.clip("walk").fps == 30.0 and s.clip("wave").duration == pytest.approx(3.0)
+    assert "animation stack 'empty' has no animation curves: skipped" in s.notes
+    assert any("ASCII" in n for n in s.notes)
+    assert s.figure.rig.effectors["head"] == "mixamorig:Head"
+
+
+def test_convert_to_glb_passes_the_validator_and_keeps_every_clip(tmp_path, cm) -> None:
+    out = tmp_path / "x.glb"
+    assert main(["convert", str(DATA / "mixamo_yup_cm.fbx"), str(out)]) == 0
+    assert_valid(out)
+    back = animkit.load(out)
+    assert set(back.clips) == set(CLIPS)
+    (mesh,) = [m for m in back.meshes if m.skinned]
+    assert mesh.texture is not None
+    t = np.linspace(0, 1.1, 5)
+    W0 = cm.figure.world_batch(cm.clip(CLIPS[0]).sample(t))
+    W1 = back.figure.world_batch(back.clip(CLIPS[0]).sample(t))
+    for name in ("mixamorig:LeftHand", "mixamorig:RightFoot"):
+        i0, i1 = cm.figure.node_names.index(name), back.figure.node_names.index(name)
+        np.testing.assert_allclose(W0[:, i0, :3, 3], W1[:, i1, :3, 3], atol=1e-5)
+
+
+def test_render_and_batch(tmp_path) -> None:
+    png = tmp_path / "still.png"
+    assert main(["render", str(DATA / "mixamo_zup_77.fbx"), "--animation", CLIPS[1], "-o", str(png)]) == 0
+    assert png.stat().st_size > 1000
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(DATA / "mixamo_yup_cm.fbx", folder)
+    assert main(["batch", "convert", str(folder), "-o", str(tmp_path / "out"), "--workers", "1"]) == 0
+    assert (tmp_path / "out" / "mixamo_yup_cm.glb").is_file()
+
+
+# --- bad files -------------------------------------------------------------------------------------------
+
+
+def _bad(path: Path, match: str) -> ParseError:
+    with pytest.raises(ParseError, match=match) as info:
+        animkit.load(path)
+    assert str(path) in str(info.value)
+    return info.value
+
+
+@pytest.mark.parametrize("cut", [0.02, 0.5, 0.97])
+def test_truncated_file(tmp_path, cut) -> None:
+    data = (DATA / "mixamo_yup_cm.fbx").read_bytes()
+    f = tmp_path / "cut.fbx"
+    f.write_bytes(data[: int(len(data) * cut)])
+    _bad(f, "FBX")
+
+
+def test_not_an_fbx_file(tmp_path) -> None:
+    f = tmp_path / "text.fbx"
+    f.write_bytes(b"hello, this is not an FBX file\n" * 10)
+    _bad(f, "not a readable FBX file")
+
+
+def test_absurd_count(tmp_path) -> None:
+    # binary FBX: the first 'Vertices' array ('d', then its uint32 element count) claims 2^31 - 1 doubles
+    data = bytearray((DATA / "mixamo_yup_cm.fbx").read_bytes())
+    at = data.index(b"Vertices") + len(b"Vertices")
+    assert data[at:at + 1] == b"d"
+    data[at + 1:at + 5] = (2**31 - 1).to_bytes(4, "little")
+    f = tmp_path / "absurd.fbx"
+    f.write_bytes(bytes(data))
+    _bad(f, "FBX")
+
+
+def test_texture_outside_the_folder(tmp_path) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    shutil.copy(DATA / "checker.png", tmp_path / "secret.png")
+    text = (DATA / "prerot_ascii.fbx").read_text()
+    text = text.replace('RelativeFilename: "*0"', 'RelativeFilename: "../secret.png"')
+    text = text.replace('FileName: "*0"', 'FileName: "../secret.png"')
+    f = inner / "outside.fbx"
+    f.write_text(text)
+    _bad(f, "leaves the file's folder")
+
+
+def test_missing_ufbx_names_the_extra(monkeypatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ufbx" else real(name, *a))
+    with pytest.raises(AnimkitError, match=r"animkit\[fbx\]"):
+        animkit.load(DATA / "mixamo_yup_cm.fbx")
+    assert fbx.EXTRA == "animkit[fbx]"
+
+
+@pytest.mark.parametrize("name", ["mixamo_yup_cm.fbx", "mixamo_zup_77.fbx"])
+def test_convert_to_bvh_keeps_every_joint_where_it_was(tmp_path, name) -> None:
+    # the FBX figure has rotations (and Blender's armature a scale of 100) in static transforms, which BVH
+    # cannot store: the writer re-expresses them (io.bvh.bvh_figure) and every node stays where it was
+    out = tmp_path / "x.bvh"
+    assert main(["convert", str(DATA / name), str(out), "--clip", CLIPS[1], "--no-meshes"]) == 0
+    src = _load(name)
+    back = animkit.load(out)
+    clip = back.clip()
+    t = clip.frame_times()
+    assert len(t) == 91
+    Wa = src.figure.world_batch(src.clip(CLIPS[1]).sample(t))
+    Wb = back.figure.world_batch(clip.sample(t))
+    common = [n for n in back.figure.node_names if n in src.figure.node_names]
+    assert len(common) >= 24
+    for n in common:
+        a, b = src.figure.node_names.index(n), back.figure.node_names.index(n)
+        np.testing.assert_allclose(Wb[:, b, :3, 3], Wa[:, a, :3, 3], atol=2e-6 * src.figure.size(), err_msg=n)
+
+
+# --- FBX's transform features against the formula of the FBX SDK's documentation -----------------------------
+
+_ORDERS = {0: "XYZ", 1: "XZY", 2: "YZX", 3: "YXZ", 4: "ZXY", 5: "ZYX"}
+
+
+def _axis_rotation(axis: str, deg: float) -> np.ndarray:
+    c, s = np.cos(np.radians(deg)), np.sin(np.radians(deg))
+    i, j = {"X": (1, 2), "Y": (2, 0), "Z": (0, 1)}[axis]
+    R = np.eye(4)
+    R[i, i] = R[j, j] = c
+    R[j, i], R[i, j] = s, -s
+    return R
+
+
+def _euler(deg, order: str = "XYZ") -> np.ndarray:
+    """FBX's Euler rotation: the first axis of ``order`` turns first (XYZ: Rz · Ry · Rx)."""
+    M = np.eye(4)
+    for axis in order:
+        M = _axis_rotation(axis, deg["XYZ".index(axis)]) @ M
+    return M
+
+
+def _props(text: str, model: str) -> dict[str, list[float]]:
+    block = text[text.index(f'"Model::{model}"'):]
+    block = block[: block.index("}")]
+    out = {}
+    for name, values in re.findall(r'P: "([^"]+)", "[^"]*", "[^"]*", "[^"]*",\s*([-0-9.e, ]+)\n', block):
+        out[name] = [float(v) for v in values.split(",")]
+    return out
+
+
+@pytest.mark.parametrize("bone", ["mixamorig:RightForeArm", "mixamorig:Spine1", "mixamorig:LeftShoulder"])
+def test_pre_post_rotation_order_and_pivots_are_folded_exactly(bone) -> None:
+    # L = T · Roff · Rp · Rpre · R(order) · Rpost⁻¹ · Rp⁻¹ · Soff · Sp · S · Sp⁻¹ (pre/post rotations in XYZ order),
+    # from the ASCII file's own properties; the file is in centimetres (UnitScaleFactor 1), Y-up
+    text = (DATA / "prerot_ascii.fbx").read_text()
+    p = _props(text, bone)
+
+    def move(key: str) -> np.ndarray:
+        M = np.eye(4)
+        M[:3, 3] = p.get(key, [0.0, 0.0, 0.0])
+        return M
+
+    zero = [0.0, 0.0, 0.0]
+    order = _ORDERS[int(p.get("RotationOrder", [0])[0])]
+    S = np.diag([*p.get("Lcl Scaling", [1.0, 1.0, 1.0]), 1.0])
+    L = (move("Lcl Translation") @ move("RotationOffset") @ move("RotationPivot") @ _euler(p.get("PreRotation", zero))
+         @ _euler(p.get("Lcl Rotation", zero), order) @ np.linalg.inv(_euler(p.get("PostRotation", zero)))
+         @ np.linalg.inv(move("RotationPivot")) @ move("ScalingOffset") @ move("ScalingPivot") @ S
+         @ np.linalg.inv(move("ScalingPivot")))
+    L[:3, 3] *= 0.01  # centimetres → metres
+    assert "PreRotation" in p
+    s = _load("prerot_ascii.fbx")
+    fig = s.figure
+    W = fig.world_batch(fig.rest_pose()[None])[0]
+    i, parent = fig.node_names.index(bone), fig.node_names.index(fig.parent_of(bone))
+    np.testing.assert_allclose(np.linalg.inv(W[parent]) @ W[i], L, atol=1e-9)
