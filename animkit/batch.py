@@ -152,8 +152,9 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
         raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
     target = load_file_or_example(options["target"])
     r = retarget_full(scene, target)
+    target = dataclasses.replace(target, figure=r.figure)
     poses = r.poses
-    measures: dict[str, Any] = {"retarget_scale": r.scale}
+    measures: dict[str, Any] = {"retarget_scale": r.scale, "retarget_notes": list(r.notes)}
     if options.get("lock", True):
         try:
             locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up)

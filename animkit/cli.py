@@ -304,6 +304,9 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(r.bone_map.report())
         print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights)")
+    for note in r.notes:
+        print(f"animkit: {note}", file=sys.stderr if note.startswith("NOT DRIVEN") else sys.stdout)
+    target = dataclasses.replace(target, figure=r.figure)
     poses = r.poses
     if not args.no_lock:
         try:

@@ -195,7 +195,7 @@ def test_walk_retargeted_onto_gltf_characters_meets_the_goals(character: str, wa
 
     target = animkit.load(DATA / f"{character}.glb")
     r = retarget_full(walk, target)
-    locked = lock_feet(target.figure, r.poses, r.clip.fps, up=target.up)
+    locked = lock_feet(r.figure, r.poses, r.clip.fps, up=target.up)
     assert locked.before.skate_mm > 0.5  # the retargeted walk slides a little, as its source does
     assert locked.after.skate_mm <= 2.0
     assert locked.after.penetration_mm <= 1.0
@@ -209,7 +209,7 @@ def test_locks_the_leg_cannot_hold_end_early_on_a_limited_target(walk: animkit.S
 
     target = animkit.load(SCENES / "humanoid.toml")
     r = retarget_full(walk, target)
-    locked = lock_feet(target.figure, r.poses, r.clip.fps)
+    locked = lock_feet(r.figure, r.poses, r.clip.fps)
     assert locked.after.penetration_mm <= 2.0
     assert locked.after.skate_mm <= locked.before.skate_mm
     assert locked.after.knee_pop_deg <= locked.before.knee_pop_deg
