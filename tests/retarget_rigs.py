@@ -132,7 +132,7 @@ def write_rig(kind: str, folder: Path) -> Rig:
     animkit.save(path, Scene(fig), _clip(fig, NEVER_ANIMATED), buffers="embedded")
     doc = json.loads(path.read_text(encoding="utf-8"))
     # the exporter's "current pose": knees and hips bent, arms down; the skin stays bound in the T-pose
-    bent = {"LeftUpLeg": ("x", -45.0), "RightUpLeg": ("x", -45.0), "LeftLeg": ("x", 90.0), "RightLeg": ("x", 90.0),
+    bent = {"LeftUpLeg": ("x", -60.0), "RightUpLeg": ("x", -60.0), "LeftLeg": ("x", 110.0), "RightLeg": ("x", 110.0),
             "LeftArm": ("z", -75.0), "RightArm": ("z", 75.0), "Spine1": ("x", 15.0)}
     for node in doc["nodes"]:
         if node.get("name") in bent:
@@ -162,23 +162,31 @@ def surface_low(scene: Scene, figure: Figure, poses: np.ndarray) -> np.ndarray:
     return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
 
 
+def feet_below(fig: Figure) -> list[str]:
+    """The humanoid feet and every node below them."""
+    from animkit.humanoid import match_figure
+
+    h = match_figure(fig)
+    out: list[str] = []
+    for s in ("l", "r"):
+        todo = [h.node(f"foot_{s}")]
+        while todo:
+            n = todo.pop()
+            out.append(n)
+            todo += [a.child.name for a in fig.node(n).arcs()]
+    return out
+
+
 def standing_hip_height(scene: Scene) -> float:
     """Hips above the lowest foot joint (the foot and the nodes below it) at the node rest pose."""
     from animkit.humanoid import match_figure
 
     fig = scene.figure
-    h = match_figure(fig)
     W = fig.world_batch(fig.rest_pose()[None])[0]
     names = fig.node_names
-    feet = []
-    for s in ("l", "r"):
-        todo = [h.node(f"foot_{s}")]
-        while todo:
-            n = todo.pop()
-            feet.append(names.index(n))
-            todo += [a.child.name for a in fig.node(n).arcs()]
+    feet = [names.index(n) for n in feet_below(fig)]
     k = _up(scene)
-    return float(W[names.index(h.node("hips")), k, 3] - W[feet, k, 3].min())
+    return float(W[names.index(match_figure(fig).node("hips")), k, 3] - W[feet, k, 3].min())
 
 
 @dataclass(frozen=True)
@@ -227,9 +235,14 @@ def measure_retarget(source: Scene, target: Scene, figure: Figure, poses: np.nda
     skate = float(np.mean(np.concatenate(speeds))) * 1000.0 * 0.9 / target_hip if speeds else float("nan")
     knee_t = np.degrees(np.abs(np.diff(knee_angles(ft, poses, legs_of(ft)), axis=0))).max()
     knee_s = np.degrees(np.abs(np.diff(knee_angles(fs, P_s, legs_of(fs)), axis=0))).max()
-    # world bone directions: each mapped bone with one nearest mapped descendant, against its source bone's
+    # world bone directions: each mapped bone with one nearest mapped descendant, against its source bone's; not the
+    # feet, whose ankle → toe line is no anatomical direction (CesiumMan's points 64° down, CMU's 14°): they are
+    # judged by the mesh on the ground
     angles = []
+    feet = set(feet_below(ft))
     for t, s in pairs.items():
+        if t in feet:
+            continue
         kids = _nearest_mapped(ft, t, pairs)
         if len(kids) != 1 or not _below(fs, pairs[kids[0]], s):
             continue
