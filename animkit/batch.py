@@ -29,10 +29,11 @@ from .atomic import atomic_path
 from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
+    from .motion_measures import SourceMotion
     from .scene import Scene
 
 __all__ = ["BatchCommand", "BatchReport", "COMMANDS", "register", "run_one", "run_batch", "plan_outputs",
-           "motion_measures", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES", "jit_pays",
+           "motion_measures", "MOTION_COLUMNS", "COLUMNS", "start_local_workers", "SCANNER_PAYS_BYTES", "jit_pays",
            "start_forkserver"]
 
 RECORDS = ".animkit-batch"
@@ -70,9 +71,19 @@ def command(name: str) -> BatchCommand:
         raise AnimkitError(unknown_name("batch command", name, COMMANDS)) from None
 
 
-def motion_measures(scene: Scene) -> dict[str, Any]:
+#: The honest motion measures (:mod:`animkit.motion_measures`) each row carries when its clip has legs or joints.
+MOTION_COLUMNS = ("skate_mm_per_s", "penetration_mm", "planted_height_median_mm", "knee_pop_deg",
+                  "angular_speed_peak_deg_per_s", "limit_violations", "travel_hh", "travel_ratio",
+                  "bone_direction_median_deg", "bone_direction_p90_deg")
+
+
+def motion_measures(scene: Scene, source: SourceMotion | None = None) -> dict[str, Any]:
     """frames, duration (s), joints (movable), dofs, and for a clip the root's travel: path = Σ |h(rₖ₊₁ − rₖ)|
-    over the clip's frames (h: the ground-plane part), speed = path / duration, height = mean root height."""
+    over the clip's frames (h: the ground-plane part), speed = path / duration, height = mean root height; and
+    :data:`MOTION_COLUMNS` from :func:`animkit.motion_measures.measure_motion` (on the scene's meshes, or its drawn
+    geometry; ``source``: the clip a retarget came from, for the travel ratio and bone directions)."""
+    from .motion_measures import measure_motion
+
     fig = scene.figure
     row: dict[str, Any] = {"joints": sum(1 for j in fig.joints if j.dof_count), "dofs": fig.dof_count}
     if not scene.clips:
@@ -84,8 +95,12 @@ def motion_measures(scene: Scene) -> dict[str, Any]:
     ground = roots - (roots @ up)[:, None] * up
     path = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum())
     duration = float(clip.duration or 0.0)
-    return row | {"frames": len(poses), "duration": duration, "root_path": path,
-                  "root_speed": path / duration if duration > 0 else 0.0, "root_height": float((roots @ up).mean())}
+    row |= {"frames": len(poses), "duration": duration, "root_path": path,
+            "root_speed": path / duration if duration > 0 else 0.0, "root_height": float((roots @ up).mean())}
+    if len(poses) >= 3:
+        m = measure_motion(fig, poses, clip.fps, up=scene.up, meshes=scene.meshes, source=source).to_dict()
+        row |= {c: m[c] for c in MOTION_COLUMNS if m[c] is not None}
+    return row
 
 
 # --- the commands ------------------------------------------------------------------------------------------
@@ -146,6 +161,7 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
     from .io import save
     from .keyframes import Clip
     from .motion import MotionError, lock_feet
+    from .motion_measures import SourceMotion
     from .retarget import retarget_full
 
     if "target" not in options:
@@ -157,7 +173,7 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
     measures: dict[str, Any] = {"retarget_scale": r.scale, "retarget_notes": list(r.notes)}
     if options.get("lock", True):
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up)
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes)
         except MotionError as exc:
             measures["lock"] = f"not locked: {exc}".splitlines()[0]
         else:
@@ -165,10 +181,12 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
             for key in ("skate_mm", "penetration_mm", "knee_pop_deg"):
                 measures[f"{key}_before"] = getattr(locked.before, key)
                 measures[f"{key}_after"] = getattr(locked.after, key)
+            measures["feet_left_unlocked"] = len(locked.unlocked)
     clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     result = dataclasses.replace(target, clips={clip.name: clip})
     save(out, result)
-    return motion_measures(result) | measures
+    source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map)
+    return motion_measures(result, source) | measures
 
 
 register("info", ".json", _info, "the tree and the measures of each file, as JSON")

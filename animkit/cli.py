@@ -49,33 +49,59 @@ def _cmd_info(args: argparse.Namespace) -> int:
             raise AnimkitError("--json goes with --motion (the measures as JSON)")
         describe_scene(scene, sys.stdout)
         return 0
-    from .motion import detect_contacts, lock_feet
+    from .motion import MotionError, detect_contacts, lock_feet
+    from .motion_measures import height_contacts, measure_motion
 
     clip = scene.clip(args.clip)
     poses = clip.sample_frames()
-    contacts = detect_contacts(scene.figure, poses, clip.fps, up=scene.up, ground=args.ground)
     if args.contacts:
+        contacts = detect_contacts(scene.figure, poses, clip.fps, up=scene.up, ground=args.ground)
         print(f"{clip.name}: {len(poses)} frames at {clip.fps:g} fps; " + contacts.table(clip.fps))
     if args.motion:
-        result = lock_feet(scene.figure, poses, clip.fps, up=scene.up, contacts=contacts)
-        rows = [("skate (mm per contact frame)", "skate_mm"), ("penetration (mm)", "penetration_mm"),
-                ("knee pop (largest change, deg)", "knee_pop_deg")]
-        print(f"{clip.name}: {result.after.contact_frames} contact frames, {result.after.metres_per_unit:.4g} m "
-              f"per unit, ground {contacts.ground:.4g} ({'found' if contacts.ground_found else 'given'})")
-        print(f"  {'measure':<32s}{'as is':>10s}{'feet locked':>14s}")
-        for label, key in rows:
-            print(f"  {label:<32s}{getattr(result.before, key):>10.3f}{getattr(result.after, key):>14.3f}")
+        fig, g = scene.figure, 0.0 if args.ground is None else float(args.ground)
+        try:
+            planted = height_contacts(fig, poses, clip.fps, up=scene.up, ground=g)
+        except MotionError:
+            planted = None  # no legs: the measures that need none
+        asis = measure_motion(fig, poses, clip.fps, up=scene.up, meshes=scene.meshes, ground=g, contacts=planted)
+        result, why = None, ""
+        if planted is not None:
+            try:
+                result = lock_feet(fig, poses, clip.fps, up=scene.up, ground=g, meshes=scene.meshes)
+            except MotionError as exc:
+                why = f"feet not locked: {exc}"
+        locked = None if result is None else measure_motion(fig, result.poses, clip.fps, up=scene.up,
+                                                             meshes=scene.meshes, ground=g, contacts=planted)
+        print(f"{clip.name}: {len(poses)} frames, {asis.contact_frames} with a foot planted (from height), "
+              f"{asis.metres_per_unit:.4g} m per unit, ground {g:g}, surface: {asis.surface}")
+        print(f"  {'measure':<40s}{'as is':>10s}{'feet locked':>14s}")
+        for label, key in _MOTION_ROWS:
+            a, b = getattr(asis, key), None if locked is None else getattr(locked, key)
+            print(f"  {label:<40s}{_num(a):>10s}{_num(b):>14s}")
+        for note in (result.unlocked if result is not None else [why] if why else []):
+            print(f"  {note}")
         if args.json:
             import json
 
             from .io import atomic_path
 
-            data = {"clip": clip.name, "frames": len(poses), "fps": clip.fps, "ground": contacts.ground,
-                    "ground_found": contacts.ground_found, "before": result.before.as_dict(),
-                    "after": result.after.as_dict()}
+            data = {"clip": clip.name, "frames": len(poses), "fps": clip.fps, "ground": g, "as_is": asis.to_dict(),
+                    "locked": None if locked is None else locked.to_dict(),
+                    "unlocked": list(result.unlocked) if result is not None else [why] if why else []}
             with atomic_path(args.json) as tmp:
                 tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+_MOTION_ROWS = (("skate (mm/s, planted feet)", "skate_mm_per_s"), ("penetration (mm, surface)", "penetration_mm"),
+                ("planted foot's lowest point (mm, median)", "planted_height_median_mm"),
+                ("knee pop (largest change, deg)", "knee_pop_deg"),
+                ("fastest joint turn (deg/s)", "angular_speed_peak_deg_per_s"),
+                ("limit violations (frame x DOF)", "limit_violations"), ("root travel (hip heights)", "travel_hh"))
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
 
 
 def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock: bool, ground: float | None
@@ -260,8 +286,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     report = render_panels(panels, args.output, fps=comparison.fps, up=scene.up, camera_spec=scene.camera,
                            size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.json:
+        data = comparison.metrics()
+        for panel, row in zip(comparison.panels, data["panels"], strict=True):
+            row["motion"] = _reach_motion(scene, panel.poses, comparison.fps)
         with atomic_path(args.json) as tmp:
-            tmp.write_text(json.dumps(comparison.metrics(), indent=2) + "\n", encoding="utf-8")
+            tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.plot:
         _plot_errors(comparison, args.plot)
     if args.save:
@@ -272,6 +301,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
     return 0
+
+
+#: The motion measures of a reach that make sense for it (a reach does not travel, and has no source).
+REACH_MOTION = ("angular_speed_peak_deg_per_s", "angular_speed_peak_joint", "angular_speed_by_joint_deg_per_s",
+                "limit_violations", "limit_excess_by_dof", "penetration_mm", "skate_mm_per_s", "knee_pop_deg")
+
+
+def _reach_motion(scene: Scene, poses: np.ndarray, fps: float) -> dict[str, Any] | None:
+    """A reach's joint speeds, limit violations, surface under the ground and (with legs) its feet's skate and knee
+    pops (:func:`animkit.motion_measures.measure_motion`); None for a clip under 3 frames."""
+    from .motion_measures import measure_motion
+
+    if len(poses) < 3:
+        return None
+    m = measure_motion(scene.figure, poses, fps, up=scene.up, meshes=scene.meshes).to_dict()
+    return {k: m[k] for k in REACH_MOTION}
 
 
 def _panel_clips(comparison: Comparison) -> list[Clip]:
@@ -310,7 +355,8 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     poses = r.poses
     if not args.no_lock:
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground)
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground,
+                               meshes=target.meshes)
         except MotionError as exc:
             print(f"animkit: feet not locked: {exc}", file=sys.stderr)
         else:

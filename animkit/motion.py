@@ -31,6 +31,8 @@ second clip by M_a(start)·M_b(0)⁻¹ so the blend starts where and facing wher
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -42,6 +44,7 @@ from .figure import Figure
 from .humanoid import match_figure
 from .ik import two_bone_angles
 from .retarget import RetargetError, hip_height, read_dofs, retarget_full, up_index
+from .surface import BodySurface, body_surface, descendants
 from .transforms import (
     matrix_about_axis,
     matrix_aligning,
@@ -51,6 +54,7 @@ from .transforms import (
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
     from .scene import UpAxis
 
 __all__ = ["MotionError", "Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure",
@@ -228,14 +232,20 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
 
 
 def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y",
-            legs: tuple[Leg, ...] | None = None, unit: float | None = None) -> MotionMeasures:
-    """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring)."""
+            legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None
+            ) -> MotionMeasures:
+    """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring).
+
+    Penetration is how far the feet's lowest *surface* point (``surface``, by default the drawn geometry:
+    :func:`animkit.surface.body_surface`) goes under ``contacts.ground``; joint centres never count.
+    """
     legs = legs_of(figure) if legs is None else legs
     P = np.atleast_2d(figure.check_pose(poses))
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     k = up_index(up)
     names = figure.node_names
-    pos = figure.world_positions(P)
+    W = figure.world_batch(P)
+    pos = W[:, :, :3, 3]
     horiz = [i for i in range(3) if i != k]
     skate: dict[str, float] = {}
     total, frames = 0.0, 0
@@ -248,8 +258,8 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y
         skate[p] = 1000.0 * u * travel / n if n else 0.0
         total += travel
         frames += n
-    low = pos[:, [names.index(n) for n in _lowest_points(legs)], k]
-    pen = max(0.0, float(contacts.ground - low.min())) * 1000.0 * u
+    low = _foot_lows(figure, W, legs, surface, k)
+    pen = max(0.0, float(contacts.ground - np.nanmin(low))) * 1000.0 * u
     knee = knee_angles(figure, P, legs)
     pops = np.degrees(np.abs(np.diff(knee, axis=0))).max(axis=0) if len(P) > 1 else np.zeros(len(legs))
     by_leg = {leg.side: float(x) for leg, x in zip(legs, pops, strict=True)}
@@ -257,15 +267,25 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y
                           float(pops.max()), by_leg, u)
 
 
+def _foot_lows(figure: Figure, W: Array, legs: tuple[Leg, ...], surface: BodySurface | None, k: int) -> Array:
+    """(F, legs): the lowest surface point of each foot (the ankle and everything below it)."""
+    surface = body_surface(figure) if surface is None else surface
+    return surface.lowest(W, k, [descendants(figure, leg.ankle) for leg in legs])
+
+
 @dataclass(frozen=True, eq=False)
 class LockResult:
-    """Poses with the feet locked, the contacts used, and the measures before and after."""
+    """Poses with the feet locked, the contacts used, the measures before and after, the contacts left
+    unlocked because locking them made something worse (one line each: leg, frames, why), and ``held`` (F, K):
+    the frames each of ``contacts.points`` was locked in the end (None when nothing was)."""
 
     poses: Array
     contacts: Contacts
     before: MotionMeasures
     after: MotionMeasures
     legs: tuple[Leg, ...] = field(default=())
+    unlocked: tuple[str, ...] = field(default=())
+    held: Bool | None = None
 
 
 def _frames_batch(a: Array, b: Array) -> Array:
@@ -281,8 +301,9 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
 
     Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
     toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
-    − ankle)). The weight eases in over the first ``blend`` frames of a contact and out over ``blend`` frames
-    after it (a smoothstep), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    − ankle)). The weight w = smoothstep(min(f − s + 1, e + blend − f) / (blend + 1)) for a contact [s, e) eases
+    in over its first ``blend`` frames and out over ``blend`` frames after it (a contact shorter than that rises
+    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
@@ -305,31 +326,30 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
     Q = matrix_from_rotation_vector(rv)
     lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
     locked = mask_heel | mask_toe
-    w = locked.astype(float)
+    w = np.zeros(F)
     goal = lock.copy()
-    x = np.arange(1, blend + 1) / (blend + 1.0)
-    ramp = 1.0 - x * x * (3.0 - 2.0 * x)  # smoothstep down: no jump in speed where a ramp starts or ends
     for s, e in _intervals(locked):
-        n = min(blend, e - s)
-        w[s:s + n] = np.minimum(w[s:s + n], ramp[::-1][:n] if n == blend else ramp[::-1][blend - n:])
+        fr = np.arange(s, min(F, e + blend))
+        x = np.clip(np.minimum(fr - s + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
+        w[fr] = np.maximum(w[fr], x * x * (3.0 - 2.0 * x))  # smoothstep: no jump in speed where a ramp starts or ends
         for d in range(1, blend + 1):
-            f = e - 1 + d
-            if f >= F or locked[f]:
+            g = e - 1 + d
+            if g >= F or locked[g]:
                 break
-            w[f] = ramp[d - 1]
-            goal[f] = lock[e - 1]
-            rv[f] = rv[e - 1]
+            goal[g] = lock[e - 1]
+            rv[g] = rv[e - 1]
     Q = matrix_from_rotation_vector(rv * w[:, None])
     return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q
 
 
-def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float
-            ) -> Array:
+def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
+            near: float = 0.0) -> Array:
     """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
 
     The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
     frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
-    keeps its world orientation from the clip, turned by Q.
+    keeps its world orientation from the clip, turned by Q. The hip–ankle distance stays within [near, reach]
+    (the clip's own range: the knee bends no further, and straightens no further, than the clip's does).
     """
     if not active.any():
         return P
@@ -355,7 +375,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
-    dd = np.minimum(d, reach)
+    dd = _soft_clip(d, min(near, reach), reach, 0.03 * (l1 + l2))
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -380,6 +400,18 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     return P
 
 
+def _soft_clip(x: Array, lo: float, hi: float, soft: float) -> Array:
+    """x kept inside [lo, hi] with a smooth (C¹) knee of width ``soft`` at each end: within ``soft`` of an end,
+    x ↦ end ∓ soft·exp(−(x − (end ∓ soft)) / soft), so a leg stretched towards its limit slows down instead of
+    stopping dead (which a knee would show as a pop)."""
+    soft = min(soft, 0.25 * max(hi - lo, 0.0))
+    if soft <= 0.0:
+        return np.clip(x, lo, hi)
+    top, bottom = hi - soft, lo + soft
+    y = np.where(x > top, hi - soft * np.exp(-(x - top) / soft), x)
+    return np.where(x < bottom, lo + soft * np.exp(-(bottom - x) / soft), y)
+
+
 def _nearest_turns(new: Array, old: Array) -> Array:
     """``new`` moved by whole turns to lie closest to ``old``."""
     return old + (new - old + np.pi) % (2 * np.pi) - np.pi
@@ -387,25 +419,114 @@ def _nearest_turns(new: Array, old: Array) -> Array:
 
 def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
               contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
-              unit: float | None = None) -> LockResult:
+              unit: float | None = None, meshes: Sequence[Mesh] = ()) -> LockResult:
     """Feet held where they land during contacts, by the two-bone leg IK over all frames at once.
 
-    ``blend``: seconds over which a lock eases in and out (at least 2 frames). A lock the leg cannot hold (its
-    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock) ends at the first
-    such frame (or as much earlier as the miss came after it), and the pass is made again (at most 8 times).
+    ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
+    During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
+    geometry: :mod:`animkit.surface`) is put on the ground; ``blend``: seconds over which a lock eases in and out
+    (at least 2 frames). The knee bends no further and straightens no further than the clip's own knee does.
+    A lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length
+    from the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is
+    made again (at most 8 times). Then **nothing gets worse**: every stretch of frames where a leg changed is
+    compared with the clip as given, and where the foot's surface goes further under the ground than it did there,
+    or a knee changes between two frames by more than the clip's largest knee change, the contacts there are left
+    unlocked (``LockResult.unlocked`` says which and
+    why) and the work is done again; as a last resort the clip is returned as given.
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
-    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=ground, legs=legs)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=unit)
+    g = 0.0 if ground is None else float(ground)
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs)
+    c = dataclasses.replace(c, ground=g, ground_found=False)
+    surface = body_surface(figure, meshes)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
+    lift = np.ones(F, dtype=bool)  # where a foot under the ground may be lifted out of it
+    nb = max(2, int(round(blend * fps)))
+    k = up_index(up)
+    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    knee0 = knee_angles(figure, P0, legs)
+    W0 = figure.world_batch(P0)
+    low0 = _foot_lows(figure, W0, legs, surface, k)
+    names = figure.node_names
+    soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
+             for leg in legs]  # each foot's surface about its ankle, in the clip
+    notes: list[str] = []
+    P = P0
+    for _ in range(12):
+        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles)
+        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u)
+        if not worse:
+            break
+        for s0, e0, why in worse:
+            lift[s0:e0] = False
+            for side, (mh, mt) in masks.items():
+                for m in (mh, mt):
+                    for s1, e1 in _intervals(m):
+                        if s1 < e0 + nb and e1 + nb > s0:
+                            m[s1:e1] = False
+                            notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
+    else:
+        P = P0
+        notes.append("feet left as given: every lock made some stretch worse")
+        masks = {}
+    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface)
+    held = None
+    if masks:
+        held = np.zeros_like(c.mask)
+        for leg in legs:
+            mh, mt = masks[leg.side]
+            held[:, c.points.index(leg.ankle)] = mh
+            if leg.toe in c.points:
+                held[:, c.points.index(leg.toe)] = mt
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
+
+
+def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
+                     ground: float, surface: BodySurface, k: int, unit: float) -> list[tuple[int, int, str]]:
+    """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
+    the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
+    given (its knee pop); with a description of what got worse."""
+    names = figure.node_names
+    W = figure.world_batch(P)
+    knee = knee_angles(figure, P, legs)
+    low = _foot_lows(figure, W, legs, surface, k)
+    pos0 = figure.world_positions(P0)
+    tiny = 1e-9 * figure.size()
+    clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
+    out: list[tuple[int, int, str]] = []
+    for j, leg in enumerate(legs):
+        ia = names.index(leg.ankle)
+        moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
+        moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
+        for s, e in _intervals(moved):
+            a, b = max(0, s - 1), min(len(P), e + 1)
+            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j])))
+            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j])))
+            pop0 = clip_pop
+            pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
+            if pen1 > pen0 + 1e-6 * figure.size():
+                out.append((a, b, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
+                            f"{1e3 * unit * pen0:.1f} mm)"))
+            elif pop1 > pop0 + 1e-6:
+                out.append((a, b, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given at most "
+                            f"{np.degrees(pop0):.1f}°)"))
+    return out
+
+
+def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: Bool, blend: float, legs: tuple[Leg, ...],
+               soles: list[Array]) -> Array:
+    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold ends earlier; ≤ 8 passes)."""
     names = figure.node_names
     nb = max(2, int(round(blend * fps)))
+    P = P0
     for _ in range(8):
-        P, goals = _lock_pass(figure, P0, fps, up, c.ground, masks, blend, legs)
+        P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles)
         pos = figure.world_positions(P)
         again = False
         for leg, (goal, w) in zip(legs, goals, strict=True):
@@ -421,13 +542,26 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
                         again = True
         if not again:
             break
-    after = measure(figure, P, c, up=up, legs=legs, unit=unit)
-    return LockResult(P, c, before, after, legs)
+    return P
+
+
+def _smooth_max(x: Array, r: int) -> Array:
+    """A max filter then a mean filter, both of half-width r: a bump that covers x and eases in and out."""
+    pad = np.pad(x, r, mode="edge")
+    wide = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).max(axis=1)
+    pad = np.pad(wide, r, mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
 
 
 def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
-               blend: float, legs: tuple[Leg, ...]) -> tuple[Array, list[tuple[Array, Array]]]:
-    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg)."""
+               lift: Bool, blend: float, legs: tuple[Leg, ...], soles: list[Array]
+               ) -> tuple[Array, list[tuple[Array, Array]]]:
+    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg).
+
+    The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
+    during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
+    ``lift``), eased in and out. ``soles``: each foot's surface points about its ankle in the clip (F, V, 3).
+    """
     P = P.copy()
     F = P.shape[0]
     W = figure.world_batch(P)
@@ -436,27 +570,29 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     nb = max(2, int(round(blend * fps)))
     feet = []
     weights: list[tuple[Array, Array]] = []
-    for leg in legs:
-        ih, ik_, ia, it, ip = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe, leg.tip))
-        A, toe, tip = W[:, ia, :3, 3], W[:, it, :3, 3], W[:, ip, :3, 3]
+    for leg, rel in zip(legs, soles, strict=True):
+        ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
+        A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
         mh, mt = masks[leg.side]
         goal, w, Q = _goal(A, mh, mt, toe, nb)
-        weights.append((goal, w))
-        # no point of the foot under the ground (the foot turned by Q about the ankle)
-        rel = np.stack([toe - A, tip - A], axis=1)
-        lowest = np.minimum(0.0, np.einsum("fj,fkj->fk", Q[:, k], rel).min(axis=1))
-        deficit = ground - (goal[:, k] + lowest)
-        under = deficit > 0
-        goal[under, k] += deficit[under]
+        # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
+        below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1) if rel.shape[1] else np.zeros(F)
+        goal[:, k] = (1.0 - w) * goal[:, k] + w * (ground - below)  # on the ground while planted
+        deficit = np.where(lift, np.maximum(ground - (goal[:, k] + below), 0.0), 0.0)
+        if deficit.max() > 0:
+            deficit = _smooth_max(deficit, nb)
+            goal[:, k] += deficit
         Hp = W[:, ih, :3, 3]
         Kp = W[0, ik_, :3, 3]
         full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
-        reach = min(float(np.linalg.norm(A - Hp, axis=1).max()), (1 - 1e-9) * full)  # never straighter than the clip
-        feet.append((leg, goal, (w > 0) | under, Q, reach))
+        d0 = np.linalg.norm(A - Hp, axis=1)
+        reach = min(float(d0.max()), (1 - 1e-9) * full)  # never straighter than the clip
+        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min())))
+        weights.append((goal, w))
     # the hips come down where a locked leg could not reach its goal, smoothly (max filter, then a mean)
     upv = np.eye(3)[k]
     drop = np.zeros(F)
-    for leg, goal, active, _, reach in feet:
+    for leg, goal, active, _, reach, _ in feet:
         hip = W[:, names.index(leg.hip), :3, 3]
         off = goal - hip
         vert = off @ upv
@@ -464,17 +600,13 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
         drop = np.maximum(drop, need)
     if drop.max() > 0:
-        r = nb
-        pad = np.pad(drop, r, mode="edge")
-        wide = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).max(axis=1)
-        pad = np.pad(wide, r, mode="edge")
-        drop = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
+        drop = _smooth_max(drop, nb)
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = -drop[:, None] * upv
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach in feet:  # where the hips came down, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach)
+    for leg, goal, active, Q, reach, near in feet:  # where the hips came down, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach, near)
     return P, weights
 
 

@@ -711,7 +711,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     else:
         down = np.flatnonzero(low <= np.percentile(low, 2.0) + 0.05 * h_t)
         down = down[np.linspace(0, len(down) - 1, min(len(down), 64)).round().astype(int)]
-        delta = -float(np.median(surface(Wt[down])))
+        delta = -float(np.percentile(surface(Wt[down]), 5.0))
     arc = target.arcs()[hips_i]
     pri = [c for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True) if d.kind == "prismatic"]
     if pri:

@@ -33,6 +33,7 @@ import numpy as np  # noqa: E402
 import animkit  # noqa: E402
 from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.motion import _leg_ik, detect_contacts, lock_feet, loop_poses  # noqa: E402
+from animkit.motion_measures import SourceMotion, measure_motion  # noqa: E402
 from animkit.retarget import bone_map, retarget_poses  # noqa: E402
 from animkit.transforms import quaternion_from_matrix  # noqa: E402
 
@@ -107,15 +108,15 @@ def main() -> None:
         retarget_poses(walk.figure, P, target.figure, bm, source_up=walk.up, target_up=target.up)
 
     def do_lock() -> None:
-        lock_feet(target.figure, T, fps, up=target.up)
+        lock_feet(target.figure, T, fps, up=target.up, meshes=target.meshes)
 
     def do_both() -> None:
         Q, _, _ = retarget_poses(walk.figure, P, target.figure, bm, source_up=walk.up, target_up=target.up)
-        lock_feet(target.figure, Q, fps, up=target.up)
+        lock_feet(target.figure, Q, fps, up=target.up, meshes=target.meshes)
 
     # the per-frame baseline: the leg IK of one leg called once per frame (a Python loop over frames)
     fig = target.figure
-    r = lock_feet(fig, T, fps, up=target.up)
+    r = lock_feet(fig, T, fps, up=target.up, meshes=target.meshes)
     leg = r.legs[0]
     W = fig.world_batch(T)
     goal = W[:, fig.node_names.index(leg.ankle), :3, 3] + 0.01
@@ -139,6 +140,9 @@ def main() -> None:
         three = with_threejs(cases, args.rounds, src, spec)  # type: ignore[arg-type]
     stats = three if three is not None else interleaved(cases, rounds=args.rounds)
     contacts = detect_contacts(fig, T, fps, up=target.up)
+    source = SourceMotion(walk.figure, P, walk.up, bm)  # the honest measures: surface, the source's contacts
+    m0 = measure_motion(fig, T, fps, up=target.up, meshes=target.meshes, source=source)
+    m1 = measure_motion(fig, r.poses, fps, up=target.up, meshes=target.meshes, source=source)
     lines = [
         "# Motion: retarget + foot locking",
         "",
@@ -176,7 +180,15 @@ def main() -> None:
         f"{int(contacts.mask.any(axis=1).sum())} of {F} frames with a foot down; skate "
         f"{r.before.skate_mm:.2f} → {r.after.skate_mm:.2f} mm per contact frame, penetration "
         f"{r.before.penetration_mm:.2f} → {r.after.penetration_mm:.2f} mm, knee pop "
-        f"{r.before.knee_pop_deg:.1f} → {r.after.knee_pop_deg:.1f}°.",
+        f"{r.before.knee_pop_deg:.1f} → {r.after.knee_pop_deg:.1f}°; {len(r.unlocked)} contacts left unlocked "
+        "(locking them made something worse).",
+        "",
+        "By `animkit.motion_measures` (the mesh's surface, the source's contacts carried over), as retargeted → "
+        f"locked: skate {m0.skate_mm_per_s:.0f} → {m1.skate_mm_per_s:.0f} mm/s, penetration "
+        f"{m0.penetration_mm:.1f} → {m1.penetration_mm:.1f} mm, planted foot's lowest point (median) "
+        f"{m0.planted_height_median_mm:.1f} → {m1.planted_height_median_mm:.1f} mm, knee pop "
+        f"{m0.knee_pop_deg:.1f} → {m1.knee_pop_deg:.1f}°, bone directions {m1.bone_direction_median_deg:.1f}° "
+        f"median, {m1.bone_direction_p90_deg:.1f}° p90, travel ratio {m1.travel_ratio:.3f}.",
         "",
     ]
     text = "\n".join(lines)

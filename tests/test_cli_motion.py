@@ -19,11 +19,25 @@ def test_info_contacts_and_motion_json(tmp_path: Path, capsys: pytest.CaptureFix
     out = tmp_path / "m.json"
     assert main(["info", str(SCENES / "walk.toml"), "--contacts", "--motion", "--ground", "0", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "ankle_r:" in text and "feet locked" in text
+    assert "ankle_r:" in text and "feet locked" in text and "left unlocked" in text
     data = json.loads(out.read_text())
-    assert data["ground"] == 0.0 and not data["ground_found"]
-    assert data["before"]["penetration_mm"] > 5 and data["after"]["penetration_mm"] <= 1.0
-    assert data["after"]["skate_mm_per_contact_frame"] < data["before"]["skate_mm_per_contact_frame"]
+    assert data["ground"] == 0.0
+    asis, locked = data["as_is"], data["locked"]
+    assert asis["surface"] == "drawn" and asis["penetration_mm"] > 50  # the drawn toes, 74 mm under the floor
+    # locking never makes it worse: here every lock would pop a knee, so each is left unlocked and said so
+    assert locked["knee_pop_deg"] <= asis["knee_pop_deg"] and locked["penetration_mm"] <= asis["penetration_mm"]
+    assert data["unlocked"] and all("knee" in note for note in data["unlocked"])
+    assert asis["skate_mm_per_s"] > 100 and asis["angular_speed_by_joint_deg_per_s"]["hips"] >= 0
+
+
+@pytest.mark.parametrize("scene", ["six_axis_arm", "wave"])
+def test_info_motion_json_without_feet_to_lock_has_the_other_measures(scene: str, tmp_path: Path) -> None:
+    out = tmp_path / "m.json"
+    assert main(["info", scene, "--motion", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["locked"] is None  # a robot has no legs; wave's knees never bend (no knee plane to keep)
+    assert data["as_is"]["angular_speed_peak_deg_per_s"] > 0 and data["as_is"]["limit_violations"] == 0
+    assert (data["as_is"]["skate_mm_per_s"] is None) == (scene == "six_axis_arm")
 
 
 def test_info_json_without_motion_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -151,6 +151,11 @@ def test_cli_compare_writes_panels_table_and_json(tmp_path) -> None:
     m = json.loads(js.read_text())
     assert [p["chain"] for p in m["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
     assert m["panels"][0]["reachable"] is False and m["panels"][2]["reached"] is True
+    for p in m["panels"]:  # the motion measures of each reach: joint speeds, limits (the solvers respect them)
+        motion = p["motion"]
+        assert motion["limit_violations"] == 0 and motion["penetration_mm"] == 0.0
+        assert motion["angular_speed_peak_deg_per_s"] == max(motion["angular_speed_by_joint_deg_per_s"].values())
+    assert m["panels"][2]["motion"]["angular_speed_peak_deg_per_s"] > 0
 
 
 def test_cli_reach_and_errors(tmp_path) -> None:
