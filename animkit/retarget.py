@@ -173,7 +173,8 @@ def feet_of(fig: Figure) -> list[str]:
     return out
 
 
-def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = None) -> float:
+def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = None,
+               feet: Sequence[str] | None = None) -> float:
     """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
     standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
     a figure without humanoid feet: above the lowest node below the hips."""
@@ -181,13 +182,19 @@ def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = No
     W = fig.world_batch(P[None])[0]
     k = up_index(up)
     names = fig.node_names
-    low = feet_of(fig) or _descendants(fig, hips) or names
+    low = (feet_of(fig) if feet is None else list(feet)) or _descendants(fig, hips) or names
     return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
 
 
 def rotation_part(M: Array) -> Array:
     """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale."""
-    U, _, Vt = np.linalg.svd(np.asarray(M, dtype=float)[..., :3, :3])
+    A = np.asarray(M, dtype=float)[..., :3, :3]
+    det = np.linalg.det(A)
+    if np.all(det > 0):  # a turn times a uniform scale (every rig seen): R = A / det^(1/3), checked
+        R = A / np.cbrt(det)[..., None, None]
+        if np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(initial=0.0) <= 1e-9:
+            return R
+    U, _, Vt = np.linalg.svd(A)
     R = U @ Vt
     flip = np.linalg.det(R) < 0
     if np.any(flip):
@@ -440,13 +447,13 @@ def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hi
 
 
 def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array, Wt0: Array, Ws: Array, k: int,
-           hip: float, stand: bool) -> list[_Bone]:
+           hip: float, stand: bool, feet_t: Sequence[str]) -> list[_Bone]:
     s_index = {n: i for i, n in enumerate(source.node_names)}
     t_index = {n: i for i, n in enumerate(target.node_names)}
     tiny_s = 1e-9 * source.size()
     tiny_t = 1e-9 * target.size()
     bones = []
-    feet = set(feet_of(target)) if stand else set()
+    feet = set(feet_t) if stand else set()
     for t_name, s_name in pairs.items():
         ti, si = t_index[t_name], s_index[s_name]
         if t_name in feet:  # feet stand flat when the source's are planted (where an ankle sits differs by rig)
@@ -572,23 +579,24 @@ def _stance(low: Array, hip: float) -> float:
     return float(np.median(low[low <= floor + 0.05 * hip]))
 
 
-def _lowest_feet(fig: Figure, W: Array, k: int) -> tuple[Array, Array]:
+def _lowest_feet(fig: Figure, W: Array, k: int, feet: Sequence[str] | None = None) -> tuple[Array, Array]:
     """(the lowest foot point's height (F,), its position (F, 3)) from world matrices W (F, N, 4, 4)."""
     names = fig.node_names
-    feet = [names.index(n) for n in feet_of(fig)] or list(range(len(names)))
-    X = W[:, feet][:, :, :3, 3]
+    idx = [names.index(n) for n in (feet_of(fig) if feet is None else feet)] or list(range(len(names)))
+    X = W[:, idx][:, :, :3, 3]
     j = np.argmin(X[..., k], axis=1)
     p = X[np.arange(len(X)), j]
     return p[:, k], p
 
 
-def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None) -> Array:
+def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+                 feet: Sequence[str] | None = None) -> Array:
     """(a, b) (4,) of the ground g(p) = a + b · p (b (3,) along the two horizontal axes, 0 along up) through the
     planted feet: least squares of the lowest foot point's height over its position, refitted twice on the
     frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
     k = up_index(up)
-    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k)
+    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
     if hip is None:
         hips = match_figure(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
@@ -606,14 +614,15 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None 
     return out
 
 
-def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None) -> float:
+def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+                  feet: Sequence[str] | None = None) -> float:
     """g = where the feet stand: the median, over the frames a foot is down, of the lowest foot point
     (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
     (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
     if hip is None:
         hips = match_figure(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
-    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up))
+    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
     return _stance(low, hip)
 
 
@@ -646,8 +655,9 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     pairs = bones.pairs
     hips_t = _hips_of(source, pairs)
     hips_s = pairs[hips_t]
-    h_s = hip_height(source, hips_s, source_up)
-    h_t = hip_height(target, hips_t, target_up, P_t0)
+    feet_s, feet_t = feet_of(source), feet_of(target)
+    h_s = hip_height(source, hips_s, source_up, feet=feet_s)
+    h_t = hip_height(target, hips_t, target_up, P_t0, feet_t)
     if h_s <= 1e-12 * source.size() or h_t <= 1e-12 * target.size():
         raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest point of the feet at rest "
                             "(cannot scale the root translation by hip height)")
@@ -657,9 +667,9 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     upv = np.eye(3)[k]
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
-        slope = G @ ground_plane(source, P, source_up, h_s)[1:]
+        slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
     driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0, Ws, up_index(target_up), h_s,
-                                                   stand_feet)}
+                                                   stand_feet, feet_t)}
     t_names = target.node_names
     parent = [-1 if (up := target.parent_of(n)) is None else t_names.index(up) for n in t_names]
     starts = target.joint_dofs
@@ -705,9 +715,9 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
         else:
             Wt[:, i] = B @ joint.matrix(out[0, idx])
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
-    low = _lowest_feet(target, Wt, k)[0]
+    low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
-        delta = scale * ground_height(source, P, source_up, h_s) - _stance(low, h_t)
+        delta = scale * ground_height(source, P, source_up, h_s, feet_s) - _stance(low, h_t)
     else:
         down = np.flatnonzero(low <= np.percentile(low, 2.0) + 0.05 * h_t)
         down = down[np.linspace(0, len(down) - 1, min(len(down), 64)).round().astype(int)]
@@ -808,7 +818,7 @@ def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
     node → angle."""
     names = fig.node_names
     W0 = fig.world_batch(fig.rest_pose()[None])[0]
-    if np.allclose(W0, W_bind, rtol=0, atol=1e-9 * max(1.0, float(np.abs(W0[:, :3, 3]).max()))):
+    if np.allclose(W0, W_bind, rtol=0, atol=1e-6 * max(1.0, float(np.abs(W0[:, :3, 3]).max()))):
         return {}
     out: dict[str, float] = {}
     for i, arc in enumerate(fig.arcs()):
