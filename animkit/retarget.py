@@ -13,10 +13,21 @@ j′ and its mapped child. So each target bone points where its source bone poin
 rest poses (T-pose, A-pose, arms down). The joint's articulation is then A_j = (R_parent · R_L)ᵀ R_t,j,
 read into the joint's DOFs (Euler angles for a ball joint, the twist about the axis for a hinge).
 
-Only rotations change below the hips, so no bone stretches. The hips move to
-p_t(f) = s · G · p_s(f): G turns the source's world into the target's (Y up ↔ Z up) and
-s = h_t / h_s is the ratio of the hip heights at rest (hips above the lowest point of the figure),
-i.e. of the leg lengths. Unmapped target joints keep their rest values.
+Only rotations change below the hips, so no bone stretches. The hips move to p_t(f) = s · G · p_s(f) + δ·up,
+written in the hips' parent space (t = B₃⁻¹(p − b), B the parent's world matrix times the arc's L: a Mixamo
+armature's 0.01 scale and its turn about x included). G turns the source's world into the target's (Y up ↔ Z up);
+s = h_t / h_s, h the height of the hips above the lowest foot point (foot joints and the nodes below them) when
+standing, measured the same way on both sides (:func:`hip_height`); δ puts the feet on the ground: for a target
+with a surface (skinned meshes or drawn geometry, :func:`lowest_surface`) the source's floor plane
+(:func:`ground_plane`) is taken out and the surface's lowest point stands on 0 (5th percentile over the frames a
+foot is down); a bare skeleton's lowest foot joint stands where the source's does, scaled.
+
+What the target is (:func:`retarget_full`): it stands in its bind pose, read from its skins' inverse bind matrices
+(:func:`bind_world`, :func:`bind_pose`), not in whatever node pose its file left; a mapped bone its file never
+turns gets rotation DOFs and the hips translation DOFs (:func:`drivable`; ``Retargeted.figure``), and ``notes``
+say so, and say what cannot follow fully (a hinge, a bone with no room for a rotation). A skinned character's feet
+stand as in its bind pose whenever the source's are planted (its ankle → toe line, which sits anywhere in the
+mesh, need not point where the source's does). Unmapped target joints keep their bind (or rest) values.
 """
 
 from __future__ import annotations
