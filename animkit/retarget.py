@@ -32,6 +32,7 @@ mesh, need not point where the source's does). Unmapped target joints keep their
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
            "retarget_poses", "hip_height", "read_dofs", "up_index", "feet_of", "rotation_part", "bind_world",
-           "bind_pose", "drivable", "ground_height", "ground_plane", "lowest_surface"]
+           "bind_pose", "drivable", "with_rest", "ground_height", "ground_plane", "lowest_surface"]
 
 Array = NDArray[np.float64]
 
@@ -337,16 +338,41 @@ def drivable(fig: Figure, rotate: Sequence[str], translate: Sequence[str]) -> tu
         return fig, ()
     taken = set(fig.dof_names)
     failed: list[str] = []
+
+    def arc_of(arc: Arc) -> tuple[Array, Joint]:
+        name = arc.child.name
+        if name in rot or name in tr:
+            made = _widened(arc, name in rot, name in tr, taken)
+            if made is not None:
+                return made
+            failed.append(name)
+        return arc.L, arc.joint
+
+    return _rebuilt(fig, arc_of), tuple(failed)
+
+
+def with_rest(fig: Figure, pose: Array) -> Figure:
+    """A copy of ``fig`` whose DOFs' rest values are ``pose`` (D,) (clamped into their limits): the figure standing in
+    another pose at rest (a skinned character in its bind pose) — what measures, locks and writers then read as rest."""
+    P = np.asarray(pose, dtype=float)
+    starts = fig.joint_dofs
+
+    def arc_of(arc: Arc) -> tuple[Array, Joint]:
+        j = arc.joint
+        dofs = tuple(dataclasses.replace(d, rest=float(np.clip(P[i], d.lower, d.upper)))
+                     for d, i in zip(j.dofs, starts[j.name], strict=True))
+        return arc.L, dataclasses.replace(j, dofs=dofs)
+
+    return _rebuilt(fig, arc_of)
+
+
+def _rebuilt(fig: Figure, arc_of: Callable[[Arc], tuple[Array, Joint]]) -> Figure:
+    """A copy of ``fig``: the same nodes (names, order, data, T, colours) and rig, each arc's (L, joint) from
+    ``arc_of``."""
     out: Figure | None = None
     for arc in fig.arcs():
         node = arc.child
-        L, joint = arc.L, arc.joint
-        if node.name in rot or node.name in tr:
-            made = _widened(arc, node.name in rot, node.name in tr, taken)
-            if made is None:
-                failed.append(node.name)
-            else:
-                L, joint = made
+        L, joint = arc_of(arc)
         if out is None:
             out = Figure(node.name, data=node.data, T=node.T, color=node.color, joint=joint, L=L, name=fig.name)
         else:
@@ -354,7 +380,7 @@ def drivable(fig: Figure, rotate: Sequence[str], translate: Sequence[str]) -> tu
             out.add(node.name, arc.parent.name, L=L, joint=joint, data=node.data, T=node.T, color=node.color)
     assert out is not None
     out.rig = fig.rig
-    return out, tuple(failed)
+    return out
 
 
 def _world_from(source_up: UpAxis, target_up: UpAxis) -> Array:
@@ -803,7 +829,10 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
         if 0 < k < 3:
             notes.append(f"{n!r}: a {joint.kind} joint with {k} rotation DOF(s) follows its source bone only as far "
                          "as those turn")
-    rest = bind_pose(fig, W_bind) if turned else fig.rest_pose()
+    rest = fig.rest_pose()
+    if turned:  # the figure handed back stands in its bind pose at rest
+        fig = with_rest(fig, bind_pose(fig, W_bind))
+        rest = fig.rest_pose()
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
                                         target_rest=rest, surface=lowest_surface(fig, meshes, t_up),
