@@ -1,12 +1,14 @@
 """Humanoid rigs with the structures real exporters write, made with animkit's own glTF writer, and the measures a
 retarget onto them is judged by (used by tests/test_retarget_rigs.py and benchmarks/bench_retarget_matrix.py).
 
-Rigs (every one a skinned glTF character whose hips its own clip turns but never translates):
+Rigs (every one a skinned glTF character):
 
 * ``mixamo_-90`` / ``mixamo_+90`` / ``mixamo_0``: Mixamo's layout: ``mixamorig:``-named bones under an ``Armature``
-  node scaled 0.01 and turned −90° / +90° / not at all about x, every offset (the hips' too) in centimetres;
+  node scaled 0.01 and turned −90° / +90° / not at all about x, every offset and the hips' keyed translation in
+  centimetres;
 * ``bind_differs``: plain names in metres, whose nodes stand in another pose (knees and hips bent, arms down) than
-  the T-pose its skin was bound in (the inverse bind matrices), as some exporters leave them;
+  the T-pose its skin was bound in (the inverse bind matrices), as some exporters leave them, and whose hips its
+  own clip turns but never translates;
 * each rig's left forearm is never animated by its clip (the loaded figure has no DOF there).
 
 The measures are written here from their definitions (issue 25 §1), independently of animkit.retarget: root travel
@@ -27,7 +29,7 @@ import animkit
 from animkit.drawn import figure_mesh
 from animkit.figure import Figure
 from animkit.geometry import Capsule
-from animkit.joints import ball
+from animkit.joints import ball, free
 from animkit.keyframes import Clip
 from animkit.motion import detect_contacts, knee_angles, legs_of
 from animkit.scene import Scene
@@ -79,9 +81,9 @@ class Rig:
     hip_height: float = HIP_HEIGHT
 
 
-def _figure(prefix: str, scale: float, turn_x: float) -> tuple[Figure, str]:
+def _figure(prefix: str, scale: float, turn_x: float, hips_move: bool) -> tuple[Figure, str]:
     """The rig's figure: ``world`` → (``Armature`` scaled and turned, when ``scale`` ≠ 1) → bones in the armature's
-    units. Every bone a ball joint; the hips only turn (their clip never translates them)."""
+    units. Every bone a ball joint; the hips a free joint when ``hips_move`` (keyed in the armature's units)."""
     fig = Figure("world", name=f"rig_{prefix or 'plain'}")
     top = "world"
     R = matrix_about_axis(np.array([1.0, 0.0, 0.0]), np.radians(turn_x))
@@ -102,7 +104,7 @@ def _figure(prefix: str, scale: float, turn_x: float) -> tuple[Figure, str]:
             radius = (0.025 if "Foot" in name or "Toe" in name else 0.035) / scale
             data, T = Capsule(radius, float(np.linalg.norm(d))), homogeneous(matrix_aligning_z_to(d))
         fig.add(prefix + name, top if parent is None else prefix + parent, offset=to_local @ np.asarray(off),
-                joint=ball(prefix + name, "zyx"), data=data, T=T)
+                joint=(free if hips_move and parent is None else ball)(prefix + name, "zyx"), data=data, T=T)
     return fig, prefix + "Hips"
 
 
@@ -113,7 +115,8 @@ def _clip(fig: Figure, never: str) -> Clip:
     for k, name in enumerate(fig.dof_names):
         if name.startswith(never + "."):
             continue
-        P[:, k] += 0.05 * np.sin(2 * np.pi * t / 2.0 + 0.7 * k)
+        amplitude = 3.0 if name.split(".")[-1].startswith("t") else 0.05  # centimetres where the hips move
+        P[:, k] += amplitude * np.sin(2 * np.pi * t / 2.0 + 0.7 * k)
     return Clip.from_poses(fig, t, P, name="sway", fps=30.0)
 
 
@@ -121,13 +124,13 @@ def write_rig(kind: str, folder: Path) -> Rig:
     """Write rig ``kind`` (one of :data:`RIGS`) under ``folder`` with animkit's glTF writer; see the module's doc."""
     folder.mkdir(parents=True, exist_ok=True)
     if kind.startswith("mixamo_"):
-        fig, hips = _figure("mixamorig:", 0.01, float(kind.split("_")[1]))
+        fig, hips = _figure("mixamorig:", 0.01, float(kind.split("_")[1]), True)
         path = folder / f"{kind}.glb"
         animkit.save(path, Scene(fig), _clip(fig, "mixamorig:" + NEVER_ANIMATED))
         return Rig(kind, path, hips)
     if kind != "bind_differs":
         raise ValueError(f"unknown rig {kind!r}; expected one of {RIGS}")
-    fig, hips = _figure("", 1.0, 0.0)
+    fig, hips = _figure("", 1.0, 0.0, False)
     path = folder / f"{kind}.gltf"
     animkit.save(path, Scene(fig), _clip(fig, NEVER_ANIMATED), buffers="embedded")
     doc = json.loads(path.read_text(encoding="utf-8"))
