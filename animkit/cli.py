@@ -348,7 +348,12 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     r = retarget_full(source, target, user)
     if not args.quiet:
         print(r.bone_map.report())
-        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights)")
+        from .retarget import hip_height
+
+        h_s = hip_height(source.figure, r.hips[1], source.up)
+        unit = " m" if Path(args.target).suffix.lower() in (".glb", ".gltf") else ""
+        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights above the "
+              f"lowest foot point standing: {h_s:.4g} -> {r.scale * h_s:.4g}{unit})")
     for note in r.notes:
         print(f"animkit: {note}", file=sys.stderr if note.startswith("NOT DRIVEN") else sys.stdout)
     target = dataclasses.replace(target, figure=r.figure)
