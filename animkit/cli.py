@@ -333,6 +333,24 @@ def _panel_clips(comparison: Comparison) -> list[Clip]:
     return out
 
 
+def _print_retarget_measures(source: Scene, target: Scene, r: Any, poses: np.ndarray) -> None:
+    """One line of :func:`animkit.motion_measures.measure_motion` against the source (its contacts carried over)."""
+    from .motion_measures import SourceMotion, measure_motion
+
+    if len(poses) < 3:
+        return
+    src = SourceMotion(source.figure, source.clip().sample(r.times), source.up, r.bone_map)
+    m = measure_motion(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes, source=src)
+
+    def num(x: float | None, fmt: str) -> str:
+        return "-" if x is None else format(x, fmt)
+
+    print(f"measured ({m.surface} surface, the source's contacts): skate {num(m.skate_mm_per_s, '.0f')} mm/s, "
+          f"penetration {m.penetration_mm:.1f} mm, planted foot's lowest point {num(m.planted_height_median_mm, '.1f')}"
+          f" mm (median), travel ratio {num(m.travel_ratio, '.3f')}, bone directions "
+          f"{num(m.bone_direction_median_deg, '.1f')} deg median / {num(m.bone_direction_p90_deg, '.1f')} deg p90")
+
+
 def _cmd_retarget(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -370,6 +388,9 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
             print(f"feet locked: skate {b.skate_mm:.2f} -> {a.skate_mm:.2f} mm per contact frame, penetration "
                   f"{b.penetration_mm:.2f} -> {a.penetration_mm:.2f} mm, knee pop {b.knee_pop_deg:.1f} -> "
                   f"{a.knee_pop_deg:.1f} deg")
+            for note in locked.unlocked:
+                print(f"  {note}")
+    _print_retarget_measures(source, target, r, poses)
     clip = ClipType.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     out = dataclasses.replace(target, clips={clip.name: clip})
     save(args.output, out)

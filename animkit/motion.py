@@ -11,16 +11,23 @@ figure's hip height at rest (its leg length), so the thresholds follow the figur
 
 **Foot locking.** During a heel contact the ankle stays where it landed; during a toe contact without the heel
 the toe stays where it landed and the foot turns about it (ankle goal = toe lock − (toe − ankle) at f). The goal
-is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact,
-raised wherever the foot's lowest point (heel, toe, toe tip, with the clip's foot orientation) would go under
-the ground, and reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
-knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips),
-the foot keeps its world orientation from the clip.
+is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact (after it, the
+lock's offset from the clip fades), its height puts the foot's lowest *surface* point (the skinned mesh, else the
+drawn geometry: :mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out
+of the ground elsewhere, and it is reached by the two-bone leg IK batched over frames
+(:func:`animkit.ik.two_bone_angles`): the knee stays in the plane of the clip's own knee (its bend axis, fixed in
+the thigh's frame, so it never flips) and within the clip's own range of bend (soft stops), the foot keeps its
+world orientation from the clip. Locking never makes a clip worse: a stretch of frames whose foot surface goes
+further under the ground, or whose knee changes between frames by more than the clip's largest change, has its
+contacts left unlocked (:attr:`LockResult.unlocked` says which and why).
 
-**Measures.** Skate: horizontal travel of a foot point per frame it is in contact (mean, mm); penetration: how
-far the lowest foot point goes under the ground (mm); knee pop: the largest frame-to-frame change of the knee
-angle (degrees). Lengths in mm take ``metres_per_unit`` (default: 1 when the hip height lies in 0.3–3 units,
-else 0.95 m / hip height — an adult's hips — as for CMU BVH, whose unit is 1/0.45 inch).
+**Measures** (``measure``, the lock's own bookkeeping). Skate: horizontal travel of a foot point per frame it is
+in contact (mean, mm); penetration: how far the feet's lowest surface point goes under the ground (mm); knee pop:
+the largest frame-to-frame change of the knee angle (degrees). Lengths in mm take ``metres_per_unit`` (default: 1
+when the hip height lies in 0.3–3 units, else 0.95 m / hip height — an adult's hips — as for CMU BVH, whose unit
+is 1/0.45 inch). The measures that judge a clip as the eye does (skate over the frames a foot should be planted,
+in mm/s; surface heights; travel, facing, joint speeds, limits, bone directions) are
+:func:`animkit.motion_measures.measure_motion`.
 
 **Root motion.** The root's ground trajectory (hips projected on the ground) and heading (the yaw of the hips'
 rest forward direction) as a rigid ground transform M(f) = [R_up(ψ(f)), p(f)]. ``in_place`` applies
@@ -296,14 +303,18 @@ def _frames_batch(a: Array, b: Array) -> Array:
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
-def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) -> tuple[Array, Array, Array]:
-    """Ankle goals (F, 3), their weights (F,) and the foot's correction turns (F, 3, 3).
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
+          ) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
+    whose lock it eases from (itself during a contact, the contact's last frame after it, −1 elsewhere).
 
     Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
     toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
     − ankle)). The weight w = smoothstep(min(f − s + 1, e + blend − f) / (blend + 1)) for a contact [s, e) eases
     in over its first ``blend`` frames and out over ``blend`` frames after it (a contact shorter than that rises
-    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops. After a contact
+    the lock's offset from the clip is carried (lock = clip + lock(e − 1) − clip(e − 1)), so a foot leaving the
+    ground follows the clip as the offset fades instead of being held back.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
@@ -328,6 +339,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
     locked = mask_heel | mask_toe
     w = np.zeros(F)
     goal = lock.copy()
+    src = np.where(locked, np.arange(F), -1)
     for s, e in _intervals(locked):
         fr = np.arange(s, min(F, e + blend))
         x = np.clip(np.minimum(fr - s + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
@@ -336,10 +348,11 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int) 
             g = e - 1 + d
             if g >= F or locked[g]:
                 break
-            goal[g] = lock[e - 1]
+            goal[g] = clip[g] + lock[e - 1] - clip[e - 1]
             rv[g] = rv[e - 1]
+            src[g] = e - 1
     Q = matrix_from_rotation_vector(rv * w[:, None])
-    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q
+    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
 
 
 def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
@@ -375,7 +388,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
-    dd = _soft_clip(d, min(near, reach), reach, 0.03 * (l1 + l2))
+    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -398,6 +411,10 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+#: The width of the soft stops at the leg's shortest and longest hip–ankle distance, a fraction of its length.
+SOFT = 0.03
 
 
 def _soft_clip(x: Array, lo: float, hi: float, soft: float) -> Array:
@@ -424,15 +441,17 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
 
     ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
     During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
-    geometry: :mod:`animkit.surface`) is put on the ground; ``blend``: seconds over which a lock eases in and out
-    (at least 2 frames). The knee bends no further and straightens no further than the clip's own knee does.
-    A lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length
-    from the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is
-    made again (at most 8 times). Then **nothing gets worse**: every stretch of frames where a leg changed is
-    compared with the clip as given, and where the foot's surface goes further under the ground than it did there,
-    or a knee changes between two frames by more than the clip's largest knee change, the contacts there are left
-    unlocked (``LockResult.unlocked`` says which and
-    why) and the work is done again; as a last resort the clip is returned as given.
+    geometry: :mod:`animkit.surface`) is put on the ground (:data:`SOLE_CLEARANCE` above it), and a foot under the
+    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2
+    frames). The knee bends no further and straightens no further than the clip's own knee does (soft stops). A
+    lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length from
+    the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is made
+    again (at most 8 times). Then **nothing gets worse**: each contact (its frames with their ease in and out) and
+    each other stretch of frames where a leg changed is compared with the clip as given; where the foot's surface
+    goes further under the ground than it did there, a knee changes between two frames by more than the clip's
+    largest knee change, or a planted foot slides further, the contacts there are left unlocked
+    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then the clip is
+    returned as given).
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -459,7 +478,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     P = P0
     for _ in range(12):
         P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles)
-        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u)
+        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
         if not worse:
             break
         for s0, e0, why in worse:
@@ -467,7 +486,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
             for side, (mh, mt) in masks.items():
                 for m in (mh, mt):
                     for s1, e1 in _intervals(m):
-                        if s1 < e0 + nb and e1 + nb > s0:
+                        if s1 < e0 and e1 > s0:
                             m[s1:e1] = False
                             notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
     else:
@@ -487,10 +506,13 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
 
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
-                     ground: float, surface: BodySurface, k: int, unit: float) -> list[tuple[int, int, str]]:
+                     ground: float, surface: BodySurface, k: int, unit: float,
+                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts) -> list[tuple[int, int, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
-    given (its knee pop); with a description of what got worse."""
+    given (its knee pop), or its planted points (``contacts``) slid further; with a description of what got worse.
+    A leg's stretches are its contacts, each with
+    ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
     names = figure.node_names
     W = figure.world_batch(P)
     knee = knee_angles(figure, P, legs)
@@ -499,11 +521,24 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     out: list[tuple[int, int, str]] = []
+    horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
+        slide0 = np.zeros(len(P) - 1)
+        slide1 = np.zeros(len(P) - 1)
+        for p in {leg.ankle, leg.toe} & set(contacts.points):
+            m = contacts.mask[:, contacts.points.index(p)]
+            both = m[1:] & m[:-1]
+            i = names.index(p)
+            slide0 += both * np.linalg.norm(np.diff(pos0[:, i][:, horiz], axis=0), axis=1)
+            slide1 += both * np.linalg.norm(np.diff(W[:, i, :3, 3][:, horiz], axis=0), axis=1)
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
-        for s, e in _intervals(moved):
+        win = np.zeros(len(P), dtype=bool)
+        for s, e in _intervals(masks[leg.side][0] | masks[leg.side][1]):
+            win[max(0, s - nb):e + nb] = True
+        runs = [(s, e) for s, e in _intervals(win) if moved[s:e].any()] + _intervals(moved & ~win)
+        for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
             pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j])))
             pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j])))
@@ -515,6 +550,9 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given at most "
                             f"{np.degrees(pop0):.1f}°)"))
+            elif slide1[a:b - 1].sum() > slide0[a:b - 1].sum() + tiny:
+                out.append((a, b, f"the planted foot would slide {1e3 * unit * slide1[a:b - 1].sum():.1f} mm (as "
+                            f"given {1e3 * unit * slide0[a:b - 1].sum():.1f} mm)"))
     return out
 
 
@@ -553,6 +591,11 @@ def _smooth_max(x: Array, r: int) -> Array:
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
 
 
+#: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
+#: little by the leg's joint limits then still stays out of the ground.
+SOLE_CLEARANCE = 0.005
+
+
 def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
                lift: Bool, blend: float, legs: tuple[Leg, ...], soles: list[Array]
                ) -> tuple[Array, list[tuple[Array, Array]]]:
@@ -568,17 +611,20 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     names = figure.node_names
     k = up_index(up)
     nb = max(2, int(round(blend * fps)))
+    clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
     feet = []
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
         A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
         mh, mt = masks[leg.side]
-        goal, w, Q = _goal(A, mh, mt, toe, nb)
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1) if rel.shape[1] else np.zeros(F)
-        goal[:, k] = (1.0 - w) * goal[:, k] + w * (ground - below)  # on the ground while planted
-        deficit = np.where(lift, np.maximum(ground - (goal[:, k] + below), 0.0), 0.0)
+        off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+        goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
+        sole = goal[:, k] + below
+        deficit = np.where(lift & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground, clear
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit

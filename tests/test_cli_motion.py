@@ -19,14 +19,14 @@ def test_info_contacts_and_motion_json(tmp_path: Path, capsys: pytest.CaptureFix
     out = tmp_path / "m.json"
     assert main(["info", str(SCENES / "walk.toml"), "--contacts", "--motion", "--ground", "0", "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "ankle_r:" in text and "feet locked" in text and "left unlocked" in text
+    assert "ankle_r:" in text and "feet locked" in text
     data = json.loads(out.read_text())
     assert data["ground"] == 0.0
     asis, locked = data["as_is"], data["locked"]
     assert asis["surface"] == "drawn" and asis["penetration_mm"] > 50  # the drawn toes, 74 mm under the floor
-    # locking never makes it worse: here every lock would pop a knee, so each is left unlocked and said so
-    assert locked["knee_pop_deg"] <= asis["knee_pop_deg"] and locked["penetration_mm"] <= asis["penetration_mm"]
-    assert data["unlocked"] and all("knee" in note for note in data["unlocked"])
+    # locking never makes it worse: the knees change no faster, the toes come out of the floor, the feet slide less
+    assert locked["knee_pop_deg"] <= asis["knee_pop_deg"] and locked["penetration_mm"] <= 1.0
+    assert locked["skate_mm_per_s"] < asis["skate_mm_per_s"] and data["unlocked"] == []
     assert asis["skate_mm_per_s"] > 100 and asis["angular_speed_by_joint_deg_per_s"]["hips"] >= 0
 
 

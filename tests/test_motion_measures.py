@@ -19,7 +19,7 @@ from animkit.motion_measures import (
     measure_motion,
 )
 from animkit.retarget import bone_map, retarget_full
-from animkit.surface import body_surface
+from animkit.surface import body_surface, descendants
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"
@@ -161,3 +161,23 @@ def test_contacts_carried_from_the_source_onto_another_skeleton() -> None:
                        source=SourceMotion(walk.figure, P, walk.up, r.bone_map))
     assert m.contacts == "source" and m.surface == "mesh"
     assert m.contact_frames == int(src.mask.any(axis=1).sum())
+
+
+def test_surface_heights_are_the_skinned_meshes_lowest_points() -> None:
+    """BodySurface.lowest (one matrix product on the influence table) against Mesh.positions (the skinning kernel)
+    on CesiumMan's walk frames: per foot group and over the whole body."""
+    scene = animkit.load(DATA / "CesiumMan.glb")
+    fig = scene.figure
+    P = scene.clip().sample_frames()[::7]
+    W = fig.world_batch(P)
+    surface = body_surface(fig, scene.meshes)
+    X = np.concatenate([m.positions(W) for m in scene.meshes], axis=1)
+    np.testing.assert_allclose(surface.lowest(W, 1)[:, 0], X[..., 1].min(axis=1), atol=1e-12)
+    legs = legs_of(fig)
+    groups = [descendants(fig, leg.ankle) for leg in legs]
+    low = surface.lowest(W, 1, groups)
+    for j, g in enumerate(groups):
+        own = np.isin(surface.owner, g)
+        assert own.any()
+        np.testing.assert_allclose(low[:, j], X[:, own, 1].min(axis=1), atol=1e-12)
+        np.testing.assert_allclose(surface.positions(W, g), X[:, own], atol=1e-12)
