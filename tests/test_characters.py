@@ -1,0 +1,83 @@
+"""Characters as users bring them (issue 25 §3): framing from the surface, glTF → BVH, linear keys, humanoid limits,
+quadrupeds."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import animkit
+from animkit.render.clip import render_clip
+
+from .conftest import DATA
+
+
+def glb_parts(data: bytes) -> tuple[dict, bytes]:
+    """A .glb's JSON and its BIN chunk (GLB 2.0, section 4.4)."""
+    (jlen,) = struct.unpack_from("<I", data, 12)
+    doc = json.loads(data[20:20 + jlen])
+    at = 20 + jlen
+    (blen,) = struct.unpack_from("<I", data, at)
+    return doc, data[at + 8:at + 8 + blen]
+
+
+def glb_from(doc: dict, binary: bytes) -> bytes:
+    j = json.dumps(doc).encode()
+    j += b" " * (-len(j) % 4)
+    b = bytes(binary) + b"\0" * (-len(binary) % 4)
+    return (struct.pack("<III", 0x46546C67, 2, 28 + len(j) + len(b)) + struct.pack("<II", len(j), 0x4E4F534A) + j
+            + struct.pack("<II", len(b), 0x004E4942) + b)
+
+
+def with_camera_and_light(src: Path, out: Path) -> Path:
+    """``src`` as a Blender export leaves it: a camera node and a light (an empty node) several metres away."""
+    doc, binary = glb_parts(src.read_bytes())
+    doc.setdefault("cameras", []).append({"type": "perspective", "perspective": {"yfov": 0.7, "znear": 0.1}})
+    doc["nodes"].append({"name": "Camera", "camera": len(doc["cameras"]) - 1, "translation": [7.4, 5.3, 6.9],
+                         "rotation": [-0.2, 0.4, 0.1, (1 - 0.21) ** 0.5]})
+    doc["nodes"].append({"name": "Light", "translation": [-4.1, 5.9, -1.0]})
+    n = len(doc["nodes"])
+    doc["scenes"][doc.get("scene", 0)]["nodes"] += [n - 2, n - 1]
+    out.write_bytes(glb_from(doc, binary))
+    return out
+
+
+def ink_box(image: np.ndarray) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) of the pixels that are neither the white background nor the grey grid: the
+    character's coloured or shaded surface."""
+    a = image.astype(int)
+    ink = (a.max(axis=2) - a.min(axis=2) > 40) | (a.max(axis=2) < 120)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    return int(rows[0]), int(rows[-1]), int(cols[0]), int(cols[-1])
+
+
+# --- framing from the surface -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["CesiumMan.glb", "RiggedFigure.glb"])
+def test_camera_and_light_nodes_do_not_shrink_the_character(name: str, tmp_path: Path) -> None:
+    plain = animkit.load(DATA / name)
+    blender = animkit.load(with_camera_and_light(DATA / name, tmp_path / name))
+    assert {"Camera", "Light"} <= set(blender.figure.node_names)
+    size = (320, 240)
+    a = np.asarray(Image.open(io.BytesIO(animkit.still(plain, size=size)._repr_png_())))
+    b = np.asarray(Image.open(io.BytesIO(animkit.still(blender, size=size)._repr_png_())))
+    Image.fromarray(b).save(tmp_path / "still.png")
+    top, bottom, left, right = ink_box(b)
+    assert (bottom - top) > 0.6 * size[1], (top, bottom)  # the character fills the frame's height, not a sixth
+    assert ink_box(a) == (top, bottom, left, right)  # framed exactly as without the extra nodes
+    # the clip renderer frames the same way: over the whole clip, on the skinned surface only
+    out = render_clip(blender, tmp_path / "clip.gif", size=size, fps=5, quiet=True)
+    frames = Image.open(out.path)
+    heights = []
+    for k in range(frames.n_frames):
+        frames.seek(k)
+        t, btm, _, _ = ink_box(np.asarray(frames.convert("RGB")))
+        heights.append(btm - t)
+    assert max(heights) > 0.55 * size[1], heights
