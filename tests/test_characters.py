@@ -81,3 +81,64 @@ def test_camera_and_light_nodes_do_not_shrink_the_character(name: str, tmp_path:
         t, btm, _, _ = ink_box(np.asarray(frames.convert("RGB")))
         heights.append(btm - t)
     assert max(heights) > 0.55 * size[1], heights
+
+
+# --- glTF → BVH, glTF → glTF ------------------------------------------------------------------------------------
+
+CHARACTERS = ["CesiumMan.glb", "RiggedFigure.glb", "Fox.glb"]
+
+
+@pytest.mark.parametrize("name", CHARACTERS)
+def test_gltf_character_written_as_bvh_has_the_same_fk_on_every_frame(name: str, tmp_path: Path) -> None:
+    """The baked BVH (rest rotations in the channels, OFFSETs only) read back by animkit's BVH reader places every
+    node where the glTF figure places it, at every frame of every clip, to 1e-6 of the figure's height."""
+    scene = animkit.load(DATA / name)
+    fig = scene.figure
+    for clip in scene.clips.values():
+        out = animkit.save(tmp_path / f"{clip.name}.bvh", scene, clip)
+        text = out.read_text()
+        assert "OFFSET" in text and "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation" in text
+        back = animkit.load(out)
+        n = int(np.floor(clip.duration * clip.fps + 1e-9)) + 1
+        assert back.clip().fps == pytest.approx(clip.fps)
+        frames = np.asarray(back.clips[next(iter(back.clips))].sample(np.arange(n) / clip.fps))
+        assert len(back.figure.node_names) in (len(fig.node_names), len(fig.node_names) - 1)
+        skip = len(fig.node_names) - len(back.figure.node_names)  # glTF's static ``world`` root, when left out
+        P = fig.world_positions(clip.sample(np.arange(n) / clip.fps))[:, skip:]
+        Q = back.figure.world_positions(frames)
+        height = np.ptp(P.reshape(-1, 3), axis=0).max()
+        assert np.abs(P - Q).max() <= 1e-6 * height
+        # internal nodes keep their names (End Sites read back as <parent>_end)
+        kept = [a.child.name for a in back.figure.arcs() if a.joint.dofs]
+        assert set(kept) <= set(fig.node_names)
+
+
+@pytest.mark.parametrize("name", CHARACTERS)
+def test_gltf_round_trip_keeps_materials_and_mesh_node_names(name: str, tmp_path: Path) -> None:
+    src_doc, _ = glb_parts((DATA / name).read_bytes())
+    scene = animkit.load(DATA / name)
+    out = animkit.save(tmp_path / name, scene)
+    doc, _ = glb_parts(out.read_bytes())
+
+    def mesh_nodes(d: dict) -> dict[str, tuple[float, float]]:
+        out = {}
+        for n in d["nodes"]:
+            if "mesh" in n:
+                mat = d["materials"][d["meshes"][n["mesh"]]["primitives"][0]["material"]]
+                pbr = mat.get("pbrMetallicRoughness", {})
+                out[n["name"]] = (pbr.get("metallicFactor", 1.0), pbr.get("roughnessFactor", 1.0))
+        return out
+
+    assert mesh_nodes(doc) == pytest.approx(mesh_nodes(src_doc))
+    back = animkit.load(out)
+    assert [(m.node, m.metallic, m.roughness) for m in back.meshes] == \
+        [(m.node, m.metallic, m.roughness) for m in scene.meshes]
+    # the skinned surface is unchanged by moving its node to the root (a skinned mesh's node transform counts for
+    # nothing, glTF 2.0 §3.7.3.3)
+    clip = scene.clip()
+    t = np.linspace(0.0, clip.duration, 5)
+    W0 = scene.figure.world_batch(clip.sample(t))
+    W1 = back.figure.world_batch(back.clip().sample(t))
+    v0 = scene.meshes[0].positions(W0)
+    v1 = back.meshes[0].positions(W1)
+    assert np.abs(v0 - v1).max() <= 1e-5 * scene.figure.size()

@@ -466,6 +466,26 @@ def _padded(a: NDArray[Any], width: int) -> NDArray[Any]:
     return out
 
 
+def _mesh_carriers(scene: Scene) -> set[int]:
+    """Nodes that only carry a skinned mesh: a leaf below the figure's root with a fixed joint, no drawn data, no
+    skin's joint, carrying one skinned mesh and nothing else. The writer moves each to the scene's root with
+    the mesh on it (a skinned mesh's node transform counts for nothing), so the mesh keeps its node's name."""
+    figure = scene.figure
+    joints = {j for m in scene.meshes if m.skin is not None for j in m.skin.joints}
+    joints |= {m.skin.skeleton for m in scene.meshes if m.skin is not None and m.skin.skeleton is not None}
+    count: dict[int, int] = {}
+    for m in scene.meshes:
+        count[m.node_index] = count.get(m.node_index, 0) + 1
+    out = set()
+    for m in scene.meshes:
+        arc = figure.node(m.node).parent_arc
+        if (m.skin is not None and arc is not None and arc.parent is not None and count[m.node_index] == 1
+                and not arc.joint.dofs and arc.child.first_arc is None and arc.child.data is None
+                and m.node not in joints):
+            out.add(m.node_index)
+    return out
+
+
 def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any], nodes: list[dict[str, Any]],
                       roots: list[int], images: list[bytes]) -> None:
     """A loaded character's own meshes: positions, normals, UVs, base colour and texture, skins with their
@@ -478,6 +498,7 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
     textures: list[dict[str, Any]] = []
     skin_of: dict[int, int] = {}
     taken = set(scene.figure.node_names)
+    carriers = _mesh_carriers(scene)
     for m in scene.meshes:
         V = m.vertex_count
         attrs = {"POSITION": builder.accessor(m.rest_positions.astype(np.float32), "VEC3", target=ARRAY_BUFFER,
@@ -487,7 +508,8 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
         if m.uvs is not None:
             attrs["TEXCOORD_0"] = builder.accessor(m.uvs.astype(np.float32), "VEC2", target=ARRAY_BUFFER)
         material: dict[str, Any] = {"name": f"{m.name}_material", "pbrMetallicRoughness": {
-            "baseColorFactor": [float(c) for c in m.base_color], "metallicFactor": 0.0, "roughnessFactor": 1.0}}
+            "baseColorFactor": [float(c) for c in m.base_color], "metallicFactor": float(m.metallic),
+            "roughnessFactor": float(m.roughness)}}
         if m.texture is not None and m.uvs is not None:
             images.append(_png(m.texture))
             textures.append({"source": len(images) - 1, "sampler": 0})
@@ -516,7 +538,19 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
                 "material": len(materials), "mode": 4}
         materials.append(material)
         meshes.append({"name": m.name, "primitives": [prim]})
-        if m.skin is not None:
+        if m.skin is not None and m.node_index in carriers:  # its own node, moved to the root (its name kept)
+            carrier = nodes[m.node_index]
+            for key in ("translation", "rotation", "scale"):
+                carrier.pop(key, None)
+            carrier.update({"mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
+            for other in nodes:
+                if m.node_index in other.get("children", ()):
+                    other["children"].remove(m.node_index)
+                    if not other["children"]:
+                        del other["children"]
+            roots.append(m.node_index)
+            carriers.discard(m.node_index)
+        elif m.skin is not None:
             name = m.name if m.name not in taken else f"{m.name}_skinned"
             taken.add(name)
             nodes.append({"name": name, "mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
