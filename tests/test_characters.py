@@ -142,3 +142,94 @@ def test_gltf_round_trip_keeps_materials_and_mesh_node_names(name: str, tmp_path
     v0 = scene.meshes[0].positions(W0)
     v1 = back.meshes[0].positions(W1)
     assert np.abs(v0 - v1).max() <= 1e-5 * scene.figure.size()
+
+
+# --- --keys linear on every glTF writer --------------------------------------------------------------------------
+
+
+def interpolations(path: Path) -> set[str]:
+    doc = json.loads(path.read_text()) if path.suffix == ".gltf" else glb_parts(path.read_bytes())[0]
+    return {s.get("interpolation", "LINEAR") for a in doc.get("animations", []) for s in a["samplers"]}
+
+
+def assert_plays_at_frames(scene: animkit.Scene, clip: animkit.Clip, path: Path) -> None:
+    """animkit reads ``path`` back to ``clip``'s world positions at its frames (float32 keys: 1e-5 of the size)."""
+    back = animkit.load(path)
+    t = clip.frame_times()
+    P = scene.figure.world_positions(clip.sample(t))
+    Q = back.figure.world_positions(back.clips[clip.name].sample(t))
+    names = scene.figure.node_names
+    idx = [back.figure.node_names.index(n) for n in names]
+    assert np.abs(P - Q[:, idx]).max() <= 1e-5 * scene.figure.size()
+
+
+def test_linear_keys_replace_cubic_splines_in_save(tmp_path: Path) -> None:
+    from animkit.examples import load
+
+    scene = load("walk")
+    clip = scene.clip()
+    auto = animkit.save(tmp_path / "auto.glb", scene)
+    assert "CUBICSPLINE" in interpolations(auto)  # the walk's Catmull-Rom keys are cubic: the option has work to do
+    for name in ("linear.glb", "linear.gltf"):
+        out = animkit.save(tmp_path / name, scene, keys="linear")
+        assert interpolations(out) <= {"LINEAR", "STEP"}
+        assert_plays_at_frames(scene, clip, out)
+    with pytest.raises(animkit.AnimkitError, match="cubic"):
+        animkit.save(tmp_path / "x.glb", scene, keys="cubic")
+    with pytest.raises(animkit.AnimkitError, match="keys"):
+        animkit.save(tmp_path / "x.bvh", scene, keys="linear")
+
+
+def test_linear_keys_on_the_command_line(tmp_path: Path) -> None:
+    from animkit.cli import main
+    from animkit.examples import load, resolve
+
+    walk = resolve("walk")
+    out = tmp_path / "walk.glb"
+    assert main(["convert", str(walk), str(out), "--keys", "linear"]) == 0
+    assert interpolations(out) <= {"LINEAR", "STEP"}
+    scene = load("walk")
+    assert_plays_at_frames(scene, scene.clip(), out)
+    assert main(["convert", str(walk), str(tmp_path / "w.toml"), "--keys", "linear"]) == 2  # glTF only
+    # the batch's convert: each task's save gets the same option
+    from animkit.batch import COMMANDS
+
+    batch_out = tmp_path / "batch.glb"
+    COMMANDS["convert"].run(scene, walk, batch_out, {"suffix": ".glb", "keys": "linear"})
+    assert interpolations(batch_out) <= {"LINEAR", "STEP"}
+    # retarget -o x.glb: the target's own mesh animated, its keys linear
+    out = tmp_path / "on_cesium.glb"
+    assert main(["retarget", str(resolve("walk")), str(DATA / "CesiumMan.glb"), "-o", str(out), "--keys",
+                 "linear", "--no-lock", "-q"]) == 0
+    assert interpolations(out) <= {"LINEAR", "STEP"}
+    auto = tmp_path / "on_cesium_auto.glb"
+    assert main(["retarget", str(resolve("walk")), str(DATA / "CesiumMan.glb"), "-o", str(auto), "--no-lock",
+                 "-q"]) == 0
+    a, b = animkit.load(auto), animkit.load(out)
+    t = a.clip().frame_times()
+    Pa = a.figure.world_positions(a.clip().sample(t))
+    Pb = b.figure.world_positions(b.clip().sample(t))
+    assert np.abs(Pa - Pb).max() <= 1e-5 * a.figure.size()
+
+
+@pytest.mark.skipif(not (Path(__file__).parent / "node" / "node_modules" / "three").is_dir(),
+                    reason="npm package three missing: npm install --prefix tests/node")
+def test_linear_keys_play_in_threejs_as_the_clip(tmp_path: Path) -> None:
+    """three.js's GLTFLoader + AnimationMixer on the linear-keyed file gives every node's world matrix as animkit's
+    clip at its frames."""
+    import shutil
+
+    from animkit.examples import load
+
+    from .gltf_builder import gltf_text_from_glb
+    from .test_gltf_threejs import _compare_worlds, three
+
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    scene = load("walk")
+    out = animkit.save(tmp_path / "walk.glb", scene, keys="linear")
+    text = gltf_text_from_glb(out.read_bytes())
+    times = scene.clip().frame_times()[::3]
+    back = animkit.load(out)
+    assert_plays_at_frames(scene, scene.clip(), out)
+    _compare_worlds(back, json.loads(text), three("world", text, times, tmp_path), times)

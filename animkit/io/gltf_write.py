@@ -51,13 +51,13 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..drawn import figure_mesh
-from ..errors import AnimkitError
+from ..errors import AnimkitError, unknown_name
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
@@ -69,7 +69,8 @@ if TYPE_CHECKING:
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["BufferMode", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip", "gltf_sample"]
+__all__ = ["BufferMode", "Keys", "KEYS", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip",
+           "gltf_sample"]
 
 Array = NDArray[np.float64]
 BufferMode = Literal["external", "embedded"]
@@ -78,6 +79,10 @@ GENERATOR: Final = "animkit"
 # --- channels: one clip → exact or resampled glTF channels ----------------------------------------------
 
 Interp = Literal["LINEAR", "STEP", "CUBICSPLINE"]
+#: how a clip's keys are written: ``auto`` (exact keys where glTF reproduces them, CUBICSPLINE included) or
+#: ``linear`` (no CUBICSPLINE: such channels resampled at the clip's frames, LINEAR)
+Keys = Literal["auto", "linear"]
+KEYS: tuple[str, ...] = get_args(Keys)
 
 
 @dataclass(frozen=True)
@@ -238,8 +243,14 @@ def _split_long_turns(times: Array, angle: Array) -> Array:
     return _float32_times(np.concatenate(out))
 
 
-def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
-    """The glTF channels that play ``clip`` on ``figure`` (see the module docstring for which are exact)."""
+def channels_from_clip(figure: Figure, clip: Clip, keys: Keys = "auto") -> list[GltfChannel]:
+    """The glTF channels that play ``clip`` on ``figure`` (see the module docstring for which are exact).
+
+    ``keys="linear"``: no CUBICSPLINE sampler (for importers that mishandle it: Blender 5.0 differs from the
+    specification by up to 5.7 cm on cubic translation keys): a channel that would be cubic is resampled at the
+    clip's frames with LINEAR keys (STEP and LINEAR keyed channels stay as they are)."""
+    if keys not in KEYS:
+        raise AnimkitError(unknown_name("keys", str(keys), KEYS))
     sources = _sources(clip)
     if clip.loop != "once":  # one pass over [0, duration]; glTF players do the looping
         clip = dataclasses.replace(clip, loop="once")
@@ -271,6 +282,8 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
                 continue
             srcs = None if sources is None else [sources[i] for i in movers]
             kind = None if srcs is None else _channel_kind(srcs, path, ball and path == "rotation")
+            if keys == "linear" and kind == "CUBICSPLINE":
+                kind = None  # resampled at the frames, LINEAR
             if path == "translation" and kind != "STEP" and any(kinds[i] == "revolute" for i in movers):
                 kind = None  # the translation turns with the angle: not a polynomial in t
             channel = None
@@ -569,8 +582,8 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
 
 
 def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[bytes, int],
-               source: str) -> dict[str, Any]:
-    channels = channels_from_clip(figure, clip)
+               source: str, keys: Keys = "auto") -> dict[str, Any]:
+    channels = channels_from_clip(figure, clip, keys)
     names = figure.node_names
     samplers: list[dict[str, Any]] = []
     targets: list[dict[str, Any]] = []
@@ -590,7 +603,7 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
         samplers.append({"input": inputs[key], "output": output, "interpolation": ch.interpolation})
         targets.append({"sampler": len(samplers) - 1, "target": {"node": ch.node, "path": ch.path}})
     loose = [f"{names[c.node]}.{c.path}" for c in channels if not c.exact]
-    if loose:
+    if loose and keys == "auto":  # keys="linear" asked for frames
         why = "it is a mix of clips" if clip.mix is not None else "glTF has no exact equivalent of its interpolation"
         shown = ", ".join(loose[:6]) + (f", … ({len(loose)} in all)" if len(loose) > 6 else "")
         warnings.warn(f"{source}: clip {clip.name!r}: {len(loose)} channel(s) sampled at the clip's "
@@ -601,8 +614,12 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
     return anim
 
 
-def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> tuple[dict[str, Any], bytes]:
-    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips``."""
+def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", keys: Keys = "auto"
+                  ) -> tuple[dict[str, Any], bytes]:
+    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips`` (``keys``: see
+    :func:`channels_from_clip`)."""
+    if keys not in KEYS:
+        raise AnimkitError(unknown_name("keys", str(keys), KEYS))
     figure = scene.figure
     builder = BinaryBuilder()
     arcs = figure.arcs()
@@ -643,7 +660,7 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     doc["nodes"] = nodes
     doc["scenes"] = [{"name": figure.name, "nodes": roots}]
     inputs: dict[bytes, int] = {}
-    animations = [_animation(figure, c, builder, inputs, source) for c in clips]
+    animations = [_animation(figure, c, builder, inputs, source, keys) for c in clips]
     if animations:
         doc["animations"] = animations
     if images:
@@ -655,13 +672,14 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     return doc, data
 
 
-def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external"
-               ) -> list[tuple[Path, bytes]]:
+def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external",
+               keys: Keys = "auto") -> list[tuple[Path, bytes]]:
     """The files that make ``path`` (``.glb``: one; ``.gltf``: the JSON and, with ``buffers="external"``, a
-    ``.bin`` beside it named after it), as (path, bytes), dependencies first."""
+    ``.bin`` beside it named after it), as (path, bytes), dependencies first; ``keys``: see
+    :func:`channels_from_clip`."""
     if buffers not in ("external", "embedded"):
         raise AnimkitError(f"buffers={buffers!r}: expected 'external' or 'embedded'")
-    doc, data = gltf_document(scene, clips, str(path))
+    doc, data = gltf_document(scene, clips, str(path), keys)
     if path.suffix.lower() == ".glb":
         return [(path, glb_bytes(doc, data))]
     files: list[tuple[Path, bytes]] = []
