@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .anatomy import humanoid_limits
 from .figure import Figure, Rig
 from .graph import Arc
 from .humanoid import HumanoidMap, match_figure
@@ -39,6 +40,8 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
     above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
     Effectors hand_s, foot_s and head are those bones' nodes. Joints without rotation DOFs are left out and
     joints that rotate and also translate or scale are named by their rotation DOFs only (bone lengths stay fixed).
+    Limits: the human ranges of :func:`animkit.anatomy.humanoid_limits` on joints without limits of their own (IK
+    keeps to them; clips play as they are).
     """
     b = bones.bones
     chains: dict[str, tuple[str, ...]] = {}
@@ -64,7 +67,7 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
                                                   ("foot_r", "foot_r"), ("head", "head")) if bone in b}
     nodes = set(figure.node_names)
     effectors = {k: v for k, v in effectors.items() if k == v or k not in nodes}  # never shadow a node name
-    return Rig(chains, effectors)
+    return Rig(chains, effectors, humanoid_limits(figure, bones))
 
 
 def humanoid_rig(figure: Figure) -> Rig:

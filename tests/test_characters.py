@@ -233,3 +233,165 @@ def test_linear_keys_play_in_threejs_as_the_clip(tmp_path: Path) -> None:
     back = animkit.load(out)
     assert_plays_at_frames(scene, scene.clip(), out)
     _compare_worlds(back, json.loads(text), three("world", text, times, tmp_path), times)
+
+
+# --- human joint limits for IK --------------------------------------------------------------------------------
+
+def joint_frame(fig, joint: str) -> np.ndarray:
+    """The world rotation of a joint's frame before its turn at rest: W_parent · L (independent of animkit.anatomy)."""
+    arc = fig.node(joint).parent_arc
+    W = fig.world_batch(fig.rest_pose()[None])[0]
+    return W[fig.node_names.index(arc.parent.name)][:3, :3] @ arc.L[:3, :3]
+
+
+def joint_turn(fig, joint: str, pose: np.ndarray) -> np.ndarray:
+    """R = A(θ) A_refᵀ of a limited joint at ``pose`` (its rotation DOFs' Euler turn against the cone's reference)."""
+    from animkit.transforms import matrix_from_euler_intrinsic
+
+    j = fig.joint(joint)
+    cone = fig.rig.limits[joint]
+    rot = [fig.dof_index(d.name) for d in j.dofs if d.kind == "revolute"]
+    A = matrix_from_euler_intrinsic(pose[rot], j.order)
+    return A @ np.asarray(cone.reference).T
+
+
+def bone_swing_deg(fig, joint: str, pose: np.ndarray) -> float:
+    """How far the bone below ``joint`` turned from rest in its parent's frame (world positions only), degrees."""
+    names = fig.node_names
+    i = names.index(joint)
+    kids = [a.child.name for a in fig.node(joint).arcs()]
+    k = names.index(kids[0])
+    p = names.index(fig.parent_of(joint))
+    W0, W = fig.world_batch(np.stack([fig.rest_pose(), pose]))
+    d0 = np.linalg.solve(W0[p][:3, :3], W0[k][:3, 3] - W0[i][:3, 3])
+    d1 = np.linalg.solve(W[p][:3, :3], W[k][:3, 3] - W[i][:3, 3])
+    return float(np.degrees(np.arccos(np.clip(d0 @ d1 / np.linalg.norm(d0) / np.linalg.norm(d1), -1, 1))))
+
+
+@pytest.mark.parametrize("name", ["CesiumMan.glb", "RiggedFigure.glb"])
+def test_reach_on_a_gltf_character_keeps_spine_and_neck_in_human_range(name: str) -> None:
+    from animkit.anatomy import HUMAN_RANGES
+    from animkit.figure import Rig
+    from animkit.humanoid import match_figure
+
+    fig = animkit.load(DATA / name).figure
+    bones = match_figure(fig)
+    trunk = [a.child.name for a in fig.path_to(bones.node("head"))]
+    trunk = [n for n in trunk[trunk.index(bones.node("spine")):] if n in fig.rig.limits]
+    assert len(trunk) >= 3  # spine … chest and neck … head, all limited
+    rest = fig.rest_pose()
+    P = fig.world_positions(rest[None])[0]
+    h = np.ptp(P, axis=0).max()
+    hand = P[fig.node_names.index(fig.effector("hand_l"))]
+    targets = [hand + np.array(v) * h for v in ([0.0, -0.9, 0.3], [-0.5, -0.6, 0.6], [0.3, 0.2, -0.6], [0, -0.5, 0])]
+    worst_free = 0.0
+    for target in targets:
+        pose = animkit.solve(fig, rest, "hand_l", target, chain="hips-up").pose
+        for joint in trunk:
+            cone = fig.rig.limits[joint]
+            assert cone.contains(joint_turn(fig, joint, pose), tol=1e-6), joint
+            # the oracle from world positions alone: the bone swung no further than its largest range (the trunk's
+            # rest is its reference); a head without a child bone is checked by its cone alone
+            if any(True for _ in fig.node(joint).arcs()):
+                assert bone_swing_deg(fig, joint, pose) <= np.degrees(cone.swing) + 1e-3, joint
+        # without the profile (an empty rig's limits), the same reach bends the spine far past any person
+        free = fig.rig
+        fig.rig = Rig(free.chains, free.effectors)
+        loose = animkit.solve(fig, rest, "hand_l", target, chain="hips-up").pose
+        fig.rig = free
+        worst_free = max(worst_free, max(bone_swing_deg(fig, j, loose) for j in trunk if any(fig.node(j).arcs())))
+    assert worst_free > 90.0  # the defect the profile removes (a spine joint past 90°)
+    assert max(HUMAN_RANGES["spine"].flexion, HUMAN_RANGES["neck"].flexion) < 90.0
+
+
+def test_profile_directions_on_a_bvh_figure() -> None:
+    """The ranges bend the right way: measured on CMU's skeleton with directions from its own geometry (up: hips →
+    head; front: up × (left → right hip), checked against where the toes point), not from animkit.anatomy's."""
+    from animkit.transforms import matrix_about_axis
+
+    fig = animkit.load(DATA / "cmu_02_01_walk.bvh").figure
+    P = fig.world_positions(fig.rest_pose()[None])[0]
+
+    def at(n: str) -> np.ndarray:
+        return P[fig.node_names.index(n)]
+
+    up = at("Head") - at("Hips")
+    up /= np.linalg.norm(up)
+    across = at("RightUpLeg") - at("LeftUpLeg")
+    front = np.cross(up, across - up * (across @ up))
+    front /= np.linalg.norm(front)
+    toes = at("LeftToeBase") - at("LeftFoot")
+    assert front @ toes / np.linalg.norm(toes) > 0.9  # the toes point where this says the front is
+
+    def allowed(joint: str, toward: np.ndarray, deg: float) -> bool:
+        """Whether turning joint's bone by ``deg`` toward ``toward`` (world) keeps it in its cone."""
+        J = joint_frame(fig, joint)
+        kid = [a.child.name for a in fig.node(joint).arcs()][0]
+        bone = at(kid) - at(joint) if joint not in ("Spine1",) else at("Neck") - at("Hips")
+        axis = np.cross(bone, toward)
+        axis /= np.linalg.norm(axis)
+        Rw = matrix_about_axis(axis, np.radians(deg))
+        Rj = J.T @ Rw @ J
+        cone = fig.rig.limits[joint]
+        from animkit.transforms import matrix_from_euler_intrinsic
+
+        j = fig.joint(joint)
+        A_rest = matrix_from_euler_intrinsic(np.array([d.rest for d in j.dofs if d.kind == "revolute"]), j.order)
+        return bool(cone.contains(Rj @ A_rest @ np.asarray(cone.reference).T))
+
+    # the trunk: flexion 80° over its joints, extension 25°
+    n = sum(1 for j in ("LowerBack", "Spine", "Spine1") if j in fig.rig.limits)
+    assert allowed("Spine", front, 70 / n) and not allowed("Spine", -front, 70 / n)
+    assert allowed("Spine", -front, 20 / n)
+    # the knee bends back 90°, not forward 30°
+    assert allowed("LeftLeg", -front, 90) and not allowed("LeftLeg", front, 30)
+    assert allowed("RightLeg", -front, 120) and not allowed("RightLeg", front, 30)
+    # the hip flexes forward 100°, extends back only 30°
+    assert allowed("LeftUpLeg", front, 100) and not allowed("LeftUpLeg", -front, 45)
+    # the ankle: dorsiflexion 20°, plantarflexion 50°
+    assert allowed("LeftFoot", up, 15) and not allowed("LeftFoot", up, 35) and allowed("LeftFoot", -up, 40)
+    # the hip abducts (outward) 45°, adducts only 30°: left is outward for the left leg
+    left = -across / np.linalg.norm(across)  # the figure's left: toward its left hip
+    assert allowed("LeftUpLeg", left, 40) and not allowed("LeftUpLeg", -left, 40)
+    assert allowed("RightUpLeg", -left, 40) and not allowed("RightUpLeg", left, 40)
+
+
+def test_own_limits_win_and_clips_play_unlimited(tmp_path: Path) -> None:
+    import math
+
+    from animkit.examples import load
+    from animkit.figure import Rig
+    from animkit.joints import Cone
+
+    # a TOML figure whose joints all carry limits keeps them: no default on top
+    assert dict(load("humanoid").figure.rig.limits) == {}
+    # a TOML figure without limits gets the profile; a joint given limits in the file keeps its own
+    bvh = animkit.load(DATA / "cmu_02_01_walk.bvh")
+    plain = animkit.save(tmp_path / "cmu.toml", bvh.figure)
+    assert "Spine" in animkit.load(plain).figure.rig.limits
+    text = plain.read_text()
+    spine = ('[nodes.Spine]\nparent = "LowerBack"\noffset = [0.01961, 2.0545, -0.14112]\n'
+             'joint = { kind = "ball", order = "zyx" }')
+    assert spine in text
+    limited = tmp_path / "cmu_limited.toml"
+    limited.write_text(text.replace(spine, spine.replace('"zyx" }', '"zyx", limits = [[-5, 5], [-5, 5], [-5, 5]] }')))
+    own = animkit.load(limited).figure
+    assert "Spine" not in own.rig.limits and "LowerBack" in own.rig.limits
+    # per joint in code: a tighter range replaces the profile's
+    fig = animkit.load(DATA / "CesiumMan.glb").figure
+    from animkit.humanoid import match_figure
+
+    spine = match_figure(fig).node("spine")  # its node's joint carries the node's name
+    profile = fig.rig.limits[spine]  # the same bone axis and neutral, a narrower range
+    fig.rig = fig.rig.merged(Rig(limits={spine: Cone(math.radians(5), (-0.1, 0.1), profile.axis,
+                                                     reference=profile.reference)}))
+    rest = fig.rest_pose()
+    P = fig.world_positions(rest[None])[0]
+    target = P[fig.node_names.index(fig.effector("hand_l"))] + np.array([0.0, -0.5, 0.3])
+    pose = animkit.solve(fig, rest, "hand_l", target, chain="hips-up").pose
+    assert fig.rig.limits[spine].contains(joint_turn(fig, spine, pose), tol=1e-6)
+    assert bone_swing_deg(fig, spine, pose) <= 5.0 + 1e-3
+    # clips are not limits' business: the profile is no DOF bound
+    scene = animkit.load(DATA / "CesiumMan.glb")
+    frames = scene.clip().sample(scene.clip().frame_times())
+    np.testing.assert_array_equal(scene.figure.clip_to_limits(frames), frames)
