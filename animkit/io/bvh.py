@@ -35,7 +35,7 @@ from ..jit import kernel
 from ..jit import pays as jit_pays
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
-from ..rig import humanoid_rig
+from ..rig import character_rig
 from ..scene import Scene
 from ..transforms import euler_intrinsic_from_matrix
 
@@ -816,7 +816,7 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     # the Joint/Dof/Node/Arc objects are built on first use: world positions need only the arrays
     figure = Figure.deferred(name, compiled, lambda: _build_figure(blocks, name, spath))
     frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath, compiled.dof_revolute)
-    figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
+    figure.defer_rig(character_rig)  # a humanoid's or a quadruped's chains and effectors, where the names say
     return BvhData(figure, frames, frame_time)
 
 

@@ -36,7 +36,7 @@ from ..figure import Figure
 from ..joints import DofKind, Joint, ball, custom, fixed
 from ..keyframes import Clip, RotationTrack, Track
 from ..mesh import Mesh, Skin, vertex_normals
-from ..rig import humanoid_rig
+from ..rig import character_rig
 from ..scene import Scene
 from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
@@ -592,7 +592,7 @@ class _Reader:
     def scene(self, scene: int | None) -> Scene:
         roots = self._roots(scene)
         fig, order = self.figure(roots)
-        fig.rig = humanoid_rig(fig)  # arm_l … neck, hand/foot/head effectors where the joint names say humanoid
+        fig.rig = character_rig(fig)  # a humanoid's or a quadruped's chains, effectors (and a humanoid's limits)
         in_figure = set(order)
         clips = self.clips(fig, in_figure)
         meshes = self.meshes(fig, order)
