@@ -170,7 +170,7 @@ def humanoid_limits(figure: Figure, bones: HumanoidMap | None = None) -> dict[st
                 toward = None
             else:
                 toward, neutral = bend, upper
-        cone = _cone(figure, node, j, rng, share, side, neutral, d, toward, right)
+        cone = _cone(W[index[node]][:3, :3], j, rng, share, side, neutral, d, toward, right)
         if cone is not None:
             out[j.name] = cone
     return out
@@ -205,17 +205,16 @@ def _tip(figure: Figure, node: str, bones: HumanoidMap, P: Array, index: dict[st
     return P[index[node]] + (P[index[node]] - P[index[parent]])
 
 
-def _cone(figure: Figure, node: str, joint: Joint, rng: BoneRange, share: int, side: str | None, neutral: Array,
+def _cone(W: Array, joint: Joint, rng: BoneRange, share: int, side: str | None, neutral: Array,
           rest_dir: Array, toward: Array | None, right: Array) -> Cone | None:
-    """The range as a Cone in the joint's frame J = W_node · A_restᵀ (world → joint: Jᵀ), measured from
-    A_ref = Q A_rest with Q the shortest turn from the rest direction to the neutral one (both in the joint's frame).
-    """
+    """The range as a Cone in the joint's frame J = W_node · A_rest⁻¹ (W: the node's world 3×3 at rest), measured
+    from A_ref = Q A_rest with Q the shortest turn from the rest direction to the neutral one (both in the joint's
+    frame)."""
     from .transforms import matrix_from_euler_intrinsic
 
     rot = [d for d in joint.dofs if d.kind == "revolute"]
     assert joint.order is not None
     A_rest = matrix_from_euler_intrinsic(np.array([d.rest for d in rot]), joint.order)
-    W = figure.world_batch(figure.rest_pose()[None])[0][figure.node_names.index(node)][:3, :3]
     J = W @ np.linalg.inv(A_rest)  # the joint's frame before its turn, in the world (scale included)
     Jinv = np.linalg.inv(J)
 
