@@ -141,7 +141,7 @@ def _convert(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> 
     """The scene and its clips in another format (``animkit.save``; the format follows the suffix)."""
     from .io import save
 
-    save(out, scene)
+    save(out, scene, **({"keys": options["keys"]} if "keys" in options else {}))
     return motion_measures(scene)
 
 
@@ -184,7 +184,7 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
             measures["feet_left_unlocked"] = len(locked.unlocked)
     clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     result = dataclasses.replace(target, clips={clip.name: clip})
-    save(out, result)
+    save(out, result, **({"keys": options["keys"]} if "keys" in options else {}))
     source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map)
     return motion_measures(result, source) | measures
 

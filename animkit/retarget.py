@@ -189,12 +189,12 @@ def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = No
                feet: Sequence[str] | None = None) -> float:
     """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
     standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
-    a figure without humanoid feet: above the lowest node below the hips."""
+    a figure without humanoid feet (a quadruped): above its lowest node."""
     P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
     W = fig.world_batch(P[None])[0]
     k = up_index(up)
     names = fig.node_names
-    low = (feet_of(fig) if feet is None else list(feet)) or _descendants(fig, hips) or names
+    low = (feet_of(fig) if feet is None else list(feet)) or names
     return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
 
 
@@ -663,6 +663,10 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None
     return _stance(low, hip)
 
 
+#: a source floor sloping less than this (rise per run) is taken as flat: its hips keep their heights exactly
+FLAT = 0.005
+
+
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
                    source_up: UpAxis = "y", target_up: UpAxis = "y", target_rest: Array | None = None,
                    surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
@@ -705,6 +709,8 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
         slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
+        if np.linalg.norm(slope) < FLAT:
+            slope = np.zeros(3)
     driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0, Ws, up_index(target_up), h_s,
                                                    stand_feet, feet_t)}
     t_names = target.node_names

@@ -217,9 +217,10 @@ def main() -> None:
     lines += [f"- {k}: {v}" for k, v in notes.items()] or ["- none"]
     lines += [
         "",
-        "Quadrupeds (the Fox): not in this table. Retargeting here is humanoid (animkit.humanoid's matcher); "
-        "the quadruped chains, contacts and maps are another part of issue 25 (branch trust-characters), which had "
-        "not landed quadruped support when this ran.",
+        "Quadrupeds (the Fox): not in this table. The quadruped matcher and map (animkit.quadruped, from the "
+        "trust-characters branch, merged here shortly before this ran) came too late to add quadruped rows; its own "
+        "test of a Fox walk onto a re-proportioned Fox (tests/test_characters.py) fails on that branch as it stands "
+        "(bone directions 77° off), so there was no working quadruped retarget to measure.",
         "",
     ]
     text = "\n".join(lines)
