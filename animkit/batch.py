@@ -141,7 +141,7 @@ def _convert(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> 
     """The scene and its clips in another format (``animkit.save``; the format follows the suffix)."""
     from .io import save
 
-    save(out, scene)
+    save(out, scene, **({"keys": options["keys"]} if "keys" in options else {}))
     return motion_measures(scene)
 
 
@@ -168,8 +168,9 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
         raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
     target = load_file_or_example(options["target"])
     r = retarget_full(scene, target)
+    target = dataclasses.replace(target, figure=r.figure)
     poses = r.poses
-    measures: dict[str, Any] = {"retarget_scale": r.scale}
+    measures: dict[str, Any] = {"retarget_scale": r.scale, "retarget_notes": list(r.notes)}
     if options.get("lock", True):
         try:
             locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes)
@@ -183,7 +184,7 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
             measures["feet_left_unlocked"] = len(locked.unlocked)
     clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     result = dataclasses.replace(target, clips={clip.name: clip})
-    save(out, result)
+    save(out, result, **({"keys": options["keys"]} if "keys" in options else {}))
     source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map)
     return motion_measures(result, source) | measures
 

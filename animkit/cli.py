@@ -292,7 +292,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
         report = render_panels([panel], args.output, fps=result.clip.fps, up=scene.up, camera_spec=scene.camera,
                                size=size, style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
     if args.save:
-        save(args.save, scene, result.clip)
+        save(args.save, scene, result.clip, **_keys_option(args, Path(args.save).suffix.lower()))
     r = result.result
     print(f"{result.label}: {'reached' if r.converged else 'not reached'} (error {r.position_error:.3g} m, "
           f"reachable {r.reachable}, {r.iterations} iterations, {r.time_s * 1e3:.1f} ms, solver {r.solver}); "
@@ -339,7 +339,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         from . import save
 
-        save(args.save, scene, _panel_clips(comparison))
+        save(args.save, scene, _panel_clips(comparison), **_keys_option(args, Path(args.save).suffix.lower()))
     if not args.quiet:
         extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         if report is not None:
@@ -449,11 +449,20 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     r = retarget_full(source, target, user)
     if not args.quiet:
         print(r.bone_map.report())
-        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights)")
+        from .retarget import hip_height
+
+        h_s = hip_height(source.figure, r.hips[1], source.up)
+        unit = " m" if Path(args.target).suffix.lower() in (".glb", ".gltf") else ""
+        print(f"hips {r.hips[1]} -> {r.hips[0]}, root translation scaled by {r.scale:.6g} (hip heights above the "
+              f"lowest foot point standing: {h_s:.4g} -> {r.scale * h_s:.4g}{unit})")
+    for note in r.notes:
+        print(f"animkit: {note}", file=sys.stderr if note.startswith("NOT DRIVEN") else sys.stdout)
+    target = dataclasses.replace(target, figure=r.figure)
     poses = r.poses
     if not args.no_lock:
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground)
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground,
+                               meshes=target.meshes)
         except MotionError as exc:
             print(f"animkit: feet not locked: {exc}", file=sys.stderr)
         else:
@@ -467,7 +476,7 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     _print_retarget_measures(source, target, r, poses)
     clip = ClipType.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     out = dataclasses.replace(target, clips={clip.name: clip})
-    save(args.output, out)
+    save(args.output, out, **_keys_option(args, Path(args.output).suffix.lower()))
     print(f"wrote {args.output} ({len(poses)} frames on {target.figure.name!r})")
     if args.render and _is_html(args.render):
         from .html_view import scene_html
@@ -479,6 +488,15 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
         report = render_clip(out, args.render, clip=clip, style=_style(args), quiet=args.quiet)
         print(f"wrote {report.path} ({report.frames} frames)")
     return 0
+
+
+def _keys_option(args: argparse.Namespace, suffix: str) -> dict[str, Any]:
+    """``save``'s ``keys`` from ``--keys`` (glTF output only; an error naming the suffix for any other)."""
+    if args.keys is None:
+        return {}
+    if suffix not in (".glb", ".gltf"):
+        raise AnimkitError(f"--keys applies to .glb/.gltf output, not {suffix or '(no suffix)'}")
+    return {"keys": args.keys}
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
@@ -504,7 +522,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     if suffix == ".bvh" and len(clips) > 1:
         raise AnimkitError(f"{src} has {len(clips)} clips ({', '.join(c.name for c in clips)}) and a BVH file "
                            "holds one: pick one with --clip")
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = _keys_option(args, suffix)
     if args.buffers is not None:
         if suffix != ".gltf":
             raise AnimkitError(f"--buffers applies to .gltf output, not {suffix}")
@@ -599,6 +617,11 @@ def _cmd_batch(args: argparse.Namespace) -> int:
         options["target"] = args.to
     if args.no_lock:
         options["lock"] = False
+    if args.keys is not None:
+        if args.command_name not in ("convert", "retarget") or options["suffix"] not in (".glb", ".gltf"):
+            raise AnimkitError(f"--keys applies to convert/retarget with glb/gltf output, not {args.command_name} "
+                               f"to {options['suffix']}")
+        options["keys"] = args.keys
     options["style"] = Style(grid=not args.no_grid)
     from .progress import progress
 
@@ -680,6 +703,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--axes", action="store_true", help="draw each joint's axes")
     p.add_argument("-q", "--quiet", action="store_true", help="no bone map report or progress bar")
     _add_ground_option(p)
+    p.add_argument("--keys", choices=["auto", "linear"], default=None,
+                   help=".glb/.gltf output: auto (exact keys, cubic where the clip is) or linear (resampled at the "
+                   "frames with LINEAR keys, for importers that mishandle CUBICSPLINE)")
     p.set_defaults(run=_cmd_retarget)
 
     p = sub.add_parser("reach", parents=[gltf], help="bake an IK reach into a clip and render it")
@@ -690,6 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml, clip.bvh, "
                    "reach.glb or reach.gltf")
     _add_output_options(p)
+    p.add_argument("--keys", choices=["auto", "linear"], default=None,
+                   help=".glb/.gltf output: auto (exact keys, cubic where the clip is) or linear (resampled at the "
+                   "frames with LINEAR keys, for importers that mishandle CUBICSPLINE)")
     p.set_defaults(run=_cmd_reach)
 
     p = sub.add_parser("compare", parents=[gltf],
@@ -704,6 +733,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "
                    "panel) or .toml (one clip per panel)")
     _add_output_options(p)
+    p.add_argument("--keys", choices=["auto", "linear"], default=None,
+                   help=".glb/.gltf output: auto (exact keys, cubic where the clip is) or linear (resampled at the "
+                   "frames with LINEAR keys, for importers that mishandle CUBICSPLINE)")
     p.set_defaults(run=_cmd_compare)
 
     p = sub.add_parser("workspace", parents=[gltf],
@@ -729,6 +761,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(those formats hold only the skeleton and its motion)")
     p.add_argument("--buffers", choices=["external", "embedded"], default=None,
                    help=".gltf only: binary data in a .bin beside it (external, the default) or in the JSON")
+    p.add_argument("--keys", choices=["auto", "linear"], default=None,
+                   help=".glb/.gltf output: auto (exact keys, cubic where the clip is) or linear (resampled at the "
+                   "frames with LINEAR keys, for importers that mishandle CUBICSPLINE)")
     p.set_defaults(run=_cmd_convert)
 
 
@@ -750,6 +785,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-grid", action="store_true", help="render: no ground grid")
     p.add_argument("--to", default=None, help="retarget: the target skeleton (a file or an example's name)")
     p.add_argument("--no-lock", action="store_true", help="retarget: leave the feet as retargeted (no foot lock)")
+    p.add_argument("--keys", choices=["auto", "linear"], default=None,
+                   help="convert/retarget to glb/gltf: linear resamples cubic keys at the frames (LINEAR)")
     _add_camera_options(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
     p.set_defaults(run=_cmd_batch)

@@ -23,7 +23,7 @@ from .errors import PoseError, SceneError, unknown_name
 from .fk import CompiledFigure, compile_figure, world_batch, world_positions
 from .geometry import Geometry
 from .graph import Arc, Color, Node
-from .joints import Dof, Joint, fixed
+from .joints import Cone, Dof, Joint, fixed
 from .transforms import homogeneous, identity
 
 __all__ = ["Figure", "Rig"]
@@ -33,10 +33,13 @@ _BUILDING = threading.RLock()  # held while a deferred figure builds its objects
 
 @dataclass(frozen=True)
 class Rig:
-    """Chains: chain name → joint (or DOF) names, root first. Effectors: effector name → node name."""
+    """Chains: chain name → joint (or DOF) names, root first. Effectors: effector name → node name. Limits: joint
+    name → :class:`~animkit.joints.Cone`, the range IK keeps that joint in where the joint has no limits of its
+    own (a figure matched as a humanoid gets :mod:`animkit.anatomy`'s; clips play unlimited)."""
 
     chains: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     effectors: Mapping[str, str] = field(default_factory=dict)
+    limits: Mapping[str, Cone] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         chains: dict[str, tuple[str, ...]] = {}
@@ -53,11 +56,16 @@ class Rig:
             if not isinstance(name, str) or not name or not isinstance(node, str):
                 raise SceneError(f"an effector maps a name to a node name, got {name!r} -> {node!r}")
             effectors[name] = node
+        limits = dict(self.limits)
+        for name, cone in limits.items():
+            if not isinstance(name, str) or not isinstance(cone, Cone):
+                raise SceneError(f"a rig's limits map a joint name to a Cone, got {name!r} -> {cone!r}")
         object.__setattr__(self, "chains", MappingProxyType(chains))
         object.__setattr__(self, "effectors", MappingProxyType(effectors))
+        object.__setattr__(self, "limits", MappingProxyType(limits))
 
     def __reduce__(self) -> tuple[Any, ...]:  # mapping proxies do not pickle; the dicts they wrap do
-        return (Rig, (dict(self.chains), dict(self.effectors)))
+        return (Rig, (dict(self.chains), dict(self.effectors), dict(self.limits)))
 
     def chain(self, name: str) -> tuple[str, ...]:
         """The joint names of chain ``name``; SceneError listing the chain names (close matches first)."""
@@ -70,8 +78,9 @@ class Rig:
             raise SceneError(unknown_name("chain", name, self.chains)) from None
 
     def merged(self, other: Rig) -> Rig:
-        """This rig with ``other``'s chains and effectors added (``other`` wins where names repeat)."""
-        return Rig({**self.chains, **other.chains}, {**self.effectors, **other.effectors})
+        """This rig with ``other``'s chains, effectors and limits added (``other`` wins where names repeat)."""
+        return Rig({**self.chains, **other.chains}, {**self.effectors, **other.effectors},
+                   {**self.limits, **other.limits})
 
     def check(self, figure: Figure) -> Rig:
         """``self`` if every name resolves on ``figure``: chain members are joints or DOFs, effectors nodes."""
@@ -80,6 +89,9 @@ class Rig:
             for j in members:
                 if j not in joints and j not in dofs:
                     raise SceneError(f"chain {name!r}: {unknown_name('joint', j, figure.joint_names)}")
+        for j in self.limits:
+            if j not in joints:
+                raise SceneError(f"limits: {unknown_name('joint', j, figure.joint_names)}")
         for name, node in self.effectors.items():
             if node not in nodes:
                 raise SceneError(f"effector {name!r}: {unknown_name('node', node, figure.node_names)}")

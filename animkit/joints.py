@@ -50,6 +50,8 @@ __all__ = [
     "Dof",
     "Joint",
     "Cone",
+    "euler_angles_near",
+    "project_euler_to_cone",
     "fixed",
     "hinge",
     "slider",
@@ -167,11 +169,20 @@ class Dof:
 
 @dataclass(frozen=True)
 class Cone:
-    """A ball joint's swing–twist limit. With R = A(θ) A(θ_rest)ᵀ (the turn from the rest pose, in the joint's
-    frame) split as R = exp([s]_×) R_t(τ) about the twist axis t (the rest direction of the child bone):
+    """A ball joint's swing–twist limit. With R = A(θ) A_refᵀ (the turn from the reference pose, in the joint's
+    frame; A_ref = ``reference``, else the joint's rest rotation A(θ_rest)) split as R = exp([s]_×) R_t(τ) about
+    the twist axis t (the child bone's direction at the reference):
 
         |s| = ∠(t, R t) ≤ swing        (a circular cone of half-angle ``swing`` about t)
         τ ∈ [twist[0], twist[1]]       (the twist about the bone)
+
+    With ``front`` (a direction f ⊥ t in the joint's frame) and ``reach`` = (r_f, r_b, r_s, r_n) the cone is an
+    ellipse per quadrant instead: the swung tip moves along u = s × t, u_f = u·f̂, u_s = u·(t × f̂), and
+
+        (u_f / r)² + (u_s / r')² ≤ 1,   r = r_f where u_f ≥ 0 else r_b,   r' = r_s where u_s ≥ 0 else r_n
+
+    (how far the bone may swing toward f, away from it, toward t × f and away from it: flexion, extension and the
+    two sideways bends of an anatomical range); ``swing`` is then the largest of the four.
 
     ``axis`` is t in the joint's frame (before A); None takes the direction of the joint's child at rest, filled
     in when a figure is read (:func:`cone_axis_from_child`). Radians."""
@@ -179,8 +190,20 @@ class Cone:
     swing: float
     twist: tuple[float, float] = (-math.pi, math.pi)
     axis: tuple[float, float, float] | None = None
+    front: tuple[float, float, float] | None = None
+    reach: tuple[float, float, float, float] | None = None
+    reference: tuple[tuple[float, float, float], ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.reach is not None:
+            r = tuple(float(x) for x in self.reach)
+            if len(r) != 4 or not all(math.isfinite(x) and 0.0 <= x <= math.pi for x in r):
+                raise SceneError(f"a cone's reach must be four angles in [0, 180] degrees (toward front, back, side, "
+                                 f"other side), got {self.reach!r}")
+            if self.front is None:
+                raise SceneError("a cone's reach needs its front direction (front=...)")
+            object.__setattr__(self, "reach", r)
+            object.__setattr__(self, "swing", max(r))
         sw = float(self.swing)
         if not (math.isfinite(sw) and 0.0 <= sw <= math.pi):
             raise SceneError(f"a cone's swing half-angle must lie in [0, 180] degrees, got {math.degrees(sw):g}")
@@ -196,6 +219,21 @@ class Cone:
             except AnimkitError as exc:
                 raise SceneError(f"a cone's axis: {exc}") from None
             object.__setattr__(self, "axis", (float(t[0]), float(t[1]), float(t[2])))
+        if self.front is not None:
+            if self.reach is None:
+                raise SceneError("a cone's front direction needs its reach (four angles)")
+            f = np.asarray(self.front, dtype=float)
+            if self.axis is not None:
+                f = f - np.asarray(self.axis) * float(np.asarray(self.axis) @ f)
+            n = float(np.linalg.norm(f))
+            if not n > 1e-9:
+                raise SceneError(f"a cone's front direction must be a non-zero vector off its axis, got {self.front!r}")
+            object.__setattr__(self, "front", tuple(float(x) for x in f / n))
+        if self.reference is not None:
+            M = np.asarray(self.reference, dtype=float)
+            if M.shape != (3, 3) or not np.allclose(M @ M.T, np.eye(3), atol=1e-6) or np.linalg.det(M) < 0:
+                raise SceneError("a cone's reference must be a 3x3 rotation")
+            object.__setattr__(self, "reference", tuple(tuple(float(x) for x in row) for row in M))
 
     def _t(self) -> NDArray[np.float64]:
         if self.axis is None:
@@ -203,22 +241,36 @@ class Cone:
                              "when the figure is read): give Cone(axis=...)")
         return np.asarray(self.axis)
 
+    def _swing_excess(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        """ρ ≥ 0 per swing s (..., 3): inside the limit iff ρ ≤ 1; s / ρ lies on its edge (|s| / swing when circular,
+        the quadrant's ellipse when ``reach`` is given)."""
+        if self.reach is None or self.front is None:
+            return np.linalg.norm(s, axis=-1) / max(self.swing, 1e-12)
+        t = self._t()
+        f = np.asarray(self.front)
+        u = np.cross(s, t)
+        uf, us = u @ f, u @ np.cross(t, f)
+        rf, rb, rs, rn = (max(x, 1e-9) for x in self.reach)
+        return np.hypot(uf / np.where(uf >= 0, rf, rb), us / np.where(us >= 0, rs, rn))
+
     def project(self, R: ArrayLike) -> NDArray[np.float64]:
-        """The nearest turn inside the limit: R' = exp([s′]_×) R_t(τ′), s′ = s · min(1, swing/|s|) (the swung
-        direction pulled along its great circle onto the cone), τ′ = τ clamped into the twist range. R' = R inside."""
+        """The nearest turn inside the limit (radially, on the swing): R' = exp([s′]_×) R_t(τ′), s′ = s / max(1, ρ)
+        (ρ: :meth:`_swing_excess`; circular: the swung direction pulled along its great circle onto the cone),
+        τ′ = τ clamped into the twist range. R' = R inside."""
         t = self._t()
         s, tau = swing_twist_from_matrix(R, t)
-        sig = np.linalg.norm(s, axis=-1, keepdims=True)
-        s2 = s * np.minimum(1.0, self.swing / np.maximum(sig, 1e-300))
+        rho = self._swing_excess(s)[..., None]
+        s2 = s / np.maximum(1.0, rho)
         tau2 = np.clip(tau, self.twist[0], self.twist[1])
-        inside = ((sig[..., 0] <= self.swing) & (tau == tau2))[..., None, None]
+        inside = ((rho[..., 0] <= 1.0) & (tau == tau2))[..., None, None]
         return np.where(inside, np.asarray(R, dtype=float)[..., :3, :3], matrix_from_swing_twist(s2, tau2, t))
 
     def contains(self, R: ArrayLike, tol: float = 1e-9) -> NDArray[np.bool_]:
-        """|s| ≤ swing + tol and τ ∈ [twist] ± tol."""
+        """The swing within its limit (+ tol radians) and τ ∈ [twist] ± tol."""
         s, tau = swing_twist_from_matrix(R, self._t())
-        return np.asarray((np.linalg.norm(s, axis=-1) <= self.swing + tol) & (tau >= self.twist[0] - tol)
-                          & (tau <= self.twist[1] + tol))
+        n = np.linalg.norm(s, axis=-1)
+        edge = n / np.maximum(self._swing_excess(s), 1e-300)  # the limit's swing in s's direction
+        return np.asarray((n <= edge + tol) & (tau >= self.twist[0] - tol) & (tau <= self.twist[1] + tol))
 
 
 def cone_axis_from_child(joint: Joint, child_offset: ArrayLike) -> tuple[float, float, float]:
@@ -280,34 +332,47 @@ class Joint:
         return np.array([d.rest for d in self.dofs], dtype=float)
 
     def angles_from_matrix(self, A: ArrayLike, near: ArrayLike) -> NDArray[np.float64]:
-        """A ball joint's angles (..., 3) with A(θ) = A (3×3): the intrinsic Euler decomposition in its order, of the
-        two branches (α, β, γ) and (α + π, π − β, γ + π) (proper orders: −β) the one nearest ``near``, each angle
-        moved by whole turns to lie nearest its ``near`` value."""
+        """A ball joint's angles (..., 3) with A(θ) = A (3×3): :func:`euler_angles_near` in its order."""
         if self.order is None:
             raise SceneError(f"joint {self.name!r} is a {self.kind} joint, not a ball joint with an Euler order")
-        v = np.asarray(near, dtype=float)
-        e1 = euler_intrinsic_from_matrix(A, self.order)
-        e2 = e1 + np.array([math.pi, 0.0, math.pi])
-        e2[..., 1] = math.pi - e1[..., 1] if self.order[0] != self.order[2] else -e1[..., 1]
-        best, dist = v, np.full(v.shape[:-1], np.inf)
-        for e in (e1, e2):
-            e = e + 2 * math.pi * np.round((v - e) / (2 * math.pi))
-            dd = np.sum((e - v) ** 2, axis=-1)
-            best = np.where((dd < dist)[..., None], e, best)
-            dist = np.minimum(dist, dd)
-        return best
+        return euler_angles_near(A, near, self.order)
 
     def project_to_cone(self, values: ArrayLike) -> NDArray[np.float64]:
-        """Ball angles (..., 3) whose A lies in the cone: A′ = P_cone(A Aᵣᵀ) Aᵣ (:meth:`Cone.project`) re-expressed
-        in the joint's Euler order (:meth:`angles_from_matrix`); unchanged inside the cone (or without one)."""
+        """Ball angles (..., 3) whose A lies in the joint's cone (:func:`project_euler_to_cone`); unchanged inside
+        the cone (or without one)."""
         v = np.asarray(values, dtype=float)
         if self.cone is None or self.order is None:
             return v
-        Ar = self.rest_rotation()
-        R = matrix_from_euler_intrinsic(v, self.order) @ Ar.T
-        Rp = self.cone.project(R)
-        inside = np.all(Rp == R, axis=(-2, -1))
-        return np.where(inside[..., None], v, self.angles_from_matrix(Rp @ Ar, v))
+        return project_euler_to_cone(v, self.order, self.cone, self.rest_rotation())
+
+
+def euler_angles_near(A: ArrayLike, near: ArrayLike, order: str) -> NDArray[np.float64]:
+    """Intrinsic Euler angles (..., 3) in ``order`` with R(θ) = A (3×3): of the two branches (α, β, γ) and
+    (α + π, π − β, γ + π) (proper orders: −β) the one nearest ``near``, each angle moved by whole turns to lie
+    nearest its ``near`` value."""
+    v = np.asarray(near, dtype=float)
+    e1 = euler_intrinsic_from_matrix(A, order)
+    e2 = e1 + np.array([math.pi, 0.0, math.pi])
+    e2[..., 1] = math.pi - e1[..., 1] if order[0] != order[2] else -e1[..., 1]
+    best, dist = v, np.full(v.shape[:-1], np.inf)
+    for e in (e1, e2):
+        e = e + 2 * math.pi * np.round((v - e) / (2 * math.pi))
+        dd = np.sum((e - v) ** 2, axis=-1)
+        best = np.where((dd < dist)[..., None], e, best)
+        dist = np.minimum(dist, dd)
+    return best
+
+
+def project_euler_to_cone(values: ArrayLike, order: str, cone: Cone, rest: ArrayLike) -> NDArray[np.float64]:
+    """Euler angles (..., 3) in ``order`` whose rotation A lies in ``cone``: A′ = P_cone(A Aᵣᵀ) Aᵣ
+    (:meth:`Cone.project`) with Aᵣ the cone's ``reference`` (else ``rest``, the joint's rest rotation), re-expressed
+    in ``order`` nearest the given angles; unchanged inside the cone."""
+    v = np.asarray(values, dtype=float)
+    Ar = np.asarray(rest, dtype=float)[:3, :3] if cone.reference is None else np.asarray(cone.reference)
+    R = matrix_from_euler_intrinsic(v, order) @ Ar.T
+    Rp = cone.project(R)
+    inside = np.all(Rp == R, axis=(-2, -1))
+    return np.where(inside[..., None], v, euler_angles_near(Rp @ Ar, v, order))
 
 
 # --- factories -----------------------------------------------------------------------------------------

@@ -64,7 +64,8 @@ class Mesh:
 
     ``node`` is the node it hangs on and ``node_index`` that node's row in the figure's ``node_names``.
     Skinned meshes have ``skin`` and ``joints`` (V, K) (indices into ``skin.joints``) with ``weights`` (V, K)
-    (rows sum to 1; K ≤ 8).
+    (rows sum to 1; K ≤ 8). ``metallic`` and ``roughness`` are the material's glTF factors (kept for the writer;
+    the renderer shades diffuse).
     """
 
     name: str
@@ -79,6 +80,8 @@ class Mesh:
     skin: Skin | None = None
     joints: Index | None = None
     weights: Array | None = None
+    metallic: float = 0.0
+    roughness: float = 1.0
 
     def __post_init__(self) -> None:
         V = self.rest_positions.shape[0]

@@ -50,6 +50,7 @@ from .errors import AnimkitError
 from .figure import Figure
 from .humanoid import match_figure
 from .ik import two_bone_angles
+from .quadruped import LEGS, match_quadruped_figure
 from .retarget import RetargetError, hip_height, read_dofs, retarget_full, up_index
 from .surface import BodySurface, body_surface, descendants
 from .transforms import (
@@ -89,7 +90,8 @@ class Leg:
 
 
 def legs_of(figure: Figure) -> tuple[Leg, ...]:
-    """The figure's legs from :mod:`animkit.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's leaf).
+    """The figure's legs from :mod:`animkit.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's leaf),
+    or a quadruped's four from :mod:`animkit.quadruped` (sides ``fl``, ``fr``, ``hl``, ``hr``).
 
     MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child.
     """
@@ -113,10 +115,25 @@ def legs_of(figure: Figure) -> tuple[Leg, ...]:
                 break
             tip = kids[0]
         legs.append(Leg(s, hip, knee, ankle, toe, tip))
+    if not h.is_humanoid:  # a quadruped: its four legs (fl, fr, hl, hr), the lower two bones locked by the leg IK
+        q = match_quadruped_figure(figure)
+        if q.is_quadruped:
+            legs = []
+            for s in LEGS:
+                hip, knee, ankle = q.leg(s)[:3]
+                toe = q.bones.get(f"toe_{s}", ankle)
+                legs.append(Leg(s, hip, knee, ankle, toe, _tip_of(figure, toe)))
     if not legs:
         raise MotionError(f"figure {figure.name!r}: found no leg (upper leg, lower leg, foot); "
                           f"humanoid bones found: {', '.join(h.bones) or 'none'}")
     return tuple(legs)
+
+
+def _tip_of(figure: Figure, node: str) -> str:
+    """The end of ``node``'s single-child path."""
+    while len(kids := [a.child.name for a in figure.node(node).arcs()]) == 1:
+        node = kids[0]
+    return node
 
 
 def _intervals(mask: Bool) -> list[tuple[int, int]]:

@@ -259,12 +259,13 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
           style: Style | None = None, targets: ArrayLike | None = None, view: str | None = None,
           azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
           fov: float | None = None) -> Still:
-    """One pose (default: the rest pose) as a PNG :class:`Still`, framed like ``animkit render`` frames it."""
+    """One pose (default: the rest pose) as a PNG :class:`Still`, framed like ``animkit render`` frames it (a
+    character: its own meshes, framed on their surface)."""
     import io
 
     from PIL import Image
 
-    from .render.clip import FigureRenderer, Style, clip_cameras
+    from .render.clip import FigureRenderer, Style, clip_camera, clip_cameras, mesh_framing_points
     from .render.scene import figure_look
 
     sc = _camera(_scene(scene), view, azimuth, elevation, distance, False, fov)
@@ -272,11 +273,16 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
     p = fig.check_pose(fig.rest_pose() if pose is None else pose)
     if p.ndim != 1:
         raise RenderError(f"still draws one pose (D,), got shape {p.shape}; use show() for several")
-    look = figure_look(fig, sc.up)
     tg = None if targets is None else np.asarray(targets, dtype=float).reshape(-1, 3)
-    cam = clip_cameras(sc.camera, sc.up, fig, look, p[None], size=size, extra=tg)[0]
-    image = FigureRenderer(fig, cam, up=sc.up, style=style if style is not None else Style(), mesh=look).frame(
-        fig.world_batch(p[None])[0], targets=tg)
+    if sc.meshes:  # a character: its own meshes, framed on their surface (never camera, light or empty nodes)
+        look = None
+        pts = mesh_framing_points(sc.meshes, fig, p[None])
+        cam = clip_camera(sc.camera, sc.up, pts if tg is None else np.concatenate([pts, tg]), size=size)
+    else:
+        look = figure_look(fig, sc.up)
+        cam = clip_cameras(sc.camera, sc.up, fig, look, p[None], size=size, extra=tg)[0]
+    image = FigureRenderer(fig, cam, up=sc.up, style=style if style is not None else Style(), mesh=look,
+                           meshes=sc.meshes).frame(fig.world_batch(p[None])[0], targets=tg)
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG")
     return Still(buf.getvalue(), (image.shape[1], image.shape[0]))

@@ -13,16 +13,28 @@ j′ and its mapped child. So each target bone points where its source bone poin
 rest poses (T-pose, A-pose, arms down). The joint's articulation is then A_j = (R_parent · R_L)ᵀ R_t,j,
 read into the joint's DOFs (Euler angles for a ball joint, the twist about the axis for a hinge).
 
-Only rotations change below the hips, so no bone stretches. The hips move to
-p_t(f) = s · G · p_s(f): G turns the source's world into the target's (Y up ↔ Z up) and
-s = h_t / h_s is the ratio of the hip heights at rest (hips above the lowest point of the figure),
-i.e. of the leg lengths. Unmapped target joints keep their rest values.
+Only rotations change below the hips, so no bone stretches. The hips move to p_t(f) = s · G · p_s(f) + δ·up,
+written in the hips' parent space (t = B₃⁻¹(p − b), B the parent's world matrix times the arc's L: a Mixamo
+armature's 0.01 scale and its turn about x included). G turns the source's world into the target's (Y up ↔ Z up);
+s = h_t / h_s, h the height of the hips above the lowest foot point (foot joints and the nodes below them) when
+standing, measured the same way on both sides (:func:`hip_height`); δ puts the feet on the ground: for a target
+with a surface (skinned meshes or drawn geometry, :func:`lowest_surface`) the source's floor plane
+(:func:`ground_plane`) is taken out and the surface's lowest point stands on 0 (5th percentile over the frames a
+foot is down); a bare skeleton's lowest foot joint stands where the source's does, scaled.
+
+What the target is (:func:`retarget_full`): it stands in its bind pose, read from its skins' inverse bind matrices
+(:func:`bind_world`, :func:`bind_pose`), not in whatever node pose its file left; a mapped bone its file never
+turns gets rotation DOFs and the hips translation DOFs (:func:`drivable`; ``Retargeted.figure``), and ``notes``
+say so, and say what cannot follow fully (a hinge, a bone with no room for a rotation). A skinned character's feet
+stand as in its bind pose whenever the source's are planted (its ankle → toe line, which sits anywhere in the
+mesh, need not point where the source's does). Unmapped target joints keep their bind (or rest) values.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,7 +46,7 @@ from .errors import AnimkitError, ParseError, unknown_name
 from .figure import Figure
 from .graph import Arc
 from .humanoid import match_figure, side_of
-from .joints import Joint
+from .joints import Dof, Joint
 from .transforms import (
     euler_intrinsic_from_matrix,
     matrix_about_axis,
@@ -44,10 +56,12 @@ from .transforms import (
 
 if TYPE_CHECKING:
     from .keyframes import Clip
+    from .mesh import Mesh
     from .scene import Scene, UpAxis
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
-           "retarget_poses", "hip_height", "read_dofs", "up_index"]
+           "retarget_poses", "hip_height", "read_dofs", "up_index", "feet_of", "rotation_part", "bind_world",
+           "bind_pose", "drivable", "with_rest", "ground_height", "ground_plane", "lowest_surface"]
 
 Array = NDArray[np.float64]
 
@@ -160,11 +174,213 @@ def up_index(up: UpAxis) -> int:
     return 1 if up == "y" else 2
 
 
-def hip_height(fig: Figure, hips: str, up: UpAxis = "y") -> float:
-    """h = height of ``hips`` above the lowest node of the figure at rest (the leg length, for a humanoid)."""
-    W = fig.world_batch(fig.rest_pose()[None])[0]
+def feet_of(fig: Figure) -> list[str]:
+    """The nodes of the feet: each humanoid foot (:mod:`animkit.humanoid`) and every node below it (toes, tips)."""
+    h = match_figure(fig)
+    out: list[str] = []
+    for s in ("l", "r"):
+        foot = h.get(f"foot_{s}")
+        if foot is not None:
+            out += [foot, *_descendants(fig, foot)]
+    return out
+
+
+def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = None,
+               feet: Sequence[str] | None = None) -> float:
+    """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
+    standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
+    a figure without humanoid feet (a quadruped): above its lowest node."""
+    P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
+    W = fig.world_batch(P[None])[0]
     k = up_index(up)
-    return float(W[fig.node_names.index(hips), k, 3] - W[:, k, 3].min())
+    names = fig.node_names
+    low = (feet_of(fig) if feet is None else list(feet)) or names
+    return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+
+
+def rotation_part(M: Array) -> Array:
+    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale."""
+    A = np.asarray(M, dtype=float)[..., :3, :3]
+    det = np.linalg.det(A)
+    if np.all(det > 0):  # a turn times a uniform scale (every rig seen): R = A / det^(1/3), checked
+        R = A / np.cbrt(det)[..., None, None]
+        if np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(initial=0.0) <= 1e-9:
+            return R
+    U, _, Vt = np.linalg.svd(A)
+    R = U @ Vt
+    flip = np.linalg.det(R) < 0
+    if np.any(flip):
+        U = U.copy()
+        U[..., :, 2] = np.where(flip[..., None], -U[..., :, 2], U[..., :, 2])
+        R = U @ Vt
+    return R
+
+
+def bind_world(fig: Figure, meshes: Sequence[Mesh] = ()) -> Array:
+    """World matrices (N, 4, 4) of the bind pose: W_j = M₀ · IBM_j⁻¹ for every joint of a skin,
+    W = W_parent · L · A(rest) for every other node (nodes above the skeleton keep their rest).
+
+    M₀ is the space the skin's bind shape lives in: the world (the specification's convention: IBM_j⁻¹ is the joint's
+    world matrix at bind) or an ancestor of the skeleton that is not a joint (exporters that bind in the armature's
+    space, such as COLLADA2GLTF's Z-up node): of these, the one whose M₀ · IBM_top⁻¹ lies nearest the top joint's
+    node rest. Without skins: the rest pose's world matrices.
+    """
+    W0 = fig.world_batch(fig.rest_pose()[None])[0]
+    names = fig.node_names
+    bind: dict[int, Array] = {}
+    seen: set[int] = set()
+    for mesh in meshes:
+        skin = mesh.skin
+        if skin is None or id(skin) in seen:
+            continue
+        seen.add(id(skin))
+        J = [int(j) for j in skin.joint_index]
+        inv = np.linalg.inv(skin.inverse_bind)
+        top = min(range(len(J)), key=lambda k: len(fig.path_to(names[J[k]])))
+        joints = set(J)
+        above = [names.index(a.parent.name) for a in fig.path_to(names[J[top]]) if a.parent is not None]
+        candidates = [np.eye(4)] + [W0[i] for i in above if i not in joints] + [W0[mesh.node_index]]
+        size = max(float(np.abs(W0[J[top], :3, 3]).max()), float(np.abs(W0[J[top], :3, :3]).max()), 1e-300)
+        M0 = min(candidates, key=lambda M: float(np.abs(M @ inv[top] - W0[J[top]]).max()) / size)
+        for k, j in enumerate(J):
+            bind.setdefault(j, M0 @ inv[k])
+    if not bind:
+        return W0
+    W = np.empty_like(W0)
+    parent = {a.child.name: a.parent.name for a in fig.arcs() if a.parent is not None}
+    starts = fig.joint_dofs
+    rest = fig.rest_pose()
+    for i, arc in enumerate(fig.arcs()):
+        if i in bind:
+            W[i] = bind[i]
+            continue
+        up = parent.get(arc.child.name)
+        base = np.eye(4) if up is None else W[names.index(up)]
+        W[i] = base @ arc.L @ arc.joint.matrix(rest[starts[arc.joint.name]])
+    return W
+
+
+def bind_pose(fig: Figure, W_bind: Array) -> Array:
+    """The pose (D,) whose world matrices come nearest ``W_bind`` (N, 4, 4): A_i = (W_parent · L_i)⁻¹ · W_bind,i read
+    into each joint's DOFs (rotations and translations; scales keep their rest), parent first."""
+    pose = fig.rest_pose().copy()
+    names = fig.node_names
+    starts = fig.joint_dofs
+    W = np.empty_like(W_bind)
+    for i, arc in enumerate(fig.arcs()):
+        B = arc.L if arc.parent is None else W[names.index(arc.parent.name)] @ arc.L
+        idx = starts[arc.joint.name]
+        if idx:
+            A = np.linalg.solve(B, W_bind[i])
+            try:
+                vals = read_dofs(arc.joint, rotation_part(A)[None], A[None, :3, 3], pose[idx])[0]
+            except RetargetError:
+                vals = pose[idx]
+            if np.all(np.isfinite(vals)):
+                pose[idx] = vals
+        W[i] = B @ arc.joint.matrix(pose[idx])
+    return pose
+
+
+def _dof_name(joint: str, suffix: str, taken: set[str]) -> str:
+    name = f"{joint}.{suffix}"
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
+
+
+def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[Array, Joint] | None:
+    """(L', joint') with L'·A'(rest') = L·A(rest): rotation DOFs (intrinsic "zyx") where ``rotate`` and the joint
+    has none, translation DOFs (before everything) where ``translate`` and it has none. None when the arc's static
+    scale cannot stay where it is (a scale DOF after a scaled L)."""
+    joint, L = arc.joint, arc.L.copy()
+    dofs = list(joint.dofs)
+    order = joint.order
+    if rotate and not any(d.revolute for d in dofs):
+        pri = [k for k, d in enumerate(dofs) if d.kind == "prismatic"]
+        at, angles = 0, np.zeros(3)
+        if pri:
+            at = max(pri) + 1
+        else:
+            R0 = rotation_part(L)
+            S = R0.T @ L[:3, :3]
+            angles = euler_intrinsic_from_matrix(R0, "zyx")
+            scaled = not np.allclose(S, np.eye(3), rtol=0, atol=1e-9)
+            if scaled and any(d.scale for d in dofs):
+                return None
+            if scaled:
+                dofs += [Dof(_dof_name(joint.name, f"s{a}", taken), "scale", np.eye(3)[k], rest=float(S[k, k]))
+                         for k, a in enumerate("xyz")]
+            L[:3, :3] = np.eye(3)
+        turn = [Dof(_dof_name(joint.name, f"r{a}", taken), "revolute", np.eye(3)["xyz".index(a)],
+                    rest=float(angles[k])) for k, a in enumerate("zyx")]
+        dofs[at:at] = turn
+        order = "zyx"
+    if translate and not any(d.kind == "prismatic" for d in dofs):
+        t = np.linalg.solve(L[:3, :3], L[:3, 3])
+        L[:3, 3] = 0.0
+        dofs[0:0] = [Dof(_dof_name(joint.name, f"t{a}", taken), "prismatic", np.eye(3)[k], rest=float(t[k]))
+                     for k, a in enumerate("xyz")]
+    kind = joint.kind if len(dofs) == joint.dof_count else "custom"
+    return L, Joint(joint.name, kind, tuple(dofs), order if kind == "custom" else joint.order,
+                    joint.cone if kind == joint.kind else None)
+
+
+def drivable(fig: Figure, rotate: Sequence[str], translate: Sequence[str]) -> tuple[Figure, tuple[str, ...]]:
+    """(a copy of ``fig`` in which every node of ``rotate`` turns and every node of ``translate`` moves, the nodes that
+    could not be given them). Same nodes, names, order, rest geometry and rig; only those arcs' L and joints change:
+    a node that never turns gets a ball joint (intrinsic "zyx") holding its static rotation as rest values, one that
+    never moves three translations before its joint. ``fig`` itself when nothing changes."""
+    rot, tr = set(rotate), set(translate)
+    if all(any(d.revolute for d in _joint(fig, n).dofs) for n in rot) and all(
+            any(d.kind == "prismatic" for d in _joint(fig, n).dofs) for n in tr):
+        return fig, ()
+    taken = set(fig.dof_names)
+    failed: list[str] = []
+
+    def arc_of(arc: Arc) -> tuple[Array, Joint]:
+        name = arc.child.name
+        if name in rot or name in tr:
+            made = _widened(arc, name in rot, name in tr, taken)
+            if made is not None:
+                return made
+            failed.append(name)
+        return arc.L, arc.joint
+
+    return _rebuilt(fig, arc_of), tuple(failed)
+
+
+def with_rest(fig: Figure, pose: Array) -> Figure:
+    """A copy of ``fig`` whose DOFs' rest values are ``pose`` (D,) (clamped into their limits): the figure standing in
+    another pose at rest (a skinned character in its bind pose) — what measures, locks and writers then read as rest."""
+    P = np.asarray(pose, dtype=float)
+    starts = fig.joint_dofs
+
+    def arc_of(arc: Arc) -> tuple[Array, Joint]:
+        j = arc.joint
+        dofs = tuple(dataclasses.replace(d, rest=float(np.clip(P[i], d.lower, d.upper)))
+                     for d, i in zip(j.dofs, starts[j.name], strict=True))
+        return arc.L, dataclasses.replace(j, dofs=dofs)
+
+    return _rebuilt(fig, arc_of)
+
+
+def _rebuilt(fig: Figure, arc_of: Callable[[Arc], tuple[Array, Joint]]) -> Figure:
+    """A copy of ``fig``: the same nodes (names, order, data, T, colours) and rig, each arc's (L, joint) from
+    ``arc_of``."""
+    out: Figure | None = None
+    for arc in fig.arcs():
+        node = arc.child
+        L, joint = arc_of(arc)
+        if out is None:
+            out = Figure(node.name, data=node.data, T=node.T, color=node.color, joint=joint, L=L, name=fig.name)
+        else:
+            assert arc.parent is not None
+            out.add(node.name, arc.parent.name, L=L, joint=joint, data=node.data, T=node.T, color=node.color)
+    assert out is not None
+    out.rig = fig.rig
+    return out
 
 
 def _world_from(source_up: UpAxis, target_up: UpAxis) -> Array:
@@ -190,7 +406,8 @@ class _Bone:
 
 @dataclass(frozen=True, eq=False)
 class Retargeted:
-    """A retarget: poses (F, D) on the target at ``times``, the clip holding them, the map and the scale s."""
+    """A retarget: poses (F, D) on ``figure`` (the target, with DOFs added where it needed them) at ``times``, the
+    clip holding them, the map, the scale s, and notes on what could not be driven or was changed."""
 
     poses: Array
     times: Array
@@ -198,6 +415,7 @@ class Retargeted:
     bone_map: BoneMap
     scale: float
     hips: tuple[str, str]
+    figure: Figure
     notes: tuple[str, ...] = field(default=())
 
 
@@ -240,14 +458,44 @@ def _frame(a: Array, b: Array) -> Array | None:
     return np.stack([a, b, np.cross(a, b)], axis=1)
 
 
-def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array, Wt0: Array) -> list[_Bone]:
+def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hip: float) -> Array:
+    """C for a foot bone: the turn about the foot's side axis by e_rest − e_planted, the source bone's elevation
+    (ankle → its child) at rest less its median elevation over the frames its foot is down (its lowest point within
+    5 % of ``hip`` of its 2nd percentile). With R_t(f) = D(f)·C·R_t(rest) the target's foot then stands as it does
+    at rest whenever the source's foot is planted, however the source's foot was pitched at rest."""
+    names = source.node_names
+    kids = [a.child.name for a in source.node(s_name).arcs()]
+    if not kids:
+        return np.eye(3)
+    i, c = names.index(s_name), names.index(kids[0])
+    below = [names.index(n) for n in (s_name, *_descendants(source, s_name))]
+    low = Ws[:, below, k, 3].min(axis=1)
+    down = low <= np.percentile(low, 2.0) + 0.05 * hip
+    d = Ws[down, c, :3, 3] - Ws[down, i, :3, 3]
+    d0 = Ws0[c, :3, 3] - Ws0[i, :3, 3]
+    n0 = np.linalg.norm(d0)
+    flat = d0.copy()
+    flat[k] = 0.0
+    if n0 < 1e-12 or np.linalg.norm(flat) < 1e-9 * n0 or not down.any():
+        return np.eye(3)
+    e_p = float(np.median(np.arcsin(np.clip(d[:, k] / np.linalg.norm(d, axis=1), -1.0, 1.0))))
+    as_planted = np.cos(e_p) * flat / np.linalg.norm(flat) + np.sin(e_p) * np.eye(3)[k]
+    return matrix_aligning(as_planted, d0 / n0)
+
+
+def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array, Wt0: Array, Ws: Array, k: int,
+           hip: float, stand: bool, feet_t: Sequence[str]) -> list[_Bone]:
     s_index = {n: i for i, n in enumerate(source.node_names)}
     t_index = {n: i for i, n in enumerate(target.node_names)}
     tiny_s = 1e-9 * source.size()
     tiny_t = 1e-9 * target.size()
     bones = []
+    feet = set(feet_t) if stand else set()
     for t_name, s_name in pairs.items():
         ti, si = t_index[t_name], s_index[s_name]
+        if t_name in feet:  # feet stand flat when the source's are planted (where an ankle sits differs by rig)
+            bones.append(_Bone(ti, si, _planted_turn(source, s_name, Ws, Ws0, k, hip), np.zeros(3), -1))
+            continue
         child, pair = _primary_child(target, t_name, pairs)
         pt, ps = Wt0[ti, :3, 3], Ws0[si, :3, 3]
         d_t = d_s = np.zeros(3)
@@ -362,11 +610,78 @@ def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
     return np.clip(v, lower, upper)
 
 
+def _stance(low: Array, hip: float) -> float:
+    """The median of ``low`` (F,) over the frames it lies within 5 % of ``hip`` of its 2nd percentile (a foot down)."""
+    floor = float(np.percentile(low, 2.0))
+    return float(np.median(low[low <= floor + 0.05 * hip]))
+
+
+def _lowest_feet(fig: Figure, W: Array, k: int, feet: Sequence[str] | None = None) -> tuple[Array, Array]:
+    """(the lowest foot point's height (F,), its position (F, 3)) from world matrices W (F, N, 4, 4)."""
+    names = fig.node_names
+    idx = [names.index(n) for n in (feet_of(fig) if feet is None else feet)] or list(range(len(names)))
+    X = W[:, idx][:, :, :3, 3]
+    j = np.argmin(X[..., k], axis=1)
+    p = X[np.arange(len(X)), j]
+    return p[:, k], p
+
+
+def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+                 feet: Sequence[str] | None = None) -> Array:
+    """(a, b) (4,) of the ground g(p) = a + b · p (b (3,) along the two horizontal axes, 0 along up) through the
+    planted feet: least squares of the lowest foot point's height over its position, refitted twice on the
+    frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
+    slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
+    k = up_index(up)
+    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
+    if hip is None:
+        hips = match_figure(fig).get("hips")
+        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    h = [i for i in range(3) if i != k]
+    A = np.column_stack([np.ones(len(p)), p[:, h]])
+    keep = np.ones(len(p), bool)
+    coef = np.zeros(3)
+    for step in range(3):
+        coef = np.linalg.lstsq(A[keep], p[keep, k], rcond=None)[0]
+        r = p[:, k] - A @ coef
+        keep = r <= (np.median(r) if step == 0 else np.percentile(r, 2.0) + 0.05 * hip)
+    out = np.zeros(4)
+    out[0] = coef[0]
+    out[1 + np.array(h)] = coef[1:]
+    return out
+
+
+def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+                  feet: Sequence[str] | None = None) -> float:
+    """g = where the feet stand: the median, over the frames a foot is down, of the lowest foot point
+    (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
+    (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
+    if hip is None:
+        hips = match_figure(fig).get("hips")
+        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
+    return _stance(low, hip)
+
+
+#: a source floor sloping less than this (rise per run) is taken as flat: its hips keep their heights exactly
+FLAT = 0.005
+
+
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
-                   source_up: UpAxis = "y", target_up: UpAxis = "y") -> tuple[Array, float, tuple[str, str]]:
+                   source_up: UpAxis = "y", target_up: UpAxis = "y", target_rest: Array | None = None,
+                   surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
+                   ) -> tuple[Array, float, tuple[str, str]]:
     """Target poses (F, D_t) for source poses (F, D_s); returns (poses, s, (target hips, source hips)).
 
-    See the module's docstring for the equations. Vectorised over frames: one pass over the target's bones.
+    ``target_rest``: the target's standing pose (its bind pose; default its rest pose), which unmapped joints keep
+    and the rest alignment is measured in. The hips go to s·G·p_s(f), then the whole figure moves along up by one δ:
+    with a ``surface`` (world matrices → the lowest surface point per frame, :func:`lowest_surface`) the target
+    stands on flat ground at 0 (the source's ground plane, :func:`ground_plane`, taken out of the hips' height;
+    δ puts the surface's lowest point on 0, median over the frames a foot is down); without one its lowest foot joint
+    stands, on those frames, at s times the source's (:func:`ground_height`). ``stand_feet`` (a skinned character,
+    whose ankle and toe joints sit anywhere inside the foot): its feet stand as in ``target_rest`` whenever the
+    source's are planted (:func:`_planted_turn`) instead of pointing their ankle → toe line where the source's
+    does. See the module's docstring.
     """
     P = source.check_pose(poses)
     P = np.atleast_2d(P)
@@ -376,25 +691,35 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     Gh[:3, :3] = G
     Ws = Gh @ source.world_batch(P)
     Ws0 = Gh @ source.world_batch(source.rest_pose()[None])[0]
-    Wt0 = target.world_batch(target.rest_pose()[None])[0]
+    P_t0 = target.rest_pose() if target_rest is None else np.asarray(target_rest, dtype=float)
+    Wt0 = target.world_batch(P_t0[None])[0]
     pairs = bones.pairs
-    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs()}
-    hips_t = min(pairs, key=lambda t: s_depth[pairs[t]])
+    hips_t = _hips_of(source, pairs)
     hips_s = pairs[hips_t]
-    h_s = hip_height(source, hips_s, source_up)
-    h_t = hip_height(target, hips_t, target_up)
+    feet_s, feet_t = feet_of(source), feet_of(target)
+    h_s = hip_height(source, hips_s, source_up, feet=feet_s)
+    h_t = hip_height(target, hips_t, target_up, P_t0, feet_t)
     if h_s <= 1e-12 * source.size() or h_t <= 1e-12 * target.size():
-        raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest joint at rest "
+        raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest point of the feet at rest "
                             "(cannot scale the root translation by hip height)")
     scale = h_t / h_s
-    driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0)}
+    # where the target's lowest foot joint stands: c above its flat ground, or the source's ground scaled
+    k = up_index(target_up)
+    upv = np.eye(3)[k]
+    slope = np.zeros(3)
+    if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
+        slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
+        if np.linalg.norm(slope) < FLAT:
+            slope = np.zeros(3)
+    driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0, Ws, up_index(target_up), h_s,
+                                                   stand_feet, feet_t)}
     t_names = target.node_names
     parent = [-1 if (up := target.parent_of(n)) is None else t_names.index(up) for n in t_names]
     starts = target.joint_dofs
     lim = target.dof_limits()
-    out = np.repeat(target.rest_pose()[None], F, axis=0)
+    out = np.repeat(P_t0[None], F, axis=0)
     Wt = np.empty((F, len(t_names), 4, 4))
-    Rt0 = Wt0[:, :3, :3]
+    Rt0 = rotation_part(Wt0)
     hips_i = t_names.index(hips_t)
     for i, arc in enumerate(target.arcs()):
         joint = arc.joint
@@ -412,13 +737,15 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
                 if child is not None and child.child_source >= 0 and parent[child.target] == i:
                     R = _hinge_twist(target.arcs()[child.target], R, want,
                                      Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
-            BR = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
+            BR = np.broadcast_to(rotation_part(B), (F, 3, 3))
             Ra = np.swapaxes(BR, 1, 2) @ R
             t = None
-            if i == hips_i:
+            if i == hips_i:  # in the hips' parent space, its scale and turn included: t = B₃⁻¹ (p − b)
                 hip = scale * Ws[:, bone.source, :3, 3]
-                t = np.einsum("fji,fj->fi", BR, hip - B[:, :3, 3])
-            vals = read_dofs(joint, Ra, t, target.rest_pose()[idx])
+                hip = hip - np.outer(hip @ slope, upv)
+                B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
+                t = np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
+            vals = read_dofs(joint, Ra, t, P_t0[idx])
             rev = [k for k, d in enumerate(joint.dofs) if d.revolute]
             cols = np.asarray(idx)
             if rev:
@@ -430,6 +757,22 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
             Wt[:, i] = B @ joint.matrix(vals)
         else:
             Wt[:, i] = B @ joint.matrix(out[0, idx])
+    # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
+    low = _lowest_feet(target, Wt, k, feet_t)[0]
+    if surface is None:
+        delta = scale * ground_height(source, P, source_up, h_s, feet_s) - _stance(low, h_t)
+    else:
+        down = np.flatnonzero(low <= np.percentile(low, 2.0) + 0.05 * h_t)
+        down = down[np.linspace(0, len(down) - 1, min(len(down), 64)).round().astype(int)]
+        delta = -float(np.percentile(surface(Wt[down]), 5.0))
+    arc = target.arcs()[hips_i]
+    pri = [c for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True) if d.kind == "prismatic"]
+    if pri:
+        B = arc.L if parent[hips_i] < 0 else Wt[0, parent[hips_i]] @ arc.L
+        dt = np.linalg.solve(B[:3, :3], delta * np.eye(3)[k])
+        for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True):
+            if d.kind == "prismatic":
+                out[:, c] = np.clip(out[:, c] + dt @ d.axis, lim[c, 0], lim[c, 1])
     return out, scale, (hips_t, hips_s)
 
 
@@ -446,7 +789,12 @@ def retarget(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str,
 
 def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str, str] | BoneMap | None = None,
                   *, name: str | None = None) -> Retargeted:
-    """:func:`retarget`, returning the poses, the bone map and the scale with the clip."""
+    """:func:`retarget`, returning the poses, the bone map, the scale and the figure they drive with the clip.
+
+    The target stands in its bind pose (:func:`bind_world`, from its skins' inverse bind matrices) where it has
+    skins. A mapped bone the target file never turns gets rotation DOFs, the hips translation DOFs
+    (:func:`drivable`; the result's ``figure``); what cannot be driven fully is said in ``notes``.
+    """
     from .keyframes import Clip
     from .scene import Scene
 
@@ -459,8 +807,97 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
             raise RetargetError(f"clip {clip.name!r}: its layout is not a Figure; pass the Scene it came from")
         s_fig, s_up = clip.layout, "y"
     t_fig, t_up = (target.figure, target.up) if isinstance(target, Scene) else (target, "y")
+    meshes = target.meshes if isinstance(target, Scene) else ()
     bm = mapping if isinstance(mapping, BoneMap) else bone_map(s_fig, t_fig, mapping)
+    hips_t = _hips_of(s_fig, bm.pairs)
+    W_bind = bind_world(t_fig, meshes)
+    notes: list[str] = []
+    turned = _bind_turns(t_fig, W_bind)
+    if turned:
+        worst = max(turned.values())
+        notes.append(f"rest pose: the skin's bind pose ({len(turned)} joints stand otherwise in the file's nodes, "
+                     f"by up to {np.degrees(worst):.1f} deg)")
+    rotate = [n for n in t_fig.node_names if n in bm.pairs or n in turned]
+    fig, failed = drivable(t_fig, rotate, [hips_t])
+    added_r = [n for n in rotate if n not in failed and not any(d.revolute for d in _joint(t_fig, n).dofs)]
+    if added_r:
+        notes.append(f"rotation DOFs added to {len(added_r)} bones the target never turns: {', '.join(added_r)}")
+    if not any(d.kind == "prismatic" for d in _joint(t_fig, hips_t).dofs):
+        notes.append(f"translation DOFs added to the hips {hips_t!r} (the target never moves them)")
+    for n in failed:
+        notes.append(f"NOT DRIVEN: {n!r} (its static scale and its scale DOFs leave no place for a rotation); "
+                     "it keeps its rest")
+    for n in bm.pairs:
+        if n in failed:
+            continue
+        joint = _joint(fig, n)
+        k = sum(d.revolute for d in joint.dofs)
+        if 0 < k < 3:
+            notes.append(f"{n!r}: a {joint.kind} joint with {k} rotation DOF(s) follows its source bone only as far "
+                         "as those turn")
+    rest = fig.rest_pose()
+    if turned:  # the figure handed back stands in its bind pose at rest
+        fig = with_rest(fig, bind_pose(fig, W_bind))
+        rest = fig.rest_pose()
     times = clip.frame_times()
-    poses, scale, hips = retarget_poses(s_fig, clip.sample(times), t_fig, bm, source_up=s_up, target_up=t_up)
-    out = Clip.from_poses(t_fig, times, poses, name=name or clip.name, fps=clip.fps, loop=clip.loop)
-    return Retargeted(poses, times, out, bm, scale, hips)
+    poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
+                                        target_rest=rest, surface=lowest_surface(fig, meshes, t_up),
+                                        stand_feet=any(m.skinned for m in meshes))
+    out = Clip.from_poses(fig, times, poses, name=name or clip.name, fps=clip.fps, loop=clip.loop)
+    return Retargeted(poses, times, out, bm, scale, hips, fig, tuple(notes))
+
+
+def _joint(fig: Figure, node: str) -> Joint:
+    arc = fig.node(node).parent_arc
+    assert arc is not None
+    return arc.joint
+
+
+def _hips_of(source: Figure, pairs: Mapping[str, str]) -> str:
+    """The target bone whose source bone lies nearest the source's root: the hips the root translation drives."""
+    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs()}
+    return min(pairs, key=lambda t: s_depth[pairs[t]])
+
+
+def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
+    """Nodes whose local turn at bind, (W_parent · L)⁻¹ W_bind, differs from their rest A by more than 1e-4 rad:
+    node → angle."""
+    names = fig.node_names
+    W0 = fig.world_batch(fig.rest_pose()[None])[0]
+    if np.allclose(W0, W_bind, rtol=0, atol=1e-6 * max(1.0, float(np.abs(W0[:, :3, 3]).max()))):
+        return {}
+    out: dict[str, float] = {}
+    for i, arc in enumerate(fig.arcs()):
+        if arc.parent is None:
+            continue
+        p = names.index(arc.parent.name)
+        A_bind = rotation_part(np.linalg.solve(W_bind[p] @ arc.L, W_bind[i]))
+        A_rest = rotation_part(np.linalg.solve(W0[p] @ arc.L, W0[i]))
+        c = np.clip((np.trace(A_rest.T @ A_bind) - 1.0) / 2.0, -1.0, 1.0)
+        if np.arccos(c) > 1e-4:
+            out[arc.child.name] = float(np.arccos(c))
+    return out
+
+
+def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis = "y") -> Callable[[Array], Array] | None:
+    """A function of world matrices W (F, N, 4, 4) giving the lowest point of the figure's surface per frame (F,):
+    its meshes (skinned or rigid), else its drawn node geometry; None for a figure with neither (a bare skeleton)."""
+    k = up_index(up)
+    if meshes:
+        def of_meshes(W: Array) -> Array:
+            return np.min([m.positions(W)[..., k].min(axis=1) for m in meshes], axis=0)
+
+        return of_meshes
+    if not any(n.data is not None for n in fig.nodes()):
+        return None
+    from .drawn import figure_mesh
+
+    fm = figure_mesh(fig, bones=False)
+    if not fm.triangle_count:
+        return None
+
+    def of_drawn(W: Array) -> Array:
+        M = W[:, fm.owner]
+        return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
+
+    return of_drawn

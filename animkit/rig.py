@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .anatomy import humanoid_limits
 from .figure import Figure, Rig
 from .graph import Arc
 from .humanoid import HumanoidMap, match_figure
+from .quadruped import LEGS, QuadrupedMap, match_quadruped_figure
 
-__all__ = ["Rig", "humanoid_rig", "leaf_rig", "rig_from_humanoid"]
+__all__ = ["Rig", "character_rig", "humanoid_rig", "leaf_rig", "quadruped_rig", "rig_from_humanoid",
+           "rig_from_quadruped"]
 
 
 def _joints_on_path(figure: Figure, top: str, bottom: str) -> list[str]:
@@ -39,6 +42,8 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
     above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
     Effectors hand_s, foot_s and head are those bones' nodes. Joints without rotation DOFs are left out and
     joints that rotate and also translate or scale are named by their rotation DOFs only (bone lengths stay fixed).
+    Limits: the human ranges of :func:`animkit.anatomy.humanoid_limits` on joints without limits of their own (IK
+    keeps to them; clips play as they are).
     """
     b = bones.bones
     chains: dict[str, tuple[str, ...]] = {}
@@ -64,12 +69,60 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
                                                   ("foot_r", "foot_r"), ("head", "head")) if bone in b}
     nodes = set(figure.node_names)
     effectors = {k: v for k, v in effectors.items() if k == v or k not in nodes}  # never shadow a node name
-    return Rig(chains, effectors)
+    return Rig(chains, effectors, humanoid_limits(figure, bones))
 
 
 def humanoid_rig(figure: Figure) -> Rig:
     """The rig of a humanoid figure, its bones found by :func:`animkit.humanoid.match_figure`; empty if none match."""
     return rig_from_humanoid(figure, match_figure(figure))
+
+
+def rig_from_quadruped(figure: Figure, bones: QuadrupedMap) -> Rig:
+    """Chains and effectors of a quadruped from its matched bones.
+
+    leg_fl, leg_fr, leg_hl, leg_hr: upper → foot; spine: the hips' child → chest; neck: neck → head; tail: its
+    joints. Effectors foot_fl … foot_hr (each leg's last node: the toe where there is one, else the foot), head
+    and tail (the tail's tip). Joints as in :func:`rig_from_humanoid` (rotation DOFs only).
+    """
+    b = bones.bones
+    chains: dict[str, tuple[str, ...]] = {}
+    effectors: dict[str, str] = {}
+    for leg in LEGS:
+        if f"upper_{leg}" in b and f"foot_{leg}" in b:
+            if joints := _joints_on_path(figure, b[f"upper_{leg}"], b[f"foot_{leg}"]):
+                chains[f"leg_{leg}"] = tuple(joints)
+            effectors[f"foot_{leg}"] = b.get(f"toe_{leg}", b[f"foot_{leg}"])
+    if bones.spine and "chest" in b:
+        if joints := _joints_on_path(figure, bones.spine[0], b["chest"]):
+            chains["spine"] = tuple(joints)
+    if "neck" in b and "head" in b:
+        if joints := _joints_on_path(figure, b["neck"], b["head"]):
+            chains["neck"] = tuple(joints)
+        effectors["head"] = b["head"]
+    if bones.tail:
+        if joints := _joints_on_path(figure, bones.tail[0], bones.tail[-1]):
+            chains["tail"] = tuple(joints)
+        effectors["tail"] = bones.tail[-1]
+    nodes = set(figure.node_names)
+    effectors = {k: v for k, v in effectors.items() if k == v or k not in nodes}  # never shadow a node name
+    return Rig(chains, effectors)
+
+
+def quadruped_rig(figure: Figure) -> Rig:
+    """The rig of a quadruped, its bones found by :func:`animkit.quadruped.match_quadruped_figure`; empty if none."""
+    bones = match_quadruped_figure(figure)
+    return rig_from_quadruped(figure, bones) if bones.is_quadruped else Rig()
+
+
+def character_rig(figure: Figure) -> Rig:
+    """A loaded character's rig: a humanoid's (:func:`humanoid_rig`) when it is one, else a quadruped's
+    (:func:`quadruped_rig`) when it is one, else what the humanoid matcher found (maybe nothing)."""
+    h = match_figure(figure)
+    if not h.is_humanoid:
+        q = match_quadruped_figure(figure)
+        if q.is_quadruped:
+            return rig_from_quadruped(figure, q)
+    return rig_from_humanoid(figure, h)
 
 
 def leaf_rig(figure: Figure, *, leaves: Sequence[str] | None = None, trunk: str = "arm") -> Rig:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from animkit.errors import AnimkitError, ParseError, SceneError
 from animkit.figure import Figure
 from animkit.io.bvh import BvhData, dumps_bvh, parse_bvh
-from animkit.joints import ball, fixed, free, hinge, slider
+from animkit.joints import ball, custom, fixed, free, hinge, slider
 
 DATA = Path(__file__).parent / "data"
 WALK = DATA / "cmu_02_01_walk.bvh"
@@ -271,22 +271,21 @@ def test_dumps_clip_from_a_toml_style_figure() -> None:
     assert np.abs(P - Q).max() <= 1e-6 * fig.size()
 
 
-def test_dumps_refuses_what_bvh_cannot_store() -> None:
+def test_dumps_bakes_what_offsets_and_axis_channels_cannot_store() -> None:
+    """A rotated arc or an off-axis DOF is written baked (rest rotations in the channels): the file's FK is the
+    figure's; an animated scale, which BVH cannot hold, is refused naming the node."""
     fig = Figure("root")
-    fig.add("tilted", "root", offset=(0, 1, 0), rotation=[[0, -1, 0], [1, 0, 0], [0, 0, 1]])
-    fig.add("tip", "tilted", offset=(2, 0, 0))
-    # a rotation in L is re-expressed as a rotation channel (io.bvh.bvh_figure): the tip stays at (0, 3, 0)
-    text = dumps_bvh(fig, np.zeros((1, 0)), frame_time=0.1)
-    assert "Zrotation" in text
-    back = parse_bvh(text)
-    np.testing.assert_allclose(back.figure.world(back.frames[0])["tilted_end"][:3, 3], (0, 3, 0), atol=1e-6)
-    fig = Figure("root")
-    fig.add("mirrored", "root", rotation=np.diag([1.0, 1.0, -1.0]))
-    with pytest.raises(SceneError, match="mirrors"):
-        dumps_bvh(fig, np.zeros((1, 0)), frame_time=0.1)
-    fig = Figure("root", joint=hinge("root", (0.6, 0.8, 0)))
-    with pytest.raises(SceneError, match="coordinate axes"):
-        dumps_bvh(fig, np.zeros((1, 1)), frame_time=0.1)
+    fig.add("tilted", "root", offset=(0, 1, 0), rotation=[[0, -1, 0], [1, 0, 0], [0, 0, 1]],
+            joint=hinge("tilted", (0.6, 0.8, 0)))
+    fig.add("tip", "tilted", offset=(0.5, 0, 0))
+    frames = np.array([[0.0], [0.7], [-1.3]])
+    back = parse_bvh(dumps_bvh(fig, frames, frame_time=0.1))
+    # the static root with one child is left out; the rest node for node
+    np.testing.assert_allclose(back.figure.world_positions(back.frames), fig.world_positions(frames)[:, 1:], atol=1e-6)
+    fig = Figure("root", joint=custom("root", [("scale", "x")], rest=[1.0]))
+    fig.add("tip", "root", offset=(1, 0, 0))
+    with pytest.raises(SceneError, match="'root'.*scale"):
+        dumps_bvh(fig, np.array([[1.0], [2.0]]), frame_time=0.1)
     with pytest.raises(AnimkitError, match="frame_time"):
         dumps_bvh(toml_like_figure(), np.zeros((1, 13)))
 

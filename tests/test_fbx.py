@@ -188,7 +188,7 @@ def test_missing_ufbx_names_the_extra(monkeypatch) -> None:
 @pytest.mark.parametrize("name", ["mixamo_yup_cm.fbx", "mixamo_zup_77.fbx"])
 def test_convert_to_bvh_keeps_every_joint_where_it_was(tmp_path, name) -> None:
     # the FBX figure has rotations (and Blender's armature a scale of 100) in static transforms, which BVH
-    # cannot store: the writer re-expresses them (io.bvh.bvh_figure) and every node stays where it was
+    # cannot store: the writer re-expresses them (io.bvh.bvh_baked) and every node stays where it was
     out = tmp_path / "x.bvh"
     assert main(["convert", str(DATA / name), str(out), "--clip", CLIPS[1], "--no-meshes"]) == 0
     src = _load(name)

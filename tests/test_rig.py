@@ -21,6 +21,7 @@ from animkit.figure import Figure
 from animkit.io.urdf import MissingMeshWarning
 from animkit.joints import ball, hinge
 from animkit.rig import Rig, humanoid_rig, leaf_rig
+from animkit.transforms import matrix_from_euler_intrinsic
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = DATA.parent.parent
@@ -40,6 +41,22 @@ def _fk_target(fig: Figure, chain: str, effector: str, seed: int) -> tuple[np.nd
     lim = fig.dof_limits()[idx]
     lo, hi = np.maximum(lim[:, 0], -0.6), np.minimum(lim[:, 1], 0.6)
     q[idx] = rng.uniform(lo, hi)
+    # well inside the rig's default (human) ranges, which IK keeps to (a projected solve can stall on an edge): the
+    # random turn halved until every cone holds it made 1.5 times as large
+    rest_q = fig.rest_pose()
+    for _ in range(20):
+        inside = True
+        for joint, cone in fig.rig.limits.items():
+            j = fig.joint(joint)
+            rot = [fig.dof_index(d.name) for d in j.dofs if d.kind == "revolute"]
+            if set(rot) <= set(idx.tolist()):
+                ref = np.asarray(cone.reference) if cone.reference is not None else \
+                    matrix_from_euler_intrinsic(rest_q[rot], j.order)
+                wide = rest_q[rot] + 1.5 * (q[rot] - rest_q[rot])
+                inside &= bool(cone.contains(matrix_from_euler_intrinsic(wide, j.order) @ ref.T))
+        if inside:
+            break
+        q = rest_q + 0.5 * (q - rest_q)
     return fig.world(q)[fig.effector(effector)][:3, 3], q
 
 

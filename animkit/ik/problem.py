@@ -22,7 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..chains import dof_indices
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
-from ..joints import Joint, cone_axis_from_child
+from ..joints import Cone, Joint, cone_axis_from_child, project_euler_to_cone
+from ..transforms import matrix_from_euler_intrinsic
 
 __all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames",
            "elbow_link"]
@@ -37,28 +38,33 @@ def _skew(a: Array) -> Array:
 
 @dataclass(frozen=True)
 class ConeLink:
-    """A ball joint with a :class:`~animkit.joints.Cone` whose three DOFs are the chain's links ``links`` (in the
-    joint's DOF order); ``axis`` is its twist axis t in the joint's frame (resolved)."""
+    """A ball joint with a :class:`~animkit.joints.Cone` (its own, or its rig's limit) whose three rotation DOFs are
+    the chain's links ``links`` (in the joint's DOF order); ``axis`` is its twist axis t in the joint's frame
+    (resolved); ``rest`` the turn of those DOFs at rest (the reference a cone without one is measured from)."""
 
     joint: Joint
     links: tuple[int, int, int]
     axis: Array
+    cone: Cone
+    rest: Array
 
     def project(self, values: Array) -> Array:
-        """The joint's angles (b, 3) moved into the cone (:meth:`Joint.project_to_cone`)."""
-        return self.joint.project_to_cone(values)
+        """The joint's angles (b, 3) moved into the cone (:func:`~animkit.joints.project_euler_to_cone`)."""
+        assert self.joint.order is not None
+        return project_euler_to_cone(values, self.joint.order, self.cone, self.rest)
 
     def defines(self, offset: Array) -> bool:
         """Whether the child bone at ``offset`` (from the joint's origin, in its node's frame) is the one the cone's
-        axis follows: A(θ_rest) ô ∥ t."""
+        axis follows: A_ref ô ∥ t."""
         n = float(np.linalg.norm(offset))
-        return n > 1e-12 and float(self.axis @ (self.joint.rest_rotation() @ offset)) / n > 1.0 - 1e-9
+        ref = self.rest if self.cone.reference is None else np.asarray(self.cone.reference)
+        return n > 1e-12 and float(self.axis @ (ref @ offset)) / n > 1.0 - 1e-9
 
     def clamp_direction(self, J: Array, direction: Array) -> Array:
         """A unit child direction (b, 3) pulled along its great circle into the cone of half-angle σ about
-        t_w = J t (J (b, 3, 3): the joint's frame before its turn): t_w cos σ + n sin σ where it lies outside."""
-        assert self.joint.cone is not None
-        sw = self.joint.cone.swing
+        t_w = J t (J (b, 3, 3): the joint's frame before its turn): t_w cos σ + n sin σ where it lies outside
+        (σ: the cone's largest swing; the exact shape is :meth:`project`'s)."""
+        sw = self.cone.swing
         tw = J @ self.axis
         c = np.sum(tw * direction, axis=1, keepdims=True)
         n = direction - tw * c
@@ -259,11 +265,24 @@ def _cone_links(figure: Figure, dofs: Index, on_path: set[int], index: dict[str,
     c = figure.compiled
     link_of = {int(d): k for k, d in enumerate(dofs)}
     out = []
+    rig_limits = figure.rig.limits
     for arc in figure.arcs():
         j = arc.joint
-        if j.cone is None or index[arc.child.name] not in on_path:
+        if index[arc.child.name] not in on_path:
             continue
-        pose_idx = [figure.dof_index(d.name) for d in j.dofs]
+        cone = j.cone
+        if cone is None and j.name in rig_limits and not any(
+                math.isfinite(d.lower) or math.isfinite(d.upper) for d in j.dofs):
+            cone = rig_limits[j.name]  # the rig's default range (a humanoid's anatomy); the joint's own limits win
+            rot = [d for d in j.dofs if d.kind == "revolute"]
+            pose_idx = [figure.dof_index(d.name) for d in rot]
+            if j.order is None or len(rot) != 3 or not all(i in link_of for i in pose_idx):
+                continue  # a default applies only where IK turns the whole joint
+        elif cone is None:
+            continue
+        else:
+            rot = list(j.dofs)
+        pose_idx = [figure.dof_index(d.name) for d in rot]
         moving = [i in link_of for i in pose_idx]
         if not any(moving):
             continue
@@ -271,7 +290,9 @@ def _cone_links(figure: Figure, dofs: Index, on_path: set[int], index: dict[str,
             raise IKError(f"joint {j.name!r} has a cone, which limits its whole turn: move all of its DOFs "
                           f"{[d.name for d in j.dofs]} or none (movable here: "
                           f"{[d.name for d, m in zip(j.dofs, moving, strict=True) if m]})")
-        axis = j.cone.axis
+        assert j.order is not None
+        rest = matrix_from_euler_intrinsic(np.array([d.rest for d in rot]), j.order)
+        axis = cone.axis
         if axis is None:
             kids = [int(i) for i in np.flatnonzero(c.parent == index[arc.child.name])]
             if len(kids) != 1:
@@ -279,7 +300,7 @@ def _cone_links(figure: Figure, dofs: Index, on_path: set[int], index: dict[str,
                               f"Cone(axis=...)")
             axis = cone_axis_from_child(j, c.L[kids[0]][:3, 3])
         out.append(ConeLink(j, (link_of[pose_idx[0]], link_of[pose_idx[1]], link_of[pose_idx[2]]),
-                            np.asarray(axis, dtype=float)))
+                            np.asarray(axis, dtype=float), cone, rest))
     return tuple(out)
 
 

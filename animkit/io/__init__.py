@@ -93,7 +93,9 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     ``clip``: one clip, several, or None. TOML writes the scene's clips and these; BVH holds exactly
     one (the given one, else the scene's first); glTF writes the given clips as its animations, or the
     scene's clips when none is given. glTF options: ``buffers="external"`` (a ``.bin`` beside a
-    ``.gltf``) or ``"embedded"`` (a data URI). Returns ``path``.
+    ``.gltf``) or ``"embedded"`` (a data URI); ``keys="auto"`` (exact keys, CUBICSPLINE where that is what
+    reproduces the clip) or ``"linear"`` (no CUBICSPLINE: resampled at the frames with LINEAR keys, for importers
+    that mishandle cubic keys). Returns ``path``.
     """
     p = Path(path)
     suffix = p.suffix.lower()
@@ -104,7 +106,9 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     scene = scene_or_figure if isinstance(scene_or_figure, Scene) else Scene(scene_or_figure)
     given = [] if clip is None else list(clip) if isinstance(clip, Sequence) else [clip]
     files: list[tuple[Path, bytes]]
-    allowed = {".glb": (), ".gltf": ("buffers",), ".toml": ()}.get(suffix)
+    allowed = {".glb": ("keys",), ".gltf": ("buffers", "keys"), ".toml": ()}.get(suffix)
+    if "keys" in options and suffix not in (".glb", ".gltf"):
+        raise AnimkitError(f"{p}: keys= (how clip keys are written) applies to .glb/.gltf output, not {suffix}")
     if allowed is not None and set(options) - set(allowed):
         bad = sorted(set(options) - set(allowed))[0]
         raise AnimkitError(f"{p}: " + unknown_name(f"{suffix} save option", bad, allowed or ["(none)"]))

@@ -35,12 +35,12 @@ from ..jit import kernel
 from ..jit import pays as jit_pays
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
-from ..rig import humanoid_rig
+from ..rig import character_rig
 from ..scene import Scene
+from ..transforms import euler_intrinsic_from_matrix
 
-__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh",
-           "bvh_figure", "CHANNEL_NAMES", "parse_frames", "frames_compiled",
-           "load_scanner", "scan_frames_kernel"]
+__all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "bvh_baked", "CHANNEL_NAMES", "parse_frames",
+           "frames_compiled", "load_scanner", "scan_frames_kernel"]
 
 Array = NDArray[np.float64]
 
@@ -816,7 +816,7 @@ def parse_bvh(text: str, path: str | Path | None = None) -> BvhData:
     # the Joint/Dof/Node/Arc objects are built on first use: world positions need only the arrays
     figure = Figure.deferred(name, compiled, lambda: _build_figure(blocks, name, spath))
     frames = parse_frames(text[pos:], line, count, compiled.dof_count, frames_line, spath, compiled.dof_revolute)
-    figure.defer_rig(humanoid_rig)  # arm_l … neck and hand/foot/head effectors where the names say humanoid
+    figure.defer_rig(character_rig)  # a humanoid's or a quadruped's chains and effectors, where the names say
     return BvhData(figure, frames, frame_time)
 
 
@@ -887,85 +887,128 @@ def _frames_of(figure: Figure, motion: _Sampled | ArrayLike, frame_time: float |
     return np.atleast_2d(frames), ft
 
 
-def bvh_figure(figure: Figure, poses: ArrayLike) -> tuple[Figure, Array]:
-    """The same motion on a figure BVH can store: (figure', poses') with every node's world position and the
-    rotation of its world frame kept in every frame.
+#: the baked BVH's Euler order (CMU's): R = R_z R_x R_y
+BAKED_ORDER = "zxy"
 
-    With W_i = (A_i, p_i) from ``world_batch`` and R_i the rotation of A_i (its polar factor U·Vᵀ, so a scaled node
-    keeps its turn and its children their places), node i gets the local rotation R_p⁻¹ R_i and translation
-    R_p⁻¹ (p_i − p_p) under its parent p: OFFSET = that translation at the rest pose, a ball joint (intrinsic
-    ``zyx``: Z, Y, X rotation channels) where the rotation is not the identity in every frame, and X, Y, Z position
-    channels before it where the translation moves (the root always, when it has DOFs). Scale itself (a mesh's
-    shape) is not stored; a mirroring frame (det < 0) is a SceneError.
-    """
-    from ..transforms import euler_intrinsic_from_matrix
 
-    P = figure.check_pose(np.atleast_2d(np.asarray(poses, dtype=float)))
-    W = figure.world_batch(np.concatenate([figure.rest_pose()[None], P]))  # frame 0: the rest pose
-    F = P.shape[0]
-    A = W[:, :, :3, :3]
-    if np.any(np.linalg.det(A) <= 0):
-        bad = figure.node_names[int(np.argwhere(np.linalg.det(A) <= 0)[0][1])]
-        raise SceneError(f"node {bad!r}: its world frame mirrors or collapses; BVH stores only rotations")
-    U, _, Vt = np.linalg.svd(A)
-    R = U @ Vt
-    pos = W[:, :, :3, 3]
-    index = {n: i for i, n in enumerate(figure.node_names)}
-    out = figure
-    columns: list[Array] = []
+def _writable(figure: Figure) -> bool:
+    """Whether every arc's L is a pure translation and every DOF turns or slides along a coordinate axis."""
     for arc in figure.arcs():
-        i = index[arc.child.name]
-        if arc.parent is None:
-            r, t = R[:, i], pos[:, i]
-        else:
-            p = index[arc.parent.name]
-            Rp = np.swapaxes(R[:, p], 1, 2)
-            r = Rp @ R[:, i]
-            t = np.einsum("fij,fj->fi", Rp, pos[:, i] - pos[:, p])
-        size = max(1.0, float(np.abs(t).max(initial=0)))
-        moves = (arc.parent is None and arc.joint.dof_count > 0) or \
-            float(np.abs(t[1:] - t[0]).max(initial=0)) > 1e-9 * size
-        turns = float(np.abs(r[1:] - np.eye(3)).max(initial=0)) > 1e-12
-        channels: list[tuple[DofKind, str]] = []
-        values: list[Array] = []
+        if not np.allclose(arc.L[:3, :3], np.eye(3), atol=1e-12):
+            return False
+        for d in arc.joint.dofs:
+            if d.kind == "scale" or d.axis_letter is None and not any(
+                    np.allclose(d.axis, -np.eye(3)[i], atol=1e-12) for i in range(3)):
+                return False
+    return True
+
+
+def _nearest_rotation(M: Array) -> Array:
+    """R = U Vᵀ from M = U Σ Vᵀ (the polar factor: the rotation nearest M), for (..., 3, 3)."""
+    U, _, Vt = np.linalg.svd(M)
+    R = U @ Vt
+    flip = np.linalg.det(R) < 0
+    if flip.any():
+        U = U.copy()
+        U[flip, :, 2] *= -1
+        R = U @ Vt
+    return R
+
+
+def bvh_baked(figure: Figure, frames: ArrayLike) -> tuple[Figure, Array]:
+    """Any figure and its frames (F, D) as a BVH-shaped figure (OFFSETs only, ``zxy`` rotations) and its frames.
+
+    Rest frames become world-aligned: with W_j(t) the world matrix of node j and W_j⁰ its rest, the baked joint
+    turns by G_j = W_j W_j⁰⁻¹ (rotation part; the rest rotation is baked into the channels), its OFFSET is
+    p_j⁰ − p_parent⁰ (world axes) and its channels hold R_j = G_parentᵀ G_j, so
+    p_j(t) = p_parent(t) + G_parent(t) OFFSET_j wherever the node's own translation does not move; a node whose
+    position leaves that (an animated translation) gets position channels holding G_parentᵀ (p_j − p_parent) − OFFSET.
+    The root gets six channels. Leaves that never move off their rest offset become End Sites. A static root with
+    one child (glTF's ``world``) is left out. SceneError where a node's world matrix is not a rotation times its
+    rest (an animated scale).
+    """
+    F = np.atleast_2d(figure.check_pose(frames))
+    W = figure.world_batch(F)
+    W0 = figure.world_batch(figure.rest_pose()[None])[0]
+    names = figure.node_names
+    index = {n: i for i, n in enumerate(names)}
+    parent = [-1 if (up := figure.parent_of(n)) is None else index[up] for n in names]
+    size = max(figure.size(), 1e-9)
+    G = W[:, :, :3, :3] @ np.linalg.inv(W0[:, :3, :3])
+    R = _nearest_rotation(G)
+    bad = np.abs(G - R).max(axis=(0, 2, 3))
+    if (bad > 1e-5).any():
+        j = int(np.argmax(bad))
+        raise SceneError(f"node {names[j]!r}: its world matrix is not a turn of its rest (an animated scale, off by "
+                         f"{bad[j]:.3g}); BVH channels hold turns and positions only")
+    p = W[:, :, :3, 3]
+    p0 = W0[:, :3, 3]
+    skip_root = (not figure.root_arc.joint.dofs and np.allclose(W0[0], np.eye(4), atol=1e-12)
+                 and len(list(figure.root.arcs())) == 1)
+    first = 1 if skip_root else 0
+    kids: dict[int, list[int]] = {}
+    for i in range(first + 1, len(names)):
+        kids.setdefault(parent[i], []).append(i)
+    cols: list[Array] = []
+    root = first
+    root_chans: list[tuple[DofKind, str]] = [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+    root_chans += [("revolute", a) for a in BAKED_ORDER]
+    fig = Figure(names[root], joint=custom(names[root], root_chans, kind="free", order=BAKED_ORDER),
+                 L=_translation(p0[root]), name=figure.name)
+    cols += [p[:, root] - p0[root], euler_intrinsic_from_matrix(R[:, root], BAKED_ORDER)]
+    todo = list(reversed(kids.get(root, [])))
+    while todo:
+        j = todo.pop()
+        pj = parent[j]
+        offset = p0[j] - p0[pj]
+        local = np.einsum("fji,fj->fi", R[:, pj], p[:, j] - p[:, pj])  # G_parentᵀ (p_j − p_parent)
+        moves = np.abs(local - offset).max() > 1e-9 * size
+        rel = np.swapaxes(R[:, pj], 1, 2) @ R[:, j]
+        leaf = j not in kids
+        chans: list[tuple[DofKind, str]] = []
         if moves:
-            channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
-            values += [t[1:, 0], t[1:, 1], t[1:, 2]]
-        if turns or moves:
-            channels += [("revolute", a) for a in "zyx"]
-            e = np.unwrap(np.array([euler_intrinsic_from_matrix(r[f], "zyx") for f in range(1, F + 1)]).reshape(F, 3),
-                          axis=0)  # no 360° jumps between frames
-            values += [e[:, 0], e[:, 1], e[:, 2]]
-        L = np.eye(4)
-        if not moves:
-            L[:3, 3] = t[0]
-        joint = custom(arc.child.name, channels, order="zyx") if channels else fixed(arc.child.name)
-        if arc.parent is None:
-            out = Figure(arc.child.name, name=figure.name, L=L, joint=joint)
-        else:
-            out.add(arc.child.name, arc.parent.name, L=L, joint=joint)
-        columns += values
-    return out, (np.stack(columns, axis=1) if columns else np.zeros((F, 0)))
+            chans += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
+            cols.append(local - offset)
+        if not leaf or moves:
+            chans += [("revolute", a) for a in BAKED_ORDER]
+            cols.append(euler_intrinsic_from_matrix(rel, BAKED_ORDER))
+        kind: JointKind = "free" if moves else "ball"
+        fig.add(names[j], names[pj], offset=offset,
+                joint=custom(names[j], chans, kind=kind, order=BAKED_ORDER) if chans else fixed(names[j]))
+        todo.extend(reversed(kids.get(j, [])))
+    out = np.concatenate([c.reshape(len(F), -1) for c in cols], axis=1) if cols else np.zeros((len(F), 0))
+    # continuity: each angle moved by whole turns toward the previous frame's
+    rev = np.array([d.kind == "revolute" for d in fig.dofs])
+    if len(F) > 1 and rev.any():
+        out[:, rev] = np.unwrap(out[:, rev], axis=0)
+    return fig, out
 
 
 def dumps_bvh(figure: Figure, clip_or_frames: _Sampled | ArrayLike, *, frame_time: float | None = None,
-              precision: int = 6) -> str:
+              precision: int | None = None) -> str:
     """BVH text for ``figure`` and its motion: a clip (sampled every 1/fps s) or raw frames (F, D) in radians.
 
     Every arc's L must be a pure translation (its OFFSET) and every DOF turn or slide along a coordinate
-    axis (a DOF along −x is written as ``Xrotation``/``Xposition`` with its values negated); a figure with a
-    rotation in some L (a glTF or FBX character) is first re-expressed by :func:`bvh_figure`. A leaf with a
+    axis (a DOF along −x is written as ``Xrotation``/``Xposition`` with its values negated). A leaf with a
     fixed joint becomes an End Site (its name is not stored: it reads back as ``<parent>_end``) and any
     other fixed joint a JOINT with ``CHANNELS 0``. animkit and bvhio read ``CHANNELS 0``; pybvh 0.9 and
     fairmotion 0.0.4 accept only the usual layout (6 channels on the root, 3 rotations on every JOINT),
     which figures read from such files keep. Angles are written in degrees, everything with ``precision``
     decimals (the default 6 keeps world positions within 1e-6 of the figure's size for sizes above ~1).
+
+    Any other figure (a glTF character: rest rotations in its nodes, scale channels) is written baked
+    (:func:`bvh_baked`): world-aligned rest frames, each node's rest rotation folded into its channels, so the
+    written file's FK gives the figure's world positions at every frame; its ``precision`` defaults to
+    max(6, ⌈8 − log₁₀ size⌉) decimals, which keeps them within 1e-6 of the figure's size.
     """
-    if not isinstance(precision, int) or precision < 1:
+    if precision is not None and (not isinstance(precision, int) or precision < 1):
         raise AnimkitError(f"precision must be a positive whole number of decimals, got {precision!r}")
     frames, ft = _frames_of(figure, clip_or_frames, frame_time)
-    if any(not np.allclose(arc.L[:3, :3], np.eye(3), atol=1e-12) for arc in figure.arcs()):
-        figure, frames = bvh_figure(figure, frames)
+    if not _writable(figure):
+        if precision is None:
+            precision = max(6, math.ceil(8.0 - math.log10(max(figure.size(), 1e-9))))
+        figure, frames = bvh_baked(figure, frames)
+    precision = 6 if precision is None else precision
     fmt = f"{{:.{precision}f}}"
     out = ["HIERARCHY"]
     columns: list[tuple[int, float, bool]] = []  # (DOF index, sign, revolute)

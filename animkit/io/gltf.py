@@ -36,7 +36,7 @@ from ..figure import Figure
 from ..joints import DofKind, Joint, ball, custom, fixed
 from ..keyframes import Clip, RotationTrack, Track
 from ..mesh import Mesh, Skin, vertex_normals
-from ..rig import humanoid_rig
+from ..rig import character_rig
 from ..scene import Scene
 from ..skin import normalized_weights
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
@@ -483,13 +483,14 @@ class _Reader:
                    else vertex_normals(pos, faces))
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         normals = np.where(length > 1e-12, normals / np.where(length > 1e-12, length, 1.0), (0.0, 0.0, 1.0))
-        color, texture, texcoord = self._material(prim, pat)
+        color, texture, texcoord, (metallic, roughness) = self._material(prim, pat)
         uv_key = f"TEXCOORD_{texcoord}"
         uvs = self._attribute(attrs, uv_key, pat, 2, V, True) if uv_key in attrs else None
         joints = weights = None
         if skin is not None:
             joints, weights = self._influences(attrs, pat, V, len(skin.joints))
-        return Mesh(name, node, node_index, faces, pos, normals, uvs, color, texture, skin, joints, weights)
+        return Mesh(name, node, node_index, faces, pos, normals, uvs, color, texture, skin, joints, weights,
+                    metallic, roughness)
 
     def _influences(self, attrs: dict[str, Any], pat: str, V: int, J: int) -> tuple[NDArray[np.intp], Array]:
         doc = self.doc
@@ -514,27 +515,32 @@ class _Reader:
             ws.append(w)
         return np.concatenate(js, axis=1), normalized_weights(np.concatenate(ws, axis=1))
 
-    def _material(self, prim: dict[str, Any], pat: str) -> tuple[Array, NDArray[np.uint8] | None, int]:
-        """(base colour factor RGBA, base colour texture or None, its TEXCOORD set)."""
+    def _material(self, prim: dict[str, Any], pat: str
+                  ) -> tuple[Array, NDArray[np.uint8] | None, int, tuple[float, float]]:
+        """(base colour factor RGBA, base colour texture or None, its TEXCOORD set, (metallic, roughness) factors;
+        glTF's defaults 1 and 1)."""
         doc = self.doc
         if "material" not in prim:
-            return np.ones(4), None, 0
+            return np.ones(4), None, 0, (1.0, 1.0)
         m = doc.index(prim, "material", pat, "materials")
         mat = doc.obj("materials", m)
         at = pointer("materials", m)
         pbr = doc.field(mat, "pbrMetallicRoughness", at, dict, {})
         pat2 = f"{at}/pbrMetallicRoughness"
         color = doc.numbers(pbr, "baseColorFactor", pat2, 4, np.ones(4))
+        mr = tuple(float(doc.field(pbr, k, pat2, float, 1.0, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1]"))
+                   for k in ("metallicFactor", "roughnessFactor"))
         info = doc.field(pbr, "baseColorTexture", pat2, dict, None)
+        assert len(mr) == 2
         if info is None:
-            return color, None, 0
+            return color, None, 0, mr
         tat = f"{pat2}/baseColorTexture"
         tex = doc.obj("textures", doc.index(info, "index", tat, "textures"), f"{tat}/index")
         texcoord = doc.field(info, "texCoord", tat, int, 0, lambda v: v >= 0, "an integer >= 0")
         source = doc.index(tex, "source", pointer("textures", info["index"]), "images", None)
         if source is None:
-            return color, None, texcoord
-        return color, self._image(source), texcoord
+            return color, None, texcoord, mr
+        return color, self._image(source), texcoord, mr
 
     def _image(self, i: int) -> NDArray[np.uint8]:
         if i in self._images:
@@ -550,7 +556,7 @@ class _Reader:
     def scene(self, scene: int | None) -> Scene:
         roots = self._roots(scene)
         fig, order = self.figure(roots)
-        fig.rig = humanoid_rig(fig)  # arm_l … neck, hand/foot/head effectors where the joint names say humanoid
+        fig.rig = character_rig(fig)  # a humanoid's or a quadruped's chains, effectors (and a humanoid's limits)
         in_figure = set(order)
         clips = self.clips(fig, in_figure)
         meshes = self.meshes(fig, order)

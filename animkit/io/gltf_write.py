@@ -51,13 +51,13 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ..drawn import figure_mesh
-from ..errors import AnimkitError
+from ..errors import AnimkitError, unknown_name
 from ..keyframes import interpolate as ip
 from ..keyframes.track import DenseTrackSet, Track
 from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
@@ -70,7 +70,8 @@ if TYPE_CHECKING:
     from ..keyframes import Clip
     from ..scene import Scene
 
-__all__ = ["BufferMode", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip", "gltf_sample"]
+__all__ = ["BufferMode", "Keys", "KEYS", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip",
+           "gltf_sample"]
 
 Array = NDArray[np.float64]
 BufferMode = Literal["external", "embedded"]
@@ -79,6 +80,10 @@ GENERATOR: Final = "animkit"
 # --- channels: one clip → exact or resampled glTF channels ----------------------------------------------
 
 Interp = Literal["LINEAR", "STEP", "CUBICSPLINE"]
+#: how a clip's keys are written: ``auto`` (exact keys where glTF reproduces them, CUBICSPLINE included) or
+#: ``linear`` (no CUBICSPLINE: such channels resampled at the clip's frames, LINEAR)
+Keys = Literal["auto", "linear"]
+KEYS: tuple[str, ...] = get_args(Keys)
 
 
 @dataclass(frozen=True)
@@ -239,8 +244,14 @@ def _split_long_turns(times: Array, angle: Array) -> Array:
     return _float32_times(np.concatenate(out))
 
 
-def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
-    """The glTF channels that play ``clip`` on ``figure`` (see the module docstring for which are exact)."""
+def channels_from_clip(figure: Figure, clip: Clip, keys: Keys = "auto") -> list[GltfChannel]:
+    """The glTF channels that play ``clip`` on ``figure`` (see the module docstring for which are exact).
+
+    ``keys="linear"``: no CUBICSPLINE sampler (for importers that mishandle it: Blender 5.0 differs from the
+    specification by up to 5.7 cm on cubic translation keys): a channel that would be cubic is resampled at the
+    clip's frames with LINEAR keys (STEP and LINEAR keyed channels stay as they are)."""
+    if keys not in KEYS:
+        raise AnimkitError(unknown_name("keys", str(keys), KEYS))
     sources = _sources(clip)
     if clip.loop != "once":  # one pass over [0, duration]; glTF players do the looping
         clip = dataclasses.replace(clip, loop="once")
@@ -272,6 +283,8 @@ def channels_from_clip(figure: Figure, clip: Clip) -> list[GltfChannel]:
                 continue
             srcs = None if sources is None else [sources[i] for i in movers]
             kind = None if srcs is None else _channel_kind(srcs, path, ball and path == "rotation")
+            if keys == "linear" and kind == "CUBICSPLINE":
+                kind = None  # resampled at the frames, LINEAR
             if path == "translation" and kind != "STEP" and any(kinds[i] == "revolute" for i in movers):
                 kind = None  # the translation turns with the angle: not a polynomial in t
             channel = None
@@ -469,6 +482,26 @@ def _padded(a: NDArray[Any], width: int) -> NDArray[Any]:
     return out
 
 
+def _mesh_carriers(scene: Scene) -> set[int]:
+    """Nodes that only carry a skinned mesh: a leaf below the figure's root with a fixed joint, no drawn data, no
+    skin's joint, carrying one skinned mesh and nothing else. The writer moves each to the scene's root with
+    the mesh on it (a skinned mesh's node transform counts for nothing), so the mesh keeps its node's name."""
+    figure = scene.figure
+    joints = {j for m in scene.meshes if m.skin is not None for j in m.skin.joints}
+    joints |= {m.skin.skeleton for m in scene.meshes if m.skin is not None and m.skin.skeleton is not None}
+    count: dict[int, int] = {}
+    for m in scene.meshes:
+        count[m.node_index] = count.get(m.node_index, 0) + 1
+    out = set()
+    for m in scene.meshes:
+        arc = figure.node(m.node).parent_arc
+        if (m.skin is not None and arc is not None and arc.parent is not None and count[m.node_index] == 1
+                and not arc.joint.dofs and arc.child.first_arc is None and arc.child.data is None
+                and m.node not in joints):
+            out.add(m.node_index)
+    return out
+
+
 def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any], nodes: list[dict[str, Any]],
                       roots: list[int], images: list[bytes]) -> None:
     """A loaded character's own meshes: positions, normals, UVs, base colour and texture, skins with their
@@ -481,6 +514,7 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
     textures: list[dict[str, Any]] = []
     skin_of: dict[int, int] = {}
     taken = set(scene.figure.node_names)
+    carriers = _mesh_carriers(scene)
     for m in scene.meshes:
         V = m.vertex_count
         attrs = {"POSITION": builder.accessor(m.rest_positions.astype(np.float32), "VEC3", target=ARRAY_BUFFER,
@@ -490,7 +524,8 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
         if m.uvs is not None:
             attrs["TEXCOORD_0"] = builder.accessor(m.uvs.astype(np.float32), "VEC2", target=ARRAY_BUFFER)
         material: dict[str, Any] = {"name": f"{m.name}_material", "pbrMetallicRoughness": {
-            "baseColorFactor": [float(c) for c in m.base_color], "metallicFactor": 0.0, "roughnessFactor": 1.0}}
+            "baseColorFactor": [float(c) for c in m.base_color], "metallicFactor": float(m.metallic),
+            "roughnessFactor": float(m.roughness)}}
         if m.texture is not None and m.uvs is not None:
             images.append(_png(m.texture))
             textures.append({"source": len(images) - 1, "sampler": 0})
@@ -519,7 +554,19 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
                 "material": len(materials), "mode": 4}
         materials.append(material)
         meshes.append({"name": m.name, "primitives": [prim]})
-        if m.skin is not None:
+        if m.skin is not None and m.node_index in carriers:  # its own node, moved to the root (its name kept)
+            carrier = nodes[m.node_index]
+            for key in ("translation", "rotation", "scale"):
+                carrier.pop(key, None)
+            carrier.update({"mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
+            for other in nodes:
+                if m.node_index in other.get("children", ()):
+                    other["children"].remove(m.node_index)
+                    if not other["children"]:
+                        del other["children"]
+            roots.append(m.node_index)
+            carriers.discard(m.node_index)
+        elif m.skin is not None:
             name = m.name if m.name not in taken else f"{m.name}_skinned"
             taken.add(name)
             nodes.append({"name": name, "mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
@@ -538,8 +585,8 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
 
 
 def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[bytes, int],
-               source: str) -> dict[str, Any]:
-    channels = channels_from_clip(figure, clip)
+               source: str, keys: Keys = "auto") -> dict[str, Any]:
+    channels = channels_from_clip(figure, clip, keys)
     names = figure.node_names
     samplers: list[dict[str, Any]] = []
     targets: list[dict[str, Any]] = []
@@ -559,7 +606,7 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
         samplers.append({"input": inputs[key], "output": output, "interpolation": ch.interpolation})
         targets.append({"sampler": len(samplers) - 1, "target": {"node": ch.node, "path": ch.path}})
     loose = [f"{names[c.node]}.{c.path}" for c in channels if not c.exact]
-    if loose:
+    if loose and keys == "auto":  # keys="linear" asked for frames
         why = "it is a mix of clips" if clip.mix is not None else "glTF has no exact equivalent of its interpolation"
         shown = ", ".join(loose[:6]) + (f", … ({len(loose)} in all)" if len(loose) > 6 else "")
         warnings.warn(f"{source}: clip {clip.name!r}: {len(loose)} channel(s) sampled at the clip's "
@@ -570,11 +617,13 @@ def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[
     return anim
 
 
-def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", *, drawn: FigureMesh | None = None
-                  ) -> tuple[dict[str, Any], bytes]:
-    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips``; ``drawn``: the
-    triangles drawn for a figure without meshes (default :func:`figure_mesh`; the HTML viewer passes the
-    renderer's look, so the page shows what the GIFs show)."""
+def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", keys: Keys = "auto", *,
+                  drawn: FigureMesh | None = None) -> tuple[dict[str, Any], bytes]:
+    """The glTF JSON document and its one binary buffer for ``scene``'s figure and ``clips`` (``keys``: see
+    :func:`channels_from_clip`); ``drawn``: the triangles drawn for a figure without meshes (default
+    :func:`figure_mesh`; the HTML viewer passes the renderer's look, so the page shows what the GIFs show)."""
+    if keys not in KEYS:
+        raise AnimkitError(unknown_name("keys", str(keys), KEYS))
     figure = scene.figure
     builder = BinaryBuilder()
     arcs = figure.arcs()
@@ -615,7 +664,7 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", *, 
     doc["nodes"] = nodes
     doc["scenes"] = [{"name": figure.name, "nodes": roots}]
     inputs: dict[bytes, int] = {}
-    animations = [_animation(figure, c, builder, inputs, source) for c in clips]
+    animations = [_animation(figure, c, builder, inputs, source, keys) for c in clips]
     if animations:
         doc["animations"] = animations
     if images:
@@ -627,13 +676,14 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", *, 
     return doc, data
 
 
-def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external"
-               ) -> list[tuple[Path, bytes]]:
+def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external",
+               keys: Keys = "auto") -> list[tuple[Path, bytes]]:
     """The files that make ``path`` (``.glb``: one; ``.gltf``: the JSON and, with ``buffers="external"``, a
-    ``.bin`` beside it named after it), as (path, bytes), dependencies first."""
+    ``.bin`` beside it named after it), as (path, bytes), dependencies first; ``keys``: see
+    :func:`channels_from_clip`."""
     if buffers not in ("external", "embedded"):
         raise AnimkitError(f"buffers={buffers!r}: expected 'external' or 'embedded'")
-    doc, data = gltf_document(scene, clips, str(path))
+    doc, data = gltf_document(scene, clips, str(path), keys)
     if path.suffix.lower() == ".glb":
         return [(path, glb_bytes(doc, data))]
     files: list[tuple[Path, bytes]] = []

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ..anatomy import humanoid_limits
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
@@ -373,7 +374,8 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except SceneError as exc:
         raise ParseError(spath, str(exc)) from None
 
-    fig.rig = Rig(_chains(ctx, doc, fig, {}), _effectors(ctx, doc, fig, {}))
+    # IK keeps a humanoid's joints without limits of their own in human ranges (animkit.anatomy)
+    fig.rig = Rig(_chains(ctx, doc, fig, {}), _effectors(ctx, doc, fig, {}), humanoid_limits(fig))
     camera = _camera(ctx, doc.get("camera", {}))
     reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else None
     clips: dict[str, Any] = {}
@@ -448,7 +450,8 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any])
     fig = parent.figure
     if "name" in fig_t:
         fig.name = str(fig_t["name"])
-    fig.rig = Rig(_chains(ctx, doc, fig, fig.rig.chains), _effectors(ctx, doc, fig, fig.rig.effectors))
+    fig.rig = Rig(_chains(ctx, doc, fig, fig.rig.chains), _effectors(ctx, doc, fig, fig.rig.effectors),
+                  fig.rig.limits)
     camera = _camera(ctx, doc["camera"]) if "camera" in doc else parent.camera
     reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else parent.reach
     clips: dict[str, Any] = dict(parent.clips)

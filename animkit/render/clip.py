@@ -307,7 +307,10 @@ def _bone_pairs(figure: Figure, meshes: Sequence[Mesh] = ()) -> NDArray[np.intp]
 
 
 def mesh_framing_points(meshes: Sequence[Mesh], figure: Figure, poses: Array, *, max_frames: int = 60) -> Array:
-    """Points bounding the meshes over a clip: their vertices at up to ``max_frames`` evenly spaced frames (P, 3)."""
+    """Points bounding the meshes over a clip: their vertices at up to ``max_frames`` evenly spaced frames (P, 3).
+
+    A character is framed on these alone: its skinned or rigid surface, never its nodes (a Blender export's camera
+    and light nodes, empty nodes far from the body)."""
     poses = np.atleast_2d(poses)
     if not meshes:
         return np.zeros((0, 3))
@@ -416,8 +419,7 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
     pts = []
     for p in panels:
         if p.meshes:
-            pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))
-            pts.append(p.figure.world_positions(np.atleast_2d(p.poses)[::max(1, len(p.poses) // 60)]).reshape(-1, 3))
+            pts.append(mesh_framing_points(p.meshes, p.figure, p.poses))  # the surface, not empty nodes
         else:
             pts.append(framing_points(p.figure, looks[id(p.figure)], p.poses))
         if p.targets is not None:
@@ -481,8 +483,7 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     poses = c.sample(times)
     if scene.meshes:  # a character: framed on its skinned vertices (and joints) over the clip
         mesh = None
-        pts = np.concatenate([mesh_framing_points(scene.meshes, scene.figure, poses),
-                              scene.figure.world_positions(poses[::max(1, len(poses) // 60)]).reshape(-1, 3)])
+        pts = mesh_framing_points(scene.meshes, scene.figure, poses)  # the surface only: never cameras, lights
         cameras = [clip_camera(scene.camera, scene.up, pts, size=size)] * len(poses)
     else:
         mesh = figure_look(scene.figure, scene.up)
