@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from .analytic import two_bone_angles
 from .api import IKProblem, solve, solve_batch
+from .effectors import pose_from_effectors
 from .jacobian import jacobian, rotation_error
 from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone, solver_from_name
+from .prior import PosePrior, Prior
 from .problem import ChainModel, compile_chain
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
@@ -43,4 +45,7 @@ __all__ = [
     "DEFAULT_SOLVER",
     "ChainModel",
     "compile_chain",
+    "PosePrior",
+    "Prior",
+    "pose_from_effectors",
 ]

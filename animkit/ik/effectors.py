@@ -13,7 +13,6 @@ probable one the prior knows. See docs/prior.md.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 
@@ -117,7 +116,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
     root_dofs = np.asarray(figure.joint_dofs[figure.root_arc.joint.name], dtype=np.intp)
-    used = np.any(b.moves[[i for i, _, _ in tg] + list(b.node)], axis=0)
+    used = np.any(b.moves[[i for i, _, _ in tg] + list(b.node)], axis=0) & ~np.asarray(c.dof_scale, dtype=bool)
     if root is not None:
         Rt = np.asarray(root, dtype=float)
         if Rt.shape != (4, 4) or not np.all(np.isfinite(Rt)):
@@ -138,7 +137,6 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     rev = c.dof_revolute
     lam = 1e-3
     errors: list[float] = []
-    it = 0
 
     def evaluate(q: Array) -> tuple[Array, Array, float, float]:
         R, p, r, a = _state(figure, q)
@@ -170,7 +168,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     J, e, pos_err, ori_err = evaluate(q)
     cost = float(e @ e)
     errors.append(pos_err)
-    for it in range(1, max_iter + 1):  # Levenberg–Marquardt: a step is kept only when it lowers the cost
+    for _ in range(max_iter):  # Levenberg–Marquardt: a step is kept only when it lowers the cost
         g = J.T @ e
         H = J.T @ J
         diag = np.diag_indices_from(H)
@@ -199,5 +197,5 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
         if gain <= 1e-4 * cost and pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02:
             break
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
-    return IKResult(q, converged, True if converged else None, it, pos_err, ori_err, np.array(errors),
+    return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
                     "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)

@@ -26,10 +26,9 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,9 +38,11 @@ from ..errors import AnimkitError, IKError
 from ..figure import Figure
 from ..humanoid import match_figure
 from ..transforms import matrix_aligning, rotation_vector_from_matrix
+from .tasks import Configuration, Task, figure_state
 
 __all__ = ["PosePrior", "PriorBinding", "PRIOR_BONES", "CANONICAL_PARENT", "bind_figure", "pose_features",
-           "feature_jacobian", "body_axes", "mirror_features", "ROOT_FEATURES", "fit_mixture"]
+           "feature_jacobian", "body_axes", "mirror_features", "ROOT_FEATURES", "fit_mixture", "Prior",
+           "inverse_left_jacobian"]
 
 Array = NDArray[np.float64]
 
@@ -172,7 +173,8 @@ def bind_figure(figure: Figure) -> PriorBinding:
     present = [b for b in PRIOR_BONES if bones.get(b) is not None]
     if bones.get("hips") is None or not present:
         raise IKError(f"pose prior: figure {figure.name!r} is not a humanoid ({bones.report()})")
-    node, parent, K, Kp, rows = [], [], [], [], []
+    node, parent, K, Kp = [], [], [], []
+    rows: list[int] = []
     for b in present:
         p = CANONICAL_PARENT[b]
         while bones.get(p) is None:
@@ -397,13 +399,15 @@ class PosePrior:
 
     def cost_and_gradient(self, figure: Figure, pose: ArrayLike) -> tuple[float, Array]:
         """−log p(x(θ)) and its gradient (D,) in the figure's DOFs: (∂x/∂θ)ᵀ ∂cost/∂x."""
-        from .tasks import figure_state
-
         b = self.bind(figure)
         s = figure_state(figure, figure.check_pose(pose))
         x, J = feature_jacobian(b, s.R, s.p, s.r, s.a)
         c, g = self.feature_cost(x, b.rows)
         return float(c[0]), J.T @ g[0]
+
+    def task(self, weight: float = 1.0, priority: int = 3) -> Prior:
+        """This prior as an IK task (:class:`Prior`)."""
+        return Prior(prior=self, weight=weight, priority=priority)
 
     # --- files ----------------------------------------------------------------------------------------------
 
@@ -491,3 +495,25 @@ def fit_mixture(X: ArrayLike, components: int, *, reg: float = 1e-3, iterations:
             break
         last = mean_ll
     return w, mu, cov
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Prior(Task):
+    """A pose prior as an IK task: e = U_kᵀ(x(θ) − μ_k), ∂e/∂θ = U_kᵀ ∂x/∂θ for the dominant mixture component k
+    (½‖e‖² is the cost of that Gaussian up to its constant; Gauss–Newton on it is SMPLify's step on the prior)."""
+
+    kind: ClassVar[str] = "prior"
+    prior: PosePrior
+    priority: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.prior, PosePrior):
+            raise IKError(f"Prior: expected a PosePrior, got {type(self.prior).__name__}")
+
+    def compute(self, c: Configuration) -> tuple[Array, Array]:
+        b = self.prior.bind(c.figure)
+        s = c.state
+        x, J = feature_jacobian(b, s.R, s.p, s.r, s.a)
+        z, Ut = self.prior.residual(b, x)
+        return z, Ut @ J
