@@ -13,6 +13,7 @@ probable one the prior knows. See docs/prior.md.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 
@@ -30,6 +31,7 @@ __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
 
 Array = NDArray[np.float64]
 EFFECTOR_TOL = 0.01 / 1.7  # effectors are met within 1 cm of a 1.7 m figure (as a fraction of its height)
+PRIOR_FIRST = 8  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
 MAX_STEP = 0.25  # radians: the largest turn of any joint in one step
 SIGMA_EXTRA = 0.1  # radians: how far a joint between the prior's bones may turn for free (its residual's scale)
 _DEFAULT: list[PosePrior] = []
@@ -132,10 +134,8 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra_rows = np.flatnonzero(extra[mov])
     rest = figure.rest_pose()[mov]
     lo, hi = c.lower[mov], c.upper[mov]
-    sp = 1e-3 * b.height / 1.7
-    so = 0.01
+    sp = so = math.inf  # phase 1: the prior alone (the most probable pose given the root), from rest
     rev = c.dof_revolute
-    lam = 1e-3
     errors: list[float] = []
 
     def evaluate(q: Array) -> tuple[Array, Array, float, float]:
@@ -165,37 +165,44 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             rows_e.append((rest[extra_rows] - q[mov][extra_rows]) / SIGMA_EXTRA)
         return np.vstack(rows_J), np.concatenate(rows_e), pe, oe
 
-    J, e, pos_err, ori_err = evaluate(q)
-    cost = float(e @ e)
-    errors.append(pos_err)
-    for _ in range(max_iter):  # Levenberg–Marquardt: a step is kept only when it lowers the cost
-        g = J.T @ e
-        H = J.T @ J
-        diag = np.diag_indices_from(H)
-        improved = False
-        for _ in range(8):
-            Hl = H.copy()
-            Hl[diag] += lam * (1.0 + H[diag])
-            q_new = q.copy()
-            dq = np.linalg.solve(Hl, g)
-            big = float(np.max(np.abs(dq[rev[mov]]), initial=0.0))
-            if big > MAX_STEP:  # a trust region: no joint turns more than MAX_STEP in one step
-                dq *= MAX_STEP / big
-            q_new[mov] = np.clip(q[mov] + dq, lo, hi)
-            J_new, e_new, pe, oe = evaluate(q_new)
-            c_new = float(e_new @ e_new)
-            if c_new < cost:
-                improved = True
-                lam = max(lam / 3.0, 1e-7)
-                break
-            lam *= 4.0
-        if not improved:
-            break
-        gain = cost - c_new
-        q, J, e, cost, pos_err, ori_err = q_new, J_new, e_new, c_new, pe, oe
+    def descend(q: Array, lam: float, iterations: int) -> tuple[Array, float, float, float]:
+        """Levenberg–Marquardt: a step is kept only when it lowers the cost; returns q, λ and the errors."""
+        J, e, pos_err, ori_err = evaluate(q)
+        cost = float(e @ e)
         errors.append(pos_err)
-        if gain <= 1e-4 * cost and pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02:
-            break
+        for _ in range(iterations):
+            g = J.T @ e
+            H = J.T @ J
+            diag = np.diag_indices_from(H)
+            improved = False
+            for _ in range(8):
+                Hl = H.copy()
+                Hl[diag] += lam * (1.0 + H[diag])
+                q_new = q.copy()
+                dq = np.linalg.solve(Hl, g)
+                big = float(np.max(np.abs(dq[rev[mov]]), initial=0.0))
+                if big > MAX_STEP:  # a trust region: no joint turns more than MAX_STEP in one step
+                    dq *= MAX_STEP / big
+                q_new[mov] = np.clip(q[mov] + dq, lo, hi)
+                J_new, e_new, pe, oe = evaluate(q_new)
+                c_new = float(e_new @ e_new)
+                if c_new < cost:
+                    improved = True
+                    lam = max(lam / 3.0, 1e-7)
+                    break
+                lam *= 4.0
+            if not improved:
+                break
+            gain = cost - c_new
+            q, J, e, cost, pos_err, ori_err = q_new, J_new, e_new, c_new, pe, oe
+            errors.append(pos_err)
+            if gain <= 1e-4 * cost and pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02:
+                break
+        return q, lam, pos_err, ori_err
+
+    q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST)
+    sp, so = 1e-3 * b.height / 1.7, 0.01  # phase 2: the effectors (1 mm, 0.01 rad) and the prior together
+    q, lam, pos_err, ori_err = descend(q, lam, max_iter)
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
     return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
                     "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
