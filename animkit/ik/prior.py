@@ -58,7 +58,8 @@ for _s in ("l", "r"):
                              f"upper_leg_{_s}": "hips", f"lower_leg_{_s}": f"upper_leg_{_s}",
                              f"foot_{_s}": f"lower_leg_{_s}", f"toe_{_s}": f"foot_{_s}"})
 #: The root's numbers after the bones': the world up in the hips' canonical frame (its left and forward parts: the
-#: hips' tilt) and the hips' height above the ground (the plane through the origin) over the figure's height.
+#: hips' tilt) and the hips' height above the ground (the plane through the origin) over their height at rest above
+#: the figure's lowest node (1: standing as at rest).
 ROOT_FEATURES: tuple[str, ...] = ("tilt_left", "tilt_forward", "hips_height")
 DIM = 3 * len(PRIOR_BONES) + len(ROOT_FEATURES)
 # canonical T-pose directions in body axes (left, up, forward)
@@ -143,6 +144,7 @@ class PriorBinding:
     hips: int  # node index of the hips
     Kh: Array  # the hips' K (3, 3)
     up: Array  # the world up: the body's up axis at rest (3,)
+    leg: float  # the hips' height above the lowest node at rest (scene units): the root height's unit
 
 
 def bind_figure(figure: Figure) -> PriorBinding:
@@ -191,16 +193,21 @@ def bind_figure(figure: Figure) -> PriorBinding:
     for i in range(c.node_count):
         if c.parent[i] >= 0:
             moves[i] |= moves[int(c.parent[i])]
-    height = float(np.ptp(W[:, :3, 3] @ B[:, 1]))
+    heights = W[:, :3, 3] @ B[:, 1]
+    height = float(np.ptp(heights))
+    leg = float(heights[index[bones.node("hips")]] - heights.min())
+    if not leg > 1e-9 * max(height, 1e-300):
+        raise IKError(f"pose prior: figure {figure.name!r} has no legs below its hips at rest")
     return PriorBinding(figure, tuple(present), np.array(node, dtype=np.intp), np.array(parent, dtype=np.intp),
                         np.array(K), np.array(Kp), np.array(rows, dtype=np.intp), moves,
                         np.asarray(c.dof_revolute, dtype=bool), height, index[bones.node("hips")],
-                        rest_frame("hips"), B[:, 1].copy())
+                        rest_frame("hips"), B[:, 1].copy(), leg)
 
 
 def pose_features(binding: PriorBinding, W: ArrayLike) -> Array:
     """x (F, 3·bones + 3) of world matrices W (F, N, 4, 4): x_b = log(K_pᵀ R_pᵀ R_b K_b)^∨ per present bone, then
-    the root's: u = (R_h K_h)ᵀ up (its left and forward parts) and h = up·p_h / height."""
+    the root's: u = (R_h K_h)ᵀ up (its left and forward parts) and h = up·p_h / leg (the hips' rest height above
+    the lowest node: 1 when a figure stands as at rest on the ground through the origin)."""
     Wa = np.asarray(W, dtype=float)
     R = Wa[..., :3, :3]
     Rb = R[:, binding.node] @ binding.K  # (F, nb, 3, 3)
@@ -209,7 +216,7 @@ def pose_features(binding: PriorBinding, W: ArrayLike) -> Array:
     xb = rotation_vector_from_matrix(L).reshape(len(Wa), -1)
     Qh = R[:, binding.hips] @ binding.Kh
     u = np.swapaxes(Qh, -1, -2) @ binding.up  # (F, 3)
-    h = Wa[:, binding.hips, :3, 3] @ binding.up / binding.height
+    h = Wa[:, binding.hips, :3, 3] @ binding.up / binding.leg
     x: Array = np.concatenate([xb, u[:, [0, 2]], h[:, None]], axis=1)
     return x
 
@@ -236,8 +243,8 @@ def inverse_left_jacobian(phi: Array) -> Array:
 def feature_jacobian(binding: PriorBinding, R: Array, p: Array, r: Array, axes: Array) -> tuple[Array, Array]:
     """x (see :func:`pose_features`) and ∂x/∂θ (len(x), D) at one pose, from node rotations R (N, 3, 3), origins
     p (N, 3) and DOF world origins r and axes a (D, 3): ∂x_b/∂θ_j = J_l⁻¹(x_b) K_pᵀ R_pᵀ a_j (m_bj − m_pj) for
-    revolute DOFs; ∂u/∂θ_j = Q_hᵀ (up × a_j) m_hj (revolute), ∂h/∂θ_j = up·(a_j × (p_h − r_j)) m_hj / height
-    (prismatic: up·a_j m_hj / height)."""
+    revolute DOFs; ∂u/∂θ_j = Q_hᵀ (up × a_j) m_hj (revolute), ∂h/∂θ_j = up·(a_j × (p_h − r_j)) m_hj / leg
+    (prismatic: up·a_j m_hj / leg)."""
     Rb = R[binding.node] @ binding.K
     Qp = R[binding.parent] @ binding.Kp  # (nb, 3, 3)
     x = rotation_vector_from_matrix(np.swapaxes(Qp, -1, -2) @ Rb)  # (nb, 3)
@@ -252,8 +259,8 @@ def feature_jacobian(binding: PriorBinding, R: Array, p: Array, r: Array, axes: 
     u = Qh.T @ up
     Ju = (Qh.T @ np.cross(up, axes).T) * (mh & rev)
     dp = np.where(rev[:, None], np.cross(axes, p[h] - r), axes)
-    Jh = (dp @ up) * mh / binding.height
-    xr = np.array([u[0], u[2], p[h] @ up / binding.height])
+    Jh = (dp @ up) * mh / binding.leg
+    xr = np.array([u[0], u[2], p[h] @ up / binding.leg])
     return np.concatenate([x.reshape(-1), xr]), np.vstack([J, Ju[[0, 2]], Jh[None]])
 
 
