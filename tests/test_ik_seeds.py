@@ -50,6 +50,24 @@ def test_normalised_step_moves_alpha_per_iteration():
     np.testing.assert_allclose(r.errors, 1.0 - 0.1 * np.arange(6), atol=1e-12)  # seed 000: α·d/|d|
 
 
+def test_normalised_step_is_taken_in_task_space():
+    """Seed 000 on a bent arm (J not a multiple of an isometry): one normalised step moves the effector α toward the
+    goal to first order: |Δe − α ê|/α → 0 as α → 0 (it was α·Δθ/|Δθ| in joint space: 0.64 α on the humanoid arm)."""
+    fig, q0, _ = _humanoid()
+    q0 = q0.copy()
+    q0[fig.dof_index("elbow_r.rx")] = -0.8
+    e0 = fig.world(q0)["hand_r"][:3, 3]
+    target = e0 + np.array([0.2, 0.3, -0.25])
+    d = (target - e0) / np.linalg.norm(target - e0)
+    gaps = []
+    for alpha in (1e-2, 1e-3, 1e-4):
+        r = solve(fig, q0, "hand_r", target, chain="arm",
+                  solver=Pseudoinverse(alpha=alpha, normalised=True, max_iter=1, **BARE))
+        moved = fig.world(r.pose)["hand_r"][:3, 3] - e0
+        gaps.append(np.linalg.norm(moved - alpha * d) / alpha)
+    assert gaps[0] < 0.05 and gaps[2] < 1e-3 and gaps[2] < gaps[1] < gaps[0]  # first order: the gap shrinks with α
+
+
 def test_no_hidden_step_cap():
     fig = Figure("base")
     fig.add("arm", "base", joint=hinge("j", "z"))
@@ -96,8 +114,8 @@ def test_nullspace_sign_follows_alpha():
         r = problem.using(NullSpace(alpha=a, comfort=comfort, max_iter=300)).solve(target)
         assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) < 1e-4
         dist[a] = float(np.linalg.norm(r.pose[dofs] - comfort[dofs]))
-    # z = α ∂(θ − θc)²/∂θ: α < 0 descends the distance to θc, α > 0 climbs it
-    assert dist[-0.1] < dist[0.0] < dist[0.1]
+    # the seeds' sign, z = 2α(θc − θ): α > 0 descends the distance to θc, α < 0 climbs it
+    assert dist[0.1] < dist[0.0] < dist[-0.1]
 
 
 def test_unreachable_from_optimality_not_distance():
@@ -144,3 +162,28 @@ def test_problem_batch_and_bake_agree_with_single_solves():
         assert np.max(np.abs(bake.poses[k] - bake.poses[k - 1])) < 0.5
     with pytest.raises(IKError):
         problem.solve(np.eye(4))  # a position problem gets a pose
+
+
+def test_stiffness_weighs_joints_without_stopping_a_reachable_reach():
+    sc = animkit.load(SCENES / "humanoid.toml")
+    fig = sc.figure
+    for target in (np.asarray(sc.reach.target), np.array([-0.25, 1.3, 0.8]), np.array([-0.2, 0.7, 0.5])):
+        for chain in ("torso", "hips-up"):
+            plain = solve(fig, fig.rest_pose(), "hand_r", target, chain=chain)
+            stiff = solve(fig, fig.rest_pose(), "hand_r", target, chain=chain,
+                          solver=LM(stiffness={"spine": 0.9, "chest": 0.9}))
+            assert plain.converged and stiff.converged, (target, chain, stiff.position_error)
+
+
+def test_a_fold_is_not_out_of_reach():
+    """The three-axis arm straight up with the target straight below (inside its reach): J has rank 2 and JᵀV = 0,
+    a stationary point that is a maximum of the error along the bend, not an optimum. Every solver leaves it along
+    the Hessian's negative curvature, and none calls the target unreachable."""
+    fig = animkit.load(SCENES / "three_axis_arm.toml").figure
+    target = np.array([0.0, 0.0, -2.0])
+    for solver in ("pinv", "pinv-lu", "lm", "dls", "transpose", "nullspace", "ccd"):
+        r = solve(fig, fig.rest_pose(), "tip", target, chain="arm", solver=solver)
+        assert r.reason != "unreachable" and r.reachable is not False, solver
+        assert r.position_error < 4.3 - 0.5, solver  # it left the fold (4.3 from the target)
+        if solver != "pinv-lu":
+            assert r.converged, solver

@@ -159,7 +159,7 @@ def test_nullspace_term_leaves_the_effector_still():
     Jb = J[None]
     from animkit.ik.solvers import Options
 
-    opts = Options(desired=np.zeros(6), gains=np.full(6, -0.25))  # α < 0: toward θc (z = 2α(θ − θc))
+    opts = Options(desired=np.zeros(6), gains=np.full(6, 0.25))  # α > 0: toward θc (the seeds: z = 2α(θc − θ))
     dq = step_nullspace(StepInput(None, opts, Jb, np.zeros((1, 3)), q[None], np.zeros(1), None, None, None))
     assert np.linalg.norm(J @ dq[0]) < 1e-10
     assert np.dot(dq[0], -q) > 0

@@ -150,3 +150,45 @@ def test_bad_tasks_raise() -> None:
     with pytest.raises(IKError, match="hand_x"):
         Reach(effector="hand_x", target=[0, 1, 0]).error(configuration(FIG, FIG.rest_pose()))
     assert math.isfinite(Reach(effector="hand_r", target=[0, 1, 0]).with_weight(2.0).weight)
+
+
+def test_a_problem_of_reaches_is_the_effector_problem() -> None:
+    from animkit.ik import IKProblem
+
+    target = np.asarray(SCENE.reach.target)
+    old = IKProblem(FIG, "hand_r", "torso").solve(target)
+    new = IKProblem(FIG, "torso", [Reach(effector="hand_r", target=target)]).solve()
+    assert new.converged and np.array_equal(old.pose, new.pose)
+    other = IKProblem(FIG, "torso", [Reach(effector="hand_r")])
+    moved = other.solve(targets={"reach hand_r": target + [0.05, 0.0, 0.0]})
+    assert moved.converged
+    assert np.linalg.norm(FIG.world(moved.pose)["hand_r"][:3, 3] - target - [0.05, 0, 0]) < 1e-4
+    two = IKProblem(FIG, "hips-up", [Reach(effector="hand_r", target=target),
+                                     Reach(effector="hand_l", target=target + [0.4, 0.0, 0.0])])
+    heavy = two.solve(weights={"reach hand_l": 4.0})
+    assert two.solve().converged and heavy.converged
+    with pytest.raises(IKError, match="reach hand_r"):
+        two.solve(targets={"reach hand_x": target})
+
+
+def test_a_problem_with_plant_gaze_and_posture_meets_its_goals() -> None:
+    from animkit.ik import LM, IKProblem
+
+    target = np.asarray(SCENE.reach.target)
+    tasks = [Reach(effector="hand_r", target=target), Plant(node="foot_l"), Plant(node="foot_r"),
+             Gaze(head="head", forward=(0.0, 0.0, 1.0), target=target, weight=1e-3),
+             Posture(weight=1e-4)]
+    problem = IKProblem(FIG, "whole-body", tasks, solver=LM(max_iter=300))
+    r = problem.solve()
+    assert r.converged and r.position_error < 1e-5
+    start = FIG.world(FIG.rest_pose())
+    end = FIG.world(r.pose)
+    for foot in ("foot_l", "foot_r"):  # planted: the frames held to the tolerance
+        node = FIG.effector(foot)
+        assert np.linalg.norm(end[node][:3, 3] - start[node][:3, 3]) < 1e-4
+    c0 = configuration(FIG, FIG.rest_pose())
+    c1 = configuration(FIG, r.pose)
+    gaze = problem.task("gaze")
+    assert np.linalg.norm(gaze.error(c1)) < np.linalg.norm(gaze.error(c0))  # the head turned toward the target
+    with pytest.raises(IKError, match="reach tasks only"):
+        IKProblem(FIG, "whole-body", tasks, solver="ccd").solve()

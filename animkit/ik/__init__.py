@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from .analytic import two_bone_angles
 from .api import IKProblem, solve, solve_batch
+from .bfgs import BFGS
+from .cg import CG
 from .effectors import pose_from_effectors
 from .jacobian import jacobian, rotation_error
 from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone, solver_from_name
@@ -19,6 +21,7 @@ from .prior import PosePrior, Prior
 from .problem import ChainModel, compile_chain
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
+from .tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
 
 __all__ = [
     "IKProblem",
@@ -33,6 +36,16 @@ __all__ = [
     "CCD",
     "TwoBone",
     "FABRIK",
+    "BFGS",
+    "CG",
+    "Task",
+    "Reach",
+    "Gaze",
+    "Plant",
+    "Balance",
+    "Posture",
+    "Spread",
+    "Cost",
     "solver_from_name",
     "jacobian",
     "rotation_error",

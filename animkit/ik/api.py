@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -17,13 +17,9 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
 from ..transforms import matrix_from_rotation_vector
-from .fabrik import check_fabrik
 from .jacobian import chain_jacobian, rotation_error
 from .lm import (
     keep_better,
-    lanes_with_restarts,
-    lm_single,
-    packed_params,
     packed_pays,
     retry_through_relaxed_limits,
     run_lm,
@@ -37,10 +33,12 @@ from .lm_jit import (
     out_size,
     packed_entry,
 )
-from .methods import DLS, FABRIK, LM, NullSpace, Solver, solver_from_name
+from .methods import LM, Setup, Solver, solver_from_name
 from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from .result import IKBatchResult, IKResult, Reason
-from .solvers import LoopOutput, Options, run
+from .solvers import LoopOutput, Options
+from .stack import TaskStack, stack_tasks
+from .tasks import Gaze, Plant, Reach, Task, body_from_figure, configuration
 
 __all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
            "retry_orientation_continuation"]
@@ -69,6 +67,17 @@ def _positive(name: str, value: float) -> float:
     if not math.isfinite(v) or v <= 0:
         raise IKError(f"{name} must be a finite number > 0, got {value!r}")
     return v
+
+
+def _as_tasks(value: object) -> tuple[Task, ...] | None:
+    """``value`` as a tuple of tasks when it is a task or a non-empty sequence of them, else None (a chain)."""
+    if isinstance(value, Task):
+        return (value,)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(t, Task) for t in value):
+        return tuple(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(t, Task) for t in value):
+        raise IKError(f"tasks: expected Task objects only, got {[type(t).__name__ for t in value]}")
+    return None
 
 
 def _solver_object(solver: Solver | str | None) -> Solver:
@@ -137,13 +146,40 @@ class IKProblem:
     (:mod:`animkit.ik.methods`) or a name (its default options); None is :class:`~animkit.ik.LM`.
     """
 
-    def __init__(self, figure: Figure, effector: str | Sequence[str], chain: str | Iterable[str] | None = None,
+    def __init__(self, figure: Figure, effector: str | Sequence[str] | None,
+                 chain: str | Iterable[str] | Task | Sequence[Task] | None = None,
                  *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
                  weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
                  orientation_tol: float = 1e-4) -> None:
         fig = _check_figure(figure)
         self.figure = fig
         self.solver = _solver_object(solver)
+        self.tasks: tuple[Task, ...] = ()
+        self._stack: TaskStack | None = None
+        given = _as_tasks(chain)
+        chain_spec: str | Iterable[str] | None = chain  # type: ignore[assignment]
+        if given is not None:  # IKProblem(figure, chain, tasks): the reaches become the effectors
+            self.tasks = given
+            chain_spec = effector
+            reaches = [t for t in given if isinstance(t, Reach)]
+            anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
+                [t.head for t in given if isinstance(t, Gaze)]
+            if not anchors:
+                raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
+            kinds = {t.orientation for t in reaches}
+            if len(kinds) > 1:
+                raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
+            orientation = bool(kinds and kinds.pop())
+            if reaches and len(reaches) == len(given):
+                effector = [t.effector for t in reaches]
+                weights = [t.weight for t in reaches]
+                ows = {t.orientation_weight for t in reaches}
+                if len(ows) > 1:
+                    raise IKError("the Reach tasks of one problem share one orientation_weight")
+                orientation_weight = ows.pop()
+            else:
+                effector = list(dict.fromkeys(anchors))
+        assert effector is not None
         names = check_effectors(fig, effector)
         self.effectors = names
         self.orientation = bool(orientation)
@@ -154,9 +190,9 @@ class IKProblem:
         if p.ndim != 1:
             raise IKError(f"pose: expected one pose ({fig.dof_count},), got shape {p.shape}")
         self.pose = p.copy()
-        self.chain = chain
-        movable = movable_dofs(fig, chain, names)
-        label = "the movable set" if chain is None else f"movable set {chain!r}"
+        self.chain = chain_spec
+        movable = movable_dofs(fig, chain_spec, names)
+        label = "the movable set" if chain_spec is None else f"movable set {chain_spec!r}"
         self._label = label
         self.model = compile_chain(fig, self.pose, movable, names, label)
         frozen = np.ones(fig.dof_count, dtype=bool)
@@ -174,67 +210,19 @@ class IKProblem:
                                                                                   else [])) for w in wv])
         self.tol = _positive("tol", tol)
         self.orientation_tol = _positive("orientation_tol", orientation_tol)
+        if self.tasks and not all(isinstance(t, Reach) for t in self.tasks):
+            body = body_from_figure(fig)
+            start = configuration(fig, self.pose, body)
+            self._stack = TaskStack(fig, body, self.model, self.pose, stack_tasks(self.tasks, start), self.tol,
+                                    self.orientation_tol)
         self._set_solver(self.solver)
 
     def _set_solver(self, sv: Solver) -> None:
-        """The loop's settings from the solver object (checked against the problem: effectors, a chain's elbow)."""
-        model, fig, E = self.model, self.figure, len(self.effectors)
-        method = sv.step_name
-        priority = bool(getattr(sv, "priority", False))
-        if priority and E < 2:
-            raise IKError(f"{type(sv).__name__}(priority=True) needs two or more effectors, got {E}")
-        if isinstance(sv, FABRIK):
-            check_fabrik(model, self.orientation)
-        pole_v = getattr(sv, "pole", None)
-        elbow = -1 if pole_v is None else _elbow_link(model)
-        des = g = None
-        if isinstance(sv, NullSpace):
-            if sv.comfort is None:
-                lo, hi = model.lower, model.upper
-                finite = np.isfinite(lo) & np.isfinite(hi)
-                des = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)),
-                               fig.rest_pose()[model.dofs])
-            else:
-                d = np.asarray(sv.comfort, dtype=float)
-                if d.shape != (fig.dof_count,) or not np.all(np.isfinite(d)):
-                    raise IKError(f"NullSpace: comfort must be a full pose ({fig.dof_count},) of finite numbers, "
-                                  f"got shape {d.shape}")
-                des = d[model.dofs]
-            gv = np.asarray(sv.alpha, dtype=float)
-            if gv.ndim == 1 and gv.shape == (fig.dof_count,):
-                gv = gv[model.dofs]
-            g = np.broadcast_to(gv, (model.n,)).astype(float) if gv.ndim == 0 else gv
-            if g.shape != (model.n,):
-                raise IKError(f"NullSpace: alpha must be one number or one per DOF ({fig.dof_count},), "
-                              f"got {sv.alpha!r}")
-        if isinstance(sv, LM):
-            damping = sv.damping
-        elif isinstance(sv, DLS):
-            damping = sv.damping
-        else:
-            damping = 0.0
-        self._method = method
-        self._relax = isinstance(sv, LM) and sv.relax and not model.cones  # cones: the shared loop projects
-        stall = sv.stall if isinstance(sv, LM) and sv.stall is not None else (0, 0.5)
-        kappa = None
-        if isinstance(sv, LM) and sv.stiffness:
-            per_dof = np.zeros(fig.dof_count)
-            for name, v in sv.stiffness.items():
-                if name in fig.joint_dofs:
-                    per_dof[fig.joint_dofs[name]] = float(v)
-                elif name in fig.dof_names:
-                    per_dof[fig.dof_index(name)] = float(v)
-                else:
-                    raise IKError(unknown_name("stiffness joint", name, list(fig.joint_names) + list(fig.dof_names)))
-            s_chain = per_dof[model.dofs]
-            kappa = s_chain / (1.0 - s_chain)
-        self._opts = Options(stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa,
-            tol=self.tol, orientation_tol=self.orientation_tol, max_iter=sv.max_iter, damping=damping,
-            alpha=None if not sv.jacobian else 1.0 if isinstance(sv, NullSpace) else getattr(sv, "alpha", 1.0),
-            normalised=bool(getattr(sv, "normalised", False)),
-            clamp=getattr(sv, "clamp", None), max_step=getattr(sv, "max_step", None),
-            rcond=float(getattr(sv, "rcond", 1e-6)), priority=priority, desired=des, gains=g, pole=pole_v,
-            elbow_link=elbow, row_weights=self._row_w)
+        """The loop's settings, made by the solver from the problem (:meth:`Solver.setup`)."""
+        self._method = sv.step_name
+        self._relax = sv.relaxes(self.model)
+        self._opts = sv.setup(Setup(self.figure, self.model, self.orientation, self._row_w, self.tol,
+                                    self.orientation_tol))
         self._fast: _Packed | None = None
         self._spent = 0  # iterations asked of single solves so far (when compiling the loop pays: lm.packed_pays)
         self._entry: Callable[..., None] | None = None  # lm_jit.packed_entry() once the compiled loop has run
@@ -329,14 +317,28 @@ class IKProblem:
 
     # --- solving -----------------------------------------------------------------------------------------
 
-    def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, restarts: int = 0,
-              time_budget: float | None = None, seed: int = 0) -> IKResult:
+    def solve(self, target: ArrayLike | None = None, start: ArrayLike | None = None, *, restarts: int = 0,
+              time_budget: float | None = None, seed: int = 0, targets: Mapping[str, ArrayLike] | None = None,
+              weights: Mapping[str, float] | None = None) -> IKResult:
         """One target (a 3-vector or a 4×4 per effector) from ``start`` (a full pose; None: the problem's pose).
+
+        A problem made of tasks takes its targets from its tasks: ``target`` (None: the tasks' own) replaces the
+        first Reach's, ``targets`` and ``weights`` (task name → value, e.g. ``{"reach hand_r": t, "gaze": p}``)
+        replace any task's for this solve.
 
         ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
         included) have passed (see :func:`solve`)."""
         t0 = time.perf_counter()
+        if targets is not None or weights is not None or target is None:
+            if not self.tasks:
+                raise IKError("solve: give a target (this problem was built from effectors, not tasks)")
+            if weights is not None or self._stack is not None:
+                return self.retasked(target, targets, weights)._solve_tasks(start, t0, restarts, time_budget,
+                                                                             seed)
+            target = self._reach_targets(target, targets)
+        if self._stack is not None:
+            return self.retasked(target, None, None)._solve_tasks(start, t0, restarts, time_budget, seed)
         if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
                 type(target) is np.ndarray:
             done = self._solve_packed(target, t0)
@@ -350,19 +352,20 @@ class IKProblem:
             if restarts == 0:
                 raise IKError("time_budget= bounds random restarts: give restarts= > 0 with it")
             _positive("time_budget", time_budget)
-        model, method = self.model, self._method
+        model, method = self.model, self.solver
         P = P[None]
         R = None if R is None else R[None]
         deadline = None if time_budget is None else t0 + time_budget
         opts = self._opts if not restarts else replace(self._opts, max_iter=min(self._opts.max_iter, RESTART_MAX_ITER),
                                                        stall_window=RESTART_STALL[0], stall_ratio=RESTART_STALL[1])
-        out = _run(model, method, q0, P, R, opts)  # never cut by the deadline
+        out = self.solver.run(model, q0, P, R, opts)  # never cut by the deadline
         if self._relax and out.reason[0] != "converged":
             out = _relax(model, q0, P, R, opts, out)
         used = 0
         if restarts and out.reason[0] != "converged":
             out, used = _restart(model, method, q0, P, R, replace(opts, deadline=deadline, pull=RESTART_PULL), out,
                                  restarts, deadline, seed)
+        out = _escape_folds(model, method, P, R, opts, out)
         reach, reasons = _reachability(model, out, P, R, self._opts)
         full = self.pose.copy()
         full[model.dofs] = out.q[0]
@@ -371,12 +374,73 @@ class IKProblem:
                         float(out.orientation_error[0]), out.errors[:, 0].copy(), why, self._method, used,
                         time.perf_counter() - t0)
 
+    def task(self, name: str) -> Task:
+        """The problem's task called ``name`` (:attr:`Task.name`)."""
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise IKError(unknown_name("task", name, [t.name for t in self.tasks]))
+
+    def retasked(self, target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None,
+                 weights: Mapping[str, float] | None) -> IKProblem:
+        """The same problem (sharing its compiled chain) with tasks re-aimed and re-weighted: ``target`` for the
+        first Reach, ``targets`` and ``weights`` by task name."""
+        names = [t.name for t in self.tasks]
+        for key in list(targets or {}) + list(weights or {}):
+            if key not in names:
+                raise IKError(unknown_name("task", key, names))
+        tasks = list(self.tasks)
+        first = next((i for i, t in enumerate(tasks) if isinstance(t, Reach)), None)
+        if target is not None:
+            if first is None:
+                raise IKError("target: this problem has no Reach task; give targets={name: value}")
+            tasks[first] = tasks[first].with_target(target)
+        tasks = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in tasks]
+        tasks = [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in tasks]
+        other = copy.copy(self)
+        other.tasks = tuple(tasks)
+        reaches = [t for t in tasks if isinstance(t, Reach)]
+        if self._stack is not None:
+            other._stack = replace(self._stack, tasks=stack_tasks(tasks, configuration(self.figure, self.pose,
+                                                                                        self._stack.body)))
+        elif weights is not None:
+            ow = self._row_w.reshape(len(reaches), -1)
+            other._row_w = np.concatenate([math.sqrt(t.weight) * row / max(row[0], 1e-300)
+                                           for t, row in zip(reaches, ow, strict=True)])
+            other._set_solver(other.solver)
+        return other
+
+    def _reach_targets(self, target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None) -> Array:
+        """The Reach tasks' targets, as one target (one effector) or a stack (several)."""
+        t = self.retasked(target, targets, None).tasks
+        got = [r.target for r in t if isinstance(r, Reach)]
+        if any(g is None for g in got):
+            raise IKError(f"solve: no target for {[r.name for r in t if isinstance(r, Reach) and r.target is None]}")
+        arrs = [np.asarray(g, dtype=float) for g in got]
+        return arrs[0] if len(arrs) == 1 else np.stack(arrs)
+
+    def _solve_tasks(self, start: ArrayLike | None, t0: float, restarts: int, time_budget: float | None, seed: int
+                     ) -> IKResult:
+        """Solve with the tasks as they are: a problem of reaches by the chain's loops, any other by the solver's
+        :meth:`~animkit.ik.methods.Solver.solve_stack`."""
+        if self._stack is None:
+            return self.solve(self._reach_targets(None, None), start, restarts=restarts, time_budget=time_budget,
+                              seed=seed)
+        if restarts or time_budget is not None:
+            raise IKError("restarts: a problem with tasks beyond reaches runs one local solve")
+        q0 = self._starts(start, None)[0]
+        out = self.solver.solve_stack(self._stack, q0)
+        why: Reason = out.reason[0]  # type: ignore[assignment]
+        return IKResult(self._full(out.q)[0], why == "converged", True if why == "converged" else None,
+                        int(out.iterations[0]), float(out.position_error[0]), float(out.orientation_error[0]),
+                        out.errors[:, 0].copy(), why, self._method, 0, time.perf_counter() - t0)
+
     def _packed(self) -> _Packed:
         """The packed compiled path's constants for the current chain and options (built at the first solve)."""
         f = self._fast
         if f is None or f.model is not self.model:
             model = self.model
-            prm = packed_params(model, self._opts, self.orientation, self._relax) if self._method == "lm" else None
+            prm = self.solver.packed(model, self._opts, self.orientation)
             f = self._fast = _Packed(model, prm, np.ascontiguousarray(self.pose[model.dofs]), model.dofs, model.n,
                                      out_size(model.n, self._opts.max_iter))
         return f
@@ -410,6 +474,8 @@ class IKProblem:
             return None
         it = int(iters)
         why = _PACKED_REASONS[int(code)]
+        if why == "unreachable" and not _beyond(self.model, out[None, :n], self._targets(target)[0][None], self.tol)[0]:
+            return None  # stationary inside the reach: the checked path tells a fold from the optimum (and escapes)
         full = self.pose.copy()
         full[f.dofs] = out[:n]
         return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
@@ -436,7 +502,7 @@ class IKProblem:
         q0 = self._starts(starts, B)
         if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 0:
             raise IKError(f"restarts must be an integer >= 0, got {restarts!r}")
-        model, method, opts = self.model, self._method, self._opts
+        model, method, opts = self.model, self.solver, self._opts
         if restarts:
             ro = replace(opts, max_iter=min(opts.max_iter, RESTART_MAX_ITER), stall_window=RESTART_STALL[0],
                          stall_ratio=RESTART_STALL[1])
@@ -446,15 +512,16 @@ class IKProblem:
         else:
             def first(a: int, b: int) -> tuple[LoopOutput, NDArray[np.intp]]:
                 Ra = None if R is None else R[a:b]
-                o = _run(model, method, q0[a:b], P[a:b], Ra, opts)
+                o = self.solver.run(model, q0[a:b], P[a:b], Ra, opts)
                 if self._relax:
                     o = _relax(model, q0[a:b], P[a:b], Ra, opts, o)
                 return o, np.zeros(b - a, dtype=np.intp)
             out, used = _run_chunked(B, first, quiet)
+        out = _escape_folds(model, method, P, R, opts, out)
         reach, reasons = _reachability(model, out, P, R, opts)
         return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
                              out.iterations, out.position_error, out.orientation_error, out.errors,
-                             tuple(reasons), method, used, time.perf_counter() - t0)  # type: ignore[arg-type]
+                             tuple(reasons), self._method, used, time.perf_counter() - t0)  # type: ignore[arg-type]
 
     def bake(self, targets: ArrayLike, start: ArrayLike | None = None, *, max_step: float | None = None
              ) -> IKBatchResult:
@@ -472,7 +539,7 @@ class IKProblem:
         outs = []
         for k in range(F):
             Rk = None if R is None else R[k:k + 1]
-            out = _run(model, self._method, q, P[k:k + 1], Rk, self._opts)
+            out = self.solver.run(model, q, P[k:k + 1], Rk, self._opts)
             if self._relax and out.reason[0] != "converged":
                 out = _relax(model, q, P[k:k + 1], Rk, self._opts, out)
             d = out.q - q
@@ -498,38 +565,6 @@ class IKProblem:
                              np.array([float(o.orientation_error[0]) for o in outs]), errors,
                              tuple(reasons), self._method, np.zeros(F, dtype=np.intp),  # type: ignore[arg-type]
                              time.perf_counter() - t0)
-
-
-def _elbow_link(model: ChainModel) -> int:
-    """The joint the pole bends: on effector 0's path, the joint farthest (along the chain) from both ends."""
-    links = [int(k) for k in np.flatnonzero(model.eff_mask[0])]
-    along = np.cumsum([0.0] + [float(np.linalg.norm(model.H0[k, :3, 3])) for k in links[1:]])
-    total = along[-1] + float(np.linalg.norm(model.eff_C[0, :3, 3]))
-    best, score = -1, 0.0
-    for k, s in zip(links, along, strict=True):
-        if model.link_node[k] == model.link_node[links[0]]:
-            continue
-        sc = min(s, total - s)
-        if sc > score + 1e-12:
-            best, score = k, sc
-    if best < 0:
-        raise IKError(f"a pole needs a chain with an elbow/knee: a joint between the base "
-                      f"{model.link_node[links[0]]!r} and effector {model.effectors[0]!r}")
-    return best
-
-
-def _lm_own_loop(model: ChainModel, method: str, opts: Options) -> bool:
-    """LM with neither priority nor a pole nor a cone: it runs its own loop (:mod:`.lm`)."""
-    return method == "lm" and not opts.priority and opts.pole is None and not model.cones
-
-
-def _run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options, *,
-         first_success: bool = False) -> LoopOutput:
-    """LM's own loop (:mod:`.lm`) where it applies (:func:`_lm_own_loop`), the shared one otherwise (which projects
-    coned joints back into their cones after every step)."""
-    if _lm_own_loop(model, method, opts):
-        return run_lm(model, q0, P, R, opts, first_success=first_success)
-    return run(model, method, q0, P, R, opts)
 
 
 BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
@@ -568,17 +603,17 @@ def _joined(parts: Sequence[LoopOutput]) -> LoopOutput:
                       np.concatenate([p.orientation_error for p in parts]), errors)
 
 
-def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
+def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
                     restarts: int, seed: int, index0: int) -> tuple[LoopOutput, NDArray[np.intp]]:
     """A batch with random restarts (:meth:`IKProblem.solve_batch`): in the compiled lanes where they take it
     (:func:`~animkit.ik.lm.lanes_with_restarts`), else in rounds: every problem still unconverged after attempt
     a − 1 runs attempt a from :func:`~animkit.ik.lm_batch_jit.restart_start`, all of them together; the same rule
     picks the answer (a restart's where it converged or ended lower)."""
-    if _lm_own_loop(model, method, opts):
-        done = lanes_with_restarts(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
-        if done is not None:
-            return done
-    out = _run(model, method, q0, P, R, opts)
+    lanes = getattr(method, "lanes", None)  # LM: the compiled lanes where they take the batch
+    done = None if lanes is None else lanes(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
+    if done is not None:
+        return done
+    out = method.run(model, q0, P, R, opts)
     B = len(q0)
     used = np.zeros(B, dtype=np.intp)
     ro = replace(opts, pull=RESTART_PULL)
@@ -591,7 +626,7 @@ def _batch_restarts(model: ChainModel, method: str, q0: Array, P: Array, R: Arra
         if fail.size == 0:
             break
         starts = _restart_starts(model, seed, index0 + fail, np.full(fail.size, a), q0[fail])
-        o = _run(model, method, starts, P[fail], None if R is None else R[fail], ro)
+        o = method.run(model, starts, P[fail], None if R is None else R[fail], ro)
         used[fail] = a
         last = o.errors[o.iterations, np.arange(fail.size)]
         why = np.array(o.reason, dtype=object)
@@ -741,11 +776,97 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     vn = np.linalg.norm(V, axis=1)
     stationary = gn <= STATIONARY * Jn * vn
     beyond = _beyond(model, q, Po, opts.tol, fr)
+    fold = np.zeros(len(open_), dtype=bool)
+    check = np.flatnonzero(stationary & ~beyond)
+    if check.size:
+        fold[check] = np.any(_descent_directions(model, q[check], Po[check], None if R is None else R[open_][check],
+                                                 w, free[check]) != 0.0, axis=1)
     for k, i in enumerate(open_):
-        if beyond[k] or stationary[k]:
+        if beyond[k] or (stationary[k] and not fold[k]):
             reach[i] = False
             reasons[i] = "unreachable"
+        elif fold[k]:
+            reasons[i] = "stalled"  # a fold (a saddle or a maximum of the error): not shown out of reach
     return reach, reasons
+
+
+FOLD_ESCAPES = 3  # runs from a fold, each FOLD_STEP along its direction of negative curvature
+FOLD_STEP = 0.3  # radians (scene units for sliders) along the unit direction
+
+
+def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
+                  ) -> LoopOutput:
+    """Problems left at a fold (stationary, not converged, the Hessian of ½‖WV‖² indefinite: a saddle or a maximum,
+    e.g. an arm stretched straight away from its target) run again from θ + FOLD_STEP·v (v: the direction of
+    negative curvature), up to FOLD_ESCAPES times; a run is kept where it converged or ends closer."""
+    for _ in range(FOLD_ESCAPES):
+        stop = np.array([why != "converged" for why in out.reason])
+        idx = np.flatnonzero(stop)
+        if idx.size == 0:
+            return out
+        q = out.q[idx]
+        fr = model.frames(q)
+        w = opts.row_weights
+        V = P[idx] - fr.p
+        if R is not None:
+            V = np.concatenate([V, rotation_error(R[idx], fr.R)], axis=2)
+        V = V.reshape(len(idx), -1) * w
+        J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
+        g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]
+        free = ~(((q <= model.lower + 1e-9) & (g < 0)) | ((q >= model.upper - 1e-9) & (g > 0)))
+        gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
+        Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
+        sel = gn <= STATIONARY * Jn * np.linalg.norm(V, axis=1)
+        if not sel.any():
+            return out
+        d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
+        folded = np.any(d != 0.0, axis=1)
+        if not folded.any():
+            return out
+        fail = idx[sel][folded]
+        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d[folded], model.lower, model.upper))
+        c = method.run(model, starts, P[fail], None if R is None else R[fail], opts)
+        out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
+    return out
+
+
+FOLD_CURVATURE = 1e-3  # a stationary point is a fold when ∇²f has an eigenvalue below −FOLD_CURVATURE · ‖J‖_F²
+
+
+def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array, free: NDArray[np.bool_]
+                        ) -> Array:
+    """Per problem (b, n): a unit direction of negative curvature of f = ½‖W V‖² over the free DOFs where the
+    Hessian (central differences of ∇f = −Jᵀ W² V, h = 1e-4) has an eigenvalue below −FOLD_CURVATURE ‖J‖_F²
+    (a fold: the first-order test cannot tell it from the optimum), zero where the point is a local minimum."""
+
+    def grad(qq: Array, PP: Array, RR: Array | None) -> tuple[Array, Array]:
+        f = model.frames(qq)
+        V = PP - f.p
+        if RR is not None:
+            V = np.concatenate([V, rotation_error(RR, f.R)], axis=2)
+        V = V.reshape(len(qq), -1) * w
+        J = chain_jacobian(model, f, RR is not None) * w[None, :, None]
+        return -(np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J
+
+    b, n = q.shape
+    h = 1e-4
+    E = np.eye(n)
+    qq = np.concatenate([q[:, None] + h * E[None], q[:, None] - h * E[None]], axis=1).reshape(-1, n)
+    rep = np.repeat(np.arange(b), 2 * n)
+    g, _ = grad(qq, P[rep], None if R is None else R[rep])
+    g = g.reshape(b, 2, n, n)
+    H = (g[:, 0] - g[:, 1]) / (2 * h)  # H[:, j] = ∂∇f/∂θ_j
+    H = 0.5 * (H + np.swapaxes(H, 1, 2))
+    _, J = grad(q, P, R)
+    out = np.zeros((b, n))
+    for i in range(b):
+        idx = np.flatnonzero(free[i])
+        if idx.size == 0:
+            continue
+        vals, vecs = np.linalg.eigh(H[i][np.ix_(idx, idx)])
+        if vals[0] < -FOLD_CURVATURE * float(np.sum(J[i][:, idx] ** 2)):
+            out[i, idx] = vecs[:, 0]
+    return out
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
@@ -756,19 +877,19 @@ def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None
     return np.asarray(np.any(np.linalg.norm(P - base, axis=2) > model.reach + tol, axis=1))
 
 
-def _restart(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options,
+def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
              out: LoopOutput, restarts: int, deadline: float | None, seed: int) -> tuple[LoopOutput, int]:
     """Random in-limit starts (attempts 1, 2, … of problem 0: :func:`_restart_starts`), 8 at a time (1 on NumPy's
     B = 1 path), until one converges, ``restarts`` ran, or the deadline passed; the best result so far is kept."""
-    single = method == "lm" and lm_single(model, opts)  # one at a time: each stops early when it stalls
+    single = method.serial(model, opts)  # one at a time: each stops early when it stalls
     best_err = out.errors[-1, 0]
     used = 0
     while used < restarts and (deadline is None or time.perf_counter() < deadline):
         k = min(1 if single else _RESTART_BATCH, restarts - used)
         starts = _restart_starts(model, seed, np.zeros(k, dtype=np.intp), np.arange(used + 1, used + k + 1),
                                  np.repeat(q0, k, 0))
-        o = _run(model, method, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
-                 first_success=True)
+        o = method.run(model, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
+                       first_success=True)
         conv = [i for i, r in enumerate(o.reason) if r == "converged"]
         pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
         used += pick + 1 if conv else k

@@ -337,7 +337,7 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         mu = opts.pull * decay * ps * min(1.0, e * e)
         diag = A.ravel()[:: n + 1]
         if kappa is not None:
-            diag += kappa
+            diag += lam * kappa  # the damping's metric λ(I + K): stiffness weighs, never stops (LM docstring)
         if alll:
             diag += lam + mu
             rhs = g - mu * phi
@@ -672,7 +672,7 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         A = Jt @ np.swapaxes(Jt, 1, 2)
         g = (Jt @ Vw[:, :, None])[:, :, 0]
         mu = (opts.pull * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
-        A += (lam[:, None] + mu + (0.0 if opts.stiffness is None else opts.stiffness))[:, :, None] * eye
+        A += (lam[:, None] * (1.0 if opts.stiffness is None else 1.0 + opts.stiffness) + mu)[:, :, None] * eye
         rhs = g - mu * phi
         try:
             d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]

@@ -178,7 +178,7 @@ _theta_lanes = kernel(_theta_lanes, calls=(wrap_sincos,), error_model="numpy", s
 
 def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array, phi: Array, jitter: Array,
                       kappa: Array, A: Array, rhs: Array, trace: Array) -> None:
-    """Every lane: the lower triangle of A = J_φᵀJ_φ + diag(λ + μD + κ + jitter), rhs = J_φᵀV − μDφ, trace A
+    """Every lane: the lower triangle of A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ, trace A
     (lm_jit._normal_equations' sums in its order; J (n, 6, L) and V (6, L) hold zero rows 3–5 without
     orientation, which add zeros)."""
     n = J.shape[0]
@@ -207,12 +207,12 @@ def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array,
         ki = kappa[i]
         if limited[i]:
             for lane in range(LANES):
-                A[i, i, lane] += lam[lane] + mu[lane] + ki + jitter[lane]
+                A[i, i, lane] += lam[lane] * (1.0 + ki) + mu[lane] + jitter[lane]
                 rhs[i, lane] = rhs[i, lane] - mu[lane] * phi[i, lane]
                 trace[lane] += A[i, i, lane]
         else:
             for lane in range(LANES):
-                A[i, i, lane] += lam[lane] + 0.0 + ki + jitter[lane]
+                A[i, i, lane] += lam[lane] * (1.0 + ki) + jitter[lane]
                 rhs[i, lane] = rhs[i, lane] - 0.0 * phi[i, lane]
                 trace[lane] += A[i, i, lane]
 

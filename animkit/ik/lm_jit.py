@@ -138,8 +138,8 @@ _phi = kernel(_phi) or _phi
 
 def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
                       kappa: Array, A: Array, rhs: Array) -> float:
-    """A = J_φᵀJ_φ + diag(λ + μD + κ + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A.
-    κ: each DOF's stiffness damping (0: none)."""
+    """A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A.
+    κ: each DOF's stiffness, the metric of the damping (0: none)."""
     n, m = J.shape
     trace = 0.0
     for i in range(n):
@@ -153,7 +153,7 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
             A[i, j] = acc
             A[j, i] = acc
         pull_i = mu if limited[i] else 0.0
-        A[i, i] += lam + pull_i + kappa[i] + jitter
+        A[i, i] += lam * (1.0 + kappa[i]) + pull_i + jitter
         rhs[i] = g - pull_i * phi[i]
         trace += A[i, i]
     return trace

@@ -4,7 +4,7 @@
     Pseudoinverse()          Δθ = α J⁺V            (the seeds' update; "lu": Jᵀ(JJᵀ)⁻¹V by LU)
     DLS(damping)              Δθ = α Jᵀ(JJᵀ + λ²I)⁻¹V  (adaptive=True: λ from the smallest singular value)
     Transpose()               Δθ = α JᵀV  (α = Buss's best step when not given)
-    NullSpace(alpha, comfort) Δθ = J⁺V + (I − J⁺J) z,  z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)   (α < 0 pulls toward θc)
+    NullSpace(alpha, comfort) Δθ = J⁺V + (I − J⁺J) z,  z = −α ∂(θ − θc)²/∂θ = 2α(θc − θ)   (α > 0 pulls toward θc)
     CCD()                     one DOF at a time, outermost first
     TwoBone(pole)             analytic, law of cosines
     FABRIK()                  forward-and-backward reaching on joint positions (Aristidou & Lasenby 2011)
@@ -12,7 +12,8 @@
 A solver is a frozen value: build it once, hand it to :class:`~animkit.ik.IKProblem` (or to
 :func:`~animkit.ik.solve`), reuse it. An option a solver does not take is not a field of it, so it cannot be given
 to the wrong one. The Jacobian solvers share the seeds' step options: ``alpha`` (θ += α·d), ``normalised``
-(seed 000: θ += α·d/|d|), ``clamp`` (the task-space error is shortened to at most this length before the step:
+(seed 000: the task-space step α·V/|V|, so the effector moves α toward the goal to first order), ``clamp`` (the
+task-space error is shortened to at most this length before the step:
 the seed's "pull the goal toward the end effector", which lets the pseudoinverse stretch toward a target out of
 reach instead of stepping wildly at the stretched singularity; None: no clamp) and ``max_step`` (the largest
 |Δθ_j| per iteration; None, the default: no cap). See docs/derivations.md for the equations.
@@ -22,15 +23,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import IKError, unknown_name
+from ..figure import Figure
+from .analytic import two_bone_step
+from .fabrik import check_fabrik, fabrik_step
+from .lm import lanes_with_restarts, lm_single, packed_params, run_lm
+from .problem import ChainModel, elbow_link
+from .solvers import (
+    LoopOutput,
+    Options,
+    StepInput,
+    run,
+    step_ccd,
+    step_dls,
+    step_dls_adaptive,
+    step_lm,
+    step_nullspace,
+    step_pinv,
+    step_pinv_lu,
+    step_transpose,
+)
+from .stack import TaskStack, lm_stack
 
-__all__ = ["Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
+__all__ = ["Setup", "Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
            "solver_from_name"]
 
 Array = NDArray[np.float64]
@@ -63,9 +84,25 @@ def _vector3(owner: str, name: str, value: ArrayLike | None) -> Array | None:
     return v
 
 
+@dataclass(frozen=True)
+class Setup:
+    """What a solver reads of a problem when it makes its loop settings (:meth:`Solver.setup`)."""
+
+    figure: Figure
+    model: ChainModel
+    orientation: bool
+    row_weights: Array
+    tol: float
+    orientation_tol: float
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Solver:
-    """Base of the solver objects: ``name`` (the method), ``max_iter``, and a check of the fields."""
+    """Base of the solver objects: ``name`` (the method), ``max_iter``, and a check of the fields.
+
+    Each solver makes its own loop settings from the problem (:meth:`setup`), takes its own step (:meth:`step`, one
+    iteration of the shared loop :func:`animkit.ik.solvers.run`) and may run its own loop instead (:meth:`run`:
+    LM's compiled loops, BFGS, conjugate gradients). A new solver is one class in one file."""
 
     name: ClassVar[str]
     jacobian: ClassVar[bool] = True
@@ -73,8 +110,39 @@ class Solver:
 
     @property
     def step_name(self) -> str:
-        """The loop's method name (one per step function of animkit.ik.solvers)."""
+        """The method's name in results and tables."""
         return self.name
+
+    def setup(self, s: Setup) -> Options:
+        """The loop's settings for this problem (checked against it)."""
+        return Options(tol=s.tol, orientation_tol=s.orientation_tol, max_iter=self.max_iter,
+                       row_weights=s.row_weights, alpha=1.0 if self.jacobian else None)
+
+    def step(self, s: StepInput) -> Array:
+        """Δθ (b, n) of one iteration of the shared loop."""
+        raise NotImplementedError
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        """Iterate from q0 (B, n) toward P (B, E, 3) and R (B, E, 3, 3) or None: the shared loop with :meth:`step`."""
+        return run(model, self.step, q0, P, R, opts, jacobian=self.jacobian)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        """Minimise a problem made of tasks beyond reaches (:mod:`animkit.ik.stack`) from q0 (n,)."""
+        raise IKError(f"{type(self).__name__} solves reach tasks only; for Gaze, Plant, Balance, Posture, Spread or "
+                      f"Cost tasks use LM, BFGS or CG")
+
+    def relaxes(self, model: ChainModel) -> bool:
+        """Whether a run that did not converge is retried through relaxed limits (LM's strategy)."""
+        return False
+
+    def packed(self, model: ChainModel, opts: Options, orientation: bool) -> Array | None:
+        """The compiled single-solve path's parameters (None: this solver has none)."""
+        return None
+
+    def serial(self, model: ChainModel, opts: Options) -> bool:
+        """Whether random restarts run one at a time (each stops early when it stalls) rather than 8 at once."""
+        return False
 
     def _check(self) -> None:
         owner = type(self).__name__
@@ -89,6 +157,15 @@ class Solver:
                 object.__setattr__(self, f.name, _vector3(owner, f.name, v))
 
 
+def _secondary_tasks(sv: Solver, s: Setup, o: Options) -> Options:
+    """The options of the secondary tasks a solver takes: ``priority`` (needs two effectors) and ``pole``."""
+    priority = bool(getattr(sv, "priority", False))
+    if priority and len(s.model.effectors) < 2:
+        raise IKError(f"{type(sv).__name__}(priority=True) needs two or more effectors, got {len(s.model.effectors)}")
+    pole = getattr(sv, "pole", None)
+    return replace(o, priority=priority, pole=pole, elbow_link=-1 if pole is None else elbow_link(s.model))
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class _JacobianStep(Solver):
     """The seeds' step options shared by the pseudoinverse family (see the module docstring)."""
@@ -100,6 +177,10 @@ class _JacobianStep(Solver):
     pole: ArrayLike | None = None  # bend-plane hint for effector 0's elbow/knee (a secondary task)
     priority: bool = False  # later effectors in the null space of the first
 
+    def setup(self, s: Setup) -> Options:
+        return replace(_secondary_tasks(self, s, super().setup(s)), alpha=self.alpha, normalised=self.normalised,
+                       clamp=self.clamp, max_step=self.max_step)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class LM(Solver):
@@ -109,9 +190,11 @@ class LM(Solver):
     frames of a bake). ``stall`` = (k, r): a run on a serial chain
     stops when its error fell by less than the factor r over k iterations (a run that will not converge hands over
     to the next strategy sooner: on the Panda 6D benchmark, 30 % fewer iterations for 0.5 % fewer converged;
-    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); each step then solves
-    (J_φᵀJ_φ + λI + μD + K)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)): a stiff DOF takes a smaller share of the
-    motion, while the fixed points (JᵀV = 0) stay those of the task, so reachable targets are still met."""
+    None: off). ``stiffness`` (Blender's ik_stiffness): joint or DOF name → s in [0, 1); it is the metric of the
+    damping: each step solves (J_φᵀJ_φ + λ(I + K) + μD)Δφ = J_φᵀV − μDφ with K = diag(s/(1 − s)), which for a
+    redundant chain is the K-weighted damped least-squares step W⁻¹J_φᵀ(J_φW⁻¹J_φᵀ + λI)⁻¹V (W = I + K): a stiff
+    DOF takes a smaller share of every step, as λ → 0 too, while the step stays Gauss–Newton's on the task, so a
+    reachable target is reached as fast as without stiffness."""
 
     name: ClassVar[str] = "lm"
     damping: float = 1.0
@@ -129,6 +212,56 @@ class LM(Solver):
             for k, v in dict(self.stiffness).items():
                 if not isinstance(k, str) or not 0.0 <= _number("LM", f"stiffness[{k!r}]", v, allow_zero=True) < 1.0:
                     raise IKError(f"LM: stiffness[{k!r}] must be in [0, 1), got {v!r}")
+
+    def setup(self, s: Setup) -> Options:
+        kappa = None
+        if self.stiffness:
+            fig = s.figure
+            per_dof = np.zeros(fig.dof_count)
+            for name, v in self.stiffness.items():
+                if name in fig.joint_dofs:
+                    per_dof[fig.joint_dofs[name]] = float(v)
+                elif name in fig.dof_names:
+                    per_dof[fig.dof_index(name)] = float(v)
+                else:
+                    raise IKError(unknown_name("stiffness joint", name, list(fig.joint_names) + list(fig.dof_names)))
+            sc = per_dof[s.model.dofs]
+            kappa = sc / (1.0 - sc)
+        stall = self.stall if self.stall is not None else (0, 0.5)
+        return replace(_secondary_tasks(self, s, super().setup(s)), damping=self.damping, max_step=self.max_step,
+                       stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa)
+
+    def step(self, s: StepInput) -> Array:
+        return step_lm(s)
+
+    def _own_loop(self, model: ChainModel, opts: Options) -> bool:
+        """Neither priority nor a pole nor a cone: LM runs its own loop (:mod:`animkit.ik.lm`)."""
+        return not opts.priority and opts.pole is None and not model.cones
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        if self._own_loop(model, opts):
+            return run_lm(model, q0, P, R, opts, first_success=first_success)
+        return run(model, step_lm, q0, P, R, opts, damped=True)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        return lm_stack(stack, q0, self.max_iter)
+
+    def relaxes(self, model: ChainModel) -> bool:
+        return self.relax and not model.cones  # cones: the shared loop projects
+
+    def packed(self, model: ChainModel, opts: Options, orientation: bool) -> Array | None:
+        return packed_params(model, opts, orientation, self.relaxes(model))
+
+    def serial(self, model: ChainModel, opts: Options) -> bool:
+        return lm_single(model, opts)
+
+    def lanes(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, restarts: int,
+              seed: int, pull: float, index0: int) -> tuple[LoopOutput, NDArray[np.intp]] | None:
+        """A batch with restarts in the compiled lanes (None where they do not take it)."""
+        if not self._own_loop(model, opts):
+            return None
+        return lanes_with_restarts(model, q0, P, R, opts, restarts, seed, pull, index0)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -158,6 +291,12 @@ class Pseudoinverse(_JacobianStep):
     def step_name(self) -> str:
         return "pinv" if self.method == "svd" else "pinv-lu"
 
+    def setup(self, s: Setup) -> Options:
+        return replace(super().setup(s), rcond=self.rcond)
+
+    def step(self, s: StepInput) -> Array:
+        return step_pinv(s) if self.method == "svd" else step_pinv_lu(s)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class DLS(_JacobianStep):
@@ -179,6 +318,12 @@ class DLS(_JacobianStep):
     def step_name(self) -> str:
         return "dls-adaptive" if self.adaptive else "dls"
 
+    def setup(self, s: Setup) -> Options:
+        return replace(super().setup(s), damping=self.damping)
+
+    def step(self, s: StepInput) -> Array:
+        return step_dls_adaptive(s) if self.adaptive else step_dls(s)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Transpose(_JacobianStep):
@@ -193,19 +338,22 @@ class Transpose(_JacobianStep):
     def __post_init__(self) -> None:
         self._check()
 
+    def step(self, s: StepInput) -> Array:
+        return step_transpose(s)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class NullSpace(_JacobianStep):
-    """Δθ = J⁺V + (I − J⁺J) z with the seed's z = α ∂(θ − θc)²/∂θ = 2α(θ − θc).
+    """Δθ = J⁺V + (I − J⁺J) z with the seeds' z = −α ∂(θ − θc)²/∂θ = 2α(θc − θ).
 
-    Sign: z is the gradient of the squared distance to the comfort pose θc scaled by α, so α < 0 (the default
-    −0.05) moves θ toward θc inside the null space and α > 0 away from it. ``alpha`` is one number or one per DOF
-    of the figure (a stiffer DOF: a larger |α|). ``comfort``: a full pose (None: mid-range of each limited DOF, the
+    Sign (the seeds'): z is −α times the gradient of the squared distance to the comfort pose θc, so α > 0 (the
+    default 0.05) moves θ toward θc inside the null space and α < 0 away from it. ``alpha`` is one number or one per
+    DOF of the figure (a stiffer DOF: a larger α). ``comfort``: a full pose (None: mid-range of each limited DOF, the
     rest pose for the others). Here ``alpha`` is the seed's null-space α; the step itself is taken whole
     (``normalised``, ``clamp`` and ``max_step`` apply as for the other Jacobian solvers)."""
 
     name: ClassVar[str] = "nullspace"
-    alpha: float | ArrayLike = -0.05  # type: ignore[assignment]
+    alpha: float | ArrayLike = 0.05  # type: ignore[assignment]
     comfort: ArrayLike | None = None
     clamp: float | None = 0.05
     rcond: float = 1e-2
@@ -222,6 +370,30 @@ class NullSpace(_JacobianStep):
         object.__setattr__(self, "max_iter", _iterations("NullSpace", self.max_iter))
         object.__setattr__(self, "pole", _vector3("NullSpace", "pole", self.pole))
 
+    def setup(self, s: Setup) -> Options:
+        model, fig = s.model, s.figure
+        if self.comfort is None:
+            lo, hi = model.lower, model.upper
+            finite = np.isfinite(lo) & np.isfinite(hi)
+            des = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)),
+                           fig.rest_pose()[model.dofs])
+        else:
+            d = np.asarray(self.comfort, dtype=float)
+            if d.shape != (fig.dof_count,) or not np.all(np.isfinite(d)):
+                raise IKError(f"NullSpace: comfort must be a full pose ({fig.dof_count},) of finite numbers, "
+                              f"got shape {d.shape}")
+            des = d[model.dofs]
+        gv = np.asarray(self.alpha, dtype=float)
+        if gv.ndim == 1 and gv.shape == (fig.dof_count,):
+            gv = gv[model.dofs]
+        g = np.broadcast_to(gv, (model.n,)).astype(float) if gv.ndim == 0 else gv
+        if g.shape != (model.n,):
+            raise IKError(f"NullSpace: alpha must be one number or one per DOF ({fig.dof_count},), got {self.alpha!r}")
+        return replace(super().setup(s), alpha=1.0, rcond=self.rcond, desired=des, gains=g)
+
+    def step(self, s: StepInput) -> Array:
+        return step_nullspace(s)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class CCD(Solver):
@@ -233,6 +405,9 @@ class CCD(Solver):
 
     def __post_init__(self) -> None:
         self._check()
+
+    def step(self, s: StepInput) -> Array:
+        return step_ccd(s)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -247,6 +422,12 @@ class TwoBone(Solver):
     def __post_init__(self) -> None:
         self._check()
 
+    def setup(self, s: Setup) -> Options:
+        return _secondary_tasks(self, s, super().setup(s))
+
+    def step(self, s: StepInput) -> Array:
+        return two_bone_step(s.model, s.q, s.P, s.R, s.opts.pole)
+
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class FABRIK(Solver):
@@ -260,14 +441,24 @@ class FABRIK(Solver):
     def __post_init__(self) -> None:
         self._check()
 
+    def setup(self, s: Setup) -> Options:
+        check_fabrik(s.model, s.orientation)
+        return super().setup(s)
+
+    def step(self, s: StepInput) -> Array:
+        return fabrik_step(s.model, s.q, s.fr, s.P)
+
 
 def solver_from_name(name: str) -> Solver:
     """The solver object with default options for a name: lm, pinv, pinv-lu, dls, dls-adaptive, transpose,
-    nullspace, ccd, two-bone, fabrik."""
+    nullspace, ccd, two-bone, fabrik, bfgs, cg."""
+    from .bfgs import BFGS  # the descent solvers build on this module: imported when asked for
+    from .cg import CG
+
     makers: dict[str, Callable[[], Solver]] = {
         "lm": LM, "pinv": Pseudoinverse, "pinv-lu": lambda: Pseudoinverse(method="lu"), "dls": DLS,
         "dls-adaptive": lambda: DLS(adaptive=True), "transpose": Transpose, "nullspace": NullSpace, "ccd": CCD,
-        "two-bone": TwoBone, "fabrik": FABRIK}
+        "two-bone": TwoBone, "fabrik": FABRIK, "bfgs": BFGS, "cg": CG}
     make = makers.get(name) if isinstance(name, str) else None
     if make is None:
         raise IKError(unknown_name("solver", str(name), list(makers)))

@@ -24,7 +24,8 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..joints import Joint, cone_axis_from_child
 
-__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames"]
+__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames",
+           "elbow_link"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -366,3 +367,21 @@ def parse_targets(target: ArrayLike | Sequence[ArrayLike], count: int) -> tuple[
     P = np.stack(pos)
     R6 = None if rot[0] is None else np.stack([r for r in rot if r is not None])
     return P, R6
+
+
+def elbow_link(model: ChainModel) -> int:
+    """The joint the pole bends: on effector 0's path, the joint farthest (along the chain) from both ends."""
+    links = [int(k) for k in np.flatnonzero(model.eff_mask[0])]
+    along = np.cumsum([0.0] + [float(np.linalg.norm(model.H0[k, :3, 3])) for k in links[1:]])
+    total = along[-1] + float(np.linalg.norm(model.eff_C[0, :3, 3]))
+    best, score = -1, 0.0
+    for k, s in zip(links, along, strict=True):
+        if model.link_node[k] == model.link_node[links[0]]:
+            continue
+        sc = min(s, total - s)
+        if sc > score + 1e-12:
+            best, score = k, sc
+    if best < 0:
+        raise IKError(f"a pole needs a chain with an elbow/knee: a joint between the base "
+                      f"{model.link_node[links[0]]!r} and effector {model.effectors[0]!r}")
+    return best

@@ -16,7 +16,7 @@ pinv            Δθ = J⁺V, J⁺ from the SVD (singular values below rcond·σ
 pinv-lu         Δθ = Jᵀ(JJᵀ)⁻¹V, the system solved by LU (no inverse formed)
 dls             Δθ = Jᵀ(JJᵀ + λ²I)⁻¹V, fixed λ
 dls-adaptive    the same, λ² = λ_max²(1 − (σ_min/ε)²) when σ_min < ε, else 0
-nullspace       Δθ = J⁺V + (I − J⁺J)z, z = α ∂(θ − θc)²/∂θ = 2α(θ − θc)  (α < 0: toward θc)
+nullspace       Δθ = J⁺V + (I − J⁺J)z, z = −α ∂(θ − θc)²/∂θ = 2α(θc − θ)  (the seeds' sign: α > 0 toward θc)
 ccd             per DOF, outermost first: the angle turning (e − r)⊥a onto (t − r)⊥a
 two-bone        analytic, law of cosines (animkit.ik.analytic)
 fabrik          forward-and-backward reaching on joint positions, mapped back to the DOFs (animkit.ik.fabrik)
@@ -39,17 +39,16 @@ from numpy.typing import NDArray
 from .jacobian import chain_jacobian, rotation_error
 from .problem import ChainModel, Frames
 
-__all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "run", "STEPS",
+__all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "StepInput", "run",
            "step_transpose", "step_pinv", "step_pinv_lu", "step_dls", "step_dls_adaptive", "step_nullspace",
            "step_ccd", "step_lm", "damped_solve"]
 
 Array = NDArray[np.float64]
 SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace", "ccd", "two-bone",
-                     "fabrik"]
+                     "fabrik", "bfgs", "cg"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
 _DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
-JACOBIAN_SOLVERS = frozenset({"lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive", "nullspace"})
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class Options:
     max_iter: int = 100
     damping: float = 0.05  # dls: λ; dls-adaptive: λ_max; lm: the starting λ
     alpha: float | None = 1.0  # θ += α·Δθ (transpose: None = Buss's best α)
-    normalised: bool = False  # seed 000: θ += α·Δθ/‖Δθ‖
+    normalised: bool = False  # seed 000: the task-space step α·V/‖V‖ (the effector moves α toward the goal)
     clamp: float | None = None  # the task-space error V is shortened to at most this length before the step
     max_step: float | None = None  # largest |Δθ_j| per iteration (None: no cap)
     rcond: float = 1e-6
@@ -194,14 +193,14 @@ def step_dls_adaptive(s: StepInput) -> Array:
 
 
 def step_nullspace(s: StepInput) -> Array:
-    """Δθ = J⁺V + (I − J⁺J)z with the seed's z = α ∂(θ − θc)²/∂θ = 2α(θ − θc).
+    """Δθ = J⁺V + (I − J⁺J)z with the seeds' z = −α ∂(θ − θc)²/∂θ = 2α(θc − θ).
 
     (I − J⁺J) projects onto the null space of J, so the term leaves the effector still to first order; z is
-    the gradient of the squared distance to θc scaled by α: α < 0 descends it (θ moves toward θc), α > 0 climbs.
+    −α times the gradient of the squared distance to θc: α > 0 descends it (θ moves toward θc), α < 0 climbs.
     """
     Jp = _pinv(s.J, s.opts.rcond)
     assert s.opts.desired is not None and s.opts.gains is not None
-    z = 2.0 * s.opts.gains * (s.q - s.opts.desired)
+    z = 2.0 * s.opts.gains * (s.opts.desired - s.q)
     n = s.q.shape[1]
     N = np.eye(n) - Jp @ s.J
     return (Jp @ s.V[:, :, None])[:, :, 0] + (N @ z[:, :, None])[:, :, 0]
@@ -276,32 +275,6 @@ def _rotations(a: Array, phi: Array) -> Array:
     return np.eye(3) + s * K + c * (K @ K)
 
 
-def _step_two_bone(s: StepInput) -> Array:
-    from .analytic import two_bone_step
-
-    return two_bone_step(s.model, s.q, s.P, s.R, s.opts.pole)
-
-
-def _step_fabrik(s: StepInput) -> Array:
-    from .fabrik import fabrik_step
-
-    return fabrik_step(s.model, s.q, s.fr, s.P)
-
-
-STEPS: dict[str, Callable[[StepInput], Array]] = {
-    "lm": step_lm,
-    "transpose": step_transpose,
-    "pinv": step_pinv,
-    "pinv-lu": step_pinv_lu,
-    "dls": step_dls,
-    "dls-adaptive": step_dls_adaptive,
-    "nullspace": step_nullspace,
-    "ccd": step_ccd,
-    "two-bone": _step_two_bone,
-    "fabrik": _step_fabrik,
-}
-
-
 # --- the loop ------------------------------------------------------------------------------------------
 
 
@@ -371,11 +344,13 @@ def _pole_task(model: ChainModel, opts: Options, fr: Frames, P: Array) -> tuple[
     return Jp.transpose(0, 2, 1) * 0.5, (want - fr.r[:, k]) * 0.5
 
 
-def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, opts: Options) -> LoopOutput:
-    """The shared loop over B problems: q0 (B, n), targets P (B, E, 3), R (B, E, 3, 3) or None."""
-    step = STEPS[method]
-    jac = method in JACOBIAN_SOLVERS
-    lm = method == "lm"
+def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Array, R: Array | None, opts: Options,
+        *, jacobian: bool = True, damped: bool = False) -> LoopOutput:
+    """The shared loop over B problems: q0 (B, n), targets P (B, E, 3), R (B, E, 3, 3) or None; ``step`` the
+    solver's; ``jacobian``: the step reads J; ``damped``: Levenberg–Marquardt's acceptance (λ adapted, a step that
+    does not lower the error rejected)."""
+    jac = jacobian
+    lm = damped
     B, n = q0.shape
     w = opts.row_weights
     orient = R is not None
@@ -437,6 +412,9 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
             parts = [Vs[:, :rows1], Vs[:, rows1:]] if opts.priority else [Vs]
             Vs = np.concatenate([v * np.minimum(1.0, opts.clamp / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
                                                                              1e-300)) for v in parts], axis=1)
+        if jac and opts.normalised and opts.alpha is not None:  # seed 000: the task-space step α·V/‖V‖ (V itself
+            # once the goal is nearer than α: the last step lands instead of hopping over it)
+            Vs = Vs * np.minimum(1.0, opts.alpha / np.maximum(np.linalg.norm(Vs, axis=1, keepdims=True), 1e-300))
         if opts.priority:  # the first effector's rows drive the step; the others go to the null space
             J, J_all, Vs, V_all = J[:, :rows1], J, Vs[:, :rows1], Vs
         else:
@@ -492,14 +470,10 @@ def run(model: ChainModel, method: str, q0: Array, P: Array, R: Array | None, op
 
 
 def _scaled(dq: Array, opts: Options, lm: bool) -> Array:
-    """The user's step: α·Δθ, or seed 000's α·Δθ/‖Δθ‖ (``normalised``); then the optional cap |Δθ_j| ≤ max_step.
-    lm sizes its own steps (λ), so α applies to the other methods only."""
-    if not lm and opts.alpha is not None:
-        if opts.normalised:
-            nd = np.linalg.norm(dq, axis=1, keepdims=True)
-            dq = dq * (opts.alpha / np.maximum(nd, 1e-300))
-        elif opts.alpha != 1.0:
-            dq = dq * opts.alpha
+    """The user's step α·Δθ (``normalised``: α already set the task-space step's length, see :func:`run`); then the
+    optional cap |Δθ_j| ≤ max_step. lm sizes its own steps (λ), so α applies to the other methods only."""
+    if not lm and opts.alpha is not None and not opts.normalised and opts.alpha != 1.0:
+        dq = dq * opts.alpha
     if opts.max_step is not None:
         big = np.max(np.abs(dq), axis=1, keepdims=True)
         dq = dq * np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))

@@ -1,0 +1,103 @@
+"""BFGS on the task error (quasi-Newton; seed 001): minimise f(θ) = ½‖W V(θ)‖² with an inverse-Hessian estimate.
+
+    d = −H ∇f,   θ⁺ = Π(θ + t d)  (t: Armijo backtracking from 1, f(θ⁺) ≤ f(θ) + c t ∇fᵀ(θ⁺ − θ)/t, c = 1e-4)
+    s = θ⁺ − θ,  y = ∇f⁺ − ∇f,   ρ = 1/(yᵀs):   H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ   (when yᵀs > 0)
+
+Π clamps into the limits (and projects cones); H starts as (yᵀs/yᵀy) I after the first step (Nocedal & Wright's
+scaling) and is reset to that when d is not a descent direction. It uses only ∇f = −JᵀW²V, never JᵀJ: near a
+solution it converges superlinearly, yet it spends its first iterations learning the curvature LM gets from JᵀJ.
+See docs/derivations.md ("bfgs").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .methods import Solver
+from .objective import Objective, free_gradient, run_each, stack_objective
+from .problem import ChainModel
+from .solvers import LoopOutput, Options
+from .stack import TaskStack
+
+__all__ = ["BFGS", "bfgs_minimise", "line_search"]
+
+Array = NDArray[np.float64]
+ARMIJO = 1e-4
+BACKTRACK = 30  # halvings before the line search gives up (stalled)
+
+
+def line_search(o: Objective, q: Array, f: float, g: Array, d: Array
+                ) -> tuple[Array, float, Array, float, float] | None:
+    """Armijo backtracking along d from t = 1 on the projected path Π(θ + t d); None when 30 halvings fail."""
+    t = 1.0
+    for _ in range(BACKTRACK):
+        qn = o.clamp(q + t * d)
+        s = qn - q
+        fn, gn, pos, ori = o.value(qn)
+        if fn <= f + ARMIJO * float(g @ s) and float(np.max(np.abs(s), initial=0.0)) > 0.0:
+            return qn, fn, gn, pos, ori
+        t *= 0.5
+    return None
+
+
+def bfgs_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
+    """BFGS from q0 (n,) until the tolerances are met, the line search fails (stalled), or max_iter."""
+    q = o.clamp(q0)
+    f, g, pos, ori = o.value(q)
+    n = len(q)
+    H = np.eye(n)
+    history = [math.sqrt(2 * f)]
+    reason = "max_iterations"
+    it = 0
+    while True:
+        if o.met(pos, ori):
+            reason = "converged"
+            break
+        if it == max_iter:
+            break
+        it += 1
+        gf = free_gradient(o, q, g)
+        d = -(H @ gf)
+        if float(d @ gf) >= 0.0:  # not a descent direction: back to steepest descent
+            H = np.eye(n)
+            d = -gf
+        step = line_search(o, q, f, gf, d)
+        if step is None:
+            reason = "stalled"
+            break
+        qn, fn, gn, pos, ori = step
+        s, y = qn - q, gn - g
+        sy = float(s @ y)
+        if sy > 1e-12 * float(np.linalg.norm(s) * np.linalg.norm(y)):
+            if it == 1:
+                H = np.eye(n) * (sy / float(y @ y))
+            rho = 1.0 / sy
+            V = np.eye(n) - rho * np.outer(s, y)
+            H = V @ H @ V.T + rho * np.outer(s, s)
+        q, f, g = qn, fn, gn
+        history.append(math.sqrt(2 * f))
+    return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
+                      np.array(history)[:, None])
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class BFGS(Solver):
+    """Quasi-Newton (BFGS) on f = ½‖W V‖² with Armijo backtracking, limits by projection (see the module)."""
+
+    name: ClassVar[str] = "bfgs"
+    max_iter: int = 500
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        return run_each(bfgs_minimise, model, q0, P, R, opts)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        return bfgs_minimise(stack_objective(stack), q0, self.max_iter)
