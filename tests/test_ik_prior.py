@@ -259,3 +259,25 @@ def test_cli_prior_fit(tmp_path):
     pr = PosePrior.load(out)
     assert "2 files" in pr.source and pr.means.shape == (1, DIM)
     assert main(["prior", "fit", str(tmp_path / "none"), "-o", str(out)]) == 2
+
+
+def test_prior_task_in_a_problem_of_tasks(cmu, heldout):
+    """The prior as one task of an IKProblem made of tasks (the house's stacked solve): the reaches are met exactly
+    and the pose is far more probable than plain LM's from the same start."""
+    from animkit.ik import IKProblem, Reach
+
+    fig, _ = cmu
+    q = heldout[3]
+    W = fig.world_batch(q[None])[0]
+    names = fig.compiled.node_names
+    q0 = fig.rest_pose()
+    root = np.asarray(fig.joint_dofs[fig.root_arc.joint.name])
+    q0[root] = q[root]
+    reaches = [Reach(effector=e, target=W[names.index(fig.rig.effectors[e]), :3, 3]) for e in ("hand_l", "hand_r",
+                                                                                                "head")]
+    joints = [j.name for j in fig.joints if j.dof_count and j.name != fig.root_arc.joint.name]
+    pr = PosePrior.load()
+    plain = IKProblem(fig, joints, reaches, pose=q0).solve(np.stack([r.target for r in reaches]))
+    with_prior = IKProblem(fig, joints, [*reaches, pr.task(weight=1e-4)], pose=q0).solve()
+    assert plain.converged and with_prior.converged
+    assert pr.cost(fig, with_prior.pose) < pr.cost(fig, plain.pose) - 100.0
