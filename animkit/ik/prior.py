@@ -129,7 +129,7 @@ class PriorBinding:
     ``bones``: the present :data:`PRIOR_BONES` (in that order); ``node`` / ``parent`` (node indices of each bone
     and of its nearest present canonical ancestor); ``K`` / ``Kp`` (3×3 per bone, R_restᵀ B A of the bone and of
     that ancestor); ``rows``: the features' indices in the full vector (3 per present bone); ``moves`` (N, D):
-    DOF j moves node i; ``revolute`` (D,)."""
+    DOF j moves node i (never for scale DOFs, which IK leaves alone); ``revolute`` (D,)."""
 
     figure: Figure
     bones: tuple[str, ...]
@@ -193,6 +193,7 @@ def bind_figure(figure: Figure) -> PriorBinding:
     for i in range(c.node_count):
         if c.parent[i] >= 0:
             moves[i] |= moves[int(c.parent[i])]
+    moves[:, np.asarray(c.dof_scale, dtype=bool)] = False  # scale DOFs (glTF) never move in IK
     heights = W[:, :3, 3] @ B[:, 1]
     height = float(np.ptp(heights))
     leg = float(heights[index[bones.node("hips")]] - heights.min())
