@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,7 +24,8 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..fk import forward
 from ..transforms import cross3, rotation_error
-from .prior import PosePrior, feature_jacobian
+from .prior import PosePrior, PriorBinding, feature_jacobian
+from .problem import compile_chain
 from .result import IKResult
 
 __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
@@ -76,14 +77,13 @@ def _targets(figure: Figure, targets: Mapping[str, ArrayLike]) -> list[tuple[int
     return out
 
 
-def _place_root(figure: Figure, pose: Array, root: Array, dofs: NDArray[np.intp]) -> Array:
+def _place_root(frames: Callable[[Array], tuple[Array, Array, Array, Array]], node: int, pose: Array, root: Array,
+                dofs: NDArray[np.intp], revolute: NDArray[np.bool_]) -> Array:
     """Set the root joint's DOFs so the root node's world frame is ``root`` (Gauss–Newton on its 6D error)."""
-    c = figure.compiled
-    node = index_of_root(figure)
     q = pose.copy()
-    rev = c.dof_revolute[dofs]
+    rev = revolute[dofs]
     for _ in range(30):
-        R, p, r, a = _state(figure, q)
+        R, p, r, a = frames(q)
         e = np.concatenate([root[:3, 3] - p[node], rotation_error(root[:3, :3], R[node])])
         if np.linalg.norm(e) < 1e-12:
             break
@@ -92,6 +92,35 @@ def _place_root(figure: Figure, pose: Array, root: Array, dofs: NDArray[np.intp]
         J = np.vstack([Jp, Jo])
         q[dofs] += np.linalg.lstsq(J, e, rcond=None)[0]
     return q
+
+
+def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]
+           ) -> Callable[[Array], tuple[Array, Array, Array, Array]]:
+    """The frames of the figure's nodes as a function of a pose whose DOFs outside ``dofs`` are those of ``q``: the
+    movable set compiled once (ChainModel; kept on the binding per movable set and folded values), its nodes'
+    frames per call in one pass, the other nodes' frames constant."""
+    c = figure.compiled
+    others = np.setdiff1d(np.arange(c.dof_count), dofs)
+    key = (tuple(int(d) for d in dofs), q[others].tobytes())
+    hit = b.chains.get(key)
+    if hit is None:
+        live = np.flatnonzero(np.any(b.moves[:, dofs], axis=1))
+        model = compile_chain(figure, q, dofs, [c.node_names[i] for i in live])
+        R0, p0, _, _ = _state(figure, q)
+        b.chains.clear()  # one movable set at a time: a new root or start pose replaces the old one
+        b.chains[key] = hit = (model, live, R0, p0)
+    model, live, R0, p0 = hit
+    D = c.dof_count
+
+    def frames(q: Array) -> tuple[Array, Array, Array, Array]:
+        fr = model.frames(q[model.dofs][None])
+        R, p = R0.copy(), p0.copy()
+        R[live], p[live] = fr.R[0], fr.p[0]
+        r, a = np.zeros((D, 3)), np.zeros((D, 3))
+        r[model.dofs], a[model.dofs] = fr.r[0], fr.a[0]
+        return R, p, r, a
+
+    return frames
 
 
 def index_of_root(figure: Figure) -> int:
@@ -118,12 +147,16 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     except AnimkitError as exc:
         raise IKError(str(exc)) from None
     root_dofs = np.asarray(figure.joint_dofs[figure.root_arc.joint.name], dtype=np.intp)
+    root_dofs = root_dofs[~np.asarray(c.dof_scale, dtype=bool)[root_dofs]]  # scale DOFs never move
     used = np.any(b.moves[[i for i, _, _ in tg] + list(b.node)], axis=0) & ~np.asarray(c.dof_scale, dtype=bool)
     if root is not None:
         Rt = np.asarray(root, dtype=float)
         if Rt.shape != (4, 4) or not np.all(np.isfinite(Rt)):
             raise IKError(f"pose_from_effectors: root must be a finite 4x4 pose, got shape {Rt.shape}")
-        q = _place_root(figure, q, Rt, root_dofs)
+    chain = np.flatnonzero(used | np.isin(np.arange(c.dof_count), root_dofs))
+    frames = _chain(figure, b, q, chain)
+    if root is not None:
+        q = _place_root(frames, index_of_root(figure), q, Rt, root_dofs, c.dof_revolute)
         used[root_dofs] = False
     mov = np.flatnonzero(used)
     # DOFs of joints between the prior's bones (CMU's LHipJoint, Spine, Neck1; twist bones): the prior sees only
@@ -139,7 +172,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     errors: list[float] = []
 
     def evaluate(q: Array) -> tuple[Array, Array, float, float]:
-        R, p, r, a = _state(figure, q)
+        R, p, r, a = frames(q)
         rows_J, rows_e = [], []
         pe = oe = 0.0
         for node, tp, tR in tg:

@@ -145,6 +145,7 @@ class PriorBinding:
     Kh: Array  # the hips' K (3, 3)
     up: Array  # the world up: the body's up axis at rest (3,)
     leg: float  # the hips' height above the lowest node at rest (scene units): the root height's unit
+    chains: dict[Any, Any] = field(default_factory=dict, repr=False)  # pose_from_effectors' compiled chain
 
 
 def bind_figure(figure: Figure) -> PriorBinding:
