@@ -717,7 +717,7 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print("animkit: interrupted", file=sys.stderr)
         return 130, False
-    return code, args.run is _cmd_batch
+    return code, args.run is _cmd_batch or (args.run is _cmd_prior and (args.workers or args.scheduler) is not None)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -281,3 +281,16 @@ def test_prior_task_in_a_problem_of_tasks(cmu, heldout):
     with_prior = IKProblem(fig, joints, [*reaches, pr.task(weight=1e-4)], pose=q0).solve()
     assert plain.converged and with_prior.converged
     assert pr.cost(fig, with_prior.pose) < pr.cost(fig, plain.pose) - 100.0
+
+
+def test_prior_features_batch_command_matches_features_of(tmp_path):
+    """What `animkit prior fit --workers` reads on Dask: the batch command's .npy per file (float32) is the
+    in-process features_of of the same file."""
+    pytest.importorskip("distributed")
+    from animkit.batch import run_batch
+
+    src = DATA / "cmu_09_01_run.bvh"
+    report = run_batch("prior-features", [src], tmp_path, workers=1, processes=False, options={"every": 4})
+    (row,) = report.rows
+    assert row["status"] == "ok"
+    np.testing.assert_allclose(np.load(row["output"]), PosePrior.features_of(load(src), every=4), atol=1e-6)
