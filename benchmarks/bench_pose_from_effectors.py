@@ -1,7 +1,8 @@
 """A full body from a few effectors, on motion-capture frames the prior never saw: plain LM, the natural solver,
 FABRIK and the pose prior (`animkit.pose_from_effectors`), as ProtoRes and AvatarPoser evaluate.
 
-    cd benchmarks && flock /tmp/animkit-bench.lock python bench_pose_from_effectors.py [LIBRARY] [--per N]
+    cd benchmarks && OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 flock /tmp/animkit-bench.lock \
+        python bench_pose_from_effectors.py [LIBRARY] [--per N]
 
 LIBRARY (default ../../shared/data/bvh/library) holds the CMU trials; subjects 02 and 08 are the held-out set (the
 default prior, animkit/examples/pose_prior.npz, is fitted on 01, 05, 07 and 09). For each held-out trial, N frames
@@ -129,8 +130,9 @@ def main() -> None:
                          f"({1e3 * min(t):.0f}–{1e3 * max(t):.0f}) |")
     table = "\n".join(lines)
     print(table)
-    head = (f"# A full body from a few effectors (pose prior)\n\nCommand: `cd benchmarks && flock "
-            f"/tmp/animkit-bench.lock python bench_pose_from_effectors.py` (library {lib.name}/, --per {args.per}).\n"
+    head = (f"# A full body from a few effectors (pose prior)\n\nCommand: `cd benchmarks && OPENBLAS_NUM_THREADS=1 "
+            f"OMP_NUM_THREADS=1 flock /tmp/animkit-bench.lock python bench_pose_from_effectors.py` (library "
+            f"{lib.name}/, --per {args.per}).\n"
             "Run on the shared 2-core machine while other engineers ran tests and benchmarks: times are noisy "
             "upper bounds.\n\n")
     write_results(ROOT / "benchmarks" / "results_prior.md", head + f"Run of {time.strftime('%H:%M UTC', time.gmtime())}"
