@@ -198,7 +198,7 @@ def test_hands_feet_head_within_3cm(cmu, heldout):
 
 def test_hands_head_halves_plain_lm(cmu, heldout):
     """Hands and head only (a VR rig's trackers), positions: the issue's goal is 6 cm. On these 12 frames of subject
-    02 (walks, runs, swordplay, washing) the prior gives 7.8 cm (the benchmark's 102 frames of subjects 02 and 08:
+    02 (walks, runs, swordplay, washing) the prior gives 7.8 cm (5.9 cm on the benchmark's 51 frames of subjects 02, 08:
     see benchmarks/results_prior.md); the oracle here is plain LM from the same start, which it must halve nearly."""
     fig, _ = cmu
     effs = ("hand_l", "hand_r", "head")
