@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import numpy as np
 
-from .errors import AnimkitError, unknown_name
+from .errors import AnimkitError, IKError, unknown_name
 from .scene import describe_scene
 
 if TYPE_CHECKING:
@@ -271,6 +271,43 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if not args.quiet:
         extra = "".join(f", {p}" for p in (args.json, args.plot, args.save) if p)
         print(f"wrote {report.path} ({report.frames} frames, {report.size[0]}x{report.size[1]}){extra}")
+    return 0
+
+
+def _cmd_workspace(args: argparse.Namespace) -> int:
+    import json
+
+    from .ik.workspace import workspace
+    from .io import atomic_path
+    from .render.clouds import render_clouds
+
+    if not str(args.output).lower().endswith(".png"):
+        raise IKError(f"workspace: the picture is a PNG; got --output {args.output}")
+    scene = load_scene(args.scene, args.scene_index)
+    fig = scene.figure
+    effector = args.effector or (scene.reach.effector if scene.reach else None)
+    if effector is None:
+        raise IKError(f"{args.scene}: no effector given (--effector) and the scene has no [reach] effector")
+    chains = _names(args.chains) or list(scene.reach.chains if scene.reach and scene.reach.chains
+                                         else fig.rig.chains)
+    rows, clouds, metrics = [], [], []
+    for c in chains:
+        w = workspace(fig, c, effector, points=args.points, orientations=args.orientations, seed=args.seed)
+        rows.append(f"{c:<16}{w.reachable_l:>12.1f} ± {w.reachable_err_l:<8.1f}{w.dexterous_l:>12.1f} ± "
+                    f"{w.dexterous_err_l:<8.1f}")
+        clouds.append((f"{c}: {w.reachable_l:.0f} L reach, {w.dexterous_l:.0f} L dexterous",
+                       [(w.reachable, (0.35, 0.6, 0.95)), (w.dexterous, (0.95, 0.45, 0.2))]))
+        metrics.append({"chain": c, "effector": w.effector, "reachable_l": w.reachable_l,
+                        "reachable_err_l": w.reachable_err_l, "dexterous_l": w.dexterous_l,
+                        "dexterous_err_l": w.dexterous_err_l, "points": len(w.points)})
+    print(f"{'movable set':<16}{'reachable (L)':>23}{'dexterous (L)':>23}")
+    print("\n".join(rows))
+    out = render_clouds(fig, fig.rest_pose(), clouds, args.output, up=scene.up)
+    if args.json:
+        with atomic_path(args.json) as tmp:
+            tmp.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+    if not args.quiet:
+        print(f"wrote {out}" + (f", {args.json}" if args.json else ""))
     return 0
 
 
@@ -578,6 +615,20 @@ def build_parser() -> argparse.ArgumentParser:
                    "panel) or .toml (one clip per panel)")
     _add_output_options(p)
     p.set_defaults(run=_cmd_compare)
+
+    p = sub.add_parser("workspace", parents=[gltf],
+                       help="reachable and dexterous workspaces (litres) per movable set, drawn as point clouds")
+    p.add_argument("scene", help=SCENE_HELP + " with [chains]")
+    p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
+    p.add_argument("--effector", default=None, help="effector (default: the scene's [reach] effector)")
+    p.add_argument("--points", type=int, default=2000, help="test points in the box (the volume's error ~ 1/√N)")
+    p.add_argument("--orientations", type=int, default=12, help="orientations tested per reachable point "
+                   "(dexterous; 0: skip)")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--json", default=None, help="also write the volumes as JSON")
+    p.add_argument("-o", "--output", required=True, help="the picture: out.png")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the table")
+    p.set_defaults(run=_cmd_workspace)
 
     p = sub.add_parser("convert", parents=[gltf],
                        help="convert a scene and its clips: any input to .glb/.gltf, .toml or .bvh")

@@ -16,12 +16,14 @@ from .bfgs import BFGS
 from .cg import CG
 from .effectors import pose_from_effectors
 from .jacobian import jacobian, rotation_error
-from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone, solver_from_name
+from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
 from .prior import PosePrior, Prior
 from .problem import ChainModel, compile_chain
+from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
 from .tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
+from .workspace import Workspace, workspace
 
 __all__ = [
     "IKProblem",
@@ -46,6 +48,8 @@ __all__ = [
     "Posture",
     "Spread",
     "Cost",
+    "workspace",
+    "Workspace",
     "solver_from_name",
     "jacobian",
     "rotation_error",

@@ -33,8 +33,9 @@ from .lm_jit import (
     out_size,
     packed_entry,
 )
-from .methods import LM, Setup, Solver, solver_from_name
+from .methods import LM, Setup, Solver
 from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
+from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options
 from .stack import TaskStack, stack_tasks

@@ -31,16 +31,27 @@ ARMIJO = 1e-4
 BACKTRACK = 30  # halvings before the line search gives up (stalled)
 
 
-def line_search(o: Objective, q: Array, f: float, g: Array, d: Array
+def line_search(o: Objective, q: Array, f: float, g: Array, d: Array, *, expand: int = 0
                 ) -> tuple[Array, float, Array, float, float] | None:
-    """Armijo backtracking along d from t = 1 on the projected path Π(θ + t d); None when 30 halvings fail."""
+    """Armijo backtracking along d from t = 1 on the projected path Π(θ + t d); None when 30 halvings fail.
+    ``expand``: when t = 1 is accepted, doubling t up to this many times while f keeps falling (CG's steps are
+    not scaled like Newton's)."""
     t = 1.0
     for _ in range(BACKTRACK):
         qn = o.clamp(q + t * d)
         s = qn - q
         fn, gn, pos, ori = o.value(qn)
         if fn <= f + ARMIJO * float(g @ s) and float(np.max(np.abs(s), initial=0.0)) > 0.0:
-            return qn, fn, gn, pos, ori
+            best = (qn, fn, gn, pos, ori)
+            if t == 1.0:
+                for _ in range(expand):
+                    t *= 2.0
+                    qe = o.clamp(q + t * d)
+                    fe, ge, pe, oe = o.value(qe)
+                    if fe >= best[1]:
+                        break
+                    best = (qe, fe, ge, pe, oe)
+            return best
         t *= 0.5
     return None
 

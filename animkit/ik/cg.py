@@ -2,7 +2,8 @@
 
     d₀ = −∇f₀,   d_k = −∇f_k + β_k d_{k−1},   β_k = max(0, ∇f_kᵀ(∇f_k − ∇f_{k−1}) / ‖∇f_{k−1}‖²)
 
-with θ⁺ = Π(θ + t d) by the same Armijo backtracking as BFGS (:func:`animkit.ik.bfgs.line_search`), a restart
+with θ⁺ = Π(θ + t d) by the same Armijo backtracking as BFGS (:func:`animkit.ik.bfgs.line_search`; an accepted
+t = 1 doubled while f keeps falling, up to 2⁶: CG's directions carry no scale), a restart
 d = −∇f every n iterations or when d is not a descent direction. Memory O(n), no matrix at all; on IK's narrow
 valleys (a stretched arm, orientation rows against position rows) it zig-zags like steepest descent with momentum.
 See docs/derivations.md ("cg").
@@ -27,6 +28,7 @@ from .stack import TaskStack
 __all__ = ["CG", "cg_minimise"]
 
 Array = NDArray[np.float64]
+EXPAND = 6  # doublings of an accepted full step while f keeps falling (the line search's expansion)
 
 
 def cg_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
@@ -48,7 +50,7 @@ def cg_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
         it += 1
         if float(d @ gf) >= 0.0 or (it - 1) % max(n, 1) == 0:
             d = -gf
-        step = line_search(o, q, f, gf, d)
+        step = line_search(o, q, f, gf, d, expand=EXPAND)
         if step is None:
             reason = "stalled"
             break

@@ -193,9 +193,13 @@ class FabrikIteration:
     backward: Array
 
 
-def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None) -> FabrikIteration:
+def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
+                     ) -> FabrikIteration:
     """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
-    positions P (b, E, 3)."""
+    positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
+    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone);
+    ``subtree``: toward every backward point below it (a least-squares fit of the whole subtree, which turns a
+    hinge chain's plane toward the target but spins bones about their axes)."""
     tree = _tree(model)
     fr = model.frames(q) if fr is None else fr
     b = q.shape[0]
@@ -241,7 +245,7 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
         lk = list(links)
         F = fr if g == 0 else model.frames(q_new)  # ancestors placed, this group and below as they were
         T_in = np.broadcast_to(np.eye(4), (b, 4, 4)) if model.parent[k1] < 0 else F.T[model.parent[k1]]
-        hs, js = tree.sub_groups[g], tree.sub_effs[g]
+        hs, js = (tree.sub_groups[g], tree.sub_effs[g]) if subtree else (tree.child_groups[g], tree.child_effs[g])
         X = np.concatenate([F.r[:, [tree.groups[h][0] for h in hs]], F.p[:, list(js)]], axis=1)  # (b, K, 3)
         Y = np.concatenate([back[:, list(hs)], P[:, list(js)]], axis=1)
         Tl = F.T[kl]
@@ -294,23 +298,33 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
     return FabrikIteration(q_new, placed, eff_pts, back)
 
 
-def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array) -> Array:
-    """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3)."""
-    q_new = fabrik_iteration(model, q, P, fr).q
-    # a constrained chain cannot always follow the points: never return a step that moves the effectors away
-    # (halved up to four times, then none)
+def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published: bool = False) -> Array:
+    """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3), never moving the
+    effectors away: the subtree-fit iteration, or with ``published`` the paper's iteration and, where it cannot
+    lower the distance (a hinge whose plane the shortest turns never bring to the target), the subtree fit."""
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
-    dq = q_new - q
-    cur = model.frames(q_new)
+    dq = _kept(model, q, P, before, fabrik_iteration(model, q, P, fr, subtree=not published).q - q)
+    stuck = ~np.any(dq != 0.0, axis=1)
+    if published and stuck.any():
+        sub = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), subtree=True).q - q[stuck]
+        dq[stuck] = _kept(model, q[stuck], P[stuck], before[stuck], sub)
+    return dq
+
+
+def _frames_of(fr: Frames, mask: NDArray[np.bool_]) -> Frames:
+    return Frames(fr.T[:, mask], fr.r[mask], fr.a[mask], fr.p[mask], fr.R[mask])
+
+
+def _kept(model: ChainModel, q: Array, P: Array, before: Array, dq: Array) -> Array:
+    """A step that never moves the effectors away: halved up to four times where it does, then none."""
+    cur = model.frames(q + dq)
     for _ in range(BACKTRACK):
         after = np.linalg.norm(cur.p - P, axis=2).sum(axis=1)
         worse = after > before
         if not worse.any():
-            break
+            return dq
         dq = np.where(worse[:, None], 0.5 * dq, dq)
         q_try = model.project_cones(q + dq)
         dq = q_try - q
         cur = model.frames(q_try)
-    else:
-        dq = np.where((np.linalg.norm(cur.p - P, axis=2).sum(axis=1) > before)[:, None], 0.0, dq)
-    return dq
+    return np.where((np.linalg.norm(cur.p - P, axis=2).sum(axis=1) > before)[:, None], 0.0, dq)

@@ -22,7 +22,7 @@ reach instead of stepping wildly at the stretched singularity; None: no clamp) a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Literal
 
@@ -52,7 +52,7 @@ from .solvers import (
 from .stack import TaskStack, lm_stack
 
 __all__ = ["Setup", "Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
-           "solver_from_name"]
+]
 
 Array = NDArray[np.float64]
 
@@ -432,11 +432,18 @@ class TwoBone(Solver):
 @dataclass(frozen=True, eq=False, kw_only=True)
 class FABRIK(Solver):
     """Forward-and-backward reaching IK on joint positions (Aristidou & Lasenby 2011), mapped back to the chain's
-    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands)."""
+    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands).
+
+    The forward pass turns each joint toward the backward points of its whole subtree (a least-squares fit that
+    turns a hinge chain's plane toward the target, at the price of spinning bones about their axes); ``published``
+    turns each joint toward its children's backward points only, as the paper does (with free ball joints one
+    iteration is exactly the paper's position passes, each turn the shortest: no twist), falling back to the subtree
+    fit for an iteration where that cannot lower the distance."""
 
     name: ClassVar[str] = "fabrik"
     jacobian: ClassVar[bool] = False
     max_iter: int = 200
+    published: bool = False  # the paper's forward pass (each joint toward its children), the subtree fit as fallback
 
     def __post_init__(self) -> None:
         self._check()
@@ -446,20 +453,4 @@ class FABRIK(Solver):
         return super().setup(s)
 
     def step(self, s: StepInput) -> Array:
-        return fabrik_step(s.model, s.q, s.fr, s.P)
-
-
-def solver_from_name(name: str) -> Solver:
-    """The solver object with default options for a name: lm, pinv, pinv-lu, dls, dls-adaptive, transpose,
-    nullspace, ccd, two-bone, fabrik, bfgs, cg."""
-    from .bfgs import BFGS  # the descent solvers build on this module: imported when asked for
-    from .cg import CG
-
-    makers: dict[str, Callable[[], Solver]] = {
-        "lm": LM, "pinv": Pseudoinverse, "pinv-lu": lambda: Pseudoinverse(method="lu"), "dls": DLS,
-        "dls-adaptive": lambda: DLS(adaptive=True), "transpose": Transpose, "nullspace": NullSpace, "ccd": CCD,
-        "two-bone": TwoBone, "fabrik": FABRIK, "bfgs": BFGS, "cg": CG}
-    make = makers.get(name) if isinstance(name, str) else None
-    if make is None:
-        raise IKError(unknown_name("solver", str(name), list(makers)))
-    return make()
+        return fabrik_step(s.model, s.q, s.fr, s.P, published=self.published)
