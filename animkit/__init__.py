@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from . import examples, ik, keyframes, motion, reach
     from .figure import Figure, Rig
     from .graph import Arc, Node
-    from .ik import IKProblem, IKResult, solve
+    from .ik import IKProblem, IKResult, pose_from_effectors, solve
     from .io import load, save
     from .joints import Dof, Joint
     from .keyframes import Clip, RotationTrack, Track, blend, crossfade
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 #: drawings and retarget, and IK, reach, motion, the readers and the rest only when a program asks for them.
 _LAZY = {
     "Figure": "figure", "Rig": "figure", "Node": "graph", "Arc": "graph", "IKProblem": "ik", "IKResult": "ik",
-    "solve": "ik", "load": "io", "save": "io", "Dof": "joints", "Joint": "joints", "Clip": "keyframes",
+    "solve": "ik", "pose_from_effectors": "ik", "load": "io", "save": "io", "Dof": "joints", "Joint": "joints",
+    "Clip": "keyframes",
     "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes", "crossfade": "keyframes",
     "Mesh": "mesh", "Skin": "mesh", "show": "notebook", "still": "notebook", "bake_reach": "reach",
     "compare": "reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
@@ -94,6 +95,7 @@ __all__ = [
     "IKProblem",
     "IKResult",
     "solve",
+    "pose_from_effectors",
     "bake_reach",
     "compare",
     "load",

@@ -189,6 +189,17 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
     return motion_measures(result, source) | measures
 
 
+def _prior_features(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pose prior's features (:meth:`animkit.ik.PosePrior.features_of`) of every ``every``-th frame, as .npy."""
+    from .ik.prior import PosePrior
+
+    X = PosePrior.features_of(scene, every=int(options.get("every", 4)))
+    with open(out, "wb") as f:
+        np.save(f, X.astype(np.float32))
+    return motion_measures(scene) | {"prior_frames": len(X)}
+
+
+register("prior-features", ".npy", _prior_features, "the pose prior's features of each file (animkit prior fit)")
 register("info", ".json", _info, "the tree and the measures of each file, as JSON")
 register("render", ".gif", _render, "a thumbnail per file (GIF; --format mp4, or png for a contact sheet)")
 register("convert", _convert_suffix(), _convert, f"each file saved as {_convert_suffix()} (--format: another)")

@@ -647,6 +647,43 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return 1 if c.get("error", 0) else 0
 
 
+def _cmd_prior(args: argparse.Namespace) -> int:
+    """``animkit prior fit INPUT... -o prior.npz``: features per file (in this process, or on Dask with --workers),
+    then EM here."""
+    import tempfile
+
+    import numpy as np
+
+    from .batch import expand_inputs, run_batch
+    from .ik.prior import DIM, PosePrior, fit_mixture, mirror_features
+
+    files = expand_inputs(args.inputs, ("*.bvh", "*.toml", "*.glb", "*.gltf"))
+    if not files:
+        raise AnimkitError(f"prior fit: no motion files in {' '.join(args.inputs)}")
+    if args.workers is not None or args.scheduler is not None:
+        with tempfile.TemporaryDirectory(prefix="animkit-prior-") as tmp:
+            report = run_batch("prior-features", files, tmp, workers=args.workers, scheduler=args.scheduler,
+                               options={"every": args.every, "suffix": ".npy"})
+            bad = [r for r in report.rows if r["status"] == "error"]
+            if bad:
+                raise AnimkitError(f"prior fit: {bad[0]['file']}: {bad[0]['error']}")
+            parts = [np.load(r["output"]).astype(float) for r in report.rows]
+    else:
+        from .io import load
+
+        parts = [PosePrior.features_of(load(f), every=args.every) for f in files]
+    X = np.concatenate(parts) if parts else np.zeros((0, DIM))
+    if not args.no_mirror:
+        X = np.concatenate([X, mirror_features(X)])
+    w, m, c = fit_mixture(X, args.components, iterations=args.iterations, seed=args.seed)
+    names = ", ".join(Path(f).name for f in files)
+    source = (f"animkit prior fit: {len(files)} files ({names}), every {args.every}th frame"
+              f"{'' if args.no_mirror else ' and its mirror'}, {len(X)} poses, {args.components} component(s)")
+    PosePrior(w, m, c, source).save(args.output)
+    print(f"{args.output}: {args.components} component(s) fitted on {len(X)} poses from {len(files)} files")
+    return 0
+
+
 def _add_reach_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effector", default=None, help="effector or node name (default: the scene's [reach])")
     p.add_argument("--target", default=None, help="X,Y,Z in world coordinates (default: the scene's [reach])")
@@ -791,6 +828,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar or table")
     p.set_defaults(run=_cmd_batch)
 
+    p = sub.add_parser("prior", help="pose priors: 'prior fit INPUT... -o prior.npz' fits one on motion files")
+    p.add_argument("action", choices=["fit"], help="fit: a prior from motion files (docs/prior.md)")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="files, or folders of .bvh/.toml/.glb files")
+    p.add_argument("-o", "--output", required=True, help="the prior (.npz)")
+    p.add_argument("--components", type=int, default=1, help="mixture components (default 1: docs/prior.md)")
+    p.add_argument("--every", type=int, default=4, help="use every N-th frame (default 4)")
+    p.add_argument("--iterations", type=int, default=100, help="EM iterations at most (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="the k-means++ start's seed")
+    p.add_argument("--no-mirror", action="store_true", help="do not add each frame's mirror pose")
+    p.add_argument("--workers", type=int, default=None, help="read the files on a local Dask cluster of N workers")
+    p.add_argument("--scheduler", default=None, help="read the files on a running dask.distributed scheduler")
+    p.set_defaults(run=_cmd_prior)
+
     p = sub.add_parser("view", parents=[gltf], help="play a scene's clip in a window: space plays, arrows step, "
                        "drag orbits, scroll zooms, w wireframe, a axes")
     p.add_argument("scene", help=SCENE_HELP)
@@ -884,7 +934,7 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print("animkit: interrupted", file=sys.stderr)
         return 130, False
-    return code, args.run is _cmd_batch
+    return code, args.run is _cmd_batch or (args.run is _cmd_prior and (args.workers or args.scheduler) is not None)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,8 +14,10 @@ from .analytic import two_bone_angles
 from .api import IKProblem, solve, solve_batch
 from .bfgs import BFGS
 from .cg import CG
+from .effectors import pose_from_effectors
 from .jacobian import jacobian, rotation_error
 from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
+from .prior import PosePrior, Prior
 from .problem import ChainModel, compile_chain
 from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
@@ -60,4 +62,7 @@ __all__ = [
     "DEFAULT_SOLVER",
     "ChainModel",
     "compile_chain",
+    "PosePrior",
+    "Prior",
+    "pose_from_effectors",
 ]

@@ -30,6 +30,7 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..humanoid import match_figure
 from .jacobian import rotation_error
+from .prior import PosePrior, feature_jacobian
 from .problem import check_effectors, compile_chain, movable_dofs
 from .tasks import (
     Body,
@@ -62,7 +63,9 @@ class Priors:
     ``spread``: k_s, the spine-spread weight; ``gaze``: turn the
     head toward the target when the neck/head may move; ``planted``: effectors (feet) that keep their start frames
     when the movable set moves them; ``balance``: keep the centre of mass ``margin`` inside the support polygon
-    (the feet's contact points on the ground) whenever feet are planted; ``up``: the world up axis."""
+    (the feet's contact points on the ground) whenever feet are planted; ``up``: the world up axis; ``prior``: a
+    learned :class:`~animkit.ik.PosePrior` whose cost, times ``prior_weight``, joins the null-space objective (the
+    posture term: the reach's other joints go where people put them)."""
 
     stiffness: Mapping[str, float] = field(default_factory=dict)
     preferred: Mapping[str, float] = field(default_factory=dict)  # DOF name → its comfort value (radians)
@@ -73,6 +76,8 @@ class Priors:
     balance: bool = True
     margin: float = 0.02
     up: tuple[float, float, float] = (0.0, 1.0, 0.0)
+    prior: PosePrior | None = None
+    prior_weight: float = 0.01
 
     def __post_init__(self) -> None:
         for k, v in dict(self.stiffness).items():
@@ -82,7 +87,9 @@ class Priors:
                 ok = False
             if not ok:
                 raise IKError(f"Priors: stiffness[{k!r}] must be a number in [0, 1), got {v!r}")
-        for name in ("comfort", "spread", "margin"):
+        if self.prior is not None and not isinstance(self.prior, PosePrior):
+            raise IKError(f"Priors: prior must be a PosePrior or None, got {type(self.prior).__name__}")
+        for name in ("comfort", "spread", "margin", "prior_weight"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise IKError(f"Priors: {name} must be a finite number >= 0, got {v!r}")
@@ -202,6 +209,8 @@ class NaturalProblem:
                                                        for f in priors.planted])
         self.balance_active = bool(priors.balance and feet and self._hull is not None)
         self._groups = self._spine_groups(figure, bones)
+        self._extra: Array | None = None
+        self._prior = None if priors.prior is None or priors.prior_weight == 0 else priors.prior.bind(figure)
 
     # --- set-up -----------------------------------------------------------------------------------------
 
@@ -299,7 +308,8 @@ class NaturalProblem:
     def active(self) -> bool:
         """Whether a task of its own is on for this movable set (gaze, planted feet, spine spread); without one the
         problem is a stiffness-weighted reach with a comfort pull, which ``LM(stiffness=...)`` solves faster."""
-        return bool(self.gaze_active or self._feet or (self._groups and self.priors.spread > 0))
+        return bool(self.gaze_active or self._feet or (self._groups and self.priors.spread > 0) or
+                    self._prior is not None)
 
     @property
     def feet_planted(self) -> bool:
@@ -441,6 +451,14 @@ class NaturalProblem:
 
     def _step(self, s: FigureState, q: Array, levels: list[tuple[Array, Array, float]], tp: Array) -> Array:
         sc = self._scale.copy()
+        extra = None
+        if self._prior is not None:  # ∇(w·cost) of the learned posture in the movable DOFs
+            pr = self.priors.prior
+            assert pr is not None
+            x, J = feature_jacobian(self._prior, s.R, s.p, s.r, s.a)
+            _, g = pr.feature_cost(x, self._prior.rows)
+            extra = self.priors.prior_weight * (J.T @ g[0])[self.dofs]
+        self._extra = extra
         dq = self._prioritised(q, levels, sc)
         blocked = ((q + dq <= self._lo) & (dq < 0)) | ((q + dq >= self._hi) & (dq > 0))
         if blocked.any():  # re-solve without the DOFs pressed on a limit
@@ -461,6 +479,8 @@ class NaturalProblem:
             P = P - JP.T @ np.linalg.solve(JP @ JP.T + 1e-8 * eye, JP)  # the projector nearly exact (eigenvalues
             # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
         grad = self.priors.comfort * (q - self.comfort_pose)
+        if self._extra is not None:
+            grad = grad + self._extra
         for g in self._groups:
             grad[g] += self.priors.spread * (q[g] - q[g].mean())
         dz = 0.5 * P @ (sc * grad)
