@@ -3,6 +3,7 @@ quadrupeds."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import struct
@@ -521,7 +522,7 @@ def test_four_feet_contacts_and_locking_on_the_fox() -> None:
 
 def reproportioned_fox(tmp_path: Path) -> Path:
     """The Fox's skeleton with legs 1.3× and the spine 0.8× as long, every node renamed ``t_…``, written by animkit's
-    glTF writer (its drawn bones as the mesh)."""
+    glTF writer (its drawn bones as the mesh, the Fox's Survey as its clip)."""
     from animkit.figure import Figure
     from animkit.quadruped import match_quadruped_figure
     from animkit.scene import Scene
@@ -536,7 +537,8 @@ def reproportioned_fox(tmp_path: Path) -> Path:
         n = arc.child.name
         L[:3, 3] *= 1.3 if n in legs else 0.8 if n in spine else 1.0
         fig.add(n, arc.parent.name, L=L, joint=arc.joint)
-    out = animkit.save(tmp_path / "fox_long.glb", Scene(fig))
+    # with a clip, so its nodes turn (a file that animates nothing reads back with fixed joints)
+    out = animkit.save(tmp_path / "fox_long.glb", Scene(fig), animkit.load(DATA / "Fox.glb").clips["Survey"])
     doc, binary = glb_parts(out.read_bytes())
     for node in doc["nodes"]:
         node["name"] = "t_" + node["name"]
@@ -555,7 +557,7 @@ def test_retarget_between_quadrupeds_of_different_proportions(tmp_path: Path) ->
     mapping = quadruped_node_map(ts, tt)
     assert mapping["t_b_LeftFoot01_017"] == "b_LeftFoot01_017" and mapping["t_b_Tail02_013"] == "b_Tail02_013"
     clip = source.clips["Walk"]
-    r = retarget_full(source, target, mapping)
+    r = retarget_full(dataclasses.replace(source, clips={"Walk": clip}), target, mapping)
     t = r.times
     Ws = source.figure.world_batch(clip.sample(t))
     Wt = target.figure.world_batch(r.poses)
