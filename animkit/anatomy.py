@@ -56,15 +56,16 @@ class BoneRange:
 
 
 #: The profile (degrees). Shoulder 170/60/170/30: AAOS flexion 180, extension 60, abduction 180 (170 kept off the
-#: antipode, where a swing has no direction), adduction 30 across the body; internal/external rotation 70/90 →
-#: ±80. Elbow: flexion 150, no extension (+5 of slack), pronation/supination 80/80 on the forearm. Wrist: flexion
-#: 80, extension 70, radial/ulnar deviation 20/30 (the plane of the palm is not known from the skeleton: the larger
-#: pair is used both ways, 75°). Hip: flexion 120, extension 30, abduction 45, adduction 30, rotation 45/45. Knee:
-#: flexion 135, no extension (+5), tibial rotation ±10. Ankle: dorsiflexion 20, plantarflexion 50, forefoot
-#: abduction/adduction 15, inversion/eversion 35/15 → twist ±25. Great toe MTP: extension 70 (toward up), flexion
-#: 45. Thoracolumbar spine: flexion 80, extension 25, lateral bending 35, rotation 45. Cervical spine: flexion 45,
-#: extension 45, lateral bending 45, rotation 60. Clavicle (sternoclavicular; Ludewig et al., J Bone Joint Surg Am
-#: 91:378, 2009: ≈ 15° elevation, 15–20° retraction, ≈ 30° posterior rotation over full arm elevation).
+#: antipode, where a swing has no direction), adduction 30 across the body; internal/external rotation 70/90 → ±80.
+#: Elbow: flexion 150, no extension (+5 of slack), ±20 sideways (the carrying angle, 10–15°, and how far the bend
+#: plane read from a slightly bent rest may be off), pronation/supination 80/80 on the forearm. Wrist: flexion 80,
+#: extension 70, radial/ulnar deviation 20/30 (the palm's plane is not known from a skeleton: 75° every way).
+#: Hip: flexion 120, extension 30, abduction 45, adduction 30, rotation 45/45. Knee: flexion 135, no extension
+#: (+5), tibial rotation ±10. Ankle: dorsiflexion 20, plantarflexion 50, forefoot abduction/adduction 15,
+#: inversion/eversion 35/15 → twist ±25. Great toe MTP: extension 70 (toward up), flexion 45. Thoracolumbar spine:
+#: flexion 80, extension 25, lateral bending 35, rotation 45. Cervical spine: flexion 45, extension 45, lateral
+#: bending 45, rotation 60. Clavicle (sternoclavicular; Ludewig et al., J Bone Joint Surg Am 91:378, 2009: ≈ 15°
+#: elevation, 15–20° retraction, ≈ 30° posterior rotation over full arm elevation).
 HUMAN_RANGES: dict[str, BoneRange] = {
     "spine": BoneRange("front", 80, 25, 35, 35, 45, region="trunk"),
     "chest": BoneRange("front", 80, 25, 35, 35, 45, region="trunk"),
@@ -72,7 +73,7 @@ HUMAN_RANGES: dict[str, BoneRange] = {
     "head": BoneRange("front", 45, 45, 45, 45, 60, region="neck"),
     "clavicle": BoneRange("up", 15, 5, 20, 20, 30, source="Ludewig et al. 2009"),
     "upper_arm": BoneRange("front", 170, 60, 170, 30, 80),
-    "forearm": BoneRange("front", 150, 5, 5, 5, 80),
+    "forearm": BoneRange("front", 150, 5, 20, 20, 80),
     "hand": BoneRange("front", 75, 75, 75, 75, 10),
     "upper_leg": BoneRange("front", 120, 30, 45, 30, 45),
     "lower_leg": BoneRange("back", 135, 5, 5, 5, 10),

@@ -479,10 +479,12 @@ def _padded(a: NDArray[Any], width: int) -> NDArray[Any]:
     return out
 
 
-def _mesh_carriers(scene: Scene) -> set[int]:
+def _mesh_carriers(scene: Scene, bind: Array) -> set[int]:
     """Nodes that only carry a skinned mesh: a leaf below the figure's root with a fixed joint, no drawn data, no
-    skin's joint, carrying one skinned mesh and nothing else. The writer moves each to the scene's root with
-    the mesh on it (a skinned mesh's node transform counts for nothing), so the mesh keeps its node's name."""
+    skin's joint, carrying one skinned mesh and nothing else, on a path of fixed joints, at the identity in the
+    world (``bind``: the written nodes' rest world matrices). The writer moves each to the scene's root with the
+    mesh on it, so the mesh keeps its node's name and the node its world matrix. (One under a turned node stays
+    where it is: at the root it would need a local transform, which the validator flags on a skinned mesh's node.)"""
     figure = scene.figure
     joints = {j for m in scene.meshes if m.skin is not None for j in m.skin.joints}
     joints |= {m.skin.skeleton for m in scene.meshes if m.skin is not None and m.skin.skeleton is not None}
@@ -493,14 +495,15 @@ def _mesh_carriers(scene: Scene) -> set[int]:
     for m in scene.meshes:
         arc = figure.node(m.node).parent_arc
         if (m.skin is not None and arc is not None and arc.parent is not None and count[m.node_index] == 1
-                and not arc.joint.dofs and arc.child.first_arc is None and arc.child.data is None
-                and m.node not in joints):
+                and arc.child.first_arc is None and arc.child.data is None and m.node not in joints
+                and not any(a.joint.dofs for a in figure.path_to(m.node))
+                and np.allclose(bind[m.node_index], np.eye(4), rtol=0, atol=1e-9)):
             out.add(m.node_index)
     return out
 
 
 def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any], nodes: list[dict[str, Any]],
-                      roots: list[int], images: list[bytes]) -> None:
+                      roots: list[int], images: list[bytes], bind: Array) -> None:
     """A loaded character's own meshes: positions, normals, UVs, base colour and texture, skins with their
     inverse bind matrices and up to 8 influences (JOINTS_0/1, WEIGHTS_0/1). Skinned meshes hang on new
     root nodes (untransformed); rigid ones on their node."""
@@ -511,7 +514,7 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
     textures: list[dict[str, Any]] = []
     skin_of: dict[int, int] = {}
     taken = set(scene.figure.node_names)
-    carriers = _mesh_carriers(scene)
+    carriers = _mesh_carriers(scene, bind)
     for m in scene.meshes:
         V = m.vertex_count
         attrs = {"POSITION": builder.accessor(m.rest_positions.astype(np.float32), "VEC3", target=ARRAY_BUFFER,
@@ -553,7 +556,7 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
         meshes.append({"name": m.name, "primitives": [prim]})
         if m.skin is not None and m.node_index in carriers:  # its own node, moved to the root (its name kept)
             carrier = nodes[m.node_index]
-            for key in ("translation", "rotation", "scale"):
+            for key in ("translation", "rotation", "scale", "matrix"):
                 carrier.pop(key, None)
             carrier.update({"mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
             for other in nodes:
@@ -645,7 +648,7 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", key
     doc: dict[str, Any] = {"asset": {"version": "2.0", "generator": GENERATOR}, "scene": 0}
     images: list[bytes] = []
     if scene.meshes:
-        _character_meshes(scene, builder, doc, nodes, roots, images)
+        _character_meshes(scene, builder, doc, nodes, roots, images, bind)
     mesh = None if scene.meshes else _flat_mesh(figure, bind, builder)
     if mesh is not None:
         ibm = np.linalg.inv(bind).astype(np.float32)
