@@ -467,8 +467,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     each other stretch of frames where a leg changed is compared with the clip as given; where the foot's surface
     goes further under the ground than it did there, a knee changes between two frames by more than the clip's
     largest knee change, or a planted foot slides further, the contacts there are left unlocked
-    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then the clip is
-    returned as given).
+    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then a leg still
+    made worse is left as given, whole, and if that is not enough the clip is returned as given).
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -498,18 +498,26 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
         worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
         if not worse:
             break
-        for s0, e0, why in worse:
+        for s0, e0, side, why in worse:  # only the leg at fault: legs are locked independently
             lift[s0:e0] = False
-            for side, (mh, mt) in masks.items():
-                for m in (mh, mt):
-                    for s1, e1 in _intervals(m):
-                        if s1 < e0 and e1 > s0:
-                            m[s1:e1] = False
-                            notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
-    else:
-        P = P0
-        notes.append("feet left as given: every lock made some stretch worse")
-        masks = {}
+            for m in masks[side]:
+                for s1, e1 in _intervals(m):
+                    if s1 < e0 and e1 > s0:
+                        m[s1:e1] = False
+                        notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
+    else:  # the legs still made worse are left as given, whole (each leg's DOFs are its own); the rest stay locked
+        P = P.copy()
+        for side in dict.fromkeys(w[2] for w in worse):
+            leg = next(leg for leg in legs if leg.side == side)
+            own = [i for i, n in enumerate(figure.dof_names) if n.rsplit(".", 1)[0] in (leg.hip, leg.knee, leg.ankle,
+                                                                                         leg.toe)]
+            P[:, own] = P0[:, own]
+            masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
+            notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
+        if _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c):
+            P = P0
+            notes.append("feet left as given: every lock made some stretch worse")
+            masks = {}
     after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface)
     held = None
     if masks:
@@ -524,10 +532,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
                      ground: float, surface: BodySurface, k: int, unit: float,
-                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts) -> list[tuple[int, int, str]]:
+                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts
+                     ) -> list[tuple[int, int, str, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
-    given (its knee pop), or its planted points (``contacts``) slid further; with a description of what got worse.
+    given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
+    what got worse.
     A leg's stretches are its contacts, each with
     ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
     names = figure.node_names
@@ -537,7 +547,7 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     pos0 = figure.world_positions(P0)
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
-    out: list[tuple[int, int, str]] = []
+    out: list[tuple[int, int, str, str]] = []
     horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
@@ -562,14 +572,14 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             pop0 = clip_pop
             pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
             if pen1 > pen0 + 1e-6 * figure.size():
-                out.append((a, b, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
+                out.append((a, b, leg.side, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
                             f"{1e3 * unit * pen0:.1f} mm)"))
             elif pop1 > pop0 + 1e-6:
-                out.append((a, b, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given at most "
-                            f"{np.degrees(pop0):.1f}°)"))
+                out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
+                            f"at most {np.degrees(pop0):.1f}°)"))
             elif slide1[a:b - 1].sum() > slide0[a:b - 1].sum() + tiny:
-                out.append((a, b, f"the planted foot would slide {1e3 * unit * slide1[a:b - 1].sum():.1f} mm (as "
-                            f"given {1e3 * unit * slide0[a:b - 1].sum():.1f} mm)"))
+                out.append((a, b, leg.side, f"the planted foot would slide {1e3 * unit * slide1[a:b - 1].sum():.1f} "
+                            f"mm (as given {1e3 * unit * slide0[a:b - 1].sum():.1f} mm)"))
     return out
 
 
