@@ -124,11 +124,14 @@ class Worker:
         return json.loads(line) if line else {"status": "bug", "type": "worker died",
                                               "trace": f"exit code {self.proc.poll()}"}
 
-    def run(self, suffix: str, data: bytes) -> dict:
+    def run(self, suffix: str, data: bytes, folder: Path | None = None) -> dict:
+        """Load ``data`` as a ``suffix`` file (in ``folder``, beside the files it refers to, when given): the
+        worker's answer, with the load's ``seconds`` and ``peak_mb``."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(f"{suffix} {len(data)}\n".encode() + data)
+        where = f" {folder}" if folder is not None else ""
+        self.proc.stdin.write(f"{suffix} {len(data)}{where}\n".encode() + data)
         self.proc.stdin.flush()
         answer = self._answer(TIME_LIMIT_S)
         if answer is None:

@@ -31,10 +31,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import limits
 from ..errors import AnimkitError, ParseError
 from ..figure import Figure
 from ..joints import DofKind, Joint, ball, custom, fixed
 from ..keyframes import Clip, RotationTrack, Track
+from ..limits import sample_count
 from ..mesh import Mesh, Skin, vertex_normals
 from ..rig import humanoid_rig
 from ..scene import Scene
@@ -50,7 +52,9 @@ ROOT_NAME = "world"
 EULER_ORDER = "zyx"
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
-_MAX_IMAGE_PIXELS = 1 << 26
+#: bytes a primitive's vertex costs beyond its POSITION array (faces, normals and their temporaries), charged to
+#: the decode budget (:data:`animkit.limits.MAX_DECODED_BYTES`) with the accessors
+_VERTEX_WORK = 96
 #: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
 STILL = 2e-7
 #: the latest key time read (a day): later ones would make absurd clips
@@ -84,7 +88,11 @@ def _quaternion_wxyz(xyzw: Array) -> Array:
 class _Reader:
     def __init__(self, doc: GltfDocument) -> None:
         self.doc = doc
-        self.nodes: list[dict[str, Any]] = [doc.obj("nodes", i) for i in range(len(doc.items("nodes")))]
+        count = len(doc.items("nodes"))
+        if count > limits.MAX_NODES:
+            raise doc.error("/nodes", f"{count:,} nodes; the limit is {limits.MAX_NODES:,} (animkit.limits.MAX_NODES)")
+        self.nodes: list[dict[str, Any]] = [doc.obj("nodes", i) for i in range(count)]
+        self._pixels = 0  # decoded image pixels so far
         self.parent = self._parents()
         self.names = self._names()
         self.morph = False
@@ -95,7 +103,9 @@ class _Reader:
     # --- structure ----------------------------------------------------------------------------------------
 
     def _parents(self) -> list[int]:
-        """parent[i] (−1 for roots); a node with two parents or a cycle is an error."""
+        """parent[i] (−1 for roots); a node with two parents, a cycle or a node deeper than
+        :data:`~animkit.limits.MAX_DEPTH` is an error. Linear in the nodes: one walk down from the roots (every
+        node has at most one parent, so a node it does not reach lies on or below a cycle)."""
         doc = self.doc
         parent = [-1] * len(self.nodes)
         for i, n in enumerate(self.nodes):
@@ -110,15 +120,26 @@ class _Reader:
                     raise doc.error(at, f"node {c} has two parents (nodes {parent[c]} and {i}); "
                                         "a glTF node must have at most one parent")
                 parent[c] = i
-        for i in range(len(self.nodes)):  # a cycle: walking up never reaches a root
-            seen = {i}
-            j = parent[i]
-            while j >= 0:
-                if j in seen:
-                    raise doc.error(pointer("nodes", j, "children"),
-                                    f"the node graph has a cycle through node {j}; it must be a tree")
+        depth = [0] * len(self.nodes)
+        stack = [i for i, p in enumerate(parent) if p < 0]
+        reached = len(stack)
+        while stack:
+            i = stack.pop()
+            for c in self.nodes[i].get("children", ()):
+                depth[c] = depth[i] + 1
+                if depth[c] > limits.MAX_DEPTH:
+                    raise doc.error(pointer("nodes", c), f"node {c} is nested {depth[c]:,} deep; the limit is "
+                                                         f"{limits.MAX_DEPTH:,} (animkit.limits.MAX_DEPTH)")
+                stack.append(c)
+                reached += 1
+        if reached < len(self.nodes):  # walk up from an unreached node until a node repeats: it is on the cycle
+            j = next(i for i in range(len(self.nodes)) if depth[i] == 0 and parent[i] >= 0)
+            seen = set()
+            while j not in seen:
                 seen.add(j)
                 j = parent[j]
+            raise doc.error(pointer("nodes", j, "children"),
+                            f"the node graph has a cycle through node {j}; it must be a tree")
         return parent
 
     def _names(self) -> list[str]:
@@ -187,6 +208,7 @@ class _Reader:
             at = pointer("animations", a)
             if not isinstance(anim, dict):
                 raise doc.error(at, "expected an object")
+            driven, last = 0, 0.0  # for the early sample budget: DOFs ≥ 3 per driven path, fps ≥ 10
             for c, ch in enumerate(doc.field(anim, "channels", at, list)):
                 cat = f"{at}/channels/{c}"
                 if not isinstance(ch, dict):
@@ -213,6 +235,12 @@ class _Reader:
                                 expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
                 if not self._holds_still(node, path, a, smp):
                     out.setdefault(node, set()).add(path)
+                    driven += 3
+                    last = max(last, float(self._sampler(a, smp, 4 if path == "rotation" else 3)[0][-1]))
+            least = (int(last * 10.0) + 1) * driven
+            if least > limits.MAX_SAMPLES:  # refused before the figure is built (the exact check is in clips)
+                raise doc.error(at, f"{last:g} s on {driven} or more DOFs samples into at least {least:,} values; the "
+                                    f"limit is {limits.MAX_SAMPLES:,} (animkit.limits.MAX_SAMPLES)")
         return out
 
     def _holds_still(self, node: int, path: str, a: int, s: int) -> bool:
@@ -241,7 +269,12 @@ class _Reader:
         if M is not None:
             return M, fixed(name)
         first = min((_PATHS.index(p) for p in animated), default=3)
-        R = matrix_from_quaternion(q)
+        R = np.eye(3) if q[0] == 1.0 else matrix_from_quaternion(q)
+        if first == 3:  # a still node (most of a big file): L = T · R · S in one step
+            L = np.eye(4)
+            L[:3, :3] = R * s
+            L[:3, 3] = t
+            return L, fixed(name)
         parts = [_translation_matrix(t), _rotation_matrix(R), np.diag([*s, 1.0])]
         L = np.eye(4)
         for P in parts[:first]:
@@ -299,6 +332,7 @@ class _Reader:
             last = 0.0
             dts: list[float] = []
             keys: list[Array] = []
+            n_keys = 0
             for c, ch in enumerate(anim["channels"]):
                 cat = f"{at}/channels/{c}"
                 target = ch["target"]
@@ -314,6 +348,10 @@ class _Reader:
                 s = doc.field(ch, "sampler", cat, int, check=range(len(samplers)).__contains__,
                               expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
                 times, values, kind, tangents = self._sampler(a, s, 4 if path == "rotation" else 3)
+                n_keys += times.shape[0] * (1 if path == "rotation" else 3)
+                if n_keys > limits.MAX_KEYS:
+                    raise doc.error(cat, f"the animation's tracks hold more than {limits.MAX_KEYS:,} keys "
+                                         "(animkit.limits.MAX_KEYS)")
                 last = max(last, float(times[-1]))
                 if times.shape[0] > 1:
                     dts.append(float(np.median(np.diff(times))))
@@ -322,6 +360,7 @@ class _Reader:
                                            f"{at}/samplers/{s}"))
             fps = frame_rate_from_keys(np.concatenate(keys) if keys else np.zeros(0), min(dts) if dts else None)
             try:
+                sample_count(last, fps, fig.dof_count, f"animation {name!r}")
                 out[name] = Clip.build(fig, tracks, name=name, duration=last, fps=fps)
             except AnimkitError as exc:
                 raise doc.error(at, str(exc)) from None
@@ -436,6 +475,9 @@ class _Reader:
         sk = doc.obj("skins", s)
         at = pointer("skins", s)
         joints = doc.field(sk, "joints", at, list, check=lambda v: len(v) >= 1, expected="a non-empty array")
+        if len(joints) > limits.MAX_SKIN_JOINTS:
+            raise doc.error(f"{at}/joints", f"{len(joints):,} joints; the limit for one skin is "
+                                            f"{limits.MAX_SKIN_JOINTS:,} (animkit.limits.MAX_SKIN_JOINTS)")
         for k, j in enumerate(joints):
             jat = f"{at}/joints/{k}"
             if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < len(self.nodes):
@@ -488,6 +530,7 @@ class _Reader:
         attrs = doc.field(prim, "attributes", pat, dict)
         pos = self._attribute(attrs, "POSITION", pat, 3, None, True)
         V = pos.shape[0]
+        doc.charge(V * _VERTEX_WORK, f"{pat}/attributes/POSITION")
         if "indices" in prim:
             iat = f"{pat}/indices"
             idx = doc.accessor(doc.index(prim, "indices", pat, "accessors"), iat)
@@ -562,6 +605,8 @@ class _Reader:
     def _image(self, i: int) -> NDArray[np.uint8]:
         if i in self._images:
             return self._images[i]
+        if not self._images:
+            self._check_pixels()
         from PIL import Image, UnidentifiedImageError
 
         data = self.doc.image_bytes(i, pointer("images", i))
@@ -569,9 +614,14 @@ class _Reader:
         try:
             with Image.open(io.BytesIO(data)) as im:
                 w, h = im.size
-                if w * h > _MAX_IMAGE_PIXELS:
-                    raise self.doc.error(at, f"image of {w}x{h} pixels; more than animkit decodes "
-                                             f"({_MAX_IMAGE_PIXELS})")
+                if w * h > limits.MAX_IMAGE_PIXELS:
+                    raise self.doc.error(at, f"image of {w}x{h} pixels; the limit is {limits.MAX_IMAGE_PIXELS:,} "
+                                             "(animkit.limits.MAX_IMAGE_PIXELS)")
+                if self._pixels + w * h > limits.MAX_TOTAL_IMAGE_PIXELS:
+                    raise self.doc.error(at, f"image of {w}x{h} pixels makes {self._pixels + w * h:,} in all; the "
+                                             f"limit is {limits.MAX_TOTAL_IMAGE_PIXELS:,} "
+                                             "(animkit.limits.MAX_TOTAL_IMAGE_PIXELS)")
+                self._pixels += w * h
                 if im.format not in ("PNG", "JPEG"):
                     raise self.doc.error(at, f"image format {im.format}; expected PNG or JPEG")
                 arr = np.asarray(im.convert("RGBA"), dtype=np.uint8).copy()
@@ -581,9 +631,65 @@ class _Reader:
         self._images[i] = arr
         return arr
 
+    def _check_vertices(self) -> None:
+        """Before anything is decoded: the vertices every mesh node claims (POSITION counts, each use counted)
+        at 24 + :data:`_VERTEX_WORK` bytes each must fit :data:`animkit.limits.MAX_DECODED_BYTES` (the exact
+        charges come as each array is made)."""
+        doc, total = self.doc, 0
+        meshes, accessors = doc.items("meshes"), doc.items("accessors")
+        for i, n in enumerate(self.nodes):
+            m = n.get("mesh")
+            if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < len(meshes) \
+                    or not isinstance(meshes[m], dict) or not isinstance(meshes[m].get("primitives"), list):
+                continue  # the reader's own checks name what is wrong
+            for p, prim in enumerate(meshes[m]["primitives"]):
+                a = prim.get("attributes", {}).get("POSITION") if isinstance(prim, dict) else None
+                acc = accessors[a] if isinstance(a, int) and 0 <= a < len(accessors) else None
+                count = acc.get("count") if isinstance(acc, dict) else None
+                if isinstance(count, int) and count > 0:
+                    total += count * (24 + _VERTEX_WORK)
+                    if total > limits.MAX_DECODED_BYTES:
+                        raise doc.error(pointer("meshes", m, "primitives", p, "attributes", "POSITION"),
+                                        f"the mesh nodes up to node {i} draw {total // (24 + _VERTEX_WORK):,} "
+                                        f"vertices, {total:,} bytes to decode; the limit is "
+                                        f"{limits.MAX_DECODED_BYTES:,} (animkit.limits.MAX_DECODED_BYTES)")
+
+    def _check_pixels(self) -> None:
+        """Before the first image is decoded: the pixels of every image a texture uses, from the images'
+        headers, must fit :data:`animkit.limits.MAX_TOTAL_IMAGE_PIXELS` (and each one
+        :data:`animkit.limits.MAX_IMAGE_PIXELS`)."""
+        from PIL import Image, UnidentifiedImageError
+
+        doc, total = self.doc, 0
+        images = doc.items("images")
+        used = sorted({t["source"] for t in doc.items("textures") if isinstance(t, dict)
+                       and isinstance(t.get("source"), int) and not isinstance(t.get("source"), bool)
+                       and 0 <= t["source"] < len(images)})
+        for i in used:
+            at = pointer("images", i)
+            try:
+                with Image.open(io.BytesIO(doc.image_bytes(i, at))) as im:
+                    w, h = im.size
+            except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+                continue  # decoding it names what is wrong
+            if w * h > limits.MAX_IMAGE_PIXELS:
+                raise doc.error(at, f"image of {w}x{h} pixels; the limit is {limits.MAX_IMAGE_PIXELS:,} "
+                                    "(animkit.limits.MAX_IMAGE_PIXELS)")
+            total += w * h
+            if total > limits.MAX_TOTAL_IMAGE_PIXELS:
+                raise doc.error(at, f"the images up to this one hold {total:,} pixels; the limit is "
+                                    f"{limits.MAX_TOTAL_IMAGE_PIXELS:,} (animkit.limits.MAX_TOTAL_IMAGE_PIXELS)")
+
     # --- all of it ----------------------------------------------------------------------------------------
 
     def scene(self, scene: int | None) -> Scene:
+        for s, sk in enumerate(self.doc.items("skins")):  # before the figure is built: a refusal comes at once
+            joints = sk.get("joints") if isinstance(sk, dict) else None
+            if isinstance(joints, list) and len(joints) > limits.MAX_SKIN_JOINTS:
+                raise self.doc.error(pointer("skins", s, "joints"),
+                                     f"{len(joints):,} joints; the limit for one skin is "
+                                     f"{limits.MAX_SKIN_JOINTS:,} (animkit.limits.MAX_SKIN_JOINTS)")
+        self._check_vertices()
         roots = self._roots(scene)
         fig, order = self.figure(roots)
         fig.rig = humanoid_rig(fig)  # arm_l … neck, hand/foot/head effectors where the joint names say humanoid
