@@ -179,17 +179,17 @@ def match_humanoid(names: Sequence[str], parents: Sequence[int], *, positions: S
     parent = [int(p) for p in parents]
     depth = [-1] * n
     for i in range(n):  # parents may come in any order: walk up to a node of known depth (linear in all)
-        path: list[int] = []
+        walk: list[int] = []
         j = i
         while j >= 0 and depth[j] < 0:
-            path.append(j)
-            if len(path) > n:
+            walk.append(j)
+            if len(walk) > n:
                 raise SceneError(f"match_humanoid: the parents of {names[i]!r} form a cycle")
             j = parent[j]
         d = depth[j] if j >= 0 else -1
-        for k in reversed(path):
+        for m in reversed(walk):
             d += 1
-            depth[k] = d
+            depth[m] = d
 
     def ancestors(i: int) -> list[int]:
         out = [i]

@@ -60,6 +60,7 @@ def frame_count(duration: float, fps: float, what: str = "clip") -> int:
     n = math.floor(duration * fps + 1e-9) + 1
     if n > MAX_FRAMES:
         raise AnimkitError(f"{what}: {duration:g} s at {fps:g} fps is {n:,} frames; the limit is {MAX_FRAMES:,} "
+                           "(animkit.limits.MAX_FRAMES) "
                            f"(lower the fps or shorten the clip)")
     return n
 

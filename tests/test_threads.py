@@ -55,9 +55,9 @@ def test_200_concurrent_loads_equal_serial_loads() -> None:
     expected = {p: _digest(p) for p in FILES}
     paths = [FILES[k % len(FILES)] for k in range(THREADS)]
     got = _all_at_once([lambda p=p: _digest(p) for p in paths])
-    errors = [f"{p.name}: {g!r}" for p, g in zip(paths, got) if isinstance(g, Exception)]
+    errors = [f"{p.name}: {g!r}" for p, g in zip(paths, got, strict=True) if isinstance(g, Exception)]
     assert not errors, f"{len(errors)} of {THREADS} concurrent loads failed: {errors[:3]}"
-    wrong = [p.name for p, g in zip(paths, got) if g != expected[p]]
+    wrong = [p.name for p, g in zip(paths, got, strict=True) if g != expected[p]]
     assert not wrong, f"{len(wrong)} concurrent loads differ from the serial load: {wrong[:5]}"
 
 
