@@ -18,7 +18,7 @@ from .errors import AnimkitError
 
 __all__ = ["MAX_FPS", "MAX_FRAMES", "MAX_TIME", "MAX_IMAGE_SIDE", "MAX_REFERENCED_BYTES", "MAX_DEPTH",
            "MAX_NODES", "MAX_SKIN_JOINTS", "MAX_KEYS", "MAX_SAMPLES", "MAX_IMAGE_PIXELS", "MAX_TOTAL_IMAGE_PIXELS",
-           "MAX_DECODED_BYTES", "frame_count", "sample_count"]
+           "MAX_DECODED_BYTES", "MAX_SCALE", "frame_count", "sample_count"]
 
 #: frames per second of a clip, a render or a BVH file (1 / Frame Time)
 MAX_FPS = 10_000.0
@@ -49,6 +49,8 @@ MAX_TOTAL_IMAGE_PIXELS = 1 << 26
 #: with no buffer view (zeros) or a sparse one claims counts as much as bytes in a buffer; the data of
 #: ``data:`` URIs and buffers counts too
 MAX_DECODED_BYTES = 256 * 1024 * 1024
+#: magnitude of a scale factor a file may give a node (beyond it sizes overflow when drawn or written)
+MAX_SCALE = 1e6
 
 
 def frame_count(duration: float, fps: float, what: str = "clip") -> int:

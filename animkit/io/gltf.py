@@ -191,6 +191,9 @@ class _Reader:
         if abs(norm - 1.0) > 1e-3:
             raise doc.error(f"{at}/rotation", f"expected a unit quaternion (x, y, z, w), got norm {norm:.6g}")
         s = doc.numbers(n, "scale", at, 3, np.ones(3))
+        if np.abs(s).max() > limits.MAX_SCALE:
+            raise doc.error(f"{at}/scale", f"scale {s.tolist()}: the limit is ±{limits.MAX_SCALE:g} "
+                                           "(animkit.limits.MAX_SCALE)")
         m = doc.numbers(n, "matrix", at, 16, None)
         if m is not None:
             M = m.reshape(4, 4).T  # column-major in the file

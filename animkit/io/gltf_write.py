@@ -621,10 +621,10 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     return doc, data
 
 
-def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external"
-               ) -> list[tuple[Path, bytes]]:
+def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external",
+               bin_name: str | None = None) -> list[tuple[Path, bytes]]:
     """The files that make ``path`` (``.glb``: one; ``.gltf``: the JSON and, with ``buffers="external"``, a
-    ``.bin`` beside it named after it), as (path, bytes), dependencies first."""
+    ``.bin`` beside it, ``bin_name`` or named after it), as (path, bytes), dependencies first."""
     if buffers not in ("external", "embedded"):
         raise AnimkitError(f"buffers={buffers!r}: expected 'external' or 'embedded'")
     doc, data = gltf_document(scene, clips, str(path))
@@ -632,7 +632,7 @@ def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: Buff
         return [(path, glb_bytes(doc, data))]
     files: list[tuple[Path, bytes]] = []
     if buffers == "external":
-        bin_path = path.with_suffix(".bin")
+        bin_path = path.parent / bin_name if bin_name else path.with_suffix(".bin")
         doc["buffers"][0]["uri"] = bin_path.name
         files.append((bin_path, data))
     else:
