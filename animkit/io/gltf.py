@@ -646,7 +646,8 @@ class _Reader:
                     or not isinstance(meshes[m], dict) or not isinstance(meshes[m].get("primitives"), list):
                 continue  # the reader's own checks name what is wrong
             for p, prim in enumerate(meshes[m]["primitives"]):
-                a = prim.get("attributes", {}).get("POSITION") if isinstance(prim, dict) else None
+                attrs = prim.get("attributes") if isinstance(prim, dict) else None
+                a = attrs.get("POSITION") if isinstance(attrs, dict) else None
                 acc = accessors[a] if isinstance(a, int) and 0 <= a < len(accessors) else None
                 count = acc.get("count") if isinstance(acc, dict) else None
                 if isinstance(count, int) and count > 0:
