@@ -305,6 +305,11 @@ class _Reader:
         animated = self.animated = self._animated()
         fig = Figure(ROOT_NAME, name=Path(self.doc.path).stem or "gltf")
         order: list[int] = []
+        if len(roots) == 1 and self._plain_world(roots[0], animated):  # animkit's own root, written back: reuse it
+            r = roots[0]
+            self.names[r] = ROOT_NAME
+            order.append(r)
+            roots = list(self.nodes[r].get("children", []))
         stack = [(r, ROOT_NAME) for r in reversed(roots)]
         while stack:
             i, parent = stack.pop()
@@ -317,6 +322,18 @@ class _Reader:
             kids = self.nodes[i].get("children", [])
             stack.extend((c, self.names[i]) for c in reversed(kids))
         return fig, order
+
+    def _plain_world(self, i: int, animated: dict[int, set[str]]) -> bool:
+        """Whether node i is a root animkit adds on reading (named :data:`ROOT_NAME`, at the identity, nothing on
+        it): a file animkit wrote holds it, and reading it back must not add a second one."""
+        n = self.nodes[i]
+        if n.get("name") != ROOT_NAME or i in animated or any(k in n for k in ("mesh", "skin", "camera", "weights")):
+            return False
+        t, q, s, M = self._trs(i)
+        if M is not None:
+            return bool(np.allclose(M, np.eye(4), rtol=0, atol=1e-12))
+        return bool(np.allclose(t, 0, atol=1e-12) and np.allclose(q, (1, 0, 0, 0), atol=1e-12)
+                    and np.allclose(s, 1, atol=1e-12))
 
     # --- clips --------------------------------------------------------------------------------------------
 
@@ -718,7 +735,7 @@ def frame_rate_from_keys(times: Array, dt: float | None) -> float:
         return 30.0
     guess = 1.0 / dt
     t = np.unique(times.astype(np.float64))
-    tol = np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)  # one float32 step at each key
+    tol = 2.0 * np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)  # two float32 steps at each key
 
     def on_grid(fps: float) -> bool:
         return bool(np.all(np.abs(t - np.round(t * fps) / fps) <= tol))

@@ -516,7 +516,10 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
                 "material": len(materials), "mode": 4}
         materials.append(material)
         meshes.append({"name": m.name, "primitives": [prim]})
-        if m.skin is not None:
+        holder = nodes[m.node_index]
+        if m.skin is not None and _bare_leaf(scene.figure, m.node_index) and "mesh" not in holder:
+            holder["mesh"], holder["skin"] = len(meshes) - 1, skin_of[id(m.skin)]  # the node it came on (read back)
+        elif m.skin is not None:
             name = m.name if m.name not in taken else f"{m.name}_skinned"
             taken.add(name)
             nodes.append({"name": name, "mesh": len(meshes) - 1, "skin": skin_of[id(m.skin)]})
@@ -532,6 +535,14 @@ def _character_meshes(scene: Scene, builder: BinaryBuilder, doc: dict[str, Any],
     if textures:
         doc["textures"] = textures
         doc["samplers"] = [{"magFilter": 9729, "minFilter": 9987, "wrapS": 10497, "wrapT": 10497}]
+
+
+def _bare_leaf(figure: Figure, k: int) -> bool:
+    """Whether node k of the figure is a leaf with nothing of its own (no DOFs, no drawn data, L = I): the node a
+    skinned mesh was read on, which holds it again when written (rather than a new node each save)."""
+    arc = figure.arcs()[k]
+    return (k > 0 and arc.child.first_arc is None and arc.joint.dof_count == 0 and arc.child.data is None
+            and bool(np.allclose(arc.L, np.eye(4), rtol=0, atol=1e-12)))
 
 
 def _animation(figure: Figure, clip: Clip, builder: BinaryBuilder, inputs: dict[bytes, int],
@@ -575,12 +586,13 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF") -> 
     rest = figure.rest_pose()
     nodes: list[dict[str, Any]] = []
     start = 0
+    position = {n: k for k, n in enumerate(figure.node_names)}
     for arc in arcs:
         k = arc.joint.dof_count
         node: dict[str, Any] = {"name": arc.child.name}
         node.update(_trs(_local(arc, rest[start:start + k][None])[0]))
         start += k
-        children = [figure.node_names.index(a.child.name) for a in arc.child.arcs()]
+        children = [position[a.child.name] for a in arc.child.arcs()]
         if children:
             node["children"] = children
         nodes.append(node)
