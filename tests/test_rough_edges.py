@@ -112,3 +112,24 @@ def test_limits_are_read_when_checked(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(limits, "MAX_NODES", 9)
     with pytest.raises(ParseError, match=r"\[/nodes\].*MAX_NODES"):
         animkit.load(p)
+
+
+def test_reach_uses_the_only_moving_leaf(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "kuka.png"
+    assert main(["reach", str(DATA / "kuka_iiwa.urdf"), "--target", "0.3,0.2,0.6", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "effector lbr_iiwa_link_7 (the figure's only moving leaf)" in captured.err
+    assert "reached" in captured.out and out.exists()
+    # two moving leaves (the UR5's ee_link and tool0): the user must choose, and is told the choices
+    assert main(["reach", str(DATA / "ur5_robot.urdf"), "--target", "0.3,0.2,0.4", "-o", str(out)]) == 2
+    assert "its moving leaves: ee_link, tool0" in capsys.readouterr().err
+
+
+def test_info_says_the_units_and_what_size_measures(capsys) -> None:
+    assert main(["info", str(DATA / "cmu_02_01_walk.bvh")]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "fig.size(): the largest distance of any node from the root at rest" in last
+    fig = animkit.load(DATA / "cmu_02_01_walk.bvh").figure
+    assert f"size {fig.size():.4g} units" in last and "m per unit" in last  # CMU: hips ~14.5 units high
+    assert main(["info", str(SCENES / "walk.toml")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("units high: metres")
