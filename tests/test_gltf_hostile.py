@@ -340,3 +340,14 @@ def test_hostile_gltf_is_refused_or_loads_within_bounds(worker: Worker, name: st
         assert answer["seconds"] <= REFUSAL_S, f"{name}: refused after {answer['seconds']:.2f} s"
     if answer["peak_mb"] is not None and len(data) < 1 << 20:
         assert answer["peak_mb"] < PEAK_MB, f"{name}: peaked at {answer['peak_mb']:.0f} MiB"
+
+
+def test_keys_per_animation_are_limited(monkeypatch) -> None:
+    """CesiumMan's animation holds 19 channels of 48 keys; with MAX_KEYS below that it is refused, naming the
+    channel where the sum passes the limit."""
+    import animkit
+    from animkit.errors import ParseError
+
+    monkeypatch.setattr(limits, "MAX_KEYS", 500)
+    with pytest.raises(ParseError, match=r"\[/animations/0/channels/\d+\].*MAX_KEYS"):
+        animkit.load(DATA / "CesiumMan.glb")
