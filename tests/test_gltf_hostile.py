@@ -281,7 +281,7 @@ CASES: dict[str, Case] = {
     "two keys, the last at a day, 1,000 nodes": (lambda d: _gltf_file(_keys(1000, 86_400.0)), r"MAX_SAMPLES"),
     "two keys, the last at 10 minutes, 1 node": (lambda d: _gltf_file(_keys(1, 600.0)), "load"),
     "one animation, 1,000 channels": (lambda d: _gltf_file(_many_animations(1, 1_000)), "load"),
-    "20 animations of 300 channels, one sampler": (lambda d: _gltf_file(_many_animations(20, 300)), "load"),
+    "10 animations of 200 channels, one sampler": (lambda d: _gltf_file(_many_animations(10, 200)), "load"),
     "a data: URI of 20 M percent escapes": (lambda d: _gltf_file(_percent_uri(20_000_000)), "load"),
     "a data: URI of 1 M percent escapes": (lambda d: _gltf_file(_percent_uri(1_000_000, 1_000_000)), "load"),
     "an image of 67 M x 1 pixels": (lambda d: (".glb", _textured([_png(1 << 26, 1)])), r"MAX_IMAGE_PIXELS"),
@@ -312,14 +312,15 @@ def worker():
     w.stop()
     if RESULTS:  # the numbers (pytest -s shows them)
         refused = [r["seconds"] for r in RESULTS.values() if r["status"] == "error"]
-        peaks = [r["peak_mb"] for r in RESULTS.values() if r["peak_mb"] is not None and r["bytes"] < 1 << 20]
+        peaks = [r["peak_mb"] for r in RESULTS.values() if r.get("peak_mb") is not None and r["bytes"] < 1 << 20]
         bugs = sum(r["status"] == "bug" for r in RESULTS.values())
         print(f"\nhostile glTF: {len(RESULTS)} cases, {len(refused)} refused, "
               f"{sum(r['status'] == 'ok' for r in RESULTS.values())} loaded, {bugs} raw/hang/blow-up; "
               f"slowest refusal {max(refused, default=0):.2f} s; "
               f"highest peak (files < 1 MB) {max(peaks, default=0):.0f} MiB")
         for name, r in RESULTS.items():
-            print(f"  {name}: {r['status']} in {r['seconds']:.2f} s, peak {r['peak_mb'] or 0:.0f} MiB, "
+            print(f"  {name}: {r['status']} in {r.get('seconds', float('nan')):.2f} s, "
+                  f"peak {r.get('peak_mb') or 0:.0f} MiB, "
                   f"{r['bytes']:,} bytes")
 
 
@@ -338,7 +339,7 @@ def test_hostile_gltf_is_refused_or_loads_within_bounds(worker: Worker, name: st
         import re
         assert re.search(expected, answer["message"]), f"{name}: {answer['message']}"
         assert answer["seconds"] <= REFUSAL_S, f"{name}: refused after {answer['seconds']:.2f} s"
-    if answer["peak_mb"] is not None and len(data) < 1 << 20:
+    if answer.get("peak_mb") is not None and len(data) < 1 << 20:
         assert answer["peak_mb"] < PEAK_MB, f"{name}: peaked at {answer['peak_mb']:.0f} MiB"
 
 
