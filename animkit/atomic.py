@@ -13,6 +13,7 @@ are created with. This module is the one home for output paths: every writer goe
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -91,7 +92,18 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     os.kill(os.getpid(), signum)
 
 
+def _remove_live() -> None:
+    """At exit (a KeyboardInterrupt that ended the program included): remove the temporaries still live."""
+    with _LOCK:
+        live = list(_LIVE)
+        _LIVE.clear()
+    for p in live:
+        _remove(p)
+
+
 def _install_handlers() -> None:
+    if not _HANDLED.get(0):
+        _HANDLED[0] = atexit.register(_remove_live)  # key 0: no signal, the exit hook (registered once)
     if threading.current_thread() is not threading.main_thread():
         return
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
@@ -124,15 +136,30 @@ def temporary_beside(target: Path, suffix: str = ".part", *, directory: bool = F
     remove_leftovers(target.parent)
     _install_handlers()
     prefix = f".{target.name}.ak{os.getpid()}-"
-    if directory:
-        name = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=target.parent)
-    else:
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=target.parent)
-        os.close(fd)
-    p = Path(name)
-    with _LOCK:
-        _LIVE.add(p)
+    signals = {signal.SIGTERM, signal.SIGINT, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])}
+    blocked = _block(signals)  # a signal between creating the file and registering it would leave it behind
+    try:
+        if directory:
+            name = tempfile.mkdtemp(prefix=prefix, suffix=suffix, dir=target.parent)
+        else:
+            fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=target.parent)
+            os.close(fd)
+        p = Path(name)
+        with _LOCK:
+            _LIVE.add(p)
+    finally:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
     return p
+
+
+def _block(signals: set[signal.Signals]) -> set[int | signal.Signals] | None:
+    """Hold back ``signals`` for this thread (delivered when the old mask, returned, is set again); None where that
+    is not possible."""
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
 
 
 def discard(tmp: str | os.PathLike[str]) -> None:

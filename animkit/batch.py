@@ -5,7 +5,7 @@ LocalCluster by default, or the scheduler at ``scheduler``). Each task loads its
 writes ``out/<stem><suffix>`` atomically, then a one-row record ``out/.animkit-batch/<stem>.json``; a file
 whose output and record both exist is skipped, so a rerun resumes where the last one stopped. A file that
 fails is recorded with its error (``status = "error"``) and the others go on. At the end the rows are written
-to ``out/summary.csv`` (``summary.parquet`` when pyarrow is installed): file, status, frames, duration, joints,
+to ``out/summary.csv`` (and ``summary.parquet`` when pyarrow is installed): file, status, frames, duration, joints,
 time taken and the motion measures the command gives.
 
 Commands live in a small registry (:data:`COMMANDS`): adding one is one call to :func:`register` with a
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .atomic import atomic_path
+from .atomic import atomic_path, remove_leftovers
 from .errors import AnimkitError, unknown_name
 
 if TYPE_CHECKING:
@@ -330,13 +332,44 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
     Path(outdir).mkdir(parents=True, exist_ok=True)
     # the local workers' imports run in a forkserver beside the driver's own (below)
     method = start_forkserver(jit=jit_pays(cmd.name, pairs, n)) if scheduler is None and processes else None
-    try:
-        import dask
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'") from None
+    import importlib.util
 
+    if importlib.util.find_spec("dask") is None or importlib.util.find_spec("distributed") is None:
+        raise AnimkitError("animkit batch needs dask.distributed: pip install 'animkit[batch]'")
     summary_writer = _preload_in_background("pyarrow.parquet")  # while the driver waits for its workers
+    previous = _sigterm_interrupts()
+    try:
+        return _run_on_cluster(cmd.name, pairs, outdir, options, scheduler, n, processes, method, on_progress,
+                               summary_writer, t0)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _sigterm_interrupts() -> Any:
+    """While a batch runs, SIGTERM raises KeyboardInterrupt in the driver (as Ctrl-C does), so that the cluster is
+    closed (workers ended, their semaphores released) and partial outputs removed on the way out; the handler
+    that was there before (returned; None off the main thread, where handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+        return None
+
+
+def _run_on_cluster(name: str, pairs: list[tuple[Path, Path]], outdir: str | Path, options: Mapping[str, Any] | None,
+                    scheduler: str | None, n: int, processes: bool, method: str | None,
+                    on_progress: Callable[[int, int, Mapping[str, Any]], None] | None, summary_writer: Any,
+                    t0: float) -> BatchReport:
+    import dask
+    from distributed import Client, LocalCluster, as_completed
+
+    cmd = command(name)
     cluster = None
     if scheduler is None:
         with dask.config.set({"distributed.worker.multiprocessing-method": method or "spawn", **QUIET_MONITORS}):
@@ -373,6 +406,11 @@ def run_batch(name: str, inputs: Sequence[str | Path], outdir: str | Path, *, wo
         client.close()
         if cluster is not None:
             cluster.close()
+        if scheduler is None:  # the local workers are gone: what they left half-written has no owner now
+            remove_leftovers(Path(outdir))
+            import gc
+
+            gc.collect()  # the closed cluster's multiprocessing locks: their finalizers unlink the semaphores now
     final = tuple(r for r in rows if r is not None)
     summary_writer.join()
     summary = write_summary(final, Path(outdir))
@@ -482,22 +520,27 @@ def start_forkserver(jit: bool = True) -> str | None:
 
 
 def write_summary(rows: Sequence[Mapping[str, Any]], outdir: Path) -> Path:
-    """``summary.parquet`` (pyarrow installed) or ``summary.csv``: :data:`COLUMNS`, then every other measure."""
+    """``summary.csv`` (always, as the README promises) and ``summary.parquet`` too when pyarrow is installed:
+    :data:`COLUMNS`, then every other measure. Returns the CSV's path."""
+    import csv
+
     extra = sorted({k for r in rows for k in r} - set(COLUMNS))
     columns = list(COLUMNS) + extra
+    path = outdir / "summary.csv"
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in columns})
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        import csv
-
-        path = outdir / "summary.csv"
-        with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=columns, extrasaction="ignore")
-            w.writeheader()
-            for r in rows:
-                w.writerow({c: r.get(c, "") for c in columns})
         return path
+    table = pa.table({c: [r.get(c) for r in rows] for c in columns})
+    with atomic_path(outdir / "summary.parquet") as tmp:
+        pq.write_table(table, tmp)
+    return path
     path = outdir / "summary.parquet"
     table = pa.table({c: [r.get(c) for r in rows] for c in columns})
     with atomic_path(path) as tmp:

@@ -48,6 +48,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         if args.json:
             raise AnimkitError("--json goes with --motion (the measures as JSON)")
         describe_scene(scene, sys.stdout)
+        print(_units_line(scene))
         return 0
     from .motion import MotionError, detect_contacts, lock_feet
     from .motion_measures import height_contacts, measure_motion
@@ -102,6 +103,25 @@ _MOTION_ROWS = (("skate (mm/s, planted feet)", "skate_mm_per_s"), ("penetration 
 
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def _units_line(scene: Scene) -> str:
+    """What the figure's numbers are in: scene units (metres by animkit's convention; a BVH file's own unit,
+    often centimetres or inches), the size fig.size() reports and, for a figure with legs, metres per unit from
+    its hip height (as the motion measures use)."""
+    from .motion import hip_height, legs_of, metres_per_unit
+
+    fig = scene.figure
+    line = (f"units: scene units (metres unless the source used another unit); size {fig.size():.4g} units "
+            f"(fig.size(): the largest distance of any node from the root at rest)")
+    try:
+        legs = legs_of(fig)
+    except AnimkitError:
+        return line
+    H = hip_height(fig, legs[0].hip, scene.up)
+    m = metres_per_unit(fig, legs, scene.up)
+    return line + (f"; hips {H:.4g} units high: " + ("metres" if m == 1.0 else f"{m:.4g} m per unit (read as an "
+                                                     "adult's 0.95 m hips)"))
 
 
 def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock: bool, ground: float | None
@@ -263,6 +283,18 @@ def _names(text: str | None) -> list[str] | None:
     return None if text is None else [n for n in text.split(",") if n]
 
 
+def _moving_leaves(figure: Any) -> list[str]:
+    """The leaf nodes with at least one DOF between them and the root (the ends an IK target can move)."""
+    moving: dict[str, bool] = {}
+    out = []
+    for arc in figure.arcs():
+        above = moving.get(arc.parent.name, False) if arc.parent is not None else False
+        moving[arc.child.name] = above or arc.joint.dof_count > 0
+        if arc.child.first_arc is None and moving[arc.child.name]:
+            out.append(arc.child.name)
+    return out
+
+
 def _cmd_reach(args: argparse.Namespace) -> int:
     from . import save
     from .notebook import panel_label
@@ -274,7 +306,13 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     spec = scene.reach
     effector = args.effector or (spec.effector if spec else None)
     if effector is None:
-        raise AnimkitError("give --effector (the scene has no [reach] section naming one)")
+        leaves = _moving_leaves(scene.figure)
+        if len(leaves) != 1:
+            raise AnimkitError("give --effector (the scene has no [reach] section naming one" +
+                               (f"; its moving leaves: {', '.join(leaves[:8])})" if leaves else ")"))
+        effector = leaves[0]  # a robot arm's only end: what "reach this target" can only mean
+        if not args.quiet:
+            print(f"animkit: effector {effector} (the figure's only moving leaf)", file=sys.stderr)
     target = _vector(args.target) if args.target else (list(spec.target) if spec else None)
     if target is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")

@@ -258,10 +258,13 @@ class Figure:
         if parent_node.first_arc is None:
             parent_node.first_arc = arc
         else:
-            last = parent_node.first_arc
-            while last.sibling is not None:
-                last = last.sibling
+            last = parent_node.last_arc
+            if last is None or last.sibling is not None:  # a node whose arcs were linked by hand
+                last = parent_node.first_arc
+                while last.sibling is not None:
+                    last = last.sibling
             last.sibling = arc
+        parent_node.last_arc = arc
         self._nodes[name] = node
         self._joint_names.add(joint.name)
         self._dof_names.update(d.name for d in joint.dofs)

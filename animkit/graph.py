@@ -78,9 +78,9 @@ def _affine(M: ArrayLike | None, what: str) -> NDArray[np.float64]:
 
 
 class Node:
-    """A node: ``data`` drawn with M·T, and the first of its child arcs."""
+    """A node: ``data`` drawn with M·T, and the first (and last) of its child arcs."""
 
-    __slots__ = ("name", "data", "T", "color", "first_arc", "parent_arc")
+    __slots__ = ("name", "data", "T", "color", "first_arc", "last_arc", "parent_arc")
 
     def __init__(self, name: str, data: Geometry | None = None, T: ArrayLike | None = None,
                  color: Color | None = None) -> None:
@@ -89,6 +89,7 @@ class Node:
         self.T = _rigid(T, f"node {name!r} T")
         self.color: Color = DEFAULT_COLOR if color is None else tuple(float(c) for c in color)  # type: ignore
         self.first_arc: Arc | None = None
+        self.last_arc: Arc | None = None  # where the next child arc goes (adding a child is O(1))
         self.parent_arc: Arc | None = None
 
     def arcs(self) -> Iterator[Arc]:

@@ -177,14 +177,19 @@ def match_humanoid(names: Sequence[str], parents: Sequence[int], *, positions: S
     if len(parents) != n:
         raise SceneError(f"match_humanoid: {n} names but {len(parents)} parents")
     parent = [int(p) for p in parents]
-    depth = [0] * n
-    for i in range(n):  # parents may come in any order: walk up
-        d, j, seen = 0, parent[i], 0
-        while j >= 0:
-            d, j, seen = d + 1, parent[j], seen + 1
-            if seen > n:
+    depth = [-1] * n
+    for i in range(n):  # parents may come in any order: walk up to a node of known depth (linear in all)
+        walk: list[int] = []
+        j = i
+        while j >= 0 and depth[j] < 0:
+            walk.append(j)
+            if len(walk) > n:
                 raise SceneError(f"match_humanoid: the parents of {names[i]!r} form a cycle")
-        depth[i] = d
+            j = parent[j]
+        d = depth[j] if j >= 0 else -1
+        for m in reversed(walk):
+            d += 1
+            depth[m] = d
 
     def ancestors(i: int) -> list[int]:
         out = [i]

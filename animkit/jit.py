@@ -24,6 +24,7 @@ import contextlib
 import functools
 import importlib.util
 import os
+import threading
 import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -33,6 +34,9 @@ __all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS", "WARM"]
 _WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
 _njit: Any = None
 _loaded = False
+#: held while numba is imported and while a kernel compiles (or loads) and makes its first call: threads that
+#: reach a kernel at once compile it once, and never see numba half-imported or another kernel's SLP setting
+_COMPILE = threading.RLock()
 
 ENABLED = _WANTED
 #: Whether a kernel has run in this process: numba's compiler is then up, and a cached kernel loads in milliseconds
@@ -45,18 +49,21 @@ ALWAYS = os.environ.get("ANIMKIT_JIT", "").strip().lower() == "always"
 def _numba_njit() -> Any:
     """numba.njit, imported once; None when the import fails or numba cannot cache here (warned once)."""
     global _njit, _loaded
-    if not _loaded:
-        _loaded = True
-        try:
-            from numba import njit as _njit
-        except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
-            _njit = None
-        else:
-            try:  # numba looks for a cache folder when a cached function is declared: probe it once
-                _njit(cache=True)(_probe)
-            except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any means "cannot"
-                _fall_back(f"numba cannot cache compiled code here ({exc})")
+    if _loaded:
+        return _njit
+    with _COMPILE:
+        if not _loaded:
+            try:
+                from numba import njit as _njit
+            except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
                 _njit = None
+            else:
+                try:  # numba looks for a cache folder when a cached function is declared: probe it once
+                    _njit(cache=True)(_probe)
+                except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any: "cannot"
+                    _fall_back(f"numba cannot cache compiled code here ({exc})")
+                    _njit = None
+            _loaded = True
     return _njit
 
 
@@ -93,6 +100,12 @@ class Kernel:
 
     def compiled(self) -> Callable[..., Any]:
         """The numba dispatcher (compiled, or loaded from numba's disk cache, at the first call)."""
+        if self._compiled is not None:
+            return self._compiled
+        with _COMPILE:
+            return self._compile()
+
+    def _compile(self) -> Callable[..., Any]:
         if self._compiled is None:
             njit = _numba_njit()
             if njit is None:
@@ -111,6 +124,12 @@ class Kernel:
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
+        if self._ready:
+            return self._compiled(*args)  # type: ignore[misc]
+        with _COMPILE:
+            return self._first_call(args)
+
+    def _first_call(self, args: tuple[Any, ...]) -> Any:
         if self._ready:
             return self._compiled(*args)  # type: ignore[misc]
         dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform

@@ -99,6 +99,8 @@ def read_bone_map(path: str | os.PathLike[str]) -> dict[str, str]:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ParseError(str(p), f"cannot read bone map ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ParseError(str(p), f"bone map is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ParseError(str(p), f"not valid TOML: {exc}") from None
     bones = data.get("bones")

@@ -2,9 +2,14 @@
 
 Run as ``python -m tests.fuzz_worker MEMORY_MB FILE...`` from the repository root (the files are copied into the
 worker's folder, where a case may refer to them, and loaded once to warm up). Protocol, per case: the parent writes
-``<suffix> <byte count>\\n`` then the bytes; the worker writes one JSON line: ``{"status": "ok"}``,
+``<suffix> <byte count>[ <folder>]\\n`` then the bytes (written into ``folder`` when given, beside files the case
+refers to, else into the worker's own folder); the worker writes one JSON line: ``{"status": "ok"}``,
 ``{"status": "error", "type": ..., "message": ...}`` for an AnimkitError, or ``{"status": "bug", "type": ...,
-"trace": ...}`` for anything else (MemoryError and RecursionError included). Once warmed up (imports, numba's
+"trace": ...}`` for anything else (MemoryError and RecursionError included). Every answer carries ``seconds`` (the
+load's wall time) and ``peak_mb`` (the rise of the resident set's high-water mark over the load, from
+``/proc/self/status`` after resetting it through ``/proc/self/clear_refs``; None where Linux does not offer that).
+
+Once warmed up (imports, numba's
 cache) the address space is capped at its current size plus MEMORY_MB, so a reader that tries to allocate what
 the input merely claims dies with MemoryError (reported as a bug), not the machine. The parent enforces the time
 limit (it kills and restarts a worker that does not answer).
@@ -17,6 +22,7 @@ import os
 import resource
 import sys
 import tempfile
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -25,6 +31,27 @@ from pathlib import Path
 def _address_space() -> int:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _status_kb(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return None
+
+
+def _reset_peak() -> int | None:
+    """Reset VmHWM to the current resident set (Linux ≥ 4.0); the resident set in kB, or None."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:  # pragma: no cover - not Linux, or not allowed
+        return None
+    return _status_kb("VmRSS")
 
 
 def main() -> None:
@@ -53,11 +80,13 @@ def main() -> None:
         head = inp.readline()
         if not head:
             break
-        suffix, size = head.decode().split()
+        suffix, size, *where = head.decode().split()
         data = inp.read(int(size))
         n += 1
-        path = folder / f"case{n}{suffix}"
+        path = (Path(where[0]) if where else folder) / f"case{n}{suffix}"
         path.write_bytes(data)
+        rss = _reset_peak()
+        t0 = time.perf_counter()
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -71,6 +100,9 @@ def main() -> None:
                       "trace": "".join(traceback.format_exception(exc))[-2000:]}
         finally:
             path.unlink(missing_ok=True)
+        answer["seconds"] = time.perf_counter() - t0
+        hwm = _status_kb("VmHWM")
+        answer["peak_mb"] = None if rss is None or hwm is None else max(0, hwm - rss) / 1024
         out.write(json.dumps(answer) + "\n")
         out.flush()
 

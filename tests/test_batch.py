@@ -182,8 +182,9 @@ def test_the_summary_is_parquet_with_pyarrow(tmp_path: Path) -> None:
     from animkit.batch import COLUMNS, write_summary
 
     path = write_summary(_ROWS, tmp_path)
-    assert path.name == "summary.parquet"
-    table = pq.read_table(path)  # read back by pyarrow's reader, column by column
+    assert path.name == "summary.csv" and (tmp_path / "summary.parquet").exists()  # the README's CSV, and Parquet
+    assert [r["file"] for r in _read_summary(path)] == ["a.bvh", "b.bvh", "c.toml"]
+    table = pq.read_table(tmp_path / "summary.parquet")  # read back by pyarrow's reader, column by column
     assert table.column_names == [*COLUMNS, "lock", "root_path"]  # the fixed columns, then measures sorted
     assert str(table.schema.field("frames").type) == "int64" and str(table.schema.field("seconds").type) == "double"
     got = table.to_pylist()
@@ -268,7 +269,7 @@ def test_the_installed_command_ends_at_once_with_everything_in_place(library: Pa
     lines = done.stdout.splitlines()
     assert len(lines) == 6 and lines[-1].startswith("3 done, 0 skipped (already complete), 1 failed in ")
     assert sorted(p.name for p in out.iterdir()) == [".animkit-batch", "arm.gif", "hop.gif", "run.gif",
-                                                    "summary.parquet" if _has("pyarrow") else "summary.csv"]
+                                                    "summary.csv", *(["summary.parquet"] if _has("pyarrow") else [])]
     assert sorted(p.name for p in (out / ".animkit-batch").iterdir()) == ["arm.gif.json", "hop.gif.json",
                                                                          "run.gif.json"]
     for name in ("arm", "hop", "run"):

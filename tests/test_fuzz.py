@@ -15,6 +15,7 @@ import os
 import random
 import re
 import select
+import struct
 import subprocess
 import sys
 import time
@@ -27,6 +28,7 @@ from .conftest import DATA, ROOT, SCENES
 #: reader → (suffix, seed files): a new reader is one line here.
 READERS: dict[str, tuple[str, list[Path]]] = {
     "gltf": (".glb", sorted(DATA.glob("*.glb"))),
+    "gltf-json": (".glb", sorted(DATA.glob("*.glb"))),  # semantic mutations of the JSON (mutate_gltf_json)
     "bvh": (".bvh", sorted(DATA.glob("*.bvh"))),
     "toml-scene": (".toml", [SCENES / "three_axis_arm.toml", SCENES / "six_axis_arm.toml", SCENES / "humanoid.toml"]),
     "toml-clip": (".toml", [SCENES / "walk.toml", SCENES / "wave.toml", SCENES / "six_axis_arm.toml"]),
@@ -105,6 +107,72 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(b)
 
 
+_HOSTILE_VALUES: list[object] = [0, -1, 1, 2, 3, 4, 7, 255, 65535, 2**31, 2**32 + 1, 2**53, 10**12, 1e308, -1e308,
+                                 0.5, 1e-45, "", "x", "SCALAR", "MAT4", "VEC3", "CUBICSPLINE", "STEP", "rotation",
+                                 "weights", "data:,%41", "data:;base64,AAAA", "../x.bin", None, True, [], {}, [0],
+                                 [1e308, 1e308, 1e308], [0, 0, 0], [0, 0, 0, 0], list(range(20)), 5120, 5121, 5123,
+                                 5125, 5126, 34962, 86400.0]
+
+
+def _json_paths(node: object, path: tuple = ()) -> list[tuple]:
+    """Every path (keys and indices) to a value inside a JSON tree, arrays sampled (long ones: a few items)."""
+    out = [path]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _json_paths(v, (*path, k))
+    elif isinstance(node, list):
+        idx = range(len(node)) if len(node) <= 8 else sorted({0, 1, len(node) // 2, len(node) - 1})
+        for i in idx:
+            out += _json_paths(node[i], (*path, i))
+    return out
+
+
+def mutate_gltf_json(data: bytes, rng: random.Random) -> bytes:
+    """A GLB whose JSON is edited as JSON (the BIN chunk kept): one to four edits of a value (a hostile number,
+    an index out of range or pointing back up the tree, another type), a deleted key, a duplicated array item, a
+    node made its own ancestor, an accessor's count or offset blown up; sometimes a byte mutation on top."""
+    (jlen,) = struct.unpack_from("<I", data, 12)
+    doc = json.loads(data[20:20 + jlen])
+    binary = data[20 + jlen + 8:]
+    for _ in range(rng.choice((1, 1, 2, 3, 4))):
+        paths = [p for p in _json_paths(doc) if p]
+        if not paths:
+            break
+        path = rng.choice(paths)
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        key = path[-1]
+        op = rng.randrange(8)
+        if op <= 2:  # a hostile value
+            parent[key] = rng.choice(_HOSTILE_VALUES)
+        elif op == 3 and isinstance(parent, dict):  # a key gone
+            del parent[key]
+        elif op == 4 and isinstance(parent, list):  # an item twice
+            parent.insert(key, parent[key])
+        elif op == 5 and isinstance(doc.get("nodes"), list) and doc["nodes"]:  # a cycle or a second parent
+            a, b = rng.randrange(len(doc["nodes"])), rng.randrange(len(doc["nodes"]))
+            if isinstance(doc["nodes"][a], dict):
+                doc["nodes"][a].setdefault("children", [])
+                if isinstance(doc["nodes"][a]["children"], list):
+                    doc["nodes"][a]["children"].append(b)
+        elif op == 6 and isinstance(doc.get("accessors"), list) and doc["accessors"]:  # a size far from the bytes
+            acc = rng.choice(doc["accessors"])
+            if isinstance(acc, dict):
+                acc[rng.choice(["count", "byteOffset"])] = rng.choice([0, 1, 2**20, 2**28, 2**31 - 1, 10**9])
+        elif isinstance(parent[key], (int, float)) and not isinstance(parent[key], bool):  # off by a little
+            parent[key] = parent[key] + rng.choice([-1, 1, 4, -4, 1000])
+    text = json.dumps(doc).encode()
+    text += b" " * (-len(text) % 4)
+    body = struct.pack("<II", len(text), 0x4E4F534A) + text + data[20 + jlen:20 + jlen + 8] + binary
+    out = struct.pack("<III", 0x46546C67, 2, 12 + len(body)) + body
+    return mutate(out, rng) if rng.random() < 0.1 else out
+
+
+#: reader → its mutation (bytes, rng) → bytes: byte-level edits unless named here
+MUTATORS = {"gltf-json": mutate_gltf_json}
+
+
 class Worker:
     """The worker process (tests/fuzz_worker.py), restarted after a hang or a crash."""
 
@@ -128,11 +196,14 @@ class Worker:
         return json.loads(line) if line else {"status": "bug", "type": "worker died",
                                               "trace": f"exit code {self.proc.poll()}"}
 
-    def run(self, suffix: str, data: bytes) -> dict:
+    def run(self, suffix: str, data: bytes, folder: Path | None = None) -> dict:
+        """Load ``data`` as a ``suffix`` file (in ``folder``, beside the files it refers to, when given): the
+        worker's answer, with the load's ``seconds`` and ``peak_mb``."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
-        self.proc.stdin.write(f"{suffix} {len(data)}\n".encode() + data)
+        where = f" {folder}" if folder is not None else ""
+        self.proc.stdin.write(f"{suffix} {len(data)}{where}\n".encode() + data)
         self.proc.stdin.flush()
         answer = self._answer(TIME_LIMIT_S)
         if answer is None:
@@ -166,7 +237,7 @@ def _fuzz(worker: Worker, reader: str, cases: int, seed: int, tmp_path: Path) ->
     bugs = []
     t0 = time.perf_counter()
     for k in range(cases):
-        data = mutate(rng.choice(corpus), rng)
+        data = MUTATORS.get(reader, mutate)(rng.choice(corpus), rng)
         answer = worker.run(suffix, data)
         if answer["status"] == "bug":
             case = tmp_path / f"{reader}-{k}{suffix}"

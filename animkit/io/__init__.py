@@ -112,10 +112,18 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     if allowed is not None and set(options) - set(allowed):
         bad = sorted(set(options) - set(allowed))[0]
         raise AnimkitError(f"{p}: " + unknown_name(f"{suffix} save option", bad, allowed or ["(none)"]))
+    old_bin = None
     if suffix in (".glb", ".gltf"):
         from .gltf_write import gltf_files
 
-        files = gltf_files(p, scene, given or list(scene.clips.values()), **options)
+        bin_name = None
+        if suffix == ".gltf" and options.get("buffers", "external") == "external":
+            # a new set under new names: the .bin the old .gltf does not use, so the old pair stays whole
+            # until the .gltf itself is replaced (one rename: the switch)
+            old_bin = _bin_of(p)
+            bin_name = f"{p.stem}.1.bin" if old_bin == f"{p.stem}.bin" else f"{p.stem}.bin"
+        _check_invertible_rest(p, scene.figure)
+        files = gltf_files(p, scene, given or list(scene.clips.values()), bin_name=bin_name, **options)
     elif suffix == ".bvh":
         from .bvh import dumps_bvh
 
@@ -133,10 +141,88 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
             clips[c.name] = c
         text = dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
         files = [(p, text.encode("utf-8"))]
-    for target, data in files:
-        try:
-            with atomic_path(target) as tmp:
-                tmp.write_bytes(data)
-        except OSError as exc:
-            raise AnimkitError(f"{target}: cannot write the file ({exc.strerror or exc})") from None
+    _read_back(p, suffix, files)
+    written: list[Path] = []
+    try:
+        for target, data in files:  # dependencies first: the file that names them last (the switch)
+            try:
+                with atomic_path(target) as tmp:
+                    tmp.write_bytes(data)
+            except OSError as exc:
+                raise AnimkitError(f"{target}: cannot write the file ({exc.strerror or exc})") from None
+            written.append(target)
+    except BaseException:
+        for target in written:  # a new .bin no file refers to yet (the old .gltf names the other one)
+            if target != p:
+                target.unlink(missing_ok=True)
+        raise
+    if old_bin is not None and old_bin in (f"{p.stem}.bin", f"{p.stem}.1.bin") and \
+            all(target.name != old_bin for target, _ in files):
+        (p.parent / old_bin).unlink(missing_ok=True)  # the old set's buffer, which nothing names now
     return p
+
+
+def _check_invertible_rest(path: Path, figure: Figure) -> None:
+    """glTF stores a skin's inverse bind matrices, (M_node at rest)⁻¹: every node's rest world matrix must be finite
+    and invertible, |det M[:3, :3]| > 1e-12 (a zero scale, a scale DOF resting at 0, is not)."""
+    import numpy as np
+
+    W = figure.world_batch(figure.rest_pose()[None])[0]
+    with np.errstate(all="ignore"):
+        det = np.linalg.det(W[:, :3, :3]) if np.isfinite(W).all() else np.full(len(W), np.nan)
+    bad = np.flatnonzero(~(np.abs(det) > 1e-12))
+    if bad.size:
+        node = figure.node_names[int(bad[0])]
+        raise AnimkitError(f"{path}: not written: node {node!r} has a degenerate transform at rest (det "
+                           f"{det[bad[0]]:.3g}: a zero or non-finite scale), which a glTF file cannot hold; give it "
+                           f"a non-zero scale")
+
+
+def _bin_of(path: Path) -> str | None:
+    """The external buffer an existing ``.gltf`` names (its first buffer's relative URI), or None."""
+    import json
+
+    try:
+        if not path.is_file() or path.stat().st_size > 64 * 1024 * 1024:
+            return None
+        uri = json.loads(path.read_bytes())["buffers"][0]["uri"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return uri if isinstance(uri, str) and "/" not in uri and not uri.startswith("data:") else None
+
+
+def _read_back(path: Path, suffix: str, files: list[tuple[Path, bytes]]) -> None:
+    """Read what :func:`save` is about to write, in memory, as :func:`load` would: a file animkit cannot read back
+    (a degenerate scale, a value past a limit) is refused before anything is written."""
+    import warnings
+
+    main = dict(files)[path]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if suffix == ".glb":
+                from .gltf import scene_from_document
+                from .gltf_bytes import document_from_bytes
+
+                scene_from_document(document_from_bytes(main, str(path)))
+            elif suffix == ".gltf":
+                import json
+
+                from .gltf import scene_from_document
+                from .gltf_bytes import GltfDocument
+
+                doc = json.loads(main)
+                binary = [data for target, data in files if target != path]
+                if binary:
+                    del doc["buffers"][0]["uri"]  # the .bin's bytes as they will be, without reading the disk
+                scene_from_document(GltfDocument(str(path), doc, base=None, bin_chunk=binary[0] if binary else None))
+            elif suffix == ".bvh":
+                from .bvh import parse_bvh
+
+                parse_bvh(main.decode("utf-8"), str(path))
+            else:
+                from .toml_scene import loads_scene
+
+                loads_scene(main.decode("utf-8"), path)
+    except AnimkitError as exc:
+        raise AnimkitError(f"{path}: not written: animkit could not read the file back ({exc})") from None

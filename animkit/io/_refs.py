@@ -94,7 +94,8 @@ def _check_stat(st: os.stat_result, limit: int, fail: Callable[[str], ParseError
                 if stat.S_ISSOCK(st.st_mode) else "not a regular file")
         raise fail(f"{kind}; expected a regular file")
     if st.st_size > limit:
-        raise fail(f"{st.st_size:,} bytes; the limit for a referenced file is {limit:,}")
+        raise fail(f"{st.st_size:,} bytes; the limit for a referenced file is {limit:,} "
+                   "(animkit.limits.MAX_REFERENCED_BYTES)")
 
 
 def read_referenced(referrer: str | os.PathLike[str], ref: str, *, what: str, key: str | None = None,
@@ -118,7 +119,8 @@ def read_referenced(referrer: str | os.PathLike[str], ref: str, *, what: str, ke
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:
-                raise fail(f"more than {limit:,} bytes; the limit for a referenced file is {limit:,}")
+                raise fail(f"more than {limit:,} bytes; the limit for a referenced file is {limit:,} "
+                           "(animkit.limits.MAX_REFERENCED_BYTES)")
         return b"".join(chunks)
     except OSError as exc:
         raise fail(f"cannot read it ({exc.strerror or exc})") from None

@@ -31,10 +31,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import limits
 from ..errors import AnimkitError, ParseError
 from ..figure import Figure
 from ..joints import DofKind, Joint, ball, custom, fixed
 from ..keyframes import Clip, RotationTrack, Track
+from ..limits import sample_count
 from ..mesh import Mesh, Skin, vertex_normals
 from ..rig import character_rig
 from ..scene import Scene
@@ -50,7 +52,9 @@ ROOT_NAME = "world"
 EULER_ORDER = "zyx"
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
-_MAX_IMAGE_PIXELS = 1 << 26
+#: bytes a primitive's vertex costs beyond its POSITION array (faces, normals and their temporaries), charged to
+#: the decode budget (:data:`animkit.limits.MAX_DECODED_BYTES`) with the accessors
+_VERTEX_WORK = 96
 #: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
 STILL = 2e-7
 #: the latest key time read (a day): later ones would make absurd clips
@@ -84,7 +88,11 @@ def _quaternion_wxyz(xyzw: Array) -> Array:
 class _Reader:
     def __init__(self, doc: GltfDocument) -> None:
         self.doc = doc
-        self.nodes: list[dict[str, Any]] = [doc.obj("nodes", i) for i in range(len(doc.items("nodes")))]
+        count = len(doc.items("nodes"))
+        if count > limits.MAX_NODES:
+            raise doc.error("/nodes", f"{count:,} nodes; the limit is {limits.MAX_NODES:,} (animkit.limits.MAX_NODES)")
+        self.nodes: list[dict[str, Any]] = [doc.obj("nodes", i) for i in range(count)]
+        self._pixels = 0  # decoded image pixels so far
         self.parent = self._parents()
         self.names = self._names()
         self.morph = False
@@ -95,7 +103,9 @@ class _Reader:
     # --- structure ----------------------------------------------------------------------------------------
 
     def _parents(self) -> list[int]:
-        """parent[i] (−1 for roots); a node with two parents or a cycle is an error."""
+        """parent[i] (−1 for roots); a node with two parents, a cycle or a node deeper than
+        :data:`~animkit.limits.MAX_DEPTH` is an error. Linear in the nodes: one walk down from the roots (every
+        node has at most one parent, so a node it does not reach lies on or below a cycle)."""
         doc = self.doc
         parent = [-1] * len(self.nodes)
         for i, n in enumerate(self.nodes):
@@ -110,15 +120,26 @@ class _Reader:
                     raise doc.error(at, f"node {c} has two parents (nodes {parent[c]} and {i}); "
                                         "a glTF node must have at most one parent")
                 parent[c] = i
-        for i in range(len(self.nodes)):  # a cycle: walking up never reaches a root
-            seen = {i}
-            j = parent[i]
-            while j >= 0:
-                if j in seen:
-                    raise doc.error(pointer("nodes", j, "children"),
-                                    f"the node graph has a cycle through node {j}; it must be a tree")
+        depth = [0] * len(self.nodes)
+        stack = [i for i, p in enumerate(parent) if p < 0]
+        reached = len(stack)
+        while stack:
+            i = stack.pop()
+            for c in self.nodes[i].get("children", ()):
+                depth[c] = depth[i] + 1
+                if depth[c] > limits.MAX_DEPTH:
+                    raise doc.error(pointer("nodes", c), f"node {c} is nested {depth[c]:,} deep; the limit is "
+                                                         f"{limits.MAX_DEPTH:,} (animkit.limits.MAX_DEPTH)")
+                stack.append(c)
+                reached += 1
+        if reached < len(self.nodes):  # walk up from an unreached node until a node repeats: it is on the cycle
+            j = next(i for i in range(len(self.nodes)) if depth[i] == 0 and parent[i] >= 0)
+            seen = set()
+            while j not in seen:
                 seen.add(j)
                 j = parent[j]
+            raise doc.error(pointer("nodes", j, "children"),
+                            f"the node graph has a cycle through node {j}; it must be a tree")
         return parent
 
     def _names(self) -> list[str]:
@@ -170,6 +191,9 @@ class _Reader:
         if abs(norm - 1.0) > 1e-3:
             raise doc.error(f"{at}/rotation", f"expected a unit quaternion (x, y, z, w), got norm {norm:.6g}")
         s = doc.numbers(n, "scale", at, 3, np.ones(3))
+        if np.abs(s).max() > limits.MAX_SCALE:
+            raise doc.error(f"{at}/scale", f"scale {s.tolist()}: the limit is ±{limits.MAX_SCALE:g} "
+                                           "(animkit.limits.MAX_SCALE)")
         m = doc.numbers(n, "matrix", at, 16, None)
         if m is not None:
             M = m.reshape(4, 4).T  # column-major in the file
@@ -187,6 +211,7 @@ class _Reader:
             at = pointer("animations", a)
             if not isinstance(anim, dict):
                 raise doc.error(at, "expected an object")
+            driven, last = 0, 0.0  # for the early sample budget: DOFs ≥ 3 per driven path, fps ≥ 10
             for c, ch in enumerate(doc.field(anim, "channels", at, list)):
                 cat = f"{at}/channels/{c}"
                 if not isinstance(ch, dict):
@@ -213,6 +238,12 @@ class _Reader:
                                 expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
                 if not self._holds_still(node, path, a, smp):
                     out.setdefault(node, set()).add(path)
+                    driven += 3
+                    last = max(last, float(self._sampler(a, smp, 4 if path == "rotation" else 3)[0][-1]))
+            least = (int(last * 10.0) + 1) * driven
+            if least > limits.MAX_SAMPLES:  # refused before the figure is built (the exact check is in clips)
+                raise doc.error(at, f"{last:g} s on {driven} or more DOFs samples into at least {least:,} values; the "
+                                    f"limit is {limits.MAX_SAMPLES:,} (animkit.limits.MAX_SAMPLES)")
         return out
 
     def _holds_still(self, node: int, path: str, a: int, s: int) -> bool:
@@ -246,6 +277,11 @@ class _Reader:
         animated = self.animated = self._animated()
         fig = Figure(ROOT_NAME, name=Path(self.doc.path).stem or "gltf")
         order: list[int] = []
+        if len(roots) == 1 and self._plain_world(roots[0], animated):  # animkit's own root, written back: reuse it
+            r = roots[0]
+            self.names[r] = ROOT_NAME
+            order.append(r)
+            roots = list(self.nodes[r].get("children", []))
         stack = [(r, ROOT_NAME) for r in reversed(roots)]
         while stack:
             i, parent = stack.pop()
@@ -258,6 +294,18 @@ class _Reader:
             kids = self.nodes[i].get("children", [])
             stack.extend((c, self.names[i]) for c in reversed(kids))
         return fig, order
+
+    def _plain_world(self, i: int, animated: dict[int, set[str]]) -> bool:
+        """Whether node i is a root animkit adds on reading (named :data:`ROOT_NAME`, at the identity, nothing on
+        it): a file animkit wrote holds it, and reading it back must not add a second one."""
+        n = self.nodes[i]
+        if n.get("name") != ROOT_NAME or i in animated or any(k in n for k in ("mesh", "skin", "camera", "weights")):
+            return False
+        t, q, s, M = self._trs(i)
+        if M is not None:
+            return bool(np.allclose(M, np.eye(4), rtol=0, atol=1e-12))
+        return bool(np.allclose(t, 0, atol=1e-12) and np.allclose(q, (1, 0, 0, 0), atol=1e-12)
+                    and np.allclose(s, 1, atol=1e-12))
 
     # --- clips --------------------------------------------------------------------------------------------
 
@@ -276,6 +324,7 @@ class _Reader:
             last = 0.0
             dts: list[float] = []
             keys: list[Array] = []
+            n_keys = 0
             for c, ch in enumerate(anim["channels"]):
                 cat = f"{at}/channels/{c}"
                 target = ch["target"]
@@ -291,6 +340,10 @@ class _Reader:
                 s = doc.field(ch, "sampler", cat, int, check=range(len(samplers)).__contains__,
                               expected=f"an index into this animation's samplers (0 to {len(samplers) - 1})")
                 times, values, kind, tangents = self._sampler(a, s, 4 if path == "rotation" else 3)
+                n_keys += times.shape[0] * (1 if path == "rotation" else 3)
+                if n_keys > limits.MAX_KEYS:
+                    raise doc.error(cat, f"the animation's tracks hold more than {limits.MAX_KEYS:,} keys "
+                                         "(animkit.limits.MAX_KEYS)")
                 last = max(last, float(times[-1]))
                 if times.shape[0] > 1:
                     dts.append(float(np.median(np.diff(times))))
@@ -299,6 +352,7 @@ class _Reader:
                                            f"{at}/samplers/{s}"))
             fps = frame_rate_from_keys(np.concatenate(keys) if keys else np.zeros(0), min(dts) if dts else None)
             try:
+                sample_count(last, fps, fig.dof_count, f"animation {name!r}")
                 out[name] = Clip.build(fig, tracks, name=name, duration=last, fps=fps)
             except AnimkitError as exc:
                 raise doc.error(at, str(exc)) from None
@@ -413,6 +467,9 @@ class _Reader:
         sk = doc.obj("skins", s)
         at = pointer("skins", s)
         joints = doc.field(sk, "joints", at, list, check=lambda v: len(v) >= 1, expected="a non-empty array")
+        if len(joints) > limits.MAX_SKIN_JOINTS:
+            raise doc.error(f"{at}/joints", f"{len(joints):,} joints; the limit for one skin is "
+                                            f"{limits.MAX_SKIN_JOINTS:,} (animkit.limits.MAX_SKIN_JOINTS)")
         for k, j in enumerate(joints):
             jat = f"{at}/joints/{k}"
             if isinstance(j, bool) or not isinstance(j, int) or not 0 <= j < len(self.nodes):
@@ -465,6 +522,7 @@ class _Reader:
         attrs = doc.field(prim, "attributes", pat, dict)
         pos = self._attribute(attrs, "POSITION", pat, 3, None, True)
         V = pos.shape[0]
+        doc.charge(V * _VERTEX_WORK, f"{pat}/attributes/POSITION")
         if "indices" in prim:
             iat = f"{pat}/indices"
             idx = doc.accessor(doc.index(prim, "indices", pat, "accessors"), iat)
@@ -545,15 +603,75 @@ class _Reader:
     def _image(self, i: int) -> NDArray[np.uint8]:
         if i in self._images:
             return self._images[i]
+        if not self._images:
+            self._check_pixels()
         at = pointer("images", i)
-        arr = decode_image(self.doc.image_bytes(i, at), lambda message: self.doc.error(at, message))
+        arr = decode_image(self.doc.image_bytes(i, at), lambda message: self.doc.error(at, message), self._pixels)
+        self._pixels += arr.shape[0] * arr.shape[1]
         arr.setflags(write=False)
         self._images[i] = arr
         return arr
 
+    def _check_vertices(self) -> None:
+        """Before anything is decoded: the vertices every mesh node claims (POSITION counts, each use counted)
+        at 24 + :data:`_VERTEX_WORK` bytes each must fit :data:`animkit.limits.MAX_DECODED_BYTES` (the exact
+        charges come as each array is made)."""
+        doc, total = self.doc, 0
+        meshes, accessors = doc.items("meshes"), doc.items("accessors")
+        for i, n in enumerate(self.nodes):
+            m = n.get("mesh")
+            if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < len(meshes) \
+                    or not isinstance(meshes[m], dict) or not isinstance(meshes[m].get("primitives"), list):
+                continue  # the reader's own checks name what is wrong
+            for p, prim in enumerate(meshes[m]["primitives"]):
+                attrs = prim.get("attributes") if isinstance(prim, dict) else None
+                a = attrs.get("POSITION") if isinstance(attrs, dict) else None
+                acc = accessors[a] if isinstance(a, int) and 0 <= a < len(accessors) else None
+                count = acc.get("count") if isinstance(acc, dict) else None
+                if isinstance(count, int) and count > 0:
+                    total += count * (24 + _VERTEX_WORK)
+                    if total > limits.MAX_DECODED_BYTES:
+                        raise doc.error(pointer("meshes", m, "primitives", p, "attributes", "POSITION"),
+                                        f"the mesh nodes up to node {i} draw {total // (24 + _VERTEX_WORK):,} "
+                                        f"vertices, {total:,} bytes to decode; the limit is "
+                                        f"{limits.MAX_DECODED_BYTES:,} (animkit.limits.MAX_DECODED_BYTES)")
+
+    def _check_pixels(self) -> None:
+        """Before the first image is decoded: the pixels of every image a texture uses, from the images'
+        headers, must fit :data:`animkit.limits.MAX_TOTAL_IMAGE_PIXELS` (and each one
+        :data:`animkit.limits.MAX_IMAGE_PIXELS`)."""
+        from PIL import Image, UnidentifiedImageError
+
+        doc, total = self.doc, 0
+        images = doc.items("images")
+        used = sorted({t["source"] for t in doc.items("textures") if isinstance(t, dict)
+                       and isinstance(t.get("source"), int) and not isinstance(t.get("source"), bool)
+                       and 0 <= t["source"] < len(images)})
+        for i in used:
+            at = pointer("images", i)
+            try:
+                with Image.open(io.BytesIO(doc.image_bytes(i, at))) as im:
+                    w, h = im.size
+            except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+                continue  # decoding it names what is wrong
+            if w * h > limits.MAX_IMAGE_PIXELS:
+                raise doc.error(at, f"image of {w}x{h} pixels; the limit is {limits.MAX_IMAGE_PIXELS:,} "
+                                    "(animkit.limits.MAX_IMAGE_PIXELS)")
+            total += w * h
+            if total > limits.MAX_TOTAL_IMAGE_PIXELS:
+                raise doc.error(at, f"the images up to this one hold {total:,} pixels; the limit is "
+                                    f"{limits.MAX_TOTAL_IMAGE_PIXELS:,} (animkit.limits.MAX_TOTAL_IMAGE_PIXELS)")
+
     # --- all of it ----------------------------------------------------------------------------------------
 
     def scene(self, scene: int | None) -> Scene:
+        for s, sk in enumerate(self.doc.items("skins")):  # before the figure is built: a refusal comes at once
+            joints = sk.get("joints") if isinstance(sk, dict) else None
+            if isinstance(joints, list) and len(joints) > limits.MAX_SKIN_JOINTS:
+                raise self.doc.error(pointer("skins", s, "joints"),
+                                     f"{len(joints):,} joints; the limit for one skin is "
+                                     f"{limits.MAX_SKIN_JOINTS:,} (animkit.limits.MAX_SKIN_JOINTS)")
+        self._check_vertices()
         roots = self._roots(scene)
         fig, order = self.figure(roots)
         fig.rig = character_rig(fig)  # a humanoid's or a quadruped's chains, effectors (and a humanoid's limits)
@@ -578,7 +696,7 @@ def frame_rate_from_keys(times: Array, dt: float | None) -> float:
         return 30.0
     guess = 1.0 / dt
     t = np.unique(times.astype(np.float64))
-    tol = np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)  # one float32 step at each key
+    tol = 2.0 * np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)  # two float32 steps at each key
 
     def on_grid(fps: float) -> bool:
         return bool(np.all(np.abs(t - np.round(t * fps) / fps) <= tol))
@@ -596,7 +714,12 @@ def arc_from_trs(name: str, t: Array, q: Array, s: Array, animated: set[str] | f
     (of translation, rotation, scale) some clip drives: L = the static channels before the first animated one, the
     rest DOFs with the node's values as rest values (see the module's docstring). The FBX reader shares it."""
     first = min((_PATHS.index(p) for p in animated), default=3)
-    R = matrix_from_quaternion(q)
+    R = np.eye(3) if q[0] == 1.0 else matrix_from_quaternion(q)
+    if first == 3:  # a still node (most of a big file): L = T · R · S in one step
+        L = np.eye(4)
+        L[:3, :3] = R * s
+        L[:3, 3] = t
+        return L, fixed(name)
     parts = [_translation_matrix(t), _rotation_matrix(R), np.diag([*s, 1.0])]
     L = np.eye(4)
     for P in parts[:first]:
@@ -620,16 +743,22 @@ def arc_from_trs(name: str, t: Array, q: Array, s: Array, animated: set[str] | f
     return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
 
 
-def decode_image(data: bytes, fail: Callable[[str], Exception]) -> NDArray[np.uint8]:
-    """A PNG or JPEG as (H, W, 4) uint8 RGBA (sRGB as stored); anything else, or more than 2^26 pixels, raises
-    ``fail(message)``. The FBX reader shares it."""
+def decode_image(data: bytes, fail: Callable[[str], Exception], used: int = 0) -> NDArray[np.uint8]:
+    """A PNG or JPEG as (H, W, 4) uint8 RGBA (sRGB as stored); anything else, more than
+    :data:`animkit.limits.MAX_IMAGE_PIXELS` pixels, or more than :data:`~animkit.limits.MAX_TOTAL_IMAGE_PIXELS` with
+    the ``used`` pixels of the file's images decoded so far, raises ``fail(message)`` — from the image's header,
+    before any pixel is decoded. The FBX reader shares it."""
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as im:
             w, h = im.size
-            if w * h > _MAX_IMAGE_PIXELS:
-                raise fail(f"image of {w}x{h} pixels; more than animkit decodes ({_MAX_IMAGE_PIXELS})")
+            if w * h > limits.MAX_IMAGE_PIXELS:
+                raise fail(f"image of {w}x{h} pixels; the limit is {limits.MAX_IMAGE_PIXELS:,} "
+                           "(animkit.limits.MAX_IMAGE_PIXELS)")
+            if used + w * h > limits.MAX_TOTAL_IMAGE_PIXELS:
+                raise fail(f"image of {w}x{h} pixels makes {used + w * h:,} in all; the limit is "
+                           f"{limits.MAX_TOTAL_IMAGE_PIXELS:,} (animkit.limits.MAX_TOTAL_IMAGE_PIXELS)")
             if im.format not in ("PNG", "JPEG"):
                 raise fail(f"image format {im.format}; expected PNG or JPEG")
             return np.asarray(im.convert("RGBA"), dtype=np.uint8).copy()

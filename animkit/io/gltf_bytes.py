@@ -22,11 +22,12 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_to_bytes
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import limits
 from ..errors import ParseError
 from ._refs import read_referenced
 
@@ -63,7 +64,6 @@ TYPE_COMPONENTS: Final[dict[str, tuple[int, int]]] = {
 }
 #: the most bytes one accessor or one zero-filled array may need (a file asking for more is refused)
 MAX_ALLOCATION: Final = 1 << 30
-_MAX_FILE: Final = 1 << 31
 _SUPPORTED_EXTENSIONS: Final = frozenset({"KHR_materials_unlit"})  # base colour is all animkit reads of a material
 
 T = TypeVar("T")
@@ -149,6 +149,8 @@ class GltfDocument:
         self.bin_chunk = bin_chunk
         self._buffers: dict[int, bytes] = {}
         self._accessors: dict[tuple[int, bool], NDArray[Any]] = {}
+        #: bytes of accessor arrays handed out so far, every use counted (see :meth:`charge`)
+        self.decoded = 0
         self._check_asset()
 
     # --- errors and typed access ------------------------------------------------------------------------
@@ -215,6 +217,15 @@ class GltfDocument:
             raise self.error(f"{where}/{key}", f"expected an array of {count} finite numbers, got {v!r}"[:300])
         return np.array(v, dtype=float)
 
+    def charge(self, nbytes: int, where: str) -> None:
+        """Count ``nbytes`` more decoded bytes for the value at ``where``: past
+        :data:`animkit.limits.MAX_DECODED_BYTES` in all, a ParseError (before the caller allocates them)."""
+        if self.decoded + nbytes > limits.MAX_DECODED_BYTES:
+            raise self.error(where, f"decoding this needs {nbytes:,} more bytes ({self.decoded + nbytes:,} in all); "
+                                    f"the limit is {limits.MAX_DECODED_BYTES:,} "
+                                    "(animkit.limits.MAX_DECODED_BYTES)")
+        self.decoded += nbytes
+
     def _check_asset(self) -> None:
         asset = self.json.get("asset")
         if not isinstance(asset, dict):
@@ -264,15 +275,7 @@ class GltfDocument:
         (``../``) is an error; nothing is fetched and nothing outside the folder is read.
         """
         if uri.startswith("data:"):
-            head, sep, payload = uri.partition(",")
-            if not sep:
-                raise self.error(where, "a data: URI needs a ',' before its payload")
-            if head.endswith(";base64"):
-                try:
-                    return base64.b64decode(payload, validate=True)
-                except (binascii.Error, ValueError) as exc:
-                    raise self.error(where, f"data: URI is not valid base64 ({exc})") from None
-            return unquote(payload).encode("latin-1", errors="replace")
+            return self._data_uri(uri, where, limit)
         scheme = uri.split(":", 1)[0] if ":" in uri.split("/", 1)[0] else None
         if scheme is not None:
             raise self.error(where, f"URI scheme {scheme + ':'!r} is not allowed; expected a data: URI or a "
@@ -283,8 +286,47 @@ class GltfDocument:
         if self.base is None:
             raise self.error(where, f"external file {uri!r}, but this document has no folder to read it from")
         data = read_referenced(self.path or str(self.base / "<text>"), rel, what="URI", key=where or "/",
-                               folder=self.base, limit=_MAX_FILE)
+                               folder=self.base, limit=limits.MAX_REFERENCED_BYTES)
         return data if limit is None else data[:limit]
+
+    def _data_uri(self, uri: str, where: str, limit: int | None) -> bytes:
+        """The payload of a ``data:`` URI, decoded only as far as the first ``limit`` bytes (a buffer's byteLength):
+
+            base64: ⌈limit / 3⌉ · 4 characters;   percent-escaped: chunks of 1 MiB characters until ``limit`` bytes
+
+        so the work and memory are bounded by what is used, however long the URI (percent-decoding a whole URI
+        at once makes one object per escape)."""
+        head, sep, payload = uri.partition(",")
+        if not sep:
+            raise self.error(where, "a data: URI needs a ',' before its payload")
+        cap = limits.MAX_REFERENCED_BYTES if limit is None else min(limit, limits.MAX_REFERENCED_BYTES)
+        if head.endswith(";base64"):
+            if len(payload) // 4 * 3 > cap:
+                if limit is None:
+                    raise self.error(where, f"a data: URI of about {len(payload) // 4 * 3:,} bytes; the limit is "
+                                            f"{cap:,} (animkit.limits.MAX_REFERENCED_BYTES)")
+                payload = payload[:-(-cap // 3) * 4]
+            try:
+                return base64.b64decode(payload, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise self.error(where, f"data: URI is not valid base64 ({exc})") from None
+        if not payload.isascii():
+            raise self.error(where, "a data: URI must be ASCII (percent-escape other bytes)")
+        out: list[bytes] = []
+        got, i, step = 0, 0, 1 << 20
+        while i < len(payload) and got <= cap:
+            j = min(len(payload), i + step)
+            cut = payload.rfind("%", max(i, j - 2), j)  # never split an escape between two chunks
+            if cut >= 0 and j < len(payload):
+                j = cut
+            part = unquote_to_bytes(payload[i:j])
+            out.append(part)
+            got += len(part)
+            i = j
+        if limit is None and got > cap:
+            raise self.error(where, f"a data: URI of more than {cap:,} bytes; the limit is {cap:,} "
+                                    "(animkit.limits.MAX_REFERENCED_BYTES)")
+        return b"".join(out)
 
     # --- buffer views and accessors -----------------------------------------------------------------------
 
@@ -313,7 +355,9 @@ class GltfDocument:
         """
         key = (index, normalize) if isinstance(index, int) and not isinstance(index, bool) else None
         if key is not None and key in self._accessors:
-            return self._accessors[key]
+            out = self._accessors[key]
+            self.charge(out.nbytes, where or pointer("accessors", index))  # every use counts: work done per use
+            return out
         out = self._read_accessor(index, where, normalize)
         out.setflags(write=False)
         if key is not None:
@@ -340,6 +384,8 @@ class GltfDocument:
         if count * rows * cols * 8 > MAX_ALLOCATION:
             raise self.error(f"{at}/count", f"{count} elements of {typ} would need "
                                             f"{count * rows * cols * 8} bytes; more than animkit allocates")
+        self.charge(count * rows * cols * max(8 if dt.kind == "f" or normalized else dt.itemsize, dt.itemsize),
+                    f"{at}/count")
         view = self.field(o, "bufferView", at, int, None)
         if view is not None:
             data, voff, vlen, stride = self.buffer_view(self.index(o, "bufferView", at, "bufferViews"),
@@ -455,8 +501,9 @@ def document_from_path(path: str | Path) -> GltfDocument:
     p = Path(path)
     try:
         size = p.stat().st_size
-        if size > _MAX_FILE:
-            raise ParseError(str(p), f"{size} bytes; more than animkit reads ({_MAX_FILE})")
+        if size > limits.MAX_REFERENCED_BYTES:
+            raise ParseError(str(p), f"{size:,} bytes; the limit for a glTF file is {limits.MAX_REFERENCED_BYTES:,} "
+                                     "(animkit.limits.MAX_REFERENCED_BYTES)")
         data = p.read_bytes()
     except OSError as exc:
         raise ParseError(str(p), f"cannot read: {exc.strerror}") from None

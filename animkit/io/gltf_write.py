@@ -633,12 +633,13 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", key
     rest = figure.rest_pose()
     nodes: list[dict[str, Any]] = []
     start = 0
+    position = {n: k for k, n in enumerate(figure.node_names)}
     for arc in arcs:
         k = arc.joint.dof_count
         node: dict[str, Any] = {"name": arc.child.name}
         node.update(_trs(_local(arc, rest[start:start + k][None])[0]))
         start += k
-        children = [figure.node_names.index(a.child.name) for a in arc.child.arcs()]
+        children = [position[a.child.name] for a in arc.child.arcs()]
         if children:
             node["children"] = children
         nodes.append(node)
@@ -680,9 +681,9 @@ def gltf_document(scene: Scene, clips: Sequence[Clip], source: str = "glTF", key
 
 
 def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: BufferMode = "external",
-               keys: Keys = "auto") -> list[tuple[Path, bytes]]:
+               keys: Keys = "auto", bin_name: str | None = None) -> list[tuple[Path, bytes]]:
     """The files that make ``path`` (``.glb``: one; ``.gltf``: the JSON and, with ``buffers="external"``, a
-    ``.bin`` beside it named after it), as (path, bytes), dependencies first; ``keys``: see
+    ``.bin`` beside it, ``bin_name`` or named after it), as (path, bytes), dependencies first; ``keys``: see
     :func:`channels_from_clip`."""
     if buffers not in ("external", "embedded"):
         raise AnimkitError(f"buffers={buffers!r}: expected 'external' or 'embedded'")
@@ -691,7 +692,7 @@ def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: Buff
         return [(path, glb_bytes(doc, data))]
     files: list[tuple[Path, bytes]] = []
     if buffers == "external":
-        bin_path = path.with_suffix(".bin")
+        bin_path = path.parent / bin_name if bin_name else path.with_suffix(".bin")
         doc["buffers"][0]["uri"] = bin_path.name
         files.append((bin_path, data))
     else:

@@ -19,6 +19,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
@@ -386,7 +387,9 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     return Scene(fig, camera, clips, reach, up, spath)
 
 
-_LOADING: set[str] = set()  # base scenes being read (a cycle of bases is an error, not a recursion)
+#: the base scenes being read by this thread (or task): a cycle of bases is an error, not a recursion. A context
+#: variable holding a tuple, never a shared set: two threads loading scenes on one base do not see each other's.
+_LOADING: ContextVar[tuple[str, ...]] = ContextVar("animkit_toml_bases", default=())
 _MAX_BASES = 32
 
 
@@ -431,11 +434,12 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any])
     if path == Path(ctx.path).resolve():
         raise ctx.error("figure.base", "a scene cannot be its own base")
     key = str(path)
-    if key in _LOADING:
+    loading = _LOADING.get()
+    if key in loading:
         raise ctx.error("figure.base", f"base scenes form a cycle through {path}")
-    if len(_LOADING) >= _MAX_BASES:
+    if len(loading) >= _MAX_BASES:
         raise ctx.error("figure.base", f"more than {_MAX_BASES} base scenes in a row; expected a shorter chain")
-    _LOADING.add(key)
+    token = _LOADING.set((*loading, key))
     try:
         raw = read_referenced(ctx.path, ref, what="base scene", key="figure.base", line=ctx.line_of("figure.base"))
         try:
@@ -446,7 +450,7 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any])
     except ParseError as exc:
         raise ctx.error("figure.base", f"cannot load base scene: {exc}") from None
     finally:
-        _LOADING.discard(key)
+        _LOADING.reset(token)
     fig = parent.figure
     if "name" in fig_t:
         fig.name = str(fig_t["name"])

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..display import html_for, png_for
 from ..errors import AnimkitError, ClipError, unknown_name
-from ..limits import MAX_FPS, frame_count
+from ..limits import MAX_FPS, frame_count, sample_count
 from ..transforms import (
     euler_intrinsic_from_matrix,
     matrix_from_euler_intrinsic,
@@ -357,14 +357,19 @@ class Clip:
         return poses
 
     def sample_frames(self) -> Array:
-        """``sample(frame_times())``."""
+        """``sample(frame_times())``, after checking frames × DOFs against :data:`animkit.limits.MAX_SAMPLES`
+        (before anything is allocated)."""
+        try:
+            sample_count(self._span, self.fps, self._rest.shape[0], f"clip {self.name!r}")
+        except AnimkitError as exc:
+            raise ClipError(str(exc)) from None
         return self.sample(self.frame_times())
 
     def _sample_clip_time(self, tau: Array) -> Array:
         """Poses at clip times τ ∈ [0, d] (already through the loop mode)."""
         if self.mix is not None:
             return self._sample_mix(self.mix, tau)
-        poses = np.tile(self._rest, (tau.shape[0], 1))
+        poses = np.repeat(self._rest[None, :], tau.shape[0], axis=0)  # a writable copy (np.tile of 0 DOFs: a view)
         if self.dense is not None and self._dense_index is not None:
             poses[:, self._dense_index] = self.dense.sample(tau)
             return poses

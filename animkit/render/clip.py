@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -121,7 +122,8 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
     return np.arange(n) / fps, fps, message
 
 
-_BACKDROPS: dict[tuple[object, ...], Backdrop | NDArray[np.uint8]] = {}
+_BACKDROPS: dict[tuple[object, ...], Backdrop | NDArray[np.uint8]] = {}  # read-only images; under _BACKDROPS_LOCK
+_BACKDROPS_LOCK = threading.Lock()
 
 
 class FigureRenderer:
@@ -240,7 +242,8 @@ class FigureRenderer:
         spacing, extent, center = self.ground()
         key = (self.camera, self.up, self.style.background, self.style.grid_color, spacing, extent,
                tuple(center), bool(self.jit))
-        bd = _BACKDROPS.get(key)
+        with _BACKDROPS_LOCK:
+            bd = _BACKDROPS.get(key)
         if bd is None:
             bd = grid_backdrop(self.camera, self.up, background=self.style.background, spacing=spacing,
                                extent=extent, color=self.style.grid_color, center=center, jit=bool(self.jit))
@@ -248,9 +251,10 @@ class FigureRenderer:
                 bd = bd.image()
             for a in (bd.pixels, bd.colors) if isinstance(bd, Backdrop) else (bd,):
                 a.setflags(write=False)
-            if len(_BACKDROPS) >= 8:
-                _BACKDROPS.pop(next(iter(_BACKDROPS)))
-            _BACKDROPS[key] = bd
+            with _BACKDROPS_LOCK:  # two threads may draw the same one; either copy is right
+                if len(_BACKDROPS) >= 8:
+                    _BACKDROPS.pop(next(iter(_BACKDROPS)))
+                _BACKDROPS[key] = bd
         return bd
 
     def _axes(self, image: NDArray[np.uint8], world: Array) -> NDArray[np.uint8]:

@@ -111,8 +111,9 @@ def sides_at_rest(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) 
     lateral = rel @ left
     size = figure.size()
     mirrored = rel - 2.0 * lateral[:, None] * left
-    dist = np.linalg.norm(mirrored[:, None, :] - rel[None, :, :], axis=2)
-    has_pair = (dist < 4 * tolerance * size).any(axis=1)
+    off = np.abs(lateral) > tolerance * size  # only nodes off the midplane need a mirror partner
+    has_pair = np.zeros(len(P), dtype=bool)
+    has_pair[off] = _has_neighbour(mirrored[off], rel, 4 * tolerance * size)
     index = {n: i for i, n in enumerate(figure.node_names)}
     sides: list[Side | None] = [None] * len(P)
     for arc in figure.arcs():
@@ -124,6 +125,23 @@ def sides_at_rest(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) 
     if "l" not in sides or "r" not in sides:
         return [None] * len(P)
     return sides
+
+
+def _has_neighbour(queries: NDArray[np.float64], points: NDArray[np.float64], radius: float) -> NDArray[np.bool_]:
+    """has[i] = ∃ j: |queries[i] − points[j]| < radius, in time linear in the count (points hashed into cells of
+    side ``radius``; each query looks in its cell and the 26 around it), not a count² table of distances."""
+    has = np.zeros(len(queries), dtype=bool)
+    if radius <= 0 or not len(points):
+        return has
+    cells: dict[tuple[int, ...], list[int]] = {}
+    for j, c in enumerate(np.floor(points / radius).astype(np.int64).tolist()):
+        cells.setdefault(tuple(c), []).append(j)
+    offsets = [(a, b, c) for a in (-1, 0, 1) for b in (-1, 0, 1) for c in (-1, 0, 1)]
+    for i, (x, y, z) in enumerate(np.floor(queries / radius).astype(np.int64).tolist()):
+        near = [j for dx, dy, dz in offsets for j in cells.get((x + dx, y + dy, z + dz), ())]
+        if near and bool((np.linalg.norm(points[near] - queries[i], axis=1) < radius).any()):
+            has[i] = True
+    return has
 
 
 def side_color(color: tuple[float, float, float], side: Side | None) -> tuple[float, float, float]:

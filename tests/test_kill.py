@@ -1,0 +1,100 @@
+"""Long work killed by SIGTERM or SIGINT cleans up after itself (issue 27): ``render``, ``retarget`` and ``batch``
+run as real processes; once their partial output exists on disk they get the signal; afterwards the output folder
+holds no partial file, no output that was not finished, and no process of the command's session is left (batch's
+Dask workers). The oracle is the folder's listing and the process table."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, ROOT, SCENES
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob(".*") if ".animkit-batch" not in p.parts or p.name.endswith(".part"))
+
+
+def _semaphores() -> set[str]:
+    shm = Path("/dev/shm")
+    return {p.name for p in shm.glob("sem.*")} if shm.is_dir() else set()
+
+
+def _session_alive(sid: int) -> list[int]:
+    """Processes of session ``sid`` (the command and anything it started) still running."""
+    alive = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if os.getsid(int(d.name)) == sid and "(zombie)" not in (d / "status").read_text():
+                    alive.append(int(d.name))
+            except (OSError, ProcessLookupError):
+                pass
+    return alive
+
+
+def _run_and_kill(args: list[str], out: Path, sig: int, ready) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen([sys.executable, "-m", "animkit", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if proc.poll() is not None:
+        pytest.fail(f"finished before the signal came (make the work longer): {proc.communicate()}")
+    assert ready(), "no partial output within 120 s"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    for _ in range(100):  # the command's children get a moment to go after it
+        if not _session_alive(proc.pid):
+            break
+        time.sleep(0.1)
+    assert _session_alive(proc.pid) == [], "processes of the killed command are still running"
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_killed_render_leaves_no_partial_gif(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "walk.gif"
+    code, err = _run_and_kill(["render", str(SCENES / "walk.toml"), "-o", str(out), "--loops", "200", "--fps", "30",
+                               "--size", "320x240", "-q"], out, sig, lambda: bool(_hidden(tmp_path)))
+    assert code != 0 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_killed_retarget_leaves_nothing(tmp_path: Path, sig: int) -> None:
+    out = tmp_path / "r.gif"
+    code, err = _run_and_kill(["retarget", str(DATA / "cmu_02_01_walk.bvh"), str(DATA / "CesiumMan.glb"), "-o",
+                               str(tmp_path / "r.glb"), "--render", str(out), "-q"], out, sig,
+                              lambda: bool(_hidden(tmp_path)))
+    assert code != 0 and "Traceback" not in err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_killed_batch_leaves_no_partial_outputs_or_workers(tmp_path: Path, sig: int) -> None:
+    pytest.importorskip("distributed", reason="batch runs on Dask (animkit[batch])")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for k in range(4):
+        (lib / f"walk{k}.bvh").write_bytes((DATA / "cmu_02_01_walk.bvh").read_bytes())
+    out = tmp_path / "out"
+    before = _semaphores()
+    code, err = _run_and_kill(["batch", "render", str(lib), "-o", str(out), "--workers", "2", "--size", "320x240",
+                               "-q"], out, sig, lambda: out.exists() and bool(_hidden(out)))
+    assert code != 0 and "Traceback" not in err, err
+    # multiprocessing's resource tracker may still warn of 1-2 semaphores of the killed workers (it unlinks them
+    # itself as the command ends): what counts is that none is left in /dev/shm (it was 14, until the next run)
+    assert _semaphores() <= before, sorted(_semaphores() - before)
+    assert _hidden(out) == []
+    finished = {p.name for p in out.glob("*.gif")}
+    records = {p.name[:-5] for p in (out / ".animkit-batch").glob("*.json")} if (out / ".animkit-batch").exists() \
+        else set()
+    assert finished <= records  # every GIF there is complete (its record written after it)
