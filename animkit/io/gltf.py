@@ -277,11 +277,14 @@ class _Reader:
         animated = self.animated = self._animated()
         fig = Figure(ROOT_NAME, name=Path(self.doc.path).stem or "gltf")
         order: list[int] = []
-        if len(roots) == 1 and self._plain_world(roots[0], animated):  # animkit's own root, written back: reuse it
-            r = roots[0]
+        # a skinned mesh's own node sits at the root (its transform is ignored): it does not make a second root
+        carriers = [r for r in roots if self._mesh_carrier(r, animated)]
+        others = [r for r in roots if r not in carriers]
+        if len(others) == 1 and self._plain_world(others[0], animated):  # animkit's own root, written back: reuse it
+            r = others[0]
             self.names[r] = ROOT_NAME
             order.append(r)
-            roots = list(self.nodes[r].get("children", []))
+            roots = list(self.nodes[r].get("children", [])) + carriers
         stack = [(r, ROOT_NAME) for r in reversed(roots)]
         while stack:
             i, parent = stack.pop()
@@ -294,6 +297,12 @@ class _Reader:
             kids = self.nodes[i].get("children", [])
             stack.extend((c, self.names[i]) for c in reversed(kids))
         return fig, order
+
+    def _mesh_carrier(self, i: int, animated: dict[int, set[str]]) -> bool:
+        """Whether node i only carries a skinned mesh (mesh and skin, no children, not animated): where animkit's
+        writer puts a skinned mesh's own node, at the scene's root."""
+        n = self.nodes[i]
+        return "mesh" in n and "skin" in n and not n.get("children") and i not in animated
 
     def _plain_world(self, i: int, animated: dict[int, set[str]]) -> bool:
         """Whether node i is a root animkit adds on reading (named :data:`ROOT_NAME`, at the identity, nothing on
