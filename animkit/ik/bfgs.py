@@ -18,11 +18,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .methods import Solver
-from .objective import Objective, free_gradient, run_each, stack_objective
-from .problem import ChainModel
-from .solvers import LoopOutput, Options
-from .stack import TaskStack
+from .objective import DescentSolver, Objective, free_gradient
+from .solvers import LoopOutput
 
 __all__ = ["BFGS", "bfgs_minimise", "line_search"]
 
@@ -97,18 +94,9 @@ def bfgs_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class BFGS(Solver):
+class BFGS(DescentSolver):
     """Quasi-Newton (BFGS) on f = ½‖W V‖² with Armijo backtracking, limits by projection (see the module)."""
 
     name: ClassVar[str] = "bfgs"
     max_iter: int = 500
-
-    def __post_init__(self) -> None:
-        self._check()
-
-    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
-            first_success: bool = False) -> LoopOutput:
-        return run_each(bfgs_minimise, model, q0, P, R, opts)
-
-    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
-        return bfgs_minimise(stack_objective(stack), q0, self.max_iter)
+    minimise = staticmethod(bfgs_minimise)

@@ -19,11 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .bfgs import line_search
-from .methods import Solver
-from .objective import Objective, free_gradient, run_each, stack_objective
-from .problem import ChainModel
-from .solvers import LoopOutput, Options
-from .stack import TaskStack
+from .objective import DescentSolver, Objective, free_gradient
+from .solvers import LoopOutput
 
 __all__ = ["CG", "cg_minimise"]
 
@@ -65,18 +62,9 @@ def cg_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class CG(Solver):
+class CG(DescentSolver):
     """Nonlinear conjugate gradients (Polak–Ribière+) on f = ½‖W V‖² (see the module)."""
 
     name: ClassVar[str] = "cg"
     max_iter: int = 2000
-
-    def __post_init__(self) -> None:
-        self._check()
-
-    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
-            first_success: bool = False) -> LoopOutput:
-        return run_each(cg_minimise, model, q0, P, R, opts)
-
-    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
-        return cg_minimise(stack_objective(stack), q0, self.max_iter)
+    minimise = staticmethod(cg_minimise)

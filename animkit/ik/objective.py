@@ -10,11 +10,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .jacobian import chain_jacobian, rotation_error
+from .methods import Solver
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 from .stack import TaskStack
 
-__all__ = ["Objective", "chain_objective", "stack_objective", "run_each", "free_gradient"]
+__all__ = ["Objective", "DescentSolver", "chain_objective", "stack_objective", "run_each", "free_gradient"]
 
 Array = NDArray[np.float64]
 
@@ -87,3 +88,24 @@ def run_each(minimise: Callable[[Objective, Array, int], LoopOutput], model: Cha
     return LoopOutput(np.concatenate([o.q for o in outs]), np.concatenate([o.iterations for o in outs]),
                       [o.reason[0] for o in outs], np.concatenate([o.position_error for o in outs]),
                       np.concatenate([o.orientation_error for o in outs]), errors)
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class DescentSolver(Solver):
+    """A solver that minimises a problem's :class:`Objective` with its ``minimise(objective, θ₀, max_iter)``: a
+    chain's targets one after another (:func:`run_each`), a problem of tasks on its stack. BFGS and CG are two."""
+
+    @staticmethod
+    def minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
+        """The minimiser of one problem (each solver's own)."""
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        self._check()
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        return run_each(type(self).minimise, model, q0, P, R, opts)
+
+    def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
+        return type(self).minimise(stack_objective(stack), q0, self.max_iter)
