@@ -43,7 +43,7 @@ from .tasks import (
     ground_basis,
     point_jacobian,
     polygon_margin,
-    support_polygon,
+    support_at,
 )
 
 __all__ = ["Priors", "NaturalProblem", "NaturalResult"]
@@ -229,32 +229,7 @@ class NaturalProblem:
     def _support(self, figure: Figure, bones: object, s0: FigureState, feet: Sequence[int]) -> Array | None:
         """Ground points of the feet's geometry (box corners, capsule/sphere bottoms within 2 cm of the lowest),
         projected on the ground: the support polygon (K, 2); None with fewer than 3 points."""
-        c = figure.compiled
-        pts = []
-        for i in feet:
-            nodes = [i]
-            p = int(c.parent[i])
-            if p >= 0:
-                nodes.append(p)  # the foot's parent (ankle → toe): the sole has both
-            for k in nodes:
-                data = figure.node(c.node_names[k]).data
-                M = np.eye(4)
-                M[:3, :3], M[:3, 3] = s0.R[k], s0.p[k]
-                M = M @ c.T[k]
-                size = getattr(data, "size", None)
-                if size is not None:
-                    h = 0.5 * np.asarray(size, dtype=float)
-                    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
-                    pts.extend(corners @ M[:3, :3].T + M[:3, 3])
-                else:
-                    pts.append(M[:3, 3])
-        if not pts:
-            return None
-        P = np.array(pts)
-        height = P @ self._up
-        low = P[height <= height.min() + 0.02]
-        hull = support_polygon(low @ self._basis.T)
-        return hull if len(hull) >= 3 else None
+        return support_at(figure, s0, feet, self._up, self._basis)
 
     def _spine_groups(self, figure: Figure, bones: object) -> list[NDArray[np.intp]]:
         """Positions (in the movable set) of the spine DOFs, grouped by axis letter: the joints from the spine bone

@@ -54,7 +54,8 @@ from ..transforms import cross3, rotation_vector_from_matrix
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
            "DENSITY", "Configuration", "configuration", "Task", "Reach", "Gaze", "Plant", "Balance", "Posture",
-           "Spread", "Cost", "left_jacobian_inverse", "margin_gradient", "support_from_feet", "head_forward"]
+           "Spread", "Cost", "left_jacobian_inverse", "margin_gradient", "support_from_feet", "support_at",
+           "head_forward"]
 
 Array = NDArray[np.float64]
 DENSITY = 1000.0  # kg/m³ (water): a figure in metres gets masses in kilograms
@@ -575,16 +576,22 @@ def head_forward(figure: Figure, head: str, pose: ArrayLike, up: ArrayLike, righ
 
 
 def support_from_feet(figure: Figure, feet: Sequence[str], pose: ArrayLike, up: ArrayLike) -> Array | None:
-    """The support polygon (K, 2) (ground coordinates :func:`ground_basis`) of the feet at ``pose``: their geometry's
-    points (box corners, other shapes' origins; each foot and its parent: the sole has both) within 2 cm of the
-    lowest, hulled; None with fewer than 3 points."""
+    """The support polygon (K, 2) (ground coordinates :func:`ground_basis`) of the feet (effector names) at ``pose``
+    (:func:`support_at`); None with fewer than 3 points."""
     c = figure.compiled
-    s = figure_state(figure, np.asarray(pose, dtype=float))
     u = np.asarray(up, dtype=float)
     u = u / np.linalg.norm(u)
+    s = figure_state(figure, np.asarray(pose, dtype=float))
+    return support_at(figure, s, [c.node_names.index(figure.effector(f)) for f in feet], u, ground_basis(u))
+
+
+def support_at(figure: Figure, s: FigureState, feet: Sequence[int], up: Array, basis: Array) -> Array | None:
+    """The support polygon (K, 2) in ``basis`` coordinates of the feet (node rows) in state ``s``: their geometry's
+    points (box corners, other shapes' origins; each foot and its parent: the sole has both) within 2 cm of the
+    lowest along the unit ``up``, hulled; None with fewer than 3 points."""
+    c = figure.compiled
     pts = []
-    for f in feet:
-        i = c.node_names.index(figure.effector(f))
+    for i in feet:
         nodes = [i] + ([int(c.parent[i])] if c.parent[i] >= 0 else [])
         for k in nodes:
             data = figure.node(c.node_names[k]).data
@@ -601,7 +608,7 @@ def support_from_feet(figure: Figure, feet: Sequence[str], pose: ArrayLike, up: 
     if not pts:
         return None
     P = np.array(pts)
-    height = P @ u
+    height = P @ up
     low = P[height <= height.min() + 0.02]
-    hull = support_polygon(low @ ground_basis(u).T)
+    hull = support_polygon(low @ basis.T)
     return hull if len(hull) >= 3 else None
