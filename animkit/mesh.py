@@ -158,9 +158,7 @@ class Mesh:
         else:
             S = self.joint_matrices(W)
             assert self.joints is not None and self.weights is not None
-            packed = self._packed_points if positions else self._packed_normals
-            fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, packed=packed, out=buffer,
-                                     dtype=dtype)
+            fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, out=buffer, dtype=dtype)
             if fast is not None:
                 return fast
             X = self._position_table if positions else self._normal_table
@@ -172,16 +170,6 @@ class Mesh:
             np.copyto(buffer, result, casting="same_kind")
             return buffer
         return result if dtype is None else result.astype(dtype, copy=False)
-
-    @cached_property
-    def _packed_points(self) -> tuple[Array, NDArray[np.int32], NDArray[np.intp]]:
-        assert self.joints is not None and self.weights is not None
-        return lbs.packed_influences(self.rest_positions, self.joints, self.weights, True)
-
-    @cached_property
-    def _packed_normals(self) -> tuple[Array, NDArray[np.int32], NDArray[np.intp]]:
-        assert self.joints is not None and self.weights is not None
-        return lbs.packed_influences(self.rest_normals, self.joints, self.weights, False)
 
     @cached_property
     def _position_table(self) -> Array | None:

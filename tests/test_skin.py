@@ -137,7 +137,7 @@ def test_wrong_world_matrices_are_refused() -> None:
         mesh.positions(np.zeros((1, 1, 4, 4)))
 
 
-@pytest.mark.skipif(lbs.skin_blocks_kernel is None, reason="numba is off or missing")
+@pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
 def test_compiled_kernel_runs_and_equals_numpy() -> None:
     rng = np.random.default_rng(8)
     mesh = _mesh(rng, V=50, J=6, K=8, N=6)
@@ -152,15 +152,15 @@ def test_compiled_kernel_runs_and_equals_numpy() -> None:
     np.testing.assert_allclose(fastn, lbs.normals_from_table(Xn, S), atol=1e-12)
 
 
-@pytest.mark.skipif(lbs.skin_blocks_kernel is None, reason="numba is off or missing")
+@pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
 @pytest.mark.parametrize("jit", [True, False])
 def test_out_buffer_and_float32_equal_the_float64_result(jit, monkeypatch) -> None:
     """positions/normals into a caller's float32 or float64 buffer (returned as is) equal the new float64 result:
     bit for bit in float64, to float32's rounding in float32, on the compiled path and the NumPy one; more than
-    BLOCK vertices, some zero weights (skipped by the packing) and a vertex whose weights are all on one joint."""
+    some zero weights (skipped by the kernel) and a vertex whose weights are all on one joint."""
     monkeypatch.setattr(animkit.jit, "ENABLED", jit)
     rng = np.random.default_rng(11)
-    mesh = _mesh(rng, V=lbs.BLOCK + 37, J=7, K=4, N=9)
+    mesh = _mesh(rng, V=293, J=7, K=4, N=9)
     w = mesh.weights.copy()
     w[::3, 1:3] = 0.0
     w[5] = (0.0, 0.0, 1.0, 0.0)
@@ -179,19 +179,6 @@ def test_out_buffer_and_float32_equal_the_float64_result(jit, monkeypatch) -> No
         new32 = method(W, dtype=np.float32)
         assert new32.dtype == np.float32
         np.testing.assert_array_equal(new32, out32)
-
-
-def test_packed_influences_put_nonzero_weights_first() -> None:
-    """wx[v, k] = w_k (x, h) over the nonzero weights in their order, counted per vertex."""
-    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    j = np.array([[3, 1, 2], [0, 4, 5]])
-    w = np.array([[0.0, 0.25, 0.75], [0.5, 0.0, 0.5]])
-    wx, jj, n = lbs.packed_influences(x, j, w, True)
-    np.testing.assert_array_equal(n, [2, 2])
-    np.testing.assert_array_equal(jj[:, :2], [[1, 2], [0, 5]])
-    np.testing.assert_allclose(wx[0, :2], [[0.25, 0.5, 0.75, 0.25], [0.75, 1.5, 2.25, 0.75]])
-    np.testing.assert_allclose(wx[1, :2], [[2.0, 2.5, 3.0, 0.5], [2.0, 2.5, 3.0, 0.5]])
-    assert lbs.packed_influences(x, j, w, False)[0][..., 3].max() == 0.0
 
 
 @pytest.mark.parametrize("bad", [np.zeros((2, 5, 3)), np.zeros((2, 4, 3), dtype=np.int64),
