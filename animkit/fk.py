@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import jit
 from .errors import SceneError
 from .jit import kernel
 from .jit import pays as jit_pays
@@ -124,6 +125,13 @@ class CompiledFigure:
         rotated = ~(self.L[:, :3, :3] == np.eye(3)).all(axis=(1, 2))
         first = np.searchsorted(self.dof_node, np.arange(self.node_count + 1)).astype(np.intp)
         kind = np.where(self.dof_scale, 2, self.dof_revolute.astype(np.intp)).astype(np.intp)
+        # the compiled kernels index without bounds checks: parents first, DOF runs and axis letters in range
+        n = np.arange(self.node_count)
+        if not ((self.parent < n).all() and (self.parent >= -1).all() and (np.diff(first) >= 0).all()
+                and ((self.dof_letter >= -1) & (self.dof_letter <= 2)).all() and self.parent.dtype == np.intp
+                and self.dof_letter.dtype == np.intp):
+            raise SceneError("compiled figure: parents must come before their children, DOFs in node order and "
+                             "axis letters in -1..2")
         for arr in (rotated, first, kind):
             arr.setflags(write=False)
         return rotated, first, kind
@@ -377,11 +385,21 @@ FK_JIT_MIN = 2e6
 FK_JIT_WARM = 2e4
 
 
+def _compiled_runs(c: CompiledFigure, poses: Array) -> bool:
+    """Whether :func:`_fk_frames` runs compiled on ``poses``: the ahead-of-time build where there is one (no
+    start-up to repay), else numba's where the work pays for its start-up (:func:`animkit.jit.pays`)."""
+    if np.ndim(poses) != 2:
+        return False
+    if jit.native_kernels() is not None:
+        return True
+    return fk_frames_kernel is not None and \
+        jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN, FK_JIT_WARM)
+
+
 def fk_compiled(c: CompiledFigure, poses: Array, width: int) -> Array | None:
     """(F, N, width) from :func:`_fk_frames` (width 3: positions, 16: row-major matrices), or None when it is off
-    or would not pay (:func:`animkit.jit.pays`)."""
-    if fk_frames_kernel is None or np.ndim(poses) != 2 or \
-            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN, FK_JIT_WARM):
+    or would not pay (:func:`_compiled_runs`)."""
+    if not _compiled_runs(c, poses):
         return None
     out = np.empty((np.shape(poses)[0], c.node_count, width))
     _fk_into(c, np.ascontiguousarray(poses, dtype=np.float64), out)
@@ -397,8 +415,7 @@ def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.fl
     """World positions (F, N, 3) in ``dtype`` (float64 or float32), computed ``chunk`` frames at a time in
     float64 (the same values as :func:`world_positions`, rounded once to ``dtype``); None when the kernel is off
     or would not pay (:func:`animkit.jit.pays`)."""
-    if fk_frames_kernel is None or np.ndim(poses) != 2 or \
-            not jit_pays(fk_frames_kernel, np.shape(poses)[0] * c.node_count, FK_JIT_MIN, FK_JIT_WARM):
+    if not _compiled_runs(c, poses):
         return None
     F = np.shape(poses)[0]
     if out is None:
@@ -422,6 +439,12 @@ def _fk_into(c: CompiledFigure, theta: Array, out: Array) -> None:
     tan_half = np.multiply(theta, 0.5)
     np.tan(tan_half, out=tan_half)  # vectorised; the kernel's scalar libm calls would be several times slower
     rotated, first, kind = c.kernel_tables
+    native = jit.native_kernels()
+    if native is not None:
+        F, D = theta.shape
+        native.fk_frames(tan_half, theta, c.parent, c.L, rotated, first, kind, c.dof_letter, c.dof_axis, out, F,
+                         c.node_count, D, out.shape[2])
+        return
     assert fk_frames_kernel is not None
     fk_frames_kernel(tan_half, theta, c.parent, c.L, rotated, first, kind, c.dof_letter, c.dof_axis, out)
 

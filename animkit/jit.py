@@ -16,6 +16,10 @@ caller sent to NumPy: a long-lived process making many small calls switches to t
 for numba's start-up, or, when another kernel already runs, for loading this one from disk.
 Where numba cannot cache (no writable cache folder) or cannot compile, the kernels are turned off with one
 warning and the NumPy paths run: compiled code never blocks use.
+
+The kernels a fresh process needs at once (the BVH scanner, FK) are also compiled ahead of time, at install, into the
+C extension ``animkit._native`` (:func:`native_kernels`; optional: built where a C compiler is). They are ports of
+the same Python, held to numba's bits by the tests, and run from the first call with no start-up to repay.
 """
 
 from __future__ import annotations
@@ -29,9 +33,11 @@ import types
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "pays", "ENABLED", "ALWAYS", "WARM"]
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ENABLED", "ALWAYS", "WARM"]
 
-_WANTED = os.environ.get("ANIMKIT_JIT", "1").strip() != "0" and importlib.util.find_spec("numba") is not None
+_ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
+_NUMBA_FOUND = importlib.util.find_spec("numba") is not None
+_WANTED = _ENV_ON and _NUMBA_FOUND
 _njit: Any = None
 _loaded = False
 #: held while numba is imported and while a kernel compiles (or loads) and makes its first call: threads that
@@ -39,6 +45,7 @@ _loaded = False
 _COMPILE = threading.RLock()
 
 ENABLED = _WANTED
+_fell_back = False  # numba turned itself off (cannot cache or compile here): ahead-of-time code still runs
 #: Whether a kernel has run in this process: numba's compiler is then up, and a cached kernel loads in milliseconds
 #: (:func:`pays` reads it; tests set it).
 WARM = False
@@ -73,7 +80,8 @@ def _probe() -> int:  # pragma: no cover - compiled only to find numba's cache f
 
 def _fall_back(reason: str) -> None:
     """Turn compiled kernels off for this process and say so once (a warning)."""
-    global ENABLED
+    global ENABLED, _fell_back
+    _fell_back = True
     if ENABLED:
         import warnings
 
@@ -197,6 +205,30 @@ def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), 
 def enabled() -> bool:
     """Whether compiled kernels run now (numba importable, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
     return ENABLED and _WANTED and _numba_njit() is not None
+
+
+def native() -> bool:
+    """Whether code compiled ahead of time (the C extensions built at install) may run: ANIMKIT_JIT is not "0"
+    and :data:`ENABLED` has not been cleared (tests clear it to run the NumPy paths; where numba is missing, or
+    could not cache, ENABLED is False from the start and the ahead-of-time code still runs)."""
+    return _ENV_ON and (ENABLED or not _WANTED or _fell_back)
+
+
+def native_kernels() -> Any:
+    """The kernels compiled ahead of time at install (the C extension ``animkit._native``: the BVH scanner and
+    forward kinematics), or None where it was not built (no C compiler) or :func:`native` says no."""
+    global _native_module
+    if not native():
+        return None
+    if _native_module is False:
+        try:
+            _native_module = importlib.import_module(f"{__package__}._native")
+        except ImportError:
+            _native_module = None
+    return _native_module
+
+
+_native_module: Any = False  # not looked for yet
 
 
 def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: float | None = None) -> bool:

@@ -1,7 +1,10 @@
-"""The compiled MOTION scanner against its oracles: Python's float() per token and the NumPy path per file."""
+"""The compiled MOTION scanners (the C extension built at install, and numba's compile of the same Python) against
+their oracles: Python's float() per token, the NumPy path per file, and each other, bit for bit."""
 
 from __future__ import annotations
 
+import shutil
+import sysconfig
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +20,28 @@ pytestmark = pytest.mark.skipif(bvh.scan_frames_kernel is None, reason="numba is
 
 DATA = Path(__file__).parent / "data"
 FILES = sorted(DATA.glob("*.bvh"))
+NATIVE = animkit.jit.native_kernels()
+
+
+@pytest.fixture(scope="module", autouse=True, params=["native", "numba"])
+def scanner(request: pytest.FixtureRequest) -> object:
+    """Every test below runs on each compiled scanner: the C extension, then numba's (the C one set aside)."""
+    if request.param == "native":
+        if NATIVE is None:
+            pytest.skip("the C extension animkit._native is not built here (no C compiler at install)")
+        yield NATIVE
+        return
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(animkit.jit, "native_kernels", lambda: None)
+        yield bvh.scan_frames_kernel
+
+
+def test_the_extension_is_built_where_a_compiler_is() -> None:
+    """pip install builds animkit._native wherever a C compiler is on PATH: a silent fallback would hide a
+    broken build (and a fresh process would pay numba's start-up or NumPy's slower read)."""
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is not None:
+        assert NATIVE is not None
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -154,3 +179,24 @@ def test_load_scanner_loads_it_whatever_the_work() -> None:
     assert bvh.load_scanner()
     assert bvh.scan_frames_kernel.ready
     assert bvh.frames_compiled("1 2\n3 4\n", 2, 2).tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+@pytest.mark.skipif(NATIVE is None, reason="the C extension is not built here (no C compiler at install)")
+@given(motion_blocks(), st.data())
+def test_the_c_scanner_equals_numbas_bit_for_bit(case: tuple[str, int, int], data: st.DataObject) -> None:
+    """The C port returns what the Python reference compiled by numba returns: the same status and, where it reads,
+    the same bits (scales included), on blocks it reads and on blocks cut short or spoiled by one byte."""
+    block, count, width = case
+    if data.draw(st.booleans()) and block:
+        at = data.draw(st.integers(0, len(block) - 1))
+        block = block[:at] + data.draw(st.sampled_from(["x", "\r", "", ".", "-", "e", "9" * 18])) + block[at + 1:]
+    raw = block.encode("ascii")
+    scale = np.array(data.draw(st.lists(st.sampled_from([1.0, np.pi / 180, -2.5]), min_size=width,
+                                        max_size=width)))
+    a, b = np.zeros((count, width)), np.zeros((count, width))
+    status_c = NATIVE.scan_frames(raw, a, count, width, scale)
+    status_numba = bvh.scan_frames_kernel(np.frombuffer(raw, dtype=np.uint8), b, np.array([float(10 ** k) for k in
+                                                                                           range(23)]), scale)
+    assert status_c == status_numba
+    if status_c == 0:
+        np.testing.assert_array_equal(bits(a), bits(b))

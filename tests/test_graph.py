@@ -140,6 +140,35 @@ def test_compiled_fk_equals_numpy_fk(fig_rng, frames) -> None:
     np.testing.assert_allclose(got_p, want_p, atol=1e-12, rtol=0)
 
 
+@pytest.mark.skipif(animkit.jit.native_kernels() is None or fk.fk_frames_kernel is None,
+                    reason="needs the C extension built at install and numba")
+@given(figures(), st.integers(0, 5), st.sampled_from([3, 16]))
+def test_the_c_fk_kernel_equals_numbas_bit_for_bit(fig_rng, frames, width) -> None:
+    """animkit._native.fk_frames (built at install) is a port of the Python reference numba compiles: the same
+    bits, every joint kind, scale DOFs and scaled L included; buffers of the wrong size are refused, not read."""
+    fig, rng = fig_rng
+    poses = rng.uniform(-3, 3, (frames, fig.dof_count))
+    c = fig.compiled
+    tan_half = np.tan(poses * 0.5)
+    rotated, first, kind = c.kernel_tables
+    args = (tan_half, poses, c.parent, c.L, rotated, first, kind, c.dof_letter, c.dof_axis)
+    got, want = np.full((frames, c.node_count, width), np.nan), np.full((frames, c.node_count, width), np.nan)
+    animkit.jit.native_kernels().fk_frames(*args, got, frames, c.node_count, fig.dof_count, width)
+    fk.fk_frames_kernel(*args, want)
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+    with pytest.raises(ValueError, match="size"):
+        animkit.jit.native_kernels().fk_frames(*args, got, frames + 1, c.node_count, fig.dof_count, width)
+
+
+def test_compiled_figures_with_children_before_parents_are_refused() -> None:
+    """The compiled kernels index without bounds checks, so their tables are checked once, in Python."""
+    c = fk.compile_figure(node_names=["a", "b"], parent=[1, -1], L=np.tile(np.eye(4), (2, 1, 1)),
+                          T=np.tile(np.eye(4), (2, 1, 1)), dof_counts=[0, 0], dof_names=[], dof_revolute=[],
+                          dof_axis=np.zeros((0, 3)), dof_letter=[], lower=[], upper=[], rest=[])
+    with pytest.raises(SceneError, match="parents must come before"):
+        c.kernel_tables  # noqa: B018
+
+
 @given(figures())
 def test_traversal_is_m_parent_l_a(fig_rng) -> None:
     """Each node's M equals its parent's M · L · A(θ), A from the joint's own matrix()."""

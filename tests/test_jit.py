@@ -75,6 +75,7 @@ def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
     from animkit import fk
 
     assert fk.fk_frames_kernel is not None
+    monkeypatch.setattr(jit, "native_kernels", lambda: None)  # numba's kernel, not the one built at install
     data = parse_bvh("HIERARCHY\nROOT a\n{\nOFFSET 0 0 0\nCHANNELS 1 Xrotation\n}\nMOTION\nFrames: 1\n"
                      "Frame Time: 0.1\n0\n")
     data.figure.world_positions(data.frames)  # tests run kernels always: this compiles or loads it, onto disk

@@ -9,8 +9,8 @@ channel order, so a ``Zrotation Xrotation Yrotation`` joint is the intrinsic Eul
 rotation R_z R_x R_y. An ``End Site`` becomes a leaf node ``<parent>_end`` with a
 fixed joint. The file holds degrees; poses hold radians (positions stay in file units).
 
-The MOTION block is read in one pass by a compiled scanner (see :mod:`animkit.jit`) that
-declines anything it cannot read bit-identically to ``float()``; then in one vectorised
+The MOTION block is read in one pass by a compiled scanner (built at install in ``animkit._native``, else numba's,
+see :mod:`animkit.jit`) that declines anything it cannot read bit-identically to ``float()``; then in one vectorised
 call; only when that fails is it walked line by line, to name the offending line in the error.
 """
 
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..fk import CompiledFigure, compile_figure
@@ -721,17 +722,25 @@ def load_scanner() -> bool:
 
 
 def frames_compiled(block: str, count: int, width: int, scale: Array | None = None) -> Array | None:
-    """The (count, width) frame values of ``block`` (column c times ``scale[c]`` where given) from the compiled
-    scanner, or None (off, would not pay — see :data:`SCAN_JIT_MIN` — or it declined)."""
-    if scan_frames_kernel is None or width == 0 or not block.isascii() or \
-            not jit_pays(scan_frames_kernel, count * width, SCAN_JIT_MIN, SCAN_JIT_WARM):
+    """The (count, width) frame values of ``block`` (column c times ``scale[c]`` where given) from a compiled
+    scanner: the one built at install (from a process's first read, no start-up), else numba's where it pays
+    (see :data:`SCAN_JIT_MIN`); None when neither runs or the scanner declined."""
+    if width == 0 or not block.isascii():
+        return None
+    native = jit.native_kernels()
+    if native is None and (scan_frames_kernel is None or
+                           not jit_pays(scan_frames_kernel, count * width, SCAN_JIT_MIN, SCAN_JIT_WARM)):
         return None
     out = np.empty((count, width))
     if scale is None:
         scale = np.ones(width)
-    if scan_frames_kernel(np.frombuffer(block.encode("ascii"), dtype=np.uint8), out, _POW10, scale) != 0:
-        return None
-    return out
+    raw = block.encode("ascii")
+    if native is not None:
+        done = native.scan_frames(raw, out, count, width, scale) == 0
+    else:
+        assert scan_frames_kernel is not None
+        done = scan_frames_kernel(np.frombuffer(raw, dtype=np.uint8), out, _POW10, scale) == 0
+    return out if done else None
 
 
 def parse_frames(block: str, first_line: int, count: int, width: int, frames_line: int,

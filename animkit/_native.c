@@ -1,0 +1,265 @@
+/* animkit._native: the kernels a process needs from its first call, compiled ahead of time (at install) so that no
+ * JIT start-up stalls it. Each is a line-for-line port of a Python reference that numba compiles where this
+ * extension was not built, and that tests hold it to, bit for bit:
+ *   scan_frames: animkit.io.bvh._scan_frames, the BVH MOTION scanner;
+ *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame.
+ * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
+ *
+ * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
+ * [+-]?(d+.?d*|.d+)([eE][+-]?d+)?; its
+ * digits give an integer mantissa m < 2**53 and a decimal exponent e, and x = +-m * 10**e with |e| <= 22 is one
+ * correctly rounded multiply or divide (Clinger's fast path), bit-identical to Python's float(). Returns 0 when
+ * out (count x width) is filled exactly, -1 on anything else (the caller's exact path then reads or explains it).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+
+static const double POW10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+#define MANTISSA_LIMIT 9007199254740992ULL /* 2**53 */
+
+static int is_sep(unsigned char c) { return c == 32 || c == 9 || c == 10 || c == 13; }
+
+static long scan(const unsigned char *buf, Py_ssize_t n, double *out, Py_ssize_t count, Py_ssize_t width,
+                 const double *scale) {
+    Py_ssize_t i = 0, row = 0, col = 0;
+    while (i < n) {
+        unsigned char c = buf[i];
+        if (c == 32 || c == 9) { i++; continue; }
+        if (c == 10 || c == 13) {
+            if (c == 13 && i + 1 < n && buf[i + 1] != 10) return -1;
+            if (c == 10 && col != 0) {
+                if (col != width) return -1;
+                row++;
+                col = 0;
+            }
+            i++;
+            continue;
+        }
+        if (row >= count || col >= width) return -1;
+        int negative = c == 45;
+        if (c == 43 || c == 45) i++;
+        Py_ssize_t token = i;
+        uint64_t full = 0; /* the digits as written, point left out (wraps past 19 digits: then unused) */
+        int nd = 0;
+        int point = -1;
+        while (i < n) {
+            int d = (int)buf[i] - 48;
+            if (0 <= d && d <= 9) { full = full * 10 + (uint64_t)d; nd++; }
+            else if (d == -2 && point < 0) point = nd;
+            else break;
+            i++;
+        }
+        if (nd == 0) return -1;
+        long exponent = point < 0 ? 0 : point - nd;
+        if (i < n && (buf[i] == 101 || buf[i] == 69)) {
+            i++;
+            long sign = 1;
+            if (i < n && (buf[i] == 43 || buf[i] == 45)) { sign = buf[i] == 45 ? -1 : 1; i++; }
+            long power = 0;
+            int exp_digits = 0;
+            while (i < n && 48 <= buf[i] && buf[i] <= 57) {
+                if (power < 100000) power = power * 10 + (buf[i] - 48);
+                exp_digits++;
+                i++;
+            }
+            if (exp_digits == 0) return -1;
+            exponent += sign * power;
+        }
+        if (i < n && !is_sep(buf[i])) return -1;
+        double value;
+        if (nd <= 15 && -22 <= exponent && exponent <= 22) { /* full < 10**15 < 2**53: one rounding */
+            if (full == 0) value = 0.0;
+            else if (exponent >= 0) value = (double)full * POW10[exponent];
+            else value = (double)full / POW10[-exponent];
+        } else { /* the digits again, trailing zeros kept out of the mantissa */
+            uint64_t mantissa = 0;
+            long zeros = 0;
+            for (Py_ssize_t j = token; j < n; j++) {
+                int d = (int)buf[j] - 48;
+                if (d == 0) zeros++;
+                else if (0 < d && d <= 9) {
+                    if (zeros != 0) {
+                        if (mantissa != 0) {
+                            for (long z = 0; z < zeros; z++) {
+                                mantissa *= 10;
+                                if (mantissa >= MANTISSA_LIMIT) return -1;
+                            }
+                        }
+                        zeros = 0;
+                    }
+                    mantissa = mantissa * 10 + (uint64_t)d;
+                    if (mantissa >= MANTISSA_LIMIT) return -1;
+                } else if (d != -2) break;
+            }
+            exponent += zeros;
+            if (mantissa == 0) value = 0.0;
+            else if (0 <= exponent && exponent <= 22) value = (double)mantissa * POW10[exponent];
+            else if (-22 <= exponent && exponent < 0) value = (double)mantissa / POW10[-exponent];
+            else return -1;
+        }
+        out[row * width + col] = (negative ? -value : value) * scale[col];
+        col++;
+    }
+    if (col != 0) {
+        if (col != width) return -1;
+        row++;
+    }
+    return row == count ? 0 : -1;
+}
+
+/* scan_frames(buf: bytes-like, out: writable C-contiguous float64 buffer (count*width), count, width,
+ *             scale: float64 buffer (width)) -> 0 or -1. The GIL is released while scanning. */
+static PyObject *scan_frames(PyObject *self, PyObject *args) {
+    Py_buffer buf, out, scale;
+    Py_ssize_t count, width;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*nny*", &buf, &out, &count, &width, &scale)) return NULL;
+    long rc = -1;
+    if (count >= 0 && width >= 0 && out.len == (Py_ssize_t)(count * width * (Py_ssize_t)sizeof(double))
+            && scale.len == (Py_ssize_t)(width * (Py_ssize_t)sizeof(double))) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = scan((const unsigned char *)buf.buf, buf.len, (double *)out.buf, count, width,
+                  (const double *)scale.buf);
+        Py_END_ALLOW_THREADS
+    } else {
+        PyErr_SetString(PyExc_ValueError, "scan_frames: out must hold count*width doubles, scale width doubles");
+    }
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&scale);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(rc);
+}
+
+/* fk_frames: M_i = M_parent(i) . L_i . E_i1(theta) ... E_ik(theta) frame by frame, nodes parents first; writes the
+ * origins p_i (width 3) or each M_i row-major (width 16). The arrays are those animkit.fk._fk_frames documents. */
+#define RR(i, r, k) R[((i) * 3 + (r)) * 3 + (k)]
+#define LL(i, r, k) L[((i) * 4 + (r)) * 4 + (k)]
+#define PP(i, r) p[(i) * 3 + (r)]
+#define AX(d, k) axis[(d) * 3 + (k)]
+
+static void fk(Py_ssize_t F, Py_ssize_t N, Py_ssize_t D, Py_ssize_t W, const double *tan_half, const double *theta,
+               const Py_ssize_t *parent, const double *L, const unsigned char *rotated, const Py_ssize_t *first,
+               const Py_ssize_t *kind, const Py_ssize_t *letter, const double *axis, double *out, double *R,
+               double *p) {
+    double K[3][3] = {{0}}, E[3][3];
+    for (Py_ssize_t f = 0; f < F; f++) {
+        for (Py_ssize_t i = 0; i < N; i++) {
+            Py_ssize_t q = parent[i];
+            for (int r = 0; r < 3; r++) {
+                if (q < 0) {
+                    for (int k = 0; k < 3; k++) RR(i, r, k) = LL(i, r, k);
+                    PP(i, r) = LL(i, r, 3);
+                    continue;
+                }
+                for (int k = 0; k < 3; k++)
+                    RR(i, r, k) = rotated[i] ? RR(q, r, 0) * LL(i, 0, k) + RR(q, r, 1) * LL(i, 1, k)
+                                                   + RR(q, r, 2) * LL(i, 2, k)
+                                             : RR(q, r, k);
+                PP(i, r) = (RR(q, r, 0) * LL(i, 0, 3) + RR(q, r, 1) * LL(i, 1, 3) + RR(q, r, 2) * LL(i, 2, 3))
+                           + PP(q, r);
+            }
+            for (Py_ssize_t d = first[i]; d < first[i + 1]; d++) {
+                double th = theta[f * D + d];
+                Py_ssize_t a = letter[d];
+                int revolute = kind[d] == 1;
+                if (kind[d] == 2) { /* scale: R <- R (I + (theta - 1) a a^T) */
+                    for (int r = 0; r < 3; r++) {
+                        double ra = RR(i, r, 0) * AX(d, 0) + RR(i, r, 1) * AX(d, 1) + RR(i, r, 2) * AX(d, 2);
+                        for (int k = 0; k < 3; k++) RR(i, r, k) += (th - 1.0) * ra * AX(d, k);
+                    }
+                } else if (revolute && a >= 0) { /* about a coordinate axis: cos, sin from tan(theta/2) */
+                    Py_ssize_t j = (a + 1) % 3, k = (a + 2) % 3;
+                    double t = tan_half[f * D + d];
+                    double t2 = t * t;
+                    double t1 = 1.0 / (1.0 + t2);
+                    double cs = (1.0 - t2) * t1;
+                    double sn = 2.0 * t * t1;
+                    for (int r = 0; r < 3; r++) {
+                        double cj = RR(i, r, j), ck = RR(i, r, k);
+                        RR(i, r, j) = cj * cs + ck * sn;
+                        RR(i, r, k) = ck * cs - cj * sn;
+                    }
+                } else if (revolute) { /* Rodrigues: E = I + s K + (1 - c) K^2 */
+                    K[0][1] = -AX(d, 2); K[0][2] = AX(d, 1); K[1][2] = -AX(d, 0);
+                    K[1][0] = AX(d, 2); K[2][0] = -AX(d, 1); K[2][1] = AX(d, 0);
+                    double cs = cos(th), sn = sin(th);
+                    for (int r = 0; r < 3; r++)
+                        for (int k = 0; k < 3; k++) {
+                            double K2 = K[r][0] * K[0][k] + K[r][1] * K[1][k] + K[r][2] * K[2][k];
+                            E[r][k] = (r == k ? 1.0 : 0.0) + sn * K[r][k] + (1.0 - cs) * K2;
+                        }
+                    for (int r = 0; r < 3; r++) {
+                        double r0 = RR(i, r, 0), r1 = RR(i, r, 1), r2 = RR(i, r, 2);
+                        for (int k = 0; k < 3; k++) RR(i, r, k) = r0 * E[0][k] + r1 * E[1][k] + r2 * E[2][k];
+                    }
+                } else if (a >= 0) { /* prismatic along a coordinate axis */
+                    for (int r = 0; r < 3; r++) PP(i, r) += RR(i, r, a) * th;
+                } else {
+                    for (int r = 0; r < 3; r++)
+                        PP(i, r) += (RR(i, r, 0) * AX(d, 0) + RR(i, r, 1) * AX(d, 1) + RR(i, r, 2) * AX(d, 2)) * th;
+                }
+            }
+            double *o = out + (f * N + i) * W;
+            if (W == 16) {
+                for (int r = 0; r < 3; r++) {
+                    for (int k = 0; k < 3; k++) o[4 * r + k] = RR(i, r, k);
+                    o[4 * r + 3] = PP(i, r);
+                }
+                o[12] = 0.0; o[13] = 0.0; o[14] = 0.0; o[15] = 1.0;
+            } else {
+                for (int r = 0; r < 3; r++) o[r] = PP(i, r);
+            }
+        }
+    }
+}
+
+#undef RR
+#undef LL
+#undef PP
+#undef AX
+
+/* fk_frames(tan_half, theta, parent, L, rotated, first, kind, letter, axis, out, F, N, D, W) -> None: C-contiguous
+ * buffers of float64 (tan_half, theta: F*D; L: N*16; axis: D*3; out: F*N*W, writable), intp (parent: N;
+ * first: N+1; kind, letter: D) and bool (rotated: N), checked against F, N, D and W (3 or 16); the GIL is released
+ * while it runs. The parents-first order and first[] within [0, D] are the caller's (animkit.fk) to keep. */
+static PyObject *fk_frames(PyObject *self, PyObject *args) {
+    Py_buffer b[10];
+    Py_ssize_t F, N, D, W;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*w*nnnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &F, &N, &D, &W))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), ip = sizeof(Py_ssize_t);
+    const Py_ssize_t want[10] = {F * D * f8, F * D * f8, N * ip, N * 16 * f8, N, (N + 1) * ip, D * ip, D * ip,
+                                 D * 3 * f8, F * N * W * f8};
+    int ok = F >= 0 && N >= 0 && D >= 0 && (W == 3 || W == 16);
+    for (int k = 0; ok && k < 10; k++) ok = b[k].len == want[k];
+    double *scratch = ok ? PyMem_RawMalloc((size_t)(N * 12 + 1) * sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "fk_frames: a buffer's size does not match F, N, D and W");
+    else if (scratch == NULL) PyErr_NoMemory();
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        fk(F, N, D, W, b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[8].buf,
+           b[9].buf, scratch, scratch + N * 9);
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_RawFree(scratch);
+    for (int k = 0; k < 10; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"scan_frames", scan_frames, METH_VARARGS,
+     "scan_frames(buf, out, count, width, scale) -> 0 (out filled) or -1 (leave it to the exact path)"},
+    {"fk_frames", fk_frames, METH_VARARGS,
+     "fk_frames(tan_half, theta, parent, L, rotated, first, kind, letter, axis, out, F, N, D, W): FK frame by frame"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
