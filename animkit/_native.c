@@ -2,7 +2,8 @@
  * JIT start-up stalls it. Each is a line-for-line port of a Python reference that numba compiles where this
  * extension was not built, and that tests hold it to, bit for bit:
  *   scan_frames: animkit.io.bvh._scan_frames, the BVH MOTION scanner;
- *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame.
+ *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame;
+ *   gif_index:   a GIF frame's palette indices through the writer's 15-bit colour LUT (animkit.render.writers).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -253,7 +254,41 @@ static PyObject *fk_frames(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* gif_index(frame, lut, known, out) -> new: out[p] = lut[k(p)] for the 15-bit colour k = r>>3 << 10 | g>>3 << 5 |
+ * b>>3 of each RGB pixel whose colour the LUT knows (known[k] == 1); each colour it does not know is marked
+ * known[k] = 2 and counted, its pixels left for a second call once the caller has filled lut[k] and set known[k] = 1.
+ * The NumPy reference is animkit.render.writers.GifWriter's code/take path. */
+static PyObject *gif_index(PyObject *self, PyObject *args) {
+    Py_buffer frame, lut, known, out;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &frame, &lut, &known, &out)) return NULL;
+    long fresh = 0;
+    Py_ssize_t n = out.len;
+    if (frame.len != 3 * n || lut.len != 32768 || known.len != 32768) {
+        PyErr_SetString(PyExc_ValueError, "gif_index: frame must hold 3 bytes per output pixel, lut and known 32768");
+    } else {
+        const unsigned char *rgb = frame.buf, *table = lut.buf;
+        unsigned char *seen = known.buf, *ind = out.buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t p = 0; p < n; p++) {
+            const unsigned char *c = rgb + 3 * p;
+            unsigned k = ((unsigned)(c[0] >> 3) << 10) | ((unsigned)(c[1] >> 3) << 5) | (unsigned)(c[2] >> 3);
+            if (seen[k] == 1) ind[p] = table[k];
+            else if (seen[k] == 0) { seen[k] = 2; fresh++; }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&frame);
+    PyBuffer_Release(&lut);
+    PyBuffer_Release(&known);
+    PyBuffer_Release(&out);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(fresh);
+}
+
 static PyMethodDef methods[] = {
+    {"gif_index", gif_index, METH_VARARGS,
+     "gif_index(frame, lut, known, out) -> colours not in the LUT yet (marked known == 2; their pixels left)"},
     {"scan_frames", scan_frames, METH_VARARGS,
      "scan_frames(buf, out, count, width, scale) -> 0 (out filled) or -1 (leave it to the exact path)"},
     {"fk_frames", fk_frames, METH_VARARGS,

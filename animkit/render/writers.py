@@ -29,6 +29,7 @@ from typing import IO, Any, Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit
 from ..atomic import discard, publish, temporary_beside
 from ..errors import RenderError, unknown_name
 from ..limits import MAX_FPS, MAX_IMAGE_SIDE
@@ -291,7 +292,7 @@ class GifWriter(_TempFileWriter):
         if self._palette is not None and len(self._palette) != 256:
             raise RenderError(f"a GIF palette must have 256 colours, got {len(self._palette)}")
         self._lut: NDArray[np.uint8] | None = None  # flat 15-bit LUT, filled for the colours met so far
-        self._known: NDArray[np.bool_] = np.zeros(1 << 15, dtype=bool)
+        self._known: NDArray[np.uint8] = np.zeros(1 << 15, dtype=np.uint8)  # 1: lut[k] is filled
         self._prev: NDArray[np.uint8] | None = None
         self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
 
@@ -312,17 +313,7 @@ class GifWriter(_TempFileWriter):
                 self._palette = gif_palette(frame)
             self._lut = np.zeros(1 << 15, dtype=np.uint8)
             self._fh.write(self._header(self._palette))
-        code = (frame[..., 0] >> 3).astype(np.uint16) << 10  # the 15-bit colour r' g' b' indexes the flat LUT
-        code |= (frame[..., 1] >> 3).astype(np.uint16) << 5
-        code |= frame[..., 2] >> 3
-        lut, palette = self._lut, self._palette
-        assert palette is not None
-        new = code[~self._known.take(code)]
-        if len(new):  # the LUT entries of colours not met before (a frame has a few thousand of 32768)
-            new = np.unique(new)
-            lut[new] = palette_index(new, palette)
-            self._known[new] = True
-        ind = lut.take(code)
+        ind = self._indices(frame)
         delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
         x0, y0 = 0, 0
         if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
@@ -339,6 +330,32 @@ class GifWriter(_TempFileWriter):
         for chunk in GifImagePlugin.getdata(im, (x0, y0), duration=10 * delay, disposal=1):
             self._fh.write(chunk)
         self.frames_out += 1
+
+    def _indices(self, frame: Frame) -> NDArray[np.uint8]:
+        """ind[y, x] = lut[k], k = r' << 10 | g' << 5 | b' the pixel's 15-bit colour; the LUT entries of colours not
+        met before are filled first (a frame has a few thousand of 32768). In one pass of the ahead-of-time
+        kernel where it is built (:func:`animkit.jit.native_kernels`), else in NumPy: the same indices."""
+        lut, palette = self._lut, self._palette
+        assert lut is not None and palette is not None
+        native = jit.native_kernels()
+        if native is not None:
+            ind = np.empty(frame.shape[:2], dtype=np.uint8)
+            rgb = np.ascontiguousarray(frame, dtype=np.uint8)
+            if native.gif_index(rgb, lut, self._known, ind):
+                new = np.flatnonzero(self._known == 2)
+                lut[new] = palette_index(new, palette)
+                self._known[new] = 1
+                native.gif_index(rgb, lut, self._known, ind)
+            return ind
+        code = (frame[..., 0] >> 3).astype(np.uint16) << 10
+        code |= (frame[..., 1] >> 3).astype(np.uint16) << 5
+        code |= frame[..., 2] >> 3
+        new = code[self._known.take(code) == 0]
+        if len(new):
+            new = np.unique(new)
+            lut[new] = palette_index(new, palette)
+            self._known[new] = 1
+        return lut.take(code)
 
     def _finish(self) -> None:
         assert self._fh is not None
