@@ -139,6 +139,8 @@ def warm_up(files: list[Path], limit: int = 400) -> int:
     from animkit.io import bvh
 
     reads = 0
+    if jit.native_kernels() is not None:  # compiled ahead of time: a process's first read is already compiled
+        return 0
     kernels = (bvh.scan_frames_kernel, fk.fk_frames_kernel)
     while jit.enabled() and reads < limit and not all(getattr(k, "ready", False) for k in kernels):
         parse, fk_of = animkit_impl(files[reads % len(files)])
@@ -154,9 +156,13 @@ def interleaved_per_file(files: list[Path], peers: list[str], rounds: int) -> No
 
     impls: dict[str, Callable[[Path], Any]] = {"animkit": animkit_impl, **{p: PEERS[p] for p in peers}}
     reads = warm_up(files)
-    print(f"process warm-up: {reads} animkit reads of these files before the table (the steady state of a long-lived "
-          f"process: its compiled scanner and FK kernel loaded once the work sent to NumPy has repaid numba's "
-          f"start-up; see animkit.jit.pays)\n")
+    if reads:
+        print(f"process warm-up: {reads} animkit reads of these files before the table (the steady state of a "
+              f"long-lived process: its compiled scanner and FK kernel loaded once the work sent to NumPy has repaid "
+              f"numba's start-up; see animkit.jit.pays)\n")
+    else:
+        print("no warm-up: the scanner and FK were compiled ahead of time (animkit._native), so the table starts at "
+              "the process's first read (one warm-up round per file, as for every peer)\n")
     print(f"| file | frames | {' | '.join(f'{n} ms (min-max)' for n in impls)} | "
           + " | ".join(f"x {p}" for p in peers) + " |")
     print("|---|---|" + "---|" * (len(impls) + len(peers)))
@@ -184,20 +190,25 @@ if lib == "animkit":
     d = parse_bvh(p.read_text(), p)
     P = d.figure.world_positions(d.frames)
     out = {n: P[:, i] for i, n in enumerate(d.figure.node_names)}
+elif lib == "numpy":  # the floor of any NumPy-based reader: the interpreter and `import numpy`, no read
+    import numpy
+    t0 = time.perf_counter()
 else:
     import pybvh
     t0 = time.perf_counter()
     b = pybvh.read_bvh_file(path, world_up="+y")
     P = b.node_positions(centered="world")
     out = {n: P[:, i] for n, i in b.node_index.items() if not n.endswith("_end")}
+if lib == "numpy":
+    t0 = time.perf_counter()
 print(time.perf_counter() - t0)
 """
 
 
 def fresh_per_file(files: list[Path], rounds: int) -> None:
-    """Per file, each library in a fresh process per round (animkit, animkit with ANIMKIT_JIT=0, pybvh, …):
-    the whole process's wall time (start-up and imports included) and, inside it, the first parse + all world
-    positions after the imports."""
+    """Per file, each library in a fresh process per round (animkit, animkit with ANIMKIT_JIT=0, pybvh, and the
+    interpreter importing NumPy alone, the floor of every NumPy-based reader): the whole process's wall time
+    (start-up and imports included) and, inside it, the first parse + all world positions after the imports."""
     import subprocess
 
     # as benchmarks.bench_main: PYTHONDONTWRITEBYTECODE (set in this shared workplace) is dropped, since an installed
@@ -207,7 +218,8 @@ def fresh_per_file(files: list[Path], rounds: int) -> None:
     from benchmarks.harness import interleaved, stats_of
 
     root = str(Path(__file__).resolve().parents[1])
-    libs = {"animkit": ("animkit", {}), "animkit JIT=0": ("animkit", {"ANIMKIT_JIT": "0"}), "pybvh": ("pybvh", {})}
+    libs = {"animkit": ("animkit", {}), "animkit JIT=0": ("animkit", {"ANIMKIT_JIT": "0"}), "pybvh": ("pybvh", {}),
+            "python -c 'import numpy'": ("numpy", {})}
     print("| file | frames | case | process wall ms (min-max) | first read ms (min-max) | x pybvh wall | "
           "x pybvh first read |")
     print("|---|---|---|---|---|---|---|")
@@ -229,7 +241,8 @@ def fresh_per_file(files: list[Path], rounds: int) -> None:
         for name in libs:
             print(f"| {path.name} | {frames} | {name} | {st[name].spread(1e3)} | {first[name].spread(1e3)} | "
                   f"{st['pybvh'].median / st[name].median:.2f} | "
-                  f"{first['pybvh'].median / first[name].median:.2f} |", flush=True)
+                  f"{first['pybvh'].median / first[name].median if first[name].median > 0 else float('nan'):.2f} |",
+                  flush=True)
 
 
 def main() -> None:
