@@ -8,7 +8,8 @@ In Jupyter, scenes, clips, reaches, comparisons and IK results show themselves i
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys as _sys
+from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 from . import notebook  # noqa: F401  registers the inline drawings (animkit.display) of scenes, clips, IK results
@@ -53,9 +54,9 @@ def __getattr__(name: str) -> Any:
     """``animkit.Scene``, ``animkit.solve``…: the name from its module (:data:`_LAZY`); ``animkit.io``, ``animkit.ik``…
     (:data:`_SUBMODULES`): the module itself, imported now."""
     if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_import_module(f".{_LAZY[name]}", __name__), name)
     elif name in _SUBMODULES:
-        value = import_module(f".{name}", __name__)
+        value = _import_module(f".{name}", __name__)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
@@ -63,7 +64,10 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    """The public names and the submodules loaded so far: no typing or import helpers (``Any``, ``annotations``,
+    ``import_module``)."""
+    loaded = {name for name, value in globals().items() if isinstance(value, type(_sys)) and not name.startswith("_")}
+    return sorted(set(__all__) | loaded | {"__version__"})
 
 
 __version__ = "0.1.0"

@@ -55,6 +55,10 @@ class Skin:
         _frozen(self.inverse_bind)
         _frozen(self.joint_index)
 
+    def __repr__(self) -> str:
+        root = f", skeleton {self.skeleton!r}" if self.skeleton else ""
+        return f"Skin({self.name!r}, {len(self.joints)} joints{root})"
+
 
 @dataclass(frozen=True, eq=False)
 class Mesh:
@@ -106,6 +110,15 @@ class Mesh:
         for a in (self.faces, self.rest_positions, self.rest_normals, self.uvs, self.base_color, self.texture,
                   self.joints, self.weights):
             _frozen(a)
+
+    def __repr__(self) -> str:
+        parts = [f"{self.vertex_count} vertices", f"{len(self.faces)} triangles"]
+        if self.skin is not None and self.weights is not None:
+            parts.append(f"skinned by {self.skin.name!r} ({len(self.skin.joints)} joints, "
+                         f"≤ {self.weights.shape[1]} influences)")
+        if self.texture is not None:
+            parts.append(f"textured {self.texture.shape[1]}×{self.texture.shape[0]}")
+        return f"Mesh({self.name!r} on {self.node!r}, {', '.join(parts)})"
 
     @property
     def vertex_count(self) -> int:

@@ -327,3 +327,23 @@ def test_tests_use_public_names_only() -> None:
     uses = [f"{p.relative_to(TESTS.parent)}:{u}" for p in sorted(TESTS.rglob("*.py"))
             if "node_modules" not in p.parts for u in _private_uses(p.read_text(encoding="utf-8"))]
     assert uses == []
+
+
+def test_dir_shows_public_names_and_modules_only() -> None:
+    names = dir(animkit)
+    assert set(animkit.__all__) <= set(names)
+    for helper in ("Any", "annotations", "import_module", "TYPE_CHECKING"):
+        assert helper not in names
+
+
+def test_reprs_are_short_and_say_what_matters() -> None:
+    """A Mesh, a Skin and an IKProblem print in a line that names them and counts what they hold (no arrays)."""
+    from animkit.ik import IKProblem
+
+    mesh = animkit.load(Path(__file__).parent / "data" / "CesiumMan.glb").meshes[0]
+    assert repr(mesh) == ("Mesh('Cesium_Man' on 'Cesium_Man', 3273 vertices, 4672 triangles, skinned by 'Armature' "
+                          "(19 joints, ≤ 4 influences), textured 1024×1024)")
+    assert repr(mesh.skin) == "Skin('Armature', 19 joints, skeleton 'Skeleton_torso_joint_1')"
+    figure = animkit.load(Path(__file__).parents[1] / "scenes" / "humanoid.toml").figure
+    assert repr(IKProblem(figure, "hand_r", "arm")) == \
+        "IKProblem('humanoid', chain 'arm': 6 of 46 DOFs move 'hand_r' to positions (3,), solver LM)"

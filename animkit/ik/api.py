@@ -218,6 +218,14 @@ class IKProblem:
                                     self.orientation_tol)
         self._set_solver(self.solver)
 
+
+    def __repr__(self) -> str:
+        chain = "" if self.chain is None else f", chain {self.chain!r}"
+        target = "poses (4, 4)" if self.orientation else "positions (3,)"
+        tasks = f", tasks [{', '.join(type(t).__name__ for t in self.tasks)}]" if self.tasks else ""
+        return (f"IKProblem({self.figure.name!r}{chain}: {len(self.model.dofs)} of {self.figure.dof_count} DOFs "
+                f"move {', '.join(repr(e) for e in self.effectors)} to {target}{tasks}, "
+                f"solver {type(self.solver).__name__})")
     def _set_solver(self, sv: Solver) -> None:
         """The loop's settings, made by the solver from the problem (:meth:`Solver.setup`)."""
         self._method = sv.step_name
