@@ -99,7 +99,8 @@ def main() -> None:
     print(f"| warm ≤ 2 s | {w.median:.2f} s wall (median; min {w.low:.2f} s), "
           f"{cpu_stats['default, warm'].median:.2f} s CPU |")
     print(f"| empty cache ≤ 2.5 s | {c.median:.2f} s wall (median; min {c.low:.2f} s) |")
-    print(f"| the machine's load: `python -c \"import numpy\"` | {stats['python -c \"import numpy\"'].median:.3f} s |")
+    floor = stats['python -c "import numpy"'].median
+    print(f"| the machine's load: `python -c \"import numpy\"` | {floor:.3f} s |")
     print(f"| ANIMKIT_JIT=0 not faster than the default | JIT=0 takes {ratio(n, w):.2f}× the default's time |")
 
 
