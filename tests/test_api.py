@@ -347,3 +347,25 @@ def test_reprs_are_short_and_say_what_matters() -> None:
     figure = animkit.load(Path(__file__).parents[1] / "scenes" / "humanoid.toml").figure
     assert repr(IKProblem(figure, "hand_r", "arm")) == \
         "IKProblem('humanoid', chain 'arm': 6 of 46 DOFs move 'hand_r' to positions (3,), solver LM)"
+
+
+def test_the_format_registry_holds_each_formats_reader_writer_and_check(tmp_path) -> None:
+    """animkit.io.FORMATS is the one place a format is named: load and save dispatch through it, and each entry's
+    reader, writer and check import and are callables (a new format is one entry and its module)."""
+    from animkit.io import FORMATS, LOADERS, SAVE_OPTIONS, SAVERS
+
+    for suffix, fmt in FORMATS.items():
+        assert callable(fmt.function("reader")), suffix
+        if fmt.writes:
+            assert callable(fmt.function("writer")) and callable(fmt.function("check")), suffix
+            assert suffix in SAVE_OPTIONS
+        else:
+            with pytest.raises(animkit.AnimkitError, match="no writer"):
+                fmt.function("writer")
+    assert set(LOADERS) == set(FORMATS) and set(SAVERS) == {".toml", ".bvh", ".gltf", ".glb"}
+    scene = animkit.load(Path(__file__).parent / "data" / "cmu_09_01_run.bvh")
+    direct = FORMATS[".bvh"].function("reader")(Path(__file__).parent / "data" / "cmu_09_01_run.bvh")
+    assert direct.figure.node_names == scene.figure.node_names
+    with pytest.raises(animkit.AnimkitError, match="unknown .bvh save option 'buffers'"):
+        animkit.save(tmp_path / "a.bvh", scene, buffers="embedded")
+    assert animkit.save(tmp_path / "a.bvh", scene, precision=4).is_file()

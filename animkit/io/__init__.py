@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,30 +29,55 @@ if TYPE_CHECKING:
     from ..scene import Scene
 
 __all__ = ["load", "save", "atomic_path", "allow_roots", "referenced_file", "read_referenced", "Format", "FORMATS",
-           "LOADERS", "SAVERS"]
+           "LOADERS", "SAVERS", "SAVE_OPTIONS"]
 
 
 @dataclass(frozen=True)
 class Format:
-    """One file format: ``encoding`` text (UTF-8) or binary, and whether animkit reads / writes it."""
+    """One file format, as a registry entry (trimesh's loaders are the model): ``encoding`` text (UTF-8) or binary;
+    ``reader``, ``module:function`` in :mod:`animkit.io` that reads a path into a Scene; ``writer``, one that
+    encodes (path, scene, clips, options) into the files to write, [(path, bytes)], dependencies first; ``check``,
+    one that reads those bytes back in memory (raising what :func:`load` would). Modules are imported when used."""
 
     name: str
     encoding: Literal["text", "binary"]
-    reads: bool
-    writes: bool
+    reader: str | None
+    writer: str | None = None
+    check: str | None = None
+
+    @property
+    def reads(self) -> bool:
+        return self.reader is not None
+
+    @property
+    def writes(self) -> bool:
+        return self.writer is not None
+
+    def function(self, role: Literal["reader", "writer", "check"]) -> Any:
+        """The registered reader, writer or check, imported now."""
+        ref = getattr(self, role)
+        if ref is None:
+            raise AnimkitError(f"animkit has no {role} for {self.name}")
+        module, name = ref.split(":")
+        return getattr(import_module(f"{__name__}.{module}"), name)
 
 
 FORMATS: dict[str, Format] = {
-    ".toml": Format("animkit scene (TOML)", "text", True, True),
-    ".bvh": Format("BVH motion capture", "text", True, True),
-    ".urdf": Format("URDF robot", "text", True, False),
-    ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", True, True),
-    ".glb": Format("glTF 2.0 binary", "binary", True, True),
-    ".fbx": Format("FBX 6.1-7.7, binary or ASCII (read through ufbx: pip install 'animkit[fbx]')", "binary", True,
-                   False),
+    ".toml": Format("animkit scene (TOML)", "text", "toml_scene:read_toml_scene", "toml_scene:toml_files",
+                    "toml_scene:check_toml_files"),
+    ".bvh": Format("BVH motion capture", "text", "bvh:read_bvh", "bvh:bvh_files", "bvh:check_bvh_files"),
+    ".urdf": Format("URDF robot", "text", "urdf:read_urdf"),
+    ".gltf": Format("glTF 2.0 (JSON, .bin beside it or embedded)", "text", "gltf:read_gltf", "gltf_write:gltf_files",
+                    "gltf:check_gltf_files"),
+    ".glb": Format("glTF 2.0 binary", "binary", "gltf:read_gltf", "gltf_write:gltf_files", "gltf:check_gltf_files"),
+    ".fbx": Format("FBX 6.1-7.7, binary or ASCII (read through ufbx: pip install 'animkit[fbx]')", "binary",
+                   "fbx:read_fbx"),
 }
 LOADERS = tuple(k for k, f in FORMATS.items() if f.reads)
 SAVERS = tuple(k for k, f in FORMATS.items() if f.writes)
+#: the options each writer takes (save(..., **options)); others are refused by name
+SAVE_OPTIONS: dict[str, tuple[str, ...]] = {".glb": ("keys",), ".gltf": ("buffers", "keys"), ".toml": (),
+                                            ".bvh": ("frame_time", "precision")}
 
 
 def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
@@ -63,27 +89,12 @@ def load(path: str | os.PathLike[str], *, scene: int | None = None) -> Scene:
         raise ParseError(str(p), unknown_name("file type", suffix or "(no suffix)", LOADERS))
     if not p.is_file():
         raise ParseError(str(p), "file not found" if not p.exists() else "not a regular file")
+    fmt = FORMATS[suffix]
     if suffix in (".gltf", ".glb"):
-        from .gltf import read_gltf
-
-        return read_gltf(p, scene=scene)
+        return fmt.function("reader")(p, scene=scene)
     if scene is not None:
         raise ParseError(str(p), f"scene={scene} was given, but only glTF files hold several scenes")
-    if suffix == ".fbx":
-        from .fbx import read_fbx
-
-        return read_fbx(p)
-    if suffix == ".toml":
-        from .toml_scene import read_toml_scene
-
-        return read_toml_scene(p)
-    if suffix == ".bvh":
-        from .bvh import read_bvh
-
-        return read_bvh(p)
-    from .urdf import read_urdf
-
-    return read_urdf(p)
+    return fmt.function("reader")(p)
 
 
 def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Clip | Sequence[Clip] | None = None,
@@ -105,43 +116,23 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
 
     scene = scene_or_figure if isinstance(scene_or_figure, Scene) else Scene(scene_or_figure)
     given = [] if clip is None else list(clip) if isinstance(clip, Sequence) else [clip]
-    files: list[tuple[Path, bytes]]
-    allowed = {".glb": ("keys",), ".gltf": ("buffers", "keys"), ".toml": ()}.get(suffix)
+    fmt = FORMATS[suffix]
+    allowed = SAVE_OPTIONS.get(suffix, ())
     if "keys" in options and suffix not in (".glb", ".gltf"):
         raise AnimkitError(f"{p}: keys= (how clip keys are written) applies to .glb/.gltf output, not {suffix}")
-    if allowed is not None and set(options) - set(allowed):
+    if set(options) - set(allowed):
         bad = sorted(set(options) - set(allowed))[0]
         raise AnimkitError(f"{p}: " + unknown_name(f"{suffix} save option", bad, allowed or ["(none)"]))
     old_bin = None
+    if suffix == ".gltf" and options.get("buffers", "external") == "external":
+        # a new set under new names: the .bin the old .gltf does not use, so the old pair stays whole
+        # until the .gltf itself is replaced (one rename: the switch)
+        old_bin = _bin_of(p)
+        options = dict(options, bin_name=f"{p.stem}.1.bin" if old_bin == f"{p.stem}.bin" else f"{p.stem}.bin")
     if suffix in (".glb", ".gltf"):
-        from .gltf_write import gltf_files
-
-        bin_name = None
-        if suffix == ".gltf" and options.get("buffers", "external") == "external":
-            # a new set under new names: the .bin the old .gltf does not use, so the old pair stays whole
-            # until the .gltf itself is replaced (one rename: the switch)
-            old_bin = _bin_of(p)
-            bin_name = f"{p.stem}.1.bin" if old_bin == f"{p.stem}.bin" else f"{p.stem}.bin"
         _check_invertible_rest(p, scene.figure)
-        files = gltf_files(p, scene, given or list(scene.clips.values()), bin_name=bin_name, **options)
-    elif suffix == ".bvh":
-        from .bvh import dumps_bvh
-
-        if len(given) > 1:
-            raise AnimkitError(f"{p}: a BVH file holds one clip, got {len(given)} "
-                               f"({', '.join(c.name for c in given)}); save each to its own file")
-        text = dumps_bvh(scene.figure, given[0] if given else scene.clip(), **options)
-        files = [(p, text.encode("utf-8"))]
-    else:
-        from .toml_clips import dumps_clips
-        from .toml_scene import dumps_scene
-
-        clips = dict(scene.clips)
-        for c in given:
-            clips[c.name] = c
-        text = dumps_scene(scene, clips_text=dumps_clips(clips, scene.figure) if clips else "")
-        files = [(p, text.encode("utf-8"))]
-    _read_back(p, suffix, files)
+    files: list[tuple[Path, bytes]] = fmt.function("writer")(p, scene, given, **options)
+    _read_back(p, fmt, files)
     written: list[Path] = []
     try:
         for target, data in files:  # dependencies first: the file that names them last (the switch)
@@ -191,38 +182,14 @@ def _bin_of(path: Path) -> str | None:
     return uri if isinstance(uri, str) and "/" not in uri and not uri.startswith("data:") else None
 
 
-def _read_back(path: Path, suffix: str, files: list[tuple[Path, bytes]]) -> None:
-    """Read what :func:`save` is about to write, in memory, as :func:`load` would: a file animkit cannot read back
-    (a degenerate scale, a value past a limit) is refused before anything is written."""
+def _read_back(path: Path, fmt: Format, files: list[tuple[Path, bytes]]) -> None:
+    """Read what :func:`save` is about to write, in memory, as :func:`load` would (the format's ``check``): a file
+    animkit cannot read back (a degenerate scale, a value past a limit) is refused before anything is written."""
     import warnings
 
-    main = dict(files)[path]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if suffix == ".glb":
-                from .gltf import scene_from_document
-                from .gltf_bytes import document_from_bytes
-
-                scene_from_document(document_from_bytes(main, str(path)))
-            elif suffix == ".gltf":
-                import json
-
-                from .gltf import scene_from_document
-                from .gltf_bytes import GltfDocument
-
-                doc = json.loads(main)
-                binary = [data for target, data in files if target != path]
-                if binary:
-                    del doc["buffers"][0]["uri"]  # the .bin's bytes as they will be, without reading the disk
-                scene_from_document(GltfDocument(str(path), doc, base=None, bin_chunk=binary[0] if binary else None))
-            elif suffix == ".bvh":
-                from .bvh import parse_bvh
-
-                parse_bvh(main.decode("utf-8"), str(path))
-            else:
-                from .toml_scene import loads_scene
-
-                loads_scene(main.decode("utf-8"), path)
+            fmt.function("check")(path, files)
     except AnimkitError as exc:
         raise AnimkitError(f"{path}: not written: animkit could not read the file back ({exc})") from None

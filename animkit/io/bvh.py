@@ -993,6 +993,22 @@ def bvh_baked(figure: Figure, frames: ArrayLike) -> tuple[Figure, Array]:
     return fig, out
 
 
+def bvh_files(path: Path, scene: Scene, clips: Sequence[Any], *, frame_time: float | None = None,
+              precision: int | None = None) -> list[tuple[Path, bytes]]:
+    """The one file a ``.bvh`` save writes (the format registry's writer, :data:`animkit.io.FORMATS`): the given
+    clip, else the scene's first; a BVH file holds one."""
+    if len(clips) > 1:
+        raise AnimkitError(f"{path}: a BVH file holds one clip, got {len(clips)} "
+                           f"({', '.join(c.name for c in clips)}); save each to its own file")
+    text = dumps_bvh(scene.figure, clips[0] if clips else scene.clip(), frame_time=frame_time, precision=precision)
+    return [(path, text.encode("utf-8"))]
+
+
+def check_bvh_files(path: Path, files: Sequence[tuple[Path, bytes]]) -> None:
+    """Read the bytes :func:`bvh_files` made as :func:`read_bvh` would (the registry's check before writing)."""
+    parse_bvh(dict(files)[path].decode("utf-8"), str(path))
+
+
 def dumps_bvh(figure: Figure, clip_or_frames: _Sampled | ArrayLike, *, frame_time: float | None = None,
               precision: int | None = None) -> str:
     """BVH text for ``figure`` and its motion: a clip (sampled every 1/fps s) or raw frames (F, D) in radians.

@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,24 @@ MAX_KEY_TIME = 86400.0
 
 class MorphTargetWarning(UserWarning):
     """A glTF file has morph targets (``weights``), which animkit does not apply."""
+
+
+def check_gltf_files(path: Path, files: Sequence[tuple[Path, bytes]]) -> None:
+    """Read the bytes :func:`~animkit.io.gltf_write.gltf_files` made as :func:`read_gltf` would, in memory (a
+    ``.gltf``'s ``.bin`` from the bytes about to be written, not from the disk): the registry's check."""
+    import json
+
+    from .gltf_bytes import GltfDocument, document_from_bytes
+
+    main = dict(files)[path]
+    if path.suffix.lower() == ".glb":
+        scene_from_document(document_from_bytes(main, str(path)))
+        return
+    doc = json.loads(main)
+    binary = [data for target, data in files if target != path]
+    if binary:
+        del doc["buffers"][0]["uri"]  # the .bin's bytes as they will be
+    scene_from_document(GltfDocument(str(path), doc, base=None, bin_chunk=binary[0] if binary else None))
 
 
 def read_gltf(path: str | Path, *, scene: int | None = None) -> Scene:

@@ -684,7 +684,8 @@ def gltf_files(path: Path, scene: Scene, clips: Sequence[Clip], *, buffers: Buff
                keys: Keys = "auto", bin_name: str | None = None) -> list[tuple[Path, bytes]]:
     """The files that make ``path`` (``.glb``: one; ``.gltf``: the JSON and, with ``buffers="external"``, a
     ``.bin`` beside it, ``bin_name`` or named after it), as (path, bytes), dependencies first; ``keys``: see
-    :func:`channels_from_clip`."""
+    :func:`channels_from_clip`. ``clips``: the animations to write, or (none given) the scene's."""
+    clips = list(clips) or list(scene.clips.values())
     if buffers not in ("external", "embedded"):
         raise AnimkitError(f"buffers={buffers!r}: expected 'external' or 'embedded'")
     doc, data = gltf_document(scene, clips, str(path), keys)

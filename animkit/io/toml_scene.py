@@ -18,11 +18,11 @@ import heapq
 import math
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from ..scene import CameraSpec, ReachSpec, Scene
 from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
 from ._refs import read_referenced, referenced_file
 from ._toml import Context, Seg, fmt_key, fmt_value, is_number, key_text, split_key
+
+if TYPE_CHECKING:
+    from ..keyframes import Clip
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -559,6 +562,23 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
                 raise ctx.error("reach.priors.planted", unknown_name("effector", n, list(effectors) + fig.node_names))
         out["planted"] = tuple(names)
     return out
+
+
+def toml_files(path: Path, scene: Scene, clips: Sequence[Clip]) -> list[tuple[Path, bytes]]:
+    """The one file a ``.toml`` save writes (the format registry's writer): the scene with its clips and the given
+    ones (a given clip replaces the scene's of the same name)."""
+    from .toml_clips import dumps_clips
+
+    named = dict(scene.clips)
+    for c in clips:
+        named[c.name] = c
+    text = dumps_scene(scene, clips_text=dumps_clips(named, scene.figure) if named else "")
+    return [(path, text.encode("utf-8"))]
+
+
+def check_toml_files(path: Path, files: Sequence[tuple[Path, bytes]]) -> None:
+    """Read the bytes :func:`toml_files` made as :func:`read_toml_scene` would (the registry's check)."""
+    loads_scene(dict(files)[path].decode("utf-8"), path)
 
 
 def read_toml_scene(path: str | Path) -> Scene:
