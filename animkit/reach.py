@@ -34,6 +34,7 @@ from .ik.natural import NaturalProblem, Priors
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
+from .reach_measures import ReachMeasures, reach_measures
 from .scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
@@ -71,6 +72,7 @@ class ReachResult:
     com_margin: float | None = None  # at the last frame: CoM to the support polygon's edge (m, positive inside)
     effort: float | None = None  # at the last frame: Σ |static gravity torque| over the non-root DOFs (N·m)
     feet_drift: float | None = None  # over the clip: the largest distance a planted foot moved (m)
+    measures: ReachMeasures | None = None  # timing, gaze, head, hold, free arm, bend (animkit.reach_measures)
 
     def __repr__(self) -> str:
         """One line: label, effector, reached or not, frames."""
@@ -115,6 +117,7 @@ class ReachResult:
             "com_margin": self.com_margin,
             "effort": self.effort,
             "feet_drift": self.feet_drift,
+            "measures": None if self.measures is None else self.measures.to_dict(),
         }
 
 
@@ -159,6 +162,29 @@ class Comparison:
                         f"{opt(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
                         f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
                         f"{opt(p.effort, '.0f', 8)}  {moved}")
+        return "\n".join(rows + ["", self.measures_table()])
+
+    def measures_table(self) -> str:
+        """Timing and posture (:mod:`animkit.reach_measures`), one row per panel: the speed profile's correlation with
+        minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
+        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), and the bend's spine/hip/knee
+        shares."""
+        head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"
+                f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}  bend spine/hip/knee")
+        rows = [head, "-" * len(head)]
+
+        def opt(v: float | None, fmt: str, width: int) -> str:
+            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+        for p in self.panels:
+            m = p.measures
+            if m is None:
+                rows.append(f"{p.label:<22}  –")
+                continue
+            bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
+            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{opt(m.gaze_lead_s, '.2f', 9)}"
+                        f"{opt(m.head_roll_deg, '.0f', 5)}°{opt(m.head_speed_deg_per_s, '.0f', 9)}"
+                        f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{opt(m.free_arm_deg, '.0f', 8)}°  {bend}")
         return "\n".join(rows)
 
 
@@ -178,7 +204,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                hold: float = 0.5, fps: float = 30.0,
                path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
                frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
-               priors: Priors | None = None, quiet: bool = False) -> ReachResult:
+               priors: Priors | None = None, quiet: bool = False, up: ArrayLike | None = None) -> ReachResult:
     """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
 
     ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
@@ -191,6 +217,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     run :class:`~animkit.ik.natural.NaturalProblem` (stiffness, comfort, spine spread, gaze, planted feet and
     balance; ``solver`` is then used only to decide reachability when the natural solve falls short), and the
     result carries the gaze error, centre-of-mass margin, effort and feet drift.
+
+    ``up`` (the world up axis; None: the priors' or +y) orients the reach's measures
+    (:func:`animkit.reach_measures.reach_measures`).
     """
     if not (duration > 0 and hold >= 0 and fps > 0):
         raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
@@ -273,6 +302,8 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     solver_name = direct.solver
     solver = solver if solver is None or isinstance(solver, str) else solver_name
     clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
+    up_axis = up if up is not None else (priors.up if priors is not None else (0.0, 1.0, 0.0))
+    extra["measures"] = reach_measures(figure, poses, fps, effector, tgt, int(round(duration * fps)), up=up_axis)
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
                        iters, t_solve, moved, total, **extra)
@@ -362,7 +393,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
             panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c,
                                      solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
-                                     label=label, priors=pri, quiet=quiet))
+                                     label=label, priors=pri, quiet=quiet,
+                                     up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)))
     return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)
 
 
