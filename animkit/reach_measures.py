@@ -86,7 +86,7 @@ def speed_correlation(speed: ArrayLike) -> float:
     f = np.arange(len(v), dtype=float)
     tau = (f - (on - pad)) / max((off + pad) - (on - pad), 1e-9)
     ref = minimum_jerk_speed(tau)
-    if np.std(ref) == 0 or np.std(v) == 0:
+    if np.std(ref) == 0 or np.ptp(v) <= 1e-9 * peak:  # a constant speed has no shape to correlate
         return 0.0
     return float(np.corrcoef(v, ref)[0, 1])
 
@@ -150,14 +150,12 @@ def jitter(figure: Figure, poses: Array) -> tuple[float, str | None]:
 def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Array:
     """∠(x_hand − x_upper_arm, −u) (F,), degrees."""
     d = positions[:, hand] - positions[:, upper_arm]
-    c = -(d @ up) / np.maximum(np.linalg.norm(d, axis=1), 1e-12)
-    return np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+    return _angle(d, np.broadcast_to(-up, d.shape))
 
 
 def _angle(a: Array, b: Array) -> Array:
-    """∠(a, b) rowwise, degrees."""
-    c = np.sum(a * b, axis=-1) / np.maximum(np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1), 1e-12)
-    return np.degrees(np.arccos(np.clip(c, -1.0, 1.0)))
+    """∠(a, b) = atan2(|a × b|, a · b) rowwise, degrees (exact near 0° and 180°, where acos is not)."""
+    return np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1)))
 
 
 @dataclass(frozen=True)
