@@ -1,13 +1,15 @@
 """Bake IK reaches into clips, and compare movable sets (and solvers) on one reach.
 
-A reach moves the effector from where it is to the target along a smooth path,
+A reach moves the effector from where it is to the target along a minimum-jerk path (Flash & Hogan 1985),
 
-    w(t) = e₀ + s(t/T) (x_target − e₀),   s(u) = 3u² − 2u³ (ease in and out),
+    w(t) = e₀ + s(t/T) (x_end − e₀),   s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (one bell-shaped speed profile),
 
-then holds for ``hold`` seconds. Each frame k solves IK toward w(t_k) warm-started from
-frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the
-joints never pop; DOFs outside the movable set keep their start values. The baked result is
-an ordinary :class:`~animkit.keyframes.Clip`.
+x_end the target, or where the direct solve got when the target is out of reach (the hand goes as far as it can,
+on the same smooth path), then holds for ``hold`` seconds: still once within HOLD_TOL of its goal, and a hold frame's
+solve is kept only where it brings the hand closer (no chatter). Each frame k solves IK toward w(t_k) warm-started
+from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the joints never pop;
+DOFs outside the movable set keep their start values. A natural reach's head looks along a timeline of its own that
+leads the hand (:func:`_gaze_path`). The baked result is an ordinary :class:`~animkit.keyframes.Clip`.
 
 A comparison bakes the same reach once per movable set (and per solver), and reports for
 each: reached or not, final error, iterations, solve time, total joint rotation and the
@@ -34,7 +36,7 @@ from .ik.natural import NaturalProblem, Priors
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
-from .reach_measures import ReachMeasures, reach_measures
+from .reach_measures import ReachMeasures, minimum_jerk, reach_measures
 from .scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
@@ -239,14 +241,10 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     times = np.arange(n_frames) / fps
     e0 = figure.world_positions(pose0)[0, node_index]
     goal = _position(tgt)
-    if path is None:
-        s = smoothstep(times / duration)[:, None]
-        waypoints = e0 + s * (goal - e0)
-    else:
+    if path is not None:
         pt, pp = (np.asarray(a, dtype=float) for a in path)
         if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
             raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
-        waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
     orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
     lim = figure.dof_limits()
     step_cap = max_speed / fps
@@ -265,22 +263,40 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     nat = None if priors is None else NaturalProblem(figure, effector, chain_dofs, priors, pose=pose0,
                                                      orientation=orient is not None, tol=tol)
     measure = nat
-    if nat is not None and priors is not None and not nat.active and isinstance(base, LM):
-        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster
+    lm_direct = nat is not None and priors is not None and not nat.active and isinstance(base, LM)
+    if lm_direct and priors is not None:
+        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster for the direct solve;
+        # the frames still run the natural solver, whose comfort pull keeps a redundant arm from wobbling
         stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
                  if set(figure.joint_dofs.get(k, ())) & set(movable.tolist())} or None
         problem = problem.using(replace(base, max_iter=frame_iterations, relax=False, stiffness=stiff))
         direct_solver = replace(base, max_iter=max(200, frame_iterations), stiffness=stiff)
-        nat = None
+    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
+    direct = (problem.using(direct_solver).solve(tgt, pose0) if nat is None or lm_direct
+              else _natural_direct(nat, problem, tgt, pose0))
+    if path is None:  # a target out of reach: the hand goes as far as it can, on the same smooth path
+        end = goal if direct.converged else figure.world_positions(direct.pose)[0, node_index]
+        waypoints = e0 + minimum_jerk(times / duration)[:, None] * (end - e0)
+    else:
+        waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
+    looks = None if nat is None or not nat.gaze_active else _gaze_path(nat, pose0, goal, times, duration)
+    arrival = int(round(duration * fps))
     for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
+        held = None
+        if k > arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand closer
+            held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
+            if held <= HOLD_TOL:
+                poses[k] = poses[k - 1]
+                continue
         t0 = time.perf_counter()
         if nat is None:
             r = problem.solve(frame_target, poses[k - 1])
             iters, reached = iters + r.iterations, r.pose
         else:
-            rn = nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False)
+            rn = nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False,
+                           look_at=None if looks is None else looks[k])
             iters, reached = iters + rn.iterations, rn.pose
         t_solve += time.perf_counter() - t0
         delta = reached - poses[k - 1]
@@ -288,9 +304,9 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
-    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
-    direct = problem.using(direct_solver).solve(tgt, pose0) if nat is None else _natural_direct(nat, problem, tgt,
-                                                                                                 pose0)
+        if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
+                                 > held - tol):
+            poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
     extra: dict[str, Any] = {}
@@ -307,6 +323,25 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
     return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
                        chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
                        iters, t_solve, moved, total, **extra)
+
+
+HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still
+GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
+GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s and at most this share of the reach
+
+
+def _gaze_path(nat: NaturalProblem, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
+    """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
+    on a minimum-jerk timeline of its own, T_g = clip(1.875 A / GAZE_SPEED, GAZE_MIN, GAZE_SHARE · duration) for a
+    turn of A degrees, so the eyes and head lead and settle before the hand's peak speed (at duration / 2)."""
+    head = nat.head_position(pose0)
+    rho = float(np.linalg.norm(goal - head))
+    look0 = nat.looking_at(pose0, rho)
+    a, b = look0 - head, goal - head
+    angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
+    t_gaze = min(max(1.875 * angle / GAZE_SPEED, GAZE_MIN), GAZE_SHARE * duration)
+    s = minimum_jerk(times / t_gaze)[:, None]
+    return np.asarray(look0 + s * (goal - look0), dtype=float)
 
 
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
