@@ -264,7 +264,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
                                                      orientation=orient is not None, tol=tol)
     measure = nat
     lm_direct = nat is not None and priors is not None and not nat.active and isinstance(base, LM)
-    if lm_direct and priors is not None:
+    if lm_direct and priors is not None and isinstance(base, LM):
         # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster for the direct solve;
         # the frames still run the natural solver, whose comfort pull keeps a redundant arm from wobbling
         stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
