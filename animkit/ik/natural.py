@@ -53,7 +53,7 @@ from .tasks import (
 __all__ = ["Priors", "NaturalProblem", "NaturalResult"]
 
 Array = NDArray[np.float64]
-STALL = 10  # a solve stops when its error (above 100 tol) fell by less than 0.1 % over this many iterations
+STALL = 10  # a solve stops when its best error over this many iterations (above 100 tol) fell by less than 0.1 %
 NULL_STEP = 0.02  # the largest change (scaled coordinates) per iteration from the comfort and spread terms
 
 
@@ -417,7 +417,7 @@ class NaturalProblem:
             if met and not settle and it >= 1:
                 converged = True
                 break
-            if errors[-1] > 100 * self.tol and it >= STALL and errors[-1] > (1.0 - 1e-3) * errors[-1 - STALL]:
+            if it >= STALL and min(errors[-STALL:]) > max(100 * self.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 break  # stalled: the target is out of reach (or the tasks above it hold the effector back)
             dq = self._step(s, q, levels)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
