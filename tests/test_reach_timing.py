@@ -156,3 +156,80 @@ def test_cmu_02_06_bend_hinges_at_the_hips(scoop) -> None:
     assert b.spine + b.hip + b.knee == pytest.approx(1.0)
     assert b.hip > b.spine and b.knee > b.spine and 0.15 < b.spine < 0.3
     assert b.hip_deg > 60.0  # a deep bend: the trunk pitches far over the thighs
+
+
+# --- the main job's reaches (animkit compare humanoid) held to the goals -----------------------------------------
+
+@pytest.fixture(scope="module")
+def main_job():
+    from animkit.reach import compare
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    return {p.label: p for p in compare(scene, quiet=True).panels}
+
+
+def test_main_job_moves_in_minimum_jerk_and_holds_still(main_job) -> None:
+    for label, p in main_job.items():
+        m = p.measures
+        assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1, label  # one bell, no second wind
+        assert m.hold_deg_per_s <= 2.0, label  # still once arrived
+    # the arm alone is out of reach: it goes as far as it can and does not chatter there
+    arm = main_job["arm"]
+    assert not arm.reached and arm.measures.jitter_deg <= 0.25
+    assert np.ptp(arm.poses[int(2.0 * FPS):], axis=0).max() == 0.0
+
+
+def test_main_job_gaze_leads_head_level_free_arm_hangs(main_job) -> None:
+    for label in ("hips-up", "whole-body"):
+        m = main_job[label].measures
+        assert m.head_start_s <= m.hand_start_s, label  # the eyes and head start first
+        assert m.gaze_lead_s > 0, label  # and settle before the hand's peak speed
+        assert m.head_roll_deg <= 15.0 and m.head_speed_deg_per_s <= 200.0, label
+        assert m.free_arm_deg <= 45.0, label  # the free arm hangs while the chest bends
+        assert m.jitter_deg <= 1.0, label
+        assert main_job[label].gaze_deg < 5.0, label  # and the head still ends on the target
+
+
+def test_main_job_hips_hinge_like_cmu_02_06(main_job, scoop) -> None:
+    fig, P = scoop
+    ref = bend_shares(fig, P, 0, lowest_frame(fig, P, "RightHand"))
+    got = main_job["whole-body"].measures.bend
+    assert got.hip_deg > 20.0
+    for part in ("spine", "hip", "knee"):
+        assert abs(getattr(got, part) - getattr(ref, part)) <= 0.1, part
+
+
+def test_gravity_lets_the_free_arm_hang() -> None:
+    """hang = 0: the free arm keeps its pose in the chest's frame (it tips with the chest); hang > 0: it hangs."""
+    import dataclasses
+
+    from animkit.ik.natural import NaturalProblem
+    from animkit.reach import priors_from_scene
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    fig = scene.figure
+    pri = priors_from_scene(scene)
+    target = np.asarray(scene.reach.target)
+    names = fig.node_names
+    i, k = names.index("shoulder_l"), names.index("wrist_l")
+    up = np.array([0.0, 1.0, 0.0])
+    angles = []
+    for hang in (0.0, 1.0):
+        r = NaturalProblem(fig, "hand_r", "hips-up", dataclasses.replace(pri, hang=hang)).solve(target)
+        assert r.converged
+        angles.append(float(free_arm_angle(fig.world_positions(r.pose[None]), i, k, up)[0]))
+    assert angles[0] > 45.0 and angles[1] < 20.0, angles
+
+
+def test_plain_out_of_reach_bake_is_one_smooth_stroke(humanoid) -> None:
+    """Without priors (plain LM) a target out of the arm's reach: the hand travels one minimum-jerk stroke to the
+    nearest point it can reach, then holds still."""
+    from animkit.reach import bake_reach
+
+    r = bake_reach(humanoid, "hand_r", [-0.3, 0.45, 0.5], chain="arm", duration=1.0, hold=0.5, quiet=True)
+    assert not r.reached
+    m = r.measures
+    assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1 and m.hold_deg_per_s == 0.0
+    # it ends where the direct solve got (the nearest point the arm reaches), not short of it
+    end = humanoid.world_positions(r.result.pose[None])[0, humanoid.node_names.index("hand_r")]
+    assert np.linalg.norm(r.trail[-1] - end) < 1e-3
