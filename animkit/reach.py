@@ -33,13 +33,15 @@ from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
 from .ik.natural import NaturalProblem, Priors
+from .ik.problem import movable_dofs
+from .ik.tasks import Reach
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
 from .reach_measures import ReachMeasures, minimum_jerk, reach_measures
 from .scene import Scene
 
-__all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
+__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
 
 Array = NDArray[np.float64]
 
@@ -201,34 +203,108 @@ def _check_target(target: ArrayLike) -> Array:
     return t
 
 
-def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: ArrayLike | None = None,
-               chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, duration: float = 2.0,
-               hold: float = 0.5, fps: float = 30.0,
-               path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
-               frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
-               priors: Priors | None = None, quiet: bool = False, up: ArrayLike | None = None) -> ReachResult:
-    """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
+@dataclass(frozen=True)
+class Timeline:
+    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
+    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
+    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
+    the most solver iterations a frame."""
 
-    ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
-    names (None: every DOF from the root to the effector).
+    duration: float = 2.0
+    hold: float = 0.5
+    fps: float = 30.0
+    path: tuple[ArrayLike, ArrayLike] | None = None
+    max_speed: float = 2.0 * math.pi
+    frame_iterations: int = 30
 
-    ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
-    follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
+    def __post_init__(self) -> None:
+        d, h, f = self.duration, self.hold, self.fps
+        if not (d > 0 and h >= 0 and f > 0):
+            raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={d}, hold={h}, fps={f}")
+        try:
+            frame_count(d + h, f, "reach")
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
+            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
+                          f"{self.frame_iterations}")
+        if self.path is not None:
+            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+            object.__setattr__(self, "path", (pt, pp))
+
+    @property
+    def times(self) -> Array:
+        """The frames' times (F,): 0, 1/fps, … duration + hold."""
+        return np.arange(int(round((self.duration + self.hold) * self.fps)) + 1) / self.fps
+
+    @property
+    def arrival(self) -> int:
+        """The frame where the movement ends and the hold begins."""
+        return int(round(self.duration * self.fps))
+
+    def waypoints(self, start: Array, end: Array) -> Array:
+        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
+        minimum-jerk s, or the path's points at the frames' times."""
+        t = self.times
+        if self.path is None:
+            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
+        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
+
+
+def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
+               *, priors: Priors | None = None, name: str = "reach", label: str | None = None, quiet: bool = False,
+               up: ArrayLike | None = None, **older: Any) -> ReachResult:
+    """Bake a reach into a clip (see the module docstring): ``problem`` (an :class:`~animkit.ik.IKProblem` of one
+    effector: the figure, the movable set, the start pose, the solver and tolerance) toward ``target`` (None: the
+    problem's Reach task's) on ``timeline`` (None: :class:`Timeline`'s defaults).
+
+        bake_reach(IKProblem(fig, "hand_r", "torso", pose=p0), Timeline(duration=1.5), target)
+
+    The older form ``bake_reach(figure, effector, target, start_pose=, chain=, solver=, duration=, hold=, fps=,
+    path=, max_speed=, frame_iterations=, tol=1e-4, ...)`` builds both and gives the same bake.
 
     ``priors`` (:class:`~animkit.ik.natural.Priors`) bakes a natural reach instead: every frame and the direct solve
     run :class:`~animkit.ik.natural.NaturalProblem` (stiffness, comfort, spine spread, gaze, planted feet and
-    balance; ``solver`` is then used only to decide reachability when the natural solve falls short), and the
-    result carries the gaze error, centre-of-mass margin, effort and feet drift.
-
-    ``up`` (the world up axis; None: the priors' or +y) orients the reach's measures
-    (:func:`animkit.reach_measures.reach_measures`).
+    balance; the problem's solver then decides reachability when the natural solve falls short), and the result
+    carries the gaze error, centre-of-mass margin, effort and feet drift. ``up`` (the world up axis; None: the
+    priors' or +y) orients the reach's measures (:func:`animkit.reach_measures.reach_measures`).
     """
-    if not (duration > 0 and hold >= 0 and fps > 0):
-        raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
+    if isinstance(problem, IKProblem):
+        if older:
+            raise IKError(f"bake_reach(problem, timeline): {', '.join(sorted(older))} belong to the problem or the "
+                          "timeline")
+        if timeline is not None and not isinstance(timeline, Timeline):
+            raise IKError(f"bake_reach(problem, timeline): expected a Timeline, got {type(timeline).__name__}")
+        chain = problem.chain if isinstance(problem.chain, str) else None
+        return _bake(problem, timeline or Timeline(), _problem_target(problem, target), priors,
+                     (name, label, chain, False), quiet, up)
+    if not isinstance(timeline, str) or target is None:
+        raise IKError("bake_reach(figure, effector, target, ...) or bake_reach(problem, timeline, target)")
+    return _bake_figure(problem, timeline, target, priors, (name, label), quiet, up, **older)
+
+
+def _problem_target(problem: IKProblem, target: ArrayLike | None) -> Array:
+    """The target given, else the problem's first Reach task's (IKError with neither)."""
+    if target is not None:
+        return _check_target(target)
+    for t in problem.tasks:
+        if isinstance(t, Reach) and t.target is not None:
+            return _check_target(t.target)
+    raise IKError("bake_reach(problem, timeline): no target given and the problem has no Reach task with one")
+
+
+def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Priors | None, names: tuple[str, str | None],
+                 quiet: bool, up: ArrayLike | None, *, start_pose: ArrayLike | None = None,
+                 chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-4,
+                 **timeline: Any) -> ReachResult:
+    """The older form: the problem and the timeline from ``bake_reach``'s keywords."""
     try:
-        frame_count(duration + hold, fps, "reach")
-    except AnimkitError as exc:
-        raise IKError(str(exc)) from None
+        tl = Timeline(**timeline)
+    except TypeError as exc:
+        raise IKError(f"bake_reach: {exc}") from None
     tgt = _check_target(target)
     pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
     try:
@@ -236,67 +312,99 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         movable = dof_indices(figure, chain, effector=effector)
     except SceneError as exc:
         raise IKError(str(exc)) from None
+    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
+    problem = IKProblem(figure, effector, list(np.asarray(figure.dof_names)[movable]), pose=pose0,
+                        orientation=tgt.shape == (4, 4), solver=base, tol=tol)
+    return _bake(problem, tl, tgt, priors, (names[0], names[1], chain if isinstance(chain, str) else None,
+                                            solver is not None), quiet, up)
+
+
+def _bake(problem: IKProblem, tl: Timeline, tgt: Array, priors: Priors | None,
+          naming: tuple[str, str | None, str | None, bool], quiet: bool, up: ArrayLike | None) -> ReachResult:
+    """The bake itself. ``naming``: the clip's name, the label, the chain's name and whether the label names the
+    solver."""
+    figure, name, label = problem.figure, naming[0], naming[1]
+    if len(problem.effectors) != 1:
+        raise IKError(f"bake_reach bakes one effector; the problem has {len(problem.effectors)}")
+    if problem.orientation != (tgt.shape == (4, 4)):
+        raise IKError("bake_reach: the target's kind (a point or a 4x4 pose) must be the problem's orientation")
+    effector = problem.effectors[0]
+    movable = np.sort(movable_dofs(figure, problem.chain, problem.effectors))
+    pose0, tol = problem.pose, problem.tol
     node_index = figure.node_names.index(effector)
-    n_frames = int(round((duration + hold) * fps)) + 1
-    times = np.arange(n_frames) / fps
+    times = tl.times
     e0 = figure.world_positions(pose0)[0, node_index]
     goal = _position(tgt)
-    if path is not None:
-        pt, pp = (np.asarray(a, dtype=float) for a in path)
-        if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
-            raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
-    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
-    lim = figure.dof_limits()
-    step_cap = max_speed / fps
-    poses = np.empty((n_frames, figure.dof_count))
-    poses[0] = pose0
-    iters = 0
-    t_solve = 0.0
     # one problem, compiled once, for every frame and the direct solve; the frames run lm without the
     # relaxed-limits retry (a frame's solve must stay near the previous frame: no jump to another branch)
     chain_dofs = list(np.asarray(figure.dof_names)[movable])
-    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
-    direct_solver = replace(base, max_iter=max(200, frame_iterations)) if hasattr(base, "max_iter") else base
-    frame_solver = replace(base, max_iter=frame_iterations, **({"relax": False} if isinstance(base, LM) else {}))
-    problem = IKProblem(figure, effector, chain_dofs, pose=pose0, orientation=orient is not None,
-                        solver=frame_solver, tol=tol)
+    base = problem.solver
+    fi = int(tl.frame_iterations)
+    direct_solver = replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base
+    frame = problem.using(replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {})))
     nat = None if priors is None else NaturalProblem(figure, effector, chain_dofs, priors, pose=pose0,
-                                                     orientation=orient is not None, tol=tol)
-    measure = nat
+                                                     orientation=problem.orientation, tol=tol)
     lm_direct = nat is not None and priors is not None and not nat.active and isinstance(base, LM)
     if lm_direct and priors is not None and isinstance(base, LM):
         # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster for the direct solve;
         # the frames still run the natural solver, whose comfort pull keeps a redundant arm from wobbling
         stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
                  if set(figure.joint_dofs.get(k, ())) & set(movable.tolist())} or None
-        problem = problem.using(replace(base, max_iter=frame_iterations, relax=False, stiffness=stiff))
-        direct_solver = replace(base, max_iter=max(200, frame_iterations), stiffness=stiff)
+        frame = frame.using(replace(base, max_iter=fi, relax=False, stiffness=stiff))
+        direct_solver = replace(base, max_iter=max(200, fi), stiffness=stiff)
     # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
-    direct = (problem.using(direct_solver).solve(tgt, pose0) if nat is None or lm_direct
-              else _natural_direct(nat, problem, tgt, pose0))
-    if path is None:  # a target out of reach: the hand goes as far as it can, on the same smooth path
-        end = goal if direct.converged else figure.world_positions(direct.pose)[0, node_index]
-        waypoints = e0 + minimum_jerk(times / duration)[:, None] * (end - e0)
-    else:
-        waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
-    looks = None if nat is None or not nat.gaze_active else _gaze_path(nat, pose0, goal, times, duration)
-    arrival = int(round(duration * fps))
-    for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
+    direct = (frame.using(direct_solver).solve(tgt, pose0) if nat is None or lm_direct
+              else _natural_direct(nat, frame, tgt, pose0))
+    # a target out of reach: the hand goes as far as it can, on the same smooth path
+    waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
+    looks = None if nat is None or not nat.gaze_active else _gaze_path(nat, pose0, goal, times, tl.duration)
+    poses, iters, t_solve = _bake_frames(figure, node_index, frame if nat is None else nat, tl, waypoints,
+                                         tgt, pose0, looks, (label or name, quiet))
+    trail = figure.world_positions(poses)[:, node_index]
+    moved, total = _rotation_summary(figure, poses)
+    extra: dict[str, Any] = {}
+    if nat is not None:
+        extra = {"natural": True, "gaze_deg": nat.gaze_deg(poses[-1], goal), "com_margin": nat.com_margin(poses[-1]),
+                 "effort": nat.effort(poses[-1]), "feet_drift": nat.feet_drift(poses)}
+    chain_name, named_solver = naming[2], naming[3]
+    clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
+    up_axis = up if up is not None else (priors.up if priors is not None else (0.0, 1.0, 0.0))
+    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
+    return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
+                       chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
+                       iters, t_solve, moved, total, **extra)
+
+
+def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalProblem, tl: Timeline,
+                 waypoints: Array, tgt: Array, pose0: Array, looks: Array | None, show: tuple[str, bool]
+                 ) -> tuple[Array, int, float]:
+    """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
+    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector closer. Returns the poses
+    (F, D), the iterations summed and the time spent solving."""
+    n_frames = len(waypoints)
+    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
+    lim = figure.dof_limits()
+    step_cap = tl.max_speed / tl.fps
+    tol = solver.tol
+    poses = np.empty((n_frames, figure.dof_count))
+    poses[0] = pose0
+    iters, t_solve = 0, 0.0
+    for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         held = None
-        if k > arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand closer
+        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand closer
             held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
             if held <= HOLD_TOL:
                 poses[k] = poses[k - 1]
                 continue
         t0 = time.perf_counter()
-        if nat is None:
-            r = problem.solve(frame_target, poses[k - 1])
+        if isinstance(solver, IKProblem):
+            r = solver.solve(frame_target, poses[k - 1])
             iters, reached = iters + r.iterations, r.pose
         else:
-            rn = nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False,
-                           look_at=None if looks is None else looks[k])
+            rn = solver.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False,
+                              look_at=None if looks is None else looks[k])
             iters, reached = iters + rn.iterations, rn.pose
         t_solve += time.perf_counter() - t0
         delta = reached - poses[k - 1]
@@ -307,22 +415,7 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
                                  > held - tol):
             poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
-    trail = figure.world_positions(poses)[:, node_index]
-    moved, total = _rotation_summary(figure, poses)
-    extra: dict[str, Any] = {}
-    if measure is not None:
-        extra = {"natural": True, "gaze_deg": measure.gaze_deg(poses[-1], _position(tgt)),
-                 "com_margin": measure.com_margin(poses[-1]), "effort": measure.effort(poses[-1]),
-                 "feet_drift": measure.feet_drift(poses)}
-    chain_name = chain if isinstance(chain, str) else None
-    solver_name = direct.solver
-    solver = solver if solver is None or isinstance(solver, str) else solver_name
-    clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
-    up_axis = up if up is not None else (priors.up if priors is not None else (0.0, 1.0, 0.0))
-    extra["measures"] = reach_measures(figure, poses, fps, effector, tgt, int(round(duration * fps)), up=up_axis)
-    return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
-                       chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, **extra)
+    return poses, iters, t_solve
 
 
 HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still
