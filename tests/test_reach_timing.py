@@ -233,3 +233,28 @@ def test_plain_out_of_reach_bake_is_one_smooth_stroke(humanoid) -> None:
     # it ends where the direct solve got (the nearest point the arm reaches), not short of it
     end = humanoid.world_positions(r.result.pose[None])[0, humanoid.node_names.index("hand_r")]
     assert np.linalg.norm(r.trail[-1] - end) < 1e-3
+
+
+def test_bake_reach_takes_a_problem_and_a_timeline(humanoid) -> None:
+    """bake_reach(IKProblem, Timeline, target) bakes exactly what the older keyword form bakes, and takes its
+    target from the problem's Reach task when none is given."""
+    from animkit.errors import IKError
+    from animkit.ik import LM, IKProblem
+    from animkit.ik.tasks import Reach
+    from animkit.reach import Timeline, bake_reach
+
+    target = [-0.2, 0.9, 0.4]
+    old = bake_reach(humanoid, "hand_r", target, chain="torso", duration=1.0, hold=0.3, fps=20, quiet=True)
+    problem = IKProblem(humanoid, "hand_r", "torso", solver=LM(), tol=1e-4)
+    new = bake_reach(problem, Timeline(duration=1.0, hold=0.3, fps=20), target, quiet=True)
+    assert np.array_equal(old.poses, new.poses) and new.chain == "torso" and new.label == "torso"
+    tasks = IKProblem(humanoid, "torso", [Reach(effector="hand_r", target=target)], tol=1e-4)
+    assert np.allclose(bake_reach(tasks, Timeline(duration=1.0, hold=0.3, fps=20), quiet=True).poses, old.poses)
+    with pytest.raises(IKError, match="duration"):
+        Timeline(duration=0.0)
+    with pytest.raises(IKError, match="path"):
+        Timeline(path=([0.0, 1.0], [[0.0, 0.0, 0.0]]))
+    with pytest.raises(IKError, match="belong to the problem"):
+        bake_reach(problem, Timeline(), target, chain="arm")
+    with pytest.raises(IKError, match="no target"):
+        bake_reach(problem, Timeline())
