@@ -44,6 +44,7 @@ from .scene import Scene
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
 
 Array = NDArray[np.float64]
+BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
 
 
 def smoothstep(u: ArrayLike) -> Array:
@@ -298,7 +299,7 @@ def _problem_target(problem: IKProblem, target: ArrayLike | None) -> Array:
 
 def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Priors | None, names: tuple[str, str | None],
                  quiet: bool, up: ArrayLike | None, *, start_pose: ArrayLike | None = None,
-                 chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = 1e-4,
+                 chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = BAKE_TOL,
                  **timeline: Any) -> ReachResult:
     """The older form: the problem and the timeline from ``bake_reach``'s keywords."""
     try:
@@ -516,14 +517,17 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
                       "solver's panel would be the same): give priors=False or leave solvers out")
     pri = None if solvers else priors_from_scene(scene) if priors is True else (priors or None)
     panels = []
+    goal = _check_target(tgt)
+    timeline = Timeline(duration=duration, hold=hold, fps=fps)
+    up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c,
-                                     solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
-                                     label=label, priors=pri, quiet=quiet,
-                                     up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)))
-    return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)
+            problem = IKProblem(fig, node, c, pose=pose0, orientation=goal.shape == (4, 4),
+                                solver=solver_from_name(s) if s else LM(), tol=BAKE_TOL)
+            panels.append(bake_reach(problem, timeline, goal, priors=pri, name=f"reach-{c}", label=label,
+                                     quiet=quiet, up=up))
+    return Comparison(node, goal, tuple(panels), fps, pose0)
 
 
 def priors_from_scene(scene: Scene) -> Priors | None:
