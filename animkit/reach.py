@@ -45,6 +45,7 @@ __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "sm
 
 Array = NDArray[np.float64]
 BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
+NATURAL = "natural"  # compare's name for a natural-reaching panel (animkit.ik.natural), beside the solvers' names
 
 
 def smoothstep(u: ArrayLike) -> Array:
@@ -478,12 +479,13 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             duration: float | None = None, hold: float | None = None, fps: float | None = None,
             start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
             ) -> Comparison:
-    """One reach per movable set (× solver), defaults from the scene's ``[reach]`` section.
+    """One reach per movable set × solver, defaults from the scene's ``[reach]`` section.
 
-    ``priors``: True takes the scene's ``[reach.priors]`` (natural reaching; none when the scene has none), False
-    or None bakes plain reaches, a :class:`~animkit.ik.natural.Priors` is used as given. Natural reaching runs its
-    own prioritised solver, so ``solvers`` given here compare plain reaches: with them, True means no priors, and a
-    :class:`~animkit.ik.natural.Priors` is an error (it would make every solver's panel the same)."""
+    A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
+    reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
+    :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
+    one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
+    leaves the priors out. ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
@@ -504,18 +506,20 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             fig.chain(c)  # unknown names fail here, listing the valid ones
         except SceneError as exc:
             raise IKError(str(exc)) from None
+    pri = priors_from_scene(scene) if priors is True else (priors or None)
     solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
-                                                                    else [None])
+                                                                    else ["natural" if pri else None])
+    if priors not in (True, False, None) and NATURAL not in solver_list:
+        raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
+                      f"{NATURAL!r} to solvers, or give priors=False")
+    if NATURAL in solver_list and pri is None:
+        pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
     duration = duration if duration is not None else (spec.duration if spec else 2.0)
     hold = hold if hold is not None else (spec.hold if spec else 0.5)
     fps = fps if fps is not None else (spec.fps if spec else 30.0)
     if start_pose is None and spec is not None and spec.start_clip is not None:
         start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
     pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
-    if solvers and priors not in (True, False, None):
-        raise IKError("solvers= compares plain reaches; natural-reaching priors run their own solver (every "
-                      "solver's panel would be the same): give priors=False or leave solvers out")
-    pri = None if solvers else priors_from_scene(scene) if priors is True else (priors or None)
     panels = []
     goal = _check_target(tgt)
     timeline = Timeline(duration=duration, hold=hold, fps=fps)
@@ -524,9 +528,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
             problem = IKProblem(fig, node, c, pose=pose0, orientation=goal.shape == (4, 4),
-                                solver=solver_from_name(s) if s else LM(), tol=BAKE_TOL)
-            panels.append(bake_reach(problem, timeline, goal, priors=pri, name=f"reach-{c}", label=label,
-                                     quiet=quiet, up=up))
+                                solver=solver_from_name(s) if s and s != NATURAL else LM(), tol=BAKE_TOL)
+            panels.append(bake_reach(problem, timeline, goal, priors=pri if s == NATURAL else None,
+                                     name=f"reach-{c}", label=label, quiet=quiet, up=up))
     return Comparison(node, goal, tuple(panels), fps, pose0)
 
 

@@ -258,3 +258,20 @@ def test_bake_reach_takes_a_problem_and_a_timeline(humanoid) -> None:
         bake_reach(problem, Timeline(), target, chain="arm")
     with pytest.raises(IKError, match="no target"):
         bake_reach(problem, Timeline())
+
+
+def test_compare_puts_natural_beside_plain_solvers() -> None:
+    """'natural' is one of compare's panel solvers: no fork between natural and plain comparisons."""
+    from animkit.errors import IKError
+    from animkit.reach import compare, priors_from_scene
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    c = compare(scene, chains=["hips-up"], solvers=["natural", "lm"], duration=1.0, hold=0.2, fps=15, quiet=True)
+    nat, lm = c.panels
+    assert (nat.label, lm.label) == ("hips-up · natural", "hips-up · lm")
+    assert nat.natural and not lm.natural and nat.reached and lm.reached
+    # the natural reach keeps the head level and lets the free arm hang; plain LM does neither
+    assert nat.measures.head_roll_deg <= 15.0 < lm.measures.head_roll_deg
+    assert nat.measures.free_arm_deg <= 45.0 < lm.measures.free_arm_deg
+    with pytest.raises(IKError, match="plain reaches"):
+        compare(scene, chains=["arm"], solvers=["lm"], priors=priors_from_scene(scene), quiet=True)
