@@ -174,16 +174,11 @@ class BendShares:
         return dataclasses.asdict(self)
 
 
-def _bones(figure: Figure, bones: HumanoidMap | None) -> HumanoidMap:
-    b = match_figure(figure) if bones is None else bones
-    return b
-
-
 def bend_shares(figure: Figure, poses: ArrayLike, standing: int, bent: int, *, up: ArrayLike = (0.0, 1.0, 0.0),
                 bones: HumanoidMap | None = None) -> BendShares | None:
     """The spine/hip/knee shares of the bend from frame ``standing`` to frame ``bent`` (module docstring); None for a
     figure without hips, neck, upper legs, lower legs and feet."""
-    b = _bones(figure, bones)
+    b = match_figure(figure) if bones is None else bones
     need = ("hips", "neck", "upper_leg_l", "upper_leg_r", "lower_leg_l", "lower_leg_r", "foot_l", "foot_r")
     if any(b.get(n) is None for n in need):
         return None
@@ -268,7 +263,7 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
                            "hand_start_s": hand_start, "hand_peak_s": hand_peak,
                            "hold_deg_per_s": hold_travel(figure, P, fps, arrival), "jitter_deg": wj,
                            "jitter_dof": wdof}
-    b = _bones(figure, bones)
+    b = match_figure(figure) if bones is None else bones
     rest = figure.world_batch(figure.rest_pose()[None])[0]
     head = b.get("head")
     right = _right(b, rest, names, u)
