@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .keyframes import Clip, RotationTrack, Track, blend, crossfade
     from .mesh import Mesh, Skin
     from .notebook import show, still
-    from .reach import bake_reach, compare
+    from .reach import Timeline, bake_reach, compare
     from .scene import CameraSpec, ReachSpec, Scene
 
 #: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors, the
@@ -37,7 +37,7 @@ _LAZY = {
     "Clip": "keyframes",
     "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes", "crossfade": "keyframes",
     "Mesh": "mesh", "Skin": "mesh", "show": "notebook", "still": "notebook", "bake_reach": "reach",
-    "compare": "reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
+    "Timeline": "reach", "compare": "reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
 }
 
 
@@ -101,6 +101,7 @@ __all__ = [
     "solve",
     "pose_from_effectors",
     "bake_reach",
+    "Timeline",
     "compare",
     "load",
     "save",

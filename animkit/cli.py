@@ -801,8 +801,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scene", help=SCENE_HELP + " with [chains] (and usually [reach])")
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
-    p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver; "
-                   "plain reaches: the scene's natural-reaching priors run their own solver)")
+    p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver), "
+                   "'natural' among them for the scene's natural reaching (the default when it has [reach.priors])")
     p.add_argument("--json", default=None, help="also write the metrics as JSON")
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
     p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "

@@ -1,13 +1,15 @@
 """Bake IK reaches into clips, and compare movable sets (and solvers) on one reach.
 
-A reach moves the effector from where it is to the target along a smooth path,
+A reach moves the effector from where it is to the target along a minimum-jerk path (Flash & Hogan 1985),
 
-    w(t) = e₀ + s(t/T) (x_target − e₀),   s(u) = 3u² − 2u³ (ease in and out),
+    w(t) = e₀ + s(t/T) (x_end − e₀),   s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (one bell-shaped speed profile),
 
-then holds for ``hold`` seconds. Each frame k solves IK toward w(t_k) warm-started from
-frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the
-joints never pop; DOFs outside the movable set keep their start values. The baked result is
-an ordinary :class:`~animkit.keyframes.Clip`.
+x_end the target, or where the direct solve got when the target is out of reach (the hand goes as far as it can,
+on the same smooth path), then holds for ``hold`` seconds: still once within HOLD_TOL of its goal, and a hold frame's
+solve is kept only where it brings the hand closer (no chatter). Each frame k solves IK toward w(t_k) warm-started
+from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the joints never pop;
+DOFs outside the movable set keep their start values. A natural reach's head looks along a timeline of its own that
+leads the hand (:func:`_gaze_path`). The baked result is an ordinary :class:`~animkit.keyframes.Clip`.
 
 A comparison bakes the same reach once per movable set (and per solver), and reports for
 each: reached or not, final error, iterations, solve time, total joint rotation and the
@@ -31,14 +33,19 @@ from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
 from .ik.natural import NaturalProblem, Priors
+from .ik.problem import movable_dofs
+from .ik.tasks import Reach
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
+from .reach_measures import ReachMeasures, minimum_jerk, reach_measures
 from .scene import Scene
 
-__all__ = ["ReachResult", "Comparison", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
+__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
 
 Array = NDArray[np.float64]
+BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
+NATURAL = "natural"  # compare's name for a natural-reaching panel (animkit.ik.natural), beside the solvers' names
 
 
 def smoothstep(u: ArrayLike) -> Array:
@@ -71,6 +78,7 @@ class ReachResult:
     com_margin: float | None = None  # at the last frame: CoM to the support polygon's edge (m, positive inside)
     effort: float | None = None  # at the last frame: Σ |static gravity torque| over the non-root DOFs (N·m)
     feet_drift: float | None = None  # over the clip: the largest distance a planted foot moved (m)
+    measures: ReachMeasures | None = None  # timing, gaze, head, hold, free arm, bend (animkit.reach_measures)
 
     def __repr__(self) -> str:
         """One line: label, effector, reached or not, frames."""
@@ -115,6 +123,7 @@ class ReachResult:
             "com_margin": self.com_margin,
             "effort": self.effort,
             "feet_drift": self.feet_drift,
+            "measures": None if self.measures is None else self.measures.to_dict(),
         }
 
 
@@ -159,6 +168,29 @@ class Comparison:
                         f"{opt(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
                         f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
                         f"{opt(p.effort, '.0f', 8)}  {moved}")
+        return "\n".join(rows + ["", self.measures_table()])
+
+    def measures_table(self) -> str:
+        """Timing and posture (:mod:`animkit.reach_measures`), one row per panel: the speed profile's correlation with
+        minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
+        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), and the bend's spine/hip/knee
+        shares."""
+        head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"
+                f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}  bend spine/hip/knee")
+        rows = [head, "-" * len(head)]
+
+        def opt(v: float | None, fmt: str, width: int) -> str:
+            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+        for p in self.panels:
+            m = p.measures
+            if m is None:
+                rows.append(f"{p.label:<22}  –")
+                continue
+            bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
+            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{opt(m.gaze_lead_s, '.2f', 9)}"
+                        f"{opt(m.head_roll_deg, '.0f', 5)}°{opt(m.head_speed_deg_per_s, '.0f', 9)}"
+                        f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{opt(m.free_arm_deg, '.0f', 8)}°  {bend}")
         return "\n".join(rows)
 
 
@@ -173,31 +205,108 @@ def _check_target(target: ArrayLike) -> Array:
     return t
 
 
-def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: ArrayLike | None = None,
-               chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, duration: float = 2.0,
-               hold: float = 0.5, fps: float = 30.0,
-               path: tuple[ArrayLike, ArrayLike] | None = None, max_speed: float = 2.0 * math.pi,
-               frame_iterations: int = 30, tol: float = 1e-4, name: str = "reach", label: str | None = None,
-               priors: Priors | None = None, quiet: bool = False) -> ReachResult:
-    """Bake a reach of ``effector`` toward ``target`` into a clip (see the module docstring).
+@dataclass(frozen=True)
+class Timeline:
+    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
+    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
+    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
+    the most solver iterations a frame."""
 
-    ``effector`` is a node or an effector of the figure's rig; ``chain`` a chain of its rig, or joint/node/DOF
-    names (None: every DOF from the root to the effector).
+    duration: float = 2.0
+    hold: float = 0.5
+    fps: float = 30.0
+    path: tuple[ArrayLike, ArrayLike] | None = None
+    max_speed: float = 2.0 * math.pi
+    frame_iterations: int = 30
 
-    ``path`` = (times (K,), points (K, 3)) gives a moving target instead (e.g. a ball): the effector
-    follows the points, linearly interpolated at each frame, and ``target`` is the last point's pose.
+    def __post_init__(self) -> None:
+        d, h, f = self.duration, self.hold, self.fps
+        if not (d > 0 and h >= 0 and f > 0):
+            raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={d}, hold={h}, fps={f}")
+        try:
+            frame_count(d + h, f, "reach")
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
+            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
+                          f"{self.frame_iterations}")
+        if self.path is not None:
+            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+            object.__setattr__(self, "path", (pt, pp))
+
+    @property
+    def times(self) -> Array:
+        """The frames' times (F,): 0, 1/fps, … duration + hold."""
+        return np.arange(int(round((self.duration + self.hold) * self.fps)) + 1) / self.fps
+
+    @property
+    def arrival(self) -> int:
+        """The frame where the movement ends and the hold begins."""
+        return int(round(self.duration * self.fps))
+
+    def waypoints(self, start: Array, end: Array) -> Array:
+        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
+        minimum-jerk s, or the path's points at the frames' times."""
+        t = self.times
+        if self.path is None:
+            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
+        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
+
+
+def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
+               *, priors: Priors | None = None, name: str = "reach", label: str | None = None, quiet: bool = False,
+               up: ArrayLike | None = None, **older: Any) -> ReachResult:
+    """Bake a reach into a clip (see the module docstring): ``problem`` (an :class:`~animkit.ik.IKProblem` of one
+    effector: the figure, the movable set, the start pose, the solver and tolerance) toward ``target`` (None: the
+    problem's Reach task's) on ``timeline`` (None: :class:`Timeline`'s defaults).
+
+        bake_reach(IKProblem(fig, "hand_r", "torso", pose=p0), Timeline(duration=1.5), target)
+
+    The older form ``bake_reach(figure, effector, target, start_pose=, chain=, solver=, duration=, hold=, fps=,
+    path=, max_speed=, frame_iterations=, tol=1e-4, ...)`` builds both and gives the same bake.
 
     ``priors`` (:class:`~animkit.ik.natural.Priors`) bakes a natural reach instead: every frame and the direct solve
     run :class:`~animkit.ik.natural.NaturalProblem` (stiffness, comfort, spine spread, gaze, planted feet and
-    balance; ``solver`` is then used only to decide reachability when the natural solve falls short), and the
-    result carries the gaze error, centre-of-mass margin, effort and feet drift.
+    balance; the problem's solver then decides reachability when the natural solve falls short), and the result
+    carries the gaze error, centre-of-mass margin, effort and feet drift. ``up`` (the world up axis; None: the
+    priors' or +y) orients the reach's measures (:func:`animkit.reach_measures.reach_measures`).
     """
-    if not (duration > 0 and hold >= 0 and fps > 0):
-        raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={duration}, hold={hold}, fps={fps}")
+    if isinstance(problem, IKProblem):
+        if older:
+            raise IKError(f"bake_reach(problem, timeline): {', '.join(sorted(older))} belong to the problem or the "
+                          "timeline")
+        if timeline is not None and not isinstance(timeline, Timeline):
+            raise IKError(f"bake_reach(problem, timeline): expected a Timeline, got {type(timeline).__name__}")
+        chain = problem.chain if isinstance(problem.chain, str) else None
+        return _bake(problem, timeline or Timeline(), _problem_target(problem, target), priors,
+                     (name, label, chain, False), quiet, up)
+    if not isinstance(timeline, str) or target is None:
+        raise IKError("bake_reach(figure, effector, target, ...) or bake_reach(problem, timeline, target)")
+    return _bake_figure(problem, timeline, target, priors, (name, label), quiet, up, **older)
+
+
+def _problem_target(problem: IKProblem, target: ArrayLike | None) -> Array:
+    """The target given, else the problem's first Reach task's (IKError with neither)."""
+    if target is not None:
+        return _check_target(target)
+    for t in problem.tasks:
+        if isinstance(t, Reach) and t.target is not None:
+            return _check_target(t.target)
+    raise IKError("bake_reach(problem, timeline): no target given and the problem has no Reach task with one")
+
+
+def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Priors | None, names: tuple[str, str | None],
+                 quiet: bool, up: ArrayLike | None, *, start_pose: ArrayLike | None = None,
+                 chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = BAKE_TOL,
+                 **timeline: Any) -> ReachResult:
+    """The older form: the problem and the timeline from ``bake_reach``'s keywords."""
     try:
-        frame_count(duration + hold, fps, "reach")
-    except AnimkitError as exc:
-        raise IKError(str(exc)) from None
+        tl = Timeline(**timeline)
+    except TypeError as exc:
+        raise IKError(f"bake_reach: {exc}") from None
     tgt = _check_target(target)
     pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
     try:
@@ -205,53 +314,99 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         movable = dof_indices(figure, chain, effector=effector)
     except SceneError as exc:
         raise IKError(str(exc)) from None
+    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
+    problem = IKProblem(figure, effector, list(np.asarray(figure.dof_names)[movable]), pose=pose0,
+                        orientation=tgt.shape == (4, 4), solver=base, tol=tol)
+    return _bake(problem, tl, tgt, priors, (names[0], names[1], chain if isinstance(chain, str) else None,
+                                            solver is not None), quiet, up)
+
+
+def _bake(problem: IKProblem, tl: Timeline, tgt: Array, priors: Priors | None,
+          naming: tuple[str, str | None, str | None, bool], quiet: bool, up: ArrayLike | None) -> ReachResult:
+    """The bake itself. ``naming``: the clip's name, the label, the chain's name and whether the label names the
+    solver."""
+    figure, name, label = problem.figure, naming[0], naming[1]
+    if len(problem.effectors) != 1:
+        raise IKError(f"bake_reach bakes one effector; the problem has {len(problem.effectors)}")
+    if problem.orientation != (tgt.shape == (4, 4)):
+        raise IKError("bake_reach: the target's kind (a point or a 4x4 pose) must be the problem's orientation")
+    effector = problem.effectors[0]
+    movable = np.sort(movable_dofs(figure, problem.chain, problem.effectors))
+    pose0, tol = problem.pose, problem.tol
     node_index = figure.node_names.index(effector)
-    n_frames = int(round((duration + hold) * fps)) + 1
-    times = np.arange(n_frames) / fps
+    times = tl.times
     e0 = figure.world_positions(pose0)[0, node_index]
     goal = _position(tgt)
-    if path is None:
-        s = smoothstep(times / duration)[:, None]
-        waypoints = e0 + s * (goal - e0)
-    else:
-        pt, pp = (np.asarray(a, dtype=float) for a in path)
-        if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
-            raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
-        waypoints = np.stack([np.interp(times, pt, pp[:, k]) for k in range(3)], axis=1)
-    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
-    lim = figure.dof_limits()
-    step_cap = max_speed / fps
-    poses = np.empty((n_frames, figure.dof_count))
-    poses[0] = pose0
-    iters = 0
-    t_solve = 0.0
     # one problem, compiled once, for every frame and the direct solve; the frames run lm without the
     # relaxed-limits retry (a frame's solve must stay near the previous frame: no jump to another branch)
     chain_dofs = list(np.asarray(figure.dof_names)[movable])
-    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
-    direct_solver = replace(base, max_iter=max(200, frame_iterations)) if hasattr(base, "max_iter") else base
-    frame_solver = replace(base, max_iter=frame_iterations, **({"relax": False} if isinstance(base, LM) else {}))
-    problem = IKProblem(figure, effector, chain_dofs, pose=pose0, orientation=orient is not None,
-                        solver=frame_solver, tol=tol)
+    base = problem.solver
+    fi = int(tl.frame_iterations)
+    direct_solver = replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base
+    frame = problem.using(replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {})))
     nat = None if priors is None else NaturalProblem(figure, effector, chain_dofs, priors, pose=pose0,
-                                                     orientation=orient is not None, tol=tol)
-    measure = nat
-    if nat is not None and priors is not None and not nat.active and isinstance(base, LM):
-        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster
+                                                     orientation=problem.orientation, tol=tol)
+    lm_direct = nat is not None and priors is not None and not nat.active and isinstance(base, LM)
+    if lm_direct and priors is not None and isinstance(base, LM):
+        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster for the direct solve;
+        # the frames still run the natural solver, whose comfort pull keeps a redundant arm from wobbling
         stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
                  if set(figure.joint_dofs.get(k, ())) & set(movable.tolist())} or None
-        problem = problem.using(replace(base, max_iter=frame_iterations, relax=False, stiffness=stiff))
-        direct_solver = replace(base, max_iter=max(200, frame_iterations), stiffness=stiff)
-        nat = None
-    for k in progress(range(1, n_frames), f"baking {label or name}", enabled=False if quiet else None):
+        frame = frame.using(replace(base, max_iter=fi, relax=False, stiffness=stiff))
+        direct_solver = replace(base, max_iter=max(200, fi), stiffness=stiff)
+    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
+    direct = (frame.using(direct_solver).solve(tgt, pose0) if nat is None or lm_direct
+              else _natural_direct(nat, frame, tgt, pose0))
+    # a target out of reach: the hand goes as far as it can, on the same smooth path
+    waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
+    looks = None if nat is None or not nat.gaze_active else _gaze_path(nat, pose0, goal, times, tl.duration)
+    poses, iters, t_solve = _bake_frames(figure, node_index, frame if nat is None else nat, tl, waypoints,
+                                         tgt, pose0, looks, (label or name, quiet))
+    trail = figure.world_positions(poses)[:, node_index]
+    moved, total = _rotation_summary(figure, poses)
+    extra: dict[str, Any] = {}
+    if nat is not None:
+        extra = {"natural": True, "gaze_deg": nat.gaze_deg(poses[-1], goal), "com_margin": nat.com_margin(poses[-1]),
+                 "effort": nat.effort(poses[-1]), "feet_drift": nat.feet_drift(poses)}
+    chain_name, named_solver = naming[2], naming[3]
+    clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
+    up_axis = up if up is not None else (priors.up if priors is not None else (0.0, 1.0, 0.0))
+    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
+    return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
+                       chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
+                       iters, t_solve, moved, total, **extra)
+
+
+def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalProblem, tl: Timeline,
+                 waypoints: Array, tgt: Array, pose0: Array, looks: Array | None, show: tuple[str, bool]
+                 ) -> tuple[Array, int, float]:
+    """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
+    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector closer. Returns the poses
+    (F, D), the iterations summed and the time spent solving."""
+    n_frames = len(waypoints)
+    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
+    lim = figure.dof_limits()
+    step_cap = tl.max_speed / tl.fps
+    tol = solver.tol
+    poses = np.empty((n_frames, figure.dof_count))
+    poses[0] = pose0
+    iters, t_solve = 0, 0.0
+    for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
+        held = None
+        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand closer
+            held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
+            if held <= HOLD_TOL:
+                poses[k] = poses[k - 1]
+                continue
         t0 = time.perf_counter()
-        if nat is None:
-            r = problem.solve(frame_target, poses[k - 1])
+        if isinstance(solver, IKProblem):
+            r = solver.solve(frame_target, poses[k - 1])
             iters, reached = iters + r.iterations, r.pose
         else:
-            rn = nat.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False)
+            rn = solver.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False,
+                              look_at=None if looks is None else looks[k])
             iters, reached = iters + rn.iterations, rn.pose
         t_solve += time.perf_counter() - t0
         delta = reached - poses[k - 1]
@@ -259,23 +414,29 @@ def bake_reach(figure: Figure, effector: str, target: ArrayLike, *, start_pose: 
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
-    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
-    direct = problem.using(direct_solver).solve(tgt, pose0) if nat is None else _natural_direct(nat, problem, tgt,
-                                                                                                 pose0)
-    trail = figure.world_positions(poses)[:, node_index]
-    moved, total = _rotation_summary(figure, poses)
-    extra: dict[str, Any] = {}
-    if measure is not None:
-        extra = {"natural": True, "gaze_deg": measure.gaze_deg(poses[-1], _position(tgt)),
-                 "com_margin": measure.com_margin(poses[-1]), "effort": measure.effort(poses[-1]),
-                 "feet_drift": measure.feet_drift(poses)}
-    chain_name = chain if isinstance(chain, str) else None
-    solver_name = direct.solver
-    solver = solver if solver is None or isinstance(solver, str) else solver_name
-    clip = Clip.from_poses(figure, times, poses, name=name, fps=fps)
-    return ReachResult(label or (chain_name or "chain") + ("" if solver is None else f" · {solver_name}"),
-                       chain_name, solver_name, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, **extra)
+        if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
+                                 > held - tol):
+            poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
+    return poses, iters, t_solve
+
+
+HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still
+GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
+GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s and at most this share of the reach
+
+
+def _gaze_path(nat: NaturalProblem, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
+    """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
+    on a minimum-jerk timeline of its own, T_g = clip(1.875 A / GAZE_SPEED, GAZE_MIN, GAZE_SHARE · duration) for a
+    turn of A degrees, so the eyes and head lead and settle before the hand's peak speed (at duration / 2)."""
+    head = nat.head_position(pose0)
+    rho = float(np.linalg.norm(goal - head))
+    look0 = nat.looking_at(pose0, rho)
+    a, b = look0 - head, goal - head
+    angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
+    t_gaze = min(max(1.875 * angle / GAZE_SPEED, GAZE_MIN), GAZE_SHARE * duration)
+    s = minimum_jerk(times / t_gaze)[:, None]
+    return np.asarray(look0 + s * (goal - look0), dtype=float)
 
 
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
@@ -318,12 +479,13 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             duration: float | None = None, hold: float | None = None, fps: float | None = None,
             start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
             ) -> Comparison:
-    """One reach per movable set (× solver), defaults from the scene's ``[reach]`` section.
+    """One reach per movable set × solver, defaults from the scene's ``[reach]`` section.
 
-    ``priors``: True takes the scene's ``[reach.priors]`` (natural reaching; none when the scene has none), False
-    or None bakes plain reaches, a :class:`~animkit.ik.natural.Priors` is used as given. Natural reaching runs its
-    own prioritised solver, so ``solvers`` given here compare plain reaches: with them, True means no priors, and a
-    :class:`~animkit.ik.natural.Priors` is an error (it would make every solver's panel the same)."""
+    A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
+    reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
+    :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
+    one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
+    leaves the priors out. ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
@@ -344,26 +506,32 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             fig.chain(c)  # unknown names fail here, listing the valid ones
         except SceneError as exc:
             raise IKError(str(exc)) from None
+    pri = priors_from_scene(scene) if priors is True else (priors or None)
     solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
-                                                                    else [None])
+                                                                    else ["natural" if pri else None])
+    if priors not in (True, False, None) and NATURAL not in solver_list:
+        raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
+                      f"{NATURAL!r} to solvers, or give priors=False")
+    if NATURAL in solver_list and pri is None:
+        pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
     duration = duration if duration is not None else (spec.duration if spec else 2.0)
     hold = hold if hold is not None else (spec.hold if spec else 0.5)
     fps = fps if fps is not None else (spec.fps if spec else 30.0)
     if start_pose is None and spec is not None and spec.start_clip is not None:
         start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
     pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
-    if solvers and priors not in (True, False, None):
-        raise IKError("solvers= compares plain reaches; natural-reaching priors run their own solver (every "
-                      "solver's panel would be the same): give priors=False or leave solvers out")
-    pri = None if solvers else priors_from_scene(scene) if priors is True else (priors or None)
     panels = []
+    goal = _check_target(tgt)
+    timeline = Timeline(duration=duration, hold=hold, fps=fps)
+    up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            panels.append(bake_reach(scene.figure, node, tgt, start_pose=pose0, chain=c,
-                                     solver=s, duration=duration, hold=hold, fps=fps, name=f"reach-{c}",
-                                     label=label, priors=pri, quiet=quiet))
-    return Comparison(node, _check_target(tgt), tuple(panels), fps, pose0)
+            problem = IKProblem(fig, node, c, pose=pose0, orientation=goal.shape == (4, 4),
+                                solver=solver_from_name(s) if s and s != NATURAL else LM(), tol=BAKE_TOL)
+            panels.append(bake_reach(problem, timeline, goal, priors=pri if s == NATURAL else None,
+                                     name=f"reach-{c}", label=label, quiet=quiet, up=up))
+    return Comparison(node, goal, tuple(panels), fps, pose0)
 
 
 def priors_from_scene(scene: Scene) -> Priors | None:

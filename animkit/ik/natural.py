@@ -9,11 +9,14 @@ space of those before it (damped):
 
 Levels: (1) the planted feet keep their start frames and the centre of mass stays over the support polygon (its
 ground projection pushed inward when its margin falls below ``margin``); (2) the effector's target;
-(3) gaze: the head's forward axis toward the target (only when a neck/head DOF moves that does not move the
-effector); then the comfort objective H = ½ k_c Σ_j (θ_j − θc_j)² + ½ k_s Σ_groups Σ_i (θ_i − θ̄_g)²
-(the comfort pose, and the spine bend spread: each spine DOF pulled toward the mean of the spine DOFs about the
-same axis). For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least squares. See
-docs/derivations.md ("Natural reaching") and animkit/ik/tasks.py for the task Jacobians.
+(3) gaze: the head's forward axis toward the target (or a look-at point of its own), and its ear-to-ear axis e
+level (e · u = 0: the head turns by yaw and pitch, never ear to shoulder; only when a neck/head DOF moves that does
+not move the effector); then the comfort objective H = ½ k_c Σ_j (θ_j − θc_j)² + ½ k_s Σ_groups Σ_i (θ_i − θ̄_g)²
++ k_h Σ_free u · c_arm (the comfort pose, the spine bend spread: each spine DOF pulled toward the mean of the spine
+DOFs about the same axis, and gravity on each free arm: the arm that is not reaching hangs, its centre of mass c_arm
+lowered along the up axis u, ∂/∂θ = k_h uᵀ ∂c_arm/∂θ; its DOFs leave the comfort term). For one weighted task alone,
+Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least squares. See docs/derivations.md ("Natural reaching")
+and animkit/ik/tasks.py for the task Jacobians.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..humanoid import match_figure
+from ..transforms import cross3
 from .jacobian import rotation_error
 from .prior import PosePrior, feature_jacobian
 from .problem import check_effectors, compile_chain, movable_dofs
@@ -49,7 +53,7 @@ from .tasks import (
 __all__ = ["Priors", "NaturalProblem", "NaturalResult"]
 
 Array = NDArray[np.float64]
-STALL = 10  # a solve stops when its error (above 100 tol) fell by less than 0.1 % over this many iterations
+STALL = 10  # a solve stops when its best error over this many iterations (above 100 tol) fell by less than 0.1 %
 NULL_STEP = 0.02  # the largest change (scaled coordinates) per iteration from the comfort and spread terms
 
 
@@ -65,7 +69,8 @@ class Priors:
     when the movable set moves them; ``balance``: keep the centre of mass ``margin`` inside the support polygon
     (the feet's contact points on the ground) whenever feet are planted; ``up``: the world up axis; ``prior``: a
     learned :class:`~animkit.ik.PosePrior` whose cost, times ``prior_weight``, joins the null-space objective (the
-    posture term: the reach's other joints go where people put them)."""
+    posture term: the reach's other joints go where people put them); ``hang``: k_h, gravity on each free arm (an arm
+    the effector is not on, whose DOFs move): it hangs rather than keeping its pose relative to a bending chest."""
 
     stiffness: Mapping[str, float] = field(default_factory=dict)
     preferred: Mapping[str, float] = field(default_factory=dict)  # DOF name → its comfort value (radians)
@@ -78,6 +83,7 @@ class Priors:
     up: tuple[float, float, float] = (0.0, 1.0, 0.0)
     prior: PosePrior | None = None
     prior_weight: float = 0.01
+    hang: float = 1.0
 
     def __post_init__(self) -> None:
         for k, v in dict(self.stiffness).items():
@@ -89,7 +95,7 @@ class Priors:
                 raise IKError(f"Priors: stiffness[{k!r}] must be a number in [0, 1), got {v!r}")
         if self.prior is not None and not isinstance(self.prior, PosePrior):
             raise IKError(f"Priors: prior must be a PosePrior or None, got {type(self.prior).__name__}")
-        for name in ("comfort", "spread", "margin", "prior_weight"):
+        for name in ("comfort", "spread", "margin", "prior_weight", "hang"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise IKError(f"Priors: {name} must be a finite number >= 0, got {v!r}")
@@ -183,11 +189,13 @@ class NaturalProblem:
         head_name = figure.rig.effectors.get("head") or bones.get("head")
         self._head = -1 if head_name is None else self._index[head_name]
         self._fwd = np.zeros(3)
+        self._ear = np.zeros(3)
         if self._head >= 0:
             right = self._right(bones, s0)
             if right is not None:
                 ahead = np.cross(self._up, right)
                 self._fwd = s0.R[self._head].T @ (ahead / np.linalg.norm(ahead))
+                self._ear = s0.R[self._head].T @ right
             else:
                 self._head = -1
         self._neck = (mv[self._head] & ~mv[self._eff])[self.dofs].astype(float) if self._head >= 0 else \
@@ -209,6 +217,10 @@ class NaturalProblem:
                                                        for f in priors.planted])
         self.balance_active = bool(priors.balance and feet and self._hull is not None)
         self._groups = self._spine_groups(figure, bones)
+        self._arms = self._free_arms(figure, bones, mov_mask) if priors.hang > 0 else []
+        self._arm_dofs = np.zeros(len(self.dofs), dtype=bool)
+        for _, cols in self._arms:
+            self._arm_dofs |= cols
         self._extra: Array | None = None
         self._prior = None if priors.prior is None or priors.prior_weight == 0 else priors.prior.bind(figure)
 
@@ -250,6 +262,37 @@ class NaturalProblem:
                 if d in pos:
                     groups.setdefault(figure.dof_names[d].rsplit(".", 1)[-1], []).append(pos[d])
         return [np.array(g, dtype=np.intp) for g in groups.values() if len(g) >= 2]
+
+    def _free_arms(self, figure: Figure, bones: object, mov_mask: NDArray[np.bool_]
+                   ) -> list[tuple[Body, NDArray[np.bool_]]]:
+        """Each free arm (the effector is not on it, some of its DOFs move): its segments as a :class:`Body` of their
+        own and its movable columns (the DOFs of its joints, from the clavicle or upper arm down)."""
+        get = bones.get  # type: ignore[attr-defined]
+        c = figure.compiled
+        eff_path = {a.child.name for a in figure.path_to(self.effector)}
+        out = []
+        for side in ("l", "r"):
+            top = get(f"clavicle_{side}") or get(f"upper_arm_{side}")
+            if top is None or top in eff_path:
+                continue
+            i0 = self._index[top]
+            below = [i for i in range(c.node_count) if i == i0 or self._is_below(i, i0)]
+            seg = np.isin(self.body.node, below)
+            own = np.zeros(c.dof_count, dtype=bool)
+            own[[d for d in range(c.dof_count) if int(c.dof_node[d]) in below]] = True
+            cols = (own & mov_mask)[self.dofs]
+            if seg.any() and cols.any():
+                b = self.body
+                out.append((Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves), cols))
+        return out
+
+    def _is_below(self, i: int, top: int) -> bool:
+        parent = self.figure.compiled.parent
+        while i >= 0:
+            if i == top:
+                return True
+            i = int(parent[i])
+        return False
 
     def _state(self, q_full: Array) -> FigureState:
         """The frames of one pose from the compiled chain (same values as :func:`figure_state`; the DOF frames of
@@ -318,6 +361,19 @@ class NaturalProblem:
             return None
         return self._gaze_of(self._state(np.asarray(pose, dtype=float)), target)
 
+    def head_position(self, pose: Array) -> Array:
+        """The head's world origin at ``pose`` (IKError without a head)."""
+        if self._head < 0:
+            raise IKError("this figure has no head the natural solver found (a 'head' effector or humanoid bone)")
+        return np.asarray(self._state(np.asarray(pose, dtype=float)).p[self._head], dtype=float)
+
+    def looking_at(self, pose: Array, distance: float) -> Array:
+        """p_h + ρ R_h f_h: the point ``distance`` ahead of the head along its forward axis at ``pose``."""
+        s = self._state(np.asarray(pose, dtype=float))
+        if self._head < 0:
+            raise IKError("this figure has no head the natural solver found (a 'head' effector or humanoid bone)")
+        return np.asarray(s.p[self._head] + distance * (s.R[self._head] @ self._fwd), dtype=float)
+
     def _gaze_of(self, s: FigureState, target: Array) -> float | None:
         """:meth:`gaze_deg` of the frames s of a pose."""
         if self._head < 0:
@@ -327,11 +383,12 @@ class NaturalProblem:
     # --- solving ----------------------------------------------------------------------------------------
 
     def solve(self, target: ArrayLike, start: ArrayLike | None = None, *, max_iter: int = 200,
-              settle: bool = True) -> NaturalResult:
+              settle: bool = True, look_at: ArrayLike | None = None) -> NaturalResult:
         """Iterate the prioritised step from ``start`` (a full pose; None: the problem's pose) until the target is
         met (``tol``) and, with ``settle``, the secondary tasks have settled (no DOF moves 1e-3 in a step), or
         ``max_iter`` iterations. Without ``settle`` (a bake's frames) the loop stops once the target is met after at
-        least one step: the secondary tasks then advance a step per frame."""
+        least one step: the secondary tasks then advance a step per frame. ``look_at``: the point the head turns to
+        (None: the target's position; a bake leads with the gaze on a timeline of its own)."""
         t0 = time.perf_counter()
         t = np.asarray(target, dtype=float)
         if t.shape == (4, 4):
@@ -340,6 +397,7 @@ class NaturalProblem:
             tp, tR = t, None
         else:
             raise IKError(f"a target is a 3-vector or a 4x4 pose, got shape {t.shape}")
+        look = tp if look_at is None else np.asarray(look_at, dtype=float)
         q_full = self.pose.copy() if start is None else np.asarray(start, dtype=float).copy()
         q = q_full[self.dofs]
         errors = []
@@ -350,7 +408,7 @@ class NaturalProblem:
         for it in range(max_iter + 1):
             q_full[self.dofs] = q
             s = self._state(q_full)
-            levels, pos_err, ori_err, feet_err = self._levels(s, tp, tR)
+            levels, pos_err, ori_err, feet_err = self._levels(s, tp, tR, look)
             errors.append(pos_err)
             met = pos_err <= self.tol and ori_err <= 1e-4 and feet_err <= self.tol
             if it == max_iter:
@@ -359,9 +417,9 @@ class NaturalProblem:
             if met and not settle and it >= 1:
                 converged = True
                 break
-            if errors[-1] > 100 * self.tol and it >= STALL and errors[-1] > (1.0 - 1e-3) * errors[-1 - STALL]:
+            if it >= STALL and min(errors[-STALL:]) > max(100 * self.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 break  # stalled: the target is out of reach (or the tasks above it hold the effector back)
-            dq = self._step(s, q, levels, tp)
+            dq = self._step(s, q, levels)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 converged = True
                 break
@@ -374,7 +432,7 @@ class NaturalProblem:
         return NaturalResult(q_full, converged, it, pos_err, ori_err if tR is not None else 0.0, np.array(errors),
                              self._gaze_of(s, tp), self._margin_of(s), feet_err, time.perf_counter() - t0)
 
-    def _levels(self, s: FigureState, tp: Array, tR: Array | None
+    def _levels(self, s: FigureState, tp: Array, tR: Array | None, look: Array
                 ) -> tuple[list[tuple[Array, Array, float]], float, float, float]:
         fig, body, mov = self.figure, self.body, self.dofs
         levels: list[tuple[Array, Array, float]] = []
@@ -417,14 +475,17 @@ class NaturalProblem:
             levels.append((np.vstack([Je, Jo]), np.concatenate([ve, vo * min(1.0, 0.3 / max(ori_err, 1e-300))]), lam))
         else:
             levels.append((Je, ve, lam))
-        # level 3: gaze
+        # level 3: gaze, the head level
         if self.gaze_active:  # the neck and head turn, not the spine: only DOFs that leave the effector
-            g, Jg = gaze_jacobian(fig, body, s, self._head, self._fwd, tp)
-            v = -g * min(1.0, 0.05 / max(float(np.linalg.norm(g)), 1e-300))  # slow: the head follows, never snaps
-            levels.append((Jg[:, mov] * self._neck, v, 0.05))
+            g, Jg = gaze_jacobian(fig, body, s, self._head, self._fwd, look)
+            v = -g * min(1.0, 0.3 / max(float(np.linalg.norm(g)), 1e-300))  # the look-at point moves smoothly
+            ear = s.R[self._head] @ self._ear  # e · u = 0: ∂(e · u)/∂θ_j = u · (a_j × e) (revolute, above the head)
+            Jl = (cross3(s.a, ear) @ self._up) * (body.moves[self._head] & rev)
+            levels.append((np.vstack([Jg[:, mov], Jl[None, mov]]) * self._neck,
+                           np.concatenate([v, [-float(ear @ self._up)]]), 0.05))
         return levels, pos_err, ori_err, feet_err
 
-    def _step(self, s: FigureState, q: Array, levels: list[tuple[Array, Array, float]], tp: Array) -> Array:
+    def _step(self, s: FigureState, q: Array, levels: list[tuple[Array, Array, float]]) -> Array:
         sc = self._scale.copy()
         extra = None
         if self._prior is not None:  # ∇(w·cost) of the learned posture in the movable DOFs
@@ -433,6 +494,10 @@ class NaturalProblem:
             x, J = feature_jacobian(self._prior, s.R, s.p, s.r, s.a)
             _, g = pr.feature_cost(x, self._prior.rows)
             extra = self.priors.prior_weight * (J.T @ g[0])[self.dofs]
+        for arm, cols in self._arms:  # gravity on a free arm: ∇(k_h u · c_arm)
+            _, Jc = com_jacobian(self.figure, arm, s)
+            hang = np.where(cols, self.priors.hang * (self._up @ Jc[:, self.dofs]), 0.0)
+            extra = hang if extra is None else extra + hang
         self._extra = extra
         dq = self._prioritised(q, levels, sc)
         blocked = ((q + dq <= self._lo) & (dq < 0)) | ((q + dq >= self._hi) & (dq > 0))
@@ -453,7 +518,7 @@ class NaturalProblem:
             dphi = dphi + JP.T @ np.linalg.solve(JP @ JP.T + lam * lam * eye, V - Jt @ dphi)
             P = P - JP.T @ np.linalg.solve(JP @ JP.T + 1e-8 * eye, JP)  # the projector nearly exact (eigenvalues
             # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
-        grad = self.priors.comfort * (q - self.comfort_pose)
+        grad = np.where(self._arm_dofs, 0.0, self.priors.comfort * (q - self.comfort_pose))
         if self._extra is not None:
             grad = grad + self._extra
         for g in self._groups:

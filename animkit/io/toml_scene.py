@@ -49,7 +49,7 @@ GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "o
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
 REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip", "priors")
-PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin")
+PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin", "hang")
 NAMED_COLORS = {
     "grey": (0.72, 0.74, 0.78), "gray": (0.72, 0.74, 0.78), "red": (0.85, 0.25, 0.22),
     "green": (0.30, 0.70, 0.35), "blue": (0.25, 0.45, 0.85), "orange": (0.95, 0.55, 0.15),
@@ -521,7 +521,7 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
 
 def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
     """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
-    spread, margin (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
+    spread, margin, hang (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
     spec = _table(ctx, spec, "reach.priors")
     _check_keys(ctx, spec, PRIOR_KEYS, "reach.priors")
     out: dict[str, Any] = {}
@@ -541,7 +541,7 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
                 raise ctx.error(f"reach.priors.preferred.{d}", unknown_name("DOF", d, fig.dof_names))
             _num(ctx, v, f"reach.priors.preferred.{d}")
         out["preferred"] = {str(d): math.radians(float(v)) for d, v in pr.items()}  # degrees in files
-    for k in ("comfort", "spread", "margin"):
+    for k in ("comfort", "spread", "margin", "hang"):
         if k in spec:
             x = _num(ctx, spec[k], f"reach.priors.{k}")
             if x < 0:

@@ -1,0 +1,277 @@
+"""Reach measures (animkit.reach_measures) on cases with known answers, and the main job's reaches held to them."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from animkit import load
+from animkit.reach_measures import (
+    bend_shares,
+    free_arm_angle,
+    hold_travel,
+    jitter,
+    lowest_frame,
+    minimum_jerk,
+    reach_measures,
+    speed_correlation,
+    speed_peaks,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+FPS = 30.0
+
+
+@pytest.fixture(scope="module")
+def humanoid():
+    return load(ROOT / "scenes" / "humanoid.toml").figure
+
+
+def _speed(x: np.ndarray, fps: float = FPS) -> np.ndarray:
+    return np.linalg.norm(np.diff(x, axis=0), axis=1) * fps
+
+
+def test_minimum_jerk_is_flash_hogan() -> None:
+    t = np.linspace(0, 1, 1001)
+    s = minimum_jerk(t)
+    assert s[0] == 0 and s[-1] == pytest.approx(1.0)
+    # zero velocity and acceleration at both ends, symmetric, peak speed 15/8 (Flash & Hogan 1985)
+    v = np.gradient(s, t)
+    assert v.max() == pytest.approx(1.875, rel=1e-4)
+    assert np.allclose(s, 1 - s[::-1], atol=1e-12)
+
+
+def test_speed_correlation_and_peaks_known_profiles() -> None:
+    t = np.linspace(0, 1, 61)
+    one = minimum_jerk(t)[:, None] * [0.4, -0.2, 0.3]
+    held = np.vstack([one, np.repeat(one[-1:], 15, axis=0)])
+    v = _speed(held)
+    assert speed_correlation(v) > 0.999 and speed_peaks(v) == 1
+    # a second wind: two minimum-jerk strokes back to back
+    half = minimum_jerk(np.linspace(0, 1, 31))
+    two = np.concatenate([0.6 * half, 0.6 + 0.4 * half[1:]])[:, None] * [1.0, 0.0, 0.0]
+    v2 = _speed(two)
+    assert speed_peaks(v2) == 2 and speed_correlation(v2) < 0.5
+    # constant speed (a box profile) correlates worse than the bell, and still has one peak
+    box = np.linspace(0, 1, 61)[:, None] * [1.0, 0.0, 0.0]
+    assert speed_peaks(_speed(box)) <= 1
+    assert speed_correlation(_speed(box)) == 0.0  # no variation at all: nothing to correlate
+    assert speed_peaks(np.zeros(10)) == 0
+
+
+def test_hold_travel_and_jitter_known_answers(humanoid) -> None:
+    D = humanoid.dof_count
+    P = np.zeros((40, D))
+    j = humanoid.dof_names.index("elbow_r.rx")
+    assert hold_travel(humanoid, P, FPS, 30) == 0.0
+    P[30:, j] = -np.radians(np.arange(10))  # 1° a frame in the hold: 30°/s
+    assert hold_travel(humanoid, P, FPS, 30) == pytest.approx(30.0)
+    Q = np.zeros((40, D))
+    Q[:, j] = -np.radians(1.0) - np.radians(2.5) * (-1.0) ** np.arange(40)  # chatter ±2.5° every frame
+    amp, dof = jitter(humanoid, Q)
+    assert amp == pytest.approx(2.5) and dof == "elbow_r.rx"
+    R = np.zeros((40, D))
+    R[:, j] = -np.radians(np.linspace(0, 90, 40))  # a steady turn does not jitter
+    assert jitter(humanoid, R)[0] < 1e-9
+
+
+def test_head_roll_speed_and_free_arm_known_answers(humanoid) -> None:
+    names = humanoid.dof_names
+    n = 31
+    P = np.tile(humanoid.rest_pose(), (n, 1))
+    P[:, names.index("neck.ry")] = np.radians(90.0) * np.arange(n) / FPS  # yaw at 90°/s: no roll
+    P[:, names.index("shoulder_l.rz")] = np.radians(30.0)  # the free arm swung out 30° from hanging
+    m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], n - 1)
+    assert m.head_speed_deg_per_s == pytest.approx(90.0, rel=1e-6)
+    assert m.head_roll_deg == pytest.approx(0.0, abs=1e-6)
+    assert m.free_arm_deg == pytest.approx(30.0, abs=1e-6) and m.free_arm_end_deg == pytest.approx(30.0, abs=1e-6)
+    P[:, names.index("neck.ry")] = 0.0
+    P[:, names.index("neck.rz")] = np.radians(20.0)  # ear to shoulder by 20°
+    m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], n - 1)
+    assert m.head_roll_deg == pytest.approx(20.0, abs=1e-6)
+    x = humanoid.world_positions(humanoid.rest_pose()[None])
+    i, k = humanoid.node_names.index("shoulder_l"), humanoid.node_names.index("wrist_l")
+    assert free_arm_angle(x, i, k, np.array([0.0, 1.0, 0.0]))[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_gaze_lead_known_timing(humanoid) -> None:
+    """The head yaws 40° over 0.5 s (minimum jerk) toward a target at eye height; the hand moves 0.3–1.3 s."""
+    names = humanoid.dof_names
+    n = 46
+    t = np.arange(n) / FPS
+    P = np.tile(humanoid.rest_pose(), (n, 1))
+    yaw = 40.0 * minimum_jerk(t / 0.5)
+    P[:, names.index("neck.ry")] = np.radians(yaw)
+    P[:, names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
+    head = humanoid.world_positions(humanoid.rest_pose()[None])[0, humanoid.node_names.index("head")]
+    a = math.radians(40.0)
+    target = head + np.array([math.sin(a), 0.0, math.cos(a)])  # forward is +z; +ry turns z toward +x
+    m = reach_measures(humanoid, P, FPS, "hand_r", target, n - 1)
+    settled = int(np.flatnonzero(np.abs(40.0 - yaw) <= 5.0)[0])  # the gaze angle is 40° − yaw exactly
+    assert m.head_settled_s == pytest.approx(settled / FPS)
+    assert m.hand_peak_s == pytest.approx(0.8, abs=1.01 / FPS)
+    assert m.gaze_lead_s == pytest.approx(m.hand_peak_s - settled / FPS)
+    assert m.head_start_s < m.hand_start_s
+
+
+def test_bend_shares_known_angles(humanoid) -> None:
+    names = humanoid.dof_names
+    P = np.tile(humanoid.rest_pose(), (2, 1))
+    # the pelvis tips 20° forward over straight, vertical thighs (the hips compensate), the knees bend 40°
+    P[1, names.index("hips.rx")] = np.radians(20.0)
+    for s in "lr":
+        P[1, names.index(f"hip_{s}.rx")] = -np.radians(20.0)
+        P[1, names.index(f"knee_{s}.rx")] = np.radians(40.0)
+    b = bend_shares(humanoid, P, 0, 1)
+    assert (b.spine_deg, b.hip_deg, b.knee_deg) == pytest.approx((0.0, 20.0, 40.0), abs=1e-6)
+    assert (b.spine, b.hip, b.knee) == pytest.approx((0.0, 1 / 3, 2 / 3))
+    # the spine joint bends 30° (it sits 0.08 above the hips, the neck 0.44 above it): the hips-to-neck line turns
+    # atan2(0.44 sin 30°, 0.08 + 0.44 cos 30°)
+    Q = np.tile(humanoid.rest_pose(), (2, 1))
+    Q[1, names.index("spine.rx")] = np.radians(30.0)
+    c = bend_shares(humanoid, Q, 0, 1)
+    r = math.radians(30.0)
+    assert c.spine_deg == pytest.approx(math.degrees(math.atan2(0.44 * math.sin(r), 0.08 + 0.44 * math.cos(r))))
+    assert (c.hip, c.knee) == (0.0, 0.0)
+
+
+@pytest.fixture(scope="module")
+def scoop():
+    scene = load(DATA / "clips" / "cmu_02_06_bend_scoop_reach.bvh")
+    clip = next(iter(scene.clips.values()))
+    poses = clip.sample(np.arange(1, int(clip.duration * FPS)) / FPS)  # frame 0 is the cgspeed T-pose
+    return scene.figure, poses
+
+
+def test_cmu_02_06_bend_hinges_at_the_hips(scoop) -> None:
+    """The recorded bend-scoop-reach: at the hand's lowest, hips and knees take most of the bend, the spine about a
+    fifth (what the humanoid's whole-body reach is compared with)."""
+    fig, P = scoop
+    low = lowest_frame(fig, P, "RightHand")
+    b = bend_shares(fig, P, 0, low)
+    assert b.spine + b.hip + b.knee == pytest.approx(1.0)
+    assert b.hip > b.spine and b.knee > b.spine and 0.15 < b.spine < 0.3
+    assert b.hip_deg > 60.0  # a deep bend: the trunk pitches far over the thighs
+
+
+# --- the main job's reaches (animkit compare humanoid) held to the goals -----------------------------------------
+
+@pytest.fixture(scope="module")
+def main_job():
+    from animkit.reach import compare
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    return {p.label: p for p in compare(scene, quiet=True).panels}
+
+
+def test_main_job_moves_in_minimum_jerk_and_holds_still(main_job) -> None:
+    for label, p in main_job.items():
+        m = p.measures
+        assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1, label  # one bell, no second wind
+        assert m.hold_deg_per_s <= 2.0, label  # still once arrived
+    # the arm alone is out of reach: it goes as far as it can and does not chatter there
+    arm = main_job["arm"]
+    assert not arm.reached and arm.measures.jitter_deg <= 0.25
+    assert np.ptp(arm.poses[int(2.0 * FPS):], axis=0).max() == 0.0
+
+
+def test_main_job_gaze_leads_head_level_free_arm_hangs(main_job) -> None:
+    for label in ("hips-up", "whole-body"):
+        m = main_job[label].measures
+        assert m.head_start_s <= m.hand_start_s, label  # the eyes and head start first
+        assert m.gaze_lead_s > 0, label  # and settle before the hand's peak speed
+        assert m.head_roll_deg <= 15.0 and m.head_speed_deg_per_s <= 200.0, label
+        assert m.free_arm_deg <= 45.0, label  # the free arm hangs while the chest bends
+        assert m.jitter_deg <= 1.0, label
+        assert main_job[label].gaze_deg < 5.0, label  # and the head still ends on the target
+
+
+def test_main_job_hips_hinge_like_cmu_02_06(main_job, scoop) -> None:
+    fig, P = scoop
+    ref = bend_shares(fig, P, 0, lowest_frame(fig, P, "RightHand"))
+    got = main_job["whole-body"].measures.bend
+    assert got.hip_deg > 20.0
+    for part in ("spine", "hip", "knee"):
+        assert abs(getattr(got, part) - getattr(ref, part)) <= 0.1, part
+
+
+def test_gravity_lets_the_free_arm_hang() -> None:
+    """hang = 0: the free arm keeps its pose in the chest's frame (it tips with the chest); hang > 0: it hangs."""
+    import dataclasses
+
+    from animkit.ik.natural import NaturalProblem
+    from animkit.reach import priors_from_scene
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    fig = scene.figure
+    pri = priors_from_scene(scene)
+    target = np.asarray(scene.reach.target)
+    names = fig.node_names
+    i, k = names.index("shoulder_l"), names.index("wrist_l")
+    up = np.array([0.0, 1.0, 0.0])
+    angles = []
+    for hang in (0.0, 1.0):
+        r = NaturalProblem(fig, "hand_r", "hips-up", dataclasses.replace(pri, hang=hang)).solve(target)
+        assert r.converged
+        angles.append(float(free_arm_angle(fig.world_positions(r.pose[None]), i, k, up)[0]))
+    assert angles[0] > 45.0 and angles[1] < 20.0, angles
+
+
+def test_plain_out_of_reach_bake_is_one_smooth_stroke(humanoid) -> None:
+    """Without priors (plain LM) a target out of the arm's reach: the hand travels one minimum-jerk stroke to the
+    nearest point it can reach, then holds still."""
+    from animkit.reach import bake_reach
+
+    r = bake_reach(humanoid, "hand_r", [-0.3, 0.45, 0.5], chain="arm", duration=1.0, hold=0.5, quiet=True)
+    assert not r.reached
+    m = r.measures
+    assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1 and m.hold_deg_per_s == 0.0
+    # it ends where the direct solve got (the nearest point the arm reaches), not short of it
+    end = humanoid.world_positions(r.result.pose[None])[0, humanoid.node_names.index("hand_r")]
+    assert np.linalg.norm(r.trail[-1] - end) < 1e-3
+
+
+def test_bake_reach_takes_a_problem_and_a_timeline(humanoid) -> None:
+    """bake_reach(IKProblem, Timeline, target) bakes exactly what the older keyword form bakes, and takes its
+    target from the problem's Reach task when none is given."""
+    from animkit.errors import IKError
+    from animkit.ik import LM, IKProblem
+    from animkit.ik.tasks import Reach
+    from animkit.reach import Timeline, bake_reach
+
+    target = [-0.2, 0.9, 0.4]
+    old = bake_reach(humanoid, "hand_r", target, chain="torso", duration=1.0, hold=0.3, fps=20, quiet=True)
+    problem = IKProblem(humanoid, "hand_r", "torso", solver=LM(), tol=1e-4)
+    new = bake_reach(problem, Timeline(duration=1.0, hold=0.3, fps=20), target, quiet=True)
+    assert np.array_equal(old.poses, new.poses) and new.chain == "torso" and new.label == "torso"
+    tasks = IKProblem(humanoid, "torso", [Reach(effector="hand_r", target=target)], tol=1e-4)
+    assert np.allclose(bake_reach(tasks, Timeline(duration=1.0, hold=0.3, fps=20), quiet=True).poses, old.poses)
+    with pytest.raises(IKError, match="duration"):
+        Timeline(duration=0.0)
+    with pytest.raises(IKError, match="path"):
+        Timeline(path=([0.0, 1.0], [[0.0, 0.0, 0.0]]))
+    with pytest.raises(IKError, match="belong to the problem"):
+        bake_reach(problem, Timeline(), target, chain="arm")
+    with pytest.raises(IKError, match="no target"):
+        bake_reach(problem, Timeline())
+
+
+def test_compare_puts_natural_beside_plain_solvers() -> None:
+    """'natural' is one of compare's panel solvers: no fork between natural and plain comparisons."""
+    from animkit.errors import IKError
+    from animkit.reach import compare, priors_from_scene
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    c = compare(scene, chains=["hips-up"], solvers=["natural", "lm"], duration=1.0, hold=0.2, fps=15, quiet=True)
+    nat, lm = c.panels
+    assert (nat.label, lm.label) == ("hips-up · natural", "hips-up · lm")
+    assert nat.natural and not lm.natural and nat.reached and lm.reached
+    # the natural reach keeps the head level and lets the free arm hang; plain LM does neither
+    assert nat.measures.head_roll_deg <= 15.0 < lm.measures.head_roll_deg
+    assert nat.measures.free_arm_deg <= 45.0 < lm.measures.free_arm_deg
+    with pytest.raises(IKError, match="plain reaches"):
+        compare(scene, chains=["arm"], solvers=["lm"], priors=priors_from_scene(scene), quiet=True)
