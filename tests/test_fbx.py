@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 import animkit
+from animkit.chains import dof_indices
 from animkit.cli import main
 from animkit.errors import AnimkitError, ParseError
 from animkit.io import fbx
@@ -262,3 +264,26 @@ def test_pre_post_rotation_order_and_pivots_are_folded_exactly(bone) -> None:
     W = fig.world_batch(fig.rest_pose()[None])[0]
     i, parent = fig.node_names.index(bone), fig.node_names.index(fig.parent_of(bone))
     np.testing.assert_allclose(np.linalg.inv(W[parent]) @ W[i], L, atol=1e-9)
+
+
+def test_cli_compare_effector_hand_r_reaches_with_the_right_arm(tmp_path, cm) -> None:
+    fig = cm.figure
+    hand = fig.effector("hand_r")
+    assert hand == "mixamorig:RightHand"
+    k = fig.node_names.index(hand)
+    start = fig.world_positions(fig.rest_pose())[0, k]
+    wave = cm.clips["Armature|wave_body"]
+    arm = dof_indices(fig, "arm_r")
+    pose = fig.rest_pose()
+    pose[arm] += 0.2 * (wave.sample(np.array([0.5 * wave.duration]))[0, arm] - pose[arm])  # toward the wave
+    target = fig.world_positions(pose)[0, k]
+    assert np.linalg.norm(target - start) > 0.1 * fig.size()
+    js = tmp_path / "m.json"
+    r = subprocess.run([sys.executable, "-m", "animkit", "compare", str(DATA / "mixamo_yup_cm.fbx"), "--effector",
+                        "hand_r", "--target", ",".join(f"{v:.6f}" for v in target), "--duration", "0.2", "--hold",
+                        "0", "--fps", "10", "--size", "64x64", "-o", str(tmp_path / "c.gif"), "--json", str(js),
+                        "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    panels = json.loads(js.read_text())["panels"]
+    assert [p["chain"] for p in panels] == ["arm_r", "torso", "hips-up"]  # the rig's chains through the right hand
+    assert panels[0]["final_error"] < 0.25 * np.linalg.norm(target - start)  # the right hand goes to it
