@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
@@ -287,3 +288,36 @@ def test_cli_compare_effector_hand_r_reaches_with_the_right_arm(tmp_path, cm) ->
     panels = json.loads(js.read_text())["panels"]
     assert [p["chain"] for p in panels] == ["arm_r", "torso", "hips-up"]  # the rig's chains through the right hand
     assert panels[0]["final_error"] < 0.25 * np.linalg.norm(target - start)  # the right hand goes to it
+
+
+def test_fork_server_reads_each_file_in_a_process_of_its_own(tmp_path) -> None:
+    """``fbx_child.py --serve`` (what ``animkit.load`` reads FBX through): a reader that hangs (a FIFO nobody writes)
+    and then crashes (SIGSEGV sent to it) ends alone, is reported as −11, and the next request reads a file as the
+    one-file form does, byte for byte."""
+    fifo = tmp_path / "stuck.fbx"
+    os.mkfifo(fifo)
+    child = Path(fbx.__file__).with_name("fbx_child.py")
+    server = subprocess.Popen([sys.executable, "-P", str(child), "--serve"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    try:
+        assert json.loads(server.stdout.readline()) == {"ready": True}
+
+        def ask(path: Path, k: int) -> tuple[int, dict, Path, Path]:
+            out, err = tmp_path / f"out{k}", tmp_path / f"err{k}"
+            server.stdin.write(json.dumps({"path": str(path), "out": str(out), "err": str(err)}).encode() + b"\n")
+            server.stdin.flush()
+            return json.loads(server.stdout.readline())["pid"], out, err
+
+        pid, _, _ = ask(fifo, 0)
+        os.kill(pid, signal.SIGSEGV)
+        assert json.loads(server.stdout.readline()) == {"status": -signal.SIGSEGV}
+        pid, out, err = ask(DATA / "prerot_ascii.fbx", 1)
+        assert json.loads(server.stdout.readline()) == {"status": 0} and err.read_bytes() == b""
+        one = subprocess.run([sys.executable, "-P", str(child), str(DATA / "prerot_ascii.fbx")], capture_output=True,
+                             check=True)
+        assert out.read_bytes() == one.stdout
+        pid, out, err = ask(tmp_path / "missing.fbx", 2)
+        assert json.loads(server.stdout.readline()) == {"status": 3} and err.read_text().startswith("error: ")
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0  # the server leaves when its input closes

@@ -1,6 +1,12 @@
 """The ufbx side of the FBX reader, run in a child process: ``python fbx_child.py FILE`` writes an ``.npz`` to
 stdout (or, on a file ufbx refuses, one line ``error: ...`` to stderr and exit status 3).
 
+``python fbx_child.py --serve`` is the same reader as a fork server: it imports NumPy and ufbx once, then for each
+request line ``{"path": FILE, "out": OUT, "err": ERR}`` on stdin forks a process that reads FILE with its stdout and
+stderr sent to the files OUT and ERR (exactly what the one-file form writes), answers ``{"pid": PID}`` at once and
+``{"status": S}`` when that process ends (its exit status, or −signal). Every file is still read in a process of its
+own (a crash ends that process only), without the interpreter start and imports (about 0.2–1 s) each time.
+
 It imports only NumPy and ufbx (never animkit), so it starts fast, and it runs apart from the caller because the
 ufbx Python binding (0.0.5) crashes the interpreter when some of its objects are freed (a temporary node, a name
 read then dropped): every ufbx object fetched here is kept alive in :data:`_KEEP` and the process leaves with
@@ -26,6 +32,7 @@ from typing import Any
 import numpy as np
 
 _KEEP: list[Any] = []
+MEMORY_LIMIT = 4 << 30  # bytes of address space a reading process may add to what it has once ufbx is imported
 MAX_FRAMES = 1_000_000  # frames × nodes sampled, in all stacks together: beyond it the file is refused
 MAX_INFLUENCES = 8
 
@@ -199,8 +206,26 @@ def _material(mat: Any) -> dict[str, Any]:
     return entry
 
 
-def main() -> None:
-    path = sys.argv[1]
+def _limit_memory() -> None:
+    """Cap this process's address space at its current size + MEMORY_LIMIT (never above an inherited cap), so a
+    file that claims absurd sizes fails with an error rather than taking the machine's memory."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            now = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = now + MEMORY_LIMIT
+        if soft != resource.RLIM_INFINITY:
+            cap = min(cap, soft)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not Linux
+        pass
+
+
+def read_one(path: str) -> None:
+    """Read ``path``: the ``.npz`` to stdout and exit status 0, or ``error: ...`` to stderr and status 3."""
+    _limit_memory()
     try:
         info, arrays = extract(path)
     except Exception as exc:  # ufbx's errors (truncated, unknown format...) and ours: one line for the parent
@@ -213,6 +238,41 @@ def main() -> None:
     sys.stdout.buffer.write(buf.getvalue())
     sys.stdout.flush()
     os._exit(0)  # never free the ufbx objects (see the module's docstring)
+
+
+def serve() -> None:
+    """The fork server (see the module's docstring): one forked reader per request line, until stdin closes."""
+    import ufbx  # noqa: F401  (imported once, inherited by every reader forked below)
+
+    inp, out = sys.stdin.buffer, sys.stdout
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    while line := inp.readline():
+        req = json.loads(line)
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the reader: stdin from /dev/null, stdout and stderr into the request's files
+            try:
+                for fd, name, mode in ((0, os.devnull, os.O_RDONLY), (1, req["out"], os.O_WRONLY),
+                                       (2, req["err"], os.O_WRONLY)):
+                    f = os.open(name, mode | (os.O_CREAT | os.O_TRUNC if fd else 0), 0o600)
+                    os.dup2(f, fd)
+                    os.close(f)
+                read_one(req["path"])
+            finally:
+                os._exit(4)
+        out.write(json.dumps({"pid": pid}) + "\n")
+        out.flush()
+        _, status = os.waitpid(pid, 0)
+        out.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
+        out.flush()
+    os._exit(0)
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    read_one(sys.argv[1])
 
 
 if __name__ == "__main__":
