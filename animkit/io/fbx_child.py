@@ -75,7 +75,11 @@ def extract(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         parents.append(-1 if p is None else ids[p.element_id])
     info: dict[str, Any] = {
         "version": int(meta.version), "ascii": bool(meta.ascii), "creator": str(meta.creator),
-        "unit_meters": float(settings.original_unit_meters), "axes": [_axis_name(a) for a in _k(settings.axes)],
+        # the file's unit (UnitScaleFactor, cm per unit), not OriginalUnitScaleFactor: the unit the author worked in
+        # before the exporter rescaled (a Maya scene in cm exported in m has 1 there and 100 here)
+        "unit_meters": 0.01 * float(_k(settings.props).find_real("UnitScaleFactor",
+                                                                 100.0 * settings.original_unit_meters)),
+        "axes": [_axis_name(a) for a in _k(settings.axes)],
         "original_up": _axis_name(settings.original_axis_up), "fps": float(settings.frames_per_second),
         "names": [str(n.name) for n in nodes], "parents": parents,
         "warnings": [str(_k(w).description) for w in _items(meta.warnings)],
