@@ -321,3 +321,38 @@ def test_fork_server_reads_each_file_in_a_process_of_its_own(tmp_path) -> None:
     finally:
         server.stdin.close()
         assert server.wait(timeout=30) == 0  # the server leaves when its input closes
+
+
+@pytest.mark.parametrize(("ascii_name", "binary_name", "header"), [
+    ("mixamo_yup_cm_ascii74.fbx", "mixamo_yup_cm.fbx", "FBX 7.4 ASCII"),
+    ("mixamo_zup_ascii77.fbx", "mixamo_zup_77.fbx", "FBX 7.7 ASCII")])
+def test_ascii_74_and_77_read_as_their_binaries(ascii_name, binary_name, header) -> None:
+    """tests/data/fbx/fbx_to_ascii.py's text copies of the two Blender files: the same figure, clips (every frame)
+    and meshes as the binaries (three.js agrees on both too: tests/test_fbx_threejs.py)."""
+    a, b = _load(ascii_name), _load(binary_name)
+    assert a.notes[0].startswith(header) and a.notes[1:3] == b.notes[1:3]
+    assert a.figure.node_names == b.figure.node_names and list(a.clips) == list(b.clips)
+    for name, clip in b.clips.items():
+        times = clip.frame_times()
+        Wa, Wb = a.figure.world_batch(a.clips[name].sample(times)), b.figure.world_batch(clip.sample(times))
+        assert np.abs(Wa - Wb).max() <= 1e-9 * b.figure.size()
+    assert len(a.meshes) == len(b.meshes)
+    for ma, mb in zip(a.meshes, b.meshes, strict=True):
+        assert np.array_equal(ma.faces, mb.faces) and np.abs(ma.rest_positions - mb.rest_positions).max() <= 1e-12
+        assert (ma.texture is None) == (mb.texture is None)
+        if mb.texture is not None:
+            assert np.array_equal(ma.texture, mb.texture)  # embedded (base64 in the text) or beside the file
+
+
+def test_the_77_binary_has_the_64_bit_record_layout() -> None:
+    """FBX ≥ 7.5 binaries store node records with 64-bit offsets: the 7.7 file's first record reads only that way
+    (Blender's encoder switches layout on the version it writes), the 7.4 file's only the 32-bit way."""
+    import struct
+
+    for name, version, wide in (("mixamo_zup_77.fbx", 7700, True), ("mixamo_yup_cm.fbx", 7400, False)):
+        data = (DATA / name).read_bytes()
+        assert struct.unpack_from("<I", data, 23)[0] == version
+        at = 27 + (24 if wide else 12)
+        assert data[at + 1:at + 1 + data[at]] == b"FBXHeaderExtension"
+        other = 27 + (12 if wide else 24)
+        assert data[other + 1:other + 1 + data[other]] != b"FBXHeaderExtension"

@@ -27,7 +27,9 @@ DATA = Path(__file__).parent / "data" / "fbx"
 ZUP = np.array([[1.0, 0, 0], [0, 0, 1], [0, -1, 0]])  # (x, y, z) Z-up, -Y front → (x, z, -y) Y-up, +Z front
 #: file → (metres per unit, file axes → Y-up), from make_fbx.py's recipe
 #: (prerot_ascii.fbx, Assimp's ASCII output, is not here: FBXLoader samples its one-key curves as NaN)
-FILES = {"mixamo_yup_cm.fbx": (0.01, np.eye(3)), "mixamo_zup_77.fbx": (1.0, ZUP)}
+FILES = {"mixamo_yup_cm.fbx": (0.01, np.eye(3)), "mixamo_zup_77.fbx": (1.0, ZUP),
+         # the same two as ASCII 7.4 and 7.7 (tests/data/fbx/fbx_to_ascii.py)
+         "mixamo_yup_cm_ascii74.fbx": (0.01, np.eye(3)), "mixamo_zup_ascii77.fbx": (1.0, ZUP)}
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),

@@ -20,6 +20,12 @@
    animated bones, and a rotation pivot and offset, a scaling pivot, a pre-rotation and a scale on a still one,
    and a third animation stack, ``empty``, whose one layer has no curves.
 
+4. ``python tests/data/fbx/make_fbx.py real tests/data/fbx`` (Debian's ``assimp-testmodels``): the real files by
+   other tools and ``maya_prepost.fbx`` (see :func:`real`).
+5. ``python tests/data/fbx/fbx_to_ascii.py tests/data/fbx/mixamo_yup_cm.fbx tests/data/fbx/mixamo_yup_cm_ascii74.fbx
+   7400`` and the same from ``mixamo_zup_77.fbx`` to ``mixamo_zup_ascii77.fbx`` with 7700: ASCII 7.4 and 7.7 copies
+   of the two binaries (fbx_to_ascii.py, this folder's binary → ASCII converter).
+
 The tests never import bpy: they read the files this wrote.
 """
 
