@@ -356,3 +356,36 @@ def test_the_77_binary_has_the_64_bit_record_layout() -> None:
         assert data[at + 1:at + 1 + data[at]] == b"FBXHeaderExtension"
         other = 27 + (12 if wide else 24)
         assert data[other + 1:other + 1 + data[other]] != b"FBXHeaderExtension"
+
+
+def test_every_skin_deformer_of_a_mesh_is_applied(tmp_path) -> None:
+    """The ASCII copy with a second Skin deformer bound to the same mesh, holding a copy of the hips' cluster (same
+    bone, same bind matrix, same weights): the skins are summed, so with h the hips' weight of a vertex in the one-skin
+    file (its weights sum to 1) the hips get 2h / (1 + h) and every other joint w / (1 + h); a note says so."""
+    text = (DATA / "mixamo_yup_cm_ascii74.fbx").read_text()
+    skin = re.search(r'\tDeformer: (\d+), "Deformer::Armature", "Skin" \{\n.*?\n\t\}\n', text, re.S)
+    cluster = re.search(r'\tDeformer: (\d+), "SubDeformer::mixamorig:Hips", "Cluster" \{\n.*?\n\t\}\n', text, re.S)
+    geometry = re.search(rf'\tC: "OO",{skin.group(1)},(\d+)\n', text).group(1)
+    hips = re.search(rf'\tC: "OO",(\d+),{cluster.group(1)}\n', text).group(1)
+    extra = (skin.group(0).replace(skin.group(1), "900000001").replace("Deformer::Armature", "Deformer::Second")
+             + cluster.group(0).replace(cluster.group(1), "900000002"))
+    text = text.replace(skin.group(0), skin.group(0) + extra, 1)
+    text = text.replace("Connections:  {\n", "Connections:  {\n" + f'\tC: "OO",900000001,{geometry}\n'
+                        f'\tC: "OO",900000002,900000001\n\tC: "OO",{hips},900000002\n', 1)
+    path = tmp_path / "two_skins.fbx"
+    path.write_text(text)
+    two, one = _load(path), _load("mixamo_yup_cm_ascii74.fbx")
+    assert any("its 2 skin deformers are applied together" in n for n in two.notes)
+    (m2,), (m1,) = [m for m in two.meshes if m.skinned], [m for m in one.meshes if m.skinned]
+    assert sorted(m2.skin.joints) == sorted(m1.skin.joints)  # the hips once, not twice
+
+    def dense(mesh) -> np.ndarray:
+        out = np.zeros((mesh.vertex_count, len(mesh.skin.joints)))
+        np.add.at(out, (np.arange(mesh.vertex_count)[:, None], mesh.joints), mesh.weights)
+        return out[:, np.argsort(mesh.skin.joints)]
+
+    d1, d2 = dense(m1), dense(m2)
+    h = d1[:, sorted(m1.skin.joints).index("mixamorig:Hips")]
+    want = d1 / (1 + h)[:, None]
+    want[:, sorted(m1.skin.joints).index("mixamorig:Hips")] = 2 * h / (1 + h)
+    assert (h > 0).sum() >= 16 and np.abs(d2 - want).max() <= 1e-6

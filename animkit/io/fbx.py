@@ -15,7 +15,8 @@ DOFs. Every animation stack with curves is a clip under its own name, sampled at
 frames, rotation slerped. Meshes (triangulated as fans, one per material), skins (at most 8 influences per vertex,
 the bind matrices of the clusters: v' = Σ w · W_bone · geometry_to_bone · v), UVs, base colour and the diffuse
 texture (embedded, or a file inside the FBX file's folder: :func:`~animkit.io.read_referenced`) are kept.
-Blend shapes are not applied (one :class:`BlendShapeWarning` per file).
+Blend shapes are not applied (one :class:`BlendShapeWarning` per file). A mesh with several skin deformers has them
+applied together, every skin's clusters summed as the FBX SDK's skinning sample does (a note says so).
 
 Bad input (truncated, corrupt, absurd counts, a texture outside the folder, a crash in ufbx) is one
 :class:`~animkit.errors.ParseError` naming the file.
@@ -346,6 +347,9 @@ def _build(p: Path, info: dict[str, Any], arrays: dict[str, NDArray[Any]]) -> Sc
     blend = False
     for m, entry in enumerate(info["meshes"]):
         blend = blend or bool(entry["blend_shapes"])
+        if entry.get("skin", {}).get("deformers", 1) > 1:
+            notes.append(f"mesh {entry['name']!r}: its {entry['skin']['deformers']} skin deformers are applied "
+                         "together (every skin's clusters summed, then normalised)")
         meshes.extend(_meshes(p, fig, names, m, entry, arrays))
     if blend:
         warnings.warn(f"{src}: blend shapes (morph targets) are not applied; meshes keep their base shape",

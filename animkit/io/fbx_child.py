@@ -159,33 +159,68 @@ def _meshes(ufbx: Any, nodes: list[Any], ids: dict[int, int], arrays: dict[str, 
             entry["materials"].append(_material(mat))
         skins = _items(mesh.skin_deformers)
         if skins:
-            skin = skins[0]
-            clusters = _items(skin.clusters)
-            bones = []
-            for c in clusters:
-                b = _k(c.bone_node)
-                bones.append(-1 if b is None else ids[b.element_id])
-            entry["skin"] = {"name": str(skin.name), "bones": bones}
-            arrays[f"mesh{m}_ibm"] = np.array([_matrix(_k(c.geometry_to_bone)) for c in clusters]).reshape(-1, 4, 4)
-            sv = np.asarray([(v.weight_begin, v.num_weights) for v in _items(skin.vertices)], np.int64).reshape(-1, 2)
-            sw = np.asarray([(w.cluster_index, w.weight) for w in _items(skin.weights)], np.float64).reshape(-1, 2)
-            V = len(sv)
-            K = int(min(MAX_INFLUENCES, sv[:, 1].max(initial=0)))
-            J = np.zeros((V, max(K, 1)), np.int64)
-            W = np.zeros((V, max(K, 1)))
-            for k in range(K):  # ufbx sorts each vertex's weights, largest first
-                has = sv[:, 1] > k
-                J[has, k] = sw[sv[has, 0] + k, 0]
-                W[has, k] = sw[sv[has, 0] + k, 1]
-            entry["dropped_influences"] = int(np.maximum(sv[:, 1] - MAX_INFLUENCES, 0).sum())
-            vert = corners if V else corners[:0]
-            if V and int(corners.max(initial=-1)) >= V:
-                raise ValueError(f"mesh {entry['name']!r}: {V} skinned vertices, but a face uses vertex "
-                                 f"{int(corners.max())}")
-            arrays[f"mesh{m}_joints"] = J[vert]
-            arrays[f"mesh{m}_weights"] = W[vert]
+            _skins(skins, ids, entry, arrays, m, corners)
         out.append(entry)
     return out
+
+
+def _skins(skins: list[Any], ids: dict[int, int], entry: dict[str, Any], arrays: dict[str, np.ndarray], m: int,
+           corners: np.ndarray) -> None:
+    """Every skin deformer of a mesh as one: v' = Σ_skins Σ_clusters w · W_bone · geometry_to_bone · v, normalised
+    by the parent (as the FBX SDK's skinning sample sums every skin's clusters). A bone bound by two skins with the
+    same bind matrix is one joint (its weights added); the 8 largest influences per vertex are kept."""
+    bones: list[int] = []
+    ibms: list[list[list[float]]] = []
+    rows_v, rows_c, rows_w = [], [], []
+    V = -1
+    for skin in skins:
+        glob = []
+        for c in _items(skin.clusters):
+            b = _k(c.bone_node)
+            bone = -1 if b is None else ids[b.element_id]
+            M = _matrix(_k(c.geometry_to_bone))
+            same = [g for g in range(len(bones)) if bones[g] == bone >= 0 and np.allclose(ibms[g], M, atol=1e-9)]
+            if same:
+                glob.append(same[0])
+            else:
+                glob.append(len(bones))
+                bones.append(bone)
+                ibms.append(M)
+        sv = np.asarray([(v.weight_begin, v.num_weights) for v in _items(skin.vertices)], np.int64).reshape(-1, 2)
+        sw = np.asarray([(w.cluster_index, w.weight) for w in _items(skin.weights)], np.float64).reshape(-1, 2)
+        if V >= 0 and len(sv) != V:
+            raise ValueError(f"mesh {entry['name']!r}: its skin deformers cover {V} and {len(sv)} vertices")
+        V = len(sv)
+        to_glob = np.asarray(glob, np.int64)
+        for k in range(int(sv[:, 1].max(initial=0))):
+            has = np.flatnonzero(sv[:, 1] > k)
+            at = sv[has, 0] + k
+            rows_v.append(has)
+            rows_c.append(to_glob[sw[at, 0].astype(np.int64)])
+            rows_w.append(sw[at, 1])
+    vert = np.concatenate(rows_v) if rows_v else np.zeros(0, np.int64)
+    clus = np.concatenate(rows_c) if rows_c else np.zeros(0, np.int64)
+    wt = np.concatenate(rows_w) if rows_w else np.zeros(0)
+    key, inverse = np.unique(vert * max(len(bones), 1) + clus, return_inverse=True)  # a bone twice: one weight
+    wsum = np.bincount(inverse.reshape(-1), weights=wt, minlength=len(key))
+    kv, kc = key // max(len(bones), 1), key % max(len(bones), 1)
+    order = np.lexsort((-wsum, kv))  # by vertex, then largest weight first
+    kv, kc, wsum = kv[order], kc[order], wsum[order]
+    rank = np.arange(len(kv)) - np.searchsorted(kv, kv)
+    K = int(min(MAX_INFLUENCES, rank.max(initial=-1) + 1))
+    J = np.zeros((max(V, 0), max(K, 1)), np.int64)
+    W = np.zeros((max(V, 0), max(K, 1)))
+    keep = rank < MAX_INFLUENCES
+    J[kv[keep], rank[keep]] = kc[keep]
+    W[kv[keep], rank[keep]] = wsum[keep]
+    entry["skin"] = {"name": str(skins[0].name), "bones": bones, "deformers": len(skins)}
+    entry["dropped_influences"] = int((~keep).sum())
+    arrays[f"mesh{m}_ibm"] = np.array(ibms).reshape(-1, 4, 4)
+    if V > 0 and int(corners.max(initial=-1)) >= V:
+        raise ValueError(f"mesh {entry['name']!r}: {V} skinned vertices, but a face uses vertex {int(corners.max())}")
+    vert_of_corner = corners if V > 0 else corners[:0]
+    arrays[f"mesh{m}_joints"] = J[vert_of_corner]
+    arrays[f"mesh{m}_weights"] = W[vert_of_corner]
 
 
 def _material(mat: Any) -> dict[str, Any]:
