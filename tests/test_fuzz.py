@@ -42,8 +42,8 @@ FUZZ_CASES = int(os.environ.get("ANIMKIT_FUZZ_CASES", "1000"))  # per reader
 SEED = int(os.environ.get("ANIMKIT_FUZZ_SEED", "20261123"))
 TIME_LIMIT_S = float(os.environ.get("ANIMKIT_FUZZ_TIME_LIMIT", "10"))  # per case, on a loaded machine
 MEMORY_MB = 1024  # per case, above the warmed-up worker
-SIBLINGS = [SCENES / "humanoid.toml"]
-NATIVE_CRASH = "the FBX library (ufbx) crashed"  # the ParseError animkit.io.fbx gives for a reading process's signal  # files a case may refer to (walk.toml's base)
+SIBLINGS = [SCENES / "humanoid.toml"]  # files a case may refer to (walk.toml's base)
+NATIVE_CRASH = "the FBX library (ufbx) crashed"  # the ParseError animkit.io.fbx gives for a reading process's signal
 
 _INTERESTING = [b"0", b"-1", b"1e20", b"1e308", b"-1e309", b"nan", b"inf", b"1000000000", b"99999999999999999999",
                 b"", b"\x00", b"\xff\xfe", b"\n", b"{", b"}", b"[", b"]", b'"', b"=", b"<", b">", b"&lt;",

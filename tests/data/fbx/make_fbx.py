@@ -22,6 +22,8 @@
 
 4. ``python tests/data/fbx/make_fbx.py real tests/data/fbx`` (Debian's ``assimp-testmodels``): the real files by
    other tools and ``maya_prepost.fbx`` (see :func:`real`).
+   Then, with Blender: ``python make_fbx.py blender-reference tests/data/fbx/huesitos.fbx
+   tests/data/fbx/huesitos_blender.json`` (Blender's importer's skinned vertices: the oracle for that file).
 5. ``python tests/data/fbx/fbx_to_ascii.py tests/data/fbx/mixamo_yup_cm.fbx tests/data/fbx/mixamo_yup_cm_ascii74.fbx
    7400`` and the same from ``mixamo_zup_77.fbx`` to ``mixamo_zup_ascii77.fbx`` with 7700: ASCII 7.4 and 7.7 copies
    of the two binaries (fbx_to_ascii.py, this folder's binary → ASCII converter).
@@ -351,6 +353,32 @@ def real(outdir: str, models: str = "/usr/share/assimp/models/FBX") -> None:
     print(f"wrote {', '.join(REAL)} and maya_prepost.fbx into {out}")
 
 
+def blender_reference(fbx: str, out: str, frames: tuple[int, ...] = (1, 11, 21, 31)) -> None:
+    """Blender's FBX importer as an oracle for a skinned file (``huesitos.fbx``, where three.js's FBXLoader is off
+    once animated): every mesh's evaluated (skinned) world vertices at the given scene frames, Blender's Z-up
+    metres, as JSON (``huesitos_blender.json``)."""
+    import json
+
+    import bpy  # type: ignore[import-not-found]
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=fbx)
+    scene = bpy.context.scene
+    result: dict = {"fps": scene.render.fps / scene.render.fps_base, "frame_start": scene.frame_start,
+                    "blender": bpy.app.version_string, "frames": {}}
+    for frame in frames:
+        scene.frame_set(frame)
+        graph = bpy.context.evaluated_depsgraph_get()
+        for obj in sorted(scene.objects, key=lambda o: o.name):
+            if obj.type == "MESH":
+                ev = obj.evaluated_get(graph)
+                me = ev.to_mesh()
+                result["frames"].setdefault(str(frame), {})[obj.name] = [
+                    [round(c, 7) for c in ev.matrix_world @ v.co] for v in me.vertices]
+                ev.to_mesh_clear()
+    Path(out).write_text(json.dumps(result))
+
+
 def _leave() -> None:
     """Exit without bpy's teardown, which sometimes crashes (SIGSEGV) after the files are written."""
     from os import _exit
@@ -375,6 +403,9 @@ def main(argv: list[str]) -> None:
         ascii_fbx(argv[1], argv[2])
     elif len(argv) >= 2 and argv[0] == "real":
         real(argv[1])
+    elif len(argv) >= 3 and argv[0] == "blender-reference":
+        blender_reference(argv[1], argv[2])
+        _leave()
     else:
         raise SystemExit(__doc__)
 
