@@ -479,7 +479,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             duration: float | None = None, hold: float | None = None, fps: float | None = None,
             start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
             ) -> Comparison:
-    """One reach per movable set × solver, defaults from the scene's ``[reach]`` section.
+    """One reach per movable set × solver, defaults from the scene's ``[reach]`` section; without chains there or
+    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up; never the left
+    arm).
 
     A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
     reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
@@ -498,9 +500,10 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
-    names = list(chains) if chains else list(spec.chains if spec and spec.chains else fig.rig.chains)
+    names = list(chains) if chains else list(spec.chains) if spec and spec.chains else _chains_moving(fig, node)
     if not names:
-        raise IKError(f"{scene.source or 'scene'}: no movable sets: give chains or declare [chains]")
+        raise IKError(f"{scene.source or 'scene'}: no movable sets that move {node!r}: give chains or declare "
+                      "[chains]")
     for c in names:
         try:
             fig.chain(c)  # unknown names fail here, listing the valid ones
@@ -532,6 +535,13 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             panels.append(bake_reach(problem, timeline, goal, priors=pri if s == NATURAL else None,
                                      name=f"reach-{c}", label=label, quiet=quiet, up=up))
     return Comparison(node, goal, tuple(panels), fps, pose0)
+
+
+def _chains_moving(figure: Figure, effector: str) -> list[str]:
+    """The rig's chains with a DOF on the path from the root to ``effector`` (the effector decides the side: a
+    right hand's reach never gets the left arm), in the rig's order."""
+    path = set(dof_indices(figure, None, effector=effector).tolist())
+    return [c for c in figure.rig.chains if path & set(dof_indices(figure, c).tolist())]
 
 
 def priors_from_scene(scene: Scene) -> Priors | None:

@@ -9,7 +9,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 import animkit
+from animkit.chains import dof_indices
 from animkit.cli import main
 from animkit.errors import AnimkitError, ParseError
 from animkit.io import fbx
@@ -262,3 +265,151 @@ def test_pre_post_rotation_order_and_pivots_are_folded_exactly(bone) -> None:
     W = fig.world_batch(fig.rest_pose()[None])[0]
     i, parent = fig.node_names.index(bone), fig.node_names.index(fig.parent_of(bone))
     np.testing.assert_allclose(np.linalg.inv(W[parent]) @ W[i], L, atol=1e-9)
+
+
+def test_cli_compare_effector_hand_r_reaches_with_the_right_arm(tmp_path, cm) -> None:
+    fig = cm.figure
+    hand = fig.effector("hand_r")
+    assert hand == "mixamorig:RightHand"
+    k = fig.node_names.index(hand)
+    start = fig.world_positions(fig.rest_pose())[0, k]
+    wave = cm.clips["Armature|wave_body"]
+    arm = dof_indices(fig, "arm_r")
+    pose = fig.rest_pose()
+    pose[arm] += 0.2 * (wave.sample(np.array([0.5 * wave.duration]))[0, arm] - pose[arm])  # toward the wave
+    target = fig.world_positions(pose)[0, k]
+    assert np.linalg.norm(target - start) > 0.1 * fig.size()
+    js = tmp_path / "m.json"
+    r = subprocess.run([sys.executable, "-m", "animkit", "compare", str(DATA / "mixamo_yup_cm.fbx"), "--effector",
+                        "hand_r", "--target", ",".join(f"{v:.6f}" for v in target), "--duration", "0.2", "--hold",
+                        "0", "--fps", "10", "--size", "64x64", "-o", str(tmp_path / "c.gif"), "--json", str(js),
+                        "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    panels = json.loads(js.read_text())["panels"]
+    assert [p["chain"] for p in panels] == ["arm_r", "torso", "hips-up"]  # the rig's chains through the right hand
+    assert panels[0]["final_error"] < 0.25 * np.linalg.norm(target - start)  # the right hand goes to it
+
+
+def test_fork_server_reads_each_file_in_a_process_of_its_own(tmp_path) -> None:
+    """``fbx_child.py --serve`` (what ``animkit.load`` reads FBX through): a reader that hangs (a FIFO nobody writes)
+    and then crashes (SIGSEGV sent to it) ends alone, is reported as −11, and the next request reads a file as the
+    one-file form does, byte for byte."""
+    fifo = tmp_path / "stuck.fbx"
+    os.mkfifo(fifo)
+    child = Path(fbx.__file__).with_name("fbx_child.py")
+    server = subprocess.Popen([sys.executable, "-P", str(child), "--serve"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    try:
+        assert json.loads(server.stdout.readline()) == {"ready": True}
+
+        def ask(path: Path, k: int) -> tuple[int, dict, Path, Path]:
+            out, err = tmp_path / f"out{k}", tmp_path / f"err{k}"
+            server.stdin.write(json.dumps({"path": str(path), "out": str(out), "err": str(err)}).encode() + b"\n")
+            server.stdin.flush()
+            return json.loads(server.stdout.readline())["pid"], out, err
+
+        pid, _, _ = ask(fifo, 0)
+        os.kill(pid, signal.SIGSEGV)
+        assert json.loads(server.stdout.readline()) == {"status": -signal.SIGSEGV}
+        pid, out, err = ask(DATA / "prerot_ascii.fbx", 1)
+        assert json.loads(server.stdout.readline()) == {"status": 0} and err.read_bytes() == b""
+        one = subprocess.run([sys.executable, "-P", str(child), str(DATA / "prerot_ascii.fbx")], capture_output=True,
+                             check=True)
+        assert out.read_bytes() == one.stdout
+        pid, out, err = ask(tmp_path / "missing.fbx", 2)
+        assert json.loads(server.stdout.readline()) == {"status": 3} and err.read_text().startswith("error: ")
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0  # the server leaves when its input closes
+
+
+@pytest.mark.parametrize(("ascii_name", "binary_name", "header"), [
+    ("mixamo_yup_cm_ascii74.fbx", "mixamo_yup_cm.fbx", "FBX 7.4 ASCII"),
+    ("mixamo_zup_ascii77.fbx", "mixamo_zup_77.fbx", "FBX 7.7 ASCII")])
+def test_ascii_74_and_77_read_as_their_binaries(ascii_name, binary_name, header) -> None:
+    """tests/data/fbx/fbx_to_ascii.py's text copies of the two Blender files: the same figure, clips (every frame)
+    and meshes as the binaries (three.js agrees on both too: tests/test_fbx_threejs.py)."""
+    a, b = _load(ascii_name), _load(binary_name)
+    assert a.notes[0].startswith(header) and a.notes[1:3] == b.notes[1:3]
+    assert a.figure.node_names == b.figure.node_names and list(a.clips) == list(b.clips)
+    for name, clip in b.clips.items():
+        times = clip.frame_times()
+        Wa, Wb = a.figure.world_batch(a.clips[name].sample(times)), b.figure.world_batch(clip.sample(times))
+        assert np.abs(Wa - Wb).max() <= 1e-9 * b.figure.size()
+    assert len(a.meshes) == len(b.meshes)
+    for ma, mb in zip(a.meshes, b.meshes, strict=True):
+        assert np.array_equal(ma.faces, mb.faces) and np.abs(ma.rest_positions - mb.rest_positions).max() <= 1e-12
+        assert (ma.texture is None) == (mb.texture is None)
+        if mb.texture is not None:
+            assert np.array_equal(ma.texture, mb.texture)  # embedded (base64 in the text) or beside the file
+
+
+def test_the_77_binary_has_the_64_bit_record_layout() -> None:
+    """FBX ≥ 7.5 binaries store node records with 64-bit offsets: the 7.7 file's first record reads only that way
+    (Blender's encoder switches layout on the version it writes), the 7.4 file's only the 32-bit way."""
+    import struct
+
+    for name, version, wide in (("mixamo_zup_77.fbx", 7700, True), ("mixamo_yup_cm.fbx", 7400, False)):
+        data = (DATA / name).read_bytes()
+        assert struct.unpack_from("<I", data, 23)[0] == version
+        at = 27 + (24 if wide else 12)
+        assert data[at + 1:at + 1 + data[at]] == b"FBXHeaderExtension"
+        other = 27 + (12 if wide else 24)
+        assert data[other + 1:other + 1 + data[other]] != b"FBXHeaderExtension"
+
+
+def test_every_skin_deformer_of_a_mesh_is_applied(tmp_path) -> None:
+    """The ASCII copy with a second Skin deformer bound to the same mesh, holding a copy of the hips' cluster (same
+    bone, same bind matrix, same weights): the skins are summed, so with h the hips' weight of a vertex in the one-skin
+    file (its weights sum to 1) the hips get 2h / (1 + h) and every other joint w / (1 + h); a note says so."""
+    text = (DATA / "mixamo_yup_cm_ascii74.fbx").read_text()
+    skin = re.search(r'\tDeformer: (\d+), "Deformer::Armature", "Skin" \{\n.*?\n\t\}\n', text, re.S)
+    cluster = re.search(r'\tDeformer: (\d+), "SubDeformer::mixamorig:Hips", "Cluster" \{\n.*?\n\t\}\n', text, re.S)
+    geometry = re.search(rf'\tC: "OO",{skin.group(1)},(\d+)\n', text).group(1)
+    hips = re.search(rf'\tC: "OO",(\d+),{cluster.group(1)}\n', text).group(1)
+    extra = (skin.group(0).replace(skin.group(1), "900000001").replace("Deformer::Armature", "Deformer::Second")
+             + cluster.group(0).replace(cluster.group(1), "900000002"))
+    text = text.replace(skin.group(0), skin.group(0) + extra, 1)
+    text = text.replace("Connections:  {\n", "Connections:  {\n" + f'\tC: "OO",900000001,{geometry}\n'
+                        f'\tC: "OO",900000002,900000001\n\tC: "OO",{hips},900000002\n', 1)
+    path = tmp_path / "two_skins.fbx"
+    path.write_text(text)
+    two, one = _load(path), _load("mixamo_yup_cm_ascii74.fbx")
+    assert any("its 2 skin deformers are applied together" in n for n in two.notes)
+    (m2,), (m1,) = [m for m in two.meshes if m.skinned], [m for m in one.meshes if m.skinned]
+    assert sorted(m2.skin.joints) == sorted(m1.skin.joints)  # the hips once, not twice
+
+    def dense(mesh) -> np.ndarray:
+        out = np.zeros((mesh.vertex_count, len(mesh.skin.joints)))
+        np.add.at(out, (np.arange(mesh.vertex_count)[:, None], mesh.joints), mesh.weights)
+        return out[:, np.argsort(mesh.skin.joints)]
+
+    d1, d2 = dense(m1), dense(m2)
+    h = d1[:, sorted(m1.skin.joints).index("mixamorig:Hips")]
+    want = d1 / (1 + h)[:, None]
+    want[:, sorted(m1.skin.joints).index("mixamorig:Hips")] = 2 * h / (1 + h)
+    assert (h > 0).sum() >= 16 and np.abs(d2 - want).max() <= 1e-6
+
+
+def test_real_blender_279_skinned_mesh_matches_blenders_importer() -> None:
+    """huesitos.fbx (Blender 2.79's exporter; Assimp's test model) against Blender 4.2's FBX importer, its evaluated
+    skinned vertices at 4 frames (tests/data/fbx/huesitos_blender.json, from make_fbx.py's blender-reference step):
+    the two vertex sets (animkit splits corners, Blender keeps control points) within 1e-4 of the figure's height
+    both ways. three.js's FBXLoader is off there by metres once the clip moves (tests/test_fbx_threejs.py)."""
+    ref = json.loads((DATA / "huesitos_blender.json").read_text())
+    scene = _load("huesitos.fbx")
+    (clip,) = scene.clips.values()
+    (mesh,) = scene.meshes
+    assert clip.fps == ref["fps"] and mesh.skinned
+    height = scene.figure.size()
+    moved = []
+    for frame, meshes in ref["frames"].items():
+        t = (int(frame) - ref["frame_start"]) / ref["fps"]
+        ours = mesh.positions(scene.figure.world_batch(clip.sample(np.array([t]))))[0]
+        B = np.asarray(meshes["Cylinder"])
+        theirs = np.column_stack([B[:, 0], B[:, 2], -B[:, 1]])  # Blender's Z-up → Y-up
+        gap = np.linalg.norm(ours[:, None, :] - theirs[None, :, :], axis=2)
+        d = max(gap.min(axis=0).max(), gap.min(axis=1).max())
+        assert d <= 1e-4 * height, f"frame {frame} (t = {t:.2f} s): off Blender's by {d:.3g} m"
+        moved.append(theirs)
+    assert max(np.abs(m - moved[0]).max() for m in moved) > 0.05 * height  # the clip does move the mesh

@@ -185,3 +185,26 @@ def test_cli_target_with_a_negative_first_component(tmp_path) -> None:
     last = fig.world_positions(clip.sample([clip.duration]))[0]
     tip = last[fig.node_names.index(fig.effector("tip"))]
     assert np.linalg.norm(tip - [-0.5, 0.5, 1.5]) < 1e-3
+
+
+def _chains_through(fig, node: str) -> list[str]:
+    """The oracle for the default chains: those naming a joint (or a DOF of one) on the root-to-node path."""
+    on_path = {a.joint.name for a in fig.path_to(node)} | {a.child.name for a in fig.path_to(node)}
+    return [c for c, members in fig.rig.chains.items()
+            if any(m in on_path or m.rpartition(".")[0] in on_path for m in members)]
+
+
+@pytest.mark.parametrize("side", ["r", "l"])
+def test_the_effector_decides_the_default_chains_side_on_a_gltf_character(side) -> None:
+    scene = animkit.load(ROOT / "tests" / "data" / "RiggedFigure.glb")
+    fig = scene.figure
+    node = fig.effector(f"hand_{side}")
+    start = fig.world_positions(fig.rest_pose())[0, fig.node_names.index(node)]
+    target = start + np.array([0.0, 0.0, 0.05]) * fig.size()
+    c = compare(scene, effector=f"hand_{side}", target=target, duration=0.2, hold=0.0, fps=10, quiet=True)
+    chains = [p.chain for p in c.panels]
+    other = "l" if side == "r" else "r"
+    assert chains[0] == f"arm_{side}" and f"arm_{other}" not in chains and chains == _chains_through(fig, node)
+    assert not {"leg_l", "leg_r", "neck"} & set(chains)
+    for p in c.panels:  # each set moves the named hand toward the target
+        assert p.effector == node and p.clip_final_error < 0.5 * np.linalg.norm(target - start)

@@ -1,7 +1,8 @@
 """FBX characters and animations in (binary and ASCII, FBX 6.1 to 7.7), through the ufbx library.
 
 ufbx (``pip install 'animkit[fbx]'``) reads the file in a child process (:mod:`animkit.io.fbx_child`: the binding
-crashes on some frees, and a hostile file must not take this process down) and converts it to metres and
+crashes on some frees, and a hostile file must not take this process down; on Linux forked from a warm server, one
+process per file) and converts it to metres and
 right-handed Y-up. Each node's local transform there is exactly T · R · S: ufbx folds FBX's
 
     L = T · Roff · Rp · Rpre · R(euler, order) · Rpost⁻¹ · Rp⁻¹ · Soff · Sp · S · Sp⁻¹
@@ -14,7 +15,8 @@ DOFs. Every animation stack with curves is a clip under its own name, sampled at
 frames, rotation slerped. Meshes (triangulated as fans, one per material), skins (at most 8 influences per vertex,
 the bind matrices of the clusters: v' = Σ w · W_bone · geometry_to_bone · v), UVs, base colour and the diffuse
 texture (embedded, or a file inside the FBX file's folder: :func:`~animkit.io.read_referenced`) are kept.
-Blend shapes are not applied (one :class:`BlendShapeWarning` per file).
+Blend shapes are not applied (one :class:`BlendShapeWarning` per file). A mesh with several skin deformers has them
+applied together, every skin's clusters summed as the FBX SDK's skinning sample does (a note says so).
 
 Bad input (truncated, corrupt, absurd counts, a texture outside the folder, a crash in ufbx) is one
 :class:`~animkit.errors.ParseError` naming the file.
@@ -22,14 +24,19 @@ Bad input (truncated, corrupt, absurd counts, a texture outside the folder, a cr
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import io
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -80,32 +87,156 @@ def read_fbx(path: str | Path) -> Scene:
 
 
 def _run_child(p: Path) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
+    """ufbx's reading of ``p``, from a process of its own: forked by the warm server where it can be (the server is
+    free and this platform forks), else a fresh interpreter."""
+    outcome = _SERVER.read(p) if _SERVER.lock.acquire(blocking=False) else None
+    if outcome is None:
+        outcome = _spawn(p)
+    return _outcome(p, *outcome)
+
+
+def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    env.setdefault("OMP_NUM_THREADS", "1")
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(k, "1")
+    return env
+
+
+def _spawn(p: Path) -> tuple[int, bytes, str]:
+    """(exit status or −signal, stdout, stderr) of ``python fbx_child.py FILE``."""
     try:
         done = subprocess.run([sys.executable, "-P", str(_CHILD), str(p.resolve())], capture_output=True,
-                              timeout=CHILD_TIMEOUT, env=env, stdin=subprocess.DEVNULL)
+                              timeout=CHILD_TIMEOUT, env=_child_env(), stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         raise ParseError(str(p), f"ufbx took more than {CHILD_TIMEOUT:g} s to read it") from None
     except OSError as exc:
         raise AnimkitError(f"{p}: cannot start the FBX reader ({exc})") from None
     # -P: the child's folder (animkit/io) is not put on its sys.path
-    err = done.stderr.decode("utf-8", "replace").strip()
-    if done.returncode != 0:
-        line = next((x for x in err.splitlines() if x.startswith("error: ")), "")
-        if done.returncode == 3 and line:
-            raise ParseError(str(p), "not a readable FBX file: " + _tidy(line[len("error: "):]))
-        if done.returncode < 0:
+    return done.returncode, done.stdout, done.stderr.decode("utf-8", "replace")
+
+
+class _ForkServer:
+    """``python fbx_child.py --serve``, started on first use and kept for the process's life: each file is read in
+    a process it forks (crash-isolated as a fresh interpreter would be, without its start and imports). Used by one
+    thread at a time (:attr:`lock`; a second reader at the same moment spawns its own) and only by the process that
+    started it (a forked copy of this process starts its own)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.owner = 0
+        self.pending = b""  # what the server wrote past the last line read
+
+    def read(self, p: Path) -> tuple[int, bytes, str] | None:
+        """(status, stdout, stderr) as :func:`_spawn` gives them, or None when the server cannot serve (the caller
+        spawns instead). Releases :attr:`lock`."""
+        try:
+            if not hasattr(os, "fork") or sys.platform != "linux":
+                return None
+            proc = self._ready()
+            if proc is None:
+                return None
+            with tempfile.TemporaryDirectory(prefix="animkit-fbx-") as tmp:
+                out, err = Path(tmp) / "out", Path(tmp) / "err"
+                request = {"path": str(p.resolve()), "out": str(out), "err": str(err)}
+                assert proc.stdin is not None
+                try:
+                    proc.stdin.write(json.dumps(request).encode() + b"\n")
+                    proc.stdin.flush()
+                except OSError:
+                    self.close()
+                    return None
+                started = self._line(60.0)
+                if started is None or "pid" not in started:
+                    self.close()
+                    return None
+                status = self._line(CHILD_TIMEOUT)
+                if status is None:  # a hang: end that reader (the server reaps it and says so)
+                    try:
+                        os.kill(int(started["pid"]), signal.SIGKILL)
+                    except OSError:
+                        pass
+                    self._line(10.0)
+                    raise ParseError(str(p), f"ufbx took more than {CHILD_TIMEOUT:g} s to read it")
+                if "status" not in status:
+                    self.close()
+                    return None
+                return (int(status["status"]), out.read_bytes() if out.exists() else b"",
+                        err.read_text("utf-8", "replace") if err.exists() else "")
+        finally:
+            self.lock.release()
+
+    def _ready(self) -> subprocess.Popen[bytes] | None:
+        if self.proc is not None and (self.owner != os.getpid() or self.proc.poll() is not None):
+            if self.owner == os.getpid():
+                self.close()
+            self.proc, self.pending = None, b""  # a parent's server, inherited by a fork: never used from here
+        if self.proc is None:
             try:
-                name = signal.Signals(-done.returncode).name
+                self.proc = subprocess.Popen([sys.executable, "-P", str(_CHILD), "--serve"], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_child_env())
+            except OSError:
+                return None
+            self.owner = os.getpid()
+            ready = self._line(120.0)
+            if ready != {"ready": True}:
+                self.close()
+                return None
+        return self.proc
+
+    def _line(self, timeout: float) -> dict[str, Any] | None:
+        """The server's next answer line, or None: none within ``timeout`` s, or the server ended."""
+        proc = self.proc
+        if proc is None or proc.stdout is None:
+            return None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:  # the pid and status lines may arrive in one read: keep what follows
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        return answer if isinstance(answer, dict) else None
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        self.pending = b""
+        if proc is not None and self.owner == os.getpid():
+            proc.kill()
+            proc.wait()
+            for f in (proc.stdin, proc.stdout):
+                if f is not None:
+                    f.close()
+
+
+_SERVER = _ForkServer()
+atexit.register(_SERVER.close)
+
+
+def _outcome(p: Path, returncode: int, stdout: bytes, err: str) -> tuple[dict[str, Any], dict[str, NDArray[Any]]]:
+    """The child's answer as (info, arrays), or the ParseError its status and stderr say."""
+    err = err.strip()
+    if returncode != 0:
+        line = next((x for x in err.splitlines() if x.startswith("error: ")), "")
+        if returncode == 3 and line:
+            raise ParseError(str(p), "not a readable FBX file: " + _tidy(line[len("error: "):]))
+        if returncode < 0:
+            try:
+                name = signal.Signals(-returncode).name
             except ValueError:
-                name = f"signal {-done.returncode}"
+                name = f"signal {-returncode}"
             raise ParseError(str(p), f"the FBX library (ufbx) crashed ({name}) reading it; the file is damaged or "
                                      "not an FBX file")
-        raise ParseError(str(p), f"the FBX reader failed (exit status {done.returncode}): "
+        raise ParseError(str(p), f"the FBX reader failed (exit status {returncode}): "
                                  f"{_tidy(err.splitlines()[-1]) if err else 'no message'}")
     try:
-        with np.load(io.BytesIO(done.stdout), allow_pickle=False) as npz:
+        with np.load(io.BytesIO(stdout), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
         info = json.loads(bytes(arrays.pop("info")).decode("utf-8"))
     except (ValueError, OSError, KeyError, UnicodeDecodeError) as exc:
@@ -216,6 +347,9 @@ def _build(p: Path, info: dict[str, Any], arrays: dict[str, NDArray[Any]]) -> Sc
     blend = False
     for m, entry in enumerate(info["meshes"]):
         blend = blend or bool(entry["blend_shapes"])
+        if entry.get("skin", {}).get("deformers", 1) > 1:
+            notes.append(f"mesh {entry['name']!r}: its {entry['skin']['deformers']} skin deformers are applied "
+                         "together (every skin's clusters summed, then normalised)")
         meshes.extend(_meshes(p, fig, names, m, entry, arrays))
     if blend:
         warnings.warn(f"{src}: blend shapes (morph targets) are not applied; meshes keep their base shape",

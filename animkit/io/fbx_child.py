@@ -1,6 +1,12 @@
 """The ufbx side of the FBX reader, run in a child process: ``python fbx_child.py FILE`` writes an ``.npz`` to
 stdout (or, on a file ufbx refuses, one line ``error: ...`` to stderr and exit status 3).
 
+``python fbx_child.py --serve`` is the same reader as a fork server: it imports NumPy and ufbx once, then for each
+request line ``{"path": FILE, "out": OUT, "err": ERR}`` on stdin forks a process that reads FILE with its stdout and
+stderr sent to the files OUT and ERR (exactly what the one-file form writes), answers ``{"pid": PID}`` at once and
+``{"status": S}`` when that process ends (its exit status, or −signal). Every file is still read in a process of its
+own (a crash ends that process only), without the interpreter start and imports (about 0.2–1 s) each time.
+
 It imports only NumPy and ufbx (never animkit), so it starts fast, and it runs apart from the caller because the
 ufbx Python binding (0.0.5) crashes the interpreter when some of its objects are freed (a temporary node, a name
 read then dropped): every ufbx object fetched here is kept alive in :data:`_KEEP` and the process leaves with
@@ -26,6 +32,7 @@ from typing import Any
 import numpy as np
 
 _KEEP: list[Any] = []
+MEMORY_LIMIT = 4 << 30  # bytes of address space a reading process may add to what it has once ufbx is imported
 MAX_FRAMES = 1_000_000  # frames × nodes sampled, in all stacks together: beyond it the file is refused
 MAX_INFLUENCES = 8
 
@@ -68,7 +75,11 @@ def extract(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         parents.append(-1 if p is None else ids[p.element_id])
     info: dict[str, Any] = {
         "version": int(meta.version), "ascii": bool(meta.ascii), "creator": str(meta.creator),
-        "unit_meters": float(settings.original_unit_meters), "axes": [_axis_name(a) for a in _k(settings.axes)],
+        # the file's unit (UnitScaleFactor, cm per unit), not OriginalUnitScaleFactor: the unit the author worked in
+        # before the exporter rescaled (a Maya scene in cm exported in m has 1 there and 100 here)
+        "unit_meters": 0.01 * float(_k(settings.props).find_real("UnitScaleFactor",
+                                                                 100.0 * settings.original_unit_meters)),
+        "axes": [_axis_name(a) for a in _k(settings.axes)],
         "original_up": _axis_name(settings.original_axis_up), "fps": float(settings.frames_per_second),
         "names": [str(n.name) for n in nodes], "parents": parents,
         "warnings": [str(_k(w).description) for w in _items(meta.warnings)],
@@ -148,33 +159,68 @@ def _meshes(ufbx: Any, nodes: list[Any], ids: dict[int, int], arrays: dict[str, 
             entry["materials"].append(_material(mat))
         skins = _items(mesh.skin_deformers)
         if skins:
-            skin = skins[0]
-            clusters = _items(skin.clusters)
-            bones = []
-            for c in clusters:
-                b = _k(c.bone_node)
-                bones.append(-1 if b is None else ids[b.element_id])
-            entry["skin"] = {"name": str(skin.name), "bones": bones}
-            arrays[f"mesh{m}_ibm"] = np.array([_matrix(_k(c.geometry_to_bone)) for c in clusters]).reshape(-1, 4, 4)
-            sv = np.asarray([(v.weight_begin, v.num_weights) for v in _items(skin.vertices)], np.int64).reshape(-1, 2)
-            sw = np.asarray([(w.cluster_index, w.weight) for w in _items(skin.weights)], np.float64).reshape(-1, 2)
-            V = len(sv)
-            K = int(min(MAX_INFLUENCES, sv[:, 1].max(initial=0)))
-            J = np.zeros((V, max(K, 1)), np.int64)
-            W = np.zeros((V, max(K, 1)))
-            for k in range(K):  # ufbx sorts each vertex's weights, largest first
-                has = sv[:, 1] > k
-                J[has, k] = sw[sv[has, 0] + k, 0]
-                W[has, k] = sw[sv[has, 0] + k, 1]
-            entry["dropped_influences"] = int(np.maximum(sv[:, 1] - MAX_INFLUENCES, 0).sum())
-            vert = corners if V else corners[:0]
-            if V and int(corners.max(initial=-1)) >= V:
-                raise ValueError(f"mesh {entry['name']!r}: {V} skinned vertices, but a face uses vertex "
-                                 f"{int(corners.max())}")
-            arrays[f"mesh{m}_joints"] = J[vert]
-            arrays[f"mesh{m}_weights"] = W[vert]
+            _skins(skins, ids, entry, arrays, m, corners)
         out.append(entry)
     return out
+
+
+def _skins(skins: list[Any], ids: dict[int, int], entry: dict[str, Any], arrays: dict[str, np.ndarray], m: int,
+           corners: np.ndarray) -> None:
+    """Every skin deformer of a mesh as one: v' = Σ_skins Σ_clusters w · W_bone · geometry_to_bone · v, normalised
+    by the parent (as the FBX SDK's skinning sample sums every skin's clusters). A bone bound by two skins with the
+    same bind matrix is one joint (its weights added); the 8 largest influences per vertex are kept."""
+    bones: list[int] = []
+    ibms: list[list[list[float]]] = []
+    rows_v, rows_c, rows_w = [], [], []
+    V = -1
+    for skin in skins:
+        glob = []
+        for c in _items(skin.clusters):
+            b = _k(c.bone_node)
+            bone = -1 if b is None else ids[b.element_id]
+            M = _matrix(_k(c.geometry_to_bone))
+            same = [g for g in range(len(bones)) if bones[g] == bone >= 0 and np.allclose(ibms[g], M, atol=1e-9)]
+            if same:
+                glob.append(same[0])
+            else:
+                glob.append(len(bones))
+                bones.append(bone)
+                ibms.append(M)
+        sv = np.asarray([(v.weight_begin, v.num_weights) for v in _items(skin.vertices)], np.int64).reshape(-1, 2)
+        sw = np.asarray([(w.cluster_index, w.weight) for w in _items(skin.weights)], np.float64).reshape(-1, 2)
+        if V >= 0 and len(sv) != V:
+            raise ValueError(f"mesh {entry['name']!r}: its skin deformers cover {V} and {len(sv)} vertices")
+        V = len(sv)
+        to_glob = np.asarray(glob, np.int64)
+        for k in range(int(sv[:, 1].max(initial=0))):
+            has = np.flatnonzero(sv[:, 1] > k)
+            at = sv[has, 0] + k
+            rows_v.append(has)
+            rows_c.append(to_glob[sw[at, 0].astype(np.int64)])
+            rows_w.append(sw[at, 1])
+    vert = np.concatenate(rows_v) if rows_v else np.zeros(0, np.int64)
+    clus = np.concatenate(rows_c) if rows_c else np.zeros(0, np.int64)
+    wt = np.concatenate(rows_w) if rows_w else np.zeros(0)
+    key, inverse = np.unique(vert * max(len(bones), 1) + clus, return_inverse=True)  # a bone twice: one weight
+    wsum = np.bincount(inverse.reshape(-1), weights=wt, minlength=len(key))
+    kv, kc = key // max(len(bones), 1), key % max(len(bones), 1)
+    order = np.lexsort((-wsum, kv))  # by vertex, then largest weight first
+    kv, kc, wsum = kv[order], kc[order], wsum[order]
+    rank = np.arange(len(kv)) - np.searchsorted(kv, kv)
+    K = int(min(MAX_INFLUENCES, rank.max(initial=-1) + 1))
+    J = np.zeros((max(V, 0), max(K, 1)), np.int64)
+    W = np.zeros((max(V, 0), max(K, 1)))
+    keep = rank < MAX_INFLUENCES
+    J[kv[keep], rank[keep]] = kc[keep]
+    W[kv[keep], rank[keep]] = wsum[keep]
+    entry["skin"] = {"name": str(skins[0].name), "bones": bones, "deformers": len(skins)}
+    entry["dropped_influences"] = int((~keep).sum())
+    arrays[f"mesh{m}_ibm"] = np.array(ibms).reshape(-1, 4, 4)
+    if V > 0 and int(corners.max(initial=-1)) >= V:
+        raise ValueError(f"mesh {entry['name']!r}: {V} skinned vertices, but a face uses vertex {int(corners.max())}")
+    vert_of_corner = corners if V > 0 else corners[:0]
+    arrays[f"mesh{m}_joints"] = J[vert_of_corner]
+    arrays[f"mesh{m}_weights"] = W[vert_of_corner]
 
 
 def _material(mat: Any) -> dict[str, Any]:
@@ -199,8 +245,26 @@ def _material(mat: Any) -> dict[str, Any]:
     return entry
 
 
-def main() -> None:
-    path = sys.argv[1]
+def _limit_memory() -> None:
+    """Cap this process's address space at its current size + MEMORY_LIMIT (never above an inherited cap), so a
+    file that claims absurd sizes fails with an error rather than taking the machine's memory."""
+    try:
+        import resource
+
+        with open("/proc/self/statm") as f:
+            now = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = now + MEMORY_LIMIT
+        if soft != resource.RLIM_INFINITY:
+            cap = min(cap, soft)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not Linux
+        pass
+
+
+def read_one(path: str) -> None:
+    """Read ``path``: the ``.npz`` to stdout and exit status 0, or ``error: ...`` to stderr and status 3."""
+    _limit_memory()
     try:
         info, arrays = extract(path)
     except Exception as exc:  # ufbx's errors (truncated, unknown format...) and ours: one line for the parent
@@ -213,6 +277,41 @@ def main() -> None:
     sys.stdout.buffer.write(buf.getvalue())
     sys.stdout.flush()
     os._exit(0)  # never free the ufbx objects (see the module's docstring)
+
+
+def serve() -> None:
+    """The fork server (see the module's docstring): one forked reader per request line, until stdin closes."""
+    import ufbx  # noqa: F401  (imported once, inherited by every reader forked below)
+
+    inp, out = sys.stdin.buffer, sys.stdout
+    out.write(json.dumps({"ready": True}) + "\n")
+    out.flush()
+    while line := inp.readline():
+        req = json.loads(line)
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the reader: stdin from /dev/null, stdout and stderr into the request's files
+            try:
+                for fd, name, mode in ((0, os.devnull, os.O_RDONLY), (1, req["out"], os.O_WRONLY),
+                                       (2, req["err"], os.O_WRONLY)):
+                    f = os.open(name, mode | (os.O_CREAT | os.O_TRUNC if fd else 0), 0o600)
+                    os.dup2(f, fd)
+                    os.close(f)
+                read_one(req["path"])
+            finally:
+                os._exit(4)
+        out.write(json.dumps({"pid": pid}) + "\n")
+        out.flush()
+        _, status = os.waitpid(pid, 0)
+        out.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
+        out.flush()
+    os._exit(0)
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    read_one(sys.argv[1])
 
 
 if __name__ == "__main__":

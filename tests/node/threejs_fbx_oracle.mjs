@@ -2,6 +2,7 @@
 //
 //   node threejs_fbx_oracle.mjs world FILE.fbx TIMES_JSON  -> per clip: every named object's world position
 //   node threejs_fbx_oracle.mjs skin  FILE.fbx TIMES_JSON  -> per clip: every skinned mesh's world vertices
+//   node threejs_fbx_oracle.mjs meshes FILE.fbx TIMES_JSON -> per clip: every mesh's world vertices and origin
 //   node threejs_fbx_oracle.mjs bench FILE.fbx TIMES_JSON  -> seconds: parse + every time sampled + CPU skinning
 //
 // Coordinates are the file's own (FBXLoader applies neither UnitScaleFactor nor the axis system; the test maps
@@ -27,7 +28,8 @@ const root = new FBXLoader().parse(buf.buffer.slice(buf.byteOffset, buf.byteOffs
 console.warn = quiet;
 
 const skinned = [];
-root.traverse((o) => { if (o.isSkinnedMesh) skinned.push(o); });
+const meshes = [];
+root.traverse((o) => { if (o.isSkinnedMesh) skinned.push(o); if (o.isMesh) meshes.push(o); });
 
 function skinnedPositions(mesh) {
   const n = mesh.geometry.attributes.position.count;
@@ -63,6 +65,15 @@ for (const clip of clips) {
       frames.push(m);
     } else if (mode === 'skin') {
       frames.push(skinned.map((mesh) => ({ name: mesh.name, positions: skinnedPositions(mesh) })));
+    } else if (mode === 'meshes') {
+      frames.push(meshes.map((mesh) => ({
+        name: mesh.name, origin: new THREE.Vector3().setFromMatrixPosition(mesh.matrixWorld).toArray(),
+        positions: mesh.isSkinnedMesh ? skinnedPositions(mesh) : (() => {
+          const a = mesh.geometry.attributes.position, v = new THREE.Vector3(), out = [];
+          for (let i = 0; i < a.count; i++) { v.fromBufferAttribute(a, i).applyMatrix4(mesh.matrixWorld); out.push(v.x, v.y, v.z); }
+          return out;
+        })(),
+      })));
     } else {
       for (const mesh of skinned) { skinnedPositions(mesh); vertices += mesh.geometry.attributes.position.count; }
     }

@@ -20,6 +20,14 @@
    animated bones, and a rotation pivot and offset, a scaling pivot, a pre-rotation and a scale on a still one,
    and a third animation stack, ``empty``, whose one layer has no curves.
 
+4. ``python tests/data/fbx/make_fbx.py real tests/data/fbx`` (Debian's ``assimp-testmodels``): the real files by
+   other tools and ``maya_prepost.fbx`` (see :func:`real`).
+   Then, with Blender: ``python make_fbx.py blender-reference tests/data/fbx/huesitos.fbx
+   tests/data/fbx/huesitos_blender.json`` (Blender's importer's skinned vertices: the oracle for that file).
+5. ``python tests/data/fbx/fbx_to_ascii.py tests/data/fbx/mixamo_yup_cm.fbx tests/data/fbx/mixamo_yup_cm_ascii74.fbx
+   7400`` and the same from ``mixamo_zup_77.fbx`` to ``mixamo_zup_ascii77.fbx`` with 7700: ASCII 7.4 and 7.7 copies
+   of the two binaries (fbx_to_ascii.py, this folder's binary → ASCII converter).
+
 The tests never import bpy: they read the files this wrote.
 """
 
@@ -302,6 +310,74 @@ def blender_big(src: str, out: str) -> None:
                              bake_anim_use_nla_strips=False, bake_anim_simplify_factor=0.0,
                              bake_anim_force_startend_keying=True, mesh_smooth_type="OFF")
 
+#: real files by other tools (Debian's assimp-testmodels 5.2.5, Assimp's test/models/FBX; BSD-3-clause), copied
+REAL = {"huesitos.fbx": "huesitos.fbx", "maya_cubes_pivots.fbx": "cubes_with_mirroring_and_pivot.fbx",
+        "max_box_77_ascii.fbx": "maxPbrMaterial_metalRough.fbx"}
+#: per node of maya_cubes_pivots.fbx (in file order: the second Cube1 is the one with pivots), what
+#: maya_prepost.fbx adds: PreRotation, PostRotation, Lcl Rotation (degrees) and RotationOrder (0 XYZ … 5 ZYX)
+PREPOST = [("Cube2", (30.0, -20.0, 45.0), (10.0, 25.0, -15.0), (15.0, 40.0, -25.0), 4),
+           ("Cube1", (-35.0, 10.0, 20.0), (0.0, -30.0, 5.0), (5.0, -60.0, 30.0), 2),
+           ("Cube3", (0.0, 90.0, 0.0), (0.0, 0.0, 0.0), (20.0, 0.0, 10.0), 1),
+           ("Cube1", (12.0, 0.0, -8.0), (0.0, 0.0, 30.0), (45.0, 45.0, 0.0), 5)]
+
+
+def real(outdir: str, models: str = "/usr/share/assimp/models/FBX") -> None:
+    """Step 4 (``apt-get install assimp-testmodels``): copy the real files (:data:`REAL`) and write
+    ``maya_prepost.fbx``: the Maya ASCII file with pre- and post-rotations, rotations and rotation orders added to
+    its four nodes (:data:`PREPOST`), its rotation and scaling pivots, offsets and mirroring kept."""
+    import shutil
+
+    out = Path(outdir)
+    for name, original in REAL.items():
+        shutil.copyfile(Path(models) / original, out / name)
+    text = (out / "maya_cubes_pivots.fbx").read_text()
+    parts = text.split('Model::')
+    k = 0
+    for i in range(1, len(parts)):
+        name = parts[i].split('"', 1)[0]
+        if k < len(PREPOST) and name == PREPOST[k][0] and '"Mesh" {' in parts[i][:60]:
+            _, pre, post, rot, order = PREPOST[k]
+
+            def vec(v: tuple[float, float, float]) -> str:
+                return ",".join(f"{x:g}" for x in v)
+
+            extra = (f'\t\t\tP: "PreRotation", "Vector3D", "Vector", "",{vec(pre)}\n'
+                     f'\t\t\tP: "PostRotation", "Vector3D", "Vector", "",{vec(post)}\n'
+                     f'\t\t\tP: "RotationOrder", "enum", "", "",{order}\n'
+                     f'\t\t\tP: "Lcl Rotation", "Lcl Rotation", "", "A",{vec(rot)}\n')
+            head, sep, tail = parts[i].partition("Properties70:  {\n")
+            parts[i] = head + sep + extra + tail
+            k += 1
+    assert k == len(PREPOST), f"found {k} of the {len(PREPOST)} nodes"
+    (out / "maya_prepost.fbx").write_text("Model::".join(parts))
+    print(f"wrote {', '.join(REAL)} and maya_prepost.fbx into {out}")
+
+
+def blender_reference(fbx: str, out: str, frames: tuple[int, ...] = (1, 11, 21, 31)) -> None:
+    """Blender's FBX importer as an oracle for a skinned file (``huesitos.fbx``, where three.js's FBXLoader is off
+    once animated): every mesh's evaluated (skinned) world vertices at the given scene frames, Blender's Z-up
+    metres, as JSON (``huesitos_blender.json``)."""
+    import json
+
+    import bpy  # type: ignore[import-not-found]
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.fbx(filepath=fbx)
+    scene = bpy.context.scene
+    result: dict = {"fps": scene.render.fps / scene.render.fps_base, "frame_start": scene.frame_start,
+                    "blender": bpy.app.version_string, "frames": {}}
+    for frame in frames:
+        scene.frame_set(frame)
+        graph = bpy.context.evaluated_depsgraph_get()
+        for obj in sorted(scene.objects, key=lambda o: o.name):
+            if obj.type == "MESH":
+                ev = obj.evaluated_get(graph)
+                me = ev.to_mesh()
+                result["frames"].setdefault(str(frame), {})[obj.name] = [
+                    [round(c, 7) for c in ev.matrix_world @ v.co] for v in me.vertices]
+                ev.to_mesh_clear()
+    Path(out).write_text(json.dumps(result))
+
 
 def _leave() -> None:
     """Exit without bpy's teardown, which sometimes crashes (SIGSEGV) after the files are written."""
@@ -325,6 +401,11 @@ def main(argv: list[str]) -> None:
         _leave()
     elif len(argv) >= 3 and argv[0] == "ascii":
         ascii_fbx(argv[1], argv[2])
+    elif len(argv) >= 2 and argv[0] == "real":
+        real(argv[1])
+    elif len(argv) >= 3 and argv[0] == "blender-reference":
+        blender_reference(argv[1], argv[2])
+        _leave()
     else:
         raise SystemExit(__doc__)
 
