@@ -586,9 +586,9 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
 
 
-#: A lock may leave a planted foot this fraction of the hip height (2 mm at 1 m) further from where it landed than
+#: A lock may leave a planted foot this fraction of the hip height further from where it landed than
 #: the clip as given does before it is judged worse (the IK's soft stops and the ease in and out).
-DRIFT_TOLERANCE = 0.002
+DRIFT_TOLERANCE = 0.0
 
 
 def _drift(X: Array, runs_of: list[tuple[int, list[tuple[int, int]]]], a: int, b: int, horiz: list[int]) -> float:
