@@ -849,7 +849,7 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
                                         target_rest=rest, surface=lowest_surface(fig, meshes, t_up),
-                                        stand_feet=True)
+                                        stand_feet=any(m.skinned for m in meshes))
     out = Clip.from_poses(fig, times, poses, name=name or clip.name, fps=clip.fps, loop=clip.loop)
     return Retargeted(poses, times, out, bm, scale, hips, fig, tuple(notes))
 
