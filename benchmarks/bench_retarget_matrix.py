@@ -31,6 +31,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import animkit  # noqa: E402
+from animkit.humanoid import match_figure  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
 from animkit.motion import MotionError, lock_feet  # noqa: E402
 from animkit.motion_measures import MotionReport, SourceMotion, bone_direction_errors, measure_motion  # noqa: E402
@@ -105,6 +106,11 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
                len(P_s) / float(np.median(times)), note)
 
 
+def row_hips(fig: animkit.Figure) -> str:
+    """The humanoid hips of a figure (its first node where none is matched)."""
+    return match_figure(fig).get("hips") or fig.node_names[0]
+
+
 def _f(v: float | None, spec: str = ".2f") -> str:
     return "–" if v is None else format(v, spec)
 
@@ -171,6 +177,7 @@ def main() -> None:
     clips = sources()
     rows: list[Row] = []
     fox_rows = 0
+    source_skate: dict[str, float] = {}
     notes: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         targets: list[tuple[str, animkit.Scene]] = [
@@ -186,6 +193,10 @@ def main() -> None:
                 rows.append(row)
                 if row.note:
                     notes.setdefault(name, row.note)
+                if path.name not in source_skate:
+                    rep = measure_motion(src.figure, src.clip().sample_frames(), src.clip().fps, up=src.up)
+                    h = hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
+                    source_skate[path.name] = (rep.skate_mm_per_s or 0.0) * 0.9 / h
                 print(f"{path.name} -> {name}: {', '.join(goals(row)) or 'all met'} "
                       f"({time.perf_counter() - t0:.1f} s)", flush=True)
         # quadrupeds: the Fox's own clips onto a re-proportioned Fox (legs 1.3x, spine 0.8x, every node renamed)
@@ -218,15 +229,18 @@ def main() -> None:
         f"{args.rounds} runs of retarget + lock feet (the whole of `retarget_full` and `lock_feet`, on the clip's "
         "own length).",
         "",
-        "Measures (animkit.motion_measures, against the source: its contacts carried to the target): travel ratio = "
+        "Measures (animkit.motion_measures, against the source: its contacts, by height within 4 % of the hip "
+        "height of each point's low and slower than 1 hip height per second, carried to the target): travel ratio = "
         "root travel in hip heights ÷ the source's (hip heights measured the same way on both: hips above the lowest "
-        "foot joint standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
-        "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed, "
-        "scaled to a 0.9 m hip height; knee pop = the largest frame-to-frame change of a knee angle; bone dirs = "
-        "angle between world bone directions on target and source, every mapped bone and child (the feet included: "
-        "their ankle → toe line is no anatomical direction — CesiumMan's points 64° down, CMU's 14° — so skinned "
-        "characters' feet stand flat when the source's are planted and disagree there by design; the column "
-        "after it leaves the feet out).",
+        "foot point standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
+        "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed "
+        "over 0.1 s windows, per leg its slowest foot point, scaled to a 0.9 m hip height (the source clips "
+        "themselves score 24–125 mm/s: see below); knee pop = the largest frame-to-frame change of a knee angle; "
+        "bone dirs = angle between world bone directions on target and source, every mapped bone and child, with a "
+        "bone's left and right fixed offsets (hips → upper legs, chest → shoulders) replaced by the side vector "
+        "between them and a foot compared by its turn from standing flat (both are the rigs' anatomy, not the "
+        "retarget's: compared directly, a right retarget measured 23–45° there); the column after it leaves the "
+        "feet out.",
         "",
         "Goals (on the locked clip): travel ratio 0.85–1.15 (not judged where the source stays on the spot, under "
         "0.5 hip heights); planted low within 20 mm (median) and none under −25 mm (5th percentile); skate ≤ "
@@ -234,6 +248,10 @@ def main() -> None:
         "source's; ≥ 2,000 frames/s.",
         "",
         table(rows),
+        "",
+        "The source clips measured alone (contacts by height and speed, skate at a 0.9 m hip height):",
+        "",
+        *[f"- {name}: skate {v:.0f} mm/s" for name, v in source_skate.items()],
         "",
         "Notes the retarget gave (per character, first clip):",
         "",
