@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from .scene import UpAxis
 
 __all__ = ["MotionError", "Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure",
-           "metres_per_unit", "knee_angles", "LockResult", "lock_feet", "RootMotion", "root_motion", "in_place",
-           "with_root_motion", "loop_poses", "aligned_crossfade"]
+           "metres_per_unit", "knee_angles", "SKATE_WINDOW", "windowed_speed", "LockResult", "lock_feet",
+           "RootMotion", "root_motion", "in_place", "with_root_motion", "loop_poses", "aligned_crossfade"]
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
@@ -181,6 +181,24 @@ class Contacts:
         return "\n".join(lines)
 
 
+#: Skate is a ground speed over this many seconds: |x(f + w) − x(f)| / w within a contact (frame-rate independent,
+#: and blind to marker jitter: 0.5 mm of noise per frame at 120 fps is 60 mm/s frame to frame).
+SKATE_WINDOW = 0.1
+
+
+def windowed_speed(X: Array, mask: NDArray[np.bool_], fps: float, window: float = SKATE_WINDOW) -> Array:
+    """|x(f + w) − x(f)| · fps / w for the frames f of each run of ``mask`` (w = round(window · fps), at most the
+    run's length − 1; NaN elsewhere and on a run's last w frames); X (F, d)."""
+    out = np.full(X.shape[0], np.nan)
+    w0 = max(1, int(round(window * fps)))
+    for a, b in _intervals(mask):
+        w = min(w0, b - a - 1)
+        if w < 1:
+            continue
+        out[a:b - w] = np.linalg.norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
+    return out
+
+
 def _foot_points(legs: tuple[Leg, ...]) -> tuple[str, ...]:
     pts: list[str] = []
     for leg in legs:
@@ -256,9 +274,12 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
 
 
 def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y",
-            legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None
-            ) -> MotionMeasures:
+            legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None,
+            fps: float | None = None) -> MotionMeasures:
     """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring).
+
+    With ``fps``, skate per contact frame is the ground speed over :data:`SKATE_WINDOW` divided by ``fps``
+    (:func:`windowed_speed`); without it, the frame-to-frame travel.
 
     Penetration is how far the feet's lowest *surface* point (``surface``, by default the drawn geometry:
     :func:`animkit.surface.body_surface`) goes under ``contacts.ground``; joint centres never count.
@@ -275,10 +296,13 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y
     total, frames = 0.0, 0
     for j, p in enumerate(contacts.points):
         X = pos[:, names.index(p)][:, horiz]
-        step = np.linalg.norm(np.diff(X, axis=0), axis=1)
-        both = contacts.mask[1:, j] & contacts.mask[:-1, j]  # travel between two contact frames
-        n = int(both.sum())
-        travel = float(step[both].sum())
+        if fps is None:
+            step = np.linalg.norm(np.diff(X, axis=0), axis=1)[contacts.mask[1:, j] & contacts.mask[:-1, j]]
+        else:  # the ground speed over SKATE_WINDOW, per frame
+            step = windowed_speed(X, contacts.mask[:, j], fps)
+            step = step[np.isfinite(step)] / fps
+        n = int(step.size)
+        travel = float(step.sum())
         skate[p] = 1000.0 * u * travel / n if n else 0.0
         total += travel
         frames += n
@@ -373,7 +397,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
 
 
 def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
-            near: float = 0.0) -> Array:
+            near: float = 0.0, max_step: float = np.inf) -> Array:
     """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
 
     The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
@@ -406,6 +430,8 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
     dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
+    if np.isfinite(max_step):
+        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -428,6 +454,23 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, step: float) -> Array:
+    """Hip–ankle distances whose knee angle θ (cos θ = (l1² + l2² − d²) / 2·l1·l2) changes by at most ``step``
+    radians between frames: the clip's own θ where not ``active``, the goal's elsewhere, limited forwards then
+    backwards over each active run (a held foot then trails its goal for a frame or two instead of the knee
+    popping; the lock's check for missed goals ends a lock that falls behind)."""
+    c = 2.0 * l1 * l2
+    th = np.arccos(np.clip((l1 * l1 + l2 * l2 - np.where(active, d, d_clip) ** 2) / c, -1.0, 1.0))
+    if np.abs(np.diff(th)).max(initial=0.0) <= step:
+        return d
+    for s, e in _intervals(active):
+        for f in range(max(s, 1), e):  # forwards from the frame before the run
+            th[f] = min(max(th[f], th[f - 1] - step), th[f - 1] + step)
+        for f in range(min(e, len(th) - 1) - 1, s - 1, -1):  # backwards into the frame after it
+            th[f] = min(max(th[f], th[f + 1] - step), th[f + 1] + step)
+    return np.where(active, np.sqrt(np.maximum(l1 * l1 + l2 * l2 - c * np.cos(th), 0.0)), d)
 
 
 #: The width of the soft stops at the leg's shortest and longest hip–ankle distance, a fraction of its length.
@@ -468,7 +511,13 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     goes further under the ground than it did there, a knee changes between two frames by more than the clip's
     largest knee change, or a planted foot slides further, the contacts there are left unlocked
     (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then a leg still
-    made worse is left as given, whole, and if that is not enough the clip is returned as given).
+    made worse is left as given, whole, and if that is not enough the clip is returned as given). Each leg's lock
+    turns that leg's own joints only (hip, knee, ankle); the one shared correction is a biped's pelvis, lowered
+    where a held foot is out of reach, with the other leg then holding its own foot where the clip has it. Four
+    legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands on its
+    paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged by how far a
+    planted point gets from where it landed within its contact (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame
+    path, which marker jitter dominates.
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -477,15 +526,21 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs)
     c = dataclasses.replace(c, ground=g, ground_found=False)
     surface = body_surface(figure, meshes)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
-    lift = np.ones(F, dtype=bool)  # where a foot under the ground may be lifted out of it
+    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist off the ground, so
+        # the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the foot)
+        if leg.side not in ("l", "r") and leg.toe != leg.ankle:
+            mh, mt = masks[leg.side]
+            masks[leg.side] = (np.zeros(F, bool), mh | mt)
+    lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     k = up_index(up)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     knee0 = knee_angles(figure, P0, legs)
+    pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     W0 = figure.world_batch(P0)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     names = figure.node_names
@@ -494,31 +549,46 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     notes: list[str] = []
     P = P0
     for _ in range(12):
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles)
+        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
         worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
         if not worse:
             break
-        for s0, e0, side, why in worse:  # only the leg at fault: legs are locked independently
-            lift[s0:e0] = False
-            for m in masks[side]:
-                for s1, e1 in _intervals(m):
-                    if s1 < e0 and e1 > s0:
-                        m[s1:e1] = False
-                        notes.append(f"leg {side} frames {s1}-{e1 - 1} left unlocked: locked, {why}")
-    else:  # the legs still made worse are left as given, whole (each leg's DOFs are its own); the rest stay locked
-        P = P.copy()
+        for s0, e0, side, why in worse:  # the leg at fault: its own locks there, else (a biped's leg moved only
+            # because the pelvis came down for the other's lock) the other leg's locks there
+            lift[side][s0:e0] = False
+            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
+            for other in [side] if own else [leg.side for leg in legs if leg.side != side]:
+                for m in masks[other]:
+                    for s1, e1 in _intervals(m):
+                        if s1 < e0 and e1 > s0:
+                            m[s1:e1] = False
+                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
+    else:  # the legs still made worse lose every lock (their DOFs then only hold their feet where the clip has them
+        # while the shared hips come down for the others); if that is still worse, the clip is returned as given
         for side in dict.fromkeys(w[2] for w in worse):
-            leg = next(leg for leg in legs if leg.side == side)
-            own = [i for i, n in enumerate(figure.dof_names) if n.rsplit(".", 1)[0] in (leg.hip, leg.knee, leg.ankle,
-                                                                                         leg.toe)]
-            P[:, own] = P0[:, own]
             masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
+            lift[side][:] = False
             notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
+        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
         if _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c):
             P = P0
             notes.append("feet left as given: every lock made some stretch worse")
             masks = {}
-    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface)
+    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+    if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
+        # slide more lose their locks; if the feet still slide more, the clip is returned as given
+        for leg in legs:
+            pts = [p for p in dict.fromkeys((leg.ankle, leg.toe)) if p in c.points]
+            if sum(after.skate_by_point[p] for p in pts) > sum(before.skate_by_point[p] for p in pts):
+                masks[leg.side] = (np.zeros(F, bool), np.zeros(F, bool))
+                lift[leg.side][:] = False
+                notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
+        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+        after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+        if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
+                or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
+            P, masks, after = P0, {}, before
+            notes.append("feet left as given: the planted feet slid more in all")
     held = None
     if masks:
         held = np.zeros_like(c.mask)
@@ -528,6 +598,24 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
             if leg.toe in c.points:
                 held[:, c.points.index(leg.toe)] = mt
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
+
+
+#: A lock may leave a planted foot this fraction of the hip height (1 mm at 1 m) further from where it landed than
+#: the clip as given does before it is judged worse (the IK's soft stops and the ease in and out).
+DRIFT_TOLERANCE = 0.001
+
+
+def _drift(X: Array, runs_of: list[tuple[int, list[tuple[int, int]]]], a: int, b: int, horiz: list[int]) -> float:
+    """The largest ground distance of a planted point from where it stood at the start of its contact (clipped to
+    [a, b)), over the points and contacts given (``runs_of``: node index, its contact runs)."""
+    worst = 0.0
+    for i, runs in runs_of:
+        for s, e in runs:
+            s, e = max(s, a), min(e, b)
+            if e - s >= 2:
+                d = np.linalg.norm(X[s:e, i][:, horiz] - X[s, i][horiz], axis=1)
+                worst = max(worst, float(d.max()))
+    return worst
 
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
@@ -547,18 +635,13 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     pos0 = figure.world_positions(P0)
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
+    hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
     out: list[tuple[int, int, str, str]] = []
     horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
-        slide0 = np.zeros(len(P) - 1)
-        slide1 = np.zeros(len(P) - 1)
-        for p in {leg.ankle, leg.toe} & set(contacts.points):
-            m = contacts.mask[:, contacts.points.index(p)]
-            both = m[1:] & m[:-1]
-            i = names.index(p)
-            slide0 += both * np.linalg.norm(np.diff(pos0[:, i][:, horiz], axis=0), axis=1)
-            slide1 += both * np.linalg.norm(np.diff(W[:, i, :3, 3][:, horiz], axis=0), axis=1)
+        pts = [names.index(p) for p in dict.fromkeys((leg.ankle, leg.toe)) if p in contacts.points]
+        runs_of = [(i, _intervals(contacts.mask[:, contacts.points.index(names[i])])) for i in pts]
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
         win = np.zeros(len(P), dtype=bool)
@@ -567,8 +650,8 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
         runs = [(s, e) for s, e in _intervals(win) if moved[s:e].any()] + _intervals(moved & ~win)
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
-            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j])))
-            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j])))
+            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
+            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j], initial=-np.inf)))
             pop0 = clip_pop
             pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
             if pen1 > pen0 + 1e-6 * figure.size():
@@ -577,21 +660,23 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
-            elif slide1[a:b - 1].sum() > slide0[a:b - 1].sum() + tiny:
-                out.append((a, b, leg.side, f"the planted foot would slide {1e3 * unit * slide1[a:b - 1].sum():.1f} "
-                            f"mm (as given {1e3 * unit * slide0[a:b - 1].sum():.1f} mm)"))
+            else:
+                d0, d1 = _drift(pos0, runs_of, a, b, horiz), _drift(W[:, :, :3, 3], runs_of, a, b, horiz)
+                if d1 > d0 + DRIFT_TOLERANCE * hip:
+                    out.append((a, b, leg.side, f"the planted foot would drift {1e3 * unit * d1:.1f} mm from where "
+                                f"it landed (as given {1e3 * unit * d0:.1f} mm)"))
     return out
 
 
 def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
-               masks: dict[str, tuple[Bool, Bool]], lift: Bool, blend: float, legs: tuple[Leg, ...],
-               soles: list[Array]) -> Array:
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+               soles: list[Array], max_step: float = np.inf) -> Array:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold ends earlier; ≤ 8 passes)."""
     names = figure.node_names
     nb = max(2, int(round(blend * fps)))
     P = P0
     for _ in range(8):
-        P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles)
+        P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
         pos = figure.world_positions(P)
         again = False
         for leg, (goal, w) in zip(legs, goals, strict=True):
@@ -621,11 +706,12 @@ def _smooth_max(x: Array, r: int) -> Array:
 #: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
 #: little by the leg's joint limits then still stays out of the ground.
 SOLE_CLEARANCE = 0.005
+REACH = 0.0
 
 
 def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
-               lift: Bool, blend: float, legs: tuple[Leg, ...], soles: list[Array]
-               ) -> tuple[Array, list[tuple[Array, Array]]]:
+               lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...], soles: list[Array],
+               max_step: float = np.inf) -> tuple[Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg).
 
     The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
@@ -647,11 +733,14 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         mh, mt = masks[leg.side]
         goal, w, Q, src = _goal(A, mh, mt, toe, nb)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
-        below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1) if rel.shape[1] else np.zeros(F)
-        off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+        if rel.shape[1]:
+            below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
+            off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+        else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
+            below, off = np.zeros(F), np.zeros(F)
         goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
         sole = goal[:, k] + below
-        deficit = np.where(lift & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground, clear
+        deficit = np.where(lift[leg.side] & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit
@@ -659,19 +748,20 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         Kp = W[0, ik_, :3, 3]
         full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
         d0 = np.linalg.norm(A - Hp, axis=1)
-        reach = min(float(d0.max()), (1 - 1e-9) * full)  # never straighter than the clip
+        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
         feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min())))
         weights.append((goal, w))
     # the hips come down where a locked leg could not reach its goal, smoothly (max filter, then a mean)
     upv = np.eye(3)[k]
     drop = np.zeros(F)
-    for leg, goal, active, _, reach, _ in feet:
-        hip = W[:, names.index(leg.hip), :3, 3]
-        off = goal - hip
-        vert = off @ upv
-        flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
-        need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
-        drop = np.maximum(drop, need)
+    if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
+        for leg, goal, active, _, reach, _ in feet:
+            hip = W[:, names.index(leg.hip), :3, 3]
+            off = goal - hip
+            vert = off @ upv
+            flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
+            need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
+            drop = np.maximum(drop, need)
     if drop.max() > 0:
         drop = _smooth_max(drop, nb)
         M = np.tile(np.eye(4), (F, 1, 1))
@@ -679,7 +769,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
     for leg, goal, active, Q, reach, near in feet:  # where the hips came down, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach, near)
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach, near, max_step)
     return P, weights
 
 

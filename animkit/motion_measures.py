@@ -7,11 +7,17 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
 * **Surface**: the skinned mesh where the scene has one, else the drawn geometry (:mod:`animkit.surface`).
   penetration = max(0, −min_f min_v h(x_v(f))) over the whole body; planted height: h of each planted foot's
   lowest surface point over its contact frames (median, 5th percentile; float = max(0, median)).
-* **Contacts** say which frames a foot should be planted: for one clip, from height alone (within
-  :data:`PLANTED_HEIGHT` · H of the point's own low, :func:`animkit.motion.detect_contacts` with no speed limit:
-  a sliding foot is still planted), for a retarget
-  the source's contacts carried to the target's feet (:func:`carry_contacts`), or masks given by the caller.
-* **Skate** = mean over consecutive contact frames of |Δx_ground| · fps, a foot point's ground speed (mm/s).
+* **Contacts** say which frames a foot should be planted: for one clip, from height with a generous speed limit
+  (within :data:`PLANTED_HEIGHT` · H of the point's own low and slower than :data:`SLIDE_SPEED` · H per second,
+  :func:`animkit.motion.detect_contacts`: a foot sliding at 0.9 m/s on 0.9 m hips is still planted; a swinging
+  heel passing 1 cm over the floor at 2–5 m/s, as in CMU's walks, is not: height alone took it for planted and
+  scored the CMU walk itself at 615 mm/s), for a retarget the source's contacts found the same way and carried to
+  the target's feet (:func:`carry_contacts`), or masks given by the caller.
+* **Skate** = the planted feet's ground speed over :data:`SKATE_WINDOW` seconds, |x(f + w) − x(f)| / w with f and
+  f + w in the same contact (w shortened to the contact's length), per leg the slowest of its foot points (a foot
+  rolling over its toe or heel is not sliding), mean over the legs' planted frames (mm/s). The window makes it
+  independent of the frame rate and blind to marker jitter (0.5 mm of noise per frame at 120 fps is 60 mm/s frame
+  to frame); a steady slide scores its speed exactly. ``skate_by_point`` gives each point's own windowed speed.
 * **Travel** = |p_ground(last) − p_ground(first)| / H of the hips; against a source, travel ratio =
   travel_target / travel_source (both in hip heights). **Facing**: ψ(last) − ψ(first), ψ the heading of
   up × (left hip − right hip) on the ground, unwrapped (degrees).
@@ -37,9 +43,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .figure import Figure
-from .humanoid import match_figure
-from .motion import Contacts, Leg, MotionError, detect_contacts, knee_angles, legs_of, metres_per_unit
-from .retarget import BoneMap, _world_from, bone_map, hip_height, up_index
+from .humanoid import match_figure, side_of
+from .motion import (
+    SKATE_WINDOW,
+    Contacts,
+    Leg,
+    MotionError,
+    detect_contacts,
+    knee_angles,
+    legs_of,
+    metres_per_unit,
+    windowed_speed,
+)
+from .retarget import BoneMap, _planted_turn, _world_from, bone_map, hip_height, up_index
 from .surface import BodySurface, body_surface, descendants
 from .transforms import rotation_vector_from_matrix
 
@@ -47,8 +63,9 @@ if TYPE_CHECKING:
     from .mesh import Mesh
     from .scene import UpAxis
 
-__all__ = ["PLANTED_HEIGHT", "MotionReport", "SourceMotion", "measure_motion", "carry_contacts", "height_contacts",
-           "angular_speeds", "limit_violations", "bone_direction_errors"]
+__all__ = ["PLANTED_HEIGHT", "SLIDE_SPEED", "SKATE_WINDOW", "MotionReport", "SourceMotion", "measure_motion",
+           "carry_contacts", "height_contacts",
+           "angular_speeds", "limit_violations", "bone_direction_errors", "windowed_speed"]
 
 Array = NDArray[np.float64]
 
@@ -104,15 +121,19 @@ class MotionReport:
         return d
 
 
-#: A foot point is planted within this fraction of the hip height (2 cm at 1 m) above its own low (5th percentile).
-PLANTED_HEIGHT = 0.02
+#: A foot point is planted within this fraction of the hip height (4 cm at 1 m) above its own low (5th percentile).
+PLANTED_HEIGHT = 0.04
+#: ... and slower than this many hip heights per second (1 m/s at 1 m hips: any slide the eye would call one, and
+#: slower than a swinging foot, 2–5 m/s in a walk).
+SLIDE_SPEED = 1.0
 
 
 def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float = 0.0,
-                    height: float = PLANTED_HEIGHT, legs: tuple[Leg, ...] | None = None) -> Contacts:
-    """Contacts from height alone (:func:`animkit.motion.detect_contacts` with no speed limit): the frames a foot
-    point is within ``height`` · H of its own low, however fast it moves there."""
-    return detect_contacts(figure, poses, fps, up=up, ground=ground, height=height, speed=np.inf, legs=legs)
+                    height: float = PLANTED_HEIGHT, speed: float = SLIDE_SPEED,
+                    legs: tuple[Leg, ...] | None = None) -> Contacts:
+    """Contacts from height with a generous speed limit (:func:`animkit.motion.detect_contacts`): the frames a
+    foot point is within ``height`` · H of its own low and slower than ``speed`` · H per second."""
+    return detect_contacts(figure, poses, fps, up=up, ground=ground, height=height, speed=speed, legs=legs)
 
 
 def carry_contacts(contacts: Contacts, source_legs: Sequence[Leg], target_legs: Sequence[Leg]) -> Contacts:
@@ -156,11 +177,12 @@ def limit_violations(figure: Figure, poses: Array) -> tuple[int, dict[str, float
     P = np.atleast_2d(poses)
     lim = figure.dof_limits()
     excess = np.maximum(np.maximum(lim[:, 0] - P, P - lim[:, 1]), 0.0)
-    bad = excess > 1e-9
     revolute = np.zeros(P.shape[1], dtype=bool)
     for arc in figure.arcs():
         for i, d in zip(figure.joint_dofs[arc.joint.name], arc.joint.dofs, strict=True):
             revolute[i] = d.revolute
+    excess[:, revolute & (lim[:, 1] - lim[:, 0] >= 2 * np.pi - 1e-9)] = 0.0  # a whole turn: any angle is inside
+    bad = excess > 1e-9
     names = figure.dof_names
     by = {names[i]: float(np.degrees(excess[:, i].max()) if revolute[i] else excess[:, i].max())
           for i in np.flatnonzero(bad.any(axis=0))}
@@ -170,31 +192,70 @@ def limit_violations(figure: Figure, poses: Array) -> tuple[int, dict[str, float
 def bone_direction_errors(target: Figure, poses: Array, source: Figure, source_poses: Array, bones: BoneMap, *,
                           up: UpAxis = "y", source_up: UpAxis = "y") -> dict[str, Array]:
     """Per target bone "t>c" (t mapped, c its nearest mapped descendant): the angle (radians, (F,)) between the
-    world directions of t→c on the target and of the mapped pair on the source."""
-    Wt = target.world_batch(np.atleast_2d(poses))[:, :, :3, 3]
-    Ws = source.world_batch(np.atleast_2d(source_poses))[:, :, :3, 3] @ _world_from(source_up, up).T
+    world directions of t→c on the target and of the mapped pair on the source. Two kinds of bone are compared for
+    what the retarget can set, not for the rigs' anatomy:
+
+    * a bone with a mapped left and right child (hips → upper legs, chest → shoulders): those two are fixed offsets
+      whose rest directions are each rig's own (pelvis width and drop); they are replaced by "t>side", the
+      direction from the right child to the left on both (the turn about the body's axis), beside t → its other
+      mapped child;
+    * a foot (ankle → toe: where the toe joint sits in the foot is each rig's own; CesiumMan's line points 64° down,
+      CMU's 14°): the target's direction against the source foot's world turn from standing flat applied to the
+      target's rest direction, G_s(f)·C·e_t with G_s = R_s(f)·R_s(rest)ᵀ and C the turn from the source's rest
+      foot to its median planted pitch (``_planted_turn`` of :mod:`animkit.retarget`, from the source alone); the
+      target's foot stands flat at rest. Compared directly, a right retarget measured 40–45° here.
+    """
+    P_t, P_s = np.atleast_2d(poses), np.atleast_2d(source_poses)
+    Gt = target.world_batch(P_t)
+    Wt = Gt[:, :, :3, 3]
+    M = _world_from(source_up, up)
+    Gs = source.world_batch(P_s)
+    Ws = Gs[:, :, :3, 3] @ M.T
     if Wt.shape[0] != Ws.shape[0]:
         raise MotionError(f"bone directions: the target has {Wt.shape[0]} frames and the source {Ws.shape[0]}")
     tn, sn = target.node_names, source.node_names
     pairs = bones.pairs
-    rest_t = target.world_positions(target.rest_pose()[None])[0]
-    rest_s = source.world_positions(source.rest_pose()[None])[0]
+    rest_t = target.world_batch(target.rest_pose()[None])[0]
+    rest_s = source.world_batch(source.rest_pose()[None])[0]
+    ht = match_figure(target)
+    feet = {ht.get(f"foot_{x}") for x in ("l", "r")} - {None}
+    ks = up_index(source_up)
+    hip_s = hip_height(source, match_figure(source).get("hips") or sn[0], source_up)
+
+    def angle(a: Array, b: Array) -> Array:
+        cos = np.einsum("fi,fi->f", a, b)
+        return np.arctan2(np.linalg.norm(np.cross(a, b), axis=1), cos)
+
     out: dict[str, Array] = {}
     for t, s in pairs.items():
+        kids: list[str] = []
         todo = [a.child for a in target.node(t).arcs()]
         while todo:
             n = todo.pop()
             if n.name not in pairs:
                 todo.extend(a.child for a in n.arcs())
-                continue
-            it, ic, js, jc = tn.index(t), tn.index(n.name), sn.index(s), sn.index(pairs[n.name])
-            if (np.linalg.norm(rest_t[ic] - rest_t[it]) < 1e-6 * target.size()
-                    or np.linalg.norm(rest_s[jc] - rest_s[js]) < 1e-6 * source.size()):
-                continue
-            a, b = Wt[:, ic] - Wt[:, it], Ws[:, jc] - Ws[:, js]
-            cos = np.einsum("fi,fi->f", a, b)
-            sin = np.linalg.norm(np.cross(a, b), axis=1)
-            out[f"{t}>{n.name}"] = np.arctan2(sin, cos)
+            else:
+                kids.append(n.name)
+        it, js = tn.index(t), sn.index(s)
+        kept = [c for c in kids
+                if np.linalg.norm(rest_t[tn.index(c), :3, 3] - rest_t[it, :3, 3]) >= 1e-6 * target.size()
+                and np.linalg.norm(rest_s[sn.index(pairs[c]), :3, 3] - rest_s[js, :3, 3]) >= 1e-6 * source.size()]
+        sided = {side_of(c): c for c in kept if side_of(c) in ("l", "r")}
+        if len(kids) > 1 and len(sided) == 2:
+            il, ir = tn.index(sided["l"]), tn.index(sided["r"])
+            jl, jr = sn.index(pairs[sided["l"]]), sn.index(pairs[sided["r"]])
+            out[f"{t}>side"] = angle(Wt[:, il] - Wt[:, ir], Ws[:, jl] - Ws[:, jr])
+            kept = [c for c in kept if c not in sided.values()]
+        for c in kept:
+            ic, jc = tn.index(c), sn.index(pairs[c])
+            a = Wt[:, ic] - Wt[:, it]
+            if t in feet:  # the source foot's turn from standing flat, on the target's rest direction
+                C = _planted_turn(source, s, Gs, rest_s, ks, hip_s)
+                G = M @ Gs[:, js, :3, :3] @ rest_s[js, :3, :3].T @ C @ M.T
+                b = G @ (rest_t[ic, :3, 3] - rest_t[it, :3, 3])
+            else:
+                b = Ws[:, jc] - Ws[:, js]
+            out[f"{t}>{c}"] = angle(a, b)
     return out
 
 
@@ -289,13 +350,19 @@ def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: fl
     mm = 1000.0 * report.metres_per_unit
     horiz = [i for i in range(3) if i != k]
     by_point: dict[str, float] = {}
-    total, pairs = 0.0, 0
+    speed = np.full((P.shape[0], len(contacts.points)), np.nan)
     for j, p in enumerate(contacts.points):
-        both = contacts.mask[1:, j] & contacts.mask[:-1, j]
-        step = np.linalg.norm(np.diff(pos[:, names.index(p)][:, horiz], axis=0), axis=1)[both]
-        by_point[p] = float(step.mean() * fps * mm) if step.size else 0.0
-        total += float(step.sum())
-        pairs += int(step.size)
+        speed[:, j] = windowed_speed(pos[:, names.index(p)][:, horiz], contacts.mask[:, j], fps)
+        v = speed[:, j][np.isfinite(speed[:, j])]
+        by_point[p] = float(v.mean() * mm) if v.size else 0.0
+    per_leg: list[Array] = []
+    for leg in legs:
+        cols = [contacts.points.index(p) for p in (leg.ankle, leg.toe) if p in contacts.points]
+        if cols:
+            v = speed[:, cols]
+            ok = np.isfinite(v).any(axis=1)
+            per_leg.append(np.nanmin(np.where(np.isfinite(v), v, np.inf)[ok], axis=1))
+    legs_v = np.concatenate(per_leg) if per_leg else np.zeros(0)
     lows = surface.lowest(W, k, [descendants(figure, leg.ankle) for leg in legs])
     planted: list[Array] = []
     for j, leg in enumerate(legs):
@@ -314,7 +381,7 @@ def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: fl
     med = float(np.median(heights)) if heights.size else None
     return dataclasses.replace(
         report, contacts=kind, contact_frames=int(contacts.mask.any(axis=1).sum()),
-        skate_mm_per_s=total / pairs * fps * mm if pairs else 0.0, skate_by_point_mm_per_s=by_point,
+        skate_mm_per_s=float(legs_v.mean() * mm) if legs_v.size else 0.0, skate_by_point_mm_per_s=by_point,
         planted_height_median_mm=med,
         planted_height_p5_mm=float(np.percentile(heights, 5.0)) if heights.size else None,
         float_mm=None if med is None else max(0.0, med), facing_change_deg=facing, knee_pop_deg=float(pops.max()),

@@ -602,14 +602,19 @@ def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array
 
 
 def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
-    """Angles made continuous over frames (np.unwrap), shifted by whole turns into the limits, then clamped."""
+    """Angles made continuous over frames (np.unwrap), shifted by whole turns into the limits, then clamped; a
+    range of a whole turn or more (a free root's ±180°) is no limit: there the angle is wrapped into it by whole
+    turns, not clamped (clamping stopped a figure turning round: the hop onto the TOML humanoid lost up to 135° of
+    its hips' heading)."""
     v = np.unwrap(values, axis=0)
     two_pi = 2 * np.pi
     finite = np.isfinite(lower) & np.isfinite(upper)
     mid = np.where(finite, 0.5 * (np.where(finite, lower, 0.0) + np.where(finite, upper, 0.0)), 0.0)
     shift = np.round((np.mean(v, axis=0) - mid) / two_pi) * two_pi
     v = v - shift
-    return np.clip(v, lower, upper)
+    full = finite & (np.where(finite, upper - lower, 0.0) >= two_pi - 1e-9)
+    wrapped = np.where(full, lower + np.mod(v - np.where(full, lower, 0.0), two_pi), v)
+    return np.where(full, np.minimum(wrapped, upper), np.clip(v, lower, upper))
 
 
 def _stance(low: Array, hip: float) -> float:

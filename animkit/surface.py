@@ -13,7 +13,7 @@ Motion measures (:mod:`animkit.motion_measures`) and foot locking (:mod:`animkit
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -68,6 +68,24 @@ class _Part:
         F, J = S.shape[:2]
         return (self.table[sel] @ S.transpose(1, 2, 0).reshape(J * 4, F)).T
 
+    def sub_table(self, sel: Index | slice) -> tuple[Array, Index] | None:
+        """The table's rows ``sel`` restricted to the joints that move them: (X', used joints), None without a
+        table (a foot's points hang on 2–4 of a character's joints: the product then costs a fraction)."""
+        if self.table is None:
+            return None
+        X = self.table[sel]
+        J = len(self.joint_index)
+        used = np.flatnonzero(np.abs(X.reshape(X.shape[0], J, 4)).sum(axis=(0, 2)) > 0)
+        return X.reshape(X.shape[0], J, 4)[:, used].reshape(X.shape[0], 4 * used.size), used
+
+    def sub_heights(self, W: Array, sub: tuple[Array, Index], up: int) -> Array:
+        """(F, V') as :meth:`heights`, from :meth:`sub_table`'s restricted table."""
+        X, used = sub
+        S = np.matmul(W[:, self.joint_index[used], up, None, :], self.bind[used])[:, :, 0]  # (F, J', 4): W · IBM's
+        # row ``up``
+        F, J = S.shape[:2]
+        return (X @ S.transpose(1, 2, 0).reshape(J * 4, F)).T
+
 
 @dataclass(frozen=True, eq=False)
 class BodySurface:
@@ -76,6 +94,8 @@ class BodySurface:
     kind: Literal["mesh", "drawn"]
     owner: Index
     parts: tuple[_Part, ...]
+    _subs: dict[tuple[int, bytes], tuple[Index | slice, tuple[Array, Index] | None]] = field(
+        default_factory=dict, repr=False)
 
     @property
     def point_count(self) -> int:
@@ -98,12 +118,17 @@ class BodySurface:
         gs = [None] if groups is None else [np.asarray(sorted(set(g)), dtype=np.intp) for g in groups]
         out = np.full((F, len(gs)), np.nan)
         for j, keep in enumerate(gs):
-            for part in self.parts:
-                sel = part.select(keep)
+            for i, part in enumerate(self.parts):
+                key = (i, b"" if keep is None else keep.tobytes())
+                if key not in self._subs:  # a group's points and the joints that move them, found once
+                    sel = part.select(keep)
+                    self._subs[key] = (sel, part.sub_table(sel) if _size(sel, part) else None)
+                sel, sub = self._subs[key]
                 if not _size(sel, part):
                     continue
                 for s in range(0, F, CHUNK):
-                    h = part.heights(W[s:s + CHUNK], sel, up).min(axis=1)
+                    Wc = W[s:s + CHUNK]
+                    h = (part.sub_heights(Wc, sub, up) if sub is not None else part.heights(Wc, sel, up)).min(axis=1)
                     out[s:s + CHUNK, j] = np.fmin(out[s:s + CHUNK, j], h)
         return out
 

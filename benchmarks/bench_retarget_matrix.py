@@ -20,6 +20,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import platform  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -30,11 +31,15 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import animkit  # noqa: E402
+from animkit.humanoid import match_figure  # noqa: E402
+from animkit.keyframes import Clip  # noqa: E402
 from animkit.motion import MotionError, lock_feet  # noqa: E402
 from animkit.motion_measures import MotionReport, SourceMotion, bone_direction_errors, measure_motion  # noqa: E402
+from animkit.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
 from animkit.retarget import feet_of, hip_height, retarget_full  # noqa: E402
 from benchmarks.harness import write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
+from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent.parent / "shared" / "data" / "bvh"
@@ -66,7 +71,8 @@ class Row:
     note: str
 
 
-def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name: str, rounds: int) -> Row:
+def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name: str, rounds: int,
+                 mapping: dict[str, str] | None = None) -> Row:
     clip = src.clip()
     P_s = clip.sample(clip.frame_times())
     s_report = measure_motion(src.figure, P_s, clip.fps, up=src.up)
@@ -76,7 +82,7 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
     poses = None
     for _ in range(rounds):
         t0 = time.perf_counter()
-        r = retarget_full(src, tgt)
+        r = retarget_full(src, tgt, mapping)
         try:
             poses = lock_feet(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes).poses
         except MotionError as exc:
@@ -98,6 +104,11 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
         note = "; ".join([note] * bool(note) + [n for n in r.notes if "follows its source" not in n])
     return Row(src_name, tgt_name, len(P_s), before, after, s_report.knee_pop_deg, s_report.travel_hh, dirs, hip_m,
                len(P_s) / float(np.median(times)), note)
+
+
+def row_hips(fig: animkit.Figure) -> str:
+    """The humanoid hips of a figure (its first node where none is matched)."""
+    return match_figure(fig).get("hips") or fig.node_names[0]
 
 
 def _f(v: float | None, spec: str = ".2f") -> str:
@@ -165,6 +176,8 @@ def main() -> None:
     warnings.simplefilter("ignore")
     clips = sources()
     rows: list[Row] = []
+    fox_rows = 0
+    source_skate: dict[str, float] = {}
     notes: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         targets: list[tuple[str, animkit.Scene]] = [
@@ -180,29 +193,54 @@ def main() -> None:
                 rows.append(row)
                 if row.note:
                     notes.setdefault(name, row.note)
+                if path.name not in source_skate:
+                    rep = measure_motion(src.figure, src.clip().sample_frames(), src.clip().fps, up=src.up)
+                    h = hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
+                    source_skate[path.name] = (rep.skate_mm_per_s or 0.0) * 0.9 / h
                 print(f"{path.name} -> {name}: {', '.join(goals(row)) or 'all met'} "
                       f"({time.perf_counter() - t0:.1f} s)", flush=True)
+        # quadrupeds: the Fox's own clips onto a re-proportioned Fox (legs 1.3x, spine 0.8x, every node renamed)
+        fox = animkit.load(ROOT / "tests" / "data" / "Fox.glb")
+        long_fox = animkit.load(reproportioned_fox(Path(tmp)))
+        mapping = quadruped_node_map(match_quadruped_figure(fox.figure), match_quadruped_figure(long_fox.figure))
+        for clip_name in ("Walk", "Run"):  # carried forward at its planted hind toe's speed, three cycles
+            P_fox, t_fox = fox_walking(fox.figure, fox.clips[clip_name])
+            walking = Clip.from_poses(fox.figure, t_fox, P_fox, name=clip_name, fps=fox.clips[clip_name].fps)
+            src = dataclasses.replace(fox, clips={clip_name: walking})
+            t0 = time.perf_counter()
+            row = measure_pair(src, f"Fox.glb {clip_name}", long_fox, "Fox, legs 1.3x, spine 0.8x", args.rounds,
+                               mapping)
+            rows.append(row)
+            fox_rows += 1
+            if row.note:
+                notes.setdefault(row.target, row.note)
+            print(f"Fox {clip_name} -> long Fox: {', '.join(goals(row)) or 'all met'} "
+                  f"({time.perf_counter() - t0:.1f} s)", flush=True)
     met = sum(not goals(r) for r in rows)
     lines = [
         "# Retargeting every clip onto every humanoid character",
         "",
         f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix --rounds {args.rounds}`",
         "",
-        f"{len(clips)} clips × {len(rows) // max(len(clips), 1)} characters; {met} of {len(rows)} rows meet every "
-        f"goal. {platform.python_version()}, NumPy {np.__version__}, one core (BLAS threads 1). The machine was "
+        f"{len(clips)} clips × {(len(rows) - fox_rows) // max(len(clips), 1)} humanoid characters and {fox_rows} "
+        f"quadruped rows; {met} of {len(rows)} rows meet every goal. {platform.python_version()}, NumPy "
+        f"{np.__version__}, one core (BLAS threads 1). The machine was "
         "loaded (2 cores shared by 8 engineers): frames/s are lower bounds, the median of "
         f"{args.rounds} runs of retarget + lock feet (the whole of `retarget_full` and `lock_feet`, on the clip's "
         "own length).",
         "",
-        "Measures (animkit.motion_measures, against the source: its contacts carried to the target): travel ratio = "
+        "Measures (animkit.motion_measures, against the source: its contacts, by height within 4 % of the hip "
+        "height of each point's low and slower than 1 hip height per second, carried to the target): travel ratio = "
         "root travel in hip heights ÷ the source's (hip heights measured the same way on both: hips above the lowest "
-        "foot joint standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
-        "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed, "
-        "scaled to a 0.9 m hip height; knee pop = the largest frame-to-frame change of a knee angle; bone dirs = "
-        "angle between world bone directions on target and source, every mapped bone and child (the feet included: "
-        "their ankle → toe line is no anatomical direction — CesiumMan's points 64° down, CMU's 14° — so skinned "
-        "characters' feet stand flat when the source's are planted and disagree there by design; the column "
-        "after it leaves the feet out).",
+        "foot point standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
+        "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed "
+        "over 0.1 s windows, per leg its slowest foot point, scaled to a 0.9 m hip height (the source clips "
+        "themselves score 24–125 mm/s: see below); knee pop = the largest frame-to-frame change of a knee angle; "
+        "bone dirs = angle between world bone directions on target and source, every mapped bone and child, with a "
+        "bone's left and right fixed offsets (hips → upper legs, chest → shoulders) replaced by the side vector "
+        "between them and a foot compared by its turn from standing flat (both are the rigs' anatomy, not the "
+        "retarget's: compared directly, a right retarget measured 23–45° there); the column after it leaves the "
+        "feet out.",
         "",
         "Goals (on the locked clip): travel ratio 0.85–1.15 (not judged where the source stays on the spot, under "
         "0.5 hip heights); planted low within 20 mm (median) and none under −25 mm (5th percentile); skate ≤ "
@@ -211,16 +249,20 @@ def main() -> None:
         "",
         table(rows),
         "",
+        "The source clips measured alone (contacts by height and speed, skate at a 0.9 m hip height):",
+        "",
+        *[f"- {name}: skate {v:.0f} mm/s" for name, v in source_skate.items()],
+        "",
         "Notes the retarget gave (per character, first clip):",
         "",
     ]
     lines += [f"- {k}: {v}" for k, v in notes.items()] or ["- none"]
     lines += [
         "",
-        "Quadrupeds (the Fox): not in this table. The quadruped matcher and map (animkit.quadruped, from the "
-        "trust-characters branch, merged here shortly before this ran) came too late to add quadruped rows; its own "
-        "test of a Fox walk onto a re-proportioned Fox (tests/test_characters.py) fails on that branch as it stands "
-        "(bone directions 77° off), so there was no working quadruped retarget to measure.",
+        "Quadrupeds: the last rows are the Fox's own Walk and Run (in place in the file; carried forward at the speed "
+        "its planted hind toe slides back, three cycles: tests/test_characters.py's `fox_walking`) onto the Fox's "
+        "skeleton with legs 1.3x and the spine 0.8x as long and every node renamed (tests/test_characters.py's "
+        "`reproportioned_fox`), through `animkit.quadruped.quadruped_node_map`; drawn bones as its surface.",
         "",
     ]
     text = "\n".join(lines)

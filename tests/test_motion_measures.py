@@ -181,3 +181,81 @@ def test_surface_heights_are_the_skinned_meshes_lowest_points() -> None:
         assert own.any()
         np.testing.assert_allclose(low[:, j], X[:, own, 1].min(axis=1), atol=1e-12)
         np.testing.assert_allclose(surface.positions(W, g), X[:, own], atol=1e-12)
+
+
+def test_marker_jitter_is_not_skate_and_a_steady_slide_is_its_speed_at_any_frame_rate(
+        humanoid: animkit.Scene) -> None:
+    """A figure standing still with 0.3 mm of noise per axis on its hips (120 fps): frame to frame its feet move
+    0.5 mm a frame, 64 mm/s, but nothing slides; over 0.1 s windows it scores under 10 mm/s. A steady slide at
+    0.3 m/s scores 300 mm/s at 30 and at 120 fps."""
+    fig = humanoid.figure
+    rng = np.random.default_rng(7)
+    P = _still(fig, 240)
+    cols = [fig.dof_names.index(f"hips.t{a}") for a in "xyz"]
+    P[:, cols] += rng.normal(0.0, 0.0003, (len(P), 3))
+    r = measure_motion(fig, P, 120.0)
+    assert r.contact_frames == len(P)
+    assert r.skate_mm_per_s is not None and r.skate_mm_per_s < 10.0
+    for fps in (30.0, 120.0):
+        Q = _still(fig, int(fps))
+        Q[:, cols[0]] = 0.3 * np.arange(len(Q)) / fps
+        assert measure_motion(fig, Q, fps).skate_mm_per_s == pytest.approx(300.0, rel=1e-9)
+
+
+def test_a_swinging_foot_near_the_floor_is_not_planted(humanoid: animkit.Scene) -> None:
+    """The left leg swings its foot through the bottom of its arc at over 2 m/s, within 4 % of the hip height of
+    its own low for most frames (as CMU's heels pass the floor): by height alone it is planted and "skates" at its
+    swing speed; with the speed limit it is not planted and adds no skate; the right foot stands still."""
+    fig = humanoid.figure
+    fps = 120.0
+    P = _still(fig, 31)
+    P[:, fig.dof_names.index("hip_l.rx")] = np.radians(np.linspace(-25.0, 25.0, len(P)))
+    W = fig.world_batch(P)
+    toe = W[:, fig.node_names.index("toe_l"), :3, 3]
+    assert (np.linalg.norm(np.diff(toe[:, [0, 2]], axis=0), axis=1) * fps).min() > 2.0
+    by_height = measure_motion(fig, P, fps, contacts=height_contacts(fig, P, fps, speed=np.inf))
+    assert by_height.skate_by_point_mm_per_s["toe_l"] > 2000.0
+    r = measure_motion(fig, P, fps)
+    assert r.skate_by_point_mm_per_s["toe_l"] == 0.0 and r.skate_by_point_mm_per_s["ankle_l"] == 0.0
+    assert r.skate_mm_per_s == pytest.approx(0.0, abs=1e-9)
+
+
+def test_fixed_offsets_measure_the_retarget_not_the_rigs() -> None:
+    """scenes/walk.toml onto a copy of its figure whose hip joints sit 40 % closer to the hips (the pelvis's fixed
+    offsets point elsewhere at rest): the hips' side vector and every bone agree (a right retarget measures right);
+    the same poses on that figure turned 30° about the vertical show on the side vector the closed form
+    cos θ = 1 − (1 − cos 30°)(1 − (v̂·up)²) of the source's side vector v (a wrong one measures wrong)."""
+    from animkit.figure import Figure
+
+    walk = animkit.load(SCENES / "walk.toml")
+    src = walk.figure
+
+    def narrow(yaw: float) -> Figure:
+        Y = np.eye(4)
+        c, s_ = np.cos(np.radians(yaw)), np.sin(np.radians(yaw))
+        Y[[0, 0, 2, 2], [0, 2, 0, 2]] = [c, s_, -s_, c]
+        fig = Figure(src.root.name, joint=src.root_arc.joint, L=Y @ src.root_arc.L, name="narrow_hips")
+        for arc in src.arcs()[1:]:
+            L = arc.L.copy()
+            if arc.child.name in ("hip_l", "hip_r"):
+                L[:3, 3] *= 0.6
+            fig.add(arc.child.name, arc.parent.name, L=L, joint=arc.joint)
+        return fig
+
+    fig = narrow(0.0)
+    clip = walk.clip()
+    P = clip.sample_frames()
+    r = retarget_full(walk, fig)
+    source = SourceMotion(src, P, walk.up, r.bone_map)
+    m = measure_motion(fig, r.poses, clip.fps, source=source)
+    assert "hips>side" in m.bone_direction_by_bone_deg
+    assert "hips>hip_l" not in m.bone_direction_by_bone_deg and "hips>hip_r" not in m.bone_direction_by_bone_deg
+    assert m.bone_direction_p90_deg is not None and m.bone_direction_p90_deg < 1.0
+    turned = measure_motion(narrow(30.0), r.poses, clip.fps, source=source)
+    X = src.world_positions(P)
+    v = X[:, src.node_names.index("hip_l")] - X[:, src.node_names.index("hip_r")]
+    e = (v / np.linalg.norm(v, axis=1, keepdims=True))[:, 1]
+    want = np.degrees(np.arccos(1.0 - (1.0 - np.cos(np.radians(30.0))) * (1.0 - e * e)))
+    med, p90 = turned.bone_direction_by_bone_deg["hips>side"]
+    assert med == pytest.approx(float(np.median(want)), abs=1e-6)
+    assert p90 == pytest.approx(float(np.percentile(want, 90.0)), abs=1e-6)
