@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,12 +30,16 @@ from . import effectors_jit as ej
 from .prior import PosePrior, PriorBinding, feature_jacobian
 from .problem import ChainModel, compile_chain
 from .result import IKResult
+from .stack import edge_constraints, solve_on_edges
 
 __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
 
 Array = NDArray[np.float64]
 EFFECTOR_TOL = 0.01 / 1.7  # effectors are met within 1 cm of a 1.7 m figure (as a fraction of its height)
 PRIOR_FIRST = 8  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
+SETTLED = 1e-2  # a phase ends when a step lowers the cost by less than this fraction (and the effectors are met)
+MET = 0.5  # ... and the effectors within this fraction of EFFECTOR_TOL
+TRIES = 8  # damping increases (× 4) a step may try before a phase ends
 MAX_STEP = 0.25  # radians: the largest turn of any joint in one step
 SIGMA_EXTRA = 0.1  # radians: how far a joint between the prior's bones may turn for free (its residual's scale)
 _DEFAULT: list[PosePrior] = []
@@ -105,7 +110,7 @@ class _Chain:
     live: NDArray[np.intp]  # (E,) node index of each of the model's effectors
     R0: Array  # (N, 3, 3) node rotations at the start pose (constant outside ``live``)
     p0: Array  # (N, 3)
-    cones: tuple[Array, ...]  # links, axes, A_ref, t, front, reach, swing, twist (effectors_jit.project_cones)
+    cones: tuple[NDArray[Any], ...]  # links, axes, A_ref, t, front, reach, swing, twist (effectors_jit.project_cones)
 
     def frames(self, q: Array) -> tuple[Array, Array, Array, Array]:
         """World node rotations (N, 3, 3), origins (N, 3), DOF origins and axes (D, 3) of a full pose q."""
@@ -126,7 +131,7 @@ class _Chain:
         return R, p, r, a
 
 
-def _cone_arrays(model: ChainModel) -> tuple[Array, ...]:
+def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
     """The chain's cones as flat arrays for :func:`.effectors_jit.project_cones` (reach[:, 0] = −1: circular)."""
     C = len(model.cones)
     links = np.zeros((C, 3), dtype=np.intp)
@@ -210,7 +215,8 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     fast = ej.normal_equations is not None and jit.enabled()
     evaluate = (_compiled_evaluator if fast else _numpy_evaluator)(ch, b, pr, tg, mov, extra_rows, rest)
     project = _cone_projector(ch, fast)
-    column = {int(d): i for i, d in enumerate(mov)}
+    column = np.full(c.dof_count, -1, dtype=np.intp)
+    column[mov] = np.arange(len(mov))
     errors: list[float] = []
 
     def descend(q: Array, lam: float, iterations: int, wp: float, wo: float) -> tuple[Array, float, float, float]:
@@ -222,7 +228,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
         for _ in range(iterations):
             improved = False
             dH = np.diagonal(H).copy()
-            for _ in range(8):
+            for _ in range(TRIES):
                 A = H.copy()
                 A[diag] += lam * (1.0 + dH)
                 F = _Factor(A, fast)
@@ -233,7 +239,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
                 held: set[int] = set()
                 solved = False
                 for active in range(4):  # a step that leaves a range is solved again on its edge's tangent
-                    sol = _solve_on(F, g, N, beta)
+                    sol = solve_on_edges(F.solve, g, N, beta)
                     solved = sol is not None
                     if sol is None:
                         break
@@ -250,7 +256,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
                     if not fresh:  # range's edge curves away from its tangent (the knee), and a second plane
                         break  # would pin it to a corner
                     held.update(int(d3[0]) for d3 in fresh)
-                    Nk, bk = _tangent_rows(q, q_new, outside, fresh, column, len(mov))
+                    Nk, bk = edge_constraints(q, q_new, outside, fresh, column)
                     N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
                 if not solved:
                     lam *= 4.0
@@ -266,7 +272,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             gain = cost - c_new
             q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
             errors.append(pos_err)
-            if gain <= 1e-4 * cost and pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02:
+            if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * b.height and ori_err <= 0.02)):
                 break
         return q, lam, pos_err, ori_err
 
@@ -371,7 +377,8 @@ def _cone_projector(ch: _Chain, fast: bool) -> Callable[[Array], list[NDArray[np
 
         def project(q: Array) -> list[NDArray[np.intp]]:
             qc = q[model.dofs]
-            if not ej.project_cones(qc, *arrays, 1e-12, hit):
+            links, axes, Ar, t, front, reach, swing, twist = arrays
+            if not ej.project_cones(qc, links, axes, Ar, t, front, reach, swing, twist, 1e-12, hit):
                 return []
             q[model.dofs] = qc
             return [d for d, h in zip(dofs3, hit, strict=True) if h]
@@ -382,28 +389,6 @@ def _cone_projector(ch: _Chain, fast: bool) -> Callable[[Array], list[NDArray[np
         q[model.dofs] = model.project_cones(q[model.dofs][None])[0]
         return [d for d in dofs3 if np.any(q[d] != before[d])]
     return project_numpy
-
-
-def _tangent_rows(q: Array, inside: Array, outside: Array, moved: list[NDArray[np.intp]], column: dict[int, int],
-                  m: int) -> tuple[Array, Array]:
-    """Constraints Nᵀ Δθ = β (N (m, k)) for the joints the projection moved: n the unit normal (in the joint's three
-    angles) from its projected angles toward where the step put them, β = n·(θ_edge − θ), so that the step solved
-    again keeps them on their range's tangent plane (an active set)."""
-    cols_n, beta = [], []
-    for d3 in moved:
-        cols = [column.get(int(d), -1) for d in d3]
-        if min(cols) < 0:
-            continue
-        nvec = outside[d3] - inside[d3]
-        nn = float(np.linalg.norm(nvec))
-        if not nn > 1e-15:
-            continue
-        nvec /= nn
-        col = np.zeros(m)
-        col[cols] = nvec
-        cols_n.append(col)
-        beta.append(float(nvec @ (inside[d3] - q[d3])))
-    return np.array(cols_n).reshape(-1, m).T, np.array(beta)
 
 
 class _Factor:
@@ -417,7 +402,7 @@ class _Factor:
             self.ok = bool(ej.cholesky(self.L))
         else:
             try:
-                self.L = np.linalg.cholesky(A)
+                self.L = np.asarray(np.linalg.cholesky(A), dtype=float)
                 self.ok = True
             except np.linalg.LinAlgError:
                 self.ok = False
@@ -432,18 +417,3 @@ class _Factor:
         else:
             X = np.linalg.solve(self.L.T, np.linalg.solve(self.L, B2))
         return X.reshape(B.shape)
-
-
-def _solve_on(F: _Factor, g: Array, N: Array, beta: Array) -> Array | None:
-    """argmin ½ΔᵀAΔ − gᵀΔ subject to NᵀΔ = β, A = LLᵀ factored in F: Δ = Δ₀ + A⁻¹N μ, (NᵀA⁻¹N) μ = β − NᵀΔ₀ (the
-    KKT system by its Schur complement); Δ₀ = A⁻¹g when N has no columns. None where it cannot be solved."""
-    out = F.solve(g)
-    if N.shape[1]:
-        AN = F.solve(N)
-        S = N.T @ AN
-        S[np.diag_indices_from(S)] += 1e-12 * max(float(np.trace(S)), 1e-300)
-        try:
-            out = out + AN @ np.linalg.solve(S, beta - N.T @ out)
-        except np.linalg.LinAlgError:
-            return None
-    return out if bool(np.all(np.isfinite(out))) else None

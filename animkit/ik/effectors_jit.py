@@ -18,6 +18,7 @@ angles nearest θ instead of read from a closed form.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +28,7 @@ from .lm_jit import log_vee
 
 __all__ = ["chain_frames", "normal_equations", "project_cones", "rotation_about"]
 
-Array = NDArray[np.float64]
+Array = NDArray[Any]  # float64, and the index (intp) and mask (bool) arrays
 
 
 def chain_frames(q: Array, H0: Array, H1: Array, H2: Array, H3: Array, parent: Array, revolute: Array, axis: Array,
