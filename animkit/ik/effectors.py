@@ -36,11 +36,11 @@ __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
 
 Array = NDArray[np.float64]
 EFFECTOR_TOL = 0.01 / 1.7  # effectors are met within 1 cm of a 1.7 m figure (as a fraction of its height)
-PRIOR_FIRST = 8  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
+PRIOR_FIRST = 3  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
 SETTLED = 1e-2  # a phase ends when a step lowers the cost by less than this fraction (and the effectors are met)
 MET = 0.5  # ... and the effectors within this fraction of EFFECTOR_TOL
 TRIES = 8  # damping increases (× 4) a step may try before a phase ends
-MAX_STEP = 0.25  # radians: the largest turn of any joint in one step
+MAX_STEP = 0.5  # radians: the largest turn of any joint in one step
 SIGMA_EXTRA = 0.1  # radians: how far a joint between the prior's bones may turn for free (its residual's scale)
 _DEFAULT: list[PosePrior] = []
 
@@ -211,6 +211,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra_rows = np.flatnonzero(extra[mov])
     rest = figure.rest_pose()[mov]
     lo, hi = c.lower[mov], c.upper[mov]
+    boxed = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
     rev_mov = np.asarray(c.dof_revolute, dtype=bool)[mov]
     fast = ej.normal_equations is not None and jit.enabled()
     evaluate = (_compiled_evaluator if fast else _numpy_evaluator)(ch, b, pr, tg, mov, extra_rows, rest)
@@ -247,7 +248,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
                     big = float(np.max(np.abs(dq[rev_mov]), initial=0.0))
                     step = dq * (MAX_STEP / big) if big > MAX_STEP else dq  # a trust region: ≤ MAX_STEP a joint
                     q_new = q.copy()
-                    q_new[mov] = np.clip(q[mov] + step, lo, hi)
+                    q_new[mov] = np.clip(q[mov] + step, lo, hi) if boxed else q[mov] + step
                     outside = q_new.copy()
                     moved = project(q_new)
                     if not moved or active == 3:
@@ -277,10 +278,11 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
         return q, lam, pos_err, ori_err
 
     project(q)
+    wp, wo = 1.7e3 / b.height, 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
     # phase 1: the prior alone (the most probable pose given the root), from the start
     q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST, 0.0, 0.0)
-    # phase 2: the effectors (σ = 1 mm of a 1.7 m figure, 0.01 rad) and the prior together
-    q, lam, pos_err, ori_err = descend(q, lam, max_iter, 1.7e3 / b.height, 100.0)
+    # phase 2: the effectors and the prior together
+    q, lam, pos_err, ori_err = descend(q, lam, max_iter, wp, wo)
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
     return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
                     "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
