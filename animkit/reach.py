@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ from .chains import dof_indices
 from .display import html_for
 from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
-from .ik import LM, IKProblem, IKResult, Solver, solver_from_name
+from .ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from .ik.natural import NaturalProblem, Priors
 from .ik.problem import movable_dofs
 from .ik.tasks import Reach
@@ -553,6 +554,10 @@ def priors_from_scene(scene: Scene) -> Priors | None:
     kw: dict[str, Any] = dict(spec.priors)
     up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
     try:
+        if isinstance(kw.get("prior"), str):  # "default" or a file relative to the scene (checked when read)
+            ref = kw["prior"]
+            kw["prior"] = PosePrior.load(None if ref == "default" or scene.source is None
+                                         else Path(scene.source).parent / ref)
         return Priors(**kw, up=up)
     except TypeError as exc:
         raise IKError(f"{scene.source or 'scene'}: [reach.priors]: {exc}") from None

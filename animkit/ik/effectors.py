@@ -13,27 +13,34 @@ probable one the prior knows. See docs/prior.md.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit
 from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..fk import forward
 from ..transforms import cross3, rotation_error
+from . import effectors_jit as ej
 from .prior import PosePrior, PriorBinding, feature_jacobian
-from .problem import compile_chain
+from .problem import ChainModel, compile_chain
 from .result import IKResult
+from .stack import edge_constraints, solve_on_edges
 
 __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
 
 Array = NDArray[np.float64]
 EFFECTOR_TOL = 0.01 / 1.7  # effectors are met within 1 cm of a 1.7 m figure (as a fraction of its height)
-PRIOR_FIRST = 8  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
-MAX_STEP = 0.25  # radians: the largest turn of any joint in one step
+PRIOR_FIRST = 3  # LM iterations on the prior alone before the effectors join (a start near the prior's mode)
+SETTLED = 1e-2  # a phase ends when a step lowers the cost by less than this fraction (and the effectors are met)
+MET = 0.5  # ... and the effectors within this fraction of EFFECTOR_TOL
+TRIES = 8  # damping increases (× 4) a step may try before a phase ends
+MAX_STEP = 0.5  # radians: the largest turn of any joint in one step
 SIGMA_EXTRA = 0.1  # radians: how far a joint between the prior's bones may turn for free (its residual's scale)
 _DEFAULT: list[PosePrior] = []
 
@@ -94,11 +101,58 @@ def _place_root(frames: Callable[[Array], tuple[Array, Array, Array, Array]], no
     return q
 
 
-def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]
-           ) -> Callable[[Array], tuple[Array, Array, Array, Array]]:
-    """The frames of the figure's nodes as a function of a pose whose DOFs outside ``dofs`` are those of ``q``: the
-    movable set compiled once (ChainModel; kept on the binding per movable set and folded values), its nodes'
-    frames per call in one pass, the other nodes' frames constant."""
+@dataclass(frozen=True, eq=False)
+class _Chain:
+    """The movable set compiled once (a ChainModel whose effectors are every node it moves, ``live``), the other
+    nodes' constant frames, and the arrays the compiled loop reads (:mod:`.effectors_jit`)."""
+
+    model: ChainModel
+    live: NDArray[np.intp]  # (E,) node index of each of the model's effectors
+    R0: Array  # (N, 3, 3) node rotations at the start pose (constant outside ``live``)
+    p0: Array  # (N, 3)
+    cones: tuple[NDArray[Any], ...]  # links, axes, A_ref, t, front, reach, swing, twist (effectors_jit.project_cones)
+
+    def frames(self, q: Array) -> tuple[Array, Array, Array, Array]:
+        """World node rotations (N, 3, 3), origins (N, 3), DOF origins and axes (D, 3) of a full pose q."""
+        model = self.model
+        D = model.figure.compiled.dof_count
+        r, a = np.zeros((D, 3)), np.zeros((D, 3))
+        R, p = self.R0.copy(), self.p0.copy()
+        if ej.chain_frames is not None and jit.enabled():
+            n = model.n
+            rc, ac = np.empty((n, 3)), np.empty((n, 3))
+            ej.chain_frames(q[model.dofs], model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute,
+                            model.axis, model.eff_link, model.eff_C, self.live, np.empty((n, 4, 4)), R, p, rc, ac)
+            r[model.dofs], a[model.dofs] = rc, ac
+            return R, p, r, a
+        fr = model.frames(q[model.dofs][None])
+        R[self.live], p[self.live] = fr.R[0], fr.p[0]
+        r[model.dofs], a[model.dofs] = fr.r[0], fr.a[0]
+        return R, p, r, a
+
+
+def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
+    """The chain's cones as flat arrays for :func:`.effectors_jit.project_cones` (reach[:, 0] = −1: circular)."""
+    C = len(model.cones)
+    links = np.zeros((C, 3), dtype=np.intp)
+    axes, Ar = np.zeros((C, 3, 3)), np.zeros((C, 3, 3))
+    t, front, reach = np.zeros((C, 3)), np.zeros((C, 3)), np.full((C, 4), -1.0)
+    swing, twist = np.zeros(C), np.zeros((C, 2))
+    for i, cl in enumerate(model.cones):
+        links[i] = cl.links
+        axes[i] = model.axis[list(cl.links)]
+        cone = cl.cone
+        Ar[i] = cl.rest if cone.reference is None else np.asarray(cone.reference)
+        t[i] = cl.axis / np.linalg.norm(cl.axis)
+        if cone.reach is not None and cone.front is not None:
+            front[i], reach[i] = cone.front, cone.reach
+        swing[i], twist[i] = cone.swing, cone.twist
+    return links, axes, Ar, t, front, reach, swing, twist
+
+
+def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) -> _Chain:
+    """The movable set ``dofs`` compiled once with the DOFs outside it at ``q``'s values (kept on the binding per
+    movable set and folded values: one at a time, a new root or start pose replaces the old one)."""
     c = figure.compiled
     others = np.setdiff1d(np.arange(c.dof_count), dofs)
     key = (tuple(int(d) for d in dofs), q[others].tobytes())
@@ -107,20 +161,10 @@ def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]
         live = np.flatnonzero(np.any(b.moves[:, dofs], axis=1))
         model = compile_chain(figure, q, dofs, [c.node_names[i] for i in live])
         R0, p0, _, _ = _state(figure, q)
-        b.chains.clear()  # one movable set at a time: a new root or start pose replaces the old one
-        b.chains[key] = hit = (model, live, R0, p0)
-    model, live, R0, p0 = hit
-    D = c.dof_count
-
-    def frames(q: Array) -> tuple[Array, Array, Array, Array]:
-        fr = model.frames(q[model.dofs][None])
-        R, p = R0.copy(), p0.copy()
-        R[live], p[live] = fr.R[0], fr.p[0]
-        r, a = np.zeros((D, 3)), np.zeros((D, 3))
-        r[model.dofs], a[model.dofs] = fr.r[0], fr.a[0]
-        return R, p, r, a
-
-    return frames
+        b.chains.clear()
+        b.chains[key] = hit = _Chain(model, live, R0, p0, _cone_arrays(model))
+    chain: _Chain = hit
+    return chain
 
 
 def index_of_root(figure: Figure) -> int:
@@ -154,9 +198,9 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
         if Rt.shape != (4, 4) or not np.all(np.isfinite(Rt)):
             raise IKError(f"pose_from_effectors: root must be a finite 4x4 pose, got shape {Rt.shape}")
     chain = np.flatnonzero(used | np.isin(np.arange(c.dof_count), root_dofs))
-    frames = _chain(figure, b, q, chain)
+    ch = _chain(figure, b, q, chain)
     if root is not None:
-        q = _place_root(frames, index_of_root(figure), q, Rt, root_dofs, c.dof_revolute)
+        q = _place_root(ch.frames, index_of_root(figure), q, Rt, root_dofs, c.dof_revolute)
         used[root_dofs] = False
     mov = np.flatnonzero(used)
     # DOFs of joints between the prior's bones (CMU's LHipJoint, Spine, Neck1; twist bones): the prior sees only
@@ -167,12 +211,95 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra_rows = np.flatnonzero(extra[mov])
     rest = figure.rest_pose()[mov]
     lo, hi = c.lower[mov], c.upper[mov]
-    sp = so = math.inf  # phase 1: the prior alone (the most probable pose given the root), from rest
-    rev = c.dof_revolute
+    boxed = bool(np.isfinite(lo).any() or np.isfinite(hi).any())
+    rev_mov = np.asarray(c.dof_revolute, dtype=bool)[mov]
+    fast = ej.normal_equations is not None and jit.enabled()
+    evaluate = (_compiled_evaluator if fast else _numpy_evaluator)(ch, b, pr, tg, mov, extra_rows, rest)
+    project = _cone_projector(ch, fast)
+    column = np.full(c.dof_count, -1, dtype=np.intp)
+    column[mov] = np.arange(len(mov))
     errors: list[float] = []
 
-    def evaluate(q: Array) -> tuple[Array, Array, float, float]:
-        R, p, r, a = frames(q)
+    def descend(q: Array, lam: float, iterations: int, wp: float, wo: float) -> tuple[Array, float, float, float]:
+        """Levenberg–Marquardt: a step is kept only when it lowers the cost; returns q, λ and the errors."""
+        H, g, cost, pos_err, ori_err = evaluate(q, wp, wo)
+        errors.append(pos_err)
+        dq = np.zeros(len(mov))
+        diag = np.diag_indices(len(mov))
+        for _ in range(iterations):
+            improved = False
+            dH = np.diagonal(H).copy()
+            for _ in range(TRIES):
+                A = H.copy()
+                A[diag] += lam * (1.0 + dH)
+                F = _Factor(A, fast)
+                if not F.ok:
+                    lam *= 4.0
+                    continue
+                N, beta = np.zeros((len(mov), 0)), np.zeros(0)
+                held: set[int] = set()
+                solved = False
+                for active in range(4):  # a step that leaves a range is solved again on its edge's tangent
+                    sol = solve_on_edges(F.solve, g, N, beta)
+                    solved = sol is not None
+                    if sol is None:
+                        break
+                    dq = sol
+                    big = float(np.max(np.abs(dq[rev_mov]), initial=0.0))
+                    step = dq * (MAX_STEP / big) if big > MAX_STEP else dq  # a trust region: ≤ MAX_STEP a joint
+                    q_new = q.copy()
+                    q_new[mov] = np.clip(q[mov] + step, lo, hi) if boxed else q[mov] + step
+                    outside = q_new.copy()
+                    moved = project(q_new)
+                    if not moved or active == 3:
+                        break
+                    fresh = [d3 for d3 in moved if int(d3[0]) not in held]  # a joint's first edge only: a thin
+                    if not fresh:  # range's edge curves away from its tangent (the knee), and a second plane
+                        break  # would pin it to a corner
+                    held.update(int(d3[0]) for d3 in fresh)
+                    Nk, bk = edge_constraints(q, q_new, outside, fresh, column)
+                    N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
+                if not solved:
+                    lam *= 4.0
+                    continue
+                H_new, g_new, c_new, pe, oe = evaluate(q_new, wp, wo)
+                if c_new < cost:
+                    improved = True
+                    lam = max(lam / 3.0, 1e-7)
+                    break
+                lam *= 4.0
+            if not improved:
+                break
+            gain = cost - c_new
+            q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
+            errors.append(pos_err)
+            if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * b.height and ori_err <= 0.02)):
+                break
+        return q, lam, pos_err, ori_err
+
+    project(q)
+    wp, wo = 1.7e3 / b.height, 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
+    # phase 1: the prior alone (the most probable pose given the root), from the start
+    q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST, 0.0, 0.0)
+    # phase 2: the effectors and the prior together
+    q, lam, pos_err, ori_err = descend(q, lam, max_iter, wp, wo)
+    converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
+    return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
+                    "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
+
+
+Evaluator = Callable[[Array, float, float], tuple[Array, Array, float, float, float]]
+
+
+def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
+                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array) -> Evaluator:
+    """H = JᵀJ, g = Jᵀe, the cost ‖e‖² and the largest position and orientation misses at a pose q, with the
+    effectors' rows weighted by wp = 1/σ_p and wo = 1/σ_o (0: the prior alone), from the stacked rows
+    J = [∂e/∂θ w ; U_kᵀ ∂x/∂θ ; I/σ_x] in NumPy (the compiled evaluator's oracle)."""
+    rev = np.asarray(b.revolute, dtype=bool)
+
+    def evaluate(q: Array, wp: float, wo: float) -> tuple[Array, Array, float, float, float]:
+        R, p, r, a = ch.frames(q)
         rows_J, rows_e = [], []
         pe = oe = 0.0
         for node, tp, tR in tg:
@@ -180,13 +307,13 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             pe = max(pe, float(np.linalg.norm(e)))
             m = b.moves[node, mov]
             Jp = np.where(rev[mov, None], cross3(a[mov], p[node] - r[mov]), a[mov]) * m[:, None]
-            rows_J.append(Jp.T / sp)
-            rows_e.append(e / sp)
+            rows_J.append(Jp.T * wp)
+            rows_e.append(e * wp)
             if tR is not None:
                 eo = rotation_error(tR, R[node])
                 oe = max(oe, float(np.linalg.norm(eo)))
-                rows_J.append((a[mov] * (m & rev[mov])[:, None]).T / so)
-                rows_e.append(eo / so)
+                rows_J.append((a[mov] * (m & rev[mov])[:, None]).T * wo)
+                rows_e.append(eo * wo)
         x, Jx = feature_jacobian(b, R, p, r, a)
         z, Ut = pr.residual(b, x)
         rows_J.append(Ut @ Jx[:, mov])
@@ -196,46 +323,99 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             Je[np.arange(len(extra_rows)), extra_rows] = 1.0 / SIGMA_EXTRA
             rows_J.append(Je)
             rows_e.append((rest[extra_rows] - q[mov][extra_rows]) / SIGMA_EXTRA)
-        return np.vstack(rows_J), np.concatenate(rows_e), pe, oe
+        J, e = np.vstack(rows_J), np.concatenate(rows_e)
+        return J.T @ J, J.T @ e, float(e @ e), pe, oe
 
-    def descend(q: Array, lam: float, iterations: int) -> tuple[Array, float, float, float]:
-        """Levenberg–Marquardt: a step is kept only when it lowers the cost; returns q, λ and the errors."""
-        J, e, pos_err, ori_err = evaluate(q)
-        cost = float(e @ e)
-        errors.append(pos_err)
-        for _ in range(iterations):
-            g = J.T @ e
-            H = J.T @ J
-            diag = np.diag_indices_from(H)
-            improved = False
-            for _ in range(8):
-                Hl = H.copy()
-                Hl[diag] += lam * (1.0 + H[diag])
-                q_new = q.copy()
-                dq = np.linalg.solve(Hl, g)
-                big = float(np.max(np.abs(dq[rev[mov]]), initial=0.0))
-                if big > MAX_STEP:  # a trust region: no joint turns more than MAX_STEP in one step
-                    dq *= MAX_STEP / big
-                q_new[mov] = np.clip(q[mov] + dq, lo, hi)
-                J_new, e_new, pe, oe = evaluate(q_new)
-                c_new = float(e_new @ e_new)
-                if c_new < cost:
-                    improved = True
-                    lam = max(lam / 3.0, 1e-7)
-                    break
-                lam *= 4.0
-            if not improved:
-                break
-            gain = cost - c_new
-            q, J, e, cost, pos_err, ori_err = q_new, J_new, e_new, c_new, pe, oe
-            errors.append(pos_err)
-            if gain <= 1e-4 * cost and pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02:
-                break
-        return q, lam, pos_err, ori_err
+    return evaluate
 
-    q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST)
-    sp, so = 1e-3 * b.height / 1.7, 0.01  # phase 2: the effectors (1 mm, 0.01 rad) and the prior together
-    q, lam, pos_err, ori_err = descend(q, lam, max_iter)
-    converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
-    return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
-                    "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
+
+def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
+                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array) -> Evaluator:
+    """The same H, g, cost and misses from :func:`.effectors_jit.normal_equations` (frames by
+    :func:`.effectors_jit.chain_frames`)."""
+    assert ej.chain_frames is not None and ej.normal_equations is not None
+    model = ch.model
+    n, m = model.n, len(mov)
+    link_of = {int(d): k for k, d in enumerate(model.dofs)}
+    cols = np.array([link_of[int(d)] for d in mov], dtype=np.intp)
+    tnode = np.array([i for i, _, _ in tg], dtype=np.intp)
+    tmask = b.moves[tnode][:, model.dofs]
+    tp = np.array([t for _, t, _ in tg], dtype=float).reshape(-1, 3)
+    tR = np.array([np.eye(3) if R is None else R for _, _, R in tg], dtype=float).reshape(-1, 3, 3)
+    has_R = np.array([R is not None for _, _, R in tg], dtype=bool)
+    rev = np.asarray(b.revolute, dtype=bool)[model.dofs]
+    mb = b.moves[b.node][:, model.dofs] & ~b.moves[b.parent][:, model.dofs] & rev[None]
+    hmask = b.moves[b.hips][model.dofs]
+    means, P, logw = pr.marginal(b)
+    xcol = extra_rows.astype(np.intp)
+    xrest = rest[extra_rows].astype(float)
+    R, p = ch.R0.copy(), ch.p0.copy()
+    T, r, a = np.empty((n, 4, 4)), np.empty((n, 3)), np.empty((n, 3))
+    x, Jx = np.empty(len(b.rows)), np.empty((len(b.rows), m))
+
+    def evaluate(q: Array, wp: float, wo: float) -> tuple[Array, Array, float, float, float]:
+        qc = q[model.dofs]
+        ej.chain_frames(qc, model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute, model.axis,
+                        model.eff_link, model.eff_C, ch.live, T, R, p, r, a)
+        H, g = np.empty((m, m)), np.empty(m)
+        cost, pe, oe = ej.normal_equations(qc, cols, R, p, r, a, rev, tmask, tnode, tp, tR, has_R, wp, wo,
+                                           b.node, b.parent, b.K, b.Kp, mb, b.hips, hmask, b.Kh, b.up, b.leg,
+                                           means, P, logw, xcol, xrest, 1.0 / SIGMA_EXTRA, x, Jx, H, g)
+        return H, g, cost, pe, oe
+
+    return evaluate
+
+
+def _cone_projector(ch: _Chain, fast: bool) -> Callable[[Array], list[NDArray[np.intp]]]:
+    """A function that moves a full pose's coned ball joints (the rig's human ranges) into their cones, in place,
+    and returns the pose indices (3,) of each joint it moved."""
+    model = ch.model
+    dofs3 = [model.dofs[list(cl.links)] for cl in model.cones]
+    if not model.cones:
+        return lambda q: []
+    if fast and ej.project_cones is not None:
+        arrays = ch.cones
+        hit = np.zeros(len(dofs3), dtype=np.bool_)
+
+        def project(q: Array) -> list[NDArray[np.intp]]:
+            qc = q[model.dofs]
+            links, axes, Ar, t, front, reach, swing, twist = arrays
+            if not ej.project_cones(qc, links, axes, Ar, t, front, reach, swing, twist, 1e-12, hit):
+                return []
+            q[model.dofs] = qc
+            return [d for d, h in zip(dofs3, hit, strict=True) if h]
+        return project
+
+    def project_numpy(q: Array) -> list[NDArray[np.intp]]:
+        before = q.copy()
+        q[model.dofs] = model.project_cones(q[model.dofs][None])[0]
+        return [d for d in dofs3 if np.any(q[d] != before[d])]
+    return project_numpy
+
+
+class _Factor:
+    """A symmetric positive definite A factored once (Cholesky; compiled when kernels run) for several solves."""
+
+    def __init__(self, A: Array, fast: bool) -> None:
+        self.fast = fast
+        if fast:
+            assert ej.cholesky is not None
+            self.L = A.copy()
+            self.ok = bool(ej.cholesky(self.L))
+        else:
+            try:
+                self.L = np.asarray(np.linalg.cholesky(A), dtype=float)
+                self.ok = True
+            except np.linalg.LinAlgError:
+                self.ok = False
+
+    def solve(self, B: Array) -> Array:
+        """A⁻¹ B for B (n,) or (n, k)."""
+        B2 = np.ascontiguousarray(B.reshape(len(B), -1))
+        if self.fast:
+            assert ej.cholesky_solve is not None
+            X = np.empty_like(B2)
+            ej.cholesky_solve(self.L, B2, X)
+        else:
+            X = np.linalg.solve(self.L.T, np.linalg.solve(self.L, B2))
+        return X.reshape(B.shape)

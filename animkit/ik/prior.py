@@ -273,6 +273,7 @@ class _Marginal:
     mean: Array  # (K, d)
     U: Array  # (K, d, d): U Uᵀ = Σ⁻¹ (U = L⁻ᵀ of Σ = L Lᵀ)
     logw: Array  # (K,) log π_k − ½ log det Σ_k − d/2 log 2π
+    precision: Array  # (K, d, d): Σ⁻¹ = U Uᵀ
 
 
 @dataclass(frozen=True, eq=False)
@@ -371,7 +372,7 @@ class PosePrior:
             logdet = 2.0 * np.log(np.diagonal(Lc, axis1=1, axis2=2)).sum(axis=1)
             with np.errstate(divide="ignore"):
                 logw = np.log(self.weights) - 0.5 * logdet - 0.5 * len(rows) * math.log(2.0 * math.pi)
-            mg = _Marginal(self.means[:, rows], U, logw)
+            mg = _Marginal(self.means[:, rows], U, logw, U @ np.swapaxes(U, 1, 2))
             self._marginals[key] = mg
         return mg
 
@@ -391,6 +392,12 @@ class PosePrior:
         cost = -(top[:, 0] + np.log(total[:, 0]))
         grad = np.einsum("fk,fkj,kij->fi", gamma, z, mg.U)  # Σ_k γ_k U_k U_kᵀ (x − μ_k)
         return cost, grad
+
+    def marginal(self, binding: PriorBinding) -> tuple[Array, Array, Array]:
+        """The mixture on a figure's present features: means (K, d), precisions Σ_k⁻¹ (K, d, d) and log weights
+        log π_k − ½ log det Σ_k − d/2 log 2π (K,)."""
+        mg = self._marginal(binding.rows)
+        return mg.mean, mg.precision, mg.logw
 
     def residual(self, binding: PriorBinding, x: Array) -> tuple[Array, Array]:
         """The dominant component k's residual r = U_kᵀ(x − μ_k) and U_kᵀ (Gauss–Newton's prior rows)."""

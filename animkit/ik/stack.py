@@ -13,7 +13,7 @@ f stops falling (relative change below 1e-9), when λ grows past 10¹⁰ (no ste
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,7 +24,7 @@ from .problem import ChainModel
 from .solvers import LoopOutput
 from .tasks import Balance, Body, Configuration, Plant, Reach, Task, configuration
 
-__all__ = ["TaskStack", "lm_stack", "GOAL_TASKS"]
+__all__ = ["TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
 
 Array = NDArray[np.float64]
 GOAL_TASKS = (Reach, Plant, Balance)  # tasks whose tolerance decides convergence
@@ -124,7 +124,11 @@ def _lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float) -> Loo
             d = np.zeros(n)
             Af = A[np.ix_(free, free)]
             d[free] = -np.linalg.solve(Af, g[free])
+        else:
+            free = np.ones(n, dtype=bool)
         qn = stack.clamp(q + d)
+        if stack.model.cones:  # a step that leaves a cone is solved again on its edge's tangent (an active set)
+            d, qn = edge_step(stack.model, q, np.asarray(d, dtype=float), qn, A, g, free)
         en, Jn, cn = stack.evaluate(qn)
         fn = 0.5 * float(en @ en)
         if fn < f:
@@ -147,6 +151,102 @@ def _lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float) -> Loo
         reason = "converged"
     return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
                       np.array(history)[:, None])
+
+
+def cones_moved(model: ChainModel, before: Array, after: Array) -> list[NDArray[np.intp]]:
+    """The link indices (3,) of each coned joint whose angles differ between ``before`` and ``after`` (n,)."""
+    out = []
+    for c in model.cones:
+        links = np.asarray(c.links, dtype=np.intp)
+        if np.any(before[links] != after[links]):
+            out.append(links)
+    return out
+
+
+def edge_constraints(q: Array, inside: Array, outside: Array, moved: Sequence[NDArray[np.intp]],
+                     column: NDArray[np.intp]) -> tuple[Array, Array]:
+    """Constraints Nᵀ Δ = β (N (m, k)) that keep a step on the tangent planes of the ranges a projection moved it
+    back into: per joint, its unit normal n (in its three angles) from the projected angles ``inside`` toward where
+    the step put them (``outside``) and β = n·(θ_edge − θ). ``column`` maps an index of q to its column in the step
+    (−1: not in it: that joint is left out)."""
+    m = int(column.max(initial=-1)) + 1
+    cols_n, beta = [], []
+    for idx in moved:
+        cols = column[idx]
+        if cols.min() < 0:
+            continue
+        nvec = outside[idx] - inside[idx]
+        nn = float(np.linalg.norm(nvec))
+        if not nn > 1e-15:
+            continue
+        nvec = nvec / nn
+        col = np.zeros(m)
+        col[cols] = nvec
+        cols_n.append(col)
+        beta.append(float(nvec @ (inside[idx] - q[idx])))
+    return np.array(cols_n).reshape(-1, m).T, np.array(beta)
+
+
+def solve_on_edges(solve: Callable[[Array], Array], rhs: Array, N: Array, beta: Array) -> Array | None:
+    """argmin ½ΔᵀAΔ − rhsᵀΔ subject to NᵀΔ = β, given ``solve`` (B ↦ A⁻¹B, A symmetric positive definite):
+    Δ = Δ₀ + A⁻¹N μ, (NᵀA⁻¹N) μ = β − NᵀΔ₀, Δ₀ = A⁻¹ rhs (the KKT system by its Schur complement). None where it
+    cannot be solved."""
+    out = solve(rhs)
+    if N.shape[1]:
+        AN = solve(N)
+        S = N.T @ AN
+        S[np.diag_indices_from(S)] += 1e-12 * max(float(np.trace(S)), 1e-300)
+        try:
+            out = out + AN @ np.linalg.solve(S, beta - N.T @ out)
+        except np.linalg.LinAlgError:
+            return None
+    return out if bool(np.all(np.isfinite(out))) else None
+
+
+EDGE_ROUNDS = 4  # solves of one step at most: the free step, then with each newly hit range's tangent plane
+
+
+def edge_step(model: ChainModel, q: Array, d: Array, qn: Array, A: Array, g: Array, free: NDArray[np.bool_]
+              ) -> tuple[Array, Array]:
+    """The step d (and its clamped, projected end qn) solved again while it leaves a cone: each newly hit joint's
+    tangent plane at the edge becomes an equality constraint (:func:`edge_constraints`, :func:`solve_on_edges`)
+    on the free DOFs, up to EDGE_ROUNDS solves; a joint's first edge only (a thin range, the knee's, curves away
+    from its tangent, and a second plane would pin it to a corner). Returns the last step that could be solved."""
+    moved = cones_moved(model, np.clip(q + d, model.lower, model.upper), qn)
+    if not moved:
+        return d, qn
+    column = np.full(len(q), -1, dtype=np.intp)
+    column[free] = np.arange(int(free.sum()))
+    Af = A[np.ix_(free, free)]
+    try:
+        L = np.linalg.cholesky(Af)
+    except np.linalg.LinAlgError:
+        return d, qn
+
+    def solve(B: Array) -> Array:
+        return np.asarray(np.linalg.solve(L.T, np.linalg.solve(L, B)), dtype=float)
+
+    N, beta = np.zeros((int(free.sum()), 0)), np.zeros(0)
+    held: set[int] = set()
+    for _ in range(EDGE_ROUNDS - 1):
+        fresh = [m for m in moved if int(m[0]) not in held]
+        if not fresh:
+            break
+        held.update(int(m[0]) for m in fresh)
+        raw = np.clip(q + d, model.lower, model.upper)
+        Nk, bk = edge_constraints(q, qn, raw, fresh, column)
+        N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
+        df = solve_on_edges(solve, -g[free], N, beta)
+        if df is None:
+            break
+        d = np.zeros(len(q))
+        d[free] = df
+        raw = np.clip(q + d, model.lower, model.upper)
+        qn = np.asarray(model.project_cones(raw[None])[0], dtype=float)
+        moved = cones_moved(model, raw, qn)
+        if not moved:
+            break
+    return d, qn
 
 
 def stack_tasks(tasks: Sequence[Task], c: Configuration) -> tuple[Task, ...]:

@@ -49,7 +49,8 @@ GEOMETRY_KEYS = ("shape", "size", "radius", "length", "from", "to", "center", "o
                  "file", "scale")
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
 REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip", "priors")
-PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin", "hang")
+PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin", "hang", "prior",
+              "prior_weight")
 NAMED_COLORS = {
     "grey": (0.72, 0.74, 0.78), "gray": (0.72, 0.74, 0.78), "red": (0.85, 0.25, 0.22),
     "green": (0.30, 0.70, 0.35), "blue": (0.25, 0.45, 0.85), "orange": (0.95, 0.55, 0.15),
@@ -521,7 +522,9 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
 
 def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
     """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
-    spread, margin, hang (numbers >= 0), gaze, balance (booleans), planted (effector names)."""
+    spread, margin, hang, prior_weight (numbers >= 0), gaze, balance (booleans), planted (effector names), prior (a
+    learned pose prior, animkit.ik.PosePrior: "default", the one shipped with animkit, or a .npz file relative to the
+    scene, checked here and kept as written; animkit.reach.priors_from_scene loads it)."""
     spec = _table(ctx, spec, "reach.priors")
     _check_keys(ctx, spec, PRIOR_KEYS, "reach.priors")
     out: dict[str, Any] = {}
@@ -541,7 +544,7 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
                 raise ctx.error(f"reach.priors.preferred.{d}", unknown_name("DOF", d, fig.dof_names))
             _num(ctx, v, f"reach.priors.preferred.{d}")
         out["preferred"] = {str(d): math.radians(float(v)) for d, v in pr.items()}  # degrees in files
-    for k in ("comfort", "spread", "margin", "hang"):
+    for k in ("comfort", "spread", "margin", "hang", "prior_weight"):
         if k in spec:
             x = _num(ctx, spec[k], f"reach.priors.{k}")
             if x < 0:
@@ -561,6 +564,18 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
             if n not in effectors and n not in fig.node_names:
                 raise ctx.error("reach.priors.planted", unknown_name("effector", n, list(effectors) + fig.node_names))
         out["planted"] = tuple(names)
+    if "prior" in spec:
+        ref = spec["prior"]
+        if not isinstance(ref, str) or not ref:
+            raise ctx.error("reach.priors.prior", f'expected "default" or a pose prior file (.npz) relative to the '
+                                                  f"scene, got {ref!r}")
+        if ref != "default":
+            if ctx.path is None:
+                raise ctx.error("reach.priors.prior", "a scene read from text has no folder to find its prior in; "
+                                                      'read it from a file or give "default"')
+            referenced_file(ctx.path, ref, what="pose prior", key="reach.priors.prior",
+                            line=ctx.line_of("reach.priors.prior"))
+        out["prior"] = ref
     return out
 
 
