@@ -154,7 +154,8 @@ def _number(path: str | None, tok: tuple[str, int] | None, what: str, end_line: 
     return float(text)
 
 
-def _hierarchy_by_lines(header: str) -> _Block | None:
+# complexity: a reader: one branch per BVH keyword and malformed form
+def _hierarchy_by_lines(header: str) -> _Block | None:  # noqa: C901
     """The usual layout — one statement a line, keywords in capitals — read line by line into the blocks
     :func:`_parse_hierarchy` would make; None for anything else (or anything wrong), which that reads (or
     explains) token by token. Three times faster on the CMU files; the tests hold the two equal.
@@ -583,7 +584,8 @@ _MANTISSA_LIMIT = 2 ** 53  # every integer below it is a double
 _RADIANS_PER_DEGREE = math.pi / 180.0  # NumPy's deg2rad multiplies by this double
 
 
-def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array) -> int:
+# complexity: a numba kernel: a byte-level number scanner, one flat loop
+def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array) -> int:  # noqa: C901
     """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) · scale[c] when every token takes the
     fast path (one more rounding: a scale of π/180 gives ``np.deg2rad``'s value, of 1 the number itself).
 
