@@ -215,12 +215,31 @@ def _record_path(outdir: Path, output_name: str) -> Path:
     return outdir / RECORDS / f"{output_name}.json"
 
 
+def _progress_without_semaphore() -> None:
+    """In a batch worker process, give tqdm a thread lock before its first bar. Otherwise tqdm makes a
+    multiprocessing RLock, a named semaphore registered with multiprocessing's resource tracker. A killed batch's
+    workers are ended by their nannies without running exit handlers. The tracker would then report that
+    semaphore as leaked ("There appear to be 2 leaked semaphore objects"). A worker's bars are its own, so a
+    thread lock is enough."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:  # the driver (or threads in it): its exit releases its own
+        return
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return
+    if not hasattr(tqdm, "_lock"):
+        tqdm.set_lock(threading.RLock())
+
+
 def run_one(name: str, src: str | Path, out: str | Path, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Run command ``name`` on one file: the row of the summary. Never raises for a bad file: the error is data.
 
     Skips the work (``status = "skipped"``, the earlier row's measures) when ``out`` and its record exist.
     """
     cmd = command(name)
+    _progress_without_semaphore()
     src, out = Path(src), Path(out)
     record = _record_path(out.parent, out.name)
     if out.exists() and record.exists():

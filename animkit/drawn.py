@@ -15,10 +15,10 @@ from numpy.typing import NDArray
 
 from .errors import SceneError
 from .figure import Figure
-from .geometry import Capsule
+from .geometry import capsules
 from .transforms import matrix_aligning_z_to
 
-__all__ = ["FigureMesh", "figure_mesh", "BONE_COLOR"]
+__all__ = ["FigureMesh", "figure_mesh", "bone_capsules", "BONE_COLOR"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
     if bones is None:
         bones = all(n.data is None for n in nodes)
     cache: dict[int, tuple[NDArray[np.float64], NDArray[np.intp]]] = {}
-    parts: list[tuple[int, NDArray[np.float64], NDArray[np.intp], tuple[float, float, float]]] = []
+    parts: list[tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.intp], tuple[float, float, float]]] = []
     for i, node in enumerate(nodes):
         if node.data is None:
             continue
@@ -66,35 +66,53 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
                 warnings.warn(f"node {node.name!r}: {exc}; drawing nothing for it", stacklevel=2)
                 continue
         v, f = cache[key]
-        parts.append((i, v @ node.T[:3, :3].T + node.T[:3, 3], f, node.color))
+        parts.append((np.full(len(v), i, dtype=np.intp), v @ node.T[:3, :3].T + node.T[:3, 3], f, node.color))
     if bones:
         index = {n: i for i, n in enumerate(figure.node_names)}
         radius = bone_radius if bone_radius is not None else 0.03 * figure.size()
+        owner, ds = [], []
         for arc in figure.arcs():
             if arc.parent is None or arc.parent.data is not None:
                 continue
-            d = arc.L[:3, 3]
-            length = float(np.linalg.norm(d))
-            if length <= 1e-9:
-                continue
-            v, f = Capsule(radius, length).triangles()
-            parts.append((index[arc.parent.name], v @ matrix_aligning_z_to(d).T, f, BONE_COLOR))
+            owner.append(index[arc.parent.name])
+            ds.append(arc.L[:3, 3])
+        if ds:
+            d = np.array(ds)
+            keep = np.linalg.norm(d, axis=1) > 1e-9
+            if keep.any():
+                v, f, k = bone_capsules(np.full(int(keep.sum()), radius), d[keep])
+                parts.append((np.repeat(np.array(owner, dtype=np.intp)[keep], k), v, f, BONE_COLOR))
     radius_of = np.zeros(len(nodes))
     if not parts:
         return FigureMesh(np.zeros((0, 3)), np.zeros(0, np.intp), np.zeros((0, 3), np.intp), np.zeros((0, 3)),
                           radius_of)
     verts, owners, faces, colors, closed = [], [], [], [], []
     offset = 0
-    for i, v, f, color in parts:
+    for own, v, f, color in parts:
         closed.append(np.full(len(f), closed_outward(v, f), dtype=bool))
         verts.append(v)
-        owners.append(np.full(len(v), i, dtype=np.intp))
+        owners.append(own)
         faces.append(f + offset)
         colors.append(np.broadcast_to(np.asarray(color, dtype=float), (len(f), 3)))
-        radius_of[i] = max(radius_of[i], float(np.linalg.norm(v, axis=1).max()) if len(v) else 0.0)
+        if len(v):
+            np.maximum.at(radius_of, own, np.linalg.norm(v, axis=1))
         offset += len(v)
     return FigureMesh(np.concatenate(verts), np.concatenate(owners), np.concatenate(faces),
                       np.concatenate(colors), radius_of, np.concatenate(closed))
+
+
+def bone_capsules(radius: NDArray[np.float64], d: NDArray[np.float64]
+                  ) -> tuple[NDArray[np.float64], NDArray[np.intp], int]:
+    """Capsules of ``radius`` (n,) from the origin to each d (n, 3): v = R(ẑ → d̂) (r U + |d| t ẑ)
+    (:func:`~animkit.geometry.capsules`, :func:`~animkit.transforms.matrix_aligning_z_to`), all at once:
+    vertices (n·k, 3), faces (n·f, 3) into them, and k, the vertices of one capsule (capsule i's are rows
+    i·k … (i + 1)·k − 1). Each is a closed, outward-wound solid (the shared template's property)."""
+    d = np.asarray(d, dtype=float).reshape(-1, 3)
+    v, f = capsules(radius, np.linalg.norm(d, axis=1))
+    n, k = v.shape[:2]
+    v = np.einsum("nij,nkj->nki", matrix_aligning_z_to(d), v)
+    faces = (f[None] + (k * np.arange(n, dtype=np.intp))[:, None, None]).reshape(-1, 3)
+    return v.reshape(-1, 3), faces, k
 
 
 def closed_outward(vertices: NDArray[np.float64], faces: NDArray[np.intp]) -> bool:
@@ -110,8 +128,8 @@ def closed_outward(vertices: NDArray[np.float64], faces: NDArray[np.intp]) -> bo
         return False
     key = e[:, 0] * n + e[:, 1]
     rev = e[:, 1] * n + e[:, 0]
-    uk = np.unique(key)
-    if len(uk) != len(key) or not np.array_equal(uk, np.unique(rev)):
+    sk = np.sort(key)  # sorting, not np.unique: its hash table slows down on these keys (multiples of n)
+    if bool((sk[1:] == sk[:-1]).any()) or not np.array_equal(sk, np.sort(rev)):
         return False
     v = np.asarray(vertices, dtype=float)[f]
     return float(np.einsum("fi,fi->", v[:, 0], np.cross(v[:, 1], v[:, 2]))) > 0.0

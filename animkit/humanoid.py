@@ -165,7 +165,9 @@ def _group(key: str) -> str | None:
 # --- matching ----------------------------------------------------------------------------------------------
 
 
-def match_humanoid(names: Sequence[str], parents: Sequence[int], *, positions: Sequence[Sequence[float]] | None = None,
+# complexity: a matcher: one rule per naming convention and fallback, read top to bottom
+def match_humanoid(names: Sequence[str], parents: Sequence[int], *,  # noqa: C901
+                   positions: Sequence[Sequence[float]] | None = None,
                    right: Sequence[float] | None = None) -> HumanoidMap:
     """Match a skeleton to the canonical humanoid bones.
 

@@ -6,8 +6,10 @@ Every reader and sampler checks its counts against these (and against the data i
 an array, so that work and memory stay bounded by the size of the input. An input beyond a limit is an
 :class:`~animkit.errors.AnimkitError` that names the limit (``animkit.limits.MAX_NODES``).
 
-The limits are module attributes read when they are checked, so a program that needs more sets them before
-loading (``animkit.limits.MAX_NODES = 200_000``); they are process-wide, not per thread.
+The limits are module attributes read when they are checked (every reader reads ``limits.MAX_X`` at the call,
+never a copy imported by value), so a program that needs more sets them before loading
+(``animkit.limits.MAX_NODES = 200_000``, or ``monkeypatch.setattr(animkit.limits, "MAX_NODES", ...)`` in a test);
+they are process-wide, not per thread. ``tests/test_limits.py`` checks that lowering each one takes effect.
 """
 
 from __future__ import annotations
@@ -56,9 +58,10 @@ MAX_SCALE = 1e6
 def frame_count(duration: float, fps: float, what: str = "clip") -> int:
     """⌊duration · fps + 1e-9⌋ + 1, after checking fps, duration and the count against the limits."""
     if not (math.isfinite(fps) and 0.0 < fps <= MAX_FPS):
-        raise AnimkitError(f"{what}: fps must lie in (0, {MAX_FPS:g}], got {fps!r}")
+        raise AnimkitError(f"{what}: fps must lie in (0, {MAX_FPS:g}] (animkit.limits.MAX_FPS), got {fps!r}")
     if not (math.isfinite(duration) and 0.0 <= duration <= MAX_TIME):
-        raise AnimkitError(f"{what}: duration must lie in [0, {MAX_TIME:g}] s, got {duration!r}")
+        raise AnimkitError(f"{what}: duration must lie in [0, {MAX_TIME:g}] s (animkit.limits.MAX_TIME), "
+                           f"got {duration!r}")
     n = math.floor(duration * fps + 1e-9) + 1
     if n > MAX_FRAMES:
         raise AnimkitError(f"{what}: {duration:g} s at {fps:g} fps is {n:,} frames; the limit is {MAX_FRAMES:,} "

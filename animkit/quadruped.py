@@ -64,7 +64,8 @@ class QuadrupedMap:
         return tuple(self.bones[f"{b}_{leg}"] for b in LEG_BONES if f"{b}_{leg}" in self.bones)
 
 
-def match_quadruped(names: Sequence[str], parents: Sequence[int], *,
+# complexity: a matcher: one rule per naming convention and fallback
+def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C901
                     positions: Sequence[Sequence[float]] | None = None) -> QuadrupedMap:
     """Match a skeleton (names, parent indices, optional rest positions) to the canonical quadruped bones."""
     n = len(names)

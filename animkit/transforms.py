@@ -549,8 +549,19 @@ def euler_extrinsic_from_matrix(R: ArrayLike, order: str) -> Array:
 
 
 def matrix_aligning_z_to(direction: ArrayLike) -> Array:
-    """A rotation (3×3) taking +z to the unit vector along ``direction`` (the shortest such turn)."""
+    """A rotation (3×3) taking +z to the unit vector along ``direction`` (the shortest such turn):
+    R = I + K + K²/(1 + c), K = [ẑ × d̂]_×, c = ẑ · d̂; −z gives diag(1, −1, −1), a zero direction I.
+    Batched: directions (..., 3) give (..., 3, 3)."""
     d = np.asarray(direction, dtype=float)
+    if d.ndim > 1:
+        nb = np.linalg.norm(d, axis=-1)
+        u = d / np.where(nb < 1e-12, 1.0, nb)[..., None]
+        cb = u[..., 2]
+        Kb = _skew(np.cross(AXES["z"], u))
+        R = np.eye(3) + Kb + (Kb @ Kb) / np.maximum(1.0 + cb, 1e-12)[..., None, None]
+        R[cb < -1.0 + 1e-12] = np.diag([1.0, -1.0, -1.0])
+        R[nb < 1e-12] = np.eye(3)
+        return R
     n = np.linalg.norm(d)
     if n < 1e-12:
         return np.eye(3)

@@ -136,6 +136,7 @@ def test_convert_round_trips_through_the_written_file(tmp_path: Path) -> None:
     np.testing.assert_allclose(pb, pa, atol=1e-3 * a.figure.size())
 
 
+@pytest.mark.slow
 def test_a_running_cluster_by_its_address(library: Path, tmp_path: Path) -> None:
     # a scheduler started elsewhere (here: in this process), reached by address as `--scheduler tcp://...` does
     from distributed import LocalCluster

@@ -40,7 +40,7 @@ def test_the_command_line_takes_example_names(tmp_path, capsys) -> None:
     assert "'humanoid'" in capsys.readouterr().err
 
 
-@pytest.mark.slow
+@pytest.mark.study
 def test_an_installed_wheel_runs_the_examples_outside_the_repository(tmp_path) -> None:
     t0 = time.perf_counter()
     dist = tmp_path / "dist"

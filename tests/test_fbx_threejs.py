@@ -32,6 +32,7 @@ FILES = {"mixamo_yup_cm.fbx": (0.01, np.eye(3)), "mixamo_zup_77.fbx": (1.0, ZUP)
          "mixamo_yup_cm_ascii74.fbx": (0.01, np.eye(3)), "mixamo_zup_ascii77.fbx": (1.0, ZUP)}
 
 pytestmark = [
+    pytest.mark.slow,  # three.js under Node: CI runs these after the rest
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
     pytest.mark.skipif(not (NODE_DIR / "node_modules" / "three").is_dir(),
                        reason="npm package three missing: npm install --prefix tests/node"),

@@ -3,7 +3,7 @@
 ``AnimkitError`` (a raw exception, a MemoryError, a hang) fails the test and names the case.
 
 CI runs a fixed seed and budget (``FUZZ_CASES`` cases per reader, about a minute in all on two shared cores); a
-longer run on request: ``pytest -m slow tests/test_fuzz.py`` or ``ANIMKIT_FUZZ_CASES=20000 ANIMKIT_FUZZ_SEED=7``.
+longer run on request: ``pytest -m study tests/test_fuzz.py`` or ``ANIMKIT_FUZZ_CASES=20000 ANIMKIT_FUZZ_SEED=7``.
 A new reader is one line in :data:`READERS`: its suffix and the files its mutations start from.
 """
 
@@ -256,13 +256,14 @@ def _fuzz(worker: Worker, reader: str, cases: int, seed: int, tmp_path: Path) ->
     return counts
 
 
+@pytest.mark.slow  # 1,000 cases a reader: FBX's child process per case makes it the longest test (~220 s)
 @pytest.mark.parametrize("reader", list(READERS))
 def test_mutated_files_give_animkit_errors_only(worker, reader, tmp_path) -> None:
     counts = _fuzz(worker, reader, FUZZ_CASES, SEED, tmp_path)
     assert counts["error"] > 0  # the mutations do reach the readers' checks
 
 
-@pytest.mark.slow
+@pytest.mark.study
 @pytest.mark.parametrize("reader", list(READERS))
 def test_mutated_files_long_run(worker, reader, tmp_path) -> None:
     _fuzz(worker, reader, 25 * FUZZ_CASES, SEED + 1, tmp_path)

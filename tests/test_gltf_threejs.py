@@ -23,6 +23,7 @@ NODE_DIR = Path(__file__).parent / "node"
 SCRIPT = NODE_DIR / "threejs_oracle.mjs"
 
 pytestmark = [
+    pytest.mark.slow,  # three.js under Node: CI runs these after the rest
     pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed"),
     pytest.mark.skipif(not (NODE_DIR / "node_modules" / "three").is_dir(),
                        reason="npm package three missing: npm install --prefix tests/node"),

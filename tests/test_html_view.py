@@ -28,6 +28,8 @@ from animkit.render.scene import figure_look
 
 from .conftest import DATA, ROOT
 
+pytestmark = pytest.mark.slow  # headless Chromium: CI runs these after the rest
+
 CHROMIUM = os.environ.get("ANIMKIT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--no-sandbox", "--disable-gpu-sandbox"]
 

@@ -77,6 +77,7 @@ def _restart_options(problem):
                    stall_ratio=RESTART_STALL[1])
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 def test_restarts_inside_the_lanes_equal_rounds_of_plain_runs(panda):
     """The kernel's restarts (lanes that take a problem's next start at once, several starts of one problem side

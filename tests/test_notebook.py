@@ -192,6 +192,7 @@ def test_the_notebook_is_the_tutorial() -> None:
     assert have == want, "docs/tutorial.ipynb is stale: run python docs/make_notebook.py"
 
 
+@pytest.mark.slow
 def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

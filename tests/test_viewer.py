@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,31 +114,26 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def _free_display() -> int:
-    for n in range(90, 200):
-        if not (Path(f"/tmp/.X11-unix/X{n}").exists() or Path(f"/tmp/.X{n}-lock").exists()):
-            return n
-    pytest.skip("no free X display number in 90..199")
-
-
 @pytest.fixture(scope="module")
 def xvfb_display() -> Iterator[str]:
-    """Start ``Xvfb :N -screen 0 1024x768x24`` on a free N; yield ":N"; stop it afterwards."""
+    """Start ``Xvfb -displayfd FD -screen 0 1024x768x24``: Xvfb picks a free display N itself and writes it to FD
+    (no race with another test worker or another Xvfb choosing the same N); yield ":N"; stop it afterwards."""
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed (apt-get install xvfb libgl1-mesa-dri)")
-    n = _free_display()
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    socket = Path(f"/tmp/.X11-unix/X{n}")
-    deadline = time.monotonic() + 15.0
-    while not socket.exists():
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace")[-500:] if proc.stderr else ""
-            pytest.skip(f"Xvfb :{n} exited with {proc.returncode}: {err}")
-        if time.monotonic() > deadline:
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(w,))
+    os.close(w)
+    with os.fdopen(r) as pipe:
+        ready, _, _ = select.select([pipe], [], [], 15.0)
+        line = pipe.readline().strip() if ready else ""
+    if not line.isdigit():
+        if proc.poll() is None:
             proc.kill()
-            pytest.skip(f"Xvfb :{n} did not create {socket} within 15 s")
-        time.sleep(0.05)
+        proc.wait()
+        err = proc.stderr.read().decode(errors="replace")[-500:] if proc.stderr else ""
+        pytest.skip(f"Xvfb did not report a display within 15 s (exit {proc.returncode}): {err}")
+    n = int(line)
     try:
         yield f":{n}"
     finally:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,7 @@ from animkit.errors import AnimkitError
 from animkit.figure import Figure
 from animkit.joints import custom
 
-from .conftest import DATA, SCENES
+from .conftest import DATA, ROOT, SCENES
 
 
 def _positions(path: Path) -> np.ndarray:
@@ -121,3 +123,43 @@ def test_a_huge_scale_is_refused_by_the_reader(tmp_path: Path) -> None:
     (tmp_path / "s.gltf").write_text(json.dumps(doc))
     with pytest.raises(animkit.ParseError, match=r"/nodes/0/scale.*MAX_SCALE"):
         animkit.load(tmp_path / "s.gltf")
+
+
+def _render_mp4(out: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``animkit render walk.toml -o out.mp4`` as a real process: what reaches its stderr is what a user sees
+    (ffmpeg, a child process, writes to file descriptor 2, past any Python-level capture)."""
+    return subprocess.run([sys.executable, "-m", "animkit", "render", str(SCENES / "walk.toml"), "-o", str(out),
+                           "--size", "320x240", "--loops", "4", "-q"], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_a_full_disk_during_an_mp4_render_is_one_line_naming_the_cause(tmp_path: Path) -> None:
+    """A real full disk under ffmpeg: a 16 KiB tmpfs (root only; skipped where it cannot be mounted). The old
+    writer reported success and left a truncated 16 KiB file; now: exit 2, one line naming the output and
+    'No space left on device', none of ffmpeg's own lines, nothing left in the folder."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (not root, or no mount namespace)")
+    try:
+        done = _render_mp4(mnt / "walk.mp4")
+        assert done.returncode == 2, done
+        assert done.stderr == f"animkit: error: {mnt / 'walk.mp4'}: cannot write the file (No space left on device)\n"
+        assert os.listdir(mnt) == []
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_an_ffmpeg_that_ends_early_is_one_line_with_its_reason(tmp_path: Path) -> None:
+    """A stand-in ffmpeg (``IMAGEIO_FFMPEG_EXE``) that writes a line to its stderr and exits 1 without reading
+    its input: the render's frames meet a broken pipe; the error is that line, not 'Broken pipe', and the
+    partial file is removed."""
+    fake = tmp_path / "ffmpeg"
+    fake.write_text("#!/bin/sh\necho 'Unknown encoder libx264' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    out = tmp_path / "out" / "walk.mp4"
+    out.parent.mkdir()
+    done = _render_mp4(out, {"IMAGEIO_FFMPEG_EXE": str(fake)})
+    assert done.returncode == 2, done
+    assert done.stderr == f"animkit: error: {out}: cannot write the file (Unknown encoder libx264)\n"
+    assert os.listdir(out.parent) == []

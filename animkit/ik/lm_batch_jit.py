@@ -396,7 +396,9 @@ def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
 restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
 
 
-def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
+# complexity: a numba kernel: the whole LM loop flat, with no calls in the hot path
+def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array,  # noqa: C901
+              kappa: Array,
               q0: Array, P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
               max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
               decay_rate: float, backoff: float, margin: float, poly: bool, restarts: int, seed: int,

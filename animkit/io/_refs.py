@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .. import limits
 from ..errors import ParseError
-from ..limits import MAX_REFERENCED_BYTES
 
 __all__ = ["referenced_file", "read_referenced", "allow_roots", "allowed_roots"]
 
@@ -50,7 +50,7 @@ def _inside(path: Path, roots: tuple[Path, ...]) -> bool:
 
 
 def referenced_file(referrer: str | os.PathLike[str], ref: str, *, what: str, key: str | None = None,
-                    line: int | None = None, limit: int = MAX_REFERENCED_BYTES,
+                    line: int | None = None, limit: int | None = None,
                     folder: str | os.PathLike[str] | None = None) -> Path:
     """The resolved path of ``ref`` (relative to ``referrer``'s folder) once it passes the checks above.
 
@@ -59,6 +59,7 @@ def referenced_file(referrer: str | os.PathLike[str], ref: str, *, what: str, ke
     allowed (a URDF read with another ``base_dir``). Raises :class:`ParseError` naming the referring file.
     """
     src = str(referrer)
+    limit = limits.MAX_REFERENCED_BYTES if limit is None else limit  # read now: an override takes effect
 
     def fail(message: str) -> ParseError:
         return ParseError(src, f"{what} {ref!r}: {message}", key=key, line=line)
@@ -99,9 +100,11 @@ def _check_stat(st: os.stat_result, limit: int, fail: Callable[[str], ParseError
 
 
 def read_referenced(referrer: str | os.PathLike[str], ref: str, *, what: str, key: str | None = None,
-                    line: int | None = None, limit: int = MAX_REFERENCED_BYTES,
+                    line: int | None = None, limit: int | None = None,
                     folder: str | os.PathLike[str] | None = None) -> bytes:
-    """The bytes of ``ref`` after :func:`referenced_file`'s checks, read without blocking and to ``limit`` bytes."""
+    """The bytes of ``ref`` after :func:`referenced_file`'s checks, read without blocking and to ``limit`` bytes
+    (default :data:`animkit.limits.MAX_REFERENCED_BYTES`, read at the call)."""
+    limit = limits.MAX_REFERENCED_BYTES if limit is None else limit
     target = referenced_file(referrer, ref, what=what, key=key, line=line, limit=limit, folder=folder)
 
     def fail(message: str) -> ParseError:

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit
+from .. import jit, limits
 from ..errors import AnimkitError, ParseError, SceneError, unknown_name
 from ..figure import Figure
 from ..fk import CompiledFigure, compile_figure
@@ -35,7 +35,6 @@ from ..jit import enabled as _jit_enabled
 from ..jit import kernel
 from ..jit import pays as jit_pays
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
-from ..limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES, MAX_TIME
 from ..rig import character_rig
 from ..scene import Scene
 from ..transforms import euler_intrinsic_from_matrix
@@ -155,7 +154,8 @@ def _number(path: str | None, tok: tuple[str, int] | None, what: str, end_line: 
     return float(text)
 
 
-def _hierarchy_by_lines(header: str) -> _Block | None:
+# complexity: a reader: one branch per BVH keyword and malformed form
+def _hierarchy_by_lines(header: str) -> _Block | None:  # noqa: C901
     """The usual layout — one statement a line, keywords in capitals — read line by line into the blocks
     :func:`_parse_hierarchy` would make; None for anything else (or anything wrong), which that reads (or
     explains) token by token. Three times faster on the CMU files; the tests hold the two equal.
@@ -232,7 +232,7 @@ def _hierarchy_by_lines(header: str) -> _Block | None:
         elif head == "JOINT" or head == "End":
             parent = stack[-1]
             brace = t[-1] == "{"
-            if parent.kind == "End Site" or len(stack) >= MAX_DEPTH or len(t) != 2 + brace:
+            if parent.kind == "End Site" or len(stack) >= limits.MAX_DEPTH or len(t) != 2 + brace:
                 return None
             if head == "End":
                 if t[1] != "Site":
@@ -336,8 +336,8 @@ def _parse_hierarchy_tokens(header: str, path: str | None) -> _Block:
                 _expect_brace(toks, child, path)
             else:
                 child = _open(toks, "JOINT", line, block, names, path)
-            if len(stack) >= MAX_DEPTH:
-                raise ParseError(path, f"joints nested more than {MAX_DEPTH} deep (animkit.limits.MAX_DEPTH); "
+            if len(stack) >= limits.MAX_DEPTH:
+                raise ParseError(path, f"joints nested more than {limits.MAX_DEPTH} deep (animkit.limits.MAX_DEPTH); "
                                        f"expected a shallower hierarchy", line=line)
             block.children.append(child)
             stack.append(child)
@@ -565,15 +565,16 @@ def _motion_header(text: str, start: int, line: int, path: str | None) -> tuple[
     if not _DIGITS.match(frames_text):
         raise ParseError(path, f"expected a whole number of frames after 'Frames:', got {frames_text!r}",
                          line=frames_line)
-    count = int(frames_text) if len(frames_text) <= 20 else MAX_FRAMES + 1
+    count = int(frames_text) if len(frames_text) <= 20 else limits.MAX_FRAMES + 1
     if count < 1:
         raise ParseError(path, "expected at least one frame, got 'Frames: 0'", line=frames_line)
-    if count > MAX_FRAMES:
+    if count > limits.MAX_FRAMES:
         raise ParseError(path, f"'Frames: {frames_text}' is more than animkit reads from one file "
-                               f"({MAX_FRAMES:,} frames, animkit.limits.MAX_FRAMES)", line=frames_line)
-    if not _NUMBER.match(time_text) or not 1.0 / MAX_FPS <= float(time_text) <= MAX_TIME:
-        raise ParseError(path, f"expected a number of seconds in [{1.0 / MAX_FPS:g}, {MAX_TIME:g}] after "
-                               f"'Frame Time:' (positive, animkit.limits), got {time_text!r}", line=time_line)
+                               f"({limits.MAX_FRAMES:,} frames, animkit.limits.MAX_FRAMES)", line=frames_line)
+    if not _NUMBER.match(time_text) or not 1.0 / limits.MAX_FPS <= float(time_text) <= limits.MAX_TIME:
+        raise ParseError(path, f"expected a number of seconds in [{1.0 / limits.MAX_FPS:g}, {limits.MAX_TIME:g}] "
+                               "after 'Frame Time:' (positive, animkit.limits.MAX_FPS and MAX_TIME), "
+                               f"got {time_text!r}", line=time_line)
     return count, float(time_text), frames_line, pos, n
 
 
@@ -583,7 +584,8 @@ _MANTISSA_LIMIT = 2 ** 53  # every integer below it is a double
 _RADIANS_PER_DEGREE = math.pi / 180.0  # NumPy's deg2rad multiplies by this double
 
 
-def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array) -> int:
+# complexity: a numba kernel: a byte-level number scanner, one flat loop
+def _scan_frames(buf: NDArray[np.uint8], out: Array, pow10: Array, scale: Array) -> int:  # noqa: C901
     """out[r, c] = float(token c of the r-th non-blank line of ``buf`` (ASCII)) · scale[c] when every token takes the
     fast path (one more rounding: a scale of π/180 gives ``np.deg2rad``'s value, of 1 the number itself).
 

@@ -127,7 +127,8 @@ def _channels(ctx: Context, spec: Any, key: str) -> list[tuple[DofKind, str]]:
     return [(_CHANNEL_KINDS[c[0]], c[1]) for c in spec]
 
 
-def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:
+# complexity: a reader: one branch per joint kind and key the format accepts
+def _joint(ctx: Context, name: str, spec: Any, key: str) -> Joint:  # noqa: C901
     if isinstance(spec, str):
         spec = {"kind": spec}
     spec = _table(ctx, spec, key)

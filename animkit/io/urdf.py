@@ -335,7 +335,8 @@ def _visual(doc: _Doc, v: ET.Element, link: str, materials: dict[str, Color], ba
     return _Visual(v, data, T, color)
 
 
-def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = None,
+# complexity: a reader: one branch per URDF element and malformed form
+def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = None,  # noqa: C901
                      base_dir: str | os.PathLike[str] | None = None) -> UrdfModel:
     """Parse URDF ``text``; ``path`` names it in errors, ``base_dir`` (default: path's folder, else cwd)
     resolves mesh files."""

@@ -35,9 +35,10 @@ from typing import Final, Literal, Protocol, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import limits
 from ..display import html_for, png_for
 from ..errors import AnimkitError, ClipError, unknown_name
-from ..limits import MAX_FPS, frame_count, sample_count
+from ..limits import frame_count, sample_count
 from ..transforms import (
     euler_intrinsic_from_matrix,
     matrix_from_euler_intrinsic,
@@ -172,17 +173,17 @@ class Clip:
         index = {n: i for i, n in enumerate(names)}
         D = len(names)
         rest = np.array(self.layout.rest_pose(), dtype=float)
-        limits = np.array(self.layout.dof_limits(), dtype=float)
-        if rest.shape != (D,) or limits.shape != (D, 2):
-            raise ClipError(f"{owner}: layout gives rest pose {rest.shape} and limits {limits.shape}; "
+        bounds = np.array(self.layout.dof_limits(), dtype=float)
+        if rest.shape != (D,) or bounds.shape != (D, 2):
+            raise ClipError(f"{owner}: layout gives rest pose {rest.shape} and limits {bounds.shape}; "
                             f"expected ({D},) and ({D}, 2) for its {D} DOFs")
         rest.flags.writeable = False
         set_(self, "_rest", rest)
         if self.loop not in LOOP_MODES:
             raise ClipError(f"{owner}: " + unknown_name("loop mode", self.loop, LOOP_MODES))
-        if not (np.isfinite(self.fps) and 0 < self.fps <= MAX_FPS):
-            raise ClipError(f"{owner}: fps must be a positive number up to {MAX_FPS:g} (animkit.limits.MAX_FPS), "
-                            f"got {self.fps}")
+        if not (np.isfinite(self.fps) and 0 < self.fps <= limits.MAX_FPS):
+            raise ClipError(f"{owner}: fps must be a positive number up to {limits.MAX_FPS:g} "
+                            f"(animkit.limits.MAX_FPS), got {self.fps}")
         kinds = [bool(self.tracks or self.rotation_tracks), self.dense is not None, self.mix is not None]
         if sum(kinds) > 1:
             raise ClipError(f"{owner}: a clip holds keyed tracks, dense frames or a mix of clips, "
@@ -202,7 +203,7 @@ class Clip:
             if tr.dof not in index:
                 raise ClipError(f"{owner}: " + unknown_name("DOF", tr.dof, names))
             i = index[tr.dof]
-            _check_limits(owner, [tr.dof], tr.times, tr.values[:, None], limits[[i]], 0.0)
+            _check_limits(owner, [tr.dof], tr.times, tr.values[:, None], bounds[[i]], 0.0)
             tracks[key] = tr
             track_index.append((i, tr))
             last = max(last, float(tr.times[-1]))
@@ -220,7 +221,7 @@ class Clip:
                 raise ClipError(f"{owner}: DOF {clash[0]!r} has a track and is also driven by the rotation "
                                 f"track of joint {rt.joint!r}; keep one")
             euler = euler_intrinsic_from_matrix(matrix_from_quaternion(rt.quaternions), order)
-            _check_limits(owner, [names[i] for i in idx], rt.times, euler, limits[idx], _ROTATION_SLACK)
+            _check_limits(owner, [names[i] for i in idx], rt.times, euler, bounds[idx], _ROTATION_SLACK)
             rotations[key] = rt
             rotation_index.append((idx, order, rt))
             last = max(last, float(rt.times[-1]))
@@ -235,7 +236,7 @@ class Clip:
                 raise ClipError(f"{owner}: " + unknown_name("DOF", missing[0], names))
             didx = np.array([index[d] for d in self.dense.dofs], dtype=np.intp)
             _check_limits(owner, list(self.dense.dofs), self.dense.times, self.dense.values,
-                          limits[didx], 0.0)
+                          bounds[didx], 0.0)
             set_(self, "_dense_index", didx)
             last = float(self.dense.times[-1])
         # mixes

@@ -16,8 +16,8 @@ from typing import Final, Literal, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import limits
 from ..errors import ClipError, unknown_name
-from ..limits import MAX_TIME
 from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 from . import interpolate as ip
 from .interpolate import Easing
@@ -52,9 +52,9 @@ def _key_times(owner: str, times: ArrayLike) -> Array:
     bad = np.flatnonzero(~np.isfinite(t))
     if bad.size:
         raise ClipError(f"{owner}: key time #{bad[0]} is {t[bad[0]]}; key times must be finite")
-    far = np.flatnonzero(np.abs(t) > MAX_TIME)
+    far = np.flatnonzero(np.abs(t) > limits.MAX_TIME)
     if far.size:
-        raise ClipError(f"{owner}: key time #{far[0]} is {t[far[0]]:g} s; key times lie within ±{MAX_TIME:g} s "
+        raise ClipError(f"{owner}: key time #{far[0]} is {t[far[0]]:g} s; key times lie within ±{limits.MAX_TIME:g} s "
                         f"(animkit.limits.MAX_TIME)")
     back = np.flatnonzero(np.diff(t) <= 0)
     if back.size:

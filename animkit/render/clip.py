@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import limits
 from ..errors import AnimkitError, RenderError
 from ..figure import Figure
-from ..limits import MAX_IMAGE_SIDE, frame_count
+from ..limits import frame_count
 from ..progress import ProgressCallback, progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
@@ -101,8 +102,8 @@ def parse_size(text: str) -> tuple[int, int]:
         w, h = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise RenderError(f"size {text!r}: expected WIDTHxHEIGHT, e.g. 640x480") from None
-    if not (8 <= w <= MAX_IMAGE_SIDE and 8 <= h <= MAX_IMAGE_SIDE):
-        raise RenderError(f"size {text!r}: width and height must lie in 8..{MAX_IMAGE_SIDE} (animkit.limits)")
+    if not (8 <= w <= limits.MAX_IMAGE_SIDE and 8 <= h <= limits.MAX_IMAGE_SIDE):
+        raise RenderError(f"size {text!r}: width and height must lie in 8..{limits.MAX_IMAGE_SIDE} (animkit.limits)")
     return w, h
 
 

@@ -950,7 +950,8 @@ def segment_coverage(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_p
 BAND_BYTES = 1 << 18
 
 
-def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],
+# complexity: a numba kernel: the anti-aliased segment loop, flat
+def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],  # noqa: C901
                    lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
                    va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
                    iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,

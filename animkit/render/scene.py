@@ -11,17 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..drawn import BONE_COLOR, FigureMesh, closed_outward, figure_mesh
+from ..drawn import BONE_COLOR, FigureMesh, bone_capsules, closed_outward, figure_mesh
 from ..errors import SceneError
 from ..figure import Figure
 from ..geometry import Capsule, Sphere
 from ..transforms import matrix_aligning_z_to
 from .camera import UpAxis, horizontal
+
+if TYPE_CHECKING:
+    from ..humanoid import HumanoidMap
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR", "figure_look",
            "node_sides", "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
@@ -83,7 +86,11 @@ def node_sides(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> 
     """
     from ..humanoid import match_figure
 
-    hmap = match_figure(figure)
+    return _node_sides(figure, up, tolerance, match_figure(figure))
+
+
+def _node_sides(figure: Figure, up: UpAxis, tolerance: float, hmap: HumanoidMap) -> list[Side | None]:
+    """:func:`node_sides` with the figure's humanoid map already matched (one match per look, not three)."""
     if not hmap.is_humanoid:
         return sides_at_rest(figure, up, tolerance=tolerance)
     index = {n: i for i, n in enumerate(figure.node_names)}
@@ -167,7 +174,10 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
     """
     nodes = figure.nodes()
     index = {n: i for i, n in enumerate(figure.node_names)}
-    side = list(sides) if sides is not None else node_sides(figure, up)
+    from ..humanoid import match_figure
+
+    hmap = match_figure(figure)  # linear in the nodes, but not cheap: once for the sides, the hips and the head
+    side = list(sides) if sides is not None else _node_sides(figure, up, 0.04, hmap)
     if len(side) != len(nodes):
         raise SceneError(f"sides: expected one per node ({len(nodes)}), got {len(side)}")
     W = figure.world_batch(figure.rest_pose()[None])[0]
@@ -188,24 +198,24 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
             colors = np.array([memo[k] for k in keys])
         parts.append(Part(base.vertices, base.owner, base.faces, colors.reshape(-1, 3)))
     else:
-        above = _above_hips(figure)
-        for arc in figure.arcs():
-            if arc.parent is None or arc.parent.name in above:
-                continue
-            # the child's origin in the parent's frame at rest: L·A(rest) — L alone holds no offset where the
-            # joint carries the translation (glTF's TRS nodes)
-            a, b = index[arc.parent.name], index[arc.child.name]
-            d = W[a, :3, :3].T @ (P[b] - P[a])
-            length = float(np.linalg.norm(d))
-            if length <= 1e-9:
-                continue
-            s = side[index[arc.child.name]]
-            radius = min(0.032 * H, 0.45 * length) if s else 0.05 * H
-            cv, cf = Capsule(radius, length).triangles()  # NumPy: drawing never imports trimesh
-            v = cv @ matrix_aligning_z_to(d).T
-            color = RIGHT_HUE if s == "r" else LEFT_HUE if s == "l" else TRUNK_COLOR
-            parts.append(_part(index[arc.parent.name], v, cf, color))
-    head = _head(figure, heights, side)
+        above = _above_hips(figure, hmap)
+        pairs = np.array([(index[arc.parent.name], index[arc.child.name]) for arc in figure.arcs()
+                          if arc.parent is not None and arc.parent.name not in above], dtype=np.intp).reshape(-1, 2)
+        a, b = pairs[:, 0], pairs[:, 1]
+        # the child's origin in the parent's frame at rest: L·A(rest) — L alone holds no offset where the
+        # joint carries the translation (glTF's TRS nodes)
+        d = np.einsum("nji,nj->ni", W[a, :3, :3], P[b] - P[a])
+        length = np.linalg.norm(d, axis=1)
+        keep = length > 1e-9
+        a, b, d, length = a[keep], b[keep], d[keep], length[keep]
+        s = np.array([side[i] or "" for i in b.tolist()], dtype="<U1")
+        radius = np.where(s != "", np.minimum(0.032 * H, 0.45 * length), 0.05 * H)
+        if len(d):
+            v, f, k = bone_capsules(radius, d)  # NumPy: drawing never imports trimesh
+            hues = np.array([TRUNK_COLOR, RIGHT_HUE, LEFT_HUE])
+            color = hues[np.where(s == "r", 1, np.where(s == "l", 2, 0))]
+            parts.append(Part(v, np.repeat(a, k), f, np.repeat(color, len(f) // len(d), axis=0)))
+    head = _head(figure, heights, side, hmap)
     if head is not None and face:
         parts.extend(_face(figure, W, head, forward, upv, H, drawn, index))
     return _join(parts, len(nodes))
@@ -239,12 +249,9 @@ def _join(parts: Sequence[Part], n_nodes: int) -> FigureMesh:
                       np.concatenate([p.colors for p in parts]), radius, closed)
 
 
-def _above_hips(figure: Figure) -> set[str]:
+def _above_hips(figure: Figure, hmap: HumanoidMap) -> set[str]:
     """A humanoid's nodes above its hips (a glTF file's world, armature and axis-fix nodes): bones from them
     would be a pole from the scene's origin to the pelvis, so none are drawn."""
-    from ..humanoid import match_figure
-
-    hmap = match_figure(figure)
     hips = hmap.get("hips") if hmap.is_humanoid else None
     above: set[str] = set()
     while hips is not None and (hips := figure.parent_of(hips)) is not None:
@@ -252,14 +259,12 @@ def _above_hips(figure: Figure) -> set[str]:
     return above
 
 
-def _head(figure: Figure, heights: NDArray[np.float64], side: Sequence[Side | None]) -> tuple[int, int] | None:
+def _head(figure: Figure, heights: NDArray[np.float64], side: Sequence[Side | None],
+          hmap: HumanoidMap) -> tuple[int, int] | None:
     """(head node, the node above it): the humanoid's head and its first child (or itself), else the topmost
     midline node's parent and that node; None for a figure without sides (no body)."""
     if not any(side):
         return None
-    from ..humanoid import match_figure
-
-    hmap = match_figure(figure)
     names = figure.node_names
     head = hmap.get("head") if hmap.is_humanoid else None
     if head is not None:

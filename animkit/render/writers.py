@@ -15,13 +15,16 @@ GIF delays are whole hundredths of a second and viewers cap near 50 fps: see
 
 from __future__ import annotations
 
+import errno
 import inspect
 import math
 import os
 import struct
+import subprocess
 import sys
+import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Generator
+from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final, Literal
@@ -29,10 +32,9 @@ from typing import IO, Any, Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit
+from .. import jit, limits
 from ..atomic import discard, publish, temporary_beside
 from ..errors import RenderError, unknown_name
-from ..limits import MAX_FPS, MAX_IMAGE_SIDE
 from .raster import rgb8
 
 __all__ = [
@@ -174,11 +176,11 @@ class FrameWriter(ABC):
     kind: WriterKind
 
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool) -> None:
-        if not (0 < fps <= MAX_FPS):
-            raise RenderError(f"fps must lie in (0, {MAX_FPS:g}] (animkit.limits.MAX_FPS), got {fps!r}")
+        if not (0 < fps <= limits.MAX_FPS):
+            raise RenderError(f"fps must lie in (0, {limits.MAX_FPS:g}] (animkit.limits.MAX_FPS), got {fps!r}")
         w, h = size
-        if int(w) != w or int(h) != h or not (1 <= w <= MAX_IMAGE_SIDE and 1 <= h <= MAX_IMAGE_SIDE):
-            raise RenderError(f"size must be (width, height) whole numbers in 1..{MAX_IMAGE_SIDE} "
+        if int(w) != w or int(h) != h or not (1 <= w <= limits.MAX_IMAGE_SIDE and 1 <= h <= limits.MAX_IMAGE_SIDE):
+            raise RenderError(f"size must be (width, height) whole numbers in 1..{limits.MAX_IMAGE_SIDE} "
                               f"(animkit.limits.MAX_IMAGE_SIDE), got {size!r}")
         self.path = Path(path)
         self.fps = float(fps)
@@ -371,7 +373,12 @@ class GifWriter(_TempFileWriter):
 
 
 class Mp4Writer(_TempFileWriter):
-    """H.264 MP4 (yuv420p) through imageio-ffmpeg; odd sizes are padded to even by repeating the edge."""
+    """H.264 MP4 (yuv420p) through ffmpeg (imageio-ffmpeg's binary); odd sizes are padded to even by repeating
+    the edge.
+
+    ffmpeg's messages go to a temporary log, not the terminal: its warnings are printed after it ends (unless
+    ``quiet``); if it fails (a full disk, a closed pipe) the error is one line naming the output and the cause
+    (``cannot write the file (No space left on device)``), and the partial file is removed."""
 
     kind: WriterKind = "mp4"
 
@@ -382,33 +389,100 @@ class Mp4Writer(_TempFileWriter):
 
         w, h = self.size
         self.padded = (w + w % 2, h + h % 2)
-        self._gen: Generator[None, Any, None] | None = imageio_ffmpeg.write_frames(
-            str(self.tmp_path), self.padded, fps=self.fps, codec="libx264", pix_fmt_in="rgb24",
-            pix_fmt_out="yuv420p", macro_block_size=1, quality=None,
-            output_params=["-crf", str(int(crf)), "-preset", "veryfast"],
-            ffmpeg_log_level="error" if quiet else "warning")
-        self._gen.send(None)
+        rate = Fraction(self.fps).limit_denominator()  # as imageio-ffmpeg passes it: 24000/1001 stays exact
+        cmd = [imageio_ffmpeg.get_ffmpeg_exe(), "-y", "-f", "rawvideo", "-vcodec", "rawvideo",
+               "-s", f"{self.padded[0]}x{self.padded[1]}", "-pix_fmt", "rgb24", "-r", str(rate), "-i", "-",
+               "-vcodec", "libx264", "-pix_fmt", "yuv420p", "-v", "error" if quiet else "warning",
+               "-crf", str(int(crf)), "-preset", "veryfast", str(self.tmp_path)]
+        self._log: IO[bytes] | None = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _release
+        try:
+            # its own session: a Ctrl-C at the terminal reaches animkit, which stops ffmpeg itself
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._log, start_new_session=True)
+        except OSError as exc:
+            self._discard()
+            raise RenderError(f"{self.path}: cannot start ffmpeg ({exc.strerror or exc})") from None
 
     def _write(self, frame: Frame) -> None:
         w, h = self.size
         if self.padded != (w, h):
             frame = np.pad(frame, ((0, self.padded[1] - h), (0, self.padded[0] - w), (0, 0)), mode="edge")
-        assert self._gen is not None
-        self._gen.send(np.ascontiguousarray(frame))
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(np.ascontiguousarray(frame).data)
+        except OSError:  # ffmpeg has gone (a full disk, killed): its log says why
+            raise self._failure() from None
 
     def _finish(self) -> None:
-        assert self._gen is not None
-        gen, self._gen = self._gen, None
-        gen.close()
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            raise self._failure() from None
+        if self._proc.wait() != 0:
+            raise self._failure()
+        self._proc = None
+        log = self._read_log()
+        if log.strip() and not self.quiet:
+            print(log, end="" if log.endswith("\n") else "\n", file=sys.stderr)  # ffmpeg's warnings
+        self._release()
         self._commit()
 
+    def _read_log(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read(1 << 20).decode("utf-8", "replace")
+
+    def _failure(self) -> RenderError:
+        """Stop ffmpeg and say why it failed, in one line: the first system error its log names (a full disk),
+        else no space left where the folder's file system has none, else ffmpeg's last line."""
+        proc, self._proc = self._proc, None
+        code = _stop(proc)
+        log = self._read_log()
+        causes = [os.strerror(e) for e in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES,
+                                           errno.EIO)]
+        found = [c for c in causes if c.lower() in log.lower()]
+        if found:
+            cause = found[0]
+        elif _disk_full(self.tmp_path.parent):
+            cause = os.strerror(errno.ENOSPC)
+        else:
+            lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+            cause = lines[-1] if lines else f"ffmpeg exited with status {code}"
+        return RenderError(f"{self.path}: cannot write the file ({cause})")
+
     def _release(self) -> None:
-        if self._gen is not None:
-            gen, self._gen = self._gen, None
-            try:
-                gen.close()
-            except Exception:  # noqa: BLE001 - ffmpeg may already be gone; the partial file goes anyway
-                pass
+        proc, self._proc = self._proc, None
+        _stop(proc, kill=True)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+def _stop(proc: subprocess.Popen[bytes] | None, kill: bool = False) -> int | None:
+    """Close ffmpeg's input and wait for it (10 s, then kill; at once with ``kill``); its exit status."""
+    if proc is None:
+        return None
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    if kill and proc.poll() is None:
+        proc.kill()
+    try:
+        return proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except (OSError, AttributeError):  # pragma: no cover - not POSIX
+        return False
 
 
 class PngDirWriter(FrameWriter):
