@@ -9,7 +9,8 @@ import pytest
 from animkit.figure import Figure
 from animkit.ik import FABRIK, IKProblem
 from animkit.ik.fabrik import fabrik_iteration
-from animkit.joints import ball
+from animkit.joints import ball, hinge
+from animkit.transforms import swing_twist_from_matrix
 
 
 def _paper(points: list[np.ndarray], parent: list[int], targets: dict[int, np.ndarray]) -> list[np.ndarray]:
@@ -92,3 +93,78 @@ def test_one_iteration_on_a_tree_with_a_sub_base_is_the_papers_passes(seed):
     full = pose.copy()
     full[model.dofs] = it.q[0]
     np.testing.assert_allclose([fig.world(full)[n][:3, 3] for n in names], expect, atol=1e-9)
+
+
+# --- the default solver is the published one ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_default_fabrik_solve_takes_the_papers_passes(seed):
+    """``FABRIK()`` with one iteration lands on the paper's forward-pass positions (where that iteration gains at
+    least 1 %, which these seeds' do: the condition under which the solver keeps the paper's step)."""
+    fig, names = _chain()
+    rng = np.random.default_rng(seed)
+    pose = rng.uniform(-0.8, 0.8, fig.dof_count)
+    target = rng.uniform(-1.2, 1.2, 3) + [0, 1, 0]
+    W = fig.world(pose)
+    expect = _paper([W[n][:3, 3] for n in names], [-1, 0, 1, 2], {3: target})
+    before = np.linalg.norm(W["tip"][:3, 3] - target)
+    assert np.linalg.norm(expect[-1] - target) < 0.99 * before
+    r = IKProblem(fig, "tip", solver=FABRIK(max_iter=1)).solve(target, pose)
+    assert FABRIK().published and r.iterations == 1
+    np.testing.assert_allclose([fig.world(r.pose)[n][:3, 3] for n in names], expect, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_each_bone_turns_the_shortest_way_no_spin_about_itself(seed):
+    """On a free ball chain every joint's own turn in one iteration (the bone's new world rotation against where its
+    parent's turn carried it) is a pure swing: written as swing·twist about the carried bone direction
+    (``swing_twist_from_matrix``), its twist is 0."""
+    fig, names = _chain()
+    rng = np.random.default_rng(seed)
+    pose = rng.uniform(-0.8, 0.8, fig.dof_count)
+    target = rng.uniform(-1.2, 1.2, 3) + [0, 1, 0]
+    model = IKProblem(fig, "tip", solver=FABRIK()).model
+    it = fabrik_iteration(model, pose[model.dofs][None], target[None, None])
+    full = pose.copy()
+    full[model.dofs] = it.q[0]
+    W0, W1 = fig.world(pose), fig.world(full)
+    for parent, bone, child in zip(["base", *names[:-2]], names[:-1], names[1:], strict=True):
+        carry = W1[parent][:3, :3] @ W0[parent][:3, :3].T  # the parent's turn (the base: none)
+        d = carry @ (W0[child][:3, 3] - W0[bone][:3, 3])
+        own = W1[bone][:3, :3] @ (carry @ W0[bone][:3, :3]).T  # the joint's own turn, in the world
+        _, tau = swing_twist_from_matrix(own, d)
+        assert abs(float(tau)) < 1e-9
+        assert np.degrees(np.arccos(np.clip(np.trace(own) / 2 - 0.5, -1, 1))) > 0.1  # it did turn
+
+
+def _hinge_chain(rng: np.random.Generator, n: int) -> Figure:
+    fig = Figure("base")
+    parent = "base"
+    for i in range(n):
+        ax = rng.normal(size=3)
+        fig.add(f"n{i}", parent, offset=rng.uniform(-0.5, 0.5, 3) if i else (0, 0, 0),
+                joint=hinge(f"h{i}", ax / np.linalg.norm(ax), limits=(-2.5, 2.5)))
+        parent = f"n{i}"
+    fig.add("tip", parent, offset=rng.uniform(-0.5, 0.5, 3))
+    return fig
+
+
+def test_fabrik_reaches_reachable_targets_on_random_hinge_chains():
+    """Chains of 3–5 hinges with random axes, offsets and limits; each target the tip's FK at a pose inside the
+    limits (so reachable). The answer's FK meets it (a local method: a few random restarts)."""
+    rng = np.random.default_rng(0)
+    reached = total = 0
+    for _ in range(8):
+        n = int(rng.integers(3, 6))
+        fig = _hinge_chain(rng, n)
+        for _ in range(2):
+            target = fig.world(rng.uniform(-2.4, 2.4, n))["tip"][:3, 3]
+            r = IKProblem(fig, "tip", solver=FABRIK(), tol=1e-4).solve(target, fig.rest_pose(), restarts=5)
+            err = np.linalg.norm(fig.world(r.pose)["tip"][:3, 3] - target)
+            assert err == pytest.approx(r.position_error, abs=1e-9)
+            lim = fig.dof_limits()
+            assert np.all(r.pose >= lim[:, 0] - 1e-12) and np.all(r.pose <= lim[:, 1] + 1e-12)
+            reached += err <= 1e-4
+            total += 1
+    assert reached >= 13, f"{reached} of {total}"

@@ -47,6 +47,7 @@ __all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik",
 
 Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
+SLOW = 0.01  # a published iteration that lowers the distance by less than this part of it tries the subtree fit
 SWEEPS = 4  # per-DOF turns of a multi-DOF group in the forward pass: a ball's three axes align its child in turns
 
 
@@ -197,9 +198,10 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                      ) -> FabrikIteration:
     """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
     positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
-    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone);
-    ``subtree``: toward every backward point below it (a least-squares fit of the whole subtree, which turns a
-    hinge chain's plane toward the target but spins bones about their axes)."""
+    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
+    hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
+    ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
+    target but spins bones about their axes)."""
     tree = _tree(model)
     fr = model.frames(q) if fr is None else fr
     b = q.shape[0]
@@ -245,7 +247,8 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
         lk = list(links)
         F = fr if g == 0 else model.frames(q_new)  # ancestors placed, this group and below as they were
         T_in = np.broadcast_to(np.eye(4), (b, 4, 4)) if model.parent[k1] < 0 else F.T[model.parent[k1]]
-        hs, js = (tree.sub_groups[g], tree.sub_effs[g]) if subtree else (tree.child_groups[g], tree.child_effs[g])
+        whole = subtree or tree.hinge[g]  # a hinge fits its one angle to every point below it
+        hs, js = (tree.sub_groups[g], tree.sub_effs[g]) if whole else (tree.child_groups[g], tree.child_effs[g])
         X = np.concatenate([F.r[:, [tree.groups[h][0] for h in hs]], F.p[:, list(js)]], axis=1)  # (b, K, 3)
         Y = np.concatenate([back[:, list(hs)], P[:, list(js)]], axis=1)
         Tl = F.T[kl]
@@ -298,16 +301,22 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
     return FabrikIteration(q_new, placed, eff_pts, back)
 
 
-def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published: bool = False) -> Array:
-    """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3), never moving the
-    effectors away: the subtree-fit iteration, or with ``published`` the paper's iteration and, where it cannot
-    lower the distance (a hinge whose plane the shortest turns never bring to the target), the subtree fit."""
+def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published: bool = True) -> Array:
+    """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3) that never moves
+    the effectors away (their summed distance): the paper's iteration (``published``) and, where that lowers the
+    distance by less than ``SLOW`` of itself (a joint held at a limit, a hinge whose plane the shortest turns never
+    bring to the target), the subtree fit instead when it does better; without ``published`` the subtree fit."""
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
     dq = _kept(model, q, P, before, fabrik_iteration(model, q, P, fr, subtree=not published).q - q)
-    stuck = ~np.any(dq != 0.0, axis=1)
-    if published and stuck.any():
-        sub = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), subtree=True).q - q[stuck]
-        dq[stuck] = _kept(model, q[stuck], P[stuck], before[stuck], sub)
+    if not published:
+        return dq
+    after = np.linalg.norm(model.frames(q + dq).p - P, axis=2).sum(axis=1)
+    slow = after > (1.0 - SLOW) * before
+    if slow.any():
+        sub = _kept(model, q[slow], P[slow], before[slow],
+                    fabrik_iteration(model, q[slow], P[slow], _frames_of(fr, slow), subtree=True).q - q[slow])
+        better = np.linalg.norm(model.frames(q[slow] + sub).p - P[slow], axis=2).sum(axis=1) < after[slow]
+        dq[np.flatnonzero(slow)[better]] = sub[better]
     return dq
 
 
@@ -316,11 +325,11 @@ def _frames_of(fr: Frames, mask: NDArray[np.bool_]) -> Frames:
 
 
 def _kept(model: ChainModel, q: Array, P: Array, before: Array, dq: Array) -> Array:
-    """A step that never moves the effectors away: halved up to four times where it does, then none."""
+    """A step that never moves the effectors away (``before``: their summed distance at q): halved up to four times
+    where it does, then none."""
     cur = model.frames(q + dq)
     for _ in range(BACKTRACK):
-        after = np.linalg.norm(cur.p - P, axis=2).sum(axis=1)
-        worse = after > before
+        worse = np.linalg.norm(cur.p - P, axis=2).sum(axis=1) > before
         if not worse.any():
             return dq
         dq = np.where(worse[:, None], 0.5 * dq, dq)

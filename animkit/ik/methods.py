@@ -431,19 +431,17 @@ class TwoBone(Solver):
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class FABRIK(Solver):
-    """Forward-and-backward reaching IK on joint positions (Aristidou & Lasenby 2011), mapped back to the chain's
-    DOFs each iteration (so hinge and cone limits hold); several effectors on a tree (e.g. both hands).
-
-    The forward pass turns each joint toward the backward points of its whole subtree (a least-squares fit that
-    turns a hinge chain's plane toward the target, at the price of spinning bones about their axes); ``published``
-    turns each joint toward its children's backward points only, as the paper does (with free ball joints one
-    iteration is exactly the paper's position passes, each turn the shortest: no twist), falling back to the subtree
-    fit for an iteration where that cannot lower the distance."""
+    """Forward-and-backward reaching IK (Aristidou & Lasenby 2011): the paper's passes on joint positions, each joint
+    turned the shortest way toward its children's new positions (no spin about a bone), with its constrained version
+    inside the passes (hinge planes, cones, then the DOF limits); several effectors on a tree (sub-bases at the
+    centroid of their branches). A hinge fits its one angle to every point below it; an iteration that gains less
+    than 1 % (a joint held at a limit) takes the least-squares fit of each joint's whole subtree instead where that
+    does better. ``published=False``: the subtree fit every iteration (the earlier default: it spins bones)."""
 
     name: ClassVar[str] = "fabrik"
     jacobian: ClassVar[bool] = False
     max_iter: int = 200
-    published: bool = False  # the paper's forward pass (each joint toward its children), the subtree fit as fallback
+    published: bool = True  # the paper's forward pass (each joint toward its children); False: the subtree fit
 
     def __post_init__(self) -> None:
         self._check()
@@ -454,3 +452,8 @@ class FABRIK(Solver):
 
     def step(self, s: StepInput) -> Array:
         return fabrik_step(s.model, s.q, s.fr, s.P, published=self.published)
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        """The shared loop, returning each run's last pose (its steps never move the effectors away)."""
+        return run(model, self.step, q0, P, R, opts, jacobian=False, keep_last=True)

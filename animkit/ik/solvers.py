@@ -345,10 +345,11 @@ def _pole_task(model: ChainModel, opts: Options, fr: Frames, P: Array) -> tuple[
 
 
 def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Array, R: Array | None, opts: Options,
-        *, jacobian: bool = True, damped: bool = False) -> LoopOutput:
+        *, jacobian: bool = True, damped: bool = False, keep_last: bool = False) -> LoopOutput:
     """The shared loop over B problems: q0 (B, n), targets P (B, E, 3), R (B, E, 3, 3) or None; ``step`` the
     solver's; ``jacobian``: the step reads J; ``damped``: Levenberg–Marquardt's acceptance (λ adapted, a step that
-    does not lower the error rejected)."""
+    does not lower the error rejected); ``keep_last``: the step never raises its own measure (FABRIK's), so a run
+    goes on while it moves and returns its last pose, not the one of least ‖V‖ it visited."""
     jac = jacobian
     lm = damped
     B, n = q0.shape
@@ -373,7 +374,7 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
 
     def finish(mask: NDArray[np.bool_], why: str) -> None:
         ids = wk.ids[mask]
-        if why == "converged" or lm or opts.priority:  # with priority the sum of errors is not the objective
+        if why == "converged" or lm or keep_last or opts.priority:  # with priority ‖V‖ is not the objective
             q_out[ids] = wk.q[mask]
             pos_out[ids] = wk.pos[mask]
             ori_out[ids] = wk.ori[mask]
@@ -450,7 +451,9 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
         improved = err < wk.err * (1.0 - 1e-9) - 1e-15
         moved = np.max(np.abs(qn - wk.q), axis=1) > 1e-14
         wk.flat = np.where(improved, 0, wk.flat + 1)
-        if not jac:
+        if keep_last:  # the step's own measure never rose: run while it moves
+            wk.flat = np.where(moved, 0, opts.patience)
+        elif not jac:
             wk.flat = np.where(moved, wk.flat, opts.patience)  # nothing moved: stop
         if better.all():
             wk.q, wk.fr, wk.V, wk.err, wk.pos, wk.ori = qn, fr, V, err, pos, ori
