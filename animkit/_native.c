@@ -3,6 +3,7 @@
  * extension was not built, and that tests hold it to, bit for bit:
  *   scan_frames: animkit.io.bvh._scan_frames, the BVH MOTION scanner;
  *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame;
+ *   raster_loop: animkit.render.raster._raster_loop, the rasteriser's visibility (and flat paint);
  *   gif_index:   a GIF frame's palette indices through the writer's 15-bit colour LUT (animkit.render.writers).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
@@ -286,7 +287,85 @@ static PyObject *gif_index(PyObject *self, PyObject *args) {
     return PyLong_FromLong(fresh);
 }
 
+/* raster_loop: animkit.render.raster._raster_loop, triangle by triangle: each row's run of pixels from the three
+ * edge functions, the depth test on w = 1/d (float32), and per winning fragment the triangle row in fbuf or, with
+ * paint, its colour in flat. Arguments: x0, y0, x1, y1 (T int64), A, B, C (T*3 float64), WA, WB, WC (T float64),
+ * W, zbuf (float32, writable), fbuf (int32, writable; unused with paint), colors (T*3 uint8), flat (uint8 RGB,
+ * writable; unused without paint), paint, zx, zy, zw. Fragments outside zbuf / flat are skipped (the caller's set-up
+ * never makes them). */
+static PyObject *raster_loop(PyObject *self, PyObject *args) {
+    Py_buffer b[14];
+    Py_ssize_t W, zx, zy, zw;
+    int paint;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*nw*w*y*w*pnnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8], &b[9], &W, &b[10], &b[11], &b[12], &b[13], &paint, &zx, &zy, &zw))
+        return NULL;
+    const Py_ssize_t T = b[0].len / 8, nz = b[10].len / 4, nf = b[11].len / 4, np3 = b[13].len / 3;
+    int ok = b[1].len == T * 8 && b[2].len == T * 8 && b[3].len == T * 8 && b[4].len == T * 24 && b[5].len == T * 24
+             && b[6].len == T * 24 && b[7].len == T * 8 && b[8].len == T * 8 && b[9].len == T * 8
+             && (!paint || b[12].len >= T * 3) && (paint || nf == nz) && W > 0 && zw > 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "raster_loop: the triangle arrays' sizes disagree");
+    } else {
+        const int64_t *x0 = b[0].buf, *y0 = b[1].buf, *x1 = b[2].buf, *y1 = b[3].buf;
+        const double *A = b[4].buf, *B = b[5].buf, *C = b[6].buf, *WA = b[7].buf, *WB = b[8].buf, *WC = b[9].buf;
+        float *zbuf = b[10].buf;
+        int32_t *fbuf = b[11].buf;
+        const unsigned char *colors = b[12].buf;
+        unsigned char *flat = b[13].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t t = 0; t < T; t++) {
+            double wa = WA[t], wb = WB[t], wc = WC[t];
+            double bw = (double)(x1[t] - x0[t]);
+            for (int64_t ry = 0; ry < y1[t] - y0[t] + 1; ry++) {
+                double fy = (double)ry, lo = 0.0, hi = bw;
+                for (int i = 0; i < 3; i++) {
+                    double a = A[t * 3 + i];
+                    double r = B[t * 3 + i] * fy + C[t * 3 + i];
+                    if (a > 0) {
+                        double c = ceil(-r / a);
+                        if (c > lo) lo = c;
+                    } else if (a < 0) {
+                        double c = floor(-r / a);
+                        if (c < hi) hi = c;
+                    } else if (r < 0) {
+                        hi = -1.0;
+                    }
+                }
+                if (lo > hi) continue;
+                int64_t row = (y0[t] + ry) * W + x0[t];
+                int64_t zrow = (y0[t] + ry - zy) * zw + x0[t] - zx;
+                double w0 = wc + wb * fy;
+                for (int64_t rx = (int64_t)lo; rx < (int64_t)hi + 1; rx++) {
+                    float w = (float)(w0 + wa * (double)rx);
+                    int64_t z = zrow + rx;
+                    if (z < 0 || z >= nz) continue;
+                    if (w > zbuf[z] && w > 0) {
+                        zbuf[z] = w;
+                        if (paint) {
+                            int64_t p = row + rx;
+                            if (p < 0 || p >= np3) continue;
+                            flat[3 * p] = colors[3 * t];
+                            flat[3 * p + 1] = colors[3 * t + 1];
+                            flat[3 * p + 2] = colors[3 * t + 2];
+                        } else {
+                            fbuf[z] = (int32_t)t;
+                        }
+                    }
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 14; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"raster_loop", raster_loop, METH_VARARGS,
+     "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
     {"gif_index", gif_index, METH_VARARGS,
      "gif_index(frame, lut, known, out) -> colours not in the LUT yet (marked known == 2; their pixels left)"},
     {"scan_frames", scan_frames, METH_VARARGS,

@@ -401,9 +401,14 @@ def test_compiled_visibility_equals_numpy(seed: int, supersample: int) -> None:
     f = rng.integers(0, 300, size=(900, 3))
     c = rng.uniform(size=(900, 3))
     cam = look_at((4, 3, 5), (0, 0, 0), "y", width=97, height=61, near=0.5)
-    a, da = render_triangles(cam, v, f, c, supersample=supersample, jit=False, depth_out=True)
-    b, db = render_triangles(cam, v, f, c, supersample=supersample, jit=True, depth_out=True)
+    with pytest.MonkeyPatch.context() as m:  # NumPy's visibility, then numba's kernel: the C one set aside
+        m.setattr(jit, "native_kernels", lambda: None)
+        a, da = render_triangles(cam, v, f, c, supersample=supersample, jit=False, depth_out=True)
+        b, db = render_triangles(cam, v, f, c, supersample=supersample, jit=True, depth_out=True)
     assert a.tobytes() == b.tobytes() and da.tobytes() == db.tobytes()
+    if jit.native_kernels() is not None:  # the ahead-of-time port: the same pixels and depths
+        n, dn = render_triangles(cam, v, f, c, supersample=supersample, jit=False, depth_out=True)
+        assert n.tobytes() == a.tobytes() and dn.tobytes() == da.tobytes()
 
 
 def uv_sphere(n_lat: int = 48, n_lon: int = 96) -> tuple[np.ndarray, np.ndarray]:
@@ -672,11 +677,16 @@ def test_compiled_flat_surfaces_paint_the_numpy_pixels(seed: int, supersample: i
     backdrop = rng.integers(0, 256, size=(70, 90, 3)).astype(np.uint8)
     for order in (srfs, srfs[::-1]):
         for bd in (None, backdrop, solid_image(70, 90, (0.2, 0.3, 0.4))):
-            a, da = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=False, depth_out=True)
-            b, db = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=True, depth_out=True)
-            c = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=True)
+            with pytest.MonkeyPatch.context() as m:  # NumPy, then numba's kernel: the C one set aside
+                m.setattr(jit, "native_kernels", lambda: None)
+                a, da = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=False, depth_out=True)
+                b, db = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=True, depth_out=True)
+                c = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=True)
             assert a.tobytes() == b.tobytes() == c.tobytes() and da.tobytes() == db.tobytes()
             assert np.isfinite(da).sum() > 500
+            if jit.native_kernels() is not None:  # the ahead-of-time port paints the same pixels
+                n, dn = render_surfaces(cam, order, backdrop=bd, supersample=supersample, jit=False, depth_out=True)
+                assert n.tobytes() == a.tobytes() and dn.tobytes() == da.tobytes()
 
 
 @pytest.mark.parametrize("jit_on", [False, True])

@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import jit as jit_module
 from ..errors import RenderError, unknown_name
 from ..jit import enabled as jit_enabled
 from ..jit import kernel
@@ -286,6 +287,9 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
     face_of = keep[setup.index]  # setup row → face of the concatenation
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
+    # visibility runs compiled whenever the ahead-of-time kernel is built (no start-up to repay); ``jit`` decides
+    # numba's kernels (smooth shading here)
+    visible_compiled = use_kernel or jit_module.native_kernels() is not None
     into = out if s == 1 else None  # supersampled: drawn at full size, then filtered into out
     if backdrop is None:
         flat = solid_image(H, W, background, into).reshape(-1, 3)
@@ -302,7 +306,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
             flat = np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
     zbuf: NDArray[np.float32] | None = None
     pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
-    if use_kernel and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
+    if visible_compiled and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
         colors = np.zeros((len(face_of), 3), np.uint8)  # the drawn faces only (about half are culled)
         which = np.searchsorted(first, face_of, side="right") - 1
         for i, srf in enumerate(surfaces):
@@ -310,7 +314,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
             colors[sel] = _flat_colors(camera, srf, light, ambient, face_of[sel] - first[i])
         zbuf = _paint_kernel(setup, W, H, colors, flat, depth_out)
     else:
-        pix, k, zvis = (_visible_kernel if use_kernel else _visible_numpy)(setup, W, H)
+        pix, k, zvis = (_visible_kernel if visible_compiled else _visible_numpy)(setup, W, H)
         if len(pix):
             face = face_of[k]
             which = np.searchsorted(first, face, side="right") - 1 if len(surfaces) > 1 else \
@@ -532,14 +536,24 @@ def compiled_pays(samples: float) -> bool:
     return jit_pays(_raster_jit, samples, RASTER_JIT_MIN)
 
 
+def _raster(*args: Any) -> None:
+    """:func:`_raster_loop`, compiled: ahead of time (``animkit._native.raster_loop``, a port held to the same
+    pixels) where it is built, else by numba."""
+    native = jit_module.native_kernels()
+    if native is not None:
+        native.raster_loop(*args)
+        return
+    assert _raster_jit is not None
+    _raster_jit(*args)
+
+
 def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
     """:func:`_visible_numpy` by the compiled :func:`_raster_loop`."""
     zbuf = np.zeros(W * H, dtype=np.float32)
     fbuf = np.full(W * H, -1, dtype=np.int32)
     if len(st.index):
-        assert _raster_jit is not None
-        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
-                    np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, 0, 0, W)
+        _raster(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
+                np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, 0, 0, W)
     hit = np.flatnonzero(fbuf >= 0)
     return hit, fbuf[hit].astype(np.int64), zbuf[hit]
 
@@ -553,12 +567,11 @@ def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: N
     """
     zbuf = np.zeros(W * H, dtype=np.float32) if depth else None
     if len(st.index):
-        assert _raster_jit is not None
         zx, zy = int(st.x0.min()), int(st.y0.min())
         zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
         box = np.zeros(zw * zh, np.float32)
-        _raster_jit(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, box,
-                    np.zeros(0, np.int32), colors, flat, True, zx, zy, zw)
+        _raster(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, box,
+                np.zeros(0, np.int32), colors, flat, True, zx, zy, zw)
         if zbuf is not None:
             zbuf.reshape(H, W)[zy:zy + zh, zx:zx + zw] = box.reshape(zh, zw)
     return zbuf
