@@ -413,3 +413,27 @@ def test_real_blender_279_skinned_mesh_matches_blenders_importer() -> None:
         assert d <= 1e-4 * height, f"frame {frame} (t = {t:.2f} s): off Blender's by {d:.3g} m"
         moved.append(theirs)
     assert max(np.abs(m - moved[0]).max() for m in moved) > 0.05 * height  # the clip does move the mesh
+
+
+def test_fbx_61_ascii_against_its_closed_form() -> None:
+    """swing_61_ascii.fbx (FBX 6.1 ASCII, written by hand: make_fbx.py hand-61): a root at (0, 1, 0) m with a 30°
+    pre-rotation about Z, an arm 0.5 m along it turning about Z from 0° to 90° in 1 s (linear keys), a hand 0.4 m
+    further. World positions at every frame: arm = root + Rz(30°)·(0.5, 0, 0), hand = arm + Rz(30° + θ)·(0.4, 0, 0),
+    θ = 90° · t."""
+    scene = _load("swing_61_ascii.fbx")
+    assert scene.notes[0].startswith("FBX 6.1 ASCII")
+    assert "units: centimetres (0.01 m), converted to metres" in scene.notes
+    (clip,) = scene.clips.values()
+    assert clip.name == "Swing" and clip.fps == 30.0 and abs(clip.duration - 1.0) < 1e-12
+    t = clip.frame_times()
+    W = scene.figure.world_batch(clip.sample(t))
+    at = {n: W[:, k, :3, 3] for k, n in enumerate(scene.figure.node_names)}
+
+    def rz(a: np.ndarray) -> np.ndarray:  # (F,) radians → the rotated x axis, (F, 3)
+        return np.stack([np.cos(a), np.sin(a), np.zeros_like(a)], axis=1)
+
+    root = np.array([0.0, 1.0, 0.0])
+    arm = root + 0.5 * rz(np.full_like(t, np.radians(30)))
+    hand = arm + 0.4 * rz(np.radians(30 + 90 * t))
+    assert np.abs(at["Root"] - root).max() < 1e-12
+    assert np.abs(at["Arm"] - arm).max() < 1e-9 and np.abs(at["Hand"] - hand).max() < 1e-9
