@@ -437,3 +437,23 @@ def test_fbx_61_ascii_against_its_closed_form() -> None:
     hand = arm + 0.4 * rz(np.radians(30 + 90 * t))
     assert np.abs(at["Root"] - root).max() < 1e-12
     assert np.abs(at["Arm"] - arm).max() < 1e-9 and np.abs(at["Hand"] - hand).max() < 1e-9
+
+
+def test_retarget_an_fbx_clip_onto_a_gltf_character(tmp_path, cm) -> None:
+    """`animkit retarget clip.fbx character.glb`: the Mixamo-named FBX walk onto CesiumMan, every source frame kept;
+    the character's hips travel as the source's do (scaled by the hip heights, as retarget reports)."""
+    out = tmp_path / "walk.glb"
+    assert main(["retarget", str(DATA / "mixamo_yup_cm.fbx"), str(ROOT / "tests" / "data" / "CesiumMan.glb"), "-o",
+                 str(out), "--clip", CLIPS[0], "-q"]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = animkit.load(out)
+    (clip,) = back.clips.values()
+    src = cm.clip(CLIPS[0])
+    assert abs(clip.duration - src.duration) < 1e-6  # glTF keeps times as float32
+    hips = "Skeleton_torso_joint_1"  # CesiumMan's hips (retarget's report: mixamorig:Hips -> it)
+    t = src.frame_times()
+    path = back.figure.world_batch(clip.sample(t))[:, back.figure.node_names.index(hips), :3, 3]
+    source = cm.figure.world_batch(src.sample(t))[:, cm.figure.node_names.index("mixamorig:Hips"), :3, 3]
+    travel = np.linalg.norm(path[-1] - path[0])
+    assert travel > 0.05 and abs(travel - 0.713 * np.linalg.norm(source[-1] - source[0])) < 0.05 * travel + 0.01
