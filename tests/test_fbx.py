@@ -413,3 +413,47 @@ def test_real_blender_279_skinned_mesh_matches_blenders_importer() -> None:
         assert d <= 1e-4 * height, f"frame {frame} (t = {t:.2f} s): off Blender's by {d:.3g} m"
         moved.append(theirs)
     assert max(np.abs(m - moved[0]).max() for m in moved) > 0.05 * height  # the clip does move the mesh
+
+
+def test_fbx_61_ascii_against_its_closed_form() -> None:
+    """swing_61_ascii.fbx (FBX 6.1 ASCII, written by hand: make_fbx.py hand-61): a root at (0, 1, 0) m with a 30°
+    pre-rotation about Z, an arm 0.5 m along it turning about Z from 0° to 90° in 1 s (linear keys), a hand 0.4 m
+    further. World positions at every frame: arm = root + Rz(30°)·(0.5, 0, 0), hand = arm + Rz(30° + θ)·(0.4, 0, 0),
+    θ = 90° · t."""
+    scene = _load("swing_61_ascii.fbx")
+    assert scene.notes[0].startswith("FBX 6.1 ASCII")
+    assert "units: centimetres (0.01 m), converted to metres" in scene.notes
+    (clip,) = scene.clips.values()
+    assert clip.name == "Swing" and clip.fps == 30.0 and abs(clip.duration - 1.0) < 1e-12
+    t = clip.frame_times()
+    W = scene.figure.world_batch(clip.sample(t))
+    at = {n: W[:, k, :3, 3] for k, n in enumerate(scene.figure.node_names)}
+
+    def rz(a: np.ndarray) -> np.ndarray:  # (F,) radians → the rotated x axis, (F, 3)
+        return np.stack([np.cos(a), np.sin(a), np.zeros_like(a)], axis=1)
+
+    root = np.array([0.0, 1.0, 0.0])
+    arm = root + 0.5 * rz(np.full_like(t, np.radians(30)))
+    hand = arm + 0.4 * rz(np.radians(30 + 90 * t))
+    assert np.abs(at["Root"] - root).max() < 1e-12
+    assert np.abs(at["Arm"] - arm).max() < 1e-9 and np.abs(at["Hand"] - hand).max() < 1e-9
+
+
+def test_retarget_an_fbx_clip_onto_a_gltf_character(tmp_path, cm) -> None:
+    """`animkit retarget clip.fbx character.glb`: the Mixamo-named FBX walk onto CesiumMan, every source frame kept;
+    the character's hips travel as the source's do (scaled by the hip heights, as retarget reports)."""
+    out = tmp_path / "walk.glb"
+    assert main(["retarget", str(DATA / "mixamo_yup_cm.fbx"), str(ROOT / "tests" / "data" / "CesiumMan.glb"), "-o",
+                 str(out), "--clip", CLIPS[0], "-q"]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        back = animkit.load(out)
+    (clip,) = back.clips.values()
+    src = cm.clip(CLIPS[0])
+    assert abs(clip.duration - src.duration) < 1e-6  # glTF keeps times as float32
+    hips = "Skeleton_torso_joint_1"  # CesiumMan's hips (retarget's report: mixamorig:Hips -> it)
+    t = src.frame_times()
+    path = back.figure.world_batch(clip.sample(t))[:, back.figure.node_names.index(hips), :3, 3]
+    source = cm.figure.world_batch(src.sample(t))[:, cm.figure.node_names.index("mixamorig:Hips"), :3, 3]
+    travel = np.linalg.norm(path[-1] - path[0])
+    assert travel > 0.05 and abs(travel - 0.713 * np.linalg.norm(source[-1] - source[0])) < 0.05 * travel + 0.01

@@ -27,6 +27,8 @@
 5. ``python tests/data/fbx/fbx_to_ascii.py tests/data/fbx/mixamo_yup_cm.fbx tests/data/fbx/mixamo_yup_cm_ascii74.fbx
    7400`` and the same from ``mixamo_zup_77.fbx`` to ``mixamo_zup_ascii77.fbx`` with 7700: ASCII 7.4 and 7.7 copies
    of the two binaries (fbx_to_ascii.py, this folder's binary → ASCII converter).
+6. ``python tests/data/fbx/make_fbx.py hand-61 tests/data/fbx/swing_61_ascii.fbx``: an FBX 6.1 ASCII file written
+   by hand (see :func:`hand_61`).
 
 The tests never import bpy: they read the files this wrote.
 """
@@ -379,6 +381,54 @@ def blender_reference(fbx: str, out: str, frames: tuple[int, ...] = (1, 11, 21, 
     Path(out).write_text(json.dumps(result))
 
 
+def hand_61(out: str) -> None:
+    """``swing_61_ascii.fbx``: an FBX 6.1 ASCII file written by hand (no tool at hand writes 6.1), in the form of
+    Blender 2.79's 6.1 output (Properties60, names in Connect lines, a Take with KTime keys): three bones in
+    centimetres, Y-up, 30 fps; the root at (0, 100, 0) with a 30° pre-rotation about Z, the arm 50 cm along it, the
+    hand 40 cm further, and a take "Swing" turning the arm about Z from 0° to 90° over one second (linear keys)."""
+    second = 46186158000  # FBX time units per second
+
+    def model(name: str, t: tuple[float, float, float], pre: tuple[float, float, float] = (0, 0, 0)) -> str:
+        rows = [("QuaternionInterpolate", "bool", "", "0"), ("Visibility", "Visibility", "A+", "1"),
+                ("Lcl Translation", "Lcl Translation", "A+", "{},{},{}".format(*t)),
+                ("Lcl Rotation", "Lcl Rotation", "A+", "0,0,0"), ("Lcl Scaling", "Lcl Scaling", "A+", "1,1,1"),
+                ("RotationOrder", "enum", "", "0"), ("PreRotation", "Vector3D", "", "{},{},{}".format(*pre)),
+                ("PostRotation", "Vector3D", "", "0,0,0"), ("RotationActive", "bool", "", "1"),
+                ("InheritType", "enum", "", "1")]
+        props = "".join(f'\t\t\tProperty: "{a}", "{b}", "{c}",{d}\n' for a, b, c, d in rows)
+        return (f'\tModel: "Model::{name}", "Limb" {{\n\t\tVersion: 232\n\t\tProperties60:  {{\n{props}\t\t}}\n'
+                '\t\tMultiLayer: 0\n\t\tMultiTake: 1\n\t\tShading: Y\n\t\tCulling: "CullingOff"\n'
+                '\t\tTypeFlags: "Skeleton"\n\t}\n')
+
+    def channel(axis: str, keys: list[tuple[int, float]]) -> str:
+        p = "\t" * 5
+        body = ",".join(f"{t},{v},L" for t, v in keys)
+        return (f'{p}Channel: "{axis}" {{\n{p}\tDefault: {keys[0][1]}\n{p}\tKeyVer: 4005\n{p}\tKeyCount: {len(keys)}\n'
+                f'{p}\tKey: \n{p}\t\t{body}\n{p}\tColor: 1,0,0\n{p}}}\n')
+
+    settings = [("UpAxis", 1), ("UpAxisSign", 1), ("FrontAxis", 2), ("FrontAxisSign", 1), ("CoordAxis", 0),
+                ("CoordAxisSign", 1)]
+    text = ("; FBX 6.1.0 project file\n; Written by hand for animkit's tests (tests/data/fbx/SOURCES.md) in the form "
+            "of Blender 2.79's FBX 6.1 ASCII output\n; ----------------------------------------------------\n\n"
+            'FBXHeaderExtension:  {\n\tFBXHeaderVersion: 1003\n\tFBXVersion: 6100\n'
+            '\tCreator: "animkit tests (hand-written)"\n}\nCreationTime: "2026-11-27 00:00:00:000"\n'
+            'Creator: "animkit tests (hand-written)"\n\nDefinitions:  {\n\tVersion: 100\n\tCount: 4\n'
+            '\tObjectType: "Model" {\n\t\tCount: 3\n\t}\n\tObjectType: "GlobalSettings" {\n\t\tCount: 1\n\t}\n}\n\n'
+            "Objects:  {\n" + model("Root", (0, 100, 0), (0, 0, 30)) + model("Arm", (50, 0, 0))
+            + model("Hand", (40, 0, 0)) + "\tGlobalSettings:  {\n\t\tVersion: 1000\n\t\tProperties60:  {\n"
+            + "".join(f'\t\t\tProperty: "{k}", "int", "",{v}\n' for k, v in settings)
+            + '\t\t\tProperty: "UnitScaleFactor", "double", "",1\n\t\t\tProperty: "TimeMode", "enum", "",6\n'
+            "\t\t}\n\t}\n}\n\nConnections:  {\n"
+            '\tConnect: "OO", "Model::Root", "Model::Scene"\n\tConnect: "OO", "Model::Arm", "Model::Root"\n'
+            '\tConnect: "OO", "Model::Hand", "Model::Arm"\n}\n\nTakes:  {\n\tCurrent: "Swing"\n'
+            f'\tTake: "Swing" {{\n\t\tFileName: "Swing.tak"\n\t\tLocalTime: 0,{second}\n'
+            f'\t\tReferenceTime: 0,{second}\n\t\tModel: "Model::Arm" {{\n\t\t\tVersion: 1.1\n'
+            '\t\t\tChannel: "Transform" {\n\t\t\t\tChannel: "R" {\n'
+            + channel("X", [(0, 0)]) + channel("Y", [(0, 0)]) + channel("Z", [(0, 0), (second, 90)])
+            + "\t\t\t\t\tLayerType: 2\n\t\t\t\t}\n\t\t\t}\n\t\t}\n\t}\n}\n")
+    Path(out).write_text(text)
+
+
 def _leave() -> None:
     """Exit without bpy's teardown, which sometimes crashes (SIGSEGV) after the files are written."""
     from os import _exit
@@ -401,6 +451,8 @@ def main(argv: list[str]) -> None:
         _leave()
     elif len(argv) >= 3 and argv[0] == "ascii":
         ascii_fbx(argv[1], argv[2])
+    elif len(argv) >= 2 and argv[0] == "hand-61":
+        hand_61(argv[1])
     elif len(argv) >= 2 and argv[0] == "real":
         real(argv[1])
     elif len(argv) >= 3 and argv[0] == "blender-reference":
