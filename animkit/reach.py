@@ -5,11 +5,12 @@ A reach moves the effector from where it is to the target along a minimum-jerk p
     w(t) = e₀ + s(t/T) (x_end − e₀),   s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (one bell-shaped speed profile),
 
 x_end the target, or where the direct solve got when the target is out of reach (the hand goes as far as it can,
-on the same smooth path), then holds for ``hold`` seconds: still once within HOLD_TOL of its goal, and a hold frame's
-solve is kept only where it brings the hand closer (no chatter). Each frame k solves IK toward w(t_k) warm-started
-from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic DOFs), so the joints never pop;
-DOFs outside the movable set keep their start values. A natural reach's head looks along a timeline of its own that
-leads the hand (:func:`_gaze_path`). The baked result is an ordinary :class:`~animkit.keyframes.Clip`.
+on the same smooth path), then holds for ``hold`` seconds: still once within HOLD_TOL of its goal, and a hold
+frame's solve is kept only where it brings the hand 1 mm closer (no chatter, no creep). Each frame k solves IK
+toward w(t_k) warm-started from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic
+DOFs), so the joints never pop; DOFs outside the movable set keep their start values. A natural reach's head looks
+along a timeline of its own that leads the hand (:func:`_gaze_path`). The baked result is an ordinary
+:class:`~animkit.keyframes.Clip`.
 
 A comparison bakes the same reach once per movable set (and per solver), and reports for
 each: reached or not, final error, iterations, solve time, total joint rotation and the
@@ -382,13 +383,12 @@ def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalPro
                  waypoints: Array, tgt: Array, pose0: Array, looks: Array | None, show: tuple[str, bool]
                  ) -> tuple[Array, int, float]:
     """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
-    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector closer. Returns the poses
-    (F, D), the iterations summed and the time spent solving."""
+    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the
+    poses (F, D), the iterations summed and the time spent solving."""
     n_frames = len(waypoints)
     orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
     lim = figure.dof_limits()
     step_cap = tl.max_speed / tl.fps
-    tol = solver.tol
     poses = np.empty((n_frames, figure.dof_count))
     poses[0] = pose0
     iters, t_solve = 0, 0.0
@@ -396,7 +396,7 @@ def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalPro
         w = waypoints[k]
         frame_target = w if orient is None else _pose_matrix(orient, w)
         held = None
-        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand closer
+        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand 1 mm closer
             held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
             if held <= HOLD_TOL:
                 poses[k] = poses[k - 1]
@@ -416,12 +416,12 @@ def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalPro
             delta *= step_cap / biggest
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
         if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
-                                 > held - tol):
+                                 > held - HOLD_TOL):
             poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
     return poses, iters, t_solve
 
 
-HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still
+HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
 GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
 GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s and at most this share of the reach
 
