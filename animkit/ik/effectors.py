@@ -7,8 +7,11 @@ figure height (σ_o = 0.01 rad), and the prior's residual r = U_kᵀ(x(θ) − �
     (Jᵀ J + λ I) Δθ = −Jᵀ [e/σ ; r],   J = [∂e/∂θ / σ ; U_kᵀ ∂x/∂θ]
 
 over the DOFs that move an effector or a prior bone (the root's DOFs held at ``root`` when it is given), then
-clamps to the joint limits. The effectors are met to about σ/(prior pull); the pose between them is the most
-probable one the prior knows. See docs/prior.md.
+clamps to the joint limits and projects into the rig's human ranges (cones); a step that leaves a range is solved
+again on its edge's tangent plane (:func:`animkit.ik.stack.edge_step`'s active set). The effectors are met to about
+σ/(prior pull); the pose between them is the most probable one the prior knows. The loop's frames, normal equations,
+Cholesky solves and cone projection are compiled (:mod:`.effectors_jit`); with ANIMKIT_JIT=0 the NumPy rows run
+(their oracle). See docs/prior.md.
 """
 
 from __future__ import annotations
