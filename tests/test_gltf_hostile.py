@@ -324,6 +324,7 @@ def worker():
                   f"{r['bytes']:,} bytes")
 
 
+@pytest.mark.slow  # 32 loads in a memory-capped worker process, ~2 min in all: CI runs these after the rest
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_gltf_is_refused_or_loads_within_bounds(worker: Worker, name: str, tmp_path: Path) -> None:
     build, expected = CASES[name]
