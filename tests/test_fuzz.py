@@ -35,7 +35,8 @@ READERS: dict[str, tuple[str, list[Path]]] = {
     "urdf": (".urdf", sorted(DATA.glob("*.urdf"))),
     # ufbx reads each file in a process of its own (forked by animkit.io.fbx's server): a native crash there is a
     # ParseError for the caller, never a dead worker; the fuzz still counts it as a bug (NATIVE_CRASH)
-    "fbx": (".fbx", [DATA / "fbx" / "mixamo_yup_cm.fbx", DATA / "fbx" / "prerot_ascii.fbx"]
+    "fbx": (".fbx", [DATA / "fbx" / "mixamo_yup_cm.fbx", DATA / "fbx" / "prerot_ascii.fbx",
+                     DATA / "fbx" / "swing_61_ascii.fbx"]
             if importlib.util.find_spec("ufbx") else []),
 }
 FUZZ_CASES = int(os.environ.get("ANIMKIT_FUZZ_CASES", "1000"))  # per reader
