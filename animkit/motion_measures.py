@@ -55,6 +55,7 @@ from .motion import (
     metres_per_unit,
     windowed_speed,
 )
+from .quadruped import match_quadruped_figure
 from .retarget import BoneMap, _planted_turn, _world_from, bone_map, hip_height, up_index
 from .surface import BodySurface, body_surface, descendants
 from .transforms import rotation_vector_from_matrix
@@ -271,7 +272,7 @@ def _heading(pos: Array, left: int, right: int, k: int) -> Array:
 
 def _hips_travel(figure: Figure, pos: Array, k: int, up: UpAxis) -> tuple[str, float | None]:
     """(hips node, its net ground travel in hip heights, None when the figure has no height above its feet)."""
-    hips = match_figure(figure).get("hips") or figure.node_names[0]
+    hips = match_figure(figure).get("hips") or match_quadruped_figure(figure).bones.get("hips") or figure.node_names[0]
     H = hip_height(figure, hips, up)
     if H <= 1e-9 * figure.size():
         return hips, None
