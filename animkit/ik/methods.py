@@ -436,7 +436,8 @@ class FABRIK(Solver):
     inside the passes (hinge planes, cones, then the DOF limits); several effectors on a tree (sub-bases at the
     centroid of their branches). A hinge fits its one angle to every point below it; an iteration that gains less
     than 80 % of the distance (a joint held at a limit) takes the least-squares fit of each joint's whole subtree
-    instead where that does better. ``published=False``: the subtree fit every iteration (the earlier default: it spins bones)."""
+    instead where that does better. ``published=False``: the subtree fit every iteration (the earlier default: it
+    spins bones)."""
 
     name: ClassVar[str] = "fabrik"
     jacobian: ClassVar[bool] = False
