@@ -17,6 +17,7 @@ from ..errors import AnimkitError, IKError, unknown_name
 from ..figure import Figure
 from ..progress import progress
 from ..transforms import matrix_from_rotation_vector
+from .constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
 from .jacobian import chain_jacobian, rotation_error
 from .lm import (
     keep_better,
@@ -26,8 +27,6 @@ from .lm import (
 )
 from .lm_batch_jit import restart_start
 from .lm_jit import (
-    ORIENTATION_FIRST_WEIGHT,
-    ORIENTATION_STAGES,
     OUT_HISTORY,
     lm_packed,
     out_size,
@@ -748,7 +747,6 @@ def _full_task_after(model: ChainModel, q: Array, Pf: Array, Rf: Array, opts: Op
     return keep_better(out, fail, c, before)
 
 
-STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖ (docs/derivations.md)
 
 
 def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options

@@ -47,7 +47,7 @@ __all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik",
 
 Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
-SLOW = 0.01  # a published iteration that lowers the distance by less than this part of it tries the subtree fit
+SLOW = 0.8  # a published iteration lowering the distance by less than this part of it is set against the subtree fit
 SWEEPS = 4  # per-DOF turns of a multi-DOF group in the forward pass: a ball's three axes align its child in turns
 
 

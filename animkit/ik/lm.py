@@ -25,6 +25,18 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..transforms import rotation_error
+from .constants import (
+    GAIN_ABS,
+    GAIN_REL,
+    HOMOTOPY_DECAY,
+    LAMBDA_DOWN,
+    LAMBDA_MAX,
+    LAMBDA_MIN,
+    LAMBDA_UP,
+    PULL_BACKOFF,
+    STALL_MIN_ITER,
+    START_MARGIN,
+)
 from .lm_batch_jit import _KERNEL as _LANES_KERNEL
 from .lm_batch_jit import lanes_fit, lm_lanes
 from .lm_jit import _KERNEL as _LM_KERNEL
@@ -40,11 +52,6 @@ __all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packe
 Array = NDArray[np.float64]
 
 HOMOTOPY_PULL = Options.pull  # μ₀ (the default; a run's own is opts.pull)
-HOMOTOPY_DECAY = 0.95  # γ
-PULL_BACKOFF = 0.1  # the pull's factor after a rejected step
-START_MARGIN = 0.05  # the start is moved this fraction of a DOF's range inside its limits (cos φ ≠ 0)
-_DOWN, _UP = 0.1, 10.0
-STALL_MIN_ITER = 10  # the stall test (restarts) never stops a run before this many iterations
 
 
 class _Chain:
@@ -307,7 +314,7 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
     decay = 1.0  # γᵏ
     while True:
         done = pos <= tol and ori <= otol
-        stalled = lam > 1e10 or flat >= patience or win > 0 and it >= max(win, STALL_MIN_ITER) and \
+        stalled = lam > LAMBDA_MAX or flat >= patience or win > 0 and it >= max(win, STALL_MIN_ITER) and \
             e > ratio * es[it - win]
         if done or stalled or it == opts.max_iter or deadline is not None and time.perf_counter() > deadline:
             back = not done and e >= e0
@@ -358,15 +365,15 @@ def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) ->
         Te_n = forward(q_n, Tn)
         Vn, pos_n, ori_n, e_n = residual(Te_n)
         ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-        flat = 0 if ok and e_n < e * (1.0 - 1e-9) - 1e-15 else flat + 1
+        flat = 0 if ok and e_n < e * (1.0 - GAIN_REL) - GAIN_ABS else flat + 1
         if ok:
-            lam = max(lam * _DOWN, 1e-9)
+            lam = max(lam * LAMBDA_DOWN, LAMBDA_MIN)
             Tc, Tn = Tn, Tc
             q, Te, Vw, pos, ori, e = q_n, Te_n, Vn, pos_n, ori_n, e_n
             # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
             phi = np.arcsin(np.sin(phi_n)) if alll else np.where(lim, np.arcsin(np.sin(phi_n)), phi_n)
         else:
-            lam *= _UP
+            lam *= LAMBDA_UP
             ps *= PULL_BACKOFF
         history.append(min(e, e0))
         es.append(e)
@@ -638,7 +645,7 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         es[0, ids] = e
     while True:
         done = (pos <= tol) & (ori <= otol)
-        stalled = (lam > 1e10) | (flat >= patience)
+        stalled = (lam > LAMBDA_MAX) | (flat >= patience)
         if es is not None and it >= max(win, STALL_MIN_ITER):
             stalled |= e > ratio * es[it - win, ids]
         leave = done | stalled
@@ -689,8 +696,8 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         Vnw = Vn * w
         e_n = np.sqrt(np.einsum("bi,bi->b", Vnw, Vnw))
         ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-        flat = np.where(ok & (e_n < e * (1.0 - 1e-9) - 1e-15), 0, flat + 1)
-        lam = np.where(ok, np.maximum(lam * _DOWN, 1e-9), lam * _UP)
+        flat = np.where(ok & (e_n < e * (1.0 - GAIN_REL) - GAIN_ABS), 0, flat + 1)
+        lam = np.where(ok, np.maximum(lam * LAMBDA_DOWN, LAMBDA_MIN), lam * LAMBDA_UP)
         ps = np.where(ok, ps, ps * PULL_BACKOFF)
         if ok.all():
             phi, q, r, a, Eff, V, Vw, pos, ori, e = phi_n, q_n, rn, an, En, Vn, Vnw, pos_n, ori_n, e_n

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
+from .constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
 from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual, log_vee
 from .poly_trig import sincos, wrap_sincos
 
@@ -455,7 +456,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                         k = it[lane]
                         el = e[lane]
                         done = pos[lane] <= tol and ori[lane] <= otol
-                        stalled = lam[lane] > 1e10 or flat[lane] >= patience or \
+                        stalled = lam[lane] > LAMBDA_MAX or flat[lane] >= patience or \
                             (win > 0 and k >= max(win, stall_min) and el > ratio * es[k - win, lane])
                         if not (done or stalled or k == max_iter):
                             running += 1
@@ -625,16 +626,16 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             good = en < el  # NaN compares False: a step that produced NaN is rejected
             ok[lane] = good
             every = every and good
-            if good and en < el * (1.0 - 1e-9) - 1e-15:
+            if good and en < el * (1.0 - GAIN_REL) - GAIN_ABS:
                 flat[lane] = 0
             else:
                 flat[lane] += 1
             if good:
-                lam[lane] = max(lam[lane] * 0.1, 1e-9)
+                lam[lane] = max(lam[lane] * LAMBDA_DOWN, LAMBDA_MIN)
                 pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], en
                 el = en
             else:
-                lam[lane] *= 10.0
+                lam[lane] *= LAMBDA_UP
                 ps[lane] *= backoff
             it[lane] += 1
             k = it[lane]

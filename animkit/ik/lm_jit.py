@@ -20,6 +20,17 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
+from .constants import (
+    GAIN_ABS,
+    GAIN_REL,
+    LAMBDA_DOWN,
+    LAMBDA_MAX,
+    LAMBDA_MIN,
+    LAMBDA_UP,
+    ORIENTATION_FIRST_WEIGHT,
+    ORIENTATION_STAGES,
+    STATIONARY,
+)
 
 __all__ = ["lm_serial", "call_loop", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
            "chain_residual", "log_vee", "solve_spd"]
@@ -232,7 +243,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
     it = 0
     while True:
         done = pos <= tol and ori <= otol
-        stalled = lam > 1e10 or flat >= patience or \
+        stalled = lam > LAMBDA_MAX or flat >= patience or \
             (win > 0 and it >= max(win, stall_min) and e > ratio * es[it - win])
         if done or stalled or it == max_iter:
             back = (not done) and e >= e0
@@ -274,12 +285,12 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-        if ok and e_n < e * (1.0 - 1e-9) - 1e-15:
+        if ok and e_n < e * (1.0 - GAIN_REL) - GAIN_ABS:
             flat = 0
         else:
             flat += 1
         if ok:
-            lam = max(lam * 0.1, 1e-9)
+            lam = max(lam * LAMBDA_DOWN, LAMBDA_MIN)
             T, Tn = Tn, T
             Te, Ten = Ten, Te
             V, Vn = Vn, V
@@ -289,7 +300,7 @@ def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array,
                 phi[i] = math.asin(math.sin(phin[i])) if limited[i] else phin[i]
             pos, ori, e = pos_n, ori_n, e_n
         else:
-            lam *= 10.0
+            lam *= LAMBDA_UP
             ps *= backoff
         it += 1
         history[it] = min(e, e0)
@@ -338,11 +349,8 @@ _HEAD = 16
 # out (see out_size): q (n), then these slots after it, then the residual history
 OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
 UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (lm's _reachability)
-STATIONARY = 1e-3  # api.STATIONARY: first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖
 # runs of the strategy at most: first, 2 × 2 relaxed, then position first, orientation first and the orientation
 # continuation: each 1 + 1 + 2 × 2 relaxed (the continuation: K − 1 + 1 + 2 × 2)
-ORIENTATION_FIRST_WEIGHT = 1e-3  # api.ORIENTATION_FIRST_WEIGHT
-ORIENTATION_STAGES = 4  # api.ORIENTATION_STAGES
 _RUNS = 5 + 6 + 6 + ORIENTATION_STAGES + 4
 
 

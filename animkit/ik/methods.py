@@ -435,8 +435,9 @@ class FABRIK(Solver):
     turned the shortest way toward its children's new positions (no spin about a bone), with its constrained version
     inside the passes (hinge planes, cones, then the DOF limits); several effectors on a tree (sub-bases at the
     centroid of their branches). A hinge fits its one angle to every point below it; an iteration that gains less
-    than 1 % (a joint held at a limit) takes the least-squares fit of each joint's whole subtree instead where that
-    does better. ``published=False``: the subtree fit every iteration (the earlier default: it spins bones)."""
+    than 80 % of the distance (a joint held at a limit) takes the least-squares fit of each joint's whole subtree
+    instead where that does better. ``published=False``: the subtree fit every iteration (the earlier default: it
+    spins bones)."""
 
     name: ClassVar[str] = "fabrik"
     jacobian: ClassVar[bool] = False

@@ -36,6 +36,7 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
+from .constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
 from .jacobian import chain_jacobian, rotation_error
 from .problem import ChainModel, Frames
 
@@ -48,7 +49,6 @@ SolverName = Literal["lm", "transpose", "pinv", "pinv-lu", "dls", "dls-adaptive"
                      "fabrik", "bfgs", "cg"]
 SOLVERS: tuple[str, ...] = get_args(SolverName)
 DEFAULT_SOLVER = "lm"
-_DOWN, _UP = 0.1, 10.0  # Levenberg–Marquardt: λ after a kept / a rejected step
 
 
 @dataclass(frozen=True)
@@ -394,7 +394,7 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
         done = (wk.pos <= opts.tol) & (wk.ori <= opts.orientation_tol)
         stalled = (wk.flat >= opts.patience) & ~done
         if lm:
-            stalled |= (wk.lam > 1e10) & ~done
+            stalled |= (wk.lam > LAMBDA_MAX) & ~done
         if it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline:
             finish(done, "converged")
             finish(~done, "max_iterations")
@@ -445,10 +445,10 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
                 best_q[gi], best_err[gi], best_pos[gi], best_ori[gi] = qn[gain], err[gain], pos[gain], ori[gain]
         if lm:
             better = err < wk.err
-            wk.lam = np.where(better, np.maximum(wk.lam * _DOWN, 1e-9), wk.lam * _UP)
+            wk.lam = np.where(better, np.maximum(wk.lam * LAMBDA_DOWN, LAMBDA_MIN), wk.lam * LAMBDA_UP)
         else:
             better = np.ones(len(err), dtype=bool)
-        improved = err < wk.err * (1.0 - 1e-9) - 1e-15
+        improved = err < wk.err * (1.0 - GAIN_REL) - GAIN_ABS
         moved = np.max(np.abs(qn - wk.q), axis=1) > 1e-14
         wk.flat = np.where(improved, 0, wk.flat + 1)
         if keep_last:  # the step's own measure never rose: run while it moves

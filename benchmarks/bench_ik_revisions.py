@@ -1,0 +1,93 @@
+"""Two checkouts of animkit, interleaved: the reused Panda 6D ``IKProblem.solve`` and ``solve_batch(restarts=8)``.
+
+    git worktree add /tmp/lm-before 553ed37
+    python -m benchmarks.bench_ik_revisions /tmp/lm-before . --rounds 5
+
+Each round runs this file in one fresh process per checkout (its folder first on the path), A then B (so a slow
+spell hits both alike): it compiles or loads the kernels, solves the 200 §6 Panda targets (seed 0, those of
+`bench_ik_unseen`) once untimed, then times three passes of the loop of single solves and of the batch with 8
+random restarts and reports their medians, with the §6 success of the batch. Printed: per-round numbers, each
+case's median over rounds (min–max), and the median of the per-round ratios after/before (a paired measure that
+the machine's drifting load blurs less).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+_CHILD = "--child"
+
+
+def child() -> None:
+    sys.path.insert(0, os.getcwd())
+    import numpy as np
+
+    from animkit.ik import IKProblem, lm_batch_jit, lm_jit
+    from benchmarks.bench_ik import DATA, load_robot
+    from benchmarks.bench_ik_unseen import _ok, _targets
+
+    lm_jit.warm_up()
+    lm_batch_jit.warm_up()
+    panda = load_robot(DATA / "franka_panda.urdf")
+    lim = panda.dof_limits()
+    s = np.clip(np.zeros(panda.dof_count), lim[:, 0], lim[:, 1])
+    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
+        s[panda.dof_index(f"panda_joint{k + 1}")] = v
+    problem = IKProblem(panda, "panda_grasptarget", "arm", pose=s, orientation=True)
+    T = _targets(panda, "panda_grasptarget", problem.model.dofs, s, 200, 0)
+    [problem.solve(t) for t in T]
+    rb = problem.solve_batch(T, restarts=8, quiet=True)
+    single, batch = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        [problem.solve(t) for t in T]
+        single.append((time.perf_counter() - t0) / len(T))
+        t0 = time.perf_counter()
+        problem.solve_batch(T, restarts=8, quiet=True)
+        batch.append((time.perf_counter() - t0) / len(T))
+    ok = float(np.mean([_ok(panda, "panda_grasptarget", rb.poses[i], T[i]) for i in range(len(T))]))
+    print(json.dumps({"single_us": statistics.median(single) * 1e6, "batch_us": statistics.median(batch) * 1e6,
+                      "ok": ok}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    dirs = {"before": args.before, "after": args.after}
+    res: dict[str, list[dict[str, float]]] = {k: [] for k in dirs}
+    print("load average", os.getloadavg()[0], flush=True)
+    for r in range(args.rounds):
+        for k, d in dirs.items():
+            out = subprocess.run([sys.executable, __file__, _CHILD], cwd=d,
+                                 capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                                 check=True)
+            res[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(r, k, res[k][-1], flush=True)
+    print("load average", os.getloadavg()[0])
+    for k, v in res.items():
+        s = [x["single_us"] for x in v]
+        b = [x["batch_us"] for x in v]
+        print(f"{k}: reused solve {statistics.median(s):.1f} µs ({min(s):.1f}–{max(s):.1f}); batch restarts=8 "
+              f"{1e6 / statistics.median(b):,.0f}/s ({1e6 / max(b):,.0f}–{1e6 / min(b):,.0f}); §6 success "
+              f"{100 * v[0]['ok']:.1f} %")
+    for case in ("single_us", "batch_us"):
+        ratios = [a[case] / b[case] for a, b in zip(res["after"], res["before"], strict=True)]
+        print(f"{case}: after/before per round, median {statistics.median(ratios):.2f} "
+              f"({min(ratios):.2f}–{max(ratios):.2f})")
+
+
+if __name__ == "__main__":
+    if _CHILD in sys.argv:
+        child()
+    else:
+        main()
