@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -250,7 +252,18 @@ def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> No
     assert jit_pays("retarget", [(small, tmp_path / "o.bvh")], 1)  # its IK and foot locking have kernels of their own
 
 
-def test_the_installed_command_ends_at_once_with_everything_in_place(library: Path, tmp_path: Path) -> None:
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A new folder directly under the system's temporary folder: the forkserver's socket lives in TMPDIR, and
+    an AF_UNIX path may hold only 107 bytes (pytest's tmp_path under xdist, ``.../popen-gw0/test_.../tmp``, and
+    multiprocessing's ``pymp-…/listener-…`` inside it do not fit)."""
+    folder = Path(tempfile.mkdtemp(prefix="ak-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_installed_command_ends_at_once_with_everything_in_place(library: Path, tmp_path: Path,
+                                                                      short_tmp: Path) -> None:
     # `python -m animkit batch` ends its process with os._exit after the batch: the outputs, the records and the
     # summary must all be there, its output (a pipe: block-buffered) complete, and nothing left in the temporary
     # folder but dask's own scratch space (multiprocessing's folder and semaphores are cleaned by atexit)
@@ -258,8 +271,7 @@ def test_the_installed_command_ends_at_once_with_everything_in_place(library: Pa
     import subprocess
     import sys
 
-    temp = tmp_path / "tmp"
-    temp.mkdir()
+    temp = short_tmp
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k not in ("ANIMKIT_JIT", "PYTHONUNBUFFERED")} | {"TMPDIR": str(temp)}
     done = subprocess.run([sys.executable, "-m", "animkit", "batch", "render", str(library), "-o", str(out),

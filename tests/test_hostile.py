@@ -171,8 +171,9 @@ def test_a_ten_thousand_node_toml_chain_loads_and_renders_a_still_in_bounded_tim
     """``animkit render chain.toml -o still.png`` on a chain of 10,001 nodes, as a real process: it once took
     52-60 s and 5.4 GB (a capsule, a closedness check and a level of FK per node; np.unique's hash on edge keys);
     now a few seconds on a quiet machine (docs/hostile-input.md). Generous bounds, not a timing: done within
-    120 s (a loaded machine), peak resident set under 1.5 GiB, and the still shows the chain (pixels unlike the
-    backdrop)."""
+    120 s (a loaded machine), peak resident set under 1.5 GiB, and the still (no grid) shows the chain: a chain
+    10,000 long drawn 640 px wide is far thinner than a pixel, so only a few of its pixels differ from the backdrop
+    (8 here), and an empty still has none."""
     from PIL import Image
 
     n = 10_000
@@ -184,13 +185,13 @@ def test_a_ten_thousand_node_toml_chain_loads_and_renders_a_still_in_bounded_tim
     out = tmp_path / "still.png"
     code = ("import resource, sys\nfrom animkit.cli import main\nrc = main(sys.argv[1:])\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(rc)\n")
-    done = subprocess.run([sys.executable, "-c", code, "render", str(src), "-o", str(out), "-q"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", code, "render", str(src), "-o", str(out), "-q", "--no-grid"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     peak_kib = int(done.stdout.split()[-1])
     assert peak_kib < 1.5 * 1024 * 1024, f"peak {peak_kib / 1024:.0f} MiB"
     img = np.asarray(Image.open(out).convert("RGB")).astype(int)
-    assert (np.abs(img - img[0, 0]).sum(axis=2) > 60).mean() > 0.001  # the chain is drawn
+    assert (np.abs(img - img[0, 0]).sum(axis=2) > 60).sum() >= 4  # the chain is drawn
 
 
 # --- rates, spans, sizes ------------------------------------------------------------------------------------
