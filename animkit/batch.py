@@ -127,7 +127,7 @@ def _render(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> M
     import dataclasses
 
     from .keyframes import Clip
-    from .render.clip import Style, render_clip
+    from .render.frames import Style, render_clip
 
     camera = options.get("camera")
     if camera is not None:

@@ -17,7 +17,7 @@ import distributed.worker  # noqa: F401
 from . import batch  # noqa: F401  the tasks: batch.run_one and the commands
 from .io import bvh, save  # noqa: F401
 from .jit import enabled
-from .render import clip, scene, writers  # noqa: F401  render's modules, imported lazily by the task otherwise
+from .render import frames, scene, writers  # noqa: F401  render's modules, imported lazily by the task otherwise
 
 
 def warm() -> None:

@@ -25,7 +25,7 @@ from .scene import describe_scene
 if TYPE_CHECKING:
     from .keyframes import Clip
     from .reach import Comparison
-    from .render.clip import Style
+    from .render.frames import Style
     from .scene import CameraSpec, Scene
 
 __all__ = ["main", "console_main", "describe_scene", "load_scene", "camera_from_args", "build_parser"]
@@ -144,7 +144,7 @@ def _motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, loc
 
 
 def _style(args: argparse.Namespace) -> Style:
-    from .render.clip import Style
+    from .render.frames import Style
 
     return Style(supersample=args.supersample, grid=not args.no_grid, joint_axes=args.axes,
                  bones=getattr(args, "bones", False))
@@ -217,8 +217,8 @@ def _load_for_render(args: argparse.Namespace) -> Scene:
 
 def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
     """``spec`` with --fov, --view, --azimuth, --elevation, --distance and --follow applied
-    (:func:`animkit.render.clip.camera_spec_with`)."""
-    from .render.clip import camera_spec_with
+    (:func:`animkit.render.frames.camera_spec_with`)."""
+    from .render.frames import camera_spec_with
 
     return camera_spec_with(spec, fov=args.fov, view=args.view, azimuth=args.azimuth, elevation=args.elevation,
                             distance=args.distance, follow=args.follow)
@@ -226,7 +226,7 @@ def camera_from_args(spec: CameraSpec, args: argparse.Namespace) -> CameraSpec:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     from .keyframes import Clip as ClipType
-    from .render.clip import parse_size, render_clip
+    from .render.frames import parse_size, render_clip
 
     _check_outputs(args)
     scene = _load_for_render(args)
@@ -299,7 +299,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     from . import save
     from .notebook import panel_label
     from .reach import bake_reach
-    from .render.clip import Panel, parse_size, render_panels
+    from .render.frames import Panel, parse_size, render_panels
 
     _check_outputs(args, args.save)
     scene = _load_for_render(args)
@@ -344,7 +344,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .io import atomic_path
     from .notebook import comparison_panels
     from .reach import compare
-    from .render.clip import parse_size, render_panels
+    from .render.frames import parse_size, render_panels
 
     if args.plot:
         _matplotlib()  # fail before the work, not after it
@@ -521,7 +521,7 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
 
         _write_page(scene_html(out, clip, style=_style(args)), args.render, False)
     elif args.render:
-        from .render.clip import render_clip
+        from .render.frames import render_clip
 
         report = render_clip(out, args.render, clip=clip, style=_style(args), quiet=args.quiet)
         print(f"wrote {report.path} ({report.frames} frames)")
@@ -604,7 +604,7 @@ def _plot_errors(comparison: Comparison, path: str) -> None:
 
 
 def _cmd_view(args: argparse.Namespace) -> int:
-    from .render.clip import parse_size
+    from .render.frames import parse_size
 
     if args.html:
         from .render.writers import check_output
@@ -633,7 +633,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
     if args.scheduler is None and (args.workers is None or args.workers >= 1):
         start_local_workers(args.command_name, args.inputs, args.workers)  # their imports overlap what follows
-    from .render.clip import Style, parse_size
+    from .render.frames import Style, parse_size
     from .scene import CameraSpec
 
     options: dict[str, object] = {"suffix": COMMANDS[args.command_name].suffix}

@@ -1,6 +1,6 @@
 """A figure's drawn geometry: every drawn node's triangles in its node's frame (× T), stacked once.
 
-What the renderer places each frame (``render/scene``) and what the glTF writer skins rigidly to the
+What the renderer places each frame (``render/placed``) and what the glTF writer skins rigidly to the
 bones (``io/gltf_write``): one home for both. Node data comes from :mod:`animkit.geometry`; a bare
 skeleton (no node data, as from BVH) is drawn as capsule bones from each node to its children.
 """

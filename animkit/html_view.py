@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .mesh import Mesh
     from .render.camera import Camera
-    from .render.clip import Panel, Style
+    from .render.frames import Panel, Style
     from .scene import CameraSpec, Scene, UpAxis
 
 __all__ = ["THREE_VERSION", "HtmlReport", "panels_html", "scene_html", "scene_panel", "write_html", "page_camera"]
@@ -80,7 +80,7 @@ def _glb(figure: Figure, meshes: Sequence[Mesh], up: UpAxis, clips: Sequence[Cli
     """One GLB: the figure (its renderer look, or its meshes) and ``clips`` as animations, one per panel."""
     from .io.gltf_bytes import glb_bytes
     from .io.gltf_write import gltf_document
-    from .render.scene import figure_look
+    from .render.placed import figure_look
     from .scene import Scene
 
     with warnings.catch_warnings():  # dense clips are sampled at their frames: what the panels hold
@@ -107,9 +107,9 @@ def _panel_clip(panel: Panel, fps: float, name: str) -> Clip:
 
 
 def page_camera(panels: Sequence[Panel], camera_spec: CameraSpec, up: UpAxis, size: tuple[int, int]) -> Camera:
-    """The page's first view: the camera the GIFs use for these panels (:func:`~animkit.render.clip.panel_camera`,
+    """The page's first view: the camera the GIFs use for these panels (:func:`~animkit.render.frames.panel_camera`,
     framed over all frames; a following camera is not followed in the page)."""
-    from .render.clip import panel_camera
+    from .render.frames import panel_camera
 
     return panel_camera(panels, dataclasses.replace(camera_spec, follow=False), up, size)
 
@@ -128,12 +128,12 @@ def _targets(panel: Panel, frames: int) -> dict[str, Any]:
 def panels_html(panels: Sequence[Panel], *, fps: float, up: UpAxis = "y", camera_spec: CameraSpec | None = None,
                 size: tuple[int, int] = (640, 480), style: Style | None = None, columns: int | None = None,
                 title: str = "animkit", loop: bool = True, autoplay: bool = True) -> str:
-    """The page (HTML text) showing ``panels`` (:class:`~animkit.render.clip.Panel`: figure, poses at ``fps``,
+    """The page (HTML text) showing ``panels`` (:class:`~animkit.render.frames.Panel`: figure, poses at ``fps``,
     label, targets, trail, meshes) side by side, each ``size`` pixels, on one timeline; the first view is the
     GIFs' camera. ``style``: background, grid (on or off at start) and overlay colours as in the GIFs."""
-    from .render.clip import FigureRenderer, Style
+    from .render.frames import FigureRenderer, Style
+    from .render.placed import figure_look
     from .render.raster import grid_segments
-    from .render.scene import figure_look
     from .scene import CameraSpec
 
     if not panels:
@@ -244,10 +244,10 @@ def _page(title: str, meta: dict[str, Any], glbs: list[str], *, grid: bool) -> s
 def scene_panel(scene: Scene, clip: str | Clip | None = None, *, fps: float | None = None, target: bool = False
                 ) -> tuple[Panel, float]:
     """The scene's clip (default: its first; none: the rest pose) as one panel of poses at its frame times
-    (:func:`~animkit.render.clip.frame_times`, as ``animkit render`` samples it), and the rate; ``target``: the
+    (:func:`~animkit.render.frames.frame_times`, as ``animkit render`` samples it), and the rate; ``target``: the
     scene's [reach] target marked (as ``animkit view`` marks it)."""
     from .keyframes import Clip
-    from .render.clip import Panel, frame_times
+    from .render.frames import Panel, frame_times
 
     if clip is None and not scene.clips:
         c = Clip.from_poses(scene.figure, [0.0], scene.figure.rest_pose()[None], name="rest")

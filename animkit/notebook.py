@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .mesh import Mesh
     from .reach import Comparison, ReachResult
-    from .render.clip import Panel, Style
+    from .render.frames import Panel, Style
     from .scene import Scene
 
 __all__ = ["Animation", "Still", "Viewer", "show", "still", "show_comparison", "comparison_panels", "panel_label",
@@ -195,8 +195,8 @@ def _viewer(panels: Sequence[Panel], fps: float, up: Literal["y", "z"], spec: An
 
 def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
             distance: float | None, follow: bool, fov: float | None) -> Scene:
-    """The scene with the camera options of ``animkit render`` applied (render.clip.camera_spec_with)."""
-    from .render.clip import camera_spec_with
+    """The scene with the camera options of ``animkit render`` applied (render.frames.camera_spec_with)."""
+    from .render.frames import camera_spec_with
 
     return dataclasses.replace(scene, camera=camera_spec_with(scene.camera, fov=fov, view=view, azimuth=azimuth,
                                                               elevation=elevation, distance=distance, follow=follow))
@@ -236,7 +236,7 @@ def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, 
     of a video (no controls).
     """
     from .keyframes import Clip
-    from .render.clip import Style, render_clip
+    from .render.frames import Style, render_clip
 
     if format not in ("mp4", "gif"):
         raise RenderError(f"format must be 'mp4' or 'gif', got {format!r}")
@@ -265,8 +265,8 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
 
     from PIL import Image
 
-    from .render.clip import FigureRenderer, Style, clip_camera, clip_cameras, mesh_framing_points
-    from .render.scene import figure_look
+    from .render.frames import FigureRenderer, Style, clip_camera, clip_cameras, mesh_framing_points
+    from .render.placed import figure_look
 
     sc = _camera(_scene(scene), view, azimuth, elevation, distance, False, fov)
     fig = sc.figure
@@ -305,7 +305,7 @@ def panel_label(result: ReachResult) -> str:
 def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
     """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
     (``meshes``: a character's, drawn on the figure)."""
-    from .render.clip import Panel
+    from .render.frames import Panel
 
     target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
     return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail, meshes=tuple(meshes))
@@ -317,7 +317,7 @@ def show_comparison(comparison: Comparison, figure: Figure | None = None, *, siz
                     ) -> Animation | Viewer:
     """The comparison's panels side by side, as ``animkit compare`` draws them, inline (``interactive``: in the
     viewer, one timeline, linked cameras; default: :func:`set_interactive`'s setting)."""
-    from .render.clip import Style, render_panels
+    from .render.frames import Style, render_panels
     from .scene import CameraSpec
 
     fig = figure if figure is not None else _figure_of(comparison.panels[0].clip)
@@ -382,7 +382,7 @@ def _clip_png(clip: Clip) -> bytes | None:
 
 
 def _reach_html(reach: ReachResult) -> str:
-    from .render.clip import Panel
+    from .render.frames import Panel
     from .scene import CameraSpec
 
     fig = _figure_of(reach.clip)
@@ -395,7 +395,7 @@ def _reach_html(reach: ReachResult) -> str:
 
 
 def _reach_animation(panel: Panel, fps: float, fig: Figure) -> Animation:
-    from .render.clip import render_panels
+    from .render.frames import render_panels
     from .scene import CameraSpec
 
     data, report = _encode(lambda p: render_panels([panel], p, fps=fps, up=_up_of(fig),

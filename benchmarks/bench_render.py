@@ -58,8 +58,8 @@ Array = NDArray[np.float64]
 
 def setup(size: tuple[int, int], frames: int = FRAMES) -> dict[str, Any]:
     import animkit
-    from animkit.render.clip import clip_camera
-    from animkit.render.scene import figure_mesh, framing_points
+    from animkit.render.frames import clip_camera
+    from animkit.render.placed import figure_mesh, framing_points
     from animkit.scene import CameraSpec
 
     scene = animkit.load(str(BVH))
@@ -73,7 +73,7 @@ def setup(size: tuple[int, int], frames: int = FRAMES) -> dict[str, Any]:
 
 
 def animkit_renderer(ctx: dict[str, Any], jit: bool) -> Any:
-    from animkit.render.clip import FigureRenderer, Style
+    from animkit.render.frames import FigureRenderer, Style
 
     return FigureRenderer(ctx["figure"], ctx["camera"], up=ctx["up"], style=Style(grid=True), mesh=ctx["mesh"],
                           jit=jit)
@@ -112,7 +112,7 @@ class TrimeshWindow:
         from pyglet import gl
         from trimesh.viewer.windowed import SceneViewer
 
-        from animkit.render.clip import FigureRenderer, Style
+        from animkit.render.frames import FigureRenderer, Style
 
         if int(pyglet.version.split(".")[0]) >= 2:
             raise RuntimeError(f"trimesh's SceneViewer needs pyglet<2, found {pyglet.version}")
@@ -173,7 +173,7 @@ class TrimeshWindow:
 
 def character_case(size: tuple[int, int], jit: bool) -> tuple[Callable[[], None], int]:
     import animkit
-    from animkit.render.clip import FigureRenderer, Style, clip_camera, mesh_framing_points
+    from animkit.render.frames import FigureRenderer, Style, clip_camera, mesh_framing_points
 
     scene = animkit.load(str(CHARACTER))
     clip = scene.clip()

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 import animkit
-from animkit.render.clip import render_clip
+from animkit.render.frames import render_clip
 
 from .conftest import DATA
 

@@ -23,8 +23,8 @@ from animkit.html_view import THREE_VERSION, panels_html, scene_html, scene_pane
 from animkit.notebook import comparison_panels
 from animkit.reach import compare
 from animkit.render.camera import Camera
-from animkit.render.clip import FigureRenderer, Style
-from animkit.render.scene import figure_look
+from animkit.render.frames import FigureRenderer, Style
+from animkit.render.placed import figure_look
 
 from .conftest import DATA, ROOT
 

@@ -17,7 +17,7 @@ from PIL import Image
 import animkit
 from animkit import display, examples
 from animkit.notebook import Animation, show, still
-from animkit.render.scene import LEFT_HUE, RIGHT_HUE
+from animkit.render.placed import LEFT_HUE, RIGHT_HUE
 
 from .conftest import ROOT
 

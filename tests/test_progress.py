@@ -72,7 +72,7 @@ def test_errors_and_format() -> None:
 
 def test_a_render_reports_through_a_callback_and_draws_no_bar(tmp_path, capsys) -> None:
     from animkit import examples
-    from animkit.render.clip import render_clip
+    from animkit.render.frames import render_clip
 
     seen: list[tuple[int, int]] = []
     report = render_clip(examples.load("wave"), tmp_path / "w.gif", size=(48, 36), fps=5,

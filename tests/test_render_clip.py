@@ -11,8 +11,8 @@ from PIL import Image
 
 import animkit
 from animkit.keyframes import Clip
-from animkit.render.clip import Panel, Style, clip_camera, frame_times, render_clip, render_panels, render_poses
-from animkit.render.scene import figure_mesh, framing_points, place_vertices
+from animkit.render.frames import Panel, Style, clip_camera, frame_times, render_clip, render_panels, render_poses
+from animkit.render.placed import figure_mesh, framing_points, place_vertices
 from animkit.scene import CameraSpec, Scene
 
 from .conftest import DATA, ROOT, SCENES
@@ -101,7 +101,7 @@ def test_panels_share_a_camera_and_are_labelled(tmp_path, arm) -> None:
 def test_interrupted_render_leaves_nothing(tmp_path, arm, monkeypatch) -> None:
     out = tmp_path / "x.gif"
     out.write_bytes(b"previous")
-    import animkit.render.clip as rc
+    import animkit.render.frames as rc
 
     def boom(*a, **k):
         raise KeyboardInterrupt
@@ -114,7 +114,7 @@ def test_interrupted_render_leaves_nothing(tmp_path, arm, monkeypatch) -> None:
 
 
 def test_style_options_change_the_picture(arm) -> None:
-    from animkit.render.clip import FigureRenderer
+    from animkit.render.frames import FigureRenderer
 
     pose = arm.figure.rest_pose()[None]
     mesh = figure_mesh(arm.figure)
@@ -184,7 +184,7 @@ def test_a_skeleton_without_geometry_is_drawn_as_bones() -> None:
 
 def test_the_grid_follows_a_changed_camera(arm) -> None:
     from animkit.render.camera import orbit
-    from animkit.render.clip import FigureRenderer
+    from animkit.render.frames import FigureRenderer
 
     pose = arm.figure.rest_pose()[None]
     mesh = figure_mesh(arm.figure)
@@ -210,7 +210,7 @@ def cesium() -> Scene:
 
 
 def test_character_is_framed_over_its_whole_clip(cesium) -> None:
-    from animkit.render.clip import mesh_framing_points
+    from animkit.render.frames import mesh_framing_points
 
     clip = cesium.clip()
     poses = clip.sample_frames()
@@ -227,7 +227,7 @@ def test_character_is_framed_over_its_whole_clip(cesium) -> None:
 def test_skinned_character_is_drawn_where_the_written_out_skinning_puts_it(cesium) -> None:
     """The frame's covered pixels equal those of the mesh placed by v' = Σ_k w_k · W[joint_k] · IBM_k · v written
     out here (not animkit.skin), drawn as plain triangles; the texture's colours show."""
-    from animkit.render.clip import FigureRenderer, mesh_framing_points
+    from animkit.render.frames import FigureRenderer, mesh_framing_points
     from animkit.render.raster import render_triangles
 
     clip = cesium.clip()
@@ -271,7 +271,7 @@ def test_character_panels_and_bones(cesium, tmp_path) -> None:
 def test_frames_drawn_into_a_callers_buffer_equal_new_images(cesium, jit, supersample) -> None:
     """frame(out=) and frames(out=) draw into the caller's arrays (returned as they are, nothing else allocated per
     frame) the same pixels as new images, overlays (bones, trail, target) included, on both raster paths."""
-    from animkit.render.clip import FigureRenderer
+    from animkit.render.frames import FigureRenderer
 
     poses = cesium.clip().sample(np.linspace(0, 1, 4))
     W = cesium.figure.world_batch(poses)
@@ -296,7 +296,7 @@ def test_frames_drawn_into_a_callers_buffer_equal_new_images(cesium, jit, supers
 
 def test_a_wrong_frame_buffer_is_refused(arm) -> None:
     from animkit.errors import RenderError
-    from animkit.render.clip import FigureRenderer
+    from animkit.render.frames import FigureRenderer
 
     pose = arm.figure.rest_pose()[None]
     cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, figure_mesh(arm.figure), pose), size=(32, 24))

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.render.clip import FigureRenderer, Style, clip_cameras
-from animkit.render.scene import (
+from animkit.render.frames import FigureRenderer, Style, clip_cameras
+from animkit.render.placed import (
     LEFT_HUE,
     NOSE_COLOR,
     RIGHT_HUE,

@@ -12,8 +12,8 @@ import animkit
 from animkit.cli import build_parser, camera_from_args, main
 from animkit.errors import RenderError
 from animkit.render.camera import VIEWS, follow_cameras, horizontal, orbit, view_angles
-from animkit.render.clip import clip_cameras
-from animkit.render.scene import figure_mesh
+from animkit.render.frames import clip_cameras
+from animkit.render.placed import figure_mesh
 
 from .conftest import DATA, SCENES
 

@@ -44,8 +44,8 @@ SCRIPT = textwrap.dedent("""
     import animkit
     from animkit.errors import RenderError
     from animkit.keyframes import Clip
-    from animkit.render.clip import FigureRenderer, clip_camera
-    from animkit.render.scene import figure_look, framing_points
+    from animkit.render.frames import FigureRenderer, clip_camera
+    from animkit.render.placed import figure_look, framing_points
     from animkit.render.viewer import Viewer
 
     scene = animkit.load(str(Path("scenes") / "humanoid.toml"))

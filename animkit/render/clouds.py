@@ -14,8 +14,8 @@ from ..atomic import atomic_path
 from ..figure import Figure
 from .camera import UpAxis, fit_camera
 from .panels import compose_panels
+from .placed import figure_mesh, place_vertices
 from .raster import Surface, render_surfaces, surface
-from .scene import figure_mesh, place_vertices
 
 __all__ = ["cloud_surface", "render_clouds"]
 

@@ -1,6 +1,6 @@
 """An interactive window on a scene: the headless NumPy frames, shown live.
 
-Each frame is drawn by the same :class:`~animkit.render.clip.FigureRenderer` that ``animkit render`` uses
+Each frame is drawn by the same :class:`~animkit.render.frames.FigureRenderer` that ``animkit render`` uses
 (optionally at ``render_scale`` of the window size) and blitted as one texture, scaled to the window with
 GL_LINEAR; the window adds only a progress slider and a HUD line on top. So what the viewer shows is what
 the headless render writes.
@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import RenderError
 from ..scene import Scene
 from .camera import Camera, orbit
-from .clip import FigureRenderer, Style, clip_camera
-from .scene import figure_look, framing_points
+from .frames import FigureRenderer, Style, clip_camera
+from .placed import figure_look, framing_points
 
 if TYPE_CHECKING:
     from ..keyframes import Clip

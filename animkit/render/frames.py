@@ -30,6 +30,7 @@ from ..progress import ProgressCallback, progress
 from ..scene import CameraSpec, Scene, UpAxis
 from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from .panels import PanelGrid
+from .placed import FigureMesh, figure_look, framing_points, place_vertices
 from .raster import (
     Backdrop,
     Surface,
@@ -42,7 +43,6 @@ from .raster import (
     rgb8,
     segment_coverage,
 )
-from .scene import FigureMesh, figure_look, framing_points, place_vertices
 
 if TYPE_CHECKING:
     from ..keyframes import Clip
