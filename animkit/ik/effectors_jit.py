@@ -93,7 +93,8 @@ def _inverse_left_jacobian(x: Array, out: Array) -> None:
 _inverse_left_jacobian = kernel(_inverse_left_jacobian) or _inverse_left_jacobian
 
 
-def normal_equations(q: Array, cols: Array, R: Array, p: Array, r: Array, a: Array, revolute: Array,
+# a numba kernel: one straight pass over the links, the targets and the prior's rows, written out loop by loop
+def normal_equations(q: Array, cols: Array, R: Array, p: Array, r: Array, a: Array, revolute: Array,  # noqa: C901
                      tmask: Array, tnode: Array, tp: Array, tR: Array, has_R: Array, wp: float, wo: float,
                      bnode: Array, bpar: Array, K: Array, Kp: Array, mb: Array, hips: int, hmask: Array, Kh: Array,
                      up: Array, leg: float, means: Array, P: Array, logw: Array, xcol: Array, xrest: Array,
