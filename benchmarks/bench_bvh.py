@@ -238,10 +238,10 @@ def fresh_per_file(files: list[Path], rounds: int) -> None:
         st = interleaved({name: case(name, lib, env) for name, (lib, env) in libs.items()}, rounds=rounds, warmup=1)
         first = {name: stats_of(name, inner[name][1:]) for name in libs}  # the warm-up round's reads dropped
         frames = parse_bvh(path.read_text(), path).frames.shape[0]
-        for name in libs:
+        for name, (lib, _) in libs.items():
             print(f"| {path.name} | {frames} | {name} | {st[name].spread(1e3)} | {first[name].spread(1e3)} | "
                   f"{st['pybvh'].median / st[name].median:.2f} | "
-                  f"{first['pybvh'].median / first[name].median if first[name].median > 0 else float('nan'):.2f} |",
+                  f"{'–' if lib == 'numpy' else format(first['pybvh'].median / first[name].median, '.2f')} |",
                   flush=True)
 
 
