@@ -16,8 +16,8 @@ import distributed.worker  # noqa: F401
 
 from . import batch  # noqa: F401  the tasks: batch.run_one and the commands
 from .io import bvh, save  # noqa: F401
-from .jit import enabled
-from .render import frames, scene, writers  # noqa: F401  render's modules, imported lazily by the task otherwise
+from .jit import enabled, native_kernels
+from .render import frames, placed, writers  # noqa: F401  render's modules, imported lazily by the task otherwise
 
 
 def warm() -> None:
@@ -25,7 +25,7 @@ def warm() -> None:
     import tqdm  # noqa: F401  render_clip builds a (disabled) progress bar
     from PIL import GifImagePlugin, Image, PngImagePlugin  # noqa: F401
 
-    if enabled():
+    if native_kernels() is None and enabled():  # the scanner built at install needs no loading
         bvh.load_scanner()  # numba's cache load (frames_compiled alone runs it only where a read pays)
 
 

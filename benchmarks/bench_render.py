@@ -359,7 +359,7 @@ def report(args: argparse.Namespace, why_x: str) -> None:
             summary.append((f"rendering alone at {size_text}: NumPy vs trimesh",
                             f"{ratio(t, stats['animkit, NumPy']):.2f}×"))
         # first frame: a fresh renderer (backdrop cache emptied) against a steady frame of a warm one
-        from animkit.render import clip as rclip
+        from animkit.render import frames as rclip
 
         warm = animkit_renderer(ctx, True)
         warm.frame(ctx["world"][0])

@@ -221,7 +221,10 @@ def _loaded(names: tuple[str, ...]) -> dict[str, bool]:
 
     out = {n: n in sys.modules for n in names}
     bvh = sys.modules.get("animkit.io.bvh")
-    out["scanner"] = bvh is not None and (bvh.scan_frames_kernel is None or bvh.scan_frames_kernel.ready)
+    from animkit import jit
+
+    out["scanner"] = bvh is not None and (jit.native_kernels() is not None or bvh.scan_frames_kernel is None
+                                          or bvh.scan_frames_kernel.ready)
     return out
 
 
