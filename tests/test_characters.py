@@ -274,6 +274,7 @@ def bone_swing_deg(fig, joint: str, pose: np.ndarray) -> float:
     return float(np.degrees(np.arccos(np.clip(d0 @ d1 / np.linalg.norm(d0) / np.linalg.norm(d1), -1, 1))))
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 @pytest.mark.parametrize("name", ["CesiumMan.glb", "RiggedFigure.glb"])
 def test_reach_on_a_gltf_character_keeps_spine_and_neck_in_human_range(name: str) -> None:
     from animkit.anatomy import HUMAN_RANGES

@@ -122,6 +122,7 @@ def test_restarts_inside_the_lanes_equal_rounds_of_plain_runs(panda):
     np.testing.assert_array_equal(tries, used)
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 @pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
 def test_a_chunk_draws_the_starts_the_whole_batch_would(panda):
     fig, start, problem, T = panda

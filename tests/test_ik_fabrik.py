@@ -284,6 +284,7 @@ def test_fabrik_reaches_both_hands_on_the_shared_spine(humanoid):
         assert max(np.linalg.norm(W2[n][:3, 3] - t) for n, t in zip(("hand_r", "hand_l"), targets, strict=True)) <= 1e-4
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_with_one_hand_out_of_reach_the_other_still_reaches_and_the_spine_compromises(humanoid):
     fig = humanoid.figure
     start = natural_start(humanoid)
@@ -321,6 +322,7 @@ def _branching_tree() -> Figure:
     return fig
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_fabrik_reaches_three_tips_on_a_tree_with_nested_sub_bases():
     fig = _branching_tree()
     tips = ["tip_a", "tip_1", "tip_2"]

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,6 +157,7 @@ def _panda_targets(count, seed):
     return sc, fig, lim, start, random_targets(fig, "panda_grasptarget", arm, start, count, seed)
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_relaxed_limits_solve_what_the_first_run_left_in_a_local_minimum(lm_path):
     sc, fig, lim, start, T = _panda_targets(120, seed=0)
     plain = solve_batch(fig, start, "panda_grasptarget", T, chain="arm", solver=LM(relax=False))
@@ -200,6 +202,7 @@ def _arm_targets(count, seed):
     return fig, start, lim, random_targets(fig, "hand_r", np.asarray(arm), start, count, seed)
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatch):
     """On a fixed seeded set of the humanoid arm's own reachable 6D targets (FK of in-limit poses), the
     continuation converges on targets LM with the relaxed-limits retries alone misses; checked by FK."""

@@ -132,6 +132,7 @@ _axis = st.sampled_from(["x", "y", "z", (0.0, 0.6, 0.8), (0.48, 0.6, 0.64)])
     st.lists(_axis, min_size=n, max_size=n), st.lists(st.floats(0.05, 0.4), min_size=n, max_size=n),
     st.lists(st.one_of(st.none(), st.floats(0.5, 3.0)), min_size=n, max_size=n))),
     st.integers(1, 20), st.booleans(), st.integers(0, 2**16))
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_lanes_match_the_one_problem_loop_on_random_chains(shape, B, orient, seed):
     axes, lengths, limits = shape
     fig = _chain(axes, lengths, limits)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import animkit
 
@@ -51,6 +52,7 @@ def _all_at_once(jobs: list[Callable[[], Any]]) -> list[Any]:
         return list(pool.map(run, jobs))
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_200_concurrent_loads_equal_serial_loads() -> None:
     expected = {p: _digest(p) for p in FILES}
     paths = [FILES[k % len(FILES)] for k in range(THREADS)]
@@ -61,6 +63,7 @@ def test_200_concurrent_loads_equal_serial_loads() -> None:
     assert not wrong, f"{len(wrong)} concurrent loads differ from the serial load: {wrong[:5]}"
 
 
+@pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 def test_200_concurrent_loads_of_scenes_sharing_a_base(tmp_path: Path) -> None:
     """The case the TOML reader's shared cycle set broke: many scenes on one base, loaded at once."""
     (tmp_path / "humanoid.toml").write_bytes((SCENES / "humanoid.toml").read_bytes())
