@@ -370,3 +370,29 @@ def test_the_format_registry_holds_each_formats_reader_writer_and_check(tmp_path
     with pytest.raises(animkit.AnimkitError, match="unknown .bvh save option 'buffers'"):
         animkit.save(tmp_path / "a.bvh", scene, buffers="embedded")
     assert animkit.save(tmp_path / "a.bvh", scene, precision=4).is_file()
+
+
+def test_the_ik_interfaces_are_abstract() -> None:
+    """A solver must run (a stepped one must step), a descent solver must minimise and a task must compute: a
+    subclass that leaves its method out cannot be made, rather than failing at its first solve."""
+    from dataclasses import dataclass
+
+    from animkit.ik import SteppedSolver
+    from animkit.ik.objective import DescentSolver
+    from animkit.ik.tasks import Task
+
+    @dataclass(frozen=True, eq=False, kw_only=True)
+    class NoStep(SteppedSolver):
+        name = "nostep"
+
+    @dataclass(frozen=True, eq=False, kw_only=True)
+    class NoMinimise(DescentSolver):
+        name = "nominimise"
+
+    @dataclass(frozen=True, eq=False, kw_only=True)
+    class NoCompute(Task):
+        kind = "nocompute"
+
+    for cls in (NoStep, NoMinimise, NoCompute):
+        with pytest.raises(TypeError, match="abstract"):
+            cls()

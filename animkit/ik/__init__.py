@@ -16,7 +16,7 @@ from .bfgs import BFGS
 from .cg import CG
 from .effectors import pose_from_effectors
 from .jacobian import jacobian, rotation_error
-from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
+from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, SteppedSolver, Transpose, TwoBone
 from .prior import PosePrior, Prior
 from .problem import ChainModel, compile_chain
 from .registry import solver_from_name
@@ -30,6 +30,7 @@ __all__ = [
     "solve",
     "solve_batch",
     "Solver",
+    "SteppedSolver",
     "LM",
     "Pseudoinverse",
     "DLS",

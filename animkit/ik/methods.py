@@ -22,6 +22,7 @@ reach instead of stepping wildly at the stretched singularity; None: no clamp) a
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import ClassVar, Literal
@@ -51,8 +52,8 @@ from .solvers import (
 )
 from .stack import TaskStack, lm_stack
 
-__all__ = ["Setup", "Solver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone", "FABRIK",
-]
+__all__ = ["Setup", "Solver", "SteppedSolver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone",
+           "FABRIK"]
 
 Array = NDArray[np.float64]
 
@@ -97,12 +98,12 @@ class Setup:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class Solver:
+class Solver(ABC):
     """Base of the solver objects: ``name`` (the method), ``max_iter``, and a check of the fields.
 
-    Each solver makes its own loop settings from the problem (:meth:`setup`), takes its own step (:meth:`step`, one
-    iteration of the shared loop :func:`animkit.ik.solvers.run`) and may run its own loop instead (:meth:`run`:
-    LM's compiled loops, BFGS, conjugate gradients). A new solver is one class in one file."""
+    Each solver makes its own loop settings from the problem (:meth:`setup`) and runs (:meth:`run`): the shared loop
+    :func:`animkit.ik.solvers.run` with its own step (:class:`SteppedSolver`), or a loop of its own (BFGS and
+    conjugate gradients, :class:`~animkit.ik.objective.DescentSolver`). A new solver is one class in one file."""
 
     name: ClassVar[str]
     jacobian: ClassVar[bool] = True
@@ -118,14 +119,10 @@ class Solver:
         return Options(tol=s.tol, orientation_tol=s.orientation_tol, max_iter=self.max_iter,
                        row_weights=s.row_weights, alpha=1.0 if self.jacobian else None)
 
-    def step(self, s: StepInput) -> Array:
-        """Δθ (b, n) of one iteration of the shared loop."""
-        raise NotImplementedError
-
+    @abstractmethod
     def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
             first_success: bool = False) -> LoopOutput:
-        """Iterate from q0 (B, n) toward P (B, E, 3) and R (B, E, 3, 3) or None: the shared loop with :meth:`step`."""
-        return run(model, self.step, q0, P, R, opts, jacobian=self.jacobian)
+        """Iterate from q0 (B, n) toward P (B, E, 3) and R (B, E, 3, 3) or None."""
 
     def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
         """Minimise a problem made of tasks beyond reaches (:mod:`animkit.ik.stack`) from q0 (n,)."""
@@ -157,6 +154,21 @@ class Solver:
                 object.__setattr__(self, f.name, _vector3(owner, f.name, v))
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class SteppedSolver(Solver):
+    """A solver that takes its own step, Δθ = step(s), in the shared loop :func:`animkit.ik.solvers.run` (every
+    solver here but BFGS and CG; LM also has compiled loops of its own)."""
+
+    @abstractmethod
+    def step(self, s: StepInput) -> Array:
+        """Δθ (b, n) of one iteration of the shared loop."""
+
+    def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
+            first_success: bool = False) -> LoopOutput:
+        """The shared loop with :meth:`step`, from q0 (B, n) toward P (B, E, 3) and R (B, E, 3, 3) or None."""
+        return run(model, self.step, q0, P, R, opts, jacobian=self.jacobian)
+
+
 def _secondary_tasks(sv: Solver, s: Setup, o: Options) -> Options:
     """The options of the secondary tasks a solver takes: ``priority`` (needs two effectors) and ``pole``."""
     priority = bool(getattr(sv, "priority", False))
@@ -167,7 +179,7 @@ def _secondary_tasks(sv: Solver, s: Setup, o: Options) -> Options:
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class _JacobianStep(Solver):
+class _JacobianStep(SteppedSolver):
     """The seeds' step options shared by the pseudoinverse family (see the module docstring)."""
 
     alpha: float = 1.0
@@ -183,7 +195,7 @@ class _JacobianStep(Solver):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class LM(Solver):
+class LM(SteppedSolver):
     """Levenberg–Marquardt on limit-free coordinates with a homotopy out of the start (animkit.ik.lm); ``damping``
     is the starting λ; ``relax`` retries a run that did not converge through the relaxed revolute limits and, for a 6D
     target, position first and then the full task (turn it off where poses must stay near the start, e.g. the
@@ -396,7 +408,7 @@ class NullSpace(_JacobianStep):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class CCD(Solver):
+class CCD(SteppedSolver):
     """Cyclic coordinate descent: each DOF, outermost first, turns the effector toward the target."""
 
     name: ClassVar[str] = "ccd"
@@ -411,7 +423,7 @@ class CCD(Solver):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class TwoBone(Solver):
+class TwoBone(SteppedSolver):
     """Analytic two-bone IK (law of cosines); ``pole`` picks the bend plane."""
 
     name: ClassVar[str] = "two-bone"
@@ -430,7 +442,7 @@ class TwoBone(Solver):
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class FABRIK(Solver):
+class FABRIK(SteppedSolver):
     """Forward-and-backward reaching IK (Aristidou & Lasenby 2011): the paper's passes on joint positions, each joint
     turned the shortest way toward its children's new positions (no spin about a bone), with its constrained version
     inside the passes (hinge planes, cones, then the DOF limits); several effectors on a tree (sub-bases at the

@@ -3,6 +3,7 @@ gradient ∇f = −Jᵀ W² V (a chain's reach) or ½‖e‖² and Jᵀe (a prob
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -96,9 +97,9 @@ class DescentSolver(Solver):
     chain's targets one after another (:func:`run_each`), a problem of tasks on its stack. BFGS and CG are two."""
 
     @staticmethod
+    @abstractmethod
     def minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
         """The minimiser of one problem (each solver's own)."""
-        raise NotImplementedError
 
     def __post_init__(self) -> None:
         self._check()

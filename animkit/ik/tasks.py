@@ -38,6 +38,7 @@ exact derivative of the log map under a world-frame turn ω (docs/derivations.md
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -326,7 +327,7 @@ def _pose_target(value: ArrayLike | None, owner: str) -> tuple[Array | None, Arr
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
-class Task:
+class Task(ABC):
     """One term of an IK problem: its error e(θ) (m,) and Jacobian ∂e/∂θ (m, D) at a :class:`Configuration`.
 
     ``weight`` w: the problem minimises Σ w ‖e‖² (weighted solvers; each task's rows scaled by √w); ``priority``: its
@@ -355,9 +356,9 @@ class Task:
         """∂e/∂θ (m, D)."""
         return self.compute(c)[1]
 
+    @abstractmethod
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         """e (m,) and ∂e/∂θ (m, D) together (one FK's worth of work)."""
-        raise NotImplementedError
 
     def row_scale(self, m: int) -> Array:
         """√weight for each of the task's m rows (Reach scales its orientation rows by its orientation weight)."""
