@@ -459,30 +459,8 @@ def project_cones(q: Array, links: Array, axes: Array, Ar: Array, t: Array, fron
 project_cones = kernel(project_cones, calls=(rotation_about, _mul, log_vee)) or project_cones
 
 
-def cholesky(A: Array) -> bool:
-    """A = L Lᵀ in place (L in the lower triangle); False when A is not positive definite."""
-    n = A.shape[0]
-    for j in range(n):
-        s = A[j, j]
-        for t in range(j):
-            s -= A[j, t] * A[j, t]
-        if not s > 0.0:
-            return False
-        d = math.sqrt(s)
-        A[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for t in range(j):
-                s -= A[i, t] * A[j, t]
-            A[i, j] = s / d
-    return True
-
-
-cholesky = kernel(cholesky) or cholesky
-
-
 def cholesky_solve(L: Array, B: Array, X: Array) -> None:
-    """X = (L Lᵀ)⁻¹ B for every column of B (n, k), L from :func:`cholesky`."""
+    """X = (L Lᵀ)⁻¹ B for every column of B (n, k), L from :func:`~animkit.ik.lm_jit.cholesky`."""
     n, k = B.shape
     for c in range(k):
         for i in range(n):

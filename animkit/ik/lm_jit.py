@@ -33,7 +33,7 @@ from .constants import (
 )
 
 __all__ = ["lm_serial", "call_loop", "lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "chain_forward",
-           "chain_residual", "log_vee", "solve_spd"]
+           "chain_residual", "log_vee", "cholesky", "solve_spd"]
 
 Array = NDArray[np.float64]
 
@@ -173,8 +173,8 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
 _normal_equations = kernel(_normal_equations) or _normal_equations
 
 
-def solve_spd(A: Array, b: Array, x: Array) -> bool:
-    """x = A⁻¹ b by Cholesky (A is overwritten by its factor); False when A is not positive definite."""
+def cholesky(A: Array) -> bool:
+    """A = L Lᵀ in place (L in the lower triangle); False when A is not positive definite."""
     n = A.shape[0]
     for j in range(n):
         s = A[j, j]
@@ -189,6 +189,18 @@ def solve_spd(A: Array, b: Array, x: Array) -> bool:
             for t in range(j):
                 s -= A[i, t] * A[j, t]
             A[i, j] = s / d
+    return True
+
+
+cholesky = kernel(cholesky) or cholesky
+
+
+def solve_spd(A: Array, b: Array, x: Array) -> bool:
+    """x = A⁻¹ b by Cholesky (A is overwritten by its factor, :func:`cholesky`); False when A is not positive
+    definite."""
+    if not cholesky(A):
+        return False
+    n = A.shape[0]
     for i in range(n):
         s = b[i]
         for t in range(i):
@@ -202,7 +214,7 @@ def solve_spd(A: Array, b: Array, x: Array) -> bool:
     return True
 
 
-solve_spd = kernel(solve_spd) or solve_spd
+solve_spd = kernel(solve_spd, calls=(cholesky,)) or solve_spd
 
 
 def _lm_one(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array, kappa: Array,
