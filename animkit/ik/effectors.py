@@ -30,6 +30,7 @@ from ..figure import Figure
 from ..fk import forward
 from ..transforms import cross3, rotation_error
 from . import effectors_jit as ej
+from .lm_jit import cholesky
 from .prior import PosePrior, PriorBinding, feature_jacobian
 from .problem import ChainModel, compile_chain
 from .result import IKResult
@@ -402,9 +403,8 @@ class _Factor:
     def __init__(self, A: Array, fast: bool) -> None:
         self.fast = fast
         if fast:
-            assert ej.cholesky is not None
             self.L = A.copy()
-            self.ok = bool(ej.cholesky(self.L))
+            self.ok = bool(cholesky(self.L))
         else:
             try:
                 self.L = np.asarray(np.linalg.cholesky(A), dtype=float)
