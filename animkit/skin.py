@@ -9,11 +9,14 @@ a positive factor, equal to S for rigid joints, right under scale) and renormali
 
     n'_f = normalise(Σ_k w_k · cof(S_f,j(k))₃ₓ₃ · n)
 
-How: with :mod:`animkit.jit` enabled, a compiled kernel runs the sum vertex by vertex and frame by frame, skipping
-zero weights (:func:`_skin_frames`), into a caller's buffer where given (``out=``, float32 or float64); a variant
-that ran a block of vertices across every frame over pre-weighted influences measured 0.75–0.9× its speed.
-Otherwise (numba missing,
-``ANIMKIT_JIT=0``; and as the tests' oracle) the sum over influences is a sum over all J joints with a sparse
+How: the C kernel ``skin_frames`` of ``animkit._native`` (built at install; :func:`native_skin`) runs lanes over
+frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, a tile of vertices through every
+chunk, float32 arithmetic for a float32 output (the reference's sum in float32) and the reference's own operations
+in float64 (the same bits); outputs of :data:`STREAM_BYTES` or more are written with non-temporal stores. Where it
+was not built, numba compiles the reference loop :func:`skin_frames` (vertex by vertex, frame by frame, zero weights
+skipped). Both write into a caller's buffer where given (``out=``, float32 or float64): no page faults on a fresh
+array, and half the bytes in float32. Otherwise (no compiler and no numba, ``ANIMKIT_JIT=0``; and as the tests'
+oracle) the sum over influences is a sum over all J joints with a sparse
 weight table ω (V, J), so for every frame at once it is one matrix product. With X[v, 4j + c] = ω_vj · (v, 1)_c
 (built once per mesh) and P[4j + c, 3f + r] = S_f,j[r, c], the positions are X @ P (V, 3F) — one BLAS call,
 about 4·3·J multiply-adds per vertex and frame. Meshes whose table would be large (many joints and vertices) are
@@ -22,6 +25,7 @@ skinned influence by influence instead (gathers, K·12 multiply-adds per vertex 
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import numpy as np
@@ -29,7 +33,7 @@ from numpy.typing import NDArray
 
 from .errors import AnimkitError
 from .jit import enabled as _jit_enabled
-from .jit import kernel
+from .jit import kernel, native_kernels
 
 __all__ = [
     "joint_matrices",
@@ -44,6 +48,8 @@ __all__ = [
     "cofactor",
     "output_buffer",
     "compiled_skin",
+    "native_skin",
+    "skin_frames",
     "skin_frames_kernel",
 ]
 
@@ -52,6 +58,10 @@ Index = NDArray[np.intp]
 
 #: the most bytes the dense influence table X may take before skinning goes influence by influence
 DENSE_TABLE_BYTES: Final = 64 << 20
+#: outputs of at least this many bytes are written by the C kernel with non-temporal (streaming) stores: past this
+#: machine's last-level cache (32 MiB) they would be evicted before use anyway, and streaming skips reading each line
+#: before writing it; below it, cached stores measured faster (CesiumMan's 9.4 MB float32: 1.5× faster cached)
+STREAM_BYTES: Final = 32 << 20
 
 
 def joint_matrices(W: Array, joint_index: Index, inverse_bind: Array) -> Array:
@@ -143,9 +153,10 @@ def _unit(n: Array) -> Array:
     return n / np.where(length > 0, length, 1.0)[..., None]
 
 
-def _skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: Array) -> None:
+def skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: Array) -> None:
     """out[f, v] = Σ_k w_vk · S[f, j_vk] · (x_v, 1) (``points``) or the unit Σ_k w_vk · S[f, j_vk]₃ₓ₃ · x_v;
-    S is (F, J, 3, 4) (3×3 blocks, cofactors for normals, in its first three columns); zero weights skipped."""
+    S is (F, J, 3, 4) (3×3 blocks, cofactors for normals, in its first three columns); zero weights skipped. The
+    reference loop (numba compiles it; the C kernel :func:`native_skin` is held to it)."""
     F = S.shape[0]
     V = vectors.shape[0]
     K = joints.shape[1]
@@ -167,7 +178,7 @@ def _skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points
                 a1 += w * (S[f, j, 1, 0] * x + S[f, j, 1, 1] * y + S[f, j, 1, 2] * z + S[f, j, 1, 3] * h)
                 a2 += w * (S[f, j, 2, 0] * x + S[f, j, 2, 1] * y + S[f, j, 2, 2] * z + S[f, j, 2, 3] * h)
             if not points:
-                n = (a0 * a0 + a1 * a1 + a2 * a2) ** 0.5
+                n = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
                 if n > 0.0:
                     a0 /= n
                     a1 /= n
@@ -177,12 +188,14 @@ def _skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points
             out[f, v, 2] = a2
 
 
-skin_frames_kernel = kernel(_skin_frames)
+skin_frames_kernel = kernel(skin_frames)
 
 
 def output_buffer(shape: tuple[int, int, int], out: NDArray | None, dtype: type | None) -> NDArray:
     """The (F, V, 3) array results go to: ``out`` itself (checked: C-contiguous, float32 or float64, that shape), or a
-    new one of ``dtype`` (float64 by default)."""
+    new one of ``dtype`` (float64 by default; float32 or float64)."""
+    if dtype is not None and np.dtype(dtype) not in (np.float32, np.float64):
+        raise AnimkitError(f"dtype= must be float32 or float64; got {np.dtype(dtype)}")
     if out is None:
         return np.empty(shape, dtype=np.float64 if dtype is None else dtype)
     if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype not in (np.float32, np.float64) or \
@@ -195,12 +208,29 @@ def output_buffer(shape: tuple[int, int, int], out: NDArray | None, dtype: type 
     return out
 
 
+def native_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: NDArray) -> bool:
+    """out (F, V, 3) = :func:`skin_frames` by the C kernel (``animkit._native``) for S (F, J, 3, 4): float64 bit for
+    bit, float32 in float32 arithmetic; ``out`` a writeable C-contiguous float32 or float64 array (else AnimkitError).
+    False (out untouched) where the extension was not built or :func:`animkit.jit.native` says no."""
+    fn = getattr(native_kernels(), "skin_frames", None)
+    if fn is None:
+        return False
+    F, J = S.shape[:2]
+    V, K = joints.shape
+    output_buffer((F, V, 3), out, None)
+    fn(np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(vectors, dtype=np.float64),
+       np.ascontiguousarray(joints, dtype=np.intp), np.ascontiguousarray(weights, dtype=np.float64), out, F, V, J, K,
+       points, out.nbytes >= STREAM_BYTES)
+    return True
+
+
 def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, *,
                   out: NDArray | None = None, dtype: type | None = None) -> NDArray | None:
-    """(F, V, 3) by the compiled kernel for joint matrices S (F, J, 4, 4): positions (``points``) or unit normals
-    (blending cof(S)), into ``out`` when given (else a new array of ``dtype``, float64 by default). None when
-    :mod:`animkit.jit` is off (then use the table or the influence path)."""
-    if skin_frames_kernel is None or not _jit_enabled():
+    """(F, V, 3) by a compiled kernel (C, else numba) for joint matrices S (F, J, 4, 4): positions (``points``) or
+    unit normals (blending cof(S)), into ``out`` when given (else a new array of ``dtype``, float64 by default). None
+    when neither runs (then use the table or the influence path)."""
+    native = getattr(native_kernels(), "skin_frames", None) is not None
+    if not native and (skin_frames_kernel is None or not _jit_enabled()):
         return None
     if points:
         A = np.ascontiguousarray(S[:, :, :3, :])
@@ -208,6 +238,9 @@ def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, point
         A = np.zeros(S.shape[:2] + (3, 4))
         A[..., :3] = cofactor(S[:, :, :3, :3])
     result = output_buffer((S.shape[0], vectors.shape[0], 3), out, dtype)
+    if native and native_skin(A, vectors, joints, weights, points, result):
+        return result
+    assert skin_frames_kernel is not None
     skin_frames_kernel(A, np.ascontiguousarray(vectors, dtype=np.float64), np.ascontiguousarray(joints, dtype=np.intp),
                        np.ascontiguousarray(weights, dtype=np.float64), points, result)
     return result
