@@ -188,3 +188,84 @@ def test_a_wrong_out_buffer_is_refused(bad) -> None:
     mesh = _mesh(rng, V=4, J=2, K=2, N=3)
     with pytest.raises(AnimkitError, match="out= must be"):
         mesh.positions(np.stack([_affine(rng, 3)] * 2), out=bad)
+
+
+def _kernel_inputs(rng: np.random.Generator, F: int, V: int, J: int, K: int, zeros: float):
+    """Joint matrices A (F, J, 3, 4) (random affine, scaled), unit-ish vectors, influences with some zero weights."""
+    A = np.stack([_affine(rng, J) for _ in range(F)])[:, :, :3, :] if F else np.zeros((0, J, 3, 4))
+    X = rng.normal(size=(V, 3))
+    joints = rng.integers(0, J, size=(V, K)).astype(np.intp)
+    w = rng.uniform(0.0, 1.0, size=(V, K))
+    w[rng.uniform(size=(V, K)) < zeros] = 0.0
+    return np.ascontiguousarray(A), X, joints, w
+
+
+@given(seed=st.integers(0, 2**32 - 1), F=st.integers(0, 19), V=st.integers(0, 300), J=st.integers(1, 9),
+       K=st.integers(1, 8), zeros=st.sampled_from([0.0, 0.3, 1.0]), points=st.booleans())
+@settings(max_examples=30, deadline=None)
+def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points) -> None:
+    """The C kernel against the reference loop skin_frames (plain Python), over random sizes that cross its chunks of
+    frames (8 / 4) and tiles of vertices (128), with zero weights: float64 bit for bit; float32 within float32
+    rounding of the float64 result, |err| ≤ 2⁻²⁴·(3K + 12)·Σ_k w_k (|S| (|x|, 1)) (each rounded operation's error
+    bounded by the sum of the magnitudes it adds, run through the same loop on absolute values)."""
+    rng = np.random.default_rng(seed)
+    A, X, joints, w = _kernel_inputs(rng, F, V, J, K, zeros)
+    ref = np.zeros((F, V, 3))
+    lbs.skin_frames(A, X, joints, w, points, ref)
+    out64 = np.full((F, V, 3), np.nan)
+    if not lbs.native_skin(A, X, joints, w, points, out64):
+        pytest.skip("the C extension animkit._native is not built")
+    np.testing.assert_array_equal(out64, ref)
+    out32 = np.full((F, V, 3), np.nan, dtype=np.float32)
+    assert lbs.native_skin(A, X, joints, w, points, out32)
+    if points:
+        size = np.zeros((F, V, 3))
+        lbs.skin_frames(np.abs(A), np.abs(X), joints, w, True, size)
+        assert np.all(np.abs(out32 - ref) <= 2.0**-24 * (3 * K + 12) * size)
+    else:  # unit vectors: a blend that nearly cancels amplifies the rounding, so only well-conditioned ones
+        blend = np.zeros((F, V, 3))
+        lbs.skin_frames(np.concatenate([A[..., :3], 0 * A[..., 3:]], axis=-1), X, joints, w, True, blend)
+        size = np.zeros((F, V, 3))
+        lbs.skin_frames(np.abs(A), np.abs(X), joints, w, False, size)
+        good = np.linalg.norm(blend, axis=-1) > 0.1 * np.linalg.norm(size, axis=-1)
+        np.testing.assert_allclose(out32[good], ref[good], atol=2e-6)
+
+
+def test_native_kernel_refuses_what_it_cannot_index() -> None:
+    """A joint index outside the matrices, or an out= that is not a float32/float64 (F, V, 3) array: one clear error,
+    nothing written."""
+    rng = np.random.default_rng(4)
+    A, X, joints, w = _kernel_inputs(rng, 3, 5, 2, 2, 0.0)
+    probe = np.zeros((3, 5, 3))
+    if not lbs.native_skin(A, X, joints, w, True, probe):
+        pytest.skip("the C extension animkit._native is not built")
+    joints[4, 1] = 2
+    out = np.full((3, 5, 3), 7.0)
+    with pytest.raises(ValueError, match="joint index"):
+        lbs.native_skin(A, X, joints, w, True, out)
+    assert np.all(out == 7.0)
+    with pytest.raises(AnimkitError, match="out= must be"):
+        lbs.native_skin(A, X, joints % 2, w, True, np.zeros((3, 5, 3), dtype=np.int32))
+
+
+def test_skinned_positions_api_dtype_and_buffers() -> None:
+    """Mesh.positions / normals: out= is returned as is (float32 or float64), dtype= gives a new array of that
+    type, and a wrong dtype or a float64 out= with dtype=float32 is refused with AnimkitError."""
+    rng = np.random.default_rng(21)
+    mesh = _mesh(rng, V=200, J=6, K=4, N=8)
+    W = np.stack([_affine(rng, 8) for _ in range(10)])
+    ref = mesh.positions(W)
+    for dtype in (np.float32, np.float64):
+        buf = np.empty((10, 200, 3), dtype)
+        assert mesh.positions(W, out=buf) is buf
+        assert mesh.positions(W, out=buf, dtype=dtype) is buf
+        assert mesh.positions(W, dtype=dtype).dtype == dtype
+        np.testing.assert_allclose(buf, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    one = mesh.positions(W[3], dtype=np.float32)
+    assert one.shape == (1, 200, 3)
+    with pytest.raises(AnimkitError, match="dtype= must be float32 or float64"):
+        mesh.positions(W, dtype=np.int32)
+    with pytest.raises(AnimkitError, match="but dtype=float32 was asked"):
+        mesh.normals(W, out=np.empty((10, 200, 3)), dtype=np.float32)
+    with pytest.raises(AnimkitError, match=r"out= must be .* of shape \(10, 200, 3\)"):
+        mesh.positions(W, out=np.empty((10, 200, 3), np.float32)[:, ::2])
