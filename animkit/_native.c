@@ -388,24 +388,33 @@ static inline __attribute__((always_inline)) void skin_put_f32(float *o, Py_ssiz
     skin_v8f xy1 = __builtin_shufflevector(x, y, 2, 10, 3, 11, 6, 14, 7, 15);
     skin_v8f zz0 = __builtin_shufflevector(z, z, 0, 0, 1, 1, 4, 4, 5, 5);
     skin_v8f zz1 = __builtin_shufflevector(z, z, 2, 2, 3, 3, 6, 6, 7, 7);
-    skin_v8f f[4] = {__builtin_shufflevector(xy0, zz0, 0, 1, 8, 9, 4, 5, 12, 13),
-                     __builtin_shufflevector(xy0, zz0, 2, 3, 10, 11, 6, 7, 14, 15),
-                     __builtin_shufflevector(xy1, zz1, 0, 1, 8, 9, 4, 5, 12, 13),
-                     __builtin_shufflevector(xy1, zz1, 2, 3, 10, 11, 6, 7, 14, 15)};
-    for (int i = 0; i < 4; i++) {
-        skin_v4f lo = __builtin_shufflevector(f[i], f[i], 0, 1, 2, 3), hi = __builtin_shufflevector(f[i], f[i], 4, 5, 6, 7);
-        memcpy(o + i * row, &lo, 16);
-        memcpy(o + (i + 4) * row, &hi, 16);
-    }
+    skin_v8f f0 = __builtin_shufflevector(xy0, zz0, 0, 1, 8, 9, 4, 5, 12, 13);
+    skin_v8f f1 = __builtin_shufflevector(xy0, zz0, 2, 3, 10, 11, 6, 7, 14, 15);
+    skin_v8f f2 = __builtin_shufflevector(xy1, zz1, 0, 1, 8, 9, 4, 5, 12, 13);
+    skin_v8f f3 = __builtin_shufflevector(xy1, zz1, 2, 3, 10, 11, 6, 7, 14, 15);
+#define SKIN_PUT4(I, V)                                                                                               \
+    do {                                                                                                            \
+        skin_v4f lo = __builtin_shufflevector(V, V, 0, 1, 2, 3), hi = __builtin_shufflevector(V, V, 4, 5, 6, 7);    \
+        memcpy(o + (I) * row, &lo, 16);                                                                             \
+        memcpy(o + ((I) + 4) * row, &hi, 16);                                                                       \
+    } while (0)
+    SKIN_PUT4(0, f0);
+    SKIN_PUT4(1, f1);
+    SKIN_PUT4(2, f2);
+    SKIN_PUT4(3, f3);
+#undef SKIN_PUT4
 }
 
 static inline __attribute__((always_inline)) void skin_put_f64(double *o, Py_ssize_t row, skin_v4d x, skin_v4d y,
                                                                 skin_v4d z) {
     skin_v4d xy0 = __builtin_shufflevector(x, y, 0, 4, 2, 6), xy1 = __builtin_shufflevector(x, y, 1, 5, 3, 7);
     skin_v4d zz0 = __builtin_shufflevector(z, z, 0, 0, 2, 2), zz1 = __builtin_shufflevector(z, z, 1, 1, 3, 3);
-    skin_v4d f[4] = {__builtin_shufflevector(xy0, zz0, 0, 1, 4, 5), __builtin_shufflevector(xy1, zz1, 0, 1, 4, 5),
-                     __builtin_shufflevector(xy0, zz0, 2, 3, 6, 7), __builtin_shufflevector(xy1, zz1, 2, 3, 6, 7)};
-    for (int i = 0; i < 4; i++) memcpy(o + i * row, &f[i], 32);
+    skin_v4d f0 = __builtin_shufflevector(xy0, zz0, 0, 1, 4, 5), f1 = __builtin_shufflevector(xy1, zz1, 0, 1, 4, 5);
+    skin_v4d f2 = __builtin_shufflevector(xy0, zz0, 2, 3, 6, 7), f3 = __builtin_shufflevector(xy1, zz1, 2, 3, 6, 7);
+    memcpy(o, &f0, 32);
+    memcpy(o + row, &f1, 32);
+    memcpy(o + 2 * row, &f2, 32);
+    memcpy(o + 3 * row, &f3, 32);
 }
 #define SKIN_TILE 128
 #if defined(__x86_64__) && defined(__linux__) && !defined(__clang__)
