@@ -147,9 +147,11 @@ class Mesh:
         """World positions (F, V, 3): v' = Σ_k w_k W[j(k)] IBM_j(k) v (skinned) or W[node] v (rigid).
 
         ``W`` is (F, N, 4, 4) (or one frame (N, 4, 4)) from ``figure.world_batch(poses)``. Skinned meshes run the
-        compiled kernel of :mod:`animkit.skin` (NumPy's one matrix product when numba is off). ``out``: a
-        C-contiguous (F, V, 3) float32 or float64 array to write into (returned); ``dtype``: that of a new result
-        (float64 by default; float32 halves the memory written).
+        C kernel of :mod:`animkit.skin` (numba's loop where it was not built, NumPy's one matrix product when both
+        are off). ``out``: a writeable C-contiguous (F, V, 3) float32 or float64 array to write into (returned; reuse
+        it across calls: no fresh pages to fault in); ``dtype``: that of a new result (float64 by default; float32
+        halves the memory written and is computed in float32). A wrong ``out`` or ``dtype`` raises AnimkitError;
+        see docs/skinning.md.
         """
         return self._deform(W, True, out, dtype)
 
