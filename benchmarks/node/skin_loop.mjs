@@ -1,7 +1,10 @@
 // The strongest plain CPU skinning path a three.js user has: one typed-array loop over frames and vertices
 // (what SkinnedMesh.applyBoneTransform does per vertex, without its Vector3/Matrix4 objects), run by Node.
 //
-//   node skin_loop.mjs DIR ROUNDS  -> {"seconds": [..], "checksum": x}
+//   node skin_loop.mjs DIR ROUNDS  -> {"seconds": [..], "cpu_seconds": [..], "checksum": x, "sample": [..]}
+//
+// seconds: wall time of each round (process.hrtime); cpu_seconds: the process's CPU time over it (process.cpuUsage,
+// user + system), which leaves out the time a loaded machine's scheduler gives other processes.
 //
 // DIR holds little-endian raw arrays written by benchmarks/bench_skin.py: rest.f32 (V*3), joints.u16 (V*K),
 // weights.f32 (V*K), S.f32 (F*J*12: each joint matrix's first three rows, row-major) and shape.json {V, K, F, J}.
@@ -41,11 +44,15 @@ function skin() {
 
 skin(); skin(); // V8's tiers, outside the timing
 const seconds = [];
+const cpuSeconds = [];
 for (let r = 0; r < Number(roundsArg); r++) {
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   skin();
   seconds.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  const c = process.cpuUsage(c0);
+  cpuSeconds.push((c.user + c.system) / 1e6);
 }
 let checksum = 0;
 for (let i = 0; i < out.length; i += 997) checksum += out[i];
-process.stdout.write(JSON.stringify({ seconds, checksum, sample: Array.from(out.subarray(0, 6)) }));
+process.stdout.write(JSON.stringify({ seconds, cpu_seconds: cpuSeconds, checksum, sample: Array.from(out.subarray(0, 6)) }));
