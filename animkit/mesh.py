@@ -171,7 +171,7 @@ class Mesh:
             rigid = lbs.rigid_positions if positions else lbs.rigid_normals
             result = rigid(W[:, self.node_index], rest)
         else:
-            S = self.joint_matrices(W)
+            S = lbs.joint_rows(W, self.skin.joint_index, self.skin.inverse_bind)  # (F, J, 3, 4): all that is read
             assert self.joints is not None and self.weights is not None
             fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, out=buffer, dtype=dtype)
             if fast is not None:

@@ -269,3 +269,13 @@ def test_skinned_positions_api_dtype_and_buffers() -> None:
         mesh.normals(W, out=np.empty((10, 200, 3)), dtype=np.float32)
     with pytest.raises(AnimkitError, match=r"out= must be .* of shape \(10, 200, 3\)"):
         mesh.positions(W, out=np.empty((10, 200, 3), np.float32)[:, ::2])
+
+
+def test_joint_rows_are_the_joint_matrices_first_rows() -> None:
+    rng = np.random.default_rng(5)
+    W = np.stack([_affine(rng, 7) for _ in range(11)])
+    index, ibm = np.array([4, 0, 6]), _affine(rng, 3)
+    rows = lbs.joint_rows(W, index, ibm)
+    assert rows.shape == (11, 3, 3, 4) and rows.flags.c_contiguous
+    np.testing.assert_allclose(rows, lbs.joint_matrices(W, index, ibm)[:, :, :3], rtol=0, atol=1e-14)
+    np.testing.assert_allclose(rows[2, 1], (W[2, 0] @ ibm[1])[:3], rtol=0, atol=1e-14)
