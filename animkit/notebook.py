@@ -36,13 +36,13 @@ from numpy.typing import ArrayLike
 
 from . import display
 from .display import Mime
-from .errors import RenderError
+from .errors import RenderError, unknown_name
+from .reach_panels import comparison_panels, panel_label
 
 if TYPE_CHECKING:
     from .figure import Figure
     from .ik import IKBatchResult, IKResult
     from .keyframes import Clip
-    from .mesh import Mesh
     from .reach import Comparison, ReachResult
     from .render.frames import Panel, Style
     from .scene import Scene
@@ -193,8 +193,12 @@ def _viewer(panels: Sequence[Panel], fps: float, up: Literal["y", "z"], spec: An
     return Viewer(page, _frame_size(len(panels), size), fallback() if _SETTING["fallback"] else None)
 
 
-def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
-            distance: float | None, follow: bool, fov: float | None) -> Scene:
+#: The camera options of ``animkit render`` that :func:`show` takes as keywords.
+CAMERA_OPTIONS = ("view", "azimuth", "elevation", "distance", "follow", "fov")
+
+
+def _camera(scene: Scene, view: str | None = None, azimuth: float | None = None, elevation: float | None = None,
+            distance: float | None = None, follow: bool = False, fov: float | None = None) -> Scene:
     """The scene with the camera options of ``animkit render`` applied (render.frames.camera_spec_with)."""
     from .render.frames import camera_spec_with
 
@@ -224,23 +228,25 @@ def _encode(render: Any, fmt: Literal["mp4", "gif"]) -> tuple[bytes, Any]:
 
 
 def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, size: tuple[int, int] = (480, 360),
-         fps: float | None = None, style: Style | None = None, view: str | None = None,
-         azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
-         follow: bool = False, fov: float | None = None, format: Literal["mp4", "gif"] = "mp4",
-         interactive: bool | None = None) -> Animation | Viewer:
+         fps: float | None = None, style: Style | None = None, format: Literal["mp4", "gif"] = "mp4",
+         interactive: bool | None = None, **camera: Any) -> Animation | Viewer:
     """Render a clip like ``animkit render`` (same options) into an inline :class:`Animation`, or with
     ``interactive=True`` (default: :func:`set_interactive`'s setting) a :class:`Viewer`.
 
     ``scene`` is a Scene, a Figure, a file or an example's name; ``clip`` a clip's name or a Clip (default: the
     scene's first; a scene without clips shows its rest pose). ``format="gif"`` gives an animated image instead
-    of a video (no controls).
+    of a video (no controls). ``camera``: ``animkit render``'s camera options (:data:`CAMERA_OPTIONS`: ``view``,
+    ``azimuth``, ``elevation``, ``distance``, ``follow``, ``fov``).
     """
     from .keyframes import Clip
     from .render.frames import Style, render_clip
 
     if format not in ("mp4", "gif"):
         raise RenderError(f"format must be 'mp4' or 'gif', got {format!r}")
-    sc = _camera(_scene(scene), view, azimuth, elevation, distance, follow, fov)
+    for key in camera:
+        if key not in CAMERA_OPTIONS:
+            raise RenderError(unknown_name("show() camera option", key, CAMERA_OPTIONS))
+    sc = _camera(_scene(scene), **camera)
     if clip is None and not sc.clips:
         clip = Clip.from_poses(sc.figure, [0.0], sc.figure.rest_pose()[None], name="rest")
     st = style if style is not None else Style()
@@ -286,30 +292,6 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG")
     return Still(buf.getvalue(), (image.shape[1], image.shape[0]))
-
-
-def panel_label(result: ReachResult) -> str:
-    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or
-    ``label: not reached (2.0 cm)``."""
-    r = result.result
-    if r.converged:
-        state = "reached"
-    elif r.reachable is False:
-        short = r.position_error * 100
-        state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
-    else:
-        state = f"not reached ({r.position_error * 100:.1f} cm)"
-    return f"{result.label}: {state}"
-
-
-def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
-    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
-    (``meshes``: a character's, drawn on the figure)."""
-    from .render.frames import Panel
-
-    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail, meshes=tuple(meshes))
-            for p in comparison.panels]
 
 
 def show_comparison(comparison: Comparison, figure: Figure | None = None, *, size: tuple[int, int] = (300, 300),
