@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,14 +26,16 @@ if TYPE_CHECKING:
     from .keyframes import Clip
     from .motion import LockResult
     from .motion_measures import MotionReport, SourceMotion
-    from .reach import ReachResult
+    from .reach import Comparison, ReachResult
     from .render.frames import RenderReport, Style
     from .retarget import Retargeted
     from .scene import Scene
 
 __all__ = ["load_scene", "is_html", "rest_clip", "motion_clip", "render", "convert", "retarget", "RetargetOutcome",
            "retarget_measures", "scene_measures", "MOTION_COLUMNS", "info_text", "info_json", "motion_report",
-           "MotionComparison", "reach", "reach_effector", "workspaces", "keys_option", "save_clip"]
+           "MotionComparison", "reach", "reach_effector", "workspaces", "keys_option", "save_clip",
+           "check_writable", "reach_motion", "REACH_MOTION",
+           "units_line", "panel_clips", "matplotlib_pyplot", "plot_errors"]
 
 #: The honest motion measures (:mod:`animkit.motion_measures`) each batch row carries when its clip has legs or joints.
 MOTION_COLUMNS = ("skate_mm_per_s", "penetration_mm", "planted_height_median_mm", "knee_pop_deg",
@@ -195,9 +198,10 @@ def render(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, siz
     from .render.frames import Style, render_clip
 
     st = style if style is not None else Style()
-    if clip is None and not scene.clips:
+    rest = clip is None and not scene.clips
+    if rest:
         clip = rest_clip(scene)
-    rate = None if isinstance(clip, Clip) else fps
+    rate = None if isinstance(clip, Clip) and not rest else fps
     if is_html(out):
         from .html_view import scene_html, write_html
 
@@ -208,6 +212,16 @@ def render(scene: Scene, out: str | Path, *, clip: str | Clip | None = None, siz
 # --- convert -------------------------------------------------------------------------------------------------
 
 
+def check_writable(path: str | Path) -> str:
+    """``path``'s suffix (lower case) if animkit writes that format; an error listing the ones it writes."""
+    from .io import FORMATS, SAVERS
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS or not FORMATS[suffix].writes:
+        raise AnimkitError(unknown_name("output file type", suffix or "(no suffix)", SAVERS))
+    return suffix
+
+
 def convert(scene: Scene, out: str | Path, *, clip: str | None = None, drop_meshes: bool = False,
             keys: str | None = None, buffers: str | None = None) -> Scene:
     """Save ``scene`` (only clip ``clip`` when named) as ``out``, the format by its suffix; the scene saved.
@@ -215,12 +229,10 @@ def convert(scene: Scene, out: str | Path, *, clip: str | None = None, drop_mesh
     A character's meshes go to .glb/.gltf only: for .bvh/.toml it is an error unless ``drop_meshes``; a BVH file
     holds one clip. ``keys`` (glTF: ``"auto"``/``"linear"``) and ``buffers`` (.gltf: ``"external"``/``"embedded"``)
     are the writer's options."""
-    from .io import FORMATS, SAVERS, save
+    from .io import save
 
     dst = Path(out)
-    suffix = dst.suffix.lower()
-    if suffix not in FORMATS or not FORMATS[suffix].writes:
-        raise AnimkitError(unknown_name("output file type", suffix or "(no suffix)", SAVERS))
+    suffix = check_writable(dst)
     clips = [scene.clip(clip)] if clip else list(scene.clips.values())
     if scene.meshes and suffix in (".bvh", ".toml"):
         if not drop_meshes:
@@ -359,9 +371,92 @@ def workspaces(scene: Scene, chains: Sequence[str] | None = None, effector: str 
     return [(c, workspace(fig, c, eff, points=points, orientations=orientations, seed=seed)) for c in names]
 
 
-def save_clip(path: str | Path, scene: Scene, clips: Clip | Sequence[Clip], keys: str | None = None) -> None:
-    """Save ``scene`` with ``clips`` (a reach's clip, a comparison's panels) to ``path``, ``keys`` for glTF."""
+#: The motion measures of a reach that make sense for it (a reach does not travel, and has no source).
+REACH_MOTION = ("angular_speed_peak_deg_per_s", "angular_speed_peak_joint", "angular_speed_by_joint_deg_per_s",
+                "limit_violations", "limit_excess_by_dof", "penetration_mm", "skate_mm_per_s", "knee_pop_deg")
+
+
+def reach_motion(scene: Scene, poses: np.ndarray, fps: float) -> dict[str, Any] | None:
+    """A reach's joint speeds, limit violations, surface under the ground and (with legs) its feet's skate and knee
+    pops (:func:`animkit.motion_measures.measure_motion`); None for a clip under 3 frames."""
+    from .motion_measures import measure_motion
+
+    if len(poses) < 3:
+        return None
+    m = measure_motion(scene.figure, poses, fps, meshes=scene.meshes).to_dict()
+    return {k: m[k] for k in REACH_MOTION}
+
+
+def save_clip(path: str | Path, scene: Scene, clips: Clip | Sequence[Clip] | None = None, keys: str | None = None
+              ) -> None:
+    """Save ``scene`` (with ``clips``: a reach's clip, a comparison's panels; None: the scene's own) to ``path``,
+    ``keys`` for glTF (:func:`animkit.save`)."""
     from .io import save
 
     save(path, scene, clips, **keys_option(keys, Path(path).suffix.lower()))
 
+
+# --- the outputs beside a picture ----------------------------------------------------------------------------
+
+
+def units_line(scene: Scene) -> str:
+    """What the figure's numbers are in: scene units (metres by animkit's convention; a BVH file's own unit,
+    often centimetres or inches), the size fig.size() reports and, for a figure with legs, metres per unit from
+    its hip height (as the motion measures use)."""
+    from .motion import hip_height, legs_of, metres_per_unit
+
+    fig = scene.figure
+    line = (f"units: scene units (metres unless the source used another unit); size {fig.size():.4g} units "
+            f"(fig.size(): the largest distance of any node from the root at rest)")
+    try:
+        legs = legs_of(fig)
+    except AnimkitError:
+        return line
+    H = hip_height(fig, legs[0].hip, scene.up)
+    m = metres_per_unit(fig, legs, scene.up)
+    return line + (f"; hips {H:.4g} units high: " + ("metres" if m == 1.0 else f"{m:.4g} m per unit (read as an "
+                                                     "adult's 0.95 m hips)"))
+
+
+def panel_clips(comparison: Comparison) -> list[Clip]:
+    """One clip per panel, named after the panel's label (a name each: labels repeat only with solvers)."""
+    out: list[Clip] = []
+    for p in comparison.panels:
+        name = p.label
+        n = 2
+        while name in {c.name for c in out}:
+            name, n = f"{p.label} ({n})", n + 1
+        out.append(dataclasses.replace(p.clip, name=name))
+    return out
+
+
+def matplotlib_pyplot() -> ModuleType:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise AnimkitError("--plot needs matplotlib, which is not installed: pip install 'animkit[plot]'") from None
+    return plt
+
+
+def plot_errors(comparison: Comparison, path: str) -> None:
+    """Error against iteration, one line per panel (matplotlib: the optional extra animkit[plot])."""
+    plt = matplotlib_pyplot()
+    from .io import atomic_path
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    for p in comparison.panels:
+        e = np.maximum(np.asarray(p.result.errors, dtype=float), 1e-12)
+        ax.semilogy(np.arange(len(e)), e, marker=".", label=p.label)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("position error (m)")
+    ax.set_title(f"{comparison.effector}: error against iteration")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format=suffix)
+    plt.close(fig)
