@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import PoseError, SceneError, unknown_name
-from .fk import CompiledFigure, compile_figure, world_batch, world_positions
+from .fk import CompiledFigure, DofArrays, compile_figure, world_batch, world_positions
 from .geometry import Geometry
 from .graph import Arc, Color, Node
 from .joints import Cone, Dof, Joint, fixed
@@ -502,11 +502,12 @@ class Figure:
                 node_names=[a.child.name for a in arcs],
                 parent=[-1 if a.parent is None else index[a.parent.name] for a in arcs],
                 L=np.stack([a.L for a in arcs]), T=np.stack([a.child.T for a in arcs]),
-                dof_counts=[a.joint.dof_count for a in arcs], dof_names=[d.name for d in dofs],
-                dof_revolute=[d.revolute for d in dofs], dof_axis=np.array([d.axis for d in dofs]).reshape(-1, 3),
-                dof_letter=[-1 if d.axis_letter is None else "xyz".index(d.axis_letter) for d in dofs],
-                lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs],
-                dof_scale=[d.scale for d in dofs])
+                dof_counts=[a.joint.dof_count for a in arcs], dofs=DofArrays(
+                    names=[d.name for d in dofs], revolute=[d.revolute for d in dofs],
+                    axis=np.array([d.axis for d in dofs]).reshape(-1, 3),
+                    letter=[-1 if d.axis_letter is None else "xyz".index(d.axis_letter) for d in dofs],
+                    lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs],
+                    scale=[d.scale for d in dofs]))
         return self._compiled
 
     def world_batch(self, poses: ArrayLike) -> NDArray[np.float64]:

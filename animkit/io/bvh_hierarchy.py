@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from .. import limits
 from ..errors import ParseError, SceneError, unknown_name
 from ..figure import Figure
-from ..fk import CompiledFigure, compile_figure
+from ..fk import CompiledFigure, DofArrays, compile_figure
 from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 
 Array = NDArray[np.float64]
@@ -488,8 +488,7 @@ def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
     D = len(names)
     inf = np.full(D, np.inf)
     return compile_figure(node_names=[b.name for b in blocks], parent=parent, L=L, T=T, dof_counts=counts,
-                          dof_names=names, dof_revolute=revolute, dof_axis=_EYE3[letters], dof_letter=letters,
-                          lower=-inf, upper=inf, rest=np.zeros(D))
+                          dofs=DofArrays(names, revolute, _EYE3[letters], letters, -inf, inf, np.zeros(D)))
 
 
 def _columns_of(chans: tuple[tuple[DofKind, str], ...]) -> tuple[tuple[str, ...], tuple[bool, ...], tuple[int, ...]]:
