@@ -89,14 +89,14 @@ def scene_measures(scene: Scene, source: SourceMotion | None = None) -> dict[str
     clip = scene.clip()
     poses = clip.sample_frames()
     roots = fig.world_positions(poses)[:, 0]
-    up = np.array([0.0, 1.0, 0.0]) if scene.up == "y" else np.array([0.0, 0.0, 1.0])
+    up = np.array([0.0, 1.0, 0.0]) if fig.up == "y" else np.array([0.0, 0.0, 1.0])
     ground = roots - (roots @ up)[:, None] * up
     path = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum())
     duration = float(clip.duration or 0.0)
     row |= {"frames": len(poses), "duration": duration, "root_path": path,
             "root_speed": path / duration if duration > 0 else 0.0, "root_height": float((roots @ up).mean())}
     if len(poses) >= 3:
-        m = measure_motion(fig, poses, clip.fps, up=scene.up, meshes=scene.meshes, source=source).to_dict()
+        m = measure_motion(fig, poses, clip.fps, meshes=scene.meshes, source=source).to_dict()
         row |= {c: m[c] for c in MOTION_COLUMNS if m[c] is not None}
     return row
 
@@ -141,17 +141,17 @@ def motion_report(scene: Scene, clip: str | None = None, ground: float | None = 
     poses = c.sample_frames()
     fig, g = scene.figure, 0.0 if ground is None else float(ground)
     try:
-        planted = height_contacts(fig, poses, c.fps, up=scene.up, ground=g)
+        planted = height_contacts(fig, poses, c.fps, ground=g)
     except MotionError:
         planted = None  # no legs: the measures that need none
-    asis = measure_motion(fig, poses, c.fps, up=scene.up, meshes=scene.meshes, ground=g, contacts=planted)
+    asis = measure_motion(fig, poses, c.fps, meshes=scene.meshes, ground=g, contacts=planted)
     result, why = None, ""
     if planted is not None:
         try:
-            result = lock_feet(fig, poses, c.fps, up=scene.up, ground=g, meshes=scene.meshes)
+            result = lock_feet(fig, poses, c.fps, ground=g, meshes=scene.meshes)
         except MotionError as exc:
             why = f"feet not locked: {exc}"
-    locked = None if result is None else measure_motion(fig, result.poses, c.fps, up=scene.up, meshes=scene.meshes,
+    locked = None if result is None else measure_motion(fig, result.poses, c.fps, meshes=scene.meshes,
                                                         ground=g, contacts=planted)
     notes = tuple(result.unlocked) if result is not None else (why,) if why else ()
     return MotionComparison(c.name, len(poses), c.fps, g, asis, locked, notes)
@@ -180,10 +180,10 @@ def motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock
     rate = float(fps if fps is not None else clip.fps)
     n = max(1, int(round(d * rate)))
     times = np.linspace(0.0, d, n + 1)
-    poses = loop_poses(scene.figure, clip.sample(times), loops, up=scene.up)
+    poses = loop_poses(scene.figure, clip.sample(times), loops)
     eff = n / d if d > 0 else rate
     if lock:
-        poses = lock_feet(scene.figure, poses, eff, up=scene.up, ground=ground).poses
+        poses = lock_feet(scene.figure, poses, eff, ground=ground).poses
     t = np.arange(len(poses)) / eff
     return ClipType.from_poses(scene.figure, t, poses, name=clip.name, fps=eff)
 
@@ -287,13 +287,13 @@ def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map:
     poses, locked, note = r.poses, None, ""
     if lock:
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=ground, meshes=target.meshes)
+            locked = lock_feet(target.figure, poses, r.clip.fps, ground=ground, meshes=target.meshes)
         except MotionError as exc:
             note = str(exc)
         else:
             poses = locked.poses
     c = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
-    src = SourceMotion(source.figure, source.clip().sample(r.times), source.up, r.bone_map)
+    src = SourceMotion(source.figure, source.clip().sample(r.times), source.figure.up, r.bone_map)
     return RetargetOutcome(dataclasses.replace(target, clips={c.name: c}), c, r, locked, note, src)
 
 
@@ -412,8 +412,8 @@ def units_line(scene: Scene) -> str:
         legs = legs_of(fig)
     except AnimkitError:
         return line
-    H = hip_height(fig, legs[0].hip, scene.up)
-    m = metres_per_unit(fig, legs, scene.up)
+    H = hip_height(fig, legs[0].hip)
+    m = metres_per_unit(fig, legs)
     return line + (f"; hips {H:.4g} units high: " + ("metres" if m == 1.0 else f"{m:.4g} m per unit (read as an "
                                                      "adult's 0.95 m hips)"))
 

@@ -30,9 +30,8 @@ from .jit import kernel
 from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
 
-__all__ = ["CompiledFigure", "DofArrays", "DofStep", "compile_figure", "forward", "world_batch", "world_positions", "fk_compiled",
-           "fk_frames_kernel",
-           "dof_frames"]
+__all__ = ["CompiledFigure", "DofArrays", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
+           "fk_compiled", "fk_frames_kernel", "dof_frames"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]

@@ -255,7 +255,7 @@ def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, 
 
         panel, eff = scene_panel(sc, clip, fps=fps)
         name = Path(sc.source).name if sc.source else sc.figure.name
-        return _viewer([panel], eff, sc.up, sc.camera, size, st, name,
+        return _viewer([panel], eff, sc.figure.up, sc.camera, size, st, name,
                        lambda: show(sc, clip, size=size, fps=fps, style=st, format=format, interactive=False))
     data, report = _encode(lambda p: render_clip(sc, p, clip=clip, size=size, fps=fps, style=st, quiet=True), format)
     return Animation(data, "video/mp4" if format == "mp4" else "image/gif", report.frames, report.fps, report.size)
@@ -283,11 +283,11 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
     if sc.meshes:  # a character: its own meshes, framed on their surface (never camera, light or empty nodes)
         look = None
         pts = mesh_framing_points(sc.meshes, fig, p[None])
-        cam = clip_camera(sc.camera, sc.up, pts if tg is None else np.concatenate([pts, tg]), size=size)
+        cam = clip_camera(sc.camera, sc.figure.up, pts if tg is None else np.concatenate([pts, tg]), size=size)
     else:
-        look = figure_look(fig, sc.up)
-        cam = clip_cameras(sc.camera, sc.up, fig, look, p[None], size=size, extra=tg)[0]
-    image = FigureRenderer(fig, cam, up=sc.up, style=style if style is not None else Style(), mesh=look,
+        look = figure_look(fig, sc.figure.up)
+        cam = clip_cameras(sc.camera, sc.figure.up, fig, look, p[None], size=size, extra=tg)[0]
+    image = FigureRenderer(fig, cam, up=sc.figure.up, style=style if style is not None else Style(), mesh=look,
                            meshes=sc.meshes).frame(fig.world_batch(p[None])[0], targets=tg)
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG")
@@ -324,10 +324,8 @@ def _figure_of(clip: Clip) -> Figure:
 
 
 def _up_of(figure: Figure) -> Literal["y", "z"]:
-    """A figure's up axis at rest: the axis its nodes spread along most (y for people, z for robots)."""
-    P = figure.world_positions(figure.rest_pose()[None])[0]
-    span = np.ptp(P, axis=0)
-    return "z" if span[2] > span[1] else "y"
+    """A figure's up axis: :attr:`animkit.figure.Figure.up` (its reader's, or set by a Scene)."""
+    return figure.up
 
 
 # --- what core values draw in a notebook (animkit.display: their _repr_html_ / _repr_png_ ask for these) ----
