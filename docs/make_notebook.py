@@ -24,7 +24,7 @@ INLINE = {
 }
 # The notebook's first code: its pictures (compare.gif, reach.toml, ...) go into a fresh temporary folder, never
 # beside the notebook (opened in docs/, it would overwrite docs/compare.gif).
-WORKDIR = ("import os, tempfile\n"
+WORKDIR = ("import os\nimport tempfile\n\n"
            "os.chdir(tempfile.mkdtemp(prefix=\"animkit-tutorial-\"))  # the files below are written here, not beside "
            "the notebook")
 LEAD = ("This notebook is `docs/tutorial.md` run in a kernel (made by `docs/make_notebook.py`). Values show "
