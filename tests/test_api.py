@@ -17,8 +17,8 @@ PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
 CORE = ["errors", "display", "limits", "jit", "atomic", "progress", "quaternions", "transforms", "joints", "geometry",
-        "graph", "fk", "skin", "mesh", "figure", "drawn", "surface", "humanoid", "quadruped", "anatomy", "rig", "chains",
-        "scene"]
+        "graph", "fk", "skin", "mesh", "figure", "drawn", "surface", "humanoid", "quadruped", "anatomy", "rig",
+        "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),
