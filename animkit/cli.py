@@ -194,9 +194,9 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
     if commands.is_html(args.output):
         from .html_view import panels_html, write_html
 
-        return write_html(panels_html(panels, fps=fps, up=scene.figure.up, camera_spec=scene.camera, size=size,
+        return write_html(panels_html(panels, fps=fps, camera_spec=scene.camera, size=size,
                                       style=_style(args), title=title), args.output)
-    return render_panels(panels, args.output, fps=fps, up=scene.figure.up, camera_spec=scene.camera, size=size,
+    return render_panels(panels, args.output, fps=fps, camera_spec=scene.camera, size=size,
                          style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
 
 

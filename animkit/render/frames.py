@@ -503,18 +503,19 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
-def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
+def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis | None = None,
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
                   columns: int | None = None, style: Style = Style(), quiet: bool = False,
                   overwrite: bool = False, on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
-    Panels shorter than the longest hold their last frame.
+    Panels shorter than the longest hold their last frame. ``up``: default the first panel's figure's.
     """
     from .writers import open_writer
 
     if not panels:
         raise RenderError("render_panels needs at least one panel")
+    up = panels[0].figure.up if up is None else up
     looks = _looks(panels, up)
     cameras = panel_cameras(panels, camera_spec, up, size, looks)
     n = max(len(p.poses) for p in panels)
