@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import commands
 from .atomic import atomic_path, remove_leftovers
 from .errors import AnimkitError, unknown_name
 
@@ -73,77 +74,39 @@ def command(name: str) -> BatchCommand:
         raise AnimkitError(unknown_name("batch command", name, COMMANDS)) from None
 
 
+# --- the commands: each the same function the CLI calls (animkit.commands) ------------------------------------
+
 #: The honest motion measures (:mod:`animkit.motion_measures`) each row carries when its clip has legs or joints.
-MOTION_COLUMNS = ("skate_mm_per_s", "penetration_mm", "planted_height_median_mm", "knee_pop_deg",
-                  "angular_speed_peak_deg_per_s", "limit_violations", "travel_hh", "travel_ratio",
-                  "bone_direction_median_deg", "bone_direction_p90_deg")
+MOTION_COLUMNS = commands.MOTION_COLUMNS
 
 
 def motion_measures(scene: Scene, source: SourceMotion | None = None) -> dict[str, Any]:
-    """frames, duration (s), joints (movable), dofs, and for a clip the root's travel: path = Σ |h(rₖ₊₁ − rₖ)|
-    over the clip's frames (h: the ground-plane part), speed = path / duration, height = mean root height; and
-    :data:`MOTION_COLUMNS` from :func:`animkit.motion_measures.measure_motion` (on the scene's meshes, or its drawn
-    geometry; ``source``: the clip a retarget came from, for the travel ratio and bone directions)."""
-    from .motion_measures import measure_motion
-
-    fig = scene.figure
-    row: dict[str, Any] = {"joints": sum(1 for j in fig.joints if j.dof_count), "dofs": fig.dof_count}
-    if not scene.clips:
-        return row | {"frames": 1, "duration": 0.0}
-    clip = scene.clip()
-    poses = clip.sample_frames()
-    roots = fig.world_positions(poses)[:, 0]
-    up = np.array([0.0, 1.0, 0.0]) if scene.up == "y" else np.array([0.0, 0.0, 1.0])
-    ground = roots - (roots @ up)[:, None] * up
-    path = float(np.linalg.norm(np.diff(ground, axis=0), axis=1).sum())
-    duration = float(clip.duration or 0.0)
-    row |= {"frames": len(poses), "duration": duration, "root_path": path,
-            "root_speed": path / duration if duration > 0 else 0.0, "root_height": float((roots @ up).mean())}
-    if len(poses) >= 3:
-        m = measure_motion(fig, poses, clip.fps, up=scene.up, meshes=scene.meshes, source=source).to_dict()
-        row |= {c: m[c] for c in MOTION_COLUMNS if m[c] is not None}
-    return row
-
-
-# --- the commands ------------------------------------------------------------------------------------------
+    """A row's measures: :func:`animkit.commands.scene_measures`."""
+    return commands.scene_measures(scene, source)
 
 
 def _info(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """The scene's tree as text (``animkit info``) and its measures as JSON, in one file."""
-    import io
-
-    from .scene import describe_scene
-
-    text = io.StringIO()
-    describe_scene(scene, text)
-    measures = motion_measures(scene)
-    out.write_text(json.dumps({"file": src.name, "measures": measures, "tree": text.getvalue().splitlines()},
-                              indent=1) + "\n", encoding="utf-8")
-    return measures
+    return commands.info_json(scene, src.name, out)
 
 
 def _render(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A thumbnail of the first clip (or the rest pose) at ``size`` and ``fps``; the format follows ``suffix``."""
+    """A thumbnail of the first clip (or the rest pose) at ``size`` and ``fps``; the format follows ``suffix``
+    (``animkit render``'s :func:`animkit.commands.render`)."""
     import dataclasses
-
-    from .keyframes import Clip
-    from .render.frames import Style, render_clip
 
     camera = options.get("camera")
     if camera is not None:
         scene = dataclasses.replace(scene, camera=camera)
-    clip = scene.clip() if scene.clips else Clip.from_poses(scene.figure, [0.0], scene.figure.rest_pose()[None],
-                                                           name="rest")
-    report = render_clip(scene, out, clip=clip, size=options.get("size", (160, 120)), fps=options.get("fps"),
-                         style=options.get("style", Style()), quiet=True)
-    return motion_measures(scene) | {"rendered_frames": report.frames}
+    report = commands.render(scene, out, size=options.get("size", (160, 120)), fps=options.get("fps"),
+                             style=options.get("style"), quiet=True)
+    return motion_measures(scene) | {"rendered_frames": getattr(report, "frames", 1)}
 
 
 def _convert(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The scene and its clips in another format (``animkit.save``; the format follows the suffix)."""
-    from .io import save
-
-    save(out, scene, **({"keys": options["keys"]} if "keys" in options else {}))
+    """The scene and its clips in another format (``animkit convert``'s :func:`animkit.commands.convert`; the
+    format follows the suffix; a character's meshes left out of .bvh/.toml, as ``--no-meshes`` does)."""
+    commands.convert(scene, out, drop_meshes=True, keys=options.get("keys"))
     return motion_measures(scene)
 
 
@@ -155,40 +118,13 @@ def _convert_suffix() -> str:
 
 def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """The file's clip on ``options["target"]`` (a file or an example's name), feet locked unless
-    ``options["lock"]`` is False; measures: the result's, and foot skate / penetration / knee pops before and
-    after locking (animkit.motion)."""
-    import dataclasses
-
-    from .examples import load_file_or_example
-    from .io import save
-    from .keyframes import Clip
-    from .motion import MotionError, lock_feet
-    from .motion_measures import SourceMotion
-    from .retarget import retarget_full
-
+    ``options["lock"]`` is False (``animkit retarget``'s :func:`animkit.commands.retarget`); measures: the result's,
+    and foot skate / penetration / knee pops before and after locking (animkit.motion)."""
     if "target" not in options:
         raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
-    target = load_file_or_example(options["target"])
-    r = retarget_full(scene, target)
-    target = dataclasses.replace(target, figure=r.figure)
-    poses = r.poses
-    measures: dict[str, Any] = {"retarget_scale": r.scale, "retarget_notes": list(r.notes)}
-    if options.get("lock", True):
-        try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes)
-        except MotionError as exc:
-            measures["lock"] = f"not locked: {exc}".splitlines()[0]
-        else:
-            poses = locked.poses
-            for key in ("skate_mm", "penetration_mm", "knee_pop_deg"):
-                measures[f"{key}_before"] = getattr(locked.before, key)
-                measures[f"{key}_after"] = getattr(locked.after, key)
-            measures["feet_left_unlocked"] = len(locked.unlocked)
-    clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
-    result = dataclasses.replace(target, clips={clip.name: clip})
-    save(out, result, **({"keys": options["keys"]} if "keys" in options else {}))
-    source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map)
-    return motion_measures(result, source) | measures
+    done = commands.retarget(scene, commands.load_scene(options["target"]), lock=options.get("lock", True))
+    commands.save_clip(out, done.scene, None, options.get("keys"))
+    return motion_measures(done.scene, done.source) | commands.retarget_measures(done)
 
 
 def _prior_features(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -558,10 +494,5 @@ def write_summary(rows: Sequence[Mapping[str, Any]], outdir: Path) -> Path:
         return path
     table = pa.table({c: [r.get(c) for r in rows] for c in columns})
     with atomic_path(outdir / "summary.parquet") as tmp:
-        pq.write_table(table, tmp)
-    return path
-    path = outdir / "summary.parquet"
-    table = pa.table({c: [r.get(c) for r in rows] for c in columns})
-    with atomic_path(path) as tmp:
         pq.write_table(table, tmp)
     return path

@@ -14,19 +14,30 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import PoseError, SceneError, unknown_name
-from .fk import CompiledFigure, compile_figure, world_batch, world_positions
+from .fk import CompiledFigure, DofArrays, compile_figure, world_batch, world_positions
 from .geometry import Geometry
 from .graph import Arc, Color, Node
 from .joints import Cone, Dof, Joint, fixed
 from .transforms import homogeneous, identity
 
-__all__ = ["Figure", "Rig"]
+#: A figure's up axis: ``"y"`` (glTF, BVH, FBX as read, people) or ``"z"`` (URDF, robots).
+UpAxis = Literal["y", "z"]
+UP_AXES: tuple[UpAxis, ...] = ("y", "z")
+
+
+def check_up(up: object) -> UpAxis:
+    """``up`` if it is an up axis ("y" or "z"); SceneError otherwise."""
+    if up == "y" or up == "z":
+        return up
+    raise SceneError(f"up axis {up!r}: expected 'y' or 'z'")
+
+__all__ = ["Figure", "Rig", "UpAxis", "check_up"]
 
 _BUILDING = threading.RLock()  # held while a deferred figure builds its objects (Figure._built)
 
@@ -112,8 +123,9 @@ class Figure:
 
     def __init__(self, root: str = "root", *, data: Geometry | None = None, T: ArrayLike | None = None,
                  color: Color | None = None, joint: Joint | None = None, L: ArrayLike | None = None,
-                 name: str = "figure") -> None:
+                 name: str = "figure", up: UpAxis = "y") -> None:
         self.name = name
+        self.up = up
         self._check_name(root)
         self.root = Node(root, data, T, color)
         self.root_arc = Arc(L, joint if joint is not None else fixed(root), self.root, None)
@@ -132,7 +144,7 @@ class Figure:
     _BUILT = ("root", "root_arc", "_nodes", "_joint_names", "_dof_names", "_order")
 
     @classmethod
-    def deferred(cls, name: str, compiled: CompiledFigure, build: Callable[[], Figure]) -> Figure:
+    def deferred(cls, name: str, compiled: CompiledFigure, build: Callable[[], Figure], up: UpAxis = "y") -> Figure:
         """A figure given by its compiled arrays, its nodes, arcs, joints and DOFs made by ``build()`` on first use.
 
         ``compiled`` must equal what ``build().compiled`` would be: ``world_positions``, ``world_batch``,
@@ -141,6 +153,7 @@ class Figure:
         """
         fig = cls.__new__(cls)
         fig.name = name
+        fig.up = up
         fig._compiled = compiled
         fig._rig = Rig()
         fig._rig_maker = None
@@ -174,6 +187,17 @@ class Figure:
 
     def __getstate__(self) -> dict[str, Any]:
         return dict(self._built().__dict__)  # a deferred figure pickles (and copies) as a built one
+
+    @property
+    def up(self) -> UpAxis:
+        """The figure's up axis, ``"y"`` or ``"z"``: set by its reader (glTF, BVH, FBX: y; URDF: z; a TOML scene:
+        its ``up`` key) or by a :class:`~animkit.scene.Scene` made with ``up=``; what renders, motion measures and
+        foot locking take as up when not told otherwise."""
+        return self.__dict__.get("_up", "y")
+
+    @up.setter
+    def up(self, up: UpAxis) -> None:
+        self.__dict__["_up"] = check_up(up)
 
     # --- the rig: named chains and effectors -----------------------------------------------------------
 
@@ -478,11 +502,12 @@ class Figure:
                 node_names=[a.child.name for a in arcs],
                 parent=[-1 if a.parent is None else index[a.parent.name] for a in arcs],
                 L=np.stack([a.L for a in arcs]), T=np.stack([a.child.T for a in arcs]),
-                dof_counts=[a.joint.dof_count for a in arcs], dof_names=[d.name for d in dofs],
-                dof_revolute=[d.revolute for d in dofs], dof_axis=np.array([d.axis for d in dofs]).reshape(-1, 3),
-                dof_letter=[-1 if d.axis_letter is None else "xyz".index(d.axis_letter) for d in dofs],
-                lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs],
-                dof_scale=[d.scale for d in dofs])
+                dof_counts=[a.joint.dof_count for a in arcs], dofs=DofArrays(
+                    names=[d.name for d in dofs], revolute=[d.revolute for d in dofs],
+                    axis=np.array([d.axis for d in dofs]).reshape(-1, 3),
+                    letter=[-1 if d.axis_letter is None else "xyz".index(d.axis_letter) for d in dofs],
+                    lower=[d.lower for d in dofs], upper=[d.upper for d in dofs], rest=[d.rest for d in dofs],
+                    scale=[d.scale for d in dofs]))
         return self._compiled
 
     def world_batch(self, poses: ArrayLike) -> NDArray[np.float64]:

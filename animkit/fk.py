@@ -30,9 +30,8 @@ from .jit import kernel
 from .jit import pays as jit_pays
 from .transforms import cos_sin, matrix_about_axis
 
-__all__ = ["CompiledFigure", "DofStep", "compile_figure", "forward", "world_batch", "world_positions", "fk_compiled",
-           "fk_frames_kernel",
-           "dof_frames"]
+__all__ = ["CompiledFigure", "DofArrays", "DofStep", "compile_figure", "forward", "world_batch", "world_positions",
+           "fk_compiled", "fk_frames_kernel", "dof_frames"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -147,17 +146,31 @@ class CompiledFigure:
         return rotated, first, kind
 
 
+@dataclass(frozen=True)
+class DofArrays:
+    """Per DOF (D,), in pose order: name, revolute or prismatic (or, where ``scale``, a scale DOF), axis (D, 3),
+    ``letter`` 0/1/2 for a positive coordinate axis x/y/z and −1 otherwise, limits and rest value."""
+
+    names: Sequence[str]
+    revolute: ArrayLike
+    axis: ArrayLike
+    letter: ArrayLike
+    lower: ArrayLike
+    upper: ArrayLike
+    rest: ArrayLike
+    scale: ArrayLike | None = None
+
+
 def compile_figure(*, node_names: Sequence[str], parent: ArrayLike, L: ArrayLike, T: ArrayLike,
-                   dof_counts: ArrayLike, dof_names: Sequence[str], dof_revolute: ArrayLike, dof_axis: ArrayLike,
-                   dof_letter: ArrayLike, lower: ArrayLike, upper: ArrayLike, rest: ArrayLike,
-                   dof_scale: ArrayLike | None = None) -> CompiledFigure:
+                   dof_counts: ArrayLike, dofs: DofArrays) -> CompiledFigure:
     """Flatten a figure given as arrays into the FK programme: levels, runs of one DOF signature, L and T.
 
     Nodes in traversal order: ``parent`` (N,) indices (−1 at the root, parents before children), ``L`` and ``T``
-    (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; per DOF (D,): name, revolute or
-    prismatic (or, where ``dof_scale``, a scale DOF), axis (D, 3), ``dof_letter`` 0/1/2 for a positive coordinate
-    axis x/y/z and −1 otherwise, limits and rest value. The levels are built on first use.
+    (N, 4, 4), ``dof_counts`` (N,) the DOFs of each node's arc in pose order; ``dofs`` the DOFs' own arrays
+    (:class:`DofArrays`). The levels are built on first use.
     """
+    dof_names, dof_revolute, dof_axis, dof_letter = dofs.names, dofs.revolute, dofs.axis, dofs.letter
+    lower, upper, rest, dof_scale = dofs.lower, dofs.upper, dofs.rest, dofs.scale
     parent = np.array(parent, dtype=np.intp).reshape(-1)
     L = np.array(L, dtype=float)
     T = np.array(T, dtype=float)

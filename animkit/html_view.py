@@ -125,12 +125,14 @@ def _targets(panel: Panel, frames: int) -> dict[str, Any]:
     return {"count": len(tg), "perFrame": False, "points": _rounded(tg)}
 
 
-def panels_html(panels: Sequence[Panel], *, fps: float, up: UpAxis = "y", camera_spec: CameraSpec | None = None,
+def panels_html(panels: Sequence[Panel], *, fps: float, up: UpAxis | None = None,
+                camera_spec: CameraSpec | None = None,
                 size: tuple[int, int] = (640, 480), style: Style | None = None, columns: int | None = None,
                 title: str = "animkit", loop: bool = True, autoplay: bool = True) -> str:
     """The page (HTML text) showing ``panels`` (:class:`~animkit.render.frames.Panel`: figure, poses at ``fps``,
     label, targets, trail, meshes) side by side, each ``size`` pixels, on one timeline; the first view is the
-    GIFs' camera. ``style``: background, grid (on or off at start) and overlay colours as in the GIFs."""
+    GIFs' camera. ``style``: background, grid (on or off at start) and overlay colours as in the GIFs; ``up``:
+    default the first panel's figure's."""
     from .render.frames import FigureRenderer, Style
     from .render.placed import figure_look
     from .render.raster import grid_segments
@@ -138,6 +140,7 @@ def panels_html(panels: Sequence[Panel], *, fps: float, up: UpAxis = "y", camera
 
     if not panels:
         raise RenderError("the HTML viewer needs at least one panel")
+    up = panels[0].figure.up if up is None else up
     if not (fps > 0 and math.isfinite(fps)):
         raise RenderError(f"fps must be a positive number, got {fps!r}")
     st = style if style is not None else Style()

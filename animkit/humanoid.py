@@ -166,7 +166,7 @@ def _group(key: str) -> str | None:
 
 
 # complexity: a matcher: one rule per naming convention and fallback, read top to bottom
-def match_humanoid(names: Sequence[str], parents: Sequence[int], *,  # noqa: C901
+def match_humanoid(names: Sequence[str], parents: Sequence[int], *,
                    positions: Sequence[Sequence[float]] | None = None,
                    right: Sequence[float] | None = None) -> HumanoidMap:
     """Match a skeleton to the canonical humanoid bones.
@@ -179,8 +179,33 @@ def match_humanoid(names: Sequence[str], parents: Sequence[int], *,  # noqa: C90
     if len(parents) != n:
         raise SceneError(f"match_humanoid: {n} names but {len(parents)} parents")
     parent = [int(p) for p in parents]
+    depth = _depths(names, parent)
+    sides: list[Side | None] = []
+    keys: list[str] = []
+    for nm in names:
+        s, k = _split_side(nm)
+        sides.append(s)
+        keys.append(k)
+    limbs: dict[str, int] = {}
+    for side in ("l", "r"):
+        idx = [i for i in range(n) if sides[i] == side]
+        if positions is not None and right is not None:
+            idx += _unsided_by_position(n, sides, keys, positions, right, side)
+        limbs.update(_limbs_of_side(side, idx, keys, depth, parent))
+    found = _trunk(limbs, keys, depth, parent)
+    found.update(limbs)
+    bones = {b: names[found[b]] for b in BONES if b in found}
+    used = set(found.values())
+    return HumanoidMap(bones=MappingProxyType(bones), missing=tuple(b for b in BONES if b not in found),
+                       unused=tuple(names[i] for i in range(n) if i not in used))
+
+
+def _depths(names: Sequence[str], parent: list[int]) -> list[int]:
+    """Each node's depth (0 at a root); parents may come in any order: walk up to a node of known depth (linear in
+    all). SceneError naming a node whose parents form a cycle."""
+    n = len(names)
     depth = [-1] * n
-    for i in range(n):  # parents may come in any order: walk up to a node of known depth (linear in all)
+    for i in range(n):
         walk: list[int] = []
         j = i
         while j >= 0 and depth[j] < 0:
@@ -192,124 +217,127 @@ def match_humanoid(names: Sequence[str], parents: Sequence[int], *,  # noqa: C90
         for m in reversed(walk):
             d += 1
             depth[m] = d
+    return depth
 
-    def ancestors(i: int) -> list[int]:
-        out = [i]
-        while parent[out[-1]] >= 0:
-            out.append(parent[out[-1]])
-        return out
 
-    def is_ancestor(a: int, b: int) -> bool:
-        return a in ancestors(b)
+def _ancestors(parent: list[int], i: int) -> list[int]:
+    """``i`` and its ancestors up to the root, nearest first."""
+    out = [i]
+    while parent[out[-1]] >= 0:
+        out.append(parent[out[-1]])
+    return out
 
-    sides: list[Side | None] = []
-    keys: list[str] = []
-    for nm in names:
-        s, k = _split_side(nm)
-        sides.append(s)
-        keys.append(k)
 
-    limbs: dict[str, int] = {}
-    for side in ("l", "r"):
-        idx = [i for i in range(n) if sides[i] == side]
-        if positions is not None and right is not None:
-            idx += _unsided_by_position(n, sides, keys, positions, right, side)
-        by_bone: dict[str, list[int]] = {}
-        has_clavicle = any(_LIMB_WORDS.get(keys[i]) == "clavicle" for i in idx)
-        has_upper_arm = any(_LIMB_WORDS.get(keys[i]) == "upper_arm" for i in idx)
-        groups: dict[str, list[int]] = {"arm": [], "leg": []}
-        for i in idx:
-            k = keys[i]
-            if k == "shoulder":  # MotionBuilder/Mixamo: the clavicle; 3ds Max and ours: the upper arm
-                bone = "upper_arm" if has_clavicle or not has_upper_arm else "clavicle"
-            elif k in _LIMB_WORDS:
-                bone = _LIMB_WORDS[k]
-            else:
-                g = _group(k)
-                if g is not None:
-                    groups[g].append(i)
-                continue
+def _limbs_of_side(side: str, idx: list[int], keys: list[str], depth: list[int], parent: list[int]
+                   ) -> dict[str, int]:
+    """``bone_side`` → node for one side's arm and leg, from the nodes ``idx`` on that side: by limb words, else
+    generic numbered limbs in depth order; a bone not below its predecessor along the limb is dropped."""
+    by_bone: dict[str, list[int]] = {}
+    has_clavicle = any(_LIMB_WORDS.get(keys[i]) == "clavicle" for i in idx)
+    has_upper_arm = any(_LIMB_WORDS.get(keys[i]) == "upper_arm" for i in idx)
+    groups: dict[str, list[int]] = {"arm": [], "leg": []}
+    for i in idx:
+        k = keys[i]
+        if k == "shoulder":  # MotionBuilder/Mixamo: the clavicle; 3ds Max and ours: the upper arm
+            bone = "upper_arm" if has_clavicle or not has_upper_arm else "clavicle"
+        elif k in _LIMB_WORDS:
+            bone = _LIMB_WORDS[k]
+        else:
+            g = _group(k)
+            if g is not None:
+                groups[g].append(i)
+            continue
+        by_bone.setdefault(bone, []).append(i)
+    # "wrist" beats "hand" (3ds Max: LeftWrist is the hand's joint, lhand a stub below it)
+    if "hand" in by_bone and len(by_bone["hand"]) > 1:
+        wrists = [i for i in by_bone["hand"] if keys[i] == "wrist"]
+        by_bone["hand"] = wrists or by_bone["hand"]
+    for g, members in groups.items():  # generic numbered limbs: depth order along the limb
+        members.sort(key=lambda i: depth[i])
+        slots = (_ARM if len(members) >= 4 else _ARM[1:]) if g == "arm" else _LEG
+        for i, bone in zip(members, slots, strict=False):
             by_bone.setdefault(bone, []).append(i)
-        # "wrist" beats "hand" (3ds Max: LeftWrist is the hand's joint, lhand a stub below it)
-        if "hand" in by_bone and len(by_bone["hand"]) > 1:
-            wrists = [i for i in by_bone["hand"] if keys[i] == "wrist"]
-            by_bone["hand"] = wrists or by_bone["hand"]
-        for g, members in groups.items():  # generic numbered limbs: depth order along the limb
-            members.sort(key=lambda i: depth[i])
-            slots = (_ARM if len(members) >= 4 else _ARM[1:]) if g == "arm" else _LEG
-            for i, bone in zip(members, slots, strict=False):
-                by_bone.setdefault(bone, []).append(i)
-        for bone, cands in by_bone.items():
-            limbs[f"{bone}_{side}"] = min(cands, key=lambda i: (depth[i], i))
-        # the limb must run down the tree: drop a bone that is not below its predecessor
-        for chain in (_ARM, _LEG):
-            prev: int | None = None
-            for bone in chain:
-                at = limbs.get(f"{bone}_{side}")
-                if at is None:
-                    continue
-                if prev is not None and not is_ancestor(prev, at):
-                    del limbs[f"{bone}_{side}"]
-                    continue
-                prev = at
+    limbs = {f"{bone}_{side}": min(cands, key=lambda i: (depth[i], i)) for bone, cands in by_bone.items()}
+    # the limb must run down the tree: drop a bone that is not below its predecessor
+    for chain in (_ARM, _LEG):
+        prev: int | None = None
+        for bone in chain:
+            at = limbs.get(f"{bone}_{side}")
+            if at is None:
+                continue
+            if prev is not None and prev not in _ancestors(parent, at):
+                del limbs[f"{bone}_{side}"]
+                continue
+            prev = at
+    return limbs
 
+
+def _lca(parent: list[int], items: list[int]) -> int | None:
+    """The lowest common ancestor of ``items`` (None for none, or no common one)."""
+    if not items:
+        return None
+    common = _ancestors(parent, items[0])
+    for i in items[1:]:
+        a = set(_ancestors(parent, i))
+        common = [c for c in common if c in a]
+    return common[0] if common else None
+
+
+def _trunk(limbs: dict[str, int], keys: list[str], depth: list[int], parent: list[int]) -> dict[str, int]:
+    """The trunk by structure: chest where the arms meet, hips where the legs (and chest) meet (a node named like
+    hips above it preferred), the spine just below the chest, then the neck and head."""
     found: dict[str, int] = {}
-
-    def lca(items: list[int]) -> int | None:
-        if not items:
-            return None
-        common = ancestors(items[0])
-        for i in items[1:]:
-            a = set(ancestors(i))
-            common = [c for c in common if c in a]
-        return common[0] if common else None
-
     arm_roots = [next(limbs[f"{b}_{s}"] for b in _ARM if f"{b}_{s}" in limbs)
                  for s in ("l", "r") if any(f"{b}_{s}" in limbs for b in _ARM)]
     leg_roots = [next(limbs[f"{b}_{s}"] for b in _LEG if f"{b}_{s}" in limbs)
                  for s in ("l", "r") if any(f"{b}_{s}" in limbs for b in _LEG)]
     limb_nodes = set(limbs.values())
-    chest = lca(arm_roots) if len(arm_roots) == 2 else None
+    chest = _lca(parent, arm_roots) if len(arm_roots) == 2 else None
     if chest is not None and chest not in limb_nodes:
         found["chest"] = chest
-    hips = lca(leg_roots + ([chest] if chest is not None else [])) if len(leg_roots) == 2 else None
+    hips = _lca(parent, leg_roots + ([chest] if chest is not None else [])) if len(leg_roots) == 2 else None
     if hips is not None:
-        named = [i for i in ancestors(chest if chest is not None else hips) if keys[i] in _HIPS_WORDS]
+        named = [i for i in _ancestors(parent, chest if chest is not None else hips) if keys[i] in _HIPS_WORDS]
         hips = named[0] if named else hips
         if hips not in limb_nodes:
             found["hips"] = hips
     if "hips" in found and "chest" in found and found["hips"] != found["chest"]:
-        path = ancestors(found["chest"])
+        path = _ancestors(parent, found["chest"])
         found["spine"] = path[path.index(found["hips"]) - 1]
     if "chest" in found:
-        c = found["chest"]
-        arm_tops = set()
-        for r in arm_roots:
-            path = ancestors(r)
-            arm_tops.add(path[path.index(c) - 1])
-        others = [i for i in range(n) if parent[i] == c and i not in arm_tops]
-        heads = [i for i in range(n) if keys[i] == "head" and is_ancestor(c, i) and i != c]
-        if heads:
-            h = min(heads, key=lambda i: depth[i])
-            path = ancestors(h)
-            found["neck"] = path[path.index(c) - 1]
-            if found["neck"] != h:
-                found["head"] = h
-        elif len(others) == 1:
-            found["neck"] = others[0]
-            j = others[0]
-            while True:
-                kids = [i for i in range(n) if parent[i] == j]
-                if len(kids) != 1:
-                    break
-                j = kids[0]
-            if j != others[0]:
-                found["head"] = j
-    found.update(limbs)
-    bones = {b: names[found[b]] for b in BONES if b in found}
-    used = set(found.values())
-    return HumanoidMap(bones=MappingProxyType(bones), missing=tuple(b for b in BONES if b not in found),
-                       unused=tuple(names[i] for i in range(n) if i not in used))
+        found.update(_neck_and_head(found["chest"], arm_roots, keys, depth, parent))
+    return found
+
+
+def _neck_and_head(c: int, arm_roots: list[int], keys: list[str], depth: list[int], parent: list[int]
+                   ) -> dict[str, int]:
+    """Below the chest ``c``: the neck (towards a node named head, else the one child that is no arm's) and the
+    head (that node, else the end of the neck's single-child run)."""
+    n = len(parent)
+    found: dict[str, int] = {}
+    arm_tops = set()
+    for r in arm_roots:
+        path = _ancestors(parent, r)
+        arm_tops.add(path[path.index(c) - 1])
+    others = [i for i in range(n) if parent[i] == c and i not in arm_tops]
+    heads = [i for i in range(n) if keys[i] == "head" and c in _ancestors(parent, i) and i != c]
+    if heads:
+        h = min(heads, key=lambda i: depth[i])
+        path = _ancestors(parent, h)
+        found["neck"] = path[path.index(c) - 1]
+        if found["neck"] != h:
+            found["head"] = h
+    elif len(others) == 1:
+        found["neck"] = others[0]
+        j = others[0]
+        while True:
+            kids = [i for i in range(n) if parent[i] == j]
+            if len(kids) != 1:
+                break
+            j = kids[0]
+        if j != others[0]:
+            found["head"] = j
+    return found
 
 
 def _unsided_by_position(n: int, sides: list[Side | None], keys: list[str], positions: Sequence[Sequence[float]],

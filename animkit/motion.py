@@ -210,10 +210,11 @@ def _lowest_points(legs: tuple[Leg, ...]) -> list[str]:
     return sorted({n for leg in legs for n in (leg.ankle, leg.toe, leg.tip)})
 
 
-def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
+def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
                     height: float = 0.04, speed: float = 0.5, gap: int = 2, min_frames: int = 3,
                     legs: tuple[Leg, ...] | None = None) -> Contacts:
     """Contacts of each leg's heel (ankle) and toe from height and speed; see the module's docstring."""
+    up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
     P = np.atleast_2d(figure.check_pose(poses))
     if P.shape[0] < 3:
@@ -254,8 +255,9 @@ class MotionMeasures:
                 "metres_per_unit": self.metres_per_unit}
 
 
-def metres_per_unit(figure: Figure, legs: tuple[Leg, ...], up: UpAxis = "y") -> float:
+def metres_per_unit(figure: Figure, legs: tuple[Leg, ...], up: UpAxis | None = None) -> float:
     """1 when the hip height lies in 0.3–3 units (metres), else 0.95 / hip height (an adult's hips)."""
+    up = figure.up if up is None else up
     H = hip_height(figure, legs[0].hip, up)
     return 1.0 if 0.3 <= H <= 3.0 else 0.95 / H
 
@@ -273,7 +275,7 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
     return np.stack(out, axis=1)
 
 
-def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y",
+def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | None = None,
             legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None,
             fps: float | None = None) -> MotionMeasures:
     """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring).
@@ -284,6 +286,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis = "y
     Penetration is how far the feet's lowest *surface* point (``surface``, by default the drawn geometry:
     :func:`animkit.surface.body_surface`) goes under ``contacts.ground``; joint centres never count.
     """
+    up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
     P = np.atleast_2d(figure.check_pose(poses))
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
@@ -494,7 +497,7 @@ def _nearest_turns(new: Array, old: Array) -> Array:
     return old + (new - old + np.pi) % (2 * np.pi) - np.pi
 
 
-def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
+def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
               contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
               unit: float | None = None, meshes: Sequence[Mesh] = ()) -> LockResult:
     """Feet held where they land during contacts, by the two-bone leg IK over all frames at once.
@@ -519,6 +522,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     planted point gets from where it landed within its contact (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame
     path, which marker jitter dominates.
     """
+    up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
@@ -817,8 +821,9 @@ class RootMotion:
         return M
 
 
-def root_motion(figure: Figure, poses: Array, *, up: UpAxis = "y") -> RootMotion:
+def root_motion(figure: Figure, poses: Array, *, up: UpAxis | None = None) -> RootMotion:
     """The hips projected on the ground, and the yaw of their rest facing, per frame (heading unwrapped)."""
+    up = figure.up if up is None else up
     P = np.atleast_2d(figure.check_pose(poses))
     hips = _hips(figure)
     W = figure.world_batch(P)[:, figure.node_names.index(hips)]
@@ -854,8 +859,9 @@ def _carry(figure: Figure, poses: Array, M: Array) -> Array:
     return P
 
 
-def in_place(figure: Figure, poses: Array, *, up: UpAxis = "y") -> tuple[Array, RootMotion]:
+def in_place(figure: Figure, poses: Array, *, up: UpAxis | None = None) -> tuple[Array, RootMotion]:
     """(poses with the root held at its first ground position and heading, the root motion taken out)."""
+    up = figure.up if up is None else up
     rm = root_motion(figure, poses, up=up)
     M = rm.transforms()
     return _carry(figure, poses, M[0] @ np.linalg.inv(M)), rm
@@ -867,12 +873,13 @@ def with_root_motion(figure: Figure, in_place_poses: Array, motion: RootMotion) 
     return _carry(figure, in_place_poses, M @ np.linalg.inv(M[0]))
 
 
-def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis = "y") -> Array:
+def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis | None = None) -> Array:
     """``loops`` cycles one after another, cycle k carried by Δᵏ (Δ = M(last)·M(first)⁻¹): no jump, no turn back.
 
     ``cycle`` (F, D) includes both ends (its last frame is the next cycle's first); the result has
     loops·(F − 1) + 1 frames.
     """
+    up = figure.up if up is None else up
     if loops < 1:
         raise MotionError(f"loops must be a whole number ≥ 1, got {loops}")
     P = np.atleast_2d(figure.check_pose(cycle))
@@ -889,13 +896,14 @@ def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis = "y") ->
     return np.concatenate(parts)
 
 
-def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: float, *, up: UpAxis = "y",
+def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: float, *, up: UpAxis | None = None,
                       b_figure: Figure | None = None, name: str | None = None) -> Clip:
     """A crossfade from a to b with b carried so its root starts at a's ground position and heading at ``start``.
 
     b is carried by Δ = M_a(start)·M_b(0)⁻¹ (ground transforms of the root). When b is on another skeleton
     (``b_figure``, or b's layout when it is a Figure), it is retargeted onto ``figure`` first.
     """
+    up = figure.up if up is None else up
     from .keyframes import Clip, crossfade
 
     src = b_figure if b_figure is not None else b.layout

@@ -129,11 +129,12 @@ PLANTED_HEIGHT = 0.04
 SLIDE_SPEED = 1.0
 
 
-def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float = 0.0,
+def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float = 0.0,
                     height: float = PLANTED_HEIGHT, speed: float = SLIDE_SPEED,
                     legs: tuple[Leg, ...] | None = None) -> Contacts:
     """Contacts from height with a generous speed limit (:func:`animkit.motion.detect_contacts`): the frames a
     foot point is within ``height`` · H of its own low and slower than ``speed`` · H per second."""
+    up = figure.up if up is None else up
     return detect_contacts(figure, poses, fps, up=up, ground=ground, height=height, speed=speed, legs=legs)
 
 
@@ -281,7 +282,7 @@ def _hips_travel(figure: Figure, pos: Array, k: int, up: UpAxis) -> tuple[str, f
     return hips, float(np.linalg.norm(d) / H)
 
 
-def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", meshes: Sequence[Mesh] = (),
+def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, meshes: Sequence[Mesh] = (),
                    ground: float = 0.0, contacts: Contacts | None = None, legs: tuple[Leg, ...] | None = None,
                    unit: float | None = None, source: SourceMotion | None = None,
                    surface: BodySurface | None = None) -> MotionReport:
@@ -291,6 +292,7 @@ def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y"
     feet should be planted (default: the source's carried over when ``source`` is given, else from height).
     ``source``: the clip a retarget came from, for travel ratio, facing error and bone directions.
     """
+    up = figure.up if up is None else up
     P = np.atleast_2d(figure.check_pose(poses))
     F = P.shape[0]
     if F < 3:

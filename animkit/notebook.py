@@ -36,13 +36,13 @@ from numpy.typing import ArrayLike
 
 from . import display
 from .display import Mime
-from .errors import RenderError
+from .errors import RenderError, unknown_name
+from .reach_panels import comparison_panels, panel_label
 
 if TYPE_CHECKING:
     from .figure import Figure
     from .ik import IKBatchResult, IKResult
     from .keyframes import Clip
-    from .mesh import Mesh
     from .reach import Comparison, ReachResult
     from .render.frames import Panel, Style
     from .scene import Scene
@@ -193,8 +193,12 @@ def _viewer(panels: Sequence[Panel], fps: float, up: Literal["y", "z"], spec: An
     return Viewer(page, _frame_size(len(panels), size), fallback() if _SETTING["fallback"] else None)
 
 
-def _camera(scene: Scene, view: str | None, azimuth: float | None, elevation: float | None,
-            distance: float | None, follow: bool, fov: float | None) -> Scene:
+#: The camera options of ``animkit render`` that :func:`show` takes as keywords.
+CAMERA_OPTIONS = ("view", "azimuth", "elevation", "distance", "follow", "fov")
+
+
+def _camera(scene: Scene, view: str | None = None, azimuth: float | None = None, elevation: float | None = None,
+            distance: float | None = None, follow: bool = False, fov: float | None = None) -> Scene:
     """The scene with the camera options of ``animkit render`` applied (render.frames.camera_spec_with)."""
     from .render.frames import camera_spec_with
 
@@ -224,23 +228,25 @@ def _encode(render: Any, fmt: Literal["mp4", "gif"]) -> tuple[bytes, Any]:
 
 
 def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, size: tuple[int, int] = (480, 360),
-         fps: float | None = None, style: Style | None = None, view: str | None = None,
-         azimuth: float | None = None, elevation: float | None = None, distance: float | None = None,
-         follow: bool = False, fov: float | None = None, format: Literal["mp4", "gif"] = "mp4",
-         interactive: bool | None = None) -> Animation | Viewer:
+         fps: float | None = None, style: Style | None = None, format: Literal["mp4", "gif"] = "mp4",
+         interactive: bool | None = None, **camera: Any) -> Animation | Viewer:
     """Render a clip like ``animkit render`` (same options) into an inline :class:`Animation`, or with
     ``interactive=True`` (default: :func:`set_interactive`'s setting) a :class:`Viewer`.
 
     ``scene`` is a Scene, a Figure, a file or an example's name; ``clip`` a clip's name or a Clip (default: the
     scene's first; a scene without clips shows its rest pose). ``format="gif"`` gives an animated image instead
-    of a video (no controls).
+    of a video (no controls). ``camera``: ``animkit render``'s camera options (:data:`CAMERA_OPTIONS`: ``view``,
+    ``azimuth``, ``elevation``, ``distance``, ``follow``, ``fov``).
     """
     from .keyframes import Clip
     from .render.frames import Style, render_clip
 
     if format not in ("mp4", "gif"):
         raise RenderError(f"format must be 'mp4' or 'gif', got {format!r}")
-    sc = _camera(_scene(scene), view, azimuth, elevation, distance, follow, fov)
+    for key in camera:
+        if key not in CAMERA_OPTIONS:
+            raise RenderError(unknown_name("show() camera option", key, CAMERA_OPTIONS))
+    sc = _camera(_scene(scene), **camera)
     if clip is None and not sc.clips:
         clip = Clip.from_poses(sc.figure, [0.0], sc.figure.rest_pose()[None], name="rest")
     st = style if style is not None else Style()
@@ -249,7 +255,7 @@ def show(scene: Scene | Figure | str | Path, clip: str | Clip | None = None, *, 
 
         panel, eff = scene_panel(sc, clip, fps=fps)
         name = Path(sc.source).name if sc.source else sc.figure.name
-        return _viewer([panel], eff, sc.up, sc.camera, size, st, name,
+        return _viewer([panel], eff, sc.figure.up, sc.camera, size, st, name,
                        lambda: show(sc, clip, size=size, fps=fps, style=st, format=format, interactive=False))
     data, report = _encode(lambda p: render_clip(sc, p, clip=clip, size=size, fps=fps, style=st, quiet=True), format)
     return Animation(data, "video/mp4" if format == "mp4" else "image/gif", report.frames, report.fps, report.size)
@@ -277,39 +283,15 @@ def still(scene: Scene | Figure | str | Path, pose: ArrayLike | None = None, *, 
     if sc.meshes:  # a character: its own meshes, framed on their surface (never camera, light or empty nodes)
         look = None
         pts = mesh_framing_points(sc.meshes, fig, p[None])
-        cam = clip_camera(sc.camera, sc.up, pts if tg is None else np.concatenate([pts, tg]), size=size)
+        cam = clip_camera(sc.camera, sc.figure.up, pts if tg is None else np.concatenate([pts, tg]), size=size)
     else:
-        look = figure_look(fig, sc.up)
-        cam = clip_cameras(sc.camera, sc.up, fig, look, p[None], size=size, extra=tg)[0]
-    image = FigureRenderer(fig, cam, up=sc.up, style=style if style is not None else Style(), mesh=look,
+        look = figure_look(fig, sc.figure.up)
+        cam = clip_cameras(sc.camera, sc.figure.up, fig, look, p[None], size=size, extra=tg)[0]
+    image = FigureRenderer(fig, cam, up=sc.figure.up, style=style if style is not None else Style(), mesh=look,
                            meshes=sc.meshes).frame(fig.world_batch(p[None])[0], targets=tg)
     buf = io.BytesIO()
     Image.fromarray(image).save(buf, format="PNG")
     return Still(buf.getvalue(), (image.shape[1], image.shape[0]))
-
-
-def panel_label(result: ReachResult) -> str:
-    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or
-    ``label: not reached (2.0 cm)``."""
-    r = result.result
-    if r.converged:
-        state = "reached"
-    elif r.reachable is False:
-        short = r.position_error * 100
-        state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
-    else:
-        state = f"not reached ({r.position_error * 100:.1f} cm)"
-    return f"{result.label}: {state}"
-
-
-def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
-    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
-    (``meshes``: a character's, drawn on the figure)."""
-    from .render.frames import Panel
-
-    target = comparison.target[:3, 3] if comparison.target.shape == (4, 4) else comparison.target
-    return [Panel(figure, p.poses, panel_label(p), targets=np.asarray([target]), trail=p.trail, meshes=tuple(meshes))
-            for p in comparison.panels]
 
 
 def show_comparison(comparison: Comparison, figure: Figure | None = None, *, size: tuple[int, int] = (300, 300),
@@ -342,10 +324,8 @@ def _figure_of(clip: Clip) -> Figure:
 
 
 def _up_of(figure: Figure) -> Literal["y", "z"]:
-    """A figure's up axis at rest: the axis its nodes spread along most (y for people, z for robots)."""
-    P = figure.world_positions(figure.rest_pose()[None])[0]
-    span = np.ptp(P, axis=0)
-    return "z" if span[2] > span[1] else "y"
+    """A figure's up axis: :attr:`animkit.figure.Figure.up` (its reader's, or set by a Scene)."""
+    return figure.up
 
 
 # --- what core values draw in a notebook (animkit.display: their _repr_html_ / _repr_png_ ask for these) ----

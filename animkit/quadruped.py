@@ -64,8 +64,7 @@ class QuadrupedMap:
         return tuple(self.bones[f"{b}_{leg}"] for b in LEG_BONES if f"{b}_{leg}" in self.bones)
 
 
-# complexity: a matcher: one rule per naming convention and fallback
-def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C901
+def match_quadruped(names: Sequence[str], parents: Sequence[int], *,
                     positions: Sequence[Sequence[float]] | None = None) -> QuadrupedMap:
     """Match a skeleton (names, parent indices, optional rest positions) to the canonical quadruped bones."""
     n = len(names)
@@ -74,16 +73,6 @@ def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C9
     for i, p in enumerate(parent):
         kids.setdefault(p, []).append(i)
     sides = [_side(nm) for nm in names]
-
-    def ancestors(i: int) -> list[int]:
-        out = [i]
-        while parent[out[-1]] >= 0 and len(out) <= n:
-            out.append(parent[out[-1]])
-        return out
-
-    def depth_below(i: int) -> int:
-        return 1 + max((depth_below(k) for k in kids.get(i, [])), default=0)
-
     # 1. limbs: a sided node under an unsided parent, down its single-child path
     limbs: list[list[int]] = []
     for i in range(n):
@@ -97,41 +86,20 @@ def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C9
     if len(by_side["l"]) != 2 or len(by_side["r"]) != 2:
         return _empty()
     # 2. front and hind, per side
-    attach = {s: [parent[limb[0]] for limb in by_side[s]] for s in ("l", "r")}
-
-    def hind_first(s: str) -> list[list[int]] | None:
-        a, b = attach[s]
-        la, lb = by_side[s]
-        if a != b:
-            if a in ancestors(b):
-                return [lb, la]  # front, hind
-            if b in ancestors(a):
-                return [la, lb]
-            return None
-
-        def score(limb: list[int]) -> int:
-            text = " ".join(re.sub(r"[^a-z]", " ", names[i].lower()) for i in limb)
-            return sum(w in text for w in _FRONT_WORDS) - sum(w in text for w in _HIND_WORDS)
-
-        if score(la) != score(lb):
-            return [la, lb] if score(la) > score(lb) else [lb, la]
-        return None
-
-    pairs = {s: hind_first(s) for s in ("l", "r")}
-    if pairs["l"] is None or pairs["r"] is None:
+    pairs = {s: _front_and_hind(by_side[s], parent, names) for s in ("l", "r")}
+    left, right = pairs["l"], pairs["r"]
+    if left is None or right is None:
         return _empty()
     found: dict[str, str] = {}
-    for s in ("l", "r"):
-        front, hind = pairs[s]  # type: ignore[misc]
+    for s, (front, hind) in (("l", left), ("r", right)):
         for leg, limb in ((f"f{s}", front), (f"h{s}", hind)):
             for bone, i in zip(LEG_BONES, limb, strict=False):
                 found[f"{bone}_{leg}"] = names[i]
-    hips_i = parent[pairs["l"][1][0]]
-    chest_i = parent[pairs["l"][0][0]]
-    if parent[pairs["r"][1][0]] != hips_i or parent[pairs["r"][0][0]] != chest_i:
+    hips_i, chest_i = parent[left[1][0]], parent[left[0][0]]
+    if parent[right[1][0]] != hips_i or parent[right[0][0]] != chest_i:
         return _empty()
     found["hips"], found["chest"] = names[hips_i], names[chest_i]
-    spine_path = ancestors(chest_i)
+    spine_path = _ancestors(parent, chest_i)
     spine: tuple[str, ...] = ()
     if hips_i in spine_path:
         between = spine_path[:spine_path.index(hips_i)][::-1]  # hips' child … chest
@@ -142,24 +110,13 @@ def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C9
     # 3. neck and head: the chest's other child with the deepest subtree
     others = [k for k in kids.get(chest_i, []) if k not in limb_tops and sides[k] is None]
     if others:
-        neck = max(others, key=depth_below)
-        found["neck"] = names[neck]
-        below = [neck]
-        while len(kids.get(below[-1], [])) >= 1:
-            nxt = [k for k in kids[below[-1]] if sides[k] is None]
-            if not nxt:
-                break
-            below.append(max(nxt, key=depth_below))
-        heads = [i for i in below if "head" in names[i].lower()]
-        head = heads[0] if heads else below[-1]
-        if head != neck:
-            found["head"] = names[head]
+        found.update(_neck_and_head(others, kids, sides, names))
     # the tail: the hips' unsided child away from the chest, a name with "tail" first
     toward_chest = spine_path[spine_path.index(hips_i) - 1] if hips_i in spine_path and chest_i != hips_i else None
     rest = [k for k in kids.get(hips_i, []) if k not in limb_tops and k != toward_chest and sides[k] is None]
     tail: tuple[str, ...] = ()
     if rest:
-        t0 = sorted(rest, key=lambda k: ("tail" not in names[k].lower(), -depth_below(k)))[0]
+        t0 = sorted(rest, key=lambda k: ("tail" not in names[k].lower(), -_depth_below(kids, k)))[0]
         run = [t0]
         while len(kids.get(run[-1], [])) == 1:
             run.append(kids[run[-1]][0])
@@ -167,6 +124,60 @@ def match_quadruped(names: Sequence[str], parents: Sequence[int], *,  # noqa: C9
         found["tail"] = names[t0]
     bones = {b: found[b] for b in QUADRUPED_BONES if b in found}
     return QuadrupedMap(MappingProxyType(bones), tail, spine, tuple(b for b in QUADRUPED_BONES if b not in found))
+
+
+def _ancestors(parent: list[int], i: int) -> list[int]:
+    """``i`` and its ancestors up to the root, nearest first (at most as many as there are nodes)."""
+    out = [i]
+    while parent[out[-1]] >= 0 and len(out) <= len(parent):
+        out.append(parent[out[-1]])
+    return out
+
+
+def _depth_below(kids: dict[int, list[int]], i: int) -> int:
+    """The levels of ``i``'s subtree (1 for a leaf)."""
+    return 1 + max((_depth_below(kids, k) for k in kids.get(i, [])), default=0)
+
+
+def _front_and_hind(limbs: list[list[int]], parent: list[int], names: Sequence[str]) -> list[list[int]] | None:
+    """One side's two limbs as [front, hind]: the one attached higher up the spine is the front, else the one whose
+    names say arm/fore/front more than leg/hind/back; None when neither tells."""
+    la, lb = limbs
+    a, b = parent[la[0]], parent[lb[0]]
+    if a != b:
+        if a in _ancestors(parent, b):
+            return [lb, la]  # front, hind
+        if b in _ancestors(parent, a):
+            return [la, lb]
+        return None
+
+    def score(limb: list[int]) -> int:
+        text = " ".join(re.sub(r"[^a-z]", " ", names[i].lower()) for i in limb)
+        return sum(w in text for w in _FRONT_WORDS) - sum(w in text for w in _HIND_WORDS)
+
+    if score(la) != score(lb):
+        return [la, lb] if score(la) > score(lb) else [lb, la]
+    return None
+
+
+def _neck_and_head(others: list[int], kids: dict[int, list[int]], sides: list[str | None], names: Sequence[str]
+                   ) -> dict[str, str]:
+    """The neck (the chest's unsided child with the deepest subtree, of ``others``) and the head (the first node
+    named head down its deepest unsided path, else that path's end)."""
+    found: dict[str, str] = {}
+    neck = max(others, key=lambda k: _depth_below(kids, k))
+    found["neck"] = names[neck]
+    below = [neck]
+    while len(kids.get(below[-1], [])) >= 1:
+        nxt = [k for k in kids[below[-1]] if sides[k] is None]
+        if not nxt:
+            break
+        below.append(max(nxt, key=lambda k: _depth_below(kids, k)))
+    heads = [i for i in below if "head" in names[i].lower()]
+    head = heads[0] if heads else below[-1]
+    if head != neck:
+        found["head"] = names[head]
+    return found
 
 
 _SIDE_WORD = re.compile(r"(?:^|[^A-Za-z])(Left|Right|left|right|LEFT|RIGHT)(?![a-z])")

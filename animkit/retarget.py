@@ -187,11 +187,12 @@ def feet_of(fig: Figure) -> list[str]:
     return out
 
 
-def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = None,
+def hip_height(fig: Figure, hips: str, up: UpAxis | None = None, pose: Array | None = None,
                feet: Sequence[str] | None = None) -> float:
     """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
     standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
     a figure without humanoid feet (a quadruped): above its lowest node."""
+    up = fig.up if up is None else up
     P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
     W = fig.world_batch(P[None])[0]
     k = up_index(up)
@@ -633,12 +634,13 @@ def _lowest_feet(fig: Figure, W: Array, k: int, feet: Sequence[str] | None = Non
     return p[:, k], p
 
 
-def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
                  feet: Sequence[str] | None = None) -> Array:
     """(a, b) (4,) of the ground g(p) = a + b · p (b (3,) along the two horizontal axes, 0 along up) through the
     planted feet: least squares of the lowest foot point's height over its position, refitted twice on the
     frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
+    up = fig.up if up is None else up
     k = up_index(up)
     _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
     if hip is None:
@@ -658,11 +660,12 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None 
     return out
 
 
-def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None = None,
+def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
                   feet: Sequence[str] | None = None) -> float:
     """g = where the feet stand: the median, over the frames a foot is down, of the lowest foot point
     (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
     (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
+    up = fig.up if up is None else up
     if hip is None:
         hips = match_figure(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
@@ -886,9 +889,11 @@ def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
     return out
 
 
-def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis = "y") -> Callable[[Array], Array] | None:
+def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None = None
+                   ) -> Callable[[Array], Array] | None:
     """A function of world matrices W (F, N, 4, 4) giving the lowest point of the figure's surface per frame (F,):
     its meshes (skinned or rigid), else its drawn node geometry; None for a figure with neither (a bare skeleton)."""
+    up = fig.up if up is None else up
     k = up_index(up)
     if meshes:
         def of_meshes(W: Array) -> Array:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from .display import html_for, png_for
 from .errors import SceneError, unknown_name
-from .figure import Figure
+from .figure import Figure, UpAxis, check_up
 
 if TYPE_CHECKING:
     from .keyframes import Clip
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis", "describe_scene"]
 
-UpAxis = Literal["y", "z"]
 
 
 @dataclass(frozen=True)
@@ -63,10 +62,17 @@ class Scene:
     camera: CameraSpec = field(default_factory=CameraSpec)
     clips: Mapping[str, Clip] = field(default_factory=dict)
     reach: ReachSpec | None = None
-    up: UpAxis = "y"
+    up: UpAxis = None  # type: ignore[assignment]  # None: the figure's (Figure.up); given: sets the figure's
     source: str | None = None
     meshes: tuple[Mesh, ...] = ()
     notes: tuple[str, ...] = ()  # what the reader converted or skipped (FBX units and axes...), said by describe_scene
+
+    def __post_init__(self) -> None:
+        """The scene's up axis is its figure's: ``up`` left out takes ``figure.up``; given, it sets ``figure.up``."""
+        if self.up is None:
+            object.__setattr__(self, "up", self.figure.up)
+        else:
+            self.figure.up = check_up(self.up)
 
     def __repr__(self) -> str:
         """One line: name, joints, DOFs, clips (the first's frames and duration), source."""

@@ -22,6 +22,11 @@ INLINE = {
         "slow down",
         'animkit.still(scene, comparison.panels[-1].poses[-1], targets=[comparison.target], view="front")'],
 }
+# The notebook's first code: its pictures (compare.gif, reach.toml, ...) go into a fresh temporary folder, never
+# beside the notebook (opened in docs/, it would overwrite docs/compare.gif).
+WORKDIR = ("import os\nimport tempfile\n\n"
+           "os.chdir(tempfile.mkdtemp(prefix=\"animkit-tutorial-\"))  # the files below are written here, not beside "
+           "the notebook")
 LEAD = ("This notebook is `docs/tutorial.md` run in a kernel (made by `docs/make_notebook.py`). Values show "
         "themselves inline: a scene or clip plays as a video with play/pause and a frame slider, a single pose is "
         "a picture, an IK result a table and its error curve; `interactive=True` gives a 3D viewer to turn around and "
@@ -39,6 +44,8 @@ def notebook_cells(markdown: str) -> list[tuple[str, str]]:
                 text = re.sub(r"Every code block below.*?here\)\.", LEAD, text, flags=re.S)
             if text:
                 cells.append(("markdown", text))
+            if k == 0:
+                cells.append(("code", WORKDIR))
             continue
         code = re.sub(r'animkit\.load\("scenes/(\w+)\.toml"\)', r'animkit.examples.load("\1")', part).rstrip()
         code = code.replace("import animkit\n", "import animkit\nimport animkit.examples\n", 1)

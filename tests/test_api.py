@@ -16,8 +16,9 @@ import animkit
 PKG = Path(animkit.__file__).resolve().parent
 
 # Core modules in layer order: each may import only those before it.
-CORE = ["errors", "display", "limits", "jit", "atomic", "progress", "transforms", "joints", "geometry", "graph", "fk",
-        "skin", "mesh", "figure", "drawn", "surface", "humanoid", "quadruped", "anatomy", "rig", "chains", "scene"]
+CORE = ["errors", "display", "limits", "jit", "atomic", "progress", "quaternions", "transforms", "joints", "geometry",
+        "graph", "fk", "skin", "mesh", "figure", "drawn", "surface", "humanoid", "quadruped", "anatomy", "rig",
+        "chains", "scene"]
 # What each package (or top-level module) may import besides core.
 ALLOWED = {
     "keyframes": set(),
@@ -30,6 +31,9 @@ ALLOWED = {
     "motion": {"ik", "keyframes", "retarget"},
     "motion_measures": {"ik", "keyframes", "retarget", "motion"},
     "cli": {"*"},
+    "cli_parser": {"*"},
+    "commands": {"*"},
+    "reach_panels": {"render", "reach", "keyframes"},
     "notebook": {"*"},
     "html_view": {"*"},
     "batch": {"*"},

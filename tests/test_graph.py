@@ -163,8 +163,8 @@ def test_the_c_fk_kernel_equals_numbas_bit_for_bit(fig_rng, frames, width) -> No
 def test_compiled_figures_with_children_before_parents_are_refused() -> None:
     """The compiled kernels index without bounds checks, so their tables are checked once, in Python."""
     c = fk.compile_figure(node_names=["a", "b"], parent=[1, -1], L=np.tile(np.eye(4), (2, 1, 1)),
-                          T=np.tile(np.eye(4), (2, 1, 1)), dof_counts=[0, 0], dof_names=[], dof_revolute=[],
-                          dof_axis=np.zeros((0, 3)), dof_letter=[], lower=[], upper=[], rest=[])
+                          T=np.tile(np.eye(4), (2, 1, 1)), dof_counts=[0, 0],
+                          dofs=fk.DofArrays([], [], np.zeros((0, 3)), [], [], [], []))
     with pytest.raises(SceneError, match="parents must come before"):
         c.kernel_tables  # noqa: B018
 

@@ -192,6 +192,18 @@ def test_the_notebook_is_the_tutorial() -> None:
     assert have == want, "docs/tutorial.ipynb is stale: run python docs/make_notebook.py"
 
 
+def test_the_notebook_writes_its_pictures_into_a_temporary_folder() -> None:
+    # before any code that writes a file (compare.gif, reach.toml...), the kernel moves into a fresh temporary
+    # folder: opened in docs/, the notebook never overwrites docs/compare.gif
+    import nbformat
+
+    code = [c.source for c in nbformat.read(ROOT / "docs" / "tutorial.ipynb", 4).cells if c.cell_type == "code"]
+    assert "os.chdir(tempfile.mkdtemp(" in code[0]
+    assert not any(re.search(r"[\"']compare\.gif[\"']", c) for c in code[:1])
+    assert any(re.search(r"[\"']compare\.gif[\"']", c) for c in code[1:])  # the writes come after it
+    assert not any("docs/" in c for c in code)
+
+
 @pytest.mark.slow
 def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     nbformat = pytest.importorskip("nbformat")
@@ -213,6 +225,7 @@ def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
                             resources={"metadata": {"path": str(tmp_path)}}).execute(env=_kernel_env())
     outputs = [(c.source, c.get("outputs", [])) for c in nb.cells if c.cell_type == "code"]
     assert not [o for _, outs in outputs for o in outs if o.output_type == "error"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tutorial.ipynb"]  # its files went to a temporary folder
     text = "\n".join(o.get("text", "") for _, outs in outputs for o in outs if o.output_type == "stream")
     assert "['j1.rx', 'j2.ry', 'j3.rx']" in text
     assert re.search(r"hips-up\s+yes", text)  # the comparison's table

@@ -336,7 +336,7 @@ def _visual(doc: _Doc, v: ET.Element, link: str, materials: dict[str, Color], ba
 
 
 # complexity: a reader: one branch per URDF element and malformed form
-def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = None,  # noqa: C901
+def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = None,
                      base_dir: str | os.PathLike[str] | None = None) -> UrdfModel:
     """Parse URDF ``text``; ``path`` names it in errors, ``base_dir`` (default: path's folder, else cwd)
     resolves mesh files."""
@@ -346,8 +346,30 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
     if robot.tag != "robot":
         raise doc.error(robot, f"the document element is <{robot.tag}>; expected <robot>")
     bdir = Path(base_dir) if base_dir is not None else (Path(path).parent if path is not None else Path.cwd())
+    links = _links(doc, robot)
+    joints, parent_joint = _joints(doc, robot, links)
+    mimics = _mimics(doc, joints)
+    root, children, order = _tree(doc, robot, links, joints, parent_joint)
+    materials = _materials(doc)
+    missing: list[str] = []
+    visuals = {n: [vv for v in links[n].findall("visual")
+                   if (vv := _visual(doc, v, n, materials, bdir, missing)) is not None] for n in links}
+    fig = _figure(doc, robot, _Tree(root, order, children, parent_joint, {j.name for j in joints} | set(links)),
+                  visuals)
+    # one chain from the base to each leaf link, duplicates merged; effectors at the leaf links
+    fig.rig = leaf_rig(fig, leaves=[n for n in order if not children[n]])
+    if missing:
+        unique = list(dict.fromkeys(missing))
+        shown = ", ".join(unique[:4]) + (f", ... ({len(unique) - 4} more)" if len(unique) > 4 else "")
+        warnings.warn(f"{spath or '<input>'}: {len(unique)} mesh file(s) not found relative to {bdir} ({shown}); "
+                      f"drawing capsule stand-ins", MissingMeshWarning, stacklevel=2)
+    fig.up = "z"
+    scene = Scene(fig, up="z", source=spath)
+    return UrdfModel(scene, robot.get("name", "robot"), mimics, tuple(dict.fromkeys(missing)))
 
-    # links
+
+def _links(doc: _Doc, robot: ET.Element) -> dict[str, ET.Element]:
+    """The <link> elements by name (each name once, at least one)."""
     links: dict[str, ET.Element] = {}
     for el in robot.findall("link"):
         name = doc.attr(el, "name")
@@ -357,8 +379,12 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
         links[name] = el
     if not links:
         raise doc.error(robot, "the robot has no <link>; expected at least one")
+    return links
 
-    # joints
+
+def _joints(doc: _Doc, robot: ET.Element, links: dict[str, ET.Element]) -> tuple[list[_Joint], dict[str, _Joint]]:
+    """The <joint> elements read (type, parent and child links, origin, axis and limits, mimic), and each child
+    link's joint: one parent joint per link."""
     joints: list[_Joint] = []
     joint_names: dict[str, ET.Element] = {}
     parent_joint: dict[str, _Joint] = {}
@@ -393,24 +419,32 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
                                 f"and {name!r}; expected one parent joint per link (a tree)")
         parent_joint[j.child] = j
         joints.append(j)
+    return joints, parent_joint
 
-    # mimic sources
+
+def _mimics(doc: _Doc, joints: list[_Joint]) -> dict[str, Mimic]:
+    """Joint name → its <mimic>, the source checked: another revolute, continuous or prismatic joint."""
     by_name = {j.name: j for j in joints}
     mimics: dict[str, Mimic] = {}
+    single = ("revolute", "continuous", "prismatic")
     for j in joints:
         if j.mimic is None:
             continue
         src = by_name.get(j.mimic.joint)
         m_el = j.el.find("mimic")
-        single = ("revolute", "continuous", "prismatic")
         if src is None or src.type not in single or src is j:
             movable = [k.name for k in joints if k.type in single and k is not j]
             raise doc.error(m_el, f"joint {j.name!r}: mimic {unknown_name('movable joint', j.mimic.joint, movable)}")
-        if j.type not in ("revolute", "continuous", "prismatic"):
+        if j.type not in single:
             raise doc.error(m_el, f"joint {j.name!r}: only revolute, continuous and prismatic joints can mimic")
         mimics[j.name] = j.mimic
+    return mimics
 
-    # the root, and reachability (what cannot be reached from the root sits on a cycle)
+
+def _tree(doc: _Doc, robot: ET.Element, links: dict[str, ET.Element], joints: list[_Joint],
+          parent_joint: dict[str, _Joint]) -> tuple[str, dict[str, list[_Joint]], list[str]]:
+    """(the root link, each link's child joints, the links depth-first from the root): exactly one root, and every
+    link below it (what cannot be reached from the root sits on a cycle)."""
     roots = [n for n in links if n not in parent_joint]
     if not roots:
         raise doc.error(joints[0].el if joints else robot,
@@ -433,38 +467,53 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
         j = parent_joint[unreached[0]]
         raise doc.error(j.el, f"links {', '.join(map(repr, unreached))} form a cycle through joint {j.name!r} "
                               f"(none of them hangs below the root {root!r}); expected a tree")
+    return root, children, order
 
-    # visuals
-    materials = _materials(doc)
-    missing: list[str] = []
-    visuals = {n: [vv for v in links[n].findall("visual")
-                   if (vv := _visual(doc, v, n, materials, bdir, missing)) is not None] for n in links}
 
-    # stand-in size: the reach of the robot at the zero pose
-    world: dict[str, Array] = {root: np.eye(4)}
-    for n in order[1:]:
-        world[n] = world[parent_joint[n].parent] @ parent_joint[n].L
+@dataclass(frozen=True)
+class _Tree:
+    """The robot's links as a tree: the root, the links depth-first, each link's child joints and its parent
+    joint, and the names links and joints take (a visual's extra node must not clash with them)."""
+
+    root: str
+    order: list[str]
+    children: dict[str, list[_Joint]]
+    parent_joint: dict[str, _Joint]
+    taken: set[str]
+
+
+def _stand_in_radius(tree: _Tree) -> float:
+    """The stand-in capsules' radius: 4 % of the robot's reach at the zero pose (at least 5 mm)."""
+    world: dict[str, Array] = {tree.root: np.eye(4)}
+    for n in tree.order[1:]:
+        world[n] = world[tree.parent_joint[n].parent] @ tree.parent_joint[n].L
     reach = max((float(np.linalg.norm(M[:3, 3])) for M in world.values()), default=0.0)
-    radius = max(0.04 * reach, 0.005)
+    return max(0.04 * reach, 0.005)
 
-    def stand_in(link: str) -> tuple[Geometry, Array]:
-        offsets = [c.L[:3, 3] for c in children[link]]
-        d = max(offsets, key=lambda o: float(np.linalg.norm(o)), default=np.zeros(3))
-        length = float(np.linalg.norm(d))
-        if length < 1e-9:
-            return Sphere(radius), np.eye(4)
-        return Capsule(radius, length), homogeneous(matrix_aligning_z_to(d))
 
-    def drawn(link: str, v: _Visual) -> tuple[Geometry, Array]:
-        return (v.data, v.T) if v.data is not None else stand_in(link)
+def _drawn(tree: _Tree, radius: float, link: str, v: _Visual) -> tuple[Geometry, Array]:
+    """A visual's geometry, or for a missing mesh a stand-in: a capsule to the link's farthest child joint (a
+    sphere at a leaf)."""
+    if v.data is not None:
+        return v.data, v.T
+    offsets = [c.L[:3, 3] for c in tree.children[link]]
+    d = max(offsets, key=lambda o: float(np.linalg.norm(o)), default=np.zeros(3))
+    length = float(np.linalg.norm(d))
+    if length < 1e-9:
+        return Sphere(radius), np.eye(4)
+    return Capsule(radius, length), homogeneous(matrix_aligning_z_to(d))
 
-    # the figure
-    name = robot.get("name", "robot")
+
+def _figure(doc: _Doc, robot: ET.Element, tree: _Tree, visuals: dict[str, list[_Visual]]) -> Figure:
+    """The figure: a node per link (its first visual drawn), an extra fixed node per further visual."""
+    radius = _stand_in_radius(tree)
+    root = tree.root
     first = visuals[root][0] if visuals[root] else None
-    root_data, root_T = drawn(root, first) if first else (None, None)
+    root_data, root_T = _drawn(tree, radius, root, first) if first else (None, None)
+    taken = set(tree.taken) | {root}
     try:
-        fig = Figure(root, data=root_data, T=root_T, color=first.color if first else None, name=name)
-        taken = set(links) | {j.name for j in joints} | {root}
+        fig = Figure(root, data=root_data, T=root_T, color=first.color if first else None,
+                     name=robot.get("name", "robot"))
 
         def add_extra(link: str) -> None:
             for i, v in enumerate(visuals[link][1:], start=1):
@@ -473,14 +522,14 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
                     raise doc.error(v.el, f"link {link!r}: the node for its visual #{i + 1}, {extra!r}, clashes "
                                           f"with a link or joint of that name")
                 taken.add(extra)
-                data, T = drawn(link, v)
+                data, T = _drawn(tree, radius, link, v)
                 fig.add(extra, link, joint=fixed(extra), data=data, T=T, color=v.color)
 
         add_extra(root)
-        for n in order[1:]:
-            j = parent_joint[n]
+        for n in tree.order[1:]:
+            j = tree.parent_joint[n]
             v0 = visuals[n][0] if visuals[n] else None
-            data, T = drawn(n, v0) if v0 else (None, None)
+            data, T = _drawn(tree, radius, n, v0) if v0 else (None, None)
             try:
                 fig.add(n, j.parent, L=j.L, joint=j.joint, data=data, T=T, color=v0.color if v0 else None)
             except ParseError:
@@ -492,17 +541,7 @@ def parse_urdf_model(text: str | bytes, path: str | os.PathLike[str] | None = No
         raise
     except AnimkitError as exc:
         raise doc.error(robot, str(exc)) from None
-
-    # one chain from the base to each leaf link, duplicates merged; effectors at the leaf links
-    fig.rig = leaf_rig(fig, leaves=[n for n in order if not children[n]])
-
-    if missing:
-        unique = list(dict.fromkeys(missing))
-        shown = ", ".join(unique[:4]) + (f", ... ({len(unique) - 4} more)" if len(unique) > 4 else "")
-        warnings.warn(f"{spath or '<input>'}: {len(unique)} mesh file(s) not found relative to {bdir} ({shown}); "
-                      f"drawing capsule stand-ins", MissingMeshWarning, stacklevel=2)
-    scene = Scene(fig, up="z", source=spath)
-    return UrdfModel(scene, name, mimics, tuple(dict.fromkeys(missing)))
+    return fig
 
 
 def parse_urdf(text: str | bytes, path: str | os.PathLike[str] | None = None,

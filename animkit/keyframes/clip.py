@@ -193,8 +193,27 @@ class Clip:
         balls = tuple((_ball_dofs(names, joint_dofs, j), o) for j, o in joint_orders.items())
         set_(self, "_balls", balls)
 
+        last = self._index_tracks(owner, names, index, bounds)
+        last = max(last, self._index_rotations(owner, names, bounds))
+        if self.dense is not None:
+            last = self._index_dense(owner, names, index, bounds)
+        if self.mix is not None:
+            last = self._mix_span(owner)
+        span = last if self.duration is None else float(self.duration)
+        if not (np.isfinite(span) and span >= 0):
+            raise ClipError(f"{owner}: duration must be a finite number ≥ 0, got {span}")
+        try:
+            frame_count(span, float(self.fps), owner)
+        except AnimkitError as exc:
+            raise ClipError(str(exc)) from None
+        set_(self, "duration", span)
+        set_(self, "_span", span)
+        if self.root_motion is not None:
+            self._index_root_motion(owner, names)
+
+    def _index_tracks(self, owner: str, names: list[str], index: dict[str, int], bounds: Array) -> float:
+        """Check the keyed tracks (their DOFs exist, keys within limits) and index them; their last key time."""
         last = 0.0
-        # keyed tracks
         tracks: dict[str, Track] = {}
         track_index = []
         for key, tr in self.tracks.items():
@@ -207,6 +226,15 @@ class Clip:
             tracks[key] = tr
             track_index.append((i, tr))
             last = max(last, float(tr.times[-1]))
+        object.__setattr__(self, "tracks", MappingProxyType(tracks))
+        object.__setattr__(self, "_track_index", tuple(track_index))
+        return last
+
+    def _index_rotations(self, owner: str, names: list[str], bounds: Array) -> float:
+        """Check the rotation tracks (ball joints, no DOF also keyed alone, Euler angles within limits) and index
+        them; their last key time (0 for none)."""
+        last = 0.0
+        joint_dofs, joint_orders = self.layout.joint_dofs, self.layout.joint_orders
         rotations: dict[str, RotationTrack] = {}
         rotation_index = []
         for key, rt in self.rotation_tracks.items():
@@ -216,7 +244,7 @@ class Clip:
                 raise ClipError(f"{owner}: " + unknown_name("ball joint", rt.joint, joint_orders))
             order = joint_orders[rt.joint]
             idx = _ball_dofs(names, joint_dofs, rt.joint)
-            clash = [names[i] for i in idx if names[i] in tracks]
+            clash = [names[i] for i in idx if names[i] in self.tracks]
             if clash:
                 raise ClipError(f"{owner}: DOF {clash[0]!r} has a track and is also driven by the rotation "
                                 f"track of joint {rt.joint!r}; keep one")
@@ -225,49 +253,44 @@ class Clip:
             rotations[key] = rt
             rotation_index.append((idx, order, rt))
             last = max(last, float(rt.times[-1]))
-        set_(self, "tracks", MappingProxyType(tracks))
-        set_(self, "rotation_tracks", MappingProxyType(rotations))
-        set_(self, "_track_index", tuple(track_index))
-        set_(self, "_rotation_index", tuple(rotation_index))
-        # dense frames
-        if self.dense is not None:
-            missing = [d for d in self.dense.dofs if d not in index]
-            if missing:
-                raise ClipError(f"{owner}: " + unknown_name("DOF", missing[0], names))
-            didx = np.array([index[d] for d in self.dense.dofs], dtype=np.intp)
-            _check_limits(owner, list(self.dense.dofs), self.dense.times, self.dense.values,
-                          bounds[didx], 0.0)
-            set_(self, "_dense_index", didx)
-            last = float(self.dense.times[-1])
-        # mixes
-        if self.mix is not None:
-            for src in (self.mix.a, self.mix.b):
-                if not _same_layout(src.layout, self.layout):
-                    raise ClipError(f"{owner}: source clip {src.name!r} is on a different layout "
-                                    "(DOF names or ball joints differ)")
-            if isinstance(self.mix, Blend):
-                last = max(self.mix.a._span, self.mix.b._span)
-            else:
-                last = max(self.mix.a._span, self.mix.start + self.mix.b._span)
-        span = last if self.duration is None else float(self.duration)
-        if not (np.isfinite(span) and span >= 0):
-            raise ClipError(f"{owner}: duration must be a finite number ≥ 0, got {span}")
-        try:
-            frame_count(span, float(self.fps), owner)
-        except AnimkitError as exc:
-            raise ClipError(str(exc)) from None
-        set_(self, "duration", span)
-        set_(self, "_span", span)
-        # root motion
-        if self.root_motion is not None:
-            if self.root_motion not in joint_dofs:
-                raise ClipError(f"{owner}: root_motion: " + unknown_name("joint", self.root_motion,
-                                                                         joint_dofs))
-            ridx = [i for i in joint_dofs[self.root_motion] if _suffix(names[i]) in _TRANSLATION]
-            if not ridx:
-                raise ClipError(f"{owner}: root_motion joint {self.root_motion!r} has no translation DOFs "
-                                f"(.tx/.ty/.tz) to carry root motion")
-            set_(self, "_root_index", np.array(ridx, dtype=np.intp))
+        object.__setattr__(self, "rotation_tracks", MappingProxyType(rotations))
+        object.__setattr__(self, "_rotation_index", tuple(rotation_index))
+        return last
+
+    def _index_dense(self, owner: str, names: list[str], index: dict[str, int], bounds: Array) -> float:
+        """Check the dense frames (their DOFs exist, values within limits) and index them; their last time."""
+        assert self.dense is not None
+        missing = [d for d in self.dense.dofs if d not in index]
+        if missing:
+            raise ClipError(f"{owner}: " + unknown_name("DOF", missing[0], names))
+        didx = np.array([index[d] for d in self.dense.dofs], dtype=np.intp)
+        _check_limits(owner, list(self.dense.dofs), self.dense.times, self.dense.values, bounds[didx], 0.0)
+        object.__setattr__(self, "_dense_index", didx)
+        return float(self.dense.times[-1])
+
+    def _mix_span(self, owner: str) -> float:
+        """A blend's or crossfade's span (its sources on this clip's layout): the longer source, or the second
+        source's end after the crossfade's start."""
+        assert self.mix is not None
+        for src in (self.mix.a, self.mix.b):
+            if not _same_layout(src.layout, self.layout):
+                raise ClipError(f"{owner}: source clip {src.name!r} is on a different layout "
+                                "(DOF names or ball joints differ)")
+        if isinstance(self.mix, Blend):
+            return max(self.mix.a._span, self.mix.b._span)
+        return max(self.mix.a._span, self.mix.start + self.mix.b._span)
+
+    def _index_root_motion(self, owner: str, names: list[str]) -> None:
+        """The root-motion joint's translation DOFs (.tx/.ty/.tz), which carry the root from loop to loop."""
+        joint_dofs = self.layout.joint_dofs
+        assert self.root_motion is not None
+        if self.root_motion not in joint_dofs:
+            raise ClipError(f"{owner}: root_motion: " + unknown_name("joint", self.root_motion, joint_dofs))
+        ridx = [i for i in joint_dofs[self.root_motion] if _suffix(names[i]) in _TRANSLATION]
+        if not ridx:
+            raise ClipError(f"{owner}: root_motion joint {self.root_motion!r} has no translation DOFs "
+                            f"(.tx/.ty/.tz) to carry root motion")
+        object.__setattr__(self, "_root_index", np.array(ridx, dtype=np.intp))
 
     @classmethod
     def build(cls, layout: PoseLayout, tracks: Iterable[Track | RotationTrack] = (), *, name: str = "clip",

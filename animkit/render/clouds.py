@@ -33,10 +33,11 @@ def cloud_surface(points: ArrayLike, radius: float, color: ArrayLike) -> Surface
 
 
 def render_clouds(figure: Figure, pose: ArrayLike, clouds: Sequence[tuple[str, Sequence[tuple[ArrayLike, ArrayLike]]]],
-                  out: str | Path, *, up: UpAxis = "y", size: tuple[int, int] = (420, 380),
+                  out: str | Path, *, up: UpAxis | None = None, size: tuple[int, int] = (420, 380),
                   azimuth_deg: float = 30.0, elevation_deg: float = 20.0) -> Path:
     """A PNG of labelled panels, one per (label, [(points (P, 3), colour), ...]): the figure at ``pose`` with its
     clouds around it, one camera for all panels (fit to the figure and every cloud)."""
+    up = figure.up if up is None else up
     from PIL import Image
 
     mesh = figure_mesh(figure)

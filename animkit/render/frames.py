@@ -134,9 +134,10 @@ class FigureRenderer:
     pass :func:`compiled_pays` of it).
     """
 
-    def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis = "y", style: Style = Style(),
+    def __init__(self, figure: Figure, camera: Camera, *, up: UpAxis | None = None, style: Style = Style(),
                  mesh: FigureMesh | None = None, grid_extent: float | None = None, jit: bool | None = None,
                  meshes: Sequence[Mesh] = ()) -> None:
+        up = figure.up if up is None else up
         self.figure = figure
         self.meshes = tuple(meshes)
         self._looks = [_mesh_look(m) for m in self.meshes]
@@ -442,7 +443,7 @@ def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
 
 
 def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
-                 up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
+                 up: UpAxis | None = None, style: Style = Style(), targets: ArrayLike | None = None,
                  trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
                  meshes: Sequence[Mesh] = (), overwrite: bool = False,
                  on_progress: ProgressCallback | None = None) -> RenderReport:
@@ -450,6 +451,7 @@ def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: floa
     or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones. A PNG
     folder that exists and is not empty is written only with ``overwrite``. ``on_progress(done, total)`` after
     each frame replaces the progress bar (the caller draws)."""
+    up = figure.up if up is None else up
     from .writers import open_writer
 
     P = figure.check_pose(poses)
@@ -501,18 +503,19 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
-def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis = "y",
+def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis | None = None,
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
                   columns: int | None = None, style: Style = Style(), quiet: bool = False,
                   overwrite: bool = False, on_progress: ProgressCallback | None = None) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
-    Panels shorter than the longest hold their last frame.
+    Panels shorter than the longest hold their last frame. ``up``: default the first panel's figure's.
     """
     from .writers import open_writer
 
     if not panels:
         raise RenderError("render_panels needs at least one panel")
+    up = panels[0].figure.up if up is None else up
     looks = _looks(panels, up)
     cameras = panel_cameras(panels, camera_spec, up, size, looks)
     n = max(len(p.poses) for p in panels)

@@ -80,10 +80,11 @@ def facing_axes(up: UpAxis) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     return np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
 
 
-def node_sides(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
+def node_sides(figure: Figure, up: UpAxis | None = None, *, tolerance: float = 0.04) -> list[Side | None]:
     """Each node's side: from the names when the figure is a humanoid (:func:`animkit.humanoid.match_figure`:
     each sided limb bone's node and everything below it), else from the body's geometry (:func:`sides_at_rest`).
     """
+    up = figure.up if up is None else up
     from ..humanoid import match_figure
 
     return _node_sides(figure, up, tolerance, match_figure(figure))
@@ -105,13 +106,14 @@ def _node_sides(figure: Figure, up: UpAxis, tolerance: float, hmap: HumanoidMap)
     return sides
 
 
-def sides_at_rest(figure: Figure, up: UpAxis = "y", *, tolerance: float = 0.04) -> list[Side | None]:
+def sides_at_rest(figure: Figure, up: UpAxis | None = None, *, tolerance: float = 0.04) -> list[Side | None]:
     """Each node's side from the body's geometry at rest: s = sign((p − p_root) · left) where
     |(p − p_root) · left| > tolerance · size and a node mirrored across the midplane lies within
     4 · tolerance · size of p's mirror image; a node on the midline takes its parent's side.
 
     A figure with no mirrored pairs (a robot arm) gets no sides at all.
     """
+    up = figure.up if up is None else up
     P = figure.world_positions(figure.rest_pose()[None])[0]
     _, left = facing_axes(up)
     rel = P - P[0]
@@ -162,7 +164,7 @@ def side_color(color: tuple[float, float, float], side: Side | None) -> tuple[fl
     return tuple(float(v) for v in np.clip(hue * (0.55 + 0.7 * luma), 0.0, 1.0))  # type: ignore[return-value]
 
 
-def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None] | None = None,
+def figure_look(figure: Figure, up: UpAxis | None = None, *, sides: Sequence[Side | None] | None = None,
                 face: bool = True) -> FigureMesh:
     """The figure as the renderer draws it: :func:`figure_mesh`'s parts recoloured by side (right warm, left
     cool, trunk neutral; a figure without sides keeps its colours), bones (for a figure without drawn data)
@@ -172,6 +174,7 @@ def figure_look(figure: Figure, up: UpAxis = "y", *, sides: Sequence[Side | None
     limbs (H: the figure's height at rest) but never more than 0.45 of the bone's length (fingers stay fingers);
     the head gets a sphere of 0.06 H. ``sides`` defaults to :func:`node_sides`.
     """
+    up = figure.up if up is None else up
     nodes = figure.nodes()
     index = {n: i for i, n in enumerate(figure.node_names)}
     from ..humanoid import match_figure
