@@ -34,9 +34,16 @@ import animkit  # noqa: E402
 from animkit.humanoid import match_figure  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
 from animkit.motion import MotionError, lock_feet  # noqa: E402
-from animkit.motion_measures import MotionReport, SourceMotion, bone_direction_errors, measure_motion  # noqa: E402
+from animkit.motion_measures import (  # noqa: E402
+    MotionReport,
+    SourceMotion,
+    bone_direction_errors,
+    measure_motion,
+    standing_hip_height,
+)
 from animkit.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
-from animkit.retarget import feet_of, hip_height, retarget_full  # noqa: E402
+from animkit.retarget import feet_of, retarget_full  # noqa: E402
+from animkit.surface import body_surface  # noqa: E402
 from benchmarks.harness import write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
 from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402
@@ -89,7 +96,7 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
             poses, note = None, f"not locked: {str(exc).splitlines()[0]}"
         times.append(time.perf_counter() - t0)
     assert r is not None
-    source = SourceMotion(src.figure, P_s, src.up, r.bone_map)
+    source = SourceMotion(src.figure, P_s, src.up, r.bone_map, src.meshes)
     before = measure_motion(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
     after = (measure_motion(r.figure, poses, clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
              if poses is not None else None)
@@ -98,8 +105,8 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
                                  up=tgt.up, source_up=src.up)
     kept = [np.degrees(v) for k, v in errs.items() if k.split(">")[0] not in feet]
     dirs = (float(np.median(np.concatenate(kept))), float(np.percentile(np.concatenate(kept), 90))) if kept else None
-    hips_s = r.hips[1]
-    hip_m = r.scale * hip_height(src.figure, hips_s, src.up) * before.metres_per_unit
+    hip_m = standing_hip_height(r.figure, r.hips[0], tgt.up, body_surface(r.figure, tgt.meshes)) \
+        * before.metres_per_unit
     if r.notes:
         note = "; ".join([note] * bool(note) + [n for n in r.notes if "follows its source" not in n])
     return Row(src_name, tgt_name, len(P_s), before, after, s_report.knee_pop_deg, s_report.travel_hh, dirs, hip_m,
@@ -195,7 +202,7 @@ def main() -> None:
                     notes.setdefault(name, row.note)
                 if path.name not in source_skate:
                     rep = measure_motion(src.figure, src.clip().sample_frames(), src.clip().fps, up=src.up)
-                    h = hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
+                    h = standing_hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
                     source_skate[path.name] = (rep.skate_mm_per_s or 0.0) * 0.9 / h
                 print(f"{path.name} -> {name}: {', '.join(goals(row)) or 'all met'} "
                       f"({time.perf_counter() - t0:.1f} s)", flush=True)
@@ -231,8 +238,10 @@ def main() -> None:
         "",
         "Measures (animkit.motion_measures, against the source: its contacts, by height within 4 % of the hip "
         "height of each point's low and slower than 1 hip height per second, carried to the target): travel ratio = "
-        "root travel in hip heights ÷ the source's (hip heights measured the same way on both: hips above the lowest "
-        "foot point standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
+        "root travel in hip heights ÷ the source's (each side's own standing hip height, measured on its surface: "
+        "the hips above the lowest point of the feet's mesh or drawn geometry at rest, independently of the "
+        "joint-based hip height the retarget scales by, so that a wrong scale shows); "
+        "planted low = the lowest point of the planted foot's surface (skinned mesh, else "
         "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed "
         "over 0.1 s windows, per leg its slowest foot point, scaled to a 0.9 m hip height (the source clips "
         "themselves score 24–125 mm/s: see below); knee pop = the largest frame-to-frame change of a knee angle; "
