@@ -187,7 +187,7 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
     clip = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
     result = dataclasses.replace(target, clips={clip.name: clip})
     save(out, result, **({"keys": options["keys"]} if "keys" in options else {}))
-    source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map)
+    source = SourceMotion(scene.figure, scene.clip().sample(r.times), scene.up, r.bone_map, scene.meshes)
     return motion_measures(result, source) | measures
 
 

@@ -460,7 +460,7 @@ def _print_retarget_measures(source: Scene, target: Scene, r: Any, poses: np.nda
 
     if len(poses) < 3:
         return
-    src = SourceMotion(source.figure, source.clip().sample(r.times), source.up, r.bone_map)
+    src = SourceMotion(source.figure, source.clip().sample(r.times), source.up, r.bone_map, source.meshes)
     m = measure_motion(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes, source=src)
 
     def num(x: float | None, fmt: str) -> str:

@@ -676,7 +676,7 @@ FLAT = 0.005
 
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
                    source_up: UpAxis = "y", target_up: UpAxis = "y", target_rest: Array | None = None,
-                   surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
+                   source_rest: Array | None = None, surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
                    ) -> tuple[Array, float, tuple[str, str]]:
     """Target poses (F, D_t) for source poses (F, D_s); returns (poses, s, (target hips, source hips)).
 
@@ -697,14 +697,15 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     Gh = np.eye(4)
     Gh[:3, :3] = G
     Ws = Gh @ source.world_batch(P)
-    Ws0 = Gh @ source.world_batch(source.rest_pose()[None])[0]
+    P_s0 = source.rest_pose() if source_rest is None else np.asarray(source_rest, dtype=float)
+    Ws0 = Gh @ source.world_batch(P_s0[None])[0]
     P_t0 = target.rest_pose() if target_rest is None else np.asarray(target_rest, dtype=float)
     Wt0 = target.world_batch(P_t0[None])[0]
     pairs = bones.pairs
     hips_t = _hips_of(source, pairs)
     hips_s = pairs[hips_t]
     feet_s, feet_t = feet_of(source), feet_of(target)
-    h_s = hip_height(source, hips_s, source_up, feet=feet_s)
+    h_s = hip_height(source, hips_s, source_up, P_s0, feet_s)
     h_t = hip_height(target, hips_t, target_up, P_t0, feet_t)
     if h_s <= 1e-12 * source.size() or h_t <= 1e-12 * target.size():
         raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest point of the feet at rest "
@@ -734,7 +735,9 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
         idx = starts[joint.name]
         bone = driven.get(i)
         if bone is not None and joint.dof_count:
-            D = Ws[:, bone.source, :3, :3] @ Ws0[bone.source, :3, :3].T
+            # the source bone's turn from its rest, D = R_s(f) R_s(rest)ᵀ, on rotation parts (a source whose
+            # world matrices carry a scale, an FBX armature in centimetres, would otherwise scale D)
+            D = rotation_part(Ws[:, bone.source]) @ rotation_part(Ws0[bone.source]).T
             R = D @ (bone.C @ Rt0[i])
             if bone.child_source >= 0:
                 now = np.einsum("fij,j->fi", R, Rt0[i].T @ bone.d_target)
@@ -805,9 +808,14 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     from .keyframes import Clip
     from .scene import Scene
 
+    s_rest = None
     if isinstance(source, Scene):
         clip = source.clip()
         s_fig, s_up = source.figure, source.up
+        if any(m.skinned for m in source.meshes):  # the source stands in its bind pose too
+            W_bind_s = bind_world(s_fig, source.meshes)
+            if _bind_turns(s_fig, W_bind_s):
+                s_rest = bind_pose(s_fig, W_bind_s)
     else:
         clip = source
         if not isinstance(clip.layout, Figure):
@@ -848,7 +856,7 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
         rest = fig.rest_pose()
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
-                                        target_rest=rest, surface=lowest_surface(fig, meshes, t_up),
+                                        target_rest=rest, source_rest=s_rest, surface=lowest_surface(fig, meshes, t_up),
                                         stand_feet=any(m.skinned for m in meshes))
     out = Clip.from_poses(fig, times, poses, name=name or clip.name, fps=clip.fps, loop=clip.loop)
     return Retargeted(poses, times, out, bm, scale, hips, fig, tuple(notes))
