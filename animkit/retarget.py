@@ -200,22 +200,49 @@ def hip_height(fig: Figure, hips: str, up: UpAxis = "y", pose: Array | None = No
     return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
 
 
+def _det3(A: Array) -> Array:
+    """det A for 3×3 matrices (..., 3, 3): a · (b × c) over the rows, without LAPACK's per-matrix call."""
+    return np.einsum("...i,...i->...", A[..., 0, :], np.cross(A[..., 1, :], A[..., 2, :]))
+
+
+def _mm3(A: Array, B: Array) -> Array:
+    """A @ B for stacks of 3×3 matrices, as three broadcast products (NumPy's batched matmul is slow at 3×3)."""
+    return (A[..., :, 0, None] * B[..., None, 0, :] + A[..., :, 1, None] * B[..., None, 1, :]
+            + A[..., :, 2, None] * B[..., None, 2, :])
+
+
 def rotation_part(M: Array) -> Array:
-    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale."""
+    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale.
+
+    Fast path (every rig seen: a turn times a uniform scale, perhaps rounded from float32): R₀ = A / det(A)^(1/3),
+    polished by Newton–Schulz steps R ← R − R (RᵀR − I) / 2 (quadratic convergence to the same polar factor) until
+    RᵀR is within 1e-12 of I; the SVD for the matrices that stay further than 1e-9 from it."""
     A = np.asarray(M, dtype=float)[..., :3, :3]
-    det = np.linalg.det(A)
-    if np.all(det > 0):  # a turn times a uniform scale (every rig seen): R = A / det^(1/3), checked
-        R = A / np.cbrt(det)[..., None, None]
-        if np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(initial=0.0) <= 1e-9:
-            return R
-    U, _, Vt = np.linalg.svd(A)
-    R = U @ Vt
-    flip = np.linalg.det(R) < 0
-    if np.any(flip):
-        U = U.copy()
-        U[..., :, 2] = np.where(flip[..., None], -U[..., :, 2], U[..., :, 2])
-        R = U @ Vt
-    return R
+    shape = A.shape
+    A = A.reshape(-1, 3, 3)
+    det = _det3(A)
+    ok = det > 0
+    R = A / np.cbrt(np.where(ok, det, 1.0))[:, None, None]
+    diag = (slice(None), [0, 1, 2], [0, 1, 2])
+    err = np.zeros(len(A))
+    for step in range(4):
+        E = _mm3(np.swapaxes(R, -1, -2), R)
+        E[diag] -= 1.0
+        err = np.abs(E.reshape(-1, 9)).max(axis=1)
+        if step == 3 or not ((err > 1e-12) & (err < 0.1)).any():
+            break
+        R = R - 0.5 * _mm3(R, E)
+    ok &= err <= 1e-9
+    if not ok.all():
+        bad = ~ok
+        U, _, Vt = np.linalg.svd(A[bad])
+        Rb = U @ Vt
+        flip = _det3(Rb) < 0
+        if np.any(flip):
+            U[flip, :, 2] *= -1.0
+            Rb = U @ Vt
+        R[bad] = Rb
+    return R.reshape(shape)
 
 
 def bind_world(fig: Figure, meshes: Sequence[Mesh] = ()) -> Array:
@@ -676,11 +703,11 @@ FLAT = 0.005
 
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
                    source_up: UpAxis = "y", target_up: UpAxis = "y", target_rest: Array | None = None,
-                   source_rest: Array | None = None, surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
-                   ) -> tuple[Array, float, tuple[str, str]]:
+                   source_rest: Array | None = None, surface: Callable[[Array], Array] | None = None,
+                   stand_feet: bool = False) -> tuple[Array, float, tuple[str, str]]:
     """Target poses (F, D_t) for source poses (F, D_s); returns (poses, s, (target hips, source hips)).
 
-    ``target_rest``: the target's standing pose (its bind pose; default its rest pose), which unmapped joints keep
+    ``target_rest`` / ``source_rest``: the target's / source's standing pose (its bind pose; default its rest pose), which unmapped joints keep
     and the rest alignment is measured in. The hips go to s·G·p_s(f), then the whole figure moves along up by one δ:
     with a ``surface`` (world matrices → the lowest surface point per frame, :func:`lowest_surface`) the target
     stands on flat ground at 0 (the source's ground plane, :func:`ground_plane`, taken out of the hips' height;
@@ -690,9 +717,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     source's are planted (:func:`_planted_turn`) instead of pointing their ankle → toe line where the source's
     does. See the module's docstring.
     """
-    P = source.check_pose(poses)
-    P = np.atleast_2d(P)
-    F = P.shape[0]
+    P = np.atleast_2d(source.check_pose(poses))
     G = _world_from(source_up, target_up)
     Gh = np.eye(4)
     Gh[:3, :3] = G
@@ -711,62 +736,16 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
         raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest point of the feet at rest "
                             "(cannot scale the root translation by hip height)")
     scale = h_t / h_s
-    # where the target's lowest foot joint stands: c above its flat ground, or the source's ground scaled
     k = up_index(target_up)
-    upv = np.eye(3)[k]
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
         slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
         if np.linalg.norm(slope) < FLAT:
             slope = np.zeros(3)
-    driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0, Ws, up_index(target_up), h_s,
-                                                   stand_feet, feet_t)}
-    t_names = target.node_names
-    parent = [-1 if (up := target.parent_of(n)) is None else t_names.index(up) for n in t_names]
-    starts = target.joint_dofs
-    lim = target.dof_limits()
-    out = np.repeat(P_t0[None], F, axis=0)
-    Wt = np.empty((F, len(t_names), 4, 4))
-    Rt0 = rotation_part(Wt0)
-    hips_i = t_names.index(hips_t)
-    for i, arc in enumerate(target.arcs()):
-        joint = arc.joint
-        B = arc.L[None] if parent[i] < 0 else Wt[:, parent[i]] @ arc.L
-        idx = starts[joint.name]
-        bone = driven.get(i)
-        if bone is not None and joint.dof_count:
-            # the source bone's turn from its rest, D = R_s(f) R_s(rest)ᵀ, on rotation parts (a source whose
-            # world matrices carry a scale, an FBX armature in centimetres, would otherwise scale D)
-            D = rotation_part(Ws[:, bone.source]) @ rotation_part(Ws0[bone.source]).T
-            R = D @ (bone.C @ Rt0[i])
-            if bone.child_source >= 0:
-                now = np.einsum("fij,j->fi", R, Rt0[i].T @ bone.d_target)
-                want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
-                R = matrix_aligning(now, want) @ R
-                child = driven.get(bone.child_target)
-                if child is not None and child.child_source >= 0 and parent[child.target] == i:
-                    R = _hinge_twist(target.arcs()[child.target], R, want,
-                                     Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
-            BR = np.broadcast_to(rotation_part(B), (F, 3, 3))
-            Ra = np.swapaxes(BR, 1, 2) @ R
-            t = None
-            if i == hips_i:  # in the hips' parent space, its scale and turn included: t = B₃⁻¹ (p − b)
-                hip = scale * Ws[:, bone.source, :3, 3]
-                hip = hip - np.outer(hip @ slope, upv)
-                B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
-                t = np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
-            vals = read_dofs(joint, Ra, t, P_t0[idx])
-            rev = [k for k, d in enumerate(joint.dofs) if d.revolute]
-            cols = np.asarray(idx)
-            if rev:
-                vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[cols[rev], 0], lim[cols[rev], 1])
-            pri = [k for k, d in enumerate(joint.dofs) if d.kind == "prismatic"]
-            if pri:
-                vals[:, pri] = np.clip(vals[:, pri], lim[cols[pri], 0], lim[cols[pri], 1])
-            out[:, cols] = vals
-            Wt[:, i] = B @ joint.matrix(vals)
-        else:
-            Wt[:, i] = B @ joint.matrix(out[0, idx])
+    driven = _bones(source, target, pairs, Ws0, Wt0, Ws, k, h_s, stand_feet, feet_t)
+    root = _Root(target.node_names.index(hips_t), scale, slope, k)
+    out = _drive(target, driven, Ws, Ws0, Wt0, P_t0, root)
+    Wt = target.world_batch(out)
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
     low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
@@ -775,15 +754,113 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
         down = np.flatnonzero(low <= np.percentile(low, 2.0) + 0.05 * h_t)
         down = down[np.linspace(0, len(down) - 1, min(len(down), 64)).round().astype(int)]
         delta = -float(np.percentile(surface(Wt[down]), 5.0))
-    arc = target.arcs()[hips_i]
-    pri = [c for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True) if d.kind == "prismatic"]
-    if pri:
-        B = arc.L if parent[hips_i] < 0 else Wt[0, parent[hips_i]] @ arc.L
-        dt = np.linalg.solve(B[:3, :3], delta * np.eye(3)[k])
-        for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True):
-            if d.kind == "prismatic":
-                out[:, c] = np.clip(out[:, c] + dt @ d.axis, lim[c, 0], lim[c, 1])
+    _lift(target, out, Wt[0], root.hips, delta * np.eye(3)[k])
     return out, scale, (hips_t, hips_s)
+
+
+@dataclass(frozen=True)
+class _Root:
+    """How the hips (node index ``hips``) move: to s · p_s(f), less the source floor's ``slope`` along up (k)."""
+
+    hips: int
+    scale: float
+    slope: Array
+    k: int
+
+
+def _levels(fig: Figure) -> list[list[int]]:
+    """Arc indices grouped by depth below the root (parents before children)."""
+    names = fig.node_names
+    depth: list[int] = []
+    for arc in fig.arcs():
+        depth.append(0 if arc.parent is None else depth[names.index(arc.parent.name)] + 1)
+    out: list[list[int]] = [[] for _ in range(max(depth, default=-1) + 1)]
+    for i, d in enumerate(depth):
+        out[d].append(i)
+    return out
+
+
+def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: Array, P_t0: Array,
+           root: _Root) -> Array:
+    """The target's poses (F, D): each driven joint's DOFs read from R_t = Δ · D · C · R_t(rest) (the module's
+    docstring) in its parent's world frame, depth by depth: the world matrices of the joints above come from the
+    compiled FK of the poses found so far (one call per depth), so a parent that cannot follow fully (a hinge, a
+    limit) is what its children are measured in."""
+    F = Ws.shape[0]
+    driven = {b.target: b for b in bones if target.arcs()[b.target].joint.dof_count}
+    out = np.repeat(P_t0[None], F, axis=0)
+    Wt = Wt0[None]
+    Rt0 = rotation_part(Wt0)
+    changed = False
+    for level in _levels(target):
+        here = [i for i in level if i in driven]
+        if not here:
+            continue
+        if changed:
+            Wt = target.world_batch(out)
+        for i in here:
+            arc = target.arcs()[i]
+            B = arc.L[None] if arc.parent is None else Wt[:, target.node_names.index(arc.parent.name)] @ arc.L
+            R = _turn(target, driven, driven[i], Ws, Ws0, Rt0[i])
+            t = _root_translation(B, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
+            cols = np.asarray(target.joint_dofs[arc.joint.name])
+            out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B), 1, 2), R), t, P_t0[cols],
+                                   target.dof_limits()[cols])
+        changed = True
+    return out
+
+
+def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, Ws0: Array, Rt0: Array) -> Array:
+    """R_t(f) = Δ(f) · D(f) · C · R_t(rest) (F, 3, 3), D = R_s(f) R_s(rest)ᵀ on rotation parts (a source whose world
+    matrices carry a scale, an FBX armature in centimetres, would otherwise scale D); a hinge child's plane
+    chosen by the twist about the bone (:func:`_hinge_twist`)."""
+    D = _mm3(rotation_part(Ws[:, bone.source]), rotation_part(Ws0[bone.source]).T)
+    R = _mm3(D, bone.C @ Rt0)
+    if bone.child_source >= 0:
+        now = R @ (Rt0.T @ bone.d_target)
+        want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
+        R = _mm3(matrix_aligning(now, want), R)
+        child = driven.get(bone.child_target)
+        if child is not None and child.child_source >= 0 and target.arcs()[child.target].parent is not None \
+                and target.arcs()[child.target].parent.name == target.node_names[bone.target]:  # type: ignore[union-attr]
+            R = _hinge_twist(target.arcs()[child.target], R, want,
+                             Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
+    return R
+
+
+def _root_translation(B: Array, p_s: Array, root: _Root) -> Array:
+    """t = B₃⁻¹ (p − b), p = s · p_s less the slope's rise along up: the hips' position in their parent's space,
+    its scale and turn included (B (F or 1, 4, 4) the parent's world matrix times the arc's L)."""
+    hip = root.scale * p_s
+    hip = hip - np.outer(hip @ root.slope, np.eye(3)[root.k])
+    F = hip.shape[0]
+    B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
+    return np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
+
+
+def _values(joint: Joint, Ra: Array, t: Array | None, base: Array, lim: Array) -> Array:
+    """The joint's DOF values (F, k) for local turns Ra (F, 3, 3) and translation t: :func:`read_dofs`, angles
+    unwrapped into their limits, slides clamped."""
+    vals = read_dofs(joint, Ra, t, base)
+    rev = [c for c, d in enumerate(joint.dofs) if d.revolute]
+    if rev:
+        vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[rev, 0], lim[rev, 1])
+    pri = [c for c, d in enumerate(joint.dofs) if d.kind == "prismatic"]
+    if pri:
+        vals[:, pri] = np.clip(vals[:, pri], lim[pri, 0], lim[pri, 1])
+    return vals
+
+
+def _lift(target: Figure, out: Array, W0: Array, hips: int, lift: Array) -> None:
+    """The hips' prismatic DOFs in ``out`` moved so that the whole figure moves by ``lift`` (3,) in the world
+    (W0: frame 0's world matrices, for the hips' parent space), clamped to their limits."""
+    arc = target.arcs()[hips]
+    B = arc.L if arc.parent is None else W0[target.node_names.index(arc.parent.name)] @ arc.L
+    dt = np.linalg.solve(B[:3, :3], lift)
+    lim = target.dof_limits()
+    for c, d in zip(target.joint_dofs[arc.joint.name], arc.joint.dofs, strict=True):
+        if d.kind == "prismatic":
+            out[:, c] = np.clip(out[:, c] + dt @ d.axis, lim[c, 0], lim[c, 1])
 
 
 def retarget(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str, str] | BoneMap | None = None, *,
