@@ -41,10 +41,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .figure import Figure
+from .fk import world_batch
 from .graph import Arc
 from .humanoid import side_of
 from .joints import Joint
 from .retarget_ground import (
+    DEEPEST,
     FLAT,
     SINK,
     _descendants,
@@ -161,6 +163,11 @@ def _frame(a: Array, b: Array) -> Array | None:
     return np.stack([a, b, np.cross(a, b)], axis=1)
 
 
+#: the percentile of a planted foot's elevation (ankle → toe) taken as standing flat: a foot on its toes (a hop, a
+#: run) points further down, so the flattest quarter of its planted frames, not their median, is how it stands
+FLAT_FOOT = 75.0
+
+
 def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hip: float) -> Array:
     """C for a foot bone: the turn about the foot's side axis by e_rest − e_planted, the source bone's elevation
     (ankle → its child) at rest less its median elevation over the frames its foot is down (its lowest point within
@@ -181,7 +188,7 @@ def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hi
     flat[k] = 0.0
     if n0 < 1e-12 or np.linalg.norm(flat) < 1e-9 * n0 or not down.any():
         return np.eye(3)
-    e_p = float(np.median(np.arcsin(np.clip(d[:, k] / np.linalg.norm(d, axis=1), -1.0, 1.0))))
+    e_p = float(np.percentile(np.arcsin(np.clip(d[:, k] / np.linalg.norm(d, axis=1), -1.0, 1.0)), FLAT_FOOT))
     as_planted = np.cos(e_p) * flat / np.linalg.norm(flat) + np.sin(e_p) * np.eye(3)[k]
     return matrix_aligning(as_planted, d0 / n0)
 
@@ -290,7 +297,8 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     whole figure moves along up by one δ: with a ``surface`` (world matrices → the lowest surface point per frame,
     :func:`lowest_surface`) the target stands on flat ground at 0 (the source's ground plane, :func:`ground_plane`,
     taken out of the hips' height; over the frames a source foot is down, δ puts the median of the surface's lowest
-    point on 0, or its 5th percentile :data:`SINK` hip heights under it where the spread is wider); without one its
+    point on 0, or its 5th percentile :data:`SINK` hip heights under it (its lowest :data:`DEEPEST`) where the
+    spread is wider); without one its
     lowest foot joint stands, on those frames, at s times the source's (:func:`ground_height`). ``stand_feet`` (a
     skinned character, whose ankle and toe joints sit anywhere inside the foot): its feet stand as in
     ``target_rest`` whenever the source's are planted (:func:`_planted_turn`) instead of pointing their ankle →
@@ -334,7 +342,8 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
         down = np.flatnonzero(_source_feet_down(source, Ws, k, h_s))
         down = down[np.linspace(0, len(down) - 1, min(len(down), 96)).round().astype(int)]
         lows = surface(Wt[down])
-        delta = -min(float(np.median(lows)), float(np.percentile(lows, 5.0)) + SINK * h_t)
+        delta = -min(float(np.median(lows)), float(np.percentile(lows, 5.0)) + SINK * h_t,
+                     float(lows.min()) + DEEPEST * h_t)
     _lift(target, out, Wt[0], root.hips, delta * np.eye(3)[k])
     return out, scale, (hips_t, hips_s)
 
@@ -370,6 +379,7 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     F = Ws.shape[0]
     driven = {b.target: b for b in bones if target.arcs()[b.target].joint.dof_count}
     out = np.repeat(P_t0[None], F, axis=0)
+    lim = target.dof_limits()
     Wt = Wt0[None]
     Rt0 = rotation_part(Wt0)
     changed = False
@@ -378,7 +388,7 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
         if not here:
             continue
         if changed:
-            Wt = target.world_batch(out)
+            Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
         for i in here:
             arc = target.arcs()[i]
             B = arc.L[None] if arc.parent is None else Wt[:, target.node_names.index(arc.parent.name)] @ arc.L
@@ -386,7 +396,7 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
             t = _root_translation(B, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
             cols = np.asarray(target.joint_dofs[arc.joint.name])
             out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B), 1, 2), R), t, P_t0[cols],
-                                   target.dof_limits()[cols])
+                                   lim[cols])
         changed = True
     return out
 

@@ -140,6 +140,9 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis = "y", hip: float | None
 SINK = 0.015
 
 
+#: ... and its lowest point over those frames no further than this (3 %: 27 mm on 0.9 m hips)
+DEEPEST = 0.03
+
 #: a source floor sloping less than this (rise per run) is taken as flat: its hips keep their heights exactly
 FLAT = 0.005
 
