@@ -217,3 +217,26 @@ def test_an_fbx_source_in_centimetres_drives_the_target_by_its_turns_not_its_sca
     source_alone = measure_motion(src.figure, clip.sample(r.times), clip.fps, meshes=src.meshes)
     assert m.skate_mm_per_s is not None and source_alone.skate_mm_per_s is not None
     assert m.skate_mm_per_s < source_alone.skate_mm_per_s  # no worse than the (sliding) source itself
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_rotation_part_is_the_polar_factor(seed: int) -> None:
+    """rotation_part (det^(1/3), Newton–Schulz, SVD where those fail) equals the SVD's polar rotation U Vᵀ (det +1)
+    on turns times a uniform scale, the same rounded to float32 (glTF's matrices), non-uniform scales and mirrors."""
+    from animkit.retarget import rotation_part
+
+    rng = np.random.default_rng(seed)
+    axes = rng.normal(size=(64, 3))
+    R = np.array([matrix_about_axis(a / np.linalg.norm(a), t) for a, t in zip(axes, rng.uniform(-np.pi, np.pi, 64),
+                                                                              strict=True)])
+    cases = [R * rng.uniform(0.001, 100.0), (R * 0.01).astype(np.float32).astype(float),
+             R @ np.diag(rng.uniform(0.5, 2.0, 3)), R @ np.diag([1.0, 1.0, -1.0])]
+    for A in cases:
+        U, _, Vt = np.linalg.svd(A)
+        flip = np.linalg.det(U @ Vt) < 0
+        U[flip, :, 2] *= -1.0
+        want = U @ Vt
+        got = rotation_part(A)
+        assert np.abs(got - want).max() < 1e-9
+        assert np.abs(rotation_part(A[0]) - want[0]).max() < 1e-9
