@@ -412,8 +412,9 @@ def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, W
         want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
         R = _mm3(matrix_aligning(now, want), R)
         child = driven.get(bone.child_target)
-        if child is not None and child.child_source >= 0 and target.arcs()[child.target].parent is not None \
-                and target.arcs()[child.target].parent.name == target.node_names[bone.target]:  # type: ignore[union-attr]
+        names = target.node_names
+        if child is not None and child.child_source >= 0 \
+                and target.parent_of(names[child.target]) == names[bone.target]:
             R = _hinge_twist(target.arcs()[child.target], R, want,
                              Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
     return R
