@@ -293,7 +293,7 @@ def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map:
         else:
             poses = locked.poses
     c = Clip.from_poses(target.figure, r.times, poses, name=r.clip.name, fps=r.clip.fps, loop=r.clip.loop)
-    src = SourceMotion(source.figure, source.clip().sample(r.times), source.figure.up, r.bone_map)
+    src = SourceMotion(source.figure, source.clip().sample(r.times), source.figure.up, r.bone_map, source.meshes)
     return RetargetOutcome(dataclasses.replace(target, clips={c.name: c}), c, r, locked, note, src)
 
 

@@ -79,8 +79,10 @@ def figure_mesh(figure: Figure, *, bones: bool | None = None, bone_radius: float
         if ds:
             d = np.array(ds)
             keep = np.linalg.norm(d, axis=1) > 1e-9
-            if keep.any():
-                v, f, k = bone_capsules(np.full(int(keep.sum()), radius), d[keep])
+            if keep.any():  # the radius in the parent's frame: a world scale on it (centimetre rigs) taken out
+                W0 = figure.world_batch(figure.rest_pose()[None])[0, np.array(owner, dtype=np.intp)[keep], :3, :3]
+                scale = np.cbrt(np.maximum(np.abs(np.linalg.det(W0)), 1e-300))
+                v, f, k = bone_capsules(radius / scale, d[keep])
                 parts.append((np.repeat(np.array(owner, dtype=np.intp)[keep], k), v, f, BONE_COLOR))
     radius_of = np.zeros(len(nodes))
     if not parts:

@@ -18,9 +18,11 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
   rolling over its toe or heel is not sliding), mean over the legs' planted frames (mm/s). The window makes it
   independent of the frame rate and blind to marker jitter (0.5 mm of noise per frame at 120 fps is 60 mm/s frame
   to frame); a steady slide scores its speed exactly. ``skate_by_point`` gives each point's own windowed speed.
-* **Travel** = |p_ground(last) − p_ground(first)| / H of the hips; against a source, travel ratio =
-  travel_target / travel_source (both in hip heights). **Facing**: ψ(last) − ψ(first), ψ the heading of
-  up × (left hip − right hip) on the ground, unwrapped (degrees).
+* **Travel** = |p_ground(last) − p_ground(first)| / H_s of the hips, H_s the standing hip height measured on the
+  surface (:func:`standing_hip_height`: the hips above the lowest surface point of the feet at rest), not the
+  joint-based height a retarget scales by, so that a wrong scale shows; against a source, travel ratio =
+  travel_target / travel_source (both in their own standing hip heights). **Facing**: ψ(last) − ψ(first), ψ the
+  heading of up × (left hip − right hip) on the ground, unwrapped (degrees).
 * **Knee pop**: max_f |θ(f+1) − θ(f)|, θ the angle between thigh and shin (degrees).
 * **Angular speed** of a joint: |log(R(f)ᵀ R(f+1))| · fps with R = W_parentᵀ W_node's rotation (its turn
   relative to its parent), deg/s; its peak over the clip, per joint.
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from .scene import UpAxis
 
 __all__ = ["PLANTED_HEIGHT", "SLIDE_SPEED", "SKATE_WINDOW", "MotionReport", "SourceMotion", "measure_motion",
+           "standing_hip_height",
            "carry_contacts", "height_contacts",
            "angular_speeds", "limit_violations", "bone_direction_errors", "windowed_speed"]
 
@@ -74,12 +77,14 @@ Array = NDArray[np.float64]
 @dataclass(frozen=True)
 class SourceMotion:
     """The clip a retarget came from: its figure, its poses (the same frames as the target's), its up axis and
-    the bone map used (None: :func:`animkit.retarget.bone_map` of the two figures)."""
+    the bone map used (None: :func:`animkit.retarget.bone_map` of the two figures) and its meshes (its surface for
+    the standing hip height; none: its drawn geometry)."""
 
     figure: Figure
     poses: Array
     up: UpAxis = "y"
     bones: BoneMap | None = None
+    meshes: Sequence[Mesh] = ()
 
 
 @dataclass(frozen=True)
@@ -271,10 +276,33 @@ def _heading(pos: Array, left: int, right: int, k: int) -> Array:
     return np.unwrap(np.arctan2(fwd[:, b], fwd[:, a]))
 
 
-def _hips_travel(figure: Figure, pos: Array, k: int, up: UpAxis) -> tuple[str, float | None]:
-    """(hips node, its net ground travel in hip heights, None when the figure has no height above its feet)."""
+def standing_hip_height(figure: Figure, hips: str, up: UpAxis = "y", surface: BodySurface | None = None) -> float:
+    """H_s = y_hips − min_v y_v at rest: the hips above the lowest point of the feet's surface (the skinned mesh,
+    else the drawn geometry: :func:`animkit.surface.body_surface`) in the standing (rest) pose; where the feet own
+    no surface point, above the lowest point of the whole surface, and without a surface, above the lowest joint
+    of the feet (:func:`animkit.retarget.hip_height`). Measured from the surface, independently of the joint-based
+    height a retarget scales its root translation by."""
+    k = up_index(up)
+    surface = body_surface(figure) if surface is None else surface
+    W0 = figure.world_batch(figure.rest_pose()[None])
+    try:
+        groups = [descendants(figure, leg.ankle) for leg in legs_of(figure)]
+    except MotionError:
+        groups = []
+    low = np.nanmin(surface.lowest(W0, k, groups)) if groups else np.nan
+    if not np.isfinite(low):
+        low = surface.lowest(W0, k)[0, 0]
+    if not np.isfinite(low):
+        return hip_height(figure, hips, up)
+    return float(W0[0, figure.node_names.index(hips), k, 3] - low)
+
+
+def _hips_travel(figure: Figure, pos: Array, k: int, up: UpAxis, surface: BodySurface | None = None
+                 ) -> tuple[str, float | None]:
+    """(hips node, its net ground travel in standing hip heights, None when the figure has no height above its
+    feet)."""
     hips = match_figure(figure).get("hips") or match_quadruped_figure(figure).bones.get("hips") or figure.node_names[0]
-    H = hip_height(figure, hips, up)
+    H = standing_hip_height(figure, hips, up, surface)
     if H <= 1e-9 * figure.size():
         return hips, None
     d = pos[-1, figure.node_names.index(hips)] - pos[0, figure.node_names.index(hips)]
@@ -319,7 +347,7 @@ def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis | Non
     peaks = {n: float(np.degrees(v.max(initial=0.0))) for n, v in speeds.items()}
     top = max(peaks, key=lambda n: peaks[n]) if peaks else None
     nviol, excess = limit_violations(figure, P)
-    hips, travel = _hips_travel(figure, pos, k, up)
+    hips, travel = _hips_travel(figure, pos, k, up, surface)
     report = MotionReport(F, float(fps), u, float(ground), surface.kind, "none", 0, pen,
                           travel_hh=travel, angular_speed_peak_deg_per_s=peaks[top] if top else 0.0,
                           angular_speed_peak_joint=top, angular_speed_by_joint_deg_per_s=peaks,
@@ -405,7 +433,7 @@ def _with_source(report: MotionReport, figure: Figure, P: Array, up: UpAxis, leg
     every = np.degrees(np.concatenate(list(errs.values()))) if errs else np.zeros(0)
     ks = up_index(source.up)
     spos = source.figure.world_positions(S)
-    _, s_travel = _hips_travel(source.figure, spos, ks, source.up)
+    _, s_travel = _hips_travel(source.figure, spos, ks, source.up, body_surface(source.figure, source.meshes))
     ratio = None
     if report.travel_hh is not None and s_travel is not None and s_travel > 0.05:
         ratio = report.travel_hh / s_travel

@@ -19,8 +19,9 @@ armature's 0.01 scale and its turn about x included). G turns the source's world
 s = h_t / h_s, h the height of the hips above the lowest foot point (foot joints and the nodes below them) when
 standing, measured the same way on both sides (:func:`hip_height`); δ puts the feet on the ground: for a target
 with a surface (skinned meshes or drawn geometry, :func:`lowest_surface`) the source's floor plane
-(:func:`ground_plane`) is taken out and the surface's lowest point stands on 0 (5th percentile over the frames a
-foot is down); a bare skeleton's lowest foot joint stands where the source's does, scaled.
+(:func:`ground_plane`) is taken out and the surface's lowest point stands on 0 (its median over the frames a
+source foot is down, or its 5th percentile 1.5 % of the hip height under it); a bare skeleton's lowest foot joint
+stands where the source's does, scaled.
 
 What the target is (:func:`retarget_full`): it stands in its bind pose, read from its skins' inverse bind matrices
 (:func:`bind_world`, :func:`bind_pose`), not in whatever node pose its file left; a mapped bone its file never
@@ -32,31 +33,52 @@ mesh, need not point where the source's does). Unmapped target joints keep their
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import AnimkitError, ParseError, unknown_name
 from .figure import Figure
+from .fk import world_batch
 from .graph import Arc
-from .humanoid import match_figure, side_of
-from .joints import Dof, Joint
+from .humanoid import side_of
+from .joints import Joint
+from .retarget_ground import (
+    DEEPEST,
+    FLAT,
+    SINK,
+    _descendants,
+    _lowest_feet,
+    _source_feet_down,
+    _stance,
+    feet_of,
+    ground_height,
+    ground_plane,
+    hip_height,
+    lowest_surface,
+    up_index,
+)
+from .retarget_map import BoneMap, RetargetError, bone_map, read_bone_map
+from .retarget_rest import (
+    _bind_turns,
+    _joint,
+    _mm3,
+    bind_pose,
+    bind_world,
+    drivable,
+    read_dofs,
+    rotation_part,
+    with_rest,
+)
 from .transforms import (
-    euler_intrinsic_from_matrix,
     matrix_about_axis,
     matrix_aligning,
-    quaternion_from_matrix,
 )
 
 if TYPE_CHECKING:
     from .keyframes import Clip
-    from .mesh import Mesh
     from .scene import Scene, UpAxis
 
 __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map", "retarget", "retarget_full",
@@ -64,326 +86,6 @@ __all__ = ["RetargetError", "BoneMap", "Retargeted", "bone_map", "read_bone_map"
            "bind_pose", "drivable", "with_rest", "ground_height", "ground_plane", "lowest_surface"]
 
 Array = NDArray[np.float64]
-
-
-class RetargetError(AnimkitError):
-    """A retarget that cannot be done: a bone that matters without a source, a joint kind it cannot drive."""
-
-
-@dataclass(frozen=True)
-class BoneMap:
-    """Target node → source node, with what stayed unmapped on either side and how the map was made."""
-
-    pairs: Mapping[str, str]
-    unmapped_target: tuple[str, ...] = ()
-    unmapped_source: tuple[str, ...] = ()
-    scheme: str = "names"
-
-    def report(self) -> str:
-        """What mapped and what did not, one line each."""
-        lines = [f"bone map ({self.scheme}): {len(self.pairs)} bones mapped"]
-        lines += [f"  {t} <- {s}" for t, s in self.pairs.items()]
-        if self.unmapped_target:
-            lines.append("  target bones left at rest: " + ", ".join(self.unmapped_target))
-        if self.unmapped_source:
-            lines.append("  source bones not used: " + ", ".join(self.unmapped_source))
-        return "\n".join(lines)
-
-
-def read_bone_map(path: str | os.PathLike[str]) -> dict[str, str]:
-    """A user map from TOML: ``[bones]`` with ``target_bone = "source_bone"`` lines."""
-    import tomllib
-
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ParseError(str(p), f"cannot read bone map ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ParseError(str(p), f"bone map is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ParseError(str(p), f"not valid TOML: {exc}") from None
-    bones = data.get("bones")
-    if not isinstance(bones, dict):
-        raise ParseError(str(p), "expected a [bones] table of target_bone = \"source_bone\"", key="bones")
-    out: dict[str, str] = {}
-    for k, v in bones.items():
-        if not isinstance(v, str):
-            raise ParseError(str(p), f"expected a source bone name (a string), got {v!r}", key=f"bones.{k}")
-        out[str(k)] = v
-    return out
-
-
-def _moving(fig: Figure) -> list[str]:
-    """Nodes whose arc has DOFs (joints that move), in traversal order."""
-    return [a.child.name for a in fig.arcs() if a.joint.dof_count]
-
-
-#: Canonical bones a target cannot do without when it has them: they carry everything below them.
-MATTERS: tuple[str, ...] = ("hips", "spine", "upper_arm_l", "upper_arm_r", "upper_leg_l", "upper_leg_r")
-
-
-def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = None) -> BoneMap:
-    """Target → source bones: canonical humanoid bones (:mod:`animkit.humanoid`), then equal names, then the user's.
-
-    RetargetError when the target has a bone that matters (hips, spine, a limb root: :data:`MATTERS`) and the
-    source has none for it, or a name in the user's map is not a node.
-    """
-    src_names, tgt_names = source.node_names, target.node_names
-    hs, ht = match_figure(source), match_figure(target)
-    pairs = {ht.bones[b]: n for b, n in hs.bones.items() if b in ht.bones}
-    scheme = "humanoid" if pairs else "names"
-    used = set(pairs.values())
-    moving_t = _moving(target)
-    for n in moving_t:  # equal names fill in the rest (fingers, extra spine joints, a copy of the source)
-        if n not in pairs and n in src_names and n not in used:
-            pairs[n] = n
-            used.add(n)
-    if user:
-        for t, s in user.items():
-            if t not in tgt_names:
-                raise RetargetError("bone map: " + unknown_name("target bone", t, tgt_names))
-            if s not in src_names:
-                raise RetargetError(f"bone map: target bone {t!r}: " + unknown_name("source bone", s, src_names))
-        pairs = {**{t: s for t, s in pairs.items() if s not in set(user.values())}, **user}
-        scheme += " + user map"
-    for b in MATTERS:
-        node = ht.bones.get(b)
-        if node is not None and node not in pairs:
-            raise RetargetError(f"source {source.name!r} has no {b} for target bone {node!r} (found: "
-                                f"{', '.join(hs.bones) or 'no humanoid bones'}); map it: {node} = \"<source bone>\"")
-    if not pairs:
-        raise RetargetError(f"no bone of {target.name!r} matches a bone of {source.name!r}; give a map "
-                            f"(target bone = source bone), e.g. for {moving_t[:3]}")
-    ordered = {n: pairs[n] for n in tgt_names if n in pairs}
-    used = set(ordered.values())
-    return BoneMap(ordered, tuple(n for n in moving_t if n not in ordered),
-                   tuple(n for n in _moving(source) if n not in used), scheme)
-
-
-def _descendants(fig: Figure, name: str) -> list[str]:
-    out: list[str] = []
-    todo = [a.child for a in fig.node(name).arcs()]
-    while todo:
-        node = todo.pop()
-        out.append(node.name)
-        todo.extend(a.child for a in node.arcs())
-    return out
-
-
-def up_index(up: UpAxis) -> int:
-    """The coordinate index of the up axis: 1 for "y", 2 for "z"."""
-    return 1 if up == "y" else 2
-
-
-def feet_of(fig: Figure) -> list[str]:
-    """The nodes of the feet: each humanoid foot (:mod:`animkit.humanoid`) and every node below it (toes, tips)."""
-    h = match_figure(fig)
-    out: list[str] = []
-    for s in ("l", "r"):
-        foot = h.get(f"foot_{s}")
-        if foot is not None:
-            out += [foot, *_descendants(fig, foot)]
-    return out
-
-
-def hip_height(fig: Figure, hips: str, up: UpAxis | None = None, pose: Array | None = None,
-               feet: Sequence[str] | None = None) -> float:
-    """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
-    standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
-    a figure without humanoid feet (a quadruped): above its lowest node."""
-    up = fig.up if up is None else up
-    P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
-    W = fig.world_batch(P[None])[0]
-    k = up_index(up)
-    names = fig.node_names
-    low = (feet_of(fig) if feet is None else list(feet)) or names
-    return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
-
-
-def rotation_part(M: Array) -> Array:
-    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale."""
-    A = np.asarray(M, dtype=float)[..., :3, :3]
-    det = np.linalg.det(A)
-    if np.all(det > 0):  # a turn times a uniform scale (every rig seen): R = A / det^(1/3), checked
-        R = A / np.cbrt(det)[..., None, None]
-        if np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(initial=0.0) <= 1e-9:
-            return R
-    U, _, Vt = np.linalg.svd(A)
-    R = U @ Vt
-    flip = np.linalg.det(R) < 0
-    if np.any(flip):
-        U = U.copy()
-        U[..., :, 2] = np.where(flip[..., None], -U[..., :, 2], U[..., :, 2])
-        R = U @ Vt
-    return R
-
-
-def bind_world(fig: Figure, meshes: Sequence[Mesh] = ()) -> Array:
-    """World matrices (N, 4, 4) of the bind pose: W_j = M₀ · IBM_j⁻¹ for every joint of a skin,
-    W = W_parent · L · A(rest) for every other node (nodes above the skeleton keep their rest).
-
-    M₀ is the space the skin's bind shape lives in: the world (the specification's convention: IBM_j⁻¹ is the joint's
-    world matrix at bind) or an ancestor of the skeleton that is not a joint (exporters that bind in the armature's
-    space, such as COLLADA2GLTF's Z-up node): of these, the one whose M₀ · IBM_top⁻¹ lies nearest the top joint's
-    node rest. Without skins: the rest pose's world matrices.
-    """
-    W0 = fig.world_batch(fig.rest_pose()[None])[0]
-    names = fig.node_names
-    bind: dict[int, Array] = {}
-    seen: set[int] = set()
-    for mesh in meshes:
-        skin = mesh.skin
-        if skin is None or id(skin) in seen:
-            continue
-        seen.add(id(skin))
-        J = [int(j) for j in skin.joint_index]
-        inv = np.linalg.inv(skin.inverse_bind)
-        top = min(range(len(J)), key=lambda k: len(fig.path_to(names[J[k]])))
-        joints = set(J)
-        above = [names.index(a.parent.name) for a in fig.path_to(names[J[top]]) if a.parent is not None]
-        candidates = [np.eye(4)] + [W0[i] for i in above if i not in joints] + [W0[mesh.node_index]]
-        size = max(float(np.abs(W0[J[top], :3, 3]).max()), float(np.abs(W0[J[top], :3, :3]).max()), 1e-300)
-        M0 = min(candidates, key=lambda M: float(np.abs(M @ inv[top] - W0[J[top]]).max()) / size)
-        for k, j in enumerate(J):
-            bind.setdefault(j, M0 @ inv[k])
-    if not bind:
-        return W0
-    W = np.empty_like(W0)
-    parent = {a.child.name: a.parent.name for a in fig.arcs() if a.parent is not None}
-    starts = fig.joint_dofs
-    rest = fig.rest_pose()
-    for i, arc in enumerate(fig.arcs()):
-        if i in bind:
-            W[i] = bind[i]
-            continue
-        up = parent.get(arc.child.name)
-        base = np.eye(4) if up is None else W[names.index(up)]
-        W[i] = base @ arc.L @ arc.joint.matrix(rest[starts[arc.joint.name]])
-    return W
-
-
-def bind_pose(fig: Figure, W_bind: Array) -> Array:
-    """The pose (D,) whose world matrices come nearest ``W_bind`` (N, 4, 4): A_i = (W_parent · L_i)⁻¹ · W_bind,i read
-    into each joint's DOFs (rotations and translations; scales keep their rest), parent first."""
-    pose = fig.rest_pose().copy()
-    names = fig.node_names
-    starts = fig.joint_dofs
-    W = np.empty_like(W_bind)
-    for i, arc in enumerate(fig.arcs()):
-        B = arc.L if arc.parent is None else W[names.index(arc.parent.name)] @ arc.L
-        idx = starts[arc.joint.name]
-        if idx:
-            A = np.linalg.solve(B, W_bind[i])
-            try:
-                vals = read_dofs(arc.joint, rotation_part(A)[None], A[None, :3, 3], pose[idx])[0]
-            except RetargetError:
-                vals = pose[idx]
-            if np.all(np.isfinite(vals)):
-                pose[idx] = vals
-        W[i] = B @ arc.joint.matrix(pose[idx])
-    return pose
-
-
-def _dof_name(joint: str, suffix: str, taken: set[str]) -> str:
-    name = f"{joint}.{suffix}"
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name
-
-
-def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[Array, Joint] | None:
-    """(L', joint') with L'·A'(rest') = L·A(rest): rotation DOFs (intrinsic "zyx") where ``rotate`` and the joint
-    has none, translation DOFs (before everything) where ``translate`` and it has none. None when the arc's static
-    scale cannot stay where it is (a scale DOF after a scaled L)."""
-    joint, L = arc.joint, arc.L.copy()
-    dofs = list(joint.dofs)
-    order = joint.order
-    if rotate and not any(d.revolute for d in dofs):
-        pri = [k for k, d in enumerate(dofs) if d.kind == "prismatic"]
-        at, angles = 0, np.zeros(3)
-        if pri:
-            at = max(pri) + 1
-        else:
-            R0 = rotation_part(L)
-            S = R0.T @ L[:3, :3]
-            angles = euler_intrinsic_from_matrix(R0, "zyx")
-            scaled = not np.allclose(S, np.eye(3), rtol=0, atol=1e-9)
-            if scaled and any(d.scale for d in dofs):
-                return None
-            if scaled:
-                dofs += [Dof(_dof_name(joint.name, f"s{a}", taken), "scale", np.eye(3)[k], rest=float(S[k, k]))
-                         for k, a in enumerate("xyz")]
-            L[:3, :3] = np.eye(3)
-        turn = [Dof(_dof_name(joint.name, f"r{a}", taken), "revolute", np.eye(3)["xyz".index(a)],
-                    rest=float(angles[k])) for k, a in enumerate("zyx")]
-        dofs[at:at] = turn
-        order = "zyx"
-    if translate and not any(d.kind == "prismatic" for d in dofs):
-        t = np.linalg.solve(L[:3, :3], L[:3, 3])
-        L[:3, 3] = 0.0
-        dofs[0:0] = [Dof(_dof_name(joint.name, f"t{a}", taken), "prismatic", np.eye(3)[k], rest=float(t[k]))
-                     for k, a in enumerate("xyz")]
-    kind = joint.kind if len(dofs) == joint.dof_count else "custom"
-    return L, Joint(joint.name, kind, tuple(dofs), order if kind == "custom" else joint.order,
-                    joint.cone if kind == joint.kind else None)
-
-
-def drivable(fig: Figure, rotate: Sequence[str], translate: Sequence[str]) -> tuple[Figure, tuple[str, ...]]:
-    """(a copy of ``fig`` in which every node of ``rotate`` turns and every node of ``translate`` moves, the nodes that
-    could not be given them). Same nodes, names, order, rest geometry and rig; only those arcs' L and joints change:
-    a node that never turns gets a ball joint (intrinsic "zyx") holding its static rotation as rest values, one that
-    never moves three translations before its joint. ``fig`` itself when nothing changes."""
-    rot, tr = set(rotate), set(translate)
-    if all(any(d.revolute for d in _joint(fig, n).dofs) for n in rot) and all(
-            any(d.kind == "prismatic" for d in _joint(fig, n).dofs) for n in tr):
-        return fig, ()
-    taken = set(fig.dof_names)
-    failed: list[str] = []
-
-    def arc_of(arc: Arc) -> tuple[Array, Joint]:
-        name = arc.child.name
-        if name in rot or name in tr:
-            made = _widened(arc, name in rot, name in tr, taken)
-            if made is not None:
-                return made
-            failed.append(name)
-        return arc.L, arc.joint
-
-    return _rebuilt(fig, arc_of), tuple(failed)
-
-
-def with_rest(fig: Figure, pose: Array) -> Figure:
-    """A copy of ``fig`` whose DOFs' rest values are ``pose`` (D,) (clamped into their limits): the figure standing in
-    another pose at rest (a skinned character in its bind pose) — what measures, locks and writers then read as rest."""
-    P = np.asarray(pose, dtype=float)
-    starts = fig.joint_dofs
-
-    def arc_of(arc: Arc) -> tuple[Array, Joint]:
-        j = arc.joint
-        dofs = tuple(dataclasses.replace(d, rest=float(np.clip(P[i], d.lower, d.upper)))
-                     for d, i in zip(j.dofs, starts[j.name], strict=True))
-        return arc.L, dataclasses.replace(j, dofs=dofs)
-
-    return _rebuilt(fig, arc_of)
-
-
-def _rebuilt(fig: Figure, arc_of: Callable[[Arc], tuple[Array, Joint]]) -> Figure:
-    """A copy of ``fig``: the same nodes (names, order, data, T, colours) and rig, each arc's (L, joint) from
-    ``arc_of``."""
-    out: Figure | None = None
-    for arc in fig.arcs():
-        node = arc.child
-        L, joint = arc_of(arc)
-        if out is None:
-            out = Figure(node.name, data=node.data, T=node.T, color=node.color, joint=joint, L=L, name=fig.name)
-        else:
-            assert arc.parent is not None
-            out.add(node.name, arc.parent.name, L=L, joint=joint, data=node.data, T=node.T, color=node.color)
-    assert out is not None
-    out.rig = fig.rig
-    return out
 
 
 def _world_from(source_up: UpAxis, target_up: UpAxis) -> Array:
@@ -461,6 +163,11 @@ def _frame(a: Array, b: Array) -> Array | None:
     return np.stack([a, b, np.cross(a, b)], axis=1)
 
 
+#: the percentile of a planted foot's elevation (ankle → toe) taken as standing flat: a foot on its toes (a hop, a
+#: run) points further down, so the flattest quarter of its planted frames, not their median, is how it stands
+FLAT_FOOT = 75.0
+
+
 def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hip: float) -> Array:
     """C for a foot bone: the turn about the foot's side axis by e_rest − e_planted, the source bone's elevation
     (ankle → its child) at rest less its median elevation over the frames its foot is down (its lowest point within
@@ -481,7 +188,7 @@ def _planted_turn(source: Figure, s_name: str, Ws: Array, Ws0: Array, k: int, hi
     flat[k] = 0.0
     if n0 < 1e-12 or np.linalg.norm(flat) < 1e-9 * n0 or not down.any():
         return np.eye(3)
-    e_p = float(np.median(np.arcsin(np.clip(d[:, k] / np.linalg.norm(d, axis=1), -1.0, 1.0))))
+    e_p = float(np.percentile(np.arcsin(np.clip(d[:, k] / np.linalg.norm(d, axis=1), -1.0, 1.0)), FLAT_FOOT))
     as_planted = np.cos(e_p) * flat / np.linalg.norm(flat) + np.sin(e_p) * np.eye(3)[k]
     return matrix_aligning(as_planted, d0 / n0)
 
@@ -535,45 +242,6 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
     return bones
 
 
-def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
-    """DOF values (F, k) of ``joint`` whose rotation best gives Ra (F, 3, 3) and whose translation gives t (F, 3).
-
-    Three revolute DOFs about distinct coordinate axes: intrinsic Euler angles in their order. One: the twist
-    about its axis, 2·atan2(q⃗ · a, w). Two about coordinate axes a, b: the first two angles of the intrinsic
-    Euler order a, b, c. Prismatic DOFs (before the rotations) take t along their axis, or keep ``base``
-    (k,) or (F, k); scale DOFs (glTF's, after the rotations) keep ``base``.
-    """
-    F = Ra.shape[0]
-    out = np.broadcast_to(np.asarray(base, dtype=float), (F, joint.dof_count)).copy()
-    rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
-    pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
-    if pri and rev and max(pri) > min(rev):
-        raise RetargetError(f"joint {joint.name!r}: translations after rotations; retargeting drives a joint "
-                            "whose DOFs translate first, then turn")
-    if t is not None:
-        for i in pri:
-            out[:, i] = t @ joint.dofs[i].axis
-    if not rev:
-        return out
-    letters = [joint.dofs[i].axis_letter for i in rev]
-    if len(rev) == 1:
-        q = quaternion_from_matrix(Ra)
-        a = joint.dofs[rev[0]].axis
-        ang = 2.0 * np.arctan2(q[:, 1:] @ a, q[:, 0])
-        out[:, rev[0]] = (ang + np.pi) % (2 * np.pi) - np.pi
-        return out
-    if all(letters) and len(set(letters)) == len(letters) and len(rev) in (2, 3):
-        order = "".join(letters)  # type: ignore[arg-type]
-        if len(order) == 2:
-            order += next(c for c in "xyz" if c not in order)
-        eul = euler_intrinsic_from_matrix(Ra, order)
-        out[:, rev] = eul[:, :len(rev)]
-        return out
-    raise RetargetError(f"joint {joint.name!r} ({joint.kind}): cannot read a rotation into its DOFs "
-                        f"{[d.name for d in joint.dofs]}; retargeting drives 1, 2 or 3 rotations about distinct "
-                        "coordinate axes")
-
-
 def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array:
     """R turned about its bone's direction d so that a hinge child can bend onto ``want_child``.
 
@@ -618,172 +286,173 @@ def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
     return np.where(full, np.minimum(wrapped, upper), np.clip(v, lower, upper))
 
 
-def _stance(low: Array, hip: float) -> float:
-    """The median of ``low`` (F,) over the frames it lies within 5 % of ``hip`` of its 2nd percentile (a foot down)."""
-    floor = float(np.percentile(low, 2.0))
-    return float(np.median(low[low <= floor + 0.05 * hip]))
-
-
-def _lowest_feet(fig: Figure, W: Array, k: int, feet: Sequence[str] | None = None) -> tuple[Array, Array]:
-    """(the lowest foot point's height (F,), its position (F, 3)) from world matrices W (F, N, 4, 4)."""
-    names = fig.node_names
-    idx = [names.index(n) for n in (feet_of(fig) if feet is None else feet)] or list(range(len(names)))
-    X = W[:, idx][:, :, :3, 3]
-    j = np.argmin(X[..., k], axis=1)
-    p = X[np.arange(len(X)), j]
-    return p[:, k], p
-
-
-def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
-                 feet: Sequence[str] | None = None) -> Array:
-    """(a, b) (4,) of the ground g(p) = a + b · p (b (3,) along the two horizontal axes, 0 along up) through the
-    planted feet: least squares of the lowest foot point's height over its position, refitted twice on the
-    frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
-    slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
-    up = fig.up if up is None else up
-    k = up_index(up)
-    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
-    if hip is None:
-        hips = match_figure(fig).get("hips")
-        hip = hip_height(fig, hips, up) if hips is not None else 0.0
-    h = [i for i in range(3) if i != k]
-    A = np.column_stack([np.ones(len(p)), p[:, h]])
-    keep = np.ones(len(p), bool)
-    coef = np.zeros(3)
-    for step in range(3):
-        coef = np.linalg.lstsq(A[keep], p[keep, k], rcond=None)[0]
-        r = p[:, k] - A @ coef
-        keep = r <= (np.median(r) if step == 0 else np.percentile(r, 2.0) + 0.05 * hip)
-    out = np.zeros(4)
-    out[0] = coef[0]
-    out[1 + np.array(h)] = coef[1:]
-    return out
-
-
-def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
-                  feet: Sequence[str] | None = None) -> float:
-    """g = where the feet stand: the median, over the frames a foot is down, of the lowest foot point
-    (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
-    (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
-    up = fig.up if up is None else up
-    if hip is None:
-        hips = match_figure(fig).get("hips")
-        hip = hip_height(fig, hips, up) if hips is not None else 0.0
-    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
-    return _stance(low, hip)
-
-
-#: a source floor sloping less than this (rise per run) is taken as flat: its hips keep their heights exactly
-FLAT = 0.005
-
-
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
                    source_up: UpAxis = "y", target_up: UpAxis = "y", target_rest: Array | None = None,
-                   surface: Callable[[Array], Array] | None = None, stand_feet: bool = False
-                   ) -> tuple[Array, float, tuple[str, str]]:
+                   source_rest: Array | None = None, surface: Callable[[Array], Array] | None = None,
+                   stand_feet: bool = False) -> tuple[Array, float, tuple[str, str]]:
     """Target poses (F, D_t) for source poses (F, D_s); returns (poses, s, (target hips, source hips)).
 
-    ``target_rest``: the target's standing pose (its bind pose; default its rest pose), which unmapped joints keep
-    and the rest alignment is measured in. The hips go to s·G·p_s(f), then the whole figure moves along up by one δ:
-    with a ``surface`` (world matrices → the lowest surface point per frame, :func:`lowest_surface`) the target
-    stands on flat ground at 0 (the source's ground plane, :func:`ground_plane`, taken out of the hips' height;
-    δ puts the surface's lowest point on 0, median over the frames a foot is down); without one its lowest foot joint
-    stands, on those frames, at s times the source's (:func:`ground_height`). ``stand_feet`` (a skinned character,
-    whose ankle and toe joints sit anywhere inside the foot): its feet stand as in ``target_rest`` whenever the
-    source's are planted (:func:`_planted_turn`) instead of pointing their ankle → toe line where the source's
+    ``target_rest`` / ``source_rest``: the target's / source's standing pose (its bind pose; default its rest
+    pose), which unmapped joints keep and the rest alignment is measured in. The hips go to s·G·p_s(f), then the
+    whole figure moves along up by one δ: with a ``surface`` (world matrices → the lowest surface point per frame,
+    :func:`lowest_surface`) the target stands on flat ground at 0 (the source's ground plane, :func:`ground_plane`,
+    taken out of the hips' height; over the frames a source foot is down, δ puts the median of the surface's lowest
+    point on 0, or its 5th percentile :data:`SINK` hip heights under it (its lowest :data:`DEEPEST`) where the
+    spread is wider); without one its
+    lowest foot joint stands, on those frames, at s times the source's (:func:`ground_height`). ``stand_feet`` (a
+    skinned character, whose ankle and toe joints sit anywhere inside the foot): its feet stand as in
+    ``target_rest`` whenever the source's are planted (:func:`_planted_turn`) instead of pointing their ankle →
+    toe line where the source's
     does. See the module's docstring.
     """
-    P = source.check_pose(poses)
-    P = np.atleast_2d(P)
-    F = P.shape[0]
+    P = np.atleast_2d(source.check_pose(poses))
     G = _world_from(source_up, target_up)
     Gh = np.eye(4)
     Gh[:3, :3] = G
     Ws = Gh @ source.world_batch(P)
-    Ws0 = Gh @ source.world_batch(source.rest_pose()[None])[0]
+    P_s0 = source.rest_pose() if source_rest is None else np.asarray(source_rest, dtype=float)
+    Ws0 = Gh @ source.world_batch(P_s0[None])[0]
     P_t0 = target.rest_pose() if target_rest is None else np.asarray(target_rest, dtype=float)
     Wt0 = target.world_batch(P_t0[None])[0]
     pairs = bones.pairs
     hips_t = _hips_of(source, pairs)
     hips_s = pairs[hips_t]
     feet_s, feet_t = feet_of(source), feet_of(target)
-    h_s = hip_height(source, hips_s, source_up, feet=feet_s)
+    h_s = hip_height(source, hips_s, source_up, P_s0, feet_s)
     h_t = hip_height(target, hips_t, target_up, P_t0, feet_t)
     if h_s <= 1e-12 * source.size() or h_t <= 1e-12 * target.size():
         raise RetargetError(f"hips {hips_s!r} / {hips_t!r}: no height above the lowest point of the feet at rest "
                             "(cannot scale the root translation by hip height)")
     scale = h_t / h_s
-    # where the target's lowest foot joint stands: c above its flat ground, or the source's ground scaled
     k = up_index(target_up)
-    upv = np.eye(3)[k]
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
         slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
         if np.linalg.norm(slope) < FLAT:
             slope = np.zeros(3)
-    driven = {b.target: b for b in _bones(source, target, pairs, Ws0, Wt0, Ws, up_index(target_up), h_s,
-                                                   stand_feet, feet_t)}
-    t_names = target.node_names
-    parent = [-1 if (up := target.parent_of(n)) is None else t_names.index(up) for n in t_names]
-    starts = target.joint_dofs
-    lim = target.dof_limits()
-    out = np.repeat(P_t0[None], F, axis=0)
-    Wt = np.empty((F, len(t_names), 4, 4))
-    Rt0 = rotation_part(Wt0)
-    hips_i = t_names.index(hips_t)
-    for i, arc in enumerate(target.arcs()):
-        joint = arc.joint
-        B = arc.L[None] if parent[i] < 0 else Wt[:, parent[i]] @ arc.L
-        idx = starts[joint.name]
-        bone = driven.get(i)
-        if bone is not None and joint.dof_count:
-            D = Ws[:, bone.source, :3, :3] @ Ws0[bone.source, :3, :3].T
-            R = D @ (bone.C @ Rt0[i])
-            if bone.child_source >= 0:
-                now = np.einsum("fij,j->fi", R, Rt0[i].T @ bone.d_target)
-                want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
-                R = matrix_aligning(now, want) @ R
-                child = driven.get(bone.child_target)
-                if child is not None and child.child_source >= 0 and parent[child.target] == i:
-                    R = _hinge_twist(target.arcs()[child.target], R, want,
-                                     Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
-            BR = np.broadcast_to(rotation_part(B), (F, 3, 3))
-            Ra = np.swapaxes(BR, 1, 2) @ R
-            t = None
-            if i == hips_i:  # in the hips' parent space, its scale and turn included: t = B₃⁻¹ (p − b)
-                hip = scale * Ws[:, bone.source, :3, 3]
-                hip = hip - np.outer(hip @ slope, upv)
-                B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
-                t = np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
-            vals = read_dofs(joint, Ra, t, P_t0[idx])
-            rev = [k for k, d in enumerate(joint.dofs) if d.revolute]
-            cols = np.asarray(idx)
-            if rev:
-                vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[cols[rev], 0], lim[cols[rev], 1])
-            pri = [k for k, d in enumerate(joint.dofs) if d.kind == "prismatic"]
-            if pri:
-                vals[:, pri] = np.clip(vals[:, pri], lim[cols[pri], 0], lim[cols[pri], 1])
-            out[:, cols] = vals
-            Wt[:, i] = B @ joint.matrix(vals)
-        else:
-            Wt[:, i] = B @ joint.matrix(out[0, idx])
+    driven = _bones(source, target, pairs, Ws0, Wt0, Ws, k, h_s, stand_feet, feet_t)
+    root = _Root(target.node_names.index(hips_t), scale, slope, k)
+    out = _drive(target, driven, Ws, Ws0, Wt0, P_t0, root)
+    Wt = target.world_batch(out)
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
     low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
         delta = scale * ground_height(source, P, source_up, h_s, feet_s) - _stance(low, h_t)
     else:
-        down = np.flatnonzero(low <= np.percentile(low, 2.0) + 0.05 * h_t)
-        down = down[np.linspace(0, len(down) - 1, min(len(down), 64)).round().astype(int)]
-        delta = -float(np.percentile(surface(Wt[down]), 5.0))
-    arc = target.arcs()[hips_i]
-    pri = [c for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True) if d.kind == "prismatic"]
-    if pri:
-        B = arc.L if parent[hips_i] < 0 else Wt[0, parent[hips_i]] @ arc.L
-        dt = np.linalg.solve(B[:3, :3], delta * np.eye(3)[k])
-        for c, d in zip(starts[arc.joint.name], arc.joint.dofs, strict=True):
-            if d.kind == "prismatic":
-                out[:, c] = np.clip(out[:, c] + dt @ d.axis, lim[c, 0], lim[c, 1])
+        down = np.flatnonzero(_source_feet_down(source, Ws, k, h_s))
+        down = down[np.linspace(0, len(down) - 1, min(len(down), 96)).round().astype(int)]
+        lows = surface(Wt[down])
+        delta = -min(float(np.median(lows)), float(np.percentile(lows, 5.0)) + SINK * h_t,
+                     float(lows.min()) + DEEPEST * h_t)
+    _lift(target, out, Wt[0], root.hips, delta * np.eye(3)[k])
     return out, scale, (hips_t, hips_s)
+
+
+@dataclass(frozen=True)
+class _Root:
+    """How the hips (node index ``hips``) move: to s · p_s(f), less the source floor's ``slope`` along up (k)."""
+
+    hips: int
+    scale: float
+    slope: Array
+    k: int
+
+
+def _levels(fig: Figure) -> list[list[int]]:
+    """Arc indices grouped by depth below the root (parents before children)."""
+    names = fig.node_names
+    depth: list[int] = []
+    for arc in fig.arcs():
+        depth.append(0 if arc.parent is None else depth[names.index(arc.parent.name)] + 1)
+    out: list[list[int]] = [[] for _ in range(max(depth, default=-1) + 1)]
+    for i, d in enumerate(depth):
+        out[d].append(i)
+    return out
+
+
+def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: Array, P_t0: Array,
+           root: _Root) -> Array:
+    """The target's poses (F, D): each driven joint's DOFs read from R_t = Δ · D · C · R_t(rest) (the module's
+    docstring) in its parent's world frame, depth by depth: the world matrices of the joints above come from the
+    compiled FK of the poses found so far (one call per depth), so a parent that cannot follow fully (a hinge, a
+    limit) is what its children are measured in."""
+    F = Ws.shape[0]
+    driven = {b.target: b for b in bones if target.arcs()[b.target].joint.dof_count}
+    out = np.repeat(P_t0[None], F, axis=0)
+    lim = target.dof_limits()
+    Wt = Wt0[None]
+    Rt0 = rotation_part(Wt0)
+    changed = False
+    for level in _levels(target):
+        here = [i for i in level if i in driven]
+        if not here:
+            continue
+        if changed:
+            Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
+        for i in here:
+            arc = target.arcs()[i]
+            B = arc.L[None] if arc.parent is None else Wt[:, target.node_names.index(arc.parent.name)] @ arc.L
+            R = _turn(target, driven, driven[i], Ws, Ws0, Rt0[i])
+            t = _root_translation(B, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
+            cols = np.asarray(target.joint_dofs[arc.joint.name])
+            out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B), 1, 2), R), t, P_t0[cols],
+                                   lim[cols])
+        changed = True
+    return out
+
+
+def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, Ws0: Array, Rt0: Array) -> Array:
+    """R_t(f) = Δ(f) · D(f) · C · R_t(rest) (F, 3, 3), D = R_s(f) R_s(rest)ᵀ on rotation parts (a source whose world
+    matrices carry a scale, an FBX armature in centimetres, would otherwise scale D); a hinge child's plane
+    chosen by the twist about the bone (:func:`_hinge_twist`)."""
+    D = _mm3(rotation_part(Ws[:, bone.source]), rotation_part(Ws0[bone.source]).T)
+    R = _mm3(D, bone.C @ Rt0)
+    if bone.child_source >= 0:
+        now = R @ (Rt0.T @ bone.d_target)
+        want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
+        R = _mm3(matrix_aligning(now, want), R)
+        child = driven.get(bone.child_target)
+        names = target.node_names
+        if child is not None and child.child_source >= 0 \
+                and target.parent_of(names[child.target]) == names[bone.target]:
+            R = _hinge_twist(target.arcs()[child.target], R, want,
+                             Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
+    return R
+
+
+def _root_translation(B: Array, p_s: Array, root: _Root) -> Array:
+    """t = B₃⁻¹ (p − b), p = s · p_s less the slope's rise along up: the hips' position in their parent's space,
+    its scale and turn included (B (F or 1, 4, 4) the parent's world matrix times the arc's L)."""
+    hip = root.scale * p_s
+    hip = hip - np.outer(hip @ root.slope, np.eye(3)[root.k])
+    F = hip.shape[0]
+    B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
+    return np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
+
+
+def _values(joint: Joint, Ra: Array, t: Array | None, base: Array, lim: Array) -> Array:
+    """The joint's DOF values (F, k) for local turns Ra (F, 3, 3) and translation t: :func:`read_dofs`, angles
+    unwrapped into their limits, slides clamped."""
+    vals = read_dofs(joint, Ra, t, base)
+    rev = [c for c, d in enumerate(joint.dofs) if d.revolute]
+    if rev:
+        vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[rev, 0], lim[rev, 1])
+    pri = [c for c, d in enumerate(joint.dofs) if d.kind == "prismatic"]
+    if pri:
+        vals[:, pri] = np.clip(vals[:, pri], lim[pri, 0], lim[pri, 1])
+    return vals
+
+
+def _lift(target: Figure, out: Array, W0: Array, hips: int, lift: Array) -> None:
+    """The hips' prismatic DOFs in ``out`` moved so that the whole figure moves by ``lift`` (3,) in the world
+    (W0: frame 0's world matrices, for the hips' parent space), clamped to their limits."""
+    arc = target.arcs()[hips]
+    B = arc.L if arc.parent is None else W0[target.node_names.index(arc.parent.name)] @ arc.L
+    dt = np.linalg.solve(B[:3, :3], lift)
+    lim = target.dof_limits()
+    for c, d in zip(target.joint_dofs[arc.joint.name], arc.joint.dofs, strict=True):
+        if d.kind == "prismatic":
+            out[:, c] = np.clip(out[:, c] + dt @ d.axis, lim[c, 0], lim[c, 1])
 
 
 def retarget(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str, str] | BoneMap | None = None, *,
@@ -808,9 +477,14 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     from .keyframes import Clip
     from .scene import Scene
 
+    s_rest = None
     if isinstance(source, Scene):
         clip = source.clip()
         s_fig, s_up = source.figure, source.up
+        if any(m.skinned for m in source.meshes):  # the source stands in its bind pose too
+            W_bind_s = bind_world(s_fig, source.meshes)
+            if _bind_turns(s_fig, W_bind_s):
+                s_rest = bind_pose(s_fig, W_bind_s)
     else:
         clip = source
         if not isinstance(clip.layout, Figure):
@@ -851,65 +525,13 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
         rest = fig.rest_pose()
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
-                                        target_rest=rest, surface=lowest_surface(fig, meshes, t_up),
+                                        target_rest=rest, source_rest=s_rest, surface=lowest_surface(fig, meshes, t_up),
                                         stand_feet=any(m.skinned for m in meshes))
     out = Clip.from_poses(fig, times, poses, name=name or clip.name, fps=clip.fps, loop=clip.loop)
     return Retargeted(poses, times, out, bm, scale, hips, fig, tuple(notes))
-
-
-def _joint(fig: Figure, node: str) -> Joint:
-    arc = fig.node(node).parent_arc
-    assert arc is not None
-    return arc.joint
 
 
 def _hips_of(source: Figure, pairs: Mapping[str, str]) -> str:
     """The target bone whose source bone lies nearest the source's root: the hips the root translation drives."""
     s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs()}
     return min(pairs, key=lambda t: s_depth[pairs[t]])
-
-
-def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
-    """Nodes whose local turn at bind, (W_parent · L)⁻¹ W_bind, differs from their rest A by more than 1e-4 rad:
-    node → angle."""
-    names = fig.node_names
-    W0 = fig.world_batch(fig.rest_pose()[None])[0]
-    if np.allclose(W0, W_bind, rtol=0, atol=1e-6 * max(1.0, float(np.abs(W0[:, :3, 3]).max()))):
-        return {}
-    out: dict[str, float] = {}
-    for i, arc in enumerate(fig.arcs()):
-        if arc.parent is None:
-            continue
-        p = names.index(arc.parent.name)
-        A_bind = rotation_part(np.linalg.solve(W_bind[p] @ arc.L, W_bind[i]))
-        A_rest = rotation_part(np.linalg.solve(W0[p] @ arc.L, W0[i]))
-        c = np.clip((np.trace(A_rest.T @ A_bind) - 1.0) / 2.0, -1.0, 1.0)
-        if np.arccos(c) > 1e-4:
-            out[arc.child.name] = float(np.arccos(c))
-    return out
-
-
-def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None = None
-                   ) -> Callable[[Array], Array] | None:
-    """A function of world matrices W (F, N, 4, 4) giving the lowest point of the figure's surface per frame (F,):
-    its meshes (skinned or rigid), else its drawn node geometry; None for a figure with neither (a bare skeleton)."""
-    up = fig.up if up is None else up
-    k = up_index(up)
-    if meshes:
-        def of_meshes(W: Array) -> Array:
-            return np.min([m.positions(W)[..., k].min(axis=1) for m in meshes], axis=0)
-
-        return of_meshes
-    if not any(n.data is not None for n in fig.nodes()):
-        return None
-    from .drawn import figure_mesh
-
-    fm = figure_mesh(fig, bones=False)
-    if not fm.triangle_count:
-        return None
-
-    def of_drawn(W: Array) -> Array:
-        M = W[:, fm.owner]
-        return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
-
-    return of_drawn

@@ -3,7 +3,8 @@
     flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix [--rounds 3]
 
 Sources: the BVH clips of ../shared/data/bvh (top level, both naming schemes: CMU's MotionBuilder and 3ds Max
-forms) and tests/data, one per file name (tests/data alone when shared/ is absent). Targets: CesiumMan.glb,
+forms) and tests/data, one per file name (tests/data alone when shared/ is absent; not the pose prior's held-out frames,
+``*heldout*.bvh``: separate poses, not a motion). Targets: CesiumMan.glb,
 RiggedFigure.glb, the TOML humanoid (animkit/examples/humanoid.toml) and the rigs tests/retarget_rigs.py writes with
 animkit's glTF writer (Mixamo-style 0.01-scaled armatures turned −90°/+90°/0° about x with the hips in
 centimetres; a rig whose node pose differs from its bind pose). Each pair: ``retarget_full`` then ``lock_feet`` on
@@ -34,9 +35,16 @@ import animkit  # noqa: E402
 from animkit.humanoid import match_figure  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
 from animkit.motion import MotionError, lock_feet  # noqa: E402
-from animkit.motion_measures import MotionReport, SourceMotion, bone_direction_errors, measure_motion  # noqa: E402
+from animkit.motion_measures import (  # noqa: E402
+    MotionReport,
+    SourceMotion,
+    bone_direction_errors,
+    measure_motion,
+    standing_hip_height,
+)
 from animkit.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
-from animkit.retarget import feet_of, hip_height, retarget_full  # noqa: E402
+from animkit.retarget import feet_of, retarget_full  # noqa: E402
+from animkit.surface import body_surface  # noqa: E402
 from benchmarks.harness import write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
 from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402
@@ -52,7 +60,8 @@ def sources() -> list[Path]:
     for folder in (SHARED, ROOT / "tests" / "data"):
         if folder.is_dir():
             for p in sorted(folder.glob("*.bvh")):
-                seen.setdefault(p.name, p)
+                if "heldout" not in p.name:  # the pose prior's held-out frames: single poses, not a motion
+                    seen.setdefault(p.name, p)
     return list(seen.values())
 
 
@@ -69,6 +78,7 @@ class Row:
     hip_m: float
     fps: float
     note: str
+    retarget_fps: float = 0.0
 
 
 def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name: str, rounds: int,
@@ -78,18 +88,20 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
     s_report = measure_motion(src.figure, P_s, clip.fps, up=src.up)
     note = ""
     times = []
+    alone = []
     r = None
     poses = None
     for _ in range(rounds):
         t0 = time.perf_counter()
         r = retarget_full(src, tgt, mapping)
+        alone.append(time.perf_counter() - t0)
         try:
             poses = lock_feet(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes).poses
         except MotionError as exc:
             poses, note = None, f"not locked: {str(exc).splitlines()[0]}"
         times.append(time.perf_counter() - t0)
     assert r is not None
-    source = SourceMotion(src.figure, P_s, src.up, r.bone_map)
+    source = SourceMotion(src.figure, P_s, src.up, r.bone_map, src.meshes)
     before = measure_motion(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
     after = (measure_motion(r.figure, poses, clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
              if poses is not None else None)
@@ -98,12 +110,12 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
                                  up=tgt.up, source_up=src.up)
     kept = [np.degrees(v) for k, v in errs.items() if k.split(">")[0] not in feet]
     dirs = (float(np.median(np.concatenate(kept))), float(np.percentile(np.concatenate(kept), 90))) if kept else None
-    hips_s = r.hips[1]
-    hip_m = r.scale * hip_height(src.figure, hips_s, src.up) * before.metres_per_unit
+    hip_m = standing_hip_height(r.figure, r.hips[0], tgt.up, body_surface(r.figure, tgt.meshes)) \
+        * before.metres_per_unit
     if r.notes:
         note = "; ".join([note] * bool(note) + [n for n in r.notes if "follows its source" not in n])
     return Row(src_name, tgt_name, len(P_s), before, after, s_report.knee_pop_deg, s_report.travel_hh, dirs, hip_m,
-               len(P_s) / float(np.median(times)), note)
+               len(P_s) / float(np.median(times)), note, len(P_s) / float(np.median(alone)))
 
 
 def row_hips(fig: animkit.Figure) -> str:
@@ -148,8 +160,9 @@ def _low(m: MotionReport | None) -> str:
 def table(rows: list[Row]) -> str:
     head = ("| source | target | frames | travel ratio | planted low median / p5, mm (retargeted → locked) | "
             "skate mm/s at 0.9 m hips (retargeted → locked) | knee pop ° source / retargeted / locked | "
-            "bone dirs ° median / p90 (all bones) | same without the feet | frames/s | goals |")
-    out = [head, "|" + "---|" * 11]
+            "bone dirs ° median / p90 (all bones) | same without the feet | frames/s (retarget + lock) | "
+            "frames/s (retarget alone) | goals |")
+    out = [head, "|" + "---|" * 12]
     for r in rows:
         a, b = r.retargeted, r.locked
         assert a is not None
@@ -164,7 +177,8 @@ def table(rows: list[Row]) -> str:
                    f"{_f(r.source_knee, '.1f')} / {_f(a.knee_pop_deg, '.1f')} / {_f(knee_b, '.1f')} | "
                    f"{_f(m.bone_direction_median_deg, '.1f')} / {_f(m.bone_direction_p90_deg, '.1f')} | "
                    f"{'–' if r.dirs_no_feet is None else f'{r.dirs_no_feet[0]:.1f} / {r.dirs_no_feet[1]:.1f}'} | "
-                   f"{r.fps:,.0f} | {'all met' if not missed else 'missed: ' + ', '.join(missed)} |")
+                   f"{r.fps:,.0f} | {r.retarget_fps:,.0f} | "
+                   f"{'all met' if not missed else 'missed: ' + ', '.join(missed)} |")
     return "\n".join(out)
 
 
@@ -195,7 +209,7 @@ def main() -> None:
                     notes.setdefault(name, row.note)
                 if path.name not in source_skate:
                     rep = measure_motion(src.figure, src.clip().sample_frames(), src.clip().fps, up=src.up)
-                    h = hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
+                    h = standing_hip_height(src.figure, row_hips(src.figure), src.up) * rep.metres_per_unit
                     source_skate[path.name] = (rep.skate_mm_per_s or 0.0) * 0.9 / h
                 print(f"{path.name} -> {name}: {', '.join(goals(row)) or 'all met'} "
                       f"({time.perf_counter() - t0:.1f} s)", flush=True)
@@ -217,22 +231,30 @@ def main() -> None:
             print(f"Fox {clip_name} -> long Fox: {', '.join(goals(row)) or 'all met'} "
                   f"({time.perf_counter() - t0:.1f} s)", flush=True)
     met = sum(not goals(r) for r in rows)
+    missed: dict[str, int] = {}
+    for r in rows:
+        for g in goals(r):
+            missed[g] = missed.get(g, 0) + 1
+    by_goal = ", ".join(f"{g} {n}" for g, n in sorted(missed.items(), key=lambda kv: -kv[1])) or "none"
     lines = [
         "# Retargeting every clip onto every humanoid character",
         "",
         f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix --rounds {args.rounds}`",
         "",
         f"{len(clips)} clips × {(len(rows) - fox_rows) // max(len(clips), 1)} humanoid characters and {fox_rows} "
-        f"quadruped rows; {met} of {len(rows)} rows meet every goal. {platform.python_version()}, NumPy "
+        f"quadruped rows; {met} of {len(rows)} rows meet every goal. Goals missed, by row: {by_goal}. "
+        f"{platform.python_version()}, NumPy "
         f"{np.__version__}, one core (BLAS threads 1). The machine was "
         "loaded (2 cores shared by 8 engineers): frames/s are lower bounds, the median of "
         f"{args.rounds} runs of retarget + lock feet (the whole of `retarget_full` and `lock_feet`, on the clip's "
-        "own length).",
+        "own length; the column after it times `retarget_full` alone in the same runs).",
         "",
         "Measures (animkit.motion_measures, against the source: its contacts, by height within 4 % of the hip "
         "height of each point's low and slower than 1 hip height per second, carried to the target): travel ratio = "
-        "root travel in hip heights ÷ the source's (hip heights measured the same way on both: hips above the lowest "
-        "foot point standing); planted low = the lowest point of the planted foot's surface (skinned mesh, else "
+        "root travel in hip heights ÷ the source's (each side's own standing hip height, measured on its surface: "
+        "the hips above the lowest point of the feet's mesh or drawn geometry at rest, independently of the "
+        "joint-based hip height the retarget scales by, so that a wrong scale shows); "
+        "planted low = the lowest point of the planted foot's surface (skinned mesh, else "
         "drawn geometry) above the ground y = 0 over its contact frames; skate = the planted feet's ground speed "
         "over 0.1 s windows, per leg its slowest foot point, scaled to a 0.9 m hip height (the source clips "
         "themselves score 24–125 mm/s: see below); knee pop = the largest frame-to-frame change of a knee angle; "
