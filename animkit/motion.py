@@ -344,35 +344,57 @@ def _frames_batch(a: Array, b: Array) -> Array:
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
-def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
-          ) -> tuple[Array, Array, Array, NDArray[np.intp]]:
-    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
-    whose lock it eases from (itself during a contact, the contact's last frame after it, −1 elsewhere).
+def _lock_point(clip: Array, hip: Array, reach: float, up: int) -> Array:
+    """Where a planted ankle is held over its contact (clip (n, 3), the clip's ankle there): the point p on the
+    ground path from its first to its last position (and its mean) that minimises max_f (|p_f − hip(f)| − r(f))⁺
+    + 0.01·max_f |p − clip(f)|_ground, p_f = p on the ground at the clip's height, r(f) = max(reach, |clip(f) −
+    hip(f)|): the leg stretched past its reach
+    as little as can be, then the foot as near the clip's as can be (a sliding foot held at its middle moves ±s/2)."""
+    t = np.linspace(0.0, 1.0, 9)[:, None]
+    cand = np.concatenate([clip[0] + t * (clip[-1] - clip[0]), clip.mean(axis=0, keepdims=True)])  # (C, 3)
+    off = cand[:, None, :] - clip[None]  # (C, n, 3)
+    off[..., up] = 0.0
+    room = np.maximum(np.linalg.norm(clip - hip, axis=1), reach)  # never shorter than the clip's own
+    over = np.maximum(np.linalg.norm(off + (clip - hip)[None], axis=-1) - room, 0.0).max(axis=1)
+    return cand[int(np.argmin(over + 0.01 * np.linalg.norm(off, axis=-1).max(axis=1)))]
 
-    Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
-    toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
-    − ankle)). The weight w = smoothstep(min(f − s + 1, e + blend − f) / (blend + 1)) for a contact [s, e) eases
-    in over its first ``blend`` frames and out over ``blend`` frames after it (a contact shorter than that rises
-    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops. After a contact
-    the lock's offset from the clip is carried (lock = clip + lock(e − 1) − clip(e − 1)), so a foot leaving the
-    ground follows the clip as the offset fades instead of being held back.
+
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, hip: Array | None = None,
+          reach: float = np.inf, up: int = 1) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
+    whose lock it eases from (itself during a contact, the contact's first frame before it and its last frame
+    after it, −1 elsewhere).
+
+    Heel contact: the ankle stays at one point over the contact (:func:`_lock_point` given the ``hip`` positions
+    and the leg's ``reach``, else the clip's mean there). Toe contact with the heel also down: the foot turns (Q)
+    so the toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe
+    lock − Q·(toe − ankle)). The weight is 1 over the whole contact [s, e) and eases in over ``blend`` frames
+    before it and out over ``blend`` after it, w = smoothstep(min(f − s + blend + 1, e + blend − f) / (blend +
+    1)); around a contact the lock's offset from the clip is carried (goal = clip + lock(s) − clip(s) before it,
+    clip + lock(e − 1) − clip(e − 1) after it), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
+    heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
     heel_lock = np.full((F, 3), np.nan)
-    for s, e in _intervals(mask_heel):
-        heel_lock[s:e] = clip[s]
+    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe puts it
+        ts = [t for t in toe_runs if t[0] < s < t[1]]
+        if ts:
+            heel_lock[s:e] = toe[ts[0][0]:s].mean(axis=0) - rel[s]
+        elif hip is None:
+            heel_lock[s:e] = clip[s:e].mean(axis=0)
+        else:
+            heel_lock[s:e] = _lock_point(clip[s:e], hip[s:e], reach, up)
     toe_lock = np.full((F, 3), np.nan)
-    for s, e in _intervals(mask_toe):
-        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s]
+    for s, e in toe_runs:
+        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
     both = mask_heel & mask_toe
     only_toe = mask_toe & ~mask_heel
     rv = np.zeros((F, 3))
     if both.any():
         rv[both] = rotation_vector_from_matrix(matrix_aligning(rel[both], toe_lock[both] - heel_lock[both]))
-    for f in range(1, F):  # the turn holds while the foot pivots on its toe after standing on both
-        if only_toe[f] and (both[f - 1] or only_toe[f - 1]):
-            rv[f] = rv[f - 1]
+    for f in np.flatnonzero(only_toe[1:] & (both[:-1] | only_toe[:-1])) + 1:  # the turn holds while the foot
+        rv[f] = rv[f - 1]  # pivots on its toe after standing on both
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
     Q = matrix_from_rotation_vector(rv)
@@ -382,22 +404,21 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
     goal = lock.copy()
     src = np.where(locked, np.arange(F), -1)
     for s, e in _intervals(locked):
-        fr = np.arange(s, min(F, e + blend))
-        x = np.clip(np.minimum(fr - s + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
+        fr = np.arange(max(0, s - blend), min(F, e + blend))
+        x = np.clip(np.minimum(fr - s + blend + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
         w[fr] = np.maximum(w[fr], x * x * (3.0 - 2.0 * x))  # smoothstep: no jump in speed where a ramp starts or ends
-        for d in range(1, blend + 1):
-            g = e - 1 + d
-            if g >= F or locked[g]:
-                break
-            goal[g] = clip[g] + lock[e - 1] - clip[e - 1]
-            rv[g] = rv[e - 1]
-            src[g] = e - 1
+        for g, at in [(g, e - 1) for g in range(e, min(F, e + blend))] + [(g, s) for g in range(s - 1, max(-1, s - blend - 1), -1)]:
+            if locked[g] or (src[g] >= 0 and abs(src[g] - g) <= abs(at - g)):
+                continue
+            goal[g] = clip[g] + lock[at] - clip[at]
+            rv[g] = rv[at]
+            src[g] = at
     Q = matrix_from_rotation_vector(rv * w[:, None])
     return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
 
 
 def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
-            near: float = 0.0, max_step: float = np.inf) -> Array:
+            near: float = 0.0, max_step: float = np.inf, up: int = 1, planted: Bool | None = None) -> Array:
     """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
 
     The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
@@ -423,15 +444,15 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     n_w = Rh @ n_local
     to_goal = goal - Hp
     d = np.linalg.norm(to_goal, axis=1)
-    u = to_goal / d[:, None]
+    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
+    if np.isfinite(max_step):
+        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
+    u = _keep_height(to_goal, d, dd, up, planted)
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
     n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
-    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
-    if np.isfinite(max_step):
-        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -454,6 +475,29 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
+    """Unit directions hip → ankle: towards the goal, except where the knee cannot bend far enough (dd > d) and the
+    foot is not ``planted``: there the ankle keeps the goal's height, u = (r·ĥ + y·ê_up) / dd with y the goal's
+    height below the hip, ĥ its ground direction and r = √(dd² − y²), so a swinging leg bent to its limit moves
+    the foot along the ground, never into it (a planted one stays on its hip–goal line: it never slides)."""
+    u = to_goal / d[:, None]
+    short = dd > d * (1.0 + 1e-9)
+    if planted is not None:
+        short &= ~planted
+    if not short.any():
+        return u
+    y = np.clip(to_goal[short, up], -dd[short], dd[short])
+    h = to_goal[short].copy()
+    h[:, up] = 0.0
+    hn = np.linalg.norm(h, axis=1, keepdims=True)
+    h = np.where(hn > 1e-12 * dd[short, None], h / np.maximum(hn, 1e-300), 0.0)
+    r = np.sqrt(np.maximum(dd[short] ** 2 - y**2, 0.0))
+    out = r[:, None] * h
+    out[:, up] += y
+    u[short] = out / dd[short, None]
+    return u
 
 
 def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, step: float) -> Array:
@@ -513,11 +557,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then a leg still
     made worse is left as given, whole, and if that is not enough the clip is returned as given). Each leg's lock
     turns that leg's own joints only (hip, knee, ankle); the one shared correction is a biped's pelvis, lowered
-    where a held foot is out of reach, with the other leg then holding its own foot where the clip has it. Four
+    where a held foot is out of reach and raised where it is nearer than the knee can bend to, with the other leg
+    then holding its own foot where the clip has it. Four
     legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands on its
-    paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged by how far a
-    planted point gets from where it landed within its contact (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame
-    path, which marker jitter dominates.
+    paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per contact by
+    its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path, which
+    marker jitter dominates.
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -600,22 +645,27 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
 
 
-#: A lock may leave a planted foot this fraction of the hip height (1 mm at 1 m) further from where it landed than
-#: the clip as given does before it is judged worse (the IK's soft stops and the ease in and out).
-DRIFT_TOLERANCE = 0.001
+#: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
+#: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
+#: 120 fps): the IK's soft stops and the ease in and out.
+DRIFT_TOLERANCE = 0.0001
 
 
-def _drift(X: Array, runs_of: list[tuple[int, list[tuple[int, int]]]], a: int, b: int, horiz: list[int]) -> float:
-    """The largest ground distance of a planted point from where it stood at the start of its contact (clipped to
-    [a, b)), over the points and contacts given (``runs_of``: node index, its contact runs)."""
-    worst = 0.0
-    for i, runs in runs_of:
-        for s, e in runs:
-            s, e = max(s, a), min(e, b)
-            if e - s >= 2:
-                d = np.linalg.norm(X[s:e, i][:, horiz] - X[s, i][horiz], axis=1)
-                worst = max(worst, float(d.max()))
-    return worst
+def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int], window: int) -> Array:
+    """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
+    [a, b)): the mean over its frames of the slowest planted point's ground speed over ``window`` frames
+    (:func:`windowed_speed`, units per frame; NaN for a run too short to tell), as the skate measure takes it."""
+    clipped = []
+    for _, m in masks:
+        c = np.zeros_like(m)
+        c[a:b] = m[a:b]
+        clipped.append(c)
+    v = np.stack([windowed_speed(X[:, i][:, horiz], c, 1.0, float(window)) for (i, _), c in zip(masks, clipped,
+                                                                                                 strict=True)])
+    slowest = np.fmin.reduce(v, axis=0)
+    out = [float(np.nanmean(slowest[s:e])) if np.isfinite(slowest[s:e]).any() else np.nan
+           for s, e in _intervals(np.logical_or.reduce(clipped))]
+    return np.asarray(out, dtype=float)
 
 
 def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
@@ -641,7 +691,7 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
         pts = [names.index(p) for p in dict.fromkeys((leg.ankle, leg.toe)) if p in contacts.points]
-        runs_of = [(i, _intervals(contacts.mask[:, contacts.points.index(names[i])])) for i in pts]
+        runs_of = [(i, contacts.mask[:, contacts.points.index(names[i])]) for i in pts]
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
         win = np.zeros(len(P), dtype=bool)
@@ -661,18 +711,23 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
             else:
-                d0, d1 = _drift(pos0, runs_of, a, b, horiz), _drift(W[:, :, :3, 3], runs_of, a, b, horiz)
-                if d1 > d0 + DRIFT_TOLERANCE * hip:
-                    out.append((a, b, leg.side, f"the planted foot would drift {1e3 * unit * d1:.1f} mm from where "
-                                f"it landed (as given {1e3 * unit * d0:.1f} mm)"))
+                win = max(1, nb // 2)
+                d0, d1 = _drift(pos0, runs_of, a, b, horiz, win), _drift(W[:, :, :3, 3], runs_of, a, b, horiz, win)
+                worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
+                if worse.size:
+                    d0, d1 = float(d0[worse[0]]), float(d1[worse[0]])
+                    out.append((a, b, leg.side, f"a planted foot would slide {1e3 * unit * d1:.2f} mm a frame in "
+                                f"its contact (as given {1e3 * unit * d0:.2f} mm)"))
     return out
 
 
 def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> Array:
-    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold ends earlier; ≤ 8 passes)."""
+    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
+    frames held, the ankle on the ground within 2 % of the leg's length of its goal; ≤ 8 passes)."""
     names = figure.node_names
+    k = up_index(up)
     nb = max(2, int(round(blend * fps)))
     P = P0
     for _ in range(8):
@@ -682,13 +737,17 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
         for leg, (goal, w) in zip(legs, goals, strict=True):
             ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
             length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
-            miss = (w > 0.0) & (np.linalg.norm(pos[:, ia] - goal, axis=1) > 0.02 * length)
+            gap = pos[:, ia] - goal
+            gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
+            miss = (w > 0.0) & (np.linalg.norm(gap, axis=1) > 0.02 * length)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
-                    bad = np.flatnonzero(miss[s0:e0 + nb])
-                    if bad.size:  # a miss in the lock or in its ease-out: end the lock earlier by as much
-                        f = s0 + int(bad[0])
-                        m[max(s0 + 1, f if f < e0 else e0 - (f - e0 + 1)):e0] = False
+                    if miss[s0:e0].any():  # missed in the lock: its longest run of frames held stays locked (a
+                        # miss in its ease, the foot in the air, is no slide)
+                        runs = _intervals(~miss[s0:e0]) or [(0, 1)]
+                        a, b = max(runs, key=lambda r: r[1] - r[0])
+                        m[s0:e0] = False
+                        m[s0 + a:s0 + b] = True
                         again = True
         if not again:
             break
@@ -731,7 +790,12 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
         A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
         mh, mt = masks[leg.side]
-        goal, w, Q, src = _goal(A, mh, mt, toe, nb)
+        Hp = W[:, ih, :3, 3]
+        Kp = W[0, ik_, :3, 3]
+        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
+        d0 = np.linalg.norm(A - Hp, axis=1)
+        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
             below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
@@ -744,32 +808,31 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit
-        Hp = W[:, ih, :3, 3]
-        Kp = W[0, ik_, :3, 3]
-        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
-        d0 = np.linalg.norm(A - Hp, axis=1)
-        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
-        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min())))
+        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w))
         weights.append((goal, w))
-    # the hips come down where a locked leg could not reach its goal, smoothly (max filter, then a mean)
+    # the hips come down where a locked leg could not reach its goal and up where a planted one would have to bend
+    # further than the clip's knee does, smoothly (max filter, then a mean)
     upv = np.eye(3)[k]
     drop = np.zeros(F)
     if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
-        for leg, goal, active, _, reach, _ in feet:
-            hip = W[:, names.index(leg.hip), :3, 3]
-            off = goal - hip
+        down, rise = np.zeros(F), np.zeros(F)
+        for leg, goal, active, _, reach, near, w in feet:
+            off = goal - W[:, names.index(leg.hip), :3, 3]
             vert = off @ upv
             flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
             need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
-            drop = np.maximum(drop, need)
-    if drop.max() > 0:
-        drop = _smooth_max(drop, nb)
+            down = np.maximum(down, need)
+            bent = near + SOFT * reach
+            need = np.where((w >= 1.0) & (flat2 < bent**2), np.sqrt(np.maximum(bent**2 - flat2, 0.0)) + vert, 0.0)
+            rise = np.maximum(rise, need)
+        drop = (_smooth_max(down, nb) if down.max() > 0 else down) - (_smooth_max(rise, nb) if rise.max() > 0 else rise)
+    if np.abs(drop).max() > 0:
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = -drop[:, None] * upv
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach, near in feet:  # where the hips came down, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach, near, max_step)
+    for leg, goal, active, Q, reach, near, w in feet:  # where the hips came down, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
     return P, weights
 
 
