@@ -175,7 +175,13 @@ def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) ->
     measures: dict[str, Any] = {"retarget_scale": r.scale, "retarget_notes": list(r.notes)}
     if options.get("lock", True):
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes)
+            from .motion import legs_of
+            from .motion_measures import carry_contacts, height_contacts
+
+            planted = carry_contacts(height_contacts(scene.figure, scene.clip().sample(r.times), r.clip.fps,
+                                                     up=scene.up), legs_of(scene.figure), legs_of(target.figure))
+            locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, meshes=target.meshes,
+                               contacts=planted)  # the source's contacts, carried
         except MotionError as exc:
             measures["lock"] = f"not locked: {exc}".splitlines()[0]
         else:

@@ -499,8 +499,13 @@ def _cmd_retarget(args: argparse.Namespace) -> int:
     poses = r.poses
     if not args.no_lock:
         try:
+            from .motion import legs_of
+            from .motion_measures import carry_contacts, height_contacts
+
+            planted = carry_contacts(height_contacts(source.figure, source.clip().sample(r.times), r.clip.fps,
+                                                     up=source.up), legs_of(source.figure), legs_of(target.figure))
             locked = lock_feet(target.figure, poses, r.clip.fps, up=target.up, ground=args.ground,
-                               meshes=target.meshes)
+                               meshes=target.meshes, contacts=planted)  # the source's contacts, carried
         except MotionError as exc:
             print(f"animkit: feet not locked: {exc}", file=sys.stderr)
         else:

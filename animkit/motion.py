@@ -393,26 +393,27 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     rv = np.zeros((F, 3))
     if both.any():
         rv[both] = rotation_vector_from_matrix(matrix_aligning(rel[both], toe_lock[both] - heel_lock[both]))
-    for f in np.flatnonzero(only_toe[1:] & (both[:-1] | only_toe[:-1])) + 1:  # the turn holds while the foot
-        rv[f] = rv[f - 1]  # pivots on its toe after standing on both
+    for s, e in _intervals(only_toe):  # the turn holds while the foot pivots on its toe after standing on both
+        if s > 0 and both[s - 1]:
+            rv[s:e] = rv[s - 1]
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
     Q = matrix_from_rotation_vector(rv)
     lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
     locked = mask_heel | mask_toe
-    w = np.zeros(F)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(locked, idx, -1))  # the last locked frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(locked, idx, F)[::-1])[::-1]
+    after = np.where(prev >= 0, idx - prev, F + blend + 1)
+    before = np.where(nxt < F, nxt - idx, F + blend + 1)
+    x = np.clip((blend + 1.0 - np.minimum(after, before)) / (blend + 1.0), 0.0, 1.0)
+    w = x * x * (3.0 - 2.0 * x)  # smoothstep: no jump in speed where a ramp starts or ends
+    at = np.where(after <= before, prev, nxt)  # the nearer contact's end (after it) or start (before it)
+    ease = ~locked & (np.minimum(after, before) <= blend)
     goal = lock.copy()
-    src = np.where(locked, np.arange(F), -1)
-    for s, e in _intervals(locked):
-        fr = np.arange(max(0, s - blend), min(F, e + blend))
-        x = np.clip(np.minimum(fr - s + blend + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
-        w[fr] = np.maximum(w[fr], x * x * (3.0 - 2.0 * x))  # smoothstep: no jump in speed where a ramp starts or ends
-        for g, at in [(g, e - 1) for g in range(e, min(F, e + blend))] + [(g, s) for g in range(s - 1, max(-1, s - blend - 1), -1)]:
-            if locked[g] or (src[g] >= 0 and abs(src[g] - g) <= abs(at - g)):
-                continue
-            goal[g] = clip[g] + lock[at] - clip[at]
-            rv[g] = rv[at]
-            src[g] = at
+    goal[ease] = clip[ease] + lock[at[ease]] - clip[at[ease]]
+    rv[ease] = rv[at[ease]]
+    src = np.where(locked, idx, np.where(ease, at, -1))
     Q = matrix_from_rotation_vector(rv * w[:, None])
     return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
 
@@ -728,7 +729,6 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
     frames held, the ankle on the ground within 2 % of the leg's length of its goal; ≤ 8 passes)."""
     names = figure.node_names
     k = up_index(up)
-    nb = max(2, int(round(blend * fps)))
     P = P0
     for _ in range(8):
         P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
