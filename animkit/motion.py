@@ -808,7 +808,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit
-        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w))
+        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
         weights.append((goal, w))
     # the hips come down where a locked leg could not reach its goal and up where a planted one would have to bend
     # further than the clip's knee does, smoothly (max filter, then a mean)
@@ -816,13 +816,15 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     drop = np.zeros(F)
     if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
         down, rise = np.zeros(F), np.zeros(F)
-        for leg, goal, active, _, reach, near, w in feet:
+        for leg, goal, active, _, reach, near, w, d_clip in feet:
             off = goal - W[:, names.index(leg.hip), :3, 3]
             vert = off @ upv
             flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
-            need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
+            far = reach - 0.5 * SOFT * reach  # half into the IK's soft stop: the foot ≤ 0.11 of its width short
+            need = np.where(active & (flat2 < far**2), -vert - np.sqrt(np.maximum(far**2 - flat2, 0.0)), 0.0)
             down = np.maximum(down, need)
-            bent = near + SOFT * reach
+            # half into the soft stop, but never for a bend the clip makes itself at that frame
+            bent = np.minimum(near + 0.5 * SOFT * reach, d_clip)
             need = np.where((w >= 1.0) & (flat2 < bent**2), np.sqrt(np.maximum(bent**2 - flat2, 0.0)) + vert, 0.0)
             rise = np.maximum(rise, need)
         drop = (_smooth_max(down, nb) if down.max() > 0 else down) - (_smooth_max(rise, nb) if rise.max() > 0 else rise)
@@ -831,7 +833,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         M[:, :3, 3] = -drop[:, None] * upv
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach, near, w in feet:  # where the hips came down, the feet stay where the clip had them
+    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips came down, the feet stay where the clip had them
         P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
     return P, weights
 
