@@ -833,7 +833,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         M[:, :3, 3] = -drop[:, None] * upv
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips came down, the feet stay where the clip had them
+    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips moved, the feet stay where the clip had them
         P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
     return P, weights
 
