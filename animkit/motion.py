@@ -711,9 +711,11 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
-            else:
-                win = max(1, nb // 2)
-                d0, d1 = _drift(pos0, runs_of, a, b, horiz, win), _drift(W[:, :, :3, 3], runs_of, a, b, horiz, win)
+            elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
+                # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
+                half = max(1, nb // 2)
+                d0 = _drift(pos0, runs_of, a, b, horiz, half)
+                d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
                 worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
                 if worse.size:
                     d0, d1 = float(d0[worse[0]]), float(d1[worse[0]])
