@@ -39,7 +39,7 @@ second clip by M_a(start)·M_b(0)⁻¹ so the blend starts where and facing wher
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -539,6 +539,57 @@ def _nearest_turns(new: Array, old: Array) -> Array:
     return old + (new - old + np.pi) % (2 * np.pi) - np.pi
 
 
+@dataclass(frozen=True, eq=False)
+class _Judge:
+    """The clip as given, as the never-worse checks read it: its poses, knee angles (F, legs) and feet's lowest
+    surface points (F, legs), the ground, the surface, the up index, metres per unit, the blend in frames and the
+    contacts."""
+
+    figure: Figure
+    P0: Array
+    legs: tuple[Leg, ...]
+    knee0: Array
+    low0: Array
+    ground: float
+    surface: BodySurface
+    k: int
+    unit: float
+    nb: int
+    contacts: Contacts
+
+
+def _unlock_worse(judge: _Judge, lock: Callable[[], Array], masks: dict[str, tuple[Bool, Bool]],
+                  lift: dict[str, Bool], notes: list[str]) -> tuple[Array, dict[str, tuple[Bool, Bool]]]:
+    """``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is worse than the clip as given
+    (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg at fault's own there, else
+    the other leg's: a biped's leg moved only because the pelvis moved for the other's lock). Then the legs still
+    made worse lose every lock, and if that is still worse, the clip is returned as given (masks then empty)."""
+    F = judge.P0.shape[0]
+    for _ in range(12):
+        P = lock()
+        worse = _worse_stretches(judge, P, masks)
+        if not worse:
+            return P, masks
+        for s0, e0, side, why in worse:
+            lift[side][s0:e0] = False
+            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
+            for other in [side] if own else [leg.side for leg in judge.legs if leg.side != side]:
+                for m in masks[other]:
+                    for s1, e1 in _intervals(m):
+                        if s1 < e0 and e1 > s0:
+                            m[s1:e1] = False
+                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
+    for side in dict.fromkeys(w[2] for w in worse):
+        masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
+        lift[side][:] = False
+        notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
+    P = lock()
+    if _worse_stretches(judge, P, masks):
+        notes.append("feet left as given: every lock made some stretch worse")
+        return judge.P0, {}
+    return P, masks
+
+
 def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", ground: float | None = None,
               contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
               unit: float | None = None, meshes: Sequence[Mesh] = ()) -> LockResult:
@@ -593,33 +644,9 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
              for leg in legs]  # each foot's surface about its ankle, in the clip
     notes: list[str] = []
-    P = P0
-    for _ in range(12):
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
-        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
-        if not worse:
-            break
-        for s0, e0, side, why in worse:  # the leg at fault: its own locks there, else (a biped's leg moved only
-            # because the pelvis came down for the other's lock) the other leg's locks there
-            lift[side][s0:e0] = False
-            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
-            for other in [side] if own else [leg.side for leg in legs if leg.side != side]:
-                for m in masks[other]:
-                    for s1, e1 in _intervals(m):
-                        if s1 < e0 and e1 > s0:
-                            m[s1:e1] = False
-                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
-    else:  # the legs still made worse lose every lock (their DOFs then only hold their feet where the clip has them
-        # while the shared hips come down for the others); if that is still worse, the clip is returned as given
-        for side in dict.fromkeys(w[2] for w in worse):
-            masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
-            lift[side][:] = False
-            notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
-        if _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c):
-            P = P0
-            notes.append("feet left as given: every lock made some stretch worse")
-            masks = {}
+    judge = _Judge(figure, P0, legs, knee0, low0, g, surface, k, u, nb, c)
+    P, masks = _unlock_worse(judge, lambda: _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0),
+                             masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
@@ -635,15 +662,20 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
-    held = None
-    if masks:
-        held = np.zeros_like(c.mask)
-        for leg in legs:
-            mh, mt = masks[leg.side]
-            held[:, c.points.index(leg.ankle)] = mh
-            if leg.toe in c.points:
-                held[:, c.points.index(leg.toe)] = mt
-    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+
+
+def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
+    """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
+    if not masks:
+        return None
+    held = np.zeros_like(c.mask)
+    for leg in legs:
+        mh, mt = masks[leg.side]
+        held[:, c.points.index(leg.ankle)] = mh
+        if leg.toe in c.points:
+            held[:, c.points.index(leg.toe)] = mt
+    return held
 
 
 #: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
@@ -669,21 +701,20 @@ def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[
     return np.asarray(out, dtype=float)
 
 
-def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
-                     ground: float, surface: BodySurface, k: int, unit: float,
-                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts
-                     ) -> list[tuple[int, int, str, str]]:
+def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]]) -> list[tuple[int, int, str, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
     given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
     what got worse.
     A leg's stretches are its contacts, each with
     ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
+    figure, legs, k, nb, contacts = judge.figure, judge.legs, judge.k, judge.nb, judge.contacts
+    knee0, low0, ground, unit = judge.knee0, judge.low0, judge.ground, judge.unit
     names = figure.node_names
     W = figure.world_batch(P)
     knee = knee_angles(figure, P, legs)
-    low = _foot_lows(figure, W, legs, surface, k)
-    pos0 = figure.world_positions(P0)
+    low = _foot_lows(figure, W, legs, judge.surface, k)
+    pos0 = figure.world_positions(judge.P0)
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
