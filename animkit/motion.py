@@ -9,17 +9,22 @@ frame such as the T-pose that opens CMU's BVH conversions), v_xz its horizontal 
 figure's hip height at rest (its leg length), so the thresholds follow the figure's size (defaults
 ``height = 0.04``, ``speed = 0.5``). Gaps of up to ``gap`` frames close and runs shorter than ``min_frames`` drop.
 
-**Foot locking.** During a heel contact the ankle stays where it landed; during a toe contact without the heel
-the toe stays where it landed and the foot turns about it (ankle goal = toe lock − (toe − ankle) at f). The goal
-is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact (after it, the
-lock's offset from the clip fades), its height puts the foot's lowest *surface* point (the skinned mesh, else the
-drawn geometry: :mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out
-of the ground elsewhere, and it is reached by the two-bone leg IK batched over frames
-(:func:`animkit.ik.two_bone_angles`): the knee stays in the plane of the clip's own knee (its bend axis, fixed in
-the thigh's frame, so it never flips) and within the clip's own range of bend (soft stops), the foot keeps its
-world orientation from the clip. Locking never makes a clip worse: a stretch of frames whose foot surface goes
-further under the ground, or whose knee changes between frames by more than the clip's largest change, has its
-contacts left unlocked (:attr:`LockResult.unlocked` says which and why).
+**Foot locking.** During a heel contact the ankle is held at one point over the whole contact (the point of
+its path the leg reaches best: a sliding foot is held near its middle); during a toe contact with the heel down the
+foot turns so the toe stays too, and when the heel lifts the toe stays where the heel left it and the foot turns
+about it (ankle goal = toe lock − Q·(toe − ankle) at f). The lock holds in full over the whole contact and is
+eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the clip carried
+and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
+:mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out of the ground
+elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
+knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
+within the clip's own range of bend (soft stops); a swinging leg bent to its limit keeps its foot's height; a biped's
+pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's; the
+foot keeps its world orientation from the clip. For a retarget, pass the source's contacts carried to the target
+(``contacts=``: :func:`animkit.motion_measures.carry_contacts`), as ``animkit retarget`` and the batch do. Locking
+never makes a clip worse: a stretch of frames whose foot surface goes further under the ground, whose knee changes
+between frames by more than the clip's largest change, or whose own held foot slides faster, has its contacts left
+unlocked (:attr:`LockResult.unlocked` says which and why).
 
 **Measures** (``measure``, the lock's own bookkeeping). Skate: horizontal travel of a foot point per frame it is
 in contact (mean, mm); penetration: how far the feet's lowest surface point goes under the ground (mm); knee pop:
@@ -598,23 +603,23 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
     ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
     During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
     geometry: :mod:`animkit.surface`) is put on the ground (:data:`SOLE_CLEARANCE` above it), and a foot under the
-    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2
-    frames). The knee bends no further and straightens no further than the clip's own knee does (soft stops). A
-    lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length from
-    the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is made
-    again (at most 8 times). Then **nothing gets worse**: each contact (its frames with their ease in and out) and
-    each other stretch of frames where a leg changed is compared with the clip as given; where the foot's surface
-    goes further under the ground than it did there, a knee changes between two frames by more than the clip's
-    largest knee change, or a planted foot slides further, the contacts there are left unlocked
-    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then a leg still
-    made worse is left as given, whole, and if that is not enough the clip is returned as given). Each leg's lock
-    turns that leg's own joints only (hip, knee, ankle); the one shared correction is a biped's pelvis, lowered
-    where a held foot is out of reach and raised where it is nearer than the knee can bend to, with the other leg
-    then holding its own foot where the clip has it. Four
-    legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands on its
-    paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per contact by
-    its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path, which
-    marker jitter dominates.
+    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2 frames).
+    ``contacts``: for a retarget, the source's carried to the target (else found on this clip). The knee bends no
+    further and straightens no further than the clip's own knee does (soft stops). A lock the leg cannot hold (its
+    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock along the ground)
+    keeps only its longest run of frames held, and the pass is made again (at most 8 times). Then **nothing gets
+    worse**: each contact (its frames with their ease in and out) and each other stretch of frames where a leg
+    changed is compared with the clip as given; where the foot's surface goes further under the ground than it did
+    there, a knee changes between two frames by more than the clip's largest knee change, or a planted foot of a leg
+    holding a lock there slides faster, the contacts there are left unlocked (``LockResult.unlocked`` says which and
+    why) and the work is done again (at most 12 times; then a leg still made worse is left as given, whole, and if
+    that is not enough the clip is returned as given). Each leg's lock turns that leg's own joints only (hip, knee,
+    ankle); the one shared correction is a biped's pelvis, lowered where a held foot is out of reach and raised
+    where a planted knee would bend past the clip's, with the other leg then holding its own foot where the clip has
+    it. Four legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands
+    on its paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per
+    contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
+    which marker jitter dominates.
     """
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -749,9 +754,9 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
                 d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
                 worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
                 if worse.size:
-                    d0, d1 = float(d0[worse[0]]), float(d1[worse[0]])
-                    out.append((a, b, leg.side, f"a planted foot would slide {1e3 * unit * d1:.2f} mm a frame in "
-                                f"its contact (as given {1e3 * unit * d0:.2f} mm)"))
+                    v0, v1 = float(d0[worse[0]]), float(d1[worse[0]])
+                    out.append((a, b, leg.side, f"a planted foot would slide {1e3 * unit * v1:.2f} mm a frame in "
+                                f"its contact (as given {1e3 * unit * v0:.2f} mm)"))
     return out
 
 
