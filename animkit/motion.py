@@ -650,8 +650,10 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
              for leg in legs]  # each foot's surface about its ankle, in the clip
     notes: list[str] = []
     judge = _Judge(figure, P0, legs, knee0, low0, g, surface, k, u, nb, c)
-    P, masks = _unlock_worse(judge, lambda: _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0),
-                             masks, lift, notes)
+    def lock() -> Array:
+        return _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+
+    P, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
@@ -661,7 +663,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis = "y", gro
                 masks[leg.side] = (np.zeros(F, bool), np.zeros(F, bool))
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+        P, masks = _unlock_worse(judge, lock, masks, lift, notes)
         after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
@@ -711,8 +713,9 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
     given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
     what got worse.
-    A leg's stretches are its contacts, each with
-    ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
+    A leg's stretches are its contacts (held or not), each with
+    ``nb`` frames either side (each judged on its own, overlapping its neighbours), and the runs of changed frames
+    outside them, judged apart."""
     figure, legs, k, nb, contacts = judge.figure, judge.legs, judge.k, judge.nb, judge.contacts
     knee0, low0, ground, unit = judge.knee0, judge.low0, judge.ground, judge.unit
     names = figure.node_names
@@ -731,10 +734,14 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
         runs_of = [(i, contacts.mask[:, contacts.points.index(names[i])]) for i in pts]
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
-        win = np.zeros(len(P), dtype=bool)
-        for s, e in _intervals(masks[leg.side][0] | masks[leg.side][1]):
+        win = np.zeros(len(P), dtype=bool)  # each contact (held or not) with its ease either side, judged apart
+        runs = []
+        for s, e in _intervals(np.logical_or.reduce([masks[leg.side][0], masks[leg.side][1]]
+                                                    + [m for _, m in runs_of])):
             win[max(0, s - nb):e + nb] = True
-        runs = [(s, e) for s, e in _intervals(win) if moved[s:e].any()] + _intervals(moved & ~win)
+            if moved[max(0, s - nb):e + nb].any():
+                runs.append((max(0, s - nb), min(len(P), e + nb)))
+        runs += _intervals(moved & ~win)
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
             pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
