@@ -439,7 +439,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     F = P.shape[0]
     ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
     Hp, K, A = W[:, ih, :3, 3], W[:, ik_, :3, 3], W[:, ia, :3, 3]
-    Rh, Rk, Ra = W[:, ih, :3, :3], W[:, ik_, :3, :3], W[:, ia, :3, :3]
+    Rh, Rk, Ra = (_rotation(W[:, i, :3, :3]) for i in (ih, ik_, ia))  # a scaled armature (Mixamo's 0.01): turns
     l1 = float(np.linalg.norm(K[0] - Hp[0]))
     l2 = float(np.linalg.norm(A[0] - K[0]))
     thigh, shin = K - Hp, A - K
@@ -465,7 +465,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     R_thigh = _frames_batch(K_new - Hp, n_p) @ np.swapaxes(_frames_batch(thigh, n_w), 1, 2) @ Rh
     R_shin = _frames_batch(A_new - K_new, n_p) @ np.swapaxes(_frames_batch(shin, n_w), 1, 2) @ Rk
     parent = figure.parent_of(leg.hip)
-    Rp = W[:, names.index(parent), :3, :3] if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
+    Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     starts = figure.joint_dofs
     lim = figure.dof_limits()
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, Q @ Ra, R_shin)):
@@ -474,13 +474,19 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         idx = np.asarray(starts[arc.joint.name])
         if not idx.size:
             continue
-        R_local = np.swapaxes(R_above[active] @ arc.L[:3, :3], 1, 2) @ R_world[active]
+        R_local = np.swapaxes(R_above[active] @ _rotation(arc.L[:3, :3]), 1, 2) @ R_world[active]
         old = P[np.ix_(active, idx)]
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+def _rotation(M: Array) -> Array:
+    """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
+    world blocks 0.01·R, whose transpose is not their inverse)."""
+    return M / np.linalg.norm(M[..., :, :1], axis=-2, keepdims=True)
 
 
 def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
