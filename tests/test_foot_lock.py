@@ -97,3 +97,29 @@ def test_a_foot_held_still_already_is_left_where_it_stands(humanoid: animkit.Sce
     ankles = [names.index(leg.ankle) for leg in legs_of(fig)]
     moved = np.linalg.norm(fig.world_positions(r.poses)[:, ankles] - fig.world_positions(P)[:, ankles], axis=-1)
     assert moved.max() < 1e-3
+
+
+@pytest.mark.parametrize("rig", ["mixamo_-90", "mixamo_0"])
+def test_a_walk_locks_on_a_scaled_mixamo_armature(rig: str, tmp_path: Path) -> None:
+    """The CMU walk onto a rig under a 0.01-scaled (and turned) armature node, written by animkit's glTF writer: with
+    the source's contacts carried, the planted feet hold (the retarget slides them at about 110 mm/s; before the leg
+    IK took the turn out of the scaled world blocks, the lock did not engage at all)."""
+    from animkit.motion_measures import SourceMotion, carry_contacts, height_contacts
+    from animkit.retarget import retarget_full
+    from tests.retarget_rigs import write_rig
+
+    src = animkit.load(Path(__file__).parent / "data" / "cmu_02_01_walk.bvh")
+    tgt = animkit.load(write_rig(rig, tmp_path).path)
+    r = retarget_full(src, tgt)
+    P_s = src.clip().sample(r.times)
+    c = carry_contacts(height_contacts(src.figure, P_s, r.clip.fps, up=src.up), legs_of(src.figure),
+                       legs_of(r.figure))
+    locked = lock_feet(r.figure, r.poses, r.clip.fps, up=tgt.up, meshes=tgt.meshes, contacts=c)
+    source = SourceMotion(src.figure, P_s, src.up, r.bone_map)
+    before = measure_motion(r.figure, r.poses, r.clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
+    after = measure_motion(r.figure, locked.poses, r.clip.fps, up=tgt.up, meshes=tgt.meshes, source=source)
+    assert before.skate_mm_per_s is not None and after.skate_mm_per_s is not None
+    assert before.skate_mm_per_s > 80.0 and after.skate_mm_per_s < 10.0
+    assert after.penetration_mm <= before.penetration_mm + 1e-6
+    assert after.knee_pop_deg is not None and before.knee_pop_deg is not None
+    assert after.knee_pop_deg <= before.knee_pop_deg + 1e-9
