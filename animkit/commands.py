@@ -276,8 +276,8 @@ def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map:
     (:func:`animkit.retarget.retarget_full`), feet locked (:func:`animkit.motion.lock_feet`) unless ``lock`` is
     False."""
     from .keyframes import Clip
-    from .motion import MotionError, lock_feet
-    from .motion_measures import SourceMotion
+    from .motion import MotionError, legs_of, lock_feet
+    from .motion_measures import SourceMotion, carry_contacts, height_contacts
     from .retarget import retarget_full
 
     if clip:
@@ -287,7 +287,10 @@ def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map:
     poses, locked, note = r.poses, None, ""
     if lock:
         try:
-            locked = lock_feet(target.figure, poses, r.clip.fps, ground=ground, meshes=target.meshes)
+            planted = carry_contacts(height_contacts(source.figure, source.clip().sample(r.times), r.clip.fps),
+                                     legs_of(source.figure), legs_of(target.figure))  # the source's, carried
+            locked = lock_feet(target.figure, poses, r.clip.fps, ground=ground, meshes=target.meshes,
+                               contacts=planted)
         except MotionError as exc:
             note = str(exc)
         else:

@@ -9,17 +9,22 @@ frame such as the T-pose that opens CMU's BVH conversions), v_xz its horizontal 
 figure's hip height at rest (its leg length), so the thresholds follow the figure's size (defaults
 ``height = 0.04``, ``speed = 0.5``). Gaps of up to ``gap`` frames close and runs shorter than ``min_frames`` drop.
 
-**Foot locking.** During a heel contact the ankle stays where it landed; during a toe contact without the heel
-the toe stays where it landed and the foot turns about it (ankle goal = toe lock − (toe − ankle) at f). The goal
-is blended from the clip's ankle into the lock over ``blend`` frames before and after each contact (after it, the
-lock's offset from the clip fades), its height puts the foot's lowest *surface* point (the skinned mesh, else the
-drawn geometry: :mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out
-of the ground elsewhere, and it is reached by the two-bone leg IK batched over frames
-(:func:`animkit.ik.two_bone_angles`): the knee stays in the plane of the clip's own knee (its bend axis, fixed in
-the thigh's frame, so it never flips) and within the clip's own range of bend (soft stops), the foot keeps its
-world orientation from the clip. Locking never makes a clip worse: a stretch of frames whose foot surface goes
-further under the ground, or whose knee changes between frames by more than the clip's largest change, has its
-contacts left unlocked (:attr:`LockResult.unlocked` says which and why).
+**Foot locking.** During a heel contact the ankle is held at one point over the whole contact (the point of
+its path the leg reaches best: a sliding foot is held near its middle); during a toe contact with the heel down the
+foot turns so the toe stays too, and when the heel lifts the toe stays where the heel left it and the foot turns
+about it (ankle goal = toe lock − Q·(toe − ankle) at f). The lock holds in full over the whole contact and is
+eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the clip carried
+and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
+:mod:`animkit.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out of the ground
+elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
+knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
+within the clip's own range of bend (soft stops); a swinging leg bent to its limit keeps its foot's height; a biped's
+pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's; the
+foot keeps its world orientation from the clip. For a retarget, pass the source's contacts carried to the target
+(``contacts=``: :func:`animkit.motion_measures.carry_contacts`), as ``animkit retarget`` and the batch do. Locking
+never makes a clip worse: a stretch of frames whose foot surface goes further under the ground, whose knee changes
+between frames by more than the clip's largest change, or whose own held foot slides faster, has its contacts left
+unlocked (:attr:`LockResult.unlocked` says which and why).
 
 **Measures** (``measure``, the lock's own bookkeeping). Skate: horizontal travel of a foot point per frame it is
 in contact (mean, mm); penetration: how far the feet's lowest surface point goes under the ground (mm); knee pop:
@@ -39,7 +44,7 @@ second clip by M_a(start)·M_b(0)⁻¹ so the blend starts where and facing wher
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -347,60 +352,82 @@ def _frames_batch(a: Array, b: Array) -> Array:
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
-def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int
-          ) -> tuple[Array, Array, Array, NDArray[np.intp]]:
-    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
-    whose lock it eases from (itself during a contact, the contact's last frame after it, −1 elsewhere).
+def _lock_point(clip: Array, hip: Array, reach: float, up: int) -> Array:
+    """Where a planted ankle is held over its contact (clip (n, 3), the clip's ankle there): the point p on the
+    ground path from its first to its last position (and its mean) that minimises max_f (|p_f − hip(f)| − r(f))⁺
+    + 0.01·max_f |p − clip(f)|_ground, p_f = p on the ground at the clip's height, r(f) = max(reach, |clip(f) −
+    hip(f)|): the leg stretched past its reach
+    as little as can be, then the foot as near the clip's as can be (a sliding foot held at its middle moves ±s/2)."""
+    t = np.linspace(0.0, 1.0, 9)[:, None]
+    cand = np.concatenate([clip[0] + t * (clip[-1] - clip[0]), clip.mean(axis=0, keepdims=True)])  # (C, 3)
+    off = cand[:, None, :] - clip[None]  # (C, n, 3)
+    off[..., up] = 0.0
+    room = np.maximum(np.linalg.norm(clip - hip, axis=1), reach)  # never shorter than the clip's own
+    over = np.maximum(np.linalg.norm(off + (clip - hip)[None], axis=-1) - room, 0.0).max(axis=1)
+    return cand[int(np.argmin(over + 0.01 * np.linalg.norm(off, axis=-1).max(axis=1)))]
 
-    Heel contact: the ankle stays where it landed. Toe contact with the heel also down: the foot turns (Q) so the
-    toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe lock − Q·(toe
-    − ankle)). The weight w = smoothstep(min(f − s + 1, e + blend − f) / (blend + 1)) for a contact [s, e) eases
-    in over its first ``blend`` frames and out over ``blend`` frames after it (a contact shorter than that rises
-    and falls without reaching 1), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops. After a contact
-    the lock's offset from the clip is carried (lock = clip + lock(e − 1) − clip(e − 1)), so a foot leaving the
-    ground follows the clip as the offset fades instead of being held back.
+
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, hip: Array | None = None,
+          reach: float = np.inf, up: int = 1) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
+    whose lock it eases from (itself during a contact, the contact's first frame before it and its last frame
+    after it, −1 elsewhere).
+
+    Heel contact: the ankle stays at one point over the contact (:func:`_lock_point` given the ``hip`` positions
+    and the leg's ``reach``, else the clip's mean there). Toe contact with the heel also down: the foot turns (Q)
+    so the toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe
+    lock − Q·(toe − ankle)). The weight is 1 over the whole contact [s, e) and eases in over ``blend`` frames
+    before it and out over ``blend`` after it, w = smoothstep(min(f − s + blend + 1, e + blend − f) / (blend +
+    1)); around a contact the lock's offset from the clip is carried (goal = clip + lock(s) − clip(s) before it,
+    clip + lock(e − 1) − clip(e − 1) after it), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
+    heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
     heel_lock = np.full((F, 3), np.nan)
-    for s, e in _intervals(mask_heel):
-        heel_lock[s:e] = clip[s]
+    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe puts it
+        ts = [t for t in toe_runs if t[0] < s < t[1]]
+        if ts:
+            heel_lock[s:e] = toe[ts[0][0]:s].mean(axis=0) - rel[s]
+        elif hip is None:
+            heel_lock[s:e] = clip[s:e].mean(axis=0)
+        else:
+            heel_lock[s:e] = _lock_point(clip[s:e], hip[s:e], reach, up)
     toe_lock = np.full((F, 3), np.nan)
-    for s, e in _intervals(mask_toe):
-        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s]
+    for s, e in toe_runs:
+        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
     both = mask_heel & mask_toe
     only_toe = mask_toe & ~mask_heel
     rv = np.zeros((F, 3))
     if both.any():
         rv[both] = rotation_vector_from_matrix(matrix_aligning(rel[both], toe_lock[both] - heel_lock[both]))
-    for f in range(1, F):  # the turn holds while the foot pivots on its toe after standing on both
-        if only_toe[f] and (both[f - 1] or only_toe[f - 1]):
-            rv[f] = rv[f - 1]
+    for s, e in _intervals(only_toe):  # the turn holds while the foot pivots on its toe after standing on both
+        if s > 0 and both[s - 1]:
+            rv[s:e] = rv[s - 1]
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
     Q = matrix_from_rotation_vector(rv)
     lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
     locked = mask_heel | mask_toe
-    w = np.zeros(F)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(locked, idx, -1))  # the last locked frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(locked, idx, F)[::-1])[::-1]
+    after = np.where(prev >= 0, idx - prev, F + blend + 1)
+    before = np.where(nxt < F, nxt - idx, F + blend + 1)
+    x = np.clip((blend + 1.0 - np.minimum(after, before)) / (blend + 1.0), 0.0, 1.0)
+    w = x * x * (3.0 - 2.0 * x)  # smoothstep: no jump in speed where a ramp starts or ends
+    at = np.where(after <= before, prev, nxt)  # the nearer contact's end (after it) or start (before it)
+    ease = ~locked & (np.minimum(after, before) <= blend)
     goal = lock.copy()
-    src = np.where(locked, np.arange(F), -1)
-    for s, e in _intervals(locked):
-        fr = np.arange(s, min(F, e + blend))
-        x = np.clip(np.minimum(fr - s + 1, e + blend - fr) / (blend + 1.0), 0.0, 1.0)
-        w[fr] = np.maximum(w[fr], x * x * (3.0 - 2.0 * x))  # smoothstep: no jump in speed where a ramp starts or ends
-        for d in range(1, blend + 1):
-            g = e - 1 + d
-            if g >= F or locked[g]:
-                break
-            goal[g] = clip[g] + lock[e - 1] - clip[e - 1]
-            rv[g] = rv[e - 1]
-            src[g] = e - 1
+    goal[ease] = clip[ease] + lock[at[ease]] - clip[at[ease]]
+    rv[ease] = rv[at[ease]]
+    src = np.where(locked, idx, np.where(ease, at, -1))
     Q = matrix_from_rotation_vector(rv * w[:, None])
     return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
 
 
 def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
-            near: float = 0.0, max_step: float = np.inf) -> Array:
+            near: float = 0.0, max_step: float = np.inf, up: int = 1, planted: Bool | None = None) -> Array:
     """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
 
     The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
@@ -415,7 +442,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     F = P.shape[0]
     ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
     Hp, K, A = W[:, ih, :3, 3], W[:, ik_, :3, 3], W[:, ia, :3, 3]
-    Rh, Rk, Ra = W[:, ih, :3, :3], W[:, ik_, :3, :3], W[:, ia, :3, :3]
+    Rh, Rk, Ra = (_rotation(W[:, i, :3, :3]) for i in (ih, ik_, ia))  # a scaled armature (Mixamo's 0.01): turns
     l1 = float(np.linalg.norm(K[0] - Hp[0]))
     l2 = float(np.linalg.norm(A[0] - K[0]))
     thigh, shin = K - Hp, A - K
@@ -426,22 +453,22 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     n_w = Rh @ n_local
     to_goal = goal - Hp
     d = np.linalg.norm(to_goal, axis=1)
-    u = to_goal / d[:, None]
+    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
+    if np.isfinite(max_step):
+        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
+    u = _keep_height(to_goal, d, dd, up, planted)
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
     n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
-    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
-    if np.isfinite(max_step):
-        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
     R_thigh = _frames_batch(K_new - Hp, n_p) @ np.swapaxes(_frames_batch(thigh, n_w), 1, 2) @ Rh
     R_shin = _frames_batch(A_new - K_new, n_p) @ np.swapaxes(_frames_batch(shin, n_w), 1, 2) @ Rk
     parent = figure.parent_of(leg.hip)
-    Rp = W[:, names.index(parent), :3, :3] if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
+    Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     starts = figure.joint_dofs
     lim = figure.dof_limits()
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, Q @ Ra, R_shin)):
@@ -450,13 +477,42 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         idx = np.asarray(starts[arc.joint.name])
         if not idx.size:
             continue
-        R_local = np.swapaxes(R_above[active] @ arc.L[:3, :3], 1, 2) @ R_world[active]
+        R_local = np.swapaxes(R_above[active] @ _rotation(arc.L[:3, :3]), 1, 2) @ R_world[active]
         old = P[np.ix_(active, idx)]
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
     return P
+
+
+def _rotation(M: Array) -> Array:
+    """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
+    world blocks 0.01·R, whose transpose is not their inverse)."""
+    return M / np.linalg.norm(M[..., :, :1], axis=-2, keepdims=True)
+
+
+def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
+    """Unit directions hip → ankle: towards the goal, except where the knee cannot bend far enough (dd > d) and the
+    foot is not ``planted``: there the ankle keeps the goal's height, u = (r·ĥ + y·ê_up) / dd with y the goal's
+    height below the hip, ĥ its ground direction and r = √(dd² − y²), so a swinging leg bent to its limit moves
+    the foot along the ground, never into it (a planted one stays on its hip–goal line: it never slides)."""
+    u = to_goal / d[:, None]
+    short = dd > d * (1.0 + 1e-9)
+    if planted is not None:
+        short &= ~planted
+    if not short.any():
+        return u
+    y = np.clip(to_goal[short, up], -dd[short], dd[short])
+    h = to_goal[short].copy()
+    h[:, up] = 0.0
+    hn = np.linalg.norm(h, axis=1, keepdims=True)
+    h = np.where(hn > 1e-12 * dd[short, None], h / np.maximum(hn, 1e-300), 0.0)
+    r = np.sqrt(np.maximum(dd[short] ** 2 - y**2, 0.0))
+    out = r[:, None] * h
+    out[:, up] += y
+    u[short] = out / dd[short, None]
+    return u
 
 
 def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, step: float) -> Array:
@@ -497,6 +553,57 @@ def _nearest_turns(new: Array, old: Array) -> Array:
     return old + (new - old + np.pi) % (2 * np.pi) - np.pi
 
 
+@dataclass(frozen=True, eq=False)
+class _Judge:
+    """The clip as given, as the never-worse checks read it: its poses, knee angles (F, legs) and feet's lowest
+    surface points (F, legs), the ground, the surface, the up index, metres per unit, the blend in frames and the
+    contacts."""
+
+    figure: Figure
+    P0: Array
+    legs: tuple[Leg, ...]
+    knee0: Array
+    low0: Array
+    ground: float
+    surface: BodySurface
+    k: int
+    unit: float
+    nb: int
+    contacts: Contacts
+
+
+def _unlock_worse(judge: _Judge, lock: Callable[[], Array], masks: dict[str, tuple[Bool, Bool]],
+                  lift: dict[str, Bool], notes: list[str]) -> tuple[Array, dict[str, tuple[Bool, Bool]]]:
+    """``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is worse than the clip as given
+    (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg at fault's own there, else
+    the other leg's: a biped's leg moved only because the pelvis moved for the other's lock). Then the legs still
+    made worse lose every lock, and if that is still worse, the clip is returned as given (masks then empty)."""
+    F = judge.P0.shape[0]
+    for _ in range(12):
+        P = lock()
+        worse = _worse_stretches(judge, P, masks)
+        if not worse:
+            return P, masks
+        for s0, e0, side, why in worse:
+            lift[side][s0:e0] = False
+            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
+            for other in [side] if own else [leg.side for leg in judge.legs if leg.side != side]:
+                for m in masks[other]:
+                    for s1, e1 in _intervals(m):
+                        if s1 < e0 and e1 > s0:
+                            m[s1:e1] = False
+                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
+    for side in dict.fromkeys(w[2] for w in worse):
+        masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
+        lift[side][:] = False
+        notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
+    P = lock()
+    if _worse_stretches(judge, P, masks):
+        notes.append("feet left as given: every lock made some stretch worse")
+        return judge.P0, {}
+    return P, masks
+
+
 def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
               contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
               unit: float | None = None, meshes: Sequence[Mesh] = ()) -> LockResult:
@@ -505,22 +612,23 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
     During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
     geometry: :mod:`animkit.surface`) is put on the ground (:data:`SOLE_CLEARANCE` above it), and a foot under the
-    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2
-    frames). The knee bends no further and straightens no further than the clip's own knee does (soft stops). A
-    lock the leg cannot hold (its joint limits or its length keep the ankle more than 2 % of the leg's length from
-    the lock) ends at the first such frame (or as much earlier as the miss came after it), and the pass is made
-    again (at most 8 times). Then **nothing gets worse**: each contact (its frames with their ease in and out) and
-    each other stretch of frames where a leg changed is compared with the clip as given; where the foot's surface
-    goes further under the ground than it did there, a knee changes between two frames by more than the clip's
-    largest knee change, or a planted foot slides further, the contacts there are left unlocked
-    (``LockResult.unlocked`` says which and why) and the work is done again (at most 12 times; then a leg still
-    made worse is left as given, whole, and if that is not enough the clip is returned as given). Each leg's lock
-    turns that leg's own joints only (hip, knee, ankle); the one shared correction is a biped's pelvis, lowered
-    where a held foot is out of reach, with the other leg then holding its own foot where the clip has it. Four
-    legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands on its
-    paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged by how far a
-    planted point gets from where it landed within its contact (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame
-    path, which marker jitter dominates.
+    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2 frames).
+    ``contacts``: for a retarget, the source's carried to the target (else found on this clip). The knee bends no
+    further and straightens no further than the clip's own knee does (soft stops). A lock the leg cannot hold (its
+    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock along the ground)
+    keeps only its longest run of frames held, and the pass is made again (at most 8 times). Then **nothing gets
+    worse**: each contact (its frames with their ease in and out) and each other stretch of frames where a leg
+    changed is compared with the clip as given; where the foot's surface goes further under the ground than it did
+    there, a knee changes between two frames by more than the clip's largest knee change, or a planted foot of a leg
+    holding a lock there slides faster, the contacts there are left unlocked (``LockResult.unlocked`` says which and
+    why) and the work is done again (at most 12 times; then a leg still made worse is left as given, whole, and if
+    that is not enough the clip is returned as given). Each leg's lock turns that leg's own joints only (hip, knee,
+    ankle); the one shared correction is a biped's pelvis, lowered where a held foot is out of reach and raised
+    where a planted knee would bend past the clip's, with the other leg then holding its own foot where the clip has
+    it. Four legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands
+    on its paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per
+    contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
+    which marker jitter dominates.
     """
     up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
@@ -551,33 +659,11 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
              for leg in legs]  # each foot's surface about its ankle, in the clip
     notes: list[str] = []
-    P = P0
-    for _ in range(12):
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
-        worse = _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c)
-        if not worse:
-            break
-        for s0, e0, side, why in worse:  # the leg at fault: its own locks there, else (a biped's leg moved only
-            # because the pelvis came down for the other's lock) the other leg's locks there
-            lift[side][s0:e0] = False
-            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
-            for other in [side] if own else [leg.side for leg in legs if leg.side != side]:
-                for m in masks[other]:
-                    for s1, e1 in _intervals(m):
-                        if s1 < e0 and e1 > s0:
-                            m[s1:e1] = False
-                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
-    else:  # the legs still made worse lose every lock (their DOFs then only hold their feet where the clip has them
-        # while the shared hips come down for the others); if that is still worse, the clip is returned as given
-        for side in dict.fromkeys(w[2] for w in worse):
-            masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
-            lift[side][:] = False
-            notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
-        if _worse_stretches(figure, P0, P, legs, knee0, low0, g, surface, k, u, masks, nb, c):
-            P = P0
-            notes.append("feet left as given: every lock made some stretch worse")
-            masks = {}
+    judge = _Judge(figure, P0, legs, knee0, low0, g, surface, k, u, nb, c)
+    def lock() -> Array:
+        return _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+
+    P, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
@@ -587,56 +673,66 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 masks[leg.side] = (np.zeros(F, bool), np.zeros(F, bool))
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
-        P = _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+        P, masks = _unlock_worse(judge, lock, masks, lift, notes)
         after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
-    held = None
-    if masks:
-        held = np.zeros_like(c.mask)
-        for leg in legs:
-            mh, mt = masks[leg.side]
-            held[:, c.points.index(leg.ankle)] = mh
-            if leg.toe in c.points:
-                held[:, c.points.index(leg.toe)] = mt
-    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held)
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
 
 
-#: A lock may leave a planted foot this fraction of the hip height (1 mm at 1 m) further from where it landed than
-#: the clip as given does before it is judged worse (the IK's soft stops and the ease in and out).
-DRIFT_TOLERANCE = 0.001
+def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
+    """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
+    if not masks:
+        return None
+    held = np.zeros_like(c.mask)
+    for leg in legs:
+        mh, mt = masks[leg.side]
+        held[:, c.points.index(leg.ankle)] = mh
+        if leg.toe in c.points:
+            held[:, c.points.index(leg.toe)] = mt
+    return held
 
 
-def _drift(X: Array, runs_of: list[tuple[int, list[tuple[int, int]]]], a: int, b: int, horiz: list[int]) -> float:
-    """The largest ground distance of a planted point from where it stood at the start of its contact (clipped to
-    [a, b)), over the points and contacts given (``runs_of``: node index, its contact runs)."""
-    worst = 0.0
-    for i, runs in runs_of:
-        for s, e in runs:
-            s, e = max(s, a), min(e, b)
-            if e - s >= 2:
-                d = np.linalg.norm(X[s:e, i][:, horiz] - X[s, i][horiz], axis=1)
-                worst = max(worst, float(d.max()))
-    return worst
+#: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
+#: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
+#: 120 fps): the IK's soft stops and the ease in and out.
+DRIFT_TOLERANCE = 0.0001
 
 
-def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...], knee0: Array, low0: Array,
-                     ground: float, surface: BodySurface, k: int, unit: float,
-                     masks: dict[str, tuple[Bool, Bool]], nb: int, contacts: Contacts
-                     ) -> list[tuple[int, int, str, str]]:
+def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int], window: int) -> Array:
+    """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
+    [a, b)): the mean over its frames of the slowest planted point's ground speed over ``window`` frames
+    (:func:`windowed_speed`, units per frame; NaN for a run too short to tell), as the skate measure takes it."""
+    clipped = []
+    for _, m in masks:
+        c = np.zeros_like(m)
+        c[a:b] = m[a:b]
+        clipped.append(c)
+    v = np.stack([windowed_speed(X[:, i][:, horiz], c, 1.0, float(window)) for (i, _), c in zip(masks, clipped,
+                                                                                                 strict=True)])
+    slowest = np.fmin.reduce(v, axis=0)
+    out = [float(np.nanmean(slowest[s:e])) if np.isfinite(slowest[s:e]).any() else np.nan
+           for s, e in _intervals(np.logical_or.reduce(clipped))]
+    return np.asarray(out, dtype=float)
+
+
+def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]]) -> list[tuple[int, int, str, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
     given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
     what got worse.
-    A leg's stretches are its contacts, each with
-    ``nb`` frames either side (overlaps merged), and the runs of changed frames outside them, judged apart."""
+    A leg's stretches are its contacts (held or not), each with
+    ``nb`` frames either side (each judged on its own, overlapping its neighbours), and the runs of changed frames
+    outside them, judged apart."""
+    figure, legs, k, nb, contacts = judge.figure, judge.legs, judge.k, judge.nb, judge.contacts
+    knee0, low0, ground, unit = judge.knee0, judge.low0, judge.ground, judge.unit
     names = figure.node_names
     W = figure.world_batch(P)
     knee = knee_angles(figure, P, legs)
-    low = _foot_lows(figure, W, legs, surface, k)
-    pos0 = figure.world_positions(P0)
+    low = _foot_lows(figure, W, legs, judge.surface, k)
+    pos0 = figure.world_positions(judge.P0)
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
@@ -645,13 +741,17 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
     for j, leg in enumerate(legs):
         ia = names.index(leg.ankle)
         pts = [names.index(p) for p in dict.fromkeys((leg.ankle, leg.toe)) if p in contacts.points]
-        runs_of = [(i, _intervals(contacts.mask[:, contacts.points.index(names[i])])) for i in pts]
+        runs_of = [(i, contacts.mask[:, contacts.points.index(names[i])]) for i in pts]
         moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
-        win = np.zeros(len(P), dtype=bool)
-        for s, e in _intervals(masks[leg.side][0] | masks[leg.side][1]):
+        win = np.zeros(len(P), dtype=bool)  # each contact (held or not) with its ease either side, judged apart
+        runs = []
+        for s, e in _intervals(np.logical_or.reduce([masks[leg.side][0], masks[leg.side][1]]
+                                                    + [m for _, m in runs_of])):
             win[max(0, s - nb):e + nb] = True
-        runs = [(s, e) for s, e in _intervals(win) if moved[s:e].any()] + _intervals(moved & ~win)
+            if moved[max(0, s - nb):e + nb].any():
+                runs.append((max(0, s - nb), min(len(P), e + nb)))
+        runs += _intervals(moved & ~win)
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
             pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
@@ -664,20 +764,26 @@ def _worse_stretches(figure: Figure, P0: Array, P: Array, legs: tuple[Leg, ...],
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
-            else:
-                d0, d1 = _drift(pos0, runs_of, a, b, horiz), _drift(W[:, :, :3, 3], runs_of, a, b, horiz)
-                if d1 > d0 + DRIFT_TOLERANCE * hip:
-                    out.append((a, b, leg.side, f"the planted foot would drift {1e3 * unit * d1:.1f} mm from where "
-                                f"it landed (as given {1e3 * unit * d0:.1f} mm)"))
+            elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
+                # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
+                half = max(1, nb // 2)
+                d0 = _drift(pos0, runs_of, a, b, horiz, half)
+                d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
+                worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
+                if worse.size:
+                    v0, v1 = float(d0[worse[0]]), float(d1[worse[0]])
+                    out.append((a, b, leg.side, f"a planted foot would slide {1e3 * unit * v1:.2f} mm a frame in "
+                                f"its contact (as given {1e3 * unit * v0:.2f} mm)"))
     return out
 
 
 def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> Array:
-    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold ends earlier; ≤ 8 passes)."""
+    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
+    frames held, the ankle on the ground within 2 % of the leg's length of its goal; ≤ 8 passes)."""
     names = figure.node_names
-    nb = max(2, int(round(blend * fps)))
+    k = up_index(up)
     P = P0
     for _ in range(8):
         P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
@@ -686,13 +792,17 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
         for leg, (goal, w) in zip(legs, goals, strict=True):
             ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
             length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
-            miss = (w > 0.0) & (np.linalg.norm(pos[:, ia] - goal, axis=1) > 0.02 * length)
+            gap = pos[:, ia] - goal
+            gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
+            miss = (w > 0.0) & (np.linalg.norm(gap, axis=1) > 0.02 * length)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
-                    bad = np.flatnonzero(miss[s0:e0 + nb])
-                    if bad.size:  # a miss in the lock or in its ease-out: end the lock earlier by as much
-                        f = s0 + int(bad[0])
-                        m[max(s0 + 1, f if f < e0 else e0 - (f - e0 + 1)):e0] = False
+                    if miss[s0:e0].any():  # missed in the lock: its longest run of frames held stays locked (a
+                        # miss in its ease, the foot in the air, is no slide)
+                        runs = _intervals(~miss[s0:e0]) or [(0, 1)]
+                        a, b = max(runs, key=lambda r: r[1] - r[0])
+                        m[s0:e0] = False
+                        m[s0 + a:s0 + b] = True
                         again = True
         if not again:
             break
@@ -735,7 +845,12 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
         A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
         mh, mt = masks[leg.side]
-        goal, w, Q, src = _goal(A, mh, mt, toe, nb)
+        Hp = W[:, ih, :3, 3]
+        Kp = W[0, ik_, :3, 3]
+        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
+        d0 = np.linalg.norm(A - Hp, axis=1)
+        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
             below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
@@ -748,32 +863,33 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         if deficit.max() > 0:
             deficit = _smooth_max(deficit, nb)
             goal[:, k] += deficit
-        Hp = W[:, ih, :3, 3]
-        Kp = W[0, ik_, :3, 3]
-        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
-        d0 = np.linalg.norm(A - Hp, axis=1)
-        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
-        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min())))
+        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
         weights.append((goal, w))
-    # the hips come down where a locked leg could not reach its goal, smoothly (max filter, then a mean)
+    # the hips come down where a locked leg could not reach its goal and up where a planted one would have to bend
+    # further than the clip's knee does, smoothly (max filter, then a mean)
     upv = np.eye(3)[k]
     drop = np.zeros(F)
     if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
-        for leg, goal, active, _, reach, _ in feet:
-            hip = W[:, names.index(leg.hip), :3, 3]
-            off = goal - hip
+        down, rise = np.zeros(F), np.zeros(F)
+        for leg, goal, active, _, reach, near, w, d_clip in feet:
+            off = goal - W[:, names.index(leg.hip), :3, 3]
             vert = off @ upv
             flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
-            need = np.where(active & (flat2 < reach**2), -vert - np.sqrt(np.maximum(reach**2 - flat2, 0.0)), 0.0)
-            drop = np.maximum(drop, need)
-    if drop.max() > 0:
-        drop = _smooth_max(drop, nb)
+            far = reach - 0.5 * SOFT * reach  # half into the IK's soft stop: the foot ≤ 0.11 of its width short
+            need = np.where(active & (flat2 < far**2), -vert - np.sqrt(np.maximum(far**2 - flat2, 0.0)), 0.0)
+            down = np.maximum(down, need)
+            # half into the soft stop, but never for a bend the clip makes itself at that frame
+            bent = np.minimum(near + 0.5 * SOFT * reach, d_clip)
+            need = np.where((w >= 1.0) & (flat2 < bent**2), np.sqrt(np.maximum(bent**2 - flat2, 0.0)) + vert, 0.0)
+            rise = np.maximum(rise, need)
+        drop = (_smooth_max(down, nb) if down.max() > 0 else down) - (_smooth_max(rise, nb) if rise.max() > 0 else rise)
+    if np.abs(drop).max() > 0:
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = -drop[:, None] * upv
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach, near in feet:  # where the hips came down, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, leg, goal, active | (drop > 0), Q, reach, near, max_step)
+    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips moved, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
     return P, weights
 
 

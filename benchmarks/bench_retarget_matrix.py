@@ -34,11 +34,13 @@ import numpy as np  # noqa: E402
 import animkit  # noqa: E402
 from animkit.humanoid import match_figure  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
-from animkit.motion import MotionError, lock_feet  # noqa: E402
+from animkit.motion import MotionError, legs_of, lock_feet  # noqa: E402
 from animkit.motion_measures import (  # noqa: E402
     MotionReport,
     SourceMotion,
     bone_direction_errors,
+    carry_contacts,
+    height_contacts,
     measure_motion,
     standing_hip_height,
 )
@@ -95,8 +97,10 @@ def measure_pair(src: animkit.Scene, src_name: str, tgt: animkit.Scene, tgt_name
         t0 = time.perf_counter()
         r = retarget_full(src, tgt, mapping)
         alone.append(time.perf_counter() - t0)
-        try:
-            poses = lock_feet(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes).poses
+        try:  # the source's contacts carried to the target, as `animkit retarget` does
+            planted = carry_contacts(height_contacts(src.figure, P_s, clip.fps, up=src.up), legs_of(src.figure),
+                                     legs_of(r.figure))
+            poses = lock_feet(r.figure, r.poses, clip.fps, up=tgt.up, meshes=tgt.meshes, contacts=planted).poses
         except MotionError as exc:
             poses, note = None, f"not locked: {str(exc).splitlines()[0]}"
         times.append(time.perf_counter() - t0)
