@@ -322,9 +322,11 @@ def accept_step(e_n: float, e: float, lam: float, flat: int, ps: float, backoff:
 accept_step = kernel(accept_step) or accept_step
 
 
-def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, goal: Goal, J: Array) -> None:
-    """J_φᵀ (n, m) = [a × (e − r), a] · h cos φ · W, from the frames T (n, 4, 5) and the effector's Te."""
-    w = goal.w
+def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, w: Array, orient: bool, J: Array
+                  ) -> None:
+    """J_φᵀ (n, m) = [a × (e − r), a] · h cos φ · W, from the frames T (n, 4, 5) and the effector's Te. (The hot
+    helpers take arrays, not records: a record passed to a call that is not inlined costs a reference count per
+    array in it, every iteration.)"""
     for k in range(T.shape[0]):
         ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
         dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
@@ -332,7 +334,7 @@ def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, 
         J[k, 0] = (ay * dz - az * dy) * sc * w[0]
         J[k, 1] = (az * dx - ax * dz) * sc * w[1]
         J[k, 2] = (ax * dy - ay * dx) * sc * w[2]
-        if goal.orient:
+        if orient:
             J[k, 3] = ax * sc * w[3]
             J[k, 4] = ay * sc * w[4]
             J[k, 5] = az * sc * w[5]
@@ -341,24 +343,24 @@ def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, 
 _jacobian_phi = kernel(_jacobian_phi) or _jacobian_phi
 
 
-def _damped_step(chain: LoopChain, s: LoopSettings, J: Array, V: Array, lam: float, mu: float, phi: Array,
-                 A: Array, rhs: Array, d: Array) -> None:
+def _damped_step(J: Array, V: Array, lam: float, mu: float, phi: Array, limited: Array, kappa: Array,
+                 max_step: float, A: Array, rhs: Array, d: Array) -> None:
     """d = Δφ from the normal equations (:func:`_normal_equations`, Cholesky); where A is not positive definite a
     relative jitter on its diagonal, then 0 if that fails too; |d_j| capped at ``max_step`` (scaled as a whole)."""
     n = d.shape[0]
-    trace = _normal_equations(J, V, lam, mu, chain.limited, phi, 0.0, chain.kappa, A, rhs)
+    trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
     if not solve_spd(A, rhs, d):
-        _normal_equations(J, V, lam, mu, chain.limited, phi, 1e-12 * (trace / n + 1.0), chain.kappa, A, rhs)
+        _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
         if not solve_spd(A, rhs, d):
             for i in range(n):
                 d[i] = 0.0
-    if s.max_step > 0.0:
+    if max_step > 0.0:
         big = 0.0
         for i in range(n):
             big = max(big, abs(d[i]))
-        if big > s.max_step:
+        if big > max_step:
             for i in range(n):
-                d[i] *= s.max_step / big
+                d[i] *= max_step / big
 
 
 _damped_step = kernel(_damped_step, calls=(_normal_equations, solve_spd)) or _damped_step
@@ -376,10 +378,11 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
         np.empty(n)
     es = np.empty(s.max_iter + 1)
     loc, D = np.empty(20), np.empty((3, 3))  # scratch of chain_forward and chain_residual
-    Hs, Ce, mid, half, lim = chain.Hs, chain.Ce, chain.mid, chain.half, chain.limited
-    p, Rt, orient, w = goal.p, goal.Rt, goal.orient, goal.w
+    Hs, Ce, lo, hi, mid, half, lim, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
+        chain.limited, chain.kappa
+    p, Rt, orient, w, max_step = goal.p, goal.Rt, goal.orient, goal.w, s.max_step
     for j in range(n):
-        qs[j] = min(max(q_in[j], chain.lo[j]), chain.hi[j])
+        qs[j] = min(max(q_in[j], lo[j]), hi[j])
     chain_forward(qs, Hs, Ce, T, Te, loc)
     pos0, ori0, e0 = chain_residual(Te, p, Rt, orient, w, V, D)
     history[0] = e0
@@ -388,7 +391,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
             q_out[j] = qs[j]
         return pos0, ori0, 0, CONVERGED
     _phi(qs, mid, half, lim, s.margin, phi)
-    _theta(phi, mid, half, lim, chain.lo, chain.hi, q)
+    _theta(phi, mid, half, lim, lo, hi, q)
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
     es[0] = e
@@ -402,11 +405,11 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
                 q_out[j] = qs[j] if back else q[j]
             history[it] = e0 if back else e
             return pos0 if back else pos, ori0 if back else ori, it, why
-        _jacobian_phi(T, Te, half, lim, phi, goal, J)
-        _damped_step(chain, s, J, V, lam, s.pull * decay * ps * min(1.0, e * e), phi, A, rhs, d)
+        _jacobian_phi(T, Te, half, lim, phi, w, orient, J)
+        _damped_step(J, V, lam, s.pull * decay * ps * min(1.0, e * e), phi, lim, kappa, max_step, A, rhs, d)
         for i in range(n):
             phin[i] = phi[i] + d[i]
-        _theta(phin, mid, half, lim, chain.lo, chain.hi, qn)
+        _theta(phin, mid, half, lim, lo, hi, qn)
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok, lam, flat, ps = accept_step(e_n, e, lam, flat, ps, s.backoff)
