@@ -6,7 +6,8 @@
 Each round runs this file in one fresh process per checkout (its folder first on the path), A then B (so a slow
 spell hits both alike): it compiles or loads the kernels, solves the 200 §6 Panda targets (seed 0, those of
 `bench_ik_unseen`) once untimed, then times three passes of the loop of single solves and of the batch with 8
-random restarts and reports their medians, with the §6 success of the batch. Printed: per-round numbers, each
+random restarts and reports their medians (wall clock, and the thread's CPU time: on a loaded machine the time spent
+waiting for a core is left out), with the §6 success of the batch. Printed: per-round numbers, each
 case's median over rounds (min–max), and the median of the per-round ratios after/before (a paired measure that
 the machine's drifting load blurs less).
 """
@@ -44,17 +45,20 @@ def child() -> None:
     T = _targets(panda, "panda_grasptarget", problem.model.dofs, s, 200, 0)
     [problem.solve(t) for t in T]
     rb = problem.solve_batch(T, restarts=8, quiet=True)
-    single, batch = [], []
+    single, batch, single_cpu, batch_cpu = [], [], [], []
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         [problem.solve(t) for t in T]
         single.append((time.perf_counter() - t0) / len(T))
-        t0 = time.perf_counter()
+        single_cpu.append((time.thread_time() - c0) / len(T))
+        t0, c0 = time.perf_counter(), time.thread_time()
         problem.solve_batch(T, restarts=8, quiet=True)
         batch.append((time.perf_counter() - t0) / len(T))
+        batch_cpu.append((time.thread_time() - c0) / len(T))
     ok = float(np.mean([_ok(panda, "panda_grasptarget", rb.poses[i], T[i]) for i in range(len(T))]))
     print(json.dumps({"single_us": statistics.median(single) * 1e6, "batch_us": statistics.median(batch) * 1e6,
-                      "ok": ok}))
+                      "single_cpu_us": statistics.median(single_cpu) * 1e6,
+                      "batch_cpu_us": statistics.median(batch_cpu) * 1e6, "ok": ok}))
 
 
 def main() -> None:
@@ -80,7 +84,7 @@ def main() -> None:
         print(f"{k}: reused solve {statistics.median(s):.1f} µs ({min(s):.1f}–{max(s):.1f}); batch restarts=8 "
               f"{1e6 / statistics.median(b):,.0f}/s ({1e6 / max(b):,.0f}–{1e6 / min(b):,.0f}); §6 success "
               f"{100 * v[0]['ok']:.1f} %")
-    for case in ("single_us", "batch_us"):
+    for case in ("single_us", "batch_us", "single_cpu_us", "batch_cpu_us"):
         ratios = [a[case] / b[case] for a, b in zip(res["after"], res["before"], strict=True)]
         print(f"{case}: after/before per round, median {statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}–{max(ratios):.2f})")

@@ -75,19 +75,18 @@ def _kernel_runs(problem: IKProblem, T: np.ndarray
     """The first run of every target by each compiled loop alone (what run_lm hands them), and the shares that
     converged (serial, lanes); the lanes with the library's trig (poly=False) must agree with the serial loop bit for
     bit; the timed lanes use the polynomial trig (the default)."""
-    from animkit.ik.lm import loop_arrays, loop_options, serial_chain
+    from animkit.ik.lm import loop_chain, loop_settings, serial_chain
     from animkit.ik.lm_batch_jit import lm_lanes
     from animkit.ik.lm_jit import lm_serial
 
     ch, opts = serial_chain(problem.model), problem._opts
     q0 = np.repeat(problem.pose[problem.model.dofs][None], len(T), 0)
-    args = (*loop_arrays(ch, opts), q0, np.ascontiguousarray(T[:, :3, 3]), np.ascontiguousarray(T[:, :3, :3]),
-            opts.row_weights)
-    kw = loop_options(opts)
-    a, b = lm_serial(*args, **kw), lm_lanes(*args, poly=False, **kw)  # type: ignore[arg-type]
+    args = (loop_chain(ch, opts), loop_settings(opts), q0, np.ascontiguousarray(T[:, :3, 3]),
+            np.ascontiguousarray(T[:, :3, :3]), opts.row_weights)
+    a, b = lm_serial(*args), lm_lanes(*args, poly=False)
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)), "lanes and serial loop disagree"
-    c = lm_lanes(*args, **kw)  # type: ignore[arg-type]
-    return ((lambda: lm_serial(*args, **kw)), (lambda: lm_lanes(*args, **kw)),  # type: ignore[arg-type]
+    c = lm_lanes(*args)
+    return ((lambda: lm_serial(*args)), (lambda: lm_lanes(*args)),
             float(np.mean(a[2] == 0)), float(np.mean(c[2] == 0)))
 
 

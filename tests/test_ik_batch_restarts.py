@@ -16,8 +16,8 @@ from animkit.errors import IKError
 from animkit.ik import IKProblem, solve_batch
 from animkit.ik.api import RESTART_MAX_ITER, RESTART_PULL, RESTART_STALL
 from animkit.ik.lm import (
-    loop_arrays,
-    loop_options,
+    loop_chain,
+    loop_settings,
     serial_chain,
 )
 from animkit.ik.lm_batch_jit import restart_start
@@ -68,7 +68,7 @@ def _lanes(problem, q0, P, R, opts, **kw):
     from animkit.ik.lm_batch_jit import lm_lanes
 
     ch = serial_chain(problem.model)
-    return lm_lanes(*loop_arrays(ch, opts), q0, P, R, opts.row_weights, **loop_options(opts), **kw)
+    return lm_lanes(loop_chain(ch, opts), loop_settings(opts), q0, P, R, opts.row_weights, **kw)
 
 
 def _restart_options(problem):

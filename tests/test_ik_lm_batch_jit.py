@@ -21,8 +21,8 @@ from animkit import jit
 from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
 from animkit.ik.lm import (
-    loop_arrays,
-    loop_options,
+    loop_chain,
+    loop_settings,
     run_lm,
     serial_chain,
 )
@@ -44,9 +44,8 @@ def _both(model, q0, P, R, opts, poly=False):
 
     ch = serial_chain(model)
     assert ch.lanes
-    args = (*loop_arrays(ch, opts), q0, P, R, opts.row_weights)
-    kw = loop_options(opts)
-    return lm_serial(*args, **kw), lm_lanes(*args, poly=poly, **kw)
+    args = (loop_chain(ch, opts), loop_settings(opts), q0, P, R, opts.row_weights)
+    return lm_serial(*args), lm_lanes(*args, poly=poly)
 
 
 def _same_bits(a, b):

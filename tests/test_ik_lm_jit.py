@@ -11,16 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
+from animkit.figure import Figure
 from animkit.ik import LM, IKProblem, compile_chain, rotation_error
 from animkit.ik.lm import run_lm, serial_chain
 from animkit.ik.lm_jit import log_vee
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
+from animkit.joints import hinge
 from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 from .ik_helpers import random_targets
@@ -128,6 +130,51 @@ def test_compiled_runs_follow_the_numpy_loop_iteration_by_iteration(monkeypatch,
     np.testing.assert_array_equal(fast.iterations, slow.iterations)
     assert fast.reason == slow.reason
     np.testing.assert_allclose(fast.position_error, slow.position_error, rtol=1e-9, atol=1e-12)
+
+
+def _random_chain(axes, lengths, limits, tilts):
+    fig = Figure("base")
+    parent = "base"
+    for k, (axis, length, lim, tilt) in enumerate(zip(axes, lengths, limits, tilts, strict=True)):
+        fig.add(f"l{k}", parent, offset=(length, tilt, 0.03 * k),
+                joint=hinge(f"j{k}", axis, limits=None if lim is None else (-lim, 0.6 * lim)))
+        parent = f"l{k}"
+    fig.add("tip", parent, offset=(0.12, 0.04, -0.02))
+    return fig
+
+
+_axis = st.sampled_from(["x", "y", "z", (0.0, 0.6, 0.8), (0.48, 0.6, 0.64), (-0.36, 0.48, 0.8)])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(1, 9).flatmap(lambda n: st.tuples(
+    st.lists(_axis, min_size=n, max_size=n), st.lists(st.floats(0.05, 0.4), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.floats(0.4, 3.0)), min_size=n, max_size=n),
+    st.lists(st.floats(-0.1, 0.1), min_size=n, max_size=n))),
+    st.booleans(), st.floats(0.01, 2.0), st.one_of(st.none(), st.floats(0.05, 1.0)), st.integers(0, 2**16))
+def test_compiled_kernel_follows_the_numpy_reference_on_random_chains(shape, orient, damping, max_step, seed):
+    """The compiled one-problem kernel (lm_jit, fed its records) and the NumPy reference (run_lm with numba off):
+    the same iterates, iteration by iteration, on random serial chains, targets, starts, damping and step caps
+    (a few iterations: the sums' order differs, so rounding may grow along a long path)."""
+    fig = _random_chain(*shape)
+    dofs = np.arange(fig.dof_count)
+    model = compile_chain(fig, fig.rest_pose(), dofs, ("tip",), "chain")
+    rng = np.random.default_rng(seed)
+    T = random_targets(fig, "tip", dofs, fig.rest_pose(), 1, seed)
+    q0 = rng.uniform(-1.0, 1.0, size=(1, model.n))
+    w = rng.uniform(0.5, 2.0, size=6 if orient else 3)
+    opts = Options(damping=damping, max_step=max_step, row_weights=w, max_iter=5, tol=1e-12,
+                   orientation_tol=1e-12)
+    P, R = T[:, None, :3, 3], (T[:, None, :3, :3] if orient else None)
+    fast = run_lm(model, q0, P, R, opts)  # one problem: lm_jit's kernel
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jit, "ENABLED", False)
+        slow = run_lm(model, q0, P, R, opts)
+    np.testing.assert_array_equal(fast.iterations, slow.iterations)
+    assert fast.reason == slow.reason
+    np.testing.assert_allclose(fast.errors, slow.errors, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fast.q, slow.q, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.position_error, slow.position_error, rtol=1e-10, atol=1e-12)
 
 
 def test_compiled_and_numpy_loops_solve_the_same_targets(monkeypatch):

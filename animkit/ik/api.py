@@ -26,7 +26,7 @@ from .lm import (
     run_lm,
 )
 from .lm_batch_jit import restart_start
-from .lm_jit import (
+from .lm_strategy_jit import (
     OUT_HISTORY,
     lm_packed,
     out_size,
@@ -233,7 +233,7 @@ class IKProblem:
                                     self.orientation_tol))
         self._fast: _Packed | None = None
         self._spent = 0  # iterations asked of single solves so far (when compiling the loop pays: lm.packed_pays)
-        self._entry: Callable[..., None] | None = None  # lm_jit.packed_entry() once the compiled loop has run
+        self._entry: Callable[..., None] | None = None  # lm_strategy_jit.packed_entry() once the compiled loop has run
 
     def using(self, solver: Solver | str) -> IKProblem:
         """The same problem (sharing its compiled chain) with another solver."""
@@ -455,7 +455,7 @@ class IKProblem:
 
     def _solve_packed(self, target: Array, t0: float) -> IKResult | None:
         """:meth:`solve` from the problem's pose without restarts by the packed compiled loop, in one call (the first
-        run, lm's retries and the reachability test all compiled: :func:`~animkit.ik.lm_jit.lm_packed`); None where
+        run, lm's retries and the reachability test all compiled: :func:`.lm_strategy_jit.lm_packed`); None where
         that path does not apply (no compiled loop, another solver, a target not of this problem's kind: the
         checked path then says why)."""
         f = self._fast

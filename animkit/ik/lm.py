@@ -15,10 +15,8 @@ See docs/derivations.md ("lm").
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -40,14 +38,15 @@ from .constants import (
 from .lm_batch_jit import _KERNEL as _LANES_KERNEL
 from .lm_batch_jit import lanes_fit, lm_lanes
 from .lm_jit import _KERNEL as _LM_KERNEL
-from .lm_jit import _PACKED as _PACKED_KERNEL
-from .lm_jit import lm_serial, pack_serial
+from .lm_jit import LoopChain, LoopSettings, lm_serial
+from .lm_strategy_jit import _PACKED as _PACKED_KERNEL
+from .lm_strategy_jit import pack_serial
 from .problem import ChainModel
 from .solvers import LoopOutput, Options
 
 __all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packed_pays", "serial_chain",
            "retry_through_relaxed_limits", "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY",
-           "START_MARGIN", "stiffness_from_options", "loop_arrays", "loop_options"]
+           "START_MARGIN", "stiffness_from_options", "loop_chain", "loop_settings"]
 
 Array = NDArray[np.float64]
 
@@ -89,7 +88,6 @@ class _Chain:
         self.half = np.where(lim, 0.5 * (np.where(lim, hi, 1.0) - np.where(lim, lo, 0.0)), 1.0)
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
-        # the B = 1 fast path (:func:`_run_one`): a serial chain of revolute DOFs with one effector
         # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
         self.kHs = np.ascontiguousarray(self.Hs.reshape(self.n, self.K, 20))
         self.kCe = np.ascontiguousarray(model.eff_C[0])
@@ -193,202 +191,15 @@ def _residual(Eff: Array, P: Array, R: Array | None) -> tuple[Array, Array, Arra
     return np.concatenate([Vp, Vo], axis=2).reshape(b, -1), pos, ori
 
 
-# cross(a, d) = (a ⊗ d).ravel() · _EPS for a, d in R³ (a ⊗ d flattened row-major: index 3i + j holds a_i d_j)
-_EPS = np.zeros((9, 3))
-_EPS[5, 0], _EPS[7, 0], _EPS[6, 1], _EPS[2, 1], _EPS[1, 2], _EPS[3, 2] = 1.0, -1.0, 1.0, -1.0, 1.0, -1.0
-
-
-def _rotvec_py(rt: list[list[float]], t: list[list[float]], Rt: Array, Rc: Array) -> tuple[float, float, float]:
-    """log(R_t R_cᵀ)^∨ in Python floats (B = 1): rt = R_t, t = the effector frame, both as nested lists."""
-    r0, r1, r2 = rt
-    c0, c1, c2 = t[0], t[1], t[2]
-    d00 = r0[0] * c0[0] + r0[1] * c0[1] + r0[2] * c0[2]
-    d11 = r1[0] * c1[0] + r1[1] * c1[1] + r1[2] * c1[2]
-    d22 = r2[0] * c2[0] + r2[1] * c2[1] + r2[2] * c2[2]
-    d21 = r2[0] * c1[0] + r2[1] * c1[1] + r2[2] * c1[2]
-    d12 = r1[0] * c2[0] + r1[1] * c2[1] + r1[2] * c2[2]
-    d02 = r0[0] * c2[0] + r0[1] * c2[1] + r0[2] * c2[2]
-    d20 = r2[0] * c0[0] + r2[1] * c0[1] + r2[2] * c0[2]
-    d10 = r1[0] * c0[0] + r1[1] * c0[1] + r1[2] * c0[2]
-    d01 = r0[0] * c1[0] + r0[1] * c1[1] + r0[2] * c1[2]
-    vx, vy, vz = 0.5 * (d21 - d12), 0.5 * (d02 - d20), 0.5 * (d10 - d01)
-    cos = 0.5 * (d00 + d11 + d22 - 1.0)
-    sin = math.sqrt(vx * vx + vy * vy + vz * vz)
-    if cos < 0.0 and sin < 1e-6:  # near π: the axis from the symmetric part
-        w = rotation_error(Rt, Rc).tolist()
-        return w[0], w[1], w[2]
-    if sin <= 1e-12:
-        return vx, vy, vz
-    f = math.atan2(sin, min(cos, 1.0)) / sin
-    return vx * f, vy * f, vz * f
-
-
-def _run_one(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options) -> LoopOutput:
-    """:func:`run_lm` for one problem on a serial revolute chain with one effector, with few NumPy calls.
-
-    The same iteration as the batched loop (same equations, same acceptance and stopping rules), laid out for
-    B = 1, where every NumPy call costs ~1 µs whatever its size: the frames live in two preallocated (n, 4, 5)
-    buffers (the current pose and the trial step, swapped on acceptance), the Jacobian comes from one outer
-    product and one product with the Levi-Civita matrix, and the residual, its norms and the step control are
-    Python floats.
-    """
-    n = ch.n
-    w = opts.row_weights
-    unit_w = bool(np.all(w == 1.0))
-    wl = w.tolist()
-    orient = R is not None
-    tol, otol, patience = opts.tol, opts.orientation_tol, opts.patience
-    max_step = opts.max_step
-    deadline = opts.deadline
-    px, py, pz = P[0, 0].tolist()
-    Rt = np.eye(3) if R is None else R[0, 0]
-    rt = Rt.tolist()
-    Ce = ch.eff_C[0]
-    lo, hi, mid, half, lim, alll = ch.lo, ch.hi, ch.mid, ch.half, ch.limited, ch.all_limited
-    basis = np.empty((n, 1, ch.K))
-    basis[:, 0, 0] = 1.0
-    bs, bc = basis[:, 0, 1], basis[:, 0, 2]
-    loc = np.empty((n, 1, 20))
-    L = loc.reshape(n, 4, 5)
-    Hs = ch.Hs
-    m = 6 if orient else 3
-    Jt = np.empty((n, m))
-    outer = np.empty((n, 3, 3))
-    dvec = np.empty((n, 3))
-    Jv = np.empty((n, 3))
-
-    def forward(q: Array, T: Array) -> Array:
-        np.sin(q, out=bs)
-        np.cos(q, out=bc)
-        np.subtract(1.0, bc, out=bc)
-        np.matmul(basis, Hs, out=loc)
-        T[0] = L[0]
-        for k in range(1, n):
-            np.matmul(T[k - 1, :, :4], L[k], out=T[k])
-        return T[n - 1, :, :4] @ Ce
-
-    def residual(Te: Array) -> tuple[list[float], float, float, float]:
-        t = Te.tolist()
-        vx, vy, vz = px - t[0][3], py - t[1][3], pz - t[2][3]
-        pos = math.sqrt(vx * vx + vy * vy + vz * vz)
-        if not orient:
-            V = [vx, vy, vz]
-            ori = 0.0
-        else:
-            ox, oy, oz = _rotvec_py(rt, t, Rt, Te[:3, :3])
-            V = [vx, vy, vz, ox, oy, oz]
-            ori = math.sqrt(ox * ox + oy * oy + oz * oz)
-        if not unit_w:
-            V = [v * wi for v, wi in zip(V, wl, strict=True)]
-        e = math.sqrt(sum(v * v for v in V))
-        return V, pos, ori, e
-
-    def theta(phi: Array) -> Array:
-        q = np.sin(phi)
-        q *= half
-        q += mid
-        if not alll:
-            q = np.where(lim, q, phi)
-        np.maximum(q, lo, out=q)
-        np.minimum(q, hi, out=q)
-        return q
-
-    Tc, Tn = np.empty((n, 4, 5)), np.empty((n, 4, 5))
-    q_start = np.minimum(np.maximum(q0[0], lo), hi)
-    _, pos0, ori0, e0 = residual(forward(q_start, Tc))
-    if pos0 <= tol and ori0 <= otol:  # the start meets the target already: it is the answer
-        return LoopOutput(q_start[None].copy(), np.zeros(1, dtype=np.intp), ["converged"], np.array([pos0]),
-                          np.array([ori0]), np.array([[e0]]))
-    phi = ch.phi(q_start, START_MARGIN)
-    q = theta(phi)
-    Te = forward(q, Tc)
-    Vw, pos, ori, e = residual(Te)
-    history = [e0]
-    es = [e]  # ‖WV‖ of the current pose after each iteration (the stall test)
-    win, ratio = opts.stall_window, opts.stall_ratio
-    lam = opts.damping
-    kappa = opts.stiffness
-    flat = 0
-    ps = 1.0
-    it = 0
-    decay = 1.0  # γᵏ
-    while True:
-        done = pos <= tol and ori <= otol
-        stalled = lam > LAMBDA_MAX or flat >= patience or win > 0 and it >= max(win, STALL_MIN_ITER) and \
-            e > ratio * es[it - win]
-        if done or stalled or it == opts.max_iter or deadline is not None and time.perf_counter() > deadline:
-            back = not done and e >= e0
-            history[-1] = e0 if back else e
-            reason = "converged" if done else "stalled" if stalled else "max_iterations"
-            return LoopOutput((q_start if back else q)[None].copy(), np.array([it], dtype=np.intp), [reason],
-                              np.array([pos0 if back else pos]), np.array([ori0 if back else ori]),
-                              np.array(history)[:, None])
-        # J_φᵀ (n, m): rows [a × (p − r), a] · h cos φ (· W)
-        a = Tc[:, :3, 4]
-        np.subtract(Te[:3, 3], Tc[:, :3, 3], out=dvec)
-        np.multiply(a[:, :, None], dvec[:, None, :], out=outer)
-        np.matmul(outer.reshape(n, 9), _EPS, out=Jv)
-        Jt[:, :3] = Jv
-        if orient:
-            Jt[:, 3:] = a
-        sc = np.cos(phi)
-        sc *= half
-        if not alll:
-            sc = np.where(lim, sc, 1.0)
-        Jt *= sc[:, None]
-        if not unit_w:
-            Jt *= w
-        A = Jt @ Jt.T
-        Vwa = np.array(Vw)
-        g = Jt @ Vwa
-        mu = opts.pull * decay * ps * min(1.0, e * e)
-        diag = A.ravel()[:: n + 1]
-        if kappa is not None:
-            diag += lam * kappa  # the damping's metric λ(I + K): stiffness weighs, never stops (LM docstring)
-        if alll:
-            diag += lam + mu
-            rhs = g - mu * phi
-        else:
-            diag += lam + mu * ch.limf
-            rhs = g - (mu * ch.limf) * phi
-        try:
-            d = np.linalg.solve(A, rhs)
-        except np.linalg.LinAlgError:
-            diag += 1e-12 * (float(diag.sum()) / n + 1.0)
-            d = np.linalg.solve(A, rhs)
-        if max_step is not None:
-            big = float(np.abs(d).max())
-            if big > max_step:
-                d *= max_step / big
-        phi_n = phi + d
-        q_n = theta(phi_n)
-        Te_n = forward(q_n, Tn)
-        Vn, pos_n, ori_n, e_n = residual(Te_n)
-        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-        flat = 0 if ok and e_n < e * (1.0 - GAIN_REL) - GAIN_ABS else flat + 1
-        if ok:
-            lam = max(lam * LAMBDA_DOWN, LAMBDA_MIN)
-            Tc, Tn = Tn, Tc
-            q, Te, Vw, pos, ori, e = q_n, Te_n, Vn, pos_n, ori_n, e_n
-            # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-            phi = np.arcsin(np.sin(phi_n)) if alll else np.where(lim, np.arcsin(np.sin(phi_n)), phi_n)
-        else:
-            lam *= LAMBDA_UP
-            ps *= PULL_BACKOFF
-        history.append(min(e, e0))
-        es.append(e)
-        it += 1
-        decay *= HOMOTOPY_DECAY
-
-
 _REASONS = ("converged", "stalled", "max_iterations")
 
 
 def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
                   ) -> LoopOutput:
     """:func:`run_lm` on a serial revolute chain with one effector, by the compiled loop (:mod:`.lm_jit`)."""
-    q, iters, why, pos, ori, history = lm_serial(*loop_arrays(ch, opts), q0, P[:, 0], None if R is None else R[:, 0],
-                                                 opts.row_weights, first_success=first_success, **loop_options(opts))
+    q, iters, why, pos, ori, history = lm_serial(loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0],
+                                                 None if R is None else R[:, 0], opts.row_weights,
+                                                 first_success=first_success)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -399,8 +210,8 @@ def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, 
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
     lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
     q, iters, why, pos, ori, history = lm_lanes(
-        *loop_arrays(ch, opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights, restarts=restarts,
-        seed=seed, restart_pull=restart_pull, index0=index0, tries=tries, **loop_options(opts))
+        loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights,
+        restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0, tries=tries)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -446,31 +257,33 @@ def stiffness_from_options(opts: Options, n: int) -> Array:
     return np.zeros(n) if opts.stiffness is None else np.ascontiguousarray(opts.stiffness, dtype=float)
 
 
-def loop_arrays(ch: _Chain, opts: Options) -> tuple[Array, Array, Array, Array, Array, Array, NDArray[np.bool_], Array]:
-    """The compiled loops' chain arguments (lm_serial, lm_lanes, pack_serial): link blocks Hs, effector offset Ce,
-    limits lo and hi, mid-range m, half-range h, limited, stiffness κ."""
-    return ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, ch.klim, stiffness_from_options(opts, ch.n)
+def loop_chain(ch: _Chain, opts: Options) -> LoopChain:
+    """The compiled loops' record of the chain (lm_serial, lm_lanes, pack_serial): link blocks Hs, effector offset
+    Ce, limits lo and hi, mid-range m, half-range h, limited, stiffness κ, base origin and reach. The base origin is
+    the first link's constant translation (a revolute link turns about its own origin)."""
+    m = ch.model
+    limited: Array = ch.klim  # type: ignore[assignment]  # bool: the kernels read it as a flag
+    return LoopChain(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, limited, stiffness_from_options(opts, ch.n),
+                     np.ascontiguousarray(m.H0[int(m.base_link[0]), :3, 3], dtype=float), float(m.reach[0]))
 
 
-def loop_options(opts: Options) -> dict[str, Any]:
-    """The compiled loops' keyword arguments for ``opts`` (tolerances, caps, damping, the stall test, μ₀) with lm's
-    own constants (stall_min, γ, β, the start's margin)."""
-    return dict(tol=opts.tol, otol=opts.orientation_tol, patience=opts.patience, max_iter=opts.max_iter,
-                damping=opts.damping, max_step=opts.max_step, win=opts.stall_window, ratio=opts.stall_ratio,
-                stall_min=STALL_MIN_ITER, pull=opts.pull, decay=HOMOTOPY_DECAY, backoff=PULL_BACKOFF,
-                margin=START_MARGIN)
+def loop_settings(opts: Options) -> LoopSettings:
+    """The compiled loops' settings for ``opts`` (tolerances, caps, damping, the stall test, μ₀) with lm's own
+    constants (stall_min, γ, β, the start's margin)."""
+    return LoopSettings(float(opts.tol), float(opts.orientation_tol), int(opts.patience), int(opts.max_iter),
+                        float(opts.damping), -1.0 if opts.max_step is None else float(opts.max_step),
+                        int(opts.stall_window), float(opts.stall_ratio), STALL_MIN_ITER, float(opts.pull),
+                        HOMOTOPY_DECAY, PULL_BACKOFF, START_MARGIN)
 
 
 def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -> Array | None:
     """The one parameter array of :func:`~animkit.ik.lm_jit.lm_packed` (one problem, the compiled loop) for
     ``model`` and ``opts``; None where that path does not apply (not a serial revolute chain with one effector,
-    priority, a pole, a deadline). The base origin is the first link's constant translation (a revolute link turns
-    about its own origin)."""
+    priority, a pole, a deadline)."""
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
-    return pack_serial(*loop_arrays(ch, opts), opts.row_weights, model.H0[int(model.base_link[0]), :3, 3],
-                       float(model.reach[0]), orient=orient, relax=relax, **loop_options(opts))
+    return pack_serial(loop_chain(ch, opts), loop_settings(opts), opts.row_weights, orient=orient, relax=relax)
 
 
 def packed_pays(opts: Options, spent: int) -> bool:
@@ -481,7 +294,7 @@ def packed_pays(opts: Options, spent: int) -> bool:
 
 
 def lm_single(model: ChainModel, opts: Options) -> bool:
-    """Whether one problem on ``model`` runs :func:`_run_one` (NumPy's B = 1 path, with the stall test): restarts
+    """Whether one problem on ``model`` runs NumPy's loop (:func:`_run_batched`, with the stall test): restarts
     then run one at a time. The compiled loop (:mod:`.lm_jit`) applies the stall test to every problem of a batch."""
     return serial_chain(model).serial and not opts.priority and opts.pole is None and not _compiled_pays(1, opts)
 
@@ -501,8 +314,6 @@ def run_lm(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         return _run_lanes(ch, q0, P, R, opts)
     if ch.serial and _compiled_pays(B, opts):
         return _run_compiled(ch, q0, P, R, opts, first_success)
-    if B == 1 and ch.serial:
-        return _run_one(ch, q0, P, R, opts)
     return _run_batched(ch, q0, P, R, opts, first_success)
 
 
@@ -600,119 +411,152 @@ def _grown(ea: Array, rows: int) -> Array:
     return out
 
 
-def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
-                 ) -> LoopOutput:
-    """NumPy's loop over B problems at once (trees, several effectors, prismatic DOFs, or no numba)."""
-    B, n = q0.shape
-    buf = ch.buffers(B)
-    orient = R is not None
-    w = opts.row_weights
-    tol, otol, patience = opts.tol, opts.orientation_tol, opts.patience
-    q_start = np.minimum(np.maximum(q0, ch.lo), ch.hi)
-    Eff = ch.forward(q_start, buf)[2]
-    V, pos0, ori0 = _residual(Eff, P, R)
-    Vw = V * w
-    err0 = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
-    # outputs, written when a problem leaves the working set
-    q_out = q_start.copy()
-    pos_out, ori_out = pos0.copy(), ori0.copy()
-    iters = np.zeros(B, dtype=np.intp)
-    reason = ["max_iterations"] * B
-    history = [err0.copy()]
-    last = err0.copy()
-    # the working set
-    ids = np.arange(B)
-    phi = ch.phi(q_start, START_MARGIN)
-    q = ch.theta(phi)
+@dataclass
+class _Work:
+    """The working set of :func:`_run_batched`: the problems still running (``ids`` into the batch) and their state:
+    φ, θ, DOF origins r and axes a (n, b, 3), effector frames, weighted residual, errors, λ, steps without gain, the
+    pull's scale, and their targets."""
+
+    ids: NDArray[np.intp]
+    phi: Array
+    q: Array
+    r: Array
+    a: Array
+    Eff: Array
+    Vw: Array
+    pos: Array
+    ori: Array
+    e: Array
+    e0: Array
+    lam: Array
+    flat: NDArray[np.intp]
+    ps: Array
+    P: Array
+    R: Array | None
+
+    def keep(self, sel: NDArray[np.bool_], P: Array, R: Array | None) -> None:
+        """Drop the problems where ``sel`` is False (they left the working set)."""
+        for name in ("ids", "phi", "q", "Eff", "Vw", "pos", "ori", "e", "e0", "lam", "flat", "ps"):
+            setattr(self, name, getattr(self, name)[sel])
+        self.r, self.a = self.r[:, sel], self.a[:, sel]
+        self.P, self.R = P[self.ids], None if R is None else R[self.ids]
+
+
+def _errors(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options, buf: tuple[Array, Array, Array]
+            ) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
+    """r, a, effector frames, W V, ‖p − e‖, ‖ω‖ and ‖W V‖ at θ = q (b, n)."""
     r, a, Eff = ch.forward(q, buf)
     V, pos, ori = _residual(Eff, P, R)
-    Vw = V * w
-    e = np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
-    Pw, Rw, e0 = P, R, err0
-    lam = np.full(B, opts.damping)
-    flat = np.zeros(B, dtype=np.intp)
-    ps = np.ones(B)  # the pull's own scale: a rejected step shrinks it (the pull may point uphill)
-    there = (pos0 <= tol) & (ori0 <= otol)  # a start that meets its target is the answer: the loop's first test
-    if there.any():  # finishes it there (converged, 0 iterations)
+    Vw = V * opts.row_weights
+    return r, a, Eff, Vw, pos, ori, np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
+
+
+def _first_state(ch: _Chain, q_start: Array, P: Array, R: Array | None, opts: Options,
+                 buf: tuple[Array, Array, Array]) -> tuple[_Work, Array, Array, Array]:
+    """The working set at the first iterate (θ moved START_MARGIN inside the limits), and the start's own errors
+    ‖p − e‖, ‖ω‖, ‖W V‖: a start that meets its target keeps its own state (it is the answer, 0 iterations)."""
+    B = len(q_start)
+    pos0, ori0, err0 = _errors(ch, q_start, P, R, opts, buf)[4:]
+    phi = ch.phi(q_start, START_MARGIN)
+    q = ch.theta(phi)
+    r, a, Eff, Vw, pos, ori, e = _errors(ch, q, P, R, opts, buf)
+    there = (pos0 <= opts.tol) & (ori0 <= opts.orientation_tol)
+    if there.any():
         q = np.where(there[:, None], q_start, q)
         pos, ori, e = np.where(there, pos0, pos), np.where(there, ori0, ori), np.where(there, err0, e)
-    pull = ch.limf
+    w = _Work(np.arange(B), phi, q, r, a, Eff, Vw, pos, ori, e, err0, np.full(B, opts.damping),
+              np.zeros(B, dtype=np.intp), np.ones(B), P, R)
+    return w, pos0, ori0, err0
+
+
+def _step(ch: _Chain, w: _Work, opts: Options, it: int) -> Array:
+    """Δφ (b, n) from (J_φᵀ W² J_φ + λ(I + K) + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ (a relative jitter on the diagonal
+    where that is singular), each row scaled so that |Δφ_j| ≤ max_step."""
+    n = ch.n
+    Jt = ch.jacobian_t(w.r, w.a, w.Eff[:, :, :3, 3], w.R is not None)
+    Jt *= ch.dtheta(w.phi)[:, :, None] * opts.row_weights
+    A = Jt @ np.swapaxes(Jt, 1, 2)
+    g = (Jt @ w.Vw[:, :, None])[:, :, 0]
+    mu = (opts.pull * HOMOTOPY_DECAY ** it) * (w.ps * np.minimum(1.0, w.e * w.e))[:, None] * ch.limf
     eye = np.eye(n)
-    it = 0
-    win, ratio = opts.stall_window, opts.stall_ratio
+    A += (w.lam[:, None] * (1.0 if opts.stiffness is None else 1.0 + opts.stiffness) + mu)[:, :, None] * eye
+    rhs = g - mu * w.phi
+    try:
+        d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        A += (1e-12 * (np.trace(A, axis1=1, axis2=2) / n + 1.0))[:, None, None] * eye
+        d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
+    if opts.max_step is not None:
+        big = np.abs(d).max(1)
+        d *= np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))[:, None]
+    return d
+
+
+def _try_step(ch: _Chain, w: _Work, d: Array, opts: Options, buf: tuple[Array, Array, Array]) -> None:
+    """Take φ + Δφ where it lowers ‖W V‖ (λ ÷ 10), else keep φ (λ × 10, the pull's scale × β): lm_jit.accept_step's
+    rule on the whole working set."""
+    phi_n = w.phi + d
+    q_n = ch.theta(phi_n)
+    rn, an, En, Vnw, pos_n, ori_n, e_n = _errors(ch, q_n, w.P, w.R, opts, buf)
+    ok = e_n < w.e  # NaN compares False: a step that produced NaN is rejected
+    w.flat = np.where(ok & (e_n < w.e * (1.0 - GAIN_REL) - GAIN_ABS), 0, w.flat + 1)
+    w.lam = np.where(ok, np.maximum(w.lam * LAMBDA_DOWN, LAMBDA_MIN), w.lam * LAMBDA_UP)
+    w.ps = np.where(ok, w.ps, w.ps * PULL_BACKOFF)
+    if not ok.any():
+        return
+    o1, on, o3 = ok[:, None], ok[None, :, None], ok[:, None, None, None]
+    w.phi, w.q, w.Vw = np.where(o1, phi_n, w.phi), np.where(o1, q_n, w.q), np.where(o1, Vnw, w.Vw)
+    w.r, w.a, w.Eff = np.where(on, rn, w.r), np.where(on, an, w.a), np.where(o3, En, w.Eff)
+    w.pos, w.ori, w.e = np.where(ok, pos_n, w.pos), np.where(ok, ori_n, w.ori), np.where(ok, e_n, w.e)
+    # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+    w.phi = np.arcsin(np.sin(w.phi)) if ch.all_limited else np.where(ch.limited, np.arcsin(np.sin(w.phi)), w.phi)
+
+
+def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, first_success: bool
+                 ) -> LoopOutput:
+    """NumPy's loop over B problems at once: the reference of the compiled kernels (:mod:`.lm_jit`, whose tests hold
+    them to it) and the path of trees, several effectors, prismatic DOFs, or no numba. A problem leaves the working
+    set when it converged or stalled (lm_jit.stop_reason's rule); with ``first_success`` all stop at the first
+    converged one."""
+    B = len(q0)
+    buf = ch.buffers(B)
+    q_start = np.minimum(np.maximum(q0, ch.lo), ch.hi)
+    w, pos0, ori0, err0 = _first_state(ch, q_start, P, R, opts, buf)
+    q_out, pos_out, ori_out = q_start.copy(), pos0.copy(), ori0.copy()
+    iters = np.zeros(B, dtype=np.intp)
+    reason = ["max_iterations"] * B
+    history, last = [err0.copy()], err0.copy()
+    win, it = opts.stall_window, 0
     es = np.empty((opts.max_iter + 1, B)) if win > 0 else None  # ‖WV‖ after each iteration (the stall test)
     if es is not None:
-        es[0, ids] = e
+        es[0] = w.e
     while True:
-        done = (pos <= tol) & (ori <= otol)
-        stalled = (lam > LAMBDA_MAX) | (flat >= patience)
+        done = (w.pos <= opts.tol) & (w.ori <= opts.orientation_tol)
+        stalled = (w.lam > LAMBDA_MAX) | (w.flat >= opts.patience)
         if es is not None and it >= max(win, STALL_MIN_ITER):
-            stalled |= e > ratio * es[it - win, ids]
+            stalled |= w.e > opts.stall_ratio * es[it - win, w.ids]
         leave = done | stalled
         stop = it == opts.max_iter or opts.deadline is not None and time.perf_counter() > opts.deadline or \
             first_success and bool(done.any())
         if stop or leave.any():
-            if stop:
-                leave[:] = True
-            sel = ids[leave]
-            conv = done[leave]
-            back = ~conv & (e[leave] >= e0[leave])  # not converged and no better than the start: the start
-            q_out[sel] = np.where(back[:, None], q_start[sel], q[leave])
-            pos_out[sel] = np.where(back, pos0[sel], pos[leave])
-            ori_out[sel] = np.where(back, ori0[sel], ori[leave])
-            history[-1][sel] = np.where(back, e0[leave], e[leave])
-            why = np.where(conv, 0, np.where(stalled[leave], 1, 2)).tolist()
-            for i, k in zip(sel.tolist(), why, strict=True):
-                reason[i] = ("converged", "stalled", "max_iterations")[k]
+            leave |= stop
+            sel = w.ids[leave]
+            back = ~done[leave] & (w.e[leave] >= w.e0[leave])  # not converged and no better than the start
+            q_out[sel] = np.where(back[:, None], q_start[sel], w.q[leave])
+            pos_out[sel] = np.where(back, pos0[sel], w.pos[leave])
+            ori_out[sel] = np.where(back, ori0[sel], w.ori[leave])
+            history[-1][sel] = np.where(back, w.e0[leave], w.e[leave])
+            for i, k in zip(sel.tolist(), np.where(done[leave], 0, np.where(stalled[leave], 1, 2)).tolist(),
+                            strict=True):
+                reason[i] = _REASONS[k]
             if stop or leave.all():
                 break
-            keep = ~leave
-            ids = ids[keep]
-            phi, q, Eff, V, Vw, pos, ori = (x[keep] for x in (phi, q, Eff, V, Vw, pos, ori))
-            r, a = r[:, keep], a[:, keep]
-            lam, flat, e, e0, ps = lam[keep], flat[keep], e[keep], e0[keep], ps[keep]
-            Pw = P[ids]
-            Rw = None if R is None else R[ids]
-        iters[ids] += 1
-        Jt = ch.jacobian_t(r, a, Eff[:, :, :3, 3], orient)
-        Jt *= ch.dtheta(phi)[:, :, None] * w
-        A = Jt @ np.swapaxes(Jt, 1, 2)
-        g = (Jt @ Vw[:, :, None])[:, :, 0]
-        mu = (opts.pull * HOMOTOPY_DECAY ** it) * (ps * np.minimum(1.0, e * e))[:, None] * pull
-        A += (lam[:, None] * (1.0 if opts.stiffness is None else 1.0 + opts.stiffness) + mu)[:, :, None] * eye
-        rhs = g - mu * phi
-        try:
-            d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
-        except np.linalg.LinAlgError:
-            A += (1e-12 * (np.trace(A, axis1=1, axis2=2) / n + 1.0))[:, None, None] * eye
-            d = np.linalg.solve(A, rhs[:, :, None])[:, :, 0]
-        if opts.max_step is not None:
-            big = np.abs(d).max(1)
-            d *= np.minimum(1.0, opts.max_step / np.maximum(big, 1e-300))[:, None]
-        phi_n = phi + d
-        q_n = ch.theta(phi_n)
-        rn, an, En = ch.forward(q_n, buf)
-        Vn, pos_n, ori_n = _residual(En, Pw, Rw)
-        Vnw = Vn * w
-        e_n = np.sqrt(np.einsum("bi,bi->b", Vnw, Vnw))
-        ok = e_n < e  # NaN compares False: a step that produced NaN is rejected
-        flat = np.where(ok & (e_n < e * (1.0 - GAIN_REL) - GAIN_ABS), 0, flat + 1)
-        lam = np.where(ok, np.maximum(lam * LAMBDA_DOWN, LAMBDA_MIN), lam * LAMBDA_UP)
-        ps = np.where(ok, ps, ps * PULL_BACKOFF)
-        if ok.all():
-            phi, q, r, a, Eff, V, Vw, pos, ori, e = phi_n, q_n, rn, an, En, Vn, Vnw, pos_n, ori_n, e_n
-        elif ok.any():
-            o1, o3 = ok[:, None], ok[:, None, None, None]
-            phi, q, V, Vw = np.where(o1, phi_n, phi), np.where(o1, q_n, q), np.where(o1, Vn, V), np.where(o1, Vnw, Vw)
-            on = ok[None, :, None]
-            r, a, Eff = np.where(on, rn, r), np.where(on, an, a), np.where(o3, En, Eff)
-            pos, ori, e = np.where(ok, pos_n, pos), np.where(ok, ori_n, ori), np.where(ok, e_n, e)
-        if ok.any():
-            # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-            phi = np.arcsin(np.sin(phi)) if ch.all_limited else np.where(ch.limited, np.arcsin(np.sin(phi)), phi)
-        last[ids] = np.minimum(e, e0)
+            w.keep(~leave, P, R)
+        iters[w.ids] += 1
+        _try_step(ch, w, _step(ch, w, opts, it), opts, buf)
+        last[w.ids] = np.minimum(w.e, w.e0)
         history.append(last.copy())
         it += 1
         if es is not None:
-            es[it, ids] = e
+            es[it, w.ids] = w.e
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))

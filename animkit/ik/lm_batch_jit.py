@@ -2,7 +2,7 @@
 
     θ_j = m_j + h_j sin φ_j,   (J_φᵀ W² J_φ + λI + μ_k D) Δφ = J_φᵀ W² V − μ_k D φ,   μ_k = μ₀ γᵏ βʳ min(1, ‖WV‖²)
 
-The same iteration, acceptance and stopping rules as :func:`~animkit.ik.lm_jit._lm_serial`, with the same
+The same iteration, acceptance and stopping rules as :func:`~animkit.ik.lm_jit.lm_serial`, with the same
 floating-point operations in the same order (a problem gets the same bits whichever path solves it), laid out for
 SIMD: ``LANES`` problems iterate together, every array holds the lane index innermost (structure of arrays:
 frames (n, 3, 5, LANES), J (n, m, LANES), A (n, n, LANES)), so the loops of forward kinematics, the Jacobian, the
@@ -10,7 +10,8 @@ normal equations and the Cholesky solve run across problems and LLVM turns them 
 four doubles at a time; the scalar loop's sums are dependent chains, the lanes' are independent). Each lane keeps
 its own damping, pull, stall window and counters; a step is accepted or rejected per lane (a select); a lane whose
 problem converged, stalled or ran out of iterations writes its answer and takes the next problem at once, so the
-lanes stay full until the last problems. Nothing is allocated per iteration. Used by :func:`~animkit.ik.lm.run_lm`
+lanes stay full until the last problems. Nothing is allocated per iteration; the lanes' building blocks live in
+:mod:`.lanes_jit`, the stopping and acceptance rules are :mod:`.lm_jit`'s own. Used by :func:`~animkit.ik.lm.run_lm`
 for batches when :func:`animkit.jit.enabled`; the residual (a rotation's log, with its branches near π) runs lane by
 lane.
 """
@@ -24,345 +25,35 @@ from numpy.typing import NDArray
 
 from .. import jit
 from ..jit import kernel
-from .constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
-from .lm_jit import _phi, _theta, call_loop, chain_forward, chain_residual, log_vee
-from .poly_trig import sincos, wrap_sincos
+from .lanes_jit import (
+    LANES,
+    forward_lanes,
+    normal_equations_lanes,
+    residual_lanes,
+    solve_spd_lanes,
+    theta_lanes,
+)
+from .lm_jit import (
+    CONVERGED,
+    RUNNING,
+    LoopChain,
+    LoopOut,
+    LoopSettings,
+    _phi,
+    _theta,
+    accept_step,
+    call_loop,
+    chain_forward,
+    chain_residual,
+    stop_reason,
+    tiny_chain,
+)
+from .poly_trig import sincos
 
 __all__ = ["LANES", "lm_lanes", "restart_start", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
 
 Array = NDArray[np.float64]
 
-LANES = 8  # problems per lock-step block: two AVX2 vectors of doubles (one AVX-512 vector)
-CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
-
-
-# Every loop across lanes below is written as groups of four adjacent lanes, loads before stores: LLVM's SLP
-# vectoriser packs each group into one AVX2 instruction (a loop over lanes is unrolled before the loop vectoriser
-# sees it, and its stores may alias its loads as far as LLVM can tell, which keeps it scalar).
-
-
-def forward_lanes(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array, sn: Array, cn: Array,
-             live: NDArray[np.bool_], poly: bool) -> None:
-    """Every lane: T[k] (rows 0–2 of the 4×5 frame) = T[k−1] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]) and
-    Te (3×4) = T[n−1] · Ce. q (n, L); T (n, 3, 5, L); Te (3, 4, L); loc (15, L), sn, cn (L,): scratch. The sines
-    and cosines: ``poly``, :func:`.poly_trig.sincos` on every lane, four at a time (vectorised); otherwise library
-    calls, lane by lane, for the lanes that hold a problem (``live``) only.
-
-    The frames' last row is [0, 0, 0, 1 | 0] (rigid links, checked by :func:`lanes_fit`): of lm_jit's fourth term
-    T[k−1, i, 3] · loc[15 + j] only j = 3's (· 1) is kept; the others add a zero, which changes no bit."""
-    n = q.shape[0]
-    for k in range(n):
-        if poly:
-            for g in range(0, LANES, 4):
-                s0, c0 = sincos(q[k, g])
-                s1, c1 = sincos(q[k, g + 1])
-                s2, c2 = sincos(q[k, g + 2])
-                s3, c3 = sincos(q[k, g + 3])
-                sn[g], sn[g + 1], sn[g + 2], sn[g + 3] = s0, s1, s2, s3
-                cn[g], cn[g + 1], cn[g + 2], cn[g + 3] = 1.0 - c0, 1.0 - c1, 1.0 - c2, 1.0 - c3
-        else:
-            for lane in range(LANES):
-                if live[lane]:
-                    sn[lane] = math.sin(q[k, lane])
-                    cn[lane] = 1.0 - math.cos(q[k, lane])
-        for idx in range(15):
-            h0, h1, h2 = Hs[k, 0, idx], Hs[k, 1, idx], Hs[k, 2, idx]
-            for g in range(0, LANES, 4):
-                s0, s1, s2, s3 = sn[g], sn[g + 1], sn[g + 2], sn[g + 3]
-                c0, c1, c2, c3 = cn[g], cn[g + 1], cn[g + 2], cn[g + 3]
-                loc[idx, g] = h0 + s0 * h1 + c0 * h2
-                loc[idx, g + 1] = h0 + s1 * h1 + c1 * h2
-                loc[idx, g + 2] = h0 + s2 * h1 + c2 * h2
-                loc[idx, g + 3] = h0 + s3 * h1 + c3 * h2
-        if k == 0:
-            for i in range(3):
-                for j in range(5):
-                    for lane in range(LANES):
-                        T[0, i, j, lane] = loc[5 * i + j, lane]
-            continue
-        for i in range(3):
-            for g in range(0, LANES, 4):
-                a0, a1, a2, a3 = T[k - 1, i, 0, g], T[k - 1, i, 0, g + 1], T[k - 1, i, 0, g + 2], T[k - 1, i, 0, g + 3]
-                b0, b1, b2, b3 = T[k - 1, i, 1, g], T[k - 1, i, 1, g + 1], T[k - 1, i, 1, g + 2], T[k - 1, i, 1, g + 3]
-                c0, c1, c2, c3 = T[k - 1, i, 2, g], T[k - 1, i, 2, g + 1], T[k - 1, i, 2, g + 2], T[k - 1, i, 2, g + 3]
-                t0, t1, t2, t3 = T[k - 1, i, 3, g], T[k - 1, i, 3, g + 1], T[k - 1, i, 3, g + 2], T[k - 1, i, 3, g + 3]
-                for j in range(5):
-                    x0 = a0 * loc[j, g] + b0 * loc[5 + j, g] + c0 * loc[10 + j, g]
-                    x1 = a1 * loc[j, g + 1] + b1 * loc[5 + j, g + 1] + c1 * loc[10 + j, g + 1]
-                    x2 = a2 * loc[j, g + 2] + b2 * loc[5 + j, g + 2] + c2 * loc[10 + j, g + 2]
-                    x3 = a3 * loc[j, g + 3] + b3 * loc[5 + j, g + 3] + c3 * loc[10 + j, g + 3]
-                    if j == 3:
-                        x0, x1, x2, x3 = x0 + t0, x1 + t1, x2 + t2, x3 + t3
-                    T[k, i, j, g], T[k, i, j, g + 1], T[k, i, j, g + 2], T[k, i, j, g + 3] = x0, x1, x2, x3
-    for i in range(3):
-        for j in range(4):
-            c0, c1, c2, c3 = Ce[0, j], Ce[1, j], Ce[2, j], Ce[3, j]
-            for lane in range(LANES):
-                Te[i, j, lane] = T[n - 1, i, 0, lane] * c0 + T[n - 1, i, 1, lane] * c1 + \
-                    T[n - 1, i, 2, lane] * c2 + T[n - 1, i, 3, lane] * c3
-
-
-forward_lanes = kernel(forward_lanes, calls=(sincos,), error_model="numpy", slp=True) or forward_lanes
-
-
-def _residual(Te: Array, PL: Array, RL: Array, orient: bool, w: Array, V: Array, D: Array, pos: Array, ori: Array,
-              e: Array, live: NDArray[np.bool_]) -> None:
-    """Every lane: V (6, L) = W [p − e, log(R_t R_cᵀ)^∨] (rows 3–5 left at 0 without orientation), pos = ‖p − e‖,
-    ori = ‖ω‖, e = ‖WV‖: lm_jit.chain_residual's operations. PL (3, L), RL (3, 3, L): each lane's target; D (3, 3,
-    L): scratch. The rotation's log (:func:`~animkit.ik.lm_jit.log_vee`: atan2, and its branch near π) runs lane by
-    lane, for the lanes that hold a problem (``live``)."""
-    m = w.shape[0]
-    for lane in range(LANES):
-        vx = PL[0, lane] - Te[0, 3, lane]
-        vy = PL[1, lane] - Te[1, 3, lane]
-        vz = PL[2, lane] - Te[2, 3, lane]
-        pos[lane] = math.sqrt(vx * vx + vy * vy + vz * vz)
-        V[0, lane], V[1, lane], V[2, lane] = vx, vy, vz
-    if orient:
-        for i in range(3):
-            for j in range(3):
-                for lane in range(LANES):
-                    D[i, j, lane] = RL[i, 0, lane] * Te[j, 0, lane] + RL[i, 1, lane] * Te[j, 1, lane] + \
-                        RL[i, 2, lane] * Te[j, 2, lane]
-        for lane in range(LANES):
-            if not live[lane]:
-                continue
-            ox, oy, oz = log_vee(D[:, :, lane])
-            V[3, lane], V[4, lane], V[5, lane] = ox, oy, oz
-            ori[lane] = math.sqrt(ox * ox + oy * oy + oz * oz)
-    else:
-        for lane in range(LANES):
-            ori[lane] = 0.0
-    for lane in range(LANES):
-        e2 = 0.0
-        for i in range(m):
-            V[i, lane] *= w[i]
-            e2 += V[i, lane] * V[i, lane]
-        e[lane] = math.sqrt(e2)
-
-
-_residual = kernel(_residual, calls=(log_vee,), error_model="numpy", slp=True) or _residual
-
-
-def _theta_lanes(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array,
-                 sphi: Array, live: NDArray[np.bool_], poly: bool, pw: Array, cw: Array) -> None:
-    """Every lane: θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ. Without
-    ``poly`` the library's sine for the ``live`` lanes (kept for φ's wrap, asin(sin φ), which needs the same sine);
-    with ``poly`` :func:`.poly_trig.wrap_sincos` on every lane, four at a time, which also gives the wrapped φ (pw)
-    and its cosine (cw)."""
-    for j in range(phi.shape[0]):
-        a, b = lo[j], hi[j]
-        if limited[j] and poly:
-            for g in range(0, LANES, 4):
-                p0, s0, c0 = wrap_sincos(phi[j, g])
-                p1, s1, c1 = wrap_sincos(phi[j, g + 1])
-                p2, s2, c2 = wrap_sincos(phi[j, g + 2])
-                p3, s3, c3 = wrap_sincos(phi[j, g + 3])
-                sphi[j, g], sphi[j, g + 1], sphi[j, g + 2], sphi[j, g + 3] = s0, s1, s2, s3
-                pw[j, g], pw[j, g + 1], pw[j, g + 2], pw[j, g + 3] = p0, p1, p2, p3
-                cw[j, g], cw[j, g + 1], cw[j, g + 2], cw[j, g + 3] = c0, c1, c2, c3
-        elif limited[j]:
-            for lane in range(LANES):
-                if live[lane]:
-                    sphi[j, lane] = math.sin(phi[j, lane])
-        if limited[j]:
-            m, h = mid[j], half[j]
-            for lane in range(LANES):
-                q[j, lane] = min(max(m + h * sphi[j, lane], a), b)
-        else:
-            for lane in range(LANES):
-                q[j, lane] = min(max(phi[j, lane], a), b)
-
-
-_theta_lanes = kernel(_theta_lanes, calls=(wrap_sincos,), error_model="numpy", slp=True) or _theta_lanes
-
-
-def _normal_equations(J: Array, V: Array, lam: Array, mu: Array, limited: Array, phi: Array, jitter: Array,
-                      kappa: Array, A: Array, rhs: Array, trace: Array) -> None:
-    """Every lane: the lower triangle of A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ, trace A
-    (lm_jit._normal_equations' sums in its order; J (n, 6, L) and V (6, L) hold zero rows 3–5 without
-    orientation, which add zeros)."""
-    n = J.shape[0]
-    for lane in range(LANES):
-        trace[lane] = 0.0
-    for i in range(n):
-        for g in range(0, LANES, 4):
-            x0, x1, x2, x3 = J[i, 0, g] * V[0, g], J[i, 0, g + 1] * V[0, g + 1], J[i, 0, g + 2] * V[0, g + 2], \
-                J[i, 0, g + 3] * V[0, g + 3]
-            for t in range(1, 6):
-                x0 += J[i, t, g] * V[t, g]
-                x1 += J[i, t, g + 1] * V[t, g + 1]
-                x2 += J[i, t, g + 2] * V[t, g + 2]
-                x3 += J[i, t, g + 3] * V[t, g + 3]
-            rhs[i, g], rhs[i, g + 1], rhs[i, g + 2], rhs[i, g + 3] = x0, x1, x2, x3
-        for j in range(i + 1):
-            for g in range(0, LANES, 4):
-                x0, x1, x2, x3 = J[i, 0, g] * J[j, 0, g], J[i, 0, g + 1] * J[j, 0, g + 1], \
-                    J[i, 0, g + 2] * J[j, 0, g + 2], J[i, 0, g + 3] * J[j, 0, g + 3]
-                for t in range(1, 6):
-                    x0 += J[i, t, g] * J[j, t, g]
-                    x1 += J[i, t, g + 1] * J[j, t, g + 1]
-                    x2 += J[i, t, g + 2] * J[j, t, g + 2]
-                    x3 += J[i, t, g + 3] * J[j, t, g + 3]
-                A[i, j, g], A[i, j, g + 1], A[i, j, g + 2], A[i, j, g + 3] = x0, x1, x2, x3
-        ki = kappa[i]
-        if limited[i]:
-            for lane in range(LANES):
-                A[i, i, lane] += lam[lane] * (1.0 + ki) + mu[lane] + jitter[lane]
-                rhs[i, lane] = rhs[i, lane] - mu[lane] * phi[i, lane]
-                trace[lane] += A[i, i, lane]
-        else:
-            for lane in range(LANES):
-                A[i, i, lane] += lam[lane] * (1.0 + ki) + jitter[lane]
-                rhs[i, lane] = rhs[i, lane] - 0.0 * phi[i, lane]
-                trace[lane] += A[i, i, lane]
-
-
-_normal_equations = kernel(_normal_equations, error_model="numpy", slp=True) or _normal_equations
-
-
-def solve_spd_lanes(A: Array, b: Array, x: Array, bad: Array) -> None:
-    """Every lane: x = A⁻¹ b by Cholesky of A's lower triangle (overwritten by its factor); bad[lane] = 1 where A is
-    not positive definite (that lane's x is then meaningless).
-
-    lm_jit.solve_spd's operations in its order (L_ij = (A_ij − Σ_t L_it L_jt) / L_jj, t = 0, 1, …: the same bits),
-    the column below the diagonal all eight lanes and four rows i at a time (they share the loads of row j; their
-    32 sums run in registers, eight vectors, enough to hide the subtractions' latency); the diagonal and the two
-    triangular solves all eight lanes at a time."""
-    n = A.shape[0]
-    for lane in range(LANES):
-        bad[lane] = 0.0
-    for j in range(n):
-        s0, s1, s2, s3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
-        s4, s5, s6, s7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
-        for t in range(j):
-            s0 -= A[j, t, 0] * A[j, t, 0]
-            s1 -= A[j, t, 1] * A[j, t, 1]
-            s2 -= A[j, t, 2] * A[j, t, 2]
-            s3 -= A[j, t, 3] * A[j, t, 3]
-            s4 -= A[j, t, 4] * A[j, t, 4]
-            s5 -= A[j, t, 5] * A[j, t, 5]
-            s6 -= A[j, t, 6] * A[j, t, 6]
-            s7 -= A[j, t, 7] * A[j, t, 7]
-        A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3] = \
-            s0, s1, s2, s3
-        A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7] = \
-            s4, s5, s6, s7
-        for lane in range(LANES):
-            s = A[j, j, lane]
-            good = s > 0.0
-            bad[lane] = bad[lane] if good else 1.0
-            A[j, j, lane] = math.sqrt(s) if good else 1.0
-        # all eight lanes (two vectors) and four rows i at a time: eight independent sums in registers, which
-        # hides the subtraction's latency (the same operations in the same order per lane: the same bits)
-        d0, d1, d2, d3 = A[j, j, 0], A[j, j, 1], A[j, j, 2], A[j, j, 3]
-        d4, d5, d6, d7 = A[j, j, 4], A[j, j, 5], A[j, j, 6], A[j, j, 7]
-        i = j + 1
-        while i + 3 < n:  # four rows at a time
-            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
-            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
-            y0, y1, y2, y3 = A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3]
-            y4, y5, y6, y7 = A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7]
-            z0, z1, z2, z3 = A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3]
-            z4, z5, z6, z7 = A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7]
-            u0, u1, u2, u3 = A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3]
-            u4, u5, u6, u7 = A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7]
-            for t in range(j):
-                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
-                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
-                x0 -= A[i, t, 0] * b0
-                x1 -= A[i, t, 1] * b1
-                x2 -= A[i, t, 2] * b2
-                x3 -= A[i, t, 3] * b3
-                x4 -= A[i, t, 4] * b4
-                x5 -= A[i, t, 5] * b5
-                x6 -= A[i, t, 6] * b6
-                x7 -= A[i, t, 7] * b7
-                y0 -= A[i + 1, t, 0] * b0
-                y1 -= A[i + 1, t, 1] * b1
-                y2 -= A[i + 1, t, 2] * b2
-                y3 -= A[i + 1, t, 3] * b3
-                y4 -= A[i + 1, t, 4] * b4
-                y5 -= A[i + 1, t, 5] * b5
-                y6 -= A[i + 1, t, 6] * b6
-                y7 -= A[i + 1, t, 7] * b7
-                z0 -= A[i + 2, t, 0] * b0
-                z1 -= A[i + 2, t, 1] * b1
-                z2 -= A[i + 2, t, 2] * b2
-                z3 -= A[i + 2, t, 3] * b3
-                z4 -= A[i + 2, t, 4] * b4
-                z5 -= A[i + 2, t, 5] * b5
-                z6 -= A[i + 2, t, 6] * b6
-                z7 -= A[i + 2, t, 7] * b7
-                u0 -= A[i + 3, t, 0] * b0
-                u1 -= A[i + 3, t, 1] * b1
-                u2 -= A[i + 3, t, 2] * b2
-                u3 -= A[i + 3, t, 3] * b3
-                u4 -= A[i + 3, t, 4] * b4
-                u5 -= A[i + 3, t, 5] * b5
-                u6 -= A[i + 3, t, 6] * b6
-                u7 -= A[i + 3, t, 7] * b7
-            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
-            A[i + 1, j, 0], A[i + 1, j, 1], A[i + 1, j, 2], A[i + 1, j, 3] = y0 / d0, y1 / d1, y2 / d2, y3 / d3
-            A[i + 1, j, 4], A[i + 1, j, 5], A[i + 1, j, 6], A[i + 1, j, 7] = y4 / d4, y5 / d5, y6 / d6, y7 / d7
-            A[i + 2, j, 0], A[i + 2, j, 1], A[i + 2, j, 2], A[i + 2, j, 3] = z0 / d0, z1 / d1, z2 / d2, z3 / d3
-            A[i + 2, j, 4], A[i + 2, j, 5], A[i + 2, j, 6], A[i + 2, j, 7] = z4 / d4, z5 / d5, z6 / d6, z7 / d7
-            A[i + 3, j, 0], A[i + 3, j, 1], A[i + 3, j, 2], A[i + 3, j, 3] = u0 / d0, u1 / d1, u2 / d2, u3 / d3
-            A[i + 3, j, 4], A[i + 3, j, 5], A[i + 3, j, 6], A[i + 3, j, 7] = u4 / d4, u5 / d5, u6 / d6, u7 / d7
-            i += 4
-        while i < n:  # the last rows one at a time
-            x0, x1, x2, x3 = A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3]
-            x4, x5, x6, x7 = A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7]
-            for t in range(j):
-                b0, b1, b2, b3 = A[j, t, 0], A[j, t, 1], A[j, t, 2], A[j, t, 3]
-                b4, b5, b6, b7 = A[j, t, 4], A[j, t, 5], A[j, t, 6], A[j, t, 7]
-                x0 -= A[i, t, 0] * b0
-                x1 -= A[i, t, 1] * b1
-                x2 -= A[i, t, 2] * b2
-                x3 -= A[i, t, 3] * b3
-                x4 -= A[i, t, 4] * b4
-                x5 -= A[i, t, 5] * b5
-                x6 -= A[i, t, 6] * b6
-                x7 -= A[i, t, 7] * b7
-            A[i, j, 0], A[i, j, 1], A[i, j, 2], A[i, j, 3] = x0 / d0, x1 / d1, x2 / d2, x3 / d3
-            A[i, j, 4], A[i, j, 5], A[i, j, 6], A[i, j, 7] = x4 / d4, x5 / d5, x6 / d6, x7 / d7
-            i += 1
-    for i in range(n):  # L y = b, row by row (t = 0, …, i − 1 in order; row i of L is contiguous), all eight lanes
-        s0, s1, s2, s3 = b[i, 0], b[i, 1], b[i, 2], b[i, 3]
-        s4, s5, s6, s7 = b[i, 4], b[i, 5], b[i, 6], b[i, 7]
-        for t in range(i):
-            s0 -= A[i, t, 0] * x[t, 0]
-            s1 -= A[i, t, 1] * x[t, 1]
-            s2 -= A[i, t, 2] * x[t, 2]
-            s3 -= A[i, t, 3] * x[t, 3]
-            s4 -= A[i, t, 4] * x[t, 4]
-            s5 -= A[i, t, 5] * x[t, 5]
-            s6 -= A[i, t, 6] * x[t, 6]
-            s7 -= A[i, t, 7] * x[t, 7]
-        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
-            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
-        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
-            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
-    for i in range(n - 1, -1, -1):  # Lᵀ x = y, row by row (t = i + 1, …, n − 1 in order)
-        s0, s1, s2, s3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
-        s4, s5, s6, s7 = x[i, 4], x[i, 5], x[i, 6], x[i, 7]
-        for t in range(i + 1, n):
-            s0 -= A[t, i, 0] * x[t, 0]
-            s1 -= A[t, i, 1] * x[t, 1]
-            s2 -= A[t, i, 2] * x[t, 2]
-            s3 -= A[t, i, 3] * x[t, 3]
-            s4 -= A[t, i, 4] * x[t, 4]
-            s5 -= A[t, i, 5] * x[t, 5]
-            s6 -= A[t, i, 6] * x[t, 6]
-            s7 -= A[t, i, 7] * x[t, 7]
-        x[i, 0], x[i, 1], x[i, 2], x[i, 3] = \
-            s0 / A[i, i, 0], s1 / A[i, i, 1], s2 / A[i, i, 2], s3 / A[i, i, 3]
-        x[i, 4], x[i, 5], x[i, 6], x[i, 7] = \
-            s4 / A[i, i, 4], s5 / A[i, i, 5], s6 / A[i, i, 6], s7 / A[i, i, 7]
-
-
-solve_spd_lanes = kernel(solve_spd_lanes, error_model="numpy", slp=True) or solve_spd_lanes
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -398,13 +89,14 @@ restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
 
 
 # complexity: a numba kernel: the whole LM loop flat, with no calls in the hot path
-def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: Array,  # noqa: C901
-              kappa: Array,
-              q0: Array, P: Array, R: Array, orient: bool, w: Array, tol: float, otol: float, patience: int,
-              max_iter: int, damping: float, max_step: float, win: int, ratio: float, stall_min: int, pull: float,
-              decay_rate: float, backoff: float, margin: float, poly: bool, restarts: int, seed: int,
-              r_pull: float, index0: int, q_out: Array, iters: Array, reason: Array, pos_out: Array, ori_out: Array,
-              history: Array, tries: Array) -> None:
+def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool,  # noqa: C901
+              w: Array, poly: bool, restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
+    Hs, Ce, lo, hi, mid, half, limited, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
+        chain.limited, chain.kappa
+    tol, otol, max_iter, damping, max_step = s.tol, s.otol, s.max_iter, s.damping, s.max_step
+    win, stall_min, pull, decay_rate, backoff, margin = s.win, s.stall_min, s.pull, s.decay, s.backoff, s.margin
+    restarts, seed, r_pull, index0 = restart
+    q_out, iters, reason, pos_out, ori_out, history = out.q, out.iters, out.reason, out.pos, out.ori, out.history
     B, n = q0.shape
     L = LANES
     # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
@@ -455,12 +147,12 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                     else:
                         k = it[lane]
                         el = e[lane]
-                        done = pos[lane] <= tol and ori[lane] <= otol
-                        stalled = lam[lane] > LAMBDA_MAX or flat[lane] >= patience or \
-                            (win > 0 and k >= max(win, stall_min) and el > ratio * es[k - win, lane])
-                        if not (done or stalled or k == max_iter):
+                        e_win = es[k - win, lane] if win > 0 and k >= max(win, stall_min) else math.inf
+                        why = stop_reason(s, pos[lane], ori[lane], el, lam[lane], flat[lane], k, e_win)
+                        if why == RUNNING:
                             running += 1
                             break
+                        done = why == CONVERGED
                         back = (not done) and el >= e0[lane]
                         ef = e0[lane] if back else el
                         # returned: the lowest converged attempt, else the lowest error (the lower attempt on a tie)
@@ -477,7 +169,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                             for r in range(k, history.shape[0]):
                                 history[r, b] = ef
                             iters[b] = k
-                            reason[b] = CONVERGED if done else STALLED if stalled else MAX_ITERATIONS
+                            reason[b] = why
                         if done:
                             first_ok[b] = a
                         elif first_ok[b] > restarts and next_a[b] <= restarts and not queued[b]:
@@ -586,7 +278,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
             el = e[lane]
             mu[lane] = pl[lane] * decay[lane] * ps[lane] * min(1.0, el * el)
             jitter[lane] = 0.0
-        _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+        normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
         solve_spd_lanes(A, rhs, d, bad)
         retry = False
         for lane in range(L):
@@ -595,7 +287,7 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 jitter[lane] = 1e-12 * (trace[lane] / n + 1.0)
                 retry = True
         if retry:
-            _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+            normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
             solve_spd_lanes(A, rhs, d, bad)
             for lane in range(L):
                 if jitter[lane] != 0.0 and bad[lane] != 0.0:
@@ -613,9 +305,9 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
         for i in range(n):
             for lane in range(L):
                 phin[i, lane] = phi[i, lane] + d[i, lane]
-        _theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
+        theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
         forward_lanes(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
-        _residual(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
+        residual_lanes(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
         every = True
         for lane in range(L):
             b = job[lane]
@@ -623,20 +315,12 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
                 ok[lane] = False
                 continue
             en, el = e_n[lane], e[lane]
-            good = en < el  # NaN compares False: a step that produced NaN is rejected
+            good, lam[lane], flat[lane], ps[lane] = accept_step(en, el, lam[lane], flat[lane], ps[lane], backoff)
             ok[lane] = good
             every = every and good
-            if good and en < el * (1.0 - GAIN_REL) - GAIN_ABS:
-                flat[lane] = 0
-            else:
-                flat[lane] += 1
             if good:
-                lam[lane] = max(lam[lane] * LAMBDA_DOWN, LAMBDA_MIN)
                 pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], en
                 el = en
-            else:
-                lam[lane] *= LAMBDA_UP
-                ps[lane] *= backoff
             it[lane] += 1
             k = it[lane]
             es[k, lane] = el
@@ -687,8 +371,8 @@ def _lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Arra
 
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
-                 calls=(forward_lanes, _residual, _theta_lanes, _normal_equations, solve_spd_lanes, chain_forward,
-                        chain_residual, _phi, _theta, sincos, restart_start))
+                 calls=(forward_lanes, residual_lanes, theta_lanes, normal_equations_lanes, solve_spd_lanes,
+                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
@@ -699,11 +383,9 @@ def lanes_fit(Hs: Array, Ce: Array) -> bool:
                 and not Hs[:, 1:, 15:].any() and np.array_equal(Ce[3], last[:4]))
 
 
-def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array, limited: NDArray[np.bool_],
-             kappa: Array, q0: Array, P: Array, R: Array | None, w: Array, *, tol: float, otol: float, patience: int,
-             max_iter: int, damping: float, max_step: float | None, win: int, ratio: float, stall_min: int,
-             pull: float, decay: float, backoff: float, margin: float, poly: bool = True, restarts: int = 0,
-             seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None
+def lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array | None, w: Array, *, poly: bool = True,
+             restarts: int = 0, seed: int = 0, restart_pull: float = 0.1, index0: int = 0,
+             tries: NDArray[np.intp] | None = None
              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """:func:`~animkit.ik.lm_jit.lm_serial` (same arguments and outputs, no ``first_success``) by the lanes: B
     problems, q0 (B, n), P (B, 3), R (B, 3, 3) or None, on a chain for which :func:`lanes_fit` holds. Needs
@@ -717,19 +399,13 @@ def lm_lanes(Hs: Array, Ce: Array, lo: Array, hi: Array, mid: Array, half: Array
     history are that run's), and ``tries`` (B,), when given, receives the random starts each problem ran. Problem b
     draws its starts as problem ``index0`` + b (a chunk of a larger batch draws what the whole batch would)."""
     assert _KERNEL is not None
-    return call_loop(_KERNEL, poly, Hs, Ce, lo, hi, mid, half, limited, kappa, q0, P, R, w, tol=tol, otol=otol,
-                     patience=patience, max_iter=max_iter, damping=damping, max_step=max_step, win=win, ratio=ratio,
-                     stall_min=stall_min, pull=pull, decay=decay, backoff=backoff, margin=margin,
-                     restart=(restarts, seed, restart_pull, index0), tries=tries)
+    return call_loop(_KERNEL, poly, chain, s, q0, P, R, w, restart=(restarts, seed, restart_pull, index0),
+                     tries=tries)
 
 
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) the lanes now, e.g. before timing; nothing when numba is off."""
     if _KERNEL is not None and jit.enabled():
-        Hs = np.zeros((1, 3, 20))
-        Hs[0, 0, 15:] = (0.0, 0.0, 0.0, 1.0, 0.0)
+        chain, s = tiny_chain()
         for R in (np.eye(3)[None], None):
-            lm_lanes(Hs, np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1), np.ones(1, dtype=np.bool_),
-                     np.zeros(1), np.zeros((1, 1)), np.ones((1, 3)), R, np.ones(6 if R is not None else 3),
-                     tol=1e-5, otol=1e-4, patience=12, max_iter=1, damping=1.0, max_step=None, win=0, ratio=0.5,
-                     stall_min=10, pull=1.0, decay=0.95, backoff=0.1, margin=0.05)
+            lm_lanes(chain, s, np.zeros((1, 1)), np.ones((1, 3)), R, np.ones(6 if R is not None else 3))

@@ -350,8 +350,7 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
     solver's; ``jacobian``: the step reads J; ``damped``: Levenberg–Marquardt's acceptance (λ adapted, a step that
     does not lower the error rejected); ``keep_last``: the step never raises its own measure (FABRIK's), so a run
     goes on while it moves and returns its last pose, not the one of least ‖V‖ it visited."""
-    jac = jacobian
-    lm = damped
+    jac, lm = jacobian, damped
     B, n = q0.shape
     w = opts.row_weights
     orient = R is not None
@@ -360,8 +359,7 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
     q_out = model.project_cones(np.clip(q0, lower, upper))
     iters = np.zeros(B, dtype=np.intp)
     reason = ["max_iterations"] * B
-    pos_out = np.zeros(B)
-    ori_out = np.zeros(B)
+    pos_out, ori_out = np.zeros(B), np.zeros(B)
     fr, V, err, pos, ori = evaluate(model, q_out, P, R, w)
     history = [err.copy()]
     wk = Work(np.arange(B), q_out.copy(), P, R, np.full(B, opts.damping), fr, V, err, pos, ori,
@@ -408,68 +406,91 @@ def run(model: ChainModel, step: Callable[[StepInput], Array], q0: Array, P: Arr
                 break
         iters[wk.ids] += 1
         J = chain_jacobian(model, wk.fr, orient) * w[None, :, None] if jac else np.empty((len(wk.ids), 0, n))
-        Vs = wk.V
-        if jac and opts.clamp is not None:  # the goal pulled toward the effector: ‖V‖ ≤ clamp (per task)
-            parts = [Vs[:, :rows1], Vs[:, rows1:]] if opts.priority else [Vs]
-            Vs = np.concatenate([v * np.minimum(1.0, opts.clamp / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
-                                                                             1e-300)) for v in parts], axis=1)
-        if jac and opts.normalised and opts.alpha is not None:  # seed 000: the task-space step α·V/‖V‖ (V itself
-            # once the goal is nearer than α: the last step lands instead of hopping over it)
-            Vs = Vs * np.minimum(1.0, opts.alpha / np.maximum(np.linalg.norm(Vs, axis=1, keepdims=True), 1e-300))
-        if opts.priority:  # the first effector's rows drive the step; the others go to the null space
-            J, J_all, Vs, V_all = J[:, :rows1], J, Vs[:, :rows1], Vs
-        else:
-            J_all, V_all = J, Vs
-        s = StepInput(model, opts, J, Vs, wk.q, wk.lam, wk.fr, wk.P, wk.R)
-        dq = step(s)
-        if jac and (opts.priority or opts.pole is not None):
-            lam2 = np.maximum(wk.lam, 1e-6) if lm else 1e-6
-            dq = dq + _secondary(model, opts, J_all, V_all, wk.fr, wk.P, dq, rows1, lam2)
-        dq = _scaled(dq, opts, lm)
-        if jac:
-            qn = wk.q + dq
-            blocked = ((qn < lower) & (dq < 0)) | ((qn > upper) & (dq > 0))
-            rows: NDArray[np.bool_] = np.asarray(blocked.any(axis=1))
-            if rows.any():  # clamp, then re-solve without the DOFs stuck at a limit
-                sub = StepInput(model, opts, J[rows] * ~blocked[rows][:, None, :], Vs[rows], wk.q[rows],
-                                wk.lam[rows], _take(wk.fr, rows), wk.P[rows], None if wk.R is None else wk.R[rows])
-                dq2 = _scaled(step(sub), opts, lm)
-                dq[rows] = np.where(blocked[rows], dq[rows], dq2)
+        Vs = _shaped_error(wk.V, opts, rows1) if jac else wk.V
+        dq = _joint_step(model, step, opts, wk, J, Vs, rows1, lm, jac)
         qn = model.project_cones(np.clip(wk.q + dq, lower, upper))  # limits, then cones (ChainModel.project_cones)
         qn = np.where(np.isfinite(qn), qn, wk.q)
         fr, V, err, pos, ori = evaluate(model, qn, wk.P, wk.R, w)
-        if not lm:
-            gain = err < best_err[wk.ids]
-            if gain.any():
-                gi = wk.ids[gain]
-                best_q[gi], best_err[gi], best_pos[gi], best_ori[gi] = qn[gain], err[gain], pos[gain], ori[gain]
         if lm:
             better = err < wk.err
             wk.lam = np.where(better, np.maximum(wk.lam * LAMBDA_DOWN, LAMBDA_MIN), wk.lam * LAMBDA_UP)
         else:
             better = np.ones(len(err), dtype=bool)
-        improved = err < wk.err * (1.0 - GAIN_REL) - GAIN_ABS
-        moved = np.max(np.abs(qn - wk.q), axis=1) > 1e-14
-        wk.flat = np.where(improved, 0, wk.flat + 1)
-        if keep_last:  # the step's own measure never rose: run while it moves
-            wk.flat = np.where(moved, 0, opts.patience)
-        elif not jac:
-            wk.flat = np.where(moved, wk.flat, opts.patience)  # nothing moved: stop
-        if better.all():
-            wk.q, wk.fr, wk.V, wk.err, wk.pos, wk.ori = qn, fr, V, err, pos, ori
-        elif better.any():
-            wk.q = np.where(better[:, None], qn, wk.q)
-            f = wk.fr
-            b1, b2, b3 = better[:, None], better[:, None, None], better[:, None, None, None]
-            wk.fr = Frames(np.where(better[None, :, None, None], fr.T, f.T), np.where(b2, fr.r, f.r),
-                           np.where(b2, fr.a, f.a), np.where(b2, fr.p, f.p), np.where(b3, fr.R, f.R))
-            wk.V = np.where(b1, V, wk.V)
-            wk.err = np.where(better, err, wk.err)
-            wk.pos = np.where(better, pos, wk.pos)
-            wk.ori = np.where(better, ori, wk.ori)
+            gain = err < best_err[wk.ids]
+            gi = wk.ids[gain]
+            best_q[gi], best_err[gi], best_pos[gi], best_ori[gi] = qn[gain], err[gain], pos[gain], ori[gain]
+        _count_flat(wk, qn, err, opts, jac, keep_last)
+        _take_better(wk, better, qn, fr, V, err, pos, ori)
         last[wk.ids] = wk.err
         history.append(last.copy())
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
+
+
+def _shaped_error(V: Array, opts: Options, rows1: int) -> Array:
+    """V pulled toward the effector: ‖V‖ ≤ clamp per task; then seed 000's task-space step α·V/‖V‖ (``normalised``;
+    V itself once the goal is nearer than α: the last step lands instead of hopping over it)."""
+    Vs = V
+    if opts.clamp is not None:
+        parts = [Vs[:, :rows1], Vs[:, rows1:]] if opts.priority else [Vs]
+        Vs = np.concatenate([v * np.minimum(1.0, opts.clamp / np.maximum(np.linalg.norm(v, axis=1, keepdims=True),
+                                                                         1e-300)) for v in parts], axis=1)
+    if opts.normalised and opts.alpha is not None:
+        Vs = Vs * np.minimum(1.0, opts.alpha / np.maximum(np.linalg.norm(Vs, axis=1, keepdims=True), 1e-300))
+    return Vs
+
+
+def _joint_step(model: ChainModel, step: Callable[[StepInput], Array], opts: Options, wk: Work, J: Array, Vs: Array,
+                rows1: int, lm: bool, jac: bool) -> Array:
+    """The solver's Δθ for the working set: with ``priority`` the first effector's rows drive it and the others go
+    to the null space (as the pole's pull does); scaled (:func:`_scaled`); a DOF that would cross its limit is held
+    there and the step solved again without it."""
+    J_all, V_all = J, Vs
+    if opts.priority:
+        J, Vs = J[:, :rows1], Vs[:, :rows1]
+    dq = step(StepInput(model, opts, J, Vs, wk.q, wk.lam, wk.fr, wk.P, wk.R))
+    if jac and (opts.priority or opts.pole is not None):
+        lam2 = np.maximum(wk.lam, 1e-6) if lm else 1e-6
+        dq = dq + _secondary(model, opts, J_all, V_all, wk.fr, wk.P, dq, rows1, lam2)
+    dq = _scaled(dq, opts, lm)
+    if jac:
+        qn = wk.q + dq
+        blocked = ((qn < model.lower) & (dq < 0)) | ((qn > model.upper) & (dq > 0))
+        rows: NDArray[np.bool_] = np.asarray(blocked.any(axis=1))
+        if rows.any():  # clamp, then re-solve without the DOFs stuck at a limit
+            sub = StepInput(model, opts, J[rows] * ~blocked[rows][:, None, :], Vs[rows], wk.q[rows],
+                            wk.lam[rows], _take(wk.fr, rows), wk.P[rows], None if wk.R is None else wk.R[rows])
+            dq2 = _scaled(step(sub), opts, lm)
+            dq[rows] = np.where(blocked[rows], dq[rows], dq2)
+    return dq
+
+
+def _count_flat(wk: Work, qn: Array, err: Array, opts: Options, jac: bool, keep_last: bool) -> None:
+    """wk.flat: the iterations without a gain of GAIN_REL, GAIN_ABS in ‖V‖ (patience: stalled); with ``keep_last``
+    those without a move, and without a Jacobian a step that moved nothing stops the run."""
+    improved = err < wk.err * (1.0 - GAIN_REL) - GAIN_ABS
+    moved = np.max(np.abs(qn - wk.q), axis=1) > 1e-14
+    wk.flat = np.where(improved, 0, wk.flat + 1)
+    if keep_last:  # the step's own measure never rose: run while it moves
+        wk.flat = np.where(moved, 0, opts.patience)
+    elif not jac:
+        wk.flat = np.where(moved, wk.flat, opts.patience)  # nothing moved: stop
+
+
+def _take_better(wk: Work, better: NDArray[np.bool_], qn: Array, fr: Frames, V: Array, err: Array, pos: Array,
+                 ori: Array) -> None:
+    """The working set moves to the new pose where ``better``."""
+    if better.all():
+        wk.q, wk.fr, wk.V, wk.err, wk.pos, wk.ori = qn, fr, V, err, pos, ori
+    elif better.any():
+        wk.q = np.where(better[:, None], qn, wk.q)
+        f = wk.fr
+        b1, b2, b3 = better[:, None], better[:, None, None], better[:, None, None, None]
+        wk.fr = Frames(np.where(better[None, :, None, None], fr.T, f.T), np.where(b2, fr.r, f.r),
+                       np.where(b2, fr.a, f.a), np.where(b2, fr.p, f.p), np.where(b3, fr.R, f.R))
+        wk.V = np.where(b1, V, wk.V)
+        wk.err = np.where(better, err, wk.err)
+        wk.pos = np.where(better, pos, wk.pos)
+        wk.ori = np.where(better, ori, wk.ori)
 
 
 def _scaled(dq: Array, opts: Options, lm: bool) -> Array:

@@ -1,0 +1,385 @@
+"""lm's solve strategy for one problem, compiled: the first run, the relaxed-limits retries, the continuations of a
+pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.api`, whose NumPy functions
+are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`).
+
+Every constant of a chain and its options travels in one float64 array laid out by :func:`pack_serial` (numba's
+dispatch costs about a microsecond an argument, and a reused 7-DOF solve takes a few tens of them);
+:func:`_unpack` reads it back into a :class:`~animkit.ik.lm_jit.LoopChain` and a
+:class:`~animkit.ik.lm_jit.LoopSettings` without copies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import jit
+from ..jit import kernel
+from .constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from .lm_jit import (
+    CONVERGED,
+    Goal,
+    LoopChain,
+    LoopSettings,
+    chain_forward,
+    chain_residual,
+    lm_one,
+    settings_with,
+    tiny_chain,
+)
+
+__all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "OUT_POS", "OUT_ORI", "OUT_ITERS",
+           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE"]
+
+Array = NDArray[np.float64]
+State = tuple[float, float, int, int]  # a run's answer: position and orientation errors, iterations, reason
+
+# header slots of the packed parameters (pack_serial)
+_N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATIO, _STALL_MIN, _PULL, _DECAY, \
+    _BACKOFF, _MARGIN, _RELAX = range(16)
+_HEAD = 16
+# out (see out_size): q (n), then these slots after it, then the residual history
+OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
+UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (api._reachability)
+# runs of the strategy at most: first, 2 × 2 relaxed, then position first, orientation first and the orientation
+# continuation: each 1 + 1 + 2 × 2 relaxed (the continuation: K − 1 + 1 + 2 × 2)
+_RUNS = 5 + 6 + 6 + ORIENTATION_STAGES + 4
+
+
+def _beyond(p: Array, chain: LoopChain, tol: float) -> bool:
+    """api._beyond for one serial chain: the target lies farther from the base origin than the chain reaches."""
+    dx, dy, dz = p[0] - chain.base[0], p[1] - chain.base[1], p[2] - chain.base[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz) > chain.reach + tol
+
+
+_beyond = kernel(_beyond) or _beyond
+
+
+def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
+    """api._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
+    only toward its inside); True when ‖g‖ ≤ STATIONARY · ‖J‖_F ‖W V‖ (J, V weighted; J over the free DOFs)."""
+    n = q.shape[0]
+    w = goal.w
+    T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6 if goal.orient else 3)
+    chain_forward(q, chain.Hs, chain.Ce, T, Te, np.empty(20))
+    _, _, vn = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, np.empty((3, 3)))
+    gn2, jn2 = 0.0, 0.0
+    for k in range(n):
+        ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
+        dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
+        c0, c1, c2 = (ay * dz - az * dy) * w[0], (az * dx - ax * dz) * w[1], (ax * dy - ay * dx) * w[2]
+        g = c0 * V[0] + c1 * V[1] + c2 * V[2]
+        j2 = c0 * c0 + c1 * c1 + c2 * c2
+        if goal.orient:
+            c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
+            g += c3 * V[3] + c4 * V[4] + c5 * V[5]
+            j2 += c3 * c3 + c4 * c4 + c5 * c5
+        blocked = (q[k] <= chain.lo[k] + 1e-9 and g < 0.0) or (q[k] >= chain.hi[k] - 1e-9 and g > 0.0)
+        if not blocked:
+            gn2 += g * g
+            jn2 += j2
+    return math.sqrt(gn2) <= STATIONARY * math.sqrt(jn2) * vn
+
+
+_stationary = kernel(_stationary, calls=(chain_forward, chain_residual)) or _stationary
+
+
+def _keep_better(q: Array, H: Array, st: State, qc: Array, Hc: Array, st_c: State, before: int) -> State:
+    """lm.keep_better for one problem: the state (q, H[: it + 1], st = (pos, ori, it, why)) takes a later run's
+    answer (qc, Hc[: it_c + 1], st_c) when that converged or ends closer; ``before`` iterations were spent between
+    them. Updates q and H in place; returns the new state."""
+    pos, ori, it, why = st
+    it_c, why_c = st_c[2], st_c[3]
+    best = H[it]
+    take = why_c == CONVERGED or Hc[it_c] < best
+    total = it + before + it_c
+    for k in range(it + 1, total + 1):
+        H[k] = best
+    if not take:
+        return pos, ori, total, why
+    k0 = it + before + 1
+    for j in range(it_c):
+        H[k0 + j] = max(min(Hc[1 + j], best), Hc[it_c])
+    for k in range(k0 - 1 + it_c, total + 1):
+        H[k] = Hc[it_c]
+    for j in range(q.shape[0]):
+        q[j] = qc[j]
+    return st_c[0], st_c[1], total, why_c
+
+
+_keep_better = kernel(_keep_better) or _keep_better
+
+
+def _wrap(q: Array, lo: Array, hi: Array, out: Array) -> None:
+    """lm.wrap_into_limits on a chain of revolute DOFs: θ' = l + ((θ − l) mod 2π), an angle in the gap to the nearer
+    limit on the circle, where both limits are finite; clipped otherwise."""
+    for j in range(q.shape[0]):
+        if math.isfinite(lo[j]) and math.isfinite(hi[j]):
+            v = lo[j] + (q[j] - lo[j]) % (2.0 * math.pi)
+            if v > hi[j]:
+                v = hi[j] if v - hi[j] < lo[j] + 2.0 * math.pi - v else lo[j]
+            out[j] = v
+        else:
+            out[j] = min(max(q[j], lo[j]), hi[j])
+
+
+_wrap = kernel(_wrap) or _wrap
+
+
+def _relaxed(chain: LoopChain) -> tuple[LoopChain, bool]:
+    """``chain`` with the limits of its limited DOFs lifted (lm._relaxed), and whether any were."""
+    lo_r, hi_r, mid_r, half_r, lim_r = chain.lo.copy(), chain.hi.copy(), chain.mid.copy(), chain.half.copy(), \
+        chain.limited.copy()
+    lifted = False
+    for j in range(lo_r.shape[0]):
+        if math.isfinite(chain.lo[j]) and math.isfinite(chain.hi[j]):
+            lo_r[j], hi_r[j], mid_r[j], half_r[j], lim_r[j] = -math.inf, math.inf, 0.0, 1.0, 0.0
+            lifted = True
+    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r, chain.kappa, chain.base,
+                     chain.reach), lifted
+
+
+_relaxed = kernel(_relaxed) or _relaxed
+
+
+def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
+                  H: Array, st: State) -> State:
+    """api._relax's first strategy (position_first=False) for one problem: through the relaxed limits (``free``)
+    from ``start``, then, when still undecided, from where the first run stopped; each stage kept when better. The
+    run through the relaxed limits gets every iteration; the run back inside them has the stall test."""
+    n = q.shape[0]
+    stopped = q.copy()
+    qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
+    Hu, Hc = np.empty(s.max_iter + 1), np.empty(s.max_iter + 1)
+    s_free = settings_with(s, s.tol, s.otol, 0, 0.5)
+    for k in range(2):
+        if st[3] == CONVERGED or _beyond(goal.p, chain, s.tol):
+            break
+        if k == 1 and _stationary(chain, q, goal):
+            break
+        it_u = lm_one(free, s_free, goal, start if k == 0 else stopped, qu, Hu)[2]
+        _wrap(qu, chain.lo, chain.hi, qw)
+        st_c = lm_one(chain, s, goal, qw, qc, Hc)
+        st = _keep_better(q, H, st, qc, Hc, st_c, it_u)
+    return st
+
+
+_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, _wrap, _keep_better,
+                                             settings_with)) or _relax_stages
+
+
+def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, start: Array,
+                    before: int, q: Array, H: Array, st: State) -> State:
+    """The second half of every continuation (api.retry_position_first and its siblings): the full task from
+    ``start`` (the answer of an easier problem that took ``before`` iterations), with the relaxed-limits stages when
+    any limit was lifted, kept over the state (q, H, st) by :func:`_keep_better`."""
+    qc, Hc = np.empty(q.shape[0]), np.empty(_RUNS * (s.max_iter + 1))
+    st_c = lm_one(chain, s, goal, start, qc, Hc)
+    if lifted:
+        st_c = _relax_stages(chain, free, s, goal, start, qc, Hc, st_c)
+    return _keep_better(q, H, st, qc, Hc, st_c, before)
+
+
+_full_task_from = kernel(_full_task_from, calls=(lm_one, _relax_stages, _keep_better)) or _full_task_from
+
+
+def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
+    """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
+    :func:`animkit.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K = [ω/‖ω‖]_×."""
+    vx, vy, vz = wx * t, wy * t, wz * t
+    th = math.sqrt(vx * vx + vy * vy + vz * vz)
+    safe = 1.0 if th < 1e-300 else th
+    ax, ay, az = vx / safe, vy / safe, vz / safe
+    K = np.array([[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]])
+    s, c = math.sin(th), 1.0 - math.cos(th)
+    E = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            kk = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
+            E[i, j] = (1.0 if i == j else 0.0) + s * K[i, j] + c * kk
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = E[i, 0] * Rs[0, j] + E[i, 1] * Rs[1, j] + E[i, 2] * Rs[2, j]
+
+
+_rotated = kernel(_rotated) or _rotated
+
+
+def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, q0: Array,
+                   q: Array, H: Array, st: State) -> State:
+    """A pose target's continuations after the relaxed-limits retries, each followed by the full task: position
+    first (api.retry_position_first: the position rows alone), orientation first (api.retry_orientation_first:
+    the position rows weighted down), then the orientation continuation (api.retry_orientation_continuation:
+    R_k = exp((k/K) ω) R_s, position held); each only while the problem is undecided and within reach."""
+    n = q.shape[0]
+    qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
+    for stage in range(2):
+        if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+            return st
+        ws = goal.w.copy()
+        if stage == 1:
+            for i in range(3):
+                ws[i] *= ORIENTATION_FIRST_WEIGHT
+        s_u = settings_with(s, s.tol if stage == 0 else math.inf, math.inf if stage == 0 else s.otol, s.win,
+                            s.ratio)
+        it_u = lm_one(chain, s_u, Goal(goal.p, goal.Rt, stage == 1, ws), q0, qu, Hu)[2]
+        st = _full_task_from(chain, free, lifted, s, goal, qu, it_u, q, H, st)
+    if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+        return st
+    qk = np.empty(n)
+    for j in range(n):
+        qk[j] = min(max(q0[j], chain.lo[j]), chain.hi[j])
+    Ts, Tes, Vs = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6)
+    chain_forward(qk, chain.Hs, chain.Ce, Ts, Tes, np.empty(20))
+    chain_residual(Tes, goal.p, goal.Rt, True, np.ones(6), Vs, np.empty((3, 3)))  # Vs[3:] = ω = log(R_t R_sᵀ)^∨
+    qk[:] = q0
+    Rk = np.empty((3, 3))
+    before = 0
+    for k in range(1, ORIENTATION_STAGES):
+        _rotated(Vs[3], Vs[4], Vs[5], k / ORIENTATION_STAGES, Tes, Rk)
+        before += lm_one(chain, s, Goal(goal.p, Rk, goal.orient, goal.w), qk, qu, Hu)[2]
+        qk[:] = qu
+    return _full_task_from(chain, free, lifted, s, goal, qk, before, q, H, st)
+
+
+_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, _rotated, chain_forward,
+                                               chain_residual, settings_with)) or _continuations
+
+
+def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:
+    """:func:`pack_serial`'s array read back: the chain, the settings, whether the target is a pose and whether
+    lm's retries run (views into ``prm``, no copies)."""
+    n = int(prm[_N])
+    s = LoopSettings(prm[_TOL], prm[_OTOL], int(prm[_PATIENCE]), int(prm[_MAX_ITER]), prm[_DAMPING], prm[_MAX_STEP],
+                     int(prm[_WIN]), prm[_RATIO], int(prm[_STALL_MIN]), prm[_PULL], prm[_DECAY], prm[_BACKOFF],
+                     prm[_MARGIN])
+    o = _HEAD
+    Hs = prm[o:o + 60 * n].reshape((n, 3, 20))
+    o += 60 * n
+    Ce = prm[o:o + 16].reshape((4, 4))
+    o += 16
+    chain = LoopChain(Hs, Ce, prm[o:o + n], prm[o + n:o + 2 * n], prm[o + 2 * n:o + 3 * n], prm[o + 3 * n:o + 4 * n],
+                      prm[o + 4 * n:o + 5 * n], prm[o + 5 * n:o + 6 * n], prm[o + 6 * n + 6:o + 6 * n + 9],
+                      prm[o + 6 * n + 9])
+    return chain, s, prm[_ORIENT] != 0.0, prm[_RELAX] != 0.0
+
+
+_unpack = kernel(_unpack) or _unpack
+
+
+def _read_target(target: Array, orient: bool, p: Array, Rt: Array) -> bool:
+    """p (3,) and Rt (3, 3) from a target (16,): a 4×4 pose row-major, or (3,): a position; False when it is
+    malformed (not finite; a pose not rigid within 1e-6 or whose last row is not 0 0 0 1)."""
+    if target.shape[0] != (16 if orient else 3):
+        return False
+    if not orient:
+        for i in range(3):
+            p[i] = target[i]
+        return math.isfinite(p[0] + p[1] + p[2])
+    for i in range(3):
+        p[i] = target[4 * i + 3]
+        for j in range(3):
+            Rt[i, j] = target[4 * i + j]
+    valid = math.isfinite(p[0] + p[1] + p[2]) and target[12] == 0.0 and target[13] == 0.0 and \
+        target[14] == 0.0 and target[15] == 1.0
+    for i in range(3):
+        for j in range(i + 1):
+            dot = Rt[i, 0] * Rt[j, 0] + Rt[i, 1] * Rt[j, 1] + Rt[i, 2] * Rt[j, 2]
+            if not abs(dot - (1.0 if i == j else 0.0)) <= 1e-6:
+                valid = False
+    det = Rt[0, 0] * (Rt[1, 1] * Rt[2, 2] - Rt[1, 2] * Rt[2, 1]) - \
+        Rt[0, 1] * (Rt[1, 0] * Rt[2, 2] - Rt[1, 2] * Rt[2, 0]) + \
+        Rt[0, 2] * (Rt[1, 0] * Rt[2, 1] - Rt[1, 1] * Rt[2, 0])
+    return valid and det > 0.0
+
+
+_read_target = kernel(_read_target) or _read_target
+
+
+def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
+    """One problem: out[n + OUT_VALID] = 0 when the target is malformed (:func:`_read_target`), then nothing is
+    solved. Otherwise the whole of :meth:`animkit.ik.IKProblem.solve`'s strategy for lm without restarts runs here:
+    the first run (:func:`~animkit.ik.lm_jit.lm_one`); with ``relax``, the relaxed-limits retries and, for a pose
+    target, the continuations (api._relax); then the reachability test (reason UNREACHABLE)."""
+    chain, s, orient, relax = _unpack(prm)
+    n = chain.lo.shape[0]
+    p, Rt = np.empty(3), np.zeros((3, 3))
+    valid = _read_target(target, orient, p, Rt)
+    out[n + OUT_VALID] = 1.0 if valid else 0.0
+    if not valid:
+        return
+    goal = Goal(p, Rt, orient, _weights(prm))
+    q, H = out[:n], out[n + OUT_HISTORY:]
+    st = lm_one(chain, s, goal, q0, q, H)
+    if st[3] != CONVERGED and relax:
+        free, lifted = _relaxed(chain)
+        if lifted:
+            st = _relax_stages(chain, free, s, goal, q0, q, H, st)
+        st = _continuations(chain, free, lifted, s, goal, q0, q, H, st)
+    pos, ori, it, why = st
+    if why != CONVERGED and (_beyond(p, chain, s.tol) or _stationary(chain, q, goal)):
+        why = UNREACHABLE
+    out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
+
+
+def _weights(prm: Array) -> Array:
+    """The row weights (6,) in :func:`pack_serial`'s array."""
+    n = int(prm[_N])
+    o = _HEAD + 60 * n + 16 + 6 * n
+    return prm[o:o + 6]
+
+
+_weights = kernel(_weights) or _weights
+
+_PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _relax_stages,
+                                    _continuations, _beyond, _stationary))
+
+
+def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool) -> Array:
+    """The one parameter array of :func:`lm_packed`: the settings, the chain (Hs (n, 3, 20): revolute DOFs only),
+    the row weights w (3 or 6), and whether lm's retries run (``relax``)."""
+    n = len(chain.lo)
+    head = np.zeros(_HEAD)
+    head[:] = (n, float(orient), s.tol, s.otol, s.patience, s.max_iter, s.damping, s.max_step, s.win, s.ratio,
+               s.stall_min, s.pull, s.decay, s.backoff, s.margin, float(relax))
+    w6 = np.ones(6)
+    w6[:len(w)] = w
+    return np.ascontiguousarray(np.concatenate([
+        head, np.asarray(chain.Hs, dtype=float).reshape(-1), np.asarray(chain.Ce, dtype=float).reshape(-1), chain.lo,
+        chain.hi, chain.mid, chain.half, np.asarray(chain.limited, dtype=float), chain.kappa, w6,
+        np.asarray(chain.base, dtype=float).reshape(3), [chain.reach]]))
+
+
+def out_size(n: int, max_iter: int) -> int:
+    """Length of :func:`lm_packed`'s output array (the history holds every run of the strategy)."""
+    return n + OUT_HISTORY + _RUNS * (max_iter + 1)
+
+
+def lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
+    """Run the compiled strategy on one problem with the parameters of :func:`pack_serial`: target (16,) or (3,)
+    contiguous float64 (a pose row-major, or a position), q0 (n,), out (:func:`out_size`) written. Needs
+    :func:`animkit.jit.enabled`."""
+    assert _PACKED is not None
+    _PACKED(prm, target, q0, out)
+
+
+def packed_entry() -> Callable[..., None] | None:
+    """:func:`lm_packed`'s compiled loop itself once it has run in this process (numba's dispatcher: no checks
+    around it, for a hot loop of single solves), else None. Callers check :data:`animkit.jit.ENABLED` before each
+    use (tests turn the compiled paths off)."""
+    k = _PACKED
+    if not isinstance(k, jit.Kernel) or not k.ready or not jit.enabled():
+        return None
+    entry: Callable[..., None] = k.compiled()
+    return entry
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) the packed strategy now; nothing when numba is off."""
+    if _PACKED is not None and jit.enabled():
+        chain, s = tiny_chain()
+        prm = pack_serial(chain, s, np.ones(6), orient=True, relax=True)
+        lm_packed(prm, np.eye(4).reshape(-1), np.zeros(1), np.empty(out_size(1, 1)))
