@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -114,7 +113,7 @@ class _Chain:
     live: NDArray[np.intp]  # (E,) node index of each of the model's effectors
     R0: Array  # (N, 3, 3) node rotations at the start pose (constant outside ``live``)
     p0: Array  # (N, 3)
-    cones: tuple[NDArray[Any], ...]  # links, axes, A_ref, t, front, reach, swing, twist (effectors_jit.project_cones)
+    cones: ej.Cones  # the cones' arrays (effectors_jit.project_cones)
 
     def frames(self, q: Array) -> tuple[Array, Array, Array, Array]:
         """World node rotations (N, 3, 3), origins (N, 3), DOF origins and axes (D, 3) of a full pose q."""
@@ -125,8 +124,7 @@ class _Chain:
         if ej.chain_frames is not None and jit.enabled():
             n = model.n
             rc, ac = np.empty((n, 3)), np.empty((n, 3))
-            ej.chain_frames(q[model.dofs], model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute,
-                            model.axis, model.eff_link, model.eff_C, self.live, np.empty((n, 4, 4)), R, p, rc, ac)
+            ej.chain_frames(q[model.dofs], links_of(model), self.live, ej.State(R, p, rc, ac, np.empty((n, 4, 4))))
             r[model.dofs], a[model.dofs] = rc, ac
             return R, p, r, a
         fr = model.frames(q[model.dofs][None])
@@ -135,7 +133,13 @@ class _Chain:
         return R, p, r, a
 
 
-def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
+def links_of(model: ChainModel) -> ej.Links:
+    """The model's link arrays as :func:`.effectors_jit.chain_frames` reads them."""
+    return ej.Links(model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute, model.axis, model.eff_link,
+                    model.eff_C)
+
+
+def _cone_arrays(model: ChainModel) -> ej.Cones:
     """The chain's cones as flat arrays for :func:`.effectors_jit.project_cones` (reach[:, 0] = −1: circular)."""
     C = len(model.cones)
     links = np.zeros((C, 3), dtype=np.intp)
@@ -151,7 +155,7 @@ def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
         if cone.reach is not None and cone.front is not None:
             front[i], reach[i] = cone.front, cone.reach
         swing[i], twist[i] = cone.swing, cone.twist
-    return links, axes, Ar, t, front, reach, swing, twist
+    return ej.Cones(links, axes, Ar, t, front, reach, swing, twist)
 
 
 def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) -> _Chain:
@@ -353,18 +357,19 @@ def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tup
     means, P, logw = pr.marginal(b)
     xcol = extra_rows.astype(np.intp)
     xrest = rest[extra_rows].astype(float)
-    R, p = ch.R0.copy(), ch.p0.copy()
-    T, r, a = np.empty((n, 4, 4)), np.empty((n, 3)), np.empty((n, 3))
+    st = ej.State(ch.R0.copy(), ch.p0.copy(), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 4, 4)))
+    links = links_of(model)
+    tgt = ej.Targets(tmask, tnode, tp, tR, has_R)
+    bones = ej.Bones(b.node, b.parent, b.K, b.Kp, mb, int(b.hips), hmask, b.Kh, b.up, float(b.leg))
+    mix = ej.Mixture(means, P, logw)
+    held = ej.Held(xcol, xrest, 1.0 / SIGMA_EXTRA)
     x, Jx = np.empty(len(b.rows)), np.empty((len(b.rows), m))
 
     def evaluate(q: Array, wp: float, wo: float) -> tuple[Array, Array, float, float, float]:
         qc = q[model.dofs]
-        ej.chain_frames(qc, model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute, model.axis,
-                        model.eff_link, model.eff_C, ch.live, T, R, p, r, a)
+        ej.chain_frames(qc, links, ch.live, st)
         H, g = np.empty((m, m)), np.empty(m)
-        cost, pe, oe = ej.normal_equations(qc, cols, R, p, r, a, rev, tmask, tnode, tp, tR, has_R, wp, wo,
-                                           b.node, b.parent, b.K, b.Kp, mb, b.hips, hmask, b.Kh, b.up, b.leg,
-                                           means, P, logw, xcol, xrest, 1.0 / SIGMA_EXTRA, x, Jx, H, g)
+        cost, pe, oe = ej.normal_equations(qc, cols, rev, st, tgt, (wp, wo), bones, mix, held, ej.Work(H, g, x, Jx))
         return H, g, cost, pe, oe
 
     return evaluate
@@ -383,8 +388,7 @@ def _cone_projector(ch: _Chain, fast: bool) -> Callable[[Array], list[NDArray[np
 
         def project(q: Array) -> list[NDArray[np.intp]]:
             qc = q[model.dofs]
-            links, axes, Ar, t, front, reach, swing, twist = arrays
-            if not ej.project_cones(qc, links, axes, Ar, t, front, reach, swing, twist, 1e-12, hit):
+            if not ej.project_cones(qc, arrays, 1e-12, hit):
                 return []
             q[model.dofs] = qc
             return [d for d, h in zip(dofs3, hit, strict=True) if h]
