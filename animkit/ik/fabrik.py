@@ -198,23 +198,14 @@ class FabrikIteration:
     backward: Array
 
 
-def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
-                     ) -> FabrikIteration:
-    """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
-    positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
-    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
-    hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
-    ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
-    target but spins bones about their axes)."""
-    tree = _tree(model)
-    fr = model.frames(q) if fr is None else fr
-    b = q.shape[0]
+def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, P: Array, cur: Array) -> Array:
+    """The backward pass (module docstring), children first: each group's point (b, G, 3) from its children's
+    (an effector's: its target); the base keeps its current origin ``cur``."""
+    b = P.shape[0]
     G = len(tree.groups)
-    cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
     back = cur.copy()
     cones = {c.links[0]: c for c in model.cones}
-    # backward: children first (a group's children come after it in link order)
-    for g in range(G - 1, -1, -1):
+    for g in range(G - 1, -1, -1):  # a group's children come after it in link order
         if tree.gparent[g] < 0:
             continue  # the base stays; its backward point is never used
         pg = cur[:, g]
@@ -242,6 +233,22 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                     dirn = cone.clamp_direction(np.broadcast_to(J, (b, 3, 3)), dirn)
                 cands.append(bc - d * dirn)
         back[:, g] = np.mean(cands, axis=0)
+    return back
+
+
+def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
+                     ) -> FabrikIteration:
+    """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
+    positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
+    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
+    hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
+    ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
+    target but spins bones about their axes)."""
+    tree = _tree(model)
+    fr = model.frames(q) if fr is None else fr
+    b = q.shape[0]
+    cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
+    back = _backward_pass(model, tree, fr, P, cur)
     # forward: parents first, on angles
     q_new = q.copy()
     placed = cur.copy()
