@@ -226,73 +226,16 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     project = _cone_projector(ch, fast)
     column = np.full(c.dof_count, -1, dtype=np.intp)
     column[mov] = np.arange(len(mov))
-    errors: list[float] = []
-
-    def descend(q: Array, lam: float, iterations: int, wp: float, wo: float) -> tuple[Array, float, float, float]:
-        """Levenberg–Marquardt: a step is kept only when it lowers the cost; returns q, λ and the errors."""
-        H, g, cost, pos_err, ori_err = evaluate(q, wp, wo)
-        errors.append(pos_err)
-        dq = np.zeros(len(mov))
-        diag = np.diag_indices(len(mov))
-        for _ in range(iterations):
-            improved = False
-            dH = np.diagonal(H).copy()
-            for _ in range(TRIES):
-                A = H.copy()
-                A[diag] += lam * (1.0 + dH)
-                F = _Factor(A, fast)
-                if not F.ok:
-                    lam *= 4.0
-                    continue
-                N, beta = np.zeros((len(mov), 0)), np.zeros(0)
-                held: set[int] = set()
-                solved = False
-                for active in range(4):  # a step that leaves a range is solved again on its edge's tangent
-                    sol = solve_on_edges(F.solve, g, N, beta)
-                    solved = sol is not None
-                    if sol is None:
-                        break
-                    dq = sol
-                    big = float(np.max(np.abs(dq[rev_mov]), initial=0.0))
-                    step = dq * (MAX_STEP / big) if big > MAX_STEP else dq  # a trust region: ≤ MAX_STEP a joint
-                    q_new = q.copy()
-                    q_new[mov] = np.clip(q[mov] + step, lo, hi) if boxed else q[mov] + step
-                    outside = q_new.copy()
-                    moved = project(q_new)
-                    if not moved or active == 3:
-                        break
-                    fresh = [d3 for d3 in moved if int(d3[0]) not in held]  # a joint's first edge only: a thin
-                    if not fresh:  # range's edge curves away from its tangent (the knee), and a second plane
-                        break  # would pin it to a corner
-                    held.update(int(d3[0]) for d3 in fresh)
-                    Nk, bk = edge_constraints(q, q_new, outside, fresh, column)
-                    N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
-                if not solved:
-                    lam *= 4.0
-                    continue
-                H_new, g_new, c_new, pe, oe = evaluate(q_new, wp, wo)
-                if c_new < cost:
-                    improved = True
-                    lam = max(lam / 3.0, 1e-7)
-                    break
-                lam *= 4.0
-            if not improved:
-                break
-            gain = cost - c_new
-            q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
-            errors.append(pos_err)
-            if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * b.height and ori_err <= 0.02)):
-                break
-        return q, lam, pos_err, ori_err
+    d = _Descent(evaluate, project, mov, lo, hi, boxed, rev_mov, column, fast, float(b.height), [])
 
     project(q)
     wp, wo = 1.7e3 / b.height, 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
     # phase 1: the prior alone (the most probable pose given the root), from the start
-    q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST, 0.0, 0.0)
+    q, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
     # phase 2: the effectors and the prior together
-    q, lam, pos_err, ori_err = descend(q, lam, max_iter, wp, wo)
+    q, lam, pos_err, ori_err = _descend(d, q, lam, max_iter, (wp, wo))
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
-    return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
+    return IKResult(q, converged, True if converged else None, len(d.errors) - 1, pos_err, ori_err, np.array(d.errors),
                     "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
 
 
@@ -426,3 +369,88 @@ class _Factor:
         else:
             X = np.linalg.solve(self.L.T, np.linalg.solve(self.L, B2))
         return X.reshape(B.shape)
+
+
+@dataclass(frozen=True, eq=False)
+class _Descent:
+    """What :func:`_descend` reads: the evaluator, the cones' projection, the moving DOFs (``mov``) with their box
+    and revolute flags, each DOF's column, whether kernels run, the figure's height; ``errors`` collects the
+    position error of each accepted pose."""
+
+    evaluate: Evaluator
+    project: Callable[[Array], list[NDArray[np.intp]]]
+    mov: NDArray[np.intp]
+    lo: Array
+    hi: Array
+    boxed: bool
+    rev_mov: NDArray[np.bool_]
+    column: NDArray[np.intp]
+    fast: bool
+    height: float
+    errors: list[float]
+
+
+def _step_on_edges(d: _Descent, F: _Factor, g: Array, q: Array) -> Array | None:
+    """The pose after one damped step (≤ MAX_STEP a joint, clamped to the box, projected into the cones); a step
+    that leaves a range is solved again on its edge's tangent (up to three times); None: no solution."""
+    N, beta = np.zeros((len(d.mov), 0)), np.zeros(0)
+    held: set[int] = set()
+    q_new = q
+    for active in range(4):
+        sol = solve_on_edges(F.solve, g, N, beta)
+        if sol is None:
+            return None
+        big = float(np.max(np.abs(sol[d.rev_mov]), initial=0.0))
+        step = sol * (MAX_STEP / big) if big > MAX_STEP else sol  # a trust region: ≤ MAX_STEP a joint
+        q_new = q.copy()
+        q_new[d.mov] = np.clip(q[d.mov] + step, d.lo, d.hi) if d.boxed else q[d.mov] + step
+        outside = q_new.copy()
+        moved = d.project(q_new)
+        if not moved or active == 3:
+            break
+        fresh = [d3 for d3 in moved if int(d3[0]) not in held]  # a joint's first edge only: a thin range's edge
+        if not fresh:  # curves away from its tangent (the knee), and a second plane would pin it to a corner
+            break
+        held.update(int(d3[0]) for d3 in fresh)
+        Nk, bk = edge_constraints(q, q_new, outside, fresh, d.column)
+        N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
+    return q_new
+
+
+def _descend(d: _Descent, q: Array, lam: float, iterations: int, w: tuple[float, float]
+             ) -> tuple[Array, float, float, float]:
+    """Levenberg–Marquardt with the effectors' rows weighted w = (1/σ_p, 1/σ_o): a step is kept only when it lowers
+    the cost; returns q, λ and the position and orientation errors."""
+    wp, wo = w
+    H, g, cost, pos_err, ori_err = d.evaluate(q, wp, wo)
+    d.errors.append(pos_err)
+    diag = np.diag_indices(len(d.mov))
+    for _ in range(iterations):
+        improved = False
+        dH = np.diagonal(H).copy()
+        for _ in range(TRIES):
+            A = H.copy()
+            A[diag] += lam * (1.0 + dH)
+            F = _Factor(A, d.fast)
+            if not F.ok:
+                lam *= 4.0
+                continue
+            q_try = _step_on_edges(d, F, g, q)
+            if q_try is None:
+                lam *= 4.0
+                continue
+            q_new = q_try
+            H_new, g_new, c_new, pe, oe = d.evaluate(q_new, wp, wo)
+            if c_new < cost:
+                improved = True
+                lam = max(lam / 3.0, 1e-7)
+                break
+            lam *= 4.0
+        if not improved:
+            break
+        gain = cost - c_new
+        q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
+        d.errors.append(pos_err)
+        if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * d.height and ori_err <= 0.02)):
+            break
+    return q, lam, pos_err, ori_err
