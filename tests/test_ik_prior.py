@@ -299,16 +299,17 @@ def test_compiled_cone_projection_is_chain_models(cmu):
                       for cl in model.cones])
     swing = np.array([cl.cone.swing for cl in model.cones])
     twist = np.array([cl.cone.twist for cl in model.cones])
+    cones = ej.Cones(links, axes, Ar, t, front, reach, swing, twist)
     rng = np.random.default_rng(7)
     hit = np.zeros(C, dtype=np.bool_)
     moved = 0
     for q in P[::60]:
         v = q[model.dofs] + rng.normal(0.0, 0.4, model.n)
         mine = v.copy()
-        moved += ej.project_cones(mine, links, axes, Ar, t, front, reach, swing, twist, 1e-12, hit)
+        moved += ej.project_cones(mine, cones, 1e-12, hit)
         np.testing.assert_allclose(mine, model.project_cones(v[None])[0], atol=1e-8)
         again = mine.copy()
-        assert ej.project_cones(again, links, axes, Ar, t, front, reach, swing, twist, 1e-9, hit) == 0
+        assert ej.project_cones(again, cones, 1e-9, hit) == 0
     assert moved > 10
 
 

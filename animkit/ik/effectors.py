@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -114,7 +113,7 @@ class _Chain:
     live: NDArray[np.intp]  # (E,) node index of each of the model's effectors
     R0: Array  # (N, 3, 3) node rotations at the start pose (constant outside ``live``)
     p0: Array  # (N, 3)
-    cones: tuple[NDArray[Any], ...]  # links, axes, A_ref, t, front, reach, swing, twist (effectors_jit.project_cones)
+    cones: ej.Cones  # the cones' arrays (effectors_jit.project_cones)
 
     def frames(self, q: Array) -> tuple[Array, Array, Array, Array]:
         """World node rotations (N, 3, 3), origins (N, 3), DOF origins and axes (D, 3) of a full pose q."""
@@ -125,8 +124,7 @@ class _Chain:
         if ej.chain_frames is not None and jit.enabled():
             n = model.n
             rc, ac = np.empty((n, 3)), np.empty((n, 3))
-            ej.chain_frames(q[model.dofs], model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute,
-                            model.axis, model.eff_link, model.eff_C, self.live, np.empty((n, 4, 4)), R, p, rc, ac)
+            ej.chain_frames(q[model.dofs], links_of(model), self.live, ej.State(R, p, rc, ac, np.empty((n, 4, 4))))
             r[model.dofs], a[model.dofs] = rc, ac
             return R, p, r, a
         fr = model.frames(q[model.dofs][None])
@@ -135,7 +133,13 @@ class _Chain:
         return R, p, r, a
 
 
-def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
+def links_of(model: ChainModel) -> ej.Links:
+    """The model's link arrays as :func:`.effectors_jit.chain_frames` reads them."""
+    return ej.Links(model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute, model.axis, model.eff_link,
+                    model.eff_C)
+
+
+def _cone_arrays(model: ChainModel) -> ej.Cones:
     """The chain's cones as flat arrays for :func:`.effectors_jit.project_cones` (reach[:, 0] = −1: circular)."""
     C = len(model.cones)
     links = np.zeros((C, 3), dtype=np.intp)
@@ -151,7 +155,7 @@ def _cone_arrays(model: ChainModel) -> tuple[NDArray[Any], ...]:
         if cone.reach is not None and cone.front is not None:
             front[i], reach[i] = cone.front, cone.reach
         swing[i], twist[i] = cone.swing, cone.twist
-    return links, axes, Ar, t, front, reach, swing, twist
+    return ej.Cones(links, axes, Ar, t, front, reach, swing, twist)
 
 
 def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) -> _Chain:
@@ -222,73 +226,16 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     project = _cone_projector(ch, fast)
     column = np.full(c.dof_count, -1, dtype=np.intp)
     column[mov] = np.arange(len(mov))
-    errors: list[float] = []
-
-    def descend(q: Array, lam: float, iterations: int, wp: float, wo: float) -> tuple[Array, float, float, float]:
-        """Levenberg–Marquardt: a step is kept only when it lowers the cost; returns q, λ and the errors."""
-        H, g, cost, pos_err, ori_err = evaluate(q, wp, wo)
-        errors.append(pos_err)
-        dq = np.zeros(len(mov))
-        diag = np.diag_indices(len(mov))
-        for _ in range(iterations):
-            improved = False
-            dH = np.diagonal(H).copy()
-            for _ in range(TRIES):
-                A = H.copy()
-                A[diag] += lam * (1.0 + dH)
-                F = _Factor(A, fast)
-                if not F.ok:
-                    lam *= 4.0
-                    continue
-                N, beta = np.zeros((len(mov), 0)), np.zeros(0)
-                held: set[int] = set()
-                solved = False
-                for active in range(4):  # a step that leaves a range is solved again on its edge's tangent
-                    sol = solve_on_edges(F.solve, g, N, beta)
-                    solved = sol is not None
-                    if sol is None:
-                        break
-                    dq = sol
-                    big = float(np.max(np.abs(dq[rev_mov]), initial=0.0))
-                    step = dq * (MAX_STEP / big) if big > MAX_STEP else dq  # a trust region: ≤ MAX_STEP a joint
-                    q_new = q.copy()
-                    q_new[mov] = np.clip(q[mov] + step, lo, hi) if boxed else q[mov] + step
-                    outside = q_new.copy()
-                    moved = project(q_new)
-                    if not moved or active == 3:
-                        break
-                    fresh = [d3 for d3 in moved if int(d3[0]) not in held]  # a joint's first edge only: a thin
-                    if not fresh:  # range's edge curves away from its tangent (the knee), and a second plane
-                        break  # would pin it to a corner
-                    held.update(int(d3[0]) for d3 in fresh)
-                    Nk, bk = edge_constraints(q, q_new, outside, fresh, column)
-                    N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
-                if not solved:
-                    lam *= 4.0
-                    continue
-                H_new, g_new, c_new, pe, oe = evaluate(q_new, wp, wo)
-                if c_new < cost:
-                    improved = True
-                    lam = max(lam / 3.0, 1e-7)
-                    break
-                lam *= 4.0
-            if not improved:
-                break
-            gain = cost - c_new
-            q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
-            errors.append(pos_err)
-            if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * b.height and ori_err <= 0.02)):
-                break
-        return q, lam, pos_err, ori_err
+    d = _Descent(evaluate, project, mov, lo, hi, boxed, rev_mov, column, fast, float(b.height), [])
 
     project(q)
     wp, wo = 1.7e3 / b.height, 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
     # phase 1: the prior alone (the most probable pose given the root), from the start
-    q, lam, _, _ = descend(q, 1e-3, PRIOR_FIRST, 0.0, 0.0)
+    q, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
     # phase 2: the effectors and the prior together
-    q, lam, pos_err, ori_err = descend(q, lam, max_iter, wp, wo)
+    q, lam, pos_err, ori_err = _descend(d, q, lam, max_iter, (wp, wo))
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
-    return IKResult(q, converged, True if converged else None, len(errors) - 1, pos_err, ori_err, np.array(errors),
+    return IKResult(q, converged, True if converged else None, len(d.errors) - 1, pos_err, ori_err, np.array(d.errors),
                     "converged" if converged else "max_iterations", "prior", 0, time.perf_counter() - t0)
 
 
@@ -353,18 +300,19 @@ def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tup
     means, P, logw = pr.marginal(b)
     xcol = extra_rows.astype(np.intp)
     xrest = rest[extra_rows].astype(float)
-    R, p = ch.R0.copy(), ch.p0.copy()
-    T, r, a = np.empty((n, 4, 4)), np.empty((n, 3)), np.empty((n, 3))
+    st = ej.State(ch.R0.copy(), ch.p0.copy(), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 4, 4)))
+    links = links_of(model)
+    tgt = ej.Targets(tmask, tnode, tp, tR, has_R)
+    bones = ej.Bones(b.node, b.parent, b.K, b.Kp, mb, int(b.hips), hmask, b.Kh, b.up, float(b.leg))
+    mix = ej.Mixture(means, P, logw)
+    held = ej.Held(xcol, xrest, 1.0 / SIGMA_EXTRA)
     x, Jx = np.empty(len(b.rows)), np.empty((len(b.rows), m))
 
     def evaluate(q: Array, wp: float, wo: float) -> tuple[Array, Array, float, float, float]:
         qc = q[model.dofs]
-        ej.chain_frames(qc, model.H0, model.H1, model.H2, model.H3, model.parent, model.revolute, model.axis,
-                        model.eff_link, model.eff_C, ch.live, T, R, p, r, a)
+        ej.chain_frames(qc, links, ch.live, st)
         H, g = np.empty((m, m)), np.empty(m)
-        cost, pe, oe = ej.normal_equations(qc, cols, R, p, r, a, rev, tmask, tnode, tp, tR, has_R, wp, wo,
-                                           b.node, b.parent, b.K, b.Kp, mb, b.hips, hmask, b.Kh, b.up, b.leg,
-                                           means, P, logw, xcol, xrest, 1.0 / SIGMA_EXTRA, x, Jx, H, g)
+        cost, pe, oe = ej.normal_equations(qc, cols, rev, st, tgt, (wp, wo), bones, mix, held, ej.Work(H, g, x, Jx))
         return H, g, cost, pe, oe
 
     return evaluate
@@ -383,8 +331,7 @@ def _cone_projector(ch: _Chain, fast: bool) -> Callable[[Array], list[NDArray[np
 
         def project(q: Array) -> list[NDArray[np.intp]]:
             qc = q[model.dofs]
-            links, axes, Ar, t, front, reach, swing, twist = arrays
-            if not ej.project_cones(qc, links, axes, Ar, t, front, reach, swing, twist, 1e-12, hit):
+            if not ej.project_cones(qc, arrays, 1e-12, hit):
                 return []
             q[model.dofs] = qc
             return [d for d, h in zip(dofs3, hit, strict=True) if h]
@@ -422,3 +369,88 @@ class _Factor:
         else:
             X = np.linalg.solve(self.L.T, np.linalg.solve(self.L, B2))
         return X.reshape(B.shape)
+
+
+@dataclass(frozen=True, eq=False)
+class _Descent:
+    """What :func:`_descend` reads: the evaluator, the cones' projection, the moving DOFs (``mov``) with their box
+    and revolute flags, each DOF's column, whether kernels run, the figure's height; ``errors`` collects the
+    position error of each accepted pose."""
+
+    evaluate: Evaluator
+    project: Callable[[Array], list[NDArray[np.intp]]]
+    mov: NDArray[np.intp]
+    lo: Array
+    hi: Array
+    boxed: bool
+    rev_mov: NDArray[np.bool_]
+    column: NDArray[np.intp]
+    fast: bool
+    height: float
+    errors: list[float]
+
+
+def _step_on_edges(d: _Descent, F: _Factor, g: Array, q: Array) -> Array | None:
+    """The pose after one damped step (≤ MAX_STEP a joint, clamped to the box, projected into the cones); a step
+    that leaves a range is solved again on its edge's tangent (up to three times); None: no solution."""
+    N, beta = np.zeros((len(d.mov), 0)), np.zeros(0)
+    held: set[int] = set()
+    q_new = q
+    for active in range(4):
+        sol = solve_on_edges(F.solve, g, N, beta)
+        if sol is None:
+            return None
+        big = float(np.max(np.abs(sol[d.rev_mov]), initial=0.0))
+        step = sol * (MAX_STEP / big) if big > MAX_STEP else sol  # a trust region: ≤ MAX_STEP a joint
+        q_new = q.copy()
+        q_new[d.mov] = np.clip(q[d.mov] + step, d.lo, d.hi) if d.boxed else q[d.mov] + step
+        outside = q_new.copy()
+        moved = d.project(q_new)
+        if not moved or active == 3:
+            break
+        fresh = [d3 for d3 in moved if int(d3[0]) not in held]  # a joint's first edge only: a thin range's edge
+        if not fresh:  # curves away from its tangent (the knee), and a second plane would pin it to a corner
+            break
+        held.update(int(d3[0]) for d3 in fresh)
+        Nk, bk = edge_constraints(q, q_new, outside, fresh, d.column)
+        N, beta = np.hstack([N, Nk]), np.concatenate([beta, bk])
+    return q_new
+
+
+def _descend(d: _Descent, q: Array, lam: float, iterations: int, w: tuple[float, float]
+             ) -> tuple[Array, float, float, float]:
+    """Levenberg–Marquardt with the effectors' rows weighted w = (1/σ_p, 1/σ_o): a step is kept only when it lowers
+    the cost; returns q, λ and the position and orientation errors."""
+    wp, wo = w
+    H, g, cost, pos_err, ori_err = d.evaluate(q, wp, wo)
+    d.errors.append(pos_err)
+    diag = np.diag_indices(len(d.mov))
+    for _ in range(iterations):
+        improved = False
+        dH = np.diagonal(H).copy()
+        for _ in range(TRIES):
+            A = H.copy()
+            A[diag] += lam * (1.0 + dH)
+            F = _Factor(A, d.fast)
+            if not F.ok:
+                lam *= 4.0
+                continue
+            q_try = _step_on_edges(d, F, g, q)
+            if q_try is None:
+                lam *= 4.0
+                continue
+            q_new = q_try
+            H_new, g_new, c_new, pe, oe = d.evaluate(q_new, wp, wo)
+            if c_new < cost:
+                improved = True
+                lam = max(lam / 3.0, 1e-7)
+                break
+            lam *= 4.0
+        if not improved:
+            break
+        gain = cost - c_new
+        q, H, g, cost, pos_err, ori_err = q_new, H_new, g_new, c_new, pe, oe
+        d.errors.append(pos_err)
+        if gain <= SETTLED * cost and (wp == 0.0 or (pos_err <= MET * EFFECTOR_TOL * d.height and ori_err <= 0.02)):
+            break
+    return q, lam, pos_err, ori_err

@@ -38,12 +38,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import jit
 from ..errors import IKError
 from ..joints import Joint
 from ..transforms import matrix_aligning
+from . import fabrik_jit as fj
 from .problem import ChainModel, Frames
+from .solvers import LoopOutput, Options
 
-__all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik", "clamp_angle"]
+__all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik", "clamp_angle", "compiled_chain",
+           "solve_compiled", "best_turn"]
 
 Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
@@ -155,7 +159,7 @@ def _local(model: ChainModel, theta: Array, k: int) -> Array:
     return model.H0[k] + np.sin(theta)[:, None, None] * model.H1[k] + (1.0 - np.cos(theta))[:, None, None] * model.H2[k]
 
 
-def _best_turn(u: Array, v: Array) -> Array:
+def best_turn(u: Array, v: Array) -> Array:
     """ΔR (b, 3, 3) turning the points' directions u_i onto v_i (b, K, 3): the shortest turn for one point; for
     several the orthogonal Procrustes (Kabsch) rotation maximising Σ_i v̂_iᵀ ΔR u_i |u_i| + ε tr ΔR (ε small: among
     equal fits, the least turn)."""
@@ -194,23 +198,14 @@ class FabrikIteration:
     backward: Array
 
 
-def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
-                     ) -> FabrikIteration:
-    """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
-    positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
-    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
-    hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
-    ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
-    target but spins bones about their axes)."""
-    tree = _tree(model)
-    fr = model.frames(q) if fr is None else fr
-    b = q.shape[0]
+def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, P: Array, cur: Array) -> Array:
+    """The backward pass (module docstring), children first: each group's point (b, G, 3) from its children's
+    (an effector's: its target); the base keeps its current origin ``cur``."""
+    b = P.shape[0]
     G = len(tree.groups)
-    cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
     back = cur.copy()
     cones = {c.links[0]: c for c in model.cones}
-    # backward: children first (a group's children come after it in link order)
-    for g in range(G - 1, -1, -1):
+    for g in range(G - 1, -1, -1):  # a group's children come after it in link order
         if tree.gparent[g] < 0:
             continue  # the base stays; its backward point is never used
         pg = cur[:, g]
@@ -238,6 +233,22 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                     dirn = cone.clamp_direction(np.broadcast_to(J, (b, 3, 3)), dirn)
                 cands.append(bc - d * dirn)
         back[:, g] = np.mean(cands, axis=0)
+    return back
+
+
+def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
+                     ) -> FabrikIteration:
+    """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
+    positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
+    pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
+    hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
+    ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
+    target but spins bones about their axes)."""
+    tree = _tree(model)
+    fr = model.frames(q) if fr is None else fr
+    b = q.shape[0]
+    cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
+    back = _backward_pass(model, tree, fr, P, cur)
     # forward: parents first, on angles
     q_new = q.copy()
     placed = cur.copy()
@@ -277,7 +288,7 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
             new_pos = origin[:, None] + _rotate(a, theta - qg[:, 0], us)
             qg[:, 0] = theta
         else:
-            dR = _best_turn(us, vs)
+            dR = best_turn(us, vs)
             ball = tree.ball[g]
             if ball is not None:  # exact: A' = Jᵀ ΔR J A, in the joint's Euler angles, then the box or the cone
                 J = T_in[:, :3, :3] @ model.H0[k1, :3, :3]
@@ -337,3 +348,59 @@ def _kept(model: ChainModel, q: Array, P: Array, before: Array, dq: Array) -> Ar
         dq = q_try - q
         cur = model.frames(q_try)
     return np.where((np.linalg.norm(cur.p - P, axis=2).sum(axis=1) > before)[:, None], 0.0, dq)
+
+
+def _csr(lists: tuple[tuple[int, ...], ...]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    return ptr, np.array([i for x in lists for i in x], dtype=np.int64)
+
+
+def compiled_chain(model: ChainModel) -> fj.FabrikChain | None:
+    """The chain as :mod:`.fabrik_jit`'s record, built once per model; None where the kernel does not take it
+    (swing–twist cones, a ball joint with a cone of its own, a group whose links are not consecutive)."""
+    if "fabrik_chain" in model.memo:
+        return model.memo["fabrik_chain"]  # type: ignore[return-value]
+    tree = _tree(model)
+    ok = not model.cones and all(list(g) == list(range(g[0], g[0] + len(g))) for g in tree.groups) and \
+        all(b is None or b.cone is None for b in tree.ball)
+    out = None
+    if ok:
+        axes = {"x": 0, "y": 1, "z": 2}
+        kind = [fj.HINGE if h else fj.BALL if b is not None else fj.OTHER for h, b in zip(tree.hinge, tree.ball,
+                                                                                         strict=True)]
+        order = np.array([[axes[c] for c in b.order] if b is not None and b.order else [0, 0, 0] for b in tree.ball],
+                         dtype=np.int64).reshape(-1, 3)
+        i64 = lambda x: np.ascontiguousarray(x, dtype=np.int64)  # noqa: E731
+        f64 = lambda x: np.ascontiguousarray(x, dtype=np.float64)  # noqa: E731
+        out = fj.FabrikChain(i64(model.parent), f64(model.axis), f64(model.H0), f64(model.H1), f64(model.H2),
+                             f64(model.lower), f64(model.upper), i64(model.eff_link), f64(model.eff_C),
+                             i64([g[0] for g in tree.groups] + [model.n]), i64(tree.gparent), i64(kind), order,
+                             _csr(tree.child_groups), _csr(tree.child_effs), _csr(tree.sub_groups),
+                             _csr(tree.sub_effs))
+    model.memo["fabrik_chain"] = out
+    return out
+
+
+REASONS = ("converged", "stalled", "max_iterations")  # fabrik_jit's reason codes
+
+
+def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, published: bool) -> LoopOutput | None:
+    """The shared loop with FABRIK's step (``keep_last``) run by :func:`.fabrik_jit.solve_all`, one problem after
+    another (a time budget is checked between runs, not inside one); None where compiled kernels are off or the
+    chain is not one the kernel takes (the NumPy loop then runs: the reference)."""
+    ch = compiled_chain(model)
+    if ch is None or not jit.enabled() or (opts.alpha is not None and opts.alpha != 1.0):
+        return None
+    B = q0.shape[0]
+    q = np.ascontiguousarray(q0, dtype=np.float64).copy()
+    iters = np.zeros(B, dtype=np.int64)
+    reason = np.zeros(B, dtype=np.int64)
+    pos = np.zeros(B)
+    hist = np.zeros((opts.max_iter + 1, B))
+    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
+                           -1.0 if opts.max_step is None else float(opts.max_step),
+                           np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * P.shape[1],)), dtype=float))
+    fj.solve_all(ch, st, q, np.ascontiguousarray(P, dtype=np.float64), iters, reason, pos, hist)
+    return LoopOutput(q, iters.astype(np.intp), [REASONS[int(r)] for r in reason], pos, np.zeros(B),
+                      hist[:int(iters.max(initial=0)) + 1])

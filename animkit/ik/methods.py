@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import IKError, unknown_name
 from ..figure import Figure
 from .analytic import two_bone_step
-from .fabrik import check_fabrik, fabrik_step
+from .fabrik import check_fabrik, fabrik_step, solve_compiled
 from .lm import lanes_with_restarts, lm_single, packed_params, run_lm
 from .problem import ChainModel, elbow_link
 from .solvers import (
@@ -468,5 +468,10 @@ class FABRIK(SteppedSolver):
 
     def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
             first_success: bool = False) -> LoopOutput:
-        """The shared loop, returning each run's last pose (its steps never move the effectors away)."""
+        """The shared loop, returning each run's last pose (its steps never move the effectors away); compiled
+        (:mod:`.fabrik_jit`) where kernels run and the chain has no cones."""
+        if R is None:
+            out = solve_compiled(model, q0, P, opts, self.published)
+            if out is not None:
+                return out
         return run(model, self.step, q0, P, R, opts, jacobian=False, keep_last=True)

@@ -1,0 +1,194 @@
+"""The human ranges' cones projected in compiled code (for :func:`~animkit.ik.effectors.pose_from_effectors`' loop):
+R = A(θ) A_refᵀ split into swing and twist about t (:func:`animkit.transforms.swing_twist_from_matrix`), ρ the
+swing's excess over its edge (:meth:`Cone._swing_excess`), R′ = exp([s/max(1, ρ)]×) R_t(clamp τ), and the Euler
+angles of A′ = R′ A_ref found by Newton from θ on A(θ) = E₀E₁E₂ (spatial Jacobian [a₀, E₀a₁, E₀E₁a₂]):
+:meth:`ChainModel.project_cones`' answer (the tests' oracle), solved for the angles nearest θ instead of read from a
+closed form. The cones come as one record (:class:`Cones`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..jit import kernel
+from .lm_jit import log_vee
+
+__all__ = ["Cones", "project_cones", "rotation_about"]
+
+Array = NDArray[Any]
+
+
+def rotation_about(ax: Array, angle: float, out: Array) -> None:
+    """exp(angle [a]×) (Rodrigues) for a unit axis a, written into out (3, 3)."""
+    s = math.sin(angle)
+    c1 = 1.0 - math.cos(angle)
+    x, y, z = ax[0], ax[1], ax[2]
+    out[0, 0] = 1.0 - c1 * (y * y + z * z)
+    out[1, 1] = 1.0 - c1 * (x * x + z * z)
+    out[2, 2] = 1.0 - c1 * (x * x + y * y)
+    out[0, 1] = -s * z + c1 * x * y
+    out[1, 0] = s * z + c1 * x * y
+    out[0, 2] = s * y + c1 * x * z
+    out[2, 0] = -s * y + c1 * x * z
+    out[1, 2] = -s * x + c1 * y * z
+    out[2, 1] = s * x + c1 * y * z
+
+
+rotation_about = kernel(rotation_about) or rotation_about
+
+
+def _mul(A: Array, B: Array, out: Array) -> None:
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+_mul = kernel(_mul) or _mul
+
+
+class Cones(NamedTuple):
+    """The chain's coned ball joints: per cone its links (3,), their axes (3, 3), its reference A_ref, twist axis t,
+    front f and reach (4,) (reach[c, 0] < 0: circular, of half-angle swing[c]), twist range (2,)."""
+
+    links: Array
+    axes: Array
+    Ar: Array
+    t: Array
+    front: Array
+    reach: Array
+    swing: Array
+    twist: Array
+
+
+def _joint_rotation(cn: Cones, c: int, q: Array, S: Array) -> None:
+    """A = S[4] = E₀E₁E₂ of cone c's three links at q (E₀ = S[0] and M = S[3] = E₀E₁ kept for the Jacobian;
+    S (≥ 5, 3, 3) scratch)."""
+    E0, E1, E2, M, A = S[0], S[1], S[2], S[3], S[4]
+    rotation_about(cn.axes[c, 0], q[cn.links[c, 0]], E0)
+    rotation_about(cn.axes[c, 1], q[cn.links[c, 1]], E1)
+    rotation_about(cn.axes[c, 2], q[cn.links[c, 2]], E2)
+    _mul(E0, E1, M)
+    _mul(M, E2, A)
+
+
+def _swing_twist(cn: Cones, c: int, q: Array, nvec: Array, S: Array) -> tuple[float, float, float]:
+    """R = A A_refᵀ split as exp([σ n]×) R_t(τ) (n into ``nvec``); returns σ, τ and the swing's excess ρ over the
+    cone's edge (ellipse or circle). S (8, 3, 3): scratch."""
+    A, Rm, Rn, W = S[4], S[5], S[6], S[7]
+    _joint_rotation(cn, c, q, S)
+    for i in range(3):  # R = A A_refᵀ
+        for j in range(3):
+            Rm[i, j] = A[i, 0] * cn.Ar[c, j, 0] + A[i, 1] * cn.Ar[c, j, 1] + A[i, 2] * cn.Ar[c, j, 2]
+    tx, ty, tz = cn.t[c, 0], cn.t[c, 1], cn.t[c, 2]
+    dx = Rm[0, 0] * tx + Rm[0, 1] * ty + Rm[0, 2] * tz
+    dy = Rm[1, 0] * tx + Rm[1, 1] * ty + Rm[1, 2] * tz
+    dz = Rm[2, 0] * tx + Rm[2, 1] * ty + Rm[2, 2] * tz
+    cx, cy, cz = ty * dz - tz * dy, tz * dx - tx * dz, tx * dy - ty * dx
+    sn = math.sqrt(cx * cx + cy * cy + cz * cz)
+    sigma = math.atan2(sn, tx * dx + ty * dy + tz * dz)
+    if sn > 1e-12:
+        nvec[0], nvec[1], nvec[2] = cx / sn, cy / sn, cz / sn
+    else:  # t × e with e the coordinate axis least aligned with t
+        ax_, ay_, az_ = abs(tx), abs(ty), abs(tz)
+        if ax_ <= ay_ and ax_ <= az_:
+            px, py, pz = 0.0, tz, -ty
+        elif ay_ <= az_:
+            px, py, pz = -tz, 0.0, tx
+        else:
+            px, py, pz = ty, -tx, 0.0
+        pn = math.sqrt(px * px + py * py + pz * pz)
+        nvec[0], nvec[1], nvec[2] = px / pn, py / pn, pz / pn
+    sx, sy, sz = nvec[0] * sigma, nvec[1] * sigma, nvec[2] * sigma
+    rotation_about(nvec, sigma, Rn)
+    for i in range(3):  # W = exp([s]×)ᵀ R
+        for j in range(3):
+            W[i, j] = Rn[0, i] * Rm[0, j] + Rn[1, i] * Rm[1, j] + Rn[2, i] * Rm[2, j]
+    ux, uy, uz = 0.5 * (W[2, 1] - W[1, 2]), 0.5 * (W[0, 2] - W[2, 0]), 0.5 * (W[1, 0] - W[0, 1])
+    tau = math.atan2(ux * tx + uy * ty + uz * tz, 0.5 * (W[0, 0] + W[1, 1] + W[2, 2] - 1.0))
+    if cn.reach[c, 0] < 0.0:
+        return sigma, tau, sigma / max(cn.swing[c], 1e-12)
+    vx, vy, vz = sy * tz - sz * ty, sz * tx - sx * tz, sx * ty - sy * tx  # u = s × t
+    fx, fy, fz = cn.front[c, 0], cn.front[c, 1], cn.front[c, 2]
+    uf = vx * fx + vy * fy + vz * fz
+    us = vx * (ty * fz - tz * fy) + vy * (tz * fx - tx * fz) + vz * (tx * fy - ty * fx)
+    rf = max(cn.reach[c, 0] if uf >= 0.0 else cn.reach[c, 1], 1e-9)
+    rs = max(cn.reach[c, 2] if us >= 0.0 else cn.reach[c, 3], 1e-9)
+    return sigma, tau, math.hypot(uf / rf, us / rs)
+
+
+def _newton_angles(cn: Cones, c: int, q: Array, Ap: Array, S: Array) -> None:
+    """Cone c's three angles of q moved, in place, to A(θ) = A′ by Newton from θ: spatial error ω = log(A′ A(θ)ᵀ),
+    Jacobian [a₀, E₀a₁, E₀E₁a₂], damped normal equations (JᵀJ + εI) δ = Jᵀω (exact away from gimbal lock)."""
+    E0, M, A, D = S[0], S[3], S[4], S[5]
+    ax = cn.axes[c]
+    for _ in range(30):
+        _joint_rotation(cn, c, q, S)
+        for i in range(3):
+            for j in range(3):
+                D[i, j] = Ap[i, 0] * A[j, 0] + Ap[i, 1] * A[j, 1] + Ap[i, 2] * A[j, 2]
+        wx, wy, wz = log_vee(D)
+        if wx * wx + wy * wy + wz * wz < 1e-28:
+            break
+        j0 = ax[0]
+        j1x = E0[0, 0] * ax[1, 0] + E0[0, 1] * ax[1, 1] + E0[0, 2] * ax[1, 2]
+        j1y = E0[1, 0] * ax[1, 0] + E0[1, 1] * ax[1, 1] + E0[1, 2] * ax[1, 2]
+        j1z = E0[2, 0] * ax[1, 0] + E0[2, 1] * ax[1, 1] + E0[2, 2] * ax[1, 2]
+        j2x = M[0, 0] * ax[2, 0] + M[0, 1] * ax[2, 1] + M[0, 2] * ax[2, 2]
+        j2y = M[1, 0] * ax[2, 0] + M[1, 1] * ax[2, 1] + M[1, 2] * ax[2, 2]
+        j2z = M[2, 0] * ax[2, 0] + M[2, 1] * ax[2, 1] + M[2, 2] * ax[2, 2]
+        a00 = j0[0] * j0[0] + j0[1] * j0[1] + j0[2] * j0[2] + 1e-12
+        a01 = j0[0] * j1x + j0[1] * j1y + j0[2] * j1z
+        a02 = j0[0] * j2x + j0[1] * j2y + j0[2] * j2z
+        a11 = j1x * j1x + j1y * j1y + j1z * j1z + 1e-12
+        a12 = j1x * j2x + j1y * j2y + j1z * j2z
+        a22 = j2x * j2x + j2y * j2y + j2z * j2z + 1e-12
+        b0 = j0[0] * wx + j0[1] * wy + j0[2] * wz
+        b1 = j1x * wx + j1y * wy + j1z * wz
+        b2 = j2x * wx + j2y * wy + j2z * wz
+        c00 = a11 * a22 - a12 * a12
+        c01 = a02 * a12 - a01 * a22
+        c02 = a01 * a12 - a02 * a11
+        c11 = a00 * a22 - a02 * a02
+        c12 = a01 * a02 - a00 * a12
+        c22 = a00 * a11 - a01 * a01
+        det = a00 * c00 + a01 * c01 + a02 * c02
+        if not abs(det) > 1e-300:
+            break
+        q[cn.links[c, 0]] += (c00 * b0 + c01 * b1 + c02 * b2) / det
+        q[cn.links[c, 1]] += (c01 * b0 + c11 * b1 + c12 * b2) / det
+        q[cn.links[c, 2]] += (c02 * b0 + c12 * b1 + c22 * b2) / det
+
+
+def project_cones(q: Array, cn: Cones, tol: float, hit: Array) -> int:
+    """Move every coned ball joint's three links of q (n,) into its cone, in place; returns how many moved and
+    marks them in ``hit`` (C,). Inside within ``tol`` (the swing's excess ρ ≤ 1 + tol and τ within its range ± tol)
+    is left alone; else R′ = exp([σ n / max(1, ρ)]×) R_t(clamp τ) and A′ = R′ A_ref, solved for the angles."""
+    moved = 0
+    nvec = np.empty(3)
+    S = np.empty((8, 3, 3))
+    Rn, Tw, M, Ap = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    for c in range(cn.links.shape[0]):
+        hit[c] = False
+        sigma, tau, rho = _swing_twist(cn, c, q, nvec, S)
+        tau2 = min(max(tau, cn.twist[c, 0]), cn.twist[c, 1])
+        if rho <= 1.0 + tol and abs(tau2 - tau) <= tol:
+            continue
+        moved += 1
+        hit[c] = True
+        scale = 1.0 / max(1.0, rho)
+        rotation_about(nvec, sigma * scale, Rn)
+        rotation_about(cn.t[c], tau2, Tw)
+        _mul(Rn, Tw, M)
+        _mul(M, cn.Ar[c], Ap)  # A′ = R′ A_ref
+        _newton_angles(cn, c, q, Ap, S)
+    return moved
+
+
+_joint_rotation = kernel(_joint_rotation, calls=(rotation_about, _mul)) or _joint_rotation
+_swing_twist = kernel(_swing_twist, calls=(_joint_rotation, rotation_about)) or _swing_twist
+_newton_angles = kernel(_newton_angles, calls=(_joint_rotation, log_vee)) or _newton_angles
+project_cones = kernel(project_cones, calls=(_swing_twist, _newton_angles, rotation_about, _mul)) or project_cones
