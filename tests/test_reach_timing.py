@@ -203,7 +203,6 @@ def test_gravity_lets_the_free_arm_hang() -> None:
     """hang = 0: the free arm keeps its pose in the chest's frame (it tips with the chest); hang > 0: it hangs."""
     import dataclasses
 
-    from animkit.ik.natural import NaturalProblem
     from animkit.reach import priors_from_scene
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
@@ -215,7 +214,7 @@ def test_gravity_lets_the_free_arm_hang() -> None:
     up = np.array([0.0, 1.0, 0.0])
     angles = []
     for hang in (0.0, 1.0):
-        r = NaturalProblem(fig, "hand_r", "hips-up", dataclasses.replace(pri, hang=hang)).solve(target)
+        r = dataclasses.replace(pri, hang=hang).problem(fig, "hand_r", "hips-up").solve(target)
         assert r.converged
         angles.append(float(free_arm_angle(fig.world_positions(r.pose[None]), i, k, up)[0]))
     assert angles[0] > 45.0 and angles[1] < 20.0, angles

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +23,7 @@ from numpy.typing import NDArray
 from ..figure import Figure
 from .problem import ChainModel
 from .solvers import LoopOutput
-from .tasks import Balance, Body, Configuration, Plant, Reach, Task, configuration
+from .tasks import Balance, Body, Configuration, FigureState, Plant, Reach, Task, configuration
 
 __all__ = ["TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
 
@@ -52,7 +53,22 @@ class TaskStack:
         return p
 
     def config(self, q: Array) -> Configuration:
-        return configuration(self.figure, self.full(q), self.body)
+        """The configuration of chain values q (n,): the frames of the nodes the chain reaches from its compiled
+        links (the same values as :func:`~animkit.ik.tasks.figure_state`), the others' at ``pose``; the DOF frames
+        of the DOFs outside the movable set are left zero (no column of theirs is read)."""
+        m = self.model
+        got = cast("tuple[Array, FigureState, NDArray[np.intp]] | None", m.memo.get("stack"))
+        if got is None or got[0] is not self.pose:
+            s0 = configuration(self.figure, self.pose, self.body).state
+            rows = np.array([self.figure.compiled.node_names.index(e) for e in m.effectors], dtype=np.intp)
+            got = m.memo["stack"] = (self.pose, s0, rows)
+        _, s0, rows = got
+        fr = m.frames(np.asarray(q, dtype=float)[None])
+        R, p = s0.R.copy(), s0.p.copy()
+        R[rows], p[rows] = fr.R[0], fr.p[0]
+        r, a = np.zeros_like(s0.r), np.zeros_like(s0.a)
+        r[m.dofs], a[m.dofs] = fr.r[0], fr.a[0]
+        return Configuration(self.figure, self.body, self.full(q), FigureState(R, p, r, a))
 
     def evaluate(self, q: Array) -> tuple[Array, Array, Configuration]:
         """e (m,) and J = ∂e/∂θ (m, n) over the movable set, each task's rows scaled by √w; the configuration."""
@@ -69,7 +85,7 @@ class TaskStack:
         """The worst position and orientation error over the goal tasks, and whether every goal is met."""
         pos = ori = 0.0
         for t in self.tasks:
-            if not isinstance(t, GOAL_TASKS):
+            if not isinstance(t, GOAL_TASKS) or t.weight == 0:  # a weight-0 task is measured, not a goal
                 continue
             e = t.error(c)
             if isinstance(t, Balance):
