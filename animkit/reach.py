@@ -34,12 +34,13 @@ from .display import html_for
 from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
+from .ik.body import static_effort
 from .ik.natural import NULL_PRIORITY, Natural, Priors
 from .ik.tasks import Gaze, Plant, Reach, configuration
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
-from .reach_measures import ReachMeasures, minimum_jerk, reach_measures, static_effort
+from .reach_measures import ReachMeasures, minimum_jerk, reach_measures
 from .scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
@@ -447,20 +448,25 @@ def _bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: A
 
 HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
 GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
-GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s and at most this share of the reach
+GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s, and at most this share of the reach
+# unless its speed limit needs longer (a short reach's head then settles after the hand's peak, never faster)
 
 
 def _gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
     """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
-    on a minimum-jerk timeline of its own, T_g = clip(1.875 A / GAZE_SPEED, GAZE_MIN, GAZE_SHARE · duration) for a
-    turn of A degrees, so the eyes and head lead and settle before the hand's peak speed (at duration / 2)."""
+    on a minimum-jerk timeline of its own, T_g = max(min(GAZE_SHARE · duration, T_fast), 1.875 A / GAZE_SPEED),
+    T_fast = max(1.875 A / GAZE_SPEED, GAZE_MIN), for a turn of A degrees (1.875 A / T: a minimum-jerk turn's peak
+    speed): the eyes and head lead and settle before the hand's peak speed (at duration / 2) where the speed limit
+    allows; on a short reach the turn takes as long as the limit needs (the head never turns faster than
+    GAZE_SPEED)."""
     c = configuration(figure, pose0)
     head = c.state.p[c.node(gaze.head)]
     rho = float(np.linalg.norm(goal - head))
     look0 = gaze.looking_at(c, rho)
     a, b = look0 - head, goal - head
     angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
-    t_gaze = min(max(1.875 * angle / GAZE_SPEED, GAZE_MIN), GAZE_SHARE * duration)
+    slowest = 1.875 * angle / GAZE_SPEED
+    t_gaze = max(min(max(slowest, GAZE_MIN), GAZE_SHARE * duration), slowest, 1e-9)
     s = minimum_jerk(times / t_gaze)[:, None]
     return np.asarray(look0 + s * (goal - look0), dtype=float)
 
@@ -543,9 +549,15 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
+            if s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]:
+                label = label.replace(c, f"{c} {RIDE_LABEL}", 1)  # the neck and free arm carry posture only
             problem = _panel_problem(fig, node, c, s, pri, pose0, goal)
-            panels.append(bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up))
+            done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
+            panels.append(replace(done, chain=c))
     return Comparison(node, goal, tuple(panels), fps, pose0)
+
+
+RIDE_LABEL = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
 
 
 def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,

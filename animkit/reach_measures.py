@@ -37,7 +37,6 @@ from numpy.typing import ArrayLike, NDArray
 from .errors import AnimkitError
 from .figure import Figure
 from .humanoid import HumanoidMap, match_figure
-from .ik.body import body_from_figure, com_jacobian, figure_state
 from .transforms import rotation_vector_from_matrix
 
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
@@ -315,15 +314,3 @@ def _free_side(figure: Figure, b: HumanoidMap, effector: str) -> str | None:
             return other
     return None
 
-
-def static_effort(figure: Figure, pose: ArrayLike, up: ArrayLike = (0.0, 1.0, 0.0), gravity: float = 9.81) -> float:
-    """Σ_j |τ_j| over the DOFs of every joint but the root's: the static torque that holds the pose against gravity,
-    τ_j = M g ∂(u·c)/∂θ_j (virtual work; u the up axis, c the centre of mass), in N·m for a figure in metres with
-    masses in kg."""
-    body = body_from_figure(figure)
-    u = np.asarray(up, dtype=float)
-    _, Jc = com_jacobian(figure, body, figure_state(figure, np.asarray(pose, dtype=float)))
-    tau = body.total * gravity * ((u / np.linalg.norm(u)) @ Jc)
-    keep = np.ones(len(tau), dtype=bool)
-    keep[np.asarray(figure.joint_dofs[figure.root_arc.joint.name], dtype=np.intp)] = False
-    return float(np.sum(np.abs(tau[keep])))

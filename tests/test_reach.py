@@ -62,8 +62,9 @@ def test_effector_path_has_no_jumps_and_follows_the_waypoints(comparison) -> Non
 
 def test_dofs_outside_the_set_never_move(humanoid, comparison) -> None:
     fig = humanoid.figure
-    for p in comparison.panels:
-        joints = set(humanoid.figure.chain(p.chain))
+    priors = priors_from_scene(humanoid)
+    for p in comparison.panels:  # a natural panel's set: its chain and what carries posture (Priors.movable)
+        joints = set(humanoid.figure.chain(p.chain)) | set(priors.movable(fig, "hand_r", p.chain)[1])
         outside = [i for i, d in enumerate(fig.dof_names) if d.split(".")[0] not in joints]
         assert outside
         np.testing.assert_array_equal(p.poses[:, outside], np.broadcast_to(comparison.start_pose[outside],
@@ -86,7 +87,7 @@ def test_arm_alone_cannot_reach_but_hips_up_can(comparison) -> None:
 
 def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
     data = json.loads(json.dumps(comparison.metrics()))  # JSON-ready
-    assert [p["label"] for p in data["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
+    assert [p["label"] for p in data["panels"]] == ["arm", "torso +neck +free arm", "hips-up", "whole-body"]
     for p, m in zip(comparison.panels, data["panels"], strict=True):
         r = p.result
         assert m["reached"] == r.converged and m["reachable"] == r.reachable and m["reason"] == r.reason

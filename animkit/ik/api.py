@@ -37,8 +37,8 @@ from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_cha
 from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options
-from .stack import TaskStack, stack_tasks
-from .tasks import Gaze, Plant, Reach, Task, body_from_figure, configuration
+from .stack import TaskStack, aimed_tasks, moved_nodes, stack_tasks, task_anchors
+from .tasks import Reach, Task, body_from_figure, configuration
 
 __all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
            "retry_orientation_continuation"]
@@ -114,44 +114,6 @@ def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | Non
     return np.array([[x, y, z]]), None
 
 
-def _task_anchors(given: tuple[Task, ...], weights: ArrayLike | None, orientation_weight: float
-                  ) -> tuple[list[str], ArrayLike | None, bool, float]:
-    """A problem of tasks' effectors (its Reach effectors, else every node a task anchors on), their weights, the
-    target kind and the orientation weight."""
-    reaches = [t for t in given if isinstance(t, Reach)]
-    anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
-        [t.head for t in given if isinstance(t, Gaze)]
-    if not anchors:
-        raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
-    kinds = {t.orientation for t in reaches}
-    if len(kinds) > 1:
-        raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
-    orientation = bool(kinds and kinds.pop())
-    if reaches and len(reaches) == len(given):
-        ows = {t.orientation_weight for t in reaches}
-        if len(ows) > 1:
-            raise IKError("the Reach tasks of one problem share one orientation_weight")
-        return [t.effector for t in reaches], [t.weight for t in reaches], orientation, ows.pop()
-    return list(dict.fromkeys(anchors)), weights, orientation, orientation_weight
-
-
-def _aimed(tasks: Sequence[Task], target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None,
-           weights: Mapping[str, float] | None) -> list[Task]:
-    """The tasks with ``target`` for the first Reach, ``targets`` and ``weights`` by task name; a Gaze without a
-    target of its own looks at the first Reach's."""
-    out = list(tasks)
-    first = next((i for i, t in enumerate(out) if isinstance(t, Reach)), None)
-    if target is not None:
-        if first is None:
-            raise IKError("target: this problem has no Reach task; give targets={name: value}")
-        out[first] = out[first].with_target(target)
-    out = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in out]
-    aim = next((t.target for t in out if isinstance(t, Reach) and t.target is not None), None)
-    if aim is not None:
-        out = [t.with_target(aim) if isinstance(t, Gaze) and t.target is None else t for t in out]
-    return [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in out]
-
-
 def _row_weights(E: int, weights: ArrayLike | None, orientation_weight: float, orientation: bool) -> Array:
     """√w per task row: each effector's weight, its orientation rows times the orientation weight."""
     ow = _positive("orientation_weight", orientation_weight)
@@ -162,17 +124,6 @@ def _row_weights(E: int, weights: ArrayLike | None, orientation_weight: float, o
         if wv.shape != (E,) or not np.all(np.isfinite(wv)) or np.any(wv <= 0):
             raise IKError(f"weights: expected {E} positive numbers (one per effector), got {weights!r}")
     return np.concatenate([math.sqrt(w) * np.array([1.0, 1.0, 1.0] + ([ow] * 3 if orientation else [])) for w in wv])
-
-
-def _moved_nodes(figure: Figure, movable: NDArray[np.intp], effectors: Sequence[str]) -> tuple[str, ...]:
-    """The nodes a DOF of ``movable`` moves, beyond ``effectors`` (a problem of tasks reads all their frames)."""
-    c = figure.compiled
-    moved = np.zeros(c.node_count, dtype=bool)
-    moved[np.asarray(c.dof_node)[movable]] = True
-    for i in range(c.node_count):
-        if c.parent[i] >= 0 and moved[c.parent[i]]:
-            moved[i] = True
-    return tuple(c.node_names[i] for i in np.flatnonzero(moved) if c.node_names[i] not in effectors)
 
 
 _PACKED_REASONS: tuple[Reason, ...] = ("converged", "stalled", "max_iterations", "unreachable")  # lm_packed's codes
@@ -228,7 +179,7 @@ class IKProblem:
         if given is not None:  # IKProblem(figure, chain, tasks): the reaches become the effectors
             self.tasks = given
             chain_spec = effector
-            effector, weights, orientation, orientation_weight = _task_anchors(given, weights, orientation_weight)
+            effector, weights, orientation, orientation_weight = task_anchors(given, weights, orientation_weight)
         assert effector is not None
         names = check_effectors(fig, effector)
         self.effectors = names
@@ -247,7 +198,7 @@ class IKProblem:
         stacked = bool(self.tasks) and (self.solver.takes_tasks or not all(isinstance(t, Reach) for t in self.tasks))
         # a problem of tasks beyond reaches moves its whole movable set (a free arm, the neck), not only the paths
         # to its effectors: the chain is compiled out to every node the set moves
-        self.model = compile_chain(fig, self.pose, movable, names + (_moved_nodes(fig, movable, names)
+        self.model = compile_chain(fig, self.pose, movable, names + (moved_nodes(fig, movable, names)
                                                                      if stacked else ()), label)
         frozen = np.ones(fig.dof_count, dtype=bool)
         frozen[self.model.dofs] = False
@@ -441,12 +392,12 @@ class IKProblem:
         for key in list(targets or {}) + list(weights or {}):
             if key not in names:
                 raise IKError(unknown_name("task", key, names))
-        tasks = _aimed(self.tasks, target, targets, weights)
+        tasks = aimed_tasks(self.tasks, target, targets, weights)
         other = copy.copy(self)
         other.tasks = tuple(tasks)
         reaches = [t for t in tasks if isinstance(t, Reach)]
         if self._stack is not None:
-            other._stack = replace(self._stack, tasks=tuple(_aimed(self._stack.tasks, target, targets, weights)))
+            other._stack = replace(self._stack, tasks=tuple(aimed_tasks(self._stack.tasks, target, targets, weights)))
         elif weights is not None:
             ow = self._row_w.reshape(len(reaches), -1)
             other._row_w = np.concatenate([math.sqrt(t.weight) * row / max(row[0], 1e-300)

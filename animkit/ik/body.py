@@ -36,7 +36,7 @@ from ..transforms import cross3
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "centres", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
-           "DENSITY", "margin_gradient", "support_from_feet", "support_at", "head_forward"]
+           "DENSITY", "static_effort", "margin_gradient", "support_from_feet", "support_at", "head_forward"]
 
 Array = NDArray[np.float64]
 DENSITY = 1000.0  # kg/m³ (water): a figure in metres gets masses in kilograms
@@ -288,3 +288,16 @@ def support_at(figure: Figure, s: FigureState, feet: Sequence[int], up: Array, b
     low = P[height <= height.min() + 0.02]
     hull = support_polygon(low @ basis.T)
     return hull if len(hull) >= 3 else None
+
+
+def static_effort(figure: Figure, pose: ArrayLike, up: ArrayLike = (0.0, 1.0, 0.0), gravity: float = 9.81) -> float:
+    """Σ_j |τ_j| over the DOFs of every joint but the root's: the static torque that holds the pose against gravity,
+    τ_j = M g ∂(u·c)/∂θ_j (virtual work; u the up axis, c the centre of mass), in N·m for a figure in metres with
+    masses in kg."""
+    body = body_from_figure(figure)
+    u = np.asarray(up, dtype=float)
+    _, Jc = com_jacobian(figure, body, figure_state(figure, np.asarray(pose, dtype=float)))
+    tau = body.total * gravity * ((u / np.linalg.norm(u)) @ Jc)
+    keep = np.ones(len(tau), dtype=bool)
+    keep[np.asarray(figure.joint_dofs[figure.root_arc.joint.name], dtype=np.intp)] = False
+    return float(np.sum(np.abs(tau[keep])))

@@ -195,7 +195,9 @@ class Priors:
     :class:`Spread` weight over the spine), ``gaze`` (a :class:`Gaze` task when the neck may move), ``planted`` (a
     :class:`Plant` per foot the movable set moves), ``balance`` (a :class:`Balance` task ``margin`` inside the feet's
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
-    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm)."""
+    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm); ``ride``: where the movable
+    set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
+    DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
     stiffness: Mapping[str, float] = field(default_factory=dict)
     preferred: Mapping[str, float] = field(default_factory=dict)  # DOF name → its comfort value (radians)
@@ -209,6 +211,7 @@ class Priors:
     prior: PosePrior | None = None
     prior_weight: float = 0.01
     hang: float = 1.0
+    ride: bool = True
 
     def __post_init__(self) -> None:
         Natural(stiffness=self.stiffness)  # checks the values
@@ -230,9 +233,41 @@ class Priors:
         from .api import IKProblem
 
         p0 = figure.rest_pose() if pose is None else np.asarray(pose, dtype=float)
-        tasks = self.tasks(figure, effector, chain, p0, target=target, orientation=orientation)
-        spec = chain if chain is None or isinstance(chain, str) else list(chain)
+        dofs, added = self.movable(figure, effector, chain)
+        spec = chain if not added and (chain is None or isinstance(chain, str)) else \
+            [figure.dof_names[d] for d in dofs]
+        tasks = self.tasks(figure, effector, spec, p0, target=target, orientation=orientation)
         return IKProblem(figure, spec, tasks=tasks, pose=p0, solver=Natural(stiffness=self.stiffness), tol=tol)
+
+    def movable(self, figure: Figure, effector: str, chain: str | Iterable[str] | None
+                ) -> tuple[NDArray[np.intp], tuple[str, ...]]:
+        """The natural reach's movable set: the chain's DOFs and, with ``ride``, the DOFs that carry the posture of
+        what the chain tips without moving (the neck's for the gaze, ``gaze``; a free arm's for gravity, ``hang``);
+        and the joints so added (none where the chain moves them itself or tips nothing)."""
+        (eff,) = check_effectors(figure, effector)
+        dofs = movable_dofs(figure, chain, (eff,))
+        if not self.ride:
+            return dofs, ()
+        c = figure.compiled
+        mov = np.zeros(c.dof_count, dtype=bool)
+        mov[dofs] = True
+        mv = body_from_figure(figure).moves
+        bones = match_figure(figure)
+        index = {n: i for i, n in enumerate(c.node_names)}
+        extra = np.zeros(c.dof_count, dtype=bool)
+        head = figure.rig.effectors.get("head") or bones.get("head")
+        if self.gaze and head is not None and np.any(mv[index[head]] & mov):
+            neck = mv[index[head]] & ~mv[index[eff]]
+            if not np.any(neck & mov):
+                extra |= neck
+        if self.hang > 0:
+            allowed = np.ones(c.dof_count, dtype=bool)
+            for top, own in _free_arms(figure, bones, eff, allowed):
+                if np.any(mv[index[top]] & mov) and not np.any(mov[list(own)]):
+                    extra[list(own)] = True
+        extra &= ~c.dof_scale.astype(bool)
+        added = tuple(dict.fromkeys(figure.dof_names[d].split(".")[0] for d in np.flatnonzero(extra & ~mov)))
+        return np.flatnonzero(mov | extra).astype(np.intp), added
 
     def tasks(self, figure: Figure, effector: str, chain: str | Iterable[str] | None, pose: ArrayLike, *,
               target: ArrayLike | None = None, orientation: bool = False) -> list[Task]:

@@ -13,19 +13,21 @@ f stops falling (relative change below 1e-9), when λ grows past 10¹⁰ (no ste
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from ..errors import IKError
 from ..figure import Figure
 from .problem import ChainModel
 from .solvers import LoopOutput
-from .tasks import Balance, Body, Configuration, FigureState, Plant, Reach, Task, configuration
+from .tasks import Balance, Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
 
-__all__ = ["TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
+__all__ = ["task_anchors", "aimed_tasks", "moved_nodes",
+           "TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
 
 Array = NDArray[np.float64]
 GOAL_TASKS = (Reach, Plant, Balance)  # tasks whose tolerance decides convergence
@@ -88,8 +90,8 @@ class TaskStack:
             if not isinstance(t, GOAL_TASKS) or t.weight == 0:  # a weight-0 task is measured, not a goal
                 continue
             e = t.error(c)
-            if isinstance(t, Balance):
-                pos = max(pos, float(e[0]))
+            if isinstance(t, Balance):  # the goal: the centre of mass inside the polygon (the margin is a preference)
+                pos = max(pos, float(e[0]) - t.margin)
                 continue
             pos = max(pos, float(np.linalg.norm(e[:3])))
             if len(e) > 3:
@@ -268,3 +270,52 @@ def edge_step(model: ChainModel, q: Array, d: Array, qn: Array, A: Array, g: Arr
 def stack_tasks(tasks: Sequence[Task], c: Configuration) -> tuple[Task, ...]:
     """The tasks with what they leave open taken from the start configuration (:meth:`Task.resolved`)."""
     return tuple(t.resolved(c) for t in tasks)
+
+
+def task_anchors(given: tuple[Task, ...], weights: ArrayLike | None, orientation_weight: float
+                  ) -> tuple[list[str], ArrayLike | None, bool, float]:
+    """A problem of tasks' effectors (its Reach effectors, else every node a task anchors on), their weights, the
+    target kind and the orientation weight."""
+    reaches = [t for t in given if isinstance(t, Reach)]
+    anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
+        [t.head for t in given if isinstance(t, Gaze)]
+    if not anchors:
+        raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
+    kinds = {t.orientation for t in reaches}
+    if len(kinds) > 1:
+        raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
+    orientation = bool(kinds and kinds.pop())
+    if reaches and len(reaches) == len(given):
+        ows = {t.orientation_weight for t in reaches}
+        if len(ows) > 1:
+            raise IKError("the Reach tasks of one problem share one orientation_weight")
+        return [t.effector for t in reaches], [t.weight for t in reaches], orientation, ows.pop()
+    return list(dict.fromkeys(anchors)), weights, orientation, orientation_weight
+
+
+def aimed_tasks(tasks: Sequence[Task], target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None,
+           weights: Mapping[str, float] | None) -> list[Task]:
+    """The tasks with ``target`` for the first Reach, ``targets`` and ``weights`` by task name; a Gaze without a
+    target of its own looks at the first Reach's."""
+    out = list(tasks)
+    first = next((i for i, t in enumerate(out) if isinstance(t, Reach)), None)
+    if target is not None:
+        if first is None:
+            raise IKError("target: this problem has no Reach task; give targets={name: value}")
+        out[first] = out[first].with_target(target)
+    out = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in out]
+    aim = next((t.target for t in out if isinstance(t, Reach) and t.target is not None), None)
+    if aim is not None:
+        out = [t.with_target(aim) if isinstance(t, Gaze) and t.target is None else t for t in out]
+    return [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in out]
+
+
+def moved_nodes(figure: Figure, movable: NDArray[np.intp], effectors: Sequence[str]) -> tuple[str, ...]:
+    """The nodes a DOF of ``movable`` moves, beyond ``effectors`` (a problem of tasks reads all their frames)."""
+    c = figure.compiled
+    moved = np.zeros(c.node_count, dtype=bool)
+    moved[np.asarray(c.dof_node)[movable]] = True
+    for i in range(c.node_count):
+        if c.parent[i] >= 0 and moved[c.parent[i]]:
+            moved[i] = True
+    return tuple(c.node_names[i] for i in np.flatnonzero(moved) if c.node_names[i] not in effectors)

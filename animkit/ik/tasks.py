@@ -60,6 +60,7 @@ __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jac
            "head_forward"]
 
 Array = NDArray[np.float64]
+BALANCE_HOLD = 0.005  # Balance.velocity: a centre of mass this far inside the margin is held, not released
 
 
 def left_jacobian_inverse(phi: Array) -> Array:
@@ -408,19 +409,19 @@ class Balance(Task):
 
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """Where the margin is short: the ground-projected centre of mass B c moved toward the polygon's centroid by
-        the gap plus 1 mm, J = B ∂c (2 rows; both ground directions held: the push does not slide sideways); else no
-        rows."""
+        the gap plus 1 mm, J = B ∂c (2 rows: the push does not slide sideways); within BALANCE_HOLD past the margin,
+        held where it is (V = 0); farther inside, no rows."""
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
         com, Jc = com_jacobian(c.figure, c.body, c.state)
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
-        if gap <= 0:
+        if gap <= -BALANCE_HOLD:
             return np.zeros((0, c.figure.dof_count)), np.zeros(0), self.damping
         d = hull.mean(axis=0) - x
         d = d / max(float(np.linalg.norm(d)), 1e-12)
-        w = math.sqrt(self.weight)
-        return w * (B @ Jc), w * d * (gap + 1e-3), self.damping
+        w = math.sqrt(self.weight)  # within BALANCE_HOLD past the margin: held where it is (no on-off chatter)
+        return w * (B @ Jc), w * d * max(gap + 1e-3, 0.0), self.damping
 
     def report(self, c: Configuration) -> float:
         """The margin m(B c): the ground-projected centre of mass's signed distance to the support polygon's edge."""
