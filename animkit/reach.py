@@ -363,7 +363,7 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     direct = _direct(problem.using(direct_solver), tgt)
     # a target out of reach: the hand goes as far as it can, on the same smooth path
     waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
-    gaze = next((t for t in problem.tasks if isinstance(t, Gaze)), None)
+    gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
     looks = None if gaze is None else _gaze_path(figure, gaze, pose0, goal, times, tl.duration)
     poses, iters, t_solve = _bake_frames(frame, node_index, tl, waypoints, tgt, looks, (label or name, quiet))
     trail = figure.world_positions(poses)[:, node_index]
@@ -371,7 +371,8 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     up_axis = np.asarray(up if up is not None else (0.0, 1.0, 0.0), dtype=float)
     extra: dict[str, Any] = {}
     if natural:
-        rep = problem.retasked(tgt, {"gaze": goal} if gaze is not None else None, None).report(poses[-1])
+        aim = {t.name: goal for t in problem.tasks if isinstance(t, Gaze)}
+        rep = problem.retasked(tgt, aim or None, None).report(poses[-1])
         plants = [figure.node_names.index(figure.effector(t.node)) for t in problem.tasks if isinstance(t, Plant)]
         P = figure.world_positions(poses)[:, plants]
         extra = {"natural": True, "gaze_deg": rep.get("gaze"), "com_margin": rep.get("balance"),

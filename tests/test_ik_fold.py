@@ -130,4 +130,3 @@ def test_the_torso_panel_carries_head_and_free_arm_as_posture() -> None:
     assert m.gaze_lead_s is not None and m.gaze_lead_s > 0.0
     assert m.free_arm_deg is not None and m.free_arm_deg < 45.0 < (f.free_arm_deg or 0.0)
     assert ride.clip_final_error < 1e-4
-

@@ -317,7 +317,8 @@ class Priors:
 def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArray[np.bool_],
                mov: NDArray[np.bool_]) -> Gaze | None:
     """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right), moved by the DOFs that
-    move the head and not the effector; None without a head, a left-right axis or such a DOF."""
+    move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced); None
+    without a head or a left-right axis."""
     c = figure.compiled
     index = {n: i for i, n in enumerate(c.node_names)}
     head = figure.rig.effectors.get("head") or bones.get("head")
@@ -326,8 +327,6 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
     h = index[head]
     moves_head = body_from_figure(figure).moves[h]
     neck = np.flatnonzero(moves_head & ~eff_moves & mov)
-    if not len(neck):
-        return None
     for a, b in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
         na, nb = bones.get(a), bones.get(b)
         if na is None or nb is None:
@@ -339,7 +338,7 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
             ahead = np.cross(up, right)
             fwd = s0.R[h].T @ (ahead / np.linalg.norm(ahead))
             return Gaze(head=head, forward=tuple(fwd), ear=tuple(s0.R[h].T @ right), up=tuple(up),
-                        dofs=tuple(int(d) for d in neck))
+                        dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0)
     return None
 
 

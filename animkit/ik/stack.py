@@ -278,7 +278,7 @@ def task_anchors(given: tuple[Task, ...], weights: ArrayLike | None, orientation
     target kind and the orientation weight."""
     reaches = [t for t in given if isinstance(t, Reach)]
     anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
-        [t.head for t in given if isinstance(t, Gaze)]
+        [t.head for t in given if isinstance(t, Gaze) and t.weight > 0]
     if not anchors:
         raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
     kinds = {t.orientation for t in reaches}
