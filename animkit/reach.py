@@ -34,9 +34,9 @@ from .display import html_for
 from .errors import AnimkitError, IKError, SceneError
 from .figure import Figure
 from .ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
-from .ik.natural import NaturalProblem, Priors
-from .ik.problem import movable_dofs
-from .ik.tasks import Reach
+from .ik.body import static_effort
+from .ik.natural import NULL_PRIORITY, Natural, Priors
+from .ik.tasks import Gaze, Plant, Reach, configuration
 from .keyframes import Clip
 from .limits import frame_count
 from .progress import progress
@@ -259,8 +259,8 @@ class Timeline:
 
 
 def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
-               *, priors: Priors | None = None, name: str = "reach", label: str | None = None, quiet: bool = False,
-               up: ArrayLike | None = None, **older: Any) -> ReachResult:
+               *, name: str = "reach", label: str | None = None, quiet: bool = False, up: ArrayLike | None = None,
+               priors: Priors | None = None, **older: Any) -> ReachResult:
     """Bake a reach into a clip (see the module docstring): ``problem`` (an :class:`~animkit.ik.IKProblem` of one
     effector: the figure, the movable set, the start pose, the solver and tolerance) toward ``target`` (None: the
     problem's Reach task's) on ``timeline`` (None: :class:`Timeline`'s defaults).
@@ -270,21 +270,24 @@ def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = No
     The older form ``bake_reach(figure, effector, target, start_pose=, chain=, solver=, duration=, hold=, fps=,
     path=, max_speed=, frame_iterations=, tol=1e-4, ...)`` builds both and gives the same bake.
 
-    ``priors`` (:class:`~animkit.ik.natural.Priors`) bakes a natural reach instead: every frame and the direct solve
-    run :class:`~animkit.ik.natural.NaturalProblem` (stiffness, comfort, spine spread, gaze, planted feet and
-    balance; the problem's solver then decides reachability when the natural solve falls short), and the result
-    carries the gaze error, centre-of-mass margin, effort and feet drift. ``up`` (the world up axis; None: the
-    priors' or +y) orients the reach's measures (:func:`animkit.reach_measures.reach_measures`).
+    A natural reach is a problem made of tasks (``Priors.problem(figure, effector, chain, pose=p0)``:
+    :class:`~animkit.ik.natural.Natural` over Reach, Plant, Balance, Gaze, Spread, Hang, Posture and Prior tasks):
+    its head looks along a timeline of its own (the Gaze task's target per frame), plain LM decides reachability
+    where it falls short, and the result carries the gaze error, centre-of-mass margin, effort and feet drift. In
+    the older form ``priors`` builds that problem. ``up`` (the world up axis; None: +y, or the priors') orients the
+    reach's measures (:func:`animkit.reach_measures.reach_measures`).
     """
     if isinstance(problem, IKProblem):
+        if priors is not None:
+            raise IKError("bake_reach(problem, timeline): the priors belong to the problem (Priors.problem(...))")
         if older:
             raise IKError(f"bake_reach(problem, timeline): {', '.join(sorted(older))} belong to the problem or the "
                           "timeline")
         if timeline is not None and not isinstance(timeline, Timeline):
             raise IKError(f"bake_reach(problem, timeline): expected a Timeline, got {type(timeline).__name__}")
         chain = problem.chain if isinstance(problem.chain, str) else None
-        return _bake(problem, timeline or Timeline(), _problem_target(problem, target), priors,
-                     (name, label, chain, False), quiet, up)
+        return _bake(problem, timeline or Timeline(), _problem_target(problem, target), (name, label, chain, False),
+                     quiet, up)
     if not isinstance(timeline, str) or target is None:
         raise IKError("bake_reach(figure, effector, target, ...) or bake_reach(problem, timeline, target)")
     return _bake_figure(problem, timeline, target, priors, (name, label), quiet, up, **older)
@@ -304,7 +307,7 @@ def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Prior
                  quiet: bool, up: ArrayLike | None, *, start_pose: ArrayLike | None = None,
                  chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = BAKE_TOL,
                  **timeline: Any) -> ReachResult:
-    """The older form: the problem and the timeline from ``bake_reach``'s keywords."""
+    """The older form: the problem (a natural one with ``priors``) and the timeline from ``bake_reach``'s keywords."""
     try:
         tl = Timeline(**timeline)
     except TypeError as exc:
@@ -316,81 +319,109 @@ def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Prior
         movable = dof_indices(figure, chain, effector=effector)
     except SceneError as exc:
         raise IKError(str(exc)) from None
-    base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
-    problem = IKProblem(figure, effector, list(np.asarray(figure.dof_names)[movable]), pose=pose0,
-                        orientation=tgt.shape == (4, 4), solver=base, tol=tol)
-    return _bake(problem, tl, tgt, priors, (names[0], names[1], chain if isinstance(chain, str) else None,
-                                            solver is not None), quiet, up)
+    dofs = list(np.asarray(figure.dof_names)[movable])
+    if priors is not None:
+        problem = priors.problem(figure, effector, dofs, pose=pose0, tol=tol, orientation=tgt.shape == (4, 4))
+    else:
+        base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
+        problem = IKProblem(figure, effector, dofs, pose=pose0, orientation=tgt.shape == (4, 4), solver=base, tol=tol)
+    return _bake(problem, tl, tgt, (names[0], names[1], chain if isinstance(chain, str) else None,
+                                    solver is not None), quiet, up if up is not None or priors is None else priors.up)
 
 
-def _bake(problem: IKProblem, tl: Timeline, tgt: Array, priors: Priors | None,
-          naming: tuple[str, str | None, str | None, bool], quiet: bool, up: ArrayLike | None) -> ReachResult:
+def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
+    """The solver of a bake's frames and of its direct solve: the natural solver stops once the goals are met (its
+    other tasks advance a step a frame); the others run without the relaxed-limits retry in the frames (a frame's
+    solve must stay near the previous frame: no jump to another branch)."""
+    base, fi = problem.solver, int(tl.frame_iterations)
+    if isinstance(base, Natural):
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False),
+                replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
+    frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
+    return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
+
+
+def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str | None, str | None, bool],
+          quiet: bool, up: ArrayLike | None) -> ReachResult:
     """The bake itself. ``naming``: the clip's name, the label, the chain's name and whether the label names the
     solver."""
     figure, name, label = problem.figure, naming[0], naming[1]
-    if len(problem.effectors) != 1:
+    if len(problem.effectors) != 1 and not problem.tasks:
         raise IKError(f"bake_reach bakes one effector; the problem has {len(problem.effectors)}")
     if problem.orientation != (tgt.shape == (4, 4)):
         raise IKError("bake_reach: the target's kind (a point or a 4x4 pose) must be the problem's orientation")
     effector = problem.effectors[0]
-    movable = np.sort(movable_dofs(figure, problem.chain, problem.effectors))
-    pose0, tol = problem.pose, problem.tol
+    pose0 = problem.pose
     node_index = figure.node_names.index(effector)
     times = tl.times
     e0 = figure.world_positions(pose0)[0, node_index]
     goal = _position(tgt)
-    # one problem, compiled once, for every frame and the direct solve; the frames run lm without the
-    # relaxed-limits retry (a frame's solve must stay near the previous frame: no jump to another branch)
-    chain_dofs = list(np.asarray(figure.dof_names)[movable])
-    base = problem.solver
-    fi = int(tl.frame_iterations)
-    direct_solver = replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base
-    frame = problem.using(replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {})))
-    nat = None if priors is None else NaturalProblem(figure, effector, chain_dofs, priors, pose=pose0,
-                                                     orientation=problem.orientation, tol=tol)
-    lm_direct = nat is not None and priors is not None and not nat.active and isinstance(base, LM)
-    if lm_direct and priors is not None and isinstance(base, LM):
-        # only stiffness (and the comfort pull) applies: lm has stiffness, and is much faster for the direct solve;
-        # the frames still run the natural solver, whose comfort pull keeps a redundant arm from wobbling
-        stiff = {k: float(v) for k, v in dict(priors.stiffness).items()
-                 if set(figure.joint_dofs.get(k, ())) & set(movable.tolist())} or None
-        frame = frame.using(replace(base, max_iter=fi, relax=False, stiffness=stiff))
-        direct_solver = replace(base, max_iter=max(200, fi), stiffness=stiff)
+    frame_solver, direct_solver = _bake_solvers(problem, tl)
+    frame = problem.using(frame_solver)
+    natural = any(not isinstance(t, Reach) for t in problem.tasks)
     # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
-    direct = (frame.using(direct_solver).solve(tgt, pose0) if nat is None or lm_direct
-              else _natural_direct(nat, frame, tgt, pose0))
+    direct = _direct(problem.using(direct_solver), tgt)
     # a target out of reach: the hand goes as far as it can, on the same smooth path
     waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
-    looks = None if nat is None or not nat.gaze_active else _gaze_path(nat, pose0, goal, times, tl.duration)
-    poses, iters, t_solve = _bake_frames(figure, node_index, frame if nat is None else nat, tl, waypoints,
-                                         tgt, pose0, looks, (label or name, quiet))
+    gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
+    looks = None if gaze is None else _gaze_path(figure, gaze, pose0, goal, times, tl.duration)
+    poses, iters, t_solve = _bake_frames(frame, node_index, tl, waypoints, tgt, looks, (label or name, quiet))
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
+    up_axis = np.asarray(up if up is not None else (0.0, 1.0, 0.0), dtype=float)
     extra: dict[str, Any] = {}
-    if nat is not None:
-        extra = {"natural": True, "gaze_deg": nat.gaze_deg(poses[-1], goal), "com_margin": nat.com_margin(poses[-1]),
-                 "effort": nat.effort(poses[-1]), "feet_drift": nat.feet_drift(poses)}
+    if natural:
+        aim = {t.name: goal for t in problem.tasks if isinstance(t, Gaze)}
+        rep = problem.retasked(tgt, aim or None, None).report(poses[-1])
+        plants = [figure.node_names.index(figure.effector(t.node)) for t in problem.tasks if isinstance(t, Plant)]
+        P = figure.world_positions(poses)[:, plants]
+        extra = {"natural": True, "gaze_deg": rep.get("gaze"), "com_margin": rep.get("balance"),
+                 "effort": static_effort(figure, poses[-1], up_axis),
+                 "feet_drift": float(np.max(np.linalg.norm(P - P[:1], axis=2), initial=0.0))}
     chain_name, named_solver = naming[2], naming[3]
     clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
-    up_axis = up if up is not None else (priors.up if priors is not None else (0.0, 1.0, 0.0))
     extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
     return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
                        chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
                        iters, t_solve, moved, total, **extra)
 
 
-def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalProblem, tl: Timeline,
-                 waypoints: Array, tgt: Array, pose0: Array, looks: Array | None, show: tuple[str, bool]
-                 ) -> tuple[Array, int, float]:
+def _direct(problem: IKProblem, tgt: Array) -> IKResult:
+    """One solve from the start pose to the target; where a problem of tasks falls short, reachable is the plain
+    solver's verdict on the same movable set (without planted feet: with them, undecided). A natural problem whose
+    only level is its reach (no gaze, plant or enforced balance: the others are null-space terms that leave the
+    effector alone) is the stiffness-weighted reach, which LM(stiffness=...) solves directly and faster."""
+    sv = problem.solver
+    levels = {t.priority for t in problem.tasks if t.weight > 0 and t.priority < NULL_PRIORITY}
+    if isinstance(sv, Natural) and levels == {t.priority for t in problem.tasks if isinstance(t, Reach)}:
+        movable = set(problem.model.dofs.tolist())
+        stiff = {k: float(v) for k, v in dict(sv.stiffness).items()
+                 if set(problem.figure.joint_dofs.get(k, ())) & movable} or None
+        problem = IKProblem(problem.figure, problem.effectors[0], problem.chain, pose=problem.pose,
+                            orientation=problem.orientation, solver=LM(max_iter=200, stiffness=stiff),
+                            tol=problem.tol)
+        return replace(problem.solve(tgt), solver=sv.name)
+    r = problem.solve(tgt)
+    if r.converged or r.reachable is not None or any(isinstance(t, Plant) for t in problem.tasks):
+        return r
+    plain = IKProblem(problem.figure, problem.effectors[0], problem.chain, pose=problem.pose,
+                      orientation=problem.orientation, solver=LM(max_iter=200), tol=problem.tol)
+    reachable = plain.solve(tgt).reachable
+    return replace(r, reachable=reachable, reason="unreachable" if reachable is False else r.reason)
+
+
+def _bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
+                 looks: Array | None, show: tuple[str, bool]) -> tuple[Array, int, float]:
     """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
     once within HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the
-    poses (F, D), the iterations summed and the time spent solving."""
+    poses (F, D), the iterations summed and the time spent solving. ``looks``: the Gaze task's point per frame."""
+    figure = problem.figure
     n_frames = len(waypoints)
     orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
     lim = figure.dof_limits()
     step_cap = tl.max_speed / tl.fps
     poses = np.empty((n_frames, figure.dof_count))
-    poses[0] = pose0
+    poses[0] = problem.pose
     iters, t_solve = 0, 0.0
     for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
         w = waypoints[k]
@@ -402,15 +433,10 @@ def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalPro
                 poses[k] = poses[k - 1]
                 continue
         t0 = time.perf_counter()
-        if isinstance(solver, IKProblem):
-            r = solver.solve(frame_target, poses[k - 1])
-            iters, reached = iters + r.iterations, r.pose
-        else:
-            rn = solver.solve(frame_target, poses[k - 1], max_iter=NATURAL_FRAME_ITERATIONS, settle=False,
-                              look_at=None if looks is None else looks[k])
-            iters, reached = iters + rn.iterations, rn.pose
+        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[k]})
+        iters += r.iterations
         t_solve += time.perf_counter() - t0
-        delta = reached - poses[k - 1]
+        delta = r.pose - poses[k - 1]
         biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
@@ -423,38 +449,31 @@ def _bake_frames(figure: Figure, node_index: int, solver: IKProblem | NaturalPro
 
 HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
 GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
-GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s and at most this share of the reach
+GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s, and at most this share of the reach
+# unless its speed limit needs longer (a short reach's head then settles after the hand's peak, never faster)
 
 
-def _gaze_path(nat: NaturalProblem, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
+def _gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
     """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
-    on a minimum-jerk timeline of its own, T_g = clip(1.875 A / GAZE_SPEED, GAZE_MIN, GAZE_SHARE · duration) for a
-    turn of A degrees, so the eyes and head lead and settle before the hand's peak speed (at duration / 2)."""
-    head = nat.head_position(pose0)
+    on a minimum-jerk timeline of its own, T_g = max(min(GAZE_SHARE · duration, T_fast), 1.875 A / GAZE_SPEED),
+    T_fast = max(1.875 A / GAZE_SPEED, GAZE_MIN), for a turn of A degrees (1.875 A / T: a minimum-jerk turn's peak
+    speed): the eyes and head lead and settle before the hand's peak speed (at duration / 2) where the speed limit
+    allows; on a short reach the turn takes as long as the limit needs (the head never turns faster than
+    GAZE_SPEED)."""
+    c = configuration(figure, pose0)
+    head = c.state.p[c.node(gaze.head)]
     rho = float(np.linalg.norm(goal - head))
-    look0 = nat.looking_at(pose0, rho)
+    look0 = gaze.looking_at(c, rho)
     a, b = look0 - head, goal - head
     angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
-    t_gaze = min(max(1.875 * angle / GAZE_SPEED, GAZE_MIN), GAZE_SHARE * duration)
+    slowest = 1.875 * angle / GAZE_SPEED
+    t_gaze = max(min(max(slowest, GAZE_MIN), GAZE_SHARE * duration), slowest, 1e-9)
     s = minimum_jerk(times / t_gaze)[:, None]
     return np.asarray(look0 + s * (goal - look0), dtype=float)
 
 
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
 NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
-
-
-def _natural_direct(nat: NaturalProblem, problem: IKProblem, target: Array, pose0: Array) -> IKResult:
-    """The natural solve from the start as an :class:`IKResult`; reachable when it converged, else (without planted
-    feet) the plain solver's verdict on the same movable set, else undecided."""
-    r = nat.solve(target, pose0, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False)
-    reachable: bool | None = True if r.converged else None
-    if not r.converged and not nat.feet_planted:
-        reachable = problem.using(replace(problem.solver, max_iter=200) if hasattr(problem.solver, "max_iter")
-                                  else problem.solver).solve(target, pose0).reachable
-    reason = "converged" if r.converged else "unreachable" if reachable is False else "max_iterations"
-    return IKResult(r.pose, r.converged, reachable, r.iterations, r.position_error, r.orientation_error, r.errors,
-                    reason, "natural", 0, r.time_s)  # type: ignore[arg-type]
 
 
 def _pose_matrix(R: Array, p: Array) -> Array:
@@ -531,11 +550,25 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            problem = IKProblem(fig, node, c, pose=pose0, orientation=goal.shape == (4, 4),
-                                solver=solver_from_name(s) if s and s != NATURAL else LM(), tol=BAKE_TOL)
-            panels.append(bake_reach(problem, timeline, goal, priors=pri if s == NATURAL else None,
-                                     name=f"reach-{c}", label=label, quiet=quiet, up=up))
+            if s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]:
+                label = label.replace(c, f"{c} {RIDE_LABEL}", 1)  # the neck and free arm carry posture only
+            problem = _panel_problem(fig, node, c, s, pri, pose0, goal)
+            done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
+            panels.append(replace(done, chain=c))
     return Comparison(node, goal, tuple(panels), fps, pose0)
+
+
+RIDE_LABEL = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
+
+
+def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,
+                   goal: Array) -> IKProblem:
+    """One panel's problem: a natural reach's tasks (``"natural"``), else the named solver's plain reach."""
+    if solver == NATURAL:
+        assert priors is not None
+        return priors.problem(figure, node, chain, pose=pose0, tol=BAKE_TOL, orientation=goal.shape == (4, 4))
+    return IKProblem(figure, node, chain, pose=pose0, orientation=goal.shape == (4, 4),
+                     solver=solver_from_name(solver) if solver else LM(), tol=BAKE_TOL)
 
 
 def _chains_moving(figure: Figure, effector: str) -> list[str]:

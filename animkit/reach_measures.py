@@ -313,3 +313,4 @@ def _free_side(figure: Figure, b: HumanoidMap, effector: str) -> str | None:
         if hand is not None and hand in path and b.get(f"upper_arm_{other}") and b.get(f"hand_{other}"):
             return other
     return None
+

@@ -380,10 +380,10 @@ def test_compare_refuses_solvers_with_explicit_priors(humanoid):
 
 
 def test_natural_reaching_keeps_a_cone_too():
-    from animkit.ik.natural import NaturalProblem, Priors
+    from animkit.ik.natural import Priors
 
     fig = loads_scene(CONE_ARM).figure
-    problem = NaturalProblem(fig, "tip", None, Priors())
+    problem = Priors().problem(fig, "tip", None)
     for t in _cone_targets(fig, 4, 3) + [np.array([0.9, 0.05, 0.0])]:  # the last lies outside the cone
         r = problem.solve(t)
         assert _in_cone(fig, r.pose)

@@ -13,7 +13,7 @@ from PIL import Image
 import animkit
 from animkit.errors import IKError
 from animkit.ik import LM, solve
-from animkit.ik.natural import NaturalProblem
+from animkit.ik.natural import Natural
 from animkit.reach import NATURAL_DIRECT_ITERATIONS, bake_reach, compare, priors_from_scene, smoothstep
 
 from .conftest import ROOT, SCENES
@@ -62,8 +62,9 @@ def test_effector_path_has_no_jumps_and_follows_the_waypoints(comparison) -> Non
 
 def test_dofs_outside_the_set_never_move(humanoid, comparison) -> None:
     fig = humanoid.figure
-    for p in comparison.panels:
-        joints = set(humanoid.figure.chain(p.chain))
+    priors = priors_from_scene(humanoid)
+    for p in comparison.panels:  # a natural panel's set: its chain and what carries posture (Priors.movable)
+        joints = set(humanoid.figure.chain(p.chain)) | set(priors.movable(fig, "hand_r", p.chain)[1])
         outside = [i for i, d in enumerate(fig.dof_names) if d.split(".")[0] not in joints]
         assert outside
         np.testing.assert_array_equal(p.poses[:, outside], np.broadcast_to(comparison.start_pose[outside],
@@ -86,7 +87,7 @@ def test_arm_alone_cannot_reach_but_hips_up_can(comparison) -> None:
 
 def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
     data = json.loads(json.dumps(comparison.metrics()))  # JSON-ready
-    assert [p["label"] for p in data["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
+    assert [p["label"] for p in data["panels"]] == ["arm", "torso +neck +free arm", "hips-up", "whole-body"]
     for p, m in zip(comparison.panels, data["panels"], strict=True):
         r = p.result
         assert m["reached"] == r.converged and m["reachable"] == r.reachable and m["reason"] == r.reason
@@ -94,13 +95,16 @@ def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
         assert m["solve_time_s"] == r.time_s and m["errors"] == [float(e) for e in r.errors]
         # and the result is what the solver gives for the same problem, solved independently here
         # (the humanoid scene reaches naturally, its [reach.priors]; the arm has no task of its own: plain lm)
-        nat = NaturalProblem(humanoid.figure, "hand_r", p.chain, priors_from_scene(humanoid),
-                             pose=comparison.start_pose, tol=1e-4)
-        if nat.active:
-            again = nat.solve(comparison.target, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False)
-        else:
+        nat = priors_from_scene(humanoid).problem(humanoid.figure, "hand_r", p.chain, pose=comparison.start_pose,
+                                                  tol=1e-4)
+        if any(t.weight > 0 and t.priority < 3 and t.name != "reach hand_r" for t in nat.tasks):  # levels beyond
+            # the reach (gaze, planted feet): the natural solver
+            again = nat.using(Natural(stiffness=nat.solver.stiffness, max_iter=NATURAL_DIRECT_ITERATIONS,
+                                      settle=False)).solve(comparison.target)
+        else:  # the reach alone, stiffness-weighted: LM with the stiffness of the joints in the set
+            stiff = {k: v for k, v in nat.solver.stiffness.items() if k in humanoid.figure.chain(p.chain)} or None
             again = solve(humanoid.figure, comparison.start_pose, "hand_r", comparison.target, chain=p.chain,
-                          solver=LM(max_iter=200), tol=1e-4)
+                          solver=LM(max_iter=200, stiffness=stiff), tol=1e-4)
         np.testing.assert_allclose(again.pose, r.pose, atol=1e-12)
         assert m["total_rotation_deg"] == pytest.approx(sum(d for _, d in p.moved))
     assert "arm" in comparison.table() and "hips-up" in comparison.table()

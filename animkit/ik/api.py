@@ -37,8 +37,8 @@ from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_cha
 from .registry import solver_from_name
 from .result import IKBatchResult, IKResult, Reason
 from .solvers import LoopOutput, Options
-from .stack import TaskStack, stack_tasks
-from .tasks import Gaze, Plant, Reach, Task, body_from_figure, configuration
+from .stack import TaskStack, aimed_tasks, moved_nodes, stack_tasks, task_anchors
+from .tasks import Reach, Task, body_from_figure, configuration
 
 __all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
            "retry_orientation_continuation"]
@@ -114,6 +114,18 @@ def _one_target(t: Array, orientation: bool) -> tuple[Array, Array | None] | Non
     return np.array([[x, y, z]]), None
 
 
+def _row_weights(E: int, weights: ArrayLike | None, orientation_weight: float, orientation: bool) -> Array:
+    """√w per task row: each effector's weight, its orientation rows times the orientation weight."""
+    ow = _positive("orientation_weight", orientation_weight)
+    if weights is None:
+        wv = np.ones(E)
+    else:
+        wv = np.asarray(weights, dtype=float).reshape(-1)
+        if wv.shape != (E,) or not np.all(np.isfinite(wv)) or np.any(wv <= 0):
+            raise IKError(f"weights: expected {E} positive numbers (one per effector), got {weights!r}")
+    return np.concatenate([math.sqrt(w) * np.array([1.0, 1.0, 1.0] + ([ow] * 3 if orientation else [])) for w in wv])
+
+
 _PACKED_REASONS: tuple[Reason, ...] = ("converged", "stalled", "max_iterations", "unreachable")  # lm_packed's codes
 
 
@@ -148,37 +160,26 @@ class IKProblem:
 
     def __init__(self, figure: Figure, effector: str | Sequence[str] | None,
                  chain: str | Iterable[str] | Task | Sequence[Task] | None = None,
-                 *, pose: ArrayLike | None = None, orientation: bool = False, solver: Solver | str | None = None,
-                 weights: ArrayLike | None = None, orientation_weight: float = 1.0, tol: float = 1e-5,
-                 orientation_tol: float = 1e-4) -> None:
+                 *, tasks: Sequence[Task] | None = None, pose: ArrayLike | None = None, orientation: bool = False,
+                 solver: Solver | str | None = None, weights: ArrayLike | None = None,
+                 orientation_weight: float = 1.0, tol: float = 1e-5, orientation_tol: float = 1e-4) -> None:
         fig = _check_figure(figure)
         self.figure = fig
         self.solver = _solver_object(solver)
         self.tasks: tuple[Task, ...] = ()
         self._stack: TaskStack | None = None
+        if tasks is not None:  # IKProblem(figure, chain, tasks=[...])
+            if chain is not None:
+                raise IKError("IKProblem(figure, chain, tasks=[...]): the chain is the second argument")
+            chain = _as_tasks(list(tasks)) or ()
+            if not chain:
+                raise IKError("tasks: expected a non-empty sequence of Task objects")
         given = _as_tasks(chain)
         chain_spec: str | Iterable[str] | None = chain  # type: ignore[assignment]
         if given is not None:  # IKProblem(figure, chain, tasks): the reaches become the effectors
             self.tasks = given
             chain_spec = effector
-            reaches = [t for t in given if isinstance(t, Reach)]
-            anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
-                [t.head for t in given if isinstance(t, Gaze)]
-            if not anchors:
-                raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
-            kinds = {t.orientation for t in reaches}
-            if len(kinds) > 1:
-                raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
-            orientation = bool(kinds and kinds.pop())
-            if reaches and len(reaches) == len(given):
-                effector = [t.effector for t in reaches]
-                weights = [t.weight for t in reaches]
-                ows = {t.orientation_weight for t in reaches}
-                if len(ows) > 1:
-                    raise IKError("the Reach tasks of one problem share one orientation_weight")
-                orientation_weight = ows.pop()
-            else:
-                effector = list(dict.fromkeys(anchors))
+            effector, weights, orientation, orientation_weight = task_anchors(given, weights, orientation_weight)
         assert effector is not None
         names = check_effectors(fig, effector)
         self.effectors = names
@@ -194,29 +195,23 @@ class IKProblem:
         movable = movable_dofs(fig, chain_spec, names)
         label = "the movable set" if chain_spec is None else f"movable set {chain_spec!r}"
         self._label = label
-        self.model = compile_chain(fig, self.pose, movable, names, label)
+        stacked = bool(self.tasks) and (self.solver.takes_tasks or not all(isinstance(t, Reach) for t in self.tasks))
+        # a problem of tasks beyond reaches moves its whole movable set (a free arm, the neck), not only the paths
+        # to its effectors: the chain is compiled out to every node the set moves
+        self.model = compile_chain(fig, self.pose, movable, names + (moved_nodes(fig, movable, names)
+                                                                     if stacked else ()), label)
         frozen = np.ones(fig.dof_count, dtype=bool)
         frozen[self.model.dofs] = False
         self._frozen = np.flatnonzero(frozen)
-        E = len(names)
-        ow = _positive("orientation_weight", orientation_weight)
-        if weights is None:
-            wv = np.ones(E)
-        else:
-            wv = np.asarray(weights, dtype=float).reshape(-1)
-            if wv.shape != (E,) or not np.all(np.isfinite(wv)) or np.any(wv <= 0):
-                raise IKError(f"weights: expected {E} positive numbers (one per effector), got {weights!r}")
-        self._row_w = np.concatenate([math.sqrt(w) * np.array([1.0, 1.0, 1.0] + ([ow] * 3 if self.orientation
-                                                                                  else [])) for w in wv])
+        self._row_w = _row_weights(len(names), weights, orientation_weight, self.orientation)
         self.tol = _positive("tol", tol)
         self.orientation_tol = _positive("orientation_tol", orientation_tol)
-        if self.tasks and not all(isinstance(t, Reach) for t in self.tasks):
+        if stacked:
             body = body_from_figure(fig)
             start = configuration(fig, self.pose, body)
             self._stack = TaskStack(fig, body, self.model, self.pose, stack_tasks(self.tasks, start), self.tol,
                                     self.orientation_tol)
         self._set_solver(self.solver)
-
 
     def __repr__(self) -> str:
         chain = "" if self.chain is None else f", chain {self.chain!r}"
@@ -327,12 +322,12 @@ class IKProblem:
 
     def solve(self, target: ArrayLike | None = None, start: ArrayLike | None = None, *, restarts: int = 0,
               time_budget: float | None = None, seed: int = 0, targets: Mapping[str, ArrayLike] | None = None,
-              weights: Mapping[str, float] | None = None) -> IKResult:
+              weights: Mapping[str, float] | None = None, report: bool = True) -> IKResult:
         """One target (a 3-vector or a 4×4 per effector) from ``start`` (a full pose; None: the problem's pose).
 
         A problem made of tasks takes its targets from its tasks: ``target`` (None: the tasks' own) replaces the
         first Reach's, ``targets`` and ``weights`` (task name → value, e.g. ``{"reach hand_r": t, "gaze": p}``)
-        replace any task's for this solve.
+        replace any task's for this solve; ``report`` (a problem made of tasks): fill :attr:`IKResult.tasks`.
 
         ``restarts`` > 0 retries from random in-limit starts when the first run does not converge, until one
         converges, ``restarts`` starts have run, or ``time_budget`` seconds (counted from the call, the first run
@@ -343,10 +338,10 @@ class IKProblem:
                 raise IKError("solve: give a target (this problem was built from effectors, not tasks)")
             if weights is not None or self._stack is not None:
                 return self.retasked(target, targets, weights)._solve_tasks(start, t0, restarts, time_budget,
-                                                                             seed)
+                                                                             seed, report)
             target = self._reach_targets(target, targets)
         if self._stack is not None:
-            return self.retasked(target, None, None)._solve_tasks(start, t0, restarts, time_budget, seed)
+            return self.retasked(target, None, None)._solve_tasks(start, t0, restarts, time_budget, seed, report)
         if start is None and type(restarts) is int and restarts == 0 and time_budget is None and \
                 type(target) is np.ndarray:
             done = self._solve_packed(target, t0)
@@ -397,20 +392,12 @@ class IKProblem:
         for key in list(targets or {}) + list(weights or {}):
             if key not in names:
                 raise IKError(unknown_name("task", key, names))
-        tasks = list(self.tasks)
-        first = next((i for i, t in enumerate(tasks) if isinstance(t, Reach)), None)
-        if target is not None:
-            if first is None:
-                raise IKError("target: this problem has no Reach task; give targets={name: value}")
-            tasks[first] = tasks[first].with_target(target)
-        tasks = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in tasks]
-        tasks = [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in tasks]
+        tasks = aimed_tasks(self.tasks, target, targets, weights)
         other = copy.copy(self)
         other.tasks = tuple(tasks)
         reaches = [t for t in tasks if isinstance(t, Reach)]
         if self._stack is not None:
-            other._stack = replace(self._stack, tasks=stack_tasks(tasks, configuration(self.figure, self.pose,
-                                                                                        self._stack.body)))
+            other._stack = replace(self._stack, tasks=tuple(aimed_tasks(self._stack.tasks, target, targets, weights)))
         elif weights is not None:
             ow = self._row_w.reshape(len(reaches), -1)
             other._row_w = np.concatenate([math.sqrt(t.weight) * row / max(row[0], 1e-300)
@@ -427,8 +414,8 @@ class IKProblem:
         arrs = [np.asarray(g, dtype=float) for g in got]
         return arrs[0] if len(arrs) == 1 else np.stack(arrs)
 
-    def _solve_tasks(self, start: ArrayLike | None, t0: float, restarts: int, time_budget: float | None, seed: int
-                     ) -> IKResult:
+    def _solve_tasks(self, start: ArrayLike | None, t0: float, restarts: int, time_budget: float | None, seed: int,
+                     report: bool = True) -> IKResult:
         """Solve with the tasks as they are: a problem of reaches by the chain's loops, any other by the solver's
         :meth:`~animkit.ik.methods.Solver.solve_stack`."""
         if self._stack is None:
@@ -437,11 +424,25 @@ class IKProblem:
         if restarts or time_budget is not None:
             raise IKError("restarts: a problem with tasks beyond reaches runs one local solve")
         q0 = self._starts(start, None)[0]
+        if self._stack.model is not self.model:  # the start's frozen DOFs recompiled the chain: the stack follows
+            body = self._stack.body
+            self._stack = TaskStack(self.figure, body, self.model, self.pose, stack_tasks(self.tasks, configuration(
+                self.figure, self.pose, body)), self.tol, self.orientation_tol)
         out = self.solver.solve_stack(self._stack, q0)
         why: Reason = out.reason[0]  # type: ignore[assignment]
-        return IKResult(self._full(out.q)[0], why == "converged", True if why == "converged" else None,
+        pose = self._full(out.q)[0]
+        return IKResult(pose, why == "converged", True if why == "converged" else None,
                         int(out.iterations[0]), float(out.position_error[0]), float(out.orientation_error[0]),
-                        out.errors[:, 0].copy(), why, self._method, 0, time.perf_counter() - t0)
+                        out.errors[:, 0].copy(), why, self._method, 0, time.perf_counter() - t0,
+                        self.report(pose) if report else None)
+
+    def report(self, pose: ArrayLike) -> dict[str, float]:
+        """Each task's measure at a full pose (D,) by name (:meth:`~animkit.ik.tasks.Task.report`; its targets as
+        the problem holds them); empty for a problem built from effectors."""
+        if self._stack is None:
+            return {t.name: t.report(configuration(self.figure, np.asarray(pose, dtype=float))) for t in self.tasks}
+        c = configuration(self.figure, np.asarray(pose, dtype=float), self._stack.body)
+        return {t.name: t.report(c) for t in self._stack.tasks}
 
     def _packed(self) -> _Packed:
         """The packed compiled path's constants for the current chain and options (built at the first solve)."""

@@ -107,6 +107,7 @@ class Solver(ABC):
 
     name: ClassVar[str]
     jacobian: ClassVar[bool] = True
+    takes_tasks: ClassVar[bool] = False  # True: every problem runs through solve_stack (the task objects themselves)
     max_iter: int = 100
 
     @property

@@ -533,3 +533,12 @@ class Prior(Task):
         x, J = feature_jacobian(b, s.R, s.p, s.r, s.a)
         z, Ut = self.prior.residual(b, x)
         return z, Ut @ J
+
+    def gradient(self, c: Configuration) -> Array:
+        """w ∇c(θ) = w (∂x/∂θ)ᵀ ∇_x c: the whole mixture's cost gradient (not only the dominant component's), the
+        prioritised solver's posture pull."""
+        b = self.prior.bind(c.figure)
+        s = c.state
+        x, J = feature_jacobian(b, s.R, s.p, s.r, s.a)
+        _, g = self.prior.feature_cost(x, b.rows)
+        return np.asarray(self.weight * (J.T @ g[0]), dtype=float)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,6 +24,8 @@ class IKResult:
     ``reachable`` is True when converged, False when the target is shown to be out of reach
     (beyond the chain's reach from its base, or a first-order optimum of the error above tolerance: no small
     motion of the movable set brings the effector closer), None when the solver stopped elsewhere.
+    ``tasks`` (a problem made of tasks): each task's measure at the pose by name (:meth:`~animkit.ik.tasks.Task.report`:
+    a Gaze's degrees off, a Balance's margin, a Plant's drift, else ‖e‖).
     ``errors`` holds the weighted residual norm ‖W V‖ before the first step and after every iteration (for the
     default ``lm`` loop: of the pose it would return, the start if nothing beat it).
     Errors are in scene units (position) and radians (orientation), unweighted.
@@ -39,6 +42,7 @@ class IKResult:
     solver: str
     restarts_used: int
     time_s: float
+    tasks: Mapping[str, float] | None = None  # a problem made of tasks: each task's report at the pose (Task.report)
 
     def __repr__(self) -> str:
         """One line: converged or not, errors, iterations, solver, time."""

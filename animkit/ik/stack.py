@@ -13,18 +13,21 @@ f stops falling (relative change below 1e-9), when λ grows past 10¹⁰ (no ste
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from ..errors import IKError
 from ..figure import Figure
 from .problem import ChainModel
 from .solvers import LoopOutput
-from .tasks import Balance, Body, Configuration, Plant, Reach, Task, configuration
+from .tasks import Balance, Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
 
-__all__ = ["TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
+__all__ = ["task_anchors", "aimed_tasks", "moved_nodes",
+           "TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
 
 Array = NDArray[np.float64]
 GOAL_TASKS = (Reach, Plant, Balance)  # tasks whose tolerance decides convergence
@@ -52,7 +55,22 @@ class TaskStack:
         return p
 
     def config(self, q: Array) -> Configuration:
-        return configuration(self.figure, self.full(q), self.body)
+        """The configuration of chain values q (n,): the frames of the nodes the chain reaches from its compiled
+        links (the same values as :func:`~animkit.ik.tasks.figure_state`), the others' at ``pose``; the DOF frames
+        of the DOFs outside the movable set are left zero (no column of theirs is read)."""
+        m = self.model
+        got = cast("tuple[Array, FigureState, NDArray[np.intp]] | None", m.memo.get("stack"))
+        if got is None or got[0] is not self.pose:
+            s0 = configuration(self.figure, self.pose, self.body).state
+            rows = np.array([self.figure.compiled.node_names.index(e) for e in m.effectors], dtype=np.intp)
+            got = m.memo["stack"] = (self.pose, s0, rows)
+        _, s0, rows = got
+        fr = m.frames(np.asarray(q, dtype=float)[None])
+        R, p = s0.R.copy(), s0.p.copy()
+        R[rows], p[rows] = fr.R[0], fr.p[0]
+        r, a = np.zeros_like(s0.r), np.zeros_like(s0.a)
+        r[m.dofs], a[m.dofs] = fr.r[0], fr.a[0]
+        return Configuration(self.figure, self.body, self.full(q), FigureState(R, p, r, a))
 
     def evaluate(self, q: Array) -> tuple[Array, Array, Configuration]:
         """e (m,) and J = ∂e/∂θ (m, n) over the movable set, each task's rows scaled by √w; the configuration."""
@@ -69,11 +87,11 @@ class TaskStack:
         """The worst position and orientation error over the goal tasks, and whether every goal is met."""
         pos = ori = 0.0
         for t in self.tasks:
-            if not isinstance(t, GOAL_TASKS):
+            if not isinstance(t, GOAL_TASKS) or t.weight == 0:  # a weight-0 task is measured, not a goal
                 continue
             e = t.error(c)
-            if isinstance(t, Balance):
-                pos = max(pos, float(e[0]))
+            if isinstance(t, Balance):  # the goal: the centre of mass inside the polygon (the margin is a preference)
+                pos = max(pos, float(e[0]) - t.margin)
                 continue
             pos = max(pos, float(np.linalg.norm(e[:3])))
             if len(e) > 3:
@@ -252,3 +270,52 @@ def edge_step(model: ChainModel, q: Array, d: Array, qn: Array, A: Array, g: Arr
 def stack_tasks(tasks: Sequence[Task], c: Configuration) -> tuple[Task, ...]:
     """The tasks with what they leave open taken from the start configuration (:meth:`Task.resolved`)."""
     return tuple(t.resolved(c) for t in tasks)
+
+
+def task_anchors(given: tuple[Task, ...], weights: ArrayLike | None, orientation_weight: float
+                  ) -> tuple[list[str], ArrayLike | None, bool, float]:
+    """A problem of tasks' effectors (its Reach effectors, else every node a task anchors on), their weights, the
+    target kind and the orientation weight."""
+    reaches = [t for t in given if isinstance(t, Reach)]
+    anchors = [t.effector for t in reaches] + [t.node for t in given if isinstance(t, Plant)] + \
+        [t.head for t in given if isinstance(t, Gaze) and t.weight > 0]
+    if not anchors:
+        raise IKError("a problem made of tasks needs a Reach or a Plant task (what the movable set moves)")
+    kinds = {t.orientation for t in reaches}
+    if len(kinds) > 1:
+        raise IKError("the Reach tasks' targets must be all positions (3,) or all poses (4, 4)")
+    orientation = bool(kinds and kinds.pop())
+    if reaches and len(reaches) == len(given):
+        ows = {t.orientation_weight for t in reaches}
+        if len(ows) > 1:
+            raise IKError("the Reach tasks of one problem share one orientation_weight")
+        return [t.effector for t in reaches], [t.weight for t in reaches], orientation, ows.pop()
+    return list(dict.fromkeys(anchors)), weights, orientation, orientation_weight
+
+
+def aimed_tasks(tasks: Sequence[Task], target: ArrayLike | None, targets: Mapping[str, ArrayLike] | None,
+           weights: Mapping[str, float] | None) -> list[Task]:
+    """The tasks with ``target`` for the first Reach, ``targets`` and ``weights`` by task name; a Gaze without a
+    target of its own looks at the first Reach's."""
+    out = list(tasks)
+    first = next((i for i, t in enumerate(out) if isinstance(t, Reach)), None)
+    if target is not None:
+        if first is None:
+            raise IKError("target: this problem has no Reach task; give targets={name: value}")
+        out[first] = out[first].with_target(target)
+    out = [t.with_target((targets or {})[t.name]) if t.name in (targets or {}) else t for t in out]
+    aim = next((t.target for t in out if isinstance(t, Reach) and t.target is not None), None)
+    if aim is not None:
+        out = [t.with_target(aim) if isinstance(t, Gaze) and t.target is None else t for t in out]
+    return [t.with_weight(float((weights or {})[t.name])) if t.name in (weights or {}) else t for t in out]
+
+
+def moved_nodes(figure: Figure, movable: NDArray[np.intp], effectors: Sequence[str]) -> tuple[str, ...]:
+    """The nodes a DOF of ``movable`` moves, beyond ``effectors`` (a problem of tasks reads all their frames)."""
+    c = figure.compiled
+    moved = np.zeros(c.node_count, dtype=bool)
+    moved[np.asarray(c.dof_node)[movable]] = True
+    for i in range(c.node_count):
+        if c.parent[i] >= 0 and moved[c.parent[i]]:
+            moved[i] = True
+    return tuple(c.node_names[i] for i in np.flatnonzero(moved) if c.node_names[i] not in effectors)

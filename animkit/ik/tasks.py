@@ -1,25 +1,4 @@
-"""Whole-figure task quantities and their Jacobians: points on segments, the centre of mass, gaze, support.
-
-For a point x fixed to node i and a DOF j with world origin r_j and axis a_j (B_ij = 1 when j's node is i or
-one of i's ancestors):
-
-    ∂x/∂θ_j = B_ij (a_j × (x − r_j))  (revolute),  B_ij a_j  (prismatic)
-
-Centre of mass c = Σ_i m_i c_i / M, so its Jacobian column is, with S_j = Σ_i B_ij m_i c_i and m_j = Σ_i B_ij m_i,
-
-    ∂c/∂θ_j = (a_j × (S_j − m_j r_j)) / M  (revolute),   m_j a_j / M  (prismatic).
-
-Gaze: the head's forward axis f = R_h f_h against the unit direction d = (t − p_h)/ρ, ρ = |t − p_h|; the task
-value g = f − d (zero when the head looks at t) has the Jacobian
-
-    ∂g/∂θ_j = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j     (revolute; prismatic: the second term only).
-
-Segment masses come from the drawn geometry (density × volume, centroid placed by the node's T); a figure that
-draws nothing gets one unit mass at the middle of each bone (node origin to child origin). The support polygon is
-the convex hull of the feet's contact points projected on the ground; the margin of the centre of mass is its
-signed distance to the hull's boundary (positive inside). See docs/derivations.md ("Natural reaching").
-
-Task objects (as mink's): each reads a :class:`Configuration` (one pose and its world frames) and gives its error
+"""Task objects (as mink's): each reads a :class:`Configuration` (one pose and its world frames) and gives its error
 e(θ) (zero when the task is met: the current value minus the wanted one) and its Jacobian ∂e/∂θ (m, D) over every
 DOF of the figure; a problem keeps the columns of its movable set and weighs each task's rows by √weight:
 
@@ -33,6 +12,10 @@ DOF of the figure; a problem keeps the columns of its movable set and weighs eac
 
 J_l⁻¹(φ) = I − ½[φ]× + (1/|φ|² − (1 + cos|φ|)/(2|φ| sin|φ|)) [φ]×² is the inverse left Jacobian of SO(3): the
 exact derivative of the log map under a world-frame turn ω (docs/derivations.md, "Tasks").
+
+What the prioritised (natural) solver reads of a task, as mink's tasks carry their gain and damping: a level task's
+:meth:`Task.velocity` (J, V = −e shortened to ``step_limit``, the level's damping λ = ``damping``) and a null-space
+task's :meth:`Task.gradient` ∇(½ w ‖e‖²) = w Jᵀe. A new task is one class (e.g. :class:`animkit.ik.hang.Hang`).
 """
 
 from __future__ import annotations
@@ -48,219 +31,36 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnimkitError, IKError
 from ..figure import Figure
-from ..fk import forward
-from ..geometry import Box, Capsule, Cylinder, Sphere
 from ..transforms import cross3, rotation_vector_from_matrix
+from .body import (
+    DENSITY,
+    Body,
+    FigureState,
+    body_from_figure,
+    centres,
+    com_jacobian,
+    figure_state,
+    gaze_angle,
+    gaze_error,
+    gaze_jacobian,
+    ground_basis,
+    head_forward,
+    margin_gradient,
+    point_jacobian,
+    polygon_margin,
+    support_at,
+    support_from_feet,
+    support_polygon,
+)
 
-__all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian",
+__all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian", "centres",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
            "DENSITY", "Configuration", "configuration", "Task", "Reach", "Gaze", "Plant", "Balance", "Posture",
            "Spread", "Cost", "left_jacobian_inverse", "margin_gradient", "support_from_feet", "support_at",
            "head_forward"]
 
 Array = NDArray[np.float64]
-DENSITY = 1000.0  # kg/m³ (water): a figure in metres gets masses in kilograms
-
-
-@dataclass(frozen=True, eq=False)
-class Body:
-    """Segments of a figure: node index, mass and centroid in the node's frame; B (N, D): DOF j moves node i."""
-
-    node: NDArray[np.intp]  # (S,) node index (figure.compiled order) of each segment
-    mass: Array  # (S,)
-    centroid: Array  # (S, 3) in the node's frame
-    moves: NDArray[np.bool_]  # (N, D) B_ij
-
-    @property
-    def total(self) -> float:
-        return float(self.mass.sum())
-
-
-def _volume_centroid(shape: object) -> tuple[float, Array] | None:
-    """Volume and centroid (in the shape's own frame) of a primitive; None for shapes without a closed form."""
-    if isinstance(shape, Box):
-        sx, sy, sz = shape.size
-        return sx * sy * sz, np.zeros(3)
-    if isinstance(shape, Sphere):
-        return 4.0 / 3.0 * math.pi * shape.radius ** 3, np.zeros(3)
-    if isinstance(shape, Capsule):
-        r, h = shape.radius, shape.length
-        return math.pi * r * r * h + 4.0 / 3.0 * math.pi * r ** 3, np.array([0.0, 0.0, h / 2.0])
-    if isinstance(shape, Cylinder):
-        return math.pi * shape.radius ** 2 * shape.length, np.array([0.0, 0.0, shape.length / 2.0])
-    return None
-
-
-def body_from_figure(figure: Figure, density: float = DENSITY) -> Body:
-    """m_i = density · volume of node i's primitive (box, sphere, capsule, cylinder), centroid T·c_shape.
-
-    Mesh files and nodes drawing nothing have no mass; if the whole figure has none, each bone (node origin →
-    child origin) gets unit mass at its middle (the documented default for skeletons from BVH files)."""
-    c = figure.compiled
-    N, D = c.node_count, c.dof_count
-    nodes, masses, cents = [], [], []
-    for i, name in enumerate(c.node_names):
-        data = figure.node(name).data
-        vc = _volume_centroid(data) if data is not None else None
-        if vc is None:
-            continue
-        vol, cen = vc
-        T = c.T[i]
-        nodes.append(i)
-        masses.append(density * vol)
-        cents.append(T[:3, :3] @ cen + T[:3, 3])
-    if not nodes:
-        for i in range(N):
-            if c.parent[i] >= 0:
-                nodes.append(int(c.parent[i]))
-                masses.append(1.0)
-                cents.append(0.5 * c.L[i, :3, 3])
-    moves = np.zeros((N, D), dtype=bool)
-    for j in range(D):
-        moves[int(c.dof_node[j]), j] = True
-    for i in range(N):  # parents come first: inherit the parent's DOFs
-        p = int(c.parent[i])
-        if p >= 0:
-            moves[i] |= moves[p]
-    return Body(np.array(nodes, dtype=np.intp), np.array(masses, dtype=float),
-                np.array(cents, dtype=float).reshape(-1, 3), moves)
-
-
-@dataclass(frozen=True)
-class FigureState:
-    """World frames of one pose: node rotations R (N, 3, 3) and origins p (N, 3) in node order, DOF r, a (D, 3)."""
-
-    R: Array
-    p: Array
-    r: Array
-    a: Array
-
-
-def figure_state(figure: Figure, pose: Array) -> FigureState:
-    """FK of one pose (D,) with every DOF's world origin and axis (:func:`animkit.fk.forward`)."""
-    c = figure.compiled
-    M, r, a = forward(c, np.asarray(pose, dtype=float)[None], with_dof_frames=True)
-    assert r is not None and a is not None
-    W = M[c.row, :, :, 0]
-    return FigureState(W[:, :, :3], W[:, :, 3], r[:, :, 0], a[:, :, 0])
-
-
-def point_jacobian(figure: Figure, body: Body, s: FigureState, node: int, x: Array) -> Array:
-    """∂x/∂θ (3, D) for a world point x fixed to ``node``: a_j × (x − r_j) (revolute) or a_j, zero off the path."""
-    rev = figure.compiled.dof_revolute
-    J = np.where(rev[:, None], cross3(s.a, x - s.r), s.a) * body.moves[node][:, None]
-    return np.ascontiguousarray(J.T)
-
-
-def centres(body: Body, s: FigureState) -> Array:
-    """World centroids c_i (S, 3) of the segments."""
-    return np.einsum("sij,sj->si", s.R[body.node], body.centroid) + s.p[body.node]
-
-
-def com_jacobian(figure: Figure, body: Body, s: FigureState) -> tuple[Array, Array]:
-    """The centre of mass c = Σ m_i c_i / M (3,) and ∂c/∂θ (3, D): (a_j × (S_j − m_j r_j)) / M (revolute),
-    m_j a_j / M (prismatic), with S_j = Σ_i B_ij m_i c_i and m_j = Σ_i B_ij m_i."""
-    ci = centres(body, s)
-    m = body.mass
-    M = float(m.sum())
-    B = body.moves[body.node].astype(float)  # (S, D)
-    mj = B.T @ m  # (D,)
-    Sj = B.T @ (m[:, None] * ci)  # (D, 3)
-    rev = figure.compiled.dof_revolute
-    J = np.where(rev[:, None], cross3(s.a, Sj - mj[:, None] * s.r), mj[:, None] * s.a) / M
-    return (m @ ci) / M, np.ascontiguousarray(J.T)
-
-
-def gaze_error(s: FigureState, head: int, forward_local: Array, target: Array) -> tuple[Array, Array, Array, float]:
-    """g = f − d with f = R_h f_h and d = (t − p_h)/ρ; returns g, f, d and ρ."""
-    f = s.R[head] @ forward_local
-    v = target - s.p[head]
-    rho = float(np.linalg.norm(v))
-    d = v / max(rho, 1e-12)
-    return f - d, f, d, rho
-
-
-def gaze_angle(s: FigureState, head: int, forward_local: Array, target: Array) -> float:
-    """The angle between the head's forward axis and the direction to the target: atan2(|f × d|, f·d) (radians)."""
-    _, f, d, _ = gaze_error(s, head, forward_local, target)
-    return float(math.atan2(float(np.linalg.norm(np.cross(f, d))), float(f @ d)))
-
-
-def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward_local: Array, target: Array
-                  ) -> tuple[Array, Array]:
-    """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs)."""
-    g, f, d, rho = gaze_error(s, head, forward_local, target)
-    rev = figure.compiled.dof_revolute
-    Jf = (cross3(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
-    Jp = point_jacobian(figure, body, s, head, s.p[head])
-    Jd = -((np.eye(3) - np.outer(d, d)) / max(rho, 1e-12)) @ Jp
-    return g, Jf - Jd
-
-
-def ground_basis(up: Array) -> Array:
-    """Two unit vectors (2, 3) spanning the ground plane, orthogonal to ``up`` (a right-handed pair)."""
-    u = np.asarray(up, dtype=float)
-    u = u / np.linalg.norm(u)
-    ref = np.array([0.0, 0.0, 1.0]) if abs(u[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
-    e1 = np.cross(u, ref)
-    e1 /= np.linalg.norm(e1)
-    e2 = np.cross(e1, u)
-    return np.stack([e1, e2])
-
-
-def support_polygon(points: Array) -> Array:
-    """The convex hull (K, 2), counter-clockwise, of ground points (P, 2) (Andrew's monotone chain)."""
-    pts = sorted({(float(x), float(y)) for x, y in np.asarray(points, dtype=float)})
-    if len(pts) < 3:
-        return np.array(pts, dtype=float).reshape(-1, 2)
-
-    def cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
-        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
-
-    lower: list[tuple[float, float]] = []
-    for q in pts:
-        while len(lower) >= 2 and cross(lower[-2], lower[-1], q) <= 0:
-            lower.pop()
-        lower.append(q)
-    upper: list[tuple[float, float]] = []
-    for q in reversed(pts):
-        while len(upper) >= 2 and cross(upper[-2], upper[-1], q) <= 0:
-            upper.pop()
-        upper.append(q)
-    return np.array(lower[:-1] + upper[:-1], dtype=float)
-
-
-def polygon_margin(hull: Array, x: Sequence[float] | Array) -> float:
-    """Signed distance from the 2D point x to the boundary of a convex counter-clockwise polygon: the smallest
-    distance to an edge line inside (positive), minus the distance to the polygon outside."""
-    q = np.asarray(x, dtype=float)
-    a = hull
-    b = np.roll(hull, -1, axis=0)
-    e = b - a
-    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]  # inward normals (CCW)
-    inside = np.sum((q - a) * n, axis=1)
-    if np.all(inside >= 0):
-        return float(inside.min())
-    t = np.clip(np.sum((q - a) * e, axis=1) / np.sum(e * e, axis=1), 0.0, 1.0)
-    nearest = a + t[:, None] * e
-    return -float(np.min(np.linalg.norm(q - nearest, axis=1)))
-
-
-def margin_gradient(hull: Array, x: Array) -> Array:
-    """∇m (2,) of :func:`polygon_margin` at x: the inward normal of the nearest edge line inside; outside, the unit
-    vector from x toward its nearest point on the polygon."""
-    q = np.asarray(x, dtype=float)
-    a = hull
-    e = np.roll(hull, -1, axis=0) - a
-    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]
-    inside = np.sum((q - a) * n, axis=1)
-    if np.all(inside >= 0):
-        return np.asarray(n[int(np.argmin(inside))], dtype=float)
-    t = np.clip(np.sum((q - a) * e, axis=1) / np.sum(e * e, axis=1), 0.0, 1.0)
-    nearest = a + t[:, None] * e
-    d = np.linalg.norm(q - nearest, axis=1)
-    k = int(np.argmin(d))
-    return np.asarray((nearest[k] - q) / max(float(d[k]), 1e-300), dtype=float)
+BALANCE_HOLD = 0.005  # Balance.velocity: a centre of mass this far inside the margin is held, not released
 
 
 def left_jacobian_inverse(phi: Array) -> Array:
@@ -299,6 +99,14 @@ def configuration(figure: Figure, pose: ArrayLike, body: Body | None = None) -> 
     return Configuration(figure, body_from_figure(figure) if body is None else body, p, figure_state(figure, p))
 
 
+def _frame_residual(c: Configuration, node: int, position: Array, rotation: Array | None) -> Array:
+    """e = [p − t, log(R R_tᵀ)^∨] alone (orientation rows only with a rotation)."""
+    ep = c.state.p[node] - position
+    if rotation is None:
+        return ep
+    return np.concatenate([ep, rotation_vector_from_matrix(c.state.R[node] @ rotation.T)])
+
+
 def _frame_error(c: Configuration, node: int, position: Array, rotation: Array | None) -> tuple[Array, Array]:
     """e = [p − t, log(R R_tᵀ)^∨] and ∂e/∂θ = [∂p, J_l⁻¹(e_o) ∂ω] (orientation rows only with a rotation)."""
     s = c.state
@@ -311,11 +119,14 @@ def _frame_error(c: Configuration, node: int, position: Array, rotation: Array |
     return np.concatenate([ep, eo]), np.vstack([Jp, Jo])
 
 
-def _pose_target(value: ArrayLike | None, owner: str) -> tuple[Array | None, Array | None]:
-    """A target as (position (3,), rotation (3, 3) or None); (None, None) for none given."""
+def _pose_target(value: ArrayLike | None, owner: str, check: bool = True) -> tuple[Array | None, Array | None]:
+    """A target as (position (3,), rotation (3, 3) or None); (None, None) for none given; ``check``: that it is
+    finite and rigid (the tasks check theirs when made)."""
     if value is None:
         return None, None
     t = np.asarray(value, dtype=float)
+    if not check:
+        return (t, None) if t.shape == (3,) else (t[:3, 3], t[:3, :3])
     if not np.all(np.isfinite(t)) or t.shape not in ((3,), (4, 4)):
         raise IKError(f"{owner}: a target is a finite 3-vector or a 4x4 pose, got {np.asarray(value)!r}")
     if t.shape == (3,):
@@ -337,11 +148,14 @@ class Task(ABC):
     kind: ClassVar[str] = "task"
     weight: float = 1.0
     priority: int = 1
+    damping: float = 0.0  # λ of its level in the prioritised solver (mink's lm_damping)
+    step_limit: float = math.inf  # the most the prioritised solver asks of its error in one iteration (‖V‖)
 
     def __post_init__(self) -> None:
-        w = self.weight
-        if not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-            raise IKError(f"{type(self).__name__}: weight must be a finite number >= 0, got {w!r}")
+        for name in ("weight", "damping", "step_limit"):
+            w = getattr(self, name)
+            if not isinstance(w, (int, float)) or math.isnan(w) or w < 0 or (name == "weight" and math.isinf(w)):
+                raise IKError(f"{type(self).__name__}: {name} must be a finite number >= 0, got {w!r}")
 
     @property
     def name(self) -> str:
@@ -364,6 +178,23 @@ class Task(ABC):
         """√weight for each of the task's m rows (Reach scales its orientation rows by its orientation weight)."""
         return np.full(m, math.sqrt(self.weight))
 
+    def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
+        """What the prioritised solver asks of this task in one iteration: J, V = −e shortened to ``step_limit``
+        (both rows scaled by √weight) and the level's damping λ."""
+        e, J = self.compute(c)
+        n = float(np.linalg.norm(e))
+        V = -e * min(1.0, self.step_limit / n) if n > 0 else -e
+        s = self.row_scale(len(e))
+        return J * s[:, None], V * s, self.damping
+
+    def gradient(self, c: Configuration) -> Array:
+        """∇(½ w ‖e‖²) = w Jᵀe (D,): a null-space task's pull in the prioritised solver."""
+        e, J = self.compute(c)
+        return np.asarray(self.weight * (J.T @ e), dtype=float)
+
+    def report(self, c: Configuration) -> float:
+        """The task's measure at ``c`` for a result's report: ‖e‖ (a Gaze gives degrees, a Balance its margin)."""
+        return float(np.linalg.norm(self.error(c)))
 
     def resolved(self, c: Configuration) -> Task:
         """This task with what it leaves open taken from the start ``c`` (a Plant's frame, a Posture's pose)."""
@@ -388,6 +219,9 @@ class Reach(Task):
     target: ArrayLike | None = None
     orientation_weight: float = 1.0
     priority: int = 1
+    damping: float = 0.01  # the largest λ: λ = min(damping, ‖p − t‖), nearly exact close to the target
+    step_limit: float = 0.1
+    orientation_step_limit: ClassVar[float] = 0.3  # radians asked of the orientation rows in one iteration
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -409,13 +243,32 @@ class Reach(Task):
         return np.array([w] * 3 + [w * self.orientation_weight] * (m - 3))
 
     def with_target(self, target: ArrayLike) -> Task:
+        _pose_target(target, "Reach")
         return replace(self, target=np.asarray(target, dtype=float))
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        p, R = _pose_target(self.target, "Reach")
+        p, R = _pose_target(self.target, "Reach", check=False)
         if p is None:
             raise IKError(f"Reach {self.effector!r}: no target (give one to the task or to solve)")
         return _frame_error(c, c.node(self.effector), p, R)
+
+    def error(self, c: Configuration) -> Array:
+        p, R = _pose_target(self.target, "Reach", check=False)
+        if p is None:
+            raise IKError(f"Reach {self.effector!r}: no target (give one to the task or to solve)")
+        return _frame_residual(c, c.node(self.effector), p, R)
+
+    def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
+        """V = −e with the position rows shortened to ``step_limit`` and the orientation rows to 0.3 rad; damped far
+        from the target, nearly exact close to it: λ = min(damping, max(‖p − t‖, 1e-6))."""
+        e, J = self.compute(c)
+        V = -e.copy()
+        dist = float(np.linalg.norm(e[:3]))
+        V[:3] *= min(1.0, self.step_limit / max(dist, 1e-300))
+        if len(e) > 3:
+            V[3:] *= min(1.0, self.orientation_step_limit / max(float(np.linalg.norm(e[3:])), 1e-300))
+        s = self.row_scale(len(e))
+        return J * s[:, None], V * s, min(self.damping, max(dist, 1e-6))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -426,6 +279,7 @@ class Plant(Task):
     node: str
     frame: ArrayLike | None = None
     priority: int = 0
+    damping: float = 1e-3
 
     @property
     def name(self) -> str:
@@ -440,29 +294,50 @@ class Plant(Task):
         M[:3, :3], M[:3, 3] = c.state.R[i], c.state.p[i]
         return replace(self, frame=M)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.frame is not None and np.shape(self.frame) != (4, 4):
+            raise IKError(f"Plant {self.node!r}: the frame must be a 4x4 pose")
+        _pose_target(self.frame, "Plant")
+
     def with_target(self, target: ArrayLike) -> Task:
         return replace(self, frame=np.asarray(target, dtype=float))
 
+    def report(self, c: Configuration) -> float:
+        """How far the node's origin is from its planted frame's."""
+        return float(np.linalg.norm(self.error(c)[:3]))
+
+    def _frame(self, c: Configuration) -> tuple[Array, Array]:
+        p, R = _pose_target(self.resolved(c).frame, "Plant", check=False)  # type: ignore[attr-defined]
+        assert p is not None and R is not None
+        return p, R
+
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        p, R = _pose_target(self.resolved(c).frame, "Plant")  # type: ignore[attr-defined]
-        assert p is not None
-        if R is None:
-            raise IKError(f"Plant {self.node!r}: the frame must be a 4x4 pose")
-        return _frame_error(c, c.node(self.node), p, R)
+        return _frame_error(c, c.node(self.node), *self._frame(c))
+
+    def error(self, c: Configuration) -> Array:
+        return _frame_residual(c, c.node(self.node), *self._frame(c))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Gaze(Task):
-    """The head's forward axis f = R_h f_h toward a point: e = f − (t − p_h)/|t − p_h| (3 rows).
+    """The head's forward axis f = R_h f_h toward a point: e = f − (t − p_h)/|t − p_h| (3 rows); with ``ear`` (e_h,
+    the ear-to-ear axis in the head's frame) a fourth row e · u = (R_h e_h) · u (the head kept level: it turns by yaw
+    and pitch, never ear to shoulder), ∂(e · u)/∂θ_j = u · (a_j × e).
 
-    ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure)."""
+    ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
+    turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand)."""
 
     kind: ClassVar[str] = "gaze"
     head: str
     forward: ArrayLike = (0.0, 0.0, 1.0)
     target: ArrayLike | None = None
+    ear: ArrayLike | None = None
+    up: ArrayLike = (0.0, 1.0, 0.0)
+    dofs: Sequence[int] | None = None
     priority: int = 2
-
+    damping: float = 0.05
+    step_limit: float = 0.3
 
     def with_target(self, target: ArrayLike) -> Task:
         t = np.asarray(target, dtype=float)
@@ -472,8 +347,41 @@ class Gaze(Task):
         if self.target is None:
             raise IKError("Gaze: no target (give one to the task or to solve)")
         f = np.asarray(self.forward, dtype=float)
-        return gaze_jacobian(c.figure, c.body, c.state, c.node(self.head), f / np.linalg.norm(f),
-                             np.asarray(self.target, dtype=float))
+        i = c.node(self.head)
+        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / np.linalg.norm(f), np.asarray(self.target, dtype=float))
+        if self.ear is not None:
+            u = np.asarray(self.up, dtype=float)
+            ear = c.state.R[i] @ np.asarray(self.ear, dtype=float)
+            g = np.concatenate([g, [float(ear @ u)]])
+            J = np.vstack([J, (cross3(c.state.a, ear) @ u) * (c.body.moves[i] & c.figure.compiled.dof_revolute)])
+        if self.dofs is not None:
+            keep = np.zeros(J.shape[1], dtype=bool)
+            keep[np.asarray(self.dofs, dtype=np.intp)] = True
+            J = J * keep
+        return g, J
+
+    def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
+        """V = −e with the look-at rows shortened to ``step_limit`` (the look-at point moves smoothly); the level row
+        whole."""
+        e, J = self.compute(c)
+        V = -e.copy()
+        V[:3] *= min(1.0, self.step_limit / max(float(np.linalg.norm(e[:3])), 1e-300))
+        s = self.row_scale(len(e))
+        return J * s[:, None], V * s, self.damping
+
+    def report(self, c: Configuration) -> float:
+        """Degrees between the head's forward axis and the direction to the target."""
+        f = np.asarray(self.forward, dtype=float)
+        if self.target is None:
+            return math.nan
+        return math.degrees(gaze_angle(c.state, c.node(self.head), f / np.linalg.norm(f),
+                                       np.asarray(self.target, dtype=float)))
+
+    def looking_at(self, c: Configuration, distance: float) -> Array:
+        """p_h + ρ R_h f_h: the point ``distance`` ahead of the head along its forward axis."""
+        i = c.node(self.head)
+        f = np.asarray(self.forward, dtype=float)
+        return np.asarray(c.state.p[i] + distance * (c.state.R[i] @ (f / np.linalg.norm(f))), dtype=float)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -486,6 +394,7 @@ class Balance(Task):
     basis: ArrayLike
     margin: float = 0.02
     priority: int = 0
+    damping: float = 1e-3
 
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
@@ -497,6 +406,27 @@ class Balance(Task):
         if gap <= 0:
             return np.zeros(1), np.zeros((1, c.figure.dof_count))
         return np.array([gap]), -(margin_gradient(hull, x) @ (B @ Jc))[None]
+
+    def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
+        """Where the margin is short: the ground-projected centre of mass B c moved toward the polygon's centroid by
+        the gap plus 1 mm, J = B ∂c (2 rows: the push does not slide sideways); within BALANCE_HOLD past the margin,
+        held where it is (V = 0); farther inside, no rows."""
+        hull = np.asarray(self.support, dtype=float)
+        B = np.asarray(self.basis, dtype=float)
+        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        x = B @ com
+        gap = self.margin - polygon_margin(hull, x)
+        if gap <= -BALANCE_HOLD:
+            return np.zeros((0, c.figure.dof_count)), np.zeros(0), self.damping
+        d = hull.mean(axis=0) - x
+        d = d / max(float(np.linalg.norm(d)), 1e-12)
+        w = math.sqrt(self.weight)  # within BALANCE_HOLD past the margin: held where it is (no on-off chatter)
+        return w * (B @ Jc), w * d * max(gap + 1e-3, 0.0), self.damping
+
+    def report(self, c: Configuration) -> float:
+        """The margin m(B c): the ground-projected centre of mass's signed distance to the support polygon's edge."""
+        com, _ = com_jacobian(c.figure, c.body, c.state)
+        return polygon_margin(np.asarray(self.support, dtype=float), np.asarray(self.basis, dtype=float) @ com)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -566,50 +496,3 @@ class Cost(Task):
         v, g = self.function(c.pose)
         e = math.sqrt(max(2.0 * float(v), 0.0))
         return np.array([e]), (np.asarray(g, dtype=float) / max(e, 1e-12))[None]
-
-
-def head_forward(figure: Figure, head: str, pose: ArrayLike, up: ArrayLike, right: ArrayLike) -> Array:
-    """f_h: the head's forward axis in its own frame, up × right at ``pose`` (unit)."""
-    s = figure_state(figure, np.asarray(pose, dtype=float))
-    i = figure.compiled.node_names.index(figure.effector(head))
-    ahead = np.cross(np.asarray(up, dtype=float), np.asarray(right, dtype=float))
-    return np.asarray(s.R[i].T @ (ahead / np.linalg.norm(ahead)), dtype=float)
-
-
-def support_from_feet(figure: Figure, feet: Sequence[str], pose: ArrayLike, up: ArrayLike) -> Array | None:
-    """The support polygon (K, 2) (ground coordinates :func:`ground_basis`) of the feet (effector names) at ``pose``
-    (:func:`support_at`); None with fewer than 3 points."""
-    c = figure.compiled
-    u = np.asarray(up, dtype=float)
-    u = u / np.linalg.norm(u)
-    s = figure_state(figure, np.asarray(pose, dtype=float))
-    return support_at(figure, s, [c.node_names.index(figure.effector(f)) for f in feet], u, ground_basis(u))
-
-
-def support_at(figure: Figure, s: FigureState, feet: Sequence[int], up: Array, basis: Array) -> Array | None:
-    """The support polygon (K, 2) in ``basis`` coordinates of the feet (node rows) in state ``s``: their geometry's
-    points (box corners, other shapes' origins; each foot and its parent: the sole has both) within 2 cm of the
-    lowest along the unit ``up``, hulled; None with fewer than 3 points."""
-    c = figure.compiled
-    pts = []
-    for i in feet:
-        nodes = [i] + ([int(c.parent[i])] if c.parent[i] >= 0 else [])
-        for k in nodes:
-            data = figure.node(c.node_names[k]).data
-            M = np.eye(4)
-            M[:3, :3], M[:3, 3] = s.R[k], s.p[k]
-            M = M @ c.T[k]
-            size = getattr(data, "size", None)
-            if size is not None:
-                h = 0.5 * np.asarray(size, dtype=float)
-                corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]) * h
-                pts.extend(corners @ M[:3, :3].T + M[:3, 3])
-            else:
-                pts.append(M[:3, 3])
-    if not pts:
-        return None
-    P = np.array(pts)
-    height = P @ up
-    low = P[height <= height.min() + 0.02]
-    hull = support_polygon(low @ basis.T)
-    return hull if len(hull) >= 3 else None

@@ -1,0 +1,77 @@
+"""Gravity on a free limb as an IK task: the limb that is not reaching hangs.
+
+With c the centre of mass of the segments at and below the limb's top node, p its top joint and u the up axis, the
+limb's potential height h = u · (c − p) is lowest when it hangs straight down. As a task,
+
+    e = [√(2 (h + L))],   ∂e/∂θ = uᵀ ∂c/∂θ / e      (only the limb's own DOFs: gravity hangs the arm, it does not
+                                                    bend the trunk that carries it)
+
+with L = Σ m_i ℓ_i / M (ℓ_i: the path length from p to segment i's centroid, through the bones) ≥ −h, so that
+½e² = h + L ≥ 0 and a null-space pull w Jᵀe = w uᵀ ∂c/∂θ is exactly gravity's gradient (the prioritised solver's
+``hang``). A new task is one class like this one: its error and Jacobian (:meth:`Hang.compute`) and nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .body import Body, com_jacobian
+from .tasks import Configuration, Task
+
+__all__ = ["Hang"]
+
+Array = NDArray[np.float64]
+
+
+def _below(parent: NDArray[np.intp], top: int) -> NDArray[np.bool_]:
+    """Nodes at or below ``top`` (parents come before children in the compiled order)."""
+    out = np.zeros(len(parent), dtype=bool)
+    out[top] = True
+    for i in range(top + 1, len(parent)):
+        if parent[i] >= 0 and out[parent[i]]:
+            out[i] = True
+    return out
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Hang(Task):
+    """A free limb hangs under gravity: e = [√(2 (u · (c − p) + L))] over the segments at and below ``top`` (the
+    module docstring); ``up``: the world up axis."""
+
+    kind: ClassVar[str] = "hang"
+    top: str
+    up: ArrayLike = (0.0, 1.0, 0.0)
+    priority: int = 3
+
+    @property
+    def name(self) -> str:
+        return f"hang {self.top}"
+
+    def compute(self, c: Configuration) -> tuple[Array, Array]:
+        fig = c.figure
+        cf = fig.compiled
+        top = c.node(self.top)
+        below = _below(cf.parent, top)
+        seg = below[c.body.node]
+        if not seg.any():
+            return np.zeros(1), np.zeros((1, fig.dof_count))
+        b = c.body
+        limb = Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves)
+        com, Jc = com_jacobian(fig, limb, c.state)
+        u = np.asarray(self.up, dtype=float)
+        u = u / np.linalg.norm(u)
+        h = float(u @ (com - c.state.p[top]))
+        reach = np.zeros(cf.node_count)  # path length from the top joint to each node's origin, through the bones
+        for i in np.flatnonzero(below):
+            if i != top:
+                reach[i] = reach[cf.parent[i]] + float(np.linalg.norm(cf.L[i, :3, 3]))
+        ell = reach[limb.node] + np.linalg.norm(limb.centroid, axis=1)
+        e = math.sqrt(max(2.0 * (h + float(limb.mass @ ell) / limb.total), 0.0))
+        own = below[cf.dof_node]  # the limb's own DOFs only
+        J = np.where(own, u @ Jc, 0.0) / max(e, 1e-12)
+        return np.array([e]), J[None]
