@@ -717,7 +717,7 @@ def test_compiled_coverage_by_bands_of_rows_equals_numpy(seed: int, monkeypatch:
     """The compiled coverage keeps α a band of rows at a time: with bands of 1, 3 and 7 rows (segments crossing many
     bands, steep and shallow, level, points, with a depth test) it gives the NumPy path's pixels and α."""
     from animkit import jit
-    from animkit.render import raster
+    from animkit.render import raster, segments
 
     if not jit.enabled():
         pytest.skip("numba is off or missing")
@@ -733,7 +733,7 @@ def test_compiled_coverage_by_bands_of_rows_equals_numpy(seed: int, monkeypatch:
             p0, a0 = raster.segment_coverage(cam, a, b, w, d)
             assert len(p0) > 100
             for rows in (1, 3, 7):
-                monkeypatch.setattr(raster, "BAND_BYTES", 4 * 120 * rows)
+                monkeypatch.setattr(segments, "BAND_BYTES", 4 * 120 * rows)
                 p1, a1 = raster.segment_coverage(cam, a, b, w, d, jit=True)
                 assert np.array_equal(p0, p1) and np.array_equal(a0, a1)
 
@@ -747,7 +747,7 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
     together towards the horizon) and in bands of 1, 5 and 64 rows, it gives the NumPy path's pixels and α bit for
     bit, and grid_backdrop's image (grey or coloured) is the NumPy one's byte for byte."""
     from animkit import jit
-    from animkit.render import raster
+    from animkit.render import raster, segments
 
     if not jit.enabled():
         pytest.skip("numba is off or missing")
@@ -757,9 +757,9 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
                   height=int(rng.integers(50, 150)), near=0.2)
     spacing, extent = float(rng.uniform(0.2, 1.0)), float(rng.uniform(2.0, 12.0))
     starts, ends = raster.grid_segments("y", spacing, extent, (0.0, 0.0, 0.0))
-    old = raster.BAND_BYTES
+    old = segments.BAND_BYTES
     try:
-        raster.BAND_BYTES = 4 * cam.width * rows
+        segments.BAND_BYTES = 4 * cam.width * rows
         p0, a0 = raster.segment_coverage(cam, starts, ends, width_px)
         p1, a1 = raster.segment_coverage(cam, starts, ends, width_px, jit=True)
         grey = seed % 2 == 0  # grey on grey: the kernel blends one channel for three
@@ -768,6 +768,6 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
         b0 = raster.grid_backdrop(cam, "y", jit=False, **kw).image()  # type: ignore[arg-type]
         b1 = raster.grid_backdrop(cam, "y", jit=True, **kw).image()  # type: ignore[arg-type]
     finally:
-        raster.BAND_BYTES = old
+        segments.BAND_BYTES = old
     assert len(p0) > 0 and np.array_equal(p0, p1) and np.array_equal(a0, a1)
     assert b0.tobytes() == b1.tobytes()
