@@ -76,8 +76,8 @@ def test_rendering_is_deterministic_and_draws_the_figure(tmp_path, arm) -> None:
     cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, mesh, pose), size=(120, 90))
     a = tmp_path / "a.png"
     b = tmp_path / "b.png"
-    render_poses(arm.figure, pose, a, fps=1, camera=cam, up="z", quiet=True)
-    render_poses(arm.figure, pose, b, fps=1, camera=cam, up="z", quiet=True)
+    render_poses(Panel(arm.figure, pose), a, fps=1, camera=cam, up="z", quiet=True)
+    render_poses(Panel(arm.figure, pose), b, fps=1, camera=cam, up="z", quiet=True)
     assert a.read_bytes() == b.read_bytes()
     img = np.asarray(Image.open(a).convert("RGB")).astype(int)
     r, g, b = img[..., 0], img[..., 1], img[..., 2]

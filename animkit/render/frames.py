@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .. import limits
 from ..errors import AnimkitError, RenderError
@@ -465,19 +465,17 @@ def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
     return {"overwrite": overwrite} if writer_kind(out) == "png-dir" else {}
 
 
-def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
-                 up: UpAxis = "y", style: Style = Style(), targets: ArrayLike | None = None,
-                 trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
-                 meshes: Sequence[Mesh] = (), overwrite: bool = False,
+def render_poses(panel: Panel, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera], up: UpAxis = "y",
+                 style: Style = Style(), quiet: bool = False, mesh: FigureMesh | None = None, overwrite: bool = False,
                  on_progress: ProgressCallback | None = None) -> RenderReport:
-    """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
-    or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones. A PNG
-    folder that exists and is not empty is written only with ``overwrite``. ``on_progress(done, total)`` after
-    each frame replaces the progress bar (the caller draws)."""
+    """Render a panel's poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG
+    folder or sheet), with its target markers and trail; its ``meshes`` (a loaded character's) are drawn on the
+    figure instead of its bones (its label is not drawn). A PNG folder that exists and is not empty is written only
+    with ``overwrite``. ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
     from .writers import open_writer
 
-    P = figure.check_pose(poses)
-    P = np.atleast_2d(P)
+    figure, meshes, targets, trail = panel.figure, panel.meshes, panel.targets, panel.trail
+    P = np.atleast_2d(figure.check_pose(panel.poses))
     cameras = None if isinstance(camera, Camera) else list(camera)
     if cameras is not None and len(cameras) != len(P):
         raise RenderError(f"got {len(cameras)} cameras for {len(P)} frames: give one camera, or one per frame")
@@ -519,9 +517,9 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
         cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
-    report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh, meshes=scene.meshes,
-                          overwrite=overwrite, on_progress=on_progress)
+    report = render_poses(Panel(scene.figure, poses, meshes=tuple(scene.meshes)), out, fps=eff_fps, camera=cameras,
+                          up=scene.up, style=style, quiet=quiet, mesh=mesh, overwrite=overwrite,
+                          on_progress=on_progress)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 

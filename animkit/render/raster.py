@@ -117,47 +117,16 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     :func:`compiled_pays` for this one image). Both give the same pixels. ``out``: a C-contiguous (H, W, 3) uint8
     array the image is drawn into and returned as (no image allocated per frame; :func:`check_frame_buffer`).
     """
-    if supersample not in (1, 2, 3, 4):
-        raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
-    if not 0.0 <= ambient <= 1.0:
-        raise RenderError(f"ambient must be in [0, 1], got {ambient!r}")
+    _check_render(camera, supersample, ambient, backdrop, out)
     s = supersample
     W, H = camera.width * s, camera.height * s
-    if max(W, H) > _MAX_SIDE:
-        raise RenderError(f"image too large: {W}x{H} samples (at most {_MAX_SIDE} a side)")
-    if backdrop is not None:
-        bh, bw = (backdrop.height, backdrop.width) if isinstance(backdrop, Backdrop) else \
-            _check_image(backdrop).shape[:2]
-        if (bh, bw) != (camera.height, camera.width):
-            raise RenderError(f"backdrop is {bw}x{bh} but the camera is {camera.width}x{camera.height}")
-    if out is not None:
-        check_frame_buffer(out, camera)
     light = _light(camera, light_dir)
-    if len(surfaces) == 1:
-        V, Fc = surfaces[0].vertices, surfaces[0].faces
-        first = np.zeros(1, np.int64)
-    else:
-        counts_v = [len(x.vertices) for x in surfaces]
-        counts_f = [len(x.faces) for x in surfaces]
-        off_v = np.cumsum([0, *counts_v[:-1]])
-        V = np.concatenate([x.vertices for x in surfaces]) if surfaces else np.zeros((0, 3))
-        Fc = np.concatenate([x.faces + o for x, o in zip(surfaces, off_v, strict=True)]) if surfaces else \
-            np.zeros((0, 3), np.int64)
-        first = np.cumsum([0, *counts_f[:-1]]).astype(np.int64)
-
+    V, Fc, first = _merged(surfaces)
     view = camera.view_matrix()
     pc = V @ view[:3, :3].T + view[:3, 3]
     depth = -pc[:, 2]
     fd = depth[Fc]  # (F, 3)
-    dmin = _min3(fd)
-    visible = (dmin >= camera.near) & (dmin <= camera.far)
-    if any(x.closed is not None for x in surfaces):  # back faces of closed solids: (v₁ − v₀) × (v₂ − v₀) · v₀ ≥ 0
-        closed = np.concatenate([x.closed if x.closed is not None else np.zeros(len(x.faces), bool)
-                                 for x in surfaces])
-        c = pc[Fc[closed]]
-        away = np.einsum("fi,fi->f", cross3(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0]), c[:, 0]) > 0.0
-        visible[np.flatnonzero(closed)[away]] = False
-    keep = np.flatnonzero(visible)
+    keep = _drawn_faces(camera, surfaces, pc, Fc, fd)
     fp = camera.focal_px() * s
     with np.errstate(divide="ignore", invalid="ignore"):
         xs = 0.5 * W - 0.5 + fp * pc[:, 0] / depth
@@ -170,19 +139,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     # numba's kernels (smooth shading here)
     visible_compiled = use_kernel or jit_module.native_kernels() is not None
     into = out if s == 1 else None  # supersampled: drawn at full size, then filtered into out
-    if backdrop is None:
-        flat = solid_image(H, W, background, into).reshape(-1, 3)
-    elif isinstance(backdrop, Backdrop) and s == 1:
-        flat = solid_image(H, W, backdrop.background, into).reshape(-1, 3)
-        backdrop.paint(flat, use_kernel)
-    else:
-        full = backdrop.image() if isinstance(backdrop, Backdrop) else backdrop
-        if s == 1:
-            flat = full.reshape(-1, 3).copy() if into is None else into.reshape(-1, 3)
-            if into is not None:
-                np.copyto(into, full)
-        else:
-            flat = np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
+    flat = _backdrop_samples(background, backdrop, H, W, s, into, use_kernel)
     zbuf: NDArray[np.float32] | None = None
     pix, zvis = np.zeros(0, np.int64), np.zeros(0, np.float32)
     if visible_compiled and all(x.normals is None for x in surfaces):  # flat faces: colour while resolving depth
@@ -204,24 +161,101 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
                     continue
                 flat[pix[sel]] = _shade(camera, srf, face[sel] - first[i], setup, k[sel], pix[sel], W, light,
                                         ambient, use_kernel)
-    img = flat.reshape(H, W, 3) if into is None else into
-    if s > 1:
-        acc = np.zeros((camera.height, camera.width, 3), dtype=np.uint16)
-        for dy in range(s):
-            for dx in range(s):
-                acc += img[dy::s, dx::s]
-        img = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)  # box filter, rounded
-        if out is not None:
-            np.copyto(out, img)
-            img = out
+    img = _downsampled(flat.reshape(H, W, 3) if into is None else into, s, out)
     if not depth_out:
         return img
     if zbuf is None:
         zbuf = np.zeros(W * H, np.float32)
         zbuf[pix] = zvis
-    zb = zbuf.reshape(H, W)
+    return img, _view_depth(zbuf.reshape(H, W), s)
+
+
+def _check_render(camera: Camera, supersample: int, ambient: float, backdrop: Image | Backdrop | None,
+                  out: Image | None) -> None:
+    """:func:`render_surfaces`' arguments, checked (one RenderError naming what is wrong)."""
+    if supersample not in (1, 2, 3, 4):
+        raise RenderError(f"supersample must be 1, 2, 3 or 4, got {supersample!r}")
+    if not 0.0 <= ambient <= 1.0:
+        raise RenderError(f"ambient must be in [0, 1], got {ambient!r}")
+    W, H = camera.width * supersample, camera.height * supersample
+    if max(W, H) > _MAX_SIDE:
+        raise RenderError(f"image too large: {W}x{H} samples (at most {_MAX_SIDE} a side)")
+    if backdrop is not None:
+        bh, bw = (backdrop.height, backdrop.width) if isinstance(backdrop, Backdrop) else \
+            _check_image(backdrop).shape[:2]
+        if (bh, bw) != (camera.height, camera.width):
+            raise RenderError(f"backdrop is {bw}x{bh} but the camera is {camera.width}x{camera.height}")
+    if out is not None:
+        check_frame_buffer(out, camera)
+
+
+def _merged(surfaces: Sequence[Surface]) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """The surfaces as one mesh: vertices (V, 3), faces (F, 3) into them, and each surface's first face row."""
+    if len(surfaces) == 1:
+        return surfaces[0].vertices, surfaces[0].faces, np.zeros(1, np.int64)
+    if not surfaces:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros(1, np.int64)
+    counts_v = [len(x.vertices) for x in surfaces]
+    counts_f = [len(x.faces) for x in surfaces]
+    off_v = np.cumsum([0, *counts_v[:-1]])
+    V = np.concatenate([x.vertices for x in surfaces])
+    Fc = np.concatenate([x.faces + o for x, o in zip(surfaces, off_v, strict=True)])
+    return V, Fc, np.cumsum([0, *counts_f[:-1]]).astype(np.int64)
+
+
+def _drawn_faces(camera: Camera, surfaces: Sequence[Surface], pc: NDArray[np.float64], Fc: NDArray[np.int64],
+                 fd: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Faces with every corner's depth in [near, far], less the back faces of closed solids:
+    (v₁ − v₀) × (v₂ − v₀) · v₀ > 0 in view space (``pc``; ``fd`` the corners' depths)."""
+    dmin = _min3(fd)
+    visible = (dmin >= camera.near) & (dmin <= camera.far)
+    if any(x.closed is not None for x in surfaces):
+        closed = np.concatenate([x.closed if x.closed is not None else np.zeros(len(x.faces), bool)
+                                 for x in surfaces])
+        c = pc[Fc[closed]]
+        away = np.einsum("fi,fi->f", cross3(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0]), c[:, 0]) > 0.0
+        visible[np.flatnonzero(closed)[away]] = False
+    return np.flatnonzero(visible)
+
+
+def _backdrop_samples(background: ArrayLike, backdrop: Image | Backdrop | None, H: int, W: int, s: int,
+                      into: Image | None, jit: bool) -> NDArray[np.uint8]:
+    """The (H·W, 3) samples a frame starts from (in ``into`` when given): the plain background or the backdrop,
+    each pixel repeated s × s when supersampled."""
+    if backdrop is None:
+        return solid_image(H, W, background, into).reshape(-1, 3)
+    if isinstance(backdrop, Backdrop) and s == 1:
+        flat = solid_image(H, W, backdrop.background, into).reshape(-1, 3)
+        backdrop.paint(flat, jit)
+        return flat
+    full = backdrop.image() if isinstance(backdrop, Backdrop) else backdrop
+    if s > 1:
+        return np.repeat(np.repeat(full, s, axis=0), s, axis=1).reshape(-1, 3)
+    if into is None:
+        return full.reshape(-1, 3).copy()
+    np.copyto(into, full)
+    return into.reshape(-1, 3)
+
+
+def _downsampled(img: Image, s: int, out: Image | None) -> Image:
+    """The s × s box filter of ``img``, rounded (``img`` itself when s = 1), into ``out`` when given."""
+    if s == 1:
+        return img
+    H, W = img.shape[0] // s, img.shape[1] // s
+    acc = np.zeros((H, W, 3), dtype=np.uint16)
+    for dy in range(s):
+        for dx in range(s):
+            acc += img[dy::s, dx::s]
+    small = ((acc + (s * s) // 2) // (s * s)).astype(np.uint8)
+    if out is None:
+        return small
+    np.copyto(out, small)
+    return out
+
+
+def _view_depth(zb: NDArray[np.float32], s: int) -> Depth:
+    """d = 1 / (1/d) per pixel (inf where empty) from the samples' 1/d ``zb``: the nearest of each s × s block."""
     if s > 1:
         zb = np.max([zb[dy::s, dx::s] for dy in range(s) for dx in range(s)], axis=0)
     with np.errstate(divide="ignore"):
-        dbuf = (1.0 / zb).astype(np.float32)
-    return img, dbuf
+        return (1.0 / zb).astype(np.float32)
