@@ -771,3 +771,43 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
         segments.BAND_BYTES = old
     assert len(p0) > 0 and np.array_equal(p0, p1) and np.array_equal(a0, a1)
     assert b0.tobytes() == b1.tobytes()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), width_px=st.sampled_from([1.0, 2.0, 3.5]))
+def test_segment_coverage_each_merged_is_segment_coverage(seed: int, width_px: float) -> None:
+    """segment_coverage_each gives each segment's own α: per segment, it is segment_coverage of that segment alone,
+    bit for bit; the largest α per pixel over all of them is segment_coverage of them all; segments behind the
+    camera or off the picture give nothing, and the others keep their index in the input."""
+    from animkit.render.raster import segment_coverage, segment_coverage_each
+
+    rng = np.random.default_rng(seed)
+    cam = look_at((0, 1, 6), (0, 0, 0), "y", width=90, height=70, near=0.5)
+    a, b = rng.normal(size=(12, 3)) * 1.5, rng.normal(size=(12, 3)) * 1.5
+    a[3], b[3] = (0, 0, 9), (1, 0, 10)  # behind the camera
+    a[5], b[5] = (40, 0, 0), (45, 1, 0)  # off the picture
+    seg, pix, alpha = segment_coverage_each(cam, a, b, width_px)
+    assert np.all(np.diff(seg) >= 0) and not np.isin([3, 5], seg).any() and np.all(alpha > 0)
+    for s in range(len(a)):
+        p1, a1 = segment_coverage(cam, a[s:s + 1], b[s:s + 1], width_px)
+        order = np.argsort(pix[seg == s])
+        np.testing.assert_array_equal(pix[seg == s][order], p1)
+        np.testing.assert_array_equal(alpha[seg == s][order], a1)
+    dense = np.zeros(90 * 70, np.float32)
+    np.maximum.at(dense, pix, alpha)
+    p_all, a_all = segment_coverage(cam, a, b, width_px)
+    np.testing.assert_array_equal(np.flatnonzero(dense), p_all)
+    np.testing.assert_array_equal(dense[p_all], a_all)
+
+
+def test_markers_that_overlap_take_the_largest_coverage() -> None:
+    """Discs drawn together equal discs drawn one by one over each other where they do not overlap, and where they
+    do, α is the larger of the two (not their sum): a pixel drawn by both equals the disc that covers it more."""
+    from animkit.render.raster import draw_markers
+
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=60, height=40, near=0.5)
+    bg = np.full((40, 60, 3), 255, np.uint8)
+    pts = np.array([[0.0, 0.0, 0.0], [0.15, 0.05, 0.0], [-1.0, 0.3, 0.0]])
+    both = draw_markers(bg, cam, pts, (0.0, 0.0, 0.0), 4.0)
+    singles = [draw_markers(bg, cam, p[None], (0.0, 0.0, 0.0), 4.0) for p in pts]
+    np.testing.assert_array_equal(both, np.min(singles, axis=0))  # black ink: more coverage is darker

@@ -133,7 +133,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
         ys = 0.5 * H - 0.5 - fp * pc[:, 1] / depth
     tri = Fc[keep]
     setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
-    face_of = keep[setup.index]  # setup row → face of the concatenation
+    face_of = keep[setup.rows]  # setup row → face of the concatenation
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
     # visibility runs compiled whenever the ahead-of-time kernel is built (no start-up to repay); ``jit`` decides
     # numba's kernels (smooth shading here)

@@ -4,7 +4,7 @@ kernel a band of rows at a time), blended over an image."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -47,11 +47,10 @@ def _segment_normals(qa: NDArray[np.float64], qb: NDArray[np.float64]
     return ill, -ey * il, ex * il
 
 
-@dataclass(frozen=True)
-class _Walk:
+class _Walk(NamedTuple):
     """Per screen segment, clipped to the near plane and to the image grown by r + 1: ends ``qa``, ``qb`` (S, 2),
     1/d at them ``iza``, ``izb``, whether y is its major axis (``steep``), the major-axis pixels ``lo`` …
-    ``lo + count − 1`` walked, its start (``ua``, ``va``) in (major, minor) and ``slope`` dv/du; half-width
+    ``lo + walked − 1`` walked, its start (``ua``, ``va``) in (major, minor) and ``slope`` dv/du; half-width
     ``r`` (px) and the ``half`` candidates taken to each side of the walked pixel."""
 
     qa: NDArray[np.float64]
@@ -60,13 +59,13 @@ class _Walk:
     izb: NDArray[np.float64]
     steep: NDArray[np.bool_]
     lo: NDArray[np.int64]
-    count: NDArray[np.int64]
+    walked: NDArray[np.int64]
     ua: NDArray[np.float64]
     va: NDArray[np.float64]
     slope: NDArray[np.float64]
     r: float
     half: int
-    index: NDArray[np.intp]  # (S,) the given segment each row is
+    segment: NDArray[np.intp]  # (S,) the given segment each row is
 
 
 def _walk(camera: Camera, starts: ArrayLike, ends: ArrayLike, width_px: float) -> _Walk | None:
@@ -124,14 +123,13 @@ def _coverage_kernel(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | Non
     assert _coverage_jit is not None
     W, H = camera.width, camera.height
     zb = np.zeros(0, np.float32) if depth is None else depth.ravel()
-    cap = min(W * H, int(wk.count.sum()) * (2 * wk.half + 1))
+    cap = min(W * H, int(wk.walked.sum()) * (2 * wk.half + 1))
     pix, alpha = np.empty(cap, np.int32), np.empty(cap if shade is None else 0, np.float32)
     colors = np.empty((cap if shade is not None else 0, 3), np.uint8)
     base, color = (shade[0].astype(np.float32), shade[1].astype(np.float32)) if shade is not None else \
         (np.zeros(3, np.float32), np.zeros(3, np.float32))
-    n = _coverage_jit(wk.qa, wk.qb, wk.steep, wk.lo, wk.count, wk.ua, wk.va, wk.slope, wk.r, wk.half, W, H, wk.iza,
-                      wk.izb, zb, depth_bias, depth is not None, *_segment_normals(wk.qa, wk.qb),
-                      max(1, BAND_BYTES // (4 * W)), pix, alpha, shade is not None, colors, base, color)
+    n = _coverage_jit(wk, (W, H, max(1, BAND_BYTES // (4 * W))), _DepthTest(zb, depth_bias, depth is not None),
+                      _segment_normals(wk.qa, wk.qb), _Found(pix, alpha, colors), _Tint(shade is not None, base, color))
     return pix[:n], alpha[:n], colors[:n]
 
 
@@ -184,14 +182,14 @@ def segment_coverage_each(camera: Camera, starts: ArrayLike, ends: ArrayLike, wi
     if wk is None:
         return none
     S, flat, cov = _coverage_numpy(camera, wk, None, 0.0)
-    return wk.index[S], flat, cov
+    return wk.segment[S], flat, cov
 
 
 def _coverage_numpy(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None, depth_bias: float
                     ) -> tuple[NDArray[np.intp], NDArray[np.int64], NDArray[np.float32]]:
     """:func:`segment_coverage`'s candidates in NumPy: (row of ``wk``, flat pixel, α > 0), by row, not merged."""
     W, H = camera.width, camera.height
-    qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.count
+    qa, qb, iza, izb, steep, lo, count = wk.qa, wk.qb, wk.iza, wk.izb, wk.steep, wk.lo, wk.walked
     ua, va, slope, r, half = wk.ua, wk.va, wk.slope, wk.r, wk.half
     ub = np.where(steep, qb[:, 1], qb[:, 0])
     rows = np.arange(len(qa))
@@ -229,15 +227,34 @@ def _coverage_numpy(camera: Camera, wk: _Walk, depth: NDArray[np.float32] | None
 BAND_BYTES = 1 << 18
 
 
+class _DepthTest(NamedTuple):
+    """For :func:`_coverage_loop`: the (H·W,) view-depth buffer, its bias, and whether to test at all."""
+
+    depth: NDArray[np.float32]
+    bias: float
+    use_depth: bool
+
+
+class _Found(NamedTuple):
+    """:func:`_coverage_loop`'s outputs: flat pixels (int32), and their α or (with a tint) their colours (N, 3)."""
+
+    pix: NDArray[np.int32]
+    alpha: NDArray[np.float32]
+    colors: NDArray[np.uint8]
+
+
+class _Tint(NamedTuple):
+    """Whether :func:`_coverage_loop` blends (``shade``) the line ``color`` over the plain ``base`` (float32 (3,))."""
+
+    shade: bool
+    base: NDArray[np.float32]
+    color: NDArray[np.float32]
+
+
 # complexity: a numba kernel: the anti-aliased segment loop, flat
-def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDArray[np.bool_],  # noqa: C901
-                   lo: NDArray[np.int64], count: NDArray[np.int64], ua: NDArray[np.float64],
-                   va: NDArray[np.float64], slope: NDArray[np.float64], r: float, half: int, W: int, H: int,
-                   iza: NDArray[np.float64], izb: NDArray[np.float64], depth: NDArray[np.float32], bias: float,
-                   use_depth: bool, ill: NDArray[np.float64], nxs: NDArray[np.float64], nys: NDArray[np.float64],
-                   band: int, pix: NDArray[np.int32], alpha: NDArray[np.float32], shade: bool,
-                   colors: NDArray[np.uint8], base: NDArray[np.float32], color: NDArray[np.float32]
-                   ) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path and _blended are its oracles
+def _coverage_loop(wk: _Walk, size: tuple[int, int, int], test: _DepthTest,  # noqa: C901
+                   normals: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]], out: _Found,
+                   tint: _Tint) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path is its oracle
     """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
     time: α = max over segments is kept for the band only, then each pixel of α > 0 is appended to ``pix`` and
     either ``alpha`` or, with ``shade``, its colour round((1 − α) b + α c) over the plain ``base`` b to ``colors``
@@ -255,6 +272,14 @@ def _coverage_loop(qa: NDArray[np.float64], qb: NDArray[np.float64], steep: NDAr
     the walk's candidates of α > 0 there when R √2 + ½ < half (v_c ± half holds every pixel within R of the
     line), and dist and α have the same arithmetic, so the same α, pixel for pixel (the order differs).
     """
+    qa, qb, steep, lo, count, ua, va, slope, r, half = wk.qa, wk.qb, wk.steep, wk.lo, wk.walked, wk.ua, wk.va, \
+        wk.slope, wk.r, wk.half
+    iza, izb = wk.iza, wk.izb
+    W, H, band = size
+    depth, bias, use_depth = test.depth, test.bias, test.use_depth
+    ill, nxs, nys = normals
+    pix, alpha, colors = out.pix, out.alpha, out.colors
+    shade, base, color = tint.shade, tint.base, tint.color
     buf = np.zeros(band * W, np.float32)
     hits = np.empty(band * W, np.int32)
     runs = np.empty((band * len(lo), 2), np.int64)  # per band: a run's first and last pixel

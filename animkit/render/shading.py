@@ -3,6 +3,8 @@ perspective-correct normals and bilinear textures (NumPy, or the same arithmetic
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -94,9 +96,10 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
         if srf.texture is not None:
             tex = srf.texture if srf.texture.shape[2] == 3 and srf.texture.flags.c_contiguous else \
                 np.ascontiguousarray(srf.texture[..., :3])
-        uvs = srf.uvs if textured else np.zeros((1, 2))
-        _shade_jit(pix, k, face, W, st.x0, st.y0, st.A, st.B, st.C, st.IZ, srf.faces, srf.normals, sign, light,
-                   ambient, color, textured, uvs, tex, out)
+        uvs = srf.uvs if textured and srf.uvs is not None else np.zeros((1, 2))
+        assert srf.normals is not None
+        _shade_jit(pix, k, face, W, st, _Look(srf.faces, srf.normals, uvs, tex, color, textured), sign, light,
+                   ambient, out)
         return out
     py, px = np.divmod(pix, W)
     rx = (px - st.x0[k]).astype(np.float64)
@@ -122,13 +125,24 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
     return np.clip(np.rint(col * intensity[:, None]), 0, 255).astype(np.uint8)
 
 
-def _shade_loop(pix: NDArray[np.int64], k: NDArray[np.int64], face: NDArray[np.int64], W: int,
-                x0: NDArray[np.int64], y0: NDArray[np.int64], A: NDArray[np.float64], B: NDArray[np.float64],
-                C: NDArray[np.float64], IZ: NDArray[np.float64], faces: NDArray[np.int64],
-                normals: NDArray[np.float64], sign: NDArray[np.float64], light: NDArray[np.float64], ambient: float,
-                color: NDArray[np.float64], textured: bool, uvs: NDArray[np.float64], tex: NDArray[np.uint8],
+class _Look(NamedTuple):
+    """A smooth surface's look, for :func:`_shade_loop`: faces (T, 3), vertex normals (V, 3) and UVs (V, 2), texture
+    (h, w, 3) uint8, colour (3,) and whether the texture is sampled."""
+
+    faces: NDArray[np.int64]
+    normals: NDArray[np.float64]
+    uvs: NDArray[np.float64]
+    tex: NDArray[np.uint8]
+    color: NDArray[np.float64]
+    textured: bool
+
+
+def _shade_loop(pix: NDArray[np.int64], k: NDArray[np.int64], face: NDArray[np.int64], W: int, st: _Setup,
+                look: _Look, sign: NDArray[np.float64], light: NDArray[np.float64], ambient: float,
                 out: NDArray[np.uint8]) -> None:  # pragma: no cover - compiled; _shade's NumPy path is its oracle
     """:func:`_shade`'s smooth path, pixel by pixel, with the same arithmetic."""
+    x0, y0, A, B, C, IZ = st.x0, st.y0, st.A, st.B, st.C, st.IZ
+    faces, normals, uvs, tex, color, textured = look.faces, look.normals, look.uvs, look.tex, look.color, look.textured
     th, tw = tex.shape[0], tex.shape[1]
     for j in range(len(pix)):
         t = k[j]

@@ -3,8 +3,7 @@ the lower face), by one NumPy scatter-max or by the compiled triangle-by-triangl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,15 +28,14 @@ def _sum3(a: NDArray[np.float64]) -> NDArray[np.float64]:
     return (a[:, 0] + a[:, 1]) + a[:, 2]
 
 
-@dataclass(frozen=True)
-class _Setup:
-    """Per drawable triangle: its face row (``index``), pixel box [x0, x1] × [y0, y1], edge functions and 1/d.
+class _Setup(NamedTuple):
+    """Per drawable triangle: its face row (``rows``), pixel box [x0, x1] × [y0, y1], edge functions and 1/d.
 
     Barycentric b_i(x, y) = (B_i r_y + C_i) + A_i r_x, (r_x, r_y) = (x − x0, y − y0), is the edge function of the
     edge opposite corner i over twice the signed area; 1/d = (W_C + W_A r_x) + W_B r_y is affine in (x, y).
     """
 
-    index: NDArray[np.int64]
+    rows: NDArray[np.int64]
     x0: NDArray[np.int64]
     y0: NDArray[np.int64]
     x1: NDArray[np.int64]
@@ -111,7 +109,7 @@ def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArr
     test is one scatter-max of the key (bits(float32 1/d) << 32) | (2³² − 1 − t): float32 bits of positive numbers
     order like the numbers, and on equal depth the lower row t wins.
     """
-    if not len(st.index):
+    if not len(st.rows):
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     t, ry, lo, hi = _row_spans(st)
     n = hi - lo + 1
@@ -133,11 +131,9 @@ def _visible_numpy(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArr
         (kk >> np.uint64(32)).astype(np.uint32).view(np.float32)
 
 
-def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.int64], y1: NDArray[np.int64],
-                 A: NDArray[np.float64], B: NDArray[np.float64], C: NDArray[np.float64], WA: NDArray[np.float64],
-                 WB: NDArray[np.float64], WC: NDArray[np.float64], W: int, zbuf: NDArray[np.float32],
-                 fbuf: NDArray[np.int32], colors: NDArray[np.uint8], flat: NDArray[np.uint8],
-                 paint: bool, zx: int, zy: int, zw: int) -> None:  # pragma: no cover - compiled; see _visible_numpy
+def _raster_loop(st: _Setup, W: int, zbuf: NDArray[np.float32], fbuf: NDArray[np.int32], colors: NDArray[np.uint8],
+                 flat: NDArray[np.uint8], paint: bool, zx: int, zy: int,
+                 zw: int) -> None:  # pragma: no cover - compiled; see _visible_numpy
     """The same runs (:func:`_row_spans`) and depth test as :func:`_visible_numpy`, triangle by triangle.
 
     Each fragment that passes the test records its triangle row in ``fbuf`` or, with ``paint``, writes that row's
@@ -145,8 +141,9 @@ def _raster_loop(x0: NDArray[np.int64], y0: NDArray[np.int64], x1: NDArray[np.in
     shading it afterwards, without a face buffer or a pass over every pixel. ``zbuf`` (and ``fbuf``) cover the box
     of ``zw``-wide rows from pixel (``zx``, ``zy``).
     """
+    x0, y0, x1, y1, A, B, C = st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C
     for t in range(len(x0)):
-        wa, wb, wc = WA[t], WB[t], WC[t]
+        wa, wb, wc = st.WA[t], st.WB[t], st.WC[t]
         bw = float(x1[t] - x0[t])
         for ry in range(y1[t] - y0[t] + 1):
             fy = float(ry)
@@ -195,24 +192,25 @@ def compiled_pays(samples: float) -> bool:
     return jit_pays(_raster_jit, samples, RASTER_JIT_MIN)
 
 
-def _raster(*args: Any) -> None:
+def _raster(st: _Setup, W: int, zbuf: NDArray[np.float32], fbuf: NDArray[np.int32], colors: NDArray[np.uint8],
+            flat: NDArray[np.uint8], paint: bool, box: tuple[int, int, int]) -> None:
     """:func:`_raster_loop`, compiled: ahead of time (``animkit._native.raster_loop``, a port held to the same
-    pixels) where it is built, else by numba."""
+    pixels) where it is built, else by numba. ``box``: (zx, zy, zw)."""
     native = jit_module.native_kernels()
     if native is not None:
-        native.raster_loop(*args)
+        native.raster_loop(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf, colors,
+                           flat, paint, *box)
         return
     assert _raster_jit is not None
-    _raster_jit(*args)
+    _raster_jit(st, W, zbuf, fbuf, colors, flat, paint, *box)
 
 
 def _visible_kernel(st: _Setup, W: int, H: int) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float32]]:
     """:func:`_visible_numpy` by the compiled :func:`_raster_loop`."""
     zbuf = np.zeros(W * H, dtype=np.float32)
     fbuf = np.full(W * H, -1, dtype=np.int32)
-    if len(st.index):
-        _raster(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, zbuf, fbuf,
-                np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, 0, 0, W)
+    if len(st.rows):
+        _raster(st, W, zbuf, fbuf, np.zeros((0, 3), np.uint8), np.zeros((0, 3), np.uint8), False, (0, 0, W))
     hit = np.flatnonzero(fbuf >= 0)
     return hit, fbuf[hit].astype(np.int64), zbuf[hit]
 
@@ -225,12 +223,11 @@ def _paint_kernel(st: _Setup, W: int, H: int, colors: NDArray[np.uint8], flat: N
     of a frame), so a frame does not clear a buffer of the image's size.
     """
     zbuf = np.zeros(W * H, dtype=np.float32) if depth else None
-    if len(st.index):
+    if len(st.rows):
         zx, zy = int(st.x0.min()), int(st.y0.min())
         zw, zh = int(st.x1.max()) - zx + 1, int(st.y1.max()) - zy + 1
         box = np.zeros(zw * zh, np.float32)
-        _raster(st.x0, st.y0, st.x1, st.y1, st.A, st.B, st.C, st.WA, st.WB, st.WC, W, box,
-                np.zeros(0, np.int32), colors, flat, True, zx, zy, zw)
+        _raster(st, W, box, np.zeros(0, np.int32), colors, flat, True, (zx, zy, zw))
         if zbuf is not None:
             zbuf.reshape(H, W)[zy:zy + zh, zx:zx + zw] = box.reshape(zh, zw)
     return zbuf
