@@ -4,7 +4,8 @@ kernel a band of rows at a time), blended over an image."""
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -251,8 +252,194 @@ class _Tint(NamedTuple):
     color: NDArray[np.float32]
 
 
-# complexity: a numba kernel: the anti-aliased segment loop, flat
-def _coverage_loop(wk: _Walk, size: tuple[int, int, int], test: _DepthTest,  # noqa: C901
+def _segment_geometry(wk: _Walk, s: int) -> tuple[bool, float, float, float, int, float, float, float, float, float,
+                                                   float]:  # pragma: no cover - compiled
+    """Segment s of the walk: (y major, u range [umin, umax], slope, first walked pixel, start (u_a, v_a), start
+    (a_x, a_y) and vector (e_x, e_y) on the screen)."""
+    st = wk.steep[s]
+    ub = wk.qb[s, 1] if st else wk.qb[s, 0]
+    ax, ay = wk.qa[s, 0], wk.qa[s, 1]
+    return st, min(wk.ua[s], ub), max(wk.ua[s], ub), wk.slope[s], wk.lo[s], wk.ua[s], wk.va[s], ax, ay, \
+        wk.qb[s, 0] - ax, wk.qb[s, 1] - ay
+
+
+_segment_geometry_jit = kernel(_segment_geometry)
+
+
+def _compiled(*kernels: Callable[..., Any] | None) -> list[Callable[..., Any]]:
+    """The kernels a kernel calls, less those that are None (numba off)."""
+    return [k for k in kernels if k is not None]
+
+
+def _interior_runs(wk: _Walk, s: int, cu: tuple[int, int], rows: tuple[int, int], W: int,
+                   normals: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
+                   buf: NDArray[np.float32], runs: NDArray[np.int64], nr: int) -> int:  # pragma: no cover - compiled
+    """:func:`_coverage_loop`'s interior of segment s, walked pixels ``cu`` = (first, last), by rows of the band
+    ``rows`` = [b₀, b₁): α max-ed into ``buf``, each row's run appended to ``runs`` after the ``nr`` there; returns
+    how many runs there are now."""
+    st, umin, umax, sl, los, uas, vas, ax, ay, ex, ey = _segment_geometry(wk, s)
+    nx, ny = normals[1][s], normals[2][s]
+    reach = wk.r + 0.5
+    rv = reach * np.sqrt(1.0 + sl * sl) + 1e-3
+    b0, b1 = rows
+    cu0, cu1 = cu  # interior major pixels
+    if st:
+        y0, y1 = max(cu0, b0), min(cu1, b1 - 1)
+    else:
+        cu0, cu1 = max(cu0, 0), min(cu1, W - 1)
+        isl = 1.0 / sl if sl != 0.0 else 0.0
+        w0, w1 = vas + (cu0 - uas) * sl, vas + (cu1 - uas) * sl
+        y0 = max(int(np.ceil(min(w0, w1) - rv)), b0)
+        y1 = min(int(np.floor(max(w0, w1) + rv)), b1 - 1)
+    for y in range(y0, y1 + 1):
+        fy = float(y)
+        if st:
+            vl = vas + (fy - uas) * sl
+            x0 = max(int(np.ceil(vl - rv)), 0)
+            x1 = min(int(np.floor(vl + rv)), W - 1)
+        elif sl == 0.0:
+            if abs(fy - vas) > rv:
+                continue
+            x0, x1 = cu0, cu1
+        else:  # x of v(x) = y ∓ rv (× 1/slope: a rounding off, well within the 10⁻³ px kept)
+            c0, c1 = uas + (fy - vas - rv) * isl, uas + (fy - vas + rv) * isl
+            x0 = max(int(np.ceil(min(c0, c1))), cu0)
+            x1 = min(int(np.floor(max(c0, c1))), cu1)
+        if x0 > x1:
+            continue
+        ryn = (fy - ay) * ny
+        q0 = (y - b0) * W
+        for x in range(x0, x1 + 1):
+            dist = abs((float(x) - ax) * nx + ryn)
+            c = np.float32(min(max(reach - dist, 0.0), 1.0))
+            q = q0 + x
+            buf[q] = max(buf[q], c)
+        runs[nr, 0] = q0 + x0
+        runs[nr, 1] = q0 + x1
+        nr += 1
+    return nr
+
+
+_interior_runs_jit = kernel(_interior_runs, calls=_compiled(_segment_geometry_jit))
+
+
+def _walk_band(wk: _Walk, s: int, inner: tuple[int, int], rows: tuple[int, int], W: int, test: _DepthTest,
+               normals: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]], buf: NDArray[np.float32],
+               hits: NDArray[np.int32], nh: int) -> int:  # pragma: no cover - compiled
+    """:func:`_coverage_loop`'s walk of segment s over the band ``rows`` = [b₀, b₁), outside its interior walked
+    pixels ``inner`` = (i₀, i₁): each candidate's α max-ed into ``buf``, pixels first reached appended to ``hits``
+    after the ``nh`` there; returns how many there are now."""
+    st, umin, umax, sl, los, uas, vas, ax, ay, ex, ey = _segment_geometry(wk, s)
+    il, nx, ny = normals[0][s], normals[1][s], normals[2][s]
+    count, half, r, iza, izb = wk.walked, wk.half, wk.r, wk.iza, wk.izb
+    depth, bias, use_depth = test.depth, test.bias, test.use_depth
+    rv = (r + 0.5) * np.sqrt(1.0 + sl * sl) + 1e-3
+    b0, b1 = rows
+    i0, i1 = inner
+    j0, j1 = 0, count[s] - 1
+    if st:
+        j0, j1 = max(j0, b0 - los), min(j1, b1 - 1 - los)
+        vmin, vmax = 0, W - 1
+    else:
+        j0, j1 = max(j0, -los), min(j1, W - 1 - los)
+        vmin, vmax = b0, b1 - 1
+        v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
+        if sl == 0.0:
+            if vas < v0 or vas > v1:
+                return nh
+        else:
+            c0, c1 = uas + (v0 - vas) / sl, uas + (v1 - vas) / sl
+            p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
+            if p0 > p1:
+                return nh
+            if p0 > umin:
+                j0 = max(j0, int(np.floor(p0)) - 1 - los)
+            if p1 < umax:
+                j1 = min(j1, int(np.ceil(p1)) + 1 - los)
+    for part in range(2):  # the walked pixels before the interior, then after it
+        ja, jb = (j0, min(j1, i0 - 1)) if part == 0 else (max(j0, i1 + 1), j1)
+        if i0 > i1:
+            if part == 1:
+                break
+            ja, jb = j0, j1
+        for j in range(ja, jb + 1):
+            iu = los + j
+            u = float(iu)
+            uc = min(max(u, umin), umax)
+            vc = np.floor(vas + (uc - uas) * sl + 0.5)
+            vl = vas + (u - uas) * sl
+            ivc = int(vc)
+            o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
+            o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
+            for o in range(o0, o1 + 1):
+                iv = ivc + o
+                v = float(iv)
+                if st:
+                    rx, ry = v - ax, u - ay
+                    q = (iu - b0) * W + iv
+                else:
+                    rx, ry = u - ax, v - ay
+                    q = (iv - b0) * W + iu
+                t = (rx * ex + ry * ey) * il
+                if il > 0 and t >= 0.0 and t <= 1.0:
+                    dist = abs(rx * nx + ry * ny)
+                else:
+                    t = min(max(t, 0.0), 1.0)
+                    ux, uy = rx - t * ex, ry - t * ey
+                    dist = np.sqrt(ux * ux + uy * uy)
+                cov = min(max(r + 0.5 - dist, 0.0), 1.0)
+                if cov <= 0:
+                    continue
+                if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
+                        float(depth[q + b0 * W]) * (1.0 + bias):
+                    continue
+                c = np.float32(cov)
+                if c > buf[q]:
+                    if buf[q] == 0:
+                        hits[nh] = q
+                        nh += 1
+                    buf[q] = c
+    return nh
+
+
+_walk_band_jit = kernel(_walk_band, calls=_compiled(_segment_geometry_jit))
+
+
+def _flush_band(buf: NDArray[np.float32], hits: NDArray[np.int32], nh: int, runs: NDArray[np.int64], nr: int,
+                start: int, out: _Found, tint: _Tint, n: int) -> int:  # pragma: no cover - compiled
+    """Each pixel of α > 0 in the band's ``hits`` and ``runs`` (its α in ``buf``, cleared) appended to ``out`` after
+    the ``n`` there (flat pixel ``start`` + its place in the band) with its α or, with the ``tint``, its colour
+    round((1 − α) b + α c) (:func:`_blended`'s float32 arithmetic); returns how many there are now."""
+    pix, alpha, colors = out.pix, out.alpha, out.colors
+    shade, base, color = tint.shade, tint.base, tint.color
+    one = np.float32(1.0)
+    grey = shade and base[0] == base[1] and base[1] == base[2] and color[0] == color[1] and color[1] == color[2]
+    for i in range(nh + nr):
+        if i < nh:
+            qs = qe = hits[i]
+        else:
+            qs, qe = runs[i - nh, 0], runs[i - nh, 1]
+        for q in range(qs, qe + 1):
+            a = buf[q]
+            if a > 0:
+                buf[q] = 0
+                pix[n] = start + q
+                if grey:  # the three channels' arithmetic is the same
+                    g = np.uint8(np.rint(base[0] * (one - a) + color[0] * a))
+                    colors[n, 0], colors[n, 1], colors[n, 2] = g, g, g
+                elif shade:
+                    for k in range(3):
+                        colors[n, k] = np.uint8(np.rint(base[k] * (one - a) + color[k] * a))
+                else:
+                    alpha[n] = a
+                n += 1
+    return n
+
+
+_flush_band_jit = kernel(_flush_band)
+
+
+def _coverage_loop(wk: _Walk, size: tuple[int, int, int], test: _DepthTest,
                    normals: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]], out: _Found,
                    tint: _Tint) -> int:  # pragma: no cover - compiled; segment_coverage's NumPy path is its oracle
     """:func:`segment_coverage`'s candidates and coverage with the same arithmetic, a band of ``band`` rows at a
@@ -272,166 +459,36 @@ def _coverage_loop(wk: _Walk, size: tuple[int, int, int], test: _DepthTest,  # n
     the walk's candidates of α > 0 there when R √2 + ½ < half (v_c ± half holds every pixel within R of the
     line), and dist and α have the same arithmetic, so the same α, pixel for pixel (the order differs).
     """
-    qa, qb, steep, lo, count, ua, va, slope, r, half = wk.qa, wk.qb, wk.steep, wk.lo, wk.walked, wk.ua, wk.va, \
-        wk.slope, wk.r, wk.half
-    iza, izb = wk.iza, wk.izb
     W, H, band = size
-    depth, bias, use_depth = test.depth, test.bias, test.use_depth
-    ill, nxs, nys = normals
-    pix, alpha, colors = out.pix, out.alpha, out.colors
-    shade, base, color = tint.shade, tint.base, tint.color
     buf = np.zeros(band * W, np.float32)
     hits = np.empty(band * W, np.int32)
-    runs = np.empty((band * len(lo), 2), np.int64)  # per band: a run's first and last pixel
+    runs = np.empty((band * len(wk.lo), 2), np.int64)  # per band: a run's first and last pixel
     n = 0
-    reach = r + 0.5
-    one = np.float32(1.0)
-    margin = half + 2.0
+    reach = wk.r + 0.5
+    margin = wk.half + 2.0
     # the interior of a segment (major pixels ≥ margin from both ends: t surely in [0, 1]) by rows, when every
     # pixel of α > 0 there is a candidate of the walk (R √2 + ½ < half): the same pixels, the same arithmetic
-    by_rows = not use_depth and reach * np.sqrt(2.0) + 0.5 + 1e-3 < half
-    grey = shade and base[0] == base[1] and base[1] == base[2] and color[0] == color[1] and color[1] == color[2]
+    by_rows = not test.use_depth and reach * np.sqrt(2.0) + 0.5 + 1e-3 < wk.half
     for b0 in range(0, H, band):
         b1 = min(b0 + band, H)
         nh = 0
         nr = 0
-        for s in range(len(lo)):
-            st = steep[s]
-            ub = qb[s, 1] if st else qb[s, 0]
-            umin, umax = min(ua[s], ub), max(ua[s], ub)
-            sl = slope[s]
-            los = lo[s]
-            uas, vas = ua[s], va[s]
-            ax, ay = qa[s, 0], qa[s, 1]
-            ex, ey = qb[s, 0] - ax, qb[s, 1] - ay
-            il, nx, ny = ill[s], nxs[s], nys[s]
-            rv = reach * np.sqrt(1.0 + sl * sl) + 1e-3
-            i0, i1 = count[s], count[s] - 1  # interior walked pixels: none
-            if by_rows and il > 0:
+        for s in range(len(wk.lo)):
+            count, los = wk.walked[s], wk.lo[s]
+            i0, i1 = count, count - 1  # interior walked pixels: none
+            if by_rows and normals[0][s] > 0:
+                st, umin, umax, sl, los, uas, vas, ax, ay, ex, ey = _segment_geometry(wk, s)
                 i0 = max(0, int(np.ceil(umin + margin)) - los)
-                i1 = min(count[s] - 1, int(np.floor(umax - margin)) - los)
+                i1 = min(count - 1, int(np.floor(umax - margin)) - los)
             if i0 <= i1:
-                cu0, cu1 = los + i0, los + i1  # interior major pixels
-                if st:
-                    y0, y1 = max(cu0, b0), min(cu1, b1 - 1)
-                else:
-                    cu0, cu1 = max(cu0, 0), min(cu1, W - 1)
-                    isl = 1.0 / sl if sl != 0.0 else 0.0
-                    w0, w1 = vas + (cu0 - uas) * sl, vas + (cu1 - uas) * sl
-                    y0 = max(int(np.ceil(min(w0, w1) - rv)), b0)
-                    y1 = min(int(np.floor(max(w0, w1) + rv)), b1 - 1)
-                for y in range(y0, y1 + 1):
-                    fy = float(y)
-                    if st:
-                        vl = vas + (fy - uas) * sl
-                        x0 = max(int(np.ceil(vl - rv)), 0)
-                        x1 = min(int(np.floor(vl + rv)), W - 1)
-                    elif sl == 0.0:
-                        if abs(fy - vas) > rv:
-                            continue
-                        x0, x1 = cu0, cu1
-                    else:  # x of v(x) = y ∓ rv (× 1/slope: a rounding off, well within the 10⁻³ px kept)
-                        c0, c1 = uas + (fy - vas - rv) * isl, uas + (fy - vas + rv) * isl
-                        x0 = max(int(np.ceil(min(c0, c1))), cu0)
-                        x1 = min(int(np.floor(max(c0, c1))), cu1)
-                    if x0 > x1:
-                        continue
-                    ryn = (fy - ay) * ny
-                    q0 = (y - b0) * W
-                    for x in range(x0, x1 + 1):
-                        dist = abs((float(x) - ax) * nx + ryn)
-                        c = np.float32(min(max(reach - dist, 0.0), 1.0))
-                        q = q0 + x
-                        buf[q] = max(buf[q], c)
-                    runs[nr, 0] = q0 + x0
-                    runs[nr, 1] = q0 + x1
-                    nr += 1
-            j0, j1 = 0, count[s] - 1
-            if st:
-                j0, j1 = max(j0, b0 - los), min(j1, b1 - 1 - los)
-                vmin, vmax = 0, W - 1
-            else:
-                j0, j1 = max(j0, -los), min(j1, W - 1 - los)
-                vmin, vmax = b0, b1 - 1
-                v0, v1 = b0 - half - 2.0, b1 - 1 + half + 2.0
-                if sl == 0.0:
-                    if vas < v0 or vas > v1:
-                        continue
-                else:
-                    c0, c1 = uas + (v0 - vas) / sl, uas + (v1 - vas) / sl
-                    p0, p1 = max(min(c0, c1), umin), min(max(c0, c1), umax)
-                    if p0 > p1:
-                        continue
-                    if p0 > umin:
-                        j0 = max(j0, int(np.floor(p0)) - 1 - los)
-                    if p1 < umax:
-                        j1 = min(j1, int(np.ceil(p1)) + 1 - los)
-            for part in range(2):  # the walked pixels before the interior, then after it
-                ja, jb = (j0, min(j1, i0 - 1)) if part == 0 else (max(j0, i1 + 1), j1)
-                if i0 > i1:
-                    if part == 1:
-                        break
-                    ja, jb = j0, j1
-                for j in range(ja, jb + 1):
-                    iu = los + j
-                    u = float(iu)
-                    uc = min(max(u, umin), umax)
-                    vc = np.floor(vas + (uc - uas) * sl + 0.5)
-                    vl = vas + (u - uas) * sl
-                    ivc = int(vc)
-                    o0 = max(-half, int(np.ceil(vl - rv - vc)), vmin - ivc)
-                    o1 = min(half, int(np.floor(vl + rv - vc)), vmax - ivc)
-                    for o in range(o0, o1 + 1):
-                        iv = ivc + o
-                        v = float(iv)
-                        if st:
-                            rx, ry = v - ax, u - ay
-                            q = (iu - b0) * W + iv
-                        else:
-                            rx, ry = u - ax, v - ay
-                            q = (iv - b0) * W + iu
-                        t = (rx * ex + ry * ey) * il
-                        if il > 0 and t >= 0.0 and t <= 1.0:
-                            dist = abs(rx * nx + ry * ny)
-                        else:
-                            t = min(max(t, 0.0), 1.0)
-                            ux, uy = rx - t * ex, ry - t * ey
-                            dist = np.sqrt(ux * ux + uy * uy)
-                        cov = min(max(r + 0.5 - dist, 0.0), 1.0)
-                        if cov <= 0:
-                            continue
-                        if use_depth and not 1.0 / (iza[s] + t * (izb[s] - iza[s])) <= \
-                                float(depth[q + b0 * W]) * (1.0 + bias):
-                            continue
-                        c = np.float32(cov)
-                        if c > buf[q]:
-                            if buf[q] == 0:
-                                hits[nh] = q
-                                nh += 1
-                            buf[q] = c
-        for i in range(nh + nr):
-            if i < nh:
-                qs = qe = hits[i]
-            else:
-                qs, qe = runs[i - nh, 0], runs[i - nh, 1]
-            for q in range(qs, qe + 1):
-                a = buf[q]
-                if a > 0:
-                    buf[q] = 0
-                    pix[n] = b0 * W + q
-                    if grey:  # the three channels' arithmetic is the same
-                        g = np.uint8(np.rint(base[0] * (one - a) + color[0] * a))
-                        colors[n, 0], colors[n, 1], colors[n, 2] = g, g, g
-                    elif shade:
-                        for k in range(3):
-                            colors[n, k] = np.uint8(np.rint(base[k] * (one - a) + color[k] * a))
-                    else:
-                        alpha[n] = a
-                    n += 1
+                nr = _interior_runs(wk, s, (los + i0, los + i1), (b0, b1), W, normals, buf, runs, nr)
+            nh = _walk_band(wk, s, (i0, i1), (b0, b1), W, test, normals, buf, hits, nh)
+        n = _flush_band(buf, hits, nh, runs, nr, b0 * W, out, tint, n)
     return n
 
 
-_coverage_jit = kernel(_coverage_loop)
+_coverage_jit = kernel(_coverage_loop, calls=_compiled(_segment_geometry_jit, _interior_runs_jit, _walk_band_jit,
+                                                     _flush_band_jit))
 
 
 def _blend_loop(flat: NDArray[np.uint8], pix: NDArray[np.int32], alpha: NDArray[np.float32],
