@@ -257,27 +257,31 @@ static PyObject *fk_frames(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* gif_index(frame, lut, known, out) -> new: out[p] = lut[k(p)] for the 15-bit colour k = r>>3 << 10 | g>>3 << 5 |
- * b>>3 of each RGB pixel whose colour the LUT knows (known[k] == 1); each colour it does not know is marked
- * known[k] = 2 and counted, its pixels left for a second call once the caller has filled lut[k] and set known[k] = 1.
- * The NumPy reference is animkit.render.writers.GifWriter's code/take path. */
+/* gif_index(frame, lut, known, out, pending) -> (new, left): out[p] = lut[k(p)] for the 15-bit colour k = r>>3 << 10
+ * | g>>3 << 5 | b>>3 of each RGB pixel whose colour the LUT knows (known[k] == 1); each colour it does not know is
+ * marked known[k] = 2 and counted (new), and the pixels of such colours are listed in pending[0 .. left) (int32), for
+ * the caller to index once it has filled lut[k] and set known[k] = 1. The NumPy reference is
+ * animkit.render.writers.GifWriter's code/take path. */
 static PyObject *gif_index(PyObject *self, PyObject *args) {
-    Py_buffer frame, lut, known, out;
+    Py_buffer frame, lut, known, out, pending;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*w*w*", &frame, &lut, &known, &out)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &frame, &lut, &known, &out, &pending)) return NULL;
     long fresh = 0;
-    Py_ssize_t n = out.len;
-    if (frame.len != 3 * n || lut.len != 32768 || known.len != 32768) {
-        PyErr_SetString(PyExc_ValueError, "gif_index: frame must hold 3 bytes per output pixel, lut and known 32768");
+    Py_ssize_t n = out.len, left = 0;
+    if (frame.len != 3 * n || lut.len != 32768 || known.len != 32768 || pending.len != 4 * n) {
+        PyErr_SetString(PyExc_ValueError,
+                        "gif_index: frame must hold 3 bytes per output pixel, pending 4, lut and known 32768");
     } else {
         const unsigned char *rgb = frame.buf, *table = lut.buf;
         unsigned char *seen = known.buf, *ind = out.buf;
+        int *later = pending.buf;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t p = 0; p < n; p++) {
             const unsigned char *c = rgb + 3 * p;
             unsigned k = ((unsigned)(c[0] >> 3) << 10) | ((unsigned)(c[1] >> 3) << 5) | (unsigned)(c[2] >> 3);
-            if (seen[k] == 1) ind[p] = table[k];
-            else if (seen[k] == 0) { seen[k] = 2; fresh++; }
+            if (seen[k] == 1) { ind[p] = table[k]; continue; }
+            if (seen[k] == 0) { seen[k] = 2; fresh++; }
+            later[left++] = (int)p;
         }
         Py_END_ALLOW_THREADS
     }
@@ -285,8 +289,9 @@ static PyObject *gif_index(PyObject *self, PyObject *args) {
     PyBuffer_Release(&lut);
     PyBuffer_Release(&known);
     PyBuffer_Release(&out);
+    PyBuffer_Release(&pending);
     if (PyErr_Occurred()) return NULL;
-    return PyLong_FromLong(fresh);
+    return Py_BuildValue("ln", fresh, left);
 }
 
 /* raster_loop: animkit.render.raster._raster_loop, triangle by triangle: each row's run of pixels from the three

@@ -12,7 +12,7 @@ takes one (``animkit.batch.run_batch(on_progress=...)``): ``callback(done, total
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, TypeVar
 
 from .errors import AnimkitError
@@ -70,9 +70,36 @@ def progress(iterable_or_total: Iterable[T] | int, desc: str = "", *, enabled: b
     if enabled is None:
         isatty = getattr(out, "isatty", None)
         enabled = notebook or (bool(isatty()) if callable(isatty) else False)
+    if not enabled:  # nothing is drawn: no tqdm (its import alone is a tenth of a second)
+        return _Silent(iterable)
     if notebook and _has_widgets():
         from tqdm.notebook import tqdm
     else:
         from tqdm import tqdm
     return tqdm(iterable, desc=desc or None, total=total, file=out, disable=not enabled, delay=delay,
                 mininterval=interval, leave=False, dynamic_ncols=True)
+
+
+class _Silent:
+    """A bar that draws nothing: iterates its iterable and counts ``update``s in ``n`` (as tqdm's); ``close`` and
+    ``with`` do nothing."""
+
+    def __init__(self, iterable: Iterable[Any] | None) -> None:
+        self._iterable = iterable
+        self.n = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._iterable if self._iterable is not None else ())
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more done; nothing to draw."""
+        self.n += n
+
+    def close(self) -> None:
+        """Nothing to wipe."""
+
+    def __enter__(self) -> _Silent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

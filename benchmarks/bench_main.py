@@ -1,23 +1,27 @@
 """The README's main job, end to end, in fresh processes: ``animkit compare scenes/humanoid.toml -o compare.gif``.
 
-    python -m benchmarks.bench_main            # from the repository root
-    python -m benchmarks.bench_main --against DIR   # also the warm job in another checkout (before/after)
+    python -m benchmarks.bench_main [--rounds 5]          # from the repository root
+    python -m benchmarks.bench_main --against DIR         # also the warm job in another checkout (before/after)
 
 Cases, interleaved by :func:`benchmarks.harness.interleaved` (medians of ≥ 5, min–max shown), each a fresh
 ``python -m animkit`` process (start-up and imports included):
 
-* warm: the default, with the numba cache as it is;
+* warm: the default, with the numba cache as it is, in a checkout whose sources are byte-compiled first
+  (``compileall``), as ``pip install`` does: what an installed animkit's user waits for;
 * empty cache: the default with ``NUMBA_CACHE_DIR`` pointing at a new empty folder every run (a first run);
 * ``ANIMKIT_JIT=0``: NumPy only;
-* ``python -c "import numpy"``: the interpreter and NumPy alone, so the table shows how loaded the machine was
-  (on a quiet machine it takes about 0.1 s).
+* sources compiled every run: a copy of the package without ``__pycache__`` run with ``PYTHONDONTWRITEBYTECODE=1``
+  (this shared workplace's setting: every animkit module is compiled from source in every process);
+* ``python -c "import numpy"``: the interpreter and NumPy alone, so the table shows how loaded the machine was.
 
-Also: whether the three GIFs are byte-identical, and the peak resident memory of one run of each.
+Also: whether the GIFs are byte-identical, and the peak resident memory of one run of each.
 """
 
 from __future__ import annotations
 
+import compileall
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,8 +43,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--against", type=Path, default=None,
                     help="another checkout (e.g. the commit before a change): its warm job runs interleaved too")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (≥ 5)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="animkit-main-"))
+    for tree in (ROOT, args.against) if args.against is not None else (ROOT,):
+        compileall.compile_dir(str(Path(tree) / "animkit"), quiet=1)  # as an install does
+    src = tmp / "src"  # the package without its .pyc files, for the compiled-every-run case
+    shutil.copytree(ROOT / "animkit", src / "animkit", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "scenes", src / "scenes")
     # PYTHONDONTWRITEBYTECODE (set in this shared workplace) is dropped: an installed package has its .pyc files,
     # and recompiling animkit's sources on every run (≈ 0.2 s) is no part of what a user waits for.
     drop = ("ANIMKIT_JIT", "NUMBA_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
@@ -64,14 +74,18 @@ def main() -> None:
         cpu.setdefault("numpy", []).append(sum(os.times()[2:4]) - c0)
 
     cases = {"default, warm": case("warm", {}), "default, empty numba cache": case("cold", {}, True),
-             "ANIMKIT_JIT=0": case("nojit", {"ANIMKIT_JIT": "0"}), 'python -c "import numpy"': numpy_alone}
-    names = ["warm", "cold", "nojit", "numpy"]
+             "ANIMKIT_JIT=0": case("nojit", {"ANIMKIT_JIT": "0"}),
+             "default, warm, sources compiled every run": case("source", {"PYTHONDONTWRITEBYTECODE": "1"}, cwd=src),
+             'python -c "import numpy"': numpy_alone}
+    names = ["warm", "cold", "nojit", "source", "numpy"]
     if args.against is not None:
         cases[f"default, warm, in {args.against}"] = case("against", {}, cwd=args.against.resolve())
         names.append("against")
     load = os.getloadavg()[0]
-    stats = interleaved(cases, rounds=5)
-    same = len({(tmp / f"{n}.gif").read_bytes() for n in ("warm", "cold", "nojit")}) == 1
+    stats = interleaved(cases, rounds=args.rounds)
+    gifs = ("warm", "cold", "nojit", "source", "against") if args.against is not None else \
+        ("warm", "cold", "nojit", "source")
+    same = len({(tmp / f"{n}.gif").read_bytes() for n in gifs}) == 1
     rss = {}
     probe = ("import resource, runpy, sys\nsys.argv = ['animkit', *sys.argv[1:]]\ntry:\n"
              "    runpy.run_module('animkit', run_name='__main__')\nexcept SystemExit:\n    pass\n"
@@ -82,7 +96,8 @@ def main() -> None:
                            text=True)
         rss[name] = int(p.stderr.strip().splitlines()[-1]) / 1024
     print("# The main job: `animkit compare scenes/humanoid.toml -o compare.gif`\n")
-    print(f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_main` "
+    print(f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_main --rounds {args.rounds}"
+          f"{' --against ' + str(args.against) if args.against is not None else ''}` "
           f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average {load:.1f} on {os.cpu_count()} "
           "cores before the run — the machine is shared by several people, so absolute times are upper bounds of "
           "what a quiet machine takes; the ratios come from one interleaved run).\n")
@@ -92,7 +107,7 @@ def main() -> None:
                  for label, name in zip(cases, names, strict=True)}
     print("\nCPU time (user + sys of the child process, same runs; what the job costs, less sensitive to load):\n")
     print(markdown_table(cpu_stats, unit="s", scale=1.0, baseline="default, warm"))
-    print(f"\nGIFs byte-identical across the three: {'yes' if same else 'NO'}. Peak RSS of one run: "
+    print(f"\nGIFs byte-identical across the {len(gifs)} cases: {'yes' if same else 'NO'}. Peak RSS of one run: "
           + ", ".join(f"{k} {v:.0f} MiB" for k, v in rss.items()) + ".\n")
     w, c, n = stats["default, warm"], stats["default, empty numba cache"], stats["ANIMKIT_JIT=0"]
     print("| goal | measured |\n|---|---|")
@@ -100,7 +115,11 @@ def main() -> None:
           f"{cpu_stats['default, warm'].median:.2f} s CPU |")
     print(f"| empty cache ≤ 2.5 s | {c.median:.2f} s wall (median; min {c.low:.2f} s) |")
     floor = stats['python -c "import numpy"'].median
-    print(f"| the machine's load: `python -c \"import numpy\"` | {floor:.3f} s |")
+    print(f"| the machine's load: `python -c \"import numpy\"` | {floor:.3f} s; the warm job is "
+          f"{w.median / floor:.1f}× it, the empty-cache job {c.median / floor:.1f}× |")
+    srcs = stats["default, warm, sources compiled every run"]
+    print(f"| sources compiled every run (PYTHONDONTWRITEBYTECODE=1, no .pyc) | {srcs.median:.2f} s wall "
+          f"(median; min {srcs.low:.2f} s) |")
     print(f"| ANIMKIT_JIT=0 not faster than the default | JIT=0 takes {ratio(n, w):.2f}× the default's time |")
 
 

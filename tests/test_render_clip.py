@@ -76,8 +76,8 @@ def test_rendering_is_deterministic_and_draws_the_figure(tmp_path, arm) -> None:
     cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, mesh, pose), size=(120, 90))
     a = tmp_path / "a.png"
     b = tmp_path / "b.png"
-    render_poses(arm.figure, pose, a, fps=1, camera=cam, up="z", quiet=True)
-    render_poses(arm.figure, pose, b, fps=1, camera=cam, up="z", quiet=True)
+    render_poses(Panel(arm.figure, pose), a, fps=1, camera=cam, up="z", quiet=True)
+    render_poses(Panel(arm.figure, pose), b, fps=1, camera=cam, up="z", quiet=True)
     assert a.read_bytes() == b.read_bytes()
     img = np.asarray(Image.open(a).convert("RGB")).astype(int)
     r, g, b = img[..., 0], img[..., 1], img[..., 2]
@@ -307,3 +307,22 @@ def test_a_wrong_frame_buffer_is_refused(arm) -> None:
             r.frame(W[0], out=bad)
     with pytest.raises(RenderError, match="one \\(H, W, 3\\) uint8 image per pose"):
         next(r.frames(pose, out=np.zeros((2, 24, 32, 3), np.uint8)))
+
+
+def test_a_trail_covered_once_equals_one_drawn_frame_by_frame(cesium) -> None:
+    """frames() covers a clip's whole trail once (segment_coverage_each) and adds each frame's segments from it: the
+    images equal those of frame() given the trail so far, which covers the new segments anew each frame."""
+    from animkit.render.frames import FigureRenderer
+
+    poses = cesium.clip().sample(np.linspace(0, 1, 12))
+    W = cesium.figure.world_batch(poses)
+    cam = clip_camera(CameraSpec(), cesium.up, framing_points(cesium.figure, figure_mesh(cesium.figure), poses),
+                      size=(96, 72))
+    trail = W[:, 5, :3, 3] + np.linspace(0, 0.3, len(poses))[:, None]  # a curve crossing the picture
+    planned = list(FigureRenderer(cesium.figure, cam, up=cesium.up, meshes=cesium.meshes).frames(poses, trail=trail))
+    r = FigureRenderer(cesium.figure, cam, up=cesium.up, meshes=cesium.meshes)
+    by_frame = [r.frame(W[k], trail=trail[:k + 1]) for k in range(len(poses))]
+    green = np.array([26, 153, 77])  # the trail's colour
+    assert (np.abs(planned[-1].astype(int) - green).sum(axis=2) < 60).sum() > 10  # the trail is drawn
+    for a, b in zip(planned, by_frame, strict=True):
+        np.testing.assert_array_equal(a, b)

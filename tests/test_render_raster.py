@@ -717,7 +717,7 @@ def test_compiled_coverage_by_bands_of_rows_equals_numpy(seed: int, monkeypatch:
     """The compiled coverage keeps α a band of rows at a time: with bands of 1, 3 and 7 rows (segments crossing many
     bands, steep and shallow, level, points, with a depth test) it gives the NumPy path's pixels and α."""
     from animkit import jit
-    from animkit.render import raster
+    from animkit.render import raster, segments
 
     if not jit.enabled():
         pytest.skip("numba is off or missing")
@@ -733,7 +733,7 @@ def test_compiled_coverage_by_bands_of_rows_equals_numpy(seed: int, monkeypatch:
             p0, a0 = raster.segment_coverage(cam, a, b, w, d)
             assert len(p0) > 100
             for rows in (1, 3, 7):
-                monkeypatch.setattr(raster, "BAND_BYTES", 4 * 120 * rows)
+                monkeypatch.setattr(segments, "BAND_BYTES", 4 * 120 * rows)
                 p1, a1 = raster.segment_coverage(cam, a, b, w, d, jit=True)
                 assert np.array_equal(p0, p1) and np.array_equal(a0, a1)
 
@@ -747,7 +747,7 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
     together towards the horizon) and in bands of 1, 5 and 64 rows, it gives the NumPy path's pixels and α bit for
     bit, and grid_backdrop's image (grey or coloured) is the NumPy one's byte for byte."""
     from animkit import jit
-    from animkit.render import raster
+    from animkit.render import raster, segments
 
     if not jit.enabled():
         pytest.skip("numba is off or missing")
@@ -757,9 +757,9 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
                   height=int(rng.integers(50, 150)), near=0.2)
     spacing, extent = float(rng.uniform(0.2, 1.0)), float(rng.uniform(2.0, 12.0))
     starts, ends = raster.grid_segments("y", spacing, extent, (0.0, 0.0, 0.0))
-    old = raster.BAND_BYTES
+    old = segments.BAND_BYTES
     try:
-        raster.BAND_BYTES = 4 * cam.width * rows
+        segments.BAND_BYTES = 4 * cam.width * rows
         p0, a0 = raster.segment_coverage(cam, starts, ends, width_px)
         p1, a1 = raster.segment_coverage(cam, starts, ends, width_px, jit=True)
         grey = seed % 2 == 0  # grey on grey: the kernel blends one channel for three
@@ -768,6 +768,46 @@ def test_compiled_coverage_of_a_grid_by_rows_equals_numpy(seed: int, width_px: f
         b0 = raster.grid_backdrop(cam, "y", jit=False, **kw).image()  # type: ignore[arg-type]
         b1 = raster.grid_backdrop(cam, "y", jit=True, **kw).image()  # type: ignore[arg-type]
     finally:
-        raster.BAND_BYTES = old
+        segments.BAND_BYTES = old
     assert len(p0) > 0 and np.array_equal(p0, p1) and np.array_equal(a0, a1)
     assert b0.tobytes() == b1.tobytes()
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), width_px=st.sampled_from([1.0, 2.0, 3.5]))
+def test_segment_coverage_each_merged_is_segment_coverage(seed: int, width_px: float) -> None:
+    """segment_coverage_each gives each segment's own α: per segment, it is segment_coverage of that segment alone,
+    bit for bit; the largest α per pixel over all of them is segment_coverage of them all; segments behind the
+    camera or off the picture give nothing, and the others keep their index in the input."""
+    from animkit.render.raster import segment_coverage, segment_coverage_each
+
+    rng = np.random.default_rng(seed)
+    cam = look_at((0, 1, 6), (0, 0, 0), "y", width=90, height=70, near=0.5)
+    a, b = rng.normal(size=(12, 3)) * 1.5, rng.normal(size=(12, 3)) * 1.5
+    a[3], b[3] = (0, 0, 9), (1, 0, 10)  # behind the camera
+    a[5], b[5] = (40, 0, 0), (45, 1, 0)  # off the picture
+    seg, pix, alpha = segment_coverage_each(cam, a, b, width_px)
+    assert np.all(np.diff(seg) >= 0) and not np.isin([3, 5], seg).any() and np.all(alpha > 0)
+    for s in range(len(a)):
+        p1, a1 = segment_coverage(cam, a[s:s + 1], b[s:s + 1], width_px)
+        order = np.argsort(pix[seg == s])
+        np.testing.assert_array_equal(pix[seg == s][order], p1)
+        np.testing.assert_array_equal(alpha[seg == s][order], a1)
+    dense = np.zeros(90 * 70, np.float32)
+    np.maximum.at(dense, pix, alpha)
+    p_all, a_all = segment_coverage(cam, a, b, width_px)
+    np.testing.assert_array_equal(np.flatnonzero(dense), p_all)
+    np.testing.assert_array_equal(dense[p_all], a_all)
+
+
+def test_markers_that_overlap_take_the_largest_coverage() -> None:
+    """Discs drawn together equal discs drawn one by one over each other where they do not overlap, and where they
+    do, α is the larger of the two (not their sum): a pixel drawn by both equals the disc that covers it more."""
+    from animkit.render.raster import draw_markers
+
+    cam = look_at((0, 0, 5), (0, 0, 0), "y", width=60, height=40, near=0.5)
+    bg = np.full((40, 60, 3), 255, np.uint8)
+    pts = np.array([[0.0, 0.0, 0.0], [0.15, 0.05, 0.0], [-1.0, 0.3, 0.0]])
+    both = draw_markers(bg, cam, pts, (0.0, 0.0, 0.0), 4.0)
+    singles = [draw_markers(bg, cam, p[None], (0.0, 0.0, 0.0), 4.0) for p in pts]
+    np.testing.assert_array_equal(both, np.min(singles, axis=0))  # black ink: more coverage is darker

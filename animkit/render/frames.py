@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from .. import limits
 from ..errors import AnimkitError, RenderError
@@ -42,6 +42,7 @@ from .raster import (
     render_surfaces,
     rgb8,
     segment_coverage,
+    segment_coverage_each,
 )
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ class FigureRenderer:
         self._trail_alpha: NDArray[np.float32] | None = None
         self._trail_pix = np.zeros(0, np.int64)
         self._trail_camera: Camera | None = None
+        self._trail_plan: tuple[Camera, Array, NDArray[np.intp], NDArray[np.int64], NDArray[np.float32]] | None = None
 
     def surfaces(self, world: Array) -> list[Surface]:
         """What one frame draws for world matrices ``world`` (N, 4, 4): the figure's shapes (or bones), and each
@@ -210,14 +212,34 @@ class FigureRenderer:
             self._trail_alpha = np.zeros(self.camera.width * self.camera.height, np.float32)
             self._trail_pix = np.zeros(0, np.int64)
             prev = trail[:1]
-        assert self._trail_alpha is not None
+        alpha = self._trail_alpha
+        assert alpha is not None
         m = len(prev)
         if len(trail) > m:
-            pix, a = segment_coverage(self.camera, trail[m - 1:-1], trail[m:], 2.0)
-            self._trail_alpha[pix] = np.maximum(self._trail_alpha[pix], a)
-            self._trail_pix = np.union1d(self._trail_pix, pix)
+            pix, a = self._trail_coverage(trail, m)
+            fresh = np.sort(pix[alpha[pix] == 0])  # pixels the trail did not cover yet, each once
+            fresh = fresh[np.r_[True, fresh[1:] != fresh[:-1]]] if len(fresh) else fresh
+            np.maximum.at(alpha, pix, a)
+            self._trail_pix = np.concatenate([self._trail_pix, fresh])
         self._trail_pts = trail.copy()
-        return blend(image, self._trail_pix, self._trail_alpha[self._trail_pix], self.style.trail_color, inplace=True)
+        return blend(image, self._trail_pix, alpha[self._trail_pix], self.style.trail_color, inplace=True)
+
+    def _trail_coverage(self, trail: Array, m: int) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """(pixels, α) of the segments trail[m − 1] → … → trail[−1]: from the whole trail's coverage when
+        :meth:`frames` computed it for this camera (one call for the clip), else drawn now."""
+        plan = self._trail_plan
+        n = len(trail)
+        if plan is not None and plan[0] is self.camera and n <= len(plan[1]) and np.array_equal(trail, plan[1][:n]):
+            bounds, pix, a = plan[2], plan[3], plan[4]
+            return pix[bounds[m - 1]:bounds[n - 1]], a[bounds[m - 1]:bounds[n - 1]]
+        return segment_coverage(self.camera, trail[m - 1:-1], trail[m:], 2.0)
+
+    def _plan_trail(self, trail: Array) -> None:
+        """Each segment's coverage of the whole ``trail`` with this camera, once (:func:`segment_coverage_each`);
+        segment j's entries are [bounds[j], bounds[j + 1])."""
+        seg, pix, a = segment_coverage_each(self.camera, trail[:-1], trail[1:], 2.0)
+        bounds = np.searchsorted(seg, np.arange(len(trail)))
+        self._trail_plan = (self.camera, trail.copy(), bounds, pix, a)
 
     def edges(self) -> NDArray[np.intp]:
         """Each triangle edge once (E, 2): shared edges are drawn once, not once per face."""
@@ -275,6 +297,8 @@ class FigureRenderer:
         if out is not None and (not isinstance(out, np.ndarray) or len(out) != len(poses) or out.ndim != 4):
             raise RenderError(f"out= must be one (H, W, 3) uint8 image per pose: ({len(poses)}, H, W, 3); got "
                               f"{getattr(out, 'shape', type(out).__name__)}")
+        if trail is not None and cameras is None and len(trail) >= 2:
+            self._plan_trail(np.asarray(trail, dtype=float))
         for start in range(0, len(poses), CHUNK):
             W = self.figure.world_batch(poses[start:start + CHUNK])
             for k in range(len(W)):
@@ -442,20 +466,19 @@ def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
     return {"overwrite": overwrite} if writer_kind(out) == "png-dir" else {}
 
 
-def render_poses(figure: Figure, poses: ArrayLike, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
-                 up: UpAxis | None = None, style: Style = Style(), targets: ArrayLike | None = None,
-                 trail: ArrayLike | None = None, quiet: bool = False, mesh: FigureMesh | None = None,
-                 meshes: Sequence[Mesh] = (), overwrite: bool = False,
+def render_poses(panel: Panel, out: str | Path, *, fps: float, camera: Camera | Sequence[Camera],
+                 up: UpAxis | None = None,
+                 style: Style = Style(), quiet: bool = False, mesh: FigureMesh | None = None, overwrite: bool = False,
                  on_progress: ProgressCallback | None = None) -> RenderReport:
-    """Render poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG folder
-    or sheet); ``meshes`` (a loaded character's) are drawn on the figure instead of its bones. A PNG
-    folder that exists and is not empty is written only with ``overwrite``. ``on_progress(done, total)`` after
-    each frame replaces the progress bar (the caller draws)."""
-    up = figure.up if up is None else up
+    """Render a panel's poses (F, D) with one camera (or one per frame) and stream them into ``out`` (GIF, MP4, PNG
+    folder or sheet), with its target markers and trail; its ``meshes`` (a loaded character's) are drawn on the
+    figure instead of its bones (its label is not drawn). A PNG folder that exists and is not empty is written only
+    with ``overwrite``. ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
     from .writers import open_writer
 
-    P = figure.check_pose(poses)
-    P = np.atleast_2d(P)
+    figure, meshes, targets, trail = panel.figure, panel.meshes, panel.targets, panel.trail
+    up = figure.up if up is None else up
+    P = np.atleast_2d(figure.check_pose(panel.poses))
     cameras = None if isinstance(camera, Camera) else list(camera)
     if cameras is not None and len(cameras) != len(P):
         raise RenderError(f"got {len(cameras)} cameras for {len(P)} frames: give one camera, or one per frame")
@@ -497,9 +520,9 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
         cameras = clip_cameras(scene.camera, scene.up, scene.figure, mesh, poses, size=size)
     if message and not quiet:
         print(f"animkit: {message}", file=sys.stderr)
-    report = render_poses(scene.figure, poses, out, fps=eff_fps, camera=cameras, up=scene.up, style=style,
-                          quiet=quiet, mesh=mesh, meshes=scene.meshes,
-                          overwrite=overwrite, on_progress=on_progress)
+    report = render_poses(Panel(scene.figure, poses, meshes=tuple(scene.meshes)), out, fps=eff_fps, camera=cameras,
+                          up=scene.up, style=style, quiet=quiet, mesh=mesh, overwrite=overwrite,
+                          on_progress=on_progress)
     return RenderReport(report.path, report.frames, report.fps, report.seconds, report.size, message)
 
 
