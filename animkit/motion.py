@@ -817,6 +817,19 @@ def _smooth_max(x: Array, r: int) -> Array:
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
 
 
+def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
+    """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
+    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by :func:`_smooth_max`
+    reaches a held frame (its goal already stands the sole on the ground), and near one the foot is lifted only as
+    far as it must be (its sole kept on the ground)."""
+    F = len(x)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(held, idx, 2 * F + r)[::-1])[::-1]
+    z = np.clip(np.minimum(idx - prev, nxt - idx) / r, 0.0, 1.0)
+    return np.maximum(x, z * z * (3.0 - 2.0 * z) * bump)
+
+
 #: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
 #: little by the leg's joint limits then still stays out of the ground.
 SOLE_CLEARANCE = 0.005
@@ -830,7 +843,8 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
 
     The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
-    ``lift``), eased in and out. ``soles``: each foot's surface points about its ankle in the clip (F, V, 3).
+    ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
+    points about its ankle in the clip (F, V, 3).
     """
     P = P.copy()
     F = P.shape[0]
@@ -861,7 +875,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         sole = goal[:, k] + below
         deficit = np.where(lift[leg.side] & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
         if deficit.max() > 0:
-            deficit = _smooth_max(deficit, nb)
+            deficit = _off_held(_smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
         feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
         weights.append((goal, w))
