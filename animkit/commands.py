@@ -406,7 +406,8 @@ def units_line(scene: Scene) -> str:
     """What the figure's numbers are in: scene units (metres by animkit's convention; a BVH file's own unit,
     often centimetres or inches), the size fig.size() reports and, for a figure with legs, metres per unit from
     its hip height (as the motion measures use)."""
-    from .motion import hip_height, legs_of, metres_per_unit
+    from .motion import legs_of, metres_per_unit
+    from .retarget import hip_height
 
     fig = scene.figure
     line = (f"units: scene units (metres unless the source used another unit); size {fig.size():.4g} units "

@@ -46,7 +46,7 @@ from numpy.typing import NDArray
 
 from .figure import Figure
 from .humanoid import match_figure, side_of
-from .motion import (
+from .legs import (
     SKATE_WINDOW,
     Contacts,
     Leg,

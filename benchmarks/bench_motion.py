@@ -35,7 +35,8 @@ import numpy as np  # noqa: E402
 import animkit  # noqa: E402
 from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
-from animkit.motion import _leg_ik, detect_contacts, lock_feet, loop_poses  # noqa: E402
+from animkit.leg_ik import _leg_ik  # noqa: E402
+from animkit.motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
 from animkit.motion_measures import SourceMotion, measure_motion  # noqa: E402
 from animkit.retarget import retarget_full  # noqa: E402
 from animkit.transforms import quaternion_from_matrix  # noqa: E402

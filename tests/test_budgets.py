@@ -43,7 +43,6 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     # modules
     "animkit/render/raster.py": "main-speed",
     "animkit/ik/api.py": "natural / lm-house",
-    "animkit/motion.py": "lock / retarget-fast",
     "animkit/retarget.py": "retarget-fast",
     "animkit/ik/lm_jit.py": "lm-house",
     "animkit/ik/lm_batch_jit.py": "lm-house",
@@ -64,7 +63,6 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     "animkit/ik/effectors.py:pose_from_effectors": "fabrik",
     "animkit/retarget.py:retarget_poses": "retarget-fast",
     "animkit/ik/fabrik.py:fabrik_iteration": "fabrik",
-    "animkit/motion.py:lock_feet": "lock",
     "animkit/ik/lm_jit.py:_lm_one": "lm-house",
     "animkit/ik/natural.py:NaturalProblem.__init__": "natural",
     "animkit/fk.py:_fk_frames": "main-speed (the FK kernel, ported line for line to _native.c's fk_frames)",
@@ -84,7 +82,6 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     "animkit/render/raster.py:_raster_loop": "main-speed",
     "animkit/ik/effectors_jit.py:chain_frames": "fabrik",
     "animkit/render/frames.py:render_poses": "main-speed",
-    "animkit/motion.py:_worse_stretches": "lock",
     "animkit/ik/lm_jit.py:_keep_better": "lm-house",
     "animkit/ik/api.py:solve_batch": "natural / lm-house",
     "animkit/ik/api.py:solve": "natural / lm-house",
