@@ -423,13 +423,17 @@ def units_line(scene: Scene) -> str:
 
 
 def panel_clips(comparison: Comparison) -> list[Clip]:
-    """One clip per panel, named after the panel's label (a name each: labels repeat only with solvers)."""
+    """One clip per panel, named after the panel's label without the posture riders' note (``torso``, not ``torso
+    +neck +free arm``: the movable set the user chose; a name each: labels repeat only with solvers)."""
+    from .reach import RIDE_LABEL
+
     out: list[Clip] = []
     for p in comparison.panels:
-        name = p.label
+        label = p.label.replace(f" {RIDE_LABEL}", "")
+        name = label
         n = 2
         while name in {c.name for c in out}:
-            name, n = f"{p.label} ({n})", n + 1
+            name, n = f"{label} ({n})", n + 1
         out.append(dataclasses.replace(p.clip, name=name))
     return out
 
