@@ -12,41 +12,45 @@ import sys as _sys
 from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
-from . import notebook  # noqa: F401  registers the inline drawings (animkit.display) of scenes, clips, IK results
-from .errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from .retarget import retarget  # now, not on first use: importing animkit.retarget would make it the module
+from animkit.apps import notebook  # noqa: F401  registers the inline drawings (animkit.display) of scenes, clips...
+from animkit.errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
+from animkit.motion.retarget import retarget  # the function, as animkit.retarget
 
 if TYPE_CHECKING:
-    from . import examples, ik, keyframes, motion, reach
-    from .figure import Figure, Rig
-    from .graph import Arc, Node
-    from .ik import IKProblem, IKResult, pose_from_effectors, solve
-    from .io import load, save
-    from .joints import Dof, Joint
-    from .keyframes import Clip, RotationTrack, Track, blend, crossfade
-    from .mesh import Mesh, Skin
-    from .notebook import show, still
-    from .reach import Timeline, bake_reach, compare
-    from .scene import CameraSpec, ReachSpec, Scene
+    from animkit import examples, ik, keyframes
+    from animkit.apps.notebook import show, still
+    from animkit.ik import IKProblem, IKResult, pose_from_effectors, solve
+    from animkit.io import load, save
+    from animkit.keyframes import Clip, RotationTrack, Track, blend, crossfade
+    from animkit.look.mesh import Mesh, Skin
+    from animkit.model.figure import Figure, Rig
+    from animkit.model.graph import Arc, Node
+    from animkit.model.joints import Dof, Joint
+    from animkit.motion import root_motion as motion
+    from animkit.motion.reach import Timeline, bake_reach, compare
+    from animkit.scene import CameraSpec, ReachSpec, Scene
 
 #: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors, the
 #: drawings and retarget, and IK, reach, motion, the readers and the rest only when a program asks for them.
 _LAZY = {
-    "Figure": "figure", "Rig": "figure", "Node": "graph", "Arc": "graph", "IKProblem": "ik", "IKResult": "ik",
-    "solve": "ik", "pose_from_effectors": "ik", "load": "io", "save": "io", "Dof": "joints", "Joint": "joints",
+    "Figure": "model.figure", "Rig": "model.figure", "Node": "model.graph", "Arc": "model.graph", "IKProblem": "ik",
+    "IKResult": "ik",
+    "solve": "ik", "pose_from_effectors": "ik", "load": "io", "save": "io", "Dof": "model.joints", "Joint":
+    "model.joints",
     "Clip": "keyframes",
     "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes", "crossfade": "keyframes",
-    "Mesh": "mesh", "Skin": "mesh", "show": "notebook", "still": "notebook", "bake_reach": "reach",
-    "Timeline": "reach", "compare": "reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
+    "Mesh": "look.mesh", "Skin": "look.mesh", "show": "apps.notebook", "still": "apps.notebook", "bake_reach":
+    "motion.reach",
+    "Timeline": "motion.reach", "compare": "motion.reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene":
+    "scene",
 }
 
 
 #: The modules ``animkit.<name>`` reaches without an import of its own (those an eager ``import animkit`` loaded);
 #: the others (render, cli, batch, batch_worker…) are attributes once imported, as any submodule.
 _SUBMODULES = frozenset({
-    "atomic", "chains", "display", "errors", "examples", "figure", "fk", "geometry", "graph", "humanoid", "ik", "io",
-    "jit", "joints", "keyframes", "limits", "mesh", "motion", "notebook", "progress", "reach", "scene", "skin",
-    "transforms",
+    "apps", "atomic", "display", "errors", "examples", "ik", "io", "jit", "keyframes", "limits", "look", "model",
+    "motion", "progress", "render", "scene",
 })
 
 
@@ -110,7 +114,6 @@ __all__ = [
     "examples",
     "ik",
     "keyframes",
-    "reach",
     "motion",
     "retarget",
     "__version__",

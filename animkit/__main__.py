@@ -1,5 +1,5 @@
 """``python -m animkit`` is the ``animkit`` command."""
 
-from .cli import console_main
+from animkit.apps.cli import console_main
 
 console_main()

@@ -3,7 +3,7 @@
 The core types (:class:`~animkit.Scene`, :class:`~animkit.Clip`, :class:`~animkit.IKResult`, a reach, a
 comparison) implement ``_repr_html_`` and ``_repr_png_``, which every Jupyter front end calls (classic notebook,
 JupyterLab, VS Code, anything that speaks IPython's display protocol), by asking :func:`draw` for their picture.
-The drawings live higher up (:mod:`animkit.notebook`, which imports the renderer) and are registered here by
+The drawings live higher up (:mod:`animkit.apps.notebook`, which imports the renderer) and are registered here by
 the *name* of the type they draw: the core names the hook, the upper layer fills it (dependency inversion), so
 no core module imports the renderer, not even lazily.
 

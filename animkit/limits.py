@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import AnimkitError
+from animkit.errors import AnimkitError
 
 __all__ = ["MAX_FPS", "MAX_FRAMES", "MAX_TIME", "MAX_IMAGE_SIDE", "MAX_REFERENCED_BYTES", "MAX_DEPTH",
            "MAX_NODES", "MAX_SKIN_JOINTS", "MAX_KEYS", "MAX_SAMPLES", "MAX_IMAGE_PIXELS", "MAX_TOTAL_IMAGE_PIXELS",

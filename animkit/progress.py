@@ -6,7 +6,7 @@ is a terminal or the code runs in a Jupyter kernel (or ``enabled=True``), never 
 seconds; the line is wiped when the work ends (``leave=False``). tqdm is imported when a bar is made.
 
 Callers that draw their own progress (a GUI, a web page) pass a :data:`ProgressCallback` where a function
-takes one (``animkit.batch.run_batch(on_progress=...)``): ``callback(done, total, ...)``.
+takes one (``animkit.apps.batch.run_batch(on_progress=...)``): ``callback(done, total, ...)``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, TypeVar
 
-from .errors import AnimkitError
+from animkit.errors import AnimkitError
 
 __all__ = ["progress", "format_duration", "in_notebook", "ProgressCallback"]
 

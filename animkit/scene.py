@@ -8,13 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from .display import html_for, png_for
-from .errors import SceneError, unknown_name
-from .figure import Figure, UpAxis, check_up
+from animkit.display import html_for, png_for
+from animkit.errors import SceneError, unknown_name
+from animkit.model.figure import Figure, UpAxis, check_up
 
 if TYPE_CHECKING:
-    from .keyframes import Clip
-    from .mesh import Mesh
+    from animkit.keyframes import Clip
+    from animkit.look.mesh import Mesh
 
 __all__ = ["Scene", "CameraSpec", "ReachSpec", "UpAxis", "describe_scene"]
 
@@ -56,7 +56,8 @@ class ReachSpec:
 
 @dataclass(frozen=True, eq=False)
 class Scene:
-    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes (:mod:`animkit.mesh`)."""
+    """What ``animkit.load`` returns; ``meshes`` (glTF characters) hang on the figure's nodes
+    (:mod:`animkit.look.mesh`)."""
 
     figure: Figure
     camera: CameraSpec = field(default_factory=CameraSpec)

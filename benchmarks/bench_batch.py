@@ -81,9 +81,10 @@ def make_library(folder: Path, clips: list[Path], n: int) -> list[Path]:
 FIXED_COSTS = """Where the time goes. A round's time is fixed costs F (per command: the interpreter and the driver's
 imports, the LocalCluster's start, each worker's imports and first-task loads, closing, the process's end) plus the
 work W, which two workers share: speed-up = (F + W) / (F + W/2), so ≥ 1.7× needs F ≤ 0.21 W (the W and F of this run
-are above). What `animkit batch` does about F (animkit/batch.py, animkit/batch_worker.py, animkit/cli.py):
+are above). What `animkit batch` does about F (animkit/apps/batch.py, animkit/apps/batch_worker.py,
+animkit/apps/cli.py):
 - The local workers are forked from multiprocessing's forkserver, started before the driver imports dask. The
-  forkserver imports `animkit.batch_worker` once (dask.distributed, animkit's readers, writers and renderer,
+  forkserver imports `animkit.apps.batch_worker` once (dask.distributed, animkit's readers, writers and renderer,
   Pillow, tqdm) while the driver imports dask and starts the scheduler, so both run side by side, and every
   worker starts with all of it in memory (spawned workers each imported it again, ≈ 1–1.5 s a worker).
 - numba only where it pays: the compiled BVH scanner reads ~19 ms/MB faster than NumPy's reader but its first

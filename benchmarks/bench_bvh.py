@@ -135,8 +135,9 @@ def available(name: str) -> bool:
 def warm_up(files: list[Path], limit: int = 400) -> int:
     """Read the files in turn, as a long-lived process would, until the BVH scanner and the FK kernel have been
     loaded (or ``limit`` reads, or at once where numba is off); the number of reads."""
-    from animkit import fk, jit
+    from animkit import jit
     from animkit.io import bvh
+    from animkit.model import fk
 
     reads = 0
     if jit.native_kernels() is not None:  # compiled ahead of time: a process's first read is already compiled

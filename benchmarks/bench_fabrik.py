@@ -7,7 +7,7 @@ their limits, 0.2 rad from them), each solved from the same start (rest, elbow b
 tol 1e-4 m. Time: interleaved rounds (LM, FABRIK(), FABRIK(published=False), …), each round all 12 solves; medians
 with min–max. Spin: bakes of 40 frames along the straight line from the start hand to a target, each frame
 warm-started from the last; the upper arm's axial turn is the twist τ about the bone (0, −1, 0) of
-R_{k−1}ᵀ R_k (its world rotation from one frame to the next, :func:`animkit.transforms.swing_twist_from_matrix`),
+R_{k−1}ᵀ R_k (its world rotation from one frame to the next, :func:`animkit.model.transforms.swing_twist_from_matrix`),
 summed |τ| over the bake ("total") and of R_0ᵀ R_F ("net"): total − |net| is turn that went back and forth.
 """
 
@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.chains import dof_indices
 from animkit.ik import FABRIK, LM, IKProblem
 from animkit.ik.methods import Solver
-from animkit.transforms import swing_twist_from_matrix
+from animkit.model.chains import dof_indices
+from animkit.model.transforms import swing_twist_from_matrix
 
 from .harness import interleaved, ratio, write_results
 

@@ -39,7 +39,7 @@ def large(frame_counts: list[int], rounds: int) -> None:
     (chunks of fk.CHUNK_FRAMES frames, float64), float32 output — each allocating a fresh output (page faults on
     first touch included) — and both written into a reused ``out=`` buffer (the steady state of a caller who keeps
     one); interleaved rounds, medians with min-max."""
-    from animkit import fk
+    from animkit.model import fk
     from benchmarks.harness import interleaved
 
     fig = animkit.load(SCENES / "humanoid.toml").figure

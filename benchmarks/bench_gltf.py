@@ -208,7 +208,7 @@ def main() -> None:
     mesh = scene.meshes[0]
     mesh.positions(W)
     VF = mesh.vertex_count * len(times)
-    from animkit import skin as lbs
+    from animkit.look import skin as lbs
 
     S = mesh.joint_matrices(W)
     X = lbs.influence_table(mesh.rest_positions, mesh.joints, mesh.weights, len(mesh.skin.joints), True)

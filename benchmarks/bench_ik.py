@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.figure import Figure
 from animkit.ik import rotation_error, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
+from animkit.model.figure import Figure
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ class Case:
 
 
 def make_case(name: str, fig: Figure, effector: str, chain, urdf, n: int, seed: int) -> Case:
-    from animkit.chains import dof_indices
+    from animkit.model.chains import dof_indices
 
     lim = fig.dof_limits()
     start = np.clip(np.zeros(fig.dof_count), lim[:, 0], lim[:, 1])
@@ -70,7 +70,7 @@ def make_case(name: str, fig: Figure, effector: str, chain, urdf, n: int, seed: 
     poses[:, idx] = rng.uniform(lo, hi, size=(n, len(idx)))
     c = fig.compiled
     k = c.node_names.index(effector)
-    from animkit.fk import world_batch
+    from animkit.model.fk import world_batch
 
     targets = world_batch(c, poses)[:, k]
     return Case(name, fig, effector, chain, urdf, start, idx, targets)

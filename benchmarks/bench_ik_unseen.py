@@ -28,9 +28,9 @@ from collections.abc import Callable
 import numpy as np
 
 import animkit
-from animkit.figure import Figure
 from animkit.ik import IKBatchResult, IKProblem, IKResult, rotation_error
-from animkit.joints import hinge
+from animkit.model.figure import Figure
+from animkit.model.joints import hinge
 
 from .bench_ik import DATA, ROOT, load_robot
 from .harness import interleaved

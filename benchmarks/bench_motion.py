@@ -3,7 +3,7 @@
     flock /tmp/animkit-bench.lock python -m benchmarks.bench_motion [--frames 2000] [--rounds 7]
 
 The source is the CMU walk (tests/data/cmu_02_01_walk.bvh, 120 fps) looped with its root motion carried on
-(``animkit.motion.loop_poses``) to ``--frames`` frames; the target is CesiumMan.glb (the Khronos sample
+(``animkit.motion.root_motion.loop_poses``) to ``--frames`` frames; the target is CesiumMan.glb (the Khronos sample
 character). Cases, interleaved round by round (benchmarks/harness.py): retargeting alone (``retarget_full``, what
 ``animkit retarget`` runs: the map, the bind pose, DOFs where needed, the surface on the ground), foot locking alone
 (contacts, measures before and after, the two-bone IK over all frames at once), and both. The anchor is
@@ -35,11 +35,11 @@ import numpy as np  # noqa: E402
 import animkit  # noqa: E402
 from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
-from animkit.leg_ik import _leg_ik  # noqa: E402
-from animkit.motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
-from animkit.motion_measures import SourceMotion, measure_motion  # noqa: E402
-from animkit.retarget import retarget_full  # noqa: E402
-from animkit.transforms import quaternion_from_matrix  # noqa: E402
+from animkit.model.transforms import quaternion_from_matrix  # noqa: E402
+from animkit.motion.leg_ik import _leg_ik  # noqa: E402
+from animkit.motion.measures import SourceMotion, measure_motion  # noqa: E402
+from animkit.motion.retarget import retarget_full  # noqa: E402
+from animkit.motion.root_motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
 
 from .harness import Stats, interleaved, markdown_table, stats_of, write_results  # noqa: E402
 
@@ -195,7 +195,7 @@ def main() -> None:
         f"{r.before.knee_pop_deg:.1f} → {r.after.knee_pop_deg:.1f}°; {len(r.unlocked)} contacts left unlocked "
         "(locking them made something worse).",
         "",
-        "By `animkit.motion_measures` (the mesh's surface, the source's contacts carried over), as retargeted → "
+        "By `animkit.motion.measures` (the mesh's surface, the source's contacts carried over), as retargeted → "
         f"locked: skate {m0.skate_mm_per_s:.0f} → {m1.skate_mm_per_s:.0f} mm/s, penetration "
         f"{m0.penetration_mm:.1f} → {m1.penetration_mm:.1f} mm, planted foot's lowest point (median) "
         f"{m0.planted_height_median_mm:.1f} → {m1.planted_height_median_mm:.1f} mm, knee pop "

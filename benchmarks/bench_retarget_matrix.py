@@ -8,7 +8,7 @@ forms) and tests/data, one per file name (tests/data alone when shared/ is absen
 RiggedFigure.glb, the TOML humanoid (animkit/examples/humanoid.toml) and the rigs tests/retarget_rigs.py writes with
 animkit's glTF writer (Mixamo-style 0.01-scaled armatures turned −90°/+90°/0° about x with the hips in
 centimetres; a rig whose node pose differs from its bind pose). Each pair: ``retarget_full`` then ``lock_feet`` on
-the character's meshes (what ``animkit retarget`` does), measured by :func:`animkit.motion_measures.measure_motion`
+the character's meshes (what ``animkit retarget`` does), measured by :func:`animkit.motion.measures.measure_motion`
 against the source (its contacts carried to the target), as retargeted and as locked. Writes
 benchmarks/results_retarget.md (earlier runs kept below, benchmarks/harness.py).
 """
@@ -32,10 +32,11 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import animkit  # noqa: E402
-from animkit.humanoid import match_figure  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
-from animkit.motion import MotionError, legs_of, lock_feet  # noqa: E402
-from animkit.motion_measures import (  # noqa: E402
+from animkit.look.surface import body_surface  # noqa: E402
+from animkit.model.humanoid import match_figure  # noqa: E402
+from animkit.model.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
+from animkit.motion.measures import (  # noqa: E402
     MotionReport,
     SourceMotion,
     bone_direction_errors,
@@ -44,9 +45,8 @@ from animkit.motion_measures import (  # noqa: E402
     measure_motion,
     standing_hip_height,
 )
-from animkit.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
-from animkit.retarget import feet_of, retarget_full  # noqa: E402
-from animkit.surface import body_surface  # noqa: E402
+from animkit.motion.retarget import feet_of, retarget_full  # noqa: E402
+from animkit.motion.root_motion import MotionError, legs_of, lock_feet  # noqa: E402
 from benchmarks.harness import write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
 from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402
@@ -253,7 +253,7 @@ def main() -> None:
         f"{args.rounds} runs of retarget + lock feet (the whole of `retarget_full` and `lock_feet`, on the clip's "
         "own length; the column after it times `retarget_full` alone in the same runs).",
         "",
-        "Measures (animkit.motion_measures, against the source: its contacts, by height within 4 % of the hip "
+        "Measures (animkit.motion.measures, against the source: its contacts, by height within 4 % of the hip "
         "height of each point's low and slower than 1 hip height per second, carried to the target): travel ratio = "
         "root travel in hip heights ÷ the source's (each side's own standing hip height, measured on its surface: "
         "the hips above the lowest point of the feet's mesh or drawn geometry at rest, independently of the "
@@ -288,7 +288,7 @@ def main() -> None:
         "Quadrupeds: the last rows are the Fox's own Walk and Run (in place in the file; carried forward at the speed "
         "its planted hind toe slides back, three cycles: tests/test_characters.py's `fox_walking`) onto the Fox's "
         "skeleton with legs 1.3x and the spine 0.8x as long and every node renamed (tests/test_characters.py's "
-        "`reproportioned_fox`), through `animkit.quadruped.quadruped_node_map`; drawn bones as its surface.",
+        "`reproportioned_fox`), through `animkit.model.quadruped.quadruped_node_map`; drawn bones as its surface.",
         "",
     ]
     text = "\n".join(lines)

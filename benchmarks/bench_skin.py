@@ -43,7 +43,7 @@ NODE_SCRIPT = ROOT / "benchmarks" / "node" / "skin_loop.mjs"
 def synthetic_mesh(V: int, J: int, K: int, seed: int = 0):
     """A mesh shaped like an exported character's: vertices in runs that hang on neighbouring joints (exporters
     order vertices by part), K influences with Dirichlet weights, random rigid-plus-scale joint matrices."""
-    from animkit.mesh import Mesh, Skin
+    from animkit.look.mesh import Mesh, Skin
 
     rng = np.random.default_rng(seed)
     pos = rng.normal(size=(V, 3))

@@ -2,7 +2,8 @@
 
     python -m benchmarks.lock_never_worse
 
-For each case, the clip as given and with ``animkit.motion.lock_feet`` (on a retarget: the source's contacts carried
+For each case, the clip as given and with ``animkit.motion.root_motion.lock_feet`` (on a retarget: the source's
+contacts carried
 to the target, as ``animkit retarget`` does; else the clip's own contacts from height), on the character's mesh or
 drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) of each leg:
 
@@ -12,7 +13,7 @@ drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) of 
 * knee bend: within the clip's own range for that leg (0.1° either way).
 
 Exits 1 when any contact of any case is worse, and prints the failing contacts. Retargets drop the CMU T-pose frame
-0. Not a timing: nothing is timed. The table also gives skate (mm/s, by :func:`animkit.motion_measures.measure_motion`
+0. Not a timing: nothing is timed. The table also gives skate (mm/s, by :func:`animkit.motion.measures.measure_motion`
 on the same contacts), penetration (mm), the planted foot's median lowest point (mm) and knee pops (°).
 """
 
@@ -25,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.motion import Contacts, knee_angles, legs_of, lock_feet
-from animkit.motion_measures import carry_contacts, height_contacts, measure_motion
-from animkit.retarget import retarget_full
-from animkit.surface import body_surface, descendants
+from animkit.look.surface import body_surface, descendants
+from animkit.motion.measures import carry_contacts, height_contacts, measure_motion
+from animkit.motion.retarget import retarget_full
+from animkit.motion.root_motion import Contacts, knee_angles, legs_of, lock_feet
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = (("scenes/walk.toml", None), ("tests/data/cmu_02_01_walk.bvh", "tests/data/RiggedFigure.glb"),

@@ -18,7 +18,7 @@ INLINE = {
     1: ['animkit.show(scene, wave, size=(320, 280))  # play/pause, and a slider to step through the frames'],
     2: ["r  # an IK result shows its numbers and its error curve", "reach  # a baked reach plays inline"],
     3: ["comparison  # the panels side by side, as animkit compare draws them",
-        "animkit.notebook.show_comparison(comparison, interactive=True)  # the same, to turn around: drag, scrub, "
+        "animkit.apps.notebook.show_comparison(comparison, interactive=True)  # the same, to turn around: drag, scrub, "
         "slow down",
         'animkit.still(scene, comparison.panels[-1].poses[-1], targets=[comparison.target], view="front")'],
 }

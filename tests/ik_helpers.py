@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.chains import dof_indices
-from animkit.figure import Figure
 from animkit.io.urdf import MissingMeshWarning
-from animkit.joints import ball, free, hinge, planar, slider
+from animkit.model.chains import dof_indices
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, free, hinge, planar, slider
 
 SCENES = Path(__file__).resolve().parent.parent / "scenes"
 PANDA = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "franka_panda.urdf"
@@ -86,7 +86,7 @@ def assert_meets(fig: Figure, eff: str, pose: np.ndarray, target: np.ndarray, to
                  ) -> None:
     """``pose`` lies inside the limits and puts ``eff`` on the 4×4 ``target`` by the figure's own FK: position
     within ``tol``, rotation within ``orientation_tol`` (radians)."""
-    from animkit.transforms import rotation_error
+    from animkit.model.transforms import rotation_error
 
     lim = fig.dof_limits()
     assert np.all(pose >= lim[:, 0] - 1e-12) and np.all(pose <= lim[:, 1] + 1e-12)

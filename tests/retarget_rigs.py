@@ -26,14 +26,14 @@ from pathlib import Path
 import numpy as np
 
 import animkit
-from animkit.drawn import figure_mesh
-from animkit.figure import Figure
-from animkit.geometry import Capsule
-from animkit.joints import ball, free
 from animkit.keyframes import Clip
-from animkit.motion import detect_contacts, knee_angles, legs_of
+from animkit.look.drawn import figure_mesh
+from animkit.model.figure import Figure
+from animkit.model.geometry import Capsule
+from animkit.model.joints import ball, free
+from animkit.model.transforms import homogeneous, matrix_about_axis, matrix_aligning_z_to
+from animkit.motion.root_motion import detect_contacts, knee_angles, legs_of
 from animkit.scene import Scene
-from animkit.transforms import homogeneous, matrix_about_axis, matrix_aligning_z_to
 
 #: the standing rig in metres, Y up, facing +z, its left at +x: node → (parent, offset from the parent)
 _BONES: tuple[tuple[str, str | None, tuple[float, float, float]], ...] = (
@@ -167,7 +167,7 @@ def surface_low(scene: Scene, figure: Figure, poses: np.ndarray) -> np.ndarray:
 
 def feet_below(fig: Figure) -> list[str]:
     """The humanoid feet and every node below them."""
-    from animkit.humanoid import match_figure
+    from animkit.model.humanoid import match_figure
 
     h = match_figure(fig)
     out: list[str] = []
@@ -182,7 +182,7 @@ def feet_below(fig: Figure) -> list[str]:
 
 def standing_hip_height(scene: Scene) -> float:
     """Hips above the lowest foot joint (the foot and the nodes below it) at the node rest pose."""
-    from animkit.humanoid import match_figure
+    from animkit.model.humanoid import match_figure
 
     fig = scene.figure
     W = fig.world_batch(fig.rest_pose()[None])[0]

@@ -14,8 +14,8 @@ from PIL import Image
 
 pytest.importorskip("distributed")
 
-from animkit.batch import COMMANDS, plan_outputs, register, run_batch, run_one  # noqa: E402
-from animkit.cli import main  # noqa: E402
+from animkit.apps.batch import COMMANDS, plan_outputs, register, run_batch, run_one  # noqa: E402
+from animkit.apps.cli import main  # noqa: E402
 from animkit.errors import AnimkitError  # noqa: E402
 
 from .conftest import DATA, SCENES  # noqa: E402
@@ -182,7 +182,7 @@ _ROWS = (
 
 def test_the_summary_is_parquet_with_pyarrow(tmp_path: Path) -> None:
     pq = pytest.importorskip("pyarrow.parquet", reason="the Parquet summary needs pyarrow (animkit[batch])")
-    from animkit.batch import COLUMNS, write_summary
+    from animkit.apps.batch import COLUMNS, write_summary
 
     path = write_summary(_ROWS, tmp_path)
     assert path.name == "summary.csv" and (tmp_path / "summary.parquet").exists()  # the README's CSV, and Parquet
@@ -200,7 +200,7 @@ def test_the_summary_is_parquet_with_pyarrow(tmp_path: Path) -> None:
 def test_the_summary_is_csv_without_pyarrow(tmp_path: Path, monkeypatch) -> None:
     import sys
 
-    from animkit.batch import COLUMNS, write_summary
+    from animkit.apps.batch import COLUMNS, write_summary
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if it were not installed: importing it fails
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
@@ -231,18 +231,18 @@ def _loaded(names: tuple[str, ...]) -> dict[str, bool]:
 def test_local_workers_are_forked_with_what_tasks_need_already_loaded() -> None:
     import multiprocessing
 
-    from animkit.batch import start_forkserver
+    from animkit.apps.batch import start_forkserver
 
     if start_forkserver() is None:
         pytest.skip("no forkserver on this platform: workers are spawned and import on their first task")
     # (unpickling _loaded imports this test module in the child: batch_worker and Pillow's GIF writer it does not)
-    names = ("animkit.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
+    names = ("animkit.apps.batch_worker", "distributed.worker", "animkit.render.writers", "PIL.GifImagePlugin")
     with multiprocessing.get_context("forkserver").Pool(1) as pool:
         assert pool.apply(_loaded, (names,)) == {**dict.fromkeys(names, True), "scanner": True}
 
 
 def test_workers_load_numba_only_when_the_bvh_scanner_pays(tmp_path: Path) -> None:
-    from animkit.batch import SCANNER_PAYS_BYTES, jit_pays
+    from animkit.apps.batch import SCANNER_PAYS_BYTES, jit_pays
 
     small = tmp_path / "small.bvh"
     shutil.copy(DATA / "cmu_09_01_run.bvh", small)

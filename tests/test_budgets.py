@@ -43,7 +43,7 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     # modules
     "animkit/render/raster.py": "main-speed",
     "animkit/ik/api.py": "natural / lm-house",
-    "animkit/retarget.py": "retarget-fast",
+    "animkit/motion/retarget.py": "retarget-fast",
     "animkit/ik/lm_jit.py": "lm-house",
     "animkit/ik/lm_batch_jit.py": "lm-house",
     "animkit/ik/lm.py": "lm-house",
@@ -61,11 +61,11 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     "animkit/ik/lm.py:_run_batched": "lm-house",
     "animkit/ik/lm_jit.py:_lm_packed": "lm-house",
     "animkit/ik/effectors.py:pose_from_effectors": "fabrik",
-    "animkit/retarget.py:retarget_poses": "retarget-fast",
+    "animkit/motion/retarget.py:retarget_poses": "retarget-fast",
     "animkit/ik/fabrik.py:fabrik_iteration": "fabrik",
     "animkit/ik/lm_jit.py:_lm_one": "lm-house",
     "animkit/ik/natural.py:NaturalProblem.__init__": "natural",
-    "animkit/fk.py:_fk_frames": "main-speed (the FK kernel, ported line for line to _native.c's fk_frames)",
+    "animkit/model/fk.py:_fk_frames": "main-speed (the FK kernel, ported line for line to _native.c's fk_frames)",
     # long parameter lists
     "animkit/ik/lm_jit.py:_full_task_from": "lm-house",
     "animkit/ik/lm_jit.py:_relax_stages": "lm-house",

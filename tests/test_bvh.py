@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from animkit.errors import AnimkitError, ParseError, SceneError
-from animkit.figure import Figure
 from animkit.io.bvh import BvhData, dumps_bvh, parse_bvh
-from animkit.joints import ball, custom, fixed, free, hinge, slider
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, custom, fixed, free, hinge, slider
 
 DATA = Path(__file__).parent / "data"
 WALK = DATA / "cmu_02_01_walk.bvh"
@@ -420,7 +420,7 @@ def test_world_positions_of_10000_frames_has_no_loop_over_frames() -> None:
     many = np.tile(data.frames, (30, 1))[:10_000]
     fig = data.figure
     fig.world_positions(many[:10])  # compile once
-    from animkit.fk import CHUNK_FRAMES
+    from animkit.model.fk import CHUNK_FRAMES
 
     small = _python_calls(lambda: fig.world_positions(many[:10]))
     per_chunk = _python_calls(lambda: fig.world_positions(many[:CHUNK_FRAMES + 1])) - small
@@ -462,7 +462,7 @@ def test_world_positions_out_rejects_wrong_buffers() -> None:
 def test_deferred_rig_equals_the_eager_one_and_sees_the_figure_as_parsed() -> None:
     """The BVH loader defers the humanoid match to the rig's first use: same chains as matching right away,
     and a node added afterwards does not change what was matched (the rig is made before the add)."""
-    from animkit.rig import humanoid_rig
+    from animkit.model.rig import humanoid_rig
 
     eager = humanoid_rig(parse_bvh(WALK.read_text(), WALK).figure)
     assert eager.chains  # the walk is a humanoid: a non-trivial oracle

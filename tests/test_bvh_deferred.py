@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from animkit import jit
 from animkit.errors import AnimkitError
-from animkit.figure import Figure
-from animkit.fk import CompiledFigure
 from animkit.io.bvh import parse_bvh
+from animkit.model.figure import Figure
+from animkit.model.fk import CompiledFigure
 from tests.test_bvh import mutated, ref_positions, ref_read
 
 DATA = Path(__file__).parent / "data"

@@ -187,7 +187,7 @@ def test_linear_keys_replace_cubic_splines_in_save(tmp_path: Path) -> None:
 
 
 def test_linear_keys_on_the_command_line(tmp_path: Path) -> None:
-    from animkit.cli import main
+    from animkit.apps.cli import main
     from animkit.examples import load, resolve
 
     walk = resolve("walk")
@@ -198,7 +198,7 @@ def test_linear_keys_on_the_command_line(tmp_path: Path) -> None:
     assert_plays_at_frames(scene, scene.clip(), out)
     assert main(["convert", str(walk), str(tmp_path / "w.toml"), "--keys", "linear"]) == 2  # glTF only
     # the batch's convert: each task's save gets the same option
-    from animkit.batch import COMMANDS
+    from animkit.apps.batch import COMMANDS
 
     batch_out = tmp_path / "batch.glb"
     COMMANDS["convert"].run(scene, walk, batch_out, {"suffix": ".glb", "keys": "linear"})
@@ -244,7 +244,8 @@ def test_linear_keys_play_in_threejs_as_the_clip(tmp_path: Path) -> None:
 # --- human joint limits for IK --------------------------------------------------------------------------------
 
 def joint_frame(fig, joint: str) -> np.ndarray:
-    """The world rotation of a joint's frame before its turn at rest: W_parent · L (independent of animkit.anatomy)."""
+    """The world rotation of a joint's frame before its turn at rest: W_parent · L (independent of
+    animkit.model.anatomy)."""
     arc = fig.node(joint).parent_arc
     W = fig.world_batch(fig.rest_pose()[None])[0]
     return W[fig.node_names.index(arc.parent.name)][:3, :3] @ arc.L[:3, :3]
@@ -252,7 +253,7 @@ def joint_frame(fig, joint: str) -> np.ndarray:
 
 def joint_turn(fig, joint: str, pose: np.ndarray) -> np.ndarray:
     """R = A(θ) A_refᵀ of a limited joint at ``pose`` (its rotation DOFs' Euler turn against the cone's reference)."""
-    from animkit.transforms import matrix_from_euler_intrinsic
+    from animkit.model.transforms import matrix_from_euler_intrinsic
 
     j = fig.joint(joint)
     cone = fig.rig.limits[joint]
@@ -277,9 +278,9 @@ def bone_swing_deg(fig, joint: str, pose: np.ndarray) -> float:
 @pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
 @pytest.mark.parametrize("name", ["CesiumMan.glb", "RiggedFigure.glb"])
 def test_reach_on_a_gltf_character_keeps_spine_and_neck_in_human_range(name: str) -> None:
-    from animkit.anatomy import HUMAN_RANGES
-    from animkit.figure import Rig
-    from animkit.humanoid import match_figure
+    from animkit.model.anatomy import HUMAN_RANGES
+    from animkit.model.figure import Rig
+    from animkit.model.humanoid import match_figure
 
     fig = animkit.load(DATA / name).figure
     bones = match_figure(fig)
@@ -314,7 +315,7 @@ def test_reach_on_a_gltf_character_keeps_spine_and_neck_in_human_range(name: str
 def test_profile_directions_on_a_bvh_figure() -> None:
     """The ranges bend the right way: measured on CMU's skeleton with directions from its own geometry (up: hips →
     head; front: up × (left → right hip), checked against where the toes point), not from animkit.anatomy's."""
-    from animkit.transforms import matrix_about_axis
+    from animkit.model.transforms import matrix_about_axis
 
     fig = animkit.load(DATA / "cmu_02_01_walk.bvh").figure
     P = fig.world_positions(fig.rest_pose()[None])[0]
@@ -340,7 +341,7 @@ def test_profile_directions_on_a_bvh_figure() -> None:
         Rw = matrix_about_axis(axis, np.radians(deg))
         Rj = J.T @ Rw @ J
         cone = fig.rig.limits[joint]
-        from animkit.transforms import matrix_from_euler_intrinsic
+        from animkit.model.transforms import matrix_from_euler_intrinsic
 
         j = fig.joint(joint)
         A_rest = matrix_from_euler_intrinsic(np.array([d.rest for d in j.dofs if d.kind == "revolute"]), j.order)
@@ -367,8 +368,8 @@ def test_own_limits_win_and_clips_play_unlimited(tmp_path: Path) -> None:
     import math
 
     from animkit.examples import load
-    from animkit.figure import Rig
-    from animkit.joints import Cone
+    from animkit.model.figure import Rig
+    from animkit.model.joints import Cone
 
     # a TOML figure whose joints all carry limits keeps them: no default on top
     assert dict(load("humanoid").figure.rig.limits) == {}
@@ -386,7 +387,7 @@ def test_own_limits_win_and_clips_play_unlimited(tmp_path: Path) -> None:
     assert "Spine" not in own.rig.limits and "LowerBack" in own.rig.limits
     # per joint in code: a tighter range replaces the profile's
     fig = animkit.load(DATA / "CesiumMan.glb").figure
-    from animkit.humanoid import match_figure
+    from animkit.model.humanoid import match_figure
 
     spine = match_figure(fig).node("spine")  # its node's joint carries the node's name
     profile = fig.rig.limits[spine]  # the same bone axis and neutral, a narrower range
@@ -408,8 +409,8 @@ def test_own_limits_win_and_clips_play_unlimited(tmp_path: Path) -> None:
 
 
 def test_the_fox_is_matched_as_a_quadruped_with_chains_and_effectors() -> None:
-    from animkit.motion import legs_of
-    from animkit.quadruped import match_quadruped_figure
+    from animkit.model.quadruped import match_quadruped_figure
+    from animkit.motion.root_motion import legs_of
 
     scene = animkit.load(DATA / "Fox.glb")
     fig = scene.figure
@@ -439,7 +440,7 @@ def test_the_fox_is_matched_as_a_quadruped_with_chains_and_effectors() -> None:
 
 def test_a_quadruped_by_topology_alone() -> None:
     """Generic names (only sides in them): front and hind legs from where they hang, neck and tail from structure."""
-    from animkit.quadruped import match_quadruped
+    from animkit.model.quadruped import match_quadruped
 
     names = ["pelvis", "back1", "back2", "neck1", "skull", "tail1", "tail2",
              "L_a1", "L_a2", "L_a3", "R_a1", "R_a2", "R_a3",  # hang from back2: the front legs
@@ -480,8 +481,8 @@ def fox_walking(fig, clip, cycles: int = 3) -> tuple[np.ndarray, np.ndarray]:
 def test_four_feet_contacts_and_locking_on_the_fox() -> None:
     """Four paws locked, each leg by its own joints: no DOF outside the legs' hips, knees and ankles moves, and
     every held paw stays put (its slide a tenth of the clip's or less)."""
-    from animkit.motion import detect_contacts, legs_of, lock_feet
-    from animkit.retarget import hip_height
+    from animkit.motion.retarget import hip_height
+    from animkit.motion.root_motion import detect_contacts, legs_of, lock_feet
 
     scene = animkit.load(DATA / "Fox.glb")
     fig, clip = scene.figure, scene.clips["Walk"]
@@ -527,8 +528,8 @@ def test_four_feet_contacts_and_locking_on_the_fox() -> None:
 def reproportioned_fox(tmp_path: Path) -> Path:
     """The Fox's skeleton with legs 1.3× and the spine 0.8× as long, every node renamed ``t_…``, written by animkit's
     glTF writer (its drawn bones as the mesh, the Fox's Survey as its clip)."""
-    from animkit.figure import Figure
-    from animkit.quadruped import match_quadruped_figure
+    from animkit.model.figure import Figure
+    from animkit.model.quadruped import match_quadruped_figure
     from animkit.scene import Scene
 
     src = animkit.load(DATA / "Fox.glb").figure
@@ -551,8 +552,8 @@ def reproportioned_fox(tmp_path: Path) -> Path:
 
 
 def test_retarget_between_quadrupeds_of_different_proportions(tmp_path: Path) -> None:
-    from animkit.quadruped import match_quadruped_figure, quadruped_node_map
-    from animkit.retarget import hip_height, retarget_full
+    from animkit.model.quadruped import match_quadruped_figure, quadruped_node_map
+    from animkit.motion.retarget import hip_height, retarget_full
 
     source = animkit.load(DATA / "Fox.glb")
     target = animkit.load(reproportioned_fox(tmp_path))

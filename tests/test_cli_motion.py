@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.cli import main
+from animkit.apps.cli import main
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"

@@ -1,5 +1,5 @@
 """One commands layer: ``animkit CMD`` and a batch job of the same command write the same bytes, because both call
-:mod:`animkit.commands`; and the up axis lives on the figure."""
+:mod:`animkit.apps.commands`; and the up axis lives on the figure."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit import commands
-from animkit.batch import run_one
-from animkit.cli import main
+from animkit.apps import commands
+from animkit.apps.batch import run_one
+from animkit.apps.cli import main
 from animkit.examples import resolve
 from animkit.render.frames import Style
 from animkit.scene import CameraSpec, Scene
@@ -105,7 +105,7 @@ def test_the_up_axis_is_the_figures() -> None:
         walk.figure.up = "x"  # type: ignore[assignment]
     # the functions that take up read the figure's when not told: the hip height of a Z-up walk is the one
     # measured along z, the same number as telling them up="z"
-    from animkit.retarget import hip_height
+    from animkit.motion.retarget import hip_height
 
     fig = walk.figure
     assert hip_height(fig, "Hips") == pytest.approx(hip_height(fig, "Hips", "z"))

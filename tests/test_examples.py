@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from animkit import examples
-from animkit.cli import main
+from animkit.apps.cli import main
 from animkit.errors import SceneError
 
 from .conftest import DATA, ROOT, SCENES

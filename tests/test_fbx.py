@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.chains import dof_indices
-from animkit.cli import main
+from animkit.apps.cli import main
 from animkit.errors import AnimkitError, ParseError
 from animkit.io import fbx
+from animkit.model.chains import dof_indices
 
 pytest.importorskip("ufbx", reason="ufbx (animkit[fbx]) is not installed")
 

@@ -5,7 +5,7 @@ The clip: the TOML humanoid (scenes/humanoid.toml) standing on both feet, knees 
 known speed and held a known depth too low. Both feet are planted over the whole clip (the contacts are given), so
 
 * as given, the planted feet slide at exactly that speed, and their lowest surface point is that depth under the
-  ground: the measures (:func:`animkit.motion_measures.measure_motion`) must say so;
+  ground: the measures (:func:`animkit.motion.measures.measure_motion`) must say so;
 * locked, the feet must stay put (skate near 0), their soles on the ground (within 1 cm), with no knee changing
   between frames faster than the clip's own knees do (the clip has no pops: its knees sway as a sine).
 """
@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.motion import Contacts, knee_angles, legs_of, lock_feet
-from animkit.motion_measures import measure_motion
-from animkit.retarget import hip_height
-from animkit.surface import body_surface, descendants
+from animkit.look.surface import body_surface, descendants
+from animkit.motion.measures import measure_motion
+from animkit.motion.retarget import hip_height
+from animkit.motion.root_motion import Contacts, knee_angles, legs_of, lock_feet
 
 SCENES = Path(__file__).parent.parent / "scenes"
 FPS = 30.0
@@ -104,8 +104,8 @@ def test_a_walk_locks_on_a_scaled_mixamo_armature(rig: str, tmp_path: Path) -> N
     """The CMU walk onto a rig under a 0.01-scaled (and turned) armature node, written by animkit's glTF writer: with
     the source's contacts carried, the planted feet hold (the retarget slides them at about 110 mm/s; before the leg
     IK took the turn out of the scaled world blocks, the lock did not engage at all)."""
-    from animkit.motion_measures import SourceMotion, carry_contacts, height_contacts
-    from animkit.retarget import retarget_full
+    from animkit.motion.measures import SourceMotion, carry_contacts, height_contacts
+    from animkit.motion.retarget import retarget_full
     from tests.retarget_rigs import write_rig
 
     src = animkit.load(Path(__file__).parent / "data" / "cmu_02_01_walk.bvh")

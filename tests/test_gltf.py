@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.chains import dof_indices
 from animkit.io.gltf import MorphTargetWarning
+from animkit.model.chains import dof_indices
 
 from .gltf_builder import Builder
 
@@ -449,7 +449,7 @@ def test_humanoid_character_gets_chains_and_a_reach_works() -> None:
 
 
 def test_cli_info_reads_a_glb_and_its_scene_option(capsys) -> None:
-    from animkit.cli import main
+    from animkit.apps.cli import main
 
     assert main(["info", str(DATA / "CesiumMan.glb")]) == 0
     out = capsys.readouterr().out

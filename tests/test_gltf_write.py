@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import Clip, Figure, RotationTrack, Track
-from animkit.drawn import figure_mesh
-from animkit.geometry import Box
-from animkit.joints import ball, custom, free, hinge, slider
+from animkit.look.drawn import figure_mesh
+from animkit.model.geometry import Box
+from animkit.model.joints import ball, custom, free, hinge, slider
+from animkit.model.transforms import matrix_from_quaternion, quaternion_from_axis_angle
 from animkit.scene import Scene
-from animkit.transforms import matrix_from_quaternion, quaternion_from_axis_angle
 
 from .conftest import DATA, ROOT, SCENES
 
@@ -731,7 +731,7 @@ def test_static_scale_and_mirror_in_L_are_kept(tmp_path) -> None:
 def test_rigid_character_meshes_ride_their_nodes(tmp_path) -> None:
     """A loaded character's static (non-skinned) meshes hang on their nodes: read back, they are placed
     by the same world matrices (W[node] · v) at every frame; a second mesh on one node gets a child node."""
-    from animkit.mesh import Mesh
+    from animkit.look.mesh import Mesh
 
     fig = Figure("base", name="rigid")
     fig.add("arm", "base", offset=(0, 0.5, 0), joint=hinge("h", [1.0, 1.0, 0.0]))

@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 
 import animkit
 import animkit.jit
-from animkit import fk
-from animkit import joints as J
-from animkit import transforms as tf
 from animkit.errors import PoseError, SceneError
-from animkit.figure import Figure
-from animkit.geometry import Capsule
+from animkit.model import fk
+from animkit.model import joints as J
+from animkit.model import transforms as tf
+from animkit.model.figure import Figure
+from animkit.model.geometry import Capsule
 
 from .conftest import SCENES
 

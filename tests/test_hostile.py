@@ -18,15 +18,15 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
+from animkit.apps.cli import main
 from animkit.atomic import remove_leftovers, temporary_beside
-from animkit.cli import main
 from animkit.errors import AnimkitError, ClipError, ParseError
-from animkit.figure import Figure
 from animkit.io import allow_roots, read_referenced, referenced_file
 from animkit.io.bvh import dumps_bvh, parse_bvh
-from animkit.joints import ball, hinge
 from animkit.keyframes import Clip
 from animkit.limits import MAX_DEPTH, MAX_FPS, MAX_FRAMES
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
 
 from .conftest import DATA, ROOT, SCENES
 
@@ -183,7 +183,7 @@ def test_a_ten_thousand_node_toml_chain_loads_and_renders_a_still_in_bounded_tim
     src = tmp_path / "chain.toml"
     src.write_text("\n".join(lines) + "\n")
     out = tmp_path / "still.png"
-    code = ("import resource, sys\nfrom animkit.cli import main\nrc = main(sys.argv[1:])\n"
+    code = ("import resource, sys\nfrom animkit.apps.cli import main\nrc = main(sys.argv[1:])\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\nsys.exit(rc)\n")
     done = subprocess.run([sys.executable, "-c", code, "render", str(src), "-o", str(out), "-q", "--no-grid"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
@@ -238,7 +238,7 @@ def test_cli_os_error_is_one_line(monkeypatch, capsys) -> None:
     def full(*args):
         raise OSError(28, "No space left on device", "/tmp/x.gif")
 
-    monkeypatch.setattr("animkit.cli.load_scene", full)  # the first thing `info` does
+    monkeypatch.setattr("animkit.apps.cli.load_scene", full)  # the first thing `info` does
     assert main(["info", "x.toml"]) == 2
     assert capsys.readouterr().err == "animkit: error: /tmp/x.gif: No space left on device\n"
 
@@ -364,7 +364,7 @@ _angles = st.floats(-3.0, 3.0, allow_nan=False, width=64)
 def test_toml_round_trip_of_any_names_and_values(tmp_path_factory, names, chain, effector, values, length) -> None:
     """Node names (no white space, as the figure demands), chain and effector names (anything: newlines, quotes,
     control characters, backslashes) and values written to TOML read back the same."""
-    from animkit.rig import Rig
+    from animkit.model.rig import Rig
 
     assume(effector not in names)
     fig = Figure(names[0])
@@ -450,7 +450,7 @@ def test_the_cli_is_quick_to_refuse(tmp_path: Path, capsys) -> None:
 def test_world_positions_in_chunks_and_float32(monkeypatch, compiled: bool) -> None:
     """Chunk boundaries change nothing (oracle: world_batch's translations, bit for bit); float32 is the float64
     result rounded once."""
-    from animkit.fk import CHUNK_FRAMES
+    from animkit.model.fk import CHUNK_FRAMES
 
     if compiled and not jit.enabled():
         pytest.skip("numba is off")

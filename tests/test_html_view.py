@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from animkit import load
+from animkit.apps.html_view import THREE_VERSION, panels_html, scene_html, scene_panel, write_html
+from animkit.apps.notebook import comparison_panels
 from animkit.examples import load as example
-from animkit.html_view import THREE_VERSION, panels_html, scene_html, scene_panel, write_html
-from animkit.notebook import comparison_panels
-from animkit.reach import compare
+from animkit.motion.reach import compare
 from animkit.render.camera import Camera
 from animkit.render.frames import FigureRenderer, Style
 from animkit.render.placed import figure_look
@@ -322,7 +322,7 @@ def _meta(path: Path) -> dict:
 def test_cli_writes_pages(tmp_path, capsys) -> None:
     """``view --html``, ``render -o .html``, ``compare -o .html``, ``reach -o .html`` and ``retarget --render .html``
     each write one page (no browser needed to check what it holds)."""
-    from animkit.cli import main
+    from animkit.apps.cli import main
 
     out = {k: tmp_path / f"{k}.html" for k in ("view", "render", "compare", "reach", "retarget")}
     assert main(["view", "walk", "--html", str(out["view"]), "--size", "320x240"]) == 0
@@ -366,7 +366,7 @@ def test_bad_input_is_one_clear_error() -> None:
 def test_notebook_viewer_runs_where_scripts_run_and_falls_back_to_the_video(browser, tmp_path) -> None:
     """``show(..., interactive=True)``'s HTML output: with scripts, the viewer in its iframe (the video removed);
     without scripts (a static notebook renderer), the MP4 and no viewer."""
-    from animkit.notebook import Animation, Viewer, show
+    from animkit.apps.notebook import Animation, Viewer, show
 
     v = show("walk", size=(320, 240), interactive=True)
     assert isinstance(v, Viewer) and isinstance(v.fallback, Animation) and v.fallback.mime == "video/mp4"
@@ -402,7 +402,7 @@ def test_notebook_viewer_runs_where_scripts_run_and_falls_back_to_the_video(brow
 
 
 def test_setting_shows_values_in_the_viewer() -> None:
-    from animkit import notebook
+    from animkit.apps import notebook
 
     scene = example("wave")
     assert "<iframe" not in scene._repr_html_()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit.errors import SceneError
-from animkit.humanoid import BONES, HumanoidMap, match_figure, match_humanoid, node_map
+from animkit.model.humanoid import BONES, HumanoidMap, match_figure, match_humanoid, node_map
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = DATA.parent.parent

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from animkit.figure import Figure
 from animkit.ik import BFGS, CG, LM, IKProblem, Posture, Reach, solve
 from animkit.ik.objective import chain_objective
-from animkit.joints import slider
+from animkit.model.figure import Figure
+from animkit.model.joints import slider
 
 from .ik_helpers import assert_meets, load, random_targets
 
@@ -73,7 +73,7 @@ def test_a_problem_of_tasks_is_solved_by_bfgs_and_cg():
 
 
 def test_compare_runs_bfgs_and_cg_beside_lm():
-    from animkit.reach import compare
+    from animkit.motion.reach import compare
 
     c = compare(load("three_axis_arm"), chains=["arm"], solvers=["lm", "bfgs", "cg"], duration=0.5, hold=0.1,
                 fps=10, quiet=True)

@@ -17,14 +17,14 @@ from PIL import Image
 import animkit
 from animkit import IKError
 from animkit.errors import SceneError
-from animkit.figure import Figure
 from animkit.ik import FABRIK, IKProblem, solve, solve_batch
 from animkit.ik.fabrik import fabrik_iteration
 from animkit.io.toml_scene import dumps_scene, loads_scene
-from animkit.joints import ball, hinge
-from animkit.reach import compare
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
+from animkit.model.transforms import swing_twist_from_matrix
+from animkit.motion.reach import compare
 from animkit.scene import describe_scene
-from animkit.transforms import swing_twist_from_matrix
 
 from .ik_helpers import SCENES, chain_dofs, load, natural_start, random_pose, slider_figure
 
@@ -373,7 +373,7 @@ def test_cli_compare_selects_fabrik_beside_the_others(tmp_path):
 
 
 def test_compare_refuses_solvers_with_explicit_priors(humanoid):
-    from animkit.reach import priors_from_scene
+    from animkit.motion.reach import priors_from_scene
 
     with pytest.raises(IKError, match="plain reaches"):
         compare(humanoid, solvers=["fabrik"], priors=priors_from_scene(humanoid), quiet=True)

@@ -9,11 +9,11 @@ import pytest
 
 import animkit
 from animkit import jit
-from animkit.figure import Figure
 from animkit.ik import FABRIK, IKProblem
 from animkit.ik.fabrik import compiled_chain, fabrik_step
 from animkit.ik.fabrik_jit import best_turn, step_one
-from animkit.joints import ball, hinge
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
 
 from .ik_helpers import SCENES
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from animkit.figure import Figure
 from animkit.ik import FABRIK, IKProblem
 from animkit.ik.fabrik import fabrik_iteration
-from animkit.joints import ball, hinge
-from animkit.transforms import swing_twist_from_matrix
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
+from animkit.model.transforms import swing_twist_from_matrix
 
 
 def _paper(points: list[np.ndarray], parent: list[int], targets: dict[int, np.ndarray]) -> list[np.ndarray]:

@@ -14,7 +14,7 @@ from animkit.ik import IKProblem, IKResult, Reach
 from animkit.ik.hang import Hang
 from animkit.ik.natural import Natural
 from animkit.ik.tasks import com_jacobian, configuration
-from animkit.reach import priors_from_scene
+from animkit.motion.reach import priors_from_scene
 
 from .conftest import SCENES
 
@@ -119,7 +119,7 @@ def test_the_torso_panel_carries_head_and_free_arm_as_posture() -> None:
     dofs, added = PRIORS.movable(FIG, "hand_r", "torso")
     assert set(added) == {"neck", "head", "clavicle_l", "shoulder_l", "elbow_l", "wrist_l"}
     assert PRIORS.movable(FIG, "hand_r", "arm")[1] == () and PRIORS.movable(FIG, "hand_r", "hips-up")[1] == ()
-    from animkit.reach import bake_reach
+    from animkit.motion.reach import bake_reach
 
     ride = bake_reach(FIG, "hand_r", TARGET, chain="torso", priors=PRIORS, duration=2.0, hold=0.5, quiet=True)
     fixed = bake_reach(FIG, "hand_r", TARGET, chain="torso", priors=dataclasses.replace(PRIORS, ride=False),

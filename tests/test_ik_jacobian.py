@@ -5,7 +5,7 @@ import pytest
 
 from animkit.ik import compile_chain, jacobian, rotation_error
 from animkit.ik.jacobian import chain_jacobian
-from animkit.transforms import matrix_from_rotation_vector
+from animkit.model.transforms import matrix_from_rotation_vector
 
 from .ik_helpers import load, random_pose, slider_figure
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.chains import dof_indices
 from animkit.ik import LM, IKProblem, compile_chain, solve, solve_batch
 from animkit.io.urdf import MissingMeshWarning
-from animkit.joints import hinge
+from animkit.model.chains import dof_indices
+from animkit.model.joints import hinge
 
 from .ik_helpers import assert_meets, load, natural_start, random_targets
 

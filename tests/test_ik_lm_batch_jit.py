@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from animkit import jit
-from animkit.figure import Figure
 from animkit.ik import IKProblem, compile_chain
 from animkit.ik.lm import (
     loop_chain,
@@ -27,7 +26,8 @@ from animkit.ik.lm import (
     serial_chain,
 )
 from animkit.ik.solvers import Options
-from animkit.joints import hinge
+from animkit.model.figure import Figure
+from animkit.model.joints import hinge
 
 from .ik_helpers import panda_ready, random_targets
 

@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit import jit
-from animkit.figure import Figure
 from animkit.ik import LM, IKProblem, compile_chain, rotation_error
 from animkit.ik.lm import run_lm, serial_chain
 from animkit.ik.lm_jit import log_vee
 from animkit.ik.solvers import Options
 from animkit.io.urdf import MissingMeshWarning
-from animkit.joints import hinge
-from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
+from animkit.model.figure import Figure
+from animkit.model.joints import hinge
+from animkit.model.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 from .ik_helpers import random_targets
 

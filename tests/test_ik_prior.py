@@ -246,7 +246,7 @@ def test_hands_head_within_6cm_and_half_plain_lm(subjects):
 
 
 def test_results_keep_the_human_ranges(subjects):
-    """Every joint with a human range (animkit.anatomy) ends inside it (ChainModel.project_cones leaves it alone),
+    """Every joint with a human range (animkit.model.anatomy) ends inside it (ChainModel.project_cones leaves it alone),
     though the recorded frames themselves leave the ranges (CMU's wrists twist past ±10°)."""
     from animkit.ik.problem import compile_chain
 
@@ -342,7 +342,7 @@ def test_bad_input_is_one_clear_error(cmu):
 
 
 def test_cli_prior_fit(tmp_path):
-    from animkit.cli import main
+    from animkit.apps.cli import main
 
     out = tmp_path / "prior.npz"
     assert main(["prior", "fit", str(DATA / "cmu_02_01_walk.bvh"), str(DATA / "cmu_09_01_run.bvh"), "-o", str(out),
@@ -378,7 +378,7 @@ def test_prior_features_batch_command_matches_features_of(tmp_path):
     """What `animkit prior fit --workers` reads on Dask: the batch command's .npy per file (float32) is the
     in-process features_of of the same file."""
     pytest.importorskip("distributed")
-    from animkit.batch import run_batch
+    from animkit.apps.batch import run_batch
 
     src = DATA / "cmu_09_01_run.bvh"
     report = run_batch("prior-features", [src], tmp_path, workers=1, processes=False, options={"every": 4})
@@ -414,7 +414,7 @@ def test_scene_names_a_prior(tmp_path):
     one ParseError naming the scene and the key."""
     from animkit.errors import ParseError
     from animkit.io.toml_scene import dumps_scene
-    from animkit.reach import priors_from_scene
+    from animkit.motion.reach import priors_from_scene
 
     text = animkit.examples.path("humanoid").read_text()
     mine = PosePrior(np.array([1.0]), PosePrior.load().means[:1] + 0.01, PosePrior.load().covariances[:1], "mine")

@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit import IKError
-from animkit.figure import Figure
 from animkit.ik import DLS, LM, SOLVERS, NullSpace, solve, solve_batch, solver_from_name
-from animkit.joints import ball, hinge
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
 
 from .ik_helpers import chain_dofs, load, natural_start, random_pose
 
@@ -27,7 +27,7 @@ def test_default_solver_never_nan_and_never_worse_than_the_start(target, seed, s
     start = random_pose(fig, np.arange(fig.dof_count), rng, margin=0.0)
     t = np.asarray(target)
     if six:
-        from animkit.transforms import homogeneous, matrix_from_rotation_vector
+        from animkit.model.transforms import homogeneous, matrix_from_rotation_vector
 
         t = homogeneous(matrix_from_rotation_vector(rng.normal(size=3)), t)
     r = solve(fig, start, "tool", t, solver=LM(max_iter=60))

@@ -11,9 +11,9 @@ import pytest
 
 import animkit
 from animkit import IKError
-from animkit.figure import Figure
 from animkit.ik import LM, IKProblem, NullSpace, Pseudoinverse, solve
-from animkit.joints import hinge, slider
+from animkit.model.figure import Figure
+from animkit.model.joints import hinge, slider
 
 from .ik_helpers import SCENES
 

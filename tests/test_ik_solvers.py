@@ -6,10 +6,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from animkit.figure import Figure
 from animkit.ik import DLS, SOLVERS, Pseudoinverse, jacobian, solve, solve_batch, solver_from_name, two_bone_angles
 from animkit.ik.solvers import StepInput, step_nullspace
-from animkit.joints import hinge
+from animkit.model.figure import Figure
+from animkit.model.joints import hinge
 
 from .ik_helpers import chain_dofs, load, natural_start, random_pose
 

@@ -26,7 +26,7 @@ from animkit.ik.tasks import (
     polygon_margin,
     support_from_feet,
 )
-from animkit.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
+from animkit.model.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 from .conftest import SCENES
 

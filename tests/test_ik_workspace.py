@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from animkit.errors import IKError
-from animkit.figure import Figure
 from animkit.ik.workspace import workspace
-from animkit.joints import ball
+from animkit.model.figure import Figure
+from animkit.model.joints import ball
 
 from .ik_helpers import SCENES
 

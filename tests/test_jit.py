@@ -72,7 +72,7 @@ def test_pays_adds_up_declined_work_and_takes_a_cached_kernel_once_numba_is_up(m
 def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
     import numba.core.config
 
-    from animkit import fk
+    from animkit.model import fk
 
     assert fk.fk_frames_kernel is not None
     monkeypatch.setattr(jit, "native_kernels", lambda: None)  # numba's kernel, not the one built at install

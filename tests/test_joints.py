@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from animkit.errors import SceneError
-from animkit.joints import Cone, Joint, ball, hinge
-from animkit.transforms import (
+from animkit.model.joints import Cone, Joint, ball, hinge
+from animkit.model.transforms import (
     matrix_about_axis,
     matrix_from_rotation_vector,
     matrix_from_swing_twist,

@@ -14,7 +14,10 @@ import pytest
 
 import animkit
 from animkit.keyframes import crossfade
-from animkit.motion import (
+from animkit.look.surface import body_surface, descendants
+from animkit.motion.measures import MotionReport, height_contacts, measure_motion
+from animkit.motion.retarget import retarget
+from animkit.motion.root_motion import (
     Contacts,
     LockResult,
     MotionError,
@@ -28,9 +31,6 @@ from animkit.motion import (
     root_motion,
     with_root_motion,
 )
-from animkit.motion_measures import MotionReport, height_contacts, measure_motion
-from animkit.retarget import retarget
-from animkit.surface import body_surface, descendants
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"
@@ -188,7 +188,7 @@ def test_walk_toml_locking_never_makes_it_worse() -> None:
 def test_locking_a_retarget_never_makes_it_worse(source: str, target: str) -> None:
     """The issue's regressions (a held-out punch onto the humanoid, penetration 7.3 → 36.0 mm; knee pops 7.9 →
     17.8° on RiggedFigure) on the clips here: every lock is judged against the clip as retargeted."""
-    from animkit.retarget import retarget_full
+    from animkit.motion.retarget import retarget_full
 
     src = animkit.load(DATA / source)
     tgt = animkit.load((SCENES if target.endswith(".toml") else DATA) / target)
@@ -202,8 +202,8 @@ def test_locking_a_retarget_on_the_source_contacts_keeps_held_feet_on_the_ground
     """The CMU walk with the source's contacts carried (as the CLI locks a retarget): never worse, and every held foot
     within 1 cm of the ground. The lift that takes a swinging foot out of the ground just after a contact was spread
     (max then mean filter, 2 × 0.2 s) back into the held contact: the held left foot stood up to 26 mm above it."""
-    from animkit.motion_measures import carry_contacts
-    from animkit.retarget import retarget_full
+    from animkit.motion.measures import carry_contacts
+    from animkit.motion.retarget import retarget_full
 
     src = animkit.load(DATA / "cmu_02_01_walk.bvh")
     tgt = animkit.load(DATA / target)
@@ -280,7 +280,7 @@ def test_crossfade_of_two_skeletons_aligns_the_root(walk: animkit.Scene, run: an
 
 @pytest.mark.parametrize("character", ["CesiumMan", "RiggedFigure"])
 def test_walk_retargeted_onto_gltf_characters_meets_the_goals(character: str, walk: animkit.Scene) -> None:
-    from animkit.retarget import retarget_full
+    from animkit.motion.retarget import retarget_full
 
     target = animkit.load(DATA / f"{character}.glb")
     r = retarget_full(walk, target)
@@ -296,7 +296,7 @@ def test_walk_retargeted_onto_gltf_characters_meets_the_goals(character: str, wa
 
 def test_locks_the_leg_cannot_hold_end_early_on_a_limited_target(walk: animkit.Scene) -> None:
     """humanoid.toml's hips stop at 30° back: a lock held to the end would leave the trailing foot under the floor."""
-    from animkit.retarget import retarget_full
+    from animkit.motion.retarget import retarget_full
 
     target = animkit.load(SCENES / "humanoid.toml")
     r = retarget_full(walk, target)

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.mesh import Mesh, Skin
-from animkit.motion import in_place, legs_of
-from animkit.motion_measures import (
+from animkit.look.mesh import Mesh, Skin
+from animkit.look.surface import body_surface, descendants
+from animkit.motion.measures import (
     SourceMotion,
     carry_contacts,
     height_contacts,
     measure_motion,
 )
-from animkit.retarget import bone_map, retarget_full
-from animkit.surface import body_surface, descendants
+from animkit.motion.retarget import bone_map, retarget_full
+from animkit.motion.root_motion import in_place, legs_of
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"
@@ -230,7 +230,7 @@ def test_fixed_offsets_measure_the_retarget_not_the_rigs() -> None:
     offsets point elsewhere at rest): the hips' side vector and every bone agree (a right retarget measures right);
     the same poses on that figure turned 30° about the vertical show on the side vector the closed form
     cos θ = 1 − (1 − cos 30°)(1 − (v̂·up)²) of the source's side vector v (a wrong one measures wrong)."""
-    from animkit.figure import Figure
+    from animkit.model.figure import Figure
 
     walk = animkit.load(SCENES / "walk.toml")
     src = walk.figure

@@ -25,7 +25,7 @@ from animkit.ik.tasks import (
     polygon_margin,
     support_polygon,
 )
-from animkit.reach import bake_reach, priors_from_scene
+from animkit.motion.reach import bake_reach, priors_from_scene
 
 from .conftest import SCENES
 
@@ -211,8 +211,8 @@ def test_priors_round_trip_through_toml_and_are_checked(tmp_path) -> None:
 
 
 def test_gaze_on_a_motion_capture_skeleton() -> None:
-    """The head and forward axis come from animkit.humanoid on a CMU BVH (no geometry: unit masses per bone)."""
-    from animkit.figure import Rig
+    """The head and forward axis come from animkit.model.humanoid on a CMU BVH (no geometry: unit masses per bone)."""
+    from animkit.model.figure import Rig
 
     from .conftest import ROOT
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 import animkit
 from animkit import display, examples
-from animkit.notebook import Animation, show, still
+from animkit.apps.notebook import Animation, show, still
 from animkit.render.placed import LEFT_HUE, RIGHT_HUE
 
 from .conftest import ROOT
@@ -233,7 +233,7 @@ def test_the_tutorial_notebook_runs_in_a_real_kernel(tmp_path) -> None:
     html_of = {k: "".join(o.get("data", {}).get("text/html", "") for o in v) for k, v in rich.items()}
     assert "<video" in html_of["animkit.show"] and 'type="range"' in html_of["animkit.show"]
     assert "<video" in html_of["reach"] and "<video" in html_of["comparison"]
-    viewer = html_of["animkit.notebook.show_comparison"]  # the interactive viewer, the MP4 inside as its fallback
+    viewer = html_of["animkit.apps.notebook.show_comparison"]  # the interactive viewer, the MP4 inside as its fallback
     assert "<iframe" in viewer and "animkit-meta" in viewer and "<video" in viewer
     size = len(nbformat.writes(nb).encode("utf-8"))
     print(f"executed notebook: {size / 1e6:.2f} MB")

@@ -1,4 +1,5 @@
-"""Reach measures (animkit.reach_measures) on cases with known answers, and the main job's reaches held to them."""
+"""Reach measures (animkit.motion.reach_measures) on cases with known answers, and the main job's reaches held to
+them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from animkit import load
-from animkit.reach_measures import (
+from animkit.motion.reach_measures import (
     bend_shares,
     free_arm_angle,
     hold_travel,
@@ -162,7 +163,7 @@ def test_cmu_02_06_bend_hinges_at_the_hips(scoop) -> None:
 
 @pytest.fixture(scope="module")
 def main_job():
-    from animkit.reach import compare
+    from animkit.motion.reach import compare
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
     return {p.chain: p for p in compare(scene, quiet=True).panels}
@@ -203,7 +204,7 @@ def test_gravity_lets_the_free_arm_hang() -> None:
     """hang = 0: the free arm keeps its pose in the chest's frame (it tips with the chest); hang > 0: it hangs."""
     import dataclasses
 
-    from animkit.reach import priors_from_scene
+    from animkit.motion.reach import priors_from_scene
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
     fig = scene.figure
@@ -223,7 +224,7 @@ def test_gravity_lets_the_free_arm_hang() -> None:
 def test_plain_out_of_reach_bake_is_one_smooth_stroke(humanoid) -> None:
     """Without priors (plain LM) a target out of the arm's reach: the hand travels one minimum-jerk stroke to the
     nearest point it can reach, then holds still."""
-    from animkit.reach import bake_reach
+    from animkit.motion.reach import bake_reach
 
     r = bake_reach(humanoid, "hand_r", [-0.3, 0.45, 0.5], chain="arm", duration=1.0, hold=0.5, quiet=True)
     assert not r.reached
@@ -240,7 +241,7 @@ def test_bake_reach_takes_a_problem_and_a_timeline(humanoid) -> None:
     from animkit.errors import IKError
     from animkit.ik import LM, IKProblem
     from animkit.ik.tasks import Reach
-    from animkit.reach import Timeline, bake_reach
+    from animkit.motion.reach import Timeline, bake_reach
 
     target = [-0.2, 0.9, 0.4]
     old = bake_reach(humanoid, "hand_r", target, chain="torso", duration=1.0, hold=0.3, fps=20, quiet=True)
@@ -262,7 +263,7 @@ def test_bake_reach_takes_a_problem_and_a_timeline(humanoid) -> None:
 def test_compare_puts_natural_beside_plain_solvers() -> None:
     """'natural' is one of compare's panel solvers: no fork between natural and plain comparisons."""
     from animkit.errors import IKError
-    from animkit.reach import compare, priors_from_scene
+    from animkit.motion.reach import compare, priors_from_scene
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
     c = compare(scene, chains=["hips-up"], solvers=["natural", "lm"], duration=1.0, hold=0.2, fps=15, quiet=True)

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from animkit.drawn import closed_outward
-from animkit.geometry import Box, Capsule, Sphere
+from animkit.look.drawn import closed_outward
+from animkit.model.geometry import Box, Capsule, Sphere
+from animkit.model.transforms import cross3
 from animkit.render.camera import look_at
 from animkit.render.raster import Surface, render_surfaces
-from animkit.transforms import cross3
 
 
 def test_cross3_is_np_cross() -> None:

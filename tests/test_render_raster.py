@@ -370,7 +370,7 @@ def test_grid_patch_follows_its_center() -> None:
 
 @pytest.mark.parametrize("shape", ["box", "capsule", "capsule0", "sphere", "cylinder"])
 def test_primitive_triangles_are_closed_outward_and_of_the_analytic_volume(shape: str) -> None:
-    from animkit.geometry import Box, Capsule, Cylinder, Sphere
+    from animkit.model.geometry import Box, Capsule, Cylinder, Sphere
 
     g, exact, tol = {"box": (Box((1.0, 2.0, 0.5)), 1.0, 1e-12),
                      "capsule": (Capsule(0.2, 1.0), np.pi * 0.04 * 1.0 + 4 / 3 * np.pi * 0.008, 0.12),
@@ -412,7 +412,7 @@ def test_compiled_visibility_equals_numpy(seed: int, supersample: int) -> None:
 
 
 def uv_sphere(n_lat: int = 48, n_lon: int = 96) -> tuple[np.ndarray, np.ndarray]:
-    from animkit.geometry import Sphere
+    from animkit.model.geometry import Sphere
 
     return Sphere(1.0).triangles(sections=n_lon, rings=n_lat)
 
@@ -661,7 +661,7 @@ def test_compiled_flat_surfaces_paint_the_numpy_pixels(seed: int, supersample: i
     """Several flat surfaces (some closed, culled) over a backdrop image: the compiled path, which colours the faces
     while resolving depth, gives the NumPy path's pixels and depth, whatever the order of the surfaces."""
     from animkit import jit
-    from animkit.geometry import Box, Capsule
+    from animkit.model.geometry import Box, Capsule
     from animkit.render.raster import Surface, render_surfaces, solid_image
 
     if not jit.enabled():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.cli import build_parser, camera_from_args, main
+from animkit.apps.cli import build_parser, camera_from_args, main
 from animkit.errors import RenderError
 from animkit.render.camera import VIEWS, follow_cameras, horizontal, orbit, view_angles
 from animkit.render.frames import clip_cameras

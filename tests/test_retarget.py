@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.figure import Figure
-from animkit.humanoid import match_figure, side_of
-from animkit.retarget import RetargetError, bone_map, read_bone_map, retarget, retarget_full
-from animkit.transforms import matrix_about_axis
+from animkit.model.figure import Figure
+from animkit.model.humanoid import match_figure, side_of
+from animkit.model.transforms import matrix_about_axis
+from animkit.motion.retarget import RetargetError, bone_map, read_bone_map, retarget, retarget_full
 
 DATA = Path(__file__).parent / "data"
 
@@ -196,7 +196,7 @@ def test_an_fbx_source_in_centimetres_drives_the_target_by_its_turns_not_its_sca
     import dataclasses
     import warnings
 
-    from animkit.motion_measures import SourceMotion, measure_motion
+    from animkit.motion.measures import SourceMotion, measure_motion
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -224,7 +224,7 @@ def test_an_fbx_source_in_centimetres_drives_the_target_by_its_turns_not_its_sca
 def test_rotation_part_is_the_polar_factor(seed: int) -> None:
     """rotation_part (det^(1/3), Newton–Schulz, SVD where those fail) equals the SVD's polar rotation U Vᵀ (det +1)
     on turns times a uniform scale, the same rounded to float32 (glTF's matrices), non-uniform scales and mirrors."""
-    from animkit.retarget import rotation_part
+    from animkit.motion.retarget import rotation_part
 
     rng = np.random.default_rng(seed)
     axes = rng.normal(size=(64, 3))

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.cli import main
-from animkit.retarget import (
+from animkit.apps.cli import main
+from animkit.motion.retarget import (
     bind_world,
     bone_map,
     drivable,

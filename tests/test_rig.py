@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 import animkit
-from animkit.chains import dof_indices
-from animkit.cli import main
+from animkit.apps.cli import main
 from animkit.errors import IKError, SceneError
-from animkit.figure import Figure
 from animkit.io.urdf import MissingMeshWarning
-from animkit.joints import ball, hinge
-from animkit.rig import Rig, humanoid_rig, leaf_rig
-from animkit.transforms import matrix_from_euler_intrinsic
+from animkit.model.chains import dof_indices
+from animkit.model.figure import Figure
+from animkit.model.joints import ball, hinge
+from animkit.model.rig import Rig, humanoid_rig, leaf_rig
+from animkit.model.transforms import matrix_from_euler_intrinsic
 
 DATA = Path(__file__).resolve().parent / "data"
 ROOT = DATA.parent.parent

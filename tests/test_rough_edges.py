@@ -11,10 +11,10 @@ import pytest
 
 import animkit
 from animkit import limits
-from animkit.cli import main
+from animkit.apps.cli import main
 from animkit.errors import ClipError, ParseError
-from animkit.figure import Figure
-from animkit.retarget import read_bone_map
+from animkit.model.figure import Figure
+from animkit.motion.retarget import read_bone_map
 
 from .conftest import DATA, SCENES
 

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit.jit
-from animkit import skin as lbs
 from animkit.errors import AnimkitError
-from animkit.mesh import Mesh, Skin, vertex_normals
+from animkit.look import skin as lbs
+from animkit.look.mesh import Mesh, Skin, vertex_normals
 
 
 def _affine(rng: np.random.Generator, n: int, scale: bool = True) -> np.ndarray:

@@ -204,7 +204,7 @@ def test_custom_joints_round_trip_in_file_units() -> None:
     ``kind = "custom"`` with its channels and read back with the same DOFs, limits, rest values (degrees for the
     rotation channels, metres and factors for the others) and the same world matrices for any pose."""
     from animkit import Figure
-    from animkit.joints import custom
+    from animkit.model.joints import custom
 
     fig = Figure("root")
     chans = [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z"), ("revolute", "z"), ("revolute", "y"),

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from animkit import transforms as tf
 from animkit.errors import AnimkitError
+from animkit.model import transforms as tf
 
 angles = st.floats(-10.0, 10.0, allow_nan=False)
 RNG = np.random.default_rng(7)

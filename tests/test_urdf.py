@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from animkit.errors import ParseError
-from animkit.geometry import Box, Capsule, Cylinder, MeshFile, Sphere
 from animkit.io import allow_roots, load
 from animkit.io.urdf import Mimic, MissingMeshWarning, apply_mimics, parse_urdf, read_urdf, read_urdf_model
+from animkit.model.geometry import Box, Capsule, Cylinder, MeshFile, Sphere
 
 DATA = Path(__file__).resolve().parent / "data"
 PANDA = DATA / "franka_panda.urdf"

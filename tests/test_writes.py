@@ -16,8 +16,8 @@ import pytest
 
 import animkit
 from animkit.errors import AnimkitError
-from animkit.figure import Figure
-from animkit.joints import custom
+from animkit.model.figure import Figure
+from animkit.model.joints import custom
 
 from .conftest import DATA, ROOT, SCENES
 

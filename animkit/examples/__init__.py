@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SceneError, unknown_name
+from animkit.errors import SceneError, unknown_name
 
 if TYPE_CHECKING:
-    from ..scene import Scene
+    from animkit.scene import Scene
 
 __all__ = ["names", "path", "load", "resolve", "load_file_or_example", "FOLDER"]
 
@@ -38,7 +38,7 @@ def path(name: str) -> Path:
 
 def load(name: str) -> Scene:
     """``animkit.load`` of example ``name``."""
-    from ..io import load as load_file
+    from animkit.io import load as load_file
 
     return load_file(path(name))
 
@@ -55,6 +55,6 @@ def resolve(path_or_name: str | Path) -> Path:
 def load_file_or_example(path_or_name: str | Path, *, scene: int | None = None) -> Scene:
     """``animkit.load`` of a file, or of the example of that name (see :func:`resolve`); ``scene`` picks a glTF
     file's scene."""
-    from ..io import load as load_file
+    from animkit.io import load as load_file
 
     return load_file(resolve(path_or_name), scene=scene)

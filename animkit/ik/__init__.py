@@ -10,20 +10,20 @@ See docs/derivations.md for the equations and when to pick which solver.
 
 from __future__ import annotations
 
-from .analytic import two_bone_angles
-from .api import IKProblem, solve, solve_batch
-from .bfgs import BFGS
-from .cg import CG
-from .effectors import pose_from_effectors
-from .jacobian import jacobian, rotation_error
-from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, SteppedSolver, Transpose, TwoBone
-from .prior import PosePrior, Prior
-from .problem import ChainModel, compile_chain
-from .registry import solver_from_name
-from .result import IKBatchResult, IKResult, Reason
-from .solvers import DEFAULT_SOLVER, SOLVERS, SolverName
-from .tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
-from .workspace import Workspace, workspace
+from animkit.ik.analytic import two_bone_angles
+from animkit.ik.api import IKProblem, solve, solve_batch
+from animkit.ik.bfgs import BFGS
+from animkit.ik.cg import CG
+from animkit.ik.effectors import pose_from_effectors
+from animkit.ik.jacobian import jacobian, rotation_error
+from animkit.ik.methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, SteppedSolver, Transpose, TwoBone
+from animkit.ik.prior import PosePrior, Prior
+from animkit.ik.problem import ChainModel, compile_chain
+from animkit.ik.registry import solver_from_name
+from animkit.ik.result import IKBatchResult, IKResult, Reason
+from animkit.ik.solvers import DEFAULT_SOLVER, SOLVERS, SolverName
+from animkit.ik.tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
+from animkit.ik.workspace import Workspace, workspace
 
 __all__ = [
     "IKProblem",

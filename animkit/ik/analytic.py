@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import IKError
-from ..transforms import euler_intrinsic_from_matrix
-from .jacobian import rotation_error
-from .problem import ChainModel
+from animkit.errors import IKError
+from animkit.ik.jacobian import rotation_error
+from animkit.ik.problem import ChainModel
+from animkit.model.transforms import euler_intrinsic_from_matrix
 
 __all__ = ["two_bone_angles", "two_bone_step", "two_bone_layout"]
 

@@ -12,33 +12,41 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit
-from ..errors import AnimkitError, IKError, unknown_name
-from ..figure import Figure
-from ..progress import progress
-from ..transforms import matrix_from_rotation_vector
-from .constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
-from .jacobian import chain_jacobian, rotation_error
-from .lm import (
+from animkit import jit
+from animkit.errors import AnimkitError, IKError, unknown_name
+from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.jacobian import chain_jacobian, rotation_error
+from animkit.ik.lm import (
     keep_better,
     packed_pays,
     retry_through_relaxed_limits,
     run_lm,
 )
-from .lm_batch_jit import restart_start
-from .lm_strategy_jit import (
+from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.lm_strategy_jit import (
     OUT_HISTORY,
     lm_packed,
     out_size,
     packed_entry,
 )
-from .methods import LM, Setup, Solver
-from .problem import ChainModel, Frames, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
-from .registry import solver_from_name
-from .result import IKBatchResult, IKResult, Reason
-from .solvers import LoopOutput, Options
-from .stack import TaskStack, aimed_tasks, moved_nodes, stack_tasks, task_anchors
-from .tasks import Reach, Task, body_from_figure, configuration
+from animkit.ik.methods import LM, Setup, Solver
+from animkit.ik.problem import (
+    ChainModel,
+    Frames,
+    all_rigid,
+    check_effectors,
+    compile_chain,
+    movable_dofs,
+    parse_targets,
+)
+from animkit.ik.registry import solver_from_name
+from animkit.ik.result import IKBatchResult, IKResult, Reason
+from animkit.ik.solvers import LoopOutput, Options
+from animkit.ik.stack import TaskStack, aimed_tasks, moved_nodes, stack_tasks, task_anchors
+from animkit.ik.tasks import Reach, Task, body_from_figure, configuration
+from animkit.model.figure import Figure
+from animkit.model.transforms import matrix_from_rotation_vector
+from animkit.progress import progress
 
 __all__ = ["IKProblem", "solve", "solve_batch", "retry_position_first", "retry_orientation_first",
            "retry_orientation_continuation"]

@@ -18,8 +18,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .objective import DescentSolver, Objective, free_gradient
-from .solvers import LoopOutput
+from animkit.ik.objective import DescentSolver, Objective, free_gradient
+from animkit.ik.solvers import LoopOutput
 
 __all__ = ["BFGS", "bfgs_minimise", "line_search"]
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..figure import Figure
-from ..fk import forward
-from ..geometry import Box, Capsule, Cylinder, Sphere
-from ..transforms import cross3
+from animkit.model.figure import Figure
+from animkit.model.fk import forward
+from animkit.model.geometry import Box, Capsule, Cylinder, Sphere
+from animkit.model.transforms import cross3
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "centres", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
@@ -117,7 +117,7 @@ class FigureState:
 
 
 def figure_state(figure: Figure, pose: Array) -> FigureState:
-    """FK of one pose (D,) with every DOF's world origin and axis (:func:`animkit.fk.forward`)."""
+    """FK of one pose (D,) with every DOF's world origin and axis (:func:`animkit.model.fk.forward`)."""
     c = figure.compiled
     M, r, a = forward(c, np.asarray(pose, dtype=float)[None], with_dof_frames=True)
     assert r is not None and a is not None

@@ -18,9 +18,9 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from .bfgs import line_search
-from .objective import DescentSolver, Objective, free_gradient
-from .solvers import LoopOutput
+from animkit.ik.bfgs import line_search
+from animkit.ik.objective import DescentSolver, Objective, free_gradient
+from animkit.ik.solvers import LoopOutput
 
 __all__ = ["CG", "cg_minimise"]
 

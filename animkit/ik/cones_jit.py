@@ -1,5 +1,5 @@
 """The human ranges' cones projected in compiled code (for :func:`~animkit.ik.effectors.pose_from_effectors`' loop):
-R = A(θ) A_refᵀ split into swing and twist about t (:func:`animkit.transforms.swing_twist_from_matrix`), ρ the
+R = A(θ) A_refᵀ split into swing and twist about t (:func:`animkit.model.transforms.swing_twist_from_matrix`), ρ the
 swing's excess over its edge (:meth:`Cone._swing_excess`), R′ = exp([s/max(1, ρ)]×) R_t(clamp τ), and the Euler
 angles of A′ = R′ A_ref found by Newton from θ on A(θ) = E₀E₁E₂ (spatial Jacobian [a₀, E₀a₁, E₀E₁a₂]):
 :meth:`ChainModel.project_cones`' answer (the tests' oracle), solved for the angles nearest θ instead of read from a
@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit import kernel
-from .lm_jit import log_vee
+from animkit.ik.lm_jit import log_vee
+from animkit.jit import kernel
 
 __all__ = ["Cones", "project_cones", "rotation_about"]
 

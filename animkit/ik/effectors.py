@@ -23,17 +23,17 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit
-from ..errors import AnimkitError, IKError, unknown_name
-from ..figure import Figure
-from ..fk import forward
-from ..transforms import cross3, rotation_error
-from . import effectors_jit as ej
-from .lm_jit import cholesky
-from .prior import PosePrior, PriorBinding, feature_jacobian
-from .problem import ChainModel, compile_chain
-from .result import IKResult
-from .stack import edge_constraints, solve_on_edges
+from animkit import jit
+from animkit.errors import AnimkitError, IKError, unknown_name
+from animkit.ik import effectors_jit as ej
+from animkit.ik.lm_jit import cholesky
+from animkit.ik.prior import PosePrior, PriorBinding, feature_jacobian
+from animkit.ik.problem import ChainModel, compile_chain
+from animkit.ik.result import IKResult
+from animkit.ik.stack import edge_constraints, solve_on_edges
+from animkit.model.figure import Figure
+from animkit.model.fk import forward
+from animkit.model.transforms import cross3, rotation_error
 
 __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
 

@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit import kernel
-from .cones_jit import Cones, project_cones, rotation_about
-from .lm_jit import log_vee
+from animkit.ik.cones_jit import Cones, project_cones, rotation_about
+from animkit.ik.lm_jit import log_vee
+from animkit.jit import kernel
 
 __all__ = ["chain_frames", "normal_equations", "project_cones", "rotation_about", "Links", "State", "Targets",
            "Bones", "Mixture", "Held", "Cones"]

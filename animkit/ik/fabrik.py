@@ -19,7 +19,7 @@ part h_c = (p_c − p_g)·a and its radius ρ_c = |(p_c − p_g)⊥a|. One itera
                 (one point: v's projection onto the hinge's circle ⊥ a, stopped at the limit)
         ball:   ΔR = argmax_R Σ_i v̂_iᵀ R u_i |u_i| (Kabsch; the shortest turn u → v for one point), then
                 A′ = Jᵀ ΔR J A in the joint's Euler angles (J: its frame before the turn), clamped to its box or
-                projected into its cone (swing–twist, :class:`animkit.joints.Cone`);
+                projected into its cone (swing–twist, :class:`animkit.model.joints.Cone`);
         other:  (a universal joint, part of a ball) each DOF in turn, SWEEPS times, by the hinge's φ, clamped.
 
 On a tree (both hands on a shared spine, or branches at several levels) the backward pass reaches each sub-base
@@ -38,13 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit
-from ..errors import IKError
-from ..joints import Joint
-from ..transforms import matrix_aligning
-from . import fabrik_jit as fj
-from .problem import ChainModel, Frames
-from .solvers import LoopOutput, Options
+from animkit import jit
+from animkit.errors import IKError
+from animkit.ik import fabrik_jit as fj
+from animkit.ik.problem import ChainModel, Frames
+from animkit.ik.solvers import LoopOutput, Options
+from animkit.model.joints import Joint
+from animkit.model.transforms import matrix_aligning
 
 __all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik", "clamp_angle", "compiled_chain",
            "solve_compiled", "best_turn"]

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit import kernel
+from animkit.jit import kernel
 
 __all__ = ["FabrikChain", "FabrikSettings", "solve_all", "step_one", "iteration", "best_turn", "clamp_angle1"]
 
@@ -227,7 +227,7 @@ def _cross(a: Array, b: Array) -> Array:
 
 
 def _align(u: Array, v: Array) -> Array:
-    """:func:`animkit.transforms.matrix_aligning` for one pair: the shortest turn R with R û = v̂."""
+    """:func:`animkit.model.transforms.matrix_aligning` for one pair: the shortest turn R with R û = v̂."""
     nu = math.sqrt(u[0] ** 2 + u[1] ** 2 + u[2] ** 2)
     nv = math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
     if nu < 1e-300 or nv < 1e-300:
@@ -330,7 +330,7 @@ def _quat_matrix(qv: Array) -> Array:
 
 
 def _euler(R: Array, i: int, j: int, k: int) -> Array:
-    """:func:`animkit.transforms.euler_intrinsic_from_matrix` for one matrix, the order as axis indices."""
+    """:func:`animkit.model.transforms.euler_intrinsic_from_matrix` for one matrix, the order as axis indices."""
     proper = i == k
     if proper:
         k = 3 - i - j
@@ -354,7 +354,8 @@ def _euler(R: Array, i: int, j: int, k: int) -> Array:
 
 
 def _euler_near(A: Array, near: Array, order: Array) -> Array:
-    """:func:`animkit.joints.euler_angles_near` for one matrix: of the two Euler branches the one nearest ``near``,
+    """:func:`animkit.model.joints.euler_angles_near` for one matrix: of the two Euler branches the one nearest
+    ``near``,
     each angle moved by whole turns nearest its ``near`` value."""
     e1 = _euler(A, order[0], order[1], order[2])
     e2 = e1 + np.array([math.pi, 0.0, math.pi])

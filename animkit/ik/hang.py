@@ -20,8 +20,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .body import Body, com_jacobian
-from .tasks import Configuration, Task
+from animkit.ik.body import Body, com_jacobian
+from animkit.ik.tasks import Configuration, Task
 
 __all__ = ["Hang"]
 

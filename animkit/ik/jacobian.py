@@ -18,11 +18,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import AnimkitError, IKError
-from ..figure import Figure
-from ..fk import forward
-from ..transforms import cross3, rotation_error
-from .problem import ChainModel, Frames, check_effectors, movable_dofs
+from animkit.errors import AnimkitError, IKError
+from animkit.ik.problem import ChainModel, Frames, check_effectors, movable_dofs
+from animkit.model.figure import Figure
+from animkit.model.fk import forward
+from animkit.model.transforms import cross3, rotation_error
 
 __all__ = ["jacobian", "chain_jacobian", "rotation_error"]
 

@@ -11,9 +11,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit import kernel
-from .lm_jit import log_vee
-from .poly_trig import sincos, wrap_sincos
+from animkit.ik.lm_jit import log_vee
+from animkit.ik.poly_trig import sincos, wrap_sincos
+from animkit.jit import kernel
 
 __all__ = ["LANES", "forward_lanes", "residual_lanes", "theta_lanes", "normal_equations_lanes", "solve_spd_lanes"]
 

@@ -21,9 +21,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit
-from ..transforms import rotation_error
-from .constants import (
+from animkit import jit
+from animkit.ik.constants import (
     GAIN_ABS,
     GAIN_REL,
     HOMOTOPY_DECAY,
@@ -35,14 +34,15 @@ from .constants import (
     STALL_MIN_ITER,
     START_MARGIN,
 )
-from .lm_batch_jit import _KERNEL as _LANES_KERNEL
-from .lm_batch_jit import lanes_fit, lm_lanes
-from .lm_jit import _KERNEL as _LM_KERNEL
-from .lm_jit import LoopChain, LoopSettings, lm_serial
-from .lm_strategy_jit import _PACKED as _PACKED_KERNEL
-from .lm_strategy_jit import pack_serial
-from .problem import ChainModel
-from .solvers import LoopOutput, Options
+from animkit.ik.lm_batch_jit import _KERNEL as _LANES_KERNEL
+from animkit.ik.lm_batch_jit import lanes_fit, lm_lanes
+from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
+from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
+from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
+from animkit.ik.lm_strategy_jit import pack_serial
+from animkit.ik.problem import ChainModel
+from animkit.ik.solvers import LoopOutput, Options
+from animkit.model.transforms import rotation_error
 
 __all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packed_pays", "serial_chain",
            "retry_through_relaxed_limits", "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY",

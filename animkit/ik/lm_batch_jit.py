@@ -23,9 +23,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit
-from ..jit import kernel
-from .lanes_jit import (
+from animkit import jit
+from animkit.ik.lanes_jit import (
     LANES,
     forward_lanes,
     normal_equations_lanes,
@@ -33,7 +32,7 @@ from .lanes_jit import (
     solve_spd_lanes,
     theta_lanes,
 )
-from .lm_jit import (
+from animkit.ik.lm_jit import (
     CONVERGED,
     RUNNING,
     LoopChain,
@@ -48,7 +47,8 @@ from .lm_jit import (
     stop_reason,
     tiny_chain,
 )
-from .poly_trig import sincos
+from animkit.ik.poly_trig import sincos
+from animkit.jit import kernel
 
 __all__ = ["LANES", "lm_lanes", "restart_start", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
 

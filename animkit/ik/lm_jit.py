@@ -23,9 +23,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit
-from ..jit import kernel
-from .constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
+from animkit import jit
+from animkit.ik.constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
+from animkit.jit import kernel
 
 __all__ = ["LoopChain", "LoopSettings", "Goal", "LoopOut", "lm_one", "lm_serial", "call_loop", "tiny_chain",
            "warm_up", "chain_forward", "chain_residual", "log_vee", "cholesky", "solve_spd", "stop_reason",

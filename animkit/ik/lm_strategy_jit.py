@@ -16,10 +16,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit
-from ..jit import kernel
-from .constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
-from .lm_jit import (
+from animkit import jit
+from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.lm_jit import (
     CONVERGED,
     Goal,
     LoopChain,
@@ -30,6 +29,7 @@ from .lm_jit import (
     settings_with,
     tiny_chain,
 )
+from animkit.jit import kernel
 
 __all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "OUT_POS", "OUT_ORI", "OUT_ITERS",
            "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE"]
@@ -188,7 +188,8 @@ _full_task_from = kernel(_full_task_from, calls=(lm_one, _relax_stages, _keep_be
 
 def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
     """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
-    :func:`animkit.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K = [ω/‖ω‖]_×."""
+    :func:`animkit.model.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K =
+    [ω/‖ω‖]_×."""
     vx, vy, vz = wx * t, wy * t, wz * t
     th = math.sqrt(vx * vx + vy * vy + vz * vz)
     safe = 1.0 if th < 1e-300 else th

@@ -30,13 +30,12 @@ from typing import ClassVar, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import IKError, unknown_name
-from ..figure import Figure
-from .analytic import two_bone_step
-from .fabrik import check_fabrik, fabrik_step, solve_compiled
-from .lm import lanes_with_restarts, lm_single, packed_params, run_lm
-from .problem import ChainModel, elbow_link
-from .solvers import (
+from animkit.errors import IKError, unknown_name
+from animkit.ik.analytic import two_bone_step
+from animkit.ik.fabrik import check_fabrik, fabrik_step, solve_compiled
+from animkit.ik.lm import lanes_with_restarts, lm_single, packed_params, run_lm
+from animkit.ik.problem import ChainModel, elbow_link
+from animkit.ik.solvers import (
     LoopOutput,
     Options,
     StepInput,
@@ -50,7 +49,8 @@ from .solvers import (
     step_pinv_lu,
     step_transpose,
 )
-from .stack import TaskStack, lm_stack
+from animkit.ik.stack import TaskStack, lm_stack
+from animkit.model.figure import Figure
 
 __all__ = ["Setup", "Solver", "SteppedSolver", "LM", "Pseudoinverse", "DLS", "Transpose", "NullSpace", "CCD", "TwoBone",
            "FABRIK"]

@@ -30,20 +30,20 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import IKError, unknown_name
-from ..figure import Figure
-from ..humanoid import match_figure
-from .body import body_from_figure, figure_state, ground_basis, support_at
-from .hang import Hang
-from .methods import Setup, SteppedSolver
-from .prior import PosePrior, Prior
-from .problem import check_effectors, movable_dofs
-from .solvers import LoopOutput, Options, StepInput, damped_solve
-from .tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
+from animkit.errors import IKError, unknown_name
+from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
+from animkit.ik.hang import Hang
+from animkit.ik.methods import Setup, SteppedSolver
+from animkit.ik.prior import PosePrior, Prior
+from animkit.ik.problem import check_effectors, movable_dofs
+from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
+from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
+from animkit.model.figure import Figure
+from animkit.model.humanoid import match_figure
 
 if TYPE_CHECKING:
-    from .api import IKProblem
-    from .stack import TaskStack
+    from animkit.ik.api import IKProblem
+    from animkit.ik.stack import TaskStack
 
 __all__ = ["Natural", "Priors", "NaturalProblem"]
 
@@ -230,7 +230,7 @@ class Priors:
                 pose: ArrayLike | None = None, tol: float = 1e-5, orientation: bool = False,
                 target: ArrayLike | None = None) -> IKProblem:
         """``IKProblem(figure, chain, tasks=self.tasks(...), solver=Natural(stiffness=...))``."""
-        from .api import IKProblem
+        from animkit.ik.api import IKProblem
 
         p0 = figure.rest_pose() if pose is None else np.asarray(pose, dtype=float)
         dofs, added = self.movable(figure, effector, chain)

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from .jacobian import chain_jacobian, rotation_error
-from .methods import Solver
-from .problem import ChainModel
-from .solvers import LoopOutput, Options
-from .stack import TaskStack
+from animkit.ik.jacobian import chain_jacobian, rotation_error
+from animkit.ik.methods import Solver
+from animkit.ik.problem import ChainModel
+from animkit.ik.solvers import LoopOutput, Options
+from animkit.ik.stack import TaskStack
 
 __all__ = ["Objective", "DescentSolver", "chain_objective", "stack_objective", "run_each", "free_gradient"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from ..jit import kernel
+from animkit.jit import kernel
 
 __all__ = ["sincos", "wrap_sincos", "sincos_array", "wrap_sincos_array"]
 

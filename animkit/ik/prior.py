@@ -33,12 +33,12 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..atomic import atomic_path
-from ..errors import AnimkitError, IKError
-from ..figure import Figure
-from ..humanoid import match_figure
-from ..transforms import matrix_aligning, rotation_vector_from_matrix
-from .tasks import Configuration, Task, figure_state
+from animkit.atomic import atomic_path
+from animkit.errors import AnimkitError, IKError
+from animkit.ik.tasks import Configuration, Task, figure_state
+from animkit.model.figure import Figure
+from animkit.model.humanoid import match_figure
+from animkit.model.transforms import matrix_aligning, rotation_vector_from_matrix
 
 __all__ = ["PosePrior", "PriorBinding", "PRIOR_BONES", "CANONICAL_PARENT", "bind_figure", "pose_features",
            "feature_jacobian", "body_axes", "mirror_features", "ROOT_FEATURES", "fit_mixture", "Prior",
@@ -149,7 +149,7 @@ class PriorBinding:
 
 
 def bind_figure(figure: Figure) -> PriorBinding:
-    """Match a figure's bones (:func:`animkit.humanoid.match_figure`) and compute each bone's K = R_restᵀ B A."""
+    """Match a figure's bones (:func:`animkit.model.humanoid.match_figure`) and compute each bone's K = R_restᵀ B A."""
     bones = match_figure(figure)
     c = figure.compiled
     index = {n: i for i, n in enumerate(c.node_names)}

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..chains import dof_indices
-from ..errors import AnimkitError, IKError, unknown_name
-from ..figure import Figure
-from ..joints import Cone, Joint, cone_axis_from_child, project_euler_to_cone
-from ..transforms import matrix_from_euler_intrinsic
+from animkit.errors import AnimkitError, IKError, unknown_name
+from animkit.model.chains import dof_indices
+from animkit.model.figure import Figure
+from animkit.model.joints import Cone, Joint, cone_axis_from_child, project_euler_to_cone
+from animkit.model.transforms import matrix_from_euler_intrinsic
 
 __all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames",
            "elbow_link"]
@@ -38,7 +38,8 @@ def _skew(a: Array) -> Array:
 
 @dataclass(frozen=True)
 class ConeLink:
-    """A ball joint with a :class:`~animkit.joints.Cone` (its own, or its rig's limit) whose three rotation DOFs are
+    """A ball joint with a :class:`~animkit.model.joints.Cone` (its own, or its rig's limit) whose three rotation
+    DOFs are
     the chain's links ``links`` (in the joint's DOF order); ``axis`` is its twist axis t in the joint's frame
     (resolved); ``rest`` the turn of those DOFs at rest (the reference a cone without one is measured from)."""
 
@@ -49,7 +50,7 @@ class ConeLink:
     rest: Array
 
     def project(self, values: Array) -> Array:
-        """The joint's angles (b, 3) moved into the cone (:func:`~animkit.joints.project_euler_to_cone`)."""
+        """The joint's angles (b, 3) moved into the cone (:func:`~animkit.model.joints.project_euler_to_cone`)."""
         assert self.joint.order is not None
         return project_euler_to_cone(values, self.joint.order, self.cone, self.rest)
 

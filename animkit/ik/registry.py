@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import IKError, unknown_name
-from .bfgs import BFGS
-from .cg import CG
-from .methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
+from animkit.errors import IKError, unknown_name
+from animkit.ik.bfgs import BFGS
+from animkit.ik.cg import CG
+from animkit.ik.methods import CCD, DLS, FABRIK, LM, NullSpace, Pseudoinverse, Solver, Transpose, TwoBone
 
 __all__ = ["solver_from_name"]
 

@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..display import html_for
+from animkit.display import html_for
 
 __all__ = ["IKResult", "IKBatchResult", "Reason"]
 

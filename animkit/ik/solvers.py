@@ -36,9 +36,9 @@ from typing import Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from .constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
-from .jacobian import chain_jacobian, rotation_error
-from .problem import ChainModel, Frames
+from animkit.ik.constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
+from animkit.ik.jacobian import chain_jacobian, rotation_error
+from animkit.ik.problem import ChainModel, Frames
 
 __all__ = ["SolverName", "SOLVERS", "DEFAULT_SOLVER", "Options", "LoopOutput", "StepInput", "run",
            "step_transpose", "step_pinv", "step_pinv_lu", "step_dls", "step_dls_adaptive", "step_nullspace",

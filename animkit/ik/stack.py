@@ -20,11 +20,11 @@ from typing import cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import IKError
-from ..figure import Figure
-from .problem import ChainModel
-from .solvers import LoopOutput
-from .tasks import Balance, Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
+from animkit.errors import IKError
+from animkit.ik.problem import ChainModel
+from animkit.ik.solvers import LoopOutput
+from animkit.ik.tasks import Balance, Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
+from animkit.model.figure import Figure
 
 __all__ = ["task_anchors", "aimed_tasks", "moved_nodes",
            "TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]

@@ -29,10 +29,8 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import AnimkitError, IKError
-from ..figure import Figure
-from ..transforms import cross3, rotation_vector_from_matrix
-from .body import (
+from animkit.errors import AnimkitError, IKError
+from animkit.ik.body import (
     DENSITY,
     Body,
     FigureState,
@@ -52,6 +50,8 @@ from .body import (
     support_from_feet,
     support_polygon,
 )
+from animkit.model.figure import Figure
+from animkit.model.transforms import cross3, rotation_vector_from_matrix
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian", "centres",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",

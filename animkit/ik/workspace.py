@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import IKError
-from ..figure import Figure
-from .api import IKProblem
-from .problem import check_effectors, compile_chain, movable_dofs
+from animkit.errors import IKError
+from animkit.ik.api import IKProblem
+from animkit.ik.problem import check_effectors, compile_chain, movable_dofs
+from animkit.model.figure import Figure
 
 __all__ = ["Workspace", "workspace"]
 

@@ -19,14 +19,14 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..atomic import atomic_path
-from ..errors import AnimkitError, ParseError, unknown_name
-from ._refs import allow_roots, read_referenced, referenced_file
+from animkit.atomic import atomic_path
+from animkit.errors import AnimkitError, ParseError, unknown_name
+from animkit.io._refs import allow_roots, read_referenced, referenced_file
 
 if TYPE_CHECKING:
-    from ..figure import Figure
-    from ..keyframes import Clip
-    from ..scene import Scene
+    from animkit.keyframes import Clip
+    from animkit.model.figure import Figure
+    from animkit.scene import Scene
 
 __all__ = ["load", "save", "atomic_path", "allow_roots", "referenced_file", "read_referenced", "Format", "FORMATS",
            "LOADERS", "SAVERS", "SAVE_OPTIONS"]
@@ -112,7 +112,7 @@ def save(path: str | os.PathLike[str], scene_or_figure: Scene | Figure, clip: Cl
     suffix = p.suffix.lower()
     if suffix not in SAVERS:
         raise AnimkitError(unknown_name("output file type", suffix or "(no suffix)", SAVERS))
-    from ..scene import Scene
+    from animkit.scene import Scene
 
     scene = scene_or_figure if isinstance(scene_or_figure, Scene) else Scene(scene_or_figure)
     given = [] if clip is None else list(clip) if isinstance(clip, Sequence) else [clip]

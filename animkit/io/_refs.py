@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .. import limits
-from ..errors import ParseError
+from animkit import limits
+from animkit.errors import ParseError
 
 __all__ = ["referenced_file", "read_referenced", "allow_roots", "allowed_roots"]
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParseError
+from animkit.errors import ParseError
 
 __all__ = ["Seg", "key_text", "split_key", "Context", "fmt_value", "fmt_key"]
 

@@ -27,15 +27,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit, limits
-from ..errors import ParseError
-from ..figure import Figure
-from ..jit import enabled as _jit_enabled
-from ..jit import kernel
-from ..jit import pays as jit_pays
-from ..rig import character_rig
-from ..scene import Scene
-from .bvh_hierarchy import (  # the hierarchy reader and the channel names
+from animkit import jit, limits
+from animkit.errors import ParseError
+from animkit.io.bvh_hierarchy import (  # the hierarchy reader and the channel names
     _DIGITS,
     _MOTION,
     _NUMBER,
@@ -46,7 +40,13 @@ from .bvh_hierarchy import (  # the hierarchy reader and the channel names
     _preorder,
     _usual_split,
 )
-from .bvh_write import bvh_baked, bvh_files, dumps_bvh
+from animkit.io.bvh_write import bvh_baked, bvh_files, dumps_bvh
+from animkit.jit import enabled as _jit_enabled
+from animkit.jit import kernel
+from animkit.jit import pays as jit_pays
+from animkit.model.figure import Figure
+from animkit.model.rig import character_rig
+from animkit.scene import Scene
 
 __all__ = ["BvhData", "parse_bvh", "read_bvh", "dumps_bvh", "bvh_baked", "bvh_files", "check_bvh_files",
            "CHANNEL_NAMES", "parse_frames", "frames_compiled", "load_scanner", "scan_frames_kernel"]
@@ -388,7 +388,7 @@ def read_bvh(path: str | Path) -> Scene:
 
 def _clip_from_frames(data: BvhData, name: str) -> Any:
     """The keyframed clip of ``data``: key i at t = i · frame_time, fps = 1 / frame_time."""
-    from ..keyframes import Clip
+    from animkit.keyframes import Clip
 
     return Clip.from_poses(data.figure, data.times, data.frames, name=name, fps=data.fps)
 

@@ -1,6 +1,6 @@
 """BVH's HIERARCHY section read into a figure (:mod:`animkit.io.bvh` reads a whole file): the usual layout line by
 line, anything else token by token, which names the line of any error; the channel names; the figure built from
-the blocks, or given first by its FK arrays (:meth:`animkit.figure.Figure.deferred`).
+the blocks, or given first by its FK arrays (:meth:`animkit.model.figure.Figure.deferred`).
 
     M_child = M_parent · L(OFFSET) · E₁(c₁) · E₂(c₂) · … · E_k(c_k)
 """
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import limits
-from ..errors import ParseError, SceneError, unknown_name
-from ..figure import Figure
-from ..fk import CompiledFigure, DofArrays, compile_figure
-from ..joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
+from animkit import limits
+from animkit.errors import ParseError, SceneError, unknown_name
+from animkit.model.figure import Figure
+from animkit.model.fk import CompiledFigure, DofArrays, compile_figure
+from animkit.model.joints import DofKind, Joint, JointKind, custom, dof_suffixes, fixed
 
 Array = NDArray[np.float64]
 
@@ -460,7 +460,7 @@ def _build_figure(blocks: list[_Block], name: str, path: str | None) -> Figure:
 def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
     """The FK arrays of the blocks' figure straight from the blocks, equal to ``_build_figure(…).compiled``:
     L_i = the translation OFFSET_i, T_i = I, one DOF per channel (axis e_x, e_y or e_z, no limits, rest 0),
-    named ``<joint>.<suffix>`` as :func:`~animkit.joints.custom` names them."""
+    named ``<joint>.<suffix>`` as :func:`~animkit.model.joints.custom` names them."""
     N = len(blocks)
     row = {id(b): i for i, b in enumerate(blocks)}
     parent = [-1] + [row[id(b.parent)] for b in blocks[1:]]
@@ -492,7 +492,8 @@ def _compiled_from_blocks(blocks: list[_Block]) -> CompiledFigure:
 
 
 def _columns_of(chans: tuple[tuple[DofKind, str], ...]) -> tuple[tuple[str, ...], tuple[bool, ...], tuple[int, ...]]:
-    """Per channel: the DOF's name suffix (:func:`~animkit.joints.dof_suffixes`), whether it turns, its axis 0/1/2."""
+    """Per channel: the DOF's name suffix (:func:`~animkit.model.joints.dof_suffixes`), whether it turns, its axis
+    0/1/2."""
     return dof_suffixes(chans), tuple(k == "revolute" for k, _ in chans), tuple("xyz".index(a) for _, a in chans)
 
 

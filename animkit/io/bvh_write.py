@@ -13,12 +13,12 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import AnimkitError, SceneError
-from ..figure import Figure
-from ..joints import DofKind, Joint, JointKind, custom, fixed
-from ..scene import Scene
-from ..transforms import euler_intrinsic_from_matrix
-from .bvh_hierarchy import _NAME_OF, _translation
+from animkit.errors import AnimkitError, SceneError
+from animkit.io.bvh_hierarchy import _NAME_OF, _translation
+from animkit.model.figure import Figure
+from animkit.model.joints import DofKind, Joint, JointKind, custom, fixed
+from animkit.model.transforms import euler_intrinsic_from_matrix
+from animkit.scene import Scene
 
 Array = NDArray[np.float64]
 

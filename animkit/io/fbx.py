@@ -44,15 +44,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import AnimkitError, ParseError
-from ..figure import Figure
-from ..keyframes import Clip, RotationTrack, Track
-from ..mesh import Mesh, Skin, vertex_normals
-from ..rig import humanoid_rig
-from ..scene import Scene
-from ..skin import normalized_weights
-from ._refs import read_referenced
-from .gltf import EULER_ORDER, ROOT_NAME, STILL, arc_from_trs, decode_image
+from animkit.errors import AnimkitError, ParseError
+from animkit.io._refs import read_referenced
+from animkit.io.gltf import EULER_ORDER, ROOT_NAME, STILL, arc_from_trs, decode_image
+from animkit.keyframes import Clip, RotationTrack, Track
+from animkit.look.mesh import Mesh, Skin, vertex_normals
+from animkit.look.skin import normalized_weights
+from animkit.model.figure import Figure
+from animkit.model.rig import humanoid_rig
+from animkit.scene import Scene
 
 __all__ = ["read_fbx", "BlendShapeWarning", "CHILD_TIMEOUT", "EXTRA"]
 

@@ -13,7 +13,7 @@ quaternions (:class:`~animkit.keyframes.RotationTrack`) and only then read as th
 
 Every animation is a clip under its name, with the file's own key times: LINEAR → linear (slerp for
 rotations), STEP → step, CUBICSPLINE → the cubic Hermite with the file's tangents (scaled by the key interval;
-rotations normalised after it). Meshes become :class:`~animkit.mesh.Mesh` values (one per primitive); skinned
+rotations normalised after it). Meshes become :class:`~animkit.look.mesh.Mesh` values (one per primitive); skinned
 ones ignore their node's transform, as the specification says (see ``docs/conventions.md``).
 
 Bad input is a :class:`~animkit.errors.ParseError` naming the file and the JSON pointer.
@@ -30,17 +30,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import limits
-from ..errors import AnimkitError, ParseError
-from ..figure import Figure
-from ..joints import DofKind, Joint, ball, custom, fixed
-from ..keyframes import Clip, RotationTrack, Track
-from ..limits import sample_count
-from ..rig import character_rig
-from ..scene import Scene
-from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
-from .gltf_bytes import GltfDocument, document_from_path, pointer
-from .gltf_meshes import MeshReading, decode_image
+from animkit import limits
+from animkit.errors import AnimkitError, ParseError
+from animkit.io.gltf_bytes import GltfDocument, document_from_path, pointer
+from animkit.io.gltf_meshes import MeshReading, decode_image
+from animkit.keyframes import Clip, RotationTrack, Track
+from animkit.limits import sample_count
+from animkit.model.figure import Figure
+from animkit.model.joints import DofKind, Joint, ball, custom, fixed
+from animkit.model.rig import character_rig
+from animkit.model.transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
+from animkit.scene import Scene
 
 __all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
            "MorphTargetWarning", "frame_rate_from_keys", "arc_from_trs", "decode_image"]
@@ -65,7 +65,7 @@ def check_gltf_files(path: Path, files: Sequence[tuple[Path, bytes]]) -> None:
     ``.gltf``'s ``.bin`` from the bytes about to be written, not from the disk): the registry's check."""
     import json
 
-    from .gltf_bytes import GltfDocument, document_from_bytes
+    from animkit.io.gltf_bytes import GltfDocument, document_from_bytes
 
     main = dict(files)[path]
     if path.suffix.lower() == ".glb":

@@ -27,9 +27,9 @@ from urllib.parse import unquote, unquote_to_bytes
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import limits
-from ..errors import ParseError
-from ._refs import read_referenced
+from animkit import limits
+from animkit.errors import ParseError
+from animkit.io._refs import read_referenced
 
 __all__ = [
     "GLB_MAGIC",

@@ -14,15 +14,20 @@ from typing import TYPE_CHECKING, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import AnimkitError, unknown_name
-from ..keyframes import interpolate as ip
-from ..keyframes.track import DenseTrackSet, Track
-from ..transforms import matrix_from_quaternion, quaternion_conjugate, quaternion_from_matrix, quaternion_multiply
+from animkit.errors import AnimkitError, unknown_name
+from animkit.keyframes import interpolate as ip
+from animkit.keyframes.track import DenseTrackSet, Track
+from animkit.model.transforms import (
+    matrix_from_quaternion,
+    quaternion_conjugate,
+    quaternion_from_matrix,
+    quaternion_multiply,
+)
 
 if TYPE_CHECKING:
-    from ..figure import Figure
-    from ..graph import Arc
-    from ..keyframes import Clip
+    from animkit.keyframes import Clip
+    from animkit.model.figure import Figure
+    from animkit.model.graph import Arc
 
 __all__ = ["Keys", "KEYS", "GltfChannel", "channels_from_clip", "gltf_sample"]
 

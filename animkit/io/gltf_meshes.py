@@ -1,4 +1,4 @@
-"""glTF meshes in: each primitive a :class:`~animkit.mesh.Mesh` (positions, normals, UVs, base colour and texture,
+"""glTF meshes in: each primitive a :class:`~animkit.look.mesh.Mesh` (positions, normals, UVs, base colour and texture,
 skin influences), skins (joints, inverse bind matrices), images decoded within animkit.limits' pixel budgets.
 :class:`MeshReading` is the half of :mod:`animkit.io.gltf`'s reader that reads them.
 """
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import limits
-from ..figure import Figure
-from ..mesh import Mesh, Skin, vertex_normals
-from ..skin import normalized_weights
-from .gltf_bytes import GltfDocument, pointer
+from animkit import limits
+from animkit.io.gltf_bytes import GltfDocument, pointer
+from animkit.look.mesh import Mesh, Skin, vertex_normals
+from animkit.look.skin import normalized_weights
+from animkit.model.figure import Figure
 
 Array = NDArray[np.float64]
 

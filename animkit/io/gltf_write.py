@@ -7,7 +7,7 @@ translation and rotation hold it exactly, M_child = M_parent · L · A(θ). The 
 rest pose. A Z-up scene (``scene.up == "z"``) is wrapped in one extra root node that turns +z onto
 glTF's +y (a rotation of −90° about x), so viewers show it upright.
 
-Mesh. The figure's drawn triangles (:func:`~animkit.drawn.figure_mesh`: the node data, or capsule
+Mesh. The figure's drawn triangles (:func:`~animkit.look.drawn.figure_mesh`: the node data, or capsule
 bones for a bare skeleton) become ONE mesh, flat-shaded, each vertex weighted 1 to the node that draws
 it. The skin's joints are all figure nodes, its inverse bind matrices the inverse rest world matrices,
 so ``W_j(t) · IBM_j · v_bind = M_j(t) · v_node`` is exactly what animkit draws. The mesh node sits at the
@@ -53,17 +53,26 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..drawn import figure_mesh
-from ..errors import AnimkitError, unknown_name
-from ..transforms import quaternion_from_matrix
-from .gltf_bytes import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
-from .gltf_channels import KEYS, GltfChannel, Keys, _decompose, _local, _stored_times, channels_from_clip, gltf_sample
+from animkit.errors import AnimkitError, unknown_name
+from animkit.io.gltf_bytes import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, BinaryBuilder, glb_bytes
+from animkit.io.gltf_channels import (
+    KEYS,
+    GltfChannel,
+    Keys,
+    _decompose,
+    _local,
+    _stored_times,
+    channels_from_clip,
+    gltf_sample,
+)
+from animkit.look.drawn import figure_mesh
+from animkit.model.transforms import quaternion_from_matrix
 
 if TYPE_CHECKING:
-    from ..drawn import FigureMesh
-    from ..figure import Figure
-    from ..keyframes import Clip
-    from ..scene import Scene
+    from animkit.keyframes import Clip
+    from animkit.look.drawn import FigureMesh
+    from animkit.model.figure import Figure
+    from animkit.scene import Scene
 
 __all__ = ["BufferMode", "Keys", "KEYS", "gltf_files", "gltf_document", "GltfChannel", "channels_from_clip",
            "gltf_sample"]

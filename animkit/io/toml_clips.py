@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ClipError, ParseError, unknown_name
-from ..figure import Figure
-from ..keyframes import (
+from animkit.errors import ClipError, ParseError, unknown_name
+from animkit.io._toml import Context, Seg, fmt_value, is_number, key_text
+from animkit.keyframes import (
     EASINGS,
     INTERPOLATIONS,
     LOOP_MODES,
@@ -35,13 +35,13 @@ from ..keyframes import (
     RotationTrack,
     Track,
 )
-from ..transforms import (
+from animkit.model.figure import Figure
+from animkit.model.transforms import (
     euler_intrinsic_from_matrix,
     matrix_from_euler_intrinsic,
     matrix_from_quaternion,
     quaternion_from_matrix,
 )
-from ._toml import Context, Seg, fmt_value, is_number, key_text
 
 __all__ = ["read_clips", "dumps_clips", "CLIP_KEYS"]
 

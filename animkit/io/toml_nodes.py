@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnimkitError, ParseError, SceneError, unknown_name
-from ..geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..joints import Cone, DofKind, Joint, make_joint
-from ..transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
-from ._refs import referenced_file
-from ._toml import Context, is_number
+from animkit.errors import AnimkitError, ParseError, SceneError, unknown_name
+from animkit.io._refs import referenced_file
+from animkit.io._toml import Context, is_number
+from animkit.model.geometry import SHAPES, Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
+from animkit.model.joints import Cone, DofKind, Joint, make_joint
+from animkit.model.transforms import homogeneous, matrix_aligning_z_to, matrix_from_euler_intrinsic
 
 NODE_KEYS = ("parent", "offset", "rotation", "joint", "geometry")
 JOINT_KEYS = ("kind", "axis", "axes", "order", "normal", "channels", "limits", "rest", "cone", "twist", "cone_axis")

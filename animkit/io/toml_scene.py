@@ -26,16 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..anatomy import humanoid_limits
-from ..errors import AnimkitError, ParseError, SceneError, unknown_name
-from ..figure import Figure
-from ..joints import Joint, cone_axis_from_child
-from ..rig import Rig
-from ..scene import CameraSpec, ReachSpec, Scene
-from ..transforms import homogeneous
-from ._refs import read_referenced, referenced_file
-from ._toml import Context, Seg, key_text, split_key
-from .toml_nodes import (
+from animkit.errors import AnimkitError, ParseError, SceneError, unknown_name
+from animkit.io._refs import read_referenced, referenced_file
+from animkit.io._toml import Context, Seg, key_text, split_key
+from animkit.io.toml_nodes import (
     NODE_KEYS,
     _check_keys,
     _geometry,
@@ -46,10 +40,16 @@ from .toml_nodes import (
     _vec,
     parse_color,
 )
-from .toml_write import dumps_scene
+from animkit.io.toml_write import dumps_scene
+from animkit.model.anatomy import humanoid_limits
+from animkit.model.figure import Figure
+from animkit.model.joints import Joint, cone_axis_from_child
+from animkit.model.rig import Rig
+from animkit.model.transforms import homogeneous
+from animkit.scene import CameraSpec, ReachSpec, Scene
 
 if TYPE_CHECKING:
-    from ..keyframes import Clip
+    from animkit.keyframes import Clip
 
 __all__ = ["read_toml_scene", "loads_scene", "dumps_scene", "parse_color", "key_text", "split_key", "Seg"]
 
@@ -162,13 +162,13 @@ def loads_scene(text: str, path: str | Path | None = None) -> Scene:
     except SceneError as exc:
         raise ParseError(spath, str(exc)) from None
 
-    # IK keeps a humanoid's joints without limits of their own in human ranges (animkit.anatomy)
+    # IK keeps a humanoid's joints without limits of their own in human ranges (animkit.model.anatomy)
     fig.rig = Rig(_chains(ctx, doc, fig, {}), _effectors(ctx, doc, fig, {}), humanoid_limits(fig))
     camera = _camera(ctx, doc.get("camera", {}))
     reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else None
     clips: dict[str, Any] = {}
     if "clips" in doc:
-        from .toml_clips import read_clips
+        from animkit.io.toml_clips import read_clips
 
         clips = read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx)
     return Scene(fig, camera, clips, reach, up, spath)
@@ -247,7 +247,7 @@ def _extend_base(ctx: Context, doc: Mapping[str, Any], fig_t: Mapping[str, Any])
     reach = _reach(ctx, doc["reach"], fig) if "reach" in doc else parent.reach
     clips: dict[str, Any] = dict(parent.clips)
     if "clips" in doc:
-        from .toml_clips import read_clips
+        from animkit.io.toml_clips import read_clips
 
         clips.update(read_clips(_table(ctx, doc["clips"], "clips"), fig, ctx))
     return Scene(fig, camera, clips, reach, parent.up, ctx.path)
@@ -307,7 +307,7 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
     """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
     spread, margin, hang, prior_weight (numbers >= 0), gaze, balance (booleans), planted (effector names), prior (a
     learned pose prior, animkit.ik.PosePrior: "default", the one shipped with animkit, or a .npz file relative to the
-    scene, checked here and kept as written; animkit.reach.priors_from_scene loads it)."""
+    scene, checked here and kept as written; animkit.motion.reach.priors_from_scene loads it)."""
     spec = _table(ctx, spec, "reach.priors")
     _check_keys(ctx, spec, PRIOR_KEYS, "reach.priors")
     out: dict[str, Any] = {}
@@ -365,7 +365,7 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
 def toml_files(path: Path, scene: Scene, clips: Sequence[Clip]) -> list[tuple[Path, bytes]]:
     """The one file a ``.toml`` save writes (the format registry's writer): the scene with its clips and the given
     ones (a given clip replaces the scene's of the same name)."""
-    from .toml_clips import dumps_clips
+    from animkit.io.toml_clips import dumps_clips
 
     named = dict(scene.clips)
     for c in clips:

@@ -10,17 +10,17 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..errors import SceneError
-from ..geometry import Box, Capsule, Cylinder, Geometry, Sphere
-from ..joints import Joint
-from ..scene import Scene
-from ._toml import fmt_key, fmt_value
+from animkit.errors import SceneError
+from animkit.io._toml import fmt_key, fmt_value
+from animkit.model.geometry import Box, Capsule, Cylinder, Geometry, Sphere
+from animkit.model.joints import Joint
+from animkit.scene import Scene
 
 # --- writing ----------------------------------------------------------------------------------------
 
 
 def _euler_deg(R: np.ndarray) -> list[float]:
-    from ..transforms import euler_intrinsic_from_matrix
+    from animkit.model.transforms import euler_intrinsic_from_matrix
 
     return [float(x) for x in np.degrees(euler_intrinsic_from_matrix(R, "xyz"))]
 

@@ -58,15 +58,21 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import AnimkitError, ParseError, unknown_name
-from ..figure import Figure
-from ..geometry import Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
-from ..graph import Color
-from ..joints import Joint, custom, fixed, free, hinge, planar, slider
-from ..rig import leaf_rig
-from ..scene import Scene
-from ..transforms import axis_vector, homogeneous, matrix_aligning_z_to, matrix_from_euler_extrinsic, translation
-from ._refs import allowed_roots, referenced_file
+from animkit.errors import AnimkitError, ParseError, unknown_name
+from animkit.io._refs import allowed_roots, referenced_file
+from animkit.model.figure import Figure
+from animkit.model.geometry import Box, Capsule, Cylinder, Geometry, MeshFile, Sphere
+from animkit.model.graph import Color
+from animkit.model.joints import Joint, custom, fixed, free, hinge, planar, slider
+from animkit.model.rig import leaf_rig
+from animkit.model.transforms import (
+    axis_vector,
+    homogeneous,
+    matrix_aligning_z_to,
+    matrix_from_euler_extrinsic,
+    translation,
+)
+from animkit.scene import Scene
 
 __all__ = [
     "read_urdf",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .clip import LOOP_MODES, Blend, Clip, Crossfade, LoopMode, PoseLayout, blend, crossfade
-from .interpolate import (
+from animkit.keyframes.clip import LOOP_MODES, Blend, Clip, Crossfade, LoopMode, PoseLayout, blend, crossfade
+from animkit.keyframes.interpolate import (
     EASINGS,
     Easing,
     auto_clamped_tangents,
@@ -21,7 +21,7 @@ from .interpolate import (
     squad,
     step,
 )
-from .track import (
+from animkit.keyframes.track import (
     INTERPOLATIONS,
     ROTATION_INTERPOLATIONS,
     DenseTrackSet,

@@ -35,18 +35,18 @@ from typing import Final, Literal, Protocol, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import limits
-from ..display import html_for, png_for
-from ..errors import AnimkitError, ClipError, unknown_name
-from ..limits import frame_count, sample_count
-from ..transforms import (
+from animkit import limits
+from animkit.display import html_for, png_for
+from animkit.errors import AnimkitError, ClipError, unknown_name
+from animkit.keyframes.track import DenseTrackSet, Interpolation, RotationTrack, Track
+from animkit.limits import frame_count, sample_count
+from animkit.model.transforms import (
     euler_intrinsic_from_matrix,
     matrix_from_euler_intrinsic,
     matrix_from_quaternion,
     quaternion_from_matrix,
     quaternion_slerp,
 )
-from .track import DenseTrackSet, Interpolation, RotationTrack, Track
 
 __all__ = ["PoseLayout", "LoopMode", "LOOP_MODES", "Clip", "Blend", "Crossfade", "blend", "crossfade"]
 

@@ -22,8 +22,8 @@ from typing import Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import ClipError, unknown_name
-from ..transforms import (
+from animkit.errors import ClipError, unknown_name
+from animkit.model.transforms import (
     axis_angle_from_quaternion,
     quaternion_conjugate,
     quaternion_from_axis_angle,

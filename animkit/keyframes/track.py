@@ -16,11 +16,11 @@ from typing import Final, Literal, get_args
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import limits
-from ..errors import ClipError, unknown_name
-from ..transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
-from . import interpolate as ip
-from .interpolate import Easing
+from animkit import limits
+from animkit.errors import ClipError, unknown_name
+from animkit.keyframes import interpolate as ip
+from animkit.keyframes.interpolate import Easing
+from animkit.model.transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
 
 __all__ = [
     "Interpolation",

@@ -13,8 +13,8 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .camera import Camera, look_at, orbit
-    from .frames import FigureRenderer, Panel, RenderReport, Style, render_clip, render_panels
+    from animkit.render.camera import Camera, look_at, orbit
+    from animkit.render.frames import FigureRenderer, Panel, RenderReport, Style, render_clip, render_panels
 
 _LAZY = {"render_clip": "frames", "render_panels": "frames", "Panel": "frames", "Style": "frames",
          "FigureRenderer": "frames", "RenderReport": "frames", "Camera": "camera", "look_at": "camera",

@@ -1,6 +1,6 @@
 """A pinhole camera: look-at view matrix, OpenGL-style perspective, pixel projection.
 
-Conventions (column vectors, as in :mod:`animkit.transforms`):
+Conventions (column vectors, as in :mod:`animkit.model.transforms`):
 
 * ``view_matrix()`` maps world to camera coordinates; the camera looks down its −z axis,
   +x is image right, +y is image up.
@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError, unknown_name
+from animkit.errors import RenderError, unknown_name
 
 __all__ = ["UpAxis", "ViewName", "VIEWS", "Camera", "look_at", "orbit", "orbit_offset", "fit_camera", "up_vector",
            "view_angles", "follow_cameras", "horizontal"]

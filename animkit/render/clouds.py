@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..atomic import atomic_path
-from ..figure import Figure
-from .camera import UpAxis, fit_camera
-from .panels import compose_panels
-from .placed import figure_mesh, place_vertices
-from .raster import Surface, render_surfaces, surface
+from animkit.atomic import atomic_path
+from animkit.model.figure import Figure
+from animkit.render.camera import UpAxis, fit_camera
+from animkit.render.panels import compose_panels
+from animkit.render.placed import figure_mesh, place_vertices
+from animkit.render.raster import Surface, render_surfaces, surface
 
 __all__ = ["cloud_surface", "render_clouds"]
 

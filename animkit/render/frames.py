@@ -22,16 +22,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import limits
-from ..errors import AnimkitError, RenderError
-from ..figure import Figure
-from ..limits import frame_count
-from ..progress import ProgressCallback, progress
-from ..scene import CameraSpec, Scene, UpAxis
-from .camera import Camera, fit_camera, follow_cameras, look_at, view_angles
-from .panels import PanelGrid
-from .placed import FigureMesh, figure_look, framing_points, place_vertices
-from .raster import (
+from animkit import limits
+from animkit.errors import AnimkitError, RenderError
+from animkit.limits import frame_count
+from animkit.model.figure import Figure
+from animkit.progress import ProgressCallback, progress
+from animkit.render.camera import Camera, fit_camera, follow_cameras, look_at, view_angles
+from animkit.render.panels import PanelGrid
+from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices
+from animkit.render.raster import (
     Backdrop,
     Surface,
     blend,
@@ -44,10 +43,11 @@ from .raster import (
     segment_coverage,
     segment_coverage_each,
 )
+from animkit.scene import CameraSpec, Scene, UpAxis
 
 if TYPE_CHECKING:
-    from ..keyframes import Clip
-    from ..mesh import Mesh
+    from animkit.keyframes import Clip
+    from animkit.look.mesh import Mesh
 
 __all__ = ["Style", "Panel", "RenderReport", "FigureRenderer", "camera_spec_with", "clip_camera", "clip_cameras",
            "panel_camera", "panel_cameras", "render_poses", "mesh_framing_points", "render_clip", "render_panels",
@@ -116,7 +116,7 @@ def frame_times(duration: float, fps: float, path: str | Path | None = None) -> 
         raise RenderError(str(exc)) from None
     message = None
     if path is not None and str(path).lower().endswith(".gif"):
-        from .writers import gif_frame_plan
+        from animkit.render.writers import gif_frame_plan
 
         _, _, eff, message = gif_frame_plan(fps, n)
         fps = eff
@@ -461,7 +461,7 @@ def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: t
 
 def _folder_options(out: str | Path, overwrite: bool) -> dict[str, Any]:
     """``overwrite`` for a PNG-folder output (the only writer that can mix into what is there)."""
-    from .writers import writer_kind
+    from animkit.render.writers import writer_kind
 
     return {"overwrite": overwrite} if writer_kind(out) == "png-dir" else {}
 
@@ -474,7 +474,7 @@ def render_poses(panel: Panel, out: str | Path, *, fps: float, camera: Camera | 
     folder or sheet), with its target markers and trail; its ``meshes`` (a loaded character's) are drawn on the
     figure instead of its bones (its label is not drawn). A PNG folder that exists and is not empty is written only
     with ``overwrite``. ``on_progress(done, total)`` after each frame replaces the progress bar (the caller draws)."""
-    from .writers import open_writer
+    from animkit.render.writers import open_writer
 
     figure, meshes, targets, trail = panel.figure, panel.meshes, panel.targets, panel.trail
     up = figure.up if up is None else up
@@ -534,7 +534,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
 
     Panels shorter than the longest hold their last frame. ``up``: default the first panel's figure's.
     """
-    from .writers import open_writer
+    from animkit.render.writers import open_writer
 
     if not panels:
         raise RenderError("render_panels needs at least one panel")

@@ -10,7 +10,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import RenderError
+from animkit.errors import RenderError
 
 __all__ = ["GIF_MAX_FPS", "gif_stride", "gif_frame_plan", "gif_palette", "palette_lut", "palette_index"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from .camera import Camera
+from animkit.errors import RenderError
+from animkit.render.camera import Camera
 
 Image = NDArray[np.uint8]
 Depth = NDArray[np.float32]

@@ -10,12 +10,12 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError, unknown_name
-from ..jit import enabled as jit_enabled
-from ..jit import kernel
-from .camera import Camera, UpAxis, up_vector
-from .image import Image, _camera_for, _check_depth, _check_image, rgb8, solid_image
-from .segments import _blended, _coverage_jit, _coverage_kernel, _walk, draw_segments, segment_coverage
+from animkit.errors import RenderError, unknown_name
+from animkit.jit import enabled as jit_enabled
+from animkit.jit import kernel
+from animkit.render.camera import Camera, UpAxis, up_vector
+from animkit.render.image import Image, _camera_for, _check_depth, _check_image, rgb8, solid_image
+from animkit.render.segments import _blended, _coverage_jit, _coverage_kernel, _walk, draw_segments, segment_coverage
 
 MarkerShape = Literal["disc", "cross"]
 _MARKER_SHAPES: tuple[MarkerShape, ...] = ("disc", "cross")

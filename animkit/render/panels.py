@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from .raster import rgb8, solid_image
+from animkit.errors import RenderError
+from animkit.render.raster import rgb8, solid_image
 
 __all__ = ["PanelGrid", "compose_panels", "panel_origin"]
 

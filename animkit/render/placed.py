@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..drawn import BONE_COLOR, FigureMesh, bone_capsules, closed_outward, figure_mesh
-from ..errors import SceneError
-from ..figure import Figure
-from ..geometry import Capsule, Sphere
-from ..transforms import matrix_aligning_z_to
-from .camera import UpAxis, horizontal
+from animkit.errors import SceneError
+from animkit.look.drawn import BONE_COLOR, FigureMesh, bone_capsules, closed_outward, figure_mesh
+from animkit.model.figure import Figure
+from animkit.model.geometry import Capsule, Sphere
+from animkit.model.transforms import matrix_aligning_z_to
+from animkit.render.camera import UpAxis, horizontal
 
 if TYPE_CHECKING:
-    from ..humanoid import HumanoidMap
+    from animkit.model.humanoid import HumanoidMap
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR", "figure_look",
            "node_sides", "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
@@ -81,11 +81,11 @@ def facing_axes(up: UpAxis) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
 
 
 def node_sides(figure: Figure, up: UpAxis | None = None, *, tolerance: float = 0.04) -> list[Side | None]:
-    """Each node's side: from the names when the figure is a humanoid (:func:`animkit.humanoid.match_figure`:
+    """Each node's side: from the names when the figure is a humanoid (:func:`animkit.model.humanoid.match_figure`:
     each sided limb bone's node and everything below it), else from the body's geometry (:func:`sides_at_rest`).
     """
     up = figure.up if up is None else up
-    from ..humanoid import match_figure
+    from animkit.model.humanoid import match_figure
 
     return _node_sides(figure, up, tolerance, match_figure(figure))
 
@@ -177,7 +177,7 @@ def figure_look(figure: Figure, up: UpAxis | None = None, *, sides: Sequence[Sid
     up = figure.up if up is None else up
     nodes = figure.nodes()
     index = {n: i for i, n in enumerate(figure.node_names)}
-    from ..humanoid import match_figure
+    from animkit.model.humanoid import match_figure
 
     hmap = match_figure(figure)  # linear in the nodes, but not cheap: once for the sides, the hips and the head
     side = list(sides) if sides is not None else _node_sides(figure, up, 0.04, hmap)

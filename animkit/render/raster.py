@@ -22,17 +22,32 @@ from typing import Literal, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit as jit_module
-from ..errors import RenderError
-from ..jit import enabled as jit_enabled
-from ..transforms import cross3
-from .camera import Camera
-from .image import Depth, Image, _check_image, check_frame_buffer, rgb8, solid_image
-from .overlays import Backdrop, MarkerShape, draw_grid, draw_markers, grid_backdrop, grid_segments
-from .segments import BAND_BYTES, blend, draw_polyline, draw_segments, segment_coverage, segment_coverage_each
-from .shading import _flat_colors, _light, _shade, face_shading, sample_bilinear
-from .triangles import Surface, surface
-from .visibility import _min3, _paint_kernel, _raster_jit, _setup, _visible_kernel, _visible_numpy, compiled_pays
+from animkit import jit as jit_module
+from animkit.errors import RenderError
+from animkit.jit import enabled as jit_enabled
+from animkit.model.transforms import cross3
+from animkit.render.camera import Camera
+from animkit.render.image import Depth, Image, _check_image, check_frame_buffer, rgb8, solid_image
+from animkit.render.overlays import Backdrop, MarkerShape, draw_grid, draw_markers, grid_backdrop, grid_segments
+from animkit.render.segments import (
+    BAND_BYTES,
+    blend,
+    draw_polyline,
+    draw_segments,
+    segment_coverage,
+    segment_coverage_each,
+)
+from animkit.render.shading import _flat_colors, _light, _shade, face_shading, sample_bilinear
+from animkit.render.triangles import Surface, surface
+from animkit.render.visibility import (
+    _min3,
+    _paint_kernel,
+    _raster_jit,
+    _setup,
+    _visible_kernel,
+    _visible_numpy,
+    compiled_pays,
+)
 
 __all__ = [
     "MarkerShape",

@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from ..jit import enabled as jit_enabled
-from ..jit import kernel
-from .camera import Camera
-from .image import Image, _camera_for, _check_depth, _check_image, rgb8
+from animkit.errors import RenderError
+from animkit.jit import enabled as jit_enabled
+from animkit.jit import kernel
+from animkit.render.camera import Camera
+from animkit.render.image import Image, _camera_for, _check_depth, _check_image, rgb8
 
 __all__ = ["segment_coverage", "segment_coverage_each", "blend", "draw_segments", "draw_polyline", "BAND_BYTES"]
 

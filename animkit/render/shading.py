@@ -8,12 +8,12 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from ..jit import enabled as jit_enabled
-from ..jit import kernel
-from .camera import Camera
-from .triangles import Surface
-from .visibility import _Setup
+from animkit.errors import RenderError
+from animkit.jit import enabled as jit_enabled
+from animkit.jit import kernel
+from animkit.render.camera import Camera
+from animkit.render.triangles import Surface
+from animkit.render.visibility import _Setup
 
 __all__ = ["face_shading", "sample_bilinear"]
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from .image import rgb8
+from animkit.errors import RenderError
+from animkit.render.image import rgb8
 
 __all__ = ["Surface", "surface"]
 
@@ -22,7 +22,7 @@ class Surface:
     vertex, interpolated perspective-correctly and renormalised per pixel, times ``color`` (3,) uint8 and, with
     ``uvs`` (V, 2) and ``texture`` (h, w, 3 or 4) uint8, the texture sampled bilinearly at the perspective-correct
     UV (u, v) ∈ [0, 1]², (0, 0) at the texture's top-left corner, repeating outside. Build it with :func:`surface`.
-    ``closed`` (T,) marks faces that bound a closed solid wound outward (:func:`animkit.drawn.closed_outward`) with
+    ``closed`` (T,) marks faces that bound a closed solid wound outward (:func:`animkit.look.drawn.closed_outward`) with
     the camera outside it: those facing away from the eye are hidden by the solid's own front and are not drawn.
     """
 

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..errors import RenderError
-from ..scene import Scene
-from .camera import Camera, orbit
-from .frames import FigureRenderer, Style, clip_camera
-from .placed import figure_look, framing_points
+from animkit.errors import RenderError
+from animkit.render.camera import Camera, orbit
+from animkit.render.frames import FigureRenderer, Style, clip_camera
+from animkit.render.placed import figure_look, framing_points
+from animkit.scene import Scene
 
 if TYPE_CHECKING:
-    from ..keyframes import Clip
+    from animkit.keyframes import Clip
 
 __all__ = ["Viewer", "view", "NO_DISPLAY"]
 

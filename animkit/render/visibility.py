@@ -8,9 +8,9 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import jit as jit_module
-from ..jit import kernel
-from ..jit import pays as jit_pays
+from animkit import jit as jit_module
+from animkit.jit import kernel
+from animkit.jit import pays as jit_pays
 
 __all__ = ["compiled_pays", "RASTER_JIT_MIN"]
 

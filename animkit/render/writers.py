@@ -32,10 +32,10 @@ from typing import IO, Any, Final, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import jit, limits
-from ..atomic import discard, publish, temporary_beside
-from ..errors import RenderError, unknown_name
-from .gif import (
+from animkit import jit, limits
+from animkit.atomic import discard, publish, temporary_beside
+from animkit.errors import RenderError, unknown_name
+from animkit.render.gif import (
     GIF_MAX_FPS,
     _drop_message,
     _gif_delay_cs,
@@ -45,7 +45,7 @@ from .gif import (
     palette_index,
     palette_lut,
 )
-from .image import rgb8
+from animkit.render.image import rgb8
 
 __all__ = [
     "check_output",
@@ -478,7 +478,7 @@ class ContactSheetWriter(_TempFileWriter):
     def _finish(self) -> None:
         from PIL import Image
 
-        from .panels import compose_panels
+        from animkit.render.panels import compose_panels
 
         if len(self.tiles) == 1 and self.tiles[0][0] == 0:
             sheet = self.first

@@ -67,7 +67,7 @@ def source(out: str) -> None:
 
     import animkit
     from animkit.examples import load
-    from animkit.mesh import Mesh, Skin
+    from animkit.look.mesh import Mesh, Skin
     from animkit.scene import Scene
 
     walk, wave = load("walk"), load("wave")
@@ -118,7 +118,7 @@ def source(out: str) -> None:
     P = np.array(positions)
     F = np.array(faces, dtype=np.intp)
     skin = Skin("body", tuple(names), np.linalg.inv(W), np.arange(len(names), dtype=np.intp))
-    mesh = Mesh("body", names[0], 0, F, P, animkit.mesh.vertex_normals(P, F), np.array(uvs), np.ones(4),
+    mesh = Mesh("body", names[0], 0, F, P, animkit.look.mesh.vertex_normals(P, F), np.array(uvs), np.ones(4),
                 checker(), skin, np.array(joints, dtype=np.intp), np.array(weights))
     scene = Scene(fig, clips={"walk": walk.clip(), "wave": wave.clip()}, meshes=(mesh,), up="y")
     tmp = Path(out).with_suffix(".tmp.glb")
@@ -232,9 +232,9 @@ def big_source(out: str, frames: int = 500, rings: int = 16, sides: int = 16) ->
 
     import animkit
     from animkit.examples import load
-    from animkit.joints import ball
     from animkit.keyframes import Clip
-    from animkit.mesh import Mesh, Skin
+    from animkit.look.mesh import Mesh, Skin
+    from animkit.model.joints import ball
     from animkit.scene import Scene
 
     fig = load("humanoid").figure
@@ -291,7 +291,7 @@ def big_source(out: str, frames: int = 500, rings: int = 16, sides: int = 16) ->
                 F += [(a0, a1, b1), (a0, b1, b0)]
     Pa, Fa = np.array(P), np.array(F, dtype=np.intp)
     skin = Skin("body", tuple(names), np.linalg.inv(W), np.arange(len(names), dtype=np.intp))
-    mesh = Mesh("body", names[0], 0, Fa, Pa, animkit.mesh.vertex_normals(Pa, Fa), np.array(UV), np.ones(4), None,
+    mesh = Mesh("body", names[0], 0, Fa, Pa, animkit.look.mesh.vertex_normals(Pa, Fa), np.array(UV), np.ones(4), None,
                 skin, np.array(J, dtype=np.intp), np.array(Wt))
     animkit.save(out, Scene(fig, clips={"dance": clip}, meshes=(mesh,)))
     print(f"wrote {out}: {len(names)} nodes, {len(Pa)} vertices, {frames} frames")

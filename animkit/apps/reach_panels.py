@@ -1,0 +1,53 @@
+"""The panels a reach and a comparison are drawn in: one labelled :class:`~animkit.render.frames.Panel` per reach,
+the target marked and the effector's trail drawn. Built here, beside :mod:`animkit.motion.reach` (which draws
+nothing), for
+every front end that draws reaches: ``animkit reach`` / ``compare`` (:mod:`animkit.apps.cli`), the notebook
+(:mod:`animkit.apps.notebook`) and the HTML viewer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from animkit.look.mesh import Mesh
+    from animkit.model.figure import Figure
+    from animkit.motion.reach import Comparison, ReachResult
+    from animkit.render.frames import Panel
+
+__all__ = ["panel_label", "reach_panel", "comparison_panels"]
+
+
+def panel_label(result: ReachResult) -> str:
+    """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre) or
+    ``label: not reached (2.0 cm)``."""
+    r = result.result
+    if r.converged:
+        state = "reached"
+    elif r.reachable is False:
+        short = r.position_error * 100
+        state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
+    else:
+        state = f"not reached ({r.position_error * 100:.1f} cm)"
+    return f"{result.label}: {state}"
+
+
+def reach_panel(figure: Figure, result: ReachResult, target: ArrayLike, meshes: Sequence[Mesh] = ()) -> Panel:
+    """One reach's panel: its poses, :func:`panel_label`, the ``target`` (a point, or a 4×4 pose whose translation
+    is marked) and the effector's trail."""
+    from animkit.render.frames import Panel
+
+    t = np.asarray(target, dtype=float)
+    point = t[:3, 3] if t.shape == (4, 4) else t.reshape(-1)[:3]
+    return Panel(figure, result.poses, panel_label(result), targets=point[None], trail=result.trail,
+                 meshes=tuple(meshes))
+
+
+def comparison_panels(figure: Figure, comparison: Comparison, meshes: Sequence[Mesh] = ()) -> list[Panel]:
+    """One labelled panel per reach of the comparison, the target marked and the effector's trail drawn
+    (``meshes``: a character's, drawn on the figure)."""
+    return [reach_panel(figure, p, comparison.target, meshes) for p in comparison.panels]

@@ -1,0 +1,500 @@
+"""Feet held where they land: :func:`lock_feet`, its passes and the judge that keeps it from making a clip worse.
+
+**Foot locking.** During a heel contact the ankle is held at one point over the whole contact (the point of
+its path the leg reaches best: a sliding foot is held near its middle); during a toe contact with the heel down the
+foot turns so the toe stays too, and when the heel lifts the toe stays where the heel left it and the foot turns
+about it (ankle goal = toe lock − Q·(toe − ankle) at f). The lock holds in full over the whole contact and is
+eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the clip carried
+and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
+:mod:`animkit.look.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out of the ground
+elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
+knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
+within the clip's own range of bend (soft stops); a swinging leg bent to its limit keeps its foot's height; a biped's
+pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's; the
+foot keeps its world orientation from the clip. For a retarget, pass the source's contacts carried to the target
+(``contacts=``: :func:`animkit.motion.measures.carry_contacts`), as ``animkit retarget`` and the batch do. Locking
+never makes a clip worse: a stretch of frames whose foot surface goes further under the ground, whose knee changes
+between frames by more than the clip's largest change, or whose own held foot slides faster, has its contacts left
+unlocked (:attr:`LockResult.unlocked` says which and why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.look.surface import BodySurface, body_surface, descendants
+from animkit.model.figure import Figure
+from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
+from animkit.motion.leg_ik import SOFT, _carry, _leg_ik
+from animkit.motion.legs import (
+    Contacts,
+    Leg,
+    MotionMeasures,
+    _foot_lows,
+    _intervals,
+    detect_contacts,
+    knee_angles,
+    legs_of,
+    measure,
+    metres_per_unit,
+    windowed_speed,
+)
+from animkit.motion.retarget import hip_height, up_index
+
+if TYPE_CHECKING:
+    from animkit.look.mesh import Mesh
+    from animkit.scene import UpAxis
+
+__all__ = ["LockResult", "lock_feet"]
+
+Array = NDArray[np.float64]
+Bool = NDArray[np.bool_]
+
+
+@dataclass(frozen=True, eq=False)
+class LockResult:
+    """Poses with the feet locked, the contacts used, the measures before and after, the contacts left
+    unlocked because locking them made something worse (one line each: leg, frames, why), and ``held`` (F, K):
+    the frames each of ``contacts.points`` was locked in the end (None when nothing was)."""
+
+    poses: Array
+    contacts: Contacts
+    before: MotionMeasures
+    after: MotionMeasures
+    legs: tuple[Leg, ...] = field(default=())
+    unlocked: tuple[str, ...] = field(default=())
+    held: Bool | None = None
+
+
+def _lock_point(clip: Array, hip: Array, reach: float, up: int) -> Array:
+    """Where a planted ankle is held over its contact (clip (n, 3), the clip's ankle there): the point p on the
+    ground path from its first to its last position (and its mean) that minimises max_f (|p_f − hip(f)| − r(f))⁺
+    + 0.01·max_f |p − clip(f)|_ground, p_f = p on the ground at the clip's height, r(f) = max(reach, |clip(f) −
+    hip(f)|): the leg stretched past its reach
+    as little as can be, then the foot as near the clip's as can be (a sliding foot held at its middle moves ±s/2)."""
+    t = np.linspace(0.0, 1.0, 9)[:, None]
+    cand = np.concatenate([clip[0] + t * (clip[-1] - clip[0]), clip.mean(axis=0, keepdims=True)])  # (C, 3)
+    off = cand[:, None, :] - clip[None]  # (C, n, 3)
+    off[..., up] = 0.0
+    room = np.maximum(np.linalg.norm(clip - hip, axis=1), reach)  # never shorter than the clip's own
+    over = np.maximum(np.linalg.norm(off + (clip - hip)[None], axis=-1) - room, 0.0).max(axis=1)
+    return cand[int(np.argmin(over + 0.01 * np.linalg.norm(off, axis=-1).max(axis=1)))]
+
+
+def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, hip: Array | None = None,
+          reach: float = np.inf, up: int = 1) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+    """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
+    whose lock it eases from (itself during a contact, the contact's first frame before it and its last frame
+    after it, −1 elsewhere).
+
+    Heel contact: the ankle stays at one point over the contact (:func:`_lock_point` given the ``hip`` positions
+    and the leg's ``reach``, else the clip's mean there). Toe contact with the heel also down: the foot turns (Q)
+    so the toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe
+    lock − Q·(toe − ankle)). The weight is 1 over the whole contact [s, e) and eases in over ``blend`` frames
+    before it and out over ``blend`` after it, w = smoothstep(min(f − s + blend + 1, e + blend − f) / (blend +
+    1)); around a contact the lock's offset from the clip is carried (goal = clip + lock(s) − clip(s) before it,
+    clip + lock(e − 1) − clip(e − 1) after it), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    """
+    F = clip.shape[0]
+    rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
+    heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
+    heel_lock = np.full((F, 3), np.nan)
+    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe puts it
+        ts = [t for t in toe_runs if t[0] < s < t[1]]
+        if ts:
+            heel_lock[s:e] = toe[ts[0][0]:s].mean(axis=0) - rel[s]
+        elif hip is None:
+            heel_lock[s:e] = clip[s:e].mean(axis=0)
+        else:
+            heel_lock[s:e] = _lock_point(clip[s:e], hip[s:e], reach, up)
+    toe_lock = np.full((F, 3), np.nan)
+    for s, e in toe_runs:
+        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
+    both = mask_heel & mask_toe
+    only_toe = mask_toe & ~mask_heel
+    rv = np.zeros((F, 3))
+    if both.any():
+        rv[both] = rotation_vector_from_matrix(matrix_aligning(rel[both], toe_lock[both] - heel_lock[both]))
+    for s, e in _intervals(only_toe):  # the turn holds while the foot pivots on its toe after standing on both
+        if s > 0 and both[s - 1]:
+            rv[s:e] = rv[s - 1]
+    lock = clip.copy()
+    lock[mask_heel] = heel_lock[mask_heel]
+    Q = matrix_from_rotation_vector(rv)
+    lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
+    locked = mask_heel | mask_toe
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(locked, idx, -1))  # the last locked frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(locked, idx, F)[::-1])[::-1]
+    after = np.where(prev >= 0, idx - prev, F + blend + 1)
+    before = np.where(nxt < F, nxt - idx, F + blend + 1)
+    x = np.clip((blend + 1.0 - np.minimum(after, before)) / (blend + 1.0), 0.0, 1.0)
+    w = x * x * (3.0 - 2.0 * x)  # smoothstep: no jump in speed where a ramp starts or ends
+    at = np.where(after <= before, prev, nxt)  # the nearer contact's end (after it) or start (before it)
+    ease = ~locked & (np.minimum(after, before) <= blend)
+    goal = lock.copy()
+    goal[ease] = clip[ease] + lock[at[ease]] - clip[at[ease]]
+    rv[ease] = rv[at[ease]]
+    src = np.where(locked, idx, np.where(ease, at, -1))
+    Q = matrix_from_rotation_vector(rv * w[:, None])
+    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
+
+
+@dataclass(frozen=True, eq=False)
+class _Judge:
+    """The clip as given, as the never-worse checks read it: its poses, knee angles (F, legs) and feet's lowest
+    surface points (F, legs), the ground, the surface, the up index, metres per unit, the blend in frames and the
+    contacts."""
+
+    figure: Figure
+    P0: Array
+    legs: tuple[Leg, ...]
+    knee0: Array
+    low0: Array
+    ground: float
+    surface: BodySurface
+    k: int
+    unit: float
+    nb: int
+    contacts: Contacts
+
+
+def _unlock_worse(judge: _Judge, lock: Callable[[], Array], masks: dict[str, tuple[Bool, Bool]],
+                  lift: dict[str, Bool], notes: list[str]) -> tuple[Array, dict[str, tuple[Bool, Bool]]]:
+    """``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is worse than the clip as given
+    (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg at fault's own there, else
+    the other leg's: a biped's leg moved only because the pelvis moved for the other's lock). Then the legs still
+    made worse lose every lock, and if that is still worse, the clip is returned as given (masks then empty)."""
+    F = judge.P0.shape[0]
+    for _ in range(12):
+        P = lock()
+        worse = _worse_stretches(judge, P, masks)
+        if not worse:
+            return P, masks
+        for s0, e0, side, why in worse:
+            lift[side][s0:e0] = False
+            own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
+            for other in [side] if own else [leg.side for leg in judge.legs if leg.side != side]:
+                for m in masks[other]:
+                    for s1, e1 in _intervals(m):
+                        if s1 < e0 and e1 > s0:
+                            m[s1:e1] = False
+                            notes.append(f"leg {other} frames {s1}-{e1 - 1} left unlocked: locked, leg {side}: {why}")
+    for side in dict.fromkeys(w[2] for w in worse):
+        masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
+        lift[side][:] = False
+        notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
+    P = lock()
+    if _worse_stretches(judge, P, masks):
+        notes.append("feet left as given: every lock made some stretch worse")
+        return judge.P0, {}
+    return P, masks
+
+
+def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
+              contacts: Contacts | None = None, blend: float = 0.2, legs: tuple[Leg, ...] | None = None,
+              unit: float | None = None, meshes: Sequence[Mesh] = ()) -> LockResult:
+    """Feet held where they land during contacts, by the two-bone leg IK over all frames at once.
+
+    ``ground``: the floor's height (default 0, the world's floor plane; ``contacts``' own ground is not used).
+    During a contact the foot's lowest *surface* point (``meshes``, a scene's skinned meshes, else the drawn
+    geometry: :mod:`animkit.look.surface`) is put on the ground (:data:`SOLE_CLEARANCE` above it), and a foot under the
+    ground elsewhere is lifted out of it; ``blend``: seconds over which a lock eases in and out (at least 2 frames).
+    ``contacts``: for a retarget, the source's carried to the target (else found on this clip). The knee bends no
+    further and straightens no further than the clip's own knee does (soft stops). A lock the leg cannot hold (its
+    joint limits or its length keep the ankle more than 2 % of the leg's length from the lock along the ground)
+    keeps only its longest run of frames held, and the pass is made again (at most 8 times). Then **nothing gets
+    worse**: each contact (its frames with their ease in and out) and each other stretch of frames where a leg
+    changed is compared with the clip as given; where the foot's surface goes further under the ground than it did
+    there, a knee changes between two frames by more than the clip's largest knee change, or a planted foot of a leg
+    holding a lock there slides faster, the contacts there are left unlocked (``LockResult.unlocked`` says which and
+    why) and the work is done again (at most 12 times; then a leg still made worse is left as given, whole, and if
+    that is not enough the clip is returned as given). Each leg's lock turns that leg's own joints only (hip, knee,
+    ankle); the one shared correction is a biped's pelvis, lowered where a held foot is out of reach and raised
+    where a planted knee would bend past the clip's, with the other leg then holding its own foot where the clip has
+    it. Four legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands
+    on its paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per
+    contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
+    which marker jitter dominates.
+    """
+    up = figure.up if up is None else up
+    legs = legs_of(figure) if legs is None else legs
+    P0 = np.atleast_2d(figure.check_pose(poses)).copy()
+    F = P0.shape[0]
+    g = 0.0 if ground is None else float(ground)
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs)
+    c = dataclasses.replace(c, ground=g, ground_found=False)
+    surface = body_surface(figure, meshes)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+    masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
+                        c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
+             for leg in legs}
+    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist off the ground, so
+        # the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the foot)
+        if leg.side not in ("l", "r") and leg.toe != leg.ankle:
+            mh, mt = masks[leg.side]
+            masks[leg.side] = (np.zeros(F, bool), mh | mt)
+    lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
+    nb = max(2, int(round(blend * fps)))
+    k = up_index(up)
+    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    knee0 = knee_angles(figure, P0, legs)
+    pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
+    W0 = figure.world_batch(P0)
+    low0 = _foot_lows(figure, W0, legs, surface, k)
+    names = figure.node_names
+    soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
+             for leg in legs]  # each foot's surface about its ankle, in the clip
+    notes: list[str] = []
+    judge = _Judge(figure, P0, legs, knee0, low0, g, surface, k, u, nb, c)
+    def lock() -> Array:
+        return _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+
+    P, masks = _unlock_worse(judge, lock, masks, lift, notes)
+    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+    if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
+        # slide more lose their locks; if the feet still slide more, the clip is returned as given
+        for leg in legs:
+            pts = [p for p in dict.fromkeys((leg.ankle, leg.toe)) if p in c.points]
+            if sum(after.skate_by_point[p] for p in pts) > sum(before.skate_by_point[p] for p in pts):
+                masks[leg.side] = (np.zeros(F, bool), np.zeros(F, bool))
+                lift[leg.side][:] = False
+                notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
+        P, masks = _unlock_worse(judge, lock, masks, lift, notes)
+        after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+        if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
+                or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
+            P, masks, after = P0, {}, before
+            notes.append("feet left as given: the planted feet slid more in all")
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+
+
+def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
+    """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
+    if not masks:
+        return None
+    held = np.zeros_like(c.mask)
+    for leg in legs:
+        mh, mt = masks[leg.side]
+        held[:, c.points.index(leg.ankle)] = mh
+        if leg.toe in c.points:
+            held[:, c.points.index(leg.toe)] = mt
+    return held
+
+
+#: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
+#: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
+#: 120 fps): the IK's soft stops and the ease in and out.
+DRIFT_TOLERANCE = 0.0001
+
+
+def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int], window: int) -> Array:
+    """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
+    [a, b)): the mean over its frames of the slowest planted point's ground speed over ``window`` frames
+    (:func:`windowed_speed`, units per frame; NaN for a run too short to tell), as the skate measure takes it."""
+    clipped = []
+    for _, m in masks:
+        c = np.zeros_like(m)
+        c[a:b] = m[a:b]
+        clipped.append(c)
+    v = np.stack([windowed_speed(X[:, i][:, horiz], c, 1.0, float(window)) for (i, _), c in zip(masks, clipped,
+                                                                                                 strict=True)])
+    slowest = np.fmin.reduce(v, axis=0)
+    out = [float(np.nanmean(slowest[s:e])) if np.isfinite(slowest[s:e]).any() else np.nan
+           for s, e in _intervals(np.logical_or.reduce(clipped))]
+    return np.asarray(out, dtype=float)
+
+
+def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]]) -> list[tuple[int, int, str, str]]:
+    """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
+    the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
+    given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
+    what got worse.
+    A leg's stretches are its contacts (held or not), each with
+    ``nb`` frames either side (each judged on its own, overlapping its neighbours), and the runs of changed frames
+    outside them, judged apart."""
+    figure, legs, k, nb, contacts = judge.figure, judge.legs, judge.k, judge.nb, judge.contacts
+    knee0, low0, ground, unit = judge.knee0, judge.low0, judge.ground, judge.unit
+    names = figure.node_names
+    W = figure.world_batch(P)
+    knee = knee_angles(figure, P, legs)
+    low = _foot_lows(figure, W, legs, judge.surface, k)
+    pos0 = figure.world_positions(judge.P0)
+    tiny = 1e-9 * figure.size()
+    clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
+    hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
+    out: list[tuple[int, int, str, str]] = []
+    horiz = [i for i in range(3) if i != k]
+    for j, leg in enumerate(legs):
+        ia = names.index(leg.ankle)
+        pts = [names.index(p) for p in dict.fromkeys((leg.ankle, leg.toe)) if p in contacts.points]
+        runs_of = [(i, contacts.mask[:, contacts.points.index(names[i])]) for i in pts]
+        moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
+        moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
+        win = np.zeros(len(P), dtype=bool)  # each contact (held or not) with its ease either side, judged apart
+        runs = []
+        for s, e in _intervals(np.logical_or.reduce([masks[leg.side][0], masks[leg.side][1]]
+                                                    + [m for _, m in runs_of])):
+            win[max(0, s - nb):e + nb] = True
+            if moved[max(0, s - nb):e + nb].any():
+                runs.append((max(0, s - nb), min(len(P), e + nb)))
+        runs += _intervals(moved & ~win)
+        for s, e in runs:
+            a, b = max(0, s - 1), min(len(P), e + 1)
+            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
+            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j], initial=-np.inf)))
+            pop0 = clip_pop
+            pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
+            if pen1 > pen0 + 1e-6 * figure.size():
+                out.append((a, b, leg.side, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
+                            f"{1e3 * unit * pen0:.1f} mm)"))
+            elif pop1 > pop0 + 1e-6:
+                out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
+                            f"at most {np.degrees(pop0):.1f}°)"))
+            elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
+                # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
+                half = max(1, nb // 2)
+                d0 = _drift(pos0, runs_of, a, b, horiz, half)
+                d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
+                worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
+                if worse.size:
+                    v0, v1 = float(d0[worse[0]]), float(d1[worse[0]])
+                    out.append((a, b, leg.side, f"a planted foot would slide {1e3 * unit * v1:.2f} mm a frame in "
+                                f"its contact (as given {1e3 * unit * v0:.2f} mm)"))
+    return out
+
+
+def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+               soles: list[Array], max_step: float = np.inf) -> Array:
+    """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
+    frames held, the ankle on the ground within 2 % of the leg's length of its goal; ≤ 8 passes)."""
+    names = figure.node_names
+    k = up_index(up)
+    P = P0
+    for _ in range(8):
+        P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
+        pos = figure.world_positions(P)
+        again = False
+        for leg, (goal, w) in zip(legs, goals, strict=True):
+            ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
+            length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
+            gap = pos[:, ia] - goal
+            gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
+            miss = (w > 0.0) & (np.linalg.norm(gap, axis=1) > 0.02 * length)
+            for m in masks[leg.side]:
+                for s0, e0 in _intervals(m):
+                    if miss[s0:e0].any():  # missed in the lock: its longest run of frames held stays locked (a
+                        # miss in its ease, the foot in the air, is no slide)
+                        runs = _intervals(~miss[s0:e0]) or [(0, 1)]
+                        a, b = max(runs, key=lambda r: r[1] - r[0])
+                        m[s0:e0] = False
+                        m[s0 + a:s0 + b] = True
+                        again = True
+        if not again:
+            break
+    return P
+
+
+def _smooth_max(x: Array, r: int) -> Array:
+    """A max filter then a mean filter, both of half-width r: a bump that covers x and eases in and out."""
+    pad = np.pad(x, r, mode="edge")
+    wide = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).max(axis=1)
+    pad = np.pad(wide, r, mode="edge")
+    return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
+
+
+def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
+    """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
+    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by :func:`_smooth_max`
+    reaches a held frame (its goal already stands the sole on the ground), and near one the foot is lifted only as
+    far as it must be (its sole kept on the ground)."""
+    F = len(x)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(held, idx, 2 * F + r)[::-1])[::-1]
+    z = np.clip(np.minimum(idx - prev, nxt - idx) / r, 0.0, 1.0)
+    return np.maximum(x, z * z * (3.0 - 2.0 * z) * bump)
+
+
+#: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
+#: little by the leg's joint limits then still stays out of the ground.
+SOLE_CLEARANCE = 0.005
+REACH = 0.0
+
+
+def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
+               lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...], soles: list[Array],
+               max_step: float = np.inf) -> tuple[Array, list[tuple[Array, Array]]]:
+    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg).
+
+    The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
+    during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
+    ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
+    points about its ankle in the clip (F, V, 3).
+    """
+    P = P.copy()
+    F = P.shape[0]
+    W = figure.world_batch(P)
+    names = figure.node_names
+    k = up_index(up)
+    nb = max(2, int(round(blend * fps)))
+    clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
+    feet = []
+    weights: list[tuple[Array, Array]] = []
+    for leg, rel in zip(legs, soles, strict=True):
+        ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
+        A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
+        mh, mt = masks[leg.side]
+        Hp = W[:, ih, :3, 3]
+        Kp = W[0, ik_, :3, 3]
+        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
+        d0 = np.linalg.norm(A - Hp, axis=1)
+        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
+        # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
+        if rel.shape[1]:
+            below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
+            off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+        else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
+            below, off = np.zeros(F), np.zeros(F)
+        goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
+        sole = goal[:, k] + below
+        deficit = np.where(lift[leg.side] & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
+        if deficit.max() > 0:
+            deficit = _off_held(_smooth_max(deficit, nb), deficit, w >= 1.0, nb)
+            goal[:, k] += deficit
+        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
+        weights.append((goal, w))
+    # the hips come down where a locked leg could not reach its goal and up where a planted one would have to bend
+    # further than the clip's knee does, smoothly (max filter, then a mean)
+    upv = np.eye(3)[k]
+    drop = np.zeros(F)
+    if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
+        down, rise = np.zeros(F), np.zeros(F)
+        for leg, goal, active, _, reach, near, w, d_clip in feet:
+            off = goal - W[:, names.index(leg.hip), :3, 3]
+            vert = off @ upv
+            flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
+            far = reach - 0.5 * SOFT * reach  # half into the IK's soft stop: the foot ≤ 0.11 of its width short
+            need = np.where(active & (flat2 < far**2), -vert - np.sqrt(np.maximum(far**2 - flat2, 0.0)), 0.0)
+            down = np.maximum(down, need)
+            # half into the soft stop, but never for a bend the clip makes itself at that frame
+            bent = np.minimum(near + 0.5 * SOFT * reach, d_clip)
+            need = np.where((w >= 1.0) & (flat2 < bent**2), np.sqrt(np.maximum(bent**2 - flat2, 0.0)) + vert, 0.0)
+            rise = np.maximum(rise, need)
+        drop = (_smooth_max(down, nb) if down.max() > 0 else down) - (_smooth_max(rise, nb) if rise.max() > 0 else rise)
+    if np.abs(drop).max() > 0:
+        M = np.tile(np.eye(4), (F, 1, 1))
+        M[:, :3, 3] = -drop[:, None] * upv
+        P = _carry(figure, P, M)
+        W = figure.world_batch(P)
+    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips moved, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
+    return P, weights

@@ -1,0 +1,186 @@
+"""Joint turns written back into poses over all frames at once: the two-bone leg IK the foot lock drives
+(:func:`_leg_ik`: the ankle on a goal, the knee in the clip's own plane and range, soft stops, a limited knee speed)
+and the root carried by a ground transform (:func:`_carry`: W_h' = M·W_h, which the lock's pelvis correction and
+root motion share), each read back into the joints' DOFs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.ik import two_bone_angles
+from animkit.model.figure import Figure
+from animkit.motion.legs import Leg, MotionError, _intervals
+from animkit.motion.retarget import read_dofs
+
+__all__: list[str] = []
+
+Array = NDArray[np.float64]
+Bool = NDArray[np.bool_]
+
+
+def _frames_batch(a: Array, b: Array) -> Array:
+    """Columns (â, b̂⊥, â × b̂⊥) per frame, (F, 3, 3)."""
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b - np.einsum("fi,fi->f", b, a)[:, None] * a
+    b = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-300)
+    return np.stack([a, b, np.cross(a, b)], axis=-1)
+
+
+def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
+            near: float = 0.0, max_step: float = np.inf, up: int = 1, planted: Bool | None = None) -> Array:
+    """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
+
+    The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
+    frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
+    keeps its world orientation from the clip, turned by Q. The hip–ankle distance stays within [near, reach]
+    (the clip's own range: the knee bends no further, and straightens no further, than the clip's does).
+    """
+    if not active.any():
+        return P
+    P = P.copy()
+    names = figure.node_names
+    F = P.shape[0]
+    ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
+    Hp, K, A = W[:, ih, :3, 3], W[:, ik_, :3, 3], W[:, ia, :3, 3]
+    Rh, Rk, Ra = (_rotation(W[:, i, :3, :3]) for i in (ih, ik_, ia))  # a scaled armature (Mixamo's 0.01): turns
+    l1 = float(np.linalg.norm(K[0] - Hp[0]))
+    l2 = float(np.linalg.norm(A[0] - K[0]))
+    thigh, shin = K - Hp, A - K
+    n_local = np.einsum("fji,fj->i", Rh, np.cross(thigh, shin))  # the bend axis in the thigh's frame, summed
+    if np.linalg.norm(n_local) < 1e-12 * l1 * l2 * F:
+        raise MotionError(f"leg {leg.side}: the knee never bends in this clip; no knee plane to keep")
+    n_local /= np.linalg.norm(n_local)
+    n_w = Rh @ n_local
+    to_goal = goal - Hp
+    d = np.linalg.norm(to_goal, axis=1)
+    dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
+    if np.isfinite(max_step):
+        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
+    u = _keep_height(to_goal, d, dd, up, planted)
+    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
+    n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
+    u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
+    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
+    v = (side if side != 0 else 1.0) * np.cross(n_p, u)
+    alpha, _ = two_bone_angles(l1, l2, dd)
+    K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
+    A_new = Hp + dd[:, None] * u
+    R_thigh = _frames_batch(K_new - Hp, n_p) @ np.swapaxes(_frames_batch(thigh, n_w), 1, 2) @ Rh
+    R_shin = _frames_batch(A_new - K_new, n_p) @ np.swapaxes(_frames_batch(shin, n_w), 1, 2) @ Rk
+    parent = figure.parent_of(leg.hip)
+    Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
+    starts = figure.joint_dofs
+    lim = figure.dof_limits()
+    for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, Q @ Ra, R_shin)):
+        arc = figure.node(node).parent_arc
+        assert arc is not None
+        idx = np.asarray(starts[arc.joint.name])
+        if not idx.size:
+            continue
+        R_local = np.swapaxes(R_above[active] @ _rotation(arc.L[:3, :3]), 1, 2) @ R_world[active]
+        old = P[np.ix_(active, idx)]
+        vals = read_dofs(arc.joint, R_local, None, old)
+        rev = np.array([dof.revolute for dof in arc.joint.dofs])
+        vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
+        P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+    return P
+
+
+def _rotation(M: Array) -> Array:
+    """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
+    world blocks 0.01·R, whose transpose is not their inverse)."""
+    return M / np.linalg.norm(M[..., :, :1], axis=-2, keepdims=True)
+
+
+def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
+    """Unit directions hip → ankle: towards the goal, except where the knee cannot bend far enough (dd > d) and the
+    foot is not ``planted``: there the ankle keeps the goal's height, u = (r·ĥ + y·ê_up) / dd with y the goal's
+    height below the hip, ĥ its ground direction and r = √(dd² − y²), so a swinging leg bent to its limit moves
+    the foot along the ground, never into it (a planted one stays on its hip–goal line: it never slides)."""
+    u = to_goal / d[:, None]
+    short = dd > d * (1.0 + 1e-9)
+    if planted is not None:
+        short &= ~planted
+    if not short.any():
+        return u
+    y = np.clip(to_goal[short, up], -dd[short], dd[short])
+    h = to_goal[short].copy()
+    h[:, up] = 0.0
+    hn = np.linalg.norm(h, axis=1, keepdims=True)
+    h = np.where(hn > 1e-12 * dd[short, None], h / np.maximum(hn, 1e-300), 0.0)
+    r = np.sqrt(np.maximum(dd[short] ** 2 - y**2, 0.0))
+    out = r[:, None] * h
+    out[:, up] += y
+    u[short] = out / dd[short, None]
+    return u
+
+
+def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, step: float) -> Array:
+    """Hip–ankle distances whose knee angle θ (cos θ = (l1² + l2² − d²) / 2·l1·l2) changes by at most ``step``
+    radians between frames: the clip's own θ where not ``active``, the goal's elsewhere, limited forwards then
+    backwards over each active run (a held foot then trails its goal for a frame or two instead of the knee
+    popping; the lock's check for missed goals ends a lock that falls behind)."""
+    c = 2.0 * l1 * l2
+    th = np.arccos(np.clip((l1 * l1 + l2 * l2 - np.where(active, d, d_clip) ** 2) / c, -1.0, 1.0))
+    if np.abs(np.diff(th)).max(initial=0.0) <= step:
+        return d
+    for s, e in _intervals(active):
+        for f in range(max(s, 1), e):  # forwards from the frame before the run
+            th[f] = min(max(th[f], th[f - 1] - step), th[f - 1] + step)
+        for f in range(min(e, len(th) - 1) - 1, s - 1, -1):  # backwards into the frame after it
+            th[f] = min(max(th[f], th[f + 1] - step), th[f + 1] + step)
+    return np.where(active, np.sqrt(np.maximum(l1 * l1 + l2 * l2 - c * np.cos(th), 0.0)), d)
+
+
+#: The width of the soft stops at the leg's shortest and longest hip–ankle distance, a fraction of its length.
+SOFT = 0.03
+
+
+def _soft_clip(x: Array, lo: float, hi: float, soft: float) -> Array:
+    """x kept inside [lo, hi] with a smooth (C¹) knee of width ``soft`` at each end: within ``soft`` of an end,
+    x ↦ end ∓ soft·exp(−(x − (end ∓ soft)) / soft), so a leg stretched towards its limit slows down instead of
+    stopping dead (which a knee would show as a pop)."""
+    soft = min(soft, 0.25 * max(hi - lo, 0.0))
+    if soft <= 0.0:
+        return np.clip(x, lo, hi)
+    top, bottom = hi - soft, lo + soft
+    y = np.where(x > top, hi - soft * np.exp(-(x - top) / soft), x)
+    return np.where(x < bottom, lo + soft * np.exp(-(bottom - x) / soft), y)
+
+
+def _nearest_turns(new: Array, old: Array) -> Array:
+    """``new`` moved by whole turns to lie closest to ``old``."""
+    return old + (new - old + np.pi) % (2 * np.pi) - np.pi
+
+
+
+def _hips(figure: Figure) -> str:
+    """The first node (traversal order) whose joint translates: the node root motion moves."""
+    for arc in figure.arcs():
+        if any(not d.revolute for d in arc.joint.dofs):
+            return arc.child.name
+    raise MotionError(f"figure {figure.name!r} has no joint that translates; no root to move")
+
+
+def _carry(figure: Figure, poses: Array, M: Array) -> Array:
+    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs."""
+    P = np.atleast_2d(figure.check_pose(poses)).copy()
+    hips = _hips(figure)
+    arc = figure.node(hips).parent_arc
+    assert arc is not None
+    W = figure.world_batch(P)
+    names = figure.node_names
+    parent = figure.parent_of(hips)
+    B = arc.L[None] if parent is None else W[:, names.index(parent)] @ arc.L
+    Wh = M @ W[:, names.index(hips)]
+    B = np.broadcast_to(B, Wh.shape)
+    Binv = np.linalg.inv(B)
+    A = Binv @ Wh
+    idx = np.asarray(figure.joint_dofs[arc.joint.name])
+    vals = read_dofs(arc.joint, A[:, :3, :3], A[:, :3, 3], P[:, idx])
+    rev = np.array([d.revolute for d in arc.joint.dofs])
+    vals[:, rev] = _nearest_turns(vals[:, rev], P[:, idx][:, rev])
+    P[:, idx] = vals
+    return P

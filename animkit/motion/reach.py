@@ -1,0 +1,599 @@
+"""Bake IK reaches into clips, and compare movable sets (and solvers) on one reach.
+
+A reach moves the effector from where it is to the target along a minimum-jerk path (Flash & Hogan 1985),
+
+    w(t) = e₀ + s(t/T) (x_end − e₀),   s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ (one bell-shaped speed profile),
+
+x_end the target, or where the direct solve got when the target is out of reach (the hand goes as far as it can,
+on the same smooth path), then holds for ``hold`` seconds: still once within HOLD_TOL of its goal, and a hold
+frame's solve is kept only where it brings the hand 1 mm closer (no chatter, no creep). Each frame k solves IK
+toward w(t_k) warm-started from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic
+DOFs), so the joints never pop; DOFs outside the movable set keep their start values. A natural reach's head looks
+along a timeline of its own that leads the hand (:func:`_gaze_path`). The baked result is an ordinary
+:class:`~animkit.keyframes.Clip`.
+
+A comparison bakes the same reach once per movable set (and per solver), and reports for
+each: reached or not, final error, iterations, solve time, total joint rotation and the
+joints that moved most. It returns clips and metrics and draws nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from animkit.display import html_for
+from animkit.errors import AnimkitError, IKError, SceneError
+from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
+from animkit.ik.body import static_effort
+from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
+from animkit.ik.tasks import Gaze, Plant, Reach, configuration
+from animkit.keyframes import Clip
+from animkit.limits import frame_count
+from animkit.model.chains import dof_indices
+from animkit.model.figure import Figure
+from animkit.motion.reach_measures import ReachMeasures, minimum_jerk, reach_measures
+from animkit.progress import progress
+from animkit.scene import Scene
+
+__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
+
+Array = NDArray[np.float64]
+BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
+NATURAL = "natural"  # compare's name for a natural-reaching panel (animkit.ik.natural), beside the solvers' names
+
+
+def smoothstep(u: ArrayLike) -> Array:
+    """s(u) = 3u² − 2u³ on [0, 1] (zero velocity at both ends), clamped outside."""
+    v: Array = np.clip(np.asarray(u, dtype=float), 0.0, 1.0)
+    return v * v * (3.0 - 2.0 * v)
+
+
+@dataclass(frozen=True, eq=False)
+class ReachResult:
+    """One baked reach: the clip, per-frame poses and effector trail, and the solver's result."""
+
+    label: str
+    chain: str | None
+    solver: str
+    effector: str
+    target: Array  # (3,) or (4, 4)
+    clip: Clip
+    times: Array  # (F,)
+    poses: Array  # (F, D)
+    waypoints: Array  # (F, 3): where the effector was asked to be at each frame
+    trail: Array  # (F, 3): where it was
+    result: IKResult  # the solve from the start pose straight to the target (table and plot)
+    frame_iterations: int  # IK iterations summed over every frame of the bake
+    frame_time_s: float  # time spent solving every frame of the bake
+    moved: tuple[tuple[str, float], ...]  # joints by rotation over the clip (degrees), most first
+    total_rotation_deg: float
+    natural: bool = False  # baked with priors (animkit.ik.natural)
+    gaze_deg: float | None = None  # at the last frame: head's forward axis vs the direction to the target
+    com_margin: float | None = None  # at the last frame: CoM to the support polygon's edge (m, positive inside)
+    effort: float | None = None  # at the last frame: Σ |static gravity torque| over the non-root DOFs (N·m)
+    feet_drift: float | None = None  # over the clip: the largest distance a planted foot moved (m)
+    measures: ReachMeasures | None = None  # timing, gaze, head, hold, free arm, bend (animkit.reach_measures)
+
+    def __repr__(self) -> str:
+        """One line: label, effector, reached or not, frames."""
+        state = "reached" if self.result.converged else f"not reached ({self.result.position_error:.3g})"
+        return f"ReachResult({self.label!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the reach playing, target and trail drawn, labelled with its outcome."""
+        return html_for(self)
+
+    @property
+    def reached(self) -> bool:
+        return bool(self.result.converged)
+
+    @property
+    def clip_final_error(self) -> float:
+        """Distance from the effector to the target at the clip's last frame."""
+        return float(np.linalg.norm(self.trail[-1] - _position(self.target)))
+
+    def metrics(self) -> dict[str, Any]:
+        """JSON-ready numbers: exactly the solver result's fields, plus the clip's motion."""
+        r = self.result
+        return {
+            "label": self.label,
+            "chain": self.chain,
+            "solver": self.solver,
+            "reached": bool(r.converged),
+            "reachable": None if r.reachable is None else bool(r.reachable),
+            "reason": r.reason,
+            "final_error": float(r.position_error),
+            "orientation_error": float(r.orientation_error),
+            "iterations": int(r.iterations),
+            "solve_time_s": float(r.time_s),
+            "clip_final_error": self.clip_final_error,
+            "bake_iterations": int(self.frame_iterations),
+            "bake_time_s": float(self.frame_time_s),
+            "total_rotation_deg": float(self.total_rotation_deg),
+            "moved_most": [{"joint": j, "degrees": float(d)} for j, d in self.moved[:3]],
+            "errors": [float(e) for e in r.errors],
+            "natural": self.natural,
+            "gaze_error_deg": self.gaze_deg,
+            "com_margin": self.com_margin,
+            "effort": self.effort,
+            "feet_drift": self.feet_drift,
+            "measures": None if self.measures is None else self.measures.to_dict(),
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Comparison:
+    """Several reaches of one effector toward one target, one per movable set and solver."""
+
+    effector: str
+    target: Array
+    panels: tuple[ReachResult, ...]
+    fps: float
+    start_pose: Array = field(repr=False)
+
+    def __repr__(self) -> str:
+        """One line: effector, panels (reached or not), frames."""
+        panels = ", ".join(f"{p.label} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
+        frames = max((len(p.poses) for p in self.panels), default=0)
+        return f"Comparison({self.effector!r}: {panels}; {frames} frames at {self.fps:g} fps)"
+
+    def _repr_html_(self) -> str | None:
+        """In Jupyter: the panels side by side, as ``animkit compare`` draws them."""
+        return html_for(self)
+
+    def metrics(self) -> dict[str, Any]:
+        return {"effector": self.effector, "target": [float(x) for x in np.ravel(self.target)],
+                "fps": self.fps, "panels": [p.metrics() for p in self.panels]}
+
+    def table(self) -> str:
+        """The metrics as a fixed-width text table, one row per panel."""
+        head = (f"{'panel':<22}{'reached':>8}{'error (m)':>12}{'iters':>7}{'time (ms)':>11}{'rotation':>10}"
+                f"{'gaze':>7}{'CoM (cm)':>10}{'effort':>8}  moved most")
+        rows = [head, "-" * len(head)]
+
+        def opt(v: float | None, fmt: str, width: int) -> str:
+            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+        for p in self.panels:
+            m = p.metrics()
+            moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
+            rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
+                        f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
+                        f"{opt(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
+                        f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
+                        f"{opt(p.effort, '.0f', 8)}  {moved}")
+        return "\n".join(rows + ["", self.measures_table()])
+
+    def measures_table(self) -> str:
+        """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's
+        correlation with
+        minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
+        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), and the bend's spine/hip/knee
+        shares."""
+        head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"
+                f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}  bend spine/hip/knee")
+        rows = [head, "-" * len(head)]
+
+        def opt(v: float | None, fmt: str, width: int) -> str:
+            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+        for p in self.panels:
+            m = p.measures
+            if m is None:
+                rows.append(f"{p.label:<22}  –")
+                continue
+            bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
+            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{opt(m.gaze_lead_s, '.2f', 9)}"
+                        f"{opt(m.head_roll_deg, '.0f', 5)}°{opt(m.head_speed_deg_per_s, '.0f', 9)}"
+                        f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{opt(m.free_arm_deg, '.0f', 8)}°  {bend}")
+        return "\n".join(rows)
+
+
+def _position(target: Array) -> Array:
+    return target[:3, 3] if target.shape == (4, 4) else target
+
+
+def _check_target(target: ArrayLike) -> Array:
+    t = np.asarray(target, dtype=float)
+    if t.shape not in ((3,), (4, 4)) or not np.all(np.isfinite(t)):
+        raise IKError(f"a reach target is a point (3 numbers) or a 4x4 pose, all finite; got {np.asarray(target)!r}")
+    return t
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
+    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
+    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
+    the most solver iterations a frame."""
+
+    duration: float = 2.0
+    hold: float = 0.5
+    fps: float = 30.0
+    path: tuple[ArrayLike, ArrayLike] | None = None
+    max_speed: float = 2.0 * math.pi
+    frame_iterations: int = 30
+
+    def __post_init__(self) -> None:
+        d, h, f = self.duration, self.hold, self.fps
+        if not (d > 0 and h >= 0 and f > 0):
+            raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={d}, hold={h}, fps={f}")
+        try:
+            frame_count(d + h, f, "reach")
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
+            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
+                          f"{self.frame_iterations}")
+        if self.path is not None:
+            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+            object.__setattr__(self, "path", (pt, pp))
+
+    @property
+    def times(self) -> Array:
+        """The frames' times (F,): 0, 1/fps, … duration + hold."""
+        return np.arange(int(round((self.duration + self.hold) * self.fps)) + 1) / self.fps
+
+    @property
+    def arrival(self) -> int:
+        """The frame where the movement ends and the hold begins."""
+        return int(round(self.duration * self.fps))
+
+    def waypoints(self, start: Array, end: Array) -> Array:
+        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
+        minimum-jerk s, or the path's points at the frames' times."""
+        t = self.times
+        if self.path is None:
+            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
+        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
+
+
+def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
+               *, name: str = "reach", label: str | None = None, quiet: bool = False, up: ArrayLike | None = None,
+               priors: Priors | None = None, **older: Any) -> ReachResult:
+    """Bake a reach into a clip (see the module docstring): ``problem`` (an :class:`~animkit.ik.IKProblem` of one
+    effector: the figure, the movable set, the start pose, the solver and tolerance) toward ``target`` (None: the
+    problem's Reach task's) on ``timeline`` (None: :class:`Timeline`'s defaults).
+
+        bake_reach(IKProblem(fig, "hand_r", "torso", pose=p0), Timeline(duration=1.5), target)
+
+    The older form ``bake_reach(figure, effector, target, start_pose=, chain=, solver=, duration=, hold=, fps=,
+    path=, max_speed=, frame_iterations=, tol=1e-4, ...)`` builds both and gives the same bake.
+
+    A natural reach is a problem made of tasks (``Priors.problem(figure, effector, chain, pose=p0)``:
+    :class:`~animkit.ik.natural.Natural` over Reach, Plant, Balance, Gaze, Spread, Hang, Posture and Prior tasks):
+    its head looks along a timeline of its own (the Gaze task's target per frame), plain LM decides reachability
+    where it falls short, and the result carries the gaze error, centre-of-mass margin, effort and feet drift. In
+    the older form ``priors`` builds that problem. ``up`` (the world up axis; None: +y, or the priors') orients the
+    reach's measures (:func:`animkit.motion.reach_measures.reach_measures`).
+    """
+    if isinstance(problem, IKProblem):
+        if priors is not None:
+            raise IKError("bake_reach(problem, timeline): the priors belong to the problem (Priors.problem(...))")
+        if older:
+            raise IKError(f"bake_reach(problem, timeline): {', '.join(sorted(older))} belong to the problem or the "
+                          "timeline")
+        if timeline is not None and not isinstance(timeline, Timeline):
+            raise IKError(f"bake_reach(problem, timeline): expected a Timeline, got {type(timeline).__name__}")
+        chain = problem.chain if isinstance(problem.chain, str) else None
+        return _bake(problem, timeline or Timeline(), _problem_target(problem, target), (name, label, chain, False),
+                     quiet, up)
+    if not isinstance(timeline, str) or target is None:
+        raise IKError("bake_reach(figure, effector, target, ...) or bake_reach(problem, timeline, target)")
+    return _bake_figure(problem, timeline, target, priors, (name, label), quiet, up, **older)
+
+
+def _problem_target(problem: IKProblem, target: ArrayLike | None) -> Array:
+    """The target given, else the problem's first Reach task's (IKError with neither)."""
+    if target is not None:
+        return _check_target(target)
+    for t in problem.tasks:
+        if isinstance(t, Reach) and t.target is not None:
+            return _check_target(t.target)
+    raise IKError("bake_reach(problem, timeline): no target given and the problem has no Reach task with one")
+
+
+def _bake_figure(figure: Figure, effector: str, target: ArrayLike, priors: Priors | None, names: tuple[str, str | None],
+                 quiet: bool, up: ArrayLike | None, *, start_pose: ArrayLike | None = None,
+                 chain: str | Sequence[str] | None = None, solver: Solver | str | None = None, tol: float = BAKE_TOL,
+                 **timeline: Any) -> ReachResult:
+    """The older form: the problem (a natural one with ``priors``) and the timeline from ``bake_reach``'s keywords."""
+    try:
+        tl = Timeline(**timeline)
+    except TypeError as exc:
+        raise IKError(f"bake_reach: {exc}") from None
+    tgt = _check_target(target)
+    pose0 = figure.rest_pose() if start_pose is None else figure.check_pose(start_pose).astype(float)
+    try:
+        effector = figure.effector(effector)
+        movable = dof_indices(figure, chain, effector=effector)
+    except SceneError as exc:
+        raise IKError(str(exc)) from None
+    dofs = list(np.asarray(figure.dof_names)[movable])
+    if priors is not None:
+        problem = priors.problem(figure, effector, dofs, pose=pose0, tol=tol, orientation=tgt.shape == (4, 4))
+    else:
+        base = solver_from_name(solver) if isinstance(solver, str) else (solver or LM())
+        problem = IKProblem(figure, effector, dofs, pose=pose0, orientation=tgt.shape == (4, 4), solver=base, tol=tol)
+    return _bake(problem, tl, tgt, (names[0], names[1], chain if isinstance(chain, str) else None,
+                                    solver is not None), quiet, up if up is not None or priors is None else priors.up)
+
+
+def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
+    """The solver of a bake's frames and of its direct solve: the natural solver stops once the goals are met (its
+    other tasks advance a step a frame); the others run without the relaxed-limits retry in the frames (a frame's
+    solve must stay near the previous frame: no jump to another branch)."""
+    base, fi = problem.solver, int(tl.frame_iterations)
+    if isinstance(base, Natural):
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False),
+                replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
+    frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
+    return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
+
+
+def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str | None, str | None, bool],
+          quiet: bool, up: ArrayLike | None) -> ReachResult:
+    """The bake itself. ``naming``: the clip's name, the label, the chain's name and whether the label names the
+    solver."""
+    figure, name, label = problem.figure, naming[0], naming[1]
+    if len(problem.effectors) != 1 and not problem.tasks:
+        raise IKError(f"bake_reach bakes one effector; the problem has {len(problem.effectors)}")
+    if problem.orientation != (tgt.shape == (4, 4)):
+        raise IKError("bake_reach: the target's kind (a point or a 4x4 pose) must be the problem's orientation")
+    effector = problem.effectors[0]
+    pose0 = problem.pose
+    node_index = figure.node_names.index(effector)
+    times = tl.times
+    e0 = figure.world_positions(pose0)[0, node_index]
+    goal = _position(tgt)
+    frame_solver, direct_solver = _bake_solvers(problem, tl)
+    frame = problem.using(frame_solver)
+    natural = any(not isinstance(t, Reach) for t in problem.tasks)
+    # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
+    direct = _direct(problem.using(direct_solver), tgt)
+    # a target out of reach: the hand goes as far as it can, on the same smooth path
+    waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
+    gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
+    looks = None if gaze is None else _gaze_path(figure, gaze, pose0, goal, times, tl.duration)
+    poses, iters, t_solve = _bake_frames(frame, node_index, tl, waypoints, tgt, looks, (label or name, quiet))
+    trail = figure.world_positions(poses)[:, node_index]
+    moved, total = _rotation_summary(figure, poses)
+    up_axis = np.asarray(up if up is not None else (0.0, 1.0, 0.0), dtype=float)
+    extra: dict[str, Any] = {}
+    if natural:
+        aim = {t.name: goal for t in problem.tasks if isinstance(t, Gaze)}
+        rep = problem.retasked(tgt, aim or None, None).report(poses[-1])
+        plants = [figure.node_names.index(figure.effector(t.node)) for t in problem.tasks if isinstance(t, Plant)]
+        P = figure.world_positions(poses)[:, plants]
+        extra = {"natural": True, "gaze_deg": rep.get("gaze"), "com_margin": rep.get("balance"),
+                 "effort": static_effort(figure, poses[-1], up_axis),
+                 "feet_drift": float(np.max(np.linalg.norm(P - P[:1], axis=2), initial=0.0))}
+    chain_name, named_solver = naming[2], naming[3]
+    clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
+    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
+    return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
+                       chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
+                       iters, t_solve, moved, total, **extra)
+
+
+def _direct(problem: IKProblem, tgt: Array) -> IKResult:
+    """One solve from the start pose to the target; where a problem of tasks falls short, reachable is the plain
+    solver's verdict on the same movable set (without planted feet: with them, undecided). A natural problem whose
+    only level is its reach (no gaze, plant or enforced balance: the others are null-space terms that leave the
+    effector alone) is the stiffness-weighted reach, which LM(stiffness=...) solves directly and faster."""
+    sv = problem.solver
+    levels = {t.priority for t in problem.tasks if t.weight > 0 and t.priority < NULL_PRIORITY}
+    if isinstance(sv, Natural) and levels == {t.priority for t in problem.tasks if isinstance(t, Reach)}:
+        movable = set(problem.model.dofs.tolist())
+        stiff = {k: float(v) for k, v in dict(sv.stiffness).items()
+                 if set(problem.figure.joint_dofs.get(k, ())) & movable} or None
+        problem = IKProblem(problem.figure, problem.effectors[0], problem.chain, pose=problem.pose,
+                            orientation=problem.orientation, solver=LM(max_iter=200, stiffness=stiff),
+                            tol=problem.tol)
+        return replace(problem.solve(tgt), solver=sv.name)
+    r = problem.solve(tgt)
+    if r.converged or r.reachable is not None or any(isinstance(t, Plant) for t in problem.tasks):
+        return r
+    plain = IKProblem(problem.figure, problem.effectors[0], problem.chain, pose=problem.pose,
+                      orientation=problem.orientation, solver=LM(max_iter=200), tol=problem.tol)
+    reachable = plain.solve(tgt).reachable
+    return replace(r, reachable=reachable, reason="unreachable" if reachable is False else r.reason)
+
+
+def _bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
+                 looks: Array | None, show: tuple[str, bool]) -> tuple[Array, int, float]:
+    """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
+    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the
+    poses (F, D), the iterations summed and the time spent solving. ``looks``: the Gaze task's point per frame."""
+    figure = problem.figure
+    n_frames = len(waypoints)
+    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
+    lim = figure.dof_limits()
+    step_cap = tl.max_speed / tl.fps
+    poses = np.empty((n_frames, figure.dof_count))
+    poses[0] = problem.pose
+    iters, t_solve = 0, 0.0
+    for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
+        w = waypoints[k]
+        frame_target = w if orient is None else _pose_matrix(orient, w)
+        held = None
+        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand 1 mm closer
+            held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
+            if held <= HOLD_TOL:
+                poses[k] = poses[k - 1]
+                continue
+        t0 = time.perf_counter()
+        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[k]})
+        iters += r.iterations
+        t_solve += time.perf_counter() - t0
+        delta = r.pose - poses[k - 1]
+        biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
+        if biggest > step_cap:  # keep the direction, bound the speed
+            delta *= step_cap / biggest
+        poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
+        if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
+                                 > held - HOLD_TOL):
+            poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
+    return poses, iters, t_solve
+
+
+HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
+GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
+GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s, and at most this share of the reach
+# unless its speed limit needs longer (a short reach's head then settles after the hand's peak, never faster)
+
+
+def _gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
+    """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
+    on a minimum-jerk timeline of its own, T_g = max(min(GAZE_SHARE · duration, T_fast), 1.875 A / GAZE_SPEED),
+    T_fast = max(1.875 A / GAZE_SPEED, GAZE_MIN), for a turn of A degrees (1.875 A / T: a minimum-jerk turn's peak
+    speed): the eyes and head lead and settle before the hand's peak speed (at duration / 2) where the speed limit
+    allows; on a short reach the turn takes as long as the limit needs (the head never turns faster than
+    GAZE_SPEED)."""
+    c = configuration(figure, pose0)
+    head = c.state.p[c.node(gaze.head)]
+    rho = float(np.linalg.norm(goal - head))
+    look0 = gaze.looking_at(c, rho)
+    a, b = look0 - head, goal - head
+    angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
+    slowest = 1.875 * angle / GAZE_SPEED
+    t_gaze = max(min(max(slowest, GAZE_MIN), GAZE_SHARE * duration), slowest, 1e-9)
+    s = minimum_jerk(times / t_gaze)[:, None]
+    return np.asarray(look0 + s * (goal - look0), dtype=float)
+
+
+NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
+NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
+
+
+def _pose_matrix(R: Array, p: Array) -> Array:
+    M = np.eye(4)
+    M[:3, :3] = R
+    M[:3, 3] = p
+    return M
+
+
+def _rotation_summary(figure: Figure, poses: Array) -> tuple[tuple[tuple[str, float], ...], float]:
+    """Per joint, Σ_frames Σ_revolute DOFs |Δθ| in degrees (most first), and the total over all joints."""
+    rev = np.array([d.revolute for d in figure.dofs], dtype=bool)
+    travel = np.abs(np.diff(poses, axis=0)).sum(axis=0) if len(poses) > 1 else np.zeros(figure.dof_count)
+    travel = np.degrees(np.where(rev, travel, 0.0))
+    per_joint = [(j, float(travel[idx].sum())) for j, idx in figure.joint_dofs.items() if idx]
+    per_joint = [(j, d) for j, d in per_joint if d > 1e-9]
+    per_joint.sort(key=lambda jd: -jd[1])
+    return tuple(per_joint), float(travel.sum())
+
+
+def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | None = None,
+            chains: Sequence[str] | None = None, solvers: Sequence[str | None] | None = None,
+            duration: float | None = None, hold: float | None = None, fps: float | None = None,
+            start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
+            ) -> Comparison:
+    """One reach per movable set × solver, defaults from the scene's ``[reach]`` section; without chains there or
+    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up; never the left
+    arm).
+
+    A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
+    reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
+    :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
+    one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
+    leaves the priors out. ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones."""
+    spec = scene.reach
+    eff = effector or (spec.effector if spec else None)
+    if eff is None:
+        raise IKError(f"{scene.source or 'scene'}: no effector given and the scene has no [reach] effector")
+    fig = scene.figure
+    try:
+        node = fig.effector(eff)
+    except SceneError as exc:
+        raise IKError(str(exc)) from None
+    tgt = target if target is not None else (spec.target if spec else None)
+    if tgt is None:
+        raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
+    names = list(chains) if chains else list(spec.chains) if spec and spec.chains else _chains_moving(fig, node)
+    if not names:
+        raise IKError(f"{scene.source or 'scene'}: no movable sets that move {node!r}: give chains or declare "
+                      "[chains]")
+    for c in names:
+        try:
+            fig.chain(c)  # unknown names fail here, listing the valid ones
+        except SceneError as exc:
+            raise IKError(str(exc)) from None
+    pri = priors_from_scene(scene) if priors is True else (priors or None)
+    solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
+                                                                    else ["natural" if pri else None])
+    if priors not in (True, False, None) and NATURAL not in solver_list:
+        raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
+                      f"{NATURAL!r} to solvers, or give priors=False")
+    if NATURAL in solver_list and pri is None:
+        pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
+    duration = duration if duration is not None else (spec.duration if spec else 2.0)
+    hold = hold if hold is not None else (spec.hold if spec else 0.5)
+    fps = fps if fps is not None else (spec.fps if spec else 30.0)
+    if start_pose is None and spec is not None and spec.start_clip is not None:
+        start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
+    pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
+    panels = []
+    goal = _check_target(tgt)
+    timeline = Timeline(duration=duration, hold=hold, fps=fps)
+    up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
+    for c in names:
+        for s in solver_list:
+            label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
+            if s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]:
+                label = label.replace(c, f"{c} {RIDE_LABEL}", 1)  # the neck and free arm carry posture only
+            problem = _panel_problem(fig, node, c, s, pri, pose0, goal)
+            done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
+            panels.append(replace(done, chain=c))
+    return Comparison(node, goal, tuple(panels), fps, pose0)
+
+
+RIDE_LABEL = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
+
+
+def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,
+                   goal: Array) -> IKProblem:
+    """One panel's problem: a natural reach's tasks (``"natural"``), else the named solver's plain reach."""
+    if solver == NATURAL:
+        assert priors is not None
+        return priors.problem(figure, node, chain, pose=pose0, tol=BAKE_TOL, orientation=goal.shape == (4, 4))
+    return IKProblem(figure, node, chain, pose=pose0, orientation=goal.shape == (4, 4),
+                     solver=solver_from_name(solver) if solver else LM(), tol=BAKE_TOL)
+
+
+def _chains_moving(figure: Figure, effector: str) -> list[str]:
+    """The rig's chains with a DOF on the path from the root to ``effector`` (the effector decides the side: a
+    right hand's reach never gets the left arm), in the rig's order."""
+    path = set(dof_indices(figure, None, effector=effector).tolist())
+    return [c for c in figure.rig.chains if path & set(dof_indices(figure, c).tolist())]
+
+
+def priors_from_scene(scene: Scene) -> Priors | None:
+    """The scene's ``[reach.priors]`` as :class:`~animkit.ik.natural.Priors` (its up axis included); None when the
+    scene has none. Bad values raise IKError naming the scene file."""
+    spec = scene.reach
+    if spec is None or spec.priors is None:
+        return None
+    kw: dict[str, Any] = dict(spec.priors)
+    up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
+    try:
+        if isinstance(kw.get("prior"), str):  # "default" or a file relative to the scene (checked when read)
+            ref = kw["prior"]
+            kw["prior"] = PosePrior.load(None if ref == "default" or scene.source is None
+                                         else Path(scene.source).parent / ref)
+        return Priors(**kw, up=up)
+    except TypeError as exc:
+        raise IKError(f"{scene.source or 'scene'}: [reach.priors]: {exc}") from None
+    except IKError as exc:
+        raise IKError(f"{scene.source or 'scene'}: [reach.priors]: {exc}") from None

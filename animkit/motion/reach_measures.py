@@ -1,0 +1,316 @@
+"""Measures of a reach that say whether it moves like a person: timing, gaze, head, hold, free arm, bend.
+
+For poses θ(f), f = 0 … F−1 at ``fps``, world frames from FK, ``up`` the unit world up axis u, and the humanoid
+bones of :func:`animkit.model.humanoid.match_figure`:
+
+* **Minimum jerk** (Flash & Hogan 1985): the effector's speed v(f) = |x(f+1) − x(f)| · fps against the
+  minimum-jerk speed v*(τ) = 30 τ² (1 − τ)² (the derivative of s(τ) = 10τ³ − 15τ⁴ + 6τ⁵) over the movement
+  [t_on, t_off] (where v first and last exceeds 5 % of its peak), zero outside: Pearson's r over every frame.
+  **Speed peaks**: local maxima of v that rise at least 10 % of the peak above the lowest point since the last
+  counted one (one bell: 1; a second wind: 2).
+* **Gaze lead**: the head starts when its world angular speed |log(R(f)ᵀ R(f+1))| · fps first exceeds 10 % of
+  its peak, the hand when v does; the head has settled at the first frame after which its gaze angle (forward
+  axis against the direction to the target) stays within 5° of its final value; lead = t(hand peak speed) −
+  t(head settled) (positive: the head settled first).
+* **Head roll**: the ear-to-ear axis e(f) = R_head(f) e_h (e_h: the shoulders' left-to-right direction at the
+  rest pose, in the head's frame) against level: asin |e · u| (degrees), its largest over the clip; **head speed**:
+  the peak of the head's world angular speed (deg/s).
+* **Hold**: after ``arrival``, the summed revolute joint travel Σ_f Σ_j |Δθ_j| / (hold time) (deg/s);
+  **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
+  every frame jitters a; a steady or smoothly changing one ≈ 0.
+* **Free arm**: the angle between the free side's upper-arm-to-hand direction and −u (degrees; 0 hanging).
+* **Bend shares** between a standing frame r and a bent frame b: with the pelvis's up p(f) = R_hips(f) R_hipsᵀ(rest) u,
+  spine flexion φ_s = ∠(p, neck − hips), hip flexion φ_h = ∠(p, hip − knee) and knee flexion φ_k =
+  ∠(knee − hip, ankle − knee) (legs averaged), each share = max(0, φ(b) − φ(r)) / Σ over the three.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from animkit.errors import AnimkitError
+from animkit.model.figure import Figure
+from animkit.model.humanoid import HumanoidMap, match_figure
+from animkit.model.transforms import rotation_vector_from_matrix
+
+__all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
+           "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter",
+           "free_arm_angle", "lowest_frame"]
+
+Array = NDArray[np.float64]
+
+ONSET = 0.05  # a movement starts/stops where the speed crosses this fraction of its peak
+HEAD_ONSET = 0.10  # the head starts moving above this fraction of its peak angular speed
+HEAD_STILL = 1.0  # deg/s: a head slower than this over the whole clip does not turn
+SETTLED_DEG = 5.0  # the head has settled once its gaze angle stays this close to its final value
+PEAK_RISE = 0.10  # a second speed peak counts when it rises this fraction of the peak above the dip before it
+
+
+def minimum_jerk(tau: ArrayLike) -> Array:
+    """s(τ) = 10τ³ − 15τ⁴ + 6τ⁵ on [0, 1] (Flash & Hogan 1985), clamped outside."""
+    t: Array = np.clip(np.asarray(tau, dtype=float), 0.0, 1.0)
+    return t * t * t * (10.0 + t * (-15.0 + 6.0 * t))
+
+
+def minimum_jerk_speed(tau: ArrayLike) -> Array:
+    """ds/dτ = 30τ²(1 − τ)² on [0, 1], zero outside."""
+    t = np.asarray(tau, dtype=float)
+    v: Array = np.where((t >= 0) & (t <= 1), 30.0 * t * t * (1.0 - t) ** 2, 0.0)
+    return v
+
+
+def _speed(points: Array, fps: float) -> Array:
+    """|x(f+1) − x(f)| · fps (F − 1,)."""
+    return np.asarray(np.linalg.norm(np.diff(points, axis=0), axis=1) * fps, dtype=float)
+
+
+def speed_correlation(speed: ArrayLike) -> float:
+    """Pearson's r between a speed profile v (F,) and the minimum-jerk speed over its movement [t_on, t_off] (where
+    v first and last exceeds 5 % of its peak; zero outside). 0 for a profile that never moves."""
+    v = np.asarray(speed, dtype=float)
+    peak = float(v.max(initial=0.0))
+    if peak <= 0 or len(v) < 3:
+        return 0.0
+    moving = np.flatnonzero(v > ONSET * peak)
+    on, off = int(moving[0]), int(moving[-1])
+    # the window's edges sit where the bell crosses ONSET: widen it to where a minimum-jerk bell would be zero
+    # (30τ²(1 − τ)² = ONSET · 1.875 at τ₀ = (1 − √(1 − 4√(ONSET/16)))/2)
+    tau0 = (1.0 - math.sqrt(1.0 - 4.0 * math.sqrt(ONSET / 16.0))) / 2.0
+    pad = (off - on) * tau0 / (1.0 - 2.0 * tau0)
+    f = np.arange(len(v), dtype=float)
+    tau = (f - (on - pad)) / max((off + pad) - (on - pad), 1e-9)
+    ref = minimum_jerk_speed(tau)
+    if np.std(ref) == 0 or np.ptp(v) <= 1e-9 * peak:  # a constant speed has no shape to correlate
+        return 0.0
+    return float(np.corrcoef(v, ref)[0, 1])
+
+
+def speed_peaks(speed: ArrayLike, rise: float = PEAK_RISE) -> int:
+    """Local maxima of v that stand ``rise`` · peak above the lowest point since the last counted maximum."""
+    v = np.asarray(speed, dtype=float)
+    peak = float(v.max(initial=0.0))
+    if peak <= 0:
+        return 0
+    need = rise * peak
+    count, low, high, climbing = 0, float(v[0]), float(v[0]), False
+    for x in v[1:]:
+        x = float(x)
+        if not climbing:
+            low = min(low, x)
+            if x - low >= need:
+                climbing, high = True, x
+                count += 1
+        else:
+            if x > high:
+                high = x
+            elif high - x >= need:  # fell back: the next maximum must rise again
+                climbing, low = False, x
+    return count
+
+
+def angular_speed(R: Array, fps: float) -> Array:
+    """|log(R(f)ᵀ R(f+1))| · fps (F − 1,) for world rotations R (F, 3, 3), radians per second."""
+    D = np.swapaxes(R[:-1], 1, 2) @ R[1:]
+    return np.asarray(np.linalg.norm(rotation_vector_from_matrix(D), axis=-1) * fps, dtype=float)
+
+
+def head_roll(R_head: Array, ear_local: Array, up: Array) -> Array:
+    """asin |R(f) e_h · u| (F,), degrees: the ear-to-ear axis's tilt from level."""
+    e = R_head @ ear_local
+    return np.degrees(np.arcsin(np.clip(np.abs(e @ up), 0.0, 1.0)))
+
+
+def hold_travel(figure: Figure, poses: Array, fps: float, arrival: int) -> float:
+    """Σ_{f ≥ arrival} Σ_revolute |θ(f+1) − θ(f)| / ((F − 1 − arrival) / fps), degrees per second (0 without hold)."""
+    P = np.asarray(poses, dtype=float)[arrival:]
+    if len(P) < 2:
+        return 0.0
+    rev = np.array([d.revolute for d in figure.dofs], dtype=bool)
+    travel = float(np.degrees(np.abs(np.diff(P[:, rev], axis=0)).sum()))
+    return travel / ((len(P) - 1) / fps)
+
+
+def jitter(figure: Figure, poses: Array) -> tuple[float, str | None]:
+    """max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (degrees), and that DOF's name."""
+    P = np.asarray(poses, dtype=float)
+    rev = np.flatnonzero([d.revolute for d in figure.dofs])
+    if len(P) < 3 or not len(rev):
+        return 0.0, None
+    a = np.abs(np.diff(P[:, rev], n=2, axis=0)) / 4.0
+    f, j = np.unravel_index(int(np.argmax(a)), a.shape)
+    return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
+
+
+def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Array:
+    """∠(x_hand − x_upper_arm, −u) (F,), degrees."""
+    d = positions[:, hand] - positions[:, upper_arm]
+    return _angle(d, np.broadcast_to(-up, d.shape))
+
+
+def _angle(a: Array, b: Array) -> Array:
+    """∠(a, b) = atan2(|a × b|, a · b) rowwise, degrees (exact near 0° and 180°, where acos is not)."""
+    return np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1)))
+
+
+@dataclass(frozen=True)
+class BendShares:
+    """How a bend is shared: the spine's, hips' and knees' flexion (degrees, change from the standing frame) and
+    each one's share of their sum."""
+
+    spine_deg: float
+    hip_deg: float
+    knee_deg: float
+    spine: float
+    hip: float
+    knee: float
+
+    def to_dict(self) -> dict[str, float]:
+        return dataclasses.asdict(self)
+
+
+def bend_shares(figure: Figure, poses: ArrayLike, standing: int, bent: int, *, up: ArrayLike = (0.0, 1.0, 0.0),
+                bones: HumanoidMap | None = None) -> BendShares | None:
+    """The spine/hip/knee shares of the bend from frame ``standing`` to frame ``bent`` (module docstring); None for a
+    figure without hips, neck, upper legs, lower legs and feet."""
+    b = match_figure(figure) if bones is None else bones
+    need = ("hips", "neck", "upper_leg_l", "upper_leg_r", "lower_leg_l", "lower_leg_r", "foot_l", "foot_r")
+    if any(b.get(n) is None for n in need):
+        return None
+    names = figure.node_names
+    ix = {n: names.index(b.node(n)) for n in need}
+    P = np.asarray(poses, dtype=float)[[standing, bent]]
+    W = figure.world_batch(P)
+    rest = figure.world_batch(figure.rest_pose()[None])[0]
+    u = np.asarray(up, dtype=float)
+    u = u / np.linalg.norm(u)
+    hips = ix["hips"]
+    p_local = rest[hips, :3, :3].T @ u
+    pelvis = W[:, hips, :3, :3] @ p_local  # (2, 3)
+    x = W[:, :, :3, 3]
+    spine = _angle(pelvis, x[:, ix["neck"]] - x[:, hips])
+    hip = np.mean([_angle(pelvis, x[:, ix[f"upper_leg_{s}"]] - x[:, ix[f"lower_leg_{s}"]]) for s in "lr"], axis=0)
+    knee = np.mean([_angle(x[:, ix[f"lower_leg_{s}"]] - x[:, ix[f"upper_leg_{s}"]],
+                           x[:, ix[f"foot_{s}"]] - x[:, ix[f"lower_leg_{s}"]]) for s in "lr"], axis=0)
+    d = [max(0.0, float(a[1] - a[0])) for a in (spine, hip, knee)]
+    total = sum(d)
+    shares = [v / total if total > 0 else 0.0 for v in d]
+    return BendShares(d[0], d[1], d[2], *shares)
+
+
+def lowest_frame(figure: Figure, poses: ArrayLike, node: str, *, up: ArrayLike = (0.0, 1.0, 0.0)) -> int:
+    """The frame where ``node`` is lowest along ``up``."""
+    u = np.asarray(up, dtype=float)
+    h = figure.world_positions(np.asarray(poses, dtype=float))[:, figure.node_names.index(node)] @ u
+    return int(np.argmin(h))
+
+
+@dataclass(frozen=True)
+class ReachMeasures:
+    """The measures of one baked reach (module docstring); None where the figure lacks the bones a measure needs.
+    Units are in the names: s, deg, deg/s."""
+
+    min_jerk_r: float
+    speed_peaks: int
+    hand_start_s: float | None
+    hand_peak_s: float | None
+    head_start_s: float | None = None
+    head_settled_s: float | None = None
+    gaze_lead_s: float | None = None
+    head_roll_deg: float | None = None
+    head_speed_deg_per_s: float | None = None
+    hold_deg_per_s: float = 0.0
+    jitter_deg: float = 0.0
+    jitter_dof: str | None = None
+    free_arm_deg: float | None = None
+    free_arm_end_deg: float | None = None
+    bend: BendShares | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field by name (the bend shares as a dict)."""
+        return dataclasses.asdict(self)
+
+
+def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, target: ArrayLike, arrival: int, *,
+                   up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None) -> ReachMeasures:
+    """Every measure of a reach of ``effector`` (a node) toward ``target`` ((3,) or (4, 4)) baked into ``poses``
+    (F, D) at ``fps`` that arrives at frame ``arrival`` (the hold follows)."""
+    P = np.asarray(poses, dtype=float)
+    u = np.asarray(up, dtype=float)
+    u = u / np.linalg.norm(u)
+    t = np.asarray(target, dtype=float)
+    goal = t[:3, 3] if t.shape == (4, 4) else t
+    names = figure.node_names
+    try:
+        eff = names.index(effector)
+    except ValueError:
+        raise AnimkitError(f"reach_measures: no node {effector!r} in the figure") from None
+    W = figure.world_batch(P)
+    x = W[:, :, :3, 3]
+    v = _speed(x[:, eff], fps)
+    peak_v = float(v.max(initial=0.0))
+    hand_start = hand_peak = None
+    if peak_v > 0:
+        hand_start = float(np.flatnonzero(v > ONSET * peak_v)[0]) / fps
+        hand_peak = float(np.argmax(v)) / fps
+    wj, wdof = jitter(figure, P)
+    out: dict[str, Any] = {"min_jerk_r": speed_correlation(v), "speed_peaks": speed_peaks(v),
+                           "hand_start_s": hand_start, "hand_peak_s": hand_peak,
+                           "hold_deg_per_s": hold_travel(figure, P, fps, arrival), "jitter_deg": wj,
+                           "jitter_dof": wdof}
+    b = match_figure(figure) if bones is None else bones
+    rest = figure.world_batch(figure.rest_pose()[None])[0]
+    head = b.get("head")
+    right = _right(b, rest, names, u)
+    if head is not None and right is not None:
+        h = names.index(head)
+        Rh = W[:, h, :3, :3]
+        w = np.degrees(angular_speed(Rh, fps))
+        out["head_speed_deg_per_s"] = float(w.max(initial=0.0))
+        out["head_roll_deg"] = float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max())
+        fwd = rest[h, :3, :3].T @ np.cross(u, right)
+        f = Rh @ (fwd / np.linalg.norm(fwd))
+        gaze = _angle(f, goal - x[:, h])
+        if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
+            out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
+            off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
+            settled = 0 if not len(off) else int(off[-1]) + 1
+            out["head_settled_s"] = settled / fps
+            if hand_peak is not None:
+                out["gaze_lead_s"] = hand_peak - settled / fps
+    side = _free_side(figure, b, effector)
+    if side is not None:
+        a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
+        out["free_arm_deg"] = float(a.max())
+        out["free_arm_end_deg"] = float(a[-1])
+    out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)
+    return ReachMeasures(**out)
+
+
+def _right(b: HumanoidMap, rest: Array, names: list[str], u: Array) -> Array | None:
+    """The figure's left-to-right direction at rest, level: from the left to the right upper arm (or upper leg)."""
+    for a, c in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
+        na, nc = b.get(a), b.get(c)
+        if na is not None and nc is not None:
+            d = rest[names.index(nc), :3, 3] - rest[names.index(na), :3, 3]
+            d = d - u * (d @ u)
+            n = float(np.linalg.norm(d))
+            if n > 1e-9:
+                return np.asarray(d / n, dtype=float)
+    return None
+
+
+def _free_side(figure: Figure, b: HumanoidMap, effector: str) -> str | None:
+    """The arm that is not reaching: 'l' when the effector is on the right arm, 'r' when on the left, else None."""
+    path = {a.child.name for a in figure.path_to(effector)}
+    for side, other in (("r", "l"), ("l", "r")):
+        hand = b.get(f"hand_{side}")
+        if hand is not None and hand in path and b.get(f"upper_arm_{other}") and b.get(f"hand_{other}"):
+            return other
+    return None
+

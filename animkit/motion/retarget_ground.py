@@ -1,0 +1,177 @@
+"""Where a figure stands: its feet (:func:`feet_of`), its hip height (:func:`hip_height`: the hips above the
+lowest point of the feet standing), the ground its feet find in a clip (:func:`ground_plane`,
+:func:`ground_height`) and its surface's lowest point (:func:`lowest_surface`). Re-exported by
+:mod:`animkit.motion.retarget`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.model.figure import Figure
+from animkit.model.humanoid import match_figure
+
+if TYPE_CHECKING:
+    from animkit.look.mesh import Mesh
+    from animkit.scene import UpAxis
+
+__all__ = ["up_index", "feet_of", "hip_height", "ground_plane", "ground_height", "lowest_surface"]
+
+Array = NDArray[np.float64]
+
+
+def _descendants(fig: Figure, name: str) -> list[str]:
+    out: list[str] = []
+    todo = [a.child for a in fig.node(name).arcs()]
+    while todo:
+        node = todo.pop()
+        out.append(node.name)
+        todo.extend(a.child for a in node.arcs())
+    return out
+
+
+def up_index(up: UpAxis) -> int:
+    """The coordinate index of the up axis: 1 for "y", 2 for "z"."""
+    return 1 if up == "y" else 2
+
+
+def feet_of(fig: Figure) -> list[str]:
+    """The nodes of the feet: each humanoid foot (:mod:`animkit.model.humanoid`) and every node below it (toes,
+    tips)."""
+    h = match_figure(fig)
+    out: list[str] = []
+    for s in ("l", "r"):
+        foot = h.get(f"foot_{s}")
+        if foot is not None:
+            out += [foot, *_descendants(fig, foot)]
+    return out
+
+
+def hip_height(fig: Figure, hips: str, up: UpAxis | None = None, pose: Array | None = None,
+               feet: Sequence[str] | None = None) -> float:
+    """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
+    standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
+    a figure without humanoid feet (a quadruped): above its lowest node."""
+    up = fig.up if up is None else up
+    P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
+    W = fig.world_batch(P[None])[0]
+    k = up_index(up)
+    names = fig.node_names
+    low = (feet_of(fig) if feet is None else list(feet)) or names
+    return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+
+
+def _source_feet_down(source: Figure, Ws: Array, k: int, hip: float) -> Array:
+    """(F,) whether a source foot is down: the lowest joint of a foot (the foot and the nodes below it) within 4 %
+    of ``hip`` of its own 5th percentile over the clip (the height rule of the motion measures' contacts, so that
+    the target's feet are put on the ground over the frames its planted feet are measured on)."""
+    h = match_figure(source)
+    names = source.node_names
+    down = np.zeros(Ws.shape[0], dtype=bool)
+    for side in ("l", "r"):
+        foot = h.get(f"foot_{side}")
+        if foot is None:
+            continue
+        low = Ws[:, [names.index(n) for n in (foot, *_descendants(source, foot))], k, 3].min(axis=1)
+        down |= low <= np.percentile(low, 5.0) + 0.04 * hip
+    if not down.any():
+        low = _lowest_feet(source, Ws, k)[0]
+        down = low <= np.percentile(low, 2.0) + 0.05 * hip
+    return down
+
+
+def _stance(low: Array, hip: float) -> float:
+    """The median of ``low`` (F,) over the frames it lies within 5 % of ``hip`` of its 2nd percentile (a foot down)."""
+    floor = float(np.percentile(low, 2.0))
+    return float(np.median(low[low <= floor + 0.05 * hip]))
+
+
+def _lowest_feet(fig: Figure, W: Array, k: int, feet: Sequence[str] | None = None) -> tuple[Array, Array]:
+    """(the lowest foot point's height (F,), its position (F, 3)) from world matrices W (F, N, 4, 4)."""
+    names = fig.node_names
+    idx = [names.index(n) for n in (feet_of(fig) if feet is None else feet)] or list(range(len(names)))
+    X = W[:, idx][:, :, :3, 3]
+    j = np.argmin(X[..., k], axis=1)
+    p = X[np.arange(len(X)), j]
+    return p[:, k], p
+
+
+def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
+                 feet: Sequence[str] | None = None) -> Array:
+    """(a, b) (4,) of the ground g(p) = a + b · p (b (3,) along the two horizontal axes, 0 along up) through the
+    planted feet: least squares of the lowest foot point's height over its position, refitted twice on the
+    frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
+    slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
+    up = fig.up if up is None else up
+    k = up_index(up)
+    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
+    if hip is None:
+        hips = match_figure(fig).get("hips")
+        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    h = [i for i in range(3) if i != k]
+    A = np.column_stack([np.ones(len(p)), p[:, h]])
+    keep = np.ones(len(p), bool)
+    coef = np.zeros(3)
+    for step in range(3):
+        coef = np.linalg.lstsq(A[keep], p[keep, k], rcond=None)[0]
+        r = p[:, k] - A @ coef
+        keep = r <= (np.median(r) if step == 0 else np.percentile(r, 2.0) + 0.05 * hip)
+    out = np.zeros(4)
+    out[0] = coef[0]
+    out[1 + np.array(h)] = coef[1:]
+    return out
+
+
+def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float | None = None,
+                  feet: Sequence[str] | None = None) -> float:
+    """g = where the feet stand: the median, over the frames a foot is down, of the lowest foot point
+    (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
+    (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
+    up = fig.up if up is None else up
+    if hip is None:
+        hips = match_figure(fig).get("hips")
+        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
+    return _stance(low, hip)
+
+
+#: how far (in hip heights) the 5th percentile of a surface's lowest point over the frames a foot is down may go
+#: under the ground so that its median stands on it (1.5 %: 13.5 mm on 0.9 m hips; a sole rolling over heel and
+#: toe keeps its median above its low)
+SINK = 0.015
+
+
+#: ... and its lowest point over those frames no further than this (3 %: 27 mm on 0.9 m hips)
+DEEPEST = 0.03
+
+#: a source floor sloping less than this (rise per run) is taken as flat: its hips keep their heights exactly
+FLAT = 0.005
+
+
+def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None = None
+                   ) -> Callable[[Array], Array] | None:
+    """A function of world matrices W (F, N, 4, 4) giving the lowest point of the figure's surface per frame (F,):
+    its meshes (skinned or rigid), else its drawn node geometry; None for a figure with neither (a bare skeleton)."""
+    up = fig.up if up is None else up
+    k = up_index(up)
+    if meshes:
+        def of_meshes(W: Array) -> Array:
+            return np.min([m.positions(W)[..., k].min(axis=1) for m in meshes], axis=0)
+
+        return of_meshes
+    if not any(n.data is not None for n in fig.nodes()):
+        return None
+    from animkit.look.drawn import figure_mesh
+
+    fm = figure_mesh(fig, bones=False)
+    if not fm.triangle_count:
+        return None
+
+    def of_drawn(W: Array) -> Array:
+        M = W[:, fm.owner]
+        return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
+
+    return of_drawn
