@@ -42,7 +42,6 @@ PARAMETER_EXCEPTIONS: dict[str, str] = {}
 PENDING_OTHER_OWNERS: dict[str, str] = {
     # modules
     "animkit/render/raster.py": "main-speed",
-    "animkit/ik/api.py": "natural / lm-house",
     "animkit/motion.py": "lock / retarget-fast",
     "animkit/retarget.py": "retarget-fast",
     "animkit/ik/lm_jit.py": "lm-house",
@@ -86,8 +85,6 @@ PENDING_OTHER_OWNERS: dict[str, str] = {
     "animkit/render/frames.py:render_poses": "main-speed",
     "animkit/motion.py:_worse_stretches": "lock",
     "animkit/ik/lm_jit.py:_keep_better": "lm-house",
-    "animkit/ik/api.py:solve_batch": "natural / lm-house",
-    "animkit/ik/api.py:solve": "natural / lm-house",
 }
 
 
