@@ -41,50 +41,12 @@ PARAMETER_EXCEPTIONS: dict[str, str] = {}
 #: longer exceeds its budget, so the list can only shrink.
 PENDING_OTHER_OWNERS: dict[str, str] = {
     # modules
-    "animkit/render/raster.py": "main-speed",
     "animkit/motion.py": "lock / retarget-fast",
-    "animkit/retarget.py": "retarget-fast",
-    "animkit/ik/lm_jit.py": "lm-house",
-    "animkit/ik/lm_batch_jit.py": "lm-house",
-    "animkit/ik/lm.py": "lm-house",
-    "animkit/render/writers.py": "main-speed",
-    "animkit/ik/tasks.py": "natural",
     # long functions
     "animkit/ik/lm_batch_jit.py:_lm_lanes": "lm-house",
-    "animkit/ik/effectors_jit.py:normal_equations": "fabrik",
-    "animkit/render/raster.py:_coverage_loop": "main-speed",
-    "animkit/ik/lm.py:_run_one": "lm-house",
-    "animkit/ik/lm_batch_jit.py:solve_spd_lanes": "lm-house",
-    "animkit/render/raster.py:render_surfaces": "main-speed",
-    "animkit/ik/solvers.py:run": "lm-house",
-    "animkit/ik/effectors_jit.py:project_cones": "fabrik",
-    "animkit/ik/lm.py:_run_batched": "lm-house",
-    "animkit/ik/lm_jit.py:_lm_packed": "lm-house",
-    "animkit/ik/effectors.py:pose_from_effectors": "fabrik",
-    "animkit/retarget.py:retarget_poses": "retarget-fast",
-    "animkit/ik/fabrik.py:fabrik_iteration": "fabrik",
-    "animkit/motion.py:lock_feet": "lock",
-    "animkit/ik/lm_jit.py:_lm_one": "lm-house",
-    "animkit/ik/natural.py:NaturalProblem.__init__": "natural",
     "animkit/fk.py:_fk_frames": "main-speed (the FK kernel, ported line for line to _native.c's fk_frames)",
     # long parameter lists
-    "animkit/ik/lm_jit.py:_full_task_from": "lm-house",
-    "animkit/ik/lm_jit.py:_relax_stages": "lm-house",
     "animkit/ik/lm_batch_jit.py:_lm_lanes ": "lm-house",  # the same kernel's parameters (a trailing space: a key each)
-    "animkit/ik/effectors_jit.py:normal_equations ": "fabrik",
-    "animkit/ik/lm_jit.py:_lm_serial": "lm-house",
-    "animkit/ik/lm_batch_jit.py:lm_lanes": "lm-house",
-    "animkit/ik/lm_jit.py:call_loop": "lm-house",
-    "animkit/ik/lm_jit.py:_lm_one ": "lm-house",
-    "animkit/render/raster.py:_coverage_loop ": "main-speed",
-    "animkit/ik/lm_jit.py:pack_serial": "lm-house",
-    "animkit/ik/lm_jit.py:lm_serial": "lm-house",
-    "animkit/render/raster.py:_shade_loop": "main-speed",
-    "animkit/render/raster.py:_raster_loop": "main-speed",
-    "animkit/ik/effectors_jit.py:chain_frames": "fabrik",
-    "animkit/render/frames.py:render_poses": "main-speed",
-    "animkit/motion.py:_worse_stretches": "lock",
-    "animkit/ik/lm_jit.py:_keep_better": "lm-house",
 }
 
 
