@@ -15,8 +15,11 @@ from ..figure import Figure
 from .ik_problem import IKProblem, _check_figure
 from .methods import Solver
 from .result import IKBatchResult, IKResult
-from .strategy import (
+from .strategy import (  # re-exported; the strategy reads them from animkit.ik.strategy (set them there)
     BATCH_CHUNK,
+    FOLD_CURVATURE,
+    FOLD_ESCAPES,
+    FOLD_STEP,
     RESTART_MAX_ITER,
     RESTART_PULL,
     RESTART_STALL,
@@ -26,7 +29,8 @@ from .strategy import (
 )
 
 __all__ = ["IKProblem", "solve", "solve_batch", "ProblemOptions", "retry_position_first", "retry_orientation_first",
-           "retry_orientation_continuation", "BATCH_CHUNK", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL"]
+           "retry_orientation_continuation", "BATCH_CHUNK", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
+           "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
 
 Array = NDArray[np.float64]
 
