@@ -14,13 +14,13 @@ import pytest
 from animkit import jit
 from animkit.errors import IKError
 from animkit.ik import IKProblem, solve_batch
-from animkit.ik.api import RESTART_MAX_ITER, RESTART_PULL, RESTART_STALL
 from animkit.ik.lm import (
     loop_chain,
     loop_settings,
     serial_chain,
 )
 from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.strategy import RESTART_MAX_ITER, RESTART_PULL, RESTART_STALL
 
 from .ik_helpers import assert_meets, panda_ready, random_targets
 

@@ -206,14 +206,14 @@ def _arm_targets(count, seed):
 def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatch):
     """On a fixed seeded set of the humanoid arm's own reachable 6D targets (FK of in-limit poses), the
     continuation converges on targets LM with the relaxed-limits retries alone misses; checked by FK."""
-    import animkit.ik.api as api
+    import animkit.ik.strategy as strategy
 
     fig, start, lim, T = _arm_targets(120, seed=3)
     problem = IKProblem(fig, "hand_r", "arm", pose=start, orientation=True)
     full = problem.solve_batch(T, quiet=True)
     with monkeypatch.context() as m:  # the continuations off: LM with the relaxed-limits retries alone
         for name in ("retry_position_first", "retry_orientation_first", "retry_orientation_continuation"):
-            m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
+            m.setattr(strategy, name, lambda model, q0, P, R, opts, out, fail: out)
         before = problem.solve_batch(T, quiet=True)
     stuck = np.flatnonzero(~before.converged)
     assert stuck.size >= 4  # the fixed start leaves some in local minima (shoulder and elbow on their limits)
@@ -231,12 +231,12 @@ def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatc
 
 
 def test_position_first_is_not_tried_without_an_orientation_target(monkeypatch):
-    import animkit.ik.api as api
+    import animkit.ik.strategy as strategy
 
     fig, start, lim, T = _arm_targets(40, seed=3)
     calls = []
-    real = api.retry_position_first
-    monkeypatch.setattr(api, "retry_position_first", lambda *a: calls.append(1) or real(*a))
+    real = strategy.retry_position_first
+    monkeypatch.setattr(strategy, "retry_position_first", lambda *a: calls.append(1) or real(*a))
     IKProblem(fig, "hand_r", "arm", pose=start).solve_batch(T[:, :3, 3], quiet=True)
     assert not calls
 
@@ -245,7 +245,7 @@ def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypa
     """UR5 6D targets near the edge of its reach (FK of in-limit poses), from the elbow-up home: those LM, its
     relaxed-limits retries and position first leave (the elbow stretched at 0 between two branches) are reached by
     orientation first or the orientation continuation; checked by FK, inside the limits, the history never rising."""
-    import animkit.ik.api as api
+    import animkit.ik.strategy as strategy
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingMeshWarning)
@@ -262,7 +262,7 @@ def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypa
     full = problem.solve_batch(T, quiet=True)
     with monkeypatch.context() as m:
         for name in ("retry_orientation_first", "retry_orientation_continuation"):
-            m.setattr(api, name, lambda model, q0, P, R, opts, out, fail: out)
+            m.setattr(strategy, name, lambda model, q0, P, R, opts, out, fail: out)
         before = problem.solve_batch(T, quiet=True)
     stuck = np.flatnonzero(~before.converged)
     rescued = stuck[full.converged[stuck]]

@@ -129,6 +129,29 @@ def test_errors():
         solve_batch(fig, q, "tool", np.zeros((4, 2)))
 
 
+def test_the_one_line_solves_hand_their_options_to_the_problem() -> None:
+    """``solve``/``solve_batch``'s weights and tolerances (``**options``) reach IKProblem: the same answers as the
+    problem built with them, a tolerance that changes the answer changes it; another keyword is named."""
+    from animkit.ik import IKProblem
+
+    fig, q = ARM.figure, ARM.figure.rest_pose()
+    target = fig.world(random_pose(fig, chain_dofs(ARM, "arm"), np.random.default_rng(2)))["tool"]
+    opts = dict(tol=1e-3, orientation_tol=1e-2, orientation_weight=0.5, weights=[2.0])
+    want = IKProblem(fig, "tool", "arm", pose=q, orientation=True, **opts).solve(target, q)
+    got = solve(fig, q, "tool", target, chain="arm", **opts)
+    np.testing.assert_array_equal(got.pose, want.pose)
+    assert got.iterations == want.iterations and got.position_error == want.position_error
+    tight = solve(fig, q, "tool", target, chain="arm", tol=1e-9, orientation_tol=1e-9)
+    assert tight.converged and got.converged and tight.iterations > got.iterations
+    batch = solve_batch(fig, q, "tool", target[None], chain="arm", **opts)
+    np.testing.assert_array_equal(batch.iterations, [want.iterations])
+    for call, args in ((solve, target), (solve_batch, target[None])):
+        with pytest.raises(IKError, match=r"unknown keyword 'restart'.*did you mean 'restarts'.*'tol'"):
+            call(fig, q, "tool", args, restart=3)
+        with pytest.raises(IKError, match=r"unknown keyword 'tols'.*did you mean 'tol'"):
+            call(fig, q, "tool", args, tols=1e-3)
+
+
 def test_a_set_that_cannot_move_the_effector_names_both():
     sc = HUMAN
     with pytest.raises(IKError, match=r"left-arm.*hand_r|hand_r.*left-arm"):
@@ -138,7 +161,7 @@ def test_a_set_that_cannot_move_the_effector_names_both():
 
 
 def test_batches_larger_than_a_chunk_equal_single_chunk_runs(monkeypatch) -> None:
-    import animkit.ik.api as api
+    import animkit.ik.strategy as strategy
 
     rng = np.random.default_rng(5)
     dofs = chain_dofs(ARM, "arm")
@@ -149,7 +172,7 @@ def test_batches_larger_than_a_chunk_equal_single_chunk_runs(monkeypatch) -> Non
         q[dofs] = rng.uniform(lim[:, 0], lim[:, 1])
         targets.append(ARM.figure.world(q)["tool"][:3, 3])
     whole = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm")
-    monkeypatch.setattr(api, "BATCH_CHUNK", 5)  # three chunks: 5, 5, 2
+    monkeypatch.setattr(strategy, "BATCH_CHUNK", 5)  # three chunks: 5, 5, 2
     chunked = solve_batch(ARM.figure, ARM.figure.rest_pose(), "tool", np.array(targets), chain="arm",
                           quiet=True)
     np.testing.assert_allclose(chunked.poses, whole.poses, atol=1e-12)

@@ -14,7 +14,13 @@ import animkit
 from animkit.errors import IKError
 from animkit.ik import LM, solve
 from animkit.ik.natural import Natural
-from animkit.motion.reach import NATURAL_DIRECT_ITERATIONS, bake_reach, compare, priors_from_scene, smoothstep
+from animkit.motion.reach import (
+    NATURAL_DIRECT_ITERATIONS,
+    bake_reach,
+    compare,
+    priors_from_scene,
+    smoothstep,
+)
 
 from .conftest import ROOT, SCENES
 

@@ -1,6 +1,6 @@
 """The Levenberg–Marquardt loop's constants and the solve strategy's, in one place: the NumPy loops (:mod:`.lm`,
 :mod:`.solvers`), the compiled kernels (:mod:`.lm_jit`, :mod:`.lm_batch_jit`; numba reads these module globals as
-compile-time constants) and the strategy (:mod:`.api`) all read them from here (derivations in
+compile-time constants) and the strategy (:mod:`.strategy`) all read them from here (derivations in
 docs/derivations.md)."""
 
 from __future__ import annotations

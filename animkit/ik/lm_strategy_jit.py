@@ -1,5 +1,5 @@
 """lm's solve strategy for one problem, compiled: the first run, the relaxed-limits retries, the continuations of a
-pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.api`, whose NumPy functions
+pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.strategy`, whose NumPy functions
 are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`).
 
 Every constant of a chain and its options travels in one float64 array laid out by :func:`pack_serial` (numba's
@@ -43,14 +43,14 @@ _N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATI
 _HEAD = 16
 # out (see out_size): q (n), then these slots after it, then the residual history
 OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
-UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (api._reachability)
+UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (strategy._reachability)
 # runs of the strategy at most: first, 2 × 2 relaxed, then position first, orientation first and the orientation
 # continuation: each 1 + 1 + 2 × 2 relaxed (the continuation: K − 1 + 1 + 2 × 2)
 _RUNS = 5 + 6 + 6 + ORIENTATION_STAGES + 4
 
 
 def _beyond(p: Array, chain: LoopChain, tol: float) -> bool:
-    """api._beyond for one serial chain: the target lies farther from the base origin than the chain reaches."""
+    """strategy._beyond for one serial chain: the target lies farther from the base origin than the chain reaches."""
     dx, dy, dz = p[0] - chain.base[0], p[1] - chain.base[1], p[2] - chain.base[2]
     return math.sqrt(dx * dx + dy * dy + dz * dz) > chain.reach + tol
 
@@ -59,7 +59,7 @@ _beyond = kernel(_beyond) or _beyond
 
 
 def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
-    """api._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
+    """strategy._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
     only toward its inside); True when ‖g‖ ≤ STATIONARY · ‖J‖_F ‖W V‖ (J, V weighted; J over the free DOFs)."""
     n = q.shape[0]
     w = goal.w
@@ -147,7 +147,7 @@ _relaxed = kernel(_relaxed) or _relaxed
 
 def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
                   H: Array, st: State) -> State:
-    """api._relax's first strategy (position_first=False) for one problem: through the relaxed limits (``free``)
+    """strategy._relax's first strategy (position_first=False) for one problem: through the relaxed limits (``free``)
     from ``start``, then, when still undecided, from where the first run stopped; each stage kept when better. The
     run through the relaxed limits gets every iteration; the run back inside them has the stall test."""
     n = q.shape[0]
@@ -173,7 +173,7 @@ _relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, _wrap
 
 def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, start: Array,
                     before: int, q: Array, H: Array, st: State) -> State:
-    """The second half of every continuation (api.retry_position_first and its siblings): the full task from
+    """The second half of every continuation (strategy.retry_position_first and its siblings): the full task from
     ``start`` (the answer of an easier problem that took ``before`` iterations), with the relaxed-limits stages when
     any limit was lifted, kept over the state (q, H, st) by :func:`_keep_better`."""
     qc, Hc = np.empty(q.shape[0]), np.empty(_RUNS * (s.max_iter + 1))
@@ -212,8 +212,8 @@ _rotated = kernel(_rotated) or _rotated
 def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, q0: Array,
                    q: Array, H: Array, st: State) -> State:
     """A pose target's continuations after the relaxed-limits retries, each followed by the full task: position
-    first (api.retry_position_first: the position rows alone), orientation first (api.retry_orientation_first:
-    the position rows weighted down), then the orientation continuation (api.retry_orientation_continuation:
+    first (strategy.retry_position_first: the position rows alone), orientation first (strategy.retry_orientation_first:
+    the position rows weighted down), then the orientation continuation (strategy.retry_orientation_continuation:
     R_k = exp((k/K) ω) R_s, position held); each only while the problem is undecided and within reach."""
     n = q.shape[0]
     qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
@@ -304,7 +304,7 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     """One problem: out[n + OUT_VALID] = 0 when the target is malformed (:func:`_read_target`), then nothing is
     solved. Otherwise the whole of :meth:`animkit.ik.IKProblem.solve`'s strategy for lm without restarts runs here:
     the first run (:func:`~animkit.ik.lm_jit.lm_one`); with ``relax``, the relaxed-limits retries and, for a pose
-    target, the continuations (api._relax); then the reachability test (reason UNREACHABLE)."""
+    target, the continuations (strategy._relax); then the reachability test (reason UNREACHABLE)."""
     chain, s, orient, relax = _unpack(prm)
     n = chain.lo.shape[0]
     p, Rt = np.empty(3), np.zeros((3, 3))

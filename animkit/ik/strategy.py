@@ -1,0 +1,381 @@
+"""The NumPy solve strategy around a solver's run (what :class:`~animkit.ik.ik_problem.IKProblem` calls after the first
+run): batches in chunks, lm's deterministic retries (relaxed limits, position first, orientation first, the
+orientation continuation), random restarts, escapes from folds and the reachability test. Its compiled twin, for
+one problem on a serial chain, is :mod:`animkit.ik.lm_strategy_jit`."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.jacobian import chain_jacobian, rotation_error
+from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
+from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.methods import Solver
+from animkit.ik.problem import ChainModel, Frames
+from animkit.ik.solvers import LoopOutput, Options
+from animkit.model.transforms import matrix_from_rotation_vector
+from animkit.progress import progress
+
+__all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation_continuation", "BATCH_CHUNK",
+           "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
+
+Array = NDArray[np.float64]
+
+_RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies
+RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
+RESTART_STALL = (8, 0.7)  # with restarts, lm's B = 1 runs stop when ‖WV‖ fell < 30 % over 8 iterations
+RESTART_PULL = 0.1  # lm's μ₀ for the random restarts (the first run keeps Options.pull = 1): a random start is
+# already away from the limits, and a strong pull keeps it from solutions near them (Panda 6D, the hardest of 500
+# targets: a median 183 restarts to converge with μ₀ = 1, 14.5 with 0.1, 10 with 0 at twice the time per restart)
+
+
+BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
+
+
+def _run_chunked(B: int, solve_chunk: Callable[[int, int], tuple[LoopOutput, NDArray[np.intp]]], quiet: bool
+                 ) -> tuple[LoopOutput, NDArray[np.intp]]:
+    """``solve_chunk(a, b)`` (problems a … b − 1: their output and restarts used) over chunks of
+    :data:`BATCH_CHUNK` problems, joined; errors are held at each problem's last value."""
+    if B <= BATCH_CHUNK:
+        return solve_chunk(0, B)
+    parts = []
+    bar = progress(B, "solving", enabled=False if quiet else None)
+    for a in range(0, B, BATCH_CHUNK):
+        b = min(a + BATCH_CHUNK, B)
+        parts.append(solve_chunk(a, b))
+        bar.update(b - a)
+    bar.close()
+    outs = [p[0] for p in parts]
+    return _joined(outs), np.concatenate([p[1] for p in parts])
+
+
+def _held(errors: Array, rows: int) -> Array:
+    """errors (r, B) with rows r … ``rows`` − 1 added, each column holding its last value (a copy when it grows)."""
+    if len(errors) >= rows:
+        return errors
+    return np.concatenate([errors, np.repeat(errors[-1:], rows - len(errors), 0)])
+
+
+def _joined(parts: Sequence[LoopOutput]) -> LoopOutput:
+    """Outputs of disjoint sets of problems side by side; each ``errors`` column held at its last value."""
+    rows = max(len(p.errors) for p in parts)
+    errors = np.concatenate([_held(p.errors, rows) for p in parts], axis=1)
+    return LoopOutput(np.concatenate([p.q for p in parts]), np.concatenate([p.iterations for p in parts]),
+                      [w for p in parts for w in p.reason], np.concatenate([p.position_error for p in parts]),
+                      np.concatenate([p.orientation_error for p in parts]), errors)
+
+
+def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
+                    restarts: int, seed: int, index0: int) -> tuple[LoopOutput, NDArray[np.intp]]:
+    """A batch with random restarts (:meth:`IKProblem.solve_batch`): in the compiled lanes where they take it
+    (:func:`~animkit.ik.lm.lanes_with_restarts`), else in rounds: every problem still unconverged after attempt
+    a − 1 runs attempt a from :func:`~animkit.ik.lm_batch_jit.restart_start`, all of them together; the same rule
+    picks the answer (a restart's where it converged or ended lower)."""
+    lanes = getattr(method, "lanes", None)  # LM: the compiled lanes where they take the batch
+    done = None if lanes is None else lanes(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
+    if done is not None:
+        return done
+    out = method.run(model, q0, P, R, opts)
+    B = len(q0)
+    used = np.zeros(B, dtype=np.intp)
+    ro = replace(opts, pull=RESTART_PULL)
+    q, iters, errors = out.q.copy(), out.iterations.copy(), out.errors.copy()
+    pos, ori = out.position_error.copy(), out.orientation_error.copy()
+    reason = np.array(out.reason, dtype=object)
+    best = errors[iters, np.arange(B)]  # each problem's returned error so far
+    for a in range(1, restarts + 1):
+        fail = np.flatnonzero(reason != "converged")
+        if fail.size == 0:
+            break
+        starts = _restart_starts(model, seed, index0 + fail, np.full(fail.size, a), q0[fail])
+        o = method.run(model, starts, P[fail], None if R is None else R[fail], ro)
+        used[fail] = a
+        last = o.errors[o.iterations, np.arange(fail.size)]
+        why = np.array(o.reason, dtype=object)
+        take = (why == "converged") | (last < best[fail])
+        won = fail[take]
+        q[won], iters[won], reason[won] = o.q[take], o.iterations[take], why[take]
+        pos[won], ori[won], best[won] = o.position_error[take], o.orientation_error[take], last[take]
+        rows = max(len(errors), len(o.errors))
+        errors = _held(errors, rows)
+        errors[:, won] = _held(o.errors, rows)[:, take]
+    errors = errors[: int(iters.max()) + 1]
+    return LoopOutput(q, iters, reason.tolist(), pos, ori, errors), used
+
+
+def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
+           position_first: bool = True) -> LoopOutput:
+    """lm's further strategies for the problems the first run left neither converged nor shown out of reach (a
+    target beyond reach has no better answer), all deterministic, from the same start (no pose is drawn: these
+    are the same local method on easier problems, not restarts):
+
+    1. through the relaxed limits from the start pose, then, for those still left, from where the first run
+       stopped (:func:`~animkit.ik.lm.retry_through_relaxed_limits`);
+    2. with an orientation target, for those still not converged: position first, then the full task
+       (:func:`retry_position_first`)."""
+    stopped = out.q
+    for k, starts in enumerate((q0, stopped)):
+        if all(why == "converged" for why in out.reason):
+            break
+        if k == 0:  # every problem not converged whose target is not beyond reach
+            fail = _open(model, out, P, opts.tol)
+        else:  # those still undecided (not at a first-order optimum)
+            fail = np.array([i for i, r in enumerate(_reachability(model, out, P, R, opts)[0]) if r is None],
+                            dtype=np.intp)
+        if fail.size == 0:
+            break
+        out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
+    if position_first and R is not None:
+        for strategy in (retry_position_first, retry_orientation_first, retry_orientation_continuation):
+            fail = _open(model, out, P, opts.tol)
+            if fail.size == 0:
+                break
+            out = strategy(model, q0, P, R, opts, out, fail)
+    return out
+
+
+def _open(model: ChainModel, out: LoopOutput, P: Array, tol: float) -> NDArray[np.intp]:
+    """The problems of ``out`` neither converged nor beyond reach (indices; the reach test, an FK, runs on the
+    unconverged ones only: on a 100-problem batch of a 50-link chain it cost more than the solve)."""
+    idx = np.flatnonzero([why != "converged" for why in out.reason])
+    if idx.size == 0:
+        return idx
+    return idx[~_beyond(model, out.q[idx], P[idx], tol)]
+
+
+def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                         fail: NDArray[np.intp]) -> LoopOutput:
+    """A continuation in the task: min ‖W_p V_p‖² from the start (orientation dropped), then min ‖W V‖² (the full
+    6D task, with the relaxed-limits retries) from that answer; kept where it converged or ends closer.
+
+    From a start whose hand is far from the target, the 6D residual's orientation rows can hold the chain in a
+    local minimum (the humanoid's arm pressed on its shoulder and elbow limits, the UR5 stretched at its elbow
+    singularity); the position task alone has fewer such minima, and its answer puts the hand where the wrist only
+    has to turn. See docs/derivations.md ("lm: position first")."""
+    w = opts.row_weights
+    keep = (np.arange(len(w)) % 6) < 3  # each effector's rows are [position (3), orientation (3)]
+    po = replace(opts, row_weights=w[keep], orientation_tol=np.inf)
+    u = run_lm(model, q0[fail], P[fail], None, po)
+    Pf, Rf = P[fail], R[fail]
+    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
+
+
+def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
+                            fail: NDArray[np.intp]) -> LoopOutput:
+    """The mirror of :func:`retry_position_first`: min ‖W_o V‖² from the start with the position rows weighted by
+    ``ORIENTATION_FIRST_WEIGHT`` (converged on the orientation alone), then the full task (with the relaxed-limits
+    retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
+    target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
+    position task alone leaves the stretched elbow between two branches). See docs/derivations.md."""
+    w = opts.row_weights
+    pos_rows = (np.arange(len(w)) % 6) < 3
+    oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
+    Pf, Rf = P[fail], R[fail]
+    u = run_lm(model, q0[fail], Pf, Rf, oo)
+    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
+
+
+def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options,
+                                   out: LoopOutput, fail: NDArray[np.intp]) -> LoopOutput:
+    """A continuation in the target's orientation: R_k = exp((k/K) ω) R_s, ω = log(R_t R_sᵀ)^∨ (R_s: the start's
+    effector frame; the geodesic from it to the target's), the position held at the target, k = 1 … K
+    (``ORIENTATION_STAGES``), each stage solved from the answer of the one before, the last (the target itself) with
+    the relaxed-limits retries; kept where it converged or ends closer."""
+    Pf, Rf = P[fail], R[fail]
+    q = q0[fail]
+    Rs = model.frames(np.clip(q, model.lower, model.upper)).R
+    omega = rotation_error(Rf, Rs)
+    before = np.zeros(len(fail), dtype=np.intp)
+    for k in range(1, ORIENTATION_STAGES):
+        u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
+        q, before = u.q, before + u.iterations
+    return _full_task_after(model, q, Pf, Rf, opts, out, fail, before)
+
+
+def _full_task_after(model: ChainModel, q: Array, Pf: Array, Rf: Array, opts: Options, out: LoopOutput,
+                     fail: NDArray[np.intp], before: NDArray[np.intp]) -> LoopOutput:
+    """The last stage of every continuation: the full task from the partial task's answer ``q`` (``before`` its
+    iterations), with the relaxed-limits retries, kept in ``out`` at ``fail`` where it converged or ends closer."""
+    c = run_lm(model, q, Pf, Rf, opts)
+    c = _relax(model, q, Pf, Rf, opts, c, position_first=False)
+    return keep_better(out, fail, c, before)
+
+
+def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
+                  ) -> tuple[list[bool | None], list[str]]:
+    """True converged; False shown out of reach; None undecided.
+
+    Out of reach: an effector's target lies beyond the chain's reach from its base, or the result is first-order
+    optimal with the error above tolerance: the gradient of ½‖W V‖² over the DOFs free to move (a DOF at a limit
+    counts only toward its inside) vanishes, relative to ‖J‖ ‖W V‖ — no small change of the movable set brings
+    the effector closer (the stretched arm pointing at the target is such a point). Decided from the result's
+    optimality, not from the distance alone."""
+    reasons = list(out.reason)
+    open_ = [i for i, why in enumerate(reasons) if why != "converged"]
+    reach: list[bool | None] = [True] * len(reasons)
+    if not open_:
+        return reach, reasons
+    for i in open_:
+        reach[i] = None
+    q = out.q[open_]
+    fr = model.frames(q)
+    orient = R is not None
+    w = opts.row_weights
+    Po = P[open_]
+    Vp = Po - fr.p
+    V = Vp if R is None else np.concatenate([Vp, rotation_error(R[open_], fr.R)], axis=2)
+    V = V.reshape(len(open_), -1) * w
+    J = chain_jacobian(model, fr, orient) * w[None, :, None]
+    g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]  # −∂(½‖WV‖²)/∂θ: the descent direction
+    at_lo = q <= model.lower + 1e-9
+    at_hi = q >= model.upper - 1e-9
+    free = ~((at_lo & (g < 0)) | (at_hi & (g > 0)))  # a DOF pressed on a limit toward outside cannot help
+    gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
+    Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
+    vn = np.linalg.norm(V, axis=1)
+    stationary = gn <= STATIONARY * Jn * vn
+    beyond = _beyond(model, q, Po, opts.tol, fr)
+    fold = np.zeros(len(open_), dtype=bool)
+    check = np.flatnonzero(stationary & ~beyond)
+    if check.size:
+        fold[check] = np.any(_descent_directions(model, q[check], Po[check], None if R is None else R[open_][check],
+                                                 w, free[check]) != 0.0, axis=1)
+    for k, i in enumerate(open_):
+        if beyond[k] or (stationary[k] and not fold[k]):
+            reach[i] = False
+            reasons[i] = "unreachable"
+        elif fold[k]:
+            reasons[i] = "stalled"  # a fold (a saddle or a maximum of the error): not shown out of reach
+    return reach, reasons
+
+
+FOLD_ESCAPES = 3  # runs from a fold, each FOLD_STEP along its direction of negative curvature
+FOLD_STEP = 0.3  # radians (scene units for sliders) along the unit direction
+
+
+def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
+                  ) -> LoopOutput:
+    """Problems left at a fold (stationary, not converged, the Hessian of ½‖WV‖² indefinite: a saddle or a maximum,
+    e.g. an arm stretched straight away from its target) run again from θ + FOLD_STEP·v (v: the direction of
+    negative curvature), up to FOLD_ESCAPES times; a run is kept where it converged or ends closer."""
+    for _ in range(FOLD_ESCAPES):
+        stop = np.array([why != "converged" for why in out.reason])
+        idx = np.flatnonzero(stop)
+        if idx.size == 0:
+            return out
+        q = out.q[idx]
+        fr = model.frames(q)
+        w = opts.row_weights
+        V = P[idx] - fr.p
+        if R is not None:
+            V = np.concatenate([V, rotation_error(R[idx], fr.R)], axis=2)
+        V = V.reshape(len(idx), -1) * w
+        J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
+        g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]
+        free = ~(((q <= model.lower + 1e-9) & (g < 0)) | ((q >= model.upper - 1e-9) & (g > 0)))
+        gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
+        Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
+        sel = gn <= STATIONARY * Jn * np.linalg.norm(V, axis=1)
+        if not sel.any():
+            return out
+        d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
+        folded = np.any(d != 0.0, axis=1)
+        if not folded.any():
+            return out
+        fail = idx[sel][folded]
+        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d[folded], model.lower, model.upper))
+        c = method.run(model, starts, P[fail], None if R is None else R[fail], opts)
+        out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
+    return out
+
+
+FOLD_CURVATURE = 1e-3  # a stationary point is a fold when ∇²f has an eigenvalue below −FOLD_CURVATURE · ‖J‖_F²
+
+
+def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array, free: NDArray[np.bool_]
+                        ) -> Array:
+    """Per problem (b, n): a unit direction of negative curvature of f = ½‖W V‖² over the free DOFs where the
+    Hessian (central differences of ∇f = −Jᵀ W² V, h = 1e-4) has an eigenvalue below −FOLD_CURVATURE ‖J‖_F²
+    (a fold: the first-order test cannot tell it from the optimum), zero where the point is a local minimum."""
+
+    def grad(qq: Array, PP: Array, RR: Array | None) -> tuple[Array, Array]:
+        f = model.frames(qq)
+        V = PP - f.p
+        if RR is not None:
+            V = np.concatenate([V, rotation_error(RR, f.R)], axis=2)
+        V = V.reshape(len(qq), -1) * w
+        J = chain_jacobian(model, f, RR is not None) * w[None, :, None]
+        return -(np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J
+
+    b, n = q.shape
+    h = 1e-4
+    E = np.eye(n)
+    qq = np.concatenate([q[:, None] + h * E[None], q[:, None] - h * E[None]], axis=1).reshape(-1, n)
+    rep = np.repeat(np.arange(b), 2 * n)
+    g, _ = grad(qq, P[rep], None if R is None else R[rep])
+    g = g.reshape(b, 2, n, n)
+    H = (g[:, 0] - g[:, 1]) / (2 * h)  # H[:, j] = ∂∇f/∂θ_j
+    H = 0.5 * (H + np.swapaxes(H, 1, 2))
+    _, J = grad(q, P, R)
+    out = np.zeros((b, n))
+    for i in range(b):
+        idx = np.flatnonzero(free[i])
+        if idx.size == 0:
+            continue
+        vals, vecs = np.linalg.eigh(H[i][np.ix_(idx, idx)])
+        if vals[0] < -FOLD_CURVATURE * float(np.sum(J[i][:, idx] ** 2)):
+            out[i, idx] = vecs[:, 0]
+    return out
+
+
+def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
+    """Per problem: some effector's target lies farther from its base than the chain reaches (no pose can meet
+    it)."""
+    fr = model.frames(q) if fr is None else fr
+    base = fr.r[:, model.base_link]  # (b, E, 3)
+    return np.asarray(np.any(np.linalg.norm(P - base, axis=2) > model.reach + tol, axis=1))
+
+
+def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
+             out: LoopOutput, restarts: int, deadline: float | None, seed: int) -> tuple[LoopOutput, int]:
+    """Random in-limit starts (attempts 1, 2, … of problem 0: :func:`_restart_starts`), 8 at a time (1 on NumPy's
+    B = 1 path), until one converges, ``restarts`` ran, or the deadline passed; the best result so far is kept."""
+    single = method.serial(model, opts)  # one at a time: each stops early when it stalls
+    best_err = out.errors[-1, 0]
+    used = 0
+    while used < restarts and (deadline is None or time.perf_counter() < deadline):
+        k = min(1 if single else _RESTART_BATCH, restarts - used)
+        starts = _restart_starts(model, seed, np.zeros(k, dtype=np.intp), np.arange(used + 1, used + k + 1),
+                                 np.repeat(q0, k, 0))
+        o = method.run(model, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
+                       first_success=True)
+        conv = [i for i, r in enumerate(o.reason) if r == "converged"]
+        pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
+        used += pick + 1 if conv else k
+        if conv or o.errors[-1, pick] < best_err:
+            best_err = o.errors[-1, pick]
+            out = LoopOutput(o.q[pick:pick + 1], o.iterations[pick:pick + 1], [o.reason[pick]],
+                             o.position_error[pick:pick + 1], o.orientation_error[pick:pick + 1],
+                             o.errors[:, pick:pick + 1])
+        if conv:
+            break
+    return out, used
+
+
+def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], attempts: NDArray[np.intp], q0: Array
+                    ) -> Array:
+    """The random starts (k, n) of attempt ``attempts[i]`` of problem ``problems[i]`` (starts q0 (k, n)), by
+    :func:`~animkit.ik.lm_batch_jit.restart_start`: single solves and batches draw from the one definition."""
+    limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
+    out = np.empty((len(problems), model.n))
+    with np.errstate(over="ignore"):  # SplitMix64 wraps mod 2⁶⁴ (uncompiled, NumPy's scalars say so)
+        for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
+            restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
+    return out
