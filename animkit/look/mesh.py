@@ -164,6 +164,7 @@ class Mesh:
         """Positions (``positions``) or normals of every vertex in every frame of ``W``: the compiled kernel, else
         the dense influence table, else influence by influence (copied into ``out`` / cast to ``dtype``)."""
         W = self._check(W)
+        lbs.check_dtype(dtype)  # on every path, compiled or not
         shape = (W.shape[0], self.vertex_count, 3)
         buffer = lbs.output_buffer(shape, out, dtype) if out is not None else None
         rest = self.rest_positions if positions else self.rest_normals

@@ -48,6 +48,7 @@ __all__ = [
     "rigid_normals",
     "cofactor",
     "output_buffer",
+    "check_dtype",
     "compiled_skin",
     "native_skin",
     "skin_frames",
@@ -202,11 +203,16 @@ def skin_frames(S: Array, vectors: Array, joints: Index, weights: Array, points:
 skin_frames_kernel = kernel(skin_frames)
 
 
+def check_dtype(dtype: type | None) -> None:
+    """A result's ``dtype=``: None (float64), float32 or float64; anything else raises AnimkitError."""
+    if dtype is not None and np.dtype(dtype) not in (np.float32, np.float64):
+        raise AnimkitError(f"dtype= must be float32 or float64; got {np.dtype(dtype)}")
+
+
 def output_buffer(shape: tuple[int, int, int], out: NDArray | None, dtype: type | None) -> NDArray:
     """The (F, V, 3) array results go to: ``out`` itself (checked: C-contiguous, float32 or float64, that shape), or a
     new one of ``dtype`` (float64 by default; float32 or float64)."""
-    if dtype is not None and np.dtype(dtype) not in (np.float32, np.float64):
-        raise AnimkitError(f"dtype= must be float32 or float64; got {np.dtype(dtype)}")
+    check_dtype(dtype)
     if out is None:
         return np.empty(shape, dtype=np.float64 if dtype is None else dtype)
     if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype not in (np.float32, np.float64) or \
