@@ -79,15 +79,15 @@ def _probe() -> int:  # pragma: no cover - compiled only to find numba's cache f
 
 
 def _fall_back(reason: str) -> None:
-    """Turn compiled kernels off for this process and say so once (a warning)."""
-    global ENABLED, _fell_back
-    _fell_back = True
-    if ENABLED:
+    """Turn numba's kernels off for this process and say so once (a warning). :data:`ENABLED` is left as it is: it
+    stays the switch tests use, so ahead-of-time code (which did not fail) still follows it."""
+    global _fell_back
+    if ENABLED and not _fell_back:
         import warnings
 
         warnings.warn(f"{reason}; using the NumPy paths instead (set NUMBA_CACHE_DIR to a writable folder, or "
                       f"ANIMKIT_JIT=0 to silence this)", RuntimeWarning, stacklevel=3)
-    ENABLED = False
+    _fell_back = True
 
 
 class Kernel:
@@ -203,15 +203,16 @@ def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), 
 
 
 def enabled() -> bool:
-    """Whether compiled kernels run now (numba importable, ANIMKIT_JIT not "0", :data:`ENABLED` not cleared)."""
-    return ENABLED and _WANTED and _numba_njit() is not None
+    """Whether compiled kernels run now (numba importable and working here, ANIMKIT_JIT not "0", :data:`ENABLED`
+    not cleared)."""
+    return ENABLED and _WANTED and not _fell_back and _numba_njit() is not None
 
 
 def native() -> bool:
     """Whether code compiled ahead of time (the C extensions built at install) may run: ANIMKIT_JIT is not "0"
-    and :data:`ENABLED` has not been cleared (tests clear it to run the NumPy paths; where numba is missing, or
-    could not cache, ENABLED is False from the start and the ahead-of-time code still runs)."""
-    return _ENV_ON and (ENABLED or not _WANTED or _fell_back)
+    and :data:`ENABLED` has not been cleared (tests clear it to run the NumPy paths). Where numba is missing, or
+    cannot cache or compile here, the ahead-of-time code still runs."""
+    return _ENV_ON and (ENABLED or not _WANTED)
 
 
 def native_kernels() -> Any:
@@ -242,7 +243,7 @@ def pays(fn: Callable[..., Any] | None, work: float, threshold: float, warm: flo
     calls switches once it has paid NumPy's extra cost about once over: when that sum reaches ``threshold``, or,
     once another kernel has run in this process and ``fn`` is in numba's disk cache, ``warm``.
     """
-    if fn is None or not (ENABLED and _WANTED):
+    if fn is None or not (ENABLED and _WANTED) or _fell_back:
         return False
     if (isinstance(fn, Kernel) and fn.ready) or ALWAYS:
         return enabled()

@@ -249,21 +249,32 @@ def test_save_into_a_missing_place_is_an_animkit_error(tmp_path: Path) -> None:
         animkit.save(tmp_path / "file" / "x.toml", _arm())
 
 
-def test_numba_that_cannot_compile_falls_back_with_one_warning(monkeypatch) -> None:
-    from fractions import Fraction
-
-    def add(a, b):
-        return a + b
-
+def test_numba_that_cannot_compile_falls_back_with_one_warning(tmp_path: Path) -> None:
+    """A kernel numba cannot compile runs as Python with one warning, and numba stays off in that process (a fresh
+    one: the fall-back is for the rest of a process's life, so it must not leak into other tests)."""
     if not jit.enabled():
         pytest.skip("numba is off or missing")
-    k = jit.Kernel(add)
-    monkeypatch.setattr(jit, "ENABLED", True)
-    with pytest.warns(RuntimeWarning, match="NumPy paths") as record:  # numba has no type for a Fraction
-        assert k(Fraction(1, 2), Fraction(1, 3)) == Fraction(5, 6)
-        assert jit.Kernel(add)(Fraction(1), Fraction(1)) == 2  # a second failure says nothing more
-    assert len(record) == 1
-    assert not jit.enabled()
+    code = textwrap.dedent("""
+        import warnings
+        from fractions import Fraction
+        from animkit import jit
+
+        def add(a, b):
+            return a + b
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            one = jit.Kernel(add)(Fraction(1, 2), Fraction(1, 3))  # numba has no type for a Fraction
+            two = jit.Kernel(add)(Fraction(1), Fraction(1))  # a second failure says nothing more
+        print(one, two, len([x for x in w if "NumPy paths" in str(x.message)]), jit.enabled(), jit.native())
+    """)
+    script = tmp_path / "fraction_kernel.py"  # a file: numba caches only functions defined in one
+    script.write_text(code)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["5/6", "2", "1", "False", "True"]
 
 
 def test_numba_without_a_cache_folder_falls_back(tmp_path: Path) -> None:
@@ -285,11 +296,14 @@ def test_numba_without_a_cache_folder_falls_back(tmp_path: Path) -> None:
             warnings.simplefilter("always")
             s = animkit.load(PATH)
         print(len([x for x in w if "NumPy paths" in str(x.message)]), animkit.jit.enabled(),
-              s.figure.dof_count)
+              s.figure.dof_count, animkit.jit.native())
+        animkit.jit.ENABLED = False  # the tests' switch still turns the ahead-of-time code off after a fall-back
+        print(animkit.jit.native())
     """).replace("PATH", repr(str(DATA / "cmu_09_01_run.bvh")))
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "False", str(animkit.load(DATA / "cmu_09_01_run.bvh").figure.dof_count)]
+    dofs = str(animkit.load(DATA / "cmu_09_01_run.bvh").figure.dof_count)
+    assert out.stdout.split() == ["1", "False", dofs, "True", "False"]
 
 
 # --- outputs ------------------------------------------------------------------------------------------------

@@ -454,7 +454,7 @@ class IKProblem:
         if f.params is None:
             return None
         run = self._entry
-        if run is None or not jit.ENABLED:
+        if run is None or not jit.enabled():
             self._spent += self._opts.max_iter
             if not packed_pays(self._opts, self._spent):
                 return None

@@ -369,7 +369,7 @@ def lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
 
 def packed_entry() -> Callable[..., None] | None:
     """:func:`lm_packed`'s compiled loop itself once it has run in this process (numba's dispatcher: no checks
-    around it, for a hot loop of single solves), else None. Callers check :data:`animkit.jit.ENABLED` before each
+    around it, for a hot loop of single solves), else None. Callers check :func:`animkit.jit.enabled` before each
     use (tests turn the compiled paths off)."""
     k = _PACKED
     if not isinstance(k, jit.Kernel) or not k.ready or not jit.enabled():
