@@ -33,16 +33,12 @@ if TYPE_CHECKING:
 #: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors, the
 #: drawings and retarget, and IK, reach, motion, the readers and the rest only when a program asks for them.
 _LAZY = {
-    "Figure": "model.figure", "Rig": "model.figure", "Node": "model.graph", "Arc": "model.graph", "IKProblem": "ik",
-    "IKResult": "ik",
-    "solve": "ik", "pose_from_effectors": "ik", "load": "io", "save": "io", "Dof": "model.joints", "Joint":
-    "model.joints",
-    "Clip": "keyframes",
-    "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes", "crossfade": "keyframes",
-    "Mesh": "look.mesh", "Skin": "look.mesh", "show": "apps.notebook", "still": "apps.notebook", "bake_reach":
-    "motion.reach",
-    "Timeline": "motion.reach", "compare": "motion.reach", "CameraSpec": "scene", "ReachSpec": "scene", "Scene":
-    "scene",
+    "Figure": "model.figure", "Rig": "model.figure", "Node": "model.graph", "Arc": "model.graph",
+    "Dof": "model.joints", "Joint": "model.joints", "Mesh": "look.mesh", "Skin": "look.mesh",
+    "IKProblem": "ik", "IKResult": "ik", "solve": "ik", "pose_from_effectors": "ik", "load": "io", "save": "io",
+    "Clip": "keyframes", "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes",
+    "crossfade": "keyframes", "bake_reach": "motion.reach", "Timeline": "motion.reach", "compare": "motion.reach",
+    "show": "apps.notebook", "still": "apps.notebook", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
 }
 
 
@@ -50,7 +46,7 @@ _LAZY = {
 #: the others (render, cli, batch, batch_worker…) are attributes once imported, as any submodule.
 _SUBMODULES = frozenset({
     "apps", "atomic", "display", "errors", "examples", "ik", "io", "jit", "keyframes", "limits", "look", "model",
-    "motion", "progress", "render", "scene",
+    "motion", "progress", "scene",
 })
 
 

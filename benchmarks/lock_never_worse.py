@@ -2,10 +2,9 @@
 
     python -m benchmarks.lock_never_worse
 
-For each case, the clip as given and with ``animkit.motion.root_motion.lock_feet`` (on a retarget: the source's
-contacts carried
-to the target, as ``animkit retarget`` does; else the clip's own contacts from height), on the character's mesh or
-drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) of each leg:
+For each case, the clip as given and with ``animkit.motion.root_motion.lock_feet`` (on a retarget: the source's contacts
+carried to the target, as ``animkit retarget`` does; else the clip's own contacts from height), on the character's mesh
+or drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) of each leg:
 
 * penetration: how far that foot's lowest surface point goes under the ground; locked ≤ as given (+0.1 mm);
 * knee change: the leg's largest knee change between two frames; locked ≤ the largest the clip as given makes

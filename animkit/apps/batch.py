@@ -119,8 +119,7 @@ def _convert_suffix() -> str:
 def _retarget(scene: Scene, src: Path, out: Path, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """The file's clip on ``options["target"]`` (a file or an example's name), feet locked unless
     ``options["lock"]`` is False (``animkit retarget``'s :func:`animkit.apps.commands.retarget`); measures: the
-    result's,
-    and foot skate / penetration / knee pops before and after locking (animkit.motion)."""
+    result's, and foot skate / penetration / knee pops before and after locking (animkit.motion)."""
     if "target" not in options:
         raise AnimkitError("batch retarget needs a target skeleton: --to FILE (or an example's name)")
     done = commands.retarget(scene, commands.load_scene(options["target"]), lock=options.get("lock", True))

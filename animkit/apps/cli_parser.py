@@ -1,6 +1,6 @@
 """The ``animkit`` command's arguments: :func:`build_parser`, one small function per subcommand. Parsing only:
-what each command does is :mod:`animkit.apps.commands`' work, called by :mod:`animkit.apps.cli` (``args.command``
-names it).
+what each command does is :mod:`animkit.apps.commands`' work, called by :mod:`animkit.apps.cli` (``args.command`` names
+it).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The commands' work, shared by the ``animkit`` command (:mod:`animkit.apps.cli`) and the batch runner
 (:mod:`animkit.apps.batch`): plain functions taking a scene and typed options, writing their outputs (atomically,
-through
-``animkit.save`` and the renderer) and returning what they did. The CLI only parses arguments and prints; a batch
-task only loads its file and records the returned measures, so one job gives the same output either way.
+through ``animkit.save`` and the renderer) and returning what they did. The CLI only parses arguments and prints; a
+batch task only loads its file and records the returned measures, so one job gives the same output either way.
 """
 
 from __future__ import annotations
@@ -274,9 +273,8 @@ class RetargetOutcome:
 def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map: Any = None, lock: bool = True,
              ground: float | None = None) -> RetargetOutcome:
     """``source``'s clip (``clip``, default the first) on ``target``'s skeleton
-    (:func:`animkit.motion.retarget.retarget_full`), feet locked (:func:`animkit.motion.root_motion.lock_feet`)
-    unless ``lock`` is
-    False."""
+    (:func:`animkit.motion.retarget.retarget_full`), feet locked (:func:`animkit.motion.root_motion.lock_feet`) unless
+    ``lock`` is False."""
     from animkit.keyframes import Clip
     from animkit.motion.measures import SourceMotion, carry_contacts, height_contacts
     from animkit.motion.retarget import retarget_full

@@ -1,7 +1,6 @@
 """The panels a reach and a comparison are drawn in: one labelled :class:`~animkit.render.frames.Panel` per reach,
-the target marked and the effector's trail drawn. Built here, beside :mod:`animkit.motion.reach` (which draws
-nothing), for
-every front end that draws reaches: ``animkit reach`` / ``compare`` (:mod:`animkit.apps.cli`), the notebook
+the target marked and the effector's trail drawn. Built here, beside :mod:`animkit.motion.reach` (which draws nothing),
+for every front end that draws reaches: ``animkit reach`` / ``compare`` (:mod:`animkit.apps.cli`), the notebook
 (:mod:`animkit.apps.notebook`) and the HTML viewer.
 """
 

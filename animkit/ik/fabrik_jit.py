@@ -355,8 +355,7 @@ def _euler(R: Array, i: int, j: int, k: int) -> Array:
 
 def _euler_near(A: Array, near: Array, order: Array) -> Array:
     """:func:`animkit.model.joints.euler_angles_near` for one matrix: of the two Euler branches the one nearest
-    ``near``,
-    each angle moved by whole turns nearest its ``near`` value."""
+    ``near``, each angle moved by whole turns nearest its ``near`` value."""
     e1 = _euler(A, order[0], order[1], order[2])
     e2 = e1 + np.array([math.pi, 0.0, math.pi])
     e2[1] = math.pi - e1[1] if order[0] != order[2] else -e1[1]

@@ -38,9 +38,8 @@ def _skew(a: Array) -> Array:
 
 @dataclass(frozen=True)
 class ConeLink:
-    """A ball joint with a :class:`~animkit.model.joints.Cone` (its own, or its rig's limit) whose three rotation
-    DOFs are
-    the chain's links ``links`` (in the joint's DOF order); ``axis`` is its twist axis t in the joint's frame
+    """A ball joint with a :class:`~animkit.model.joints.Cone` (its own, or its rig's limit) whose three rotation DOFs
+    are the chain's links ``links`` (in the joint's DOF order); ``axis`` is its twist axis t in the joint's frame
     (resolved); ``rest`` the turn of those DOFs at rest (the reference a cone without one is measured from)."""
 
     joint: Joint

@@ -5,11 +5,10 @@
     h_G(f) = min_{v owned by G} ⟨x_v(f), up⟩   (the lowest point of the node group G at frame f)
 
 What the eye sees touch the ground is the surface, not a joint centre: the skinned mesh where the scene has one
-(:meth:`animkit.look.mesh.Mesh.positions`), else the drawn geometry (:func:`animkit.look.drawn.figure_mesh`:
-capsules, boxes;
-for a bare skeleton the capsule bones it draws). A skinned vertex belongs to the joint with its largest weight.
-Motion measures (:mod:`animkit.motion.measures`) and foot locking (:mod:`animkit.motion.root_motion`) read heights
-from here.
+(:meth:`animkit.look.mesh.Mesh.positions`), else the drawn geometry (:func:`animkit.look.drawn.figure_mesh`: capsules,
+boxes; for a bare skeleton the capsule bones it draws). A skinned vertex belongs to the joint with its largest weight.
+Motion measures (:mod:`animkit.motion.measures`) and foot locking (:mod:`animkit.motion.root_motion`) read heights from
+here.
 """
 
 from __future__ import annotations

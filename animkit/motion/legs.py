@@ -54,8 +54,7 @@ class Leg:
 
 def legs_of(figure: Figure) -> tuple[Leg, ...]:
     """The figure's legs from :mod:`animkit.model.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's
-    leaf),
-    or a quadruped's four from :mod:`animkit.model.quadruped` (sides ``fl``, ``fr``, ``hl``, ``hr``).
+    leaf), or a quadruped's four from :mod:`animkit.model.quadruped` (sides ``fl``, ``fr``, ``hl``, ``hr``).
 
     MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child.
     """

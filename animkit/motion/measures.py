@@ -1,8 +1,7 @@
 """Motion measures that see what the eye sees: surfaces on the ground, feet that slide, travel, turns, pops.
 
-All lengths in mm come from figure units by ``metres_per_unit`` (:func:`animkit.motion.root_motion.metres_per_unit`);
-H is
-the hip height at rest (:func:`animkit.motion.retarget.hip_height`); h(x) is a point's height above ``ground`` (the
+All lengths in mm come from figure units by ``metres_per_unit`` (:func:`animkit.motion.root_motion.metres_per_unit`); H
+is the hip height at rest (:func:`animkit.motion.retarget.hip_height`); h(x) is a point's height above ``ground`` (the
 floor plane, 0 by default; never found from the clip, so a floating or sunken clip measures so).
 
 * **Surface**: the skinned mesh where the scene has one, else the drawn geometry (:mod:`animkit.look.surface`).
@@ -11,10 +10,9 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
 * **Contacts** say which frames a foot should be planted: for one clip, from height with a generous speed limit
   (within :data:`PLANTED_HEIGHT` · H of the point's own low and slower than :data:`SLIDE_SPEED` · H per second,
   :func:`animkit.motion.root_motion.detect_contacts`: a foot sliding at 0.9 m/s on 0.9 m hips is still planted; a
-  swinging
-  heel passing 1 cm over the floor at 2–5 m/s, as in CMU's walks, is not: height alone took it for planted and
-  scored the CMU walk itself at 615 mm/s), for a retarget the source's contacts found the same way and carried to
-  the target's feet (:func:`carry_contacts`), or masks given by the caller.
+  swinging heel passing 1 cm over the floor at 2–5 m/s, as in CMU's walks, is not: height alone took it for planted and
+  scored the CMU walk itself at 615 mm/s), for a retarget the source's contacts found the same way and carried to the
+  target's feet (:func:`carry_contacts`), or masks given by the caller.
 * **Skate** = the planted feet's ground speed over :data:`SKATE_WINDOW` seconds, |x(f + w) − x(f)| / w with f and
   f + w in the same contact (w shortened to the contact's length), per leg the slowest of its foot points (a foot
   rolling over its toe or heel is not sliding), mean over the legs' planted frames (mm/s). The window makes it
@@ -80,8 +78,7 @@ Array = NDArray[np.float64]
 class SourceMotion:
     """The clip a retarget came from: its figure, its poses (the same frames as the target's), its up axis and
     the bone map used (None: :func:`animkit.motion.retarget.bone_map` of the two figures) and its meshes (its surface
-    for
-    the standing hip height; none: its drawn geometry)."""
+    for the standing hip height; none: its drawn geometry)."""
 
     figure: Figure
     poses: Array
@@ -140,9 +137,8 @@ SLIDE_SPEED = 1.0
 def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float = 0.0,
                     height: float = PLANTED_HEIGHT, speed: float = SLIDE_SPEED,
                     legs: tuple[Leg, ...] | None = None) -> Contacts:
-    """Contacts from height with a generous speed limit (:func:`animkit.motion.root_motion.detect_contacts`): the
-    frames a
-    foot point is within ``height`` · H of its own low and slower than ``speed`` · H per second."""
+    """Contacts from height with a generous speed limit (:func:`animkit.motion.root_motion.detect_contacts`): the frames
+    a foot point is within ``height`` · H of its own low and slower than ``speed`` · H per second."""
     up = figure.up if up is None else up
     return detect_contacts(figure, poses, fps, up=up, ground=ground, height=height, speed=speed, legs=legs)
 
@@ -285,8 +281,7 @@ def standing_hip_height(figure: Figure, hips: str, up: UpAxis = "y", surface: Bo
     else the drawn geometry: :func:`animkit.look.surface.body_surface`) in the standing (rest) pose; where the feet own
     no surface point, above the lowest point of the whole surface, and without a surface, above the lowest joint
     of the feet (:func:`animkit.motion.retarget.hip_height`). Measured from the surface, independently of the
-    joint-based
-    height a retarget scales its root translation by."""
+    joint-based height a retarget scales its root translation by."""
     k = up_index(up)
     surface = body_surface(figure) if surface is None else surface
     W0 = figure.world_batch(figure.rest_pose()[None])

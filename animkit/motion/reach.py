@@ -173,9 +173,8 @@ class Comparison:
         return "\n".join(rows + ["", self.measures_table()])
 
     def measures_table(self) -> str:
-        """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's
-        correlation with
-        minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
+        """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's correlation
+        with minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
         largest frame-to-frame jitter (°), the free arm from vertical (° at worst), and the bend's spine/hip/knee
         shares."""
         head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"

@@ -2,9 +2,8 @@
 
 The legs, their contacts and the foot lock's measures live in :mod:`animkit.motion.legs`, foot locking in
 :mod:`animkit.motion.foot_lock` (the leg IK it drives in :mod:`animkit.motion.leg_ik`); their public names are
-re-exported here
-(``from animkit.motion import lock_feet, legs_of, detect_contacts, measure`` …). The measures that judge a clip as
-the eye does are :func:`animkit.motion.measures.measure_motion`.
+re-exported here (``from animkit.motion import lock_feet, legs_of, detect_contacts, measure`` …). The measures that
+judge a clip as the eye does are :func:`animkit.motion.measures.measure_motion`.
 
 **Root motion.** The root's ground trajectory (hips projected on the ground) and heading (the yaw of the hips'
 rest forward direction) as a rigid ground transform M(f) = [R_up(ψ(f)), p(f)]. ``in_place`` applies
