@@ -400,3 +400,16 @@ def test_the_ik_interfaces_are_abstract() -> None:
     for cls in (NoStep, NoMinimise, NoCompute):
         with pytest.raises(TypeError, match="abstract"):
             cls()
+
+
+def test_no_two_modules_share_a_short_name() -> None:
+    # one obvious home per concept (issue 26 §5): a module's or a package's last name is unique in the package
+    names: dict[str, list[str]] = {}
+    for path in PKG.rglob("*.py"):
+        if "vendor" in path.parts or path.name == "__main__.py":
+            continue
+        rel = path.relative_to(PKG)
+        short = rel.parent.name if path.name == "__init__.py" else path.stem
+        if short:
+            names.setdefault(short, []).append(str(rel))
+    assert {k: v for k, v in names.items() if len(v) > 1} == {}
