@@ -129,6 +129,11 @@ class ReachResult:
         }
 
 
+def _cell(v: float | None, fmt: str, width: int) -> str:
+    """A table cell: ``v`` right-aligned in ``width`` with ``fmt``, or a dash where there is no value."""
+    return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
+
+
 @dataclass(frozen=True, eq=False)
 class Comparison:
     """Several reaches of one effector toward one target, one per movable set and solver."""
@@ -159,17 +164,14 @@ class Comparison:
                 f"{'gaze':>7}{'CoM (cm)':>10}{'effort':>8}  moved most")
         rows = [head, "-" * len(head)]
 
-        def opt(v: float | None, fmt: str, width: int) -> str:
-            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
-
         for p in self.panels:
             m = p.metrics()
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
             rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
-                        f"{opt(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
-                        f"{opt(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
-                        f"{opt(p.effort, '.0f', 8)}  {moved}")
+                        f"{_cell(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
+                        f"{_cell(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
+                        f"{_cell(p.effort, '.0f', 8)}  {moved}")
         return "\n".join(rows + ["", self.measures_table()])
 
     def measures_table(self) -> str:
@@ -181,18 +183,15 @@ class Comparison:
                 f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}  bend spine/hip/knee")
         rows = [head, "-" * len(head)]
 
-        def opt(v: float | None, fmt: str, width: int) -> str:
-            return f"{'–':>{width}}" if v is None else f"{v:>{width}{fmt}}"
-
         for p in self.panels:
             m = p.measures
             if m is None:
                 rows.append(f"{p.label:<22}  –")
                 continue
             bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
-            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{opt(m.gaze_lead_s, '.2f', 9)}"
-                        f"{opt(m.head_roll_deg, '.0f', 5)}°{opt(m.head_speed_deg_per_s, '.0f', 9)}"
-                        f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{opt(m.free_arm_deg, '.0f', 8)}°  {bend}")
+            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{_cell(m.gaze_lead_s, '.2f', 9)}"
+                        f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
+                        f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{_cell(m.free_arm_deg, '.0f', 8)}°  {bend}")
         return "\n".join(rows)
 
 
