@@ -7,6 +7,9 @@ target before is untouched: temporaries are removed on the way out of an error o
 SIGTERM handler (installed with the first temporary, in the main thread) removes the live ones before the
 process ends as the signal asks. A run killed outright (SIGKILL, a power cut) cannot clean up; its
 temporaries carry the owner's pid, and the next write to that folder removes those whose owner is gone.
+A Ctrl-C that compiled code swallows (a KeyboardInterrupt raised inside a ctypes callback, as llvmlite's is, is
+printed and dropped) is still honoured where the CLI asked for it (:func:`guard_interrupts`): it is recorded,
+and the next frame written or the publish raises it instead of going on.
 Finished files get the usual permissions (0666 less the umask), not the private 0600 that temporary files
 are created with. This module is the one home for output paths: every writer goes through it.
 """
@@ -18,6 +21,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -26,11 +30,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["atomic_path", "publish", "temporary_beside", "discard", "remove_leftovers"]
+__all__ = ["atomic_path", "publish", "temporary_beside", "discard", "remove_leftovers", "guard_interrupts",
+           "raise_if_interrupted"]
 
 _LIVE: set[Path] = set()  # temporaries of this process not yet published or discarded
 _LOCK = threading.Lock()
 _HANDLED: dict[int, Any] = {}  # signal → the handler that was there before ours
+_PENDING_INTERRUPT = threading.Event()  # a SIGINT came (set only under guard_interrupts)
 _LEFTOVER = re.compile(r"^\..+\.ak(\d+)-[A-Za-z0-9_]+(?:\.part|\.partial.*)$")
 
 
@@ -90,6 +96,49 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         return
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGINT under :func:`guard_interrupts`: record it, then raise KeyboardInterrupt as Python's handler does."""
+    _PENDING_INTERRUPT.set()
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def guard_interrupts() -> Iterator[None]:
+    """Make Ctrl-C stick while the block runs (the CLI's command): a KeyboardInterrupt swallowed on its way up
+    (inside a ctypes callback of the JIT compiler) is raised again by :func:`raise_if_interrupted` at the next
+    frame written and before any output is published. Only where SIGINT has Python's default handler; the
+    handler is restored afterwards."""
+    ours = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous_hook = sys.unraisablehook
+
+    def swallowed(unraisable: Any) -> None:  # the interrupt a callback dropped: kept, not printed as a traceback
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _PENDING_INTERRUPT.set()
+        else:
+            previous_hook(unraisable)
+
+    if ours:
+        _PENDING_INTERRUPT.clear()
+        signal.signal(signal.SIGINT, _on_interrupt)
+        sys.unraisablehook = swallowed
+    try:
+        yield
+        raise_if_interrupted()
+    finally:
+        if ours:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = previous_hook
+            _PENDING_INTERRUPT.clear()
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if a SIGINT came under :func:`guard_interrupts` (once; the flag is cleared)."""
+    if _PENDING_INTERRUPT.is_set():
+        _PENDING_INTERRUPT.clear()
+        raise KeyboardInterrupt
 
 
 def _remove_live() -> None:
@@ -171,7 +220,9 @@ def discard(tmp: str | os.PathLike[str]) -> None:
 
 
 def publish(tmp: str | os.PathLike[str], target: str | os.PathLike[str], *, directory: bool = False) -> None:
-    """chmod to the umask's default (0777 for folders, 0666 for files, less the umask), then rename onto target."""
+    """chmod to the umask's default (0777 for folders, 0666 for files, less the umask), then rename onto target;
+    a pending interrupt (:func:`raise_if_interrupted`) is raised instead."""
+    raise_if_interrupted()
     os.chmod(tmp, (0o777 if directory else 0o666) & ~_umask())
     os.replace(tmp, target)
     with _LOCK:

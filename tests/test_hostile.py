@@ -345,6 +345,48 @@ def test_sigterm_removes_temporaries(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+_SWALLOWED_CTRL_C = textwrap.dedent("""
+    import ctypes, os, signal, sys
+    import numpy as np
+    from pathlib import Path
+    from animkit.atomic import guard_interrupts
+    from animkit.render.writers import GifWriter
+
+    def callback():  # what llvmlite's object-cache hook is: Python called from C, whose exceptions are dropped
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(1000))  # the handler runs here, inside the callback
+
+    swallow = ctypes.CFUNCTYPE(None)(callback)
+    frame = np.zeros((8, 8, 3), np.uint8)
+    guarded = sys.argv[2] == "guarded"
+    try:
+        with guard_interrupts() if guarded else open(os.devnull):
+            with GifWriter(Path(sys.argv[1]) / "out.gif", 10, (8, 8), quiet=True) as w:
+                w.write(frame)
+                swallow()
+                w.write(frame)
+        print("finished")
+    except KeyboardInterrupt:
+        print("interrupted")
+""")
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_ctrl_c_swallowed_by_a_callback_still_stops_the_writer(tmp_path: Path, guarded: bool) -> None:
+    """The CI failure of 2026-11-27: a SIGINT that arrives while numba's compiler is in a ctypes callback raises
+    KeyboardInterrupt there; CPython prints it as unraisable and goes on, and the render finished. Unguarded,
+    this reproduces that (the GIF is written); under the CLI's guard the next frame raises it, nothing is left,
+    and no traceback is printed."""
+    proc = subprocess.run([sys.executable, "-c", _SWALLOWED_CTRL_C, str(tmp_path), "guarded" if guarded else "bare"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    if guarded:
+        assert proc.stdout.strip() == "interrupted" and "Traceback" not in proc.stderr, proc.stderr
+        assert list(tmp_path.iterdir()) == []
+    else:
+        assert proc.stdout.strip() == "finished" and "KeyboardInterrupt" in proc.stderr, proc.stderr
+        assert [p.name for p in tmp_path.iterdir()] == ["out.gif"]
+
+
 def test_output_folder_is_never_mixed_into_without_overwrite(tmp_path: Path, capsys) -> None:
     out = tmp_path / "shots"
     out.mkdir()

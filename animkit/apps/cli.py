@@ -21,6 +21,7 @@ import numpy as np
 from animkit.apps import commands
 from animkit.apps.cli_parser import build_parser
 from animkit.apps.commands import load_scene
+from animkit.atomic import guard_interrupts
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.scene import describe_scene
 
@@ -523,7 +524,8 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     parser = build_parser()
     args = parser.parse_args(_vectors_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
-        code = int(HANDLERS[args.command](args))
+        with guard_interrupts():  # a Ctrl-C the JIT compiler's callbacks swallow still ends the command
+            code = int(HANDLERS[args.command](args))
     except AnimkitError as exc:
         print(_one_line(f"animkit: error: {exc}"), file=sys.stderr)
         return 2, False

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from animkit import jit, limits
-from animkit.atomic import discard, publish, temporary_beside
+from animkit.atomic import discard, publish, raise_if_interrupted, temporary_beside
 from animkit.errors import RenderError, unknown_name
 from animkit.render.gif import (
     GIF_MAX_FPS,
@@ -110,6 +110,7 @@ class FrameWriter(ABC):
     def write(self, frame: ArrayLike) -> None:
         """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``)."""
         f = self._check(frame)
+        raise_if_interrupted()  # a Ctrl-C swallowed on its way up (see animkit.atomic.guard_interrupts)
         self._write(f)
         self.frames_in += 1
 
