@@ -172,8 +172,19 @@ def step_pinv(s: StepInput) -> Array:
 
 
 def step_pinv_lu(s: StepInput) -> Array:
-    """Δθ = Jᵀ(JJᵀ)⁻¹V (or (JᵀJ)⁻¹JᵀV when m > n), solved by LU without forming an inverse."""
-    return damped_solve(s.J, s.V, 0.0)
+    """Δθ = Jᵀ(JJᵀ)⁻¹V (or (JᵀJ)⁻¹JᵀV when m > n), solved by LU without forming an inverse, over the columns that
+    are not zero: a DOF held at its limit (its column zeroed by the loop's re-solve) leaves the system, which with
+    it would be singular (a square J with a zero column) and give a step of rounding noise."""
+    live = np.any(s.J != 0.0, axis=1)  # (b, n)
+    if live.all():
+        return damped_solve(s.J, s.V, 0.0)
+    dq = np.zeros((s.J.shape[0], s.J.shape[2]))
+    patterns, which = np.unique(live, axis=0, return_inverse=True)
+    for k, cols in enumerate(patterns):
+        rows = np.flatnonzero(which.reshape(-1) == k)
+        if cols.any():
+            dq[np.ix_(rows, np.flatnonzero(cols))] = damped_solve(s.J[rows][:, :, cols], s.V[rows], 0.0)
+    return dq
 
 
 def step_dls(s: StepInput) -> Array:
