@@ -228,7 +228,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     ankle); the one shared correction is a biped's pelvis, lowered where a held foot is out of reach and raised
     where a planted knee would bend past the clip's, with the other leg then holding its own foot where the clip has
     it. Four legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands
-    on its paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per
+    on its paws: its contacts hold the paw (the toe) and the leg pivots about it; where only its hock or wrist (the
+    ankle) is in contact, that is held. "Slides further" is judged per
     contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
     which marker jitter dominates.
     """
@@ -244,11 +245,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
-    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist off the ground, so
-        # the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the foot)
+    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is
+        # down the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the
+        # foot); where only the hock or wrist is (a running fox's hind leg), that is held
         if leg.side not in ("l", "r") and leg.toe != leg.ankle:
             mh, mt = masks[leg.side]
-            masks[leg.side] = (np.zeros(F, bool), mh | mt)
+            masks[leg.side] = (mh & ~mt, mt)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     k = up_index(up)
