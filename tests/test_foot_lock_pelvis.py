@@ -101,3 +101,38 @@ def test_the_pelvis_comes_down_by_the_closed_form_and_the_feet_stay(fig: animkit
     # and the knees stay within the clip's own range of bend (5-40°)
     bend = np.degrees(knee_angles(fig, r.poses, legs_of(fig)))
     assert bend.min() >= 5.0 - 1e-6 and bend.max() <= 40.0 + 1e-6
+
+
+def test_a_trailing_foot_out_of_reach_and_a_bent_landing_knee_shift_the_pelvis_back() -> None:
+    """The clash, in closed form: two legs of length 1 with hips at height 1, the left (trailing) foot's goal 0.5
+    behind its hip, the right (landing) one's 0.3 ahead, both planted, reach 0.95 (far = 0.95·(1 − SOFT/2)) and the
+    clip's tightest bend 0.9 (bent = 0.9 + 0.95·SOFT/2). Lowering the pelvis by d alone needs d ≥ 1 − √(far² − 0.5²)
+    for the left foot but d ≤ 1 − √(bent² − 0.3²) for the right knee: no d does both. Shifted back by s, both hold
+    when far² − (0.5 − s)² ≥ bent² − (0.3 + s)², i.e. s ≥ s* = (0.16 − far² + bent²) / 1.6; the pelvis shifts back by
+    the least step of the search (0.12 leg lengths in 20 steps) at or past s*, and comes down by the left foot's
+    1 − √(far² − (0.5 − s)²) there."""
+    from animkit.motion.legs import Leg
+    from animkit.motion.pelvis import PELVIS_SHIFT, HeldLeg, pelvis_offset
+
+    F = 30
+    names = ["hip_l", "knee_l", "ankle_l", "hip_r", "knee_r", "ankle_r"]
+    W = np.tile(np.eye(4), (F, len(names), 1, 1))
+    for i, (x, y) in enumerate([(0.1, 1.0), (0.1, 0.5), (0.1, 0.0), (-0.1, 1.0), (-0.1, 0.5), (-0.1, 0.0)]):
+        W[:, i, :3, 3] = (x, y, 0.0)
+    reach, near = 0.95, 0.9
+    feet = [HeldLeg(Leg(s, f"hip_{s}", f"knee_{s}", f"ankle_{s}", f"ankle_{s}", f"ankle_{s}"),
+                    np.tile([x, 0.0, z], (F, 1)), np.ones(F, bool), np.tile(np.eye(3), (F, 1, 1)), reach, near,
+                    np.ones(F), np.ones(F)) for s, x, z in (("l", 0.1, -0.5), ("r", -0.1, 0.3))]
+    o = pelvis_offset(feet, W, names, 1, 3)
+    far, bent = reach * (1 - 0.5 * SOFT), near + 0.5 * SOFT * reach
+    assert 1 - np.sqrt(far**2 - 0.25) > 1 - np.sqrt(bent**2 - 0.09)  # the clash: no vertical move does both
+    s_star = (0.16 - far**2 + bent**2) / 1.6
+    step = PELVIS_SHIFT / 20
+    s = np.ceil(s_star / step - 1e-9) * step
+    np.testing.assert_allclose(o[:, 0], 0.0, atol=1e-12)
+    np.testing.assert_allclose(o[:, 2], -s, atol=1e-12)  # back, towards the trailing foot
+    np.testing.assert_allclose(o[:, 1], -(1 - np.sqrt(far**2 - (0.5 - s) ** 2)), atol=1e-12)
+    # and there both hold: the left goal within far of its hip, the right at least bent from its own
+    hip_l, hip_r = W[0, 0, :3, 3] + o[0], W[0, 3, :3, 3] + o[0]
+    assert np.linalg.norm(feet[0].goal[0] - hip_l) <= far + 1e-12
+    assert np.linalg.norm(feet[1].goal[0] - hip_r) >= bent - 1e-12
