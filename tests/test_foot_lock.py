@@ -21,7 +21,7 @@ import animkit
 from animkit.look.surface import body_surface, descendants
 from animkit.motion.measures import measure_motion
 from animkit.motion.retarget import hip_height
-from animkit.motion.root_motion import Contacts, knee_angles, legs_of, lock_feet
+from animkit.motion.root_motion import Contacts, detect_contacts, knee_angles, legs_of, lock_feet
 
 SCENES = Path(__file__).parent.parent / "scenes"
 FPS = 30.0
@@ -123,3 +123,26 @@ def test_a_walk_locks_on_a_scaled_mixamo_armature(rig: str, tmp_path: Path) -> N
     assert after.penetration_mm <= before.penetration_mm + 1e-6
     assert after.knee_pop_deg is not None and before.knee_pop_deg is not None
     assert after.knee_pop_deg <= before.knee_pop_deg + 1e-9
+
+
+def test_a_quadruped_hock_in_contact_alone_is_held() -> None:
+    """A quadruped's paw is held where it is down; where only its hock is (a running fox's hind leg, as the source's
+    contacts carried to a target say), the hock is held: the Fox's walk, its hind-right paw's contact frames given to
+    its hock alone, locked: the hock stays put there (its slide a tenth of the clip's or less)."""
+    from tests.test_characters import fox_walking
+
+    scene = animkit.load(Path(__file__).parent / "data" / "Fox.glb")
+    fig, clip = scene.figure, scene.clips["Walk"]
+    P, _ = fox_walking(fig, clip)
+    legs = legs_of(fig)
+    hr = next(leg for leg in legs if leg.side == "hr")
+    assert hr.ankle != hr.toe
+    found = detect_contacts(fig, P, clip.fps, height=0.05, speed=0.7)
+    mask = np.zeros_like(found.mask)  # no contact anywhere but the hind-right hock's
+    mask[:, found.points.index(hr.ankle)] = found.mask[:, found.points.index(hr.toe)]
+    assert mask.sum() >= 5
+    c = Contacts(found.points, mask, 0.0, False, found.height, found.speed)
+    r = lock_feet(fig, P, clip.fps, contacts=c)
+    assert r.unlocked == ()
+    assert r.before.skate_by_point[hr.ankle] > 1.0  # mm a frame: the hock moves as the paw rolls
+    assert r.after.skate_by_point[hr.ankle] <= 0.1 * r.before.skate_by_point[hr.ankle]

@@ -197,22 +197,32 @@ def test_locking_a_retarget_never_makes_it_worse(source: str, target: str) -> No
     assert r.after.skate_mm <= r.before.skate_mm + 1e-6
 
 
-@pytest.mark.parametrize("target", ["RiggedFigure.glb", "CesiumMan.glb"])
+@pytest.mark.parametrize("target", ["RiggedFigure.glb", "CesiumMan.glb", "humanoid.toml"])
 def test_locking_a_retarget_on_the_source_contacts_keeps_held_feet_on_the_ground(target: str) -> None:
     """The CMU walk with the source's contacts carried (as the CLI locks a retarget): never worse, and every held foot
     within 1 cm of the ground. The lift that takes a swinging foot out of the ground just after a contact was spread
-    (max then mean filter, 2 × 0.2 s) back into the held contact: the held left foot stood up to 26 mm above it."""
+    (max then mean filter, 2 × 0.2 s) back into the held contact: the held left foot stood up to 26 mm above it.
+    Every contact is held, and the planted feet stop sliding: the pelvis, shared by a trailing toe out of the leg's
+    reach and a landing knee at the clip's bend, came down for the toe and bent the knee past the clip's (so the
+    landing foot's whole contact was left unlocked: CesiumMan's right leg, frames 70-153, skate 54 mm/s); now it
+    comes down only as far as the knee allows and shifts back towards the trailing foot (animkit.motion.pelvis),
+    and on the humanoid, whose ankle cannot twist, the sole's height is corrected for the turn it could give."""
     from animkit.motion.measures import carry_contacts
     from animkit.motion.retarget import retarget_full
 
     src = animkit.load(DATA / "cmu_02_01_walk.bvh")
-    tgt = animkit.load(DATA / target)
+    tgt = animkit.load((SCENES if target.endswith(".toml") else DATA) / target)
     rt = retarget_full(src, tgt)
     P_s = src.clip().sample(rt.times)[1:]
     c = carry_contacts(height_contacts(src.figure, P_s, rt.clip.fps, up=src.up), legs_of(src.figure),
                        legs_of(rt.figure))
     r, _, _ = _never_worse(rt.figure, rt.poses[1:], rt.clip.fps, tgt.up, tgt.meshes, contacts=c)
     assert r.held is not None and r.held.any()
+    assert r.unlocked == ()
+    before = measure_motion(rt.figure, rt.poses[1:], rt.clip.fps, up=tgt.up, meshes=tgt.meshes, contacts=c)
+    after = measure_motion(rt.figure, r.poses, rt.clip.fps, up=tgt.up, meshes=tgt.meshes, contacts=c)
+    assert before.skate_mm_per_s is not None and after.skate_mm_per_s is not None
+    assert after.skate_mm_per_s < 0.15 * before.skate_mm_per_s
 
 
 def test_in_place_and_back_round_trip(walk: animkit.Scene) -> None:

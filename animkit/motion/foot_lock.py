@@ -10,8 +10,10 @@ and faded). Its height puts the foot's lowest *surface* point (the skinned mesh,
 elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
 knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
 within the clip's own range of bend (soft stops); a swinging leg bent to its limit keeps its foot's height; a biped's
-pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's; the
-foot keeps its world orientation from the clip. For a retarget, pass the source's contacts carried to the target
+pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's, and
+shifts along the ground where the two clash (:mod:`animkit.motion.pelvis`); the foot keeps its world orientation from
+the clip, and where the ankle's joints cannot turn it so (too few DOFs, limits) the goal's height is corrected for
+the turn they gave it and the leg solved again. For a retarget, pass the source's contacts carried to the target
 (``contacts=``: :func:`animkit.motion.measures.carry_contacts`), as ``animkit retarget`` and the batch do. Locking
 never makes a clip worse: a stretch of frames whose foot surface goes further under the ground, whose knee changes
 between frames by more than the clip's largest change, or whose own held foot slides faster, has its contacts left
@@ -31,7 +33,7 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, _carry, _leg_ik
+from animkit.motion.leg_ik import SOFT, _carry, _leg_ik, _rotation
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -45,6 +47,7 @@ from animkit.motion.legs import (
     metres_per_unit,
     windowed_speed,
 )
+from animkit.motion.pelvis import HeldLeg, leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -96,7 +99,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     Heel contact: the ankle stays at one point over the contact (:func:`_lock_point` given the ``hip`` positions
     and the leg's ``reach``, else the clip's mean there). Toe contact with the heel also down: the foot turns (Q)
     so the toe stays where it landed too, and keeps that turn while it pivots on its toe alone (ankle = toe
-    lock − Q·(toe − ankle)). The weight is 1 over the whole contact [s, e) and eases in over ``blend`` frames
+    lock − Q·(toe − ankle)); when the toe lifts and the heel stays, Q eases back to none over ``blend`` frames.
+    The weight is 1 over the whole contact [s, e) and eases in over ``blend`` frames
     before it and out over ``blend`` after it, w = smoothstep(min(f − s + blend + 1, e + blend − f) / (blend +
     1)); around a contact the lock's offset from the clip is carried (goal = clip + lock(s) − clip(s) before it,
     clip + lock(e − 1) − clip(e − 1) after it), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
@@ -105,10 +109,11 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
     heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
     heel_lock = np.full((F, 3), np.nan)
-    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe puts it
+    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe is held (the toe's lock,
+        # its mean over its whole contact: one point, so the ankle does not jump as the heel lands)
         ts = [t for t in toe_runs if t[0] < s < t[1]]
         if ts:
-            heel_lock[s:e] = toe[ts[0][0]:s].mean(axis=0) - rel[s]
+            heel_lock[s:e] = toe[ts[0][0]:ts[0][1]].mean(axis=0) - rel[s]
         elif hip is None:
             heel_lock[s:e] = clip[s:e].mean(axis=0)
         else:
@@ -124,6 +129,10 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     for s, e in _intervals(only_toe):  # the turn holds while the foot pivots on its toe after standing on both
         if s > 0 and both[s - 1]:
             rv[s:e] = rv[s - 1]
+    for s, e in _intervals(mask_heel & ~mask_toe):  # and eases out over the blend once the toe lifts off a planted
+        if s > 0 and both[s - 1]:  # heel (a turn dropped at once would make the knee snap the sole up or down)
+            x = np.clip(1.0 - np.arange(1, e - s + 1) / (blend + 1.0), 0.0, 1.0)
+            rv[s:e] = rv[s - 1] * (x * x * (3.0 - 2.0 * x))[:, None]
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
     Q = matrix_from_rotation_vector(rv)
@@ -219,7 +228,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     ankle); the one shared correction is a biped's pelvis, lowered where a held foot is out of reach and raised
     where a planted knee would bend past the clip's, with the other leg then holding its own foot where the clip has
     it. Four legs keep the body as given, so a quadruped leg left unlocked is exactly as given. A quadruped stands
-    on its paws: its contacts hold the paw (the toe) and the leg pivots about it. "Slides further" is judged per
+    on its paws: its contacts hold the paw (the toe) and the leg pivots about it; where only its hock or wrist (the
+    ankle) is in contact, that is held. "Slides further" is judged per
     contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
     which marker jitter dominates.
     """
@@ -235,11 +245,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
-    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist off the ground, so
-        # the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the foot)
+    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is
+        # down the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the
+        # foot); where only the hock or wrist is (a running fox's hind leg), that is held
         if leg.side not in ("l", "r") and leg.toe != leg.ankle:
             mh, mt = masks[leg.side]
-            masks[leg.side] = (np.zeros(F, bool), mh | mt)
+            masks[leg.side] = (mh & ~mt, mt)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     k = up_index(up)
@@ -374,26 +385,41 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> Array:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
-    frames held, the ankle on the ground within 2 % of the leg's length of its goal; ≤ 8 passes)."""
+    frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
+    last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
+    than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
+    passes)."""
     names = figure.node_names
     k = up_index(up)
     P = P0
+    W0 = figure.world_batch(P0)
+    top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip_height(figure, legs[0].hip, up)
     for _ in range(8):
         P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
-        pos = figure.world_positions(P)
+        W = figure.world_batch(P)
+        pos = W[:, :, :3, 3]
         again = False
-        for leg, (goal, w) in zip(legs, goals, strict=True):
-            ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
-            length = float(np.linalg.norm(pos[0, ik_] - pos[0, ih]) + np.linalg.norm(pos[0, ia] - pos[0, ik_]))
+        for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
+            ia = names.index(leg.ankle)
+            length = leg_length(W[0], names, leg)
             gap = pos[:, ia] - goal
             gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
             miss = (w > 0.0) & (np.linalg.norm(gap, axis=1) > 0.02 * length)
+            high = np.zeros_like(miss)
+            if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
+                R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
+                high = (w >= 1.0) & (pos[:, ia, k] + np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
+                    a, b = 0, e0 - s0
                     if miss[s0:e0].any():  # missed in the lock: its longest run of frames held stays locked (a
                         # miss in its ease, the foot in the air, is no slide)
-                        runs = _intervals(~miss[s0:e0]) or [(0, 1)]
-                        a, b = max(runs, key=lambda r: r[1] - r[0])
+                        a, b = max(_intervals(~miss[s0:e0]) or [(0, 1)], key=lambda r: r[1] - r[0])
+                    while b - a > 1 and high[s0 + a]:
+                        a += 1
+                    while b - a > 1 and high[s0 + b - 1]:
+                        b -= 1
+                    if (a, b) != (0, e0 - s0):
                         m[s0:e0] = False
                         m[s0 + a:s0 + b] = True
                         again = True
@@ -402,19 +428,17 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
     return P
 
 
-def _smooth_max(x: Array, r: int) -> Array:
-    """A max filter then a mean filter, both of half-width r: a bump that covers x and eases in and out."""
-    pad = np.pad(x, r, mode="edge")
-    wide = np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).max(axis=1)
-    pad = np.pad(wide, r, mode="edge")
-    return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
+#: A held foot whose lowest surface point stays higher than this fraction of the hip height above its clearance
+#: (:data:`SOLE_CLEARANCE`: together 9.9 mm at 0.9 m hips, within issue 25's 1 cm) misses its lock as one that
+#: slides off it does.
+LIFT_MISS = 0.006
 
 
 def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
     """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
-    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by :func:`_smooth_max`
-    reaches a held frame (its goal already stands the sole on the ground), and near one the foot is lifted only as
-    far as it must be (its sole kept on the ground)."""
+    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by
+    :func:`animkit.motion.pelvis.smooth_max` reaches a held frame (its goal already stands the sole on the ground),
+    and near one the foot is lifted only as far as it must be (its sole kept on the ground)."""
     F = len(x)
     idx = np.arange(F)
     prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
@@ -446,7 +470,8 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     k = up_index(up)
     nb = max(2, int(round(blend * fps)))
     clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
-    feet = []
+    feet: list[HeldLeg] = []
+    planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
@@ -468,33 +493,43 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         sole = goal[:, k] + below
         deficit = np.where(lift[leg.side] & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
         if deficit.max() > 0:
-            deficit = _off_held(_smooth_max(deficit, nb), deficit, w >= 1.0, nb)
+            deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
-        feet.append((leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
+        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
+        planned.append((below, rel))
         weights.append((goal, w))
-    # the hips come down where a locked leg could not reach its goal and up where a planted one would have to bend
-    # further than the clip's knee does, smoothly (max filter, then a mean)
-    upv = np.eye(3)[k]
-    drop = np.zeros(F)
-    if len(legs) == 2:  # a biped's pelvis, shared by its two legs; four legs keep the body as given
-        down, rise = np.zeros(F), np.zeros(F)
-        for leg, goal, active, _, reach, near, w, d_clip in feet:
-            off = goal - W[:, names.index(leg.hip), :3, 3]
-            vert = off @ upv
-            flat2 = np.maximum(np.einsum("fi,fi->f", off, off) - vert**2, 0.0)
-            far = reach - 0.5 * SOFT * reach  # half into the IK's soft stop: the foot ≤ 0.11 of its width short
-            need = np.where(active & (flat2 < far**2), -vert - np.sqrt(np.maximum(far**2 - flat2, 0.0)), 0.0)
-            down = np.maximum(down, need)
-            # half into the soft stop, but never for a bend the clip makes itself at that frame
-            bent = np.minimum(near + 0.5 * SOFT * reach, d_clip)
-            need = np.where((w >= 1.0) & (flat2 < bent**2), np.sqrt(np.maximum(bent**2 - flat2, 0.0)) + vert, 0.0)
-            rise = np.maximum(rise, need)
-        drop = (_smooth_max(down, nb) if down.max() > 0 else down) - (_smooth_max(rise, nb) if rise.max() > 0 else rise)
-    if np.abs(drop).max() > 0:
+    # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
+    # further than the clip's knee does, and shifts along the ground where the two ask for both (smoothly)
+    shift = pelvis_offset(feet, W, names, k, nb) if len(legs) == 2 else np.zeros((F, 3))  # four legs: as given
+    moved = np.abs(shift).max(axis=1) > 0
+    if moved.any():
         M = np.tile(np.eye(4), (F, 1, 1))
-        M[:, :3, 3] = -drop[:, None] * upv
+        M[:, :3, 3] = shift
         P = _carry(figure, P, M)
         W = figure.world_batch(P)
-    for leg, goal, active, Q, reach, near, w, _ in feet:  # where the hips moved, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, leg, goal, active | (drop != 0), Q, reach, near, max_step, k, w >= 1.0)
-    return P, weights
+    for f in feet:  # where the hips moved, the feet stay where the clip had them
+        P = _leg_ik(figure, P, W, f.leg, f.goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
+    return _sole_kept(figure, P, W, feet, planned, moved, max_step, k), weights
+
+
+def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
+               max_step: float, k: int) -> Array:
+    """The leg IK again where a foot's sole ends up lower than its goal put it (or off it while held): the foot as
+    the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or at its limits, turns
+    the foot other than asked), has its lowest point b' = min_v (R·s_v)·ê_up below the ankle where the goal
+    assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
+    once more from the same world transforms ``W``."""
+    names = figure.node_names
+    W1 = figure.world_batch(P)
+    for f, (below, rel) in zip(feet, planned, strict=True):
+        if not rel.shape[1] or not f.active.any():
+            continue
+        ia = names.index(f.leg.ankle)
+        R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
+        fix = below - np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1)  # R·s then its up component: s·(row k of R)
+        fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
+        if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
+            goal = f.goal.copy()
+            goal[:, k] += fix
+            P = _leg_ik(figure, P, W, f.leg, goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
+    return P
