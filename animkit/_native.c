@@ -555,18 +555,37 @@ SKIN_KERNEL(skin_f64, double, skin_v4d, 4, skin_chunk_f64, skin_emit_f64, SKIN_C
 static inline __attribute__((always_inline)) SKIN_FMA_ATTR void
 skin_chunk_f32_fma(const skin_v8f *Mc, Py_ssize_t nv, Py_ssize_t K, int points, const float *tx, const float *tw,
                    const int32_t *tj, const int32_t *tn, float *stage, Py_ssize_t srow) {
-    for (Py_ssize_t v = 0; v < nv; v++) {
+#define SKIN_FMA_POINT(A0, A1, A2, JO, W, X, Y, Z)                                                                   \
+    do {                                                                                                            \
+        const __m256 *m = (const __m256 *)(Mc + (JO)), wk = _mm256_broadcast_ss(W);                                 \
+        A0 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[2], Z, _mm256_fmadd_ps(m[1], Y, _mm256_fmadd_ps(m[0], X, m[3]))), A0); \
+        A1 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[6], Z, _mm256_fmadd_ps(m[5], Y, _mm256_fmadd_ps(m[4], X, m[7]))), A1); \
+        A2 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[10], Z, _mm256_fmadd_ps(m[9], Y, _mm256_fmadd_ps(m[8], X, m[11]))), A2); \
+    } while (0)
+    Py_ssize_t v = 0;
+    for (; points && v + 1 < nv; v += 2) { /* two vertices at once: twice the independent chains in flight */
+        const float *p = tx + 3 * v, *w = tw + v * K;
+        const int32_t *jo = tj + v * K, n0 = tn[v], n1 = tn[v + 1], n = n0 < n1 ? n0 : n1;
+        const __m256 x = _mm256_set1_ps(p[0]), y = _mm256_set1_ps(p[1]), z = _mm256_set1_ps(p[2]);
+        const __m256 x1 = _mm256_set1_ps(p[3]), y1 = _mm256_set1_ps(p[4]), z1 = _mm256_set1_ps(p[5]);
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, b0 = a0, b1 = a0, b2 = a0;
+        int32_t k = 0;
+        for (; k < n; k++) {
+            SKIN_FMA_POINT(a0, a1, a2, jo[k], w + k, x, y, z);
+            SKIN_FMA_POINT(b0, b1, b2, jo[K + k], w + K + k, x1, y1, z1);
+        }
+        for (int32_t i = k; i < n0; i++) SKIN_FMA_POINT(a0, a1, a2, jo[i], w + i, x, y, z);
+        for (int32_t i = k; i < n1; i++) SKIN_FMA_POINT(b0, b1, b2, jo[K + i], w + K + i, x1, y1, z1);
+        skin_put_f32(stage + 3 * v, srow, (skin_v8f)a0, (skin_v8f)a1, (skin_v8f)a2);
+        skin_put_f32(stage + 3 * v + 3, srow, (skin_v8f)b0, (skin_v8f)b1, (skin_v8f)b2);
+    }
+    for (; v < nv; v++) {
         const __m256 x = _mm256_set1_ps(tx[3 * v]), y = _mm256_set1_ps(tx[3 * v + 1]), z = _mm256_set1_ps(tx[3 * v + 2]);
         const float *w = tw + v * K;
         const int32_t *jo = tj + v * K;
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0;
         if (points) {
-            for (int32_t k = 0; k < tn[v]; k++) {
-                const __m256 *m = (const __m256 *)(Mc + jo[k]), wk = _mm256_broadcast_ss(w + k);
-                a0 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[2], z, _mm256_fmadd_ps(m[1], y, _mm256_fmadd_ps(m[0], x, m[3]))), a0);
-                a1 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[6], z, _mm256_fmadd_ps(m[5], y, _mm256_fmadd_ps(m[4], x, m[7]))), a1);
-                a2 = _mm256_fmadd_ps(wk, _mm256_fmadd_ps(m[10], z, _mm256_fmadd_ps(m[9], y, _mm256_fmadd_ps(m[8], x, m[11]))), a2);
-            }
+            for (int32_t k = 0; k < tn[v]; k++) SKIN_FMA_POINT(a0, a1, a2, jo[k], w + k, x, y, z);
         } else {
             for (int32_t k = 0; k < tn[v]; k++) {
                 const __m256 *m = (const __m256 *)(Mc + jo[k]), wk = _mm256_broadcast_ss(w + k);
@@ -583,6 +602,7 @@ skin_chunk_f32_fma(const skin_v8f *Mc, Py_ssize_t nv, Py_ssize_t K, int points, 
         }
         skin_put_f32(stage + 3 * v, srow, (skin_v8f)a0, (skin_v8f)a1, (skin_v8f)a2);
     }
+#undef SKIN_FMA_POINT
 }
 SKIN_KERNEL(skin_f32_fma, float, skin_v8f, 8, skin_chunk_f32_fma, skin_emit_f32, SKIN_FMA_ATTR)
 #endif
