@@ -370,7 +370,7 @@ static PyObject *raster_loop(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* skin_frames(S, X, joints, weights, out, F, V, J, K, points, stream) -> None: animkit.skin.skin_frames (the
+/* skin_frames(S, X, joints, weights, out, F, V, J, K, points, stream, fused) -> None: animkit.skin.skin_frames (the
  * reference loop), linear-blend skinning
  *   out[f, v] = sum_k w_vk * S[f, j_vk] (x_v, 1)    (points; normals: the 3x3 blocks on x_v, then normalised)
  * for S (F, J, 3, 4) float64, X (V, 3) float64, joints (V, K) intp in [0, J), weights (V, K) float64, into out
@@ -438,7 +438,7 @@ typedef struct {
     const double *S, *X, *w;
     const Py_ssize_t *j;
     Py_ssize_t F, V, J, K;
-    int points, stream;
+    int points, stream, fused;
 } skin_args;
 
 /* n values from src to dst: with stream, in non-temporal 16-byte stores where dst is aligned (no read of the
@@ -611,8 +611,8 @@ static PyObject *skin_frames(PyObject *self, PyObject *args) {
     Py_buffer b[5];
     skin_args a;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*nnnnpp", &b[0], &b[1], &b[2], &b[3], &b[4], &a.F, &a.V, &a.J, &a.K,
-                          &a.points, &a.stream))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*nnnnppp", &b[0], &b[1], &b[2], &b[3], &b[4], &a.F, &a.V, &a.J, &a.K,
+                          &a.points, &a.stream, &a.fused))
         return NULL;
     const Py_ssize_t f8 = sizeof(double), ip = sizeof(Py_ssize_t), n = a.F * a.V * 3;
     const Py_ssize_t size = n > 0 ? b[4].len / n : 4;
@@ -637,7 +637,7 @@ static PyObject *skin_frames(PyObject *self, PyObject *args) {
         int32_t *tn = (int32_t *)tj + SKIN_TILE * a.K;
         Py_BEGIN_ALLOW_THREADS
 #ifdef SKIN_FMA
-        if (size == 4 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        if (size == 4 && a.fused && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
             skin_f32_fma(&a, b[4].buf, (skin_v8f *)M, (float *)tx, (float *)tw, (int32_t *)tj, tn, (float *)stage);
         else
 #endif
@@ -663,7 +663,7 @@ static PyMethodDef methods[] = {
      "fk_frames(tan_half, theta, parent, L, rotated, first, kind, letter, axis, out, F, N, D, W): FK frame by frame"},
 #ifdef __GNUC__
     {"skin_frames", skin_frames, METH_VARARGS,
-     "skin_frames(S, X, joints, weights, out, F, V, J, K, points, stream): linear-blend skinning"},
+     "skin_frames(S, X, joints, weights, out, F, V, J, K, points, stream, fused): linear-blend skinning"},
 #endif
     {NULL, NULL, 0, NULL}};
 
