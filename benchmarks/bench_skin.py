@@ -13,8 +13,9 @@ Cases, interleaved in one run (A, B, C, … each round), per mesh, each one thre
   frames and vertices into a reused Float32Array, no allocation inside it — the strongest CPU path a three.js user
   has (three.js's own ``SkinnedMesh.getVertexPosition`` allocates per vertex and is several times slower): the
   faster of two forms, any number of influences with zero weights skipped, or four influences unrolled without a
-  branch (three.js's skinIndex/skinWeight layout; about 1.2× faster in V8 where K = 4). Timed inside Node after two
-  untimed passes of each (V8's tiers), one Node process per round so its rounds interleave with ours.
+  branch (three.js's skinIndex/skinWeight layout; about 1.2× faster in V8 where K = 4), chosen once per mesh by the
+  best of three warmed-up passes of each. Timed inside Node after two untimed passes (V8's tiers), one Node process
+  per round so its rounds interleave with ours.
 Each case's output is checked against animkit's float64 result before timing (Node's to float32 rounding).
 Every call is timed twice: wall time (the harness) and the CPU time of the thread that ran it (``time.thread_time``;
 Node: ``process.cpuUsage``), which leaves out the time a loaded machine's scheduler hands to other processes — a
@@ -81,17 +82,17 @@ def node_case(mesh, W: np.ndarray, folder: Path, samples: list[float], cpu: list
     np.ascontiguousarray(S[:, :, :3, :]).astype("<f4").tofile(folder / "S.f32")
     (folder / "shape.json").write_text(json.dumps({"V": V, "K": K, "F": F, "J": J}))
 
-    def run() -> dict:
-        out = subprocess.run(["node", str(NODE_SCRIPT), str(folder), "1"], capture_output=True, text=True,
+    def run(*loop: str) -> dict:
+        out = subprocess.run(["node", str(NODE_SCRIPT), str(folder), "1", *loop], capture_output=True, text=True,
                              check=True, timeout=600)
         return json.loads(out.stdout)
 
-    first = run()
+    first = run()  # Node picks its faster loop (best of three each, warmed up); every round then runs that one
     want = mesh.positions(W)[0, :2].ravel()
     assert np.allclose(first["sample"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max()), (first["sample"], want)
 
     def case() -> None:
-        got = run()
+        got = run(first["loop"])
         samples.append(got["seconds"][0])
         cpu.append(got["cpu_seconds"][0])
 

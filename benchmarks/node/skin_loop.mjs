@@ -1,7 +1,7 @@
 // The strongest plain CPU skinning path a three.js user has: one typed-array loop over frames and vertices
 // (what SkinnedMesh.applyBoneTransform does per vertex, without its Vector3/Matrix4 objects), run by Node.
 //
-//   node skin_loop.mjs DIR ROUNDS  -> {"seconds": [..], "cpu_seconds": [..], "loop": name, "checksum": x, "sample": [..]}
+//   node skin_loop.mjs DIR ROUNDS [LOOP]  -> {"seconds": [..], "cpu_seconds": [..], "loop": name, "checksum": x, "sample": [..]}
 //
 // seconds: wall time of each round (process.hrtime); cpu_seconds: the process's CPU time over it (process.cpuUsage,
 // user + system), which leaves out the time a loaded machine's scheduler gives other processes.
@@ -11,7 +11,7 @@
 // Each round skins every frame into one reused Float32Array (F*V*3), as mesh.positions(W, out=buf) does.
 import { readFileSync } from 'node:fs';
 
-const [dir, roundsArg] = process.argv.slice(2);
+const [dir, roundsArg, loopArg] = process.argv.slice(2);
 const shape = JSON.parse(readFileSync(`${dir}/shape.json`, 'utf8'));
 const { V, K, F, J } = shape;
 const f32 = (name) => { const b = readFileSync(`${dir}/${name}`); return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4); };
@@ -64,18 +64,25 @@ function skin4() {
   }
 }
 
-// Both forms warmed up (two untimed passes each: V8's tiers), then each timed once; the faster is the one timed.
+// Both forms warmed up (two untimed passes each: V8's tiers), then each timed three times; the faster (by its best
+// CPU time) is the one timed below. LOOP (a name printed by an earlier run) skips the choice: the same loop every round.
 const loops = K === 4 ? { any: skinAny, unrolled4: skin4 } : { any: skinAny };
-let skin = skinAny;
-let best = Infinity;
-let chosen = 'any';
-for (const [name, fn] of Object.entries(loops)) {
-  fn(); fn();
-  const t0 = process.hrtime.bigint();
-  fn();
-  const t = Number(process.hrtime.bigint() - t0);
-  if (t < best) { best = t; skin = fn; chosen = name; }
+let chosen = loopArg ?? 'any';
+if (loopArg === undefined) {
+  let best = Infinity;
+  for (const [name, fn] of Object.entries(loops)) {
+    fn(); fn();
+    for (let r = 0; r < 3; r++) {
+      const c0 = process.cpuUsage();
+      fn();
+      const c = process.cpuUsage(c0);
+      const t = c.user + c.system;
+      if (t < best) { best = t; chosen = name; }
+    }
+  }
 }
+const skin = loops[chosen];
+if (loopArg !== undefined) { skin(); skin(); }
 const seconds = [];
 const cpuSeconds = [];
 for (let r = 0; r < Number(roundsArg); r++) {
