@@ -652,6 +652,43 @@ static PyObject *skin_frames(PyObject *self, PyObject *args) {
 }
 #endif
 
+/* joint_rows(W, index, ibm, out, F, N, J) -> None: animkit.skin.joint_rows, the first three rows of
+ *   S_f,j = W_f[index_j] . IBM_j      for W (F, N, 4, 4), index (J,) intp in [0, N), ibm (J, 4, 4), out (F, J, 3, 4),
+ * all float64, each entry sum_k W[r, k] IBM[k, c] added in k order (no FMA). NumPy's batched matmul of 3x4 by 4x4
+ * blocks costs ~0.3 us a block (J small gemm calls, transposing copies): 5 ms of a 15 ms skinning call at 240 frames
+ * of 65 joints; this loop is one pass over W. */
+static PyObject *joint_rows(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t F, N, J;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nnn", &b[0], &b[1], &b[2], &b[3], &F, &N, &J)) return NULL;
+    const double *W = b[0].buf, *I = b[2].buf;
+    const Py_ssize_t *idx = b[1].buf;
+    double *out = b[3].buf;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 0 && N >= 0 && J >= 0 && b[0].len == F * N * 16 * f8 && b[1].len == J * (Py_ssize_t)sizeof(Py_ssize_t) &&
+             b[2].len == J * 16 * f8 && b[3].len == F * J * 12 * f8;
+    for (Py_ssize_t j = 0; ok && j < J; j++) ok = idx[j] >= 0 && idx[j] < N;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "joint_rows: a buffer's size does not match F, N and J, or an index is "
+                                               "outside [0, N)");
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++)
+            for (Py_ssize_t j = 0; j < J; j++) {
+                const double *w = W + (f * N + idx[j]) * 16, *m = I + j * 16;
+                double *o = out + (f * J + j) * 12;
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 4; c++)
+                        o[r * 4 + c] = w[r * 4] * m[c] + w[r * 4 + 1] * m[4 + c] + w[r * 4 + 2] * m[8 + c] +
+                                       w[r * 4 + 3] * m[12 + c];
+            }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -665,6 +702,8 @@ static PyMethodDef methods[] = {
     {"skin_frames", skin_frames, METH_VARARGS,
      "skin_frames(S, X, joints, weights, out, F, V, J, K, points, stream, fused): linear-blend skinning"},
 #endif
+    {"joint_rows", joint_rows, METH_VARARGS,
+     "joint_rows(W, index, ibm, out, F, N, J): the first three rows of W[:, index] @ ibm"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

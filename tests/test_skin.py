@@ -332,3 +332,13 @@ def test_joint_rows_are_the_joint_matrices_first_rows() -> None:
     assert rows.shape == (11, 3, 3, 4) and rows.flags.c_contiguous
     np.testing.assert_allclose(rows, lbs.joint_matrices(W, index, ibm)[:, :, :3], rtol=0, atol=1e-14)
     np.testing.assert_allclose(rows[2, 1], (W[2, 0] @ ibm[1])[:3], rtol=0, atol=1e-14)
+    # a strided W (the C loop's input made contiguous first) and the NumPy path (C extension off) agree
+    strided = np.ascontiguousarray(W.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    np.testing.assert_array_equal(lbs.joint_rows(strided, index, ibm), rows)
+    animkit.jit.ENABLED = False
+    try:
+        np.testing.assert_allclose(lbs.joint_rows(W, index, ibm), rows, rtol=0, atol=1e-14)
+    finally:
+        animkit.jit.ENABLED = True
+    with pytest.raises((ValueError, IndexError)):
+        lbs.joint_rows(W, np.array([4, 0, 7]), ibm)
