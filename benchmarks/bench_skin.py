@@ -9,10 +9,13 @@ Cases, interleaved in one run (A, B, C, … each round), per mesh, each one thre
   gets without ``out=``: the fresh pages' faults are paid in the call);
 - NumPy ``np.copyto(buf, src)`` of an array the size of the float32 output: the machine's copy bandwidth, measured
   beside the kernel, so "fraction of copy bandwidth" = t(copy) / t(skin) for the same bytes written;
-- Node: one plain typed-array loop (Float32Array positions, weights and joint matrices, Uint16Array joints) over
+- Node: a plain typed-array loop (Float32Array positions, weights and joint matrices, Uint16Array joints) over
   frames and vertices into a reused Float32Array, no allocation inside it — the strongest CPU path a three.js user
-  has (three.js's own ``SkinnedMesh.getVertexPosition`` allocates per vertex and is several times slower). Timed
-  inside Node after two untimed passes (V8's tiers), one Node process per round so its rounds interleave with ours.
+  has (three.js's own ``SkinnedMesh.getVertexPosition`` allocates per vertex and is several times slower): the
+  faster of two forms, any number of influences with zero weights skipped, or four influences unrolled without a
+  branch (three.js's skinIndex/skinWeight layout; about 1.2× faster in V8 where K = 4), chosen once per mesh by the
+  best of three warmed-up passes of each. Timed inside Node after two untimed passes (V8's tiers), one Node process
+  per round so its rounds interleave with ours.
 Each case's output is checked against animkit's float64 result before timing (Node's to float32 rounding).
 Every call is timed twice: wall time (the harness) and the CPU time of the thread that ran it (``time.thread_time``;
 Node: ``process.cpuUsage``), which leaves out the time a loaded machine's scheduler hands to other processes — a
@@ -69,7 +72,7 @@ def world_matrices(F: int, J: int, seed: int = 1) -> np.ndarray:
 
 def node_case(mesh, W: np.ndarray, folder: Path, samples: list[float], cpu: list[float]):
     """Write the mesh and joint matrices for skin_loop.mjs; return one round's callable (its wall and CPU time from
-    inside Node, appended to ``samples`` and ``cpu``)."""
+    inside Node, appended to ``samples`` and ``cpu``) and the name of the loop Node timed (the faster of its two)."""
     S = mesh.joint_matrices(W)
     V, K = mesh.joints.shape
     F, J = S.shape[:2]
@@ -79,21 +82,21 @@ def node_case(mesh, W: np.ndarray, folder: Path, samples: list[float], cpu: list
     np.ascontiguousarray(S[:, :, :3, :]).astype("<f4").tofile(folder / "S.f32")
     (folder / "shape.json").write_text(json.dumps({"V": V, "K": K, "F": F, "J": J}))
 
-    def run() -> dict:
-        out = subprocess.run(["node", str(NODE_SCRIPT), str(folder), "1"], capture_output=True, text=True,
+    def run(*loop: str) -> dict:
+        out = subprocess.run(["node", str(NODE_SCRIPT), str(folder), "1", *loop], capture_output=True, text=True,
                              check=True, timeout=600)
         return json.loads(out.stdout)
 
-    first = run()
+    first = run()  # Node picks its faster loop (best of three each, warmed up); every round then runs that one
     want = mesh.positions(W)[0, :2].ravel()
     assert np.allclose(first["sample"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max()), (first["sample"], want)
 
     def case() -> None:
-        got = run()
+        got = run(first["loop"])
         samples.append(got["seconds"][0])
         cpu.append(got["cpu_seconds"][0])
 
-    return case
+    return case, first["loop"]
 
 
 NODE = "Node typed-array loop → Float32Array"
@@ -134,7 +137,7 @@ def one_mesh(name: str, mesh, W: np.ndarray, rounds: int, node: bool) -> list[st
     tmp = Path(tempfile.mkdtemp(prefix="bench-skin-"))
     try:
         if node:
-            timed[NODE] = node_case(mesh, W, tmp, node_samples, cpu[NODE])
+            timed[NODE], node_loop = node_case(mesh, W, tmp, node_samples, cpu[NODE])
         st = interleaved(timed, rounds=rounds)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -151,6 +154,9 @@ def one_mesh(name: str, mesh, W: np.ndarray, rounds: int, node: bool) -> list[st
         lines.append(f"| {k} | {s.spread(1e3)} | {ct[k].spread(1e3)} | {VF / s.median / 1e6:.1f}; "
                      f"{VF / ct[k].median / 1e6:.1f} | {nbytes / s.median / 1e9:.2f} |")
     lines.append("")
+    if node:
+        lines.append(f"Node timed its `{node_loop}` loop (the faster of its warmed-up forms on this mesh).")
+        lines.append("")
     for label, t in (("wall", st), ("CPU", ct)):
         copy, best = t[COPY], t[BEST]
         frac = copy.median / best.median

@@ -216,6 +216,13 @@ def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points) ->
     if not lbs.native_skin(A, X, joints, w, points, out64):
         pytest.skip("the C extension animkit._native is not built")
     np.testing.assert_array_equal(out64, ref)
+    _check_float32(A, X, joints, w, points, ref)
+
+
+def _check_float32(A: np.ndarray, X: np.ndarray, joints: np.ndarray, w: np.ndarray, points: bool,
+                   ref: np.ndarray) -> None:
+    """The C kernel's float32 result within float32 rounding of the float64 reference ``ref`` (bound as above)."""
+    F, V, K = A.shape[0], X.shape[0], joints.shape[1]
     out32 = np.full((F, V, 3), np.nan, dtype=np.float32)
     assert lbs.native_skin(A, X, joints, w, points, out32)
     if points:
@@ -229,6 +236,52 @@ def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points) ->
         lbs.skin_frames(np.abs(A), np.abs(X), joints, w, False, size)
         good = np.linalg.norm(blend, axis=-1) > 0.1 * np.linalg.norm(size, axis=-1)
         np.testing.assert_allclose(out32[good], ref[good], atol=2e-6)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("points", [True, False])
+def test_native_kernel_store_paths_and_float32_forms(monkeypatch, stream, fused, points) -> None:
+    """Every way the C kernel stores (non-temporal through its staging block, as for outputs past STREAM_BYTES, or
+    straight into the rows) and both float32 forms (fused multiply-adds where the CPU has them, separate products
+    otherwise), over three tiles of vertices (the last one short, an odd count so rows start unaligned) and a chunk
+    of frames that is one frame long: float64 bit for bit the reference loop, float32 within its rounding."""
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 0 if stream else 1 << 62)
+    monkeypatch.setattr(lbs, "FUSED", fused)
+    rng = np.random.default_rng(31)
+    A, X, joints, w = _kernel_inputs(rng, 17, 301, 7, 4, 0.3)
+    w[5] = (0.0, 0.0, 1.0, 0.0)
+    ref = np.zeros((17, 301, 3))
+    lbs.skin_frames(A, X, joints, w, points, ref)
+    out64 = np.full(ref.shape, np.nan)
+    if not lbs.native_skin(A, X, joints, w, points, out64):
+        pytest.skip("the C extension animkit._native is not built")
+    np.testing.assert_array_equal(out64, ref)
+    _check_float32(A, X, joints, w, points, ref)
+
+
+@pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
+def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
+    """A float32 output of more than STREAM_BYTES (written with non-temporal stores) in a caller's buffer, and its
+    float64 twice that size: numba's compiled reference loop bit for bit (float64), within float32 rounding."""
+    F = 9
+    V = lbs.STREAM_BYTES // (F * 3 * 4) + 7
+    rng = np.random.default_rng(5)
+    A, X, joints, w = _kernel_inputs(rng, F, V, 6, 3, 0.2)
+    ref = np.zeros((F, V, 3))
+    assert lbs.skin_frames_kernel is not None
+    lbs.skin_frames_kernel(A, X, joints, w, True, ref)
+    out32 = np.full((F, V, 3), np.nan, dtype=np.float32)
+    assert out32.nbytes > lbs.STREAM_BYTES
+    if not lbs.native_skin(A, X, joints, w, True, out32):
+        pytest.skip("the C extension animkit._native is not built")
+    size = np.zeros((F, V, 3))
+    lbs.skin_frames_kernel(np.abs(A), np.abs(X), joints, w, True, size)
+    assert np.all(np.abs(out32 - ref) <= 2.0**-24 * (3 * 3 + 12) * size)
+    del out32, size
+    out64 = np.full((F, V, 3), np.nan)
+    assert lbs.native_skin(A, X, joints, w, True, out64)
+    np.testing.assert_array_equal(out64, ref)
 
 
 def test_native_kernel_refuses_what_it_cannot_index() -> None:
@@ -279,3 +332,13 @@ def test_joint_rows_are_the_joint_matrices_first_rows() -> None:
     assert rows.shape == (11, 3, 3, 4) and rows.flags.c_contiguous
     np.testing.assert_allclose(rows, lbs.joint_matrices(W, index, ibm)[:, :, :3], rtol=0, atol=1e-14)
     np.testing.assert_allclose(rows[2, 1], (W[2, 0] @ ibm[1])[:3], rtol=0, atol=1e-14)
+    # a strided W (the C loop's input made contiguous first) and the NumPy path (C extension off) agree
+    strided = np.ascontiguousarray(W.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    np.testing.assert_array_equal(lbs.joint_rows(strided, index, ibm), rows)
+    animkit.jit.ENABLED = False
+    try:
+        np.testing.assert_allclose(lbs.joint_rows(W, index, ibm), rows, rtol=0, atol=1e-14)
+    finally:
+        animkit.jit.ENABLED = True
+    with pytest.raises((ValueError, IndexError)):
+        lbs.joint_rows(W, np.array([4, 0, 7]), ibm)
