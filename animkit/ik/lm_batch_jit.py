@@ -197,11 +197,12 @@ def _start_scratch(n: int, m: int) -> _Start:
                   np.zeros(1, dtype=np.bool_))
 
 
-def _lane_reason(s: LoopSettings, r: _Runs, lane: int) -> int:
-    """The lane's stop code by :func:`~animkit.ik.lm_jit.stop_reason` (the stall window read from its history)."""
-    k = r.it[lane]
-    e_win = r.es[k - s.win, lane] if s.win > 0 and k >= max(s.win, s.stall_min) else math.inf
-    return stop_reason(s, r.pos[lane], r.ori[lane], r.e[lane], r.lam[lane], r.flat[lane], k, e_win)
+def _lane_reason(s: LoopSettings, es: Array, lane: int, k: int, pos: float, ori: float, e: float, lam: float,
+                 flat: int) -> int:
+    """The stop code of a lane after k iterations by :func:`~animkit.ik.lm_jit.stop_reason` (the stall window read
+    from its history es; scalars, not the lanes' record: it runs for every lane every iteration)."""
+    e_win = es[k - s.win, lane] if s.win > 0 and k >= max(s.win, s.stall_min) else math.inf
+    return stop_reason(s, pos, ori, e, lam, flat, k, e_win)
 
 
 def _finish(lane: int, why: int, restarts: int, sc: _Schedule, r: _Runs, x: _Iterate, out: LoopOut) -> None:
@@ -334,7 +335,8 @@ def _serve(lane: int, chain: LoopChain, s: LoopSettings, batch: _Batch, sc: _Sch
             if sc.att[lane] > sc.first_ok[b]:  # a lower attempt of this problem converged: this one cannot be returned
                 sc.job[lane] = -1
             else:
-                why = _lane_reason(s, r, lane)
+                why = _lane_reason(s, r.es, lane, r.it[lane], r.pos[lane], r.ori[lane], r.e[lane], r.lam[lane],
+                                   r.flat[lane])
                 if why == RUNNING:
                     return 1
                 _finish(lane, why, restarts, sc, r, x, out)
@@ -344,27 +346,20 @@ def _serve(lane: int, chain: LoopChain, s: LoopSettings, batch: _Batch, sc: _Sch
         _start_lane(lane, b, a, chain, s, batch, sc, r, x, one, out)
 
 
-def _accept_lanes(s: LoopSettings, live: NDArray[np.bool_], pos_n: Array, ori_n: Array, e_n: Array, r: _Runs,
-                  ok: NDArray[np.bool_]) -> bool:
-    """Every lane holding a problem: the trial kept or refused by :func:`~animkit.ik.lm_jit.accept_step`, which also
-    updates λ, the gainless count and the pull's scale; then the iteration counted, its ‖WV‖ recorded and the
-    homotopy decayed. Returns whether every such lane kept its trial."""
+def _accept_lanes(backoff: float, live: NDArray[np.bool_], e_n: Array, e: Array, lam: Array, flat: NDArray[np.intp],
+                  ps: Array, ok: NDArray[np.bool_]) -> bool:
+    """Every lane holding a problem: the trial (‖WV‖ = e_n) kept or refused by
+    :func:`~animkit.ik.lm_jit.accept_step`, which also updates λ, the gainless count and the pull's scale (the
+    damping update). Returns whether every such lane kept its trial."""
     every = True
     for lane in range(LANES):
         if not live[lane]:
             ok[lane] = False
             continue
-        en, el = e_n[lane], r.e[lane]
-        good, r.lam[lane], r.flat[lane], r.ps[lane] = accept_step(en, el, r.lam[lane], r.flat[lane], r.ps[lane],
-                                                                  s.backoff)
+        good, lam[lane], flat[lane], ps[lane] = accept_step(e_n[lane], e[lane], lam[lane], flat[lane], ps[lane],
+                                                            backoff)
         ok[lane] = good
         every = every and good
-        if good:
-            r.pos[lane], r.ori[lane], r.e[lane] = pos_n[lane], ori_n[lane], en
-            el = en
-        r.it[lane] += 1
-        r.es[r.it[lane], lane] = el
-        r.decay[lane] *= s.decay
     return every
 
 
@@ -388,12 +383,13 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
         np.zeros((3, 3, L))
     pos_n, ori_n, e_n, ok = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L, dtype=np.bool_)
     job, att, first_ok, ctr, live, mu, d = sc.job, sc.att, sc.first_ok, sc.ctr, st.live, st.mu, st.d
-    e, pl, ps, decay, lam = r.e, r.pl, r.ps, r.decay, r.lam
+    pos, ori, e, pl, ps, decay, lam, flat, it, es = r.pos, r.ori, r.e, r.pl, r.ps, r.decay, r.lam, r.flat, r.it, r.es
     while True:
         running = 0
         for lane in range(L):
             b = job[lane]
-            if b >= 0 and att[lane] <= first_ok[b] and _lane_reason(s, r, lane) == RUNNING:
+            if b >= 0 and att[lane] <= first_ok[b] and RUNNING == _lane_reason(
+                    s, es, lane, it[lane], pos[lane], ori[lane], e[lane], lam[lane], flat[lane]):
                 running += 1
             elif b >= 0 or ctr[0] < ctr[1] or ctr[2] < B:
                 running += _serve(lane, chain, s, batch, sc, r, _Iterate(qs, q, phi, cphi, T, Te, V, PL, RL), one,
@@ -413,7 +409,14 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
         theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
         forward_lanes(qn, chain.Hs, chain.Ce, Tn, Ten, loc, sn, cn, live, poly)
         residual_lanes(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
-        every = _accept_lanes(s, live, pos_n, ori_n, e_n, r, ok)
+        every = _accept_lanes(s.backoff, live, e_n, e, lam, flat, ps, ok)
+        for lane in range(L):  # the iteration counted, its ‖WV‖ recorded, the homotopy decayed
+            if live[lane]:
+                if ok[lane]:
+                    pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], e_n[lane]
+                it[lane] += 1
+                es[it[lane], lane] = e[lane]
+                decay[lane] *= s.decay
         T, Tn, Te, Ten, V, Vn, q, qn = Tn, T, Ten, Te, Vn, V, qn, q  # the trial becomes the state
         if not every:
             restore_lanes(ok, live, q, qn, T, Tn, Te, Ten, V, Vn)
