@@ -7,7 +7,6 @@ operation for operation (the same bits with the library's sines and cosines).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -16,8 +15,7 @@ from animkit.ik.lm_jit import log_vee
 from animkit.ik.poly_trig import sincos, wrap_sincos
 from animkit.jit import kernel
 
-__all__ = ["LANES", "forward_lanes", "residual_lanes", "theta_lanes", "normal_equations_lanes", "solve_spd_lanes",
-           "StepScratch", "step_scratch", "jacobian_lanes", "step_lanes", "restore_lanes", "phi_lanes"]
+__all__ = ["LANES", "forward_lanes", "residual_lanes", "theta_lanes", "normal_equations_lanes", "solve_spd_lanes"]
 
 Array = NDArray[np.float64]
 
@@ -393,141 +391,3 @@ def solve_spd_lanes(A: Array, b: Array, x: Array, bad: Array) -> None:
 
 solve_spd_lanes = kernel(solve_spd_lanes, calls=(_factor_lanes, _substitute_lanes), error_model="numpy",
                          slp=True) or solve_spd_lanes
-
-
-class StepScratch(NamedTuple):
-    """The step's scratch (lane index innermost): J_φ (n, 6, L), A (n, n, L), rhs, Δφ (n, L), and per lane the trace
-    of A, whether its Cholesky failed, its jitter, μ and whether it holds a problem."""
-
-    J: Array
-    A: Array
-    rhs: Array
-    d: Array
-    trace: Array
-    bad: Array
-    jitter: Array
-    mu: Array
-    live: NDArray[np.bool_]
-
-
-def step_scratch(n: int) -> StepScratch:
-    """:class:`StepScratch`'s arrays for an n-DOF chain."""
-    L = LANES
-    return StepScratch(np.zeros((n, 6, L)), np.zeros((n, n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros(L),
-                 np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L, dtype=np.bool_))
-
-
-def jacobian_lanes(T: Array, Te: Array, half: Array, limited: Array, cphi: Array, w: Array, orient: bool, J: Array
-                    ) -> None:
-    """Every lane: J_φ (n, 6, L) = [a × (e − r), a] · h cos φ · W (lm_jit._jacobian_phi's operations)."""
-    for k in range(T.shape[0]):
-        hk = half[k] if limited[k] else 1.0
-        for lane in range(LANES):
-            sc = hk * cphi[k, lane] if limited[k] else 1.0
-            axx, ayy, azz = T[k, 0, 4, lane], T[k, 1, 4, lane], T[k, 2, 4, lane]
-            dx = Te[0, 3, lane] - T[k, 0, 3, lane]
-            dy = Te[1, 3, lane] - T[k, 1, 3, lane]
-            dz = Te[2, 3, lane] - T[k, 2, 3, lane]
-            J[k, 0, lane] = (ayy * dz - azz * dy) * sc * w[0]
-            J[k, 1, lane] = (azz * dx - axx * dz) * sc * w[1]
-            J[k, 2, lane] = (axx * dy - ayy * dx) * sc * w[2]
-        if orient:
-            for lane in range(LANES):
-                sc = hk * cphi[k, lane] if limited[k] else 1.0
-                J[k, 3, lane] = T[k, 0, 4, lane] * sc * w[3]
-                J[k, 4, lane] = T[k, 1, 4, lane] * sc * w[4]
-                J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
-
-
-jacobian_lanes = kernel(jacobian_lanes, error_model="numpy", slp=True) or jacobian_lanes
-
-
-def step_lanes(V: Array, lam: Array, phi: Array, limited: Array, kappa: Array, max_step: float, st: StepScratch
-               ) -> None:
-    """Every lane: Δφ (st.d) from the normal equations and their Cholesky solve; where A is not positive definite a
-    relative jitter on its diagonal and a second solve, then 0 if that fails too (lm_jit._damped_step's rule);
-    |Δφ_j| capped at ``max_step`` (scaled as a whole)."""
-    J, A, rhs, d, trace, bad, jitter = st.J, st.A, st.rhs, st.d, st.trace, st.bad, st.jitter
-    for lane in range(LANES):
-        jitter[lane] = 0.0
-    normal_equations_lanes(J, V, lam, st.mu, limited, phi, jitter, kappa, A, rhs, trace)
-    solve_spd_lanes(A, rhs, d, bad)
-    retry = False
-    for lane in range(LANES):
-        if st.live[lane] and bad[lane] != 0.0:
-            jitter[lane] = 1e-12 * (trace[lane] / J.shape[0] + 1.0)
-            retry = True
-    if retry:
-        normal_equations_lanes(J, V, lam, st.mu, limited, phi, jitter, kappa, A, rhs, trace)
-        solve_spd_lanes(A, rhs, d, bad)
-        for lane in range(LANES):
-            if jitter[lane] != 0.0 and bad[lane] != 0.0:
-                for i in range(d.shape[0]):
-                    d[i, lane] = 0.0
-    if max_step > 0.0:
-        for lane in range(LANES):
-            big = 0.0
-            for i in range(d.shape[0]):
-                big = max(big, abs(d[i, lane]))
-            if big > max_step:
-                f = max_step / big
-                for i in range(d.shape[0]):
-                    d[i, lane] *= f
-
-
-step_lanes = kernel(step_lanes, calls=(normal_equations_lanes, solve_spd_lanes), error_model="numpy",
-                     slp=True) or step_lanes
-
-
-def restore_lanes(ok: NDArray[np.bool_], live: NDArray[np.bool_], q: Array, qn: Array, T: Array, Tn: Array,
-                   Te: Array, Ten: Array, V: Array, Vn: Array) -> None:
-    """After the buffers swapped (the trial became the state): a lane that refused its step copies its own state
-    back from the old buffers (qn, Tn, Ten, Vn; refusals are the rarer case)."""
-    for lane in range(LANES):
-        if ok[lane] or not live[lane]:
-            continue
-        for k in range(q.shape[0]):
-            q[k, lane] = qn[k, lane]
-            for i in range(3):
-                for j in range(5):
-                    T[k, i, j, lane] = Tn[k, i, j, lane]
-        for i in range(3):
-            for j in range(4):
-                Te[i, j, lane] = Ten[i, j, lane]
-        for i in range(6):
-            V[i, lane] = Vn[i, lane]
-
-
-restore_lanes = kernel(restore_lanes, error_model="numpy", slp=True) or restore_lanes
-
-
-def phi_lanes(poly: bool, limited: Array, ok: NDArray[np.bool_], phin: Array, sphi: Array, pw: Array, cw: Array,
-               phi: Array, cphi: Array) -> None:
-    """The kept lanes' φ and cos φ from the trial: φ and π − φ give the same θ, so a limited DOF's φ is kept in
-    [−π/2, π/2] (asin(sin φ), or the polynomial wrap pw, cw of theta_lanes), where the pull toward 0 is the short
-    way."""
-    for i in range(phi.shape[0]):
-        if poly:
-            if limited[i]:
-                for lane in range(LANES):
-                    if ok[lane]:
-                        phi[i, lane] = pw[i, lane]
-                        cphi[i, lane] = cw[i, lane]
-            else:
-                for lane in range(LANES):
-                    if ok[lane]:
-                        phi[i, lane] = phin[i, lane]
-                        cphi[i, lane] = sincos(phin[i, lane])[1]
-        elif limited[i]:
-            for lane in range(LANES):
-                if ok[lane]:
-                    phi[i, lane] = math.asin(sphi[i, lane])
-                    cphi[i, lane] = math.cos(phi[i, lane])
-        else:
-            for lane in range(LANES):
-                if ok[lane]:
-                    phi[i, lane] = phin[i, lane]
-                    cphi[i, lane] = math.cos(phin[i, lane])
-
-
-phi_lanes = kernel(phi_lanes, calls=(sincos,), error_model="numpy", slp=True) or phi_lanes

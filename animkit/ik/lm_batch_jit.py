@@ -19,7 +19,6 @@ lane.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,13 +27,9 @@ from animkit import jit
 from animkit.ik.lanes_jit import (
     LANES,
     forward_lanes,
-    jacobian_lanes,
-    phi_lanes,
+    normal_equations_lanes,
     residual_lanes,
-    restore_lanes,
     solve_spd_lanes,
-    step_lanes,
-    step_scratch,
     theta_lanes,
 )
 from animkit.ik.lm_jit import (
@@ -52,6 +47,7 @@ from animkit.ik.lm_jit import (
     stop_reason,
     tiny_chain,
 )
+from animkit.ik.poly_trig import sincos
 from animkit.jit import kernel
 
 __all__ = ["LANES", "lm_lanes", "restart_start", "lanes_fit", "warm_up", "forward_lanes", "solve_spd_lanes"]
@@ -92,352 +88,291 @@ def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
 restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
 
 
-class _Batch(NamedTuple):
-    """The batch the lanes solve: starts q0 (B, n), targets P (B, 3) and R (B, 3, 3; read when ``orient``), row
-    weights w (3 or 6), and the restarts (count, seed, μ₀ of a restart, the first problem's index)."""
-
-    q0: Array
-    P: Array
-    R: Array
-    orient: bool
-    w: Array
-    restart: tuple[int, int, float, int]
-
-
-class _Schedule(NamedTuple):
-    """Which lane runs what: each lane's problem (−1: none) and attempt (0: the given start); per problem its
-    returned error and attempt so far, its lowest converged attempt (restarts + 1: none) and its next attempt; the
-    problems waiting for their next random start (a ring: each is in it at most once) and the counters [head, tail,
-    next new problem]."""
-
-    job: NDArray[np.intp]
-    att: NDArray[np.intp]
-    best: Array
-    best_a: NDArray[np.intp]
-    first_ok: NDArray[np.intp]
-    next_a: NDArray[np.intp]
-    queue: NDArray[np.intp]
-    queued: NDArray[np.bool_]
-    ctr: NDArray[np.intp]
-
-
-class _Runs(NamedTuple):
-    """Each lane's run (L,): errors at the start (pos0, ori0, e0) and now (pos, ori, e), λ, the pull's μ₀ and its
-    back-off scale, the homotopy's decay, iterations without gain, iterations, and ‖WV‖ after each iteration
-    (max_iter + 1, L)."""
-
-    pos0: Array
-    ori0: Array
-    e0: Array
-    pos: Array
-    ori: Array
-    e: Array
-    lam: Array
-    pl: Array
-    ps: Array
-    decay: Array
-    flat: NDArray[np.intp]
-    it: NDArray[np.intp]
-    es: Array
-
-
-class _Iterate(NamedTuple):
-    """The lanes' iterate (lane index innermost): the start qs, θ, φ and cos φ (n, L), the frames T (n, 3, 5, L),
-    the effector Te (3, 4, L), the residual V (6, L) and the targets PL (3, L), RL (3, 3, L)."""
-
-    qs: Array
-    q: Array
-    phi: Array
-    cphi: Array
-    T: Array
-    Te: Array
-    V: Array
-    PL: Array
-    RL: Array
-
-
-class _Start(NamedTuple):
-    """One problem's start in lm_jit's one-problem layout: the start θs, θ and φ inside the limits and cos φ, the
-    frames at θ, the effector at θs and at θ, the residual and scratch; cq and cached: the last start's θs (a batch
-    from one pose computes its start once)."""
-
-    qs1: Array
-    q1: Array
-    phi1: Array
-    cphi1: Array
-    T1: Array
-    Te0: Array
-    Te1: Array
-    V1: Array
-    D1: Array
-    loc1: Array
-    cq: Array
-    cached: NDArray[np.bool_]
-
-
-def _schedule(B: int, restarts: int) -> _Schedule:
-    """An empty schedule: no lane busy, no problem started."""
-    return _Schedule(np.full(LANES, -1, dtype=np.intp), np.zeros(LANES, dtype=np.intp), np.zeros(B),
-                     np.zeros(B, dtype=np.intp), np.full(B, restarts + 1, dtype=np.intp), np.zeros(B, dtype=np.intp),
-                     np.zeros(max(B, 1), dtype=np.intp), np.zeros(B, dtype=np.bool_), np.zeros(3, dtype=np.intp))
-
-
-def _runs(max_iter: int) -> _Runs:
-    """Every lane's run at zero (lanes without a problem compute on harmless numbers)."""
-    L = LANES
-    return _Runs(np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L),
-                 np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp),
-                 np.zeros((max_iter + 1, L)))
-
-
-def _start_scratch(n: int, m: int) -> _Start:
-    """:class:`_Start`'s arrays for an n-DOF chain and m residual rows."""
-    return _Start(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros((n, 4, 5)), np.zeros((4, 4)),
-                  np.zeros((4, 4)), np.zeros(m), np.zeros((3, 3)), np.zeros(20), np.zeros(n),
-                  np.zeros(1, dtype=np.bool_))
-
-
-def _lane_reason(s: LoopSettings, es: Array, lane: int, k: int, pos: float, ori: float, e: float, lam: float,
-                 flat: int) -> int:
-    """The stop code of a lane after k iterations by :func:`~animkit.ik.lm_jit.stop_reason` (the stall window read
-    from its history es; scalars, not the lanes' record: it runs for every lane every iteration)."""
-    e_win = es[k - s.win, lane] if s.win > 0 and k >= max(s.win, s.stall_min) else math.inf
-    return stop_reason(s, pos, ori, e, lam, flat, k, e_win)
-
-
-def _finish(lane: int, why: int, restarts: int, sc: _Schedule, r: _Runs, x: _Iterate, out: LoopOut) -> None:
-    """The lane's run has stopped (``why``): its answer is written when it is the one returned (the lowest converged
-    attempt, else the lowest error, the lower attempt on a tie; a run that ends above its start returns the start),
-    and an unconverged problem with random starts left joins the ring; the lane is free."""
-    b, a, k, el = sc.job[lane], sc.att[lane], r.it[lane], r.e[lane]
-    done = why == CONVERGED
-    back = (not done) and el >= r.e0[lane]
-    ef = r.e0[lane] if back else el
-    if a == 0 or done or (sc.first_ok[b] > restarts and (ef < sc.best[b] or (ef == sc.best[b] and a < sc.best_a[b]))):
-        sc.best[b], sc.best_a[b] = ef, a
-        for j in range(x.q.shape[0]):
-            out.q[b, j] = x.qs[j, lane] if back else x.q[j, lane]
-        out.pos[b] = r.pos0[lane] if back else r.pos[lane]
-        out.ori[b] = r.ori0[lane] if back else r.ori[lane]
-        out.history[0, b] = r.e0[lane]  # then the returned pose's: the start's unless beaten
-        for t in range(1, k):
-            out.history[t, b] = min(r.es[t, lane], r.e0[lane])
-        for t in range(k, out.history.shape[0]):
-            out.history[t, b] = ef
-        out.iters[b], out.reason[b] = k, why
-    if done:
-        sc.first_ok[b] = a
-    elif sc.first_ok[b] > restarts and sc.next_a[b] <= restarts and not sc.queued[b]:
-        sc.queue[sc.ctr[1] % sc.queue.shape[0]], sc.queued[b] = b, True
-        sc.ctr[1] += 1
-    sc.job[lane] = -1
-
-
-def _take(sc: _Schedule, batch: _Batch, chain: LoopChain, qs1: Array) -> tuple[int, int]:
-    """The next work for a free lane, its start written into qs1: a problem's next random start first (hard problems
-    start early), else a new problem; (−1, 0) when none is left."""
-    B = sc.first_ok.shape[0]
-    restarts, seed, _, index0 = batch.restart
-    ctr = sc.ctr
-    while ctr[0] < ctr[1]:
-        c = sc.queue[ctr[0] % B]
-        ctr[0] += 1
-        sc.queued[c] = False
-        if sc.first_ok[c] <= restarts or sc.next_a[c] > restarts:
-            continue  # converged, or its last start is out already
-        a = sc.next_a[c]
-        sc.next_a[c] += 1
-        if ctr[2] == B and sc.next_a[c] <= restarts:  # no new problems left: idle lanes take its next start at once,
-            sc.queue[ctr[1] % B], sc.queued[c] = c, True  # side by side (the answer depends only on which attempts
-            ctr[1] += 1  # converge, not on the order they run in)
-        restart_start(seed, index0 + c, a, batch.q0[c], chain.lo, chain.hi, chain.limited, qs1)
-        return c, a
-    if ctr[2] == B:
-        return -1, 0
-    b = ctr[2]
-    ctr[2] += 1
-    sc.next_a[b] = 1
-    for j in range(qs1.shape[0]):
-        qs1[j] = min(max(batch.q0[b, j], chain.lo[j]), chain.hi[j])
-    return b, 0
-
-
-def _start_frames(chain: LoopChain, s: LoopSettings, one: _Start) -> None:
-    """The start's frames, φ, θ and the frames there by lm_jit's one-problem functions (the same operations),
-    computed once for consecutive problems with the same start (a batch from one pose): the same numbers either
-    way."""
-    fresh = not one.cached[0]
-    for j in range(one.qs1.shape[0]):
-        if fresh or one.qs1[j] != one.cq[j]:
-            fresh = True
-            break
-    if fresh:
-        chain_forward(one.qs1, chain.Hs, chain.Ce, one.T1, one.Te0, one.loc1)
-        _phi(one.qs1, chain.mid, chain.half, chain.limited, s.margin, one.phi1)
-        _theta(one.phi1, chain.mid, chain.half, chain.limited, chain.lo, chain.hi, one.q1)
-        chain_forward(one.q1, chain.Hs, chain.Ce, one.T1, one.Te1, one.loc1)
-        for j in range(one.qs1.shape[0]):
-            one.cq[j] = one.qs1[j]
-            one.cphi1[j] = math.cos(one.phi1[j])
-        one.cached[0] = True
-
-
-def _start_lane(lane: int, b: int, a: int, chain: LoopChain, s: LoopSettings, batch: _Batch, sc: _Schedule,
-                r: _Runs, x: _Iterate, one: _Start, out: LoopOut) -> None:
-    """Problem b's attempt a (its start in one.qs1) into the lane; a start that meets the target already is the
-    answer (as lm_jit.lm_one), written at once, and leaves the lane free."""
-    sc.job[lane], sc.att[lane] = b, a
-    r.pl[lane] = s.pull if a == 0 else batch.restart[2]
-    p, Rt = batch.P[b], batch.R[b]
-    for i in range(3):
-        x.PL[i, lane] = p[i]
-        for j in range(3):
-            x.RL[i, j, lane] = Rt[i, j]
-    n = one.qs1.shape[0]
-    for j in range(n):
-        x.qs[j, lane] = one.qs1[j]
-    _start_frames(chain, s, one)
-    r.pos0[lane], r.ori0[lane], r.e0[lane] = chain_residual(one.Te0, p, Rt, batch.orient, batch.w, one.V1, one.D1)
-    if r.pos0[lane] <= s.tol and r.ori0[lane] <= s.otol:
-        if a < sc.first_ok[b]:
-            for j in range(n):
-                out.q[b, j] = one.qs1[j]
-            out.pos[b], out.ori[b], out.iters[b], out.reason[b] = r.pos0[lane], r.ori0[lane], 0, CONVERGED
-            for t in range(out.history.shape[0]):
-                out.history[t, b] = r.e0[lane]
-            sc.first_ok[b] = a
-        sc.job[lane] = -1
-        return
-    r.pos[lane], r.ori[lane], r.e[lane] = chain_residual(one.Te1, p, Rt, batch.orient, batch.w, one.V1, one.D1)
-    for k in range(n):
-        x.q[k, lane], x.phi[k, lane], x.cphi[k, lane] = one.q1[k], one.phi1[k], one.cphi1[k]
-        for i in range(3):
-            for j in range(5):
-                x.T[k, i, j, lane] = one.T1[k, i, j]
-    for i in range(3):
-        for j in range(4):
-            x.Te[i, j, lane] = one.Te1[i, j]
-    for i in range(one.V1.shape[0]):
-        x.V[i, lane] = one.V1[i]
-    r.es[0, lane] = r.e[lane]
-    r.lam[lane], r.flat[lane], r.ps[lane], r.decay[lane], r.it[lane] = s.damping, 0, 1.0, 1.0, 0
-
-
-def _serve(lane: int, chain: LoopChain, s: LoopSettings, batch: _Batch, sc: _Schedule, r: _Runs, x: _Iterate,
-           one: _Start, out: LoopOut) -> int:
-    """A lane whose run stopped, or that has none: the answer written (:func:`_finish`), then the next work taken
-    (:func:`_take`) and started (:func:`_start_lane`) until the lane runs one; 1 when it does, 0 when none is
-    left."""
-    restarts = batch.restart[0]
-    while True:
-        b = sc.job[lane]
-        if b >= 0:
-            if sc.att[lane] > sc.first_ok[b]:  # a lower attempt of this problem converged: this one cannot be returned
-                sc.job[lane] = -1
-            else:
-                why = _lane_reason(s, r.es, lane, r.it[lane], r.pos[lane], r.ori[lane], r.e[lane], r.lam[lane],
-                                   r.flat[lane])
-                if why == RUNNING:
-                    return 1
-                _finish(lane, why, restarts, sc, r, x, out)
-        b, a = _take(sc, batch, chain, one.qs1)
-        if b < 0:
-            return 0
-        _start_lane(lane, b, a, chain, s, batch, sc, r, x, one, out)
-
-
-def _accept_lanes(backoff: float, live: NDArray[np.bool_], e_n: Array, e: Array, lam: Array, flat: NDArray[np.intp],
-                  ps: Array, ok: NDArray[np.bool_]) -> bool:
-    """Every lane holding a problem: the trial (‖WV‖ = e_n) kept or refused by
-    :func:`~animkit.ik.lm_jit.accept_step`, which also updates λ, the gainless count and the pull's scale (the
-    damping update). Returns whether every such lane kept its trial."""
-    every = True
-    for lane in range(LANES):
-        if not live[lane]:
-            ok[lane] = False
-            continue
-        good, lam[lane], flat[lane], ps[lane] = accept_step(e_n[lane], e[lane], lam[lane], flat[lane], ps[lane],
-                                                            backoff)
-        ok[lane] = good
-        every = every and good
-    return every
-
-
-_accept_lanes = kernel(_accept_lanes, calls=(accept_step,), error_model="numpy", slp=True) or _accept_lanes
-
-
-def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool, w: Array, poly: bool,
-              restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
-    """The lanes' loop: free lanes take work (:func:`_serve`), then one iteration of every lane: the step
-    (:func:`jacobian_lanes`, :func:`step_lanes`), the trial θ, frames and residual, its acceptance and the damping
-    update (:func:`_accept_lanes`), the state kept or restored (:func:`restore_lanes`) and φ (:func:`phi_lanes`)."""
+# complexity: a numba kernel: the whole LM loop flat, with no calls in the hot path
+def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool,  # noqa: C901
+              w: Array, poly: bool, restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
+    Hs, Ce, lo, hi, mid, half, limited, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
+        chain.limited, chain.kappa
+    tol, otol, max_iter, damping, max_step = s.tol, s.otol, s.max_iter, s.damping, s.max_step
+    win, stall_min, pull, decay_rate, backoff, margin = s.win, s.stall_min, s.pull, s.decay, s.backoff, s.margin
+    restarts, seed, r_pull, index0 = restart
+    q_out, iters, reason, pos_out, ori_out, history = out.q, out.iters, out.reason, out.pos, out.ori, out.history
     B, n = q0.shape
-    L, lo, hi, mid, half, limited = LANES, chain.lo, chain.hi, chain.mid, chain.half, chain.limited
-    batch, sc, r, one, st = _Batch(q0, P, R, orient, w, restart), _schedule(B, restart[0]), _runs(s.max_iter), \
-        _start_scratch(n, w.shape[0]), step_scratch(n)
-    T, Tn, Te, Ten = np.zeros((n, 3, 5, L)), np.zeros((n, 3, 5, L)), np.zeros((3, 4, L)), np.zeros((3, 4, L))
-    V, Vn, q, qn, qs = np.zeros((6, L)), np.zeros((6, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
-    phi, phin, cphi, sphi, pw, cw = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), \
-        np.zeros((n, L)), np.zeros((n, L))
-    PL, RL, loc, sn, cn, D = np.zeros((3, L)), np.zeros((3, 3, L)), np.zeros((15, L)), np.zeros(L), np.zeros(L), \
-        np.zeros((3, 3, L))
-    pos_n, ori_n, e_n, ok = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L, dtype=np.bool_)
-    job, att, first_ok, ctr, live, mu, d = sc.job, sc.att, sc.first_ok, sc.ctr, st.live, st.mu, st.d
-    pos, ori, e, pl, ps, decay, lam, flat, it, es = r.pos, r.ori, r.e, r.pl, r.ps, r.decay, r.lam, r.flat, r.it, r.es
+    L = LANES
+    # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
+    T, Tn = np.zeros((n, 3, 5, L)), np.zeros((n, 3, 5, L))
+    Te, Ten = np.zeros((3, 4, L)), np.zeros((3, 4, L))
+    V, Vn = np.zeros((6, L)), np.zeros((6, L))
+    # one problem's start (lm_jit's layout)
+    T1, Te1, V1, D1 = np.zeros((n, 4, 5)), np.zeros((4, 4)), np.zeros(w.shape[0]), np.zeros((3, 3))
+    qs1, q1, phi1, loc1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(20)
+    Te0, cq, cphi1, cached = np.zeros((4, 4)), np.zeros(n), np.zeros(n), False  # the last start's (see below)
+    J = np.zeros((n, 6, L))
+    A = np.zeros((n, n, L))
+    rhs, d = np.zeros((n, L)), np.zeros((n, L))
+    qs, q, qn = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    pw, cw = np.zeros((n, L)), np.zeros((n, L))
+    PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
+    es = np.zeros((max_iter + 1, L))  # ‖WV‖ after each iteration, per lane
+    loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
+    trace, bad, jitter = np.zeros(L), np.zeros(L), np.zeros(L)
+    D = np.zeros((3, 3, L))
+    job = np.full(L, -1, dtype=np.intp)  # the problem in each lane; −1: none
+    pos, ori, e = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos0, ori0, e0 = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos_n, ori_n, e_n = np.zeros(L), np.zeros(L), np.zeros(L)
+    lam, ps, decay, mu = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
+    ok, live = np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.bool_)
+    flat, it = np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp)
+    att, pl = np.zeros(L, dtype=np.intp), np.zeros(L)  # each lane's attempt (0: the given start) and its μ₀
+    # each problem's returned error and attempt so far, its lowest converged attempt (restarts + 1: none), its next
+    # attempt; problems waiting for their next random start (a ring: each is in it at most once)
+    best, best_a = np.zeros(B), np.zeros(B, dtype=np.intp)
+    first_ok, next_a = np.full(B, restarts + 1, dtype=np.intp), np.zeros(B, dtype=np.intp)
+    queue, queued = np.zeros(max(B, 1), dtype=np.intp), np.zeros(B, dtype=np.bool_)
+    q_head = q_tail = 0
+    nxt = 0
     while True:
+        # lanes whose problem is done write its answer and take the next problem: its start by lm_jit's own
+        # one-problem functions (the same operations), copied into the lane
         running = 0
         for lane in range(L):
-            b = job[lane]
-            if b >= 0 and att[lane] <= first_ok[b] and RUNNING == _lane_reason(
-                    s, es, lane, it[lane], pos[lane], ori[lane], e[lane], lam[lane], flat[lane]):
-                running += 1
-            elif b >= 0 or ctr[0] < ctr[1] or ctr[2] < B:
-                running += _serve(lane, chain, s, batch, sc, r, _Iterate(qs, q, phi, cphi, T, Te, V, PL, RL), one,
-                                  out)
+            while True:
+                b = job[lane]
+                if b >= 0:
+                    a = att[lane]
+                    if a > first_ok[b]:  # a lower attempt of this problem converged: this one cannot be returned
+                        job[lane] = -1
+                    else:
+                        k = it[lane]
+                        el = e[lane]
+                        e_win = es[k - win, lane] if win > 0 and k >= max(win, stall_min) else math.inf
+                        why = stop_reason(s, pos[lane], ori[lane], el, lam[lane], flat[lane], k, e_win)
+                        if why == RUNNING:
+                            running += 1
+                            break
+                        done = why == CONVERGED
+                        back = (not done) and el >= e0[lane]
+                        ef = e0[lane] if back else el
+                        # returned: the lowest converged attempt, else the lowest error (the lower attempt on a tie)
+                        if a == 0 or done or (first_ok[b] > restarts and
+                                              (ef < best[b] or (ef == best[b] and a < best_a[b]))):
+                            best[b], best_a[b] = ef, a
+                            for j in range(n):
+                                q_out[b, j] = qs[j, lane] if back else q[j, lane]
+                            pos_out[b] = pos0[lane] if back else pos[lane]
+                            ori_out[b] = ori0[lane] if back else ori[lane]
+                            history[0, b] = e0[lane]  # then the returned pose's: the start's unless beaten
+                            for r in range(1, k):
+                                history[r, b] = min(es[r, lane], e0[lane])
+                            for r in range(k, history.shape[0]):
+                                history[r, b] = ef
+                            iters[b] = k
+                            reason[b] = why
+                        if done:
+                            first_ok[b] = a
+                        elif first_ok[b] > restarts and next_a[b] <= restarts and not queued[b]:
+                            queue[q_tail % B], queued[b] = b, True
+                            q_tail += 1
+                        job[lane] = -1
+                # take work: a problem's next random start first (hard problems start early), else a new problem
+                b, a = -1, 0
+                while q_head < q_tail:
+                    c = queue[q_head % B]
+                    q_head += 1
+                    queued[c] = False
+                    if first_ok[c] <= restarts or next_a[c] > restarts:
+                        continue  # converged, or its last start is out already
+                    b, a = c, next_a[c]
+                    next_a[c] += 1
+                    if nxt == B and next_a[c] <= restarts:  # no new problems left: idle lanes take its next start
+                        queue[q_tail % B], queued[c] = c, True  # at once, side by side (the answer depends only on
+                        q_tail += 1  # which attempts converge, not on the order they run in)
+                    restart_start(seed, index0 + b, a, q0[b], lo, hi, limited, qs1)
+                    break
+                if b < 0:
+                    if nxt == B:
+                        break
+                    b = nxt
+                    nxt += 1
+                    next_a[b] = 1
+                    for j in range(n):
+                        qs1[j] = min(max(q0[b, j], lo[j]), hi[j])
+                job[lane], att[lane] = b, a
+                pl[lane] = pull if a == 0 else r_pull
+                p, Rt = P[b], R[b]
+                for i in range(3):
+                    PL[i, lane] = p[i]
+                    for j in range(3):
+                        RL[i, j, lane] = Rt[i, j]
+                for j in range(n):
+                    qs[j, lane] = qs1[j]
+                # the start's frames, φ, θ and the frames there: computed once for consecutive problems with the
+                # same start (a batch from one pose), the same numbers either way
+                fresh = not cached
+                for j in range(n):
+                    if fresh or qs1[j] != cq[j]:
+                        fresh = True
+                        break
+                if fresh:
+                    chain_forward(qs1, Hs, Ce, T1, Te0, loc1)
+                    _phi(qs1, mid, half, limited, margin, phi1)
+                    _theta(phi1, mid, half, limited, lo, hi, q1)
+                    chain_forward(q1, Hs, Ce, T1, Te1, loc1)
+                    for j in range(n):
+                        cq[j] = qs1[j]
+                        cphi1[j] = math.cos(phi1[j])
+                    cached = True
+                pos0[lane], ori0[lane], e0[lane] = chain_residual(Te0, p, Rt, orient, w, V1, D1)
+                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                    if a < first_ok[b]:
+                        for j in range(n):
+                            q_out[b, j] = qs1[j]
+                        pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
+                        for r in range(history.shape[0]):
+                            history[r, b] = e0[lane]
+                        first_ok[b] = a
+                    job[lane] = -1
+                    continue
+                pos[lane], ori[lane], e[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
+                for k in range(n):
+                    q[k, lane] = q1[k]
+                    phi[k, lane] = phi1[k]
+                    cphi[k, lane] = cphi1[k]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = T1[k, i, j]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Te1[i, j]
+                for i in range(V1.shape[0]):
+                    V[i, lane] = V1[i]
+                es[0, lane] = e[lane]
+                lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
         if running == 0:
             for b in range(B):  # the random starts run: up to the converged one, else all
-                tries[b] = first_ok[b] if first_ok[b] <= restart[0] else sc.next_a[b] - 1
+                tries[b] = first_ok[b] if first_ok[b] <= restarts else next_a[b] - 1
             return
         for lane in range(L):
             live[lane] = job[lane] >= 0
-            mu[lane] = pl[lane] * decay[lane] * ps[lane] * min(1.0, e[lane] * e[lane])
-        jacobian_lanes(T, Te, half, limited, cphi, w, orient, st.J)
-        step_lanes(V, lam, phi, limited, chain.kappa, s.max_step, st)
+        # one iteration of every lane. J_φ (n, 6, L): [a × (e − r), a] · h cos φ · W
+        for k in range(n):
+            hk = half[k] if limited[k] else 1.0
+            for lane in range(L):
+                sc = hk * cphi[k, lane] if limited[k] else 1.0
+                axx, ayy, azz = T[k, 0, 4, lane], T[k, 1, 4, lane], T[k, 2, 4, lane]
+                dx = Te[0, 3, lane] - T[k, 0, 3, lane]
+                dy = Te[1, 3, lane] - T[k, 1, 3, lane]
+                dz = Te[2, 3, lane] - T[k, 2, 3, lane]
+                J[k, 0, lane] = (ayy * dz - azz * dy) * sc * w[0]
+                J[k, 1, lane] = (azz * dx - axx * dz) * sc * w[1]
+                J[k, 2, lane] = (axx * dy - ayy * dx) * sc * w[2]
+            if orient:
+                for lane in range(L):
+                    sc = hk * cphi[k, lane] if limited[k] else 1.0
+                    J[k, 3, lane] = T[k, 0, 4, lane] * sc * w[3]
+                    J[k, 4, lane] = T[k, 1, 4, lane] * sc * w[4]
+                    J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
+        for lane in range(L):
+            el = e[lane]
+            mu[lane] = pl[lane] * decay[lane] * ps[lane] * min(1.0, el * el)
+            jitter[lane] = 0.0
+        normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+        solve_spd_lanes(A, rhs, d, bad)
+        retry = False
+        for lane in range(L):
+            if job[lane] >= 0 and bad[lane] != 0.0:
+                # lm_jit's fallback: a relative jitter on the diagonal, then solve again
+                jitter[lane] = 1e-12 * (trace[lane] / n + 1.0)
+                retry = True
+        if retry:
+            normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+            solve_spd_lanes(A, rhs, d, bad)
+            for lane in range(L):
+                if jitter[lane] != 0.0 and bad[lane] != 0.0:
+                    for i in range(n):
+                        d[i, lane] = 0.0
+        if max_step > 0.0:
+            for lane in range(L):
+                big = 0.0
+                for i in range(n):
+                    big = max(big, abs(d[i, lane]))
+                if big > max_step:
+                    f = max_step / big
+                    for i in range(n):
+                        d[i, lane] *= f
         for i in range(n):
             for lane in range(L):
                 phin[i, lane] = phi[i, lane] + d[i, lane]
         theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
-        forward_lanes(qn, chain.Hs, chain.Ce, Tn, Ten, loc, sn, cn, live, poly)
+        forward_lanes(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
         residual_lanes(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
-        every = _accept_lanes(s.backoff, live, e_n, e, lam, flat, ps, ok)
-        for lane in range(L):  # the iteration counted, its ‖WV‖ recorded, the homotopy decayed
-            if live[lane]:
-                if ok[lane]:
-                    pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], e_n[lane]
-                it[lane] += 1
-                es[it[lane], lane] = e[lane]
-                decay[lane] *= s.decay
-        T, Tn, Te, Ten, V, Vn, q, qn = Tn, T, Ten, Te, Vn, V, qn, q  # the trial becomes the state
+        every = True
+        for lane in range(L):
+            b = job[lane]
+            if b < 0:
+                ok[lane] = False
+                continue
+            en, el = e_n[lane], e[lane]
+            good, lam[lane], flat[lane], ps[lane] = accept_step(en, el, lam[lane], flat[lane], ps[lane], backoff)
+            ok[lane] = good
+            every = every and good
+            if good:
+                pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], en
+                el = en
+            it[lane] += 1
+            k = it[lane]
+            es[k, lane] = el
+            decay[lane] *= decay_rate
+        # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own
+        # state back from the old buffers (refusals are the rarer case)
+        T, Tn = Tn, T
+        Te, Ten = Ten, Te
+        V, Vn = Vn, V
+        q, qn = qn, q
         if not every:
-            restore_lanes(ok, live, q, qn, T, Tn, Te, Ten, V, Vn)
-        phi_lanes(poly, limited, ok, phin, sphi, pw, cw, phi, cphi)
+            for lane in range(L):
+                if ok[lane] or job[lane] < 0:
+                    continue
+                for k in range(n):
+                    q[k, lane] = qn[k, lane]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = Tn[k, i, j, lane]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Ten[i, j, lane]
+                for i in range(6):
+                    V[i, lane] = Vn[i, lane]
+        # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+        for i in range(n):
+            if poly:
+                if limited[i]:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = pw[i, lane]
+                            cphi[i, lane] = cw[i, lane]
+                else:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = phin[i, lane]
+                            cphi[i, lane] = sincos(phin[i, lane])[1]
+            elif limited[i]:
+                for lane in range(L):
+                    if ok[lane]:
+                        phi[i, lane] = math.asin(sphi[i, lane])
+                        cphi[i, lane] = math.cos(phi[i, lane])
+            else:
+                for lane in range(L):
+                    if ok[lane]:
+                        phi[i, lane] = phin[i, lane]
+                        cphi[i, lane] = math.cos(phin[i, lane])
 
-
-_lane_reason = kernel(_lane_reason, calls=(stop_reason,)) or _lane_reason
-_finish = kernel(_finish) or _finish
-_take = kernel(_take, calls=(restart_start,)) or _take
-_start_frames = kernel(_start_frames, calls=(chain_forward, _phi, _theta)) or _start_frames
-_start_lane = kernel(_start_lane, calls=(_start_frames, chain_residual)) or _start_lane
-_serve = kernel(_serve, calls=(_lane_reason, _finish, _take, _start_lane)) or _serve
-_schedule = kernel(_schedule) or _schedule
-_runs = kernel(_runs) or _runs
-_start_scratch = kernel(_start_scratch) or _start_scratch
-step_scratch = kernel(step_scratch) or step_scratch
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
-                 calls=(forward_lanes, residual_lanes, theta_lanes, _schedule, _runs, _start_scratch, step_scratch,
-                        _lane_reason, _serve, jacobian_lanes, step_lanes, _accept_lanes, restore_lanes,
-                        phi_lanes))
+                 calls=(forward_lanes, residual_lanes, theta_lanes, normal_equations_lanes, solve_spd_lanes,
+                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
