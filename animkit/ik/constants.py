@@ -7,7 +7,8 @@ from __future__ import annotations
 
 __all__ = ["LAMBDA_DOWN", "LAMBDA_UP", "LAMBDA_MIN", "LAMBDA_MAX", "GAIN_REL", "GAIN_ABS", "HOMOTOPY_DECAY",
            "PULL_BACKOFF", "START_MARGIN", "STALL_MIN_ITER", "STATIONARY", "ORIENTATION_FIRST_WEIGHT",
-           "ORIENTATION_STAGES"]
+           "ORIENTATION_STAGES", "RESTART_BATCH", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
+           "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
 
 LAMBDA_DOWN, LAMBDA_UP = 0.1, 10.0  # λ's factor after a kept / a rejected step
 LAMBDA_MIN = 1e-9  # λ never falls below this
@@ -20,3 +21,15 @@ STALL_MIN_ITER = 10  # the stall test (restarts) never stops a run before this m
 STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖
 ORIENTATION_FIRST_WEIGHT = 1e-3  # the position rows' weight of the orientation-first run (6D targets)
 ORIENTATION_STAGES = 4  # stages of the orientation continuation (6D targets)
+
+# the solve strategy (:mod:`.strategy`, which reads them as its own module globals)
+RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies
+RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
+RESTART_STALL = (8, 0.7)  # with restarts, lm's B = 1 runs stop when ‖WV‖ fell < 30 % over 8 iterations
+RESTART_PULL = 0.1  # lm's μ₀ for the random restarts (the first run keeps Options.pull = 1): a random start is
+# already away from the limits, and a strong pull keeps it from solutions near them (Panda 6D, the hardest of 500
+# targets: a median 183 restarts to converge with μ₀ = 1, 14.5 with 0.1, 10 with 0 at twice the time per restart)
+BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
+FOLD_ESCAPES = 3  # runs from a fold, each FOLD_STEP along its direction of negative curvature
+FOLD_STEP = 0.3  # radians (scene units for sliders) along the unit direction
+FOLD_CURVATURE = 1e-3  # a stationary point is a fold when ∇²f has an eigenvalue below −FOLD_CURVATURE · ‖J‖_F²

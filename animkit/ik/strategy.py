@@ -13,7 +13,19 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.constants import (  # module globals here too: tests and callers set them on this module
+    BATCH_CHUNK,
+    FOLD_CURVATURE,
+    FOLD_ESCAPES,
+    FOLD_STEP,
+    ORIENTATION_FIRST_WEIGHT,
+    ORIENTATION_STAGES,
+    RESTART_BATCH,
+    RESTART_MAX_ITER,
+    RESTART_PULL,
+    RESTART_STALL,
+    STATIONARY,
+)
 from animkit.ik.jacobian import chain_jacobian, rotation_error
 from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
 from animkit.ik.lm_batch_jit import restart_start
@@ -27,17 +39,6 @@ __all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation
            "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
 
 Array = NDArray[np.float64]
-
-_RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies
-RESTART_MAX_ITER = 100  # iteration cap of each run (the first included) when restarts are on
-RESTART_STALL = (8, 0.7)  # with restarts, lm's B = 1 runs stop when ‖WV‖ fell < 30 % over 8 iterations
-RESTART_PULL = 0.1  # lm's μ₀ for the random restarts (the first run keeps Options.pull = 1): a random start is
-# already away from the limits, and a strong pull keeps it from solutions near them (Panda 6D, the hardest of 500
-# targets: a median 183 restarts to converge with μ₀ = 1, 14.5 with 0.1, 10 with 0 at twice the time per restart)
-
-
-BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the progress bar move
-
 
 def _run_chunked(B: int, solve_chunk: Callable[[int, int], tuple[LoopOutput, NDArray[np.intp]]], quiet: bool
                  ) -> tuple[LoopOutput, NDArray[np.intp]]:
@@ -256,10 +257,6 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     return reach, reasons
 
 
-FOLD_ESCAPES = 3  # runs from a fold, each FOLD_STEP along its direction of negative curvature
-FOLD_STEP = 0.3  # radians (scene units for sliders) along the unit direction
-
-
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
                   ) -> LoopOutput:
     """Problems left at a fold (stationary, not converged, the Hessian of ½‖WV‖² indefinite: a saddle or a maximum,
@@ -294,9 +291,6 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         c = method.run(model, starts, P[fail], None if R is None else R[fail], opts)
         out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
     return out
-
-
-FOLD_CURVATURE = 1e-3  # a stationary point is a fold when ∇²f has an eigenvalue below −FOLD_CURVATURE · ‖J‖_F²
 
 
 def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array, free: NDArray[np.bool_]
@@ -351,7 +345,7 @@ def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | 
     best_err = out.errors[-1, 0]
     used = 0
     while used < restarts and (deadline is None or time.perf_counter() < deadline):
-        k = min(1 if single else _RESTART_BATCH, restarts - used)
+        k = min(1 if single else RESTART_BATCH, restarts - used)
         starts = _restart_starts(model, seed, np.zeros(k, dtype=np.intp), np.arange(used + 1, used + k + 1),
                                  np.repeat(q0, k, 0))
         o = method.run(model, starts, np.repeat(P, k, 0), None if R is None else np.repeat(R, k, 0), opts,
