@@ -54,6 +54,8 @@ from animkit.motion.retarget_ground import (
     FLAT,
     SINK,
     _descendants,
+    _ground_height_of,
+    _ground_plane_of,
     _lowest_feet,
     _source_feet_down,
     _stance,
@@ -309,9 +311,8 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     G = _world_from(source_up, target_up)
     Gh = np.eye(4)
     Gh[:3, :3] = G
-    Ws = source.world_batch(P)
-    if source_up != target_up:  # (G is I otherwise: no product to pay for)
-        Ws = Gh @ Ws
+    Ws_own = source.world_batch(P)  # in the source's own world (its ground), then in the target's
+    Ws = Ws_own if source_up == target_up else Gh @ Ws_own  # (G is I when the up axes agree)
     P_s0 = source.rest_pose() if source_rest is None else np.asarray(source_rest, dtype=float)
     Ws0 = Gh @ source.world_batch(P_s0[None])[0]
     P_t0 = target.rest_pose() if target_rest is None else np.asarray(target_rest, dtype=float)
@@ -329,7 +330,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     k = up_index(target_up)
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
-        slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
+        slope = G @ _ground_plane_of(source, Ws_own, up_index(source_up), h_s, feet_s)[1:]
         if np.linalg.norm(slope) < FLAT:
             slope = np.zeros(3)
     driven = _bones(source, target, pairs, Ws0, Wt0, Ws, k, h_s, stand_feet, feet_t)
@@ -339,7 +340,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
     low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
-        delta = scale * ground_height(source, P, source_up, h_s, feet_s) - _stance(low, h_t)
+        delta = scale * _ground_height_of(source, Ws_own, up_index(source_up), h_s, feet_s) - _stance(low, h_t)
     else:
         down = np.flatnonzero(_source_feet_down(source, Ws, k, h_s))
         down = down[np.linspace(0, len(down) - 1, min(len(down), 96)).round().astype(int)]

@@ -106,11 +106,15 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float
     frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
     up = fig.up if up is None else up
-    k = up_index(up)
-    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
     if hip is None:
         hips = match_figure(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    return _ground_plane_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
+
+
+def _ground_plane_of(fig: Figure, W: Array, k: int, hip: float, feet: Sequence[str] | None = None) -> Array:
+    """:func:`ground_plane` from the clip's world matrices W (F, N, 4, 4) in its own world, up along axis k."""
+    _, p = _lowest_feet(fig, W, k, feet)
     h = [i for i in range(3) if i != k]
     A = np.column_stack([np.ones(len(p)), p[:, h]])
     keep = np.ones(len(p), bool)
@@ -134,7 +138,12 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: floa
     if hip is None:
         hips = match_figure(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
-    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
+    return _ground_height_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
+
+
+def _ground_height_of(fig: Figure, W: Array, k: int, hip: float, feet: Sequence[str] | None = None) -> float:
+    """:func:`ground_height` from the clip's world matrices W (F, N, 4, 4) in its own world, up along axis k."""
+    low, _ = _lowest_feet(fig, W, k, feet)
     return _stance(low, hip)
 
 
