@@ -80,11 +80,13 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         if not idx.size:
             continue
         R_local = np.swapaxes(R_above[active] @ _rotation(arc.L[:3, :3]), 1, 2) @ R_world[active]
-        old = P[np.ix_(active, idx)]
+        cols = P[:, idx]  # the joint's columns, then the active rows (one small gather, not np.ix_'s)
+        old = cols[active]
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        cols[active] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        P[:, idx] = cols
     return P
 
 
@@ -164,13 +166,15 @@ def _hips(figure: Figure) -> str:
     raise MotionError(f"figure {figure.name!r} has no joint that translates; no root to move")
 
 
-def _carry(figure: Figure, poses: Array, M: Array) -> Array:
-    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs."""
+def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Array:
+    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs.
+    ``W``: the poses' world matrices (F, N, 4, 4) where the caller has them (else computed here)."""
     P = np.atleast_2d(figure.check_pose(poses)).copy()
     hips = _hips(figure)
     arc = figure.node(hips).parent_arc
     assert arc is not None
-    W = figure.world_batch(P)
+    if W is None:
+        W = figure.world_batch(P)
     names = figure.node_names
     parent = figure.parent_of(hips)
     B = arc.L[None] if parent is None else W[:, names.index(parent)] @ arc.L
