@@ -386,7 +386,7 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     Wt = Wt0[None]
     Rt0 = rotation_part(Wt0)
     turns = _turns(target, driven, Ws, Ws0, Rt0)
-    names = target.node_names
+    names, arcs, starts = target.node_names, target.arcs(), target.joint_dofs  # (each built anew when asked)
     changed = False
     for level in _levels(target):
         here = [i for i in level if i in driven]
@@ -395,10 +395,10 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
         if changed:
             Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
         for i in here:
-            arc = target.arcs()[i]
+            arc = arcs[i]
             B3, b = _parent_frame(Wt, None if arc.parent is None else names.index(arc.parent.name), arc.L)
             t = _root_translation(B3, b, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
-            cols = np.asarray(target.joint_dofs[arc.joint.name])
+            cols = np.asarray(starts[arc.joint.name])
             out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B3), 1, 2), turns[i]), t, P_t0[cols],
                                    lim[cols])
         changed = True
