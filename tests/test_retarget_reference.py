@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit.model.transforms import matrix_about_axis
-from animkit.motion.retarget import retarget_full, rotation_part
+from animkit.motion.retarget import feet_of, retarget_full, rotation_part
 
 DATA = Path(__file__).parent / "data"
 REFERENCE = DATA / "retarget_reference.npz"
@@ -61,6 +61,15 @@ def test_rotation_part_is_the_polar_factor(noise: list[float], scale: float, axi
     assert np.abs(got[0] - want).max() <= 1e-9
     assert np.abs(got[1] - R).max() <= 1e-12
     assert np.abs(got[2] - np.eye(3)).max() == 0.0
+
+
+def test_feet_of_follows_a_changed_figure() -> None:
+    """feet_of is found once per skeleton (names and parents): a node added under a foot is among the feet after."""
+    fig = animkit.load(DATA / "cmu_02_01_walk.bvh").figure
+    feet = feet_of(fig)
+    assert feet and feet_of(fig) == feet
+    fig.add("extra_toe_tip", feet[0], offset=[0.0, 0.0, 0.01])
+    assert "extra_toe_tip" in feet_of(fig) and "extra_toe_tip" not in feet
 
 
 if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out

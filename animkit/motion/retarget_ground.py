@@ -5,7 +5,6 @@ lowest point of the feet standing), the ground its feet find in a clip (:func:`g
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,6 @@ from animkit.model.humanoid import match_figure
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
-    from animkit.model.fk import CompiledFigure
     from animkit.scene import UpAxis
 
 __all__ = ["up_index", "feet_of", "hip_height", "ground_plane", "ground_height", "lowest_surface"]
@@ -40,24 +38,28 @@ def up_index(up: UpAxis) -> int:
     return 1 if up == "y" else 2
 
 
-#: feet_of's answer per figure, kept with the compiled arrays it was found on (a figure changed since has new ones)
-_FEET: weakref.WeakKeyDictionary[Figure, tuple[CompiledFigure, tuple[str, ...]]] = weakref.WeakKeyDictionary()
+#: feet_of's answers by the figure's node names and parents (all they depend on: a figure rebuilt with DOFs added,
+#: as the retarget's target is, finds them here); a few figures at a time
+_FEET: dict[tuple[tuple[str, ...], tuple[int, ...]], tuple[str, ...]] = {}
 
 
 def feet_of(fig: Figure) -> list[str]:
     """The nodes of the feet: each humanoid foot (:mod:`animkit.model.humanoid`) and every node below it (toes,
-    tips). Found once per figure (its names and parents decide it; the foot lock and the retarget ask often)."""
+    tips). Found once per skeleton (its names and parents decide it; the foot lock and the retarget ask often)."""
     c = fig.compiled
-    seen = _FEET.get(fig)
-    if seen is not None and seen[0] is c:
-        return list(seen[1])
+    key = (tuple(c.node_names), tuple(c.parent.tolist()))
+    seen = _FEET.get(key)
+    if seen is not None:
+        return list(seen)
     h = match_figure(fig)
     out: list[str] = []
     for s in ("l", "r"):
         foot = h.get(f"foot_{s}")
         if foot is not None:
             out += [foot, *_descendants(fig, foot)]
-    _FEET[fig] = (c, tuple(out))
+    if len(_FEET) >= 64:
+        _FEET.clear()
+    _FEET[key] = tuple(out)
     return out
 
 
