@@ -8,7 +8,9 @@ character). Cases, interleaved round by round (benchmarks/harness.py): retargeti
 ``animkit retarget`` runs: the map, the bind pose, DOFs where needed, the surface on the ground), foot locking alone
 (contacts, measures before and after, the two-bone IK over all frames at once), and both. The anchor is
 three.js's SkeletonUtils.retargetClip under Node (tests/node/threejs_retarget.mjs, when
-``npm install --prefix tests/node`` has been run), in the same rounds; it retargets only. The leg IK is also timed
+``npm install --prefix tests/node`` has been run), in the same rounds; it retargets only, on its strongest options
+(:data:`FAST_OPTIONS`: the same clip with less work, checked by a digest of every value). The first retarget + lock
+in a fresh process is timed beside its second (a compile on first use would show). The leg IK is also timed
 batched and called once per frame from Python (the cost of a loop over frames). Goals (issues 24, 25): ≥ 2,000
 frames per second for retarget + lock, and retarget + lock ≥ 2× three.js's retargetClip (retarget only).
 """
@@ -152,11 +154,57 @@ def fresh_first_call(frames: int) -> tuple[float, float]:
     return float(first), float(second)
 
 
+#: the worker that times retarget + lock in another checkout (``--against DIR``): public names only, so that any
+#: tree since the retarget existed runs it; one call per line read, its seconds printed back
+AGAINST = r"""
+import dataclasses, sys, time
+import numpy as np
+import animkit
+from animkit.keyframes import Clip
+from animkit.motion.retarget import retarget_full
+from animkit.motion.root_motion import lock_feet, loop_poses
+walk, target, frames = animkit.load(sys.argv[1]), animkit.load(sys.argv[2]), int(sys.argv[3])
+cycle = walk.clip().sample_frames()[1:]
+P = loop_poses(walk.figure, cycle, int(np.ceil((frames - 1) / (len(cycle) - 1))))[:frames]
+fps = walk.clip().fps
+looped = dataclasses.replace(walk, clips={"walk": Clip.from_poses(walk.figure, np.arange(len(P)) / fps, P,
+                                                                  name="walk", fps=fps)})
+def both():
+    r = retarget_full(looped, target)
+    lock_feet(r.figure, r.poses, fps, up=target.up, meshes=target.meshes)
+both()
+print("ready", flush=True)
+for _ in sys.stdin:
+    t0 = time.perf_counter()
+    both()
+    print(time.perf_counter() - t0, flush=True)
+"""
+
+
+def against_case(tree: Path, frames: int) -> tuple[subprocess.Popen[str], object]:
+    """(the worker process in ``tree``, a case calling it once: retarget + lock there, in a warm process of its own)."""
+    proc = subprocess.Popen([sys.executable, "-c", AGAINST, str(DATA / "cmu_02_01_walk.bvh"),
+                             str(DATA / "CesiumMan.glb"), str(frames)], cwd=tree, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
+    assert proc.stdin is not None and proc.stdout is not None
+    if proc.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"the worker in {tree} did not start")
+
+    def call() -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        float(proc.stdout.readline())
+    return proc, call
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--frames", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_motion.md"))
+    ap.add_argument("--against", type=Path, default=None, help="also retarget + lock in another checkout (the tree "
+                    "before a change), in a warm worker process of its own, in the same rounds")
     args = ap.parse_args()
     walk, P, looped, target = inputs(args.frames)
     fps = walk.clip().fps
@@ -183,7 +231,7 @@ def main() -> None:
     reach = float(np.linalg.norm(W[:, fig.node_names.index(leg.ankle), :3, 3]
                                  - W[:, fig.node_names.index(leg.hip), :3, 3], axis=1).max())
     active = np.ones(F, dtype=bool)
-    n_loop = min(F, 200)
+    n_loop = min(F - 1, 200)  # each call takes frames f and f + 1
 
     def leg_batched() -> None:
         _leg_ik(fig, T, W, leg, goal, active, eye, reach)
@@ -194,11 +242,18 @@ def main() -> None:
 
     cases = {"retarget": do_retarget, "lock feet": do_lock, "retarget + lock feet": do_both,
              "one leg's IK, batched": leg_batched, f"one leg's IK, per frame ({n_loop} frames)": leg_per_frame}
+    worker = None
+    if args.against is not None:
+        worker, cases[f"retarget + lock feet, in {args.against}"] = against_case(args.against.resolve(), F)
     with tempfile.TemporaryDirectory() as tmp:
         src, spec = threejs_inputs(walk, P, target, dict(bm.pairs), Path(tmp))
         agree = threejs_options_agree(src, spec) if shutil.which("node") else None
         three = with_threejs(cases, args.rounds, src, spec)  # type: ignore[arg-type]
-    stats = three if three is not None else interleaved(cases, rounds=args.rounds)
+    stats = three if three is not None else interleaved(cases, rounds=args.rounds)  # type: ignore[arg-type]
+    if worker is not None:
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait()
     contacts = detect_contacts(fig, T, fps, up=target.up)
     source = SourceMotion(walk.figure, P, walk.up, bm, walk.meshes)  # surface, the source's contacts
     m0 = measure_motion(fig, T, fps, up=target.up, meshes=target.meshes, source=source)
@@ -207,7 +262,7 @@ def main() -> None:
         "# Motion: retarget + foot locking",
         "",
         f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_motion --frames {args.frames} "
-        f"--rounds {args.rounds}`",
+        f"--rounds {args.rounds}{' --against ' + str(args.against) if args.against is not None else ''}`",
         "",
         f"Source: the CMU walk (02_01, {fps:g} fps) looped with its root motion to {F} frames "
         f"({len(walk.figure.node_names)} nodes); target: CesiumMan.glb ({len(fig.node_names)} nodes, "
