@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit.model.figure import Figure
-from animkit.model.humanoid import match_figure
+from animkit.motion.retarget_map import _humanoid_of
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
@@ -38,28 +38,15 @@ def up_index(up: UpAxis) -> int:
     return 1 if up == "y" else 2
 
 
-#: feet_of's answers by the figure's node names and parents (all they depend on: a figure rebuilt with DOFs added,
-#: as the retarget's target is, finds them here); a few figures at a time
-_FEET: dict[tuple[tuple[str, ...], tuple[int, ...]], tuple[str, ...]] = {}
-
-
 def feet_of(fig: Figure) -> list[str]:
     """The nodes of the feet: each humanoid foot (:mod:`animkit.model.humanoid`) and every node below it (toes,
-    tips). Found once per skeleton (its names and parents decide it; the foot lock and the retarget ask often)."""
-    c = fig.compiled
-    key = (tuple(c.node_names), tuple(c.parent.tolist()))
-    seen = _FEET.get(key)
-    if seen is not None:
-        return list(seen)
-    h = match_figure(fig)
+    tips)."""
+    h = _humanoid_of(fig)
     out: list[str] = []
     for s in ("l", "r"):
         foot = h.get(f"foot_{s}")
         if foot is not None:
             out += [foot, *_descendants(fig, foot)]
-    if len(_FEET) >= 64:
-        _FEET.clear()
-    _FEET[key] = tuple(out)
     return out
 
 
@@ -81,7 +68,7 @@ def _source_feet_down(source: Figure, Ws: Array, k: int, hip: float) -> Array:
     """(F,) whether a source foot is down: the lowest joint of a foot (the foot and the nodes below it) within 4 %
     of ``hip`` of its own 5th percentile over the clip (the height rule of the motion measures' contacts, so that
     the target's feet are put on the ground over the frames its planted feet are measured on)."""
-    h = match_figure(source)
+    h = _humanoid_of(source)
     names = source.node_names
     down = np.zeros(Ws.shape[0], dtype=bool)
     for side in ("l", "r"):
@@ -120,7 +107,7 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
     up = fig.up if up is None else up
     if hip is None:
-        hips = match_figure(fig).get("hips")
+        hips = _humanoid_of(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
     return _ground_plane_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
 
@@ -149,7 +136,7 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: floa
     (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
     up = fig.up if up is None else up
     if hip is None:
-        hips = match_figure(fig).get("hips")
+        hips = _humanoid_of(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
     return _ground_height_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
 
