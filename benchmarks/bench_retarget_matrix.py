@@ -190,9 +190,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rounds", type=int, default=3, help="timed runs of retarget + lock per pair (median)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_retarget.md"))
+    ap.add_argument("--sources", default="", help="only the clips whose file names contain one of these "
+                    "(comma-separated; a few rows' frames/s re-run quickly)")
+    ap.add_argument("--targets", default="", help="only these targets (comma-separated names as in the table; "
+                    "'Fox' for the quadruped rows)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    clips = sources()
+    clips = [p for p in sources() if not args.sources or any(k in p.name for k in args.sources.split(","))]
+    only = [t for t in args.targets.split(",") if t]
     rows: list[Row] = []
     fox_rows = 0
     source_skate: dict[str, float] = {}
@@ -203,6 +208,7 @@ def main() -> None:
             ("RiggedFigure", animkit.load(ROOT / "tests" / "data" / "RiggedFigure.glb")),
             ("humanoid.toml", animkit.load(ROOT / "animkit" / "examples" / "humanoid.toml"))]
         targets += [(f"rig {k}", animkit.load(write_rig(k, Path(tmp)).path)) for k in RIGS]
+        targets = [(n, t) for n, t in targets if not only or n in only]
         for path in clips:
             src = animkit.load(path)
             for name, tgt in targets:
@@ -221,7 +227,8 @@ def main() -> None:
         fox = animkit.load(ROOT / "tests" / "data" / "Fox.glb")
         long_fox = animkit.load(reproportioned_fox(Path(tmp)))
         mapping = quadruped_node_map(match_quadruped_figure(fox.figure), match_quadruped_figure(long_fox.figure))
-        for clip_name in ("Walk", "Run"):  # carried forward at its planted hind toe's speed, three cycles
+        for clip_name in ("Walk", "Run") if not only or "Fox" in only else ():  # carried forward at its planted
+            # hind toe's speed, three cycles
             P_fox, t_fox = fox_walking(fox.figure, fox.clips[clip_name])
             walking = Clip.from_poses(fox.figure, t_fox, P_fox, name=clip_name, fps=fox.clips[clip_name].fps)
             src = dataclasses.replace(fox, clips={clip_name: walking})
@@ -243,7 +250,9 @@ def main() -> None:
     lines = [
         "# Retargeting every clip onto every humanoid character",
         "",
-        f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix --rounds {args.rounds}`",
+        f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix --rounds {args.rounds}"
+        + (f" --sources {args.sources}" if args.sources else "") + (f" --targets {args.targets}" if only else "")
+        + "`",
         "",
         f"{len(clips)} clips × {(len(rows) - fox_rows) // max(len(clips), 1)} humanoid characters and {fox_rows} "
         f"quadruped rows; {met} of {len(rows)} rows meet every goal. Goals missed, by row: {by_goal}. "

@@ -128,6 +128,11 @@ class CompiledFigure:
         return self._programme[2]
 
     @functools.cached_property
+    def tan_columns(self) -> Index:
+        """The DOFs whose tan(θ/2) :func:`_fk_frames` reads: revolute about a coordinate axis."""
+        return np.flatnonzero(self.dof_revolute & (self.dof_letter >= 0))
+
+    @functools.cached_property
     def kernel_tables(self) -> tuple[NDArray[np.bool_], Index, Index]:
         """What :func:`_fk_frames` reads besides θ: (rotated (N,): L has a rotation block, first (N + 1,): node i's
         DOFs are ``first[i]:first[i + 1]``, kind (D,): 0 prismatic, 1 revolute, 2 scale)."""
@@ -463,8 +468,14 @@ def world_positions_chunked(c: CompiledFigure, poses: Array, dtype: type = np.fl
 
 def _fk_into(c: CompiledFigure, theta: Array, out: Array) -> None:
     """Fill ``out`` (F, N, width), float64 and C-contiguous, with :func:`_fk_frames` for angles ``theta`` (F, D)."""
-    tan_half = np.multiply(theta, 0.5)
-    np.tan(tan_half, out=tan_half)  # vectorised; the kernel's scalar libm calls would be several times slower
+    cols = c.tan_columns  # vectorised; the kernel's scalar libm calls would be several times slower
+    if len(cols) == theta.shape[1]:
+        tan_half = np.multiply(theta, 0.5)
+        np.tan(tan_half, out=tan_half)
+    else:  # only the DOFs the kernel reads it for (a glTF joint's translation and scale DOFs need none)
+        half = np.multiply(theta[:, cols], 0.5)
+        tan_half = np.zeros_like(theta)
+        tan_half[:, cols] = np.tan(half, out=half)
     rotated, first, kind = c.kernel_tables
     native = jit.native_kernels()
     if native is not None:

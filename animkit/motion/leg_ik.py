@@ -13,6 +13,7 @@ from animkit.ik import two_bone_angles
 from animkit.model.figure import Figure
 from animkit.motion.legs import Leg, MotionError, _intervals
 from animkit.motion.retarget import read_dofs
+from animkit.motion.retarget_rest import _mm3
 
 __all__: list[str] = []
 
@@ -67,24 +68,27 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
-    R_thigh = _frames_batch(K_new - Hp, n_p) @ np.swapaxes(_frames_batch(thigh, n_w), 1, 2) @ Rh
-    R_shin = _frames_batch(A_new - K_new, n_p) @ np.swapaxes(_frames_batch(shin, n_w), 1, 2) @ Rk
+    R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(thigh, n_w), 1, 2)), Rh)
+    R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(shin, n_w), 1, 2)), Rk)
     parent = figure.parent_of(leg.hip)
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     starts = figure.joint_dofs
     lim = figure.dof_limits()
-    for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, Q @ Ra, R_shin)):
+    R_foot = _mm3(Q, Ra)
+    for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
         arc = figure.node(node).parent_arc
         assert arc is not None
         idx = np.asarray(starts[arc.joint.name])
         if not idx.size:
             continue
-        R_local = np.swapaxes(R_above[active] @ _rotation(arc.L[:3, :3]), 1, 2) @ R_world[active]
-        old = P[np.ix_(active, idx)]
+        R_local = _mm3(np.swapaxes(_mm3(R_above[active], _rotation(arc.L[:3, :3])), 1, 2), R_world[active])
+        cols = P[:, idx]  # the joint's columns, then the active rows (one small gather, not np.ix_'s)
+        old = cols[active]
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        P[np.ix_(active, idx)] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        cols[active] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        P[:, idx] = cols
     return P
 
 
@@ -164,13 +168,15 @@ def _hips(figure: Figure) -> str:
     raise MotionError(f"figure {figure.name!r} has no joint that translates; no root to move")
 
 
-def _carry(figure: Figure, poses: Array, M: Array) -> Array:
-    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs."""
+def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Array:
+    """Poses with the hips' world transform left-multiplied by M (F, 4, 4): W_h' = M W_h, read into the root's DOFs.
+    ``W``: the poses' world matrices (F, N, 4, 4) where the caller has them (else computed here)."""
     P = np.atleast_2d(figure.check_pose(poses)).copy()
     hips = _hips(figure)
     arc = figure.node(hips).parent_arc
     assert arc is not None
-    W = figure.world_batch(P)
+    if W is None:
+        W = figure.world_batch(P)
     names = figure.node_names
     parent = figure.parent_of(hips)
     B = arc.L[None] if parent is None else W[:, names.index(parent)] @ arc.L

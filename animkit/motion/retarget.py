@@ -54,6 +54,8 @@ from animkit.motion.retarget_ground import (
     FLAT,
     SINK,
     _descendants,
+    _ground_height_of,
+    _ground_plane_of,
     _lowest_feet,
     _source_feet_down,
     _stance,
@@ -309,7 +311,8 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     G = _world_from(source_up, target_up)
     Gh = np.eye(4)
     Gh[:3, :3] = G
-    Ws = Gh @ source.world_batch(P)
+    Ws_own = source.world_batch(P)  # in the source's own world (its ground), then in the target's
+    Ws = Ws_own if source_up == target_up else Gh @ Ws_own  # (G is I when the up axes agree)
     P_s0 = source.rest_pose() if source_rest is None else np.asarray(source_rest, dtype=float)
     Ws0 = Gh @ source.world_batch(P_s0[None])[0]
     P_t0 = target.rest_pose() if target_rest is None else np.asarray(target_rest, dtype=float)
@@ -327,7 +330,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     k = up_index(target_up)
     slope = np.zeros(3)
     if surface is not None:  # the source's ground plane taken out: the target stands on flat ground
-        slope = G @ ground_plane(source, P, source_up, h_s, feet_s)[1:]
+        slope = G @ _ground_plane_of(source, Ws_own, up_index(source_up), h_s, feet_s)[1:]
         if np.linalg.norm(slope) < FLAT:
             slope = np.zeros(3)
     driven = _bones(source, target, pairs, Ws0, Wt0, Ws, k, h_s, stand_feet, feet_t)
@@ -337,7 +340,7 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
     low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
-        delta = scale * ground_height(source, P, source_up, h_s, feet_s) - _stance(low, h_t)
+        delta = scale * _ground_height_of(source, Ws_own, up_index(source_up), h_s, feet_s) - _stance(low, h_t)
     else:
         down = np.flatnonzero(_source_feet_down(source, Ws, k, h_s))
         down = down[np.linspace(0, len(down) - 1, min(len(down), 96)).round().astype(int)]
@@ -382,6 +385,8 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     lim = target.dof_limits()
     Wt = Wt0[None]
     Rt0 = rotation_part(Wt0)
+    turns = _turns(target, driven, Ws, Ws0, Rt0)
+    names, arcs, starts = target.node_names, target.arcs(), target.joint_dofs  # (each built anew when asked)
     changed = False
     for level in _levels(target):
         here = [i for i in level if i in driven]
@@ -390,23 +395,45 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
         if changed:
             Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
         for i in here:
-            arc = target.arcs()[i]
-            B = arc.L[None] if arc.parent is None else Wt[:, target.node_names.index(arc.parent.name)] @ arc.L
-            R = _turn(target, driven, driven[i], Ws, Ws0, Rt0[i])
-            t = _root_translation(B, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
-            cols = np.asarray(target.joint_dofs[arc.joint.name])
-            out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B), 1, 2), R), t, P_t0[cols],
+            arc = arcs[i]
+            B3, b = _parent_frame(Wt, None if arc.parent is None else names.index(arc.parent.name), arc.L)
+            t = _root_translation(B3, b, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
+            cols = np.asarray(starts[arc.joint.name])
+            out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B3), 1, 2), turns[i]), t, P_t0[cols],
                                    lim[cols])
         changed = True
     return out
 
 
-def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, Ws0: Array, Rt0: Array) -> Array:
-    """R_t(f) = Δ(f) · D(f) · C · R_t(rest) (F, 3, 3), D = R_s(f) R_s(rest)ᵀ on rotation parts (a source whose world
-    matrices carry a scale, an FBX armature in centimetres, would otherwise scale D); a hinge child's plane
-    chosen by the twist about the bone (:func:`_hinge_twist`)."""
-    D = _mm3(rotation_part(Ws[:, bone.source]), rotation_part(Ws0[bone.source]).T)
-    R = _mm3(D, bone.C @ Rt0)
+def _parent_frame(Wt: Array, parent: int | None, L: Array) -> tuple[Array, Array]:
+    """B = W_parent · L, as its 3×3 block (F or 1, 3, 3) and translation (F or 1, 3): one matrix product over all
+    frames (rows stacked) instead of a batched 4×4 one."""
+    if parent is None:
+        return L[None, :3, :3], L[None, :3, 3]
+    Wp = Wt[:, parent]
+    n = Wp.shape[0]
+    B3 = (np.ascontiguousarray(Wp[:, :3, :3]).reshape(3 * n, 3) @ L[:3, :3]).reshape(n, 3, 3)
+    return B3, Wp[:, :3, :3] @ L[:3, 3] + Wp[:, :3, 3]
+
+
+def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, Rt0: Array) -> dict[int, Array]:
+    """:func:`_turn` for every driven bone: D · C · R_t(rest) = R_s(f) · (R_s(rest)ᵀ · C · R_t(rest)) over all bones
+    at once (one polar decomposition of the source's turns, one product), then each bone's Δ."""
+    order = list(driven)
+    if not order:
+        return {}
+    src = [driven[i].source for i in order]
+    Rs = rotation_part(Ws[:, src])  # (F, B, 3, 3)
+    Rs0 = rotation_part(Ws0[src])
+    K = np.stack([Rs0[j].T @ (driven[i].C @ Rt0[i]) for j, i in enumerate(order)])
+    R = _mm3(Rs, K[None])
+    return {i: _turn(target, driven, driven[i], Ws, R[:, j], Rt0[i]) for j, i in enumerate(order)}
+
+
+def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, R: Array, Rt0: Array) -> Array:
+    """R_t(f) = Δ(f) · R (F, 3, 3), R = D(f) · C · R_t(rest) with D = R_s(f) R_s(rest)ᵀ on rotation parts (a source
+    whose world matrices carry a scale, an FBX armature in centimetres, would otherwise scale D); a hinge child's
+    plane chosen by the twist about the bone (:func:`_hinge_twist`)."""
     if bone.child_source >= 0:
         now = R @ (Rt0.T @ bone.d_target)
         want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
@@ -420,14 +447,14 @@ def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, W
     return R
 
 
-def _root_translation(B: Array, p_s: Array, root: _Root) -> Array:
+def _root_translation(B3: Array, b: Array, p_s: Array, root: _Root) -> Array:
     """t = B₃⁻¹ (p − b), p = s · p_s less the slope's rise along up: the hips' position in their parent's space,
-    its scale and turn included (B (F or 1, 4, 4) the parent's world matrix times the arc's L)."""
+    its scale and turn included (B₃ (F or 1, 3, 3), b (F or 1, 3): the parent's world matrix times the arc's L)."""
     hip = root.scale * p_s
     hip = hip - np.outer(hip @ root.slope, np.eye(3)[root.k])
     F = hip.shape[0]
-    B3 = np.broadcast_to(B[:, :3, :3], (F, 3, 3))
-    return np.asarray(np.linalg.solve(B3, (hip - B[:, :3, 3])[..., None])[..., 0], dtype=float)
+    B3 = np.broadcast_to(B3, (F, 3, 3))
+    return np.asarray(np.linalg.solve(B3, (hip - b)[..., None])[..., 0], dtype=float)
 
 
 def _values(joint: Joint, Ra: Array, t: Array | None, base: Array, lim: Array) -> Array:

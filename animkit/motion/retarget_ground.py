@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit.model.figure import Figure
-from animkit.model.humanoid import match_figure
+from animkit.motion.retarget_map import _humanoid_of
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
@@ -41,7 +41,7 @@ def up_index(up: UpAxis) -> int:
 def feet_of(fig: Figure) -> list[str]:
     """The nodes of the feet: each humanoid foot (:mod:`animkit.model.humanoid`) and every node below it (toes,
     tips)."""
-    h = match_figure(fig)
+    h = _humanoid_of(fig)
     out: list[str] = []
     for s in ("l", "r"):
         foot = h.get(f"foot_{s}")
@@ -68,7 +68,7 @@ def _source_feet_down(source: Figure, Ws: Array, k: int, hip: float) -> Array:
     """(F,) whether a source foot is down: the lowest joint of a foot (the foot and the nodes below it) within 4 %
     of ``hip`` of its own 5th percentile over the clip (the height rule of the motion measures' contacts, so that
     the target's feet are put on the ground over the frames its planted feet are measured on)."""
-    h = match_figure(source)
+    h = _humanoid_of(source)
     names = source.node_names
     down = np.zeros(Ws.shape[0], dtype=bool)
     for side in ("l", "r"):
@@ -106,11 +106,15 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float
     frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
     up = fig.up if up is None else up
-    k = up_index(up)
-    _, p = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), k, feet)
     if hip is None:
-        hips = match_figure(fig).get("hips")
+        hips = _humanoid_of(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    return _ground_plane_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
+
+
+def _ground_plane_of(fig: Figure, W: Array, k: int, hip: float, feet: Sequence[str] | None = None) -> Array:
+    """:func:`ground_plane` from the clip's world matrices W (F, N, 4, 4) in its own world, up along axis k."""
+    _, p = _lowest_feet(fig, W, k, feet)
     h = [i for i in range(3) if i != k]
     A = np.column_stack([np.ones(len(p)), p[:, h]])
     keep = np.ones(len(p), bool)
@@ -132,9 +136,14 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: floa
     (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
     up = fig.up if up is None else up
     if hip is None:
-        hips = match_figure(fig).get("hips")
+        hips = _humanoid_of(fig).get("hips")
         hip = hip_height(fig, hips, up) if hips is not None else 0.0
-    low, _ = _lowest_feet(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), feet)
+    return _ground_height_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
+
+
+def _ground_height_of(fig: Figure, W: Array, k: int, hip: float, feet: Sequence[str] | None = None) -> float:
+    """:func:`ground_height` from the clip's world matrices W (F, N, 4, 4) in its own world, up along axis k."""
+    low, _ = _lowest_feet(fig, W, k, feet)
     return _stance(low, hip)
 
 

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from animkit.errors import AnimkitError, ParseError, unknown_name
 from animkit.model.figure import Figure
-from animkit.model.humanoid import match_figure
+from animkit.model.humanoid import HumanoidMap, match_figure
 
 if TYPE_CHECKING:
     pass
@@ -82,6 +82,23 @@ def _moving(fig: Figure) -> list[str]:
 MATTERS: tuple[str, ...] = ("hips", "spine", "upper_arm_l", "upper_arm_r", "upper_leg_l", "upper_leg_r")
 
 
+#: match_figure's answers by the skeleton's node names and parents (all it reads when not given ``right``), a few
+#: skeletons at a time: the retarget and the foot lock ask for the same figure's, or a copy with DOFs added, often
+_HUMANOID: dict[tuple[tuple[str, ...], tuple[int, ...]], HumanoidMap] = {}
+
+
+def _humanoid_of(fig: Figure) -> HumanoidMap:
+    """:func:`animkit.model.humanoid.match_figure` of ``fig`` (a frozen map), found once per skeleton."""
+    c = fig.compiled
+    key = (tuple(c.node_names), tuple(c.parent.tolist()))
+    found = _HUMANOID.get(key)
+    if found is None:
+        if len(_HUMANOID) >= 64:
+            _HUMANOID.clear()
+        found = _HUMANOID[key] = match_figure(fig)
+    return found
+
+
 def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = None) -> BoneMap:
     """Target → source bones: canonical humanoid bones (:mod:`animkit.model.humanoid`), then equal names, then the
     user's.
@@ -90,7 +107,7 @@ def bone_map(source: Figure, target: Figure, user: Mapping[str, str] | None = No
     source has none for it, or a name in the user's map is not a node.
     """
     src_names, tgt_names = source.node_names, target.node_names
-    hs, ht = match_figure(source), match_figure(target)
+    hs, ht = _humanoid_of(source), _humanoid_of(target)
     pairs = {ht.bones[b]: n for b, n in hs.bones.items() if b in ht.bones}
     scheme = "humanoid" if pairs else "names"
     used = set(pairs.values())

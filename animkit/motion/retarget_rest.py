@@ -31,13 +31,24 @@ Array = NDArray[np.float64]
 
 def _det3(A: Array) -> Array:
     """det A for 3×3 matrices (..., 3, 3): a · (b × c) over the rows, without LAPACK's per-matrix call."""
-    return np.einsum("...i,...i->...", A[..., 0, :], np.cross(A[..., 1, :], A[..., 2, :]))
+    a, b, c = A[..., 0, :], A[..., 1, :], A[..., 2, :]
+    return (a[..., 0] * (b[..., 1] * c[..., 2] - b[..., 2] * c[..., 1])
+            + a[..., 1] * (b[..., 2] * c[..., 0] - b[..., 0] * c[..., 2])
+            + a[..., 2] * (b[..., 0] * c[..., 1] - b[..., 1] * c[..., 0]))
 
 
 def _mm3(A: Array, B: Array) -> Array:
-    """A @ B for stacks of 3×3 matrices, as three broadcast products (NumPy's batched matmul is slow at 3×3)."""
-    return (A[..., :, 0, None] * B[..., None, 0, :] + A[..., :, 1, None] * B[..., None, 1, :]
-            + A[..., :, 2, None] * B[..., None, 2, :])
+    """A @ B for stacks of 3×3 matrices (broadcast), entry by entry into one output: (A₀ₖB₀ⱼ + A₁ₖB₁ⱼ) + A₂ₖB₂ⱼ
+    over strided views (NumPy's batched matmul, and a product of broadcast (…, 3, 3, 3) temporaries, are several
+    times slower at 3×3)."""
+    out = np.empty(np.broadcast_shapes(A.shape, B.shape), dtype=np.result_type(A, B, float))
+    for i in range(3):
+        for k in range(3):
+            o = out[..., i, k]
+            np.multiply(A[..., i, 0], B[..., 0, k], out=o)
+            o += A[..., i, 1] * B[..., 1, k]
+            o += A[..., i, 2] * B[..., 2, k]
+    return out
 
 
 def rotation_part(M: Array) -> Array:
@@ -52,12 +63,12 @@ def rotation_part(M: Array) -> Array:
     det = _det3(A)
     ok = det > 0
     R = A / np.cbrt(np.where(ok, det, 1.0))[:, None, None]
-    diag = (slice(None), [0, 1, 2], [0, 1, 2])
     err = np.zeros(len(A))
     for step in range(4):
         E = _mm3(np.swapaxes(R, -1, -2), R)
-        E[diag] -= 1.0
-        err = np.abs(E.reshape(-1, 9)).max(axis=1)
+        E9 = E.reshape(-1, 9)
+        E9[:, ::4] -= 1.0  # the diagonal
+        err = np.abs(E9).max(axis=1)
         if step == 3 or not ((err > 1e-12) & (err < 0.1)).any():
             break
         R = R - 0.5 * _mm3(R, E)
