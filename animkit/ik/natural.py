@@ -37,6 +37,7 @@ from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.problem import check_effectors, movable_dofs
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
+from animkit.ik.stack import GOAL_TASKS
 from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
@@ -59,13 +60,17 @@ class Natural(SteppedSolver):
     """The prioritised solver (the module docstring): ``stiffness`` (joint or DOF name → s in [0, 1)) weighs the
     joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF moves 1e-3 in a step;
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
-    frame)."""
+    frame, once the levels below the goals (the gaze) are also within TRACK_TOL: the head keeps on its look-at
+    point while the trunk under it turns); ``null_steps``: the most iterations of a solve that take the null-space
+    step (None: every one; a bake's frames take one, so the posture terms advance the same step every frame however
+    many iterations the levels need)."""
 
     name: ClassVar[str] = "natural"
     takes_tasks: ClassVar[bool] = True
     stiffness: Mapping[str, float] = field(default_factory=dict)
     max_iter: int = 200
     settle: bool = True
+    null_steps: int | None = None
 
     def __post_init__(self) -> None:
         self._check()
@@ -118,13 +123,13 @@ class Natural(SteppedSolver):
             if it == self.max_iter:
                 reason = "converged" if met else reason
                 break
-            if met and not self.settle and it >= 1:
+            if met and not self.settle and it >= 1 and _tracked(stack, c):
                 reason = "converged"
                 break
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
-            dq = _step(stack, c, q, sc0)
+            dq = _step(stack, c, q, sc0, self.null_steps is None or it < self.null_steps)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 reason = "converged"
                 break
@@ -134,33 +139,56 @@ class Natural(SteppedSolver):
 
 
 Level = tuple[Array, Array, float]
+LIMIT_BAND, LIMIT_SHARE = 0.2, 0.25  # rad: a posture DOF's weight fades (smoothstep) over the last min(LIMIT_BAND,
+# LIMIT_SHARE · its range) before the limit it moves toward (joint-limit avoidance by weighting, Chan & Dubey 1995);
+# the goals' DOFs keep the stop at the limit (tapering them made a stretched arm's wrist chatter out of reach)
+TRACK_TOL = 2e-3  # a bake frame's levels below the goals (a gaze: |f − d| ≈ its angle in radians) count as met here
 
 
-def _levels(stack: TaskStack, c: Any) -> tuple[list[Level], Array]:
-    """The levels (J over the movable set, V, λ) by priority, and ∇H over the movable set."""
+def _tracked(stack: TaskStack, c: Any) -> bool:
+    """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
+    return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
+               if t.weight > 0 and t.priority < NULL_PRIORITY and not isinstance(t, GOAL_TASKS))
+
+
+def _levels(stack: TaskStack, c: Any, null: bool = True) -> tuple[list[Level], Array, NDArray[np.bool_]]:
+    """The levels (J over the movable set, V, λ) by priority, ∇H over the movable set (zero without ``null``), and
+    which DOFs of the set no goal task moves (the posture's: a neck under a gaze, a free arm)."""
     by: dict[int, list[Level]] = {}
     grad = np.zeros(len(stack.dofs))
+    posture = np.ones(len(stack.dofs), dtype=bool)
     for t in stack.tasks:
         if t.weight == 0:
             continue
         if t.priority >= NULL_PRIORITY:
-            grad += t.gradient(c)[stack.dofs]
+            if null:
+                grad += t.gradient(c)[stack.dofs]
             continue
         J, V, lam = t.velocity(c)
         if not len(V):
             continue
         by.setdefault(t.priority, []).append((J[:, stack.dofs], V, lam))
+        if isinstance(t, GOAL_TASKS):
+            posture &= ~np.any(J[:, stack.dofs] != 0, axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]
-    return levels, grad
+    return levels, grad, posture
 
 
-def _step(stack: TaskStack, c: Any, q: Array, sc0: Array) -> Array:
-    """One prioritised step; re-solved without the DOFs pressed on a limit; bounded by MAX_STEP."""
-    levels, grad = _levels(stack, c)
+def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: bool = True) -> Array:
+    """One prioritised step (with the null-space terms where ``null``); re-solved without the DOFs pressed on a
+    limit; bounded by MAX_STEP."""
+    levels, grad, posture = _levels(stack, c, null)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
     dq = _prioritised(levels, grad, sc)
+    room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
+    band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
+    near = (room < band) & (dq != 0) & posture
+    if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
+        u = np.clip(room[near] / band[near], 0.0, 1.0)
+        sc[near] *= u * u * (3.0 - 2.0 * u)
+        dq = _prioritised(levels, grad, sc)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
     if blocked.any():
         sc[blocked] = 0.0
