@@ -80,8 +80,8 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
     """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps (and, with a gaze,
     where the head's world turn would pass HEAD_SPEED: :func:`head_capped`); in the hold, still once within
     HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the poses
-    (F, D), the iterations summed, the time spent solving and, before arrival, the most a cap slowed a frame (its
-    step or head turn over the cap; 0 where none did).
+    (F, D), the iterations summed, the time spent solving and, before arrival, the most a cap slowed a frame (the
+    head's turn, or a step led by a DOF on the effector's path, over its cap; 0 where none did).
     ``looks``: the Gaze task's point per frame and the head's node index."""
     figure = problem.figure
     n_frames = len(waypoints)
@@ -91,6 +91,9 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
     poses = np.empty((n_frames, figure.dof_count))
     poses[0] = problem.pose
     iters, t_solve, slowed = 0, 0.0, 0.0
+    path = np.zeros(figure.dof_count, dtype=bool)  # the DOFs that carry the effector: their speed paces the reach
+    for arc in figure.path_to(problem.effectors[0]):
+        path[list(figure.joint_dofs.get(arc.joint.name, ()))] = True
     for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
         w = waypoints[k]
         frame_target = w if orient is None else pose_matrix(orient, w)
@@ -108,7 +111,8 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
         biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
         if biggest > step_cap:  # keep the direction, bound the speed
             delta *= step_cap / biggest
-            slowed = max(slowed, biggest / step_cap if k <= tl.arrival else 0.0)
+            if k <= tl.arrival and path[int(np.argmax(np.abs(delta)))]:
+                slowed = max(slowed, biggest / step_cap)
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
         if looks is not None:
             poses[k], capped = head_capped(figure, looks[1], poses[k - 1], poses[k], HEAD_SPEED / tl.fps)
