@@ -60,10 +60,10 @@ class Natural(SteppedSolver):
     """The prioritised solver (the module docstring): ``stiffness`` (joint or DOF name → s in [0, 1)) weighs the
     joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF moves 1e-3 in a step;
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
-    frame, once the levels below the goals (the gaze) are also within TRACK_TOL: the head keeps on its look-at
-    point while the trunk under it turns); ``null_steps``: the most iterations of a solve that take the null-space
-    step (None: every one; a bake's frames take one, so the posture terms advance the same step every frame however
-    many iterations the levels need)."""
+    frame); ``track``: with ``settle`` False, go on until the levels below the goals (the gaze) are also within
+    TRACK_TOL (a bake's frames: the head keeps on its look-at point while the trunk under it turns);
+    ``null_steps``: the most iterations of a solve that take the null-space step (None: every one; a bake's frames
+    take one, so the posture terms advance the same step every frame however many iterations the levels need)."""
 
     name: ClassVar[str] = "natural"
     takes_tasks: ClassVar[bool] = True
@@ -71,6 +71,7 @@ class Natural(SteppedSolver):
     max_iter: int = 200
     settle: bool = True
     null_steps: int | None = None
+    track: bool = False
 
     def __post_init__(self) -> None:
         self._check()
@@ -123,7 +124,7 @@ class Natural(SteppedSolver):
             if it == self.max_iter:
                 reason = "converged" if met else reason
                 break
-            if met and not self.settle and it >= 1 and _tracked(stack, c):
+            if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
                 reason = "converged"
                 break
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):

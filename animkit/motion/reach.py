@@ -341,7 +341,7 @@ def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
     solve must stay near the previous frame: no jump to another branch)."""
     base, fi = problem.solver, int(tl.frame_iterations)
     if isinstance(base, Natural):
-        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=1),
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=1, track=True),
                 replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
     frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
     return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
