@@ -62,8 +62,9 @@ class Natural(SteppedSolver):
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
     frame); ``track``: with ``settle`` False, go on until the levels below the goals (the gaze) are also within
     TRACK_TOL (a bake's frames: the head keeps on its look-at point while the trunk under it turns);
-    ``null_steps``: the most iterations of a solve that take the null-space step (None: every one; a bake's frames
-    take one, so the posture terms advance the same step every frame however many iterations the levels need)."""
+    ``null_steps``: k takes the null-space terms' k steps' worth in the first iteration and none after (None: a
+    step every iteration; a bake's frames take 4, so the posture terms advance evenly every frame however many
+    iterations the levels need: the free arm jittered 1.4° when their steps followed the iteration count)."""
 
     name: ClassVar[str] = "natural"
     takes_tasks: ClassVar[bool] = True
@@ -108,6 +109,13 @@ class Natural(SteppedSolver):
         lam = np.minimum(0.01, np.maximum(np.linalg.norm(s.V, axis=1), 1e-6))
         return sc * damped_solve(s.J * sc, s.V, lam * lam)
 
+    def _null_bound(self, it: int) -> float:
+        """The bound on iteration ``it``'s null-space step: NULL_STEP each; with ``null_steps`` = k, the k steps' worth
+        k · NULL_STEP on the first and none after."""
+        if self.null_steps is None:
+            return NULL_STEP
+        return NULL_STEP * self.null_steps if it == 0 else 0.0
+
     def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
         """Iterate the prioritised step from q0 (n,) until the goals are met (and, with ``settle``, the other tasks
         have settled), the goals stall (STALL) or ``max_iter``."""
@@ -130,7 +138,7 @@ class Natural(SteppedSolver):
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
-            dq = _step(stack, c, q, sc0, self.null_steps is None or it < self.null_steps)
+            dq = _step(stack, c, q, sc0, self._null_bound(it))
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 reason = "converged"
                 break
@@ -176,24 +184,24 @@ def _levels(stack: TaskStack, c: Any, null: bool = True) -> tuple[list[Level], A
     return levels, grad, posture
 
 
-def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: bool = True) -> Array:
-    """One prioritised step (with the null-space terms where ``null``); re-solved without the DOFs pressed on a
-    limit; bounded by MAX_STEP."""
-    levels, grad, posture = _levels(stack, c, null)
+def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP) -> Array:
+    """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
+    pressed on a limit; bounded by MAX_STEP."""
+    levels, grad, posture = _levels(stack, c, null > 0)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
-    dq = _prioritised(levels, grad, sc)
+    dq = _prioritised(levels, grad, sc, null)
     room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
     band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
     near = (room < band) & (dq != 0) & posture
     if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
         u = np.clip(room[near] / band[near], 0.0, 1.0)
         sc[near] *= u * u * (3.0 - 2.0 * u)
-        dq = _prioritised(levels, grad, sc)
+        dq = _prioritised(levels, grad, sc, null)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
     if blocked.any():
         sc[blocked] = 0.0
-        dq = _prioritised(levels, grad, sc)
+        dq = _prioritised(levels, grad, sc, null)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
@@ -217,7 +225,7 @@ def _cone_corrected(stack: TaskStack, q: Array, qn: Array, sc0: Array) -> Array:
     return stack.clamp(qn + (dq * min(1.0, MAX_STEP / big) if big > 0 else dq))
 
 
-def _prioritised(levels: Sequence[Level], grad: Array, sc: Array) -> Array:
+def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
     n = len(sc)
     dphi = np.zeros(n)
     P = np.eye(n)
@@ -230,8 +238,8 @@ def _prioritised(levels: Sequence[Level], grad: Array, sc: Array) -> Array:
         # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
     dz = 0.5 * P @ (sc * grad)
     big = float(np.max(np.abs(dz), initial=0.0))
-    if big > NULL_STEP:  # a small step: its second-order effect on the tasks stays below what they correct
-        dz *= NULL_STEP / big
+    if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
+        dz *= bound / big
     return np.asarray(sc * (dphi - dz), dtype=float)
 
 

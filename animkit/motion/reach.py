@@ -20,7 +20,6 @@ joints that moved most. It returns clips and metrics and draws nothing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,17 +29,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from animkit.display import html_for
-from animkit.errors import AnimkitError, IKError, SceneError
+from animkit.errors import IKError, SceneError
 from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from animkit.ik.body import static_effort
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
 from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
-from animkit.limits import frame_count
 from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
-from animkit.motion.reach_frames import bake_paced
-from animkit.motion.reach_measures import ReachMeasures, minimum_jerk, reach_measures
+from animkit.motion.reach_frames import Timeline, bake_paced
+from animkit.motion.reach_measures import ReachMeasures, reach_measures
 from animkit.scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
@@ -210,60 +208,6 @@ def _check_target(target: ArrayLike) -> Array:
     return t
 
 
-@dataclass(frozen=True)
-class Timeline:
-    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
-    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
-    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
-    the most solver iterations a frame; ``lead``: s the hand waits before it starts (a natural reach's gaze starts
-    at 0 and may ask for more: :func:`animkit.motion.gaze_timing.gaze_lead`)."""
-
-    duration: float = 2.0
-    hold: float = 0.5
-    fps: float = 30.0
-    path: tuple[ArrayLike, ArrayLike] | None = None
-    max_speed: float = 2.0 * math.pi
-    frame_iterations: int = 30
-    lead: float = 0.0
-
-    def __post_init__(self) -> None:
-        d, h, f = self.duration, self.hold, self.fps
-        if not (d > 0 and h >= 0 and f > 0 and self.lead >= 0):
-            raise IKError(f"duration and fps must be > 0 and hold, lead >= 0; got duration={d}, hold={h}, fps={f}, "
-                          f"lead={self.lead}")
-        try:
-            frame_count(self.lead + d + h, f, "reach")
-        except AnimkitError as exc:
-            raise IKError(str(exc)) from None
-        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
-            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
-                          f"{self.frame_iterations}")
-        if self.path is not None:
-            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
-            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
-                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
-            object.__setattr__(self, "path", (pt, pp))
-
-    @property
-    def times(self) -> Array:
-        """The frames' times (F,): 0, 1/fps, … lead + duration + hold."""
-        return np.arange(int(round((self.lead + self.duration + self.hold) * self.fps)) + 1) / self.fps
-
-    @property
-    def arrival(self) -> int:
-        """The frame where the movement ends and the hold begins."""
-        return int(round((self.lead + self.duration) * self.fps))
-
-    def waypoints(self, start: Array, end: Array) -> Array:
-        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
-        minimum-jerk s, or the path's points at the frames' times (both from ``lead`` on)."""
-        t = self.times - self.lead
-        if self.path is None:
-            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
-        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
-        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
-
-
 def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
                *, name: str = "reach", label: str | None = None, quiet: bool = False, up: ArrayLike | None = None,
                priors: Priors | None = None, **older: Any) -> ReachResult:
@@ -341,7 +285,7 @@ def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
     solve must stay near the previous frame: no jump to another branch)."""
     base, fi = problem.solver, int(tl.frame_iterations)
     if isinstance(base, Natural):
-        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=1, track=True),
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=3, track=True),
                 replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
     frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
     return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)

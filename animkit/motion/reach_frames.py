@@ -12,25 +12,78 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from animkit.errors import AnimkitError, IKError
 from animkit.ik import IKProblem
 from animkit.ik.tasks import Gaze, configuration
+from animkit.limits import frame_count
 from animkit.model.figure import Figure
 from animkit.model.transforms import rotation_vector_from_matrix
 from animkit.motion.gaze_timing import gaze_lead, gaze_time, gaze_turn, look_path, turn_degrees
+from animkit.motion.reach_measures import minimum_jerk
 from animkit.progress import progress
 
-if TYPE_CHECKING:
-    from animkit.motion.reach import Timeline
-
-__all__ = ["bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH"]
+__all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH"]
 
 Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
+    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
+    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
+    the most solver iterations a frame; ``lead``: s the hand waits before it starts (a natural reach's gaze starts
+    at 0 and may ask for more: :func:`animkit.motion.gaze_timing.gaze_lead`)."""
+
+    duration: float = 2.0
+    hold: float = 0.5
+    fps: float = 30.0
+    path: tuple[ArrayLike, ArrayLike] | None = None
+    max_speed: float = 2.0 * math.pi
+    frame_iterations: int = 30
+    lead: float = 0.0
+
+    def __post_init__(self) -> None:
+        d, h, f = self.duration, self.hold, self.fps
+        if not (d > 0 and h >= 0 and f > 0 and self.lead >= 0):
+            raise IKError(f"duration and fps must be > 0 and hold, lead >= 0; got duration={d}, hold={h}, fps={f}, "
+                          f"lead={self.lead}")
+        try:
+            frame_count(self.lead + d + h, f, "reach")
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
+            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
+                          f"{self.frame_iterations}")
+        if self.path is not None:
+            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+            object.__setattr__(self, "path", (pt, pp))
+
+    @property
+    def times(self) -> Array:
+        """The frames' times (F,): 0, 1/fps, … lead + duration + hold."""
+        return np.arange(int(round((self.lead + self.duration + self.hold) * self.fps)) + 1) / self.fps
+
+    @property
+    def arrival(self) -> int:
+        """The frame where the movement ends and the hold begins."""
+        return int(round((self.lead + self.duration) * self.fps))
+
+    def waypoints(self, start: Array, end: Array) -> Array:
+        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
+        minimum-jerk s, or the path's points at the frames' times (both from ``lead`` on)."""
+        t = self.times - self.lead
+        if self.path is None:
+            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
+        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
 
 
 def pose_matrix(R: Array, p: Array) -> Array:
