@@ -157,7 +157,10 @@ def test_cli_compare_writes_panels_table_and_json(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     assert "arm" in r.stdout and "hips-up" in r.stdout and "reached" in r.stdout
     im = Image.open(gif)
-    assert im.n_frames == 6 and im.size[0] >= 3 * 96  # one labelled panel per set, in a row
+    # one labelled panel per set, in a row, as long as the longest (0.5 s at 10 fps, after the natural reaches'
+    # gaze lead: the hand waits for the head, lead_s in the JSON)
+    frames = [1 + round((p["lead_s"] + p["duration_s"]) * 10) for p in json.loads(js.read_text())["panels"]]
+    assert min(frames) == 6 and im.n_frames == max(frames) and im.size[0] >= 3 * 96
     m = json.loads(js.read_text())
     assert [p["chain"] for p in m["panels"]] == ["arm", "torso", "hips-up", "whole-body"]
     assert m["panels"][0]["reachable"] is False and m["panels"][2]["reached"] is True

@@ -218,7 +218,8 @@ def test_gravity_lets_the_free_arm_hang() -> None:
         r = dataclasses.replace(pri, hang=hang).problem(fig, "hand_r", "hips-up").solve(target)
         assert r.converged
         angles.append(float(free_arm_angle(fig.world_positions(r.pose[None]), i, k, up)[0]))
-    assert angles[0] > 45.0 and angles[1] < 20.0, angles
+    # (< 25°: the free arm's DOFs fade their weight near their limits, which leaves it 21° out where it was 18°)
+    assert angles[0] > 45.0 and angles[1] < 25.0, angles
 
 
 def test_plain_out_of_reach_bake_is_one_smooth_stroke(humanoid) -> None:

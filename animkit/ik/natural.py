@@ -37,6 +37,7 @@ from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.problem import check_effectors, movable_dofs
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
+from animkit.ik.stack import GOAL_TASKS, cones_moved
 from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
@@ -59,13 +60,19 @@ class Natural(SteppedSolver):
     """The prioritised solver (the module docstring): ``stiffness`` (joint or DOF name → s in [0, 1)) weighs the
     joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF moves 1e-3 in a step;
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
-    frame)."""
+    frame); ``track``: with ``settle`` False, go on until the levels below the goals (the gaze) are also within
+    TRACK_TOL (a bake's frames: the head keeps on its look-at point while the trunk under it turns);
+    ``null_steps``: k takes the null-space terms' k steps' worth in the first iteration and none after (None: a
+    step every iteration; a bake's frames take 4, so the posture terms advance evenly every frame however many
+    iterations the levels need: the free arm jittered 1.4° when their steps followed the iteration count)."""
 
     name: ClassVar[str] = "natural"
     takes_tasks: ClassVar[bool] = True
     stiffness: Mapping[str, float] = field(default_factory=dict)
     max_iter: int = 200
     settle: bool = True
+    null_steps: int | None = None
+    track: bool = False
 
     def __post_init__(self) -> None:
         self._check()
@@ -102,6 +109,13 @@ class Natural(SteppedSolver):
         lam = np.minimum(0.01, np.maximum(np.linalg.norm(s.V, axis=1), 1e-6))
         return sc * damped_solve(s.J * sc, s.V, lam * lam)
 
+    def _null_bound(self, it: int) -> float:
+        """The bound on iteration ``it``'s null-space step: NULL_STEP each; with ``null_steps`` = k, the k steps' worth
+        k · NULL_STEP on the first and none after."""
+        if self.null_steps is None:
+            return NULL_STEP
+        return NULL_STEP * self.null_steps if it == 0 else 0.0
+
     def solve_stack(self, stack: TaskStack, q0: Array) -> LoopOutput:
         """Iterate the prioritised step from q0 (n,) until the goals are met (and, with ``settle``, the other tasks
         have settled), the goals stall (STALL) or ``max_iter``."""
@@ -118,58 +132,100 @@ class Natural(SteppedSolver):
             if it == self.max_iter:
                 reason = "converged" if met else reason
                 break
-            if met and not self.settle and it >= 1:
+            if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
                 reason = "converged"
                 break
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
-            dq = _step(stack, c, q, sc0)
+            dq = _step(stack, c, q, sc0, self._null_bound(it))
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 reason = "converged"
                 break
-            q = stack.clamp(q + dq)
+            q = _cone_corrected(stack, q + dq, stack.clamp(q + dq), sc0) if stack.model.cones else stack.clamp(q + dq)
         return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
                           np.array(errors)[:, None])
 
 
 Level = tuple[Array, Array, float]
+LIMIT_BAND, LIMIT_SHARE = 0.2, 0.25  # rad: a posture DOF's weight fades (smoothstep) over the last min(LIMIT_BAND,
+# LIMIT_SHARE · its range) before the limit it moves toward (joint-limit avoidance by weighting, Chan & Dubey 1995);
+# the goals' DOFs keep the stop at the limit (tapering them made a stretched arm's wrist chatter out of reach)
+TRACK_TOL = 2e-3  # a bake frame's levels below the goals (a gaze: |f − d| ≈ its angle in radians) count as met here
 
 
-def _levels(stack: TaskStack, c: Any) -> tuple[list[Level], Array]:
-    """The levels (J over the movable set, V, λ) by priority, and ∇H over the movable set."""
+def _tracked(stack: TaskStack, c: Any) -> bool:
+    """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
+    return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
+               if t.weight > 0 and t.priority < NULL_PRIORITY and not isinstance(t, GOAL_TASKS))
+
+
+def _levels(stack: TaskStack, c: Any, null: bool = True) -> tuple[list[Level], Array, NDArray[np.bool_]]:
+    """The levels (J over the movable set, V, λ) by priority, ∇H over the movable set (zero without ``null``), and
+    which DOFs of the set no goal task moves (the posture's: a neck under a gaze, a free arm)."""
     by: dict[int, list[Level]] = {}
     grad = np.zeros(len(stack.dofs))
+    posture = np.ones(len(stack.dofs), dtype=bool)
     for t in stack.tasks:
         if t.weight == 0:
             continue
         if t.priority >= NULL_PRIORITY:
-            grad += t.gradient(c)[stack.dofs]
+            if null:
+                grad += t.gradient(c)[stack.dofs]
             continue
         J, V, lam = t.velocity(c)
         if not len(V):
             continue
         by.setdefault(t.priority, []).append((J[:, stack.dofs], V, lam))
+        if isinstance(t, GOAL_TASKS):
+            posture &= ~np.any(J[:, stack.dofs] != 0, axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]
-    return levels, grad
+    return levels, grad, posture
 
 
-def _step(stack: TaskStack, c: Any, q: Array, sc0: Array) -> Array:
-    """One prioritised step; re-solved without the DOFs pressed on a limit; bounded by MAX_STEP."""
-    levels, grad = _levels(stack, c)
+def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP) -> Array:
+    """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
+    pressed on a limit; bounded by MAX_STEP."""
+    levels, grad, posture = _levels(stack, c, null > 0)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
-    dq = _prioritised(levels, grad, sc)
+    dq = _prioritised(levels, grad, sc, null)
+    room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
+    band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
+    near = (room < band) & (dq != 0) & posture
+    if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
+        u = np.clip(room[near] / band[near], 0.0, 1.0)
+        sc[near] *= u * u * (3.0 - 2.0 * u)
+        dq = _prioritised(levels, grad, sc, null)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
     if blocked.any():
         sc[blocked] = 0.0
-        dq = _prioritised(levels, grad, sc)
+        dq = _prioritised(levels, grad, sc, null)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
 
-def _prioritised(levels: Sequence[Level], grad: Array, sc: Array) -> Array:
+def _cone_corrected(stack: TaskStack, q: Array, qn: Array, sc0: Array) -> Array:
+    """``qn`` (= clamp(q + Δθ), the cones projected) where no cone moved it; else corrected by one more prioritised
+    step of the levels alone from qn with the projected joints' DOFs held for this step only: the projection back
+    into a cone moves a joint's three angles out of the null space the step was taken in, undoing part of the
+    reach every iteration (CesiumMan's torso reach stalled 19 mm short); the other DOFs put the levels back."""
+    m = stack.model
+    raw = np.clip(q, m.lower, m.upper)
+    moved = cones_moved(m, raw, qn)
+    if not moved:
+        return qn
+    sc = sc0.copy()
+    for links in moved:
+        sc[links] = 0.0
+    levels, _, _ = _levels(stack, stack.config(qn), False)
+    dq = _prioritised(levels, np.zeros(len(q)), sc)
+    big = float(np.max(np.abs(dq), initial=0.0))
+    return stack.clamp(qn + (dq * min(1.0, MAX_STEP / big) if big > 0 else dq))
+
+
+def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
     n = len(sc)
     dphi = np.zeros(n)
     P = np.eye(n)
@@ -182,8 +238,8 @@ def _prioritised(levels: Sequence[Level], grad: Array, sc: Array) -> Array:
         # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
     dz = 0.5 * P @ (sc * grad)
     big = float(np.max(np.abs(dz), initial=0.0))
-    if big > NULL_STEP:  # a small step: its second-order effect on the tasks stays below what they correct
-        dz *= NULL_STEP / big
+    if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
+        dz *= bound / big
     return np.asarray(sc * (dphi - dz), dtype=float)
 
 

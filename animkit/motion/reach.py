@@ -9,7 +9,8 @@ on the same smooth path), then holds for ``hold`` seconds: still once within HOL
 frame's solve is kept only where it brings the hand 1 mm closer (no chatter, no creep). Each frame k solves IK
 toward w(t_k) warm-started from frame k−1, and the step is limited to ``max_speed`` rad/s (m/s for prismatic
 DOFs), so the joints never pop; DOFs outside the movable set keep their start values. A natural reach's head looks
-along a timeline of its own that leads the hand (:func:`_gaze_path`). The baked result is an ordinary
+along a timeline of its own that leads the hand, turns at most HEAD_SPEED in the world, and a reach too quick for a
+person is baked slower (:mod:`animkit.motion.reach_frames`). The baked result is an ordinary
 :class:`~animkit.keyframes.Clip`.
 
 A comparison bakes the same reach once per movable set (and per solver), and reports for
@@ -19,8 +20,6 @@ joints that moved most. It returns clips and metrics and draws nothing.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,17 +29,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from animkit.display import html_for
-from animkit.errors import AnimkitError, IKError, SceneError
+from animkit.errors import IKError, SceneError
 from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from animkit.ik.body import static_effort
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
-from animkit.ik.tasks import Gaze, Plant, Reach, configuration
+from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
-from animkit.limits import frame_count
 from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
-from animkit.motion.reach_measures import ReachMeasures, minimum_jerk, reach_measures
-from animkit.progress import progress
+from animkit.motion.reach_frames import Timeline, bake_paced
+from animkit.motion.reach_measures import ReachMeasures, reach_measures
 from animkit.scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
@@ -81,6 +79,8 @@ class ReachResult:
     effort: float | None = None  # at the last frame: Σ |static gravity torque| over the non-root DOFs (N·m)
     feet_drift: float | None = None  # over the clip: the largest distance a planted foot moved (m)
     measures: ReachMeasures | None = None  # timing, gaze, head, hold, free arm, bend (animkit.reach_measures)
+    duration_s: float | None = None  # the hand's movement time baked (a natural reach too quick for a person: longer)
+    lead_s: float = 0.0  # how long the hand waited for the gaze before it started
 
     def __repr__(self) -> str:
         """One line: label, effector, reached or not, frames."""
@@ -126,6 +126,8 @@ class ReachResult:
             "effort": self.effort,
             "feet_drift": self.feet_drift,
             "measures": None if self.measures is None else self.measures.to_dict(),
+            "duration_s": self.duration_s,
+            "lead_s": self.lead_s,
         }
 
 
@@ -206,57 +208,6 @@ def _check_target(target: ArrayLike) -> Array:
     return t
 
 
-@dataclass(frozen=True)
-class Timeline:
-    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
-    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
-    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
-    the most solver iterations a frame."""
-
-    duration: float = 2.0
-    hold: float = 0.5
-    fps: float = 30.0
-    path: tuple[ArrayLike, ArrayLike] | None = None
-    max_speed: float = 2.0 * math.pi
-    frame_iterations: int = 30
-
-    def __post_init__(self) -> None:
-        d, h, f = self.duration, self.hold, self.fps
-        if not (d > 0 and h >= 0 and f > 0):
-            raise IKError(f"duration and fps must be > 0 and hold >= 0; got duration={d}, hold={h}, fps={f}")
-        try:
-            frame_count(d + h, f, "reach")
-        except AnimkitError as exc:
-            raise IKError(str(exc)) from None
-        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
-            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
-                          f"{self.frame_iterations}")
-        if self.path is not None:
-            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
-            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
-                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
-            object.__setattr__(self, "path", (pt, pp))
-
-    @property
-    def times(self) -> Array:
-        """The frames' times (F,): 0, 1/fps, … duration + hold."""
-        return np.arange(int(round((self.duration + self.hold) * self.fps)) + 1) / self.fps
-
-    @property
-    def arrival(self) -> int:
-        """The frame where the movement ends and the hold begins."""
-        return int(round(self.duration * self.fps))
-
-    def waypoints(self, start: Array, end: Array) -> Array:
-        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
-        minimum-jerk s, or the path's points at the frames' times."""
-        t = self.times
-        if self.path is None:
-            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
-        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
-        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
-
-
 def bake_reach(problem: IKProblem | Figure, timeline: Timeline | str | None = None, target: ArrayLike | None = None,
                *, name: str = "reach", label: str | None = None, quiet: bool = False, up: ArrayLike | None = None,
                priors: Priors | None = None, **older: Any) -> ReachResult:
@@ -334,7 +285,7 @@ def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
     solve must stay near the previous frame: no jump to another branch)."""
     base, fi = problem.solver, int(tl.frame_iterations)
     if isinstance(base, Natural):
-        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False),
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=3, track=True),
                 replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
     frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
     return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
@@ -352,19 +303,17 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     effector = problem.effectors[0]
     pose0 = problem.pose
     node_index = figure.node_names.index(effector)
-    times = tl.times
-    e0 = figure.world_positions(pose0)[0, node_index]
     goal = _position(tgt)
+    e0 = figure.world_positions(pose0)[0, node_index]
     frame_solver, direct_solver = _bake_solvers(problem, tl)
     frame = problem.using(frame_solver)
     natural = any(not isinstance(t, Reach) for t in problem.tasks)
     # the table's numbers: one solve from the start pose straight to the target, as a plain solve() would
     direct = _direct(problem.using(direct_solver), tgt)
     # a target out of reach: the hand goes as far as it can, on the same smooth path
-    waypoints = tl.waypoints(e0, goal if direct.converged else figure.world_positions(direct.pose)[0, node_index])
-    gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
-    looks = None if gaze is None else _gaze_path(figure, gaze, pose0, goal, times, tl.duration)
-    poses, iters, t_solve = _bake_frames(frame, node_index, tl, waypoints, tgt, looks, (label or name, quiet))
+    end = goal if direct.converged else figure.world_positions(direct.pose)[0, node_index]
+    tl, waypoints, poses, iters, t_solve = bake_paced(frame, node_index, tl, (e0, end, tgt), (label or name, quiet))
+    times = tl.times
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
     up_axis = np.asarray(up if up is not None else (0.0, 1.0, 0.0), dtype=float)
@@ -382,7 +331,7 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
     return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
                        chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
-                       iters, t_solve, moved, total, **extra)
+                       iters, t_solve, moved, total, duration_s=tl.duration, lead_s=tl.lead, **extra)
 
 
 def _direct(problem: IKProblem, tgt: Array) -> IKResult:
@@ -409,77 +358,8 @@ def _direct(problem: IKProblem, tgt: Array) -> IKResult:
     return replace(r, reachable=reachable, reason="unreachable" if reachable is False else r.reason)
 
 
-def _bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
-                 looks: Array | None, show: tuple[str, bool]) -> tuple[Array, int, float]:
-    """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps; in the hold, still
-    once within HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the
-    poses (F, D), the iterations summed and the time spent solving. ``looks``: the Gaze task's point per frame."""
-    figure = problem.figure
-    n_frames = len(waypoints)
-    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
-    lim = figure.dof_limits()
-    step_cap = tl.max_speed / tl.fps
-    poses = np.empty((n_frames, figure.dof_count))
-    poses[0] = problem.pose
-    iters, t_solve = 0, 0.0
-    for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
-        w = waypoints[k]
-        frame_target = w if orient is None else _pose_matrix(orient, w)
-        held = None
-        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand 1 mm closer
-            held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
-            if held <= HOLD_TOL:
-                poses[k] = poses[k - 1]
-                continue
-        t0 = time.perf_counter()
-        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[k]})
-        iters += r.iterations
-        t_solve += time.perf_counter() - t0
-        delta = r.pose - poses[k - 1]
-        biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
-        if biggest > step_cap:  # keep the direction, bound the speed
-            delta *= step_cap / biggest
-        poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
-        if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
-                                 > held - HOLD_TOL):
-            poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
-    return poses, iters, t_solve
-
-
-HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
-GAZE_SPEED = 150.0  # deg/s: the gaze's peak turn speed (a head turns at most ~200 deg/s)
-GAZE_MIN, GAZE_SHARE = 0.25, 0.5  # the gaze's turn takes at least GAZE_MIN s, and at most this share of the reach
-# unless its speed limit needs longer (a short reach's head then settles after the hand's peak, never faster)
-
-
-def _gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, times: Array, duration: float) -> Array:
-    """Where the head looks at each frame (F, 3): from the point ahead of it at the target's distance to the target
-    on a minimum-jerk timeline of its own, T_g = max(min(GAZE_SHARE · duration, T_fast), 1.875 A / GAZE_SPEED),
-    T_fast = max(1.875 A / GAZE_SPEED, GAZE_MIN), for a turn of A degrees (1.875 A / T: a minimum-jerk turn's peak
-    speed): the eyes and head lead and settle before the hand's peak speed (at duration / 2) where the speed limit
-    allows; on a short reach the turn takes as long as the limit needs (the head never turns faster than
-    GAZE_SPEED)."""
-    c = configuration(figure, pose0)
-    head = c.state.p[c.node(gaze.head)]
-    rho = float(np.linalg.norm(goal - head))
-    look0 = gaze.looking_at(c, rho)
-    a, b = look0 - head, goal - head
-    angle = math.degrees(math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)))
-    slowest = 1.875 * angle / GAZE_SPEED
-    t_gaze = max(min(max(slowest, GAZE_MIN), GAZE_SHARE * duration), slowest, 1e-9)
-    s = minimum_jerk(times / t_gaze)[:, None]
-    return np.asarray(look0 + s * (goal - look0), dtype=float)
-
-
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
 NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
-
-
-def _pose_matrix(R: Array, p: Array) -> Array:
-    M = np.eye(4)
-    M[:3, :3] = R
-    M[:3, 3] = p
-    return M
 
 
 def _rotation_summary(figure: Figure, poses: Array) -> tuple[tuple[tuple[str, float], ...], float]:

@@ -1,0 +1,214 @@
+"""A reach's frames: each solved toward its waypoint from the one before, paced like a person.
+
+Frame k is solved toward waypoint k warm-started from frame k − 1, its step limited to ``max_speed`` rad/s (m/s for
+prismatic DOFs) so the joints never pop; in the hold the effector stays still once within HOLD_TOL of its goal and a
+frame's solve is kept only where it brings the effector HOLD_TOL closer (no chatter, no creep). A natural reach's
+head looks along a path of its own that leads the hand (:mod:`animkit.motion.gaze_timing`), its world turn per frame
+is held to HEAD_SPEED (the whole frame slows, the trunk with the neck), and a movement too quick for a person is
+baked again slower (:func:`bake_paced`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from animkit.errors import AnimkitError, IKError
+from animkit.ik import IKProblem
+from animkit.ik.tasks import Gaze, configuration
+from animkit.limits import frame_count
+from animkit.model.figure import Figure
+from animkit.model.transforms import rotation_vector_from_matrix
+from animkit.motion.gaze_timing import gaze_lead, gaze_time, gaze_turn, look_path, turn_degrees
+from animkit.motion.reach_measures import minimum_jerk
+from animkit.progress import progress
+
+__all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH"]
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """When a reach happens and how fast it may go: ``duration`` s of movement (the minimum-jerk path), then ``hold``
+    s, at ``fps``; ``path`` = (times (K,), points (K, 3)): a moving target the effector follows instead (linearly
+    interpolated at each frame); ``max_speed``: the most rad/s (m/s for a slide) a DOF moves; ``frame_iterations``:
+    the most solver iterations a frame; ``lead``: s the hand waits before it starts (a natural reach's gaze starts
+    at 0 and may ask for more: :func:`animkit.motion.gaze_timing.gaze_lead`)."""
+
+    duration: float = 2.0
+    hold: float = 0.5
+    fps: float = 30.0
+    path: tuple[ArrayLike, ArrayLike] | None = None
+    max_speed: float = 2.0 * math.pi
+    frame_iterations: int = 30
+    lead: float = 0.0
+
+    def __post_init__(self) -> None:
+        d, h, f = self.duration, self.hold, self.fps
+        if not (d > 0 and h >= 0 and f > 0 and self.lead >= 0):
+            raise IKError(f"duration and fps must be > 0 and hold, lead >= 0; got duration={d}, hold={h}, fps={f}, "
+                          f"lead={self.lead}")
+        try:
+            frame_count(self.lead + d + h, f, "reach")
+        except AnimkitError as exc:
+            raise IKError(str(exc)) from None
+        if not (self.max_speed > 0 and int(self.frame_iterations) >= 1):
+            raise IKError(f"max_speed must be > 0 and frame_iterations >= 1; got {self.max_speed}, "
+                          f"{self.frame_iterations}")
+        if self.path is not None:
+            pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+            if pp.ndim != 2 or pp.shape[1] != 3 or pt.shape != (len(pp),) or np.any(np.diff(pt) <= 0):
+                raise IKError("path must be (times (K,), points (K, 3)) with increasing times")
+            object.__setattr__(self, "path", (pt, pp))
+
+    @property
+    def times(self) -> Array:
+        """The frames' times (F,): 0, 1/fps, … lead + duration + hold."""
+        return np.arange(int(round((self.lead + self.duration + self.hold) * self.fps)) + 1) / self.fps
+
+    @property
+    def arrival(self) -> int:
+        """The frame where the movement ends and the hold begins."""
+        return int(round((self.lead + self.duration) * self.fps))
+
+    def waypoints(self, start: Array, end: Array) -> Array:
+        """Where the effector is asked to be at each frame (F, 3): w(t) = e₀ + s(t/T)(x_end − e₀) with the
+        minimum-jerk s, or the path's points at the frames' times (both from ``lead`` on)."""
+        t = self.times - self.lead
+        if self.path is None:
+            return np.asarray(start + minimum_jerk(t / self.duration)[:, None] * (end - start), dtype=float)
+        pt, pp = (np.asarray(a, dtype=float) for a in self.path)
+        return np.stack([np.interp(t, pt, pp[:, k]) for k in range(3)], axis=1)
+
+
+def pose_matrix(R: Array, p: Array) -> Array:
+    """The 4×4 of rotation R (3, 3) and translation p (3,)."""
+    M = np.eye(4)
+    M[:3, :3] = R
+    M[:3, 3] = p
+    return M
+
+
+def _position(target: Array) -> Array:
+    return target[:3, 3] if target.shape == (4, 4) else target
+
+
+def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Array, Array, Array],
+               show: tuple[str, bool]) -> tuple[Timeline, Array, Array, int, float]:
+    """The frames of a bake from ``ends`` = (the effector's start, its end, the target). A natural reach's head
+    starts first (the hand waits ``lead`` s: :mod:`animkit.motion.gaze_timing`), and a movement too quick for a
+    person (a frame before arrival slowed by a factor r by the joints' max_speed or the head's HEAD_SPEED) is baked
+    again clip(r, STRETCH) times slower (a minimum-jerk stroke's speeds scale as 1/T), up to STRETCH_ROUNDS times:
+    the hand arrives on one minimum-jerk stroke, later than asked (the timeline returned says when), rather than
+    whip the trunk and head round. Returns the timeline used, the waypoints, poses, iterations and solve time (summed
+    over the tries)."""
+    figure = problem.figure
+    gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
+    iters, t_solve = 0, 0.0
+    for attempt in range(STRETCH_ROUNDS + 1):
+        looks = None
+        if gaze is not None:  # the head starts first: the hand waits until the gaze settles by its peak speed
+            path, lead = gaze_path(figure, gaze, problem.pose, _position(ends[2]), tl)
+            tl = replace(tl, lead=lead)
+            looks = (path, figure.node_names.index(gaze.head))
+        waypoints = tl.waypoints(ends[0], ends[1])
+        poses, it, ts, slowed = bake_frames(problem, node_index, tl, waypoints, ends[2], looks, show)
+        iters, t_solve = iters + it, t_solve + ts
+        if gaze is None or not slowed or attempt == STRETCH_ROUNDS:
+            return tl, waypoints, poses, iters, t_solve
+        tl = replace(tl, duration=tl.duration * float(np.clip(slowed, *STRETCH)), lead=0.0)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+STRETCH, STRETCH_ROUNDS = (1.2, 4.0), 8  # a natural reach too quick for a person: baked 1.2–4× slower, ≤ 8 times
+
+
+def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
+                 looks: tuple[Array, int] | None, show: tuple[str, bool]) -> tuple[Array, int, float, float]:
+    """Each frame k solved toward waypoint k from frame k − 1, its step capped at max_speed / fps (and, with a gaze,
+    where the head's world turn would pass HEAD_SPEED: :func:`head_capped`); in the hold, still once within
+    HOLD_TOL of the goal, and a solve kept only where it brings the effector HOLD_TOL closer. Returns the poses
+    (F, D), the iterations summed, the time spent solving and, before arrival, the most a cap slowed a frame (the
+    head's turn, or a step led by a DOF on the effector's path, over its cap; 0 where none did).
+    ``looks``: the Gaze task's point per frame and the head's node index."""
+    figure = problem.figure
+    n_frames = len(waypoints)
+    orient = tgt[:3, :3] if tgt.shape == (4, 4) else None
+    lim = figure.dof_limits()
+    step_cap = tl.max_speed / tl.fps
+    poses = np.empty((n_frames, figure.dof_count))
+    poses[0] = problem.pose
+    iters, t_solve, slowed = 0, 0.0, 0.0
+    path = np.zeros(figure.dof_count, dtype=bool)  # the DOFs that carry the effector: their speed paces the reach
+    for arc in figure.path_to(problem.effectors[0]):
+        path[list(figure.joint_dofs.get(arc.joint.name, ()))] = True
+    for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
+        w = waypoints[k]
+        frame_target = w if orient is None else pose_matrix(orient, w)
+        held = None
+        if k > tl.arrival:  # the hold: still once arrived; a solve is kept only where it brings the hand 1 mm closer
+            held = float(np.linalg.norm(figure.world_positions(poses[k - 1])[0, node_index] - w))
+            if held <= HOLD_TOL:
+                poses[k] = poses[k - 1]
+                continue
+        t0 = time.perf_counter()
+        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[0][k]})
+        iters += r.iterations
+        t_solve += time.perf_counter() - t0
+        delta = r.pose - poses[k - 1]
+        biggest = float(np.max(np.abs(delta))) if delta.size else 0.0
+        if biggest > step_cap:  # keep the direction, bound the speed
+            delta *= step_cap / biggest
+            if k <= tl.arrival and path[int(np.argmax(np.abs(delta)))]:
+                slowed = max(slowed, biggest / step_cap)
+        poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
+        if looks is not None:
+            poses[k], capped = head_capped(figure, looks[1], poses[k - 1], poses[k], HEAD_SPEED / tl.fps)
+            slowed = max(slowed, capped if k <= tl.arrival else 0.0)
+        if held is not None and (float(np.linalg.norm(figure.world_positions(poses[k])[0, node_index] - w))
+                                 > held - HOLD_TOL):
+            poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
+    return poses, iters, t_solve, slowed
+
+
+HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much
+HEAD_SPEED = math.radians(190.0)  # rad/s: the most a natural reach's head turns in the world (people: ~200°/s)
+
+
+def head_capped(figure: Figure, head: int, before: Array, after: Array, cap: float) -> tuple[Array, float]:
+    """(``after``, 0) where the head's world turn |log(R_bᵀ R_a)| from ``before`` to ``after`` is at most ``cap``
+    (rad); else (the pose on the way there where it is ``cap``, found by bisection, and turn / cap): the whole
+    frame slows, the trunk with the neck, as a person's would rather than whip the head round."""
+    Rb = figure.world_batch(before[None])[0, head, :3, :3]
+    lo, hi, over = 0.0, 1.0, 0.0
+    for _ in range(HEAD_ROUNDS):
+        s = hi if lo == 0.0 and hi == 1.0 else 0.5 * (lo + hi)
+        Ra = figure.world_batch((before + s * (after - before))[None])[0, head, :3, :3]
+        turn = float(np.linalg.norm(rotation_vector_from_matrix(Rb.T @ Ra)))
+        if s == 1.0:
+            if turn <= cap:
+                return after, 0.0
+            over = turn / cap
+        lo, hi = (s, hi) if turn <= cap else (lo, s)
+    return np.asarray(before + lo * (after - before), dtype=float), over
+
+
+HEAD_ROUNDS = 8  # bisections of a frame's step against the head's cap (the step found within 2⁻⁷ of the largest)
+
+
+def gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, tl: Timeline) -> tuple[Array, float]:
+    """Where the head looks at each frame (F, 3) and how long the hand waits behind it
+    (:mod:`animkit.motion.gaze_timing`: yaw and pitch on one minimum-jerk timeline, at most GAZE_SPEED)."""
+    c = configuration(figure, pose0)
+    head = c.state.p[c.node(gaze.head)]
+    up = np.asarray(gaze.up, dtype=float)
+    up = up / np.linalg.norm(up)
+    ahead = gaze.looking_at(c, float(np.linalg.norm(goal - head))) - head
+    t_gaze = gaze_time(turn_degrees(*gaze_turn(head, ahead, goal, up)), tl.duration)
+    lead = max(tl.lead, gaze_lead(t_gaze, tl.duration))
+    return look_path(head, ahead, goal, up, replace(tl, lead=lead).times, t_gaze), lead
