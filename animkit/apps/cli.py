@@ -203,16 +203,16 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from animkit.apps.reach_panels import comparison_panels
-    from animkit.motion.reach import compare
     from animkit.render.frames import parse_size
 
     if args.plot:
         commands.matplotlib_pyplot()  # fail before the work, not after it
     _check_outputs(args, args.json, args.plot)
     scene = _load_for_render(args)
-    comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
-                         chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
-                         hold=args.hold, fps=args.fps, quiet=args.quiet)
+    comparison = commands.compare(scene, effector=args.effector,
+                                  target=_vector(args.target) if args.target else None, chains=_names(args.chains),
+                                  solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
+                                  quiet=args.quiet)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
