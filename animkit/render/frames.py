@@ -28,6 +28,7 @@ from animkit.limits import frame_count
 from animkit.model.figure import Figure
 from animkit.progress import ProgressCallback, progress
 from animkit.render.camera import Camera, fit_camera, follow_cameras, look_at, view_angles
+from animkit.render.overlays import disc_coverage
 from animkit.render.panel_threads import panel_rows
 from animkit.render.panels import PanelGrid
 from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices
@@ -160,8 +161,8 @@ class FigureRenderer:
         self._trail_pix = np.zeros(0, np.int64)
         self._trail_camera: Camera | None = None
         self._trail_plan: tuple[Camera, Array, NDArray[np.intp], NDArray[np.int64], NDArray[np.float32]] | None = None
-        # the last frame's camera, world matrices, image (kept once a pose repeats) and surfaces: see _drawn
-        self._held: tuple[Camera, Array, NDArray[np.uint8] | None, list[Surface]] | None = None
+        self._held: tuple[Camera, Array, NDArray[np.uint8] | None, list[Surface]] | None = None  # see _drawn
+        self._targets: tuple[object, NDArray[np.int64], NDArray[np.float32]] | None = None  # see _target_cover
 
     def surfaces(self, world: Array) -> list[Surface]:
         """What one frame draws for world matrices ``world`` (N, 4, 4): the figure's shapes (or bones), and each
@@ -200,8 +201,15 @@ class FigureRenderer:
         if trail is not None and len(trail) >= 2:
             self._trail(image, np.asarray(trail, dtype=float))
         if targets is not None and len(targets):
-            draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc", inplace=True)
+            blend(image, *self._target_cover(np.asarray(targets, dtype=float)), st.target_color, inplace=True)
         return image
+
+    def _target_cover(self, targets: Array) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """The 6 px target discs' (pixels, α) (:func:`disc_coverage`), once while camera and targets stay."""
+        key = (self.camera, targets.shape, targets.tobytes())
+        if self._targets is None or self._targets[0] != key:
+            self._targets = (key, *disc_coverage(self.camera, targets, 6.0))
+        return self._targets[1], self._targets[2]
 
     def _drawn(self, world: Array, out: NDArray[np.uint8] | None) -> tuple[NDArray[np.uint8], list[Surface]]:
         """The rasterised surfaces of world matrices ``world`` (before the overlays) and the surfaces drawn. A pose

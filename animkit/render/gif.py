@@ -90,10 +90,10 @@ def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np
         used = np.flatnonzero(np.bincount(np.asarray(q).ravel(), minlength=1))  # the indices met, ascending
         adaptive = pal[used[used < len(pal)]]
     pal = np.concatenate([adaptive, fixed])
-    first: dict[tuple[int, ...], int] = {}  # each colour's first row: duplicates out, order kept (adaptive first)
+    row_of: dict[tuple[int, ...], int] = {}  # each colour's first row: duplicates out, order kept (adaptive first)
     for i, c in enumerate(map(tuple, pal.tolist())):  # (np.unique would import numpy.ma: 40 ms of a process)
-        first.setdefault(c, i)
-    pal = pal[list(first.values())]
+        row_of.setdefault(c, i)
+    pal = pal[list(row_of.values())]
     out = np.empty((256, 3), np.uint8)
     out[:] = pal[0]
     out[: len(pal)] = pal
