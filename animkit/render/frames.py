@@ -212,20 +212,17 @@ class FigureRenderer:
         return self._targets[1], self._targets[2]
 
     def _drawn(self, world: Array, out: NDArray[np.uint8] | None) -> tuple[NDArray[np.uint8], list[Surface]]:
-        """The rasterised surfaces of world matrices ``world`` (before the overlays) and the surfaces drawn. A pose
-        held (the same matrices and camera as the frame before, as in a reach's hold or a short panel's padding)
-        is drawn once: from its second frame the kept image is copied, the same pixels as drawing it anew."""
+        """(the surfaces of ``world`` rasterised, overlays not yet drawn; the surfaces). A held pose (matrices and
+        camera as the frame before: a reach's hold, a short panel's padding) is drawn twice, then copied."""
         held = self._held
         same = held is not None and held[0] == self.camera and np.array_equal(held[1], world)
         if same and held is not None and held[2] is not None:
             image = np.empty_like(held[2]) if out is None else check_frame_buffer(out, self.camera)
             np.copyto(image, held[2])
             return image, held[3]
-        st = self.style
-        srfs = self.surfaces(world)
-        image = render_surfaces(self.camera, srfs, background=st.background,
-                                backdrop=self.backdrop() if st.grid else None, supersample=st.supersample,
-                                jit=self.jit, out=out)
+        st, srfs = self.style, self.surfaces(world)
+        image = render_surfaces(self.camera, srfs, background=st.background, backdrop=self.backdrop() if st.grid
+                                else None, supersample=st.supersample, jit=self.jit, out=out)
         self._held = (self.camera, world.copy(), image.copy() if same else None, srfs)
         return image, srfs
 
