@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from animkit.apps import notebook  # noqa: F401  registers the inline drawings (animkit.display) of scenes, clips...
 from animkit.errors import AnimkitError, ClipError, IKError, ParseError, PoseError, RenderError, SceneError
-from animkit.motion.retarget import retarget  # the function, as animkit.retarget
 
 if TYPE_CHECKING:
     from animkit import examples, ik, keyframes
@@ -28,10 +27,11 @@ if TYPE_CHECKING:
     from animkit.model.joints import Dof, Joint
     from animkit.motion import root_motion as motion
     from animkit.motion.reach import Timeline, bake_reach, compare
+    from animkit.motion.retarget import retarget
     from animkit.scene import CameraSpec, ReachSpec, Scene
 
-#: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors, the
-#: drawings and retarget, and IK, reach, motion, the readers and the rest only when a program asks for them.
+#: Public name -> the module that holds it, imported on first use (PEP 562): ``import animkit`` loads errors and the
+#: drawings, and retarget, IK, reach, motion, the readers and the rest only when a program asks for them.
 _LAZY = {
     "Figure": "model.figure", "Rig": "model.figure", "Node": "model.graph", "Arc": "model.graph",
     "Dof": "model.joints", "Joint": "model.joints", "Mesh": "look.mesh", "Skin": "look.mesh",
@@ -39,6 +39,7 @@ _LAZY = {
     "Clip": "keyframes", "RotationTrack": "keyframes", "Track": "keyframes", "blend": "keyframes",
     "crossfade": "keyframes", "bake_reach": "motion.reach", "Timeline": "motion.reach", "compare": "motion.reach",
     "show": "apps.notebook", "still": "apps.notebook", "CameraSpec": "scene", "ReachSpec": "scene", "Scene": "scene",
+    "retarget": "motion.retarget",  # the function
 }
 
 

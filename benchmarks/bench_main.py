@@ -12,7 +12,9 @@ Cases, interleaved by :func:`benchmarks.harness.interleaved` (medians of ≥ 5, 
 * ``ANIMKIT_JIT=0``: NumPy only;
 * sources compiled every run: a copy of the package without ``__pycache__`` run with ``PYTHONDONTWRITEBYTECODE=1``
   (this shared workplace's setting: every animkit module is compiled from source in every process);
-* ``python -c "import numpy"``: the interpreter and NumPy alone, so the table shows how loaded the machine was.
+* ``python -c "import numpy"``: the interpreter and NumPy alone, so the table shows how loaded the machine was;
+* one core (``taskset -c``): the default on one core, where the bake's forked process and the panels' threads
+  have no second core to run on (what the job costs without them; on a loaded machine, nearer what it gets).
 
 Also: whether the GIFs are byte-identical, and the peak resident memory of one run of each.
 """
@@ -57,14 +59,15 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in drop}
     cpu: dict[str, list[float]] = {}
 
-    def case(name: str, extra: dict[str, str], fresh_cache: bool = False, cwd: Path = ROOT) -> Callable[[], None]:
+    def case(name: str, extra: dict[str, str], fresh_cache: bool = False, cwd: Path = ROOT,
+             prefix: tuple[str, ...] = ()) -> Callable[[], None]:
         def run() -> None:
             e = dict(env, **extra)
             if fresh_cache:
                 e["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
-            c0 = sum(os.times()[2:4])  # the children's user + sys CPU time
-            subprocess.run([sys.executable, *ARGS, "-o", str(tmp / f"{name}.gif")], cwd=cwd, env=e, check=True,
-                           stdout=subprocess.DEVNULL)
+            c0 = sum(os.times()[2:4])  # the children's user + sys CPU time (their reaped children's included)
+            subprocess.run([*prefix, sys.executable, *ARGS, "-o", str(tmp / f"{name}.gif")], cwd=cwd, env=e,
+                           check=True, stdout=subprocess.DEVNULL)
             cpu.setdefault(name, []).append(sum(os.times()[2:4]) - c0)
         return run
 
@@ -78,23 +81,27 @@ def main() -> None:
              "default, warm, sources compiled every run": case("source", {"PYTHONDONTWRITEBYTECODE": "1"}, cwd=src),
              'python -c "import numpy"': numpy_alone}
     names = ["warm", "cold", "nojit", "source", "numpy"]
+    if shutil.which("taskset") and len(os.sched_getaffinity(0)) > 1:  # no second core: the bake's fork, the
+        one = f"default, warm, one core (taskset -c {min(os.sched_getaffinity(0))})"  # panels' threads wait
+        cases[one] = case("onecore", {}, prefix=("taskset", "-c", str(min(os.sched_getaffinity(0)))))
+        names.append("onecore")
     if args.against is not None:
         cases[f"default, warm, in {args.against}"] = case("against", {}, cwd=args.against.resolve())
         names.append("against")
     load = os.getloadavg()[0]
     stats = interleaved(cases, rounds=args.rounds)
-    gifs = ("warm", "cold", "nojit", "source", "against") if args.against is not None else \
-        ("warm", "cold", "nojit", "source")
+    gifs = [n for n in names if n != "numpy"]
     same = len({(tmp / f"{n}.gif").read_bytes() for n in gifs}) == 1
     rss = {}
-    probe = ("import resource, runpy, sys\nsys.argv = ['animkit', *sys.argv[1:]]\ntry:\n"
-             "    runpy.run_module('animkit', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)")
     for name, extra in (("default", {}), ("ANIMKIT_JIT=0", {"ANIMKIT_JIT": "0"})):
-        p = subprocess.run([sys.executable, "-c", probe, *ARGS[2:], "-o", str(tmp / "m.gif")], cwd=ROOT,
-                           env=dict(env, **extra), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                           text=True)
-        rss[name] = int(p.stderr.strip().splitlines()[-1]) / 1024
+        # the command's own peak (wait4's rusage; the process ends by os._exit, so it cannot report it itself); the
+        # bake's forked process peaks at about the same, its pages shared with this one until written
+        p = subprocess.Popen([sys.executable, *ARGS, "-o", str(tmp / "m.gif")], cwd=ROOT, env=dict(env, **extra),
+                             stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        assert p.returncode == 0, f"the job failed ({p.returncode})"
+        rss[name] = usage.ru_maxrss / 1024
     print("# The main job: `animkit compare scenes/humanoid.toml -o compare.gif`\n")
     print(f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_main --rounds {args.rounds}"
           f"{' --against ' + str(args.against) if args.against is not None else ''}` "

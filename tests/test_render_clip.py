@@ -326,3 +326,68 @@ def test_a_trail_covered_once_equals_one_drawn_frame_by_frame(cesium) -> None:
     assert (np.abs(planned[-1].astype(int) - green).sum(axis=2) < 60).sum() > 10  # the trail is drawn
     for a, b in zip(planned, by_frame, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_held_pose_is_drawn_once_and_copied_after(arm, monkeypatch) -> None:
+    """A pose held over frames (a reach's hold, a short panel's padding) is rasterised for its first two frames and
+    copied after: every frame equals the one a new renderer draws for that frame alone, into a new image or into
+    the caller's buffer, overlays included."""
+    from animkit.render import frames as frames_module
+    from animkit.render.frames import FigureRenderer
+
+    clip = _swing(arm, n=4)
+    p = clip.sample_frames()
+    poses = p[[0, 1, 1, 1, 1, 2, 3, 3, 3]]
+    tip = arm.figure.node_names.index("tip")
+    trail = arm.figure.world_positions(poses)[:, tip]
+    target = np.array([[0.5, 0.5, 1.5]])
+    cam = clip_camera(CameraSpec(), "z", framing_points(arm.figure, figure_mesh(arm.figure), poses), size=(64, 48))
+    W = arm.figure.world_batch(poses)
+    alone = [FigureRenderer(arm.figure, cam, up="z").frame(W[k], targets=target, trail=trail[:k + 1])
+             for k in range(len(poses))]
+    drawn = []
+    real = frames_module.render_surfaces
+    monkeypatch.setattr(frames_module, "render_surfaces", lambda *a, **k: drawn.append(1) or real(*a, **k))
+    kept = list(FigureRenderer(arm.figure, cam, up="z").frames(poses, targets=target, trail=trail))
+    assert len(drawn) == 6  # frames 0, 1, 2 (the hold's second: kept), 5, 6, 7 (kept); 3, 4 and 8 copied
+    np.testing.assert_array_equal(np.stack(kept), np.stack(alone))
+    buf = np.zeros((len(poses), 48, 64, 3), np.uint8)
+    list(FigureRenderer(arm.figure, cam, up="z").frames(poses, targets=target, trail=trail, out=buf))
+    np.testing.assert_array_equal(buf, np.stack(alone))
+    assert not np.shares_memory(kept[3], kept[4])  # a copy each: a caller may draw on one frame
+
+
+def test_panels_drawn_on_threads_equal_panels_drawn_in_turn(tmp_path, arm, monkeypatch) -> None:
+    """render_panels draws its panels on several threads (panel_rows): the file is byte for byte the one drawn on
+    one thread, panels of different lengths and trails included; the panels were drawn off the calling thread."""
+    from animkit.errors import RenderError
+    from animkit.render import panel_threads
+    from animkit.render.panel_threads import panel_rows
+
+    poses = _swing(arm, n=7).sample_frames()
+    tip = arm.figure.node_names.index("tip")
+    trail = arm.figure.world_positions(poses)[:, tip]
+    panels = [Panel(arm.figure, poses, "a", targets=np.array([[0.5, 0.5, 1.5]]), trail=trail),
+              Panel(arm.figure, poses[::-1], "b"), Panel(arm.figure, poses[:3], "c", trail=trail[:3])]
+    out = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(panel_threads, "render_threads", lambda threads=threads: threads)
+        render_panels(panels, tmp_path / f"{threads}.gif", fps=7, up="z", size=(60, 50), quiet=True)
+        out[threads] = (tmp_path / f"{threads}.gif").read_bytes()
+    assert out[1] == out[3]
+
+    import threading
+
+    def stream(k: int, fail_at: int | None = None):
+        for f in range(5):
+            if f == fail_at:
+                raise RenderError("stream broke")
+            yield np.full((2, 2, 3), 10 * k + f, np.uint8), threading.current_thread().name
+
+    rows = list(panel_rows([stream(k) for k in range(3)], 5, threads=2))
+    assert [[int(img[0, 0, 0]) for img, _ in row] for row in rows] == [[f, 10 + f, 20 + f] for f in range(5)]
+    assert all(name.startswith("animkit-panels") for row in rows for _, name in row)
+    before = threading.active_count()
+    with pytest.raises(RenderError, match="stream broke"):
+        list(panel_rows([stream(0), stream(1, fail_at=3)], 5, threads=2))
+    assert threading.active_count() == before  # the drawing threads ended

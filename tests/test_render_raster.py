@@ -811,3 +811,24 @@ def test_markers_that_overlap_take_the_largest_coverage() -> None:
     both = draw_markers(bg, cam, pts, (0.0, 0.0, 0.0), 4.0)
     singles = [draw_markers(bg, cam, p[None], (0.0, 0.0, 0.0), 4.0) for p in pts]
     np.testing.assert_array_equal(both, np.min(singles, axis=0))  # black ink: more coverage is darker
+
+
+def test_disc_coverage_blended_is_what_draw_markers_draws() -> None:
+    """A renderer covers fixed markers once (disc_coverage) and blends them on each frame: the same pixels as
+    draw_markers, for discs overlapping one another, half off the image and behind the camera."""
+    from animkit.render.overlays import disc_coverage
+    from animkit.render.segments import blend
+
+    cam = look_at((0.0, -3.0, 1.0), (0.0, 0.0, 1.0), up="z", width=64, height=48)
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 256, size=(48, 64, 3), dtype=np.uint8)
+    for n in (1, 2, 5):
+        pts = rng.normal(size=(n, 3)) * [1.0, 2.0, 0.8] + [0.0, 0.0, 1.0]
+        pts[-1] = [0.3, 0.05, 1.2] if n > 1 else pts[-1]  # near another: the discs overlap
+        for r in (2.5, 6.0):
+            want = draw_markers(base, cam, pts, (0.85, 0.1, 0.1), r, "disc")
+            got = blend(base, *disc_coverage(cam, pts, r), (0.85, 0.1, 0.1))
+            np.testing.assert_array_equal(got, want)
+    assert len(disc_coverage(cam, [[0.0, -4.0, 1.0]], 6.0)[0]) == 0  # behind the eye: nothing
+    with pytest.raises(RenderError, match="radius_px"):
+        disc_coverage(cam, [[0.0, 0.0, 1.0]], 0.0)

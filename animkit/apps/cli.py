@@ -203,16 +203,16 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from animkit.apps.reach_panels import comparison_panels
-    from animkit.motion.reach import compare
     from animkit.render.frames import parse_size
 
     if args.plot:
         commands.matplotlib_pyplot()  # fail before the work, not after it
     _check_outputs(args, args.json, args.plot)
     scene = _load_for_render(args)
-    comparison = compare(scene, effector=args.effector, target=_vector(args.target) if args.target else None,
-                         chains=_names(args.chains), solvers=_names(args.solvers), duration=args.duration,
-                         hold=args.hold, fps=args.fps, quiet=args.quiet)
+    comparison = commands.compare(scene, effector=args.effector,
+                                  target=_vector(args.target) if args.target else None, chains=_names(args.chains),
+                                  solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
+                                  quiet=args.quiet)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
@@ -501,7 +501,9 @@ def console_main() -> NoReturn:
     the process ends at once: stdout and stderr flushed, the ``atexit`` handlers run (multiprocessing's finalizers
     among them: its temporary folder, its semaphores), then ``os._exit``, skipping the interpreter's teardown of
     the ~2,000 modules dask, pandas and pyarrow brought in (≈0.2 s a command, of ≈1 s of fixed cost:
-    benchmarks/results_batch.md). Not while a non-daemon thread still runs: Python would wait for it.
+    benchmarks/results_batch.md); likewise after ``compare`` (its GIF written and renamed into place, its bake
+    processes reaped), whose teardown is the main job's last few hundredths of a second. Not while a non-daemon
+    thread still runs: Python would wait for it.
     """
     code, done = _dispatch(None)
     if done and not any(t.is_alive() and not t.daemon and t is not threading.main_thread()
@@ -541,7 +543,8 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     except KeyboardInterrupt:
         print("animkit: interrupted", file=sys.stderr)
         return 130, False
-    return code, args.command == "batch" or (args.command == "prior" and (args.workers or args.scheduler) is not None)
+    return code, args.command in ("batch", "compare") or \
+        (args.command == "prior" and (args.workers or args.scheduler) is not None)
 
 
 #: The function behind each subcommand (``args.command``).

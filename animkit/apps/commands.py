@@ -7,6 +7,7 @@ batch task only loads its file and records the returned measures, so one job giv
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import json
 from collections.abc import Sequence
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["load_scene", "is_html", "rest_clip", "motion_clip", "render", "convert", "retarget", "RetargetOutcome",
            "retarget_measures", "scene_measures", "MOTION_COLUMNS", "info_text", "info_json", "motion_report",
-           "MotionComparison", "reach", "reach_effector", "workspaces", "keys_option", "save_clip",
-           "check_writable", "reach_motion", "REACH_MOTION",
+           "MotionComparison", "reach", "compare", "SET_COST", "reach_effector", "workspaces", "keys_option",
+           "save_clip", "check_writable", "reach_motion", "REACH_MOTION",
            "units_line", "panel_clips", "matplotlib_pyplot", "plot_errors"]
 
 #: The honest motion measures (:mod:`animkit.motion.measures`) each batch row carries when its clip has legs or joints.
@@ -355,6 +356,58 @@ def reach(scene: Scene, effector: str, target: Sequence[float] | None = None, *,
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
     return bake_reach(scene.figure, effector, tg, chain=chain, solver=solver, duration=duration, hold=hold,
                       fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector", quiet=quiet)
+
+
+def compare(scene: Scene, *, processes: int | None = None, **options: Any) -> Comparison:
+    """``animkit compare``: :func:`animkit.motion.reach.compare` with ``options``, its movable sets baked side by
+    side in ``processes`` (default: the cores this process may use) forked processes
+    (:func:`animkit.apps.forked.fork_map`). The sets are dealt out costliest first to the group with the least
+    cost so far, a set's cost its DOF count + :data:`SET_COST`; each group is a comparison of its sets alone, whose
+    panels are the same as in one comparison of every set (a panel's bake depends on its set and solver only),
+    merged back in the sets' order. Only the first group's progress bars are drawn. One group (one core, one set):
+    the plain call."""
+    from animkit.apps.forked import fork_map, usable_cores
+    from animkit.motion.reach import compare as compare_sets
+
+    names, groups = _set_groups(scene, options, usable_cores() if processes is None else processes)
+    if len(groups) < 2:
+        return compare_sets(scene, **options)
+    quiet = bool(options.get("quiet", False))
+    parts = fork_map([functools.partial(compare_sets, scene, **{**options, "chains": g, "quiet": quiet or i > 0})
+                      for i, g in enumerate(groups)])
+    panels = tuple(p for c in names for part in parts for p in part.panels if p.chain == c)
+    return dataclasses.replace(parts[0], panels=panels)
+
+
+#: A set's bake cost beyond its DOFs, in DOFs: the work every frame does whatever the set (the humanoid's natural
+#: bakes, CPU s: arm (6 DOFs) 0.25, torso (12) 0.45, hips-up (26) 0.46, whole-body (44) 0.80 ≈ 0.013 (DOFs + 15)).
+SET_COST = 15
+
+
+def _set_groups(scene: Scene, options: dict[str, Any], processes: int) -> tuple[list[str], list[list[str]]]:
+    """(the comparison's movable sets, those sets dealt into at most ``processes`` groups, each in the sets' order);
+    no groups where the sets cannot be named here (compare itself says what is wrong) or repeat."""
+    from animkit.model.chains import dof_indices
+    from animkit.motion.reach import chains_moving
+
+    spec, fig = scene.reach, scene.figure
+    effector = options.get("effector") or (spec.effector if spec else None)
+    try:  # the sets compare bakes (as it names them)
+        names = list(options.get("chains") or (spec.chains if spec and spec.chains else
+                                               chains_moving(fig, fig.effector(str(effector)))))
+        sizes = {c: len(dof_indices(fig, c)) + SET_COST for c in names}
+    except AnimkitError:
+        return [], []
+    if effector is None or len(set(names)) != len(names):
+        return names, []
+    k = max(1, min(processes, len(names)))
+    groups: list[list[str]] = [[] for _ in range(k)]
+    load = [0] * k
+    for c in sorted(names, key=lambda c: -sizes[c]):
+        j = load.index(min(load))
+        groups[j].append(c)
+        load[j] += sizes[c]
+    return names, [sorted(g, key=names.index) for g in groups if g]
 
 
 def workspaces(scene: Scene, chains: Sequence[str] | None = None, effector: str | None = None, *, points: int = 2000,

@@ -41,7 +41,8 @@ from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
 from animkit.scene import Scene
 
-__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene"]
+__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene",
+           "chains_moving"]
 
 Array = NDArray[np.float64]
 BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
@@ -399,7 +400,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
-    names = list(chains) if chains else list(spec.chains) if spec and spec.chains else _chains_moving(fig, node)
+    names = list(chains) if chains else list(spec.chains) if spec and spec.chains else chains_moving(fig, node)
     if not names:
         raise IKError(f"{scene.source or 'scene'}: no movable sets that move {node!r}: give chains or declare "
                       "[chains]")
@@ -450,7 +451,7 @@ def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, pr
                      solver=solver_from_name(solver) if solver else LM(), tol=BAKE_TOL)
 
 
-def _chains_moving(figure: Figure, effector: str) -> list[str]:
+def chains_moving(figure: Figure, effector: str) -> list[str]:
     """The rig's chains with a DOF on the path from the root to ``effector`` (the effector decides the side: a
     right hand's reach never gets the left arm), in the rig's order."""
     path = set(dof_indices(figure, None, effector=effector).tolist())

@@ -28,12 +28,15 @@ from animkit.limits import frame_count
 from animkit.model.figure import Figure
 from animkit.progress import ProgressCallback, progress
 from animkit.render.camera import Camera, fit_camera, follow_cameras, look_at, view_angles
+from animkit.render.overlays import disc_coverage
+from animkit.render.panel_threads import panel_rows
 from animkit.render.panels import PanelGrid
 from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices
 from animkit.render.raster import (
     Backdrop,
     Surface,
     blend,
+    check_frame_buffer,
     compiled_pays,
     draw_markers,
     draw_segments,
@@ -158,6 +161,8 @@ class FigureRenderer:
         self._trail_pix = np.zeros(0, np.int64)
         self._trail_camera: Camera | None = None
         self._trail_plan: tuple[Camera, Array, NDArray[np.intp], NDArray[np.int64], NDArray[np.float32]] | None = None
+        self._held: tuple[Camera, Array, NDArray[np.uint8] | None, list[Surface]] | None = None  # see _drawn
+        self._targets: tuple[object, NDArray[np.int64], NDArray[np.float32]] | None = None  # see _target_cover
 
     def surfaces(self, world: Array) -> list[Surface]:
         """What one frame draws for world matrices ``world`` (N, 4, 4): the figure's shapes (or bones), and each
@@ -180,10 +185,7 @@ class FigureRenderer:
         """One image for world matrices ``world`` (N, 4, 4), drawn into ``out`` (a C-contiguous (H, W, 3) uint8
         array, returned) when given, else into a new image; the overlays are drawn into the same image."""
         st = self.style
-        srfs = self.surfaces(world)
-        image = render_surfaces(self.camera, srfs, background=st.background,
-                                backdrop=self.backdrop() if st.grid else None, supersample=st.supersample,
-                                jit=self.jit, out=out)
+        image, srfs = self._drawn(world, out)
         if st.wireframe and len(self.mesh.faces):
             e = self.edges()
             verts = srfs[0].vertices
@@ -199,8 +201,30 @@ class FigureRenderer:
         if trail is not None and len(trail) >= 2:
             self._trail(image, np.asarray(trail, dtype=float))
         if targets is not None and len(targets):
-            draw_markers(image, self.camera, np.atleast_2d(targets), st.target_color, 6, "disc", inplace=True)
+            blend(image, *self._target_cover(np.asarray(targets, dtype=float)), st.target_color, inplace=True)
         return image
+
+    def _target_cover(self, targets: Array) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """The 6 px target discs' (pixels, α) (:func:`disc_coverage`), once while camera and targets stay."""
+        key = (self.camera, targets.shape, targets.tobytes())
+        if self._targets is None or self._targets[0] != key:
+            self._targets = (key, *disc_coverage(self.camera, targets, 6.0))
+        return self._targets[1], self._targets[2]
+
+    def _drawn(self, world: Array, out: NDArray[np.uint8] | None) -> tuple[NDArray[np.uint8], list[Surface]]:
+        """(the surfaces of ``world`` rasterised, overlays not yet drawn; the surfaces). A held pose (matrices and
+        camera as the frame before: a reach's hold, a short panel's padding) is drawn twice, then copied."""
+        held = self._held
+        same = held is not None and held[0] == self.camera and np.array_equal(held[1], world)
+        if same and held is not None and held[2] is not None:
+            image = np.empty_like(held[2]) if out is None else check_frame_buffer(out, self.camera)
+            np.copyto(image, held[2])
+            return image, held[3]
+        st, srfs = self.style, self.surfaces(world)
+        image = render_surfaces(self.camera, srfs, background=st.background, backdrop=self.backdrop() if st.grid
+                                else None, supersample=st.supersample, jit=self.jit, out=out)
+        self._held = (self.camera, world.copy(), image.copy() if same else None, srfs)
+        return image, srfs
 
     def _trail(self, image: NDArray[np.uint8], trail: Array) -> NDArray[np.uint8]:
         """The polyline through ``trail`` (2 px), drawing only the segments added since the last frame:
@@ -558,8 +582,8 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
-        for k in range(n):
-            writer.write(grid.compose([next(s) for s in streams]))
+        for k, row in enumerate(panel_rows(streams, n)):
+            writer.write(grid.compose(row))
             bar.update()
             if on_progress is not None:
                 on_progress(k + 1, n)

@@ -87,11 +87,13 @@ def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np
         q = Image.fromarray(first).quantize(n_adaptive, method=Image.Quantize.MEDIANCUT,
                                             dither=Image.Dither.NONE)
         pal = np.asarray((q.getpalette() or [])[: 3 * n_adaptive], dtype=np.uint8).reshape(-1, 3)
-        used = np.unique(np.asarray(q))
+        used = np.flatnonzero(np.bincount(np.asarray(q).ravel(), minlength=1))  # the indices met, ascending
         adaptive = pal[used[used < len(pal)]]
     pal = np.concatenate([adaptive, fixed])
-    _, first_index = np.unique(pal, axis=0, return_index=True)
-    pal = pal[np.sort(first_index)]  # duplicates out, order kept (adaptive first)
+    row_of: dict[tuple[int, ...], int] = {}  # each colour's first row: duplicates out, order kept (adaptive first)
+    for i, c in enumerate(map(tuple, pal.tolist())):  # (np.unique would import numpy.ma: 40 ms of a process)
+        row_of.setdefault(c, i)
+    pal = pal[list(row_of.values())]
     out = np.empty((256, 3), np.uint8)
     out[:] = pal[0]
     out[: len(pal)] = pal

@@ -20,17 +20,29 @@ from animkit.render.segments import _blended, _coverage_jit, _coverage_kernel, _
 MarkerShape = Literal["disc", "cross"]
 _MARKER_SHAPES: tuple[MarkerShape, ...] = ("disc", "cross")
 
-__all__ = ["MarkerShape", "draw_markers", "draw_grid", "grid_segments", "Backdrop", "grid_backdrop"]
+__all__ = ["MarkerShape", "draw_markers", "disc_coverage", "draw_grid", "grid_segments", "Backdrop", "grid_backdrop"]
 
 
 def _stamp(img: Image, xy: NDArray[np.float64], d: NDArray[np.float64], radius: float,
            color: NDArray[np.uint8], depth: NDArray[np.float32] | None, bias: float, inplace: bool = False) -> Image:
     """α(p) = max_k clip(r + ½ − |p − x_k|, 0, 1) over discs at ``xy``; out = (1 − α) img + α c (into ``img`` when
     ``inplace``)."""
-    H, W = img.shape[:2]
     out = img if inplace else img.copy()
+    touched, cov = _disc_coverage(xy, d, radius, img.shape[:2], depth, bias)
+    if len(touched):
+        a = cov[:, None]
+        o = out.reshape(-1, 3)
+        o[touched] = np.round(o[touched] * (1.0 - a) + color.astype(np.float32) * a).astype(np.uint8)
+    return out
+
+
+def _disc_coverage(xy: NDArray[np.float64], d: NDArray[np.float64], radius: float, shape: tuple[int, ...],
+                   depth: NDArray[np.float32] | None, bias: float) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+    """(flat pixels, α) of discs of ``radius`` at ``xy`` in an image of ``shape`` (H, W): each pixel once, with the
+    largest coverage of the discs over it; with ``depth``, only where the disc's depth ``d`` is in front."""
+    H, W = shape
     if len(xy) == 0:
-        return out
+        return np.zeros(0, np.int64), np.zeros(0, np.float32)
     k = int(math.ceil(radius + 1.0))
     g = np.arange(-k, k + 1)
     gx = np.tile(g, len(g))
@@ -45,16 +57,25 @@ def _stamp(img: Image, xy: NDArray[np.float64], d: NDArray[np.float64], radius: 
     if depth is not None:
         zb = depth.ravel()[np.where(ok, flat, 0)]
         ok &= d[:, None] <= zb * (1.0 + bias)
-    flat, cov = flat[ok], cov[ok].astype(np.float32)
-    if len(xy) > 1 and len(flat):  # discs may overlap: α = the largest coverage per pixel, each pixel once
-        order = np.lexsort((-cov, flat))
-        flat, cov = flat[order], cov[order]
-        first = np.r_[True, flat[1:] != flat[:-1]]
-        flat, cov = flat[first], cov[first]
-    touched, a = flat, cov[:, None]  # one disc covers each pixel once
-    o = out.reshape(-1, 3)
-    o[touched] = np.round(o[touched] * (1.0 - a) + color.astype(np.float32) * a).astype(np.uint8)
-    return out
+    pix: NDArray[np.int64] = flat[ok]
+    alpha: NDArray[np.float32] = cov[ok].astype(np.float32)
+    if len(xy) > 1 and len(pix):  # discs may overlap: α = the largest coverage per pixel, each pixel once
+        order = np.lexsort((-alpha, pix))
+        pix, alpha = pix[order], alpha[order]
+        first = np.r_[True, pix[1:] != pix[:-1]]
+        pix, alpha = pix[first], alpha[first]
+    return pix, alpha
+
+
+def disc_coverage(camera: Camera, points: ArrayLike, radius_px: float = 5.0) -> tuple[NDArray[np.int64],
+                                                                                      NDArray[np.float32]]:
+    """(flat pixels, α) of the discs :func:`draw_markers` draws at ``points`` (no depth test): blending them
+    (``blend``) draws the same pixels, so a caller drawing fixed markers on many frames covers them once."""
+    if not radius_px > 0:
+        raise RenderError(f"radius_px must be > 0, got {radius_px!r}")
+    xy, d = camera.project(np.asarray(points, dtype=float).reshape(-1, 3))
+    front = d >= camera.near
+    return _disc_coverage(xy[front], d[front], radius_px, (camera.height, camera.width), None, 0.0)
 
 
 def draw_markers(image: ArrayLike, camera: Camera, points: ArrayLike, color: ArrayLike = (0.85, 0.1, 0.1),
