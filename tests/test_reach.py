@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 import animkit
+from animkit.apps.commands import panel_clips
 from animkit.errors import IKError
 from animkit.ik import LM, solve
 from animkit.ik.natural import Natural
@@ -94,6 +95,9 @@ def test_arm_alone_cannot_reach_but_hips_up_can(comparison) -> None:
 def test_metrics_equal_the_solver_results(humanoid, comparison) -> None:
     data = json.loads(json.dumps(comparison.metrics()))  # JSON-ready
     assert [p["label"] for p in data["panels"]] == ["arm", "torso +neck +free arm", "hips-up", "whole-body"]
+    # the riders are the panel's own field, apart from its label: the clips saved from it carry the movable set's name
+    assert [(p.label, p.riders) for p in comparison.panels][:2] == [("arm", ""), ("torso", "+neck +free arm")]
+    assert [c.name for c in panel_clips(comparison)] == ["arm", "torso", "hips-up", "whole-body"]
     for p, m in zip(comparison.panels, data["panels"], strict=True):
         r = p.result
         assert m["reached"] == r.converged and m["reachable"] == r.reachable and m["reason"] == r.reason

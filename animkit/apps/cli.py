@@ -177,11 +177,11 @@ def _cmd_reach(args: argparse.Namespace) -> int:
                             hold=args.hold, fps=args.fps, quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
     panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else target)
-    report = _draw_panels([panel], args, scene, result.clip.fps, size, result.label)
+    report = _draw_panels([panel], args, scene, result.clip.fps, size, result.title)
     if args.save:
         commands.save_clip(args.save, scene, result.clip, args.keys)
     r = result.result
-    print(f"{result.label}: {'reached' if r.converged else 'not reached'} (error {r.position_error:.3g} m, "
+    print(f"{result.title}: {'reached' if r.converged else 'not reached'} (error {r.position_error:.3g} m, "
           f"reachable {r.reachable}, {r.iterations} iterations, {r.time_s * 1e3:.1f} ms, solver {r.solver}); "
           f"wrote {report.path}" + (f" and {args.save}" if args.save else ""))
     return 0

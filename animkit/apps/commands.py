@@ -476,14 +476,11 @@ def units_line(scene: Scene) -> str:
 
 
 def panel_clips(comparison: Comparison) -> list[Clip]:
-    """One clip per panel, named after the panel's label without the posture riders' note (``torso``, not ``torso
-    +neck +free arm``: the movable set the user chose; a name each: labels repeat only with solvers)."""
-    from animkit.motion.reach import RIDE_LABEL
-
+    """One clip per panel, named after the panel's label, not its title with the posture riders (``torso``, not
+    ``torso +neck +free arm``: the movable set the user chose; a name each: labels repeat only with solvers)."""
     out: list[Clip] = []
     for p in comparison.panels:
-        label = p.label.replace(f" {RIDE_LABEL}", "")
-        name = label
+        label = name = p.label
         n = 2
         while name in {c.name for c in out}:
             name, n = f"{label} ({n})", n + 1
@@ -510,7 +507,7 @@ def plot_errors(comparison: Comparison, path: str) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
     for p in comparison.panels:
         e = np.maximum(np.asarray(p.result.errors, dtype=float), 1e-12)
-        ax.semilogy(np.arange(len(e)), e, marker=".", label=p.label)
+        ax.semilogy(np.arange(len(e)), e, marker=".", label=p.title)
     ax.set_xlabel("iteration")
     ax.set_ylabel("position error (m)")
     ax.set_title(f"{comparison.effector}: error against iteration")

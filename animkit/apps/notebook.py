@@ -369,7 +369,7 @@ def _reach_html(reach: ReachResult) -> str:
     target = reach.target[:3, 3] if np.shape(reach.target) == (4, 4) else reach.target
     panel = Panel(fig, reach.poses, panel_label(reach), targets=np.asarray([target]), trail=reach.trail)
     if _SETTING["interactive"]:
-        return _viewer([panel], reach.clip.fps, _up_of(fig), CameraSpec(), (400, 360), None, reach.label,
+        return _viewer([panel], reach.clip.fps, _up_of(fig), CameraSpec(), (400, 360), None, reach.title,
                        lambda: _reach_animation(panel, reach.clip.fps, fig))._repr_html_()
     return _reach_animation(panel, reach.clip.fps, fig)._repr_html_()
 

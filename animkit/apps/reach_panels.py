@@ -32,7 +32,7 @@ def panel_label(result: ReachResult) -> str:
         state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
     else:
         state = f"not reached ({r.position_error * 100:.1f} cm)"
-    return f"{result.label}: {state}"
+    return f"{result.title}: {state}"
 
 
 def reach_panel(figure: Figure, result: ReachResult, target: ArrayLike, meshes: Sequence[Mesh] = ()) -> Panel:

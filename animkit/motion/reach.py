@@ -82,11 +82,18 @@ class ReachResult:
     measures: ReachMeasures | None = None  # timing, gaze, head, hold, free arm, bend (animkit.reach_measures)
     duration_s: float | None = None  # the hand's movement time baked (a natural reach too quick for a person: longer)
     lead_s: float = 0.0  # how long the hand waited for the gaze before it started
+    riders: str = ""  # joints beyond the movable set that join a natural reach for posture only ("+neck +free arm")
 
     def __repr__(self) -> str:
         """One line: label, effector, reached or not, frames."""
         state = "reached" if self.result.converged else f"not reached ({self.result.position_error:.3g})"
-        return f"ReachResult({self.label!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
+        return f"ReachResult({self.title!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
+
+    @property
+    def title(self) -> str:
+        """What a panel is headed by: the label (the movable set, and the solver where several are compared), then
+        the posture riders, e.g. ``torso +neck +free arm``."""
+        return f"{self.label} {self.riders}" if self.riders else self.label
 
     def _repr_html_(self) -> str | None:
         """In Jupyter: the reach playing, target and trail drawn, labelled with its outcome."""
@@ -105,7 +112,7 @@ class ReachResult:
         """JSON-ready numbers: exactly the solver result's fields, plus the clip's motion."""
         r = self.result
         return {
-            "label": self.label,
+            "label": self.title,
             "chain": self.chain,
             "solver": self.solver,
             "reached": bool(r.converged),
@@ -149,7 +156,7 @@ class Comparison:
 
     def __repr__(self) -> str:
         """One line: effector, panels (reached or not), frames."""
-        panels = ", ".join(f"{p.label} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
+        panels = ", ".join(f"{p.title} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
         frames = max((len(p.poses) for p in self.panels), default=0)
         return f"Comparison({self.effector!r}: {panels}; {frames} frames at {self.fps:g} fps)"
 
@@ -170,7 +177,7 @@ class Comparison:
         for p in self.panels:
             m = p.metrics()
             moved = ", ".join(f"{j} {d:.0f}°" for j, d in p.moved[:3])
-            rows.append(f"{p.label:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
+            rows.append(f"{p.title:<22}{'yes' if m['reached'] else 'no':>8}{m['final_error']:>12.4g}"
                         f"{m['iterations']:>7d}{m['solve_time_s'] * 1e3:>11.2f}{m['total_rotation_deg']:>9.0f}°"
                         f"{_cell(p.gaze_deg, '.0f', 6)}{'' if p.gaze_deg is None else '°':1}"
                         f"{_cell(None if p.com_margin is None else p.com_margin * 100, '.1f', 10)}"
@@ -189,10 +196,10 @@ class Comparison:
         for p in self.panels:
             m = p.measures
             if m is None:
-                rows.append(f"{p.label:<22}  –")
+                rows.append(f"{p.title:<22}  –")
                 continue
             bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
-            rows.append(f"{p.label:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{_cell(m.gaze_lead_s, '.2f', 9)}"
+            rows.append(f"{p.title:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{_cell(m.gaze_lead_s, '.2f', 9)}"
                         f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
                         f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{_cell(m.free_arm_deg, '.0f', 8)}°  {bend}")
         return "\n".join(rows)
@@ -430,15 +437,14 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            if s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]:
-                label = label.replace(c, f"{c} {RIDE_LABEL}", 1)  # the neck and free arm carry posture only
+            rides = s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]
             problem = _panel_problem(fig, node, c, s, pri, pose0, goal)
             done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
-            panels.append(replace(done, chain=c))
+            panels.append(replace(done, chain=c, riders=RIDERS if rides else ""))  # neck, free arm: posture only
     return Comparison(node, goal, tuple(panels), fps, pose0)
 
 
-RIDE_LABEL = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
+RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
 
 
 def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,
