@@ -134,6 +134,7 @@ def main() -> None:
         rows.append(f"| {c} | {tname} | {state} | {first.spread()} | {setup.spread()} | {second.spread(1e3)} |")
     text = (f"# First calls in a fresh process: empty and filled numba cache\n\n"
             f"`python -m benchmarks.bench_first_call --rounds {args.rounds}"
+            + (f' --cases "{args.cases}"' if cases != list(CASES) else "")
             + "".join(f" --against {t}" for t in args.against)
             + f"` on {platform.machine()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit "
             f"{_commit(ROOT)}; load average {load0[0]:.1f} before and {load1[0]:.1f} after (2 cores shared with "
