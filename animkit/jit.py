@@ -95,8 +95,9 @@ class Kernel:
     in a private copy of ``fn``'s globals (its module keeps its own names)."""
 
     def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = (), error_model: str = "python",
-                 slp: bool = False) -> None:
+                 slp: bool = False, internal: bool = False) -> None:
         self.fn = fn
+        self.internal = internal
         self.calls = tuple(calls)
         self.error_model = error_model
         self.slp = slp
@@ -128,10 +129,13 @@ class Kernel:
                                     self.fn.__closure__)
             fn.__qualname__ = self.fn.__qualname__
             fn.__module__ = self.fn.__module__
-            self._compiled = njit(cache=True, nogil=True, error_model=self.error_model)(fn)
+            wrappers = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True} if self.internal else {}
+            self._compiled = njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
         return self._compiled
 
     def __call__(self, *args: Any) -> Any:
+        if self.internal:  # no Python entry: reached from Python only where numba fell back mid-call
+            return self.fn(*args)
         if self._ready:
             return self._compiled(*args)  # type: ignore[misc]
         with _COMPILE:
@@ -189,17 +193,20 @@ def _slp(on: bool) -> Iterator[None]:
 
 
 def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), error_model: str = "python",
-           slp: bool = False) -> Callable[..., Any] | None:
+           slp: bool = False, internal: bool = False) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
 
     ``calls``: the kernels ``fn`` calls (plain functions in the list, where numba is off, are ignored).
     ``error_model``: numba's; "numpy" lets a float division by zero give inf/NaN instead of raising, which is what
     lets LLVM vectorise loops that divide (the check and its raise path block it). ``slp``: compile with LLVM's
     SLP vectoriser (see :func:`_slp`; for kernels written as groups of adjacent independent operations).
+    ``internal``: a helper only other kernels call: compiled without numba's Python and C entry points (their
+    argument unboxing is code that every caller would link and optimise again: about a quarter of a call tree's
+    compile time); called from Python, it runs as plain Python.
     """
     if not _WANTED:
         return None
-    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp)
+    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp, internal)
 
 
 def enabled() -> bool:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import animkit
+from animkit import jit
 from animkit.ik import FABRIK, LM, IKProblem
 from animkit.ik.methods import Solver
 from animkit.model.chains import dof_indices
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument("--bakes", type=int, default=4, help="targets baked for the spin measure")
     ap.add_argument("-o", "--output", type=Path, default=Path(__file__).with_name("results_fabrik.md"))
     args = ap.parse_args()
+    jit.ALWAYS = True  # compiled from the first solve (a process otherwise starts on NumPy: fabrik.COMPILE_PAYS)
     sc, start, targets = arm_case()
     fig = sc.figure
     solvers: dict[str, Solver] = {"LM()": LM(), "FABRIK()": FABRIK(),

@@ -383,14 +383,22 @@ def compiled_chain(model: ChainModel) -> fj.FabrikChain | None:
 
 
 REASONS = ("converged", "stalled", "max_iterations")  # fabrik_jit's reason codes
+#: Problems from which the compiled solve pays for compiling it (an empty numba cache: ~10–30 s of one core, against
+#: ~0.1–0.2 s a NumPy solve on the humanoid's arm), and for loading it from numba's disk cache once numba is up (a
+#: few tenths of a second): :func:`animkit.jit.pays` adds up the problems a process sends to NumPy until then, so a
+#: first solve never waits for the compiler (issue 24), and a long-lived process switches once it has paid.
+COMPILE_PAYS = 100
+LOAD_PAYS = 3
 
 
 def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, published: bool) -> LoopOutput | None:
     """The shared loop with FABRIK's step (``keep_last``) run by :func:`.fabrik_jit.solve_all`, one problem after
-    another (a time budget is checked between runs, not inside one); None where compiled kernels are off or the
-    chain is not one the kernel takes (the NumPy loop then runs: the reference)."""
+    another (a time budget is checked between runs, not inside one); None where compiled kernels are off, do not
+    pay yet (:data:`COMPILE_PAYS`) or the chain is not one the kernel takes (the NumPy loop then runs: the
+    reference, the same iterations and poses to 1e-7)."""
     ch = compiled_chain(model)
-    if ch is None or not jit.enabled() or (opts.alpha is not None and opts.alpha != 1.0):
+    if ch is None or (opts.alpha is not None and opts.alpha != 1.0) or \
+            not jit.pays(fj.solve_all, q0.shape[0], COMPILE_PAYS, LOAD_PAYS):
         return None
     B = q0.shape[0]
     q = np.ascontiguousarray(q0, dtype=np.float64).copy()

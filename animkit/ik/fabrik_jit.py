@@ -9,7 +9,10 @@ stopping rules.
 
 The NumPy functions of :mod:`.fabrik` are the reference this kernel's tests hold it to (to 1e-9 per iteration); they
 also run with ``ANIMKIT_JIT=0`` and for chains the kernel does not take (swing–twist cones, a time budget). The
-chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model (:func:`fabrik_chain`).
+chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model (:func:`fabrik_chain`); the
+rotations (best turn, Euler angles) are :mod:`.fabrik_turns_jit`'s. Compile time is part of the design: scalar loops
+into the caller's arrays (no array expressions, BLAS or small lists), no literal arguments (each would compile a
+kernel again), and helpers without Python entry points (``kernel(..., internal=True)``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit.ik.fabrik_turns_jit import best_turn, best_turn_into, euler_near
 from animkit.jit import kernel
 
 __all__ = ["FabrikChain", "FabrikSettings", "solve_all", "step_one", "iteration", "best_turn", "clamp_angle1"]
@@ -98,109 +102,131 @@ def _fk(ch: FabrikChain, q: Array, T: Array, p: Array) -> None:
                 T[k, i, 2] * ch.eff_C[e, 2, 3] + T[k, i, 3]
 
 
-def _mv(M: Array, v: Array) -> Array:
-    """M[:3, :3] v."""
-    return np.array([M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2] for i in range(3)])
+def _mv(M: Array, v: Array, out: Array) -> None:
+    """out = M[:3, :3] v."""
+    for i in range(3):
+        out[i] = M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
 
 
-def _mm(A: Array, B: Array, ta: bool) -> Array:
-    """A[:3, :3] B[:3, :3] (``ta``: Aᵀ B)."""
-    out = np.empty((3, 3))
+def _mm(A: Array, B: Array, out: Array) -> None:
+    """out = A[:3, :3] B[:3, :3]."""
     for i in range(3):
         for j in range(3):
-            if ta:
-                out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
-            else:
-                out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-    return out
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
 
 
-def _points(X: Array, M: Array, inverse: bool) -> Array:
-    """Points (K, 3) mapped by the frame M (4×4): M x (or, ``inverse``, M⁻¹ x for a rigid M)."""
-    out = np.empty_like(X)
+def _mtm(A: Array, B: Array, out: Array) -> None:
+    """out = A[:3, :3]ᵀ B[:3, :3]."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
+
+
+def _into_frame(X: Array, M: Array, out: Array) -> None:
+    """Points (K, 3) in the rigid frame M (4×4): M⁻¹ x = M[:3, :3]ᵀ (x − M[:3, 3])."""
     for t in range(X.shape[0]):
         for i in range(3):
-            if inverse:
-                out[t, i] = M[0, i] * (X[t, 0] - M[0, 3]) + M[1, i] * (X[t, 1] - M[1, 3]) + \
-                    M[2, i] * (X[t, 2] - M[2, 3])
-            else:
-                out[t, i] = M[i, 0] * X[t, 0] + M[i, 1] * X[t, 1] + M[i, 2] * X[t, 2] + M[i, 3]
-    return out
+            out[t, i] = M[0, i] * (X[t, 0] - M[0, 3]) + M[1, i] * (X[t, 1] - M[1, 3]) + M[2, i] * (X[t, 2] - M[2, 3])
 
 
-def _dist(p: Array, P: Array) -> float:
-    """Σ_e |p_e − P_e|: the measure a step never raises."""
+def _out_of_frame(X: Array, M: Array, out: Array) -> None:
+    """Points (K, 3) mapped by the frame M (4×4): M x."""
+    for t in range(X.shape[0]):
+        for i in range(3):
+            out[t, i] = M[i, 0] * X[t, 0] + M[i, 1] * X[t, 1] + M[i, 2] * X[t, 2] + M[i, 3]
+
+
+def _dist_at(ch: FabrikChain, q: Array, P: Array) -> float:
+    """Σ_e |p_e(q) − P_e|: the measure a step never raises."""
+    T = np.empty((q.shape[0], 4, 4))
+    p = np.empty((ch.eff_link.shape[0], 3))
+    _fk(ch, q, T, p)
     s = 0.0
     for e in range(p.shape[0]):
         s += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
     return s
 
 
-def _unit_into(v: Array, fallback: Array, out: Array) -> None:
-    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    for i in range(3):
-        out[i] = v[i] / n if n > 1e-12 else fallback[i]
+def _unit3(x: float, y: float, z: float, fx: float, fy: float, fz: float) -> tuple[float, float, float]:
+    """(x, y, z)/|(x, y, z)|, or the fallback where the norm is ≤ 1e-12."""
+    n = math.sqrt(x * x + y * y + z * z)
+    if n > 1e-12:
+        return x / n, y / n, z / n
+    return fx, fy, fz
 
 
-def _backward_point(ch: FabrikChain, g: int, pg: Array, bc: Array, pc: Array, T: Array, out: Array) -> None:
-    """One child's candidate for the group's backward point (module docstring), added into ``out``."""
+def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc: Array, acc: Array) -> None:
+    """One child's candidate for the group's backward point (module docstring), added into ``acc``; pg, pc: the
+    group's and the child's current points, bc: the child's backward point."""
     k = ch.gptr[g]
-    w = bc - pg
-    rel = pc - pg
-    zero = np.zeros(3)
-    tmp = np.empty(3)
-    dirn = np.empty(3)
+    w0, w1, w2 = bc[0] - pg[0], bc[1] - pg[1], bc[2] - pg[2]
+    r0, r1, r2 = pc[0] - pg[0], pc[1] - pg[1], pc[2] - pg[2]
     if ch.gkind[g] == HINGE:
-        a = _mv(T[k], ch.axis[k])
-        h = rel[0] * a[0] + rel[1] * a[1] + rel[2] * a[2]
-        rperp = rel - a * h
-        rho = math.sqrt(rperp[0] ** 2 + rperp[1] ** 2 + rperp[2] ** 2)
-        wperp = w - a * (w[0] * a[0] + w[1] * a[1] + w[2] * a[2])
-        _unit_into(rperp, zero, tmp)
-        _unit_into(wperp, tmp, dirn)
-        out += bc - h * a - rho * dirn
+        ax = ch.axis[k]
+        a0 = T[k, 0, 0] * ax[0] + T[k, 0, 1] * ax[1] + T[k, 0, 2] * ax[2]
+        a1 = T[k, 1, 0] * ax[0] + T[k, 1, 1] * ax[1] + T[k, 1, 2] * ax[2]
+        a2 = T[k, 2, 0] * ax[0] + T[k, 2, 1] * ax[1] + T[k, 2, 2] * ax[2]
+        h = r0 * a0 + r1 * a1 + r2 * a2
+        p0, p1, p2 = r0 - a0 * h, r1 - a1 * h, r2 - a2 * h
+        rho = math.sqrt(p0 ** 2 + p1 ** 2 + p2 ** 2)
+        wa = w0 * a0 + w1 * a1 + w2 * a2
+        f0, f1, f2 = _unit3(p0, p1, p2, 0.0, 0.0, 0.0)
+        d0, d1, d2 = _unit3(w0 - a0 * wa, w1 - a1 * wa, w2 - a2 * wa, f0, f1, f2)
+        acc[0] += bc[0] - h * a0 - rho * d0
+        acc[1] += bc[1] - h * a1 - rho * d1
+        acc[2] += bc[2] - h * a2 - rho * d2
     else:
-        d = math.sqrt(rel[0] ** 2 + rel[1] ** 2 + rel[2] ** 2)
-        _unit_into(rel, zero, tmp)
-        _unit_into(w, tmp, dirn)
-        out += bc - d * dirn
+        d = math.sqrt(r0 ** 2 + r1 ** 2 + r2 ** 2)
+        f0, f1, f2 = _unit3(r0, r1, r2, 0.0, 0.0, 0.0)
+        d0, d1, d2 = _unit3(w0, w1, w2, f0, f1, f2)
+        acc[0] += bc[0] - d * d0
+        acc[1] += bc[1] - d * d1
+        acc[2] += bc[2] - d * d2
 
 
 def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array) -> None:
     """The backward pass, children first: back (G, 3); the base's point is its current origin."""
     G = ch.gparent.shape[0]
     for g in range(G):
-        back[g] = T[ch.gptr[g], :3, 3]
+        for i in range(3):
+            back[g, i] = T[ch.gptr[g], i, 3]
     cgp, cgi = ch.child_g
     cep, cei = ch.child_e
+    pg, pc, acc = np.empty(3), np.empty(3), np.empty(3)
     for g in range(G - 1, -1, -1):
         if ch.gparent[g] < 0:
             continue
-        pg = T[ch.gptr[g], :3, 3].copy()
-        acc = np.zeros(3)
+        for i in range(3):
+            pg[i] = T[ch.gptr[g], i, 3]
+            acc[i] = 0.0
         for t in range(cgp[g], cgp[g + 1]):
             h = cgi[t]
-            _backward_point(ch, g, pg, back[h].copy(), T[ch.gptr[h], :3, 3].copy(), T, acc)
+            for i in range(3):
+                pc[i] = T[ch.gptr[h], i, 3]
+            _backward_point(ch, g, T, pg, back[h], pc, acc)
         for t in range(cep[g], cep[g + 1]):
             j = cei[t]
-            _backward_point(ch, g, pg, P[j].copy(), p[j].copy(), T, acc)
+            _backward_point(ch, g, T, pg, P[j], p[j], acc)
         m = (cgp[g + 1] - cgp[g]) + (cep[g + 1] - cep[g])
-        back[g] = acc / m
+        for i in range(3):
+            back[g, i] = acc[i] / m
 
 
-def _ls_turn(a: Array, U: Array, V: Array, K: int) -> float:
+def _ls_turn(a: Array, U: Array, V: Array) -> float:
     """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥); 0 where the points lie on the axis (as :func:`.fabrik._ls_turn`)."""
     scale = 0.0
     num = 0.0
     den = 0.0
-    for i in range(K):
-        u, v = U[i], V[i]
-        scale += math.sqrt(u[0] ** 2 + u[1] ** 2 + u[2] ** 2) * math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
-        up = u - a * (u[0] * a[0] + u[1] * a[1] + u[2] * a[2])
-        vp = v - a * (v[0] * a[0] + v[1] * a[1] + v[2] * a[2])
-        num += a[0] * (up[1] * vp[2] - up[2] * vp[1]) + a[1] * (up[2] * vp[0] - up[0] * vp[2]) + \
-            a[2] * (up[0] * vp[1] - up[1] * vp[0])
-        den += up[0] * vp[0] + up[1] * vp[1] + up[2] * vp[2]
+    for i in range(U.shape[0]):
+        u0, u1, u2 = U[i, 0], U[i, 1], U[i, 2]
+        v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2]
+        scale += math.sqrt(u0 ** 2 + u1 ** 2 + u2 ** 2) * math.sqrt(v0 ** 2 + v1 ** 2 + v2 ** 2)
+        ua = u0 * a[0] + u1 * a[1] + u2 * a[2]
+        va = v0 * a[0] + v1 * a[1] + v2 * a[2]
+        u0, u1, u2 = u0 - a[0] * ua, u1 - a[1] * ua, u2 - a[2] * ua
+        v0, v1, v2 = v0 - a[0] * va, v1 - a[1] * va, v2 - a[2] * va
+        num += a[0] * (u1 * v2 - u2 * v1) + a[1] * (u2 * v0 - u0 * v2) + a[2] * (u0 * v1 - u1 * v0)
+        den += u0 * v0 + u1 * v1 + u2 * v2
     return math.atan2(num, den) if math.hypot(num, den) > 1e-12 * scale else 0.0
 
 
@@ -222,165 +248,16 @@ def clamp_angle1(theta: float, lower: float, upper: float) -> float:
     return lower if _wrap(theta - lower) <= _wrap(theta - upper) else upper
 
 
-def _cross(a: Array, b: Array) -> Array:
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
-def _align(u: Array, v: Array) -> Array:
-    """:func:`animkit.model.transforms.matrix_aligning` for one pair: the shortest turn R with R û = v̂."""
-    nu = math.sqrt(u[0] ** 2 + u[1] ** 2 + u[2] ** 2)
-    nv = math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
-    if nu < 1e-300 or nv < 1e-300:
-        return np.eye(3)
-    a, b = u / nu, v / nv
-    c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-    if c < -1.0 + 1e-12:
-        perp = _cross(a, np.array([1.0, 0.0, 0.0]))
-        if math.sqrt(perp[0] ** 2 + perp[1] ** 2 + perp[2] ** 2) < 1e-6:
-            perp = _cross(a, np.array([0.0, 1.0, 0.0]))
-        perp = perp / math.sqrt(perp[0] ** 2 + perp[1] ** 2 + perp[2] ** 2)
-        return 2.0 * np.outer(perp, perp) - np.eye(3)
-    x = _cross(a, b)
-    Km = np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
-    return np.eye(3) + Km + (Km @ Km) / max(1.0 + c, 1e-12)
-
-
-def best_turn(U: Array, V: Array, K: int) -> Array:
-    """:func:`.fabrik.best_turn` for one problem: the shortest turn (one point), else the rotation maximising
-    Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R, from Horn's quaternion (the top eigenvector of his 4×4 N, by Jacobi sweeps): the same
-    optimum as the Kabsch SVD of the NumPy path, without a LAPACK call."""
-    if K == 1:
-        return _align(U[0], V[0])
-    S = np.zeros((3, 3))
-    s2 = 0.0
-    for i in range(K):
-        nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
-        nv = max(math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2), 1e-300)
-        s2 += nu * nu
-        for a in range(3):
-            for b in range(3):
-                S[a, b] += U[i, a] * V[i, b] / nv * nu
-    for a in range(3):
-        S[a, a] += 1e-9 * s2
-    return _quat_matrix(_top_eigenvector(_horn_n(S)))
-
-
-def _horn_n(S: Array) -> Array:
-    """Horn's symmetric N (4×4) of S_ab = Σ u_a v_b: its top eigenvector is the quaternion of the best turn u → v."""
-    N = np.empty((4, 4))
-    N[0, 0] = S[0, 0] + S[1, 1] + S[2, 2]
-    N[1, 1] = S[0, 0] - S[1, 1] - S[2, 2]
-    N[2, 2] = -S[0, 0] + S[1, 1] - S[2, 2]
-    N[3, 3] = -S[0, 0] - S[1, 1] + S[2, 2]
-    N[0, 1] = N[1, 0] = S[1, 2] - S[2, 1]
-    N[0, 2] = N[2, 0] = S[2, 0] - S[0, 2]
-    N[0, 3] = N[3, 0] = S[0, 1] - S[1, 0]
-    N[1, 2] = N[2, 1] = S[0, 1] + S[1, 0]
-    N[1, 3] = N[3, 1] = S[2, 0] + S[0, 2]
-    N[2, 3] = N[3, 2] = S[1, 2] + S[2, 1]
-    return N
-
-
-def _top_eigenvector(N: Array) -> Array:
-    """The eigenvector of the largest eigenvalue of a symmetric 4×4 (cyclic Jacobi rotations; N is overwritten)."""
-    W = np.eye(4)
-    scale = 0.0
-    for i in range(4):
-        for j in range(4):
-            scale += N[i, j] * N[i, j]
-    for _ in range(50):
-        off = 0.0
-        for i in range(3):
-            for j in range(i + 1, 4):
-                off += N[i, j] * N[i, j]
-        if off <= 1e-32 * scale:
-            break
-        for p in range(3):
-            for r in range(p + 1, 4):
-                if N[p, r] == 0.0:
-                    continue
-                th = (N[r, r] - N[p, p]) / (2.0 * N[p, r])
-                t = 1.0 / (2.0 * th) if abs(th) > 1e150 else \
-                    math.copysign(1.0, th) / (abs(th) + math.sqrt(th * th + 1.0))
-                c = 1.0 / math.sqrt(t * t + 1.0)
-                s = t * c
-                for k in range(4):
-                    a, b = N[k, p], N[k, r]
-                    N[k, p], N[k, r] = c * a - s * b, s * a + c * b
-                for k in range(4):
-                    a, b = N[p, k], N[r, k]
-                    N[p, k], N[r, k] = c * a - s * b, s * a + c * b
-                for k in range(4):
-                    a, b = W[k, p], W[k, r]
-                    W[k, p], W[k, r] = c * a - s * b, s * a + c * b
-    best = 0
-    for i in range(1, 4):
-        if N[i, i] > N[best, best]:
-            best = i
-    return W[:, best].copy()
-
-
-def _quat_matrix(qv: Array) -> Array:
-    """The rotation of the quaternion (w, x, y, z) (normalised here)."""
-    n = math.sqrt(qv[0] ** 2 + qv[1] ** 2 + qv[2] ** 2 + qv[3] ** 2)
-    w, x, y, z = qv[0] / n, qv[1] / n, qv[2] / n, qv[3] / n
-    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-                     [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-                     [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)]])
-
-
-def _euler(R: Array, i: int, j: int, k: int) -> Array:
-    """:func:`animkit.model.transforms.euler_intrinsic_from_matrix` for one matrix, the order as axis indices."""
-    proper = i == k
-    if proper:
-        k = 3 - i - j
-    sign = 1.0 if (j - i) % 3 == 1 else -1.0
-    out = np.empty(3)
-    if proper:
-        beta = math.acos(min(max(R[i, i], -1.0), 1.0))
-        lock = math.sin(beta) < 1e-9
-        alpha = math.atan2(R[j, i], -sign * R[k, i])
-        gamma = math.atan2(R[i, j], sign * R[i, k])
-    else:
-        sb = min(max(sign * R[i, k], -1.0), 1.0)
-        beta = math.asin(sb)
-        lock = abs(sb) > 1.0 - 1e-12
-        alpha = math.atan2(-sign * R[j, k], R[k, k])
-        gamma = math.atan2(-sign * R[i, j], R[i, i])
-    if lock:
-        alpha, gamma = math.atan2(sign * R[k, j], R[j, j]), 0.0
-    out[0], out[1], out[2] = alpha, beta, gamma
-    return out
-
-
-def _euler_near(A: Array, near: Array, order: Array) -> Array:
-    """:func:`animkit.model.joints.euler_angles_near` for one matrix: of the two Euler branches the one nearest
-    ``near``, each angle moved by whole turns nearest its ``near`` value."""
-    e1 = _euler(A, order[0], order[1], order[2])
-    e2 = e1 + np.array([math.pi, 0.0, math.pi])
-    e2[1] = math.pi - e1[1] if order[0] != order[2] else -e1[1]
-    best, dist = near.copy(), np.inf
-    for e in (e1, e2):
-        e = e + 2 * math.pi * np.round((near - e) / (2 * math.pi))
-        dd = np.sum((e - near) ** 2)
-        if dd < dist:
-            best, dist = e, dd
-    return best
-
-
-def _place(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array) -> Array:
-    """Frames Ts (m, 4, 4) of the group's links for its values qg (m,), and its subtree's points (K, 3) carried
+def _place(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array, pos: Array) -> None:
+    """Frames Ts (m, 4, 4) of the group's links for its values qg (m,), and its subtree's points pos (K, 3) carried
     along (x_loc: in the last link's frame)."""
     k1 = ch.gptr[g]
     m = ch.gptr[g + 1] - k1
     loc = np.empty((4, 4))
     for i in range(m):
         _local(ch, k1 + i, qg[i], loc)
-        if i == 0:
-            _mul4(T_in, loc, Ts[0])
-        else:
-            _mul4(Ts[i - 1], loc, Ts[i])
-    return _points(x_loc, Ts[m - 1], False)
+        _mul4(T_in if i == 0 else Ts[i - 1], loc, Ts[i])
+    _out_of_frame(x_loc, Ts[m - 1], pos)
 
 
 def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, back: Array, P: Array) -> tuple[Array, Array]:
@@ -393,42 +270,52 @@ def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, back: Arr
     Y = np.empty((ng + ne, 3))
     for t in range(ng):
         h = gi[gp[g] + t]
-        X[t] = T[ch.gptr[h], :3, 3]
-        Y[t] = back[h]
+        for i in range(3):
+            X[t, i], Y[t, i] = T[ch.gptr[h], i, 3], back[h, i]
     for t in range(ne):
         j = ei[ep[g] + t]
-        X[ng + t] = p[j]
-        Y[ng + t] = P[j]
+        for i in range(3):
+            X[ng + t, i], Y[ng + t, i] = p[j, i], P[j, i]
     return X, Y
+
+
+def _relative(X: Array, o: Array, out: Array) -> None:
+    """out = X − o for points X (K, 3)."""
+    for t in range(X.shape[0]):
+        for i in range(3):
+            out[t, i] = X[t, i] - o[i]
 
 
 def _turn_group(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Y: Array) -> None:
     """The forward pass's turn of group g (module docstring), its values qg (m,) updated in place."""
     k1 = ch.gptr[g]
     m = ch.gptr[g + 1] - k1
-    K = Y.shape[0]
     Ts = np.empty((m, 4, 4))
-    pos = _place(ch, g, qg, T_in, x_loc, Ts)
+    pos, us, vs = np.empty_like(Y), np.empty_like(Y), np.empty_like(Y)
+    _place(ch, g, qg, T_in, x_loc, Ts, pos)
     origin = Ts[0, :3, 3].copy()
-    us = pos - origin
-    vs = Y - origin
+    _relative(pos, origin, us)
+    _relative(Y, origin, vs)
+    a = np.empty(3)
     if ch.gkind[g] == HINGE:
-        a = _mv(Ts[0], ch.axis[k1])
-        qg[0] = clamp_angle1(qg[0] + _ls_turn(a, us, vs, K), ch.lower[k1], ch.upper[k1])
+        _mv(Ts[0], ch.axis[k1], a)
+        qg[0] = clamp_angle1(qg[0] + _ls_turn(a, us, vs), ch.lower[k1], ch.upper[k1])
     elif ch.gkind[g] == BALL:
-        dR = best_turn(us, vs, K)
-        J = _mm(T_in, ch.H0[k1], False)
-        A = _mm(J, _mm(dR, Ts[m - 1], False), True)
-        e = _euler_near(A, qg.copy(), ch.gorder[g])
+        dR, J, B, A = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        best_turn_into(us, vs, dR)
+        _mm(T_in, ch.H0[k1], J)
+        _mm(dR, Ts[m - 1], B)
+        _mtm(J, B, A)
+        euler_near(A, qg, ch.gorder[g])
         for i in range(m):
-            qg[i] = min(max(e[i], ch.lower[k1 + i]), ch.upper[k1 + i])
+            qg[i] = min(max(qg[i], ch.lower[k1 + i]), ch.upper[k1 + i])
     else:
         for _ in range(SWEEPS):
             for i in range(m):
-                a = _mv(Ts[i], ch.axis[k1 + i])
-                phi = _ls_turn(a, pos - origin, vs, K)
-                qg[i] = clamp_angle1(qg[i] + phi, ch.lower[k1 + i], ch.upper[k1 + i])
-                pos = _place(ch, g, qg, T_in, x_loc, Ts)
+                _mv(Ts[i], ch.axis[k1 + i], a)
+                _relative(pos, origin, us)
+                qg[i] = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
+                _place(ch, g, qg, T_in, x_loc, Ts, pos)
 
 
 def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
@@ -448,41 +335,48 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
         k1, kl = ch.gptr[g], ch.gptr[g + 1] - 1
         T_in = np.eye(4) if ch.parent[k1] < 0 else T[ch.parent[k1]].copy()
         X, Y = _targets(ch, g, subtree or ch.gkind[g] == HINGE, T, p, back, P)
-        x_loc = _points(X, T[kl], True)
+        x_loc = np.empty_like(X)
+        _into_frame(X, T[kl], x_loc)
         qg = qn[k1:kl + 1].copy()
         _turn_group(ch, g, qg, T_in, x_loc, Y)
-        qn[k1:kl + 1] = qg
+        for i in range(kl + 1 - k1):
+            qn[k1 + i] = qg[i]
     return qn
 
 
-def _dist_at(ch: FabrikChain, q: Array, P: Array) -> float:
-    T = np.empty((q.shape[0], 4, 4))
-    p = np.empty((ch.eff_link.shape[0], 3))
-    _fk(ch, q, T, p)
-    return _dist(p, P)
-
-
 def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array) -> Array:
-    """A step that never moves the effectors away: halved up to BACKTRACK times where it does, then none."""
-    for _ in range(BACKTRACK):
-        if _dist_at(ch, q + dq, P) <= before:
+    """A step dq (changed in place) that never moves the effectors away: halved up to BACKTRACK times where it
+    does, then none."""
+    qt = np.empty_like(q)
+    for r in range(BACKTRACK + 1):
+        for i in range(q.shape[0]):
+            qt[i] = q[i] + dq[i]
+        if _dist_at(ch, qt, P) <= before:
             return dq
-        dq = 0.5 * dq
-    if _dist_at(ch, q + dq, P) > before:
-        return np.zeros_like(dq)
+        for i in range(q.shape[0]):
+            dq[i] = 0.5 * dq[i] if r < BACKTRACK else 0.0
     return dq
 
 
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
     before = _dist_at(ch, q, P)
-    dq = _kept(ch, q, P, before, iteration(ch, q, P, not published) - q)
+    dq = iteration(ch, q, P, not published)
+    for i in range(q.shape[0]):
+        dq[i] -= q[i]
+    _kept(ch, q, P, before, dq)
     if not published:
         return dq
-    after = _dist_at(ch, q + dq, P)
+    qt = q + dq
+    after = _dist_at(ch, qt, P)
     if after > (1.0 - SLOW) * before:
-        sub = _kept(ch, q, P, before, iteration(ch, q, P, True) - q)
-        if _dist_at(ch, q + sub, P) < after:
+        sub = iteration(ch, q, P, published)  # published is True here: the subtree fit (a bool, not a literal)
+        for i in range(q.shape[0]):
+            sub[i] -= q[i]
+        _kept(ch, q, P, before, sub)
+        for i in range(q.shape[0]):
+            qt[i] = q[i] + sub[i]
+        if _dist_at(ch, qt, P) < after:
             return sub
     return dq
 
@@ -503,79 +397,79 @@ def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, floa
     return math.sqrt(err2), math.sqrt(worst)
 
 
-def _solve_one(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, hist: Array) -> tuple[int, int, float]:
-    """The shared loop with ``keep_last`` for one problem: q (n,) updated in place; hist (max_iter + 1,) the
-    error after each iteration. Returns (iterations, reason code, position error)."""
-    q[:] = np.minimum(np.maximum(q, ch.lower), ch.upper)
-    err, pos = _measure(ch, q, P, st.w)
-    hist[0] = err
-    flat, iters = 0, 0
-    for it in range(st.max_iter + 1):
-        done = pos <= st.tol
-        if done:
-            return iters, CONVERGED, pos
-        if flat >= st.patience:
-            return iters, STALLED, pos
-        if it == st.max_iter:
-            return iters, MAX_ITERATIONS, pos
-        iters += 1
-        dq = step_one(ch, q, P, st.published)
-        if st.max_step > 0.0:
-            big = np.max(np.abs(dq))
-            dq = dq * min(1.0, st.max_step / max(big, 1e-300))
-        qn = np.minimum(np.maximum(q + dq, ch.lower), ch.upper)
-        for i in range(qn.shape[0]):
-            if not math.isfinite(qn[i]):
-                qn[i] = q[i]
-        flat = 0 if np.max(np.abs(qn - q)) > 1e-14 else st.patience
-        q[:] = qn
-        err, pos = _measure(ch, q, P, st.w)
-        hist[it + 1] = err
-    return iters, MAX_ITERATIONS, pos
+def _advance(ch: FabrikChain, st: FabrikSettings, q: Array, dq: Array) -> bool:
+    """q ← clamp(q + s dq) in place, s capping the largest change at ``max_step``; a value that would not be finite
+    keeps its old one. Returns whether q moved (by more than 1e-14 anywhere)."""
+    s = 1.0
+    if st.max_step > 0.0:
+        big = 0.0
+        for i in range(q.shape[0]):
+            big = max(big, abs(dq[i]))
+        s = min(1.0, st.max_step / max(big, 1e-300))
+    moved = False
+    for i in range(q.shape[0]):
+        x = q[i] + dq[i] * s
+        x = x if x != x else min(max(x, ch.lower[i]), ch.upper[i])
+        if math.isfinite(x):
+            moved = moved or abs(x - q[i]) > 1e-14
+            q[i] = x
+    return moved
 
 
 def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Array, reason: Array, pos: Array,
               hist: Array) -> None:
-    """:func:`_solve_one` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist (max_iter + 1, B)
-    with each problem's last error carried to the end."""
+    """The shared loop with ``keep_last`` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist
+    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end."""
+    h = np.empty(st.max_iter + 1)
     for b in range(q.shape[0]):
-        h = np.empty(st.max_iter + 1)
-        it, why, pe = _solve_one(ch, st, q[b], P[b], h)
+        qb, Pb = q[b], P[b]
+        for i in range(qb.shape[0]):
+            qb[i] = min(max(qb[i], ch.lower[i]), ch.upper[i])
+        err, pe = _measure(ch, qb, Pb, st.w)
+        h[0] = err
+        flat, it, why = 0, 0, MAX_ITERATIONS
+        while True:
+            if pe <= st.tol:
+                why = CONVERGED
+                break
+            if flat >= st.patience:
+                why = STALLED
+                break
+            if it == st.max_iter:
+                break
+            it += 1
+            flat = 0 if _advance(ch, st, qb, step_one(ch, qb, Pb, st.published)) else st.patience
+            err, pe = _measure(ch, qb, Pb, st.w)
+            h[it] = err
         iters[b], reason[b], pos[b] = it, why, pe
-        hist[:it + 1, b] = h[:it + 1]
-        hist[it + 1:, b] = h[it]
+        for t in range(st.max_iter + 1):
+            hist[t, b] = h[min(t, it)]
 
 
-
-_local = kernel(_local) or _local
-_mul4 = kernel(_mul4) or _mul4
-_fk = kernel(_fk, calls=(_local, _mul4)) or _fk
-_dist = kernel(_dist) or _dist
-_mv = kernel(_mv) or _mv
-_mm = kernel(_mm) or _mm
-_points = kernel(_points) or _points
-_unit_into = kernel(_unit_into) or _unit_into
-_backward_point = kernel(_backward_point, calls=(_unit_into, _mv)) or _backward_point
-_backward = kernel(_backward, calls=(_backward_point,)) or _backward
-_ls_turn = kernel(_ls_turn) or _ls_turn
-_wrap = kernel(_wrap) or _wrap
+_NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded or by a positive count
+_local = kernel(_local, error_model=_NUMPY_ERRORS, internal=True) or _local
+_mul4 = kernel(_mul4, internal=True) or _mul4
+_fk = kernel(_fk, calls=(_local, _mul4), internal=True) or _fk
+_mv = kernel(_mv, internal=True) or _mv
+_mm = kernel(_mm, internal=True) or _mm
+_mtm = kernel(_mtm, internal=True) or _mtm
+_into_frame = kernel(_into_frame, internal=True) or _into_frame
+_out_of_frame = kernel(_out_of_frame, internal=True) or _out_of_frame
+_relative = kernel(_relative, internal=True) or _relative
+_dist_at = kernel(_dist_at, calls=(_fk,), internal=True) or _dist_at
+_unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True) or _unit3
+_backward_point = kernel(_backward_point, calls=(_unit3,), internal=True) or _backward_point
+_backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERRORS, internal=True) or _backward
+_ls_turn = kernel(_ls_turn, internal=True) or _ls_turn
+_wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True) or _wrap
 clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,)) or clamp_angle1
-_cross = kernel(_cross) or _cross
-_align = kernel(_align, calls=(_cross,)) or _align
-_horn_n = kernel(_horn_n) or _horn_n
-_top_eigenvector = kernel(_top_eigenvector) or _top_eigenvector
-_quat_matrix = kernel(_quat_matrix) or _quat_matrix
-best_turn = kernel(best_turn, calls=(_align, _horn_n, _top_eigenvector, _quat_matrix)) or best_turn
-_euler = kernel(_euler) or _euler
-_euler_near = kernel(_euler_near, calls=(_euler,)) or _euler_near
-_place = kernel(_place, calls=(_local, _mul4, _points)) or _place
-_targets = kernel(_targets) or _targets
-_turn_group = kernel(_turn_group, calls=(_place, _ls_turn, clamp_angle1, best_turn, _euler_near, _mv, _mm)) \
-    or _turn_group
-iteration = kernel(iteration, calls=(_fk, _backward, _targets, _turn_group, _points)) or iteration
-_dist_at = kernel(_dist_at, calls=(_fk, _dist)) or _dist_at
-_kept = kernel(_kept, calls=(_dist_at,)) or _kept
+_place = kernel(_place, calls=(_local, _mul4, _out_of_frame), internal=True) or _place
+_targets = kernel(_targets, internal=True) or _targets
+_turn_group = kernel(_turn_group, calls=(_place, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
+                                         euler_near), internal=True) or _turn_group
+iteration = kernel(iteration, calls=(_fk, _backward, _targets, _into_frame, _turn_group)) or iteration
+_kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
 step_one = kernel(step_one, calls=(_dist_at, _kept, iteration)) or step_one
-_measure = kernel(_measure, calls=(_fk,)) or _measure
-_solve_one = kernel(_solve_one, calls=(_measure, step_one)) or _solve_one
-solve_all = kernel(solve_all, calls=(_solve_one,)) or solve_all
+_measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
+_advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
+solve_all = kernel(solve_all, calls=(_measure, step_one, _advance)) or solve_all

@@ -1,0 +1,201 @@
+"""The rotations of FABRIK's compiled forward pass (:mod:`.fabrik_jit`), one problem at a time: the best turn of a
+group's points onto their backward points, and a ball joint's Euler angles nearest its current ones.
+
+    one point:  R = I + [x]× + [x]×² / (1 + c),  x = û × v̂, c = û·v̂            (the shortest turn, Rodrigues)
+    several:    R = argmax Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R  = the quaternion of the top eigenvector of Horn's N(S)
+
+The NumPy functions they stand for (:func:`.fabrik.best_turn`, :func:`animkit.model.transforms.matrix_aligning`,
+:func:`animkit.model.joints.euler_angles_near`) are their tests' oracles. Written as scalar loops into caller's
+arrays (no array expressions, no BLAS): numba compiles them in a fraction of the time.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.jit import kernel
+
+__all__ = ["best_turn", "best_turn_into", "euler_near"]
+
+Array = NDArray[Any]
+_NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded
+
+
+def _align(u: Array, v: Array, R: Array) -> None:
+    """:func:`animkit.model.transforms.matrix_aligning` for one pair, into R (3, 3): the shortest turn with R û = v̂,
+    I + [x]× + [x]×² / (1 + c) with x = û × v̂, c = û·v̂ (a half turn about an axis ⊥ û where c ≈ −1)."""
+    nu = math.sqrt(u[0] ** 2 + u[1] ** 2 + u[2] ** 2)
+    nv = math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = 1.0 if i == j else 0.0
+    if nu < 1e-300 or nv < 1e-300:
+        return
+    a0, a1, a2 = u[0] / nu, u[1] / nu, u[2] / nu
+    b0, b1, b2 = v[0] / nv, v[1] / nv, v[2] / nv
+    c = a0 * b0 + a1 * b1 + a2 * b2
+    if c < -1.0 + 1e-12:
+        x0, x1, x2 = 0.0, a2, -a1  # a × (1, 0, 0)
+        if math.sqrt(x1 ** 2 + x2 ** 2) < 1e-6:
+            x0, x1, x2 = -a2, 0.0, a0  # a × (0, 1, 0)
+        n = math.sqrt(x0 ** 2 + x1 ** 2 + x2 ** 2)
+        x0, x1, x2 = x0 / n, x1 / n, x2 / n
+        for i, xi in enumerate((x0, x1, x2)):
+            R[i, 0], R[i, 1], R[i, 2] = 2.0 * xi * x0, 2.0 * xi * x1, 2.0 * xi * x2
+            R[i, i] -= 1.0
+        return
+    x0, x1, x2 = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+    K = ((0.0, -x2, x1), (x2, 0.0, -x0), (-x1, x0, 0.0))
+    s = 1.0 / max(1.0 + c, 1e-12)
+    for i in range(3):
+        for j in range(3):
+            R[i, j] += K[i][j] + (K[i][0] * K[0][j] + K[i][1] * K[1][j] + K[i][2] * K[2][j]) * s
+
+
+def best_turn_into(U: Array, V: Array, R: Array) -> None:
+    """:func:`best_turn` into R (3, 3)."""
+    K = U.shape[0]
+    if K == 1:
+        _align(U[0], V[0], R)
+        return
+    S = np.zeros((3, 3))
+    s2 = 0.0
+    for i in range(K):
+        nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
+        nv = max(math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2), 1e-300)
+        s2 += nu * nu
+        for a in range(3):
+            for b in range(3):
+                S[a, b] += U[i, a] * V[i, b] / nv * nu
+    for a in range(3):
+        S[a, a] += 1e-9 * s2
+    N = np.empty((4, 4))
+    _horn_n(S, N)
+    _quat_matrix(_top_eigenvector(N), R)
+
+
+def best_turn(U: Array, V: Array, K: int) -> Array:
+    """:func:`.fabrik.best_turn` for one problem of K points U, V (K, 3): the shortest turn (one point), else the
+    rotation maximising Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R, from Horn's quaternion (the top eigenvector of his 4×4 N, by Jacobi
+    sweeps): the same optimum as the Kabsch SVD of the NumPy path, without a LAPACK call."""
+    R = np.empty((3, 3))
+    best_turn_into(np.ascontiguousarray(U[:K], dtype=np.float64), np.ascontiguousarray(V[:K], dtype=np.float64), R)
+    return R
+
+
+def _horn_n(S: Array, N: Array) -> None:
+    """Horn's symmetric N (4×4) of S_ab = Σ u_a v_b: its top eigenvector is the quaternion of the best turn u → v."""
+    N[0, 0] = S[0, 0] + S[1, 1] + S[2, 2]
+    N[1, 1] = S[0, 0] - S[1, 1] - S[2, 2]
+    N[2, 2] = -S[0, 0] + S[1, 1] - S[2, 2]
+    N[3, 3] = -S[0, 0] - S[1, 1] + S[2, 2]
+    N[0, 1] = N[1, 0] = S[1, 2] - S[2, 1]
+    N[0, 2] = N[2, 0] = S[2, 0] - S[0, 2]
+    N[0, 3] = N[3, 0] = S[0, 1] - S[1, 0]
+    N[1, 2] = N[2, 1] = S[0, 1] + S[1, 0]
+    N[1, 3] = N[3, 1] = S[2, 0] + S[0, 2]
+    N[2, 3] = N[3, 2] = S[1, 2] + S[2, 1]
+
+
+def _top_eigenvector(N: Array) -> Array:
+    """The eigenvector of the largest eigenvalue of a symmetric 4×4 (cyclic Jacobi rotations; N is overwritten)."""
+    W = np.eye(4)
+    scale = 0.0
+    for i in range(4):
+        for j in range(4):
+            scale += N[i, j] * N[i, j]
+    for _ in range(50):
+        off = 0.0
+        for i in range(3):
+            for j in range(i + 1, 4):
+                off += N[i, j] * N[i, j]
+        if off <= 1e-32 * scale:
+            break
+        for p in range(3):
+            for r in range(p + 1, 4):
+                if N[p, r] == 0.0:
+                    continue
+                th = (N[r, r] - N[p, p]) / (2.0 * N[p, r])
+                t = 1.0 / (2.0 * th) if abs(th) > 1e150 else \
+                    math.copysign(1.0, th) / (abs(th) + math.sqrt(th * th + 1.0))
+                c = 1.0 / math.sqrt(t * t + 1.0)
+                s = t * c
+                for k in range(4):
+                    a, b = N[k, p], N[k, r]
+                    N[k, p], N[k, r] = c * a - s * b, s * a + c * b
+                for k in range(4):
+                    a, b = N[p, k], N[r, k]
+                    N[p, k], N[r, k] = c * a - s * b, s * a + c * b
+                for k in range(4):
+                    a, b = W[k, p], W[k, r]
+                    W[k, p], W[k, r] = c * a - s * b, s * a + c * b
+    best = 0
+    for i in range(1, 4):
+        if N[i, i] > N[best, best]:
+            best = i
+    return W[:, best].copy()
+
+
+def _quat_matrix(qv: Array, R: Array) -> None:
+    """The rotation of the quaternion (w, x, y, z) (normalised here), into R (3, 3)."""
+    n = math.sqrt(qv[0] ** 2 + qv[1] ** 2 + qv[2] ** 2 + qv[3] ** 2)
+    w, x, y, z = qv[0] / n, qv[1] / n, qv[2] / n, qv[3] / n
+    R[0, 0], R[0, 1], R[0, 2] = 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)
+    R[1, 0], R[1, 1], R[1, 2] = 2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)
+    R[2, 0], R[2, 1], R[2, 2] = 2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)
+
+
+def _euler(R: Array, i: int, j: int, k: int, out: Array) -> None:
+    """:func:`animkit.model.transforms.euler_intrinsic_from_matrix` for one matrix, the order as axis indices."""
+    proper = i == k
+    if proper:
+        k = 3 - i - j
+    sign = 1.0 if (j - i) % 3 == 1 else -1.0
+    if proper:
+        beta = math.acos(min(max(R[i, i], -1.0), 1.0))
+        lock = math.sin(beta) < 1e-9
+        alpha = math.atan2(R[j, i], -sign * R[k, i])
+        gamma = math.atan2(R[i, j], sign * R[i, k])
+    else:
+        sb = min(max(sign * R[i, k], -1.0), 1.0)
+        beta = math.asin(sb)
+        lock = abs(sb) > 1.0 - 1e-12
+        alpha = math.atan2(-sign * R[j, k], R[k, k])
+        gamma = math.atan2(-sign * R[i, j], R[i, i])
+    if lock:
+        alpha, gamma = math.atan2(sign * R[k, j], R[j, j]), 0.0
+    out[0], out[1], out[2] = alpha, beta, gamma
+
+
+def euler_near(A: Array, qg: Array, order: Array) -> None:
+    """:func:`animkit.model.joints.euler_angles_near` for one matrix, in place of qg (3,): of the two Euler branches
+    the one nearest qg, each angle moved by whole turns nearest its qg value."""
+    E = np.empty((2, 3))
+    _euler(A, order[0], order[1], order[2], E[0])
+    E[1, 0], E[1, 2] = E[0, 0] + math.pi, E[0, 2] + math.pi
+    E[1, 1] = math.pi - E[0, 1] if order[0] != order[2] else -E[0, 1]
+    best, dist = -1, np.inf
+    for b in range(2):
+        dd = 0.0
+        for i in range(3):
+            E[b, i] += 2 * math.pi * np.rint((qg[i] - E[b, i]) / (2 * math.pi))
+            dd += (E[b, i] - qg[i]) ** 2
+        if dd < dist:
+            best, dist = b, dd
+    if best >= 0:
+        for i in range(3):
+            qg[i] = E[best, i]
+
+
+_align = kernel(_align, error_model=_NUMPY_ERRORS, internal=True) or _align
+_horn_n = kernel(_horn_n, internal=True) or _horn_n
+_top_eigenvector = kernel(_top_eigenvector, error_model=_NUMPY_ERRORS, internal=True) or _top_eigenvector
+_quat_matrix = kernel(_quat_matrix, error_model=_NUMPY_ERRORS, internal=True) or _quat_matrix
+best_turn_into = kernel(best_turn_into, calls=(_align, _horn_n, _top_eigenvector, _quat_matrix),
+                         error_model=_NUMPY_ERRORS) or best_turn_into
+_euler = kernel(_euler, error_model=_NUMPY_ERRORS, internal=True) or _euler
+euler_near = kernel(euler_near, calls=(_euler,), error_model=_NUMPY_ERRORS, internal=True) or euler_near
