@@ -157,9 +157,9 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 
 @dataclass(frozen=True, eq=False)
 class _Judge:
-    """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles (F, legs) and feet's lowest
-    surface points (F, legs), the ground, the surface, the up index, metres per unit, the blend in frames and the
-    contacts."""
+    """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
+    (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
+    the blend in frames and the contacts."""
 
     figure: Figure
     P0: Array
@@ -177,10 +177,11 @@ class _Judge:
 
 def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
                   lift: dict[str, Bool], notes: list[str]) -> tuple[Array, Array, dict[str, tuple[Bool, Bool]]]:
-    """(poses, their world matrices, masks): ``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is worse than the clip as given
-    (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg at fault's own there, else
-    the other leg's: a biped's leg moved only because the pelvis moved for the other's lock). Then the legs still
-    made worse lose every lock, and if that is still worse, the clip is returned as given (masks then empty)."""
+    """(poses, their world matrices, masks): ``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is
+    worse than the clip as given (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg
+    at fault's own there, else the other leg's: a biped's leg moved only because the pelvis moved for the other's lock).
+    Then the legs still made worse lose every lock, and if that is still worse, the clip is returned as given (masks
+    then empty)."""
     F = judge.P0.shape[0]
     for _ in range(12):
         P, W = lock()
@@ -514,10 +515,10 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
                max_step: float, k: int) -> tuple[Array, Array]:
-    """(poses, their world matrices): the leg IK again where a foot's sole ends up lower than its goal put it (or off it while held): the foot as
-    the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or at its limits, turns
-    the foot other than asked), has its lowest point b' = min_v (R·s_v)·ê_up below the ankle where the goal
-    assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
+    """(poses, their world matrices): the leg IK again where a foot's sole ends up lower than its goal put it (or off it
+    while held): the foot as the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or
+    at its limits, turns the foot other than asked), has its lowest point b' = min_v (R·s_v)·ê_up below the ankle where
+    the goal assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
     once more from the same world transforms ``W``."""
     names = figure.node_names
     W1 = figure.world_batch(P)
