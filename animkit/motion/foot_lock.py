@@ -45,7 +45,6 @@ from animkit.motion.legs import (
     legs_of,
     measure,
     metres_per_unit,
-    windowed_speed,
 )
 from animkit.motion.pelvis import HeldLeg, leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
@@ -240,11 +239,13 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
     g = 0.0 if ground is None else float(ground)
-    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs)
+    W0 = figure.world_batch(P0)  # the clip's world matrices, computed once: every pass and judgement reads them
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs, world=W0)
     c = dataclasses.replace(c, ground=g, ground_found=False)
     surface = body_surface(figure, meshes)
-    W0 = figure.world_batch(P0)  # the clip's world matrices, computed once: every pass and judgement reads them
-    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps, world=W0)
+    k = up_index(up)
+    low0 = _foot_lows(figure, W0, legs, surface, k)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps, world=W0, lows=low0)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
@@ -256,11 +257,9 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             masks[leg.side] = (mh & ~mt, mt)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
-    k = up_index(up)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
-    low0 = _foot_lows(figure, W0, legs, surface, k)
     names = figure.node_names
     soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
              for leg in legs]  # each foot's surface about its ankle, in the clip
@@ -307,21 +306,32 @@ def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]
 DRIFT_TOLERANCE = 0.0001
 
 
-def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int], window: int) -> Array:
+def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int],
+           window: int) -> list[Array]:
     """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
-    [a, b)): the mean over its frames of the slowest planted point's ground speed over ``window`` frames
-    (:func:`windowed_speed`, units per frame; NaN for a run too short to tell), as the skate measure takes it."""
-    clipped = []
-    for _, m in masks:
-        c = np.zeros_like(m)
-        c[a:b] = m[a:b]
-        clipped.append(c)
-    v = np.stack([windowed_speed(X[:, i][:, horiz], c, 1.0, float(window)) for (i, _), c in zip(masks, clipped,
-                                                                                                 strict=True)])
-    slowest = np.fmin.reduce(v, axis=0)
-    out = [float(np.nanmean(slowest[s:e])) if np.isfinite(slowest[s:e]).any() else np.nan
-           for s, e in _intervals(np.logical_or.reduce(clipped))]
-    return np.asarray(out, dtype=float)
+    [a, b)), for each of the positions ``Xs`` (F, N, 3): the mean over its frames of the slowest planted point's
+    ground speed over ``window`` frames (|x(f + w) − x(f)| / w, w = min(window, run − 1), as
+    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell)."""
+    clipped = [m[a:b] for _, m in masks]  # frames [a, b) only: no run reaches past them, nor its windows
+    runs = [_intervals(c) for c in clipped]
+    union = _intervals(np.logical_or.reduce(clipped))
+    out = []
+    for X in Xs:
+        v = np.full((len(masks), b - a), np.nan)
+        for j, ((i, _), rs) in enumerate(zip(masks, runs, strict=True)):
+            Y = X[a:b, i][:, horiz]
+            for s, e in rs:
+                w = min(window, e - s - 1)
+                if w >= 1:
+                    v[j, s:e - w] = np.linalg.norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
+        slowest = np.fmin.reduce(v, axis=0)
+        means = []
+        for s, e in union:  # np.nanmean's own sum and count
+            seg = slowest[s:e]
+            nan = np.isnan(seg)
+            means.append(float(np.where(nan, 0.0, seg).sum() / (~nan).sum()) if not nan.all() else np.nan)
+        out.append(np.asarray(means, dtype=float))
+    return out
 
 
 def _worse_stretches(judge: _Judge, P: Array, W: Array,
@@ -373,8 +383,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
             elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
                 # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
                 half = max(1, nb // 2)
-                d0 = _drift(pos0, runs_of, a, b, horiz, half)
-                d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
+                d0, d1 = _drift((pos0, W[:, :, :3, 3]), runs_of, a, b, horiz, half)
                 worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
                 if worse.size:
                     v0, v1 = float(d0[worse[0]]), float(d1[worse[0]])
