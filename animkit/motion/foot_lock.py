@@ -287,6 +287,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
 
 
+def _lowest(rel: Array, d: Array) -> Array:
+    """min_v ⟨rel_fv, d_f⟩ (F,): the lowest of a foot's points ``rel`` (F, V, 3) about its ankle along ``d`` (F, 3) (a
+    row of the foot's turn); one batched matrix–vector product (NumPy's einsum here is ten times slower)."""
+    return np.matmul(rel, d[:, :, None])[:, :, 0].min(axis=1)
+
+
 def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
     """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
     if not masks:
@@ -417,7 +423,7 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, fps: float, up: UpAxis, gro
             high = np.zeros_like(miss)
             if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
-                high = (w >= 1.0) & (pos[:, ia, k] + np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1) > top)
+                high = (w >= 1.0) & (pos[:, ia, k] + _lowest(rel, R[:, k]) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
                     a, b = 0, e0 - s0
@@ -494,7 +500,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
-            below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
+            below = _lowest(rel, Q[:, k])
             off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
             below, off = np.zeros(F), np.zeros(F)
@@ -537,7 +543,7 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
             continue
         ia = names.index(f.leg.ankle)
         R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
-        fix = below - np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1)  # R·s then its up component: s·(row k of R)
+        fix = below - _lowest(rel, R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
