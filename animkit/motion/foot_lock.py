@@ -158,7 +158,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
     (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
-    the blend in frames and the contacts."""
+    the blend in frames, the contacts and the hip height."""
 
     figure: Figure
     P0: Array
@@ -172,6 +172,7 @@ class _Judge:
     unit: float
     nb: int
     contacts: Contacts
+    hip: float
 
 
 def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
@@ -245,7 +246,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     surface = body_surface(figure, meshes)
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps, world=W0, lows=low0)
+    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
@@ -257,19 +259,18 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             masks[leg.side] = (mh & ~mt, mt)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
-    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
     soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
              for leg in legs]  # each foot's surface about its ankle, in the clip
     notes: list[str] = []
-    judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c)
+    judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
         return _lock_held(figure, P0, W0, fps, up, g, masks, lift, blend, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps, world=W)
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W)
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -279,7 +280,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
         P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-        after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps, world=W)
+        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W)
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
@@ -357,7 +358,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     pos0 = judge.W0[:, :, :3, 3]
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
-    hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
+    hip = judge.hip
     out: list[tuple[int, int, str, str]] = []
     horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
