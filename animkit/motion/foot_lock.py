@@ -158,7 +158,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
     (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
-    the blend in frames, the contacts and the hip height."""
+    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged and their feet's
+    lowest points."""
 
     figure: Figure
     P0: Array
@@ -173,6 +174,15 @@ class _Judge:
     nb: int
     contacts: Contacts
     hip: float
+    seen: dict[str, tuple[Array, Array]] = field(default_factory=dict)
+
+    def lows(self, W: Array) -> Array | None:
+        """The feet's lowest surface points (F, legs) for world matrices ``W`` where this judge has them: the clip's,
+        or those of the poses it judged last (None else)."""
+        if W is self.W0:
+            return self.low0
+        last = self.seen.get("last")
+        return last[1] if last is not None and last[0] is W else None
 
 
 def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
@@ -270,7 +280,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
         return _lock_held(figure, P0, W0, fps, up, g, masks, lift, blend, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W)
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
+                    lows=judge.lows(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -280,7 +291,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
         P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W)
+        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
+                        lows=judge.lows(W))
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
@@ -355,6 +367,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     names = figure.node_names
     knee = knee_angles(figure, P, legs, world=W)  # W: the world matrices of P
     low = _foot_lows(figure, W, legs, judge.surface, k)
+    judge.seen["last"] = (W, low)
     pos0 = judge.W0[:, :, :3, 3]
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
