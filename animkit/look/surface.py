@@ -79,6 +79,11 @@ class _Part:
         used = np.flatnonzero(np.abs(X.reshape(X.shape[0], J, 4)).sum(axis=(0, 2)) > 0)
         return X.reshape(X.shape[0], J, 4)[:, used].reshape(X.shape[0], 4 * used.size), used
 
+    def sub_positions(self, W: Array, sub: tuple[Array, Index]) -> Array:
+        """(F, V', 3) as :meth:`positions`, from :meth:`sub_table`'s restricted table."""
+        X, used = sub
+        return lbs.positions_from_table(X, lbs.joint_matrices(W, self.joint_index[used], self.bind[used]))
+
     def sub_heights(self, W: Array, sub: tuple[Array, Index], up: int) -> Array:
         """(F, V') as :meth:`heights`, from :meth:`sub_table`'s restricted table."""
         X, used = sub
@@ -106,8 +111,21 @@ class BodySurface:
         """World positions (F, V', 3) of the points owned by ``nodes`` (all when None), in ``owner`` order."""
         W = _frames(W)
         keep = None if nodes is None else np.asarray(sorted(set(nodes)), dtype=np.intp)
-        out = [part.positions(W, sel) for part in self.parts if _size(sel := part.select(keep), part)]
+        out = []
+        for i, part in enumerate(self.parts):
+            sel, sub = self._sub(i, part, keep)
+            if _size(sel, part):  # a group's points skinned by the joints that move them only
+                out.append(part.sub_positions(W, sub) if sub is not None else part.positions(W, sel))
         return np.concatenate(out, axis=1) if out else np.zeros((W.shape[0], 0, 3))
+
+    def _sub(self, i: int, part: _Part, keep: Index | None) -> tuple[Index | slice, tuple[Array, Index] | None]:
+        """The points of ``keep``'s nodes in part ``i`` and their restricted table (:meth:`_Part.sub_table`), found
+        once per group."""
+        key = (i, b"" if keep is None else keep.tobytes())
+        if key not in self._subs:
+            sel = part.select(keep)
+            self._subs[key] = (sel, part.sub_table(sel) if _size(sel, part) else None)
+        return self._subs[key]
 
     def lowest(self, W: Array, up: int, groups: Sequence[Sequence[int]] | None = None) -> Array:
         """h_G(f): (F, G) the lowest height (coordinate ``up``) of each group's points; one group of all when None.
@@ -120,11 +138,7 @@ class BodySurface:
         out = np.full((F, len(gs)), np.nan)
         for j, keep in enumerate(gs):
             for i, part in enumerate(self.parts):
-                key = (i, b"" if keep is None else keep.tobytes())
-                if key not in self._subs:  # a group's points and the joints that move them, found once
-                    sel = part.select(keep)
-                    self._subs[key] = (sel, part.sub_table(sel) if _size(sel, part) else None)
-                sel, sub = self._subs[key]
+                sel, sub = self._sub(i, part, keep)  # a group's points and the joints that move them, found once
                 if not _size(sel, part):
                     continue
                 for s in range(0, F, CHUNK):

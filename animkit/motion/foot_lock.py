@@ -45,7 +45,6 @@ from animkit.motion.legs import (
     legs_of,
     measure,
     metres_per_unit,
-    windowed_speed,
 )
 from animkit.motion.pelvis import HeldLeg, leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
@@ -157,12 +156,14 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 
 @dataclass(frozen=True, eq=False)
 class _Judge:
-    """The clip as given, as the never-worse checks read it: its poses, knee angles (F, legs) and feet's lowest
-    surface points (F, legs), the ground, the surface, the up index, metres per unit, the blend in frames and the
-    contacts."""
+    """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
+    (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
+    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged and their feet's
+    lowest points."""
 
     figure: Figure
     P0: Array
+    W0: Array
     legs: tuple[Leg, ...]
     knee0: Array
     low0: Array
@@ -172,20 +173,31 @@ class _Judge:
     unit: float
     nb: int
     contacts: Contacts
+    hip: float
+    seen: dict[str, tuple[Array, Array]] = field(default_factory=dict)
+
+    def lows(self, W: Array) -> Array | None:
+        """The feet's lowest surface points (F, legs) for world matrices ``W`` where this judge has them: the clip's,
+        or those of the poses it judged last (None else)."""
+        if W is self.W0:
+            return self.low0
+        last = self.seen.get("last")
+        return last[1] if last is not None and last[0] is W else None
 
 
-def _unlock_worse(judge: _Judge, lock: Callable[[], Array], masks: dict[str, tuple[Bool, Bool]],
-                  lift: dict[str, Bool], notes: list[str]) -> tuple[Array, dict[str, tuple[Bool, Bool]]]:
-    """``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is worse than the clip as given
-    (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg at fault's own there, else
-    the other leg's: a biped's leg moved only because the pelvis moved for the other's lock). Then the legs still
-    made worse lose every lock, and if that is still worse, the clip is returned as given (masks then empty)."""
+def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
+                  lift: dict[str, Bool], notes: list[str]) -> tuple[Array, Array, dict[str, tuple[Bool, Bool]]]:
+    """(poses, their world matrices, masks): ``lock()`` (which reads ``masks`` and ``lift``) again until no stretch is
+    worse than the clip as given (:func:`_worse_stretches`; ≤ 12 times): each worse stretch's locks are dropped (the leg
+    at fault's own there, else the other leg's: a biped's leg moved only because the pelvis moved for the other's lock).
+    Then the legs still made worse lose every lock, and if that is still worse, the clip is returned as given (masks
+    then empty)."""
     F = judge.P0.shape[0]
     for _ in range(12):
-        P = lock()
-        worse = _worse_stretches(judge, P, masks)
+        P, W = lock()
+        worse = _worse_stretches(judge, P, W, masks)
         if not worse:
-            return P, masks
+            return P, W, masks
         for s0, e0, side, why in worse:
             lift[side][s0:e0] = False
             own = any(s1 < e0 and e1 > s0 for m in masks[side] for s1, e1 in _intervals(m))
@@ -199,11 +211,11 @@ def _unlock_worse(judge: _Judge, lock: Callable[[], Array], masks: dict[str, tup
         masks[side] = (np.zeros(F, bool), np.zeros(F, bool))
         lift[side][:] = False
         notes.append(f"leg {side} left as given: every lock of it made some stretch worse")
-    P = lock()
-    if _worse_stretches(judge, P, masks):
+    P, W = lock()
+    if _worse_stretches(judge, P, W, masks):
         notes.append("feet left as given: every lock made some stretch worse")
-        return judge.P0, {}
-    return P, masks
+        return judge.P0, judge.W0, {}
+    return P, W, masks
 
 
 def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
@@ -238,10 +250,14 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
     g = 0.0 if ground is None else float(ground)
-    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs)
+    W0 = figure.world_batch(P0)  # the clip's world matrices, computed once: every pass and judgement reads them
+    c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs, world=W0)
     c = dataclasses.replace(c, ground=g, ground_found=False)
     surface = body_surface(figure, meshes)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+    k = up_index(up)
+    low0 = _foot_lows(figure, W0, legs, surface, k)
+    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
@@ -253,22 +269,19 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             masks[leg.side] = (mh & ~mt, mt)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
-    k = up_index(up)
-    u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
-    knee0 = knee_angles(figure, P0, legs)
+    knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
-    W0 = figure.world_batch(P0)
-    low0 = _foot_lows(figure, W0, legs, surface, k)
     names = figure.node_names
     soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
              for leg in legs]  # each foot's surface about its ankle, in the clip
     notes: list[str] = []
-    judge = _Judge(figure, P0, legs, knee0, low0, g, surface, k, u, nb, c)
-    def lock() -> Array:
-        return _lock_held(figure, P0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+    judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
+    def lock() -> tuple[Array, Array]:
+        return _lock_held(figure, P0, W0, fps, up, g, masks, lift, blend, legs, soles, pop0)
 
-    P, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+    P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
+                    lows=judge.lows(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -277,13 +290,20 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 masks[leg.side] = (np.zeros(F, bool), np.zeros(F, bool))
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
-        P, masks = _unlock_worse(judge, lock, masks, lift, notes)
-        after = measure(figure, P, c, up=up, legs=legs, unit=unit, surface=surface, fps=fps)
+        P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
+        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
+                        lows=judge.lows(W))
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+
+
+def _lowest(rel: Array, d: Array) -> Array:
+    """min_v ⟨rel_fv, d_f⟩ (F,): the lowest of a foot's points ``rel`` (F, V, 3) about its ankle along ``d`` (F, 3) (a
+    row of the foot's turn); one batched matrix–vector product (NumPy's einsum here is ten times slower)."""
+    return np.matmul(rel, d[:, :, None])[:, :, 0].min(axis=1)
 
 
 def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
@@ -305,24 +325,36 @@ def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]
 DRIFT_TOLERANCE = 0.0001
 
 
-def _drift(X: Array, masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int], window: int) -> Array:
+def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int],
+           window: int) -> list[Array]:
     """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
-    [a, b)): the mean over its frames of the slowest planted point's ground speed over ``window`` frames
-    (:func:`windowed_speed`, units per frame; NaN for a run too short to tell), as the skate measure takes it."""
-    clipped = []
-    for _, m in masks:
-        c = np.zeros_like(m)
-        c[a:b] = m[a:b]
-        clipped.append(c)
-    v = np.stack([windowed_speed(X[:, i][:, horiz], c, 1.0, float(window)) for (i, _), c in zip(masks, clipped,
-                                                                                                 strict=True)])
-    slowest = np.fmin.reduce(v, axis=0)
-    out = [float(np.nanmean(slowest[s:e])) if np.isfinite(slowest[s:e]).any() else np.nan
-           for s, e in _intervals(np.logical_or.reduce(clipped))]
-    return np.asarray(out, dtype=float)
+    [a, b)), for each of the positions ``Xs`` (F, N, 3): the mean over its frames of the slowest planted point's
+    ground speed over ``window`` frames (|x(f + w) − x(f)| / w, w = min(window, run − 1), as
+    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell)."""
+    clipped = [m[a:b] for _, m in masks]  # frames [a, b) only: no run reaches past them, nor its windows
+    runs = [_intervals(c) for c in clipped]
+    union = _intervals(np.logical_or.reduce(clipped))
+    out = []
+    for X in Xs:
+        v = np.full((len(masks), b - a), np.nan)
+        for j, ((i, _), rs) in enumerate(zip(masks, runs, strict=True)):
+            Y = X[a:b, i][:, horiz]
+            for s, e in rs:
+                w = min(window, e - s - 1)
+                if w >= 1:
+                    v[j, s:e - w] = np.linalg.norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
+        slowest = np.fmin.reduce(v, axis=0)
+        means = []
+        for s, e in union:  # np.nanmean's own sum and count
+            seg = slowest[s:e]
+            nan = np.isnan(seg)
+            means.append(float(np.where(nan, 0.0, seg).sum() / (~nan).sum()) if not nan.all() else np.nan)
+        out.append(np.asarray(means, dtype=float))
+    return out
 
 
-def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]]) -> list[tuple[int, int, str, str]]:
+def _worse_stretches(judge: _Judge, P: Array, W: Array,
+                     masks: dict[str, tuple[Bool, Bool]]) -> list[tuple[int, int, str, str]]:
     """Stretches [s, e) of frames where a leg changed and its foot's surface went further under the ground than in
     the clip as given there, or its knee changed between two frames by more than any knee does in the clip as
     given (its knee pop), or its planted points (``contacts``) slid further; with the leg's side and a description of
@@ -333,13 +365,13 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
     figure, legs, k, nb, contacts = judge.figure, judge.legs, judge.k, judge.nb, judge.contacts
     knee0, low0, ground, unit = judge.knee0, judge.low0, judge.ground, judge.unit
     names = figure.node_names
-    W = figure.world_batch(P)
-    knee = knee_angles(figure, P, legs)
+    knee = knee_angles(figure, P, legs, world=W)  # W: the world matrices of P
     low = _foot_lows(figure, W, legs, judge.surface, k)
-    pos0 = figure.world_positions(judge.P0)
+    judge.seen["last"] = (W, low)
+    pos0 = judge.W0[:, :, :3, 3]
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
-    hip = hip_height(figure, legs[0].hip, "xyz"[k])  # type: ignore[arg-type]
+    hip = judge.hip
     out: list[tuple[int, int, str, str]] = []
     horiz = [i for i in range(3) if i != k]
     for j, leg in enumerate(legs):
@@ -371,8 +403,7 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
             elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
                 # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
                 half = max(1, nb // 2)
-                d0 = _drift(pos0, runs_of, a, b, horiz, half)
-                d1 = _drift(W[:, :, :3, 3], runs_of, a, b, horiz, half)
+                d0, d1 = _drift((pos0, W[:, :, :3, 3]), runs_of, a, b, horiz, half)
                 worse = np.flatnonzero(d1 > d0 + DRIFT_TOLERANCE * hip)  # NaN (too short to tell) compares False
                 if worse.size:
                     v0, v1 = float(d0[worse[0]]), float(d1[worse[0]])
@@ -381,22 +412,20 @@ def _worse_stretches(judge: _Judge, P: Array, masks: dict[str, tuple[Bool, Bool]
     return out
 
 
-def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
+def _lock_held(figure: Figure, P0: Array, W0: Array, fps: float, up: UpAxis, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
-               soles: list[Array], max_step: float = np.inf) -> Array:
+               soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
-    passes)."""
+    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``."""
     names = figure.node_names
     k = up_index(up)
-    P = P0
-    W0 = figure.world_batch(P0)
+    P, W = P0, W0
     top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip_height(figure, legs[0].hip, up)
     for _ in range(8):
-        P, goals = _lock_pass(figure, P0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
-        W = figure.world_batch(P)
+        P, W, goals = _lock_pass(figure, P0, W0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -408,7 +437,7 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
             high = np.zeros_like(miss)
             if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
-                high = (w >= 1.0) & (pos[:, ia, k] + np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1) > top)
+                high = (w >= 1.0) & (pos[:, ia, k] + _lowest(rel, R[:, k]) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
                     a, b = 0, e0 - s0
@@ -425,7 +454,7 @@ def _lock_held(figure: Figure, P0: Array, fps: float, up: UpAxis, ground: float,
                         again = True
         if not again:
             break
-    return P
+    return P, W
 
 
 #: A held foot whose lowest surface point stays higher than this fraction of the hip height above its clearance
@@ -453,10 +482,11 @@ SOLE_CLEARANCE = 0.005
 REACH = 0.0
 
 
-def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, masks: dict[str, tuple[Bool, Bool]],
-               lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...], soles: list[Array],
-               max_step: float = np.inf) -> tuple[Array, list[tuple[Array, Array]]]:
-    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, (goal, w) per leg).
+def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+               soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
+    """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
+    (goal, w) per leg); ``W``: the world matrices of ``P``.
 
     The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
@@ -465,7 +495,6 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     """
     P = P.copy()
     F = P.shape[0]
-    W = figure.world_batch(P)
     names = figure.node_names
     k = up_index(up)
     nb = max(2, int(round(blend * fps)))
@@ -485,7 +514,7 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
-            below = np.einsum("fj,fvj->fv", Q[:, k], rel).min(axis=1)
+            below = _lowest(rel, Q[:, k])
             off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
             below, off = np.zeros(F), np.zeros(F)
@@ -505,31 +534,34 @@ def _lock_pass(figure: Figure, P: Array, fps: float, up: UpAxis, ground: float, 
     if moved.any():
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = shift
-        P = _carry(figure, P, M)
+        P = _carry(figure, P, M, W)
         W = figure.world_batch(P)
     for f in feet:  # where the hips moved, the feet stay where the clip had them
         P = _leg_ik(figure, P, W, f.leg, f.goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
-    return _sole_kept(figure, P, W, feet, planned, moved, max_step, k), weights
+    P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
+    return P, W1, weights
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
-               max_step: float, k: int) -> Array:
-    """The leg IK again where a foot's sole ends up lower than its goal put it (or off it while held): the foot as
-    the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or at its limits, turns
-    the foot other than asked), has its lowest point b' = min_v (R·s_v)·ê_up below the ankle where the goal
-    assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
+               max_step: float, k: int) -> tuple[Array, Array]:
+    """(poses, their world matrices): the leg IK again where a foot's sole ends up lower than its goal put it (or off it
+    while held): the foot as the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or
+    at its limits, turns the foot other than asked), has its lowest point b' = min_v (R·s_v)·ê_up below the ankle where
+    the goal assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
     once more from the same world transforms ``W``."""
     names = figure.node_names
     W1 = figure.world_batch(P)
+    again = False
     for f, (below, rel) in zip(feet, planned, strict=True):
         if not rel.shape[1] or not f.active.any():
             continue
         ia = names.index(f.leg.ankle)
         R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
-        fix = below - np.einsum("fvj,fj->fv", rel, R[:, k]).min(axis=1)  # R·s then its up component: s·(row k of R)
+        fix = below - _lowest(rel, R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
             goal[:, k] += fix
             P = _leg_ik(figure, P, W, f.leg, goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
-    return P
+            again = True
+    return P, figure.world_batch(P) if again else W1

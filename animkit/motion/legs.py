@@ -175,8 +175,9 @@ def _lowest_points(legs: tuple[Leg, ...]) -> list[str]:
 
 def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float | None = None,
                     height: float = 0.04, speed: float = 0.5, gap: int = 2, min_frames: int = 3,
-                    legs: tuple[Leg, ...] | None = None) -> Contacts:
-    """Contacts of each leg's heel (ankle) and toe from height and speed; see the module's docstring."""
+                    legs: tuple[Leg, ...] | None = None, world: Array | None = None) -> Contacts:
+    """Contacts of each leg's heel (ankle) and toe from height and speed; see the module's docstring. ``world``: the
+    poses' world matrices (F, N, 4, 4) where the caller has them (else FK here)."""
     up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
     P = np.atleast_2d(figure.check_pose(poses))
@@ -184,7 +185,7 @@ def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | No
         raise MotionError(f"contacts need at least 3 frames, got {P.shape[0]}")
     k = up_index(up)
     names = figure.node_names
-    pos = figure.world_positions(P)
+    pos = figure.world_positions(P) if world is None else world[:, :, :3, 3]
     H = hip_height(figure, legs[0].hip, up)
     low = pos[:, [names.index(n) for n in _lowest_points(legs)], k]
     found = ground is None
@@ -225,9 +226,10 @@ def metres_per_unit(figure: Figure, legs: tuple[Leg, ...], up: UpAxis | None = N
     return 1.0 if 0.3 <= H <= 3.0 else 0.95 / H
 
 
-def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
-    """(F, legs): the angle between thigh and shin, radians (0 straight)."""
-    pos = figure.world_positions(np.atleast_2d(poses))
+def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...], *, world: Array | None = None) -> Array:
+    """(F, legs): the angle between thigh and shin, radians (0 straight). ``world``: the poses' world matrices
+    (F, N, 4, 4) where the caller has them (else FK here)."""
+    pos = figure.world_positions(np.atleast_2d(poses)) if world is None else world[:, :, :3, 3]
     names = figure.node_names
     out = []
     for leg in legs:
@@ -240,7 +242,7 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...]) -> Array:
 
 def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | None = None,
             legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None,
-            fps: float | None = None) -> MotionMeasures:
+            fps: float | None = None, world: Array | None = None, lows: Array | None = None) -> MotionMeasures:
     """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring).
 
     With ``fps``, skate per contact frame is the ground speed over :data:`SKATE_WINDOW` divided by ``fps``
@@ -248,6 +250,8 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
 
     Penetration is how far the feet's lowest *surface* point (``surface``, by default the drawn geometry:
     :func:`animkit.look.surface.body_surface`) goes under ``contacts.ground``; joint centres never count.
+    ``world``: the poses' world matrices (F, N, 4, 4) and ``lows`` the feet's lowest surface points (F, legs) where
+    the caller has them (else computed here).
     """
     up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
@@ -255,7 +259,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     k = up_index(up)
     names = figure.node_names
-    W = figure.world_batch(P)
+    W = figure.world_batch(P) if world is None else world
     pos = W[:, :, :3, 3]
     horiz = [i for i in range(3) if i != k]
     skate: dict[str, float] = {}
@@ -272,9 +276,9 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
         skate[p] = 1000.0 * u * travel / n if n else 0.0
         total += travel
         frames += n
-    low = _foot_lows(figure, W, legs, surface, k)
+    low = _foot_lows(figure, W, legs, surface, k) if lows is None else lows
     pen = max(0.0, float(contacts.ground - np.nanmin(low))) * 1000.0 * u
-    knee = knee_angles(figure, P, legs)
+    knee = knee_angles(figure, P, legs, world=W)
     pops = np.degrees(np.abs(np.diff(knee, axis=0))).max(axis=0) if len(P) > 1 else np.zeros(len(legs))
     by_leg = {leg.side: float(x) for leg, x in zip(legs, pops, strict=True)}
     return MotionMeasures(1000.0 * u * total / frames if frames else 0.0, skate, frames, pen,

@@ -1,0 +1,70 @@
+"""The foot lock's fast path against the reference path on real retargets: the poses and held frames ``lock_feet``
+writes for CMU walk, run and hop clips retargeted onto CesiumMan, RiggedFigure and the humanoid (the source's
+contacts carried to the target, as ``animkit retarget`` does) equal, to 1e-9, those the lock wrote before its world
+matrices were shared between passes and judgements (commit e8b6fe7). The reference is
+tests/data/foot_lock_reference.npz, written by ``python -m tests.test_foot_lock_reference --write`` (SOURCES.md); a
+later change that moves any pose by more than 1e-9 fails here (a deliberate change of the lock's behaviour rewrites
+it and says so)."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import animkit
+from animkit.motion.measures import carry_contacts, height_contacts
+from animkit.motion.retarget import retarget_full
+from animkit.motion.root_motion import legs_of, lock_feet
+
+ROOT = Path(__file__).parent.parent
+DATA = Path(__file__).parent / "data"
+REFERENCE = DATA / "foot_lock_reference.npz"
+PAIRS = [("cmu_02_01_walk.bvh", "CesiumMan.glb"), ("cmu_09_01_run.bvh", "RiggedFigure.glb"),
+         ("cmu_131_03_hop_3dsmax.bvh", "humanoid.toml"), ("cmu_02_01_walk.bvh", "humanoid.toml"),
+         ("cmu_131_03_hop_3dsmax.bvh", "CesiumMan.glb")]
+FRAMES = 600  # the first frames of each retarget (after CMU's T-pose frame 0): every case has contacts in them
+
+
+def _path(name: str) -> Path:
+    return ROOT / "scenes" / name if name.endswith(".toml") else DATA / name
+
+
+def _key(source: str, target: str) -> str:
+    return f"{source.rsplit('.', 1)[0]}__{target.rsplit('.', 1)[0]}"
+
+
+def _locked(source: str, target: str) -> tuple[np.ndarray, np.ndarray]:
+    """(poses, held frames (F, K) or an empty array) of the lock on the retarget of ``source`` onto ``target``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # glTF sampling notes
+        src, scene = animkit.load(_path(source)), animkit.load(_path(target))
+        r = retarget_full(src, scene)
+    P, fps = r.poses[1:FRAMES + 1], r.clip.fps
+    P_s = src.clip().sample(r.times)[1:FRAMES + 1]
+    c = carry_contacts(height_contacts(src.figure, P_s, fps, up=src.up), legs_of(src.figure), legs_of(r.figure))
+    out = lock_feet(r.figure, P, fps, up=scene.up, ground=0.0, meshes=scene.meshes, contacts=c)
+    held = np.zeros((0, 0), dtype=bool) if out.held is None else out.held
+    return out.poses, held
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])
+def test_lock_equals_the_reference_path(source: str, target: str) -> None:
+    ref = np.load(REFERENCE)
+    want, want_held = ref[_key(source, target)], ref[_key(source, target) + "__held"]
+    got, held = _locked(source, target)
+    assert got.shape == want.shape
+    assert np.abs(got - want).max() <= 1e-9
+    assert np.array_equal(held, want_held)
+    assert want_held.any()  # the case locks something: a lock that gave up everywhere would not test the passes
+
+
+if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out
+    arrays = {}
+    for p in PAIRS:
+        arrays[_key(*p)], arrays[_key(*p) + "__held"] = _locked(*p)
+    np.savez_compressed(REFERENCE, **arrays)
+    print(f"wrote {REFERENCE}")
