@@ -39,10 +39,10 @@ import animkit  # noqa: E402
 from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
 from animkit.model.transforms import quaternion_from_matrix  # noqa: E402
+from animkit.motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
 from animkit.motion.leg_ik import _leg_ik  # noqa: E402
 from animkit.motion.measures import SourceMotion, measure_motion  # noqa: E402
 from animkit.motion.retarget import retarget_full  # noqa: E402
-from animkit.motion.root_motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
 
 from .harness import Stats, interleaved, markdown_table, stats_of, write_results  # noqa: E402
 
@@ -162,7 +162,7 @@ import numpy as np
 import animkit
 from animkit.keyframes import Clip
 from animkit.motion.retarget import retarget_full
-from animkit.motion.root_motion import lock_feet, loop_poses
+from animkit.motion import lock_feet, loop_poses
 walk, target, frames = animkit.load(sys.argv[1]), animkit.load(sys.argv[2]), int(sys.argv[3])
 cycle = walk.clip().sample_frames()[1:]
 P = loop_poses(walk.figure, cycle, int(np.ceil((frames - 1) / (len(cycle) - 1))))[:frames]

@@ -36,6 +36,7 @@ from animkit.keyframes import Clip  # noqa: E402
 from animkit.look.surface import body_surface  # noqa: E402
 from animkit.model.humanoid import match_figure  # noqa: E402
 from animkit.model.quadruped import match_quadruped_figure, quadruped_node_map  # noqa: E402
+from animkit.motion import MotionError, legs_of, lock_feet  # noqa: E402
 from animkit.motion.measures import (  # noqa: E402
     MotionReport,
     SourceMotion,
@@ -46,7 +47,6 @@ from animkit.motion.measures import (  # noqa: E402
     standing_hip_height,
 )
 from animkit.motion.retarget import feet_of, retarget_full  # noqa: E402
-from animkit.motion.root_motion import MotionError, legs_of, lock_feet  # noqa: E402
 from benchmarks.harness import write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
 from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402

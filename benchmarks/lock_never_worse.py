@@ -2,7 +2,7 @@
 
     python -m benchmarks.lock_never_worse
 
-For each case, the clip as given and with ``animkit.motion.root_motion.lock_feet`` (on a retarget: the source's contacts
+For each case, the clip as given and with ``animkit.motion.lock_feet`` (on a retarget: the source's contacts
 carried to the target, as ``animkit retarget`` does; else the clip's own contacts from height), on the character's mesh
 or drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) of each leg:
 
@@ -26,9 +26,9 @@ import numpy as np
 
 import animkit
 from animkit.look.surface import body_surface, descendants
+from animkit.motion import Contacts, knee_angles, legs_of, lock_feet
 from animkit.motion.measures import carry_contacts, height_contacts, measure_motion
 from animkit.motion.retarget import retarget_full
-from animkit.motion.root_motion import Contacts, knee_angles, legs_of, lock_feet
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = (("scenes/walk.toml", None), ("tests/data/cmu_02_01_walk.bvh", "tests/data/RiggedFigure.glb"),

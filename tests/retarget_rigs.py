@@ -32,7 +32,7 @@ from animkit.model.figure import Figure
 from animkit.model.geometry import Capsule
 from animkit.model.joints import ball, free
 from animkit.model.transforms import homogeneous, matrix_about_axis, matrix_aligning_z_to
-from animkit.motion.root_motion import detect_contacts, knee_angles, legs_of
+from animkit.motion import detect_contacts, knee_angles, legs_of
 from animkit.scene import Scene
 
 #: the standing rig in metres, Y up, facing +z, its left at +x: node → (parent, offset from the parent)

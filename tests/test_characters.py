@@ -410,7 +410,7 @@ def test_own_limits_win_and_clips_play_unlimited(tmp_path: Path) -> None:
 
 def test_the_fox_is_matched_as_a_quadruped_with_chains_and_effectors() -> None:
     from animkit.model.quadruped import match_quadruped_figure
-    from animkit.motion.root_motion import legs_of
+    from animkit.motion import legs_of
 
     scene = animkit.load(DATA / "Fox.glb")
     fig = scene.figure
@@ -481,8 +481,8 @@ def fox_walking(fig, clip, cycles: int = 3) -> tuple[np.ndarray, np.ndarray]:
 def test_four_feet_contacts_and_locking_on_the_fox() -> None:
     """Four paws locked, each leg by its own joints: no DOF outside the legs' hips, knees and ankles moves, and
     every held paw stays put (its slide a tenth of the clip's or less)."""
+    from animkit.motion import detect_contacts, legs_of, lock_feet
     from animkit.motion.retarget import hip_height
-    from animkit.motion.root_motion import detect_contacts, legs_of, lock_feet
 
     scene = animkit.load(DATA / "Fox.glb")
     fig, clip = scene.figure, scene.clips["Walk"]

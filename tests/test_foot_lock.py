@@ -19,9 +19,9 @@ import pytest
 
 import animkit
 from animkit.look.surface import body_surface, descendants
+from animkit.motion import Contacts, detect_contacts, knee_angles, legs_of, lock_feet
 from animkit.motion.measures import measure_motion
 from animkit.motion.retarget import hip_height
-from animkit.motion.root_motion import Contacts, detect_contacts, knee_angles, legs_of, lock_feet
 
 SCENES = Path(__file__).parent.parent / "scenes"
 FPS = 30.0

@@ -23,10 +23,10 @@ import pytest
 
 import animkit
 from animkit.look.surface import body_surface, descendants
+from animkit.motion import Contacts, knee_angles, legs_of, lock_feet
 from animkit.motion.foot_lock import SOLE_CLEARANCE
 from animkit.motion.leg_ik import SOFT
 from animkit.motion.retarget import hip_height
-from animkit.motion.root_motion import Contacts, knee_angles, legs_of, lock_feet
 
 SCENES = Path(__file__).parent.parent / "scenes"
 FPS = 30.0

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import animkit
+from animkit.motion import legs_of, lock_feet
 from animkit.motion.measures import carry_contacts, height_contacts
 from animkit.motion.retarget import retarget_full
-from animkit.motion.root_motion import legs_of, lock_feet
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"

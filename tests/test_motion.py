@@ -15,9 +15,7 @@ import pytest
 import animkit
 from animkit.keyframes import crossfade
 from animkit.look.surface import body_surface, descendants
-from animkit.motion.measures import MotionReport, height_contacts, measure_motion
-from animkit.motion.retarget import retarget
-from animkit.motion.root_motion import (
+from animkit.motion import (
     Contacts,
     LockResult,
     MotionError,
@@ -28,9 +26,11 @@ from animkit.motion.root_motion import (
     legs_of,
     lock_feet,
     loop_poses,
-    root_motion,
     with_root_motion,
 )
+from animkit.motion.measures import MotionReport, height_contacts, measure_motion
+from animkit.motion.retarget import retarget
+from animkit.motion.root_motion import root_motion  # the function (its name here is its module's)
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"

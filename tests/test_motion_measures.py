@@ -12,6 +12,7 @@ import pytest
 import animkit
 from animkit.look.mesh import Mesh, Skin
 from animkit.look.surface import body_surface, descendants
+from animkit.motion import in_place, legs_of
 from animkit.motion.measures import (
     SourceMotion,
     carry_contacts,
@@ -19,7 +20,6 @@ from animkit.motion.measures import (
     measure_motion,
 )
 from animkit.motion.retarget import bone_map, retarget_full
-from animkit.motion.root_motion import in_place, legs_of
 
 DATA = Path(__file__).parent / "data"
 SCENES = Path(__file__).parent.parent / "scenes"

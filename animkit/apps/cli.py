@@ -98,7 +98,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         print(commands.units_line(scene))
         return 0
     if args.contacts:
-        from animkit.motion.root_motion import detect_contacts
+        from animkit.motion import detect_contacts
 
         clip = scene.clip(args.clip)
         poses = clip.sample_frames()

@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from animkit.apps.html_view import HtmlReport
     from animkit.ik.workspace import Workspace
     from animkit.keyframes import Clip
+    from animkit.motion import LockResult
     from animkit.motion.measures import MotionReport, SourceMotion
     from animkit.motion.reach import Comparison, ReachResult
     from animkit.motion.retarget import Retargeted
-    from animkit.motion.root_motion import LockResult
     from animkit.render.frames import RenderReport, Style
     from animkit.scene import Scene
 
@@ -134,9 +134,9 @@ class MotionComparison:
 
 def motion_report(scene: Scene, clip: str | None = None, ground: float | None = None) -> MotionComparison:
     """``animkit info --motion``: :func:`animkit.motion.measures.measure_motion` of the clip as it is and after
-    :func:`animkit.motion.root_motion.lock_feet` (contacts from height, the same for both)."""
+    :func:`animkit.motion.lock_feet` (contacts from height, the same for both)."""
+    from animkit.motion import MotionError, lock_feet
     from animkit.motion.measures import height_contacts, measure_motion
-    from animkit.motion.root_motion import MotionError, lock_feet
 
     c = scene.clip(clip)
     poses = c.sample_frames()
@@ -172,7 +172,7 @@ def motion_clip(scene: Scene, clip: Clip, *, fps: float | None, loops: int, lock
                 ) -> Clip:
     """The clip as frames: ``loops`` cycles one after another (root offset and heading carried on), feet locked."""
     from animkit.keyframes import Clip as ClipType
-    from animkit.motion.root_motion import lock_feet, loop_poses
+    from animkit.motion import lock_feet, loop_poses
 
     if loops < 1:
         raise AnimkitError(f"--loops {loops}: expected a whole number of cycles ≥ 1")
@@ -274,12 +274,12 @@ class RetargetOutcome:
 def retarget(source: Scene, target: Scene, *, clip: str | None = None, bone_map: Any = None, lock: bool = True,
              ground: float | None = None) -> RetargetOutcome:
     """``source``'s clip (``clip``, default the first) on ``target``'s skeleton
-    (:func:`animkit.motion.retarget.retarget_full`), feet locked (:func:`animkit.motion.root_motion.lock_feet`) unless
+    (:func:`animkit.motion.retarget.retarget_full`), feet locked (:func:`animkit.motion.lock_feet`) unless
     ``lock`` is False."""
     from animkit.keyframes import Clip
+    from animkit.motion import MotionError, legs_of, lock_feet
     from animkit.motion.measures import SourceMotion, carry_contacts, height_contacts
     from animkit.motion.retarget import retarget_full
-    from animkit.motion.root_motion import MotionError, legs_of, lock_feet
 
     if clip:
         source = dataclasses.replace(source, clips={clip: source.clip(clip)})
@@ -459,8 +459,8 @@ def units_line(scene: Scene) -> str:
     """What the figure's numbers are in: scene units (metres by animkit's convention; a BVH file's own unit,
     often centimetres or inches), the size fig.size() reports and, for a figure with legs, metres per unit from
     its hip height (as the motion measures use)."""
+    from animkit.motion import legs_of, metres_per_unit
     from animkit.motion.retarget import hip_height
-    from animkit.motion.root_motion import legs_of, metres_per_unit
 
     fig = scene.figure
     line = (f"units: scene units (metres unless the source used another unit); size {fig.size():.4g} units "

@@ -1,6 +1,6 @@
 """Motion measures that see what the eye sees: surfaces on the ground, feet that slide, travel, turns, pops.
 
-All lengths in mm come from figure units by ``metres_per_unit`` (:func:`animkit.motion.root_motion.metres_per_unit`); H
+All lengths in mm come from figure units by ``metres_per_unit`` (:func:`animkit.motion.metres_per_unit`); H
 is the hip height at rest (:func:`animkit.motion.retarget.hip_height`); h(x) is a point's height above ``ground`` (the
 floor plane, 0 by default; never found from the clip, so a floating or sunken clip measures so).
 
@@ -9,7 +9,7 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
   lowest surface point over its contact frames (median, 5th percentile; float = max(0, median)).
 * **Contacts** say which frames a foot should be planted: for one clip, from height with a generous speed limit
   (within :data:`PLANTED_HEIGHT` · H of the point's own low and slower than :data:`SLIDE_SPEED` · H per second,
-  :func:`animkit.motion.root_motion.detect_contacts`: a foot sliding at 0.9 m/s on 0.9 m hips is still planted; a
+  :func:`animkit.motion.detect_contacts`: a foot sliding at 0.9 m/s on 0.9 m hips is still planted; a
   swinging heel passing 1 cm over the floor at 2–5 m/s, as in CMU's walks, is not: height alone took it for planted and
   scored the CMU walk itself at 615 mm/s), for a retarget the source's contacts found the same way and carried to the
   target's feet (:func:`carry_contacts`), or masks given by the caller.
@@ -137,7 +137,7 @@ SLIDE_SPEED = 1.0
 def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float = 0.0,
                     height: float = PLANTED_HEIGHT, speed: float = SLIDE_SPEED,
                     legs: tuple[Leg, ...] | None = None) -> Contacts:
-    """Contacts from height with a generous speed limit (:func:`animkit.motion.root_motion.detect_contacts`): the frames
+    """Contacts from height with a generous speed limit (:func:`animkit.motion.detect_contacts`): the frames
     a foot point is within ``height`` · H of its own low and slower than ``speed`` · H per second."""
     up = figure.up if up is None else up
     return detect_contacts(figure, poses, fps, up=up, ground=ground, height=height, speed=speed, legs=legs)

@@ -1,8 +1,9 @@
-"""Motion on the ground: root motion, loops and aligned blends; and the one place to import motion work from.
+"""Motion on the ground: root motion, loops and aligned blends.
 
 The legs, their contacts and the foot lock's measures live in :mod:`animkit.motion.legs`, foot locking in
-:mod:`animkit.motion.foot_lock` (the leg IK it drives in :mod:`animkit.motion.leg_ik`); their public names are
-re-exported here (``from animkit.motion import lock_feet, legs_of, detect_contacts, measure`` …). The measures that
+:mod:`animkit.motion.foot_lock` (the leg IK it drives in :mod:`animkit.motion.leg_ik`); the package
+(``from animkit.motion import lock_feet, legs_of, detect_contacts, measure, in_place`` …) is where they are
+imported from. The measures that
 judge a clip as the eye does are :func:`animkit.motion.measures.measure_motion`.
 
 **Root motion.** The root's ground trajectory (hips projected on the ground) and heading (the yaw of the hips'
@@ -22,30 +23,15 @@ from numpy.typing import NDArray
 
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_about_axis
-from animkit.motion.foot_lock import LockResult, lock_feet
 from animkit.motion.leg_ik import _carry, _hips
-from animkit.motion.legs import (
-    SKATE_WINDOW,
-    Contacts,
-    Leg,
-    MotionError,
-    MotionMeasures,
-    detect_contacts,
-    knee_angles,
-    legs_of,
-    measure,
-    metres_per_unit,
-    windowed_speed,
-)
+from animkit.motion.legs import MotionError, legs_of
 from animkit.motion.retarget import RetargetError, retarget_full, up_index
 
 if TYPE_CHECKING:
     from animkit.keyframes import Clip
     from animkit.scene import UpAxis
 
-__all__ = ["MotionError", "Leg", "legs_of", "Contacts", "detect_contacts", "MotionMeasures", "measure",
-           "metres_per_unit", "knee_angles", "SKATE_WINDOW", "windowed_speed", "LockResult", "lock_feet",
-           "RootMotion", "root_motion", "in_place", "with_root_motion", "loop_poses", "aligned_crossfade"]
+__all__ = ["RootMotion", "root_motion", "in_place", "with_root_motion", "loop_poses", "aligned_crossfade"]
 
 Array = NDArray[np.float64]
 
