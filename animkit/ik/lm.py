@@ -54,19 +54,15 @@ HOMOTOPY_PULL = Options.pull  # μ₀ (the default; a run's own is opts.pull)
 
 
 class _Chain:
-    """Arrays of a compiled chain laid out for the loop: (b, n, 4, 4) link frames, serial or tree."""
+    """Arrays of a compiled chain laid out for the loop (its FK is the model's :meth:`ChainModel.forward`), serial or
+    tree."""
 
     def __init__(self, model: ChainModel) -> None:
         self.model = model
         self.n = model.n
-        self.parent = [int(p) for p in model.parent]
-        self.H0, self.H1, self.H2, self.H3 = model.H0, model.H1, model.H2, model.H3
         self.prismatic = bool((~model.revolute).any())
         self.pris = ~model.revolute
-        self.axis = model.axis
-        self.Hs = model.Hs  # (n, K, 20): K = 4 with a prismatic link
-        self.K = self.Hs.shape[1]
-        self.eff_link = model.eff_link
+        self.Hs = model.Hs  # (n, K, 20): K = 4 with a prismatic link (ChainModel.forward's layout)
         self.eff_C = model.eff_C
         E = len(model.effectors)
         self.E = E
@@ -89,7 +85,7 @@ class _Chain:
         self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
         self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
-            all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
+            all(p == k - 1 for k, p in enumerate(model.parents)) and int(model.eff_link[0]) == self.n - 1
         self.lanes = self.serial and lanes_fit(self.kHs, self.kCe)  # lm_batch_jit's lanes take batches
 
     def theta(self, phi: Array) -> Array:
