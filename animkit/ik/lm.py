@@ -107,11 +107,6 @@ class _Chain:
         """Work arrays for up to B problems, reused by every :meth:`forward` of one run."""
         return self.model.buffers(B)
 
-    def forward(self, q: Array, buf: ChainBuffers) -> tuple[Array, Array, Array]:
-        """DOF origins r and axes a (n, b, 3), effector frames (b, E, 4, 4): :meth:`ChainModel.forward`."""
-        _, r, a, Eff = self.model.forward(q, buf)
-        return r, a, Eff
-
     def jacobian_t(self, r: Array, a: Array, p: Array, orient: bool) -> Array:
         """Jᵀ (b, n, m) from r, a (n, b, 3): row k holds DOF k's column, for every effector (3 or 6 rows each)."""
         rows = 6 if orient else 3
@@ -408,7 +403,7 @@ class _Work:
 def _errors(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options, buf: ChainBuffers
             ) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
     """r, a, effector frames, W V, ‖p − e‖, ‖ω‖ and ‖W V‖ at θ = q (b, n)."""
-    r, a, Eff = ch.forward(q, buf)
+    _, r, a, Eff = ch.model.forward(q, buf)
     V, pos, ori = _residual(Eff, P, R)
     Vw = V * opts.row_weights
     return r, a, Eff, Vw, pos, ori, np.sqrt(np.einsum("bi,bi->b", Vw, Vw))

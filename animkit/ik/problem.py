@@ -133,6 +133,10 @@ class ChainModel:
         """``parent`` as Python ints (the FK loop indexes with them)."""
         return tuple(int(p) for p in self.parent)
 
+    @functools.cached_property
+    def _eff_Cn(self) -> Array:
+        return self.eff_C[:, None]  # (E, 1, 4, 4): broadcast over the batch
+
     def buffers(self, B: int) -> ChainBuffers:
         """Work arrays of :meth:`forward` for up to B problems, reused by a solver's loop (fresh large arrays on
         every call cost page faults that tripled its time at B = 500)."""
@@ -172,7 +176,7 @@ class ChainModel:
         r = T[:, :, :3, 3].copy()
         if pris:
             r -= a * (qt * ~self.revolute[:, None])[:, :, None]
-        Eff = mm(T[self.eff_link, :, :, :4], self.eff_C[:, None]).transpose(1, 0, 2, 3)
+        Eff = mm(T[self.eff_link, :, :, :4], self._eff_Cn).transpose(1, 0, 2, 3)
         return T, r, a, Eff
 
     def frames(self, q: Array) -> Frames:
