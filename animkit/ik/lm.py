@@ -40,7 +40,7 @@ from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
 from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
 from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
 from animkit.ik.lm_strategy_jit import pack_serial
-from animkit.ik.problem import ChainModel
+from animkit.ik.problem import ChainBuffers, ChainModel
 from animkit.ik.solvers import LoopOutput, Options
 from animkit.model.transforms import rotation_error
 
@@ -54,25 +54,15 @@ HOMOTOPY_PULL = Options.pull  # μ₀ (the default; a run's own is opts.pull)
 
 
 class _Chain:
-    """Arrays of a compiled chain laid out for the loop: (b, n, 4, 4) link frames, serial or tree."""
+    """Arrays of a compiled chain laid out for the loop (its FK is the model's :meth:`ChainModel.forward`), serial or
+    tree."""
 
     def __init__(self, model: ChainModel) -> None:
         self.model = model
         self.n = model.n
-        self.parent = [int(p) for p in model.parent]
-        self.H0, self.H1, self.H2, self.H3 = model.H0, model.H1, model.H2, model.H3
         self.prismatic = bool((~model.revolute).any())
         self.pris = ~model.revolute
-        self.axis = model.axis
-        self.K = 4 if self.prismatic else 3
-        Hs = np.zeros((self.n, self.K, 4, 5))
-        Hs[:, 0, :, :4], Hs[:, 1, :, :4], Hs[:, 2, :, :4] = model.H0, model.H1, model.H2
-        if self.prismatic:
-            Hs[:, 3, :, :4] = model.H3
-        Hs[:, 0, :3, 4] = np.einsum("kij,kj->ki", model.H0[:, :3, :3], model.axis)  # R_C a
-        self.Hs = Hs.reshape(self.n, self.K, 20)
-        self.eff_Cn = model.eff_C[:, None]
-        self.eff_link = model.eff_link
+        self.Hs = model.Hs  # (n, K, 20): K = 4 with a prismatic link (ChainModel.forward's layout)
         self.eff_C = model.eff_C
         E = len(model.effectors)
         self.E = E
@@ -89,13 +79,13 @@ class _Chain:
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
         # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
-        self.kHs = np.ascontiguousarray(self.Hs.reshape(self.n, self.K, 20))
+        self.kHs = self.Hs
         self.kCe = np.ascontiguousarray(model.eff_C[0])
         self.klim = np.ascontiguousarray(self.limited, dtype=np.bool_)
         self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
         self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
-            all(p == k - 1 for k, p in enumerate(self.parent)) and int(model.eff_link[0]) == self.n - 1
+            all(p == k - 1 for k, p in enumerate(model.parents)) and int(model.eff_link[0]) == self.n - 1
         self.lanes = self.serial and lanes_fit(self.kHs, self.kCe)  # lm_batch_jit's lanes take batches
 
     def theta(self, phi: Array) -> Array:
@@ -113,41 +103,9 @@ class _Chain:
         d = self.half * np.cos(phi)
         return d if self.all_limited else np.where(self.limited, d, 1.0)
 
-    def buffers(self, B: int) -> tuple[Array, Array, Array]:
-        """Work arrays for up to B problems, reused by every :meth:`forward` of one run (fresh large arrays on
-        every call cost page faults that tripled its time at B = 500)."""
-        basis = np.empty((self.n, B, self.K))
-        basis[:, :, 0] = 1.0
-        return basis, np.empty((self.n, B, 20)), np.empty((self.n, B, 4, 5))
-
-    def forward(self, q: Array, buf: tuple[Array, Array, Array]) -> tuple[Array, Array, Array]:
-        """DOF origins r and axes a (n, b, 3), effector frames (b, E, 4, 4).
-
-        Link-major 4×5 frames [T_k | a_k]: C_k E_k(θ) with the constant column R_C·axis appended (E_k keeps its own
-        axis), for all links as one product [1, sin θ, 1 − cos θ(, θ)] · H; then T_k = T_parent · [C_k E_k | R_C a].
-        """
-        b = q.shape[0]
-        qt = q.T
-        basis = buf[0][:, :b]
-        np.sin(qt, out=basis[:, :, 1])
-        np.cos(qt, out=basis[:, :, 2])
-        np.subtract(1.0, basis[:, :, 2], out=basis[:, :, 2])
-        if self.prismatic:
-            basis[:, :, 3] = qt
-        mm = np.matmul
-        loc = mm(basis, self.Hs, out=buf[1][:, :b]).reshape(self.n, b, 4, 5)
-        T = buf[2][:, :b]
-        for k, pk in enumerate(self.parent):
-            if pk < 0:
-                T[k] = loc[k]
-            else:
-                mm(T[pk, :, :, :4], loc[k], out=T[k])
-        a = T[:, :, :3, 4].copy()
-        r = T[:, :, :3, 3].copy()
-        if self.prismatic:
-            r = r - a * (qt * self.pris[:, None])[:, :, None]
-        Eff = mm(T[self.eff_link, :, :, :4], self.eff_Cn).transpose(1, 0, 2, 3)
-        return r, a, Eff
+    def buffers(self, B: int) -> ChainBuffers:
+        """Work arrays for up to B problems, reused by every :meth:`forward` of one run."""
+        return self.model.buffers(B)
 
     def jacobian_t(self, r: Array, a: Array, p: Array, orient: bool) -> Array:
         """Jᵀ (b, n, m) from r, a (n, b, 3): row k holds DOF k's column, for every effector (3 or 6 rows each)."""
@@ -442,17 +400,17 @@ class _Work:
         self.P, self.R = P[self.ids], None if R is None else R[self.ids]
 
 
-def _errors(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options, buf: tuple[Array, Array, Array]
+def _errors(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options, buf: ChainBuffers
             ) -> tuple[Array, Array, Array, Array, Array, Array, Array]:
     """r, a, effector frames, W V, ‖p − e‖, ‖ω‖ and ‖W V‖ at θ = q (b, n)."""
-    r, a, Eff = ch.forward(q, buf)
+    _, r, a, Eff = ch.model.forward(q, buf)
     V, pos, ori = _residual(Eff, P, R)
     Vw = V * opts.row_weights
     return r, a, Eff, Vw, pos, ori, np.sqrt(np.einsum("bi,bi->b", Vw, Vw))
 
 
 def _first_state(ch: _Chain, q_start: Array, P: Array, R: Array | None, opts: Options,
-                 buf: tuple[Array, Array, Array]) -> tuple[_Work, Array, Array, Array]:
+                 buf: ChainBuffers) -> tuple[_Work, Array, Array, Array]:
     """The working set at the first iterate (θ moved START_MARGIN inside the limits), and the start's own errors
     ‖p − e‖, ‖ω‖, ‖W V‖: a start that meets its target keeps its own state (it is the answer, 0 iterations)."""
     B = len(q_start)
@@ -492,7 +450,7 @@ def _step(ch: _Chain, w: _Work, opts: Options, it: int) -> Array:
     return d
 
 
-def _try_step(ch: _Chain, w: _Work, d: Array, opts: Options, buf: tuple[Array, Array, Array]) -> None:
+def _try_step(ch: _Chain, w: _Work, d: Array, opts: Options, buf: ChainBuffers) -> None:
     """Take φ + Δφ where it lowers ‖W V‖ (λ ÷ 10), else keep φ (λ × 10, the pull's scale × β): lm_jit.accept_step's
     rule on the whole working set."""
     phi_n = w.phi + d

@@ -107,7 +107,9 @@ settings_with = kernel(settings_with) or settings_with
 
 
 def chain_forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
-    """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch."""
+    """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch.
+
+    One problem of :meth:`~animkit.ik.problem.ChainModel.forward` (its NumPy oracle) on a serial revolute chain."""
     n = q.shape[0]
     for k in range(n):
         s = math.sin(q[k])

@@ -12,6 +12,7 @@ of the chain is then one 4×4 product per link, vectorised over a batch of B pro
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,8 +26,8 @@ from animkit.model.figure import Figure
 from animkit.model.joints import Cone, Joint, cone_axis_from_child, project_euler_to_cone
 from animkit.model.transforms import matrix_from_euler_intrinsic
 
-__all__ = ["ChainModel", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid", "Frames",
-           "elbow_link"]
+__all__ = ["ChainModel", "ChainBuffers", "ConeLink", "compile_chain", "movable_dofs", "parse_targets", "all_rigid",
+           "Frames", "elbow_link"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -104,12 +105,6 @@ class ChainModel:
     def n(self) -> int:
         return int(self.dofs.shape[0])
 
-    def local(self, q: Array) -> Array:
-        """C_k E_k(θ_k) for every link, (B, n, 4, 4): H0 + sinθ H1 + (1 − cosθ) H2 + θ H3."""
-        s = np.sin(q)[:, :, None, None]
-        c = (1.0 - np.cos(q))[:, :, None, None]
-        return self.H0 + s * self.H1 + c * self.H2 + q[:, :, None, None] * self.H3
-
     def project_cones(self, q: Array) -> Array:
         """q (B, n) with every coned ball joint's angles moved into its cone (a copy; q itself when there are none).
         Every solver applies it after each step, so a cone holds for all of them (docs/derivations.md)."""
@@ -121,22 +116,83 @@ class ChainModel:
             out[:, idx] = c.project(q[:, idx])
         return out
 
+    @functools.cached_property
+    def Hs(self) -> Array:
+        """(n, K, 20): per link the 4×5 blocks [H_j | h_j] that :meth:`forward` weighs by [1, sin θ, 1 − cos θ(, θ)]
+        (K = 4 with a prismatic link, else 3); h_0 = R_C a (E_k keeps a fixed), h_1 = h_2 = h_3 = 0."""
+        n, K = self.n, 4 if bool((~self.revolute).any()) else 3
+        Hs = np.zeros((n, K, 4, 5))
+        Hs[:, 0, :, :4], Hs[:, 1, :, :4], Hs[:, 2, :, :4] = self.H0, self.H1, self.H2
+        if K == 4:
+            Hs[:, 3, :, :4] = self.H3
+        Hs[:, 0, :3, 4] = np.einsum("kij,kj->ki", self.H0[:, :3, :3], self.axis)
+        return np.ascontiguousarray(Hs.reshape(n, K, 20))  # writeable: the compiled loops' records take it as is
+
+    @functools.cached_property
+    def parents(self) -> tuple[int, ...]:
+        """``parent`` as Python ints (the FK loop indexes with them)."""
+        return tuple(int(p) for p in self.parent)
+
+    @functools.cached_property
+    def _eff_Cn(self) -> Array:
+        return self.eff_C[:, None]  # (E, 1, 4, 4): broadcast over the batch
+
+    def buffers(self, B: int) -> ChainBuffers:
+        """Work arrays of :meth:`forward` for up to B problems, reused by a solver's loop (fresh large arrays on
+        every call cost page faults that tripled its time at B = 500)."""
+        K = self.Hs.shape[1]
+        basis = np.empty((self.n, B, K))
+        basis[:, :, 0] = 1.0
+        return ChainBuffers(basis, np.empty((self.n, B, 20)), np.empty((self.n, B, 4, 5)))
+
+    def forward(self, q: Array, buf: ChainBuffers | None = None) -> tuple[Array, Array, Array, Array]:
+        """M_k = M_parent(k) · C_k · E_k(θ_k) for q (b, n), link-major: frames [M_k | a_k] (n, b, 4, 5) with the
+        world DOF axis a_k = R_k a appended, DOF origins r (n, b, 3) (before a prismatic DOF acts) and axes a
+        (n, b, 3), effector frames (b, E, 4, 4).
+
+        C_k E_k(θ) = [1, sin θ, 1 − cos θ(, θ)] · :attr:`Hs` for all links as one product, then one 4×4 · 4×5
+        product per link. The one NumPy FK of a chain (:meth:`frames`, :mod:`.lm`'s loop); ``buf`` from
+        :meth:`buffers` (views of it are returned: the next call overwrites them).
+        """
+        b, n = q.shape
+        buf = self.buffers(b) if buf is None else buf
+        qt = q.T
+        basis = buf.basis[:, :b]
+        np.sin(qt, out=basis[:, :, 1])
+        np.cos(qt, out=basis[:, :, 2])
+        np.subtract(1.0, basis[:, :, 2], out=basis[:, :, 2])
+        pris = basis.shape[2] == 4
+        if pris:
+            basis[:, :, 3] = qt
+        mm = np.matmul
+        loc = mm(basis, self.Hs, out=buf.loc[:, :b]).reshape(n, b, 4, 5)
+        T = buf.T[:, :b]
+        for k, pk in enumerate(self.parents):
+            if pk < 0:
+                T[k] = loc[k]
+            else:
+                mm(T[pk, :, :, :4], loc[k], out=T[k])
+        a = T[:, :, :3, 4].copy()
+        r = T[:, :, :3, 3].copy()
+        if pris:
+            r -= a * (qt * ~self.revolute[:, None])[:, :, None]
+        Eff = mm(T[self.eff_link, :, :, :4], self._eff_Cn).transpose(1, 0, 2, 3)
+        return T, r, a, Eff
+
     def frames(self, q: Array) -> Frames:
-        """World frames of links and effectors for chain values q (B, n)."""
-        B, n = q.shape
-        loc = self.local(q)
-        T = np.empty((n, B, 4, 4))
-        par = self.parent
-        for k in range(n):
-            pk = par[k]
-            T[k] = loc[:, k] if pk < 0 else T[pk] @ loc[:, k]
-        a = np.einsum("kbij,kj->bki", T[:, :, :3, :3], self.axis)  # world axes (B, n, 3)
-        r = T[:, :, :3, 3].transpose(1, 0, 2).copy()  # origin after the DOF
-        pris = ~self.revolute
-        if pris.any():
-            r[:, pris] -= a[:, pris] * q[:, pris, None]  # origin before a prismatic DOF
-        E = np.einsum("ebij,ejk->beik", T[self.eff_link], self.eff_C)  # (B, E, 4, 4)
-        return Frames(T, r, a, E[:, :, :3, 3], E[:, :, :3, :3])
+        """World frames of links and effectors for chain values q (B, n) (:meth:`forward`, batch-major)."""
+        T, r, a, E = self.forward(q)
+        return Frames(T[..., :4], r.transpose(1, 0, 2), a.transpose(1, 0, 2), E[:, :, :3, 3], E[:, :, :3, :3])
+
+
+@dataclass(frozen=True)
+class ChainBuffers:
+    """Work arrays of :meth:`ChainModel.forward` for up to B problems: basis (n, B, K), C_k E_k (n, B, 20), frames
+    (n, B, 4, 5)."""
+
+    basis: Array
+    loc: Array
+    T: Array
 
 
 @dataclass(frozen=True)
