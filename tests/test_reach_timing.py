@@ -99,6 +99,23 @@ def test_head_roll_speed_and_free_arm_known_answers(humanoid) -> None:
     assert free_arm_angle(x, i, k, np.array([0.0, 1.0, 0.0]))[0] == pytest.approx(0.0, abs=1e-6)
 
 
+@pytest.mark.parametrize(("bends", "expected"), [
+    ({"spine.rz": 20.0, "chest.rz": 10.0}, 30.0),  # side bends add up
+    ({"spine.rx": 40.0, "chest.rx": 20.0}, 0.0),  # flexing forward is no side bend
+    ({"spine.ry": 30.0}, 0.0),  # nor is turning
+    ({"hips.rz": 15.0}, 0.0),  # the whole body tipped with its pelvis: the shoulders stay level with it
+    ({"spine.rx": 40.0, "spine.rz": 20.0}, 20.0),  # forward and sideways: only the side bend counts
+])
+def test_trunk_side_bend_known_angles(humanoid, bends: dict[str, float], expected: float) -> None:
+    names = humanoid.dof_names
+    P = np.tile(humanoid.rest_pose(), (3, 1))
+    for dof, deg in bends.items():
+        P[1:, names.index(dof)] = np.radians(deg)
+    m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], 2)
+    assert m.side_bend_deg == pytest.approx(expected, abs=1e-9)
+    assert m.to_dict()["side_bend_deg"] == m.side_bend_deg  # in compare --json
+
+
 def test_gaze_lead_known_timing(humanoid) -> None:
     """The head yaws 40° over 0.5 s (minimum jerk) toward a target at eye height; the hand moves 0.3–1.3 s."""
     names = humanoid.dof_names

@@ -19,6 +19,10 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
   every frame jitters a; a steady or smoothly changing one ≈ 0.
 * **Free arm**: the angle between the free side's upper-arm-to-hand direction and −u (degrees; 0 hanging).
+* **Trunk side bend** (lateral flexion, as seen from the front): with the pelvis's up p(f) (below) and the line
+  across the shoulders s(f) (upper arm to upper arm, unit), asin |s · p| (degrees): the shoulders' tilt out of the
+  pelvis's own level plane. Flexing forward (about the pelvis's side axis) or turning (about p) leaves it 0; the
+  thoracolumbar spine of an adult bends about 35° to a side (AAOS ranges), so more is more than a person can.
 * **Bend shares** between a standing frame r and a bent frame b: with the pelvis's up p(f) = R_hips(f) R_hipsᵀ(rest) u,
   spine flexion φ_s = ∠(p, neck − hips), hip flexion φ_h = ∠(p, hip − knee) and knee flexion φ_k =
   ∠(knee − hip, ankle − knee) (legs averaged), each share = max(0, φ(b) − φ(r)) / Σ over the three.
@@ -41,7 +45,7 @@ from animkit.model.transforms import rotation_vector_from_matrix
 
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
            "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter",
-           "free_arm_angle", "lowest_frame"]
+           "free_arm_angle", "trunk_side_bend", "lowest_frame"]
 
 Array = NDArray[np.float64]
 
@@ -153,6 +157,21 @@ def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Ar
     return _angle(d, np.broadcast_to(-up, d.shape))
 
 
+def trunk_side_bend(figure: Figure, W: Array, bones: HumanoidMap, up: Array) -> Array | None:
+    """asin |s · p| (degrees) per frame of world frames W (F, N, 4, 4): s the unit line across the shoulders (upper
+    arms), p the pelvis's up R_hips R_hips,restᵀ u; None where the figure has no hips or upper arms."""
+    names = figure.node_names
+    hips, left, right = bones.get("hips"), bones.get("upper_arm_l"), bones.get("upper_arm_r")
+    if hips is None or left is None or right is None:
+        return None
+    h = names.index(hips)
+    rest = figure.world_batch(figure.rest_pose()[None])[0]
+    p = W[:, h, :3, :3] @ (rest[h, :3, :3].T @ up)
+    s = W[:, names.index(right), :3, 3] - W[:, names.index(left), :3, 3]
+    s = s / np.linalg.norm(s, axis=1, keepdims=True)
+    return np.asarray(np.degrees(np.arcsin(np.clip(np.abs(np.sum(s * p, axis=1)), 0.0, 1.0))), dtype=float)
+
+
 def _angle(a: Array, b: Array) -> Array:
     """∠(a, b) = atan2(|a × b|, a · b) rowwise, degrees (exact near 0° and 180°, where acos is not)."""
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1)))
@@ -229,6 +248,7 @@ class ReachMeasures:
     jitter_dof: str | None = None
     free_arm_deg: float | None = None
     free_arm_end_deg: float | None = None
+    side_bend_deg: float | None = None  # the trunk's largest lateral flexion over the clip (a person: ≤ ~35°)
     bend: BendShares | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -288,6 +308,9 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
         out["free_arm_deg"] = float(a.max())
         out["free_arm_end_deg"] = float(a[-1])
+    lateral = trunk_side_bend(figure, W, b, u)
+    if lateral is not None:
+        out["side_bend_deg"] = float(lateral.max())
     out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)
     return ReachMeasures(**out)
 
