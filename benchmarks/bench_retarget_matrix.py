@@ -195,6 +195,7 @@ def main() -> None:
     ap.add_argument("--targets", default="", help="only these targets (comma-separated names as in the table; "
                     "'Fox' for the quadruped rows)")
     args = ap.parse_args()
+    _load_before = os.getloadavg()[0]
     warnings.simplefilter("ignore")
     clips = [p for p in sources() if not args.sources or any(k in p.name for k in args.sources.split(","))]
     only = [t for t in args.targets.split(",") if t]
@@ -257,8 +258,8 @@ def main() -> None:
         f"{len(clips)} clips × {(len(rows) - fox_rows) // max(len(clips), 1)} humanoid characters and {fox_rows} "
         f"quadruped rows; {met} of {len(rows)} rows meet every goal. Goals missed, by row: {by_goal}. "
         f"{platform.python_version()}, NumPy "
-        f"{np.__version__}, one core (BLAS threads 1). The machine was "
-        "loaded (2 cores shared by 8 engineers): frames/s are lower bounds, the median of "
+        f"{np.__version__}, one core (BLAS threads 1). Load average {_load_before:.1f} before the run and "
+        f"{os.getloadavg()[0]:.1f} after it (on {os.cpu_count()} cores): frames/s are the median of "
         f"{args.rounds} runs of retarget + lock feet (the whole of `retarget_full` and `lock_feet`, on the clip's "
         "own length; the column after it times `retarget_full` alone in the same runs).",
         "",
