@@ -157,15 +157,17 @@ def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Ar
     return _angle(d, np.broadcast_to(-up, d.shape))
 
 
-def trunk_side_bend(figure: Figure, W: Array, bones: HumanoidMap, up: Array) -> Array | None:
+def trunk_side_bend(figure: Figure, W: Array, bones: HumanoidMap, up: Array, rest: Array | None = None
+                    ) -> Array | None:
     """asin |s · p| (degrees) per frame of world frames W (F, N, 4, 4): s the unit line across the shoulders (upper
-    arms), p the pelvis's up R_hips R_hips,restᵀ u; None where the figure has no hips or upper arms."""
+    arms), p the pelvis's up R_hips R_hips,restᵀ u (``rest``: the rest pose's world frames, computed when not
+    given); None where the figure has no hips or upper arms."""
     names = figure.node_names
     hips, left, right = bones.get("hips"), bones.get("upper_arm_l"), bones.get("upper_arm_r")
     if hips is None or left is None or right is None:
         return None
     h = names.index(hips)
-    rest = figure.world_batch(figure.rest_pose()[None])[0]
+    rest = figure.world_batch(figure.rest_pose()[None])[0] if rest is None else rest
     p = W[:, h, :3, :3] @ (rest[h, :3, :3].T @ up)
     s = W[:, names.index(right), :3, 3] - W[:, names.index(left), :3, 3]
     s = s / np.linalg.norm(s, axis=1, keepdims=True)
@@ -308,7 +310,7 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
         out["free_arm_deg"] = float(a.max())
         out["free_arm_end_deg"] = float(a[-1])
-    lateral = trunk_side_bend(figure, W, b, u)
+    lateral = trunk_side_bend(figure, W, b, u, rest)
     if lateral is not None:
         out["side_bend_deg"] = float(lateral.max())
     out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)

@@ -106,10 +106,15 @@ def ground_plane(fig: Figure, poses: Array, up: UpAxis | None = None, hip: float
     frames that lie within 5 % of ``hip`` (default: the hip height at rest) of the lower envelope. Mocap floors
     slope (CMU 02_01 rises 1.6 % along the walk); a flat ground gives b = 0."""
     up = fig.up if up is None else up
-    if hip is None:
-        hips = _humanoid_of(fig).get("hips")
-        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    hip = _rest_hip_height(fig, up) if hip is None else hip
     return _ground_plane_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
+
+
+def _rest_hip_height(fig: Figure, up: UpAxis) -> float:
+    """The default ``hip`` of :func:`ground_plane` and :func:`ground_height`: :func:`hip_height` at rest, 0 without
+    hips."""
+    hips = _humanoid_of(fig).get("hips")
+    return hip_height(fig, hips, up) if hips is not None else 0.0
 
 
 def _ground_plane_of(fig: Figure, W: Array, k: int, hip: float, feet: Sequence[str] | None = None) -> Array:
@@ -135,9 +140,7 @@ def ground_height(fig: Figure, poses: Array, up: UpAxis | None = None, hip: floa
     (:func:`feet_of`) per frame; a foot is down when that point lies within 5 % of the hip height ``hip``
     (default: :func:`hip_height` at rest) of its 2nd percentile over the clip."""
     up = fig.up if up is None else up
-    if hip is None:
-        hips = _humanoid_of(fig).get("hips")
-        hip = hip_height(fig, hips, up) if hips is not None else 0.0
+    hip = _rest_hip_height(fig, up) if hip is None else hip
     return _ground_height_of(fig, fig.world_batch(np.atleast_2d(poses)), up_index(up), hip, feet)
 
 
