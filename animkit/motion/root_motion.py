@@ -29,7 +29,6 @@ from animkit.motion.retarget import RetargetError, retarget_full, up_index
 
 if TYPE_CHECKING:
     from animkit.keyframes import Clip
-    from animkit.scene import UpAxis
 
 __all__ = ["RootMotion", "root_motion", "in_place", "with_root_motion", "loop_poses", "aligned_crossfade"]
 
@@ -39,8 +38,9 @@ Array = NDArray[np.float64]
 # --- root motion -------------------------------------------------------------------------------------------
 
 
-def _forward(figure: Figure, hips: str, up: UpAxis) -> Array:
+def _forward(figure: Figure, hips: str) -> Array:
     """The hips' facing at rest in the hips' own frame: side × up, side from the right to the left hip."""
+    up = figure.up
     W0 = figure.world_batch(figure.rest_pose()[None])[0]
     names = figure.node_names
     upv = np.eye(3)[up_index(up)]
@@ -72,16 +72,17 @@ class RootMotion:
         return M
 
 
-def root_motion(figure: Figure, poses: Array, *, up: UpAxis | None = None) -> RootMotion:
-    """The hips projected on the ground, and the yaw of their rest facing, per frame (heading unwrapped)."""
-    up = figure.up if up is None else up
+def root_motion(figure: Figure, poses: Array) -> RootMotion:
+    """The hips projected on the ground (the figure's up), and the yaw of their rest facing, per frame (heading
+    unwrapped)."""
+    up = figure.up
     P = np.atleast_2d(figure.check_pose(poses))
     hips = _hips(figure)
     W = figure.world_batch(P)[:, figure.node_names.index(hips)]
     k = up_index(up)
     p = W[:, :3, 3].copy()
     p[:, k] = 0.0
-    f = W[:, :3, :3] @ _forward(figure, hips, up)
+    f = W[:, :3, :3] @ _forward(figure, hips)
     # ψ about the up axis, measured from the axis that up turns onto the forward axis of a y-up figure (+z)
     a, b = (2, 0) if up == "y" else (0, 1)
     psi = np.unwrap(np.arctan2(f[:, b], f[:, a]))
@@ -89,10 +90,9 @@ def root_motion(figure: Figure, poses: Array, *, up: UpAxis | None = None) -> Ro
 
 
 
-def in_place(figure: Figure, poses: Array, *, up: UpAxis | None = None) -> tuple[Array, RootMotion]:
+def in_place(figure: Figure, poses: Array) -> tuple[Array, RootMotion]:
     """(poses with the root held at its first ground position and heading, the root motion taken out)."""
-    up = figure.up if up is None else up
-    rm = root_motion(figure, poses, up=up)
+    rm = root_motion(figure, poses)
     M = rm.transforms()
     return _carry(figure, poses, M[0] @ np.linalg.inv(M)), rm
 
@@ -103,19 +103,18 @@ def with_root_motion(figure: Figure, in_place_poses: Array, motion: RootMotion) 
     return _carry(figure, in_place_poses, M @ np.linalg.inv(M[0]))
 
 
-def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis | None = None) -> Array:
+def loop_poses(figure: Figure, cycle: Array, loops: int) -> Array:
     """``loops`` cycles one after another, cycle k carried by Δᵏ (Δ = M(last)·M(first)⁻¹): no jump, no turn back.
 
     ``cycle`` (F, D) includes both ends (its last frame is the next cycle's first); the result has
     loops·(F − 1) + 1 frames.
     """
-    up = figure.up if up is None else up
     if loops < 1:
         raise MotionError(f"loops must be a whole number ≥ 1, got {loops}")
     P = np.atleast_2d(figure.check_pose(cycle))
     if loops == 1:
         return P.copy()
-    M = root_motion(figure, P[[0, -1]], up=up).transforms()
+    M = root_motion(figure, P[[0, -1]]).transforms()
     delta = M[1] @ np.linalg.inv(M[0])
     parts = [P[:-1]]
     step = np.eye(4)
@@ -126,14 +125,14 @@ def loop_poses(figure: Figure, cycle: Array, loops: int, *, up: UpAxis | None = 
     return np.concatenate(parts)
 
 
-def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: float, *, up: UpAxis | None = None,
+def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: float, *,
                       b_figure: Figure | None = None, name: str | None = None) -> Clip:
     """A crossfade from a to b with b carried so its root starts at a's ground position and heading at ``start``.
 
     b is carried by Δ = M_a(start)·M_b(0)⁻¹ (ground transforms of the root). When b is on another skeleton
     (``b_figure``, or b's layout when it is a Figure), it is retargeted onto ``figure`` first.
     """
-    up = figure.up if up is None else up
+    up = figure.up
     from animkit.keyframes import Clip, crossfade
 
     src = b_figure if b_figure is not None else b.layout
@@ -145,8 +144,8 @@ def aligned_crossfade(figure: Figure, a: Clip, b: Clip, start: float, length: fl
         raise RetargetError(f"clip {b.name!r} is on another layout; pass b_figure to retarget it first")
     tb = b.frame_times()
     pb = b.sample(tb)
-    Ma = root_motion(figure, a.sample(np.array([float(start)])), up=up).transforms()[0]
-    Mb = root_motion(figure, pb[:1], up=up).transforms()[0]
+    Ma = root_motion(figure, a.sample(np.array([float(start)]))).transforms()[0]
+    Mb = root_motion(figure, pb[:1]).transforms()[0]
     moved = _carry(figure, pb, np.broadcast_to(Ma @ np.linalg.inv(Mb), (pb.shape[0], 4, 4)))
     b2 = Clip.from_poses(figure, tb, moved, name=b.name, fps=b.fps)
     return crossfade(a, b2, start, length, name=name)
