@@ -183,12 +183,13 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
     t_index = {n: i for i, n in enumerate(target.node_names)}
     tiny_s = 1e-9 * source.size()
     tiny_t = 1e-9 * target.size()
-    bones = []
+    rows: list[tuple[int, int, Array | int, Array, int, int]] = []  # C, or its row in the shortest turns
+    aims: list[tuple[Array, Array]] = []  # (from, to) of the shortest turns, computed at once
     feet = set(feet_t) if stand else set()
     for t_name, s_name in pairs.items():
         ti, si = t_index[t_name], s_index[s_name]
         if t_name in feet:  # feet stand flat when the source's are planted (where an ankle sits differs by rig)
-            bones.append(_Bone(ti, si, _planted_turn(source, s_name, Ws, Ws0, k, hip), np.zeros(3), -1))
+            rows.append((ti, si, _planted_turn(source, s_name, Ws, Ws0, k, hip), np.zeros(3), -1, -1))
             continue
         child, pair = _primary_child(target, t_name, pairs)
         pt, ps = Wt0[ti, :3, 3], Ws0[si, :3, 3]
@@ -208,7 +209,7 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
         if np.linalg.norm(d_t) < tiny_t or np.linalg.norm(d_s) < tiny_s:
             d_t = d_s = np.zeros(3)
             child_s = -1
-        C = np.eye(3)
+        C: Array | int = np.eye(3)
         if pair is not None:
             side_t = Wt0[t_index[pair[0]], :3, 3] - Wt0[t_index[pair[1]], :3, 3]
             side_s = Ws0[s_index[pairs[pair[0]]], :3, 3] - Ws0[s_index[pairs[pair[1]]], :3, 3]
@@ -217,13 +218,15 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
                 if Ft is not None and Fs is not None:
                     C = Fs @ Ft.T
                 else:
-                    C = matrix_aligning(d_t, d_s)
+                    C, aims = len(aims), aims + [(d_t, d_s)]
             else:
-                C = matrix_aligning(side_t, side_s)
+                C, aims = len(aims), aims + [(side_t, side_s)]
         elif child_s >= 0:
-            C = matrix_aligning(d_t, d_s)
-        bones.append(_Bone(ti, si, C, d_t, child_s, t_index[child] if child is not None and child_s >= 0 else -1))
-    return bones
+            C, aims = len(aims), aims + [(d_t, d_s)]
+        rows.append((ti, si, C, d_t, child_s, t_index[child] if child is not None and child_s >= 0 else -1))
+    turn = matrix_aligning(np.array([u for u, _ in aims]), np.array([v for _, v in aims])) if aims else None
+    return [_Bone(ti, si, turn[C] if isinstance(C, int) and turn is not None else np.asarray(C), d, cs, ct)
+            for ti, si, C, d, cs, ct in rows]
 
 
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
@@ -379,5 +382,6 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
 
 def _hips_of(source: Figure, pairs: Mapping[str, str]) -> str:
     """The target bone whose source bone lies nearest the source's root: the hips the root translation drives."""
-    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs()}
+    mapped = set(pairs.values())
+    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs() if a.child.name in mapped}
     return min(pairs, key=lambda t: s_depth[pairs[t]])

@@ -206,13 +206,13 @@ class _Turns:
             up = parent[up]
         arcs, starts = target.arcs(), target.joint_dofs
         L3 = np.stack([arc.L[:3, :3] for arc in arcs])
-        M = np.empty_like(L3)
-        for i, arc in enumerate(arcs):
-            joint = arc.joint
-            values = P_t0[starts[joint.name]]
-            if i in driven:
-                values = np.where([d.revolute for d in joint.dofs], 0.0, values)
-            M[i] = L3[i] @ joint.matrix(values)[:3, :3] if joint.dofs else L3[i]
+        bare = P_t0.copy()  # the driven joints' turns at 0: M_i = L_i · A_i(θ) is W_parent⁻¹ W_i, from one FK
+        for i in driven:
+            cols = starts[arcs[i].joint.name]
+            bare[cols] = np.where([d.revolute for d in arcs[i].joint.dofs], 0.0, P_t0[cols])
+        W = world_batch(target.compiled, bare[None])[0]
+        above = np.array([W[p] if p >= 0 else np.eye(4) for p in parent])
+        M = np.linalg.solve(above, W)[:, :3, :3]
         if not (_similar(L3) & _similar(M)).all():
             return None
         turn_L, static = rotation_part(L3), rotation_part(M)

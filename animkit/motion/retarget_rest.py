@@ -63,11 +63,12 @@ def _mm3(A: Array, B: Array) -> Array:
     native = jit.native_kernels()
     kernel = getattr(native, "mm3", None)
     if kernel is not None and A.dtype == np.float64 and B.dtype == np.float64:
-        lead = shape[:-2]
-        ia, ib = _stack_index(A.shape[:-2], lead), _stack_index(B.shape[:-2], lead)
+        lead, n = shape[:-2], math.prod(shape[:-2])
+        ia = (1, n) if A.shape == shape else _stack_index(A.shape[:-2], lead)
+        ib = (1, n) if B.shape == shape else _stack_index(B.shape[:-2], lead)
         if ia is not None and ib is not None:
             out = np.empty(shape)
-            kernel(np.ascontiguousarray(A), np.ascontiguousarray(B), out, out.size // 9, *ia, *ib)
+            kernel(np.ascontiguousarray(A), np.ascontiguousarray(B), out, n, *ia, *ib)
             return out
     return _mm3_numpy(A, B, shape)
 
