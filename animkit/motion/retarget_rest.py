@@ -85,15 +85,9 @@ def _mm3_numpy(A: Array, B: Array, shape: tuple[int, ...]) -> Array:
     return out
 
 
-def rotation_part(M: Array) -> Array:
-    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale.
-
-    Fast path (every rig seen: a turn times a uniform scale, perhaps rounded from float32): R₀ = A / det(A)^(1/3),
-    polished by Newton–Schulz steps R ← R − R (RᵀR − I) / 2 (quadratic convergence to the same polar factor) until
-    RᵀR is within 1e-12 of I; the SVD for the matrices that stay further than 1e-9 from it."""
-    A = np.asarray(M, dtype=float)[..., :3, :3]
-    shape = A.shape
-    A = A.reshape(-1, 3, 3)
+def _polar_steps(A: Array) -> tuple[Array, NDArray[np.bool_], Array]:
+    """:func:`rotation_part`'s fast path in NumPy (the C extension's ``polar_turns`` is its port): R, det > 0, and
+    max |RᵀR − I| after the last step, for A (n, 3, 3)."""
     det = _det3(A)
     ok = det > 0
     R = A / np.cbrt(np.where(ok, det, 1.0))[:, None, None]
@@ -106,9 +100,29 @@ def rotation_part(M: Array) -> Array:
         if step == 3 or not ((err > 1e-12) & (err < 0.1)).any():
             break
         R = R - 0.5 * _mm3(R, E)
+    return R, ok, err
+
+
+def rotation_part(M: Array) -> Array:
+    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale.
+
+    Fast path (every rig seen: a turn times a uniform scale, perhaps rounded from float32): R₀ = A / det(A)^(1/3),
+    polished by Newton–Schulz steps R ← R − R (RᵀR − I) / 2 (quadratic convergence to the same polar factor) until
+    RᵀR is within 1e-12 of I; the SVD for the matrices that stay further than 1e-9 from it."""
+    M = np.asarray(M, dtype=float)
+    shape = M.shape[:-2] + (3, 3)
+    kernel = getattr(jit.native_kernels(), "polar_turns", None)
+    if kernel is not None and M.shape[-2:] in ((3, 3), (4, 4)):
+        n = math.prod(M.shape[:-2])
+        R, det, err = np.empty((n, 3, 3)), np.empty(n), np.empty(n)
+        kernel(np.ascontiguousarray(M), R, np.empty((n, 3, 3)), det, err, n, M.shape[-1])
+        ok = det > 0
+    else:
+        R, ok, err = _polar_steps(M[..., :3, :3].reshape(-1, 3, 3))
     ok &= err <= 1e-9
     if not ok.all():
         bad = ~ok
+        A = M[..., :3, :3].reshape(-1, 3, 3)
         U, _, Vt = np.linalg.svd(A[bad])
         Rb = U @ Vt
         flip = _det3(Rb) < 0
