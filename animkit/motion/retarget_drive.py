@@ -293,8 +293,8 @@ def _root_translation(B3: Array, b: Array, p_s: Array, root: _Root) -> Array:
     its scale and turn included (B₃ (F or 1, 3, 3), b (F or 1, 3): the parent's world matrix times the arc's L)."""
     hip = root.scale * p_s
     hip = hip - np.outer(hip @ root.slope, np.eye(3)[root.k])
-    F = hip.shape[0]
-    B3 = np.broadcast_to(B3, (F, 3, 3))
+    if B3.shape[0] == 1:  # a parent at rest: one factorisation, every frame a right-hand side
+        return np.asarray(np.linalg.solve(B3[0], np.broadcast_to(hip - b, hip.shape).T).T, dtype=float)
     return np.asarray(np.linalg.solve(B3, (hip - b)[..., None])[..., 0], dtype=float)
 
 
