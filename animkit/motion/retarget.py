@@ -309,7 +309,8 @@ def retarget(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str,
     """The source's clip on ``target``: a Clip with one frame per source frame, at the source's frame times.
 
     ``source`` is a Scene (its first clip) or a Clip whose layout is its Figure; ``target`` a Figure or a
-    Scene (then its up axis counts too). ``mapping`` (target bone → source bone) overrides the automatic map.
+    Scene; the up axes are the figures' own (``Figure.up``, set by their readers). ``mapping`` (target bone →
+    source bone) overrides the automatic map.
     See :func:`retarget_full` for the map, the scale and the poses as well.
     """
     return retarget_full(source, target, mapping, name=name).clip
@@ -338,8 +339,8 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
         clip = source
         if not isinstance(clip.layout, Figure):
             raise RetargetError(f"clip {clip.name!r}: its layout is not a Figure; pass the Scene it came from")
-        s_fig, s_up = clip.layout, "y"
-    t_fig, t_up = (target.figure, target.up) if isinstance(target, Scene) else (target, "y")
+        s_fig, s_up = clip.layout, clip.layout.up  # the figure knows its up (its reader set it)
+    t_fig, t_up = (target.figure, target.up) if isinstance(target, Scene) else (target, target.up)
     meshes = target.meshes if isinstance(target, Scene) else ()
     bm = mapping if isinstance(mapping, BoneMap) else bone_map(s_fig, t_fig, mapping)
     hips_t = _hips_of(s_fig, bm.pairs)
