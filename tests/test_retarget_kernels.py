@@ -21,7 +21,7 @@ from animkit.motion.retarget import retarget_full, rotation_part
 DATA = Path(__file__).parent / "data"
 NATIVE = jit.native_kernels()
 pytestmark = pytest.mark.skipif(NATIVE is None or not hasattr(NATIVE, "polar_turns"),
-                                reason="the C extension animkit._native is not built here (no C compiler at install)")
+                                reason="the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
 
 
 def _numpy(fn, *args):  # noqa: ANN001, ANN202
