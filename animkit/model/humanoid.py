@@ -21,6 +21,7 @@ node name, what did not match, and a short report.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -124,6 +125,7 @@ def node_map(source: HumanoidMap, target: HumanoidMap) -> dict[str, str]:
 # --- names -------------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8192)  # a pure function of the name, asked again for every match of a skeleton
 def _split_side(name: str) -> tuple[Side | None, str]:
     """(side, the rest of the name without side, namespace and separators, lower case)."""
     base = re.split(r"[:|]", name)[-1]
@@ -359,7 +361,12 @@ def match_figure(figure: Figure, *, right: Sequence[float] | None = None) -> Hum
     names = figure.node_names
     index = {nm: i for i, nm in enumerate(names)}
     parents = [-1 if (p := figure.parent_of(nm)) is None else index[p] for nm in names]
-    positions = None
-    if right is not None:
-        positions = figure.world_positions(figure.rest_pose()[None])[0].tolist()
+    if right is None:  # names and parents decide: matched once per skeleton (HumanoidMap is immutable)
+        return _match_names(tuple(names), tuple(parents))
+    positions = figure.world_positions(figure.rest_pose()[None])[0].tolist()
     return match_humanoid(names, parents, positions=positions, right=right)
+
+
+@functools.lru_cache(maxsize=256)
+def _match_names(names: tuple[str, ...], parents: tuple[int, ...]) -> HumanoidMap:
+    return match_humanoid(names, parents)

@@ -19,6 +19,7 @@ Legs are named ``fl``, ``fr``, ``hl``, ``hr`` (front/hind, left/right); each leg
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -203,6 +204,11 @@ def match_quadruped_figure(figure: Figure) -> QuadrupedMap:
     names = figure.node_names
     index = {nm: i for i, nm in enumerate(names)}
     parents = [-1 if (p := figure.parent_of(nm)) is None else index[p] for nm in names]
+    return _match_names(tuple(names), tuple(parents))
+
+
+@functools.lru_cache(maxsize=256)  # names and parents decide: matched once per skeleton (QuadrupedMap is immutable)
+def _match_names(names: tuple[str, ...], parents: tuple[int, ...]) -> QuadrupedMap:
     return match_quadruped(names, parents)
 
 

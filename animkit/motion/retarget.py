@@ -41,14 +41,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit.model.figure import Figure
-from animkit.model.fk import world_batch
-from animkit.model.graph import Arc
 from animkit.model.humanoid import side_of
-from animkit.model.joints import Joint
-from animkit.model.transforms import (
-    matrix_about_axis,
-    matrix_aligning,
-)
+from animkit.model.transforms import matrix_aligning
+from animkit.motion.retarget_drive import _Bone, _drive, _Root
 from animkit.motion.retarget_ground import (
     DEEPEST,
     FLAT,
@@ -70,7 +65,6 @@ from animkit.motion.retarget_map import BoneMap, RetargetError, bone_map, read_b
 from animkit.motion.retarget_rest import (
     _bind_turns,
     _joint,
-    _mm3,
     bind_pose,
     bind_world,
     drivable,
@@ -97,18 +91,6 @@ def _world_from(source_up: UpAxis, target_up: UpAxis) -> Array:
     if source_up == "y":
         return np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
     return np.array([[1.0, 0, 0], [0, 0, 1.0], [0, -1.0, 0]])
-
-
-@dataclass(frozen=True)
-class _Bone:
-    """One mapped target bone and what drives it (all in node-index terms)."""
-
-    target: int
-    source: int
-    C: Array  # (3, 3) rest alignment
-    d_target: Array  # (3,) the target's rest direction (zero: no per-frame correction)
-    child_source: int  # source node whose position gives d_s(f), −1 for none
-    child_target: int = -1  # the target's primary mapped child, −1 for none
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,12 +183,13 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
     t_index = {n: i for i, n in enumerate(target.node_names)}
     tiny_s = 1e-9 * source.size()
     tiny_t = 1e-9 * target.size()
-    bones = []
+    rows: list[tuple[int, int, Array | int, Array, int, int]] = []  # C, or its row in the shortest turns
+    aims: list[tuple[Array, Array]] = []  # (from, to) of the shortest turns, computed at once
     feet = set(feet_t) if stand else set()
     for t_name, s_name in pairs.items():
         ti, si = t_index[t_name], s_index[s_name]
         if t_name in feet:  # feet stand flat when the source's are planted (where an ankle sits differs by rig)
-            bones.append(_Bone(ti, si, _planted_turn(source, s_name, Ws, Ws0, k, hip), np.zeros(3), -1))
+            rows.append((ti, si, _planted_turn(source, s_name, Ws, Ws0, k, hip), np.zeros(3), -1, -1))
             continue
         child, pair = _primary_child(target, t_name, pairs)
         pt, ps = Wt0[ti, :3, 3], Ws0[si, :3, 3]
@@ -226,7 +209,7 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
         if np.linalg.norm(d_t) < tiny_t or np.linalg.norm(d_s) < tiny_s:
             d_t = d_s = np.zeros(3)
             child_s = -1
-        C = np.eye(3)
+        C: Array | int = np.eye(3)
         if pair is not None:
             side_t = Wt0[t_index[pair[0]], :3, 3] - Wt0[t_index[pair[1]], :3, 3]
             side_s = Ws0[s_index[pairs[pair[0]]], :3, 3] - Ws0[s_index[pairs[pair[1]]], :3, 3]
@@ -235,57 +218,15 @@ def _bones(source: Figure, target: Figure, pairs: Mapping[str, str], Ws0: Array,
                 if Ft is not None and Fs is not None:
                     C = Fs @ Ft.T
                 else:
-                    C = matrix_aligning(d_t, d_s)
+                    C, aims = len(aims), aims + [(d_t, d_s)]
             else:
-                C = matrix_aligning(side_t, side_s)
+                C, aims = len(aims), aims + [(side_t, side_s)]
         elif child_s >= 0:
-            C = matrix_aligning(d_t, d_s)
-        bones.append(_Bone(ti, si, C, d_t, child_s, t_index[child] if child is not None and child_s >= 0 else -1))
-    return bones
-
-
-def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array:
-    """R turned about its bone's direction d so that a hinge child can bend onto ``want_child``.
-
-    A hinge turns its bone only in the plane normal to its axis a: the parent's twist about d is chosen so that
-    R · R_L · a lies along ±n, n = d × d_child (the sign the hinge's limits bend to), weighted by the bend
-    (nothing for a straight limb, whose plane is undefined; fully from 20° of bend on). Other joints: R as is.
-    """
-    joint = child_arc.joint
-    rev = [dof for dof in joint.dofs if dof.revolute]
-    if len(rev) != 1 or joint.dof_count != 1:
-        return R
-    dof = rev[0]
-    mid = 0.5 * (max(dof.lower, -np.pi) + min(dof.upper, np.pi))
-    u = d / np.linalg.norm(d, axis=1, keepdims=True)
-    n = np.cross(u, want_child)
-    sin_bend = np.linalg.norm(n, axis=1) / np.linalg.norm(want_child, axis=1)
-    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
-    a = np.einsum("fij,j->fi", R, child_arc.L[:3, :3] @ dof.axis)
-    a = a - np.einsum("fi,fi->f", a, u)[:, None] * u
-    if mid < 0:
-        n = -n
-    elif mid == 0:  # no preferred side: the nearer of ±n
-        n = n * np.where(np.einsum("fi,fi->f", a, n) < 0, -1.0, 1.0)[:, None]
-    phi = np.arctan2(np.einsum("fi,fi->f", np.cross(a, n), u), np.einsum("fi,fi->f", a, n))
-    x = np.clip(sin_bend / np.sin(np.radians(20.0)), 0.0, 1.0)
-    return matrix_about_axis(u, phi * x * x * (3 - 2 * x)) @ R
-
-
-def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
-    """Angles made continuous over frames (np.unwrap), shifted by whole turns into the limits, then clamped; a
-    range of a whole turn or more (a free root's ±180°) is no limit: there the angle is wrapped into it by whole
-    turns, not clamped (clamping stopped a figure turning round: the hop onto the TOML humanoid lost up to 135° of
-    its hips' heading)."""
-    v = np.unwrap(values, axis=0)
-    two_pi = 2 * np.pi
-    finite = np.isfinite(lower) & np.isfinite(upper)
-    mid = np.where(finite, 0.5 * (np.where(finite, lower, 0.0) + np.where(finite, upper, 0.0)), 0.0)
-    shift = np.round((np.mean(v, axis=0) - mid) / two_pi) * two_pi
-    v = v - shift
-    full = finite & (np.where(finite, upper - lower, 0.0) >= two_pi - 1e-9)
-    wrapped = np.where(full, lower + np.mod(v - np.where(full, lower, 0.0), two_pi), v)
-    return np.where(full, np.minimum(wrapped, upper), np.clip(v, lower, upper))
+            C, aims = len(aims), aims + [(d_t, d_s)]
+        rows.append((ti, si, C, d_t, child_s, t_index[child] if child is not None and child_s >= 0 else -1))
+    turn = matrix_aligning(np.array([u for u, _ in aims]), np.array([v for _, v in aims])) if aims else None
+    return [_Bone(ti, si, turn[C] if isinstance(C, int) and turn is not None else np.asarray(C), d, cs, ct)
+            for ti, si, C, d, cs, ct in rows]
 
 
 def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap, *,
@@ -351,125 +292,6 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     return out, scale, (hips_t, hips_s)
 
 
-@dataclass(frozen=True)
-class _Root:
-    """How the hips (node index ``hips``) move: to s · p_s(f), less the source floor's ``slope`` along up (k)."""
-
-    hips: int
-    scale: float
-    slope: Array
-    k: int
-
-
-def _levels(fig: Figure) -> list[list[int]]:
-    """Arc indices grouped by depth below the root (parents before children)."""
-    names = fig.node_names
-    depth: list[int] = []
-    for arc in fig.arcs():
-        depth.append(0 if arc.parent is None else depth[names.index(arc.parent.name)] + 1)
-    out: list[list[int]] = [[] for _ in range(max(depth, default=-1) + 1)]
-    for i, d in enumerate(depth):
-        out[d].append(i)
-    return out
-
-
-def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: Array, P_t0: Array,
-           root: _Root) -> Array:
-    """The target's poses (F, D): each driven joint's DOFs read from R_t = Δ · D · C · R_t(rest) (the module's
-    docstring) in its parent's world frame, depth by depth: the world matrices of the joints above come from the
-    compiled FK of the poses found so far (one call per depth), so a parent that cannot follow fully (a hinge, a
-    limit) is what its children are measured in."""
-    F = Ws.shape[0]
-    driven = {b.target: b for b in bones if target.arcs()[b.target].joint.dof_count}
-    out = np.repeat(P_t0[None], F, axis=0)
-    lim = target.dof_limits()
-    Wt = Wt0[None]
-    Rt0 = rotation_part(Wt0)
-    turns = _turns(target, driven, Ws, Ws0, Rt0)
-    names, arcs, starts = target.node_names, target.arcs(), target.joint_dofs  # (each built anew when asked)
-    changed = False
-    for level in _levels(target):
-        here = [i for i in level if i in driven]
-        if not here:
-            continue
-        if changed:
-            Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
-        for i in here:
-            arc = arcs[i]
-            B3, b = _parent_frame(Wt, None if arc.parent is None else names.index(arc.parent.name), arc.L)
-            t = _root_translation(B3, b, Ws[:, driven[i].source, :3, 3], root) if i == root.hips else None
-            cols = np.asarray(starts[arc.joint.name])
-            out[:, cols] = _values(arc.joint, _mm3(np.swapaxes(rotation_part(B3), 1, 2), turns[i]), t, P_t0[cols],
-                                   lim[cols])
-        changed = True
-    return out
-
-
-def _parent_frame(Wt: Array, parent: int | None, L: Array) -> tuple[Array, Array]:
-    """B = W_parent · L, as its 3×3 block (F or 1, 3, 3) and translation (F or 1, 3): one matrix product over all
-    frames (rows stacked) instead of a batched 4×4 one."""
-    if parent is None:
-        return L[None, :3, :3], L[None, :3, 3]
-    Wp = Wt[:, parent]
-    n = Wp.shape[0]
-    B3 = (np.ascontiguousarray(Wp[:, :3, :3]).reshape(3 * n, 3) @ L[:3, :3]).reshape(n, 3, 3)
-    return B3, Wp[:, :3, :3] @ L[:3, 3] + Wp[:, :3, 3]
-
-
-def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, Rt0: Array) -> dict[int, Array]:
-    """:func:`_turn` for every driven bone: D · C · R_t(rest) = R_s(f) · (R_s(rest)ᵀ · C · R_t(rest)) over all bones
-    at once (one polar decomposition of the source's turns, one product), then each bone's Δ."""
-    order = list(driven)
-    if not order:
-        return {}
-    src = [driven[i].source for i in order]
-    Rs = rotation_part(Ws[:, src])  # (F, B, 3, 3)
-    Rs0 = rotation_part(Ws0[src])
-    K = np.stack([Rs0[j].T @ (driven[i].C @ Rt0[i]) for j, i in enumerate(order)])
-    R = _mm3(Rs, K[None])
-    return {i: _turn(target, driven, driven[i], Ws, R[:, j], Rt0[i]) for j, i in enumerate(order)}
-
-
-def _turn(target: Figure, driven: Mapping[int, _Bone], bone: _Bone, Ws: Array, R: Array, Rt0: Array) -> Array:
-    """R_t(f) = Δ(f) · R (F, 3, 3), R = D(f) · C · R_t(rest) with D = R_s(f) R_s(rest)ᵀ on rotation parts (a source
-    whose world matrices carry a scale, an FBX armature in centimetres, would otherwise scale D); a hinge child's
-    plane chosen by the twist about the bone (:func:`_hinge_twist`)."""
-    if bone.child_source >= 0:
-        now = R @ (Rt0.T @ bone.d_target)
-        want = Ws[:, bone.child_source, :3, 3] - Ws[:, bone.source, :3, 3]
-        R = _mm3(matrix_aligning(now, want), R)
-        child = driven.get(bone.child_target)
-        names = target.node_names
-        if child is not None and child.child_source >= 0 \
-                and target.parent_of(names[child.target]) == names[bone.target]:
-            R = _hinge_twist(target.arcs()[child.target], R, want,
-                             Ws[:, child.child_source, :3, 3] - Ws[:, child.source, :3, 3])
-    return R
-
-
-def _root_translation(B3: Array, b: Array, p_s: Array, root: _Root) -> Array:
-    """t = B₃⁻¹ (p − b), p = s · p_s less the slope's rise along up: the hips' position in their parent's space,
-    its scale and turn included (B₃ (F or 1, 3, 3), b (F or 1, 3): the parent's world matrix times the arc's L)."""
-    hip = root.scale * p_s
-    hip = hip - np.outer(hip @ root.slope, np.eye(3)[root.k])
-    F = hip.shape[0]
-    B3 = np.broadcast_to(B3, (F, 3, 3))
-    return np.asarray(np.linalg.solve(B3, (hip - b)[..., None])[..., 0], dtype=float)
-
-
-def _values(joint: Joint, Ra: Array, t: Array | None, base: Array, lim: Array) -> Array:
-    """The joint's DOF values (F, k) for local turns Ra (F, 3, 3) and translation t: :func:`read_dofs`, angles
-    unwrapped into their limits, slides clamped."""
-    vals = read_dofs(joint, Ra, t, base)
-    rev = [c for c, d in enumerate(joint.dofs) if d.revolute]
-    if rev:
-        vals[:, rev] = _unwrap_into_limits(vals[:, rev], lim[rev, 0], lim[rev, 1])
-    pri = [c for c, d in enumerate(joint.dofs) if d.kind == "prismatic"]
-    if pri:
-        vals[:, pri] = np.clip(vals[:, pri], lim[pri, 0], lim[pri, 1])
-    return vals
-
-
 def _lift(target: Figure, out: Array, W0: Array, hips: int, lift: Array) -> None:
     """The hips' prismatic DOFs in ``out`` moved so that the whole figure moves by ``lift`` (3,) in the world
     (W0: frame 0's world matrices, for the hips' parent space), clamped to their limits."""
@@ -487,7 +309,8 @@ def retarget(source: Scene | Clip, target: Figure | Scene, mapping: Mapping[str,
     """The source's clip on ``target``: a Clip with one frame per source frame, at the source's frame times.
 
     ``source`` is a Scene (its first clip) or a Clip whose layout is its Figure; ``target`` a Figure or a
-    Scene (then its up axis counts too). ``mapping`` (target bone → source bone) overrides the automatic map.
+    Scene; the up axes are the figures' own (``Figure.up``, set by their readers). ``mapping`` (target bone →
+    source bone) overrides the automatic map.
     See :func:`retarget_full` for the map, the scale and the poses as well.
     """
     return retarget_full(source, target, mapping, name=name).clip
@@ -516,8 +339,8 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
         clip = source
         if not isinstance(clip.layout, Figure):
             raise RetargetError(f"clip {clip.name!r}: its layout is not a Figure; pass the Scene it came from")
-        s_fig, s_up = clip.layout, "y"
-    t_fig, t_up = (target.figure, target.up) if isinstance(target, Scene) else (target, "y")
+        s_fig, s_up = clip.layout, clip.layout.up  # the figure knows its up (its reader set it)
+    t_fig, t_up = (target.figure, target.up) if isinstance(target, Scene) else (target, target.up)
     meshes = target.meshes if isinstance(target, Scene) else ()
     bm = mapping if isinstance(mapping, BoneMap) else bone_map(s_fig, t_fig, mapping)
     hips_t = _hips_of(s_fig, bm.pairs)
@@ -560,5 +383,6 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
 
 def _hips_of(source: Figure, pairs: Mapping[str, str]) -> str:
     """The target bone whose source bone lies nearest the source's root: the hips the root translation drives."""
-    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs()}
+    mapped = set(pairs.values())
+    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs() if a.child.name in mapped}
     return min(pairs, key=lambda t: s_depth[pairs[t]])

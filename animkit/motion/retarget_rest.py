@@ -6,12 +6,14 @@ DOFs (:func:`read_dofs`) and a world matrix's turn without its scale (:func:`rot
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.model.figure import Figure
 from animkit.model.graph import Arc
 from animkit.model.joints import Dof, Joint
@@ -37,11 +39,43 @@ def _det3(A: Array) -> Array:
             + a[..., 2] * (b[..., 0] * c[..., 1] - b[..., 1] * c[..., 0]))
 
 
+def _stack_index(lead: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, int] | None:
+    """(div, mod) with operand matrix (i // div) % mod for output matrix i, where the operand's stack shape ``lead``
+    broadcasts to ``out`` as one block of its axes (1s around it); None otherwise."""
+    a = (1,) * (len(out) - len(lead)) + tuple(lead)
+    if len(a) != len(out):
+        return None
+    big = [j for j, n in enumerate(a) if n != 1]
+    if not big:
+        return 1, 1
+    k, m = big[0], big[-1] + 1
+    if any(a[j] != out[j] for j in range(k, m)):
+        return None
+    return math.prod(out[m:]), math.prod(out[k:m])
+
+
 def _mm3(A: Array, B: Array) -> Array:
     """A @ B for stacks of 3×3 matrices (broadcast), entry by entry into one output: (A₀ₖB₀ⱼ + A₁ₖB₁ⱼ) + A₂ₖB₂ⱼ
     over strided views (NumPy's batched matmul, and a product of broadcast (…, 3, 3, 3) temporaries, are several
-    times slower at 3×3)."""
-    out = np.empty(np.broadcast_shapes(A.shape, B.shape), dtype=np.result_type(A, B, float))
+    times slower at 3×3); the C extension's ``mm3`` adds the same products in the same order (bit for bit) in one
+    pass where it is built and the stacks broadcast as blocks (:func:`_stack_index`)."""
+    shape = np.broadcast_shapes(A.shape, B.shape)
+    native = jit.native_kernels()
+    kernel = getattr(native, "mm3", None)
+    if kernel is not None and A.dtype == np.float64 and B.dtype == np.float64:
+        lead, n = shape[:-2], math.prod(shape[:-2])
+        ia = (1, n) if A.shape == shape else _stack_index(A.shape[:-2], lead)
+        ib = (1, n) if B.shape == shape else _stack_index(B.shape[:-2], lead)
+        if ia is not None and ib is not None:
+            out = np.empty(shape)
+            kernel(np.ascontiguousarray(A), np.ascontiguousarray(B), out, n, *ia, *ib)
+            return out
+    return _mm3_numpy(A, B, shape)
+
+
+def _mm3_numpy(A: Array, B: Array, shape: tuple[int, ...]) -> Array:
+    """:func:`_mm3`'s NumPy reference: nine entries, each three strided products added in order."""
+    out = np.empty(shape, dtype=np.result_type(A, B, float))
     for i in range(3):
         for k in range(3):
             o = out[..., i, k]
@@ -51,15 +85,9 @@ def _mm3(A: Array, B: Array) -> Array:
     return out
 
 
-def rotation_part(M: Array) -> Array:
-    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale.
-
-    Fast path (every rig seen: a turn times a uniform scale, perhaps rounded from float32): R₀ = A / det(A)^(1/3),
-    polished by Newton–Schulz steps R ← R − R (RᵀR − I) / 2 (quadratic convergence to the same polar factor) until
-    RᵀR is within 1e-12 of I; the SVD for the matrices that stay further than 1e-9 from it."""
-    A = np.asarray(M, dtype=float)[..., :3, :3]
-    shape = A.shape
-    A = A.reshape(-1, 3, 3)
+def _polar_steps(A: Array) -> tuple[Array, NDArray[np.bool_], Array]:
+    """:func:`rotation_part`'s fast path in NumPy (the C extension's ``polar_turns`` is its port): R, det > 0, and
+    max |RᵀR − I| after the last step, for A (n, 3, 3)."""
     det = _det3(A)
     ok = det > 0
     R = A / np.cbrt(np.where(ok, det, 1.0))[:, None, None]
@@ -72,9 +100,29 @@ def rotation_part(M: Array) -> Array:
         if step == 3 or not ((err > 1e-12) & (err < 0.1)).any():
             break
         R = R - 0.5 * _mm3(R, E)
+    return R, ok, err
+
+
+def rotation_part(M: Array) -> Array:
+    """R = U Vᵀ from M = U Σ Vᵀ (the polar decomposition's rotation): a world matrix's turn without its scale.
+
+    Fast path (every rig seen: a turn times a uniform scale, perhaps rounded from float32): R₀ = A / det(A)^(1/3),
+    polished by Newton–Schulz steps R ← R − R (RᵀR − I) / 2 (quadratic convergence to the same polar factor) until
+    RᵀR is within 1e-12 of I; the SVD for the matrices that stay further than 1e-9 from it."""
+    M = np.asarray(M, dtype=float)
+    shape = M.shape[:-2] + (3, 3)
+    kernel = getattr(jit.native_kernels(), "polar_turns", None)
+    if kernel is not None and M.shape[-2:] in ((3, 3), (4, 4)):
+        n = math.prod(M.shape[:-2])
+        R, det, err = np.empty((n, 3, 3)), np.empty(n), np.empty(n)
+        kernel(np.ascontiguousarray(M), R, np.empty((n, 3, 3)), det, err, n, M.shape[-1])
+        ok = det > 0
+    else:
+        R, ok, err = _polar_steps(M[..., :3, :3].reshape(-1, 3, 3))
     ok &= err <= 1e-9
     if not ok.all():
         bad = ~ok
+        A = M[..., :3, :3].reshape(-1, 3, 3)
         U, _, Vt = np.linalg.svd(A[bad])
         Rb = U @ Vt
         flip = _det3(Rb) < 0
