@@ -108,19 +108,15 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
     heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
-    heel_lock = np.full((F, 3), np.nan)
-    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe is held (the toe's lock,
-        # its mean over its whole contact: one point, so the ankle does not jump as the heel lands)
-        ts = [t for t in toe_runs if t[0] < s < t[1]]
-        if ts:
-            heel_lock[s:e] = toe[ts[0][0]:ts[0][1]].mean(axis=0) - rel[s]
-        elif hip is None:
-            heel_lock[s:e] = clip[s:e].mean(axis=0)
+    heel_lock, toe_lock = np.full((F, 3), np.nan), np.full((F, 3), np.nan)
+    for s, e, heel in sorted([(s, e, True) for s, e in heel_runs] + [(s, e, False) for s, e in toe_runs],
+                             key=lambda r: (r[0], not r[2])):  # in time order: a lock is where the other one left it
+        if heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
+            heel_lock[s:e] = toe_lock[s] - rel[s]  # where that toe is held: the ankle does not jump as it lands
+        elif heel:
+            heel_lock[s:e] = clip[s:e].mean(axis=0) if hip is None else _lock_point(clip[s:e], hip[s:e], reach, up)
         else:
-            heel_lock[s:e] = _lock_point(clip[s:e], hip[s:e], reach, up)
-    toe_lock = np.full((F, 3), np.nan)
-    for s, e in toe_runs:
-        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
+            toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
     both = mask_heel & mask_toe
     only_toe = mask_toe & ~mask_heel
     rv = np.zeros((F, 3))
