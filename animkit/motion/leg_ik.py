@@ -100,13 +100,15 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     starts = figure.joint_dofs
     lim = figure.dof_limits()
-    phi = None if held.twist is None else _heading_swivel(figure, leg.ankle, u, R_shin, R_foot)
+    sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
+    phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
         # as the hip's limits let it
-        phi = phi * np.asarray(held.twist)
-        phi[active] = _hip_allows(figure, leg.hip, Rp[active], u[active], R_thigh[active], phi[active])
-        turn = matrix_about_axis(u, phi)
-        R_thigh, R_shin = _mm3(turn, R_thigh), _mm3(turn, R_shin)
+        assert held.twist is not None
+        phi = _hip_allows(figure, leg.hip, Rp[sel], u[sel], R_thigh[sel], phi * np.asarray(held.twist)[sel])
+        turn = matrix_about_axis(u[sel], phi)
+        R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
+        R_thigh[sel], R_shin[sel] = _mm3(turn, R_thigh[sel]), _mm3(turn, R_shin[sel])
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
         arc = figure.node(node).parent_arc
         assert arc is not None
