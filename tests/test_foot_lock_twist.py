@@ -92,3 +92,30 @@ def test_without_the_twist_the_foot_follows_the_shin(turned: tuple) -> None:
     # the ankle alone cannot turn it back: the foot stays turned with the shin, by ψ (to the 0.25° its two DOFs
     # leave, turning about the vertical rather than about û)
     assert np.abs(np.linalg.norm(turn, axis=1) - psi).max() < np.radians(0.25)
+
+
+def test_the_twist_never_turns_the_knee_in(turned: tuple) -> None:
+    """Asked for a foot turned a further 30° past frame 0's, inwards, the hip twists the leg only until the knee points
+    straight ahead (its outward component κ·ô, κ the knee's offset square to û, ô the hip's side, never below
+    min(the clip's, 0)): the knee does not turn in, and the foot keeps the rest of that turn unreached."""
+    fig, P, psi, u, at = turned
+    W = fig.world_batch(P)
+    leg = next(lg for lg in legs_of(fig) if lg.side == "l")
+    ia, ik, ih = at["ankle_l"], at["knee_l"], at["hip_l"]
+    side = W[0, ih, :3, 3] - W[0, at["hips"], :3, 3]
+    side[1] = 0.0
+
+    def outward(X: np.ndarray) -> np.ndarray:
+        k = X[:, ik, :3, 3] - X[:, ih, :3, 3]
+        return (k - (k @ u)[:, None] * u) @ side
+
+    inward = -np.sign(outward(W[1:]).mean())  # the sense of a turn about û that moves the knee in
+    goal = W[:, ia, :3, 3]
+    d = np.linalg.norm(goal - W[:, ih, :3, 3], axis=1)
+    extra = np.radians(30.0) * inward * np.sign(psi.max())
+    held = HeldLeg(leg, goal, np.ones(F, bool), matrix_about_axis(u, -psi + extra), float(d.max()), float(d.min()),
+                   np.ones(F), d, np.ones(F))
+    W1 = fig.world_batch(held_leg_ik(fig, P, W, held, goal, held.active))
+    assert (outward(W1) >= np.minimum(outward(W), 0.0) - 1e-9).all()  # never further in than straight ahead
+    foot_err = np.linalg.norm(W1[:, ia, :3, :3] - matrix_about_axis(u, extra) @ W[0, ia, :3, :3], axis=(1, 2))
+    assert foot_err.max() > 0.1  # the foot's inward turn the knee would need is left unreached

@@ -103,9 +103,12 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
     phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
-        # as the hip's limits let it
+        # as the hip's limits let it and never turning the knee in
         assert held.twist is not None
-        phi = _hip_allows(figure, leg.hip, Rp[sel], u[sel], R_thigh[sel], phi * np.asarray(held.twist)[sel])
+        out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
+        out[:, up] = 0.0
+        phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
+                          phi * np.asarray(held.twist)[sel])
         turn = matrix_about_axis(u[sel], phi)
         R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
         R_thigh[sel], R_shin[sel] = _mm3(turn, R_thigh[sel]), _mm3(turn, R_shin[sel])
@@ -159,19 +162,29 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
     return np.clip(phi, -0.5 * np.pi, 0.5 * np.pi) * (x * x * (3.0 - 2.0 * x))
 
 
-def _hip_allows(figure: Figure, hip: str, Rp: Array, u: Array, R_thigh: Array, phi: Array) -> Array:
-    """The swivels s·φ (F,), s ∈ [0, 1] largest (bisection, 1/64) such that the hip's DOFs for the thigh turned by
-    R(û, s·φ) stay within its limits (where φ itself would not); ``Rp`` the hip's parent's world turns."""
+def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tuple[Array, Array, Array],
+                phi: Array) -> Array:
+    """The swivels s·φ (F,), s ∈ [0, 1] largest (bisection, 1/64) such that, with the thigh turned by R(û, s·φ), the
+    hip's DOFs stay within its limits and the knee turns no further in than it is, nor past facing straight ahead:
+    κ·ô ≥ min(κ₀·ô, 0) with κ the knee's offset from the hip square to û and ô the hip's side, outwards (where φ
+    itself would not). ``turns``: the world turns of the hip's parent and of the thigh; ``lines``: û, the knee's
+    offset from the hip and ô."""
+    Rp, R_thigh = turns
+    u, knee, side = lines
     arc = figure.node(hip).parent_arc
     assert arc is not None
     idx = np.asarray(figure.joint_dofs[arc.joint.name])
     lim = figure.dof_limits()[idx]
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
+    kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
+    floor = np.minimum(np.einsum("fi,fi->f", kp, side), 0.0) - 1e-12 * np.linalg.norm(kp, axis=1)
+
     def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
-        R = _mm3(RpL_T[rows], _mm3(matrix_about_axis(u[rows], scale * phi[rows]), R_thigh[rows]))
-        v = read_dofs(arc.joint, R, None, np.zeros(len(idx)))
-        return np.all((v >= lim[:, 0] - 1e-9) & (v <= lim[:, 1] + 1e-9), axis=1)
+        T = matrix_about_axis(u[rows], scale * phi[rows])
+        v = read_dofs(arc.joint, _mm3(RpL_T[rows], _mm3(T, R_thigh[rows])), None, np.zeros(len(idx)))
+        inward = np.einsum("fij,fj,fi->f", T, kp[rows], side[rows]) < floor[rows]
+        return np.all((v >= lim[:, 0] - 1e-9) & (v <= lim[:, 1] + 1e-9), axis=1) & ~inward
 
     rows = np.flatnonzero(~ok(np.ones(len(phi)), np.arange(len(phi))))
     if not rows.size:
