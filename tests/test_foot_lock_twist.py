@@ -20,7 +20,7 @@ import pytest
 import animkit
 from animkit.model.transforms import matrix_about_axis, rotation_vector_from_matrix
 from animkit.motion import legs_of
-from animkit.motion.leg_ik import HeldLeg, held_leg_ik
+from animkit.motion.leg_ik import KNEE_IN, HeldLeg, held_leg_ik
 from animkit.motion.retarget import read_dofs
 
 SCENES = Path(__file__).parent.parent / "scenes"
@@ -95,9 +95,10 @@ def test_without_the_twist_the_foot_follows_the_shin(turned: tuple) -> None:
 
 
 def test_the_twist_never_turns_the_knee_in(turned: tuple) -> None:
-    """Asked for a foot turned a further 30° past frame 0's, inwards, the hip twists the leg only until the knee points
-    straight ahead (its outward component κ·ô, κ the knee's offset square to û, ô the hip's side, never below
-    min(the clip's, 0)): the knee does not turn in, and the foot keeps the rest of that turn unreached."""
+    """Asked for a foot turned a further 60° past frame 0's, inwards, the hip twists the leg only until the knee points
+    30° in from straight ahead (its outward component κ·ô, κ the knee's offset square to û, ô the hip's side, never
+    below min(the clip's, −sin 30°·|κ|)): the knee turns in no further, and the foot keeps the rest of that turn
+    unreached."""
     fig, P, psi, u, at = turned
     W = fig.world_batch(P)
     leg = next(lg for lg in legs_of(fig) if lg.side == "l")
@@ -105,17 +106,25 @@ def test_the_twist_never_turns_the_knee_in(turned: tuple) -> None:
     side = W[0, ih, :3, 3] - W[0, at["hips"], :3, 3]
     side[1] = 0.0
 
+    side /= np.linalg.norm(side)
+
     def outward(X: np.ndarray) -> np.ndarray:
         k = X[:, ik, :3, 3] - X[:, ih, :3, 3]
         return (k - (k @ u)[:, None] * u) @ side
 
+    def square(X: np.ndarray) -> np.ndarray:
+        k = X[:, ik, :3, 3] - X[:, ih, :3, 3]
+        return np.linalg.norm(k - (k @ u)[:, None] * u, axis=1)
+
     inward = -np.sign(outward(W[1:]).mean())  # the sense of a turn about û that moves the knee in
     goal = W[:, ia, :3, 3]
     d = np.linalg.norm(goal - W[:, ih, :3, 3], axis=1)
-    extra = np.radians(30.0) * inward * np.sign(psi.max())
+    extra = np.radians(60.0) * inward * np.sign(psi.max())
     held = HeldLeg(leg, goal, np.ones(F, bool), matrix_about_axis(u, -psi + extra), float(d.max()), float(d.min()),
                    np.ones(F), d, np.ones(F))
     W1 = fig.world_batch(held_leg_ik(fig, P, W, held, goal, held.active))
-    assert (outward(W1) >= np.minimum(outward(W), 0.0) - 1e-9).all()  # never further in than straight ahead
+    floor = np.minimum(outward(W), -KNEE_IN * square(W))
+    assert (outward(W1) >= floor - 1e-9).all()  # never further in than 30° past straight ahead
+    assert np.abs(outward(W1) - floor).min() < 1e-2 * square(W).min()  # and the guard is what stopped it
     foot_err = np.linalg.norm(W1[:, ia, :3, :3] - matrix_about_axis(u, extra) @ W[0, ia, :3, :3], axis=(1, 2))
     assert foot_err.max() > 0.1  # the foot's inward turn the knee would need is left unreached

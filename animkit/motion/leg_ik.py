@@ -108,6 +108,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         assert held.twist is not None
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-300)
         phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
                           phi * np.asarray(held.twist)[sel])
         turn = matrix_about_axis(u[sel], phi)
@@ -166,10 +167,10 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
 def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tuple[Array, Array, Array],
                 phi: Array) -> Array:
     """The swivels s·φ (F,), s ∈ [0, 1] largest (bisection, 1/64) such that, with the thigh turned by R(û, s·φ), the
-    hip's DOFs stay within its limits and the knee turns no further in than it is, nor past facing straight ahead:
-    κ·ô ≥ min(κ₀·ô, 0) with κ the knee's offset from the hip square to û and ô the hip's side, outwards (where φ
-    itself would not). ``turns``: the world turns of the hip's parent and of the thigh; ``lines``: û, the knee's
-    offset from the hip and ô."""
+    hip's DOFs stay within its limits and the knee turns in no further than it is, nor than :data:`KNEE_IN` past
+    straight ahead: κ·ô ≥ min(κ₀·ô, −KNEE_IN·|κ₀|), κ the knee's offset from the hip square to û, ô the hip's side
+    outwards (unit) (where φ itself would not). ``turns``: the world turns of the hip's parent and of the thigh;
+    ``lines``: û, the knee's offset from the hip and ô."""
     Rp, R_thigh = turns
     u, knee, side = lines
     arc = figure.node(hip).parent_arc
@@ -179,7 +180,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
-    floor = np.minimum(np.einsum("fi,fi->f", kp, side), 0.0) - 1e-12 * np.linalg.norm(kp, axis=1)
+    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * np.linalg.norm(kp, axis=1))
 
     def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
         T = matrix_about_axis(u[rows], scale * phi[rows])
@@ -298,3 +299,8 @@ def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Ar
     vals[:, rev] = _nearest_turns(vals[:, rev], P[:, idx][:, rev])
     P[:, idx] = vals
     return P
+
+
+#: How far past straight ahead (sin of the angle about the hip–ankle line) the hip's twist may turn a knee in, where it
+#: did not point in already (:func:`_hip_allows`): 30° (a hopping humanoid's knee turns in 22° on its own).
+KNEE_IN = np.sin(np.radians(30.0))
