@@ -58,10 +58,10 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
     keeps its world orientation from the clip, turned by ``held.Q``; where the ankle has two DOFs and no twist, the
     leg turns about its hip–ankle line by ``held.twist`` times the angle that gives the foot that heading
-    (:func:`_heading_swivel`; within the hip's limits, never turning the knee in: :func:`_hip_allows`). The
-    hip–ankle distance stays within [near, reach] (the clip's own range: the knee bends no further, and straightens
-    no further, than the clip's does); ``max_step``: the knee's largest turn between frames; where ``held.w`` ≥ 1
-    the foot is planted (:func:`_keep_height`).
+    (:func:`_heading_swivel`; within the hip's limits, a knee turned in at most :data:`KNEE_IN`:
+    :func:`_hip_allows`). The hip–ankle distance stays within [near, reach] (the clip's own range: the knee bends no
+    further, and straightens no further, than the clip's does); ``max_step``: the knee's largest turn between frames;
+    where ``held.w`` ≥ 1 the foot is planted (:func:`_keep_height`).
     """
     leg, Q, reach, near = held.leg, held.Q, held.reach, held.near
     if not active.any():
@@ -104,7 +104,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
     phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
-        # as the hip's limits let it and never turning the knee in
+        # as the hip's limits and the knee's (:data:`KNEE_IN`) let it
         assert held.twist is not None
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
