@@ -12,8 +12,9 @@ knee stays in the plane of the clip's own knee (its bend axis, fixed in the thig
 within the clip's own range of bend (soft stops); a swinging leg bent to its limit keeps its foot's height; a biped's
 pelvis comes down where a held foot is out of reach and up where a planted knee would bend past the clip's, and
 shifts along the ground where the two clash (:mod:`animkit.motion.pelvis`); the foot keeps its world orientation from
-the clip, and where the ankle's joints cannot turn it so (too few DOFs, limits) the goal's height is corrected for
-the turn they gave it and the leg solved again. For a retarget, pass the source's contacts carried to the target
+the clip (an ankle that cannot twist gets its heading from the hip where the toe alone holds the foot), and where the
+ankle's joints cannot turn it so (too few DOFs, limits) the goal's height is corrected for the turn they gave it and
+the leg solved again. For a retarget, pass the source's contacts carried to the target
 (``contacts=``: :func:`animkit.motion.measures.carry_contacts`), as ``animkit retarget`` and the batch do. Locking
 never makes a clip worse: a stretch of frames whose foot surface goes further under the ground, whose knee changes
 between frames by more than the clip's largest change, or whose own held foot slides faster, has its contacts left
@@ -33,7 +34,7 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, _carry, _leg_ik, _rotation
+from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_leg_ik
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -46,7 +47,7 @@ from animkit.motion.legs import (
     measure,
     metres_per_unit,
 )
-from animkit.motion.pelvis import HeldLeg, leg_length, pelvis_offset, smooth_max
+from animkit.motion.pelvis import leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -107,19 +108,15 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
     heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
-    heel_lock = np.full((F, 3), np.nan)
-    for s, e in heel_runs:  # a heel that comes down on a planted toe stays where that toe is held (the toe's lock,
-        # its mean over its whole contact: one point, so the ankle does not jump as the heel lands)
-        ts = [t for t in toe_runs if t[0] < s < t[1]]
-        if ts:
-            heel_lock[s:e] = toe[ts[0][0]:ts[0][1]].mean(axis=0) - rel[s]
-        elif hip is None:
-            heel_lock[s:e] = clip[s:e].mean(axis=0)
+    heel_lock, toe_lock = np.full((F, 3), np.nan), np.full((F, 3), np.nan)
+    for s, e, heel in sorted([(s, e, True) for s, e in heel_runs] + [(s, e, False) for s, e in toe_runs],
+                             key=lambda r: (r[0], not r[2])):  # in time order: a lock is where the other one left it
+        if heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
+            heel_lock[s:e] = toe_lock[s] - rel[s]  # where that toe is held: the ankle does not jump as it lands
+        elif heel:
+            heel_lock[s:e] = clip[s:e].mean(axis=0) if hip is None else _lock_point(clip[s:e], hip[s:e], reach, up)
         else:
-            heel_lock[s:e] = _lock_point(clip[s:e], hip[s:e], reach, up)
-    toe_lock = np.full((F, 3), np.nan)
-    for s, e in toe_runs:
-        toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
+            toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
     both = mask_heel & mask_toe
     only_toe = mask_toe & ~mask_heel
     rv = np.zeros((F, 3))
@@ -524,7 +521,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
         if deficit.max() > 0:
             deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
-        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0))
+        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0,
+                            _twist_weight(mh, mt, toe - A, k, nb)))
         planned.append((below, rel))
         weights.append((goal, w))
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
@@ -537,9 +535,40 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
         P = _carry(figure, P, M, W)
         W = figure.world_batch(P)
     for f in feet:  # where the hips moved, the feet stay where the clip had them
-        P = _leg_ik(figure, P, W, f.leg, f.goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
+        P = held_leg_ik(figure, P, W, f, f.goal, f.active | moved, max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
+
+
+def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
+    """How far (F,) the hip twists a leg whose ankle cannot, to give its foot the heading the lock asks for
+    (:class:`HeldLeg`): over each contact that the toe alone holds some of the time and where the clip's foot keeps
+    its heading within :data:`TWIST_TURN` (a foot pivoting further turns as the clip turns it), and near frames the
+    toe alone holds; eased in and out over ``nb`` frames. ``rel``: toe − ankle (F, 3) in the clip."""
+    some = np.zeros_like(mh)
+    h = rel.copy()
+    h[:, k] = 0.0
+    for s, e in _intervals(mh | mt):
+        c = h[s:e] @ h[s] / np.maximum(np.linalg.norm(h[s:e], axis=1) * np.linalg.norm(h[s]), 1e-300)
+        if (mt & ~mh)[s:e].any() and np.arccos(np.clip(c, -1.0, 1.0)).max() <= TWIST_TURN:
+            some[s:e] = True
+    return _near(some | (mt & ~mh), nb)
+
+
+#: The largest turn of its heading (radians) over a contact for which a clip's foot is held at the heading the lock
+#: asks for by twisting the hip (:func:`_twist_weight`).
+TWIST_TURN = np.radians(30.0)
+
+
+def _near(mask: Bool, r: int) -> Array:
+    """1 on ``mask``, easing to 0 over r frames either side: smoothstep((r + 1 − t) / (r + 1)), t the frames to the
+    nearest frame of ``mask`` (the weights :func:`_goal` eases a lock in and out by)."""
+    F = len(mask)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(mask, idx, -F - r - 1))
+    nxt = np.minimum.accumulate(np.where(mask, idx, 2 * F + r + 1)[::-1])[::-1]
+    x = np.clip((r + 1.0 - np.minimum(idx - prev, nxt - idx)) / (r + 1.0), 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
@@ -562,6 +591,6 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
             goal[:, k] += fix
-            P = _leg_ik(figure, P, W, f.leg, goal, f.active | moved, f.Q, f.reach, f.near, max_step, k, f.w >= 1.0)
+            P = held_leg_ik(figure, P, W, f, goal, f.active | moved, max_step, k)
             again = True
     return P, figure.world_batch(P) if again else W1

@@ -1,16 +1,19 @@
 """Joint turns written back into poses over all frames at once: the two-bone leg IK the foot lock drives
-(:func:`_leg_ik`: the ankle on a goal, the knee in the clip's own plane and range, soft stops, a limited knee speed)
+(:func:`held_leg_ik`: the ankle on a goal, the knee in the clip's own plane and range, soft stops, a limited knee speed)
 and the root carried by a ground transform (:func:`_carry`: W_h' = M·W_h, which the lock's pelvis correction and
 root motion share), each read back into the joints' DOFs.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
 from animkit.ik import two_bone_angles
 from animkit.model.figure import Figure
+from animkit.model.transforms import matrix_about_axis
 from animkit.motion.legs import Leg, MotionError, _intervals
 from animkit.motion.retarget import read_dofs
 from animkit.motion.retarget_rest import _mm3
@@ -29,15 +32,38 @@ def _frames_batch(a: Array, b: Array) -> Array:
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
-def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: Bool, Q: Array, reach: float,
-            near: float = 0.0, max_step: float = np.inf, up: int = 1, planted: Bool | None = None) -> Array:
-    """Poses with ``leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
+@dataclass(frozen=True, eq=False)
+class HeldLeg:
+    """One leg as a lock pass drives it: its ankle goals (F, 3), the frames it is driven, the foot's turns (F, 3, 3),
+    the longest and shortest hip–ankle distance it may take (the clip's own), its lock weights (F,), the clip's
+    hip–ankle distance (F,) and ``twist`` (F,): how far (0 to 1) the hip turns the leg about its hip–ankle line so
+    that an ankle that cannot twist still gives the foot its heading (:func:`held_leg_ik`; None: not at all)."""
+
+    leg: Leg
+    goal: Array
+    active: Bool
+    Q: Array
+    reach: float
+    near: float
+    w: Array
+    d_clip: Array
+    twist: Array | None = None
+
+
+def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, active: Bool, max_step: float = np.inf,
+                up: int = 1) -> Array:
+    """Poses with ``held.leg``'s ankle on ``goal`` where ``active``: the two-bone IK for all frames at once.
 
     The knee bends in the plane of the clip's own knee: its bend axis n = thigh × shin, averaged in the thigh's
     frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
-    keeps its world orientation from the clip, turned by Q. The hip–ankle distance stays within [near, reach]
-    (the clip's own range: the knee bends no further, and straightens no further, than the clip's does).
+    keeps its world orientation from the clip, turned by ``held.Q``; where the ankle has two DOFs and no twist, the
+    leg turns about its hip–ankle line by ``held.twist`` times the angle that gives the foot that heading
+    (:func:`_heading_swivel`; within the hip's limits, a knee turned in at most :data:`KNEE_IN`:
+    :func:`_hip_allows`). The hip–ankle distance stays within [near, reach] (the clip's own range: the knee bends no
+    further, and straightens no further, than the clip's does); ``max_step``: the knee's largest turn between frames;
+    where ``held.w`` ≥ 1 the foot is planted (:func:`_keep_height`).
     """
+    leg, Q, reach, near = held.leg, held.Q, held.reach, held.near
     if not active.any():
         return P
     P = P.copy()
@@ -59,7 +85,7 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     if np.isfinite(max_step):
         dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
-    u = _keep_height(to_goal, d, dd, up, planted)
+    u = _keep_height(to_goal, d, dd, up, held.w >= 1.0)
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
     n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
     u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
@@ -70,11 +96,24 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
     A_new = Hp + dd[:, None] * u
     R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(thigh, n_w), 1, 2)), Rh)
     R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(shin, n_w), 1, 2)), Rk)
+    R_foot = _mm3(Q, Ra)
     parent = figure.parent_of(leg.hip)
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     starts = figure.joint_dofs
     lim = figure.dof_limits()
-    R_foot = _mm3(Q, Ra)
+    sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
+    phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
+    if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
+        # as the hip's limits and the knee's (:data:`KNEE_IN`) let it
+        assert held.twist is not None
+        out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
+        out[:, up] = 0.0
+        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-300)
+        phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
+                          phi * np.asarray(held.twist)[sel])
+        turn = matrix_about_axis(u[sel], phi)
+        R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
+        R_thigh[sel], R_shin[sel] = _mm3(turn, R_thigh[sel]), _mm3(turn, R_shin[sel])
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
         arc = figure.node(node).parent_arc
         assert arc is not None
@@ -90,6 +129,76 @@ def _leg_ik(figure: Figure, P: Array, W: Array, leg: Leg, goal: Array, active: B
         cols[active] = np.clip(vals, lim[idx, 0], lim[idx, 1])
         P[:, idx] = cols
     return P
+
+
+def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot: Array) -> Array | None:
+    """Angles φ (F,) to turn the leg by, R(û, φ) about its hip–ankle line û, that let an ankle of two revolute DOFs
+    (axes e₁, e₂: A = R(e₁, θ₁)·R(e₂, θ₂), no twist of its own) give the foot its world turn R_foot: every such A
+    has e₁ᵀ·A·e₂ = e₁·e₂, so with A = (T·R_shin·L)ᵀ·R_foot, φ solves (R(û, φ)·a)·b = e₁·e₂, a = R_shin·L·e₁,
+    b = R_foot·e₂: α·cos φ + β·sin φ = γ with α = a⊥·b, β = (û × a)·b, γ = e₁·e₂ − (a·û)(û·b), whose
+    roots are φ = ψ ± arccos(γ / ρ), ψ = atan2(β, α), ρ = √(α² + β²) (the nearest reachable φ where |γ| > ρ):
+    the one that turns the ankle least (largest tr A; the other points the foot backwards). None for any other
+    ankle (three DOFs turn the foot on their own; one cannot be helped by a twist). Where the twist barely moves
+    the axis (ρ < 0.5: e₁ along the leg) φ fades to 0 (at ρ ≤ 0.25), and |φ| ≤ 90°."""
+    arc = figure.node(ankle).parent_arc
+    assert arc is not None
+    dofs = arc.joint.dofs
+    if len(dofs) != 2 or not all(d.revolute for d in dofs):
+        return None
+    e1, e2 = (np.asarray(d.axis, dtype=float) for d in dofs)
+    a = np.einsum("fij,j->fi", R_shin, _rotation(arc.L[:3, :3]) @ e1)
+    b = R_foot @ e2
+    ua, ub = np.einsum("fi,fi->f", a, u), np.einsum("fi,fi->f", b, u)
+    alpha = np.einsum("fi,fi->f", a, b) - ua * ub
+    beta = np.einsum("fi,fi->f", np.cross(u, a), b)
+    rho = np.hypot(alpha, beta)
+    psi = np.arctan2(beta, alpha)
+    off = np.arccos(np.clip((float(e1 @ e2) - ua * ub) / np.maximum(rho, 1e-300), -1.0, 1.0))
+    roots = np.stack([psi - off, psi + off])  # (2, F): keep the one that turns the ankle least (the other one
+    # points the foot backwards), by tr A = tr(Lᵀ·R_shinᵀ·R(û, φ)ᵀ·R_foot)
+    M = _mm3(np.swapaxes(R_foot, 1, 2), R_shin) @ _rotation(arc.L[:3, :3])  # tr A = tr(R_footᵀ·R(û, φ)·R_shin·L)
+    tr = [np.einsum("fij,fji->f", M, matrix_about_axis(u, r)) for r in roots]
+    phi = np.where(tr[0] >= tr[1], roots[0], roots[1])
+    phi = (phi + np.pi) % (2 * np.pi) - np.pi
+    x = np.clip((rho - 0.25) / 0.25, 0.0, 1.0)
+    return np.clip(phi, -0.5 * np.pi, 0.5 * np.pi) * (x * x * (3.0 - 2.0 * x))
+
+
+def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tuple[Array, Array, Array],
+                phi: Array) -> Array:
+    """The swivels s·φ (F,), s ∈ [0, 1] largest (bisection, 1/64) such that, with the thigh turned by R(û, s·φ), the
+    hip's DOFs stay within its limits and the knee turns in no further than it is, nor than :data:`KNEE_IN` past
+    straight ahead: κ·ô ≥ min(κ₀·ô, −KNEE_IN·|κ₀|), κ the knee's offset from the hip square to û, ô the hip's side
+    outwards (unit) (where φ itself would not). ``turns``: the world turns of the hip's parent and of the thigh;
+    ``lines``: û, the knee's offset from the hip and ô."""
+    Rp, R_thigh = turns
+    u, knee, side = lines
+    arc = figure.node(hip).parent_arc
+    assert arc is not None
+    idx = np.asarray(figure.joint_dofs[arc.joint.name])
+    lim = figure.dof_limits()[idx]
+    RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
+
+    kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
+    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * np.linalg.norm(kp, axis=1))
+
+    def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
+        T = matrix_about_axis(u[rows], scale * phi[rows])
+        v = read_dofs(arc.joint, _mm3(RpL_T[rows], _mm3(T, R_thigh[rows])), None, np.zeros(len(idx)))
+        inward = np.einsum("fij,fj,fi->f", T, kp[rows], side[rows]) < floor[rows]
+        return np.all((v >= lim[:, 0] - 1e-9) & (v <= lim[:, 1] + 1e-9), axis=1) & ~inward
+
+    rows = np.flatnonzero(~ok(np.ones(len(phi)), np.arange(len(phi))))
+    if not rows.size:
+        return phi
+    lo, hi = np.zeros(rows.size), np.ones(rows.size)
+    for _ in range(6):
+        mid = 0.5 * (lo + hi)
+        good = ok(mid, rows)
+        lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
+    out = phi.copy()
+    out[rows] *= lo
+    return out
 
 
 def _rotation(M: Array) -> Array:
@@ -190,3 +299,8 @@ def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Ar
     vals[:, rev] = _nearest_turns(vals[:, rev], P[:, idx][:, rev])
     P[:, idx] = vals
     return P
+
+
+#: How far past straight ahead (sin of the angle about the hip–ankle line) the hip's twist may turn a knee in, where it
+#: did not point in already (:func:`_hip_allows`): 30° (a hopping humanoid's knee turns in 22° on its own).
+KNEE_IN = np.sin(np.radians(30.0))

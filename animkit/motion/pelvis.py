@@ -10,34 +10,16 @@ IK does; smoothed over the lock's blend (:func:`smooth_max`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.motion.leg_ik import SOFT
+from animkit.motion.leg_ik import SOFT, HeldLeg
 from animkit.motion.legs import Leg
 
 __all__: list[str] = []
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
-
-
-@dataclass(frozen=True, eq=False)
-class HeldLeg:
-    """One leg as a lock pass drives it: its ankle goals (F, 3), the frames it is driven, the foot's turns (F, 3, 3),
-    the longest and shortest hip–ankle distance it may take (the clip's own), its lock weights (F,) and the clip's
-    hip–ankle distance (F,)."""
-
-    leg: Leg
-    goal: Array
-    active: Bool
-    Q: Array
-    reach: float
-    near: float
-    w: Array
-    d_clip: Array
 
 
 def smooth_max(x: Array, r: int) -> Array:
