@@ -10,10 +10,11 @@ a positive factor, equal to S for rigid joints, right under scale) and renormali
     n'_f = normalise(Σ_k w_k · cof(S_f,j(k))₃ₓ₃ · n)
 
 How: the C kernel ``skin_frames`` of ``animkit._native`` (built at install; :func:`native_skin`) runs lanes over
-frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, a tile of vertices through every
-chunk, float32 arithmetic for a float32 output (the reference's sum in float32; fused multiply-adds where the CPU has
-them, :data:`FUSED`) and the reference's own operations in float64 (the same bits); results stored straight into the
-output's rows, outputs of :data:`STREAM_BYTES` or more through a staging block with non-temporal stores. Where it
+frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, chunk by chunk the mesh's vertices
+in tiles, read from one buffer packed once per mesh (:func:`pack_influences`; nonzero weights only), float32 arithmetic
+for a float32 output (the reference's sum in float32; fused multiply-adds where the CPU has them, :data:`FUSED`) and
+the reference's own operations in float64 (the same bits); results stored straight into the output's rows, outputs
+of :data:`STREAM_BYTES` or more row by row in whole lines with non-temporal stores. Where it
 was not built, numba compiles the reference loop :func:`skin_frames` (vertex by vertex, frame by frame, zero weights
 skipped). Both write into a caller's buffer where given (``out=``, float32 or float64): no page faults on a fresh
 array, and half the bytes in float32. Otherwise (no compiler and no numba, ``ANIMKIT_JIT=0``; and as the tests'
