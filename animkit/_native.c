@@ -656,9 +656,17 @@ static PyObject *skin_frames(PyObject *self, PyObject *args) {
     a.w = (const char *)b[1].buf + a.V * 3 * size;
     a.jo = (const int32_t *)((const char *)a.w + a.V * a.K * size);
     a.n = a.jo + a.V * a.K;
-    for (Py_ssize_t v = 0; ok && v < a.V; v++) {
-        ok = a.n[v] >= 0 && a.n[v] <= a.K;
-        for (Py_ssize_t k = 0; ok && k < a.n[v]; k++) ok = a.jo[v * a.K + k] >= 0 && a.jo[v * a.K + k] < a.J * 12;
+    if (ok) { /* every offset in range (the zero weights' too, as the reference's joints), every count in [0, K] */
+        int32_t lo = 0, hi = 0, nlo = 0, nhi = 0;
+        for (Py_ssize_t i = 0; i < a.V * a.K; i++) {
+            lo = a.jo[i] < lo ? a.jo[i] : lo;
+            hi = a.jo[i] > hi ? a.jo[i] : hi;
+        }
+        for (Py_ssize_t v = 0; v < a.V; v++) {
+            nlo = a.n[v] < nlo ? a.n[v] : nlo;
+            nhi = a.n[v] > nhi ? a.n[v] : nhi;
+        }
+        ok = lo >= 0 && (a.V * a.K == 0 || hi < a.J * 12) && nlo >= 0 && nhi <= a.K;
     }
     const Py_ssize_t L = 32 / size, vectors = (a.F + L - 1) / L * a.J * 12;
     char *scratch = ok ? PyMem_RawMalloc((size_t)(vectors * 32 + 32 + L * (SKIN_TILE * 3 + 2 * SKIN_PAD) * size)) : NULL;

@@ -149,7 +149,7 @@ def one_mesh(name: str, mesh, W: np.ndarray, rounds: int, node: bool) -> list[st
 
 def against(tree: Path, rounds: int) -> list[str]:
     """The same call, ``positions(W, out=float32 buffer)``, by this tree's animkit and by ``tree``'s (its C extension
-    built in place), each in its own long-lived worker process (benchmarks/skin_meshes.py), interleaved A, B, A, B:
+    built in place), each in its own long-lived worker process (benchmarks/skin_meshes.py), interleaved A, B, B, A:
     the cost per vertex-frame in thread CPU time (the scheduler of a loaded machine left out) and wall time."""
     env = dict(os.environ)
     rows = []
@@ -162,8 +162,8 @@ def against(tree: Path, rounds: int) -> list[str]:
         cpu: dict[str, list[float]] = {k: [] for k in procs}
         wall: dict[str, list[float]] = {k: [] for k in procs}
         try:
-            for r in range(rounds + 1):  # the first round builds, warms up and is dropped
-                for label, proc in procs.items():
+            for r in range(rounds + 1):  # the first round builds, warms up and is dropped; then A, B, B, A, …
+                for label, proc in (list(procs.items()) if r % 2 else list(procs.items())[::-1]):
                     assert proc.stdin is not None and proc.stdout is not None
                     proc.stdin.write(name + "\n")
                     proc.stdin.flush()
