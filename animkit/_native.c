@@ -527,7 +527,7 @@ SKIN_LINES(skin_lines_f64, double, , SKIN_LINE_COPY)
 /* The whole call: M from S (lane i of chunk c = frame c L + i; spare lanes 0), then chunk by chunk and tile by tile:
  * skin the tile straight into the chunk's frame rows, or into stage (SKIN_PAD values in, each row's held-back part
  * line just before) and write its rows from there. */
-#define SKIN_KERNEL(NAME, T, VT, L, CHUNK, LINES, ATTR)                                                              \
+#define SKIN_KERNEL(NAME, T, VT, L, CHUNK, HALF, HALVES, LINES, ATTR)                                                              \
     static ATTR void NAME(const skin_args *a, T *out, VT *M, T *stage) {                                            \
         const Py_ssize_t F = a->F, V = a->V, J = a->J, K = a->K, C = (F + L - 1) / L, row = V * 3;                 \
         const Py_ssize_t srow = SKIN_PAD + SKIN_TILE * 3 + SKIN_PAD;                                                \
@@ -549,8 +549,12 @@ SKIN_LINES(skin_lines_f64, double, , SKIN_LINE_COPY)
                           out + c * L * row + v0 * 3, row);                                                         \
                     continue;                                                                                       \
                 }                                                                                                   \
-                CHUNK(M + c * J * 12, nv, K, a->points, tx + 3 * v0, tw + v0 * K, a->jo + v0 * K, a->n + v0,        \
-                      stage + SKIN_PAD, srow);                                                                      \
+                if (HALVES && 2 * nf <= L)                                                                          \
+                    HALF(M + c * J * 12, nv, K, a->points, tx + 3 * v0, tw + v0 * K, a->jo + v0 * K, a->n + v0,     \
+                         stage + SKIN_PAD, srow);                                                                   \
+                else                                                                                                \
+                    CHUNK(M + c * J * 12, nv, K, a->points, tx + 3 * v0, tw + v0 * K, a->jo + v0 * K, a->n + v0,    \
+                          stage + SKIN_PAD, srow);                                                                  \
                 for (Py_ssize_t i = 0; i < nf; i++) {                                                               \
                     T *s = stage + i * srow, *p = s + SKIN_PAD - v0 * 3, *o = out + (c * L + i) * row;              \
                     if (!a->stream) {                                                                               \
@@ -568,8 +572,8 @@ SKIN_LINES(skin_lines_f64, double, , SKIN_LINE_COPY)
 
 SKIN_CHUNK(skin_chunk_f32, float, skin_v8f, 8, skin_put_f32)
 SKIN_CHUNK(skin_chunk_f64, double, skin_v4d, 4, skin_put_f64)
-SKIN_KERNEL(skin_f32, float, skin_v8f, 8, skin_chunk_f32, skin_lines_f32, SKIN_CLONES)
-SKIN_KERNEL(skin_f64, double, skin_v4d, 4, skin_chunk_f64, skin_lines_f64, SKIN_CLONES)
+SKIN_KERNEL(skin_f32, float, skin_v8f, 8, skin_chunk_f32, skin_chunk_f32, 0, skin_lines_f32, SKIN_CLONES)
+SKIN_KERNEL(skin_f64, double, skin_v4d, 4, skin_chunk_f64, skin_chunk_f64, 0, skin_lines_f64, SKIN_CLONES)
 
 /* float32 on x86-64 CPUs with AVX2 and FMA (picked at run time): each row of an influence as three fused
  * multiply-adds onto the translation and one more for its weight, a += w * (m0 x + m1 y + m2 z + m3): 12 FMAs per
@@ -631,13 +635,82 @@ skin_chunk_f32_fma(const skin_v8f *Mc, Py_ssize_t nv, Py_ssize_t K, int points, 
     }
 #undef SKIN_FMA_POINT
 }
+/* Four frames' lanes: (x_i, y_i, z_i, z_i) to o + i * row, as skin_put_f32 does for eight. */
+static inline __attribute__((always_inline)) void skin_put4_f32(float *o, Py_ssize_t row, skin_v4f x, skin_v4f y,
+                                                                 skin_v4f z) {
+    skin_v4f xy0 = __builtin_shufflevector(x, y, 0, 4, 2, 6), xy1 = __builtin_shufflevector(x, y, 1, 5, 3, 7);
+    skin_v4f zz0 = __builtin_shufflevector(z, z, 0, 0, 2, 2), zz1 = __builtin_shufflevector(z, z, 1, 1, 3, 3);
+    skin_v4f f0 = __builtin_shufflevector(xy0, zz0, 0, 1, 4, 5), f1 = __builtin_shufflevector(xy1, zz1, 0, 1, 4, 5);
+    skin_v4f f2 = __builtin_shufflevector(xy0, zz0, 2, 3, 6, 7), f3 = __builtin_shufflevector(xy1, zz1, 2, 3, 6, 7);
+    memcpy(o, &f0, 16);
+    memcpy(o + row, &f1, 16);
+    memcpy(o + 2 * row, &f2, 16);
+    memcpy(o + 3 * row, &f3, 16);
+}
+/* The same on the first four lanes of each vector: a last chunk of at most four frames (60 frames: the eighth chunk)
+ * in half the arithmetic. Written from skin_chunk_f32_fma with 128-bit vectors. */
+static inline __attribute__((always_inline)) SKIN_FMA_ATTR void
+skin_chunk_f32_fma4(const skin_v8f *Mc, Py_ssize_t nv, Py_ssize_t K, int points, const float *tx, const float *tw,
+                   const int32_t *tj, const int32_t *tn, float *stage, Py_ssize_t srow) {
+#define SKIN_FMA4_POINT(A0, A1, A2, JO, W, X, Y, Z)                                                                   \
+    do {                                                                                                            \
+        const float *m = (const float *)(Mc + (JO));                                                                \
+        const __m128 wk = _mm_broadcast_ss(W);                                                                      \
+        A0 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 2), Z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 1), Y, _mm_fmadd_ps(_mm_load_ps(m + 8 * 0), X, _mm_load_ps(m + 8 * 3)))), A0); \
+        A1 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 6), Z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 5), Y, _mm_fmadd_ps(_mm_load_ps(m + 8 * 4), X, _mm_load_ps(m + 8 * 7)))), A1); \
+        A2 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 10), Z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 9), Y, _mm_fmadd_ps(_mm_load_ps(m + 8 * 8), X, _mm_load_ps(m + 8 * 11)))), A2); \
+    } while (0)
+    Py_ssize_t v = 0;
+    for (; points && v + 1 < nv; v += 2) { /* two vertices at once: twice the independent chains in flight */
+        const float *p = tx + 3 * v, *w = tw + v * K;
+        const int32_t *jo = tj + v * K, n0 = tn[v], n1 = tn[v + 1], n = n0 < n1 ? n0 : n1;
+        const __m128 x = _mm_set1_ps(p[0]), y = _mm_set1_ps(p[1]), z = _mm_set1_ps(p[2]);
+        const __m128 x1 = _mm_set1_ps(p[3]), y1 = _mm_set1_ps(p[4]), z1 = _mm_set1_ps(p[5]);
+        __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0, b0 = a0, b1 = a0, b2 = a0;
+        int32_t k = 0;
+        for (; k < n; k++) {
+            SKIN_FMA4_POINT(a0, a1, a2, jo[k], w + k, x, y, z);
+            SKIN_FMA4_POINT(b0, b1, b2, jo[K + k], w + K + k, x1, y1, z1);
+        }
+        for (int32_t i = k; i < n0; i++) SKIN_FMA4_POINT(a0, a1, a2, jo[i], w + i, x, y, z);
+        for (int32_t i = k; i < n1; i++) SKIN_FMA4_POINT(b0, b1, b2, jo[K + i], w + K + i, x1, y1, z1);
+        skin_put4_f32(stage + 3 * v, srow, (skin_v4f)a0, (skin_v4f)a1, (skin_v4f)a2);
+        skin_put4_f32(stage + 3 * v + 3, srow, (skin_v4f)b0, (skin_v4f)b1, (skin_v4f)b2);
+    }
+    for (; v < nv; v++) {
+        const __m128 x = _mm_set1_ps(tx[3 * v]), y = _mm_set1_ps(tx[3 * v + 1]), z = _mm_set1_ps(tx[3 * v + 2]);
+        const float *w = tw + v * K;
+        const int32_t *jo = tj + v * K;
+        __m128 a0 = _mm_setzero_ps(), a1 = a0, a2 = a0;
+        if (points) {
+            for (int32_t k = 0; k < tn[v]; k++) SKIN_FMA4_POINT(a0, a1, a2, jo[k], w + k, x, y, z);
+        } else {
+            for (int32_t k = 0; k < tn[v]; k++) {
+                const float *m = (const float *)(Mc + jo[k]);
+                const __m128 wk = _mm_broadcast_ss(w + k);
+                a0 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 2), z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 1), y, _mm_mul_ps(_mm_load_ps(m + 8 * 0), x))), a0);
+                a1 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 6), z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 5), y, _mm_mul_ps(_mm_load_ps(m + 8 * 4), x))), a1);
+                a2 = _mm_fmadd_ps(wk, _mm_fmadd_ps(_mm_load_ps(m + 8 * 10), z, _mm_fmadd_ps(_mm_load_ps(m + 8 * 9), y, _mm_mul_ps(_mm_load_ps(m + 8 * 8), x))), a2);
+            }
+            const __m128 len = _mm_sqrt_ps(_mm_fmadd_ps(a2, a2, _mm_fmadd_ps(a1, a1, _mm_mul_ps(a0, a0))));
+            const __m128 pos = _mm_cmp_ps(len, _mm_setzero_ps(), _CMP_GT_OQ);
+            const __m128 d = _mm_blendv_ps(_mm_set1_ps(1.0f), len, pos);
+            a0 = _mm_div_ps(a0, d);
+            a1 = _mm_div_ps(a1, d);
+            a2 = _mm_div_ps(a2, d);
+        }
+        skin_put4_f32(stage + 3 * v, srow, (skin_v4f)a0, (skin_v4f)a1, (skin_v4f)a2);
+    }
+#undef SKIN_FMA4_POINT
+}
 #define SKIN_LINE_PS32(D, S)                                                                                        \
     do {                                                                                                            \
         _mm256_stream_ps(D, _mm256_loadu_ps(S));                                                                    \
         _mm256_stream_ps((D) + 8, _mm256_loadu_ps((S) + 8));                                                        \
     } while (0)
 SKIN_LINES(skin_lines_f32_avx, float, SKIN_FMA_ATTR, SKIN_LINE_PS32) /* 32-byte stores: 2-5 % faster than 16 */
-SKIN_KERNEL(skin_f32_fma, float, skin_v8f, 8, skin_chunk_f32_fma, skin_lines_f32_avx, SKIN_FMA_ATTR)
+SKIN_KERNEL(skin_f32_fma, float, skin_v8f, 8, skin_chunk_f32_fma, skin_chunk_f32_fma4, 1, skin_lines_f32_avx,
+            SKIN_FMA_ATTR)
 #endif
 
 static PyObject *skin_frames(PyObject *self, PyObject *args) {
