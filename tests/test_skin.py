@@ -298,6 +298,23 @@ def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
     np.testing.assert_array_equal(out64, ref)
 
 
+@pytest.mark.parametrize("points", [True, False])
+def test_frames_are_independent_lanes(points) -> None:
+    """Each frame is computed alone whatever chunk or vector width carries it: the first F' frames of a call over F
+    frames are the same bits as a call over those F' (F' = 1…13: chunks of 8, a last chunk of 1–4 frames on 128-bit
+    vectors, or of 5–7 on 256-bit), float32 (fused where the CPU has FMA) and float64."""
+    rng = np.random.default_rng(12)
+    A, X, joints, w = _kernel_inputs(rng, 16, 300, 6, 4, 0.2)
+    for dtype in (np.float32, np.float64):
+        full = np.zeros((16, 300, 3), dtype)
+        if not lbs.native_skin(A, X, joints, w, points, full):
+            pytest.skip("the C extension animkit._native is not built")
+        for F in range(1, 14):
+            part = np.zeros((F, 300, 3), dtype)
+            assert lbs.native_skin(np.ascontiguousarray(A[:F]), X, joints, w, points, part)
+            np.testing.assert_array_equal(part, full[:F])
+
+
 def test_packed_influences_put_each_vertexs_nonzero_weights_first_in_order() -> None:
     """pack_influences: x and w in the asked dtype, 12·j as int32, the count of nonzero weights; a packed buffer given
     to the kernel gives what packing on the fly gives."""
