@@ -275,9 +275,11 @@ def test_native_kernel_store_paths_and_float32_forms(monkeypatch, stream, fused,
 
 
 @pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
-def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
-    """A float32 output of more than STREAM_BYTES (written with non-temporal stores) in a caller's buffer, and its
-    float64 twice that size: numba's compiled reference loop bit for bit (float64), within float32 rounding."""
+def test_an_output_past_the_last_level_cache_is_the_reference(monkeypatch) -> None:
+    """A float32 output of more than 32 MiB (past this machine's last-level cache), written with non-temporal stores
+    (STREAM_BYTES set to 32 MiB) and with cached ones (the default), in a caller's buffer, and its float64 twice that
+    size: numba's compiled reference loop bit for bit (float64), within float32 rounding."""
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 32 << 20)
     F = 9
     V = lbs.STREAM_BYTES // (F * 3 * 4) + 7
     rng = np.random.default_rng(5)
@@ -292,7 +294,12 @@ def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
     size = np.zeros((F, V, 3))
     lbs.skin_frames_kernel(np.abs(A), np.abs(X), joints, w, True, size)
     assert np.all(np.abs(out32 - ref) <= 2.0**-24 * (3 * 3 + 12) * size)
-    del out32, size
+    cached = np.full_like(out32, np.nan)
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 1 << 62)
+    assert lbs.native_skin(A, X, joints, w, True, cached)
+    np.testing.assert_array_equal(cached, out32)
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 32 << 20)
+    del out32, size, cached
     out64 = np.full((F, V, 3), np.nan)
     assert lbs.native_skin(A, X, joints, w, True, out64)
     np.testing.assert_array_equal(out64, ref)

@@ -13,8 +13,8 @@ How: the C kernel ``skin_frames`` of ``animkit._native`` (built at install; :fun
 frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, chunk by chunk the mesh's vertices
 in tiles, read from one buffer packed once per mesh (:func:`pack_influences`; nonzero weights only), float32 arithmetic
 for a float32 output (the reference's sum in float32; fused multiply-adds where the CPU has them, :data:`FUSED`) and
-the reference's own operations in float64 (the same bits); results stored straight into the output's rows, outputs
-of :data:`STREAM_BYTES` or more row by row in whole lines with non-temporal stores. Where it
+the reference's own operations in float64 (the same bits); results stored straight into the output's rows (outputs
+of :data:`STREAM_BYTES` or more, off by default, row by row in whole lines with non-temporal stores). Where it
 was not built, numba compiles the reference loop :func:`skin_frames` (vertex by vertex, frame by frame, zero weights
 skipped). Both write into a caller's buffer where given (``out=``, float32 or float64): no page faults on a fresh
 array, and half the bytes in float32. Otherwise (no compiler and no numba, ``ANIMKIT_JIT=0``; and as the tests'
@@ -65,10 +65,11 @@ Index = NDArray[np.intp]
 
 #: the most bytes the dense influence table X may take before skinning goes influence by influence
 DENSE_TABLE_BYTES: Final = 64 << 20
-#: outputs of at least this many bytes are written by the C kernel with non-temporal (streaming) stores: past this
-#: machine's last-level cache (32 MiB) they would be evicted before use anyway, and streaming skips reading each line
-#: before writing it; below it, cached stores measured faster (CesiumMan's 9.4 MB float32: 1.5× faster cached)
-STREAM_BYTES: Final = 32 << 20
+#: outputs of at least this many bytes are written by the C kernel with non-temporal (streaming) stores, row by row in
+#: whole lines (no read of the destination's lines, the caller's cache left alone); off by default: running chunk by
+#: chunk of frames, cached stores straight into the rows measured faster on this machine at 43 MB (10-17 %) and 144 MB
+#: (4-9 %) float32 outputs, far past the 32 MiB last-level cache (interleaved A/B, loaded machine)
+STREAM_BYTES: int = 1 << 62
 #: float32 results on x86-64 CPUs with AVX2 and FMA are computed with fused multiply-adds (12 per influence and 8
 #: frames instead of 15 products and 12 sums: fewer roundings, the same error bound); False: the separate products of
 #: the other CPUs' code (float64 is never fused: it is the reference's bits)
