@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -38,36 +39,11 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.harness import interleaved, stats_of, write_results
+from benchmarks.skin_meshes import mesh_case, mesh_names
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_SCRIPT = ROOT / "benchmarks" / "node" / "skin_loop.mjs"
-
-
-def synthetic_mesh(V: int, J: int, K: int, seed: int = 0):
-    """A mesh shaped like an exported character's: vertices in runs that hang on neighbouring joints (exporters
-    order vertices by part), K influences with Dirichlet weights, random rigid-plus-scale joint matrices."""
-    from animkit.look.mesh import Mesh, Skin
-
-    rng = np.random.default_rng(seed)
-    pos = rng.normal(size=(V, 3))
-    nrm = pos / np.linalg.norm(pos, axis=1, keepdims=True)
-    part = (np.arange(V) * J) // V
-    joints = np.clip(part[:, None] + rng.integers(-2, 3, size=(V, K)), 0, J - 1)
-    weights = rng.dirichlet(np.ones(K), size=V)
-    ibm = np.tile(np.eye(4), (J, 1, 1))
-    ibm[:, :3, 3] = rng.normal(size=(J, 3))
-    skin = Skin("s", tuple(f"j{i}" for i in range(J)), ibm, np.arange(J))
-    return Mesh("m", "mesh", 0, np.zeros((0, 3), np.intp), pos, nrm, skin=skin, joints=joints, weights=weights)
-
-
-def world_matrices(F: int, J: int, seed: int = 1) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    q, _ = np.linalg.qr(rng.normal(size=(F * J, 3, 3)))
-    W = np.zeros((F * J, 4, 4))
-    W[:, :3, :3] = q * np.sign(np.linalg.det(q))[:, None, None]
-    W[:, :3, 3] = rng.normal(size=(F * J, 3))
-    W[:, 3, 3] = 1.0
-    return W.reshape(F, J, 4, 4)
+WORKER = ROOT / "benchmarks" / "skin_meshes.py"
 
 
 def node_case(mesh, W: np.ndarray, folder: Path, samples: list[float], cpu: list[float]):
@@ -171,13 +147,55 @@ def one_mesh(name: str, mesh, W: np.ndarray, rounds: int, node: bool) -> list[st
     return lines + [""]
 
 
+def against(tree: Path, rounds: int) -> list[str]:
+    """The same call, ``positions(W, out=float32 buffer)``, by this tree's animkit and by ``tree``'s (its C extension
+    built in place), each in its own long-lived worker process (benchmarks/skin_meshes.py), interleaved A, B, B, A:
+    the cost per vertex-frame in thread CPU time (the scheduler of a loaded machine left out) and wall time."""
+    env = dict(os.environ)
+    rows = []
+    for name in mesh_names():
+        procs = {}
+        for label, root in (("this tree", ROOT), ("against", tree)):
+            env["PYTHONPATH"] = str(root)
+            procs[label] = subprocess.Popen([sys.executable, str(WORKER)], cwd=root, env=env, stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, text=True)
+        cpu: dict[str, list[float]] = {k: [] for k in procs}
+        wall: dict[str, list[float]] = {k: [] for k in procs}
+        try:
+            for r in range(rounds + 1):  # the first round builds, warms up and is dropped; then A, B, B, A, …
+                for label, proc in (list(procs.items()) if r % 2 else list(procs.items())[::-1]):
+                    assert proc.stdin is not None and proc.stdout is not None
+                    proc.stdin.write(name + "\n")
+                    proc.stdin.flush()
+                    got = json.loads(proc.stdout.readline())
+                    if r:
+                        cpu[label].append(got["cpu"])
+                        wall[label].append(got["wall"])
+        finally:
+            for proc in procs.values():
+                proc.communicate("")
+        mesh, W = mesh_case(name)
+        vf = mesh.vertex_count * W.shape[0] / 1e9
+        c = {k: stats_of(k, [x / vf for x in v]) for k, v in cpu.items()}
+        w = {k: stats_of(k, [x / vf for x in v]) for k, v in wall.items()}
+        rows.append(f"| {name} | {c['this tree'].spread()} | {c['against'].spread()} | "
+                    f"{c['this tree'].median / c['against'].median:.2f} | {w['this tree'].spread()} | "
+                    f"{w['against'].spread()} | {w['this tree'].median / w['against'].median:.2f} |")
+        print(rows[-1], flush=True)
+    return [f"### Against {tree}: float32 into a buffer, ns per vertex-frame, {rounds} interleaved rounds", "",
+            "| mesh | this tree, CPU | against, CPU | ratio (CPU) | this tree, wall | against, wall | ratio (wall) |",
+            "|---|---|---|---|---|---|---|", *rows, ""]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results_skin.md")
+    ap.add_argument("--against", type=Path, default=None,
+                    help="another tree of animkit (its extension built in place): time the same float32 call in both")
+    ap.add_argument("--against-only", action="store_true", help="with --against: only that comparison")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
-    import animkit
     from animkit import jit
 
     jit.ALWAYS = True
@@ -186,25 +204,22 @@ def main() -> None:
     kernel = ("the C kernel (animkit._native.skin_frames; its AVX2 clone where the CPU has AVX2)" if native else
               "numba's reference loop (the C extension is not built)")
     load = os.getloadavg()
-    lines = ["# Skinning at memory speed", "", f"Command: `python -m benchmarks.bench_skin --rounds {args.rounds}`",
+    command = f"python -m benchmarks.bench_skin --rounds {args.rounds}" + (
+        f" --against {args.against}" + (" --against-only" if args.against_only else "") if args.against else "")
+    lines = ["# Skinning at memory speed", "", f"Command: `{command}`",
              "", f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at the start "
              f"{load[0]:.1f} on {os.cpu_count()} cores: a shared machine, other jobs running (the copy row measures "
              f"the same machine at the same time, interleaved). One thread each; animkit ran {kernel}.", "",
              __doc__.split("\n\n", 2)[1], ""]
-    data = ROOT / "tests" / "data" / "CesiumMan.glb"
-    meshes = []
-    if data.exists():
-        scene = animkit.load(data)
-        clip = scene.clip()
-        W = scene.figure.world_batch(clip.sample(np.linspace(0.0, clip.duration, 240)))
-        meshes.append(("CesiumMan", scene.meshes[0], W))
-    meshes.append(("Mixamo-size (synthetic)", synthetic_mesh(15_000, 65, 4), world_matrices(240, 65)))
-    meshes.append(("large (synthetic)", synthetic_mesh(200_000, 65, 4), world_matrices(60, 65)))
-    for name, mesh, W in meshes:
-        if mesh.skin.joint_index.max() >= W.shape[1]:
-            raise SystemExit(f"{name}: world matrices do not cover the skin")
-        lines += one_mesh(name, mesh, W, args.rounds, node)
-        print(f"{name}: done", flush=True)
+    if not (args.against and args.against_only):
+        for name in mesh_names():
+            mesh, W = mesh_case(name)
+            if mesh.skin.joint_index.max() >= W.shape[1]:
+                raise SystemExit(f"{name}: world matrices do not cover the skin")
+            lines += one_mesh(name, mesh, W, args.rounds, node)
+            print(f"{name}: done", flush=True)
+    if args.against:
+        lines += against(args.against.resolve(), args.rounds)
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.1f}.")
     text = "\n".join(lines) + "\n"
     write_results(args.out, text)

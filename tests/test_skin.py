@@ -201,11 +201,12 @@ def _kernel_inputs(rng: np.random.Generator, F: int, V: int, J: int, K: int, zer
 
 
 @given(seed=st.integers(0, 2**32 - 1), F=st.integers(0, 19), V=st.integers(0, 300), J=st.integers(1, 9),
-       K=st.integers(1, 8), zeros=st.sampled_from([0.0, 0.3, 1.0]), points=st.booleans())
-@settings(max_examples=30, deadline=None)
-def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points) -> None:
+       K=st.integers(1, 8), zeros=st.sampled_from([0.0, 0.3, 1.0]), points=st.booleans(), stream=st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points, stream) -> None:
     """The C kernel against the reference loop skin_frames (plain Python), over random sizes that cross its chunks of
-    frames (8 / 4) and tiles of vertices (128), with zero weights: float64 bit for bit; float32 within float32
+    frames (8 / 4) and tiles of vertices (128), with zero weights, stored straight into the rows or streamed in whole
+    lines (rows shorter than a line, rows whose part lines cross tiles): float64 bit for bit; float32 within float32
     rounding of the float64 result, |err| ≤ 2⁻²⁴·(3K + 12)·Σ_k w_k (|S| (|x|, 1)) (each rounded operation's error
     bounded by the sum of the magnitudes it adds, run through the same loop on absolute values)."""
     rng = np.random.default_rng(seed)
@@ -213,10 +214,15 @@ def test_native_kernel_is_the_reference_loop(seed, F, V, J, K, zeros, points) ->
     ref = np.zeros((F, V, 3))
     lbs.skin_frames(A, X, joints, w, points, ref)
     out64 = np.full((F, V, 3), np.nan)
-    if not lbs.native_skin(A, X, joints, w, points, out64):
-        pytest.skip("the C extension animkit._native is not built")
-    np.testing.assert_array_equal(out64, ref)
-    _check_float32(A, X, joints, w, points, ref)
+    threshold = lbs.STREAM_BYTES
+    lbs.STREAM_BYTES = 0 if stream else 1 << 62
+    try:
+        if not lbs.native_skin(A, X, joints, w, points, out64):
+            pytest.skip("the C extension animkit._native is not built")
+        np.testing.assert_array_equal(out64, ref)
+        _check_float32(A, X, joints, w, points, ref)
+    finally:
+        lbs.STREAM_BYTES = threshold
 
 
 def _check_float32(A: np.ndarray, X: np.ndarray, joints: np.ndarray, w: np.ndarray, points: bool,
@@ -258,12 +264,22 @@ def test_native_kernel_store_paths_and_float32_forms(monkeypatch, stream, fused,
         pytest.skip("the C extension animkit._native is not built")
     np.testing.assert_array_equal(out64, ref)
     _check_float32(A, X, joints, w, points, ref)
+    for dtype, shift in ((np.float64, 1), (np.float32, 1), (np.float32, 3)):  # buffers that start off a line
+        out = np.full(ref.size + shift, np.nan, dtype=dtype)[shift:].reshape(ref.shape)
+        assert lbs.native_skin(A, X, joints, w, points, out)
+        assert not np.isnan(out).any()
+        if dtype == np.float64:
+            np.testing.assert_array_equal(out, ref)
+        else:
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.skipif(lbs.skin_frames_kernel is None, reason="numba is off or missing")
-def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
-    """A float32 output of more than STREAM_BYTES (written with non-temporal stores) in a caller's buffer, and its
-    float64 twice that size: numba's compiled reference loop bit for bit (float64), within float32 rounding."""
+def test_an_output_past_the_last_level_cache_is_the_reference(monkeypatch) -> None:
+    """A float32 output of more than 32 MiB (past this machine's last-level cache), written with non-temporal stores
+    (STREAM_BYTES set to 32 MiB) and with cached ones (the default), in a caller's buffer, and its float64 twice that
+    size: numba's compiled reference loop bit for bit (float64), within float32 rounding."""
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 32 << 20)
     F = 9
     V = lbs.STREAM_BYTES // (F * 3 * 4) + 7
     rng = np.random.default_rng(5)
@@ -278,10 +294,58 @@ def test_an_output_past_the_stream_threshold_is_the_reference() -> None:
     size = np.zeros((F, V, 3))
     lbs.skin_frames_kernel(np.abs(A), np.abs(X), joints, w, True, size)
     assert np.all(np.abs(out32 - ref) <= 2.0**-24 * (3 * 3 + 12) * size)
-    del out32, size
+    cached = np.full_like(out32, np.nan)
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 1 << 62)
+    assert lbs.native_skin(A, X, joints, w, True, cached)
+    np.testing.assert_array_equal(cached, out32)
+    monkeypatch.setattr(lbs, "STREAM_BYTES", 32 << 20)
+    del out32, size, cached
     out64 = np.full((F, V, 3), np.nan)
     assert lbs.native_skin(A, X, joints, w, True, out64)
     np.testing.assert_array_equal(out64, ref)
+
+
+@pytest.mark.parametrize("points", [True, False])
+def test_frames_are_independent_lanes(points) -> None:
+    """Each frame is computed alone whatever chunk or vector width carries it: the first F' frames of a call over F
+    frames are the same bits as a call over those F' (F' = 1…13: chunks of 8, a last chunk of 1–4 frames on 128-bit
+    vectors, or of 5–7 on 256-bit), float32 (fused where the CPU has FMA) and float64."""
+    rng = np.random.default_rng(12)
+    A, X, joints, w = _kernel_inputs(rng, 16, 300, 6, 4, 0.2)
+    for dtype in (np.float32, np.float64):
+        full = np.zeros((16, 300, 3), dtype)
+        if not lbs.native_skin(A, X, joints, w, points, full):
+            pytest.skip("the C extension animkit._native is not built")
+        for F in range(1, 14):
+            part = np.zeros((F, 300, 3), dtype)
+            assert lbs.native_skin(np.ascontiguousarray(A[:F]), X, joints, w, points, part)
+            np.testing.assert_array_equal(part, full[:F])
+
+
+def test_packed_influences_put_each_vertexs_nonzero_weights_first_in_order() -> None:
+    """pack_influences: x and w in the asked dtype, 12·j as int32, the count of nonzero weights; a packed buffer given
+    to the kernel gives what packing on the fly gives."""
+    X = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    joints = np.array([[3, 1, 2, 0], [0, 1, 2, 3]])
+    w = np.array([[0.0, 0.25, 0.0, 0.75], [1.0, 0.0, 0.0, 0.0]])
+    for dtype in (np.float32, np.float64):
+        buf = lbs.pack_influences(X, joints, w, dtype)
+        n = np.dtype(dtype).itemsize
+        assert buf.nbytes == 2 * (3 + 4) * n + 2 * 5 * 4
+        np.testing.assert_array_equal(buf[:6 * n].view(dtype), X.ravel())
+        np.testing.assert_array_equal(buf[6 * n:14 * n].view(dtype), [0.25, 0.75, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+        ints = buf[14 * n:].view(np.int32)
+        np.testing.assert_array_equal(ints[:2], [12, 0])
+        np.testing.assert_array_equal(ints[4], 0)
+        np.testing.assert_array_equal(ints[8:], [2, 1])
+    rng = np.random.default_rng(8)
+    A, X, joints, w = _kernel_inputs(rng, 5, 40, 4, 3, 0.3)
+    fresh = np.zeros((5, 40, 3), np.float32)
+    if not lbs.native_skin(A, X, joints, w, True, fresh):
+        pytest.skip("the C extension animkit._native is not built")
+    given_pack = np.zeros_like(fresh)
+    assert lbs.native_skin(A, X, joints, w, True, given_pack, lbs.pack_influences(X, joints, w, np.float32))
+    np.testing.assert_array_equal(given_pack, fresh)
 
 
 def test_native_kernel_refuses_what_it_cannot_index() -> None:

@@ -174,7 +174,8 @@ class Mesh:
         else:
             S = lbs.joint_rows(W, self.skin.joint_index, self.skin.inverse_bind)  # (F, J, 3, 4): all that is read
             assert self.joints is not None and self.weights is not None
-            fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, out=buffer, dtype=dtype)
+            fast = lbs.compiled_skin(S, rest, self.joints, self.weights, positions, out=buffer, dtype=dtype,
+                                     packs=self._packs[positions])
             if fast is not None:
                 return fast
             X = self._position_table if positions else self._normal_table
@@ -186,6 +187,12 @@ class Mesh:
             np.copyto(buffer, result, casting="same_kind")
             return buffer
         return result if dtype is None else result.astype(dtype, copy=False)
+
+    @cached_property
+    def _packs(self) -> dict[bool, dict[type, NDArray[np.uint8]]]:
+        """The C kernel's packed vertices (:func:`animkit.look.skin.pack_influences`), for positions (True) and
+        normals (False), by output dtype: built on first use."""
+        return {True: {}, False: {}}
 
     @cached_property
     def _position_table(self) -> Array | None:

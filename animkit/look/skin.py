@@ -10,10 +10,11 @@ a positive factor, equal to S for rigid joints, right under scale) and renormali
     n'_f = normalise(Σ_k w_k · cof(S_f,j(k))₃ₓ₃ · n)
 
 How: the C kernel ``skin_frames`` of ``animkit._native`` (built at install; :func:`native_skin`) runs lanes over
-frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, a tile of vertices through every
-chunk, float32 arithmetic for a float32 output (the reference's sum in float32; fused multiply-adds where the CPU has
-them, :data:`FUSED`) and the reference's own operations in float64 (the same bits); results stored straight into the
-output's rows, outputs of :data:`STREAM_BYTES` or more through a staging block with non-temporal stores. Where it
+frames: the joint matrices laid out per chunk of 8 (float32) or 4 (float64) frames, chunk by chunk the mesh's vertices
+in tiles, read from one buffer packed once per mesh (:func:`pack_influences`; nonzero weights only), float32 arithmetic
+for a float32 output (the reference's sum in float32; fused multiply-adds where the CPU has them, :data:`FUSED`) and
+the reference's own operations in float64 (the same bits); results stored straight into the output's rows (outputs
+of :data:`STREAM_BYTES` or more, off by default, row by row in whole lines with non-temporal stores). Where it
 was not built, numba compiles the reference loop :func:`skin_frames` (vertex by vertex, frame by frame, zero weights
 skipped). Both write into a caller's buffer where given (``out=``, float32 or float64): no page faults on a fresh
 array, and half the bytes in float32. Otherwise (no compiler and no numba, ``ANIMKIT_JIT=0``; and as the tests'
@@ -54,6 +55,7 @@ __all__ = [
     "check_dtype",
     "compiled_skin",
     "native_skin",
+    "pack_influences",
     "skin_frames",
     "skin_frames_kernel",
 ]
@@ -63,10 +65,11 @@ Index = NDArray[np.intp]
 
 #: the most bytes the dense influence table X may take before skinning goes influence by influence
 DENSE_TABLE_BYTES: Final = 64 << 20
-#: outputs of at least this many bytes are written by the C kernel with non-temporal (streaming) stores: past this
-#: machine's last-level cache (32 MiB) they would be evicted before use anyway, and streaming skips reading each line
-#: before writing it; below it, cached stores measured faster (CesiumMan's 9.4 MB float32: 1.5× faster cached)
-STREAM_BYTES: Final = 32 << 20
+#: outputs of at least this many bytes are written by the C kernel with non-temporal (streaming) stores, row by row in
+#: whole lines (no read of the destination's lines, the caller's cache left alone); off by default: running chunk by
+#: chunk of frames, cached stores straight into the rows measured faster on this machine at 43 MB (10-17 %) and 144 MB
+#: (4-9 %) float32 outputs, far past the 32 MiB last-level cache (interleaved A/B, loaded machine)
+STREAM_BYTES: int = 1 << 62
 #: float32 results on x86-64 CPUs with AVX2 and FMA are computed with fused multiply-adds (12 per influence and 8
 #: frames instead of 15 products and 12 sums: fewer roundings, the same error bound); False: the separate products of
 #: the other CPUs' code (float64 is never fused: it is the reference's bits)
@@ -239,9 +242,30 @@ def output_buffer(shape: tuple[int, int, int], out: NDArray | None, dtype: type 
     return out
 
 
-def native_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: NDArray) -> bool:
+def pack_influences(vectors: Array, joints: Index, weights: Array, dtype: type) -> NDArray[np.uint8]:
+    """The C kernel's per-mesh input, one buffer: rest vectors x (V, 3) and weights w (V, K) in ``dtype`` (the
+    output's type), joint offsets 12·j (V, K) int32 and counts n (V,) int32, each vertex's n nonzero weights first and
+    in their order (what :func:`skin_frames` adds; zeros skipped). Built once per mesh and dtype (:class:`Mesh`
+    caches it): the kernel then reads 4·(3 + 2K + 1) bytes a vertex in float32 instead of converting 8·(3 + 2K)."""
+    T = np.dtype(dtype)
+    V, K = joints.shape
+    order = np.argsort(weights == 0.0, axis=1, kind="stable")
+    sizes = (V * 3 * T.itemsize, V * K * T.itemsize, V * K * 4, V * 4)
+    buf = np.empty(sum(sizes), dtype=np.uint8)
+    parts = np.split(buf, np.cumsum(sizes)[:-1])
+    parts[0].view(T)[:] = np.asarray(vectors, dtype=np.float64).ravel()
+    parts[1].view(T)[:] = np.take_along_axis(np.asarray(weights, dtype=np.float64), order, axis=1).ravel()
+    j = np.clip(np.take_along_axis(np.asarray(joints), order, axis=1), -1, 1 << 26)  # invalid stays invalid
+    parts[2].view(np.int32)[:] = (j * 12).ravel()
+    parts[3].view(np.int32)[:] = np.count_nonzero(weights, axis=1)
+    return buf
+
+
+def native_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, out: NDArray,
+                packed: NDArray[np.uint8] | None = None) -> bool:
     """out (F, V, 3) = :func:`skin_frames` by the C kernel (``animkit._native``) for S (F, J, 3, 4): float64 bit for
-    bit, float32 in float32 arithmetic; ``out`` a writeable C-contiguous float32 or float64 array (else AnimkitError).
+    bit, float32 in float32 arithmetic; ``out`` a writeable C-contiguous float32 or float64 array (else AnimkitError);
+    ``packed``: :func:`pack_influences` of the same vectors, joints and weights in out's dtype (built here if None).
     False (out untouched) where the extension was not built or :func:`animkit.jit.native` says no."""
     fn = getattr(native_kernels(), "skin_frames", None)
     if fn is None:
@@ -249,17 +273,19 @@ def native_skin(S: Array, vectors: Array, joints: Index, weights: Array, points:
     F, J = S.shape[:2]
     V, K = joints.shape
     output_buffer((F, V, 3), out, None)
-    fn(np.ascontiguousarray(S, dtype=np.float64), np.ascontiguousarray(vectors, dtype=np.float64),
-       np.ascontiguousarray(joints, dtype=np.intp), np.ascontiguousarray(weights, dtype=np.float64), out, F, V, J, K,
-       points, out.nbytes >= STREAM_BYTES, FUSED)
+    if packed is None:
+        packed = pack_influences(vectors, joints, weights, out.dtype.type)
+    fn(np.ascontiguousarray(S, dtype=np.float64), packed, out, F, V, J, K, points, out.nbytes >= STREAM_BYTES, FUSED)
     return True
 
 
 def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, points: bool, *,
-                  out: NDArray | None = None, dtype: type | None = None) -> NDArray | None:
+                  out: NDArray | None = None, dtype: type | None = None,
+                  packs: dict[type, NDArray[np.uint8]] | None = None) -> NDArray | None:
     """(F, V, 3) by a compiled kernel (C, else numba) for joint matrices S (F, J, 4, 4) or their rows (F, J, 3, 4):
     positions (``points``) or unit normals (blending cof(S)), into ``out`` when given (else a new array of ``dtype``,
-    float64 by default). None when neither runs (then use the table or the influence path)."""
+    float64 by default). ``packs``: a cache of :func:`pack_influences` by dtype for these vectors, joints and weights
+    (filled here). None when neither runs (then use the table or the influence path)."""
     native = getattr(native_kernels(), "skin_frames", None) is not None
     if not native and (skin_frames_kernel is None or not _jit_enabled()):
         return None
@@ -269,7 +295,11 @@ def compiled_skin(S: Array, vectors: Array, joints: Index, weights: Array, point
         A = np.zeros(S.shape[:2] + (3, 4))
         A[..., :3] = cofactor(S[:, :, :3, :3])
     result = output_buffer((S.shape[0], vectors.shape[0], 3), out, dtype)
-    if native and native_skin(A, vectors, joints, weights, points, result):
+    packed = None
+    if native and packs is not None:
+        key = result.dtype.type
+        packed = packs[key] if key in packs else packs.setdefault(key, pack_influences(vectors, joints, weights, key))
+    if native and native_skin(A, vectors, joints, weights, points, result, packed):
         return result
     assert skin_frames_kernel is not None
     skin_frames_kernel(A, np.ascontiguousarray(vectors, dtype=np.float64), np.ascontiguousarray(joints, dtype=np.intp),
