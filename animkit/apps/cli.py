@@ -190,6 +190,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fps: float, size: tuple[int, int],
                  title: str) -> Any:
     """Panels to ``args.output``: frames (:func:`animkit.render.frames.render_panels`) or the viewer's page."""
+    from animkit.apps.panel_forks import forked_rows
     from animkit.render.frames import render_panels
 
     if commands.is_html(args.output):
@@ -198,7 +199,8 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
         return write_html(panels_html(panels, fps=fps, camera_spec=scene.camera, size=size,
                                       style=_style(args), title=title), args.output)
     return render_panels(panels, args.output, fps=fps, camera_spec=scene.camera, size=size,
-                         style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
+                         style=_style(args), quiet=args.quiet, overwrite=args.overwrite,
+                         rows=lambda streams, n: forked_rows(streams, n, (size[1], size[0], 3)))
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
