@@ -203,6 +203,17 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
                          rows=lambda streams, n: forked_rows(streams, n, (size[1], size[0], 3)))
 
 
+def _render_imports() -> None:
+    """The modules drawing the panels will need, imported while the bake's other processes finish."""
+    import PIL.GifImagePlugin
+    import PIL.ImageDraw
+    import PIL.ImageFont  # noqa: F401
+
+    import animkit.apps.panel_forks
+    import animkit.render.frames
+    import animkit.render.writers  # noqa: F401
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from animkit.apps.reach_panels import comparison_panels
     from animkit.render.frames import parse_size
@@ -214,7 +225,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = commands.compare(scene, effector=args.effector,
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
-                                  quiet=args.quiet)
+                                  quiet=args.quiet, prepare=_render_imports)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
