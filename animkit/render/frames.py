@@ -451,11 +451,7 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
 def _looks(panels: Sequence[Panel], up: UpAxis) -> dict[int, FigureMesh]:
     """:func:`figure_look` once per distinct figure of the panels drawn by it, not by their own meshes (keyed by
     ``id``; panels often share one)."""
-    looks: dict[int, FigureMesh] = {}
-    for p in panels:
-        if not p.meshes and id(p.figure) not in looks:
-            looks[id(p.figure)] = figure_look(p.figure, up)
-    return looks
+    return {id(p.figure): figure_look(p.figure, up) for p in {id(p.figure): p for p in panels if not p.meshes}.values()}
 
 
 def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int],
@@ -576,6 +572,8 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
     grid = PanelGrid(len(panels), size, [p.label for p in panels], columns)
     first = grid.template
+    for r in renderers if style.grid else ():  # the shared grid drawn once, before any thread or process draws
+        r.backdrop()
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
