@@ -93,7 +93,6 @@ def main() -> None:
     stats = interleaved(cases, rounds=args.rounds)
     gifs = [n for n in names if n not in ("numpy", "against")]
     same = len({(tmp / f"{n}.gif").read_bytes() for n in gifs}) == 1
-    against = _against_line(tmp / "warm.gif", tmp / "against.gif") if args.against is not None else ""
     rss = {}
     for name, extra in (("default", {}), ("ANIMKIT_JIT=0", {"ANIMKIT_JIT": "0"})):
         # the command's own peak (wait4's rusage; the process ends by os._exit, so it cannot report it itself); the
@@ -104,6 +103,8 @@ def main() -> None:
         p.returncode = os.waitstatus_to_exitcode(status)
         assert p.returncode == 0, f"the job failed ({p.returncode})"
         rss[name] = usage.ru_maxrss / 1024
+    # after the RSS runs: a process forked from this one counts this one's pages until it execs
+    against = _against_line(tmp / "warm.gif", tmp / "against.gif") if args.against is not None else ""
     print("# The main job: `animkit compare scenes/humanoid.toml -o compare.gif`\n")
     print(f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_main --rounds {args.rounds}"
           f"{' --against ' + str(args.against) if args.against is not None else ''}` "
@@ -140,12 +141,11 @@ def _against_line(here: Path, there: Path) -> str:
         return " The other tree's GIF: byte-identical."
     from PIL import Image, ImageSequence
 
-    def frames(path: Path) -> tuple[list[bytes], list[object]]:
-        with Image.open(path) as im:
-            got = [(f.convert("RGB").tobytes(), f.info.get("duration")) for f in ImageSequence.Iterator(im)]
-        return [g[0] for g in got], [g[1] for g in got]
-
-    same = frames(here) == frames(there)
+    with Image.open(here) as ima, Image.open(there) as imb:
+        same = ima.n_frames == imb.n_frames and all(  # frame by frame (not every decoded frame kept)
+            fa.convert("RGB").tobytes() == fb.convert("RGB").tobytes() and fa.info.get("duration") ==
+            fb.info.get("duration")
+            for fa, fb in zip(ImageSequence.Iterator(ima), ImageSequence.Iterator(imb), strict=True))
     return (f" The other tree's GIF: other bytes, {'the same' if same else 'DIFFERENT'} decoded frames (pixels and "
             f"delays, Pillow); {len(a) / 1e6:.2f} MB here, {len(b) / 1e6:.2f} MB there.")
 
