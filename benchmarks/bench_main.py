@@ -16,7 +16,8 @@ Cases, interleaved by :func:`benchmarks.harness.interleaved` (medians of ≥ 5, 
 * one core (``taskset -c``): the default on one core, where the bake's forked process and the panels' threads
   have no second core to run on (what the job costs without them; on a loaded machine, nearer what it gets).
 
-Also: whether the GIFs are byte-identical, and the peak resident memory of one run of each.
+Also: whether this tree's GIFs are byte-identical (and the other tree's: byte-identical, or else whether its frames
+decode to the same pixels), and the peak resident memory of one run of each.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def main() -> None:
         names.append("against")
     load = os.getloadavg()[0]
     stats = interleaved(cases, rounds=args.rounds)
-    gifs = [n for n in names if n != "numpy"]
+    gifs = [n for n in names if n not in ("numpy", "against")]
     same = len({(tmp / f"{n}.gif").read_bytes() for n in gifs}) == 1
     rss = {}
     for name, extra in (("default", {}), ("ANIMKIT_JIT=0", {"ANIMKIT_JIT": "0"})):
@@ -102,6 +103,8 @@ def main() -> None:
         p.returncode = os.waitstatus_to_exitcode(status)
         assert p.returncode == 0, f"the job failed ({p.returncode})"
         rss[name] = usage.ru_maxrss / 1024
+    # after the RSS runs: a process forked from this one counts this one's pages until it execs
+    against = _against_line(tmp / "warm.gif", tmp / "against.gif") if args.against is not None else ""
     print("# The main job: `animkit compare scenes/humanoid.toml -o compare.gif`\n")
     print(f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_main --rounds {args.rounds}"
           f"{' --against ' + str(args.against) if args.against is not None else ''}` "
@@ -114,8 +117,8 @@ def main() -> None:
                  for label, name in zip(cases, names, strict=True)}
     print("\nCPU time (user + sys of the child process, same runs; what the job costs, less sensitive to load):\n")
     print(markdown_table(cpu_stats, unit="s", scale=1.0, baseline="default, warm"))
-    print(f"\nGIFs byte-identical across the {len(gifs)} cases: {'yes' if same else 'NO'}. Peak RSS of one run: "
-          + ", ".join(f"{k} {v:.0f} MiB" for k, v in rss.items()) + ".\n")
+    print(f"\nGIFs byte-identical across this tree's {len(gifs)} cases: {'yes' if same else 'NO'}.{against} "
+          "Peak RSS of one run: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in rss.items()) + ".\n")
     w, c, n = stats["default, warm"], stats["default, empty numba cache"], stats["ANIMKIT_JIT=0"]
     print("| goal | measured |\n|---|---|")
     print(f"| warm ≤ 2 s | {w.median:.2f} s wall (median; min {w.low:.2f} s), "
@@ -128,6 +131,23 @@ def main() -> None:
     print(f"| sources compiled every run (PYTHONDONTWRITEBYTECODE=1, no .pyc) | {srcs.median:.2f} s wall "
           f"(median; min {srcs.low:.2f} s) |")
     print(f"| ANIMKIT_JIT=0 not faster than the default | JIT=0 takes {ratio(n, w):.2f}× the default's time |")
+
+
+def _against_line(here: Path, there: Path) -> str:
+    """The other tree's GIF beside this one's: byte-identical, or else whether every frame decodes (Pillow) to the
+    same pixels and durations, and the two sizes."""
+    a, b = here.read_bytes(), there.read_bytes()
+    if a == b:
+        return " The other tree's GIF: byte-identical."
+    from PIL import Image, ImageSequence
+
+    with Image.open(here) as ima, Image.open(there) as imb:
+        same = ima.n_frames == imb.n_frames and all(  # frame by frame (not every decoded frame kept)
+            fa.convert("RGB").tobytes() == fb.convert("RGB").tobytes() and fa.info.get("duration") ==
+            fb.info.get("duration")
+            for fa, fb in zip(ImageSequence.Iterator(ima), ImageSequence.Iterator(imb), strict=True))
+    return (f" The other tree's GIF: other bytes, {'the same' if same else 'DIFFERENT'} decoded frames (pixels and "
+            f"delays, Pillow); {len(a) / 1e6:.2f} MB here, {len(b) / 1e6:.2f} MB there.")
 
 
 if __name__ == "__main__":

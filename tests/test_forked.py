@@ -108,7 +108,9 @@ def test_compare_baked_in_processes_equals_one_comparison() -> None:
     scene = animkit.load(SCENES / "humanoid.toml")
     options = {"duration": 0.4, "hold": 0.2, "fps": 10.0, "quiet": True}
     one = compare_in_one(scene, **options)
-    spread = commands.compare(scene, processes=2, **options)
+    ran: list[int] = []
+    spread = commands.compare(scene, processes=2, prepare=lambda: ran.append(os.getpid()), **options)
+    assert ran == [os.getpid()]  # the caller's set-up ran once, here, beside the children's bakes
     assert len(one.panels) == len(spread.panels) >= 3
     assert spread.effector == one.effector and spread.fps == one.fps
     np.testing.assert_array_equal(spread.target, one.target)
@@ -125,5 +127,7 @@ def test_compare_with_sets_that_cannot_be_dealt_out_is_the_plain_call() -> None:
     scene = animkit.load(SCENES / "humanoid.toml")
     with pytest.raises(IKError, match="legs"):  # an unknown set: reach.compare's own error
         commands.compare(scene, chains=["legs"], processes=2, quiet=True)
-    one = commands.compare(scene, chains=["arm"], processes=2, duration=0.3, hold=0.0, fps=10.0, quiet=True)
-    assert [p.chain for p in one.panels] == ["arm"]
+    ran: list[int] = []
+    one = commands.compare(scene, chains=["arm"], processes=2, duration=0.3, hold=0.0, fps=10.0, quiet=True,
+                           prepare=lambda: ran.append(os.getpid()))
+    assert [p.chain for p in one.panels] == ["arm"] and ran == [os.getpid()]

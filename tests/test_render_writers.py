@@ -270,3 +270,138 @@ def test_gif_bytes_equal_with_and_without_the_compiled_indexer(seed: int, w: int
                         writer.write(f)
             out[native] = path.read_bytes()
     assert out[True] == out[False]
+
+
+def _nearest(frame_: np.ndarray, palette: np.ndarray) -> np.ndarray:
+    """The GIF's promised colours, by brute force: each pixel's 5-bit bin centre (8 k + 3.5 per channel) to the
+    nearest palette row in squared distance, the first row on ties."""
+    centre = (frame_ >> 3).astype(np.float64) * 8 + 3.5
+    d = ((centre[..., None, :] - palette.astype(np.float64)) ** 2).sum(axis=-1)
+    return palette[np.argmin(d, axis=-1)]
+
+
+def _decoded(path: Path) -> list[np.ndarray]:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        out = []
+        for k in range(im.n_frames):
+            im.seek(k)
+            out.append(np.asarray(im.convert("RGB")).copy())
+    return out
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(1, 20), st.integers(2, 5), st.booleans())
+@settings(max_examples=20, deadline=None)
+def test_gif_decodes_to_each_frames_nearest_palette_colours(seed: int, w: int, h: int, frames: int,
+                                                            distinct: bool) -> None:
+    """Decoded frame by frame (Pillow), every frame is exactly its pixels' nearest palette colours: the unchanged
+    pixels inside a frame's changed rectangle are see-through (the palette's unused row) and show the frame before,
+    and a palette of 256 distinct colours (no unused row) is written without see-through pixels."""
+    from animkit.render.gif import gif_palette, unused_index
+
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    clip = [base.copy() for _ in range(frames)]
+    for f in clip[1:]:  # a few pixels change, some back to an earlier colour, so the rectangle holds unchanged ones
+        ys, xs = rng.integers(0, h, 3), rng.integers(0, w, 3)
+        f[ys, xs] = rng.integers(0, 256, (3, 3), dtype=np.uint8)
+    palette = gif_palette(clip[0])
+    if distinct:
+        palette = np.unique(rng.integers(0, 256, (400, 3), dtype=np.uint8), axis=0)[:256]
+        palette = palette[rng.permutation(len(palette))]
+    if len(palette) < 256:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.gif"
+        with GifWriter(path, 10, (w, h), quiet=True, palette=palette) as writer:
+            for f in clip:
+                writer.write(f)
+        got = _decoded(path)
+        controls = _graphic_controls(path.read_bytes())
+    assert len(got) == frames
+    for f, g in zip(clip, got, strict=True):
+        np.testing.assert_array_equal(g, _nearest(f, palette))
+    clear = unused_index(palette)
+    assert (clear is None) == distinct
+    assert controls[0][1] is None  # the first frame is whole
+    assert all(t == clear for _, t in controls[1:])
+
+
+def _graphic_controls(data: bytes) -> list[tuple[int, int | None]]:
+    """Each image's (disposal, transparent index or None) from its Graphic Control Extension, by walking the GIF's
+    blocks (GIF89a spec: header, global table, extensions and images as sub-block chains, trailer)."""
+    assert data[:6] == b"GIF89a"
+    pos = 13 + (3 << ((data[10] & 7) + 1) if data[10] & 0x80 else 0)
+    out: list[tuple[int, int | None]] = []
+    control: tuple[int, int | None] = (0, None)
+
+    def skip_blocks(p: int) -> int:
+        while data[p]:
+            p += data[p] + 1
+        return p + 1
+
+    while data[pos] != 0x3B:
+        if data[pos] == 0x21:  # extension: label, sub-blocks
+            if data[pos + 1] == 0xF9:
+                flags, index = data[pos + 3], data[pos + 6]
+                control = ((flags >> 2) & 7, index if flags & 1 else None)
+            pos = skip_blocks(pos + 2)
+        else:  # image: descriptor, local table, LZW code size, sub-blocks
+            assert data[pos] == 0x2C
+            packed = data[pos + 9]
+            pos += 10 + (3 << ((packed & 7) + 1) if packed & 0x80 else 0) + 1
+            pos = skip_blocks(pos)
+            out.append(control)
+            control = (0, None)
+    return out
+
+
+def test_unused_index_is_a_row_the_lut_never_gives() -> None:
+    from animkit.render.gif import gif_palette, palette_lut, unused_index
+
+    f = np.full((20, 30, 3), 255, np.uint8)
+    f[5:15, 5:25] = (200, 30, 30)
+    palette = gif_palette(f)
+    j = unused_index(palette)
+    assert j is not None and any((palette[:j] == palette[j]).all(axis=1))  # a repeat of an earlier row
+    assert j not in set(np.unique(palette_lut(palette)).tolist())  # no colour at all maps to it
+    rows = np.arange(256 * 3, dtype=np.uint8).reshape(256, 3)  # 256 distinct rows
+    assert unused_index(rows) is None
+    rows[200] = rows[17]
+    assert unused_index(rows) == 200
+
+
+def test_gif_of_a_moving_block_stores_little_beyond_the_block(tmp_path: Path) -> None:
+    """Unchanged pixels inside the changed rectangle cost next to nothing: two blocks moving far apart give a file
+    about as small as one block does (a rectangle spanning both, stored pixel by pixel, would be many times larger)."""
+    rng = np.random.default_rng(0)
+    texture = rng.integers(0, 256, (120, 200, 3), dtype=np.uint8)  # busy, hard-to-compress still background
+
+    def clip(blocks: int) -> list[np.ndarray]:
+        out = []
+        for i in range(10):
+            f = texture.copy()
+            f[10:20, 5 + i:15 + i] = (255, 0, 0)
+            if blocks == 2:
+                f[100:110, 180 - i:190 - i] = (0, 0, 255)
+            out.append(f)
+        return out
+
+    sizes = {}
+    for blocks in (1, 2):
+        path = tmp_path / f"{blocks}.gif"
+        with GifWriter(path, 10, (200, 120), quiet=True) as w:
+            for f in clip(blocks):
+                w.write(f)
+        sizes[blocks] = path.stat().st_size
+        for f, g in zip(clip(blocks), _decoded(path), strict=True):
+            np.testing.assert_array_equal(g, _nearest(f, gif_palette_of(f, clip(blocks)[0])))
+    first = sizes[1]
+    assert sizes[2] < 1.2 * first, sizes
+
+
+def gif_palette_of(_: np.ndarray, first: np.ndarray) -> np.ndarray:
+    from animkit.render.gif import gif_palette
+
+    return gif_palette(first)

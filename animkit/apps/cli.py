@@ -190,6 +190,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fps: float, size: tuple[int, int],
                  title: str) -> Any:
     """Panels to ``args.output``: frames (:func:`animkit.render.frames.render_panels`) or the viewer's page."""
+    from animkit.apps.panel_forks import forked_rows
     from animkit.render.frames import render_panels
 
     if commands.is_html(args.output):
@@ -198,7 +199,19 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
         return write_html(panels_html(panels, fps=fps, camera_spec=scene.camera, size=size,
                                       style=_style(args), title=title), args.output)
     return render_panels(panels, args.output, fps=fps, camera_spec=scene.camera, size=size,
-                         style=_style(args), quiet=args.quiet, overwrite=args.overwrite)
+                         style=_style(args), quiet=args.quiet, overwrite=args.overwrite,
+                         rows=lambda streams, n: forked_rows(streams, n, (size[1], size[0], 3)))
+
+
+def _render_imports() -> None:
+    """The modules drawing the panels will need, imported while the bake's other processes finish."""
+    import PIL.GifImagePlugin
+    import PIL.ImageDraw
+    import PIL.ImageFont  # noqa: F401
+
+    import animkit.apps.panel_forks
+    import animkit.render.frames
+    import animkit.render.writers  # noqa: F401
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -212,7 +225,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     comparison = commands.compare(scene, effector=args.effector,
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
-                                  quiet=args.quiet)
+                                  quiet=args.quiet, prepare=_render_imports)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())

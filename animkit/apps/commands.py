@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -358,25 +358,41 @@ def reach(scene: Scene, effector: str, target: Sequence[float] | None = None, *,
                       fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector", quiet=quiet)
 
 
-def compare(scene: Scene, *, processes: int | None = None, **options: Any) -> Comparison:
+def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[], object] | None = None,
+            **options: Any) -> Comparison:
     """``animkit compare``: :func:`animkit.motion.reach.compare` with ``options``, its movable sets baked side by
     side in ``processes`` (default: the cores this process may use) forked processes
     (:func:`animkit.apps.forked.fork_map`). The sets are dealt out costliest first to the group with the least
     cost so far, a set's cost its DOF count + :data:`SET_COST`; each group is a comparison of its sets alone, whose
     panels are the same as in one comparison of every set (a panel's bake depends on its set and solver only),
-    merged back in the sets' order. Only the first group's progress bars are drawn. One group (one core, one set):
-    the plain call."""
+    merged back in the sets' order. The least costly group is baked here, then ``prepare()`` runs (the caller's
+    next step's set-up, e.g. its imports) while the children finish. Only the first group's progress bars are
+    drawn. One group (one core, one set): the plain call, then ``prepare()``."""
     from animkit.apps.forked import fork_map, usable_cores
     from animkit.motion.reach import compare as compare_sets
 
     names, groups = _set_groups(scene, options, usable_cores() if processes is None else processes)
     if len(groups) < 2:
-        return compare_sets(scene, **options)
+        out = compare_sets(scene, **options)
+        return out if prepare is None else _then(out, prepare)
     quiet = bool(options.get("quiet", False))
-    parts = fork_map([functools.partial(compare_sets, scene, **{**options, "chains": g, "quiet": quiet or i > 0})
-                      for i, g in enumerate(groups)])
+    jobs = [functools.partial(compare_sets, scene, **{**options, "chains": g, "quiet": quiet or i > 0})
+            for i, g in enumerate(groups)]
+    if prepare is not None:
+        jobs[0] = functools.partial(_then_call, jobs[0], prepare)
+    parts = fork_map(jobs)
     panels = tuple(p for c in names for part in parts for p in part.panels if p.chain == c)
     return dataclasses.replace(parts[0], panels=panels)
+
+
+def _then(value: Comparison, after: Callable[[], object]) -> Comparison:
+    after()
+    return value
+
+
+def _then_call(first: Callable[[], Comparison], after: Callable[[], object]) -> Comparison:
+    """first(), then after(); first's value."""
+    return _then(first(), after)
 
 
 #: A set's bake cost beyond its DOFs, in DOFs: the work every frame does whatever the set (the humanoid's natural
@@ -407,7 +423,8 @@ def _set_groups(scene: Scene, options: dict[str, Any], processes: int) -> tuple[
         j = load.index(min(load))
         groups[j].append(c)
         load[j] += sizes[c]
-    return names, [sorted(g, key=names.index) for g in groups if g]
+    order = sorted(range(k), key=lambda j: load[j])  # the least costly group first: compare bakes it here
+    return names, [sorted(groups[j], key=names.index) for j in order if groups[j]]
 
 
 def workspaces(scene: Scene, chains: Sequence[str] | None = None, effector: str | None = None, *, points: int = 2000,

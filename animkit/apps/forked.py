@@ -11,6 +11,7 @@ process dies (``PR_SET_PDEATHSIG``).
 from __future__ import annotations
 
 import copyreg
+import gc
 import io
 import os
 import pickle
@@ -90,8 +91,8 @@ def _end(pid: int) -> None:
 
 def _orphan_dies(parent: int) -> None:
     """In a child: the default actions of SIGINT, SIGTERM and SIGHUP (the parent's handlers clean up the parent's
-    files, not the child's business; a Ctrl-C ends the child quietly, the parent reports it), and on Linux SIGKILL
-    when the parent dies."""
+    files, not the child's business; a Ctrl-C ends the child quietly, the parent reports it), on Linux SIGKILL
+    when the parent dies, and the parent's objects frozen out of the garbage collector (``gc.freeze``)."""
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
@@ -104,6 +105,7 @@ def _orphan_dies(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before the line above
         os._exit(1)
+    gc.freeze()  # what the parent made stays out of this child's collections: no page of it copied for the GC's sake
 
 
 def _pickled_error(exc: BaseException) -> bytes:

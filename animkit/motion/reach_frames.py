@@ -157,7 +157,8 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
                 poses[k] = poses[k - 1]
                 continue
         t0 = time.perf_counter()
-        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[0][k]})
+        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[0][k]},
+                          report=False)  # the frame's pose is what is kept, not its task measures
         iters += r.iterations
         t_solve += time.perf_counter() - t0
         delta = r.pose - poses[k - 1]

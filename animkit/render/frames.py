@@ -29,7 +29,7 @@ from animkit.model.figure import Figure
 from animkit.progress import ProgressCallback, progress
 from animkit.render.camera import Camera, fit_camera, follow_cameras, look_at, view_angles
 from animkit.render.overlays import disc_coverage
-from animkit.render.panel_threads import panel_rows
+from animkit.render.panel_threads import RowSource, panel_rows
 from animkit.render.panels import PanelGrid
 from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices
 from animkit.render.raster import (
@@ -451,11 +451,7 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
 def _looks(panels: Sequence[Panel], up: UpAxis) -> dict[int, FigureMesh]:
     """:func:`figure_look` once per distinct figure of the panels drawn by it, not by their own meshes (keyed by
     ``id``; panels often share one)."""
-    looks: dict[int, FigureMesh] = {}
-    for p in panels:
-        if not p.meshes and id(p.figure) not in looks:
-            looks[id(p.figure)] = figure_look(p.figure, up)
-    return looks
+    return {id(p.figure): figure_look(p.figure, up) for p in {id(p.figure): p for p in panels if not p.meshes}.values()}
 
 
 def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int],
@@ -553,10 +549,12 @@ def render_clip(scene: Scene, out: str | Path, *, clip: str | Clip | None = None
 def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: UpAxis | None = None,
                   camera_spec: CameraSpec = CameraSpec(), size: tuple[int, int] = (400, 360),
                   columns: int | None = None, style: Style = Style(), quiet: bool = False,
-                  overwrite: bool = False, on_progress: ProgressCallback | None = None) -> RenderReport:
+                  overwrite: bool = False, on_progress: ProgressCallback | None = None,
+                  rows: RowSource | None = None) -> RenderReport:
     """Render N panels (each ``size``) into one labelled grid per frame, one shared camera, to ``out``.
 
-    Panels shorter than the longest hold their last frame. ``up``: default the first panel's figure's.
+    Panels shorter than the longest hold their last frame. ``up``: default the first panel's figure's. ``rows``: how
+    the frame streams advance (default :func:`~animkit.render.panel_threads.panel_rows`, on threads).
     """
     from animkit.render.writers import open_writer
 
@@ -570,11 +568,12 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     jit = compiled_pays(n * len(panels) * size[0] * size[1] * style.supersample ** 2)
     renderers = [FigureRenderer(p.figure, cameras[0], up=up, style=style, jit=jit, meshes=p.meshes,
                                 mesh=None if p.meshes else looks[id(p.figure)]) for p in panels]
-    labels = [p.label for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
-    grid = PanelGrid(len(panels), size, labels, columns)
+    grid = PanelGrid(len(panels), size, [p.label for p in panels], columns)
     first = grid.template
+    for r in renderers if style.grid else ():  # the shared grid drawn once, before any thread or process draws
+        r.backdrop()
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
@@ -582,7 +581,7 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
-        for k, row in enumerate(panel_rows(streams, n)):
+        for k, row in enumerate((rows or panel_rows)(streams, n)):
             writer.write(grid.compose(row))
             bar.update()
             if on_progress is not None:
@@ -593,8 +592,6 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
 
 
 def _pad(a: Array, n: int) -> Array:
-    if len(a) >= n:
-        return a[:n]
-    return np.concatenate([a, np.repeat(a[-1:], n - len(a), axis=0)])
+    return a[:n] if len(a) >= n else np.concatenate([a, np.repeat(a[-1:], n - len(a), axis=0)])
 
 

@@ -12,7 +12,8 @@ from numpy.typing import NDArray
 
 from animkit.errors import RenderError
 
-__all__ = ["GIF_MAX_FPS", "gif_stride", "gif_frame_plan", "gif_palette", "palette_lut", "palette_index"]
+__all__ = ["GIF_MAX_FPS", "gif_stride", "gif_frame_plan", "gif_palette", "palette_lut", "palette_index",
+           "unused_index"]
 
 GIF_MAX_FPS: Final[float] = 50.0  # a 2 cs delay; browsers treat shorter delays as 10 cs
 Frame = NDArray[np.uint8]
@@ -98,6 +99,18 @@ def gif_palette(first: Frame | None = None, n_adaptive: int = 128) -> NDArray[np
     out[:] = pal[0]
     out[: len(pal)] = pal
     return out
+
+
+def unused_index(palette: NDArray[np.uint8]) -> int | None:
+    """The first row j with palette_j = palette_i for some i < j: :func:`palette_index` (argmin, first row on ties)
+    never gives it, so a GIF frame can spend it on transparency; None when all rows differ."""
+    seen: set[bytes] = set()
+    for j, row in enumerate(np.asarray(palette, dtype=np.uint8).reshape(-1, 3)):
+        key = row.tobytes()
+        if key in seen:
+            return j
+        seen.add(key)
+    return None
 
 
 def palette_lut(palette: NDArray[np.uint8], bits: int = 5) -> NDArray[np.uint8]:

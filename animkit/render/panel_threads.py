@@ -9,15 +9,20 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["panel_rows", "render_threads"]
+__all__ = ["panel_rows", "render_threads", "RowSource"]
 
 _EMPTY: NDArray[np.uint8] = np.zeros((0, 0, 3), np.uint8)
+
+#: How :func:`animkit.render.frames.render_panels` advances its panels' frame streams: (streams, n) → frame k of
+#: every stream for k < n, each row composed before the next is asked for (:func:`panel_rows`, or apps'
+#: :func:`animkit.apps.panel_forks.forked_rows`: in forked processes).
+RowSource = Callable[[Sequence[Iterator[NDArray[np.uint8]]], int], Iterator[list[NDArray[np.uint8]]]]
 
 
 def render_threads() -> int:

@@ -8,7 +8,9 @@ removed and whatever was at the target path before is left untouched.
 
 GIF: one 256-colour palette for the whole clip (the first frame's main colours plus a fixed
 colour cube), applied through a 32×32×32 lookup table, so a frame costs a table lookup plus
-Pillow's LZW encoder; only the rectangle that changed since the previous frame is stored.
+Pillow's LZW encoder; only the rectangle that changed since the previous frame is stored, and in it the pixels
+that did not change are see-through (a palette row no colour maps to: :func:`~animkit.render.gif.unused_index`),
+so they cost the LZW stream next to nothing.
 GIF delays are whole hundredths of a second and viewers cap near 50 fps: see
 :func:`gif_frame_plan`.
 """
@@ -44,6 +46,7 @@ from animkit.render.gif import (
     gif_stride,
     palette_index,
     palette_lut,
+    unused_index,
 )
 from animkit.render.image import rgb8
 
@@ -203,6 +206,7 @@ class GifWriter(_TempFileWriter):
         self._lut: NDArray[np.uint8] | None = None  # flat 15-bit LUT, filled for the colours met so far
         self._known: NDArray[np.uint8] = np.zeros(1 << 15, dtype=np.uint8)  # 1: lut[k] is filled
         self._prev: NDArray[np.uint8] | None = None
+        self._clear: int | None = None  # the palette row no colour maps to: the changed rectangle's see-through pixels
         self._pending: NDArray[np.int32] | None = None  # the native kernel's list of pixels of colours not yet met
         self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
 
@@ -222,10 +226,12 @@ class GifWriter(_TempFileWriter):
             if self._palette is None:
                 self._palette = gif_palette(frame)
             self._lut = np.zeros(1 << 15, dtype=np.uint8)
+            self._clear = unused_index(self._palette)
             self._fh.write(self._header(self._palette))
         ind = self._indices(frame)
         delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
         x0, y0 = 0, 0
+        extra: dict[str, int] = {}
         if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
             diff = ind != self._prev
             rows, cols = np.flatnonzero(diff.any(axis=1)), np.flatnonzero(diff.any(axis=0))
@@ -233,11 +239,14 @@ class GifWriter(_TempFileWriter):
                 rows, cols = np.array([0]), np.array([0])
             y0, x0 = int(rows[0]), int(cols[0])
             sub = ind[y0:rows[-1] + 1, x0:cols[-1] + 1]
+            if self._clear is not None:  # and in it, the pixels that did not change are see-through
+                sub = np.where(diff[y0:rows[-1] + 1, x0:cols[-1] + 1], sub, np.uint8(self._clear))
+                extra["transparency"] = self._clear
         else:
             sub = ind
         self._prev = ind
         im = Image.fromarray(np.ascontiguousarray(sub), mode="L")
-        for chunk in GifImagePlugin.getdata(im, (x0, y0), duration=10 * delay, disposal=1):
+        for chunk in GifImagePlugin.getdata(im, (x0, y0), duration=10 * delay, disposal=1, **extra):
             self._fh.write(chunk)
         self.frames_out += 1
 
