@@ -203,6 +203,8 @@ def _levels(stack: TaskStack, c: Any, null: bool = True
 
 
 BOUND_ROUNDS, BOUND_DAMPING = 3, 1e-3  # an inequality's active set: solves added at most; its level's λ
+BOUND_GAIN = 0.2  # a step may close this share of the room left to a bound (a velocity damper: the quantity slows
+# as it nears its bound instead of stopping dead there, which kinked the joints' paths: 0.5° a frame of jitter)
 
 
 def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Array, null: float) -> Array:
@@ -214,6 +216,7 @@ def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Ar
     if bounds is None:
         return dq
     J, room = bounds
+    room = BOUND_GAIN * room
     active = np.zeros(len(room), dtype=bool)
     for _ in range(BOUND_ROUNDS):
         want = active | (room < 0) | (J @ dq > room + 1e-12)
@@ -266,6 +269,7 @@ def _cone_corrected(stack: TaskStack, q: Array, qn: Array, sc0: Array) -> Array:
 
 
 def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
+    """Σ_k Δφ_k − ½ P ∇H (the module docstring) in θ."""
     n = len(sc)
     dphi = np.zeros(n)
     P = np.eye(n)

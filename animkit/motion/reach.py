@@ -294,7 +294,8 @@ def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
     solve must stay near the previous frame: no jump to another branch)."""
     base, fi = problem.solver, int(tl.frame_iterations)
     if isinstance(base, Natural):
-        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=3, track=True),
+        steps = max(1, round(NULL_STEPS_30 * 30.0 / tl.fps))  # the posture advances as fast per second at any fps
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=steps, track=True),
                 replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
     frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
     return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
@@ -367,6 +368,7 @@ def _direct(problem: IKProblem, tgt: Array) -> IKResult:
     return replace(r, reachable=reachable, reason="unreachable" if reachable is False else r.reason)
 
 
+NULL_STEPS_30 = 3  # a natural bake's null-space steps a frame at 30 fps (more at a lower rate: the same per second)
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
 NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
 
