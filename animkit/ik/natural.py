@@ -401,8 +401,10 @@ class Priors:
                                weight=1.0 if self.balance and len(out) > 1 else 0.0))
         gaze = _gaze_task(figure, bones, s0, up, mv[index[eff]], mov) if self.gaze else None
         out += [gaze] if gaze is not None else []
-        bounded = ranges_task(figure, bones, up, self.ranges)
-        out += [bounded] if bounded is not None else []
+        bounded = ranges_task(figure, bones, up, self.ranges)  # only where the movable set moves what it reads
+        if bounded is not None and any(np.any(mv[index[n] if n == bounded.hips else c.parent[index[n]]] & mov)
+                                       for n in bounded.nodes):  # the hips' turn, the other nodes' origins
+            out.append(bounded)
         groups = _spine_groups(figure, bones, set(dofs.tolist()))
         if groups and self.spread > 0:
             out.append(Spread(groups=groups, weight=self.spread))

@@ -68,6 +68,11 @@ class Ranges(Task):
     up: ArrayLike = (0.0, 1.0, 0.0)
     priority: int = 0
 
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes whose frames the quantities read (a movable set that moves none of them leaves them alone)."""
+        return (self.hips, *(self.arms or ()), *(n for leg in self.legs for n in leg))
+
     def values(self, c: Configuration) -> tuple[list[str], Array, Array]:
         """Each bounded quantity's name, value (radians) and ∂/∂θ (D,), rows in the order side bend, twist, pelvis
         roll, knees."""
