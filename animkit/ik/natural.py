@@ -11,7 +11,10 @@ each in the null space of those before it (damped by its tasks' ``damping``):
 V_k: each task's :meth:`~animkit.ik.tasks.Task.velocity` (−e shortened to its step limit). The tasks at priority
 NULL_PRIORITY and above (Posture, Spread, Prior, Hang) form H, taken in the null space of every level with its step
 bounded by NULL_STEP. For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least squares
-(:meth:`Natural.step`, what a problem of reaches alone gets). The levels :class:`Priors` builds: (0) the planted
+(:meth:`Natural.step`, what a problem of reaches alone gets). Above every level, the inequality tasks
+(:meth:`Task.bounds`: J Δθ ≤ room, a person's range of motion, :mod:`animkit.ik.ranges`) are held as an active set:
+the rows a step would break join as a first level asking BOUND_GAIN · room (a velocity damper), and the step is
+solved again (:func:`_bounded`). The levels :class:`Priors` builds: (0) the planted
 feet keep their start frames and the centre of mass stays ``margin`` inside the support polygon; (1) the effector's
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
@@ -295,7 +298,9 @@ class Priors:
     :class:`Spread` weight over the spine), ``gaze`` (a :class:`Gaze` task when the neck may move), ``planted`` (a
     :class:`Plant` per foot the movable set moves), ``balance`` (a :class:`Balance` task ``margin`` inside the feet's
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
-    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm); ``ride``: where the movable
+    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
+    the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
+    take ``RANGE_DEGREES``, an empty mapping none); ``ride``: where the movable
     set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
     DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
