@@ -4,6 +4,7 @@ against scipy's hull, and the priors measured on the answers (gaze, stiffness sh
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -276,7 +277,7 @@ def test_ranges_hold_the_trunk_and_pelvis_where_the_reach_would_pass_them() -> N
     p0 = FIG.rest_pose()
     out = {}
     for name, ranges in (("bounded", {"side_bend": 25.0}), ("free", {})):
-        pri = Priors(**{**PRIORS.__dict__, "ranges": ranges})
+        pri = dataclasses.replace(PRIORS, ranges=ranges)
         r = pri.problem(FIG, "hand_r", "torso", pose=p0, tol=1e-4).solve(TARGET)
         assert r.converged, name
         P = np.stack([p0, r.pose, r.pose])
