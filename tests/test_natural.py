@@ -4,6 +4,7 @@ against scipy's hull, and the priors measured on the answers (gaze, stiffness sh
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -232,3 +233,55 @@ def test_gaze_on_a_motion_capture_skeleton() -> None:
     r = prob.solve(target)
     assert r.converged and r.position_error < 1e-4 and r.tasks is not None and r.tasks["gaze"] < 10.0
     assert body_from_figure(fig).total == len(fig.node_names) - 1  # one unit per bone
+
+
+@settings(max_examples=3, deadline=None)
+@given(st.integers(0, 2 ** 31 - 1))
+def test_ranges_task_measures_what_reach_measures_does_and_its_jacobian_matches_differences(seed) -> None:
+    """The Ranges task's side bend, twist, pelvis roll and knees (animkit.ik.ranges) against the measures of
+    animkit.motion.reach_measures (written separately, from world frames) and its Jacobian against central
+    differences, at random poses within the limits."""
+    from animkit.ik.ranges import RANGE_DEGREES, ranges_task
+    from animkit.ik.tasks import configuration
+    from animkit.model.humanoid import match_figure
+    from animkit.motion.reach_measures import knee_in, pelvis_roll, trunk_side_bend, trunk_twist
+
+    rng = np.random.default_rng(seed)
+    p = _random_pose(rng) * 0.5
+    bones = match_figure(FIG)
+    up = np.array([0.0, 1.0, 0.0])
+    task = ranges_task(FIG, bones, up, RANGE_DEGREES)
+    assert task is not None
+    names, v, J = task.values(configuration(FIG, p))
+    assert names == ["side_bend", "twist", "pelvis_roll", "knee_in", "knee_in"]
+    W = FIG.world_batch(p[None])
+    rest = FIG.world_batch(FIG.rest_pose()[None])[0]
+    x = W[:, :, :3, 3]
+    ix = FIG.node_names.index
+    knees = [knee_in(x[:, ix(f"knee_{s}")], x[:, ix(f"ankle_{s}")], x[:, ix(f"toe_{s}")], x[:, ix(f"ankle_{o}")], up)[0]
+             for s, o in (("l", "r"), ("r", "l"))]
+    want = [trunk_side_bend(FIG, W, bones, up, rest)[0], trunk_twist(FIG, W, bones, up, rest)[0],
+            pelvis_roll(FIG, W, bones, up, rest)[0], *knees]
+    got = np.degrees(v)
+    got[:3] = np.abs(got[:3])  # the measures are unsigned
+    np.testing.assert_allclose(got, want, atol=1e-9)
+    fd = _fd(lambda q: task.values(configuration(FIG, q))[1], p)
+    np.testing.assert_allclose(J, fd, atol=2e-6)
+
+
+def test_ranges_hold_the_trunk_and_pelvis_where_the_reach_would_pass_them() -> None:
+    """Priors(ranges=...) bounds the side bend (and the pelvis's roll) of a natural solve by what the world frames
+    show, and the reach still converges; without ranges the same solve bends further."""
+    from animkit.motion.reach_measures import reach_measures
+
+    p0 = FIG.rest_pose()
+    out = {}
+    for name, ranges in (("bounded", {"side_bend": 25.0}), ("free", {})):
+        pri = dataclasses.replace(PRIORS, ranges=ranges)
+        r = pri.problem(FIG, "hand_r", "torso", pose=p0, tol=1e-4).solve(TARGET)
+        assert r.converged, name
+        P = np.stack([p0, r.pose, r.pose])
+        out[name] = reach_measures(FIG, P, 30.0, "hand_r", TARGET, 1).side_bend_deg
+    assert out["bounded"] <= 25.0 + 0.05 < out["free"]
+    with pytest.raises(IKError, match="side_bnd"):
+        Priors(ranges={"side_bnd": 30.0}).problem(FIG, "hand_r", "torso")

@@ -11,7 +11,10 @@ each in the null space of those before it (damped by its tasks' ``damping``):
 V_k: each task's :meth:`~animkit.ik.tasks.Task.velocity` (−e shortened to its step limit). The tasks at priority
 NULL_PRIORITY and above (Posture, Spread, Prior, Hang) form H, taken in the null space of every level with its step
 bounded by NULL_STEP. For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least squares
-(:meth:`Natural.step`, what a problem of reaches alone gets). The levels :class:`Priors` builds: (0) the planted
+(:meth:`Natural.step`, what a problem of reaches alone gets). Above every level, the inequality tasks
+(:meth:`Task.bounds`: J Δθ ≤ room, a person's range of motion, :mod:`animkit.ik.ranges`) are held as an active set:
+the rows a step would break join as a first level asking BOUND_GAIN · room (a velocity damper), and the step is
+solved again (:func:`_bounded`). The levels :class:`Priors` builds: (0) the planted
 feet keep their start frames and the centre of mass stays ``margin`` inside the support polygon; (1) the effector's
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
@@ -36,6 +39,7 @@ from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.problem import check_effectors, movable_dofs
+from animkit.ik.ranges import RANGE_DEGREES, ranges_task
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
 from animkit.ik.stack import GOAL_TASKS, cones_moved
 from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
@@ -157,17 +161,29 @@ TRACK_TOL = 2e-3  # a bake frame's levels below the goals (a gaze: |f − d| ≈
 def _tracked(stack: TaskStack, c: Any) -> bool:
     """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
     return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
-               if t.weight > 0 and t.priority < NULL_PRIORITY and not isinstance(t, GOAL_TASKS))
+               if t.weight > 0 and t.priority < NULL_PRIORITY and not isinstance(t, GOAL_TASKS) and not t.inequality)
 
 
-def _levels(stack: TaskStack, c: Any, null: bool = True) -> tuple[list[Level], Array, NDArray[np.bool_]]:
-    """The levels (J over the movable set, V, λ) by priority, ∇H over the movable set (zero without ``null``), and
-    which DOFs of the set no goal task moves (the posture's: a neck under a gaze, a free arm)."""
+Bounds = tuple[Array, Array]  # the inequality tasks' rows J (m, n) over the movable set and their room (m,)
+
+
+def _levels(stack: TaskStack, c: Any, null: bool = True
+            ) -> tuple[list[Level], Array, NDArray[np.bool_], Bounds | None]:
+    """The levels (J over the movable set, V, λ) by priority, ∇H over the movable set (zero without ``null``), which
+    DOFs of the set no goal task moves (the posture's: a neck under a gaze, a free arm), and the inequality tasks'
+    rows that the movable set can act on (None without)."""
     by: dict[int, list[Level]] = {}
     grad = np.zeros(len(stack.dofs))
     posture = np.ones(len(stack.dofs), dtype=bool)
+    bj, broom = [], []
     for t in stack.tasks:
         if t.weight == 0:
+            continue
+        if t.inequality:
+            got = t.bounds(c)
+            if got is not None:
+                bj.append(got[0][:, stack.dofs])
+                broom.append(got[1])
             continue
         if t.priority >= NULL_PRIORITY:
             if null:
@@ -181,27 +197,57 @@ def _levels(stack: TaskStack, c: Any, null: bool = True) -> tuple[list[Level], A
             posture &= ~np.any(J[:, stack.dofs] != 0, axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]
-    return levels, grad, posture
+    bounds = None
+    if bj:
+        J, room = np.vstack(bj), np.concatenate(broom)
+        acts = np.any(J != 0, axis=1)  # a bound the movable set cannot move is not its business
+        bounds = (J[acts], room[acts]) if acts.any() else None
+    return levels, grad, posture, bounds
+
+
+BOUND_ROUNDS, BOUND_DAMPING = 3, 1e-3  # an inequality's active set: solves added at most; its level's λ
+BOUND_GAIN = 0.2  # a step may close this share of the room left to a bound (a velocity damper: the quantity slows
+# as it nears its bound instead of stopping dead there, which kinked the joints' paths: 0.5° a frame of jitter)
+
+
+def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Array, null: float) -> Array:
+    """The prioritised step with the inequality rows J Δθ ≤ room held: the rows the step would break (or already
+    past their bound: room < 0) join as a first level asking J Δθ = room (the quantity stops at its bound), and
+    the step is solved again, up to BOUND_ROUNDS times as more rows join (an active set; a row once in stays in for
+    the step)."""
+    dq = _prioritised(levels, grad, sc, null)
+    if bounds is None:
+        return dq
+    J, room = bounds
+    room = BOUND_GAIN * room
+    active = np.zeros(len(room), dtype=bool)
+    for _ in range(BOUND_ROUNDS):
+        want = active | (room < 0) | (J @ dq > room + 1e-12)
+        if (want == active).all():
+            break
+        active = want
+        dq = _prioritised([(J[active], room[active], BOUND_DAMPING), *levels], grad, sc, null)
+    return dq
 
 
 def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP) -> Array:
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP."""
-    levels, grad, posture = _levels(stack, c, null > 0)
+    levels, grad, posture, bounds = _levels(stack, c, null > 0)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
-    dq = _prioritised(levels, grad, sc, null)
+    dq = _bounded(levels, bounds, grad, sc, null)
     room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
     band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
     near = (room < band) & (dq != 0) & posture
     if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
         u = np.clip(room[near] / band[near], 0.0, 1.0)
         sc[near] *= u * u * (3.0 - 2.0 * u)
-        dq = _prioritised(levels, grad, sc, null)
+        dq = _bounded(levels, bounds, grad, sc, null)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
     if blocked.any():
         sc[blocked] = 0.0
-        dq = _prioritised(levels, grad, sc, null)
+        dq = _bounded(levels, bounds, grad, sc, null)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
@@ -219,13 +265,14 @@ def _cone_corrected(stack: TaskStack, q: Array, qn: Array, sc0: Array) -> Array:
     sc = sc0.copy()
     for links in moved:
         sc[links] = 0.0
-    levels, _, _ = _levels(stack, stack.config(qn), False)
-    dq = _prioritised(levels, np.zeros(len(q)), sc)
+    levels, _, _, bounds = _levels(stack, stack.config(qn), False)
+    dq = _bounded(levels, bounds, np.zeros(len(q)), sc, NULL_STEP)
     big = float(np.max(np.abs(dq), initial=0.0))
     return stack.clamp(qn + (dq * min(1.0, MAX_STEP / big) if big > 0 else dq))
 
 
 def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
+    """Σ_k Δφ_k − ½ P ∇H (the module docstring) in θ."""
     n = len(sc)
     dphi = np.zeros(n)
     P = np.eye(n)
@@ -251,7 +298,9 @@ class Priors:
     :class:`Spread` weight over the spine), ``gaze`` (a :class:`Gaze` task when the neck may move), ``planted`` (a
     :class:`Plant` per foot the movable set moves), ``balance`` (a :class:`Balance` task ``margin`` inside the feet's
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
-    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm); ``ride``: where the movable
+    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
+    the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
+    take ``RANGE_DEGREES``, an empty mapping none); ``ride``: where the movable
     set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
     DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
@@ -268,6 +317,7 @@ class Priors:
     prior_weight: float = 0.01
     hang: float = 1.0
     ride: bool = True
+    ranges: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
 
     def __post_init__(self) -> None:
         Natural(stiffness=self.stiffness)  # checks the values
@@ -281,6 +331,10 @@ class Priors:
         if u.shape != (3,) or not np.all(np.isfinite(u)) or np.linalg.norm(u) == 0:
             raise IKError(f"Priors: up must be a non-zero 3-vector, got {self.up!r}")
         object.__setattr__(self, "planted", tuple(self.planted))
+        rng = {} if self.ranges is False else self.ranges  # TOML's ranges = false: no bounds
+        if not isinstance(rng, Mapping) or not all(isinstance(v, (int, float)) and 0 <= v <= 180 for v in rng.values()):
+            raise IKError(f"Priors: ranges must map range names to degrees in [0, 180], got {self.ranges!r}")
+        object.__setattr__(self, "ranges", {**RANGE_DEGREES, **rng} if rng else {})
 
     def problem(self, figure: Figure, effector: str, chain: str | Iterable[str] | None, *,
                 pose: ArrayLike | None = None, tol: float = 1e-5, orientation: bool = False,
@@ -352,6 +406,10 @@ class Priors:
                                weight=1.0 if self.balance and len(out) > 1 else 0.0))
         gaze = _gaze_task(figure, bones, s0, up, mv[index[eff]], mov) if self.gaze else None
         out += [gaze] if gaze is not None else []
+        bounded = ranges_task(figure, bones, up, self.ranges)  # only where the movable set moves what it reads
+        if bounded is not None and any(np.any(mv[index[n] if n == bounded.hips else c.parent[index[n]]] & mov)
+                                       for n in bounded.nodes):  # the hips' turn, the other nodes' origins
+            out.append(bounded)
         groups = _spine_groups(figure, bones, set(dofs.tolist()))
         if groups and self.spread > 0:
             out.append(Spread(groups=groups, weight=self.spread))

@@ -146,6 +146,7 @@ class Task(ABC):
     Tasks are frozen values: :meth:`with_target` and :meth:`with_weight` give changed copies."""
 
     kind: ClassVar[str] = "task"
+    inequality: ClassVar[bool] = False  # held by :meth:`bounds` (J Δθ ≤ room) in the prioritised solver
     weight: float = 1.0
     priority: int = 1
     damping: float = 0.0  # λ of its level in the prioritised solver (mink's lm_damping)
@@ -186,6 +187,11 @@ class Task(ABC):
         V = -e * min(1.0, self.step_limit / n) if n > 0 else -e
         s = self.row_scale(len(e))
         return J * s[:, None], V * s, self.damping
+
+    def bounds(self, c: Configuration) -> tuple[Array, Array] | None:
+        """An inequality task's rows J (m, D) and room (m,): the prioritised solver keeps J Δθ ≤ room (an active
+        set above its levels, :mod:`animkit.ik.ranges`); None for an equality task (the default)."""
+        return None
 
     def gradient(self, c: Configuration) -> Array:
         """∇(½ w ‖e‖²) = w Jᵀe (D,): a null-space task's pull in the prioritised solver."""

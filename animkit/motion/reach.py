@@ -187,10 +187,12 @@ class Comparison:
     def measures_table(self) -> str:
         """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's correlation
         with minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
-        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the trunk's side bend (° at worst;
-        a person: about 35°) and the bend's spine/hip/knee shares."""
+        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the trunk's side bend and twist
+        (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside the feet (° at worst) and the
+        bend's spine/hip/knee shares."""
         head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"
-                f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}{'side':>6}  bend spine/hip/knee")
+                f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}{'side':>6}{'twist':>6}{'pelvis':>7}{'knee':>6}"
+                "  bend spine/hip/knee")
         rows = [head, "-" * len(head)]
 
         for p in self.panels:
@@ -202,7 +204,8 @@ class Comparison:
             rows.append(f"{p.title:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{_cell(m.gaze_lead_s, '.2f', 9)}"
                         f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
                         f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{_cell(m.free_arm_deg, '.0f', 8)}°"
-                        f"{_cell(m.side_bend_deg, '.0f', 5)}°  {bend}")
+                        f"{_cell(m.side_bend_deg, '.0f', 5)}°{_cell(m.twist_deg, '.0f', 5)}°"
+                        f"{_cell(m.pelvis_roll_deg, '.0f', 6)}°{_cell(m.knee_in_deg, '.0f', 5)}°  {bend}")
         return "\n".join(rows)
 
 
@@ -294,7 +297,8 @@ def _bake_solvers(problem: IKProblem, tl: Timeline) -> tuple[Solver, Solver]:
     solve must stay near the previous frame: no jump to another branch)."""
     base, fi = problem.solver, int(tl.frame_iterations)
     if isinstance(base, Natural):
-        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=3, track=True),
+        steps = max(1, round(NULL_STEPS_30 * 30.0 / tl.fps))  # the posture advances as fast per second at any fps
+        return (replace(base, max_iter=NATURAL_FRAME_ITERATIONS, settle=False, null_steps=steps, track=True),
                 replace(base, max_iter=NATURAL_DIRECT_ITERATIONS, settle=False))
     frame = replace(base, max_iter=fi, **({"relax": False} if isinstance(base, LM) else {}))
     return frame, (replace(base, max_iter=max(200, fi)) if hasattr(base, "max_iter") else base)
@@ -367,6 +371,7 @@ def _direct(problem: IKProblem, tgt: Array) -> IKResult:
     return replace(r, reachable=reachable, reason="unreachable" if reachable is False else r.reason)
 
 
+NULL_STEPS_30 = 3  # a natural bake's null-space steps a frame at 30 fps (more at a lower rate: the same per second)
 NATURAL_FRAME_ITERATIONS = 8  # a natural bake's most iterations per frame (warm-started: the waypoints move ~1 cm)
 NATURAL_DIRECT_ITERATIONS = 100  # the direct solve (the table's numbers) stops once the target is met (~20)
 

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import AnimkitError, IKError
 from animkit.ik import IKProblem
-from animkit.ik.tasks import Gaze, configuration
+from animkit.ik.tasks import Gaze, Plant, configuration
 from animkit.limits import frame_count
 from animkit.model.figure import Figure
 from animkit.model.transforms import rotation_vector_from_matrix
@@ -27,7 +27,8 @@ from animkit.motion.gaze_timing import gaze_lead, gaze_time, gaze_turn, look_pat
 from animkit.motion.reach_measures import minimum_jerk
 from animkit.progress import progress
 
-__all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH"]
+__all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH",
+           "posture_dofs", "posture_capped", "POSTURE_ACCEL"]
 
 Array = NDArray[np.float64]
 
@@ -147,6 +148,7 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
     path = np.zeros(figure.dof_count, dtype=bool)  # the DOFs that carry the effector: their speed paces the reach
     for arc in figure.path_to(problem.effectors[0]):
         path[list(figure.joint_dofs.get(arc.joint.name, ()))] = True
+    free = posture_dofs(problem)
     for k in progress(range(1, n_frames), f"baking {show[0]}", enabled=False if show[1] else None):
         w = waypoints[k]
         frame_target = w if orient is None else pose_matrix(orient, w)
@@ -167,6 +169,8 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
             delta *= step_cap / biggest
             if k <= tl.arrival and path[int(np.argmax(np.abs(delta)))]:
                 slowed = max(slowed, biggest / step_cap)
+        if k >= 2 and free.any():
+            delta[free] = posture_capped(poses[k - 2: k, free], delta[free], lim[free], POSTURE_ACCEL)
         poses[k] = np.clip(poses[k - 1] + delta, lim[:, 0], lim[:, 1])
         if looks is not None:
             poses[k], capped = head_capped(figure, looks[1], poses[k - 1], poses[k], HEAD_SPEED / tl.fps)
@@ -175,6 +179,34 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
                                  > held - HOLD_TOL):
             poses[k] = poses[k - 1]  # no closer: hold still rather than chatter
     return poses, iters, t_solve, slowed
+
+
+POSTURE_ACCEL = math.radians(1.6)  # rad a frame²: the most a posture DOF's step changes from one frame to the next
+# (1440°/s² at 30 fps; a jitter of 0.4°: the sampled path stays smooth at any frame rate)
+
+
+def posture_capped(before: Array, delta: Array, lim: Array, cap: float) -> Array:
+    """A posture DOF's step: its speed changes by at most ``cap`` a frame (from the last two frames ``before``
+    (2, n)), and is at most √(2 cap · room) toward a limit ``room`` away (it brakes in time instead of stopping dead
+    on the limit, as a clamp would)."""
+    was = before[1] - before[0]
+    d = was + np.clip(delta - was, -cap, cap)
+    room = np.where(d > 0, lim[:, 1] - before[1], before[1] - lim[:, 0])
+    brake = np.sqrt(2.0 * cap * np.maximum(room, 0.0))
+    return np.asarray(np.clip(d, -brake, brake), dtype=float)
+
+
+def posture_dofs(problem: IKProblem) -> NDArray[np.bool_]:
+    """The movable DOFs that move no goal's node (the effector, a planted foot): a free arm, the neck under a gaze.
+    Their motion is posture, never the reach: a cap on their acceleration changes no goal."""
+    figure = problem.figure
+    out = np.zeros(figure.dof_count, dtype=bool)
+    out[problem.model.dofs] = True
+    nodes = list(problem.effectors) + [t.node for t in problem.tasks if isinstance(t, Plant)]
+    for node in nodes:
+        for arc in figure.path_to(figure.effector(node)):
+            out[list(figure.joint_dofs.get(arc.joint.name, ()))] = False
+    return out
 
 
 HOLD_TOL = 1e-3  # m: in the hold, a hand this close to its goal stays still, and a frame must gain this much

@@ -23,6 +23,16 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   across the shoulders s(f) (upper arm to upper arm, unit), asin |s · p| (degrees): the shoulders' tilt out of the
   pelvis's own level plane. Flexing forward (about the pelvis's side axis) or turning (about p) leaves it 0; the
   thoracolumbar spine of an adult bends about 35° to a side (AAOS ranges), so more is more than a person can.
+* **Trunk twist**: the shoulder line s laid in the pelvis's level plane (s − (s·p)p) against the pelvis's own
+  left-to-right axis h(f) = R_hips R_hips,restᵀ h_rest: atan2 of its forward and sideways parts (degrees,
+  unsigned); a person's thoracolumbar spine turns about 45° to a side (AAOS). **Trunk flexion**: ∠(p, neck − hips)
+  (degrees; AAOS: about 80° forward).
+* **Pelvis roll**: the pelvis's left-to-right axis h(f) out of level, asin |h · u| (degrees): its tilt ear to
+  shoulder, as the front view shows it; flexing forward (about h) or turning (about u) leaves it 0.
+* **Knee in** (as the front view shows it): per leg, the shin's tilt out of the upright plane through the ankle that
+  holds the foot's forward axis (toe − ankle, laid level), asin((k − a) · n / |k − a|) with n that plane's unit
+  normal toward the other ankle (degrees; positive: the knee falls inside the foot's line, valgus; negative: out).
+  A knee that bends over its foot gives 0.
 * **Bend shares** between a standing frame r and a bent frame b: with the pelvis's up p(f) = R_hips(f) R_hipsᵀ(rest) u,
   spine flexion φ_s = ∠(p, neck − hips), hip flexion φ_h = ∠(p, hip − knee) and knee flexion φ_k =
   ∠(knee − hip, ankle − knee) (legs averaged), each share = max(0, φ(b) − φ(r)) / Σ over the three.
@@ -45,7 +55,7 @@ from animkit.model.transforms import rotation_vector_from_matrix
 
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
            "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter",
-           "free_arm_angle", "trunk_side_bend", "lowest_frame"]
+           "free_arm_angle", "trunk_side_bend", "trunk_twist", "pelvis_roll", "knee_in", "lowest_frame"]
 
 Array = NDArray[np.float64]
 
@@ -174,6 +184,63 @@ def trunk_side_bend(figure: Figure, W: Array, bones: HumanoidMap, up: Array, res
     return np.asarray(np.degrees(np.arcsin(np.clip(np.abs(np.sum(s * p, axis=1)), 0.0, 1.0))), dtype=float)
 
 
+def _pelvis_axes(figure: Figure, W: Array, hips: int, up: Array, rest: Array) -> tuple[Array, Array] | None:
+    """The pelvis's up p(f) and left-to-right axis h(f) (F, 3) each: the rest pose's world up and right carried by
+    the hips' turn since rest; None without a left-to-right direction."""
+    right = _right(match_figure(figure), rest, figure.node_names, up)
+    if right is None:
+        return None
+    turn = W[:, hips, :3, :3] @ rest[hips, :3, :3].T
+    return turn @ up, turn @ right
+
+
+def trunk_twist(figure: Figure, W: Array, bones: HumanoidMap, up: Array, rest: Array) -> Array | None:
+    """|atan2(s⊥ · g, s⊥ · h)| (degrees) per frame: s⊥ the shoulder line in the pelvis's level plane, h the pelvis's
+    left-to-right axis and g = p × h (module docstring); None without hips or upper arms."""
+    names = figure.node_names
+    hips, left, right = bones.get("hips"), bones.get("upper_arm_l"), bones.get("upper_arm_r")
+    axes = None if hips is None else _pelvis_axes(figure, W, names.index(hips), up, rest)
+    if axes is None or left is None or right is None:
+        return None
+    p, h = axes
+    s = W[:, names.index(right), :3, 3] - W[:, names.index(left), :3, 3]
+    s = s - np.sum(s * p, axis=1, keepdims=True) * p
+    g = np.cross(p, h)
+    return np.asarray(np.abs(np.degrees(np.arctan2(np.sum(s * g, axis=1), np.sum(s * h, axis=1)))), dtype=float)
+
+
+def pelvis_roll(figure: Figure, W: Array, bones: HumanoidMap, up: Array, rest: Array) -> Array | None:
+    """asin |h · u| (degrees) per frame: the pelvis's left-to-right axis out of level; None without hips."""
+    hips = bones.get("hips")
+    axes = None if hips is None else _pelvis_axes(figure, W, figure.node_names.index(hips), up, rest)
+    if axes is None:
+        return None
+    return np.asarray(np.degrees(np.arcsin(np.clip(np.abs(axes[1] @ up), 0.0, 1.0))), dtype=float)
+
+
+def knee_in(knee: Array, ankle: Array, toe: Array, other_ankle: Array, up: Array) -> Array:
+    """asin((k − a) · n / |k − a|) (degrees) per frame of world points (F, 3): n the level unit normal of the upright
+    plane through the ankle holding the foot's forward axis, turned toward ``other_ankle`` (module docstring):
+    positive where the knee falls inside the foot's line."""
+    n = np.cross(up, toe - ankle)
+    n = n - np.outer(n @ up, up)
+    n = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-300)
+    n = n * np.where(np.sum(n * (other_ankle - ankle), axis=1) < 0, -1.0, 1.0)[:, None]
+    a = knee - ankle
+    a = a / np.linalg.norm(a, axis=1, keepdims=True)
+    return np.asarray(np.degrees(np.arcsin(np.clip(np.sum(a * n, axis=1), -1.0, 1.0))), dtype=float)
+
+
+def _knees_in(figure: Figure, x: Array, b: HumanoidMap, up: Array) -> Array | None:
+    """:func:`knee_in` of both legs (F, 2); None without knees, feet and toes on both sides."""
+    need = [f"{k}_{s}" for s in "lr" for k in ("lower_leg", "foot", "toe")]
+    if any(b.get(n) is None for n in need):
+        return None
+    ix = {n: figure.node_names.index(b.node(n)) for n in need}
+    return np.stack([knee_in(x[:, ix[f"lower_leg_{s}"]], x[:, ix[f"foot_{s}"]], x[:, ix[f"toe_{s}"]],
+                             x[:, ix[f"foot_{o}"]], up) for s, o in (("l", "r"), ("r", "l"))], axis=1)
+
+
 def _angle(a: Array, b: Array) -> Array:
     """∠(a, b) = atan2(|a × b|, a · b) rowwise, degrees (exact near 0° and 180°, where acos is not)."""
     return np.degrees(np.arctan2(np.linalg.norm(np.cross(a, b), axis=-1), np.sum(a * b, axis=-1)))
@@ -251,6 +318,10 @@ class ReachMeasures:
     free_arm_deg: float | None = None
     free_arm_end_deg: float | None = None
     side_bend_deg: float | None = None  # the trunk's largest lateral flexion over the clip (a person: ≤ ~35°)
+    twist_deg: float | None = None  # the trunk's largest axial turn over the clip (a person: ≤ ~45°)
+    flexion_deg: float | None = None  # the trunk's largest forward flexion over the clip (a person: ≤ ~80°)
+    pelvis_roll_deg: float | None = None  # the pelvis's largest tilt out of level
+    knee_in_deg: float | None = None  # the knees' largest fall inside the feet's line (dynamic valgus)
     bend: BendShares | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -313,6 +384,19 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
     lateral = trunk_side_bend(figure, W, b, u, rest)
     if lateral is not None:
         out["side_bend_deg"] = float(lateral.max())
+    twist = trunk_twist(figure, W, b, u, rest)
+    if twist is not None:
+        out["twist_deg"] = float(twist.max())
+    roll = pelvis_roll(figure, W, b, u, rest)
+    if roll is not None:
+        out["pelvis_roll_deg"] = float(roll.max())
+    if b.get("hips") is not None and b.get("neck") is not None:
+        h = names.index(b.node("hips"))
+        pv = W[:, h, :3, :3] @ (rest[h, :3, :3].T @ u)
+        out["flexion_deg"] = float(_angle(pv, x[:, names.index(b.node("neck"))] - x[:, h]).max())
+    knees = _knees_in(figure, x, b, u)
+    if knees is not None:
+        out["knee_in_deg"] = float(knees.max())
     out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)
     return ReachMeasures(**out)
 

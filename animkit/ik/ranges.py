@@ -1,0 +1,201 @@
+"""A person's range of motion as an IK task: the trunk's side bend and twist, the pelvis's roll and the knees over
+the feet held within bounds, measured from the world frames (not per joint: a bound on the sum over every joint
+that bends the trunk, however a rig splits its spine).
+
+With x_L, x_R the upper arms, d = x_R − x_L, s = d/|d|, the pelvis's up p = R_hips p_h and left-to-right axis
+h = R_hips h_h (the rest pose's world up and right in the hips' frame), g = p × h, u the world up axis:
+
+    side bend   β = asin(s · p)              ∂β = (p · ∂s + s · ∂p) / cos β,  ∂s = (I − s sᵀ)(∂x_R − ∂x_L)/|d|
+    twist       τ = atan2(d · g, d · h)      ∂τ = (X ∂Y − Y ∂X)/(X² + Y²),   X = d · h, Y = d · g
+    pelvis roll ρ = asin(h · u)              ∂ρ = u · ∂h / cos ρ
+    knee in     κ = asin(â · n)              â = (k − a)/|k − a| (knee, ankle), n = ±(u × (t − a))/|u × (t − a)|
+                                             (toe t; the sign turns n toward the other ankle)
+
+where ∂p = a_j × p (∂h, ∂g alike) for the revolute DOFs j that move the hips and ∂x the point Jacobians
+(:func:`~animkit.ik.body.point_jacobian`). The quantities are those of
+:mod:`animkit.motion.reach_measures` (the tests hold the two to each other). Each is bounded: |β| ≤ β_max,
+|τ| ≤ τ_max, |ρ| ≤ ρ_max and κ ≤ κ_max (a knee may go out, not in). As an inequality (:meth:`Ranges.bounds`) the
+prioritised solver holds J Δθ ≤ room = bound − |value| for the rows a step would break (an active set, above every
+level: the reach gives way, not the back); as a soft task (:meth:`Ranges.compute`, weighted solvers)
+e = max(0, |value| − bound) per quantity.
+
+The bounds are an adult's active ranges (American Academy of Orthopaedic Surgeons, *Joint Motion: Method of
+Measuring and Recording*, 1965; Greene & Heckman, *The Clinical Measurement of Joint Motion*, AAOS 1994):
+thoracolumbar lateral flexion 35°, rotation 45° (forward flexion 80°, measured, not bounded: the joints' own limits
+hold it). The pelvis and knees get tight bounds (5°): a person reaching low keeps the pelvis about level and the
+knees over the feet; the front view shows anything more.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from animkit.errors import IKError, unknown_name
+from animkit.ik.body import figure_state, point_jacobian
+from animkit.ik.tasks import Configuration, Task
+from animkit.model.figure import Figure
+from animkit.model.transforms import cross3
+
+__all__ = ["Ranges", "ranges_task", "RANGE_DEGREES"]
+
+Array = NDArray[np.float64]
+#: a person's ranges (degrees, module docstring): the bound on each quantity the :class:`Ranges` task holds
+RANGE_DEGREES: Mapping[str, float] = MappingProxyType(
+    {"side_bend": 35.0, "twist": 45.0, "pelvis_roll": 5.0, "knee_in": 5.0})
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Ranges(Task):
+    """The trunk's side bend and twist, the pelvis's roll and the knees within ``bounds`` (name → degrees, keys of
+    RANGE_DEGREES; a missing key: not bounded) (module docstring). ``hips``, ``arms`` (left, right upper arm),
+    ``pelvis`` (p_h, h_h: the world up and right at rest in the hips' frame), ``legs``: (knee, ankle, toe, other
+    ankle) per leg; ``up``: the world up axis."""
+
+    kind: ClassVar[str] = "ranges"
+    inequality: ClassVar[bool] = True
+    hips: str
+    arms: tuple[str, str] | None = None
+    pelvis: tuple[ArrayLike, ArrayLike] = ((0.0, 1.0, 0.0), (-1.0, 0.0, 0.0))
+    legs: tuple[tuple[str, str, str, str], ...] = ()
+    bounds_deg: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
+    up: ArrayLike = (0.0, 1.0, 0.0)
+    priority: int = 0
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes whose frames the quantities read (a movable set that moves none of them leaves them alone)."""
+        return (self.hips, *(self.arms or ()), *(n for leg in self.legs for n in leg))
+
+    def values(self, c: Configuration) -> tuple[list[str], Array, Array]:
+        """Each bounded quantity's name, value (radians) and ∂/∂θ (D,), rows in the order side bend, twist, pelvis
+        roll, knees."""
+        s = c.state
+        hip = c.node(self.hips)
+        rev = c.figure.compiled.dof_revolute
+        pelvis_dofs = (c.body.moves[hip] & rev)[:, None]
+        p, h = (s.R[hip] @ np.asarray(v, dtype=float) for v in self.pelvis)
+        u = np.asarray(self.up, dtype=float)
+        u = u / np.linalg.norm(u)
+
+        def turned(v: Array) -> Array:  # ∂v/∂θ (3, D) of a vector carried by the hips
+            return np.asarray((cross3(s.a, v) * pelvis_dofs).T, dtype=float)
+
+        names, vals, rows = [], [], []
+        b = self.bounds_deg
+        if self.arms is not None and ("side_bend" in b or "twist" in b):
+            il, ir = c.node(self.arms[0]), c.node(self.arms[1])
+            d = s.p[ir] - s.p[il]
+            Jd = point_jacobian(c.figure, c.body, s, ir, s.p[ir]) - point_jacobian(c.figure, c.body, s, il, s.p[il])
+            if "side_bend" in b:
+                n = float(np.linalg.norm(d))
+                sv = d / n
+                sig = float(sv @ p)
+                ds = (np.eye(3) - np.outer(sv, sv)) @ Jd / n
+                names.append("side_bend")
+                vals.append(math.asin(max(-1.0, min(1.0, sig))))
+                rows.append((p @ ds + sv @ turned(p)) / max(math.sqrt(max(1.0 - sig * sig, 0.0)), 1e-9))
+            if "twist" in b:
+                g = np.cross(p, h)
+                X, Y = float(d @ h), float(d @ g)
+                dX, dY = h @ Jd + d @ turned(h), g @ Jd + d @ turned(g)
+                names.append("twist")
+                vals.append(math.atan2(Y, X))
+                rows.append((X * dY - Y * dX) / max(X * X + Y * Y, 1e-300))
+        if "pelvis_roll" in b:
+            r = float(h @ u)
+            names.append("pelvis_roll")
+            vals.append(math.asin(max(-1.0, min(1.0, r))))
+            rows.append((u @ turned(h)) / max(math.sqrt(max(1.0 - r * r, 0.0)), 1e-9))
+        if "knee_in" in b:
+            for leg in self.legs:
+                k, a, t, o = (c.node(x) for x in leg)
+                names.append("knee_in")
+                v, J = _knee_in(c, k, a, t, s.p[o], u)
+                vals.append(v)
+                rows.append(J)
+        D = c.figure.dof_count
+        return names, np.array(vals, dtype=float), np.array(rows, dtype=float).reshape(-1, D)
+
+    def _limits(self, names: list[str]) -> Array:
+        return np.radians([float(self.bounds_deg[n]) for n in names])
+
+    def bounds(self, c: Configuration) -> tuple[Array, Array] | None:
+        """J Δθ ≤ room: per quantity, J = sign(v) ∂v (the knees': ∂κ) and room = bound − |v| (κ_max − κ)."""
+        names, v, J = self.values(c)
+        one_sided = np.array([n == "knee_in" for n in names], dtype=bool)
+        sign = np.where(one_sided | (v >= 0), 1.0, -1.0)
+        return J * sign[:, None], self._limits(names) - sign * v
+
+    def compute(self, c: Configuration) -> tuple[Array, Array]:
+        """e = max(0, |v| − bound) per quantity (κ − κ_max for a knee), ∂e = sign(v) ∂v where positive, else 0."""
+        J, room = self.bounds(c)  # type: ignore[misc]
+        over = room < 0
+        return np.where(over, -room, 0.0), J * over[:, None]
+
+    def report(self, c: Configuration) -> float:
+        """The largest excess over a bound, in degrees (0 within every bound)."""
+        return float(np.degrees(np.max(self.compute(c)[0], initial=0.0)))
+
+
+def _knee_in(c: Configuration, k: int, a: int, t: int, other: Array, u: Array) -> tuple[float, Array]:
+    """κ = asin(â · n) and ∂κ/∂θ (D,) of one leg (module docstring)."""
+    s = c.state
+    fig, body = c.figure, c.body
+    Jk, Ja, Jt = (point_jacobian(fig, body, s, i, s.p[i]) for i in (k, a, t))
+    va = s.p[k] - s.p[a]
+    la = float(np.linalg.norm(va))
+    ah = va / la
+    m = np.cross(u, s.p[t] - s.p[a])
+    lm = max(float(np.linalg.norm(m)), 1e-300)
+    sign = -1.0 if float(m @ (other - s.p[a])) < 0 else 1.0
+    n = sign * m / lm
+    dah = (np.eye(3) - np.outer(ah, ah)) @ (Jk - Ja) / la
+    dm = cross3(u[None], (Jt - Ja).T).T  # u × ∂(t − a), column by column
+    dn = sign * (np.eye(3) - np.outer(n, n)) @ dm / lm
+    x = float(ah @ n)
+    return math.asin(max(-1.0, min(1.0, x))), (n @ dah + ah @ dn) / max(math.sqrt(max(1.0 - x * x, 0.0)), 1e-9)
+
+
+def ranges_task(figure: Figure, bones: Any, up: ArrayLike, bounds: Mapping[str, float]) -> Ranges | None:
+    """The :class:`Ranges` task of a humanoid (``bones``: its :class:`~animkit.model.humanoid.HumanoidMap`) with
+    ``bounds`` (name → degrees; absolute: a person's ranges from standing, whatever the start): the pelvis's up
+    and right (from the left to the right upper arm, or upper leg, laid level) in the hips' frame; the knees where
+    the legs have knees, feet and toes. None without hips or any bound."""
+    hips = bones.get("hips")
+    if hips is None or not bounds:
+        return None
+    unknown = set(bounds) - set(RANGE_DEGREES)
+    if unknown:
+        raise IKError(unknown_name("range", sorted(unknown)[0], list(RANGE_DEGREES)))
+    u = np.asarray(up, dtype=float)
+    u = u / np.linalg.norm(u)
+    rest = figure_state(figure, figure.rest_pose())
+    names = figure.compiled.node_names
+    right = None
+    for a, b in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
+        na, nb = bones.get(a), bones.get(b)
+        if na is not None and nb is not None:
+            v = rest.p[names.index(nb)] - rest.p[names.index(na)]
+            v = v - u * (v @ u)
+            if np.linalg.norm(v) > 1e-9:
+                right = v / np.linalg.norm(v)
+                break
+    if right is None:
+        return None
+    Rh = rest.R[names.index(hips)]
+    arms = (bones.get("upper_arm_l"), bones.get("upper_arm_r"))
+    legs = []
+    for side, other in (("l", "r"), ("r", "l")):
+        leg = (bones.get(f"lower_leg_{side}"), bones.get(f"foot_{side}"), bones.get(f"toe_{side}"),
+               bones.get(f"foot_{other}"))
+        if all(x is not None for x in leg):
+            legs.append(leg)
+    return Ranges(hips=hips, arms=arms if None not in arms else None, pelvis=(tuple(Rh.T @ u), tuple(Rh.T @ right)),
+                  legs=tuple(legs), bounds_deg=dict(bounds), up=tuple(u))
