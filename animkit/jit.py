@@ -226,8 +226,8 @@ def warm(lines: Iterable[str], part: int = 0, parts: int = 1) -> tuple[int, int]
     mine = _shares(found, {row[0]: float(row[1]) for row in rows}, parts)[part]
     done = skipped = 0
     for key, _, sig_text in rows:
-        if key in found and (key not in mine or found[key].internal):  # internal: compiled with its callers
-            continue
+        if (key in found and (key not in mine or found[key].internal)) or (key not in found and part != 0):
+            continue  # internal: compiled with its callers; a line naming no kernel: part 0 counts it
         try:
             k = found[key]
             sig = pickle.loads(base64.b64decode(sig_text))  # noqa: S301 - the file signatures() wrote, in the repo

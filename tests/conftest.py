@@ -60,14 +60,15 @@ def pytest_configure(config: pytest.Config) -> None:
     the kernels the tests will call, split across one process a worker, onto numba's disk cache
     (``jit.warm``): the workers then load each kernel in milliseconds instead of compiling it each on its own
     (two workers reaching the same kernel at the same time both compile it). On a warm cache it only loads.
-    ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any run."""
+    ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any run; ANIMKIT_RECORD_KERNELS=1 (recording) turns it off."""
     if hasattr(config, "workerinput") or not jit.enabled() or not KERNELS.exists():
         return
     workers = len(getattr(config.option, "tx", None) or [])
     switch = os.environ.get("ANIMKIT_WARM_KERNELS", "")
     whole = config.args_source != pytest.Config.ArgsSource.ARGS or all(
         Path(a).resolve() in (ROOT, KERNELS.parent) for a in config.args)
-    if switch == "0" or (switch != "1" and not (workers > 1 and whole)):
+    recording = os.environ.get("ANIMKIT_RECORD_KERNELS") == "1"  # compile times to record: nothing compiled before
+    if switch == "0" or recording or (switch != "1" and not (workers > 1 and whole)):
         return
     parts = max(1, min(workers, os.cpu_count() or 1))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
@@ -83,6 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_WARMED] = (f"numba kernels: {ready} signatures ready in {time.perf_counter() - start:.0f} s "
                              f"({parts} processes; {skipped} stale lines in {KERNELS.name}"
                              f"{'; failed: ' + ' | '.join(failed) if failed else ''})")
+    if skipped or failed:  # the header is not shown under -q: a stale list slows the suite, so say it
+        print(f"tests/conftest.py: {config.stash[_WARMED]}; see docs/testing.md to write the list again",
+              file=sys.stderr)
 
 
 _WARMED = pytest.StashKey[str]()

@@ -121,7 +121,7 @@ def test_warm_compiles_recorded_signatures_onto_the_disk_cache_and_skips_stale_l
         assert isinstance(fresh, jit.Kernel) and not fresh.on_disk()
         stale = ["# a comment", "tests.test_jit:_gone\t1.0\tAAAA\tx", "tests.nowhere:f\t1.0\tAAAA\tx"]
         parts = [jit.warm(lines + stale, part, 2) for part in (0, 1)]
-        assert sum(done for done, _ in parts) == 2 and all(skipped == 2 for _, skipped in parts)
+        assert [done for done, _ in parts] in ([2, 0], [0, 2]) and [skipped for _, skipped in parts] == [2, 0]
         again, callee = jit.kernel(_triple_twice, calls=(_triple,)), jit.kernel(plain)
         assert isinstance(again, jit.Kernel) and isinstance(callee, jit.Kernel)
         assert again.on_disk() and callee.on_disk() and again(1.5) == 13.5
