@@ -29,11 +29,14 @@ import functools
 import importlib.util
 import os
 import threading
+import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ENABLED", "ALWAYS", "WARM"]
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "signatures", "warm", "ENABLED",
+           "ALWAYS", "WARM"]
 
 _ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
 _NUMBA_FOUND = importlib.util.find_spec("numba") is not None
@@ -105,7 +108,15 @@ class Kernel:
         self._ready = False  # compiled and called once without error
         self.declined = 0.0  # work :func:`pays` has sent to the NumPy path (callers that give it a warm size)
         self._on_disk: bool | None = None
+        #: seconds its first call took in this process: compiling (with the kernels it calls), or loading numba's cache
+        self.first_call_s: float | None = None
         functools.update_wrapper(self, fn)
+        _KERNELS.add(self)
+
+    @property
+    def key(self) -> str:
+        """``module:qualname`` of its Python function: the name :func:`signatures` writes and :func:`warm` reads."""
+        return f"{self.fn.__module__}:{self.fn.__qualname__}"
 
     def compiled(self) -> Callable[..., Any]:
         """The numba dispatcher (compiled, or loaded from numba's disk cache, at the first call)."""
@@ -145,6 +156,7 @@ class Kernel:
         if self._ready:
             return self._compiled(*args)  # type: ignore[misc]
         dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform
+        start = time.perf_counter()
         try:  # the first call compiles (or loads numba's cache): a failure there must not block use
             with _slp(self.slp):
                 out = dispatcher(*args)
@@ -153,6 +165,7 @@ class Kernel:
                        f"{str(exc).splitlines()[0] if str(exc) else ''})")
             return self.fn(*args)  # this once, as plain Python; callers see enabled() False from now on
         self._ready = True
+        self.first_call_s = time.perf_counter() - start
         global WARM
         WARM = True
         return out
@@ -172,6 +185,102 @@ class Kernel:
             except Exception:  # noqa: BLE001 - numba's cache internals: any failure means "do not count on it"
                 self._on_disk = False
         return self._on_disk
+
+
+_KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()  # every kernel made in this process (signatures, warm)
+
+
+def signatures(prefix: str = "animkit.") -> list[str]:
+    """``key<TAB>seconds<TAB>signature<TAB>text``, one line per signature numba compiled for each kernel this process
+    has called from Python (kernels whose module starts with ``prefix``; seconds: its first call's, see
+    :attr:`Kernel.first_call_s`; the signature as numba's types pickled, base64; the text for people). The lines
+    :func:`warm` reads: tests/conftest.py records the suite's."""
+    import base64
+    import pickle
+
+    lines = []
+    for k in list(_KERNELS):
+        if k.internal or not k._ready or not k.fn.__module__.startswith(prefix):
+            continue
+        for sig in k.compiled().signatures:  # type: ignore[attr-defined]
+            packed = base64.b64encode(pickle.dumps(tuple(sig))).decode()
+            lines.append(f"{k.key}\t{k.first_call_s or 0.0:.2f}\t{packed}\t{' '.join(str(sig).split())}")
+    return sorted(lines)
+
+
+def warm(lines: Iterable[str], part: int = 0, parts: int = 1) -> tuple[int, int]:
+    """Compile the kernels of ``key<TAB>seconds<TAB>signature…`` lines (:func:`signatures`'s) for their signatures
+    now, onto numba's disk cache (or load them from there): processes that then call them load them in
+    milliseconds. ``parts`` processes each calling ``warm(lines, part, parts)`` share the work: kernels that call
+    the same kernels go to the same part (none compiles anything twice), parts balanced by the seconds the lines
+    give (:func:`_shares`). Returns (signatures ready, lines skipped): a line naming a kernel that no longer
+    exists, or a signature it no longer compiles for, is skipped (that kernel compiles at its first call, as it
+    would have anyway)."""
+    import base64
+    import pickle
+
+    if not enabled():
+        return 0, 0
+    rows = [line.rstrip("\n").split("\t")[:3] for line in lines if line.strip() and not line.startswith("#")]
+    found = _kernels_named({row[0] for row in rows})
+    mine = _shares(found, {row[0]: float(row[1]) for row in rows}, parts)[part]
+    done = skipped = 0
+    for key, _, sig_text in rows:
+        if (key in found and (key not in mine or found[key].internal)) or (key not in found and part != 0):
+            continue  # internal: compiled with its callers; a line naming no kernel: part 0 counts it
+        try:
+            k = found[key]
+            sig = pickle.loads(base64.b64decode(sig_text))  # noqa: S301 - the file signatures() wrote, in the repo
+            with _COMPILE, _slp(k.slp):
+                k.compiled().compile(sig)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a stale line (renamed kernel, changed types): compiled when first called
+            skipped += 1
+        else:
+            done += 1
+    return done, skipped
+
+
+def _kernels_named(keys: set[str]) -> dict[str, Kernel]:
+    """The kernels of these ``module:qualname`` keys whose modules import (missing ones left out)."""
+    import importlib
+
+    for module in sorted({key.partition(":")[0] for key in keys}):
+        with contextlib.suppress(Exception):  # a module renamed or gone: its lines are stale
+            importlib.import_module(module)
+    return {k.key: k for k in list(_KERNELS) if k.key in keys}
+
+
+def _shares(kernels: dict[str, Kernel], weight: dict[str, float], parts: int) -> list[set[str]]:
+    """The keys split into ``parts`` sets: a kernel goes with the heavy kernels it calls, directly or not (those
+    weighing at least a fifth of the heaviest: compiling them twice would cost more than an unbalanced split),
+    and the groups are dealt heaviest first to the part with the least weight so far."""
+    heavy = 0.2 * max(weight.values(), default=0.0)
+    parent: dict[str, str] = {}  # union-find over keys
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for key, k in kernels.items():
+        todo, seen = list(k.calls), set()
+        while todo:
+            c = todo.pop()
+            if c.key not in seen:
+                seen.add(c.key)
+                todo.extend(c.calls)
+                if weight.get(c.key, 0.0) >= heavy:
+                    parent[root(c.key)] = root(key)
+    groups: dict[str, set[str]] = {}
+    for key in kernels:
+        groups.setdefault(root(key), set()).add(key)
+    shares: list[set[str]] = [set() for _ in range(parts)]
+    load = [0.0] * parts
+    for g in sorted(groups.values(), key=lambda g: (-sum(weight.get(key, 0.0) for key in g), sorted(g))):
+        i = load.index(min(load))
+        shares[i] |= g
+        load[i] += sum(weight.get(key, 0.0) for key in g)
+    return shares
 
 
 @contextlib.contextmanager

@@ -83,3 +83,47 @@ def test_on_disk_reads_numba_s_cache_index(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))  # an empty cache: nothing to load
     fresh = jit.kernel(fk.fk_frames_kernel.fn)
     assert isinstance(fresh, jit.Kernel) and not fresh.on_disk()
+
+
+def _triple(x: float) -> float:
+    return 3.0 * x
+
+
+def _triple_twice(x: float) -> float:
+    return _triple(_triple(x))
+
+
+def test_warm_compiles_recorded_signatures_onto_the_disk_cache_and_skips_stale_lines(monkeypatch, tmp_path) -> None:
+    """What tests/conftest.py does before the workers start: :func:`jit.signatures` lists each compiled signature;
+    :func:`jit.warm` compiles them (its parts together: all of them, none twice) onto numba's disk cache, so a
+    process that then calls the kernel loads it; lines naming no kernel are skipped, not errors."""
+    import gc
+
+    import numba.core.config
+
+    global _triple
+    plain = _triple
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "first"))
+    try:
+        _triple = jit.kernel(plain)
+        outer = jit.kernel(_triple_twice, calls=(_triple,))
+        assert outer is not None and outer(2.0) == 18.0 and outer(np.int64(2)) == 18.0  # two signatures
+        lines = [line for line in jit.signatures(prefix="tests.") if "_triple" in line.split("\t")[0]]
+        # the kernels called from Python (the one it calls compiles with it)
+        assert [line.split("\t")[0] for line in lines] == ["tests.test_jit:_triple_twice"] * 2
+        assert {line.split("\t")[3] for line in lines} == {"(float64,)", "(int64,)"}
+        del outer
+        _triple = plain
+        gc.collect()  # the kernels recorded above are gone: warm finds the fresh ones below
+        monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "second"))  # an empty cache
+        _triple = jit.kernel(plain)
+        fresh = jit.kernel(_triple_twice, calls=(_triple,))
+        assert isinstance(fresh, jit.Kernel) and not fresh.on_disk()
+        stale = ["# a comment", "tests.test_jit:_gone\t1.0\tAAAA\tx", "tests.nowhere:f\t1.0\tAAAA\tx"]
+        parts = [jit.warm(lines + stale, part, 2) for part in (0, 1)]
+        assert [done for done, _ in parts] in ([2, 0], [0, 2]) and [skipped for _, skipped in parts] == [2, 0]
+        again, callee = jit.kernel(_triple_twice, calls=(_triple,)), jit.kernel(plain)
+        assert isinstance(again, jit.Kernel) and isinstance(callee, jit.Kernel)
+        assert again.on_disk() and callee.on_disk() and again(1.5) == 13.5
+    finally:
+        _triple = plain
