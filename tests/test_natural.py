@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from animkit.ik.tasks import (
     polygon_margin,
     support_polygon,
 )
+from animkit.model.anatomy import RANGE_DEGREES
 from animkit.motion.reach import bake_reach, priors_from_scene
 
 from .conftest import SCENES
@@ -209,6 +211,28 @@ def test_priors_round_trip_through_toml_and_are_checked(tmp_path) -> None:
     (tmp_path / "bad.toml").write_text(bad)
     with pytest.raises(animkit.AnimkitError, match=r"reach.priors.stiffness.spine"):
         animkit.load(tmp_path / "bad.toml")
+
+
+def test_a_scene_sets_a_persons_ranges_and_bad_ones_name_their_key(tmp_path) -> None:
+    """[reach.priors] ranges: a table overrides RANGE_DEGREES by name (the rest kept), false turns them off; an
+    unknown name or degrees outside [0, 180] is an error naming the key; the writer keeps them."""
+    text = (SCENES / "humanoid.toml").read_text()
+    assert "[reach.priors]" in text
+    scene_file = tmp_path / "r.toml"
+    scene_file.write_text(text.replace("[reach.priors]\n", "[reach.priors]\nranges = { side_bend = 25.0 }\n", 1))
+    a = priors_from_scene(animkit.load(scene_file))
+    assert a is not None and dict(a.ranges) == {**RANGE_DEGREES, "side_bend": 25.0}
+    animkit.save(tmp_path / "again.toml", animkit.load(scene_file))
+    again = priors_from_scene(animkit.load(tmp_path / "again.toml"))
+    assert again is not None and dict(again.ranges) == dict(a.ranges)
+    scene_file.write_text(text.replace("[reach.priors]\n", "[reach.priors]\nranges = false\n", 1))
+    off = priors_from_scene(animkit.load(scene_file))
+    assert off is not None and dict(off.ranges) == {}
+    for bad, key in (("{ side_bnd = 25.0 }", "reach.priors.ranges.side_bnd"),
+                     ("{ twist = 200.0 }", "reach.priors.ranges.twist"), ("3", "reach.priors.ranges")):
+        scene_file.write_text(text.replace("[reach.priors]\n", f"[reach.priors]\nranges = {bad}\n", 1))
+        with pytest.raises(animkit.AnimkitError, match=re.escape(key)):
+            animkit.load(scene_file)
 
 
 def test_gaze_on_a_motion_capture_skeleton() -> None:

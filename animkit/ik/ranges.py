@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,15 +39,13 @@ from numpy.typing import ArrayLike, NDArray
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import figure_state, point_jacobian
 from animkit.ik.tasks import Configuration, Task
+from animkit.model.anatomy import RANGE_DEGREES
 from animkit.model.figure import Figure
 from animkit.model.transforms import cross3
 
 __all__ = ["Ranges", "ranges_task", "RANGE_DEGREES"]
 
 Array = NDArray[np.float64]
-#: a person's ranges (degrees, module docstring): the bound on each quantity the :class:`Ranges` task holds
-RANGE_DEGREES: Mapping[str, float] = MappingProxyType(
-    {"side_bend": 35.0, "twist": 45.0, "pelvis_roll": 5.0, "knee_in": 5.0})
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)

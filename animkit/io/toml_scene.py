@@ -41,7 +41,7 @@ from animkit.io.toml_nodes import (
     parse_color,
 )
 from animkit.io.toml_write import dumps_scene
-from animkit.model.anatomy import humanoid_limits
+from animkit.model.anatomy import RANGE_DEGREES, humanoid_limits
 from animkit.model.figure import Figure
 from animkit.model.joints import Joint, cone_axis_from_child
 from animkit.model.rig import Rig
@@ -57,7 +57,7 @@ TOP_KEYS = ("figure", "nodes", "chains", "effectors", "camera", "reach", "clips"
 CAMERA_KEYS = ("eye", "target", "fov", "width", "height", "azimuth", "elevation")
 REACH_KEYS = ("effector", "target", "chains", "solvers", "duration", "hold", "fps", "start_clip", "priors")
 PRIOR_KEYS = ("stiffness", "preferred", "comfort", "spread", "gaze", "planted", "balance", "margin", "hang", "prior",
-              "prior_weight")
+              "prior_weight", "ranges")
 
 
 # --- the whole scene --------------------------------------------------------------------------------
@@ -305,7 +305,8 @@ def _reach(ctx: Context, spec: Any, fig: Figure) -> ReachSpec:
 
 def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
     """[reach.priors]: natural reaching (animkit.ik.natural.Priors): stiffness = {joint = s in [0, 1)}, comfort,
-    spread, margin, hang, prior_weight (numbers >= 0), gaze, balance (booleans), planted (effector names), prior (a
+    spread, margin, hang, prior_weight (numbers >= 0), gaze, balance (booleans), planted (effector names), ranges
+    (false, or {name = degrees in [0, 180]} over animkit.model.anatomy.RANGE_DEGREES' names), prior (a
     learned pose prior, animkit.ik.PosePrior: "default", the one shipped with animkit, or a .npz file relative to the
     scene, checked here and kept as written; animkit.motion.reach.priors_from_scene loads it)."""
     spec = _table(ctx, spec, "reach.priors")
@@ -347,6 +348,8 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
             if n not in effectors and n not in fig.node_names:
                 raise ctx.error("reach.priors.planted", unknown_name("effector", n, list(effectors) + fig.node_names))
         out["planted"] = tuple(names)
+    if "ranges" in spec:
+        out["ranges"] = _ranges(ctx, spec["ranges"])
     if "prior" in spec:
         ref = spec["prior"]
         if not isinstance(ref, str) or not ref:
@@ -359,6 +362,23 @@ def _priors(ctx: Context, spec: Any, fig: Figure) -> dict[str, Any]:
             referenced_file(ctx.path, ref, what="pose prior", key="reach.priors.prior",
                             line=ctx.line_of("reach.priors.prior"))
         out["prior"] = ref
+    return out
+
+
+def _ranges(ctx: Context, spec: Any) -> dict[str, float] | bool:
+    """[reach.priors] ranges: false (no bounds) or {side_bend, twist, pelvis_roll, knee_in = degrees in [0, 180]}
+    (the names not given keep :data:`~animkit.model.anatomy.RANGE_DEGREES`)."""
+    if spec is False:
+        return False
+    table = _table(ctx, spec, "reach.priors.ranges")
+    out = {}
+    for name, v in table.items():
+        if name not in RANGE_DEGREES:
+            raise ctx.error(f"reach.priors.ranges.{name}", unknown_name("range", name, list(RANGE_DEGREES)))
+        x = _num(ctx, v, f"reach.priors.ranges.{name}")
+        if not 0.0 <= x <= 180.0:
+            raise ctx.error(f"reach.priors.ranges.{name}", f"expected degrees in [0, 180], got {v!r}")
+        out[str(name)] = x
     return out
 
 

@@ -23,7 +23,9 @@ front = up × right.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -33,10 +35,17 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import HumanoidMap, match_figure
 from animkit.model.joints import Cone, Joint
 
-__all__ = ["BoneRange", "HUMAN_RANGES", "humanoid_limits", "has_own_limits"]
+__all__ = ["BoneRange", "HUMAN_RANGES", "RANGE_DEGREES", "humanoid_limits", "has_own_limits"]
 
 Toward = Literal["front", "back", "up"]
 Array = NDArray[np.float64]
+
+#: A person's ranges of the whole body's posture (degrees; the same AAOS tables): thoracolumbar lateral flexion
+#: (``side_bend``) 35° and rotation (``twist``) 45°; the pelvis's roll and a knee's inward lean (``pelvis_roll``,
+#: ``knee_in``) 5°, what a person reaching low keeps. The bounds of :class:`animkit.ik.ranges.Ranges`; a scene's
+#: ``[reach.priors] ranges`` overrides them by name.
+RANGE_DEGREES: Mapping[str, float] = MappingProxyType(
+    {"side_bend": 35.0, "twist": 45.0, "pelvis_roll": 5.0, "knee_in": 5.0})
 
 
 @dataclass(frozen=True)
