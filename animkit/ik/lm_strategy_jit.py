@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit import jit
-from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.constants import ORIENTATION_STAGES
 from animkit.ik.lm_jit import (
     CONVERGED,
     Goal,
@@ -28,6 +28,23 @@ from animkit.ik.lm_jit import (
     lm_one,
     settings_with,
     tiny_chain,
+)
+from animkit.ik.lm_rules import (
+    EASIER_TASKS,
+    better,
+    better_jit,
+    easier_task,
+    easier_task_jit,
+    later_history,
+    later_history_jit,
+    limit_coordinates,
+    limit_coordinates_jit,
+    relaxed_limits,
+    relaxed_limits_jit,
+    stationary,
+    stationary_jit,
+    wrap_into_limits,
+    wrap_into_limits_jit,
 )
 from animkit.jit import kernel
 
@@ -59,90 +76,60 @@ _beyond = kernel(_beyond) or _beyond
 
 
 def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
-    """strategy._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
-    only toward its inside); True when ‖g‖ ≤ STATIONARY · ‖J‖_F ‖W V‖ (J, V weighted; J over the free DOFs)."""
+    """strategy._reachability's optimality test at q (:func:`~animkit.ik.lm_rules.stationary`): g = Jᵀ W² V and
+    the squared norms of J's weighted columns from the chain's frames."""
     n = q.shape[0]
     w = goal.w
     T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6 if goal.orient else 3)
     chain_forward(q, chain.Hs, chain.Ce, T, Te, np.empty(20))
     _, _, vn = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, np.empty((3, 3)))
-    gn2, jn2 = 0.0, 0.0
+    g, jj = np.empty((1, n)), np.empty((1, n))
     for k in range(n):
         ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
         dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
         c0, c1, c2 = (ay * dz - az * dy) * w[0], (az * dx - ax * dz) * w[1], (ax * dy - ay * dx) * w[2]
-        g = c0 * V[0] + c1 * V[1] + c2 * V[2]
-        j2 = c0 * c0 + c1 * c1 + c2 * c2
+        g[0, k] = c0 * V[0] + c1 * V[1] + c2 * V[2]
+        jj[0, k] = c0 * c0 + c1 * c1 + c2 * c2
         if goal.orient:
             c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
-            g += c3 * V[3] + c4 * V[4] + c5 * V[5]
-            j2 += c3 * c3 + c4 * c4 + c5 * c5
-        blocked = (q[k] <= chain.lo[k] + 1e-9 and g < 0.0) or (q[k] >= chain.hi[k] - 1e-9 and g > 0.0)
-        if not blocked:
-            gn2 += g * g
-            jn2 += j2
-    return math.sqrt(gn2) <= STATIONARY * math.sqrt(jn2) * vn
+            g[0, k] += c3 * V[3] + c4 * V[4] + c5 * V[5]
+            jj[0, k] += c3 * c3 + c4 * c4 + c5 * c5
+    return bool(stationary(g, jj, q.reshape((1, n)), chain.lo, chain.hi, np.full(1, vn))[0][0])
 
 
-_stationary = kernel(_stationary, calls=(chain_forward, chain_residual)) or _stationary
+_stationary = kernel(_stationary, calls=(chain_forward, chain_residual, stationary_jit)) or _stationary
 
 
 def _keep_better(q: Array, H: Array, st: State, qc: Array, Hc: Array, st_c: State, before: int) -> State:
     """lm.keep_better for one problem: the state (q, H[: it + 1], st = (pos, ori, it, why)) takes a later run's
-    answer (qc, Hc[: it_c + 1], st_c) when that converged or ends closer; ``before`` iterations were spent between
-    them. Updates q and H in place; returns the new state."""
+    answer (qc, Hc[: it_c + 1], st_c) by :func:`~animkit.ik.lm_rules.better` (its history by
+    :func:`~animkit.ik.lm_rules.later_history`); ``before`` iterations were spent between them. Updates q and H in
+    place; returns the new state."""
     pos, ori, it, why = st
     it_c, why_c = st_c[2], st_c[3]
     best = H[it]
-    take = why_c == CONVERGED or Hc[it_c] < best
     total = it + before + it_c
-    for k in range(it + 1, total + 1):
-        H[k] = best
-    if not take:
+    H[it + 1:total + 1] = best
+    if not better(why_c == CONVERGED, Hc[it_c], best):
         return pos, ori, total, why
-    k0 = it + before + 1
-    for j in range(it_c):
-        H[k0 + j] = max(min(Hc[1 + j], best), Hc[it_c])
-    for k in range(k0 - 1 + it_c, total + 1):
-        H[k] = Hc[it_c]
-    for j in range(q.shape[0]):
-        q[j] = qc[j]
+    later_history(H[:total + 1], it + before + 1, Hc, it_c, best)
+    q[:] = qc
     return st_c[0], st_c[1], total, why_c
 
 
-_keep_better = kernel(_keep_better) or _keep_better
-
-
-def _wrap(q: Array, lo: Array, hi: Array, out: Array) -> None:
-    """lm.wrap_into_limits on a chain of revolute DOFs: θ' = l + ((θ − l) mod 2π), an angle in the gap to the nearer
-    limit on the circle, where both limits are finite; clipped otherwise."""
-    for j in range(q.shape[0]):
-        if math.isfinite(lo[j]) and math.isfinite(hi[j]):
-            v = lo[j] + (q[j] - lo[j]) % (2.0 * math.pi)
-            if v > hi[j]:
-                v = hi[j] if v - hi[j] < lo[j] + 2.0 * math.pi - v else lo[j]
-            out[j] = v
-        else:
-            out[j] = min(max(q[j], lo[j]), hi[j])
-
-
-_wrap = kernel(_wrap) or _wrap
+_keep_better = kernel(_keep_better, calls=(better_jit, later_history_jit)) or _keep_better
 
 
 def _relaxed(chain: LoopChain) -> tuple[LoopChain, bool]:
-    """``chain`` with the limits of its limited DOFs lifted (lm._relaxed), and whether any were."""
-    lo_r, hi_r, mid_r, half_r, lim_r = chain.lo.copy(), chain.hi.copy(), chain.mid.copy(), chain.half.copy(), \
-        chain.limited.copy()
-    lifted = False
-    for j in range(lo_r.shape[0]):
-        if math.isfinite(chain.lo[j]) and math.isfinite(chain.hi[j]):
-            lo_r[j], hi_r[j], mid_r[j], half_r[j], lim_r[j] = -math.inf, math.inf, 0.0, 1.0, 0.0
-            lifted = True
-    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r, chain.kappa, chain.base,
+    """``chain`` with the limits of its limited DOFs lifted (:func:`~animkit.ik.lm_rules.relaxed_limits`, its limit
+    coordinates by :func:`~animkit.ik.lm_rules.limit_coordinates`), and whether any were."""
+    lo_r, hi_r, lifted = relaxed_limits(chain.lo, chain.hi, np.ones(chain.lo.shape[0], dtype=np.bool_))
+    lim_r, mid_r, half_r = limit_coordinates(lo_r, hi_r)
+    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r.astype(np.float64), chain.kappa, chain.base,
                      chain.reach), lifted
 
 
-_relaxed = kernel(_relaxed) or _relaxed
+_relaxed = kernel(_relaxed, calls=(relaxed_limits_jit, limit_coordinates_jit)) or _relaxed
 
 
 def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
@@ -161,13 +148,13 @@ def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal
         if k == 1 and _stationary(chain, q, goal):
             break
         it_u = lm_one(free, s_free, goal, start if k == 0 else stopped, qu, Hu)[2]
-        _wrap(qu, chain.lo, chain.hi, qw)
+        qw[:] = wrap_into_limits(qu, chain.lo, chain.hi, np.ones(n, dtype=np.bool_))
         st_c = lm_one(chain, s, goal, qw, qc, Hc)
         st = _keep_better(q, H, st, qc, Hc, st_c, it_u)
     return st
 
 
-_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, _wrap, _keep_better,
+_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, wrap_into_limits_jit, _keep_better,
                                              settings_with)) or _relax_stages
 
 
@@ -217,16 +204,12 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
     R_k = exp((k/K) ω) R_s, position held); each only while the problem is undecided and within reach."""
     n = q.shape[0]
     qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
-    for stage in range(2):
+    for task in EASIER_TASKS:
         if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
             return st
-        ws = goal.w.copy()
-        if stage == 1:
-            for i in range(3):
-                ws[i] *= ORIENTATION_FIRST_WEIGHT
-        s_u = settings_with(s, s.tol if stage == 0 else math.inf, math.inf if stage == 0 else s.otol, s.win,
-                            s.ratio)
-        it_u = lm_one(chain, s_u, Goal(goal.p, goal.Rt, stage == 1, ws), q0, qu, Hu)[2]
+        ws, orient, tol, otol = easier_task(goal.w, task, s.tol, s.otol)
+        it_u = lm_one(chain, settings_with(s, tol, otol, s.win, s.ratio), Goal(goal.p, goal.Rt, orient, ws), q0, qu,
+                      Hu)[2]
         st = _full_task_from(chain, free, lifted, s, goal, qu, it_u, q, H, st)
     if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
         return st
@@ -247,7 +230,7 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
 
 
 _continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, _rotated, chain_forward,
-                                               chain_residual, settings_with)) or _continuations
+                                               chain_residual, settings_with, easier_task_jit)) or _continuations
 
 
 def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:

@@ -5,7 +5,6 @@ one problem on a serial chain, is :mod:`animkit.ik.lm_strategy_jit`."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -18,17 +17,16 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     FOLD_CURVATURE,
     FOLD_ESCAPES,
     FOLD_STEP,
-    ORIENTATION_FIRST_WEIGHT,
     ORIENTATION_STAGES,
     RESTART_BATCH,
     RESTART_MAX_ITER,
     RESTART_PULL,
     RESTART_STALL,
-    STATIONARY,
 )
 from animkit.ik.jacobian import chain_jacobian, rotation_error
 from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
 from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.lm_rules import ORIENTATION_FIRST, POSITION_FIRST, better, easier_task, stationary
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
@@ -100,7 +98,7 @@ def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: A
         used[fail] = a
         last = o.errors[o.iterations, np.arange(fail.size)]
         why = np.array(o.reason, dtype=object)
-        take = (why == "converged") | (last < best[fail])
+        take = better(why == "converged", last, best[fail])
         won = fail[take]
         q[won], iters[won], reason[won] = o.q[take], o.iterations[take], why[take]
         pos[won], ori[won], best[won] = o.position_error[take], o.orientation_error[take], last[take]
@@ -160,12 +158,7 @@ def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts:
     local minimum (the humanoid's arm pressed on its shoulder and elbow limits, the UR5 stretched at its elbow
     singularity); the position task alone has fewer such minima, and its answer puts the hand where the wrist only
     has to turn. See docs/derivations.md ("lm: position first")."""
-    w = opts.row_weights
-    keep = (np.arange(len(w)) % 6) < 3  # each effector's rows are [position (3), orientation (3)]
-    po = replace(opts, row_weights=w[keep], orientation_tol=np.inf)
-    u = run_lm(model, q0[fail], P[fail], None, po)
-    Pf, Rf = P[fail], R[fail]
-    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
+    return _retry_easier_task(POSITION_FIRST, model, q0, P, R, opts, out, fail)
 
 
 def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -175,11 +168,17 @@ def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, op
     retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
     target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
     position task alone leaves the stretched elbow between two branches). See docs/derivations.md."""
-    w = opts.row_weights
-    pos_rows = (np.arange(len(w)) % 6) < 3
-    oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
+    return _retry_easier_task(ORIENTATION_FIRST, model, q0, P, R, opts, out, fail)
+
+
+def _retry_easier_task(task: int, model: ChainModel, q0: Array, P: Array, R: Array, opts: Options,
+                       out: LoopOutput, fail: NDArray[np.intp]) -> LoopOutput:
+    """The easier ``task`` (:func:`~animkit.ik.lm_rules.easier_task`) from the start, then the full task from its
+    answer (:func:`_full_task_after`)."""
+    w, orient, tol, otol = easier_task(opts.row_weights, task, opts.tol, opts.orientation_tol)
     Pf, Rf = P[fail], R[fail]
-    u = run_lm(model, q0[fail], Pf, Rf, oo)
+    u = run_lm(model, q0[fail], Pf, Rf if orient else None, replace(opts, row_weights=w, tol=tol,
+                                                                    orientation_tol=otol))
     return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
 
 
@@ -226,30 +225,18 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     for i in open_:
         reach[i] = None
     q = out.q[open_]
-    fr = model.frames(q)
-    orient = R is not None
     w = opts.row_weights
     Po = P[open_]
-    Vp = Po - fr.p
-    V = Vp if R is None else np.concatenate([Vp, rotation_error(R[open_], fr.R)], axis=2)
-    V = V.reshape(len(open_), -1) * w
-    J = chain_jacobian(model, fr, orient) * w[None, :, None]
-    g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]  # −∂(½‖WV‖²)/∂θ: the descent direction
-    at_lo = q <= model.lower + 1e-9
-    at_hi = q >= model.upper - 1e-9
-    free = ~((at_lo & (g < 0)) | (at_hi & (g > 0)))  # a DOF pressed on a limit toward outside cannot help
-    gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
-    Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
-    vn = np.linalg.norm(V, axis=1)
-    stationary = gn <= STATIONARY * Jn * vn
+    g, J, vn, fr = _gradient(model, q, Po, None if R is None else R[open_], w)
+    optimal, free = stationary(g, np.sum(J * J, axis=1), q, model.lower, model.upper, vn)
     beyond = _beyond(model, q, Po, opts.tol, fr)
     fold = np.zeros(len(open_), dtype=bool)
-    check = np.flatnonzero(stationary & ~beyond)
+    check = np.flatnonzero(optimal & ~beyond)
     if check.size:
         fold[check] = np.any(_descent_directions(model, q[check], Po[check], None if R is None else R[open_][check],
                                                  w, free[check]) != 0.0, axis=1)
     for k, i in enumerate(open_):
-        if beyond[k] or (stationary[k] and not fold[k]):
+        if beyond[k] or (optimal[k] and not fold[k]):
             reach[i] = False
             reasons[i] = "unreachable"
         elif fold[k]:
@@ -268,18 +255,9 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         if idx.size == 0:
             return out
         q = out.q[idx]
-        fr = model.frames(q)
         w = opts.row_weights
-        V = P[idx] - fr.p
-        if R is not None:
-            V = np.concatenate([V, rotation_error(R[idx], fr.R)], axis=2)
-        V = V.reshape(len(idx), -1) * w
-        J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
-        g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]
-        free = ~(((q <= model.lower + 1e-9) & (g < 0)) | ((q >= model.upper - 1e-9) & (g > 0)))
-        gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
-        Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
-        sel = gn <= STATIONARY * Jn * np.linalg.norm(V, axis=1)
+        g, J, vn, _ = _gradient(model, q, P[idx], None if R is None else R[idx], w)
+        sel, free = stationary(g, np.sum(J * J, axis=1), q, model.lower, model.upper, vn)
         if not sel.any():
             return out
         d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
@@ -299,25 +277,15 @@ def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, 
     Hessian (central differences of ∇f = −Jᵀ W² V, h = 1e-4) has an eigenvalue below −FOLD_CURVATURE ‖J‖_F²
     (a fold: the first-order test cannot tell it from the optimum), zero where the point is a local minimum."""
 
-    def grad(qq: Array, PP: Array, RR: Array | None) -> tuple[Array, Array]:
-        f = model.frames(qq)
-        V = PP - f.p
-        if RR is not None:
-            V = np.concatenate([V, rotation_error(RR, f.R)], axis=2)
-        V = V.reshape(len(qq), -1) * w
-        J = chain_jacobian(model, f, RR is not None) * w[None, :, None]
-        return -(np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J
-
     b, n = q.shape
     h = 1e-4
     E = np.eye(n)
     qq = np.concatenate([q[:, None] + h * E[None], q[:, None] - h * E[None]], axis=1).reshape(-1, n)
     rep = np.repeat(np.arange(b), 2 * n)
-    g, _ = grad(qq, P[rep], None if R is None else R[rep])
-    g = g.reshape(b, 2, n, n)
+    g = -_gradient(model, qq, P[rep], None if R is None else R[rep], w)[0].reshape(b, 2, n, n)  # ∇f
     H = (g[:, 0] - g[:, 1]) / (2 * h)  # H[:, j] = ∂∇f/∂θ_j
     H = 0.5 * (H + np.swapaxes(H, 1, 2))
-    _, J = grad(q, P, R)
+    J = _gradient(model, q, P, R, w)[1]
     out = np.zeros((b, n))
     for i in range(b):
         idx = np.flatnonzero(free[i])
@@ -327,6 +295,18 @@ def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, 
         if vals[0] < -FOLD_CURVATURE * float(np.sum(J[i][:, idx] ** 2)):
             out[i, idx] = vecs[:, 0]
     return out
+
+
+def _gradient(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array) -> tuple[Array, Array, Array, Frames]:
+    """Per problem at q (b, n): g = Jᵀ W² V (b, n) (−∂(½‖WV‖²)/∂θ: the descent direction), the weighted J (b, m, n),
+    ‖W V‖ (b,) and the frames."""
+    fr = model.frames(q)
+    V = P - fr.p
+    if R is not None:
+        V = np.concatenate([V, rotation_error(R, fr.R)], axis=2)
+    V = V.reshape(len(q), -1) * w
+    J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
+    return (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J, np.linalg.norm(V, axis=1), fr
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
@@ -353,7 +333,7 @@ def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | 
         conv = [i for i, r in enumerate(o.reason) if r == "converged"]
         pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
         used += pick + 1 if conv else k
-        if conv or o.errors[-1, pick] < best_err:
+        if better(bool(conv), o.errors[-1, pick], best_err):
             best_err = o.errors[-1, pick]
             out = LoopOutput(o.q[pick:pick + 1], o.iterations[pick:pick + 1], [o.reason[pick]],
                              o.position_error[pick:pick + 1], o.orientation_error[pick:pick + 1],
