@@ -31,20 +31,30 @@ from animkit.ik.lm_jit import (
 )
 from animkit.ik.lm_rules import (
     EASIER_TASKS,
+    ORIENTATION_CONTINUATION,
+    RELAXED_FROM_START,
+    RELAXED_FROM_STOP,
+    RELAXED_STAGES,
     better,
     better_jit,
+    continuation_target,
+    continuation_target_jit,
     easier_task,
     easier_task_jit,
     later_history,
     later_history_jit,
-    limit_coordinates,
-    limit_coordinates_jit,
-    relaxed_limits,
-    relaxed_limits_jit,
+    limit_coordinate,
+    limit_coordinate_jit,
+    out_of_reach,
+    out_of_reach_jit,
+    relaxed_limit,
+    relaxed_limit_jit,
+    retried,
+    retried_jit,
     stationary,
     stationary_jit,
-    wrap_into_limits,
-    wrap_into_limits_jit,
+    wrapped_angle,
+    wrapped_angle_jit,
 )
 from animkit.jit import kernel
 
@@ -83,18 +93,18 @@ def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
     T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6 if goal.orient else 3)
     chain_forward(q, chain.Hs, chain.Ce, T, Te, np.empty(20))
     _, _, vn = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, np.empty((3, 3)))
-    g, jj = np.empty((1, n)), np.empty((1, n))
+    g, jj = np.empty(n), np.empty(n)
     for k in range(n):
         ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
         dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
         c0, c1, c2 = (ay * dz - az * dy) * w[0], (az * dx - ax * dz) * w[1], (ax * dy - ay * dx) * w[2]
-        g[0, k] = c0 * V[0] + c1 * V[1] + c2 * V[2]
-        jj[0, k] = c0 * c0 + c1 * c1 + c2 * c2
+        g[k] = c0 * V[0] + c1 * V[1] + c2 * V[2]
+        jj[k] = c0 * c0 + c1 * c1 + c2 * c2
         if goal.orient:
             c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
-            g[0, k] += c3 * V[3] + c4 * V[4] + c5 * V[5]
-            jj[0, k] += c3 * c3 + c4 * c4 + c5 * c5
-    return bool(stationary(g, jj, q.reshape((1, n)), chain.lo, chain.hi, np.full(1, vn))[0][0])
+            g[k] += c3 * V[3] + c4 * V[4] + c5 * V[5]
+            jj[k] += c3 * c3 + c4 * c4 + c5 * c5
+    return stationary(g, jj, q, chain.lo, chain.hi, vn, np.empty(n, dtype=np.bool_))
 
 
 _stationary = kernel(_stationary, calls=(chain_forward, chain_residual, stationary_jit)) or _stationary
@@ -123,13 +133,18 @@ _keep_better = kernel(_keep_better, calls=(better_jit, later_history_jit)) or _k
 def _relaxed(chain: LoopChain) -> tuple[LoopChain, bool]:
     """``chain`` with the limits of its limited DOFs lifted (:func:`~animkit.ik.lm_rules.relaxed_limits`, its limit
     coordinates by :func:`~animkit.ik.lm_rules.limit_coordinates`), and whether any were."""
-    lo_r, hi_r, lifted = relaxed_limits(chain.lo, chain.hi, np.ones(chain.lo.shape[0], dtype=np.bool_))
-    lim_r, mid_r, half_r = limit_coordinates(lo_r, hi_r)
-    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r.astype(np.float64), chain.kappa, chain.base,
-                     chain.reach), lifted
+    n = chain.lo.shape[0]
+    lo_r, hi_r, mid_r, half_r, lim_r = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    lifted = False
+    for j in range(n):
+        lo_r[j], hi_r[j], lift = relaxed_limit(chain.lo[j], chain.hi[j], True)
+        lim, mid_r[j], half_r[j] = limit_coordinate(lo_r[j], hi_r[j])
+        lim_r[j] = 1.0 if lim else 0.0
+        lifted = lifted or lift
+    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r, chain.kappa, chain.base, chain.reach), lifted
 
 
-_relaxed = kernel(_relaxed, calls=(relaxed_limits_jit, limit_coordinates_jit)) or _relaxed
+_relaxed = kernel(_relaxed, calls=(relaxed_limit_jit, limit_coordinate_jit)) or _relaxed
 
 
 def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
@@ -142,20 +157,21 @@ def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal
     qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
     Hu, Hc = np.empty(s.max_iter + 1), np.empty(s.max_iter + 1)
     s_free = settings_with(s, s.tol, s.otol, 0, 0.5)
-    for k in range(2):
-        if st[3] == CONVERGED or _beyond(goal.p, chain, s.tol):
+    for stage in RELAXED_STAGES:
+        conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
+        minimum = stage == RELAXED_FROM_STOP and not conv and not far and _stationary(chain, q, goal)
+        if not retried(stage, conv, far, minimum):
             break
-        if k == 1 and _stationary(chain, q, goal):
-            break
-        it_u = lm_one(free, s_free, goal, start if k == 0 else stopped, qu, Hu)[2]
-        qw[:] = wrap_into_limits(qu, chain.lo, chain.hi, np.ones(n, dtype=np.bool_))
+        it_u = lm_one(free, s_free, goal, start if stage == RELAXED_FROM_START else stopped, qu, Hu)[2]
+        for j in range(n):
+            qw[j] = wrapped_angle(qu[j], chain.lo[j], chain.hi[j], True)
         st_c = lm_one(chain, s, goal, qw, qc, Hc)
         st = _keep_better(q, H, st, qc, Hc, st_c, it_u)
     return st
 
 
-_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, wrap_into_limits_jit, _keep_better,
-                                             settings_with)) or _relax_stages
+_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, wrapped_angle_jit, _keep_better,
+                                             settings_with, retried_jit)) or _relax_stages
 
 
 def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, start: Array,
@@ -173,29 +189,6 @@ def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSett
 _full_task_from = kernel(_full_task_from, calls=(lm_one, _relax_stages, _keep_better)) or _full_task_from
 
 
-def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
-    """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
-    :func:`animkit.model.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K =
-    [ω/‖ω‖]_×."""
-    vx, vy, vz = wx * t, wy * t, wz * t
-    th = math.sqrt(vx * vx + vy * vy + vz * vz)
-    safe = 1.0 if th < 1e-300 else th
-    ax, ay, az = vx / safe, vy / safe, vz / safe
-    K = np.array([[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]])
-    s, c = math.sin(th), 1.0 - math.cos(th)
-    E = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            kk = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
-            E[i, j] = (1.0 if i == j else 0.0) + s * K[i, j] + c * kk
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = E[i, 0] * Rs[0, j] + E[i, 1] * Rs[1, j] + E[i, 2] * Rs[2, j]
-
-
-_rotated = kernel(_rotated) or _rotated
-
-
 def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, q0: Array,
                    q: Array, H: Array, st: State) -> State:
     """A pose target's continuations after the relaxed-limits retries, each followed by the full task: position
@@ -205,13 +198,14 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
     n = q.shape[0]
     qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
     for task in EASIER_TASKS:
-        if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+        if not (goal.orient and retried(task, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol), False)):
             return st
         ws, orient, tol, otol = easier_task(goal.w, task, s.tol, s.otol)
         it_u = lm_one(chain, settings_with(s, tol, otol, s.win, s.ratio), Goal(goal.p, goal.Rt, orient, ws), q0, qu,
                       Hu)[2]
         st = _full_task_from(chain, free, lifted, s, goal, qu, it_u, q, H, st)
-    if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+    if not (goal.orient and retried(ORIENTATION_CONTINUATION, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol),
+                                    False)):
         return st
     qk = np.empty(n)
     for j in range(n):
@@ -220,17 +214,19 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
     chain_forward(qk, chain.Hs, chain.Ce, Ts, Tes, np.empty(20))
     chain_residual(Tes, goal.p, goal.Rt, True, np.ones(6), Vs, np.empty((3, 3)))  # Vs[3:] = ω = log(R_t R_sᵀ)^∨
     qk[:] = q0
-    Rk = np.empty((3, 3))
+    omega, Rs, Rk = Vs[3:].copy().reshape((1, 3)), np.ascontiguousarray(Tes[:3, :3]).reshape((1, 3, 3)), \
+        np.empty((3, 3))
     before = 0
     for k in range(1, ORIENTATION_STAGES):
-        _rotated(Vs[3], Vs[4], Vs[5], k / ORIENTATION_STAGES, Tes, Rk)
+        Rk[:, :] = continuation_target(omega, k / ORIENTATION_STAGES, Rs)[0]
         before += lm_one(chain, s, Goal(goal.p, Rk, goal.orient, goal.w), qk, qu, Hu)[2]
         qk[:] = qu
     return _full_task_from(chain, free, lifted, s, goal, qk, before, q, H, st)
 
 
-_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, _rotated, chain_forward,
-                                               chain_residual, settings_with, easier_task_jit)) or _continuations
+_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, continuation_target_jit,
+                                               chain_forward, chain_residual, settings_with, easier_task_jit,
+                                               retried_jit)) or _continuations
 
 
 def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:
@@ -304,8 +300,10 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
             st = _relax_stages(chain, free, s, goal, q0, q, H, st)
         st = _continuations(chain, free, lifted, s, goal, q0, q, H, st)
     pos, ori, it, why = st
-    if why != CONVERGED and (_beyond(p, chain, s.tol) or _stationary(chain, q, goal)):
-        why = UNREACHABLE
+    if why != CONVERGED:
+        far = _beyond(p, chain, s.tol)
+        if out_of_reach(far, not far and _stationary(chain, q, goal)):
+            why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
 
@@ -319,7 +317,7 @@ def _weights(prm: Array) -> Array:
 _weights = kernel(_weights) or _weights
 
 _PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _relax_stages,
-                                    _continuations, _beyond, _stationary))
+                                    _continuations, _beyond, _stationary, out_of_reach_jit))
 
 
 def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool) -> Array:

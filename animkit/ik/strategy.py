@@ -26,11 +26,23 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
 from animkit.ik.jacobian import chain_jacobian, rotation_error
 from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
 from animkit.ik.lm_batch_jit import restart_start
-from animkit.ik.lm_rules import ORIENTATION_FIRST, POSITION_FIRST, better, easier_task, stationary
+from animkit.ik.lm_rules import (
+    ORIENTATION_CONTINUATION,
+    ORIENTATION_FIRST,
+    POSITION_FIRST,
+    RELAXED_FROM_START,
+    RELAXED_FROM_STOP,
+    RELAXED_STAGES,
+    better,
+    continuation_target,
+    easier_task,
+    out_of_reach,
+    retried,
+    stationary,
+)
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
-from animkit.model.transforms import matrix_from_rotation_vector
 from animkit.progress import progress
 
 __all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation_continuation", "BATCH_CHUNK",
@@ -120,33 +132,39 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     2. with an orientation target, for those still not converged: position first, then the full task
        (:func:`retry_position_first`)."""
     stopped = out.q
-    for k, starts in enumerate((q0, stopped)):
+    for stage in RELAXED_STAGES:
         if all(why == "converged" for why in out.reason):
             break
-        if k == 0:  # every problem not converged whose target is not beyond reach
-            fail = _open(model, out, P, opts.tol)
-        else:  # those still undecided (not at a first-order optimum)
-            fail = np.array([i for i, r in enumerate(_reachability(model, out, P, R, opts)[0]) if r is None],
-                            dtype=np.intp)
+        fail = _retried(stage, model, out, P, R, opts)
         if fail.size == 0:
             break
-        out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
+        out = retry_through_relaxed_limits(model, q0 if stage == RELAXED_FROM_START else stopped, P, R, opts, out,
+                                           fail)
     if position_first and R is not None:
-        for strategy in (retry_position_first, retry_orientation_first, retry_orientation_continuation):
-            fail = _open(model, out, P, opts.tol)
+        for stage in (POSITION_FIRST, ORIENTATION_FIRST, ORIENTATION_CONTINUATION):
+            fail = _retried(stage, model, out, P, R, opts)
             if fail.size == 0:
                 break
+            strategy = retry_position_first if stage == POSITION_FIRST else retry_orientation_first \
+                if stage == ORIENTATION_FIRST else retry_orientation_continuation
             out = strategy(model, q0, P, R, opts, out, fail)
     return out
 
 
-def _open(model: ChainModel, out: LoopOutput, P: Array, tol: float) -> NDArray[np.intp]:
-    """The problems of ``out`` neither converged nor beyond reach (indices; the reach test, an FK, runs on the
-    unconverged ones only: on a 100-problem batch of a 50-link chain it cost more than the solve)."""
+def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
+             ) -> NDArray[np.intp]:
+    """The problems of ``out`` that run retry ``stage`` (:func:`~animkit.ik.lm_rules.retried`; indices; the tests,
+    an FK or two, run on the unconverged ones only: on a 100-problem batch of a 50-link chain the reach test cost
+    more than the solve)."""
     idx = np.flatnonzero([why != "converged" for why in out.reason])
     if idx.size == 0:
         return idx
-    return idx[~_beyond(model, out.q[idx], P[idx], tol)]
+    q, Pi = out.q[idx], P[idx]
+    if stage == RELAXED_FROM_STOP:
+        beyond, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
+    else:
+        beyond, minimum = _beyond(model, q, Pi, opts.tol), np.zeros(idx.size, dtype=bool)
+    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum)]
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -191,10 +209,11 @@ def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Ar
     Pf, Rf = P[fail], R[fail]
     q = q0[fail]
     Rs = model.frames(np.clip(q, model.lower, model.upper)).R
-    omega = rotation_error(Rf, Rs)
+    omega = rotation_error(Rf, Rs).reshape(-1, 3)
     before = np.zeros(len(fail), dtype=np.intp)
     for k in range(1, ORIENTATION_STAGES):
-        u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
+        Rk = continuation_target(omega, k / ORIENTATION_STAGES, Rs.reshape(-1, 3, 3)).reshape(Rs.shape)
+        u = run_lm(model, q, Pf, Rk, opts)
         q, before = u.q, before + u.iterations
     return _full_task_after(model, q, Pf, Rf, opts, out, fail, before)
 
@@ -222,26 +241,32 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     reach: list[bool | None] = [True] * len(reasons)
     if not open_:
         return reach, reasons
-    for i in open_:
-        reach[i] = None
-    q = out.q[open_]
-    w = opts.row_weights
-    Po = P[open_]
-    g, J, vn, fr = _gradient(model, q, Po, None if R is None else R[open_], w)
-    optimal, free = stationary(g, np.sum(J * J, axis=1), q, model.lower, model.upper, vn)
-    beyond = _beyond(model, q, Po, opts.tol, fr)
-    fold = np.zeros(len(open_), dtype=bool)
-    check = np.flatnonzero(optimal & ~beyond)
-    if check.size:
-        fold[check] = np.any(_descent_directions(model, q[check], Po[check], None if R is None else R[open_][check],
-                                                 w, free[check]) != 0.0, axis=1)
+    beyond, minimum, fold = _verdicts(model, out.q[open_], P[open_], None if R is None else R[open_], opts)
+    shown = np.asarray(out_of_reach(beyond, minimum))
     for k, i in enumerate(open_):
-        if beyond[k] or (optimal[k] and not fold[k]):
-            reach[i] = False
+        reach[i] = False if shown[k] else None
+        if shown[k]:
             reasons[i] = "unreachable"
         elif fold[k]:
             reasons[i] = "stalled"  # a fold (a saddle or a maximum of the error): not shown out of reach
     return reach, reasons
+
+
+def _verdicts(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Options
+              ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Per problem at q (b, n), not converged: whether its target lies beyond reach, whether q is a local minimum
+    (first-order optimal, :func:`~animkit.ik.lm_rules.stationary`, and not a fold) and whether it is a fold
+    (stationary with a direction of negative curvature: :func:`_descent_directions`)."""
+    w = opts.row_weights
+    g, J, vn, fr = _gradient(model, q, P, R, w)
+    optimal, free = _stationary_rows(model, g, J, q, vn)
+    beyond = _beyond(model, q, P, opts.tol, fr)
+    fold = np.zeros(len(q), dtype=bool)
+    check = np.flatnonzero(optimal & ~beyond)
+    if check.size:
+        fold[check] = np.any(_descent_directions(model, q[check], P[check], None if R is None else R[check], w,
+                                                 free[check]) != 0.0, axis=1)
+    return beyond, optimal & ~fold, fold
 
 
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
@@ -257,7 +282,7 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         q = out.q[idx]
         w = opts.row_weights
         g, J, vn, _ = _gradient(model, q, P[idx], None if R is None else R[idx], w)
-        sel, free = stationary(g, np.sum(J * J, axis=1), q, model.lower, model.upper, vn)
+        sel, free = _stationary_rows(model, g, J, q, vn)
         if not sel.any():
             return out
         d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
@@ -307,6 +332,17 @@ def _gradient(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array) 
     V = V.reshape(len(q), -1) * w
     J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
     return (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J, np.linalg.norm(V, axis=1), fr
+
+
+def _stationary_rows(model: ChainModel, g: Array, J: Array, q: Array, vn: Array
+                     ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """:func:`~animkit.ik.lm_rules.stationary` of each problem (g, q (b, n), J (b, m, n), vn (b,)): whether it is
+    first-order optimal (b,), and the DOFs free to move (b, n)."""
+    jj = np.sum(J * J, axis=1)
+    free = np.empty(q.shape, dtype=bool)
+    optimal = np.array([stationary(g[i], jj[i], q[i], model.lower, model.upper, float(vn[i]), free[i])
+                        for i in range(len(q))], dtype=bool)
+    return optimal, free
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
