@@ -84,14 +84,14 @@ def stationary(g: Array, jj: Array, q: Array, lo: Array, hi: Array, vn: float, f
 def out_of_reach(beyond: Mask | bool, minimum: Mask | bool) -> Mask | bool:
     """Whether an answer that did not converge is shown out of reach: its target lies beyond the chain's reach, or
     it is a local minimum of ½‖WV‖² (first-order optimal, :func:`stationary`; a fold is not one)."""
-    return np.logical_or(beyond, minimum)
+    return beyond | minimum
 
 
 def retried(stage: int, converged: Mask | bool, beyond: Mask | bool, minimum: Mask | bool) -> Mask | bool:
     """Whether a problem runs retry ``stage``: not converged and its target within reach; from where the first run
     stopped (RELAXED_FROM_STOP) only while undecided (not :func:`out_of_reach`)."""
     shown = out_of_reach(beyond, minimum) if stage == RELAXED_FROM_STOP else beyond
-    return np.logical_and(np.logical_not(converged), np.logical_not(shown))
+    return (converged | shown) ^ True  # not: the same on bools and on boolean arrays (~ negates a bool as an int)
 
 
 def better(converged: Mask | bool, error: Array | float, best: Array | float) -> Mask | bool:
@@ -104,8 +104,11 @@ def later_history(H: Array, k0: int, Hc: Array, it_c: int, best: float) -> None:
     k0 of H) has replaced its answer: rows k0 … k0 + it_c − 1 follow that run, never above the earlier answer's
     ``best`` nor below the returned pose's error Hc[it_c] (a converged run may return a pose a little worse than its
     own start, which it moved inside the limits); the rows from k0 − 1 + it_c on hold Hc[it_c]."""
-    H[k0:k0 + it_c] = np.maximum(np.minimum(Hc[1:it_c + 1], best), Hc[it_c])
-    H[k0 - 1 + it_c:] = Hc[it_c]
+    last = Hc[it_c]
+    for j in range(it_c):
+        H[k0 + j] = max(min(Hc[1 + j], best), last)
+    for k in range(k0 - 1 + it_c, H.shape[0]):
+        H[k] = last
 
 
 def easier_task(w: Array, task: int, tol: float, otol: float) -> tuple[Array, bool, float, float]:

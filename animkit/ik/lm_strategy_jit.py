@@ -1,6 +1,9 @@
 """lm's solve strategy for one problem, compiled: the first run, the relaxed-limits retries, the continuations of a
 pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.strategy`, whose NumPy functions
-are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`).
+are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`). Every
+decision (the stages, their order and who runs each, the better answer, the easier tasks, the optimality test, the
+limits relaxed and wrapped) is :mod:`.lm_rules`', the NumPy strategy's own, compiled from the same source; this
+module holds only the one-problem runs they decide on.
 
 Every constant of a chain and its options travels in one float64 array laid out by :func:`pack_serial` (numba's
 dispatch costs about a microsecond an argument, and a reused 7-DOF solve takes a few tens of them);

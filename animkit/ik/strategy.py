@@ -1,7 +1,9 @@
 """The NumPy solve strategy around a solver's run (what :class:`~animkit.ik.ik_problem.IKProblem` calls after the first
 run): batches in chunks, lm's deterministic retries (relaxed limits, position first, orientation first, the
-orientation continuation), random restarts, escapes from folds and the reachability test. Its compiled twin, for
-one problem on a serial chain, is :mod:`animkit.ik.lm_strategy_jit`."""
+orientation continuation), random restarts, escapes from folds and the reachability test, on batches and any chain.
+Its decisions (which retry runs when and for whom, the better answer, the easier tasks, the optimality test) are
+:mod:`animkit.ik.lm_rules`', which the compiled strategy for one problem on a serial chain
+(:mod:`animkit.ik.lm_strategy_jit`) calls compiled: the order of the stages is written there once."""
 
 from __future__ import annotations
 
