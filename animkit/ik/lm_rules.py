@@ -23,9 +23,9 @@ from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, STATIONARY
 from animkit.jit import kernel
 
 __all__ = ["limit_coordinate", "relaxed_limit", "wrapped_angle", "limit_coordinates", "relaxed_limits",
-           "wrap_into_limits", "stationary", "better", "later_history",
-           "easier_task", "continuation_target", "out_of_reach", "retried", "RELAXED_FROM_START", "RELAXED_FROM_STOP",
-           "POSITION_FIRST", "ORIENTATION_FIRST", "ORIENTATION_CONTINUATION", "RELAXED_STAGES", "EASIER_TASKS"]
+           "wrap_into_limits", "stationary", "better", "later_history", "easier_task", "continuation_target",
+           "out_of_reach", "retried", "RELAXED_FROM_START", "RELAXED_FROM_STOP", "POSITION_FIRST", "ORIENTATION_FIRST",
+           "ORIENTATION_CONTINUATION", "RELAXED_STAGES", "EASIER_TASKS", "CONTINUATIONS"]
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -37,6 +37,7 @@ Mask = NDArray[np.bool_]
 RELAXED_FROM_START, RELAXED_FROM_STOP, POSITION_FIRST, ORIENTATION_FIRST, ORIENTATION_CONTINUATION = range(5)
 RELAXED_STAGES = (RELAXED_FROM_START, RELAXED_FROM_STOP)
 EASIER_TASKS = (POSITION_FIRST, ORIENTATION_FIRST)
+CONTINUATIONS = (POSITION_FIRST, ORIENTATION_FIRST, ORIENTATION_CONTINUATION)
 
 
 def limit_coordinate(lo: float, hi: float) -> tuple[bool, float, float]:

@@ -29,7 +29,7 @@ from animkit.ik.jacobian import chain_jacobian, rotation_error
 from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
 from animkit.ik.lm_batch_jit import restart_start
 from animkit.ik.lm_rules import (
-    ORIENTATION_CONTINUATION,
+    CONTINUATIONS,
     ORIENTATION_FIRST,
     POSITION_FIRST,
     RELAXED_FROM_START,
@@ -143,7 +143,7 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
         out = retry_through_relaxed_limits(model, q0 if stage == RELAXED_FROM_START else stopped, P, R, opts, out,
                                            fail)
     if position_first and R is not None:
-        for stage in (POSITION_FIRST, ORIENTATION_FIRST, ORIENTATION_CONTINUATION):
+        for stage in CONTINUATIONS:
             fail = _retried(stage, model, out, P, R, opts)
             if fail.size == 0:
                 break
