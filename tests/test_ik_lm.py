@@ -276,3 +276,43 @@ def test_orientation_strategies_reach_ur5_targets_position_first_leaves(monkeypa
         assert np.all(np.diff(e) <= 1e-15) and e[-1] <= before.errors[before.iterations[i], i] + 1e-15
     for i in rescued[:3]:  # a single solve (the compiled strategy) takes the same strategies
         assert problem.solve(T[i]).converged
+
+
+def test_strategy_rules_against_closed_forms():
+    """lm_rules, the decisions both strategies call: the continuation's targets are the geodesic exp(t ω) R_s of
+    the library's own rotation-vector exponential; limit coordinates map φ = ±π/2 onto the limits; the position
+    first task keeps each effector's position rows; a retry runs only for an undecided problem."""
+    from animkit.ik.lm_rules import (
+        ORIENTATION_FIRST,
+        POSITION_FIRST,
+        RELAXED_FROM_START,
+        RELAXED_FROM_STOP,
+        continuation_target,
+        easier_task,
+        limit_coordinates,
+        retried,
+    )
+    from animkit.model.transforms import matrix_from_rotation_vector
+
+    rng = np.random.default_rng(4)
+    omega = rng.normal(size=(6, 3)) * 1.3
+    omega[0] = 0.0
+    Rs = matrix_from_rotation_vector(rng.normal(size=(6, 3)))
+    for t in (0.25, 0.5, 1.0):
+        np.testing.assert_allclose(continuation_target(omega, t, Rs), matrix_from_rotation_vector(omega * t) @ Rs,
+                                   atol=1e-12)
+    lo, hi = np.array([-1.0, 0.5, -np.inf, 2.0]), np.array([2.0, 0.5, 1.0, np.inf])
+    lim, m, h = limit_coordinates(lo, hi)
+    assert lim.tolist() == [True, False, False, False]
+    assert (m[0] + h[0], m[0] - h[0]) == (2.0, -1.0) and (m[1:] == 0.0).all() and (h[1:] == 1.0).all()
+    w = np.arange(1.0, 13.0)  # two effectors
+    wp, orient, tol, otol = easier_task(w, POSITION_FIRST, 1e-4, 1e-3)
+    assert wp.tolist() == [1.0, 2.0, 3.0, 7.0, 8.0, 9.0] and not orient and tol == 1e-4 and otol == np.inf
+    wo, orient, tol, otol = easier_task(w, ORIENTATION_FIRST, 1e-4, 1e-3)
+    np.testing.assert_allclose(wo, np.where(np.arange(12) % 6 < 3, 1e-3 * w, w))
+    assert orient and tol == np.inf and otol == 1e-3
+    conv, far, minimum = np.array([True, False, False, False]), np.array([False, True, False, False]), \
+        np.array([False, False, True, False])
+    assert retried(RELAXED_FROM_START, conv, far, minimum).tolist() == [False, False, True, True]
+    assert retried(RELAXED_FROM_STOP, conv, far, minimum).tolist() == [False, False, False, True]
+    assert retried(RELAXED_FROM_STOP, False, False, False) and not retried(RELAXED_FROM_STOP, False, False, True)

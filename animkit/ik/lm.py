@@ -38,6 +38,7 @@ from animkit.ik.lm_batch_jit import _KERNEL as _LANES_KERNEL
 from animkit.ik.lm_batch_jit import lanes_fit, lm_lanes
 from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
 from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
+from animkit.ik.lm_rules import better, later_history, limit_coordinates, relaxed_limits, wrap_into_limits
 from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
 from animkit.ik.lm_strategy_jit import pack_serial
 from animkit.ik.problem import ChainBuffers, ChainModel
@@ -72,10 +73,8 @@ class _Chain:
         self.fmask = model.eff_mask.astype(float)
         lo, hi = model.lower, model.upper
         self.lo, self.hi = lo, hi
-        self.limited = np.isfinite(lo) & np.isfinite(hi) & (hi > lo)
+        self.limited, self.mid, self.half = limit_coordinates(lo, hi)
         lim = self.limited
-        self.mid = np.where(lim, 0.5 * (np.where(lim, lo, 0.0) + np.where(lim, hi, 0.0)), 0.0)
-        self.half = np.where(lim, 0.5 * (np.where(lim, hi, 1.0) - np.where(lim, lo, 0.0)), 1.0)
         self.all_limited = bool(lim.all())
         self.limf = lim.astype(float)
         # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
@@ -280,21 +279,10 @@ def _relaxed(model: ChainModel) -> ChainModel | None:
     Built once and kept on the model."""
     if "relaxed" in model.memo:
         return model.memo["relaxed"]  # type: ignore[return-value]
-    lift = model.revolute & np.isfinite(model.lower) & np.isfinite(model.upper)
-    free = None if not lift.any() else \
-        replace(model, lower=np.where(lift, -np.inf, model.lower), upper=np.where(lift, np.inf, model.upper))
+    lower, upper, lifted = relaxed_limits(model.lower, model.upper, model.revolute)
+    free = replace(model, lower=lower, upper=upper) if lifted else None
     model.memo["relaxed"] = free
     return free
-
-
-def wrap_into_limits(q: Array, lower: Array, upper: Array, revolute: NDArray[np.bool_]) -> Array:
-    """θ' = l + ((θ − l) mod 2π) for limited revolute DOFs (the same angle); one that falls in the gap (u, l + 2π)
-    goes to the nearer limit on the circle. Other DOFs: clipped into their limits."""
-    lim = revolute & np.isfinite(lower) & np.isfinite(upper)
-    lo = np.where(lim, lower, 0.0)
-    w = lo + np.mod(q - lo, 2.0 * np.pi)
-    w = np.where(w > upper, np.where(w - upper < lo + 2.0 * np.pi - w, upper, lo), w)
-    return np.where(lim, w, np.clip(q, lower, upper))
 
 
 def retry_through_relaxed_limits(model: ChainModel, starts: Array, P: Array, R: Array | None, opts: Options,
@@ -330,7 +318,7 @@ def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: 
     stage); iterations add up, and ``errors`` holds ``out``'s best until ``c``'s answer beats it. ``out`` is used
     up: its ``errors`` grow in place where their buffer has spare rows (see :func:`_grown`)."""
     best_a = out.errors[-1, fail]
-    take = (np.array(c.reason) == "converged") | (c.errors[-1] < best_a)
+    take = better(np.array(c.reason) == "converged", c.errors[-1], best_a)
     iters = out.iterations.copy()
     iters[fail] += before + c.iterations
     ea = out.errors
@@ -338,10 +326,7 @@ def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: 
     for j in np.flatnonzero(take).tolist():  # rows before c's run hold the first run's best (errors[-1] above)
         i, n3 = int(fail[j]), int(c.iterations[j])
         k0 = int(out.iterations[i]) + int(before[j]) + 1  # the row of c's first iteration
-        # (never below the returned pose's error: a converged run may return a pose a little worse than its own
-        # start, which it moved START_MARGIN inside the limits)
-        errors[k0:k0 + n3, i] = np.maximum(np.minimum(c.errors[1:n3 + 1, j], best_a[j]), c.errors[n3, j])
-        errors[k0 - 1 + n3:, i] = c.errors[n3, j]  # from its last iteration on: the returned pose's error
+        later_history(errors[:, i], k0, c.errors[:, j], n3, float(best_a[j]))
     won = fail[take]
     q, pos, ori = out.q.copy(), out.position_error.copy(), out.orientation_error.copy()
     q[won], pos[won], ori[won] = c.q[take], c.position_error[take], c.orientation_error[take]

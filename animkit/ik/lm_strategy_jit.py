@@ -1,6 +1,9 @@
 """lm's solve strategy for one problem, compiled: the first run, the relaxed-limits retries, the continuations of a
 pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.strategy`, whose NumPy functions
-are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`).
+are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`). Every
+decision (the stages, their order and who runs each, the better answer, the easier tasks, the optimality test, the
+limits relaxed and wrapped) is :mod:`.lm_rules`', the NumPy strategy's own, compiled from the same source; this
+module holds only the one-problem runs they decide on.
 
 Every constant of a chain and its options travels in one float64 array laid out by :func:`pack_serial` (numba's
 dispatch costs about a microsecond an argument, and a reused 7-DOF solve takes a few tens of them);
@@ -17,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit import jit
-from animkit.ik.constants import ORIENTATION_FIRST_WEIGHT, ORIENTATION_STAGES, STATIONARY
+from animkit.ik.constants import ORIENTATION_STAGES
 from animkit.ik.lm_jit import (
     CONVERGED,
     Goal,
@@ -28,6 +31,33 @@ from animkit.ik.lm_jit import (
     lm_one,
     settings_with,
     tiny_chain,
+)
+from animkit.ik.lm_rules import (
+    EASIER_TASKS,
+    ORIENTATION_CONTINUATION,
+    RELAXED_FROM_START,
+    RELAXED_FROM_STOP,
+    RELAXED_STAGES,
+    better,
+    better_jit,
+    continuation_target,
+    continuation_target_jit,
+    easier_task,
+    easier_task_jit,
+    later_history,
+    later_history_jit,
+    limit_coordinate,
+    limit_coordinate_jit,
+    out_of_reach,
+    out_of_reach_jit,
+    relaxed_limit,
+    relaxed_limit_jit,
+    retried,
+    retried_jit,
+    stationary,
+    stationary_jit,
+    wrapped_angle,
+    wrapped_angle_jit,
 )
 from animkit.jit import kernel
 
@@ -59,90 +89,65 @@ _beyond = kernel(_beyond) or _beyond
 
 
 def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
-    """strategy._reachability's optimality test at q: g = Jᵀ W² V over the DOFs free to move (a DOF on a limit counts
-    only toward its inside); True when ‖g‖ ≤ STATIONARY · ‖J‖_F ‖W V‖ (J, V weighted; J over the free DOFs)."""
+    """strategy._reachability's optimality test at q (:func:`~animkit.ik.lm_rules.stationary`): g = Jᵀ W² V and
+    the squared norms of J's weighted columns from the chain's frames."""
     n = q.shape[0]
     w = goal.w
     T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6 if goal.orient else 3)
     chain_forward(q, chain.Hs, chain.Ce, T, Te, np.empty(20))
     _, _, vn = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, np.empty((3, 3)))
-    gn2, jn2 = 0.0, 0.0
+    g, jj = np.empty(n), np.empty(n)
     for k in range(n):
         ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
         dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
         c0, c1, c2 = (ay * dz - az * dy) * w[0], (az * dx - ax * dz) * w[1], (ax * dy - ay * dx) * w[2]
-        g = c0 * V[0] + c1 * V[1] + c2 * V[2]
-        j2 = c0 * c0 + c1 * c1 + c2 * c2
+        g[k] = c0 * V[0] + c1 * V[1] + c2 * V[2]
+        jj[k] = c0 * c0 + c1 * c1 + c2 * c2
         if goal.orient:
             c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
-            g += c3 * V[3] + c4 * V[4] + c5 * V[5]
-            j2 += c3 * c3 + c4 * c4 + c5 * c5
-        blocked = (q[k] <= chain.lo[k] + 1e-9 and g < 0.0) or (q[k] >= chain.hi[k] - 1e-9 and g > 0.0)
-        if not blocked:
-            gn2 += g * g
-            jn2 += j2
-    return math.sqrt(gn2) <= STATIONARY * math.sqrt(jn2) * vn
+            g[k] += c3 * V[3] + c4 * V[4] + c5 * V[5]
+            jj[k] += c3 * c3 + c4 * c4 + c5 * c5
+    return stationary(g, jj, q, chain.lo, chain.hi, vn, np.empty(n, dtype=np.bool_))
 
 
-_stationary = kernel(_stationary, calls=(chain_forward, chain_residual)) or _stationary
+_stationary = kernel(_stationary, calls=(chain_forward, chain_residual, stationary_jit)) or _stationary
 
 
 def _keep_better(q: Array, H: Array, st: State, qc: Array, Hc: Array, st_c: State, before: int) -> State:
     """lm.keep_better for one problem: the state (q, H[: it + 1], st = (pos, ori, it, why)) takes a later run's
-    answer (qc, Hc[: it_c + 1], st_c) when that converged or ends closer; ``before`` iterations were spent between
-    them. Updates q and H in place; returns the new state."""
+    answer (qc, Hc[: it_c + 1], st_c) by :func:`~animkit.ik.lm_rules.better` (its history by
+    :func:`~animkit.ik.lm_rules.later_history`); ``before`` iterations were spent between them. Updates q and H in
+    place; returns the new state."""
     pos, ori, it, why = st
     it_c, why_c = st_c[2], st_c[3]
     best = H[it]
-    take = why_c == CONVERGED or Hc[it_c] < best
     total = it + before + it_c
-    for k in range(it + 1, total + 1):
-        H[k] = best
-    if not take:
+    H[it + 1:total + 1] = best
+    if not better(why_c == CONVERGED, Hc[it_c], best):
         return pos, ori, total, why
-    k0 = it + before + 1
-    for j in range(it_c):
-        H[k0 + j] = max(min(Hc[1 + j], best), Hc[it_c])
-    for k in range(k0 - 1 + it_c, total + 1):
-        H[k] = Hc[it_c]
-    for j in range(q.shape[0]):
-        q[j] = qc[j]
+    later_history(H[:total + 1], it + before + 1, Hc, it_c, best)
+    q[:] = qc
     return st_c[0], st_c[1], total, why_c
 
 
-_keep_better = kernel(_keep_better) or _keep_better
-
-
-def _wrap(q: Array, lo: Array, hi: Array, out: Array) -> None:
-    """lm.wrap_into_limits on a chain of revolute DOFs: θ' = l + ((θ − l) mod 2π), an angle in the gap to the nearer
-    limit on the circle, where both limits are finite; clipped otherwise."""
-    for j in range(q.shape[0]):
-        if math.isfinite(lo[j]) and math.isfinite(hi[j]):
-            v = lo[j] + (q[j] - lo[j]) % (2.0 * math.pi)
-            if v > hi[j]:
-                v = hi[j] if v - hi[j] < lo[j] + 2.0 * math.pi - v else lo[j]
-            out[j] = v
-        else:
-            out[j] = min(max(q[j], lo[j]), hi[j])
-
-
-_wrap = kernel(_wrap) or _wrap
+_keep_better = kernel(_keep_better, calls=(better_jit, later_history_jit)) or _keep_better
 
 
 def _relaxed(chain: LoopChain) -> tuple[LoopChain, bool]:
-    """``chain`` with the limits of its limited DOFs lifted (lm._relaxed), and whether any were."""
-    lo_r, hi_r, mid_r, half_r, lim_r = chain.lo.copy(), chain.hi.copy(), chain.mid.copy(), chain.half.copy(), \
-        chain.limited.copy()
+    """``chain`` with the limits of its limited DOFs lifted (:func:`~animkit.ik.lm_rules.relaxed_limits`, its limit
+    coordinates by :func:`~animkit.ik.lm_rules.limit_coordinates`), and whether any were."""
+    n = chain.lo.shape[0]
+    lo_r, hi_r, mid_r, half_r, lim_r = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     lifted = False
-    for j in range(lo_r.shape[0]):
-        if math.isfinite(chain.lo[j]) and math.isfinite(chain.hi[j]):
-            lo_r[j], hi_r[j], mid_r[j], half_r[j], lim_r[j] = -math.inf, math.inf, 0.0, 1.0, 0.0
-            lifted = True
-    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r, chain.kappa, chain.base,
-                     chain.reach), lifted
+    for j in range(n):
+        lo_r[j], hi_r[j], lift = relaxed_limit(chain.lo[j], chain.hi[j], True)
+        lim, mid_r[j], half_r[j] = limit_coordinate(lo_r[j], hi_r[j])
+        lim_r[j] = 1.0 if lim else 0.0
+        lifted = lifted or lift
+    return LoopChain(chain.Hs, chain.Ce, lo_r, hi_r, mid_r, half_r, lim_r, chain.kappa, chain.base, chain.reach), lifted
 
 
-_relaxed = kernel(_relaxed) or _relaxed
+_relaxed = kernel(_relaxed, calls=(relaxed_limit_jit, limit_coordinate_jit)) or _relaxed
 
 
 def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
@@ -155,20 +160,21 @@ def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal
     qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
     Hu, Hc = np.empty(s.max_iter + 1), np.empty(s.max_iter + 1)
     s_free = settings_with(s, s.tol, s.otol, 0, 0.5)
-    for k in range(2):
-        if st[3] == CONVERGED or _beyond(goal.p, chain, s.tol):
+    for stage in RELAXED_STAGES:
+        conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
+        minimum = stage == RELAXED_FROM_STOP and not conv and not far and _stationary(chain, q, goal)
+        if not retried(stage, conv, far, minimum):
             break
-        if k == 1 and _stationary(chain, q, goal):
-            break
-        it_u = lm_one(free, s_free, goal, start if k == 0 else stopped, qu, Hu)[2]
-        _wrap(qu, chain.lo, chain.hi, qw)
+        it_u = lm_one(free, s_free, goal, start if stage == RELAXED_FROM_START else stopped, qu, Hu)[2]
+        for j in range(n):
+            qw[j] = wrapped_angle(qu[j], chain.lo[j], chain.hi[j], True)
         st_c = lm_one(chain, s, goal, qw, qc, Hc)
         st = _keep_better(q, H, st, qc, Hc, st_c, it_u)
     return st
 
 
-_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, _wrap, _keep_better,
-                                             settings_with)) or _relax_stages
+_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, wrapped_angle_jit, _keep_better,
+                                             settings_with, retried_jit)) or _relax_stages
 
 
 def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, start: Array,
@@ -186,29 +192,6 @@ def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSett
 _full_task_from = kernel(_full_task_from, calls=(lm_one, _relax_stages, _keep_better)) or _full_task_from
 
 
-def _rotated(wx: float, wy: float, wz: float, t: float, Rs: Array, out: Array) -> None:
-    """out = exp(t [ω]_×) R_s (R_s: the upper-left 3×3 of ``Rs``), by Rodrigues as
-    :func:`animkit.model.transforms.matrix_from_rotation_vector`: I + sin θ K + (1 − cos θ) K², θ = t‖ω‖, K =
-    [ω/‖ω‖]_×."""
-    vx, vy, vz = wx * t, wy * t, wz * t
-    th = math.sqrt(vx * vx + vy * vy + vz * vz)
-    safe = 1.0 if th < 1e-300 else th
-    ax, ay, az = vx / safe, vy / safe, vz / safe
-    K = np.array([[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]])
-    s, c = math.sin(th), 1.0 - math.cos(th)
-    E = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            kk = K[i, 0] * K[0, j] + K[i, 1] * K[1, j] + K[i, 2] * K[2, j]
-            E[i, j] = (1.0 if i == j else 0.0) + s * K[i, j] + c * kk
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = E[i, 0] * Rs[0, j] + E[i, 1] * Rs[1, j] + E[i, 2] * Rs[2, j]
-
-
-_rotated = kernel(_rotated) or _rotated
-
-
 def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, q0: Array,
                    q: Array, H: Array, st: State) -> State:
     """A pose target's continuations after the relaxed-limits retries, each followed by the full task: position
@@ -217,18 +200,15 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
     R_k = exp((k/K) ω) R_s, position held); each only while the problem is undecided and within reach."""
     n = q.shape[0]
     qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
-    for stage in range(2):
-        if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+    for task in EASIER_TASKS:
+        if not (goal.orient and retried(task, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol), False)):
             return st
-        ws = goal.w.copy()
-        if stage == 1:
-            for i in range(3):
-                ws[i] *= ORIENTATION_FIRST_WEIGHT
-        s_u = settings_with(s, s.tol if stage == 0 else math.inf, math.inf if stage == 0 else s.otol, s.win,
-                            s.ratio)
-        it_u = lm_one(chain, s_u, Goal(goal.p, goal.Rt, stage == 1, ws), q0, qu, Hu)[2]
+        ws, orient, tol, otol = easier_task(goal.w, task, s.tol, s.otol)
+        it_u = lm_one(chain, settings_with(s, tol, otol, s.win, s.ratio), Goal(goal.p, goal.Rt, orient, ws), q0, qu,
+                      Hu)[2]
         st = _full_task_from(chain, free, lifted, s, goal, qu, it_u, q, H, st)
-    if not (goal.orient and st[3] != CONVERGED and not _beyond(goal.p, chain, s.tol)):
+    if not (goal.orient and retried(ORIENTATION_CONTINUATION, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol),
+                                    False)):
         return st
     qk = np.empty(n)
     for j in range(n):
@@ -237,17 +217,19 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
     chain_forward(qk, chain.Hs, chain.Ce, Ts, Tes, np.empty(20))
     chain_residual(Tes, goal.p, goal.Rt, True, np.ones(6), Vs, np.empty((3, 3)))  # Vs[3:] = ω = log(R_t R_sᵀ)^∨
     qk[:] = q0
-    Rk = np.empty((3, 3))
+    omega, Rs, Rk = Vs[3:].copy().reshape((1, 3)), np.ascontiguousarray(Tes[:3, :3]).reshape((1, 3, 3)), \
+        np.empty((3, 3))
     before = 0
     for k in range(1, ORIENTATION_STAGES):
-        _rotated(Vs[3], Vs[4], Vs[5], k / ORIENTATION_STAGES, Tes, Rk)
+        Rk[:, :] = continuation_target(omega, k / ORIENTATION_STAGES, Rs)[0]
         before += lm_one(chain, s, Goal(goal.p, Rk, goal.orient, goal.w), qk, qu, Hu)[2]
         qk[:] = qu
     return _full_task_from(chain, free, lifted, s, goal, qk, before, q, H, st)
 
 
-_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, _rotated, chain_forward,
-                                               chain_residual, settings_with)) or _continuations
+_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, continuation_target_jit,
+                                               chain_forward, chain_residual, settings_with, easier_task_jit,
+                                               retried_jit)) or _continuations
 
 
 def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:
@@ -321,8 +303,10 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
             st = _relax_stages(chain, free, s, goal, q0, q, H, st)
         st = _continuations(chain, free, lifted, s, goal, q0, q, H, st)
     pos, ori, it, why = st
-    if why != CONVERGED and (_beyond(p, chain, s.tol) or _stationary(chain, q, goal)):
-        why = UNREACHABLE
+    if why != CONVERGED:
+        far = _beyond(p, chain, s.tol)
+        if out_of_reach(far, not far and _stationary(chain, q, goal)):
+            why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
 
@@ -336,7 +320,7 @@ def _weights(prm: Array) -> Array:
 _weights = kernel(_weights) or _weights
 
 _PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _relax_stages,
-                                    _continuations, _beyond, _stationary))
+                                    _continuations, _beyond, _stationary, out_of_reach_jit))
 
 
 def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool) -> Array:

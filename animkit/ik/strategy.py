@@ -1,11 +1,12 @@
 """The NumPy solve strategy around a solver's run (what :class:`~animkit.ik.ik_problem.IKProblem` calls after the first
 run): batches in chunks, lm's deterministic retries (relaxed limits, position first, orientation first, the
-orientation continuation), random restarts, escapes from folds and the reachability test. Its compiled twin, for
-one problem on a serial chain, is :mod:`animkit.ik.lm_strategy_jit`."""
+orientation continuation), random restarts, escapes from folds and the reachability test, on batches and any chain.
+Its decisions (which retry runs when and for whom, the better answer, the easier tasks, the optimality test) are
+:mod:`animkit.ik.lm_rules`', which the compiled strategy for one problem on a serial chain
+(:mod:`animkit.ik.lm_strategy_jit`) calls compiled: the order of the stages is written there once."""
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -18,21 +19,32 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     FOLD_CURVATURE,
     FOLD_ESCAPES,
     FOLD_STEP,
-    ORIENTATION_FIRST_WEIGHT,
     ORIENTATION_STAGES,
     RESTART_BATCH,
     RESTART_MAX_ITER,
     RESTART_PULL,
     RESTART_STALL,
-    STATIONARY,
 )
 from animkit.ik.jacobian import chain_jacobian, rotation_error
 from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
 from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.lm_rules import (
+    CONTINUATIONS,
+    ORIENTATION_FIRST,
+    POSITION_FIRST,
+    RELAXED_FROM_START,
+    RELAXED_FROM_STOP,
+    RELAXED_STAGES,
+    better,
+    continuation_target,
+    easier_task,
+    out_of_reach,
+    retried,
+    stationary,
+)
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
-from animkit.model.transforms import matrix_from_rotation_vector
 from animkit.progress import progress
 
 __all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation_continuation", "BATCH_CHUNK",
@@ -100,7 +112,7 @@ def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: A
         used[fail] = a
         last = o.errors[o.iterations, np.arange(fail.size)]
         why = np.array(o.reason, dtype=object)
-        take = (why == "converged") | (last < best[fail])
+        take = better(why == "converged", last, best[fail])
         won = fail[take]
         q[won], iters[won], reason[won] = o.q[take], o.iterations[take], why[take]
         pos[won], ori[won], best[won] = o.position_error[take], o.orientation_error[take], last[take]
@@ -122,33 +134,39 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
     2. with an orientation target, for those still not converged: position first, then the full task
        (:func:`retry_position_first`)."""
     stopped = out.q
-    for k, starts in enumerate((q0, stopped)):
+    for stage in RELAXED_STAGES:
         if all(why == "converged" for why in out.reason):
             break
-        if k == 0:  # every problem not converged whose target is not beyond reach
-            fail = _open(model, out, P, opts.tol)
-        else:  # those still undecided (not at a first-order optimum)
-            fail = np.array([i for i, r in enumerate(_reachability(model, out, P, R, opts)[0]) if r is None],
-                            dtype=np.intp)
+        fail = _retried(stage, model, out, P, R, opts)
         if fail.size == 0:
             break
-        out = retry_through_relaxed_limits(model, starts, P, R, opts, out, fail)
+        out = retry_through_relaxed_limits(model, q0 if stage == RELAXED_FROM_START else stopped, P, R, opts, out,
+                                           fail)
     if position_first and R is not None:
-        for strategy in (retry_position_first, retry_orientation_first, retry_orientation_continuation):
-            fail = _open(model, out, P, opts.tol)
+        for stage in CONTINUATIONS:
+            fail = _retried(stage, model, out, P, R, opts)
             if fail.size == 0:
                 break
+            strategy = retry_position_first if stage == POSITION_FIRST else retry_orientation_first \
+                if stage == ORIENTATION_FIRST else retry_orientation_continuation
             out = strategy(model, q0, P, R, opts, out, fail)
     return out
 
 
-def _open(model: ChainModel, out: LoopOutput, P: Array, tol: float) -> NDArray[np.intp]:
-    """The problems of ``out`` neither converged nor beyond reach (indices; the reach test, an FK, runs on the
-    unconverged ones only: on a 100-problem batch of a 50-link chain it cost more than the solve)."""
+def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
+             ) -> NDArray[np.intp]:
+    """The problems of ``out`` that run retry ``stage`` (:func:`~animkit.ik.lm_rules.retried`; indices; the tests,
+    an FK or two, run on the unconverged ones only: on a 100-problem batch of a 50-link chain the reach test cost
+    more than the solve)."""
     idx = np.flatnonzero([why != "converged" for why in out.reason])
     if idx.size == 0:
         return idx
-    return idx[~_beyond(model, out.q[idx], P[idx], tol)]
+    q, Pi = out.q[idx], P[idx]
+    if stage == RELAXED_FROM_STOP:
+        beyond, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
+    else:
+        beyond, minimum = _beyond(model, q, Pi, opts.tol), np.zeros(idx.size, dtype=bool)
+    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum)]
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -160,12 +178,7 @@ def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts:
     local minimum (the humanoid's arm pressed on its shoulder and elbow limits, the UR5 stretched at its elbow
     singularity); the position task alone has fewer such minima, and its answer puts the hand where the wrist only
     has to turn. See docs/derivations.md ("lm: position first")."""
-    w = opts.row_weights
-    keep = (np.arange(len(w)) % 6) < 3  # each effector's rows are [position (3), orientation (3)]
-    po = replace(opts, row_weights=w[keep], orientation_tol=np.inf)
-    u = run_lm(model, q0[fail], P[fail], None, po)
-    Pf, Rf = P[fail], R[fail]
-    return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
+    return _retry_easier_task(POSITION_FIRST, model, q0, P, R, opts, out, fail)
 
 
 def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -175,11 +188,17 @@ def retry_orientation_first(model: ChainModel, q0: Array, P: Array, R: Array, op
     retries) from that answer; kept where it converged or ends closer. The wrist's branch is then chosen by the
     target's orientation before the position pulls the arm (UR5 targets near the edge of its reach, where the
     position task alone leaves the stretched elbow between two branches). See docs/derivations.md."""
-    w = opts.row_weights
-    pos_rows = (np.arange(len(w)) % 6) < 3
-    oo = replace(opts, row_weights=np.where(pos_rows, ORIENTATION_FIRST_WEIGHT * w, w), tol=math.inf)
+    return _retry_easier_task(ORIENTATION_FIRST, model, q0, P, R, opts, out, fail)
+
+
+def _retry_easier_task(task: int, model: ChainModel, q0: Array, P: Array, R: Array, opts: Options,
+                       out: LoopOutput, fail: NDArray[np.intp]) -> LoopOutput:
+    """The easier ``task`` (:func:`~animkit.ik.lm_rules.easier_task`) from the start, then the full task from its
+    answer (:func:`_full_task_after`)."""
+    w, orient, tol, otol = easier_task(opts.row_weights, task, opts.tol, opts.orientation_tol)
     Pf, Rf = P[fail], R[fail]
-    u = run_lm(model, q0[fail], Pf, Rf, oo)
+    u = run_lm(model, q0[fail], Pf, Rf if orient else None, replace(opts, row_weights=w, tol=tol,
+                                                                    orientation_tol=otol))
     return _full_task_after(model, u.q, Pf, Rf, opts, out, fail, u.iterations)
 
 
@@ -192,10 +211,11 @@ def retry_orientation_continuation(model: ChainModel, q0: Array, P: Array, R: Ar
     Pf, Rf = P[fail], R[fail]
     q = q0[fail]
     Rs = model.frames(np.clip(q, model.lower, model.upper)).R
-    omega = rotation_error(Rf, Rs)
+    omega = rotation_error(Rf, Rs).reshape(-1, 3)
     before = np.zeros(len(fail), dtype=np.intp)
     for k in range(1, ORIENTATION_STAGES):
-        u = run_lm(model, q, Pf, matrix_from_rotation_vector(omega * (k / ORIENTATION_STAGES)) @ Rs, opts)
+        Rk = continuation_target(omega, k / ORIENTATION_STAGES, Rs.reshape(-1, 3, 3)).reshape(Rs.shape)
+        u = run_lm(model, q, Pf, Rk, opts)
         q, before = u.q, before + u.iterations
     return _full_task_after(model, q, Pf, Rf, opts, out, fail, before)
 
@@ -223,38 +243,32 @@ def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None,
     reach: list[bool | None] = [True] * len(reasons)
     if not open_:
         return reach, reasons
-    for i in open_:
-        reach[i] = None
-    q = out.q[open_]
-    fr = model.frames(q)
-    orient = R is not None
-    w = opts.row_weights
-    Po = P[open_]
-    Vp = Po - fr.p
-    V = Vp if R is None else np.concatenate([Vp, rotation_error(R[open_], fr.R)], axis=2)
-    V = V.reshape(len(open_), -1) * w
-    J = chain_jacobian(model, fr, orient) * w[None, :, None]
-    g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]  # −∂(½‖WV‖²)/∂θ: the descent direction
-    at_lo = q <= model.lower + 1e-9
-    at_hi = q >= model.upper - 1e-9
-    free = ~((at_lo & (g < 0)) | (at_hi & (g > 0)))  # a DOF pressed on a limit toward outside cannot help
-    gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
-    Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
-    vn = np.linalg.norm(V, axis=1)
-    stationary = gn <= STATIONARY * Jn * vn
-    beyond = _beyond(model, q, Po, opts.tol, fr)
-    fold = np.zeros(len(open_), dtype=bool)
-    check = np.flatnonzero(stationary & ~beyond)
-    if check.size:
-        fold[check] = np.any(_descent_directions(model, q[check], Po[check], None if R is None else R[open_][check],
-                                                 w, free[check]) != 0.0, axis=1)
+    beyond, minimum, fold = _verdicts(model, out.q[open_], P[open_], None if R is None else R[open_], opts)
+    shown = np.asarray(out_of_reach(beyond, minimum))
     for k, i in enumerate(open_):
-        if beyond[k] or (stationary[k] and not fold[k]):
-            reach[i] = False
+        reach[i] = False if shown[k] else None
+        if shown[k]:
             reasons[i] = "unreachable"
         elif fold[k]:
             reasons[i] = "stalled"  # a fold (a saddle or a maximum of the error): not shown out of reach
     return reach, reasons
+
+
+def _verdicts(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Options
+              ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Per problem at q (b, n), not converged: whether its target lies beyond reach, whether q is a local minimum
+    (first-order optimal, :func:`~animkit.ik.lm_rules.stationary`, and not a fold) and whether it is a fold
+    (stationary with a direction of negative curvature: :func:`_descent_directions`)."""
+    w = opts.row_weights
+    g, J, vn, fr = _gradient(model, q, P, R, w)
+    optimal, free = _stationary_rows(model, g, J, q, vn)
+    beyond = _beyond(model, q, P, opts.tol, fr)
+    fold = np.zeros(len(q), dtype=bool)
+    check = np.flatnonzero(optimal & ~beyond)
+    if check.size:
+        fold[check] = np.any(_descent_directions(model, q[check], P[check], None if R is None else R[check], w,
+                                                 free[check]) != 0.0, axis=1)
+    return beyond, optimal & ~fold, fold
 
 
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
@@ -268,18 +282,9 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         if idx.size == 0:
             return out
         q = out.q[idx]
-        fr = model.frames(q)
         w = opts.row_weights
-        V = P[idx] - fr.p
-        if R is not None:
-            V = np.concatenate([V, rotation_error(R[idx], fr.R)], axis=2)
-        V = V.reshape(len(idx), -1) * w
-        J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
-        g = (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0]
-        free = ~(((q <= model.lower + 1e-9) & (g < 0)) | ((q >= model.upper - 1e-9) & (g > 0)))
-        gn = np.linalg.norm(np.where(free, g, 0.0), axis=1)
-        Jn = np.sqrt(np.einsum("bmn,bmn,bn->b", J, J, free.astype(float)))
-        sel = gn <= STATIONARY * Jn * np.linalg.norm(V, axis=1)
+        g, J, vn, _ = _gradient(model, q, P[idx], None if R is None else R[idx], w)
+        sel, free = _stationary_rows(model, g, J, q, vn)
         if not sel.any():
             return out
         d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
@@ -299,25 +304,15 @@ def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, 
     Hessian (central differences of ∇f = −Jᵀ W² V, h = 1e-4) has an eigenvalue below −FOLD_CURVATURE ‖J‖_F²
     (a fold: the first-order test cannot tell it from the optimum), zero where the point is a local minimum."""
 
-    def grad(qq: Array, PP: Array, RR: Array | None) -> tuple[Array, Array]:
-        f = model.frames(qq)
-        V = PP - f.p
-        if RR is not None:
-            V = np.concatenate([V, rotation_error(RR, f.R)], axis=2)
-        V = V.reshape(len(qq), -1) * w
-        J = chain_jacobian(model, f, RR is not None) * w[None, :, None]
-        return -(np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J
-
     b, n = q.shape
     h = 1e-4
     E = np.eye(n)
     qq = np.concatenate([q[:, None] + h * E[None], q[:, None] - h * E[None]], axis=1).reshape(-1, n)
     rep = np.repeat(np.arange(b), 2 * n)
-    g, _ = grad(qq, P[rep], None if R is None else R[rep])
-    g = g.reshape(b, 2, n, n)
+    g = -_gradient(model, qq, P[rep], None if R is None else R[rep], w)[0].reshape(b, 2, n, n)  # ∇f
     H = (g[:, 0] - g[:, 1]) / (2 * h)  # H[:, j] = ∂∇f/∂θ_j
     H = 0.5 * (H + np.swapaxes(H, 1, 2))
-    _, J = grad(q, P, R)
+    J = _gradient(model, q, P, R, w)[1]
     out = np.zeros((b, n))
     for i in range(b):
         idx = np.flatnonzero(free[i])
@@ -327,6 +322,29 @@ def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, 
         if vals[0] < -FOLD_CURVATURE * float(np.sum(J[i][:, idx] ** 2)):
             out[i, idx] = vecs[:, 0]
     return out
+
+
+def _gradient(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array) -> tuple[Array, Array, Array, Frames]:
+    """Per problem at q (b, n): g = Jᵀ W² V (b, n) (−∂(½‖WV‖²)/∂θ: the descent direction), the weighted J (b, m, n),
+    ‖W V‖ (b,) and the frames."""
+    fr = model.frames(q)
+    V = P - fr.p
+    if R is not None:
+        V = np.concatenate([V, rotation_error(R, fr.R)], axis=2)
+    V = V.reshape(len(q), -1) * w
+    J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
+    return (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J, np.linalg.norm(V, axis=1), fr
+
+
+def _stationary_rows(model: ChainModel, g: Array, J: Array, q: Array, vn: Array
+                     ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """:func:`~animkit.ik.lm_rules.stationary` of each problem (g, q (b, n), J (b, m, n), vn (b,)): whether it is
+    first-order optimal (b,), and the DOFs free to move (b, n)."""
+    jj = np.sum(J * J, axis=1)
+    free = np.empty(q.shape, dtype=bool)
+    optimal = np.array([stationary(g[i], jj[i], q[i], model.lower, model.upper, float(vn[i]), free[i])
+                        for i in range(len(q))], dtype=bool)
+    return optimal, free
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
@@ -353,7 +371,7 @@ def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | 
         conv = [i for i, r in enumerate(o.reason) if r == "converged"]
         pick = conv[0] if conv else int(np.argmin(o.errors[-1]))
         used += pick + 1 if conv else k
-        if conv or o.errors[-1, pick] < best_err:
+        if better(bool(conv), o.errors[-1, pick], best_err):
             best_err = o.errors[-1, pick]
             out = LoopOutput(o.q[pick:pick + 1], o.iterations[pick:pick + 1], [o.reason[pick]],
                              o.position_error[pick:pick + 1], o.orientation_error[pick:pick + 1],
