@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from animkit.ik import two_bone_angles
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_about_axis
-from animkit.motion.legs import Leg, MotionError, _intervals
+from animkit.motion.legs import Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
 from animkit.motion.retarget_rest import _mm3
 
@@ -26,9 +26,9 @@ Bool = NDArray[np.bool_]
 
 def _frames_batch(a: Array, b: Array) -> Array:
     """Columns (â, b̂⊥, â × b̂⊥) per frame, (F, 3, 3)."""
-    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    a = a / _norm(a, axis=-1, keepdims=True)
     b = b - np.einsum("fi,fi->f", b, a)[:, None] * a
-    b = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-300)
+    b = b / np.maximum(_norm(b, axis=-1, keepdims=True), 1e-300)
     return np.stack([a, b, np.cross(a, b)], axis=-1)
 
 
@@ -81,14 +81,14 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     n_local /= np.linalg.norm(n_local)
     n_w = Rh @ n_local
     to_goal = goal - Hp
-    d = np.linalg.norm(to_goal, axis=1)
+    d = _norm(to_goal, axis=1)
     dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     if np.isfinite(max_step):
-        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
+        dd = _rate_limited(dd, _norm(A - Hp, axis=1), active, l1, l2, max_step)
     u = _keep_height(to_goal, d, dd, up, held.w >= 1.0)
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
-    n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
-    u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
+    n_p /= _norm(n_p, axis=1, keepdims=True)
+    u0 = (A - Hp) / _norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
     v = (side if side != 0 else 1.0) * np.cross(n_p, u)
     alpha, _ = two_bone_angles(l1, l2, dd)
@@ -108,7 +108,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         assert held.twist is not None
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-300)
+        out /= np.maximum(_norm(out, axis=1, keepdims=True), 1e-300)
         phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
                           phi * np.asarray(held.twist)[sel])
         turn = matrix_about_axis(u[sel], phi)
@@ -180,7 +180,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
-    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * np.linalg.norm(kp, axis=1))
+    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * _norm(kp, axis=1))
 
     def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
         T = matrix_about_axis(u[rows], scale * phi[rows])
@@ -204,7 +204,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
 def _rotation(M: Array) -> Array:
     """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
     world blocks 0.01·R, whose transpose is not their inverse)."""
-    return M / np.linalg.norm(M[..., :, :1], axis=-2, keepdims=True)
+    return M / _norm(M[..., :, :1], axis=-2, keepdims=True)
 
 
 def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
@@ -221,7 +221,7 @@ def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | N
     y = np.clip(to_goal[short, up], -dd[short], dd[short])
     h = to_goal[short].copy()
     h[:, up] = 0.0
-    hn = np.linalg.norm(h, axis=1, keepdims=True)
+    hn = _norm(h, axis=1, keepdims=True)
     h = np.where(hn > 1e-12 * dd[short, None], h / np.maximum(hn, 1e-300), 0.0)
     r = np.sqrt(np.maximum(dd[short] ** 2 - y**2, 0.0))
     out = r[:, None] * h
