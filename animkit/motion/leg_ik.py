@@ -239,11 +239,13 @@ def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, s
     th = np.arccos(np.clip((l1 * l1 + l2 * l2 - np.where(active, d, d_clip) ** 2) / c, -1.0, 1.0))
     if np.abs(np.diff(th)).max(initial=0.0) <= step:
         return d
+    t = th.tolist()  # the scan on Python floats (the same arithmetic; NumPy scalars cost more than it)
     for s, e in _intervals(active):
         for f in range(max(s, 1), e):  # forwards from the frame before the run
-            th[f] = min(max(th[f], th[f - 1] - step), th[f - 1] + step)
-        for f in range(min(e, len(th) - 1) - 1, s - 1, -1):  # backwards into the frame after it
-            th[f] = min(max(th[f], th[f + 1] - step), th[f + 1] + step)
+            t[f] = min(max(t[f], t[f - 1] - step), t[f - 1] + step)
+        for f in range(min(e, len(t) - 1) - 1, s - 1, -1):  # backwards into the frame after it
+            t[f] = min(max(t[f], t[f + 1] - step), t[f + 1] + step)
+    th = np.asarray(t)
     return np.where(active, np.sqrt(np.maximum(l1 * l1 + l2 * l2 - c * np.cos(th), 0.0)), d)
 
 

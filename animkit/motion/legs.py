@@ -116,7 +116,7 @@ def _norm(x: ArrayLike, axis: int = -1, keepdims: bool = False) -> Array:
     """|x| along ``axis``: √(Σ x²), the sum NumPy's ``linalg.norm`` takes for one axis (the same bits) without its
     checks, which cost more than the arithmetic on the lock's short arrays."""
     a = np.asarray(x)
-    if not np.issubdtype(a.dtype, np.inexact):
+    if a.dtype.kind not in "fc":
         a = a.astype(float)
     sq = a * a
     return np.sqrt(np.add.reduce(sq, axis=axis, keepdims=True) if keepdims else np.add.reduce(sq, axis=axis))
