@@ -24,12 +24,23 @@ Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
 
 
+def _cross(a: Array, b: Array) -> Array:
+    """a × b over rows (F, 3): NumPy's cross's own products and differences (the same bits), without its set-up."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def _frames_batch(a: Array, b: Array) -> Array:
     """Columns (â, b̂⊥, â × b̂⊥) per frame, (F, 3, 3)."""
     a = a / _norm(a, axis=-1, keepdims=True)
     b = b - np.einsum("fi,fi->f", b, a)[:, None] * a
     b = b / np.maximum(_norm(b, axis=-1, keepdims=True), 1e-300)
-    return np.stack([a, b, np.cross(a, b)], axis=-1)
+    out = np.empty(a.shape + (3,))
+    out[..., 0], out[..., 1], out[..., 2] = a, b, _cross(a, b)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +86,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     l1 = float(np.linalg.norm(K[0] - Hp[0]))
     l2 = float(np.linalg.norm(A[0] - K[0]))
     thigh, shin = K - Hp, A - K
-    n_local = np.einsum("fji,fj->i", Rh, np.cross(thigh, shin))  # the bend axis in the thigh's frame, summed
+    n_local = np.einsum("fji,fj->i", Rh, _cross(thigh, shin))  # the bend axis in the thigh's frame, summed
     if np.linalg.norm(n_local) < 1e-12 * l1 * l2 * F:
         raise MotionError(f"leg {leg.side}: the knee never bends in this clip; no knee plane to keep")
     n_local /= np.linalg.norm(n_local)
@@ -89,8 +100,8 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
     n_p /= _norm(n_p, axis=1, keepdims=True)
     u0 = (A - Hp) / _norm(A - Hp, axis=1, keepdims=True)
-    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
-    v = (side if side != 0 else 1.0) * np.cross(n_p, u)
+    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, _cross(n_w, u0)))
+    v = (side if side != 0 else 1.0) * _cross(n_p, u)
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -150,7 +161,7 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
     b = R_foot @ e2
     ua, ub = np.einsum("fi,fi->f", a, u), np.einsum("fi,fi->f", b, u)
     alpha = np.einsum("fi,fi->f", a, b) - ua * ub
-    beta = np.einsum("fi,fi->f", np.cross(u, a), b)
+    beta = np.einsum("fi,fi->f", _cross(u, a), b)
     rho = np.hypot(alpha, beta)
     psi = np.arctan2(beta, alpha)
     off = np.arccos(np.clip((float(e1 @ e2) - ua * ub) / np.maximum(rho, 1e-300), -1.0, 1.0))
