@@ -275,7 +275,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
-        return _lock_held(figure, P0, W0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+        return _lock_held(figure, P0, W0, nb, up, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
@@ -410,20 +410,21 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     return out
 
 
-def _lock_held(figure: Figure, P0: Array, W0: Array, fps: float, up: UpAxis, ground: float,
-               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
-    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``."""
+    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames;
+    ``hip``: the hip height."""
     names = figure.node_names
     k = up_index(up)
     P, W = P0, W0
-    top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip_height(figure, legs[0].hip, up)
+    top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip
     for _ in range(8):
-        P, W, goals = _lock_pass(figure, P0, W0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
+        P, W, goals = _lock_pass(figure, P0, W0, nb, up, ground, masks, lift, hip, legs, soles, max_step)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -480,8 +481,8 @@ SOLE_CLEARANCE = 0.005
 REACH = 0.0
 
 
-def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, ground: float,
-               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
     (goal, w) per leg); ``W``: the world matrices of ``P``.
@@ -489,14 +490,14 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
     The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
     ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
-    points about its ankle in the clip (F, V, 3).
+    points about its ankle in the clip (F, V, 3); ``nb``: the blend in frames; ``hip``: the hip height (the sole's
+    clearance is its :data:`SOLE_CLEARANCE`).
     """
     P = P.copy()
     F = P.shape[0]
     names = figure.node_names
     k = up_index(up)
-    nb = max(2, int(round(blend * fps)))
-    clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
+    clear = SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
     planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
     weights: list[tuple[Array, Array]] = []
