@@ -13,6 +13,7 @@ here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -161,6 +162,7 @@ def _size(sel: Index | slice, part: _Part) -> int:
 #: alive so that no id is reused while its entry stands; the surface).
 _BUILT: dict[tuple[object, ...], tuple[tuple[object, ...], BodySurface]] = {}
 _KEEP = 8
+_BUILT_LOCK = threading.Lock()
 
 
 def body_surface(figure: Figure, meshes: Sequence[Mesh] = ()) -> BodySurface:
@@ -171,11 +173,14 @@ def body_surface(figure: Figure, meshes: Sequence[Mesh] = ()) -> BodySurface:
     :func:`~animkit.look.drawn.figure_mesh` reads (each node's data object and T, each arc's ends and L, the rest
     pose's world matrices), so an edited figure gets a new one. The surface is read-only to its callers."""
     key, held = _surface_key(figure, meshes)
-    hit = _BUILT.pop(key, None)
+    with _BUILT_LOCK:
+        hit = _BUILT.get(key)
     surface = hit[1] if hit is not None else _build_surface(figure, meshes)
-    _BUILT[key] = (held, surface)  # newest last
-    while len(_BUILT) > _KEEP:
-        del _BUILT[next(iter(_BUILT))]
+    with _BUILT_LOCK:  # threads (the batch) share the cache
+        _BUILT.pop(key, None)
+        _BUILT[key] = (held, surface)  # newest last
+        while len(_BUILT) > _KEEP:
+            del _BUILT[next(iter(_BUILT))]
     return surface
 
 
