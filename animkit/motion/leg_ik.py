@@ -193,19 +193,24 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
     floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * _norm(kp, axis=1))
 
-    def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
-        T = matrix_about_axis(u[rows], scale * phi[rows])
-        v = read_dofs(arc.joint, _mm3(RpL_T[rows], _mm3(T, R_thigh[rows])), None, np.zeros(len(idx)))
-        inward = np.einsum("fij,fj,fi->f", T, kp[rows], side[rows]) < floor[rows]
-        return np.all((v >= lim[:, 0] - 1e-9) & (v <= lim[:, 1] + 1e-9), axis=1) & ~inward
+    lo_lim, hi_lim, zero = lim[:, 0] - 1e-9, lim[:, 1] + 1e-9, np.zeros(len(idx))
 
-    rows = np.flatnonzero(~ok(np.ones(len(phi)), np.arange(len(phi))))
+    def ok(angle: Array, at: tuple[Array, ...]) -> Bool:
+        u_, RpL_T_, R_thigh_, kp_, side_, floor_ = at  # the frames tried, gathered once
+        T = matrix_about_axis(u_, angle)
+        v = read_dofs(arc.joint, _mm3(RpL_T_, _mm3(T, R_thigh_)), None, zero)
+        inward = np.einsum("fij,fj,fi->f", T, kp_, side_) < floor_
+        return np.all((v >= lo_lim) & (v <= hi_lim), axis=1) & ~inward
+
+    rows = np.flatnonzero(~ok(np.ones(len(phi)) * phi, (u, RpL_T, R_thigh, kp, side, floor)))
     if not rows.size:
         return phi
+    at = (u[rows], RpL_T[rows], R_thigh[rows], kp[rows], side[rows], floor[rows])
+    phi_r = phi[rows]
     lo, hi = np.zeros(rows.size), np.ones(rows.size)
     for _ in range(6):
         mid = 0.5 * (lo + hi)
-        good = ok(mid, rows)
+        good = ok(mid * phi_r, at)
         lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
     out = phi.copy()
     out[rows] *= lo
