@@ -13,6 +13,7 @@ here.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -157,9 +158,49 @@ def _size(sel: Index | slice, part: _Part) -> int:
     return len(part.rest) if isinstance(sel, slice) else int(sel.size)
 
 
+#: Surfaces built lately (:func:`body_surface`), newest last: key → (the objects the key names by identity, kept
+#: alive so that no id is reused while its entry stands; the surface).
+_BUILT: dict[tuple[object, ...], tuple[tuple[object, ...], BodySurface]] = {}
+_KEEP = 8
+_BUILT_LOCK = threading.Lock()
+
+
 def body_surface(figure: Figure, meshes: Sequence[Mesh] = ()) -> BodySurface:
     """The figure's surface points: every vertex of ``meshes`` when given (a scene's ``meshes``), else the
-    drawn geometry (:func:`animkit.look.drawn.figure_mesh`, capsule bones for a bare skeleton)."""
+    drawn geometry (:func:`animkit.look.drawn.figure_mesh`, capsule bones for a bare skeleton).
+
+    Built once per input: meshes (frozen values with read-only arrays) by identity; a drawn surface by what
+    :func:`~animkit.look.drawn.figure_mesh` reads (each node's data object and T, each arc's ends and L, the rest
+    pose's world matrices), so an edited figure gets a new one. The surface is read-only to its callers."""
+    key, held = _surface_key(figure, meshes)
+    with _BUILT_LOCK:
+        hit = _BUILT.get(key)
+    surface = hit[1] if hit is not None else _build_surface(figure, meshes)
+    with _BUILT_LOCK:  # threads (the batch) share the cache
+        _BUILT.pop(key, None)
+        _BUILT[key] = (held, surface)  # newest last
+        while len(_BUILT) > _KEEP:
+            del _BUILT[next(iter(_BUILT))]
+    return surface
+
+
+def _surface_key(figure: Figure, meshes: Sequence[Mesh]) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """(key, the objects it names by identity) for :func:`body_surface`'s cache."""
+    if meshes:
+        return ("mesh", *(id(m) for m in meshes)), tuple(meshes)
+    nodes = figure.nodes()
+    arcs = figure.arcs()
+    data = tuple(n.data for n in nodes)
+    rest = figure.world_batch(figure.rest_pose()[None])[0]
+    key = ("drawn", tuple(figure.node_names), tuple(id(d) for d in data),
+           b"".join(np.ascontiguousarray(n.T, dtype=float).tobytes() for n in nodes),
+           tuple((None if a.parent is None else a.parent.name, a.child.name) for a in arcs),
+           b"".join(np.ascontiguousarray(a.L, dtype=float).tobytes() for a in arcs),
+           np.ascontiguousarray(rest).tobytes(), float(figure.size()))
+    return key, data
+
+
+def _build_surface(figure: Figure, meshes: Sequence[Mesh]) -> BodySurface:
     parts: list[_Part] = []
     one = np.ones((1, 1))
     for m in meshes:

@@ -41,6 +41,7 @@ from animkit.motion.legs import (
     MotionMeasures,
     _foot_lows,
     _intervals,
+    _norm,
     detect_contacts,
     knee_angles,
     legs_of,
@@ -85,9 +86,9 @@ def _lock_point(clip: Array, hip: Array, reach: float, up: int) -> Array:
     cand = np.concatenate([clip[0] + t * (clip[-1] - clip[0]), clip.mean(axis=0, keepdims=True)])  # (C, 3)
     off = cand[:, None, :] - clip[None]  # (C, n, 3)
     off[..., up] = 0.0
-    room = np.maximum(np.linalg.norm(clip - hip, axis=1), reach)  # never shorter than the clip's own
-    over = np.maximum(np.linalg.norm(off + (clip - hip)[None], axis=-1) - room, 0.0).max(axis=1)
-    return cand[int(np.argmin(over + 0.01 * np.linalg.norm(off, axis=-1).max(axis=1)))]
+    room = np.maximum(_norm(clip - hip, axis=1), reach)  # never shorter than the clip's own
+    over = np.maximum(_norm(off + (clip - hip)[None], axis=-1) - room, 0.0).max(axis=1)
+    return cand[int(np.argmin(over + 0.01 * _norm(off, axis=-1).max(axis=1)))]
 
 
 def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, hip: Array | None = None,
@@ -274,7 +275,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
-        return _lock_held(figure, P0, W0, fps, up, g, masks, lift, blend, legs, soles, pop0)
+        return _lock_held(figure, P0, W0, nb, up, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
@@ -339,7 +340,7 @@ def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int,
             for s, e in rs:
                 w = min(window, e - s - 1)
                 if w >= 1:
-                    v[j, s:e - w] = np.linalg.norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
+                    v[j, s:e - w] = _norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
         slowest = np.fmin.reduce(v, axis=0)
         means = []
         for s, e in union:  # np.nanmean's own sum and count
@@ -375,7 +376,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
         ia = names.index(leg.ankle)
         pts = [names.index(p) for p in dict.fromkeys((leg.ankle, leg.toe)) if p in contacts.points]
         runs_of = [(i, contacts.mask[:, contacts.points.index(names[i])]) for i in pts]
-        moved = np.linalg.norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
+        moved = _norm(W[:, ia, :3, 3] - pos0[:, ia], axis=1) > tiny
         moved |= np.abs(knee[:, j] - knee0[:, j]) > 1e-9
         win = np.zeros(len(P), dtype=bool)  # each contact (held or not) with its ease either side, judged apart
         runs = []
@@ -409,20 +410,21 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     return out
 
 
-def _lock_held(figure: Figure, P0: Array, W0: Array, fps: float, up: UpAxis, ground: float,
-               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
-    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``."""
+    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames;
+    ``hip``: the hip height."""
     names = figure.node_names
     k = up_index(up)
     P, W = P0, W0
-    top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip_height(figure, legs[0].hip, up)
+    top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip
     for _ in range(8):
-        P, W, goals = _lock_pass(figure, P0, W0, fps, up, ground, masks, lift, blend, legs, soles, max_step)
+        P, W, goals = _lock_pass(figure, P0, W0, nb, up, ground, masks, lift, hip, legs, soles, max_step)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -430,7 +432,7 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, fps: float, up: UpAxis, gro
             length = leg_length(W[0], names, leg)
             gap = pos[:, ia] - goal
             gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
-            miss = (w > 0.0) & (np.linalg.norm(gap, axis=1) > 0.02 * length)
+            miss = (w > 0.0) & (_norm(gap, axis=1) > 0.02 * length)
             high = np.zeros_like(miss)
             if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
@@ -479,8 +481,8 @@ SOLE_CLEARANCE = 0.005
 REACH = 0.0
 
 
-def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, ground: float,
-               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], blend: float, legs: tuple[Leg, ...],
+def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: float,
+               masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
     (goal, w) per leg); ``W``: the world matrices of ``P``.
@@ -488,14 +490,14 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
     The goal's height puts the foot's lowest surface point (the foot turned by Q about the ankle) on the ground
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
     ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
-    points about its ankle in the clip (F, V, 3).
+    points about its ankle in the clip (F, V, 3); ``nb``: the blend in frames; ``hip``: the hip height (the sole's
+    clearance is its :data:`SOLE_CLEARANCE`).
     """
     P = P.copy()
     F = P.shape[0]
     names = figure.node_names
     k = up_index(up)
-    nb = max(2, int(round(blend * fps)))
-    clear = SOLE_CLEARANCE * hip_height(figure, legs[0].hip, up)
+    clear = SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
     planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
     weights: list[tuple[Array, Array]] = []
@@ -506,7 +508,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, groun
         Hp = W[:, ih, :3, 3]
         Kp = W[0, ik_, :3, 3]
         full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
-        d0 = np.linalg.norm(A - Hp, axis=1)
+        d0 = _norm(A - Hp, axis=1)
         reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
@@ -549,7 +551,7 @@ def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
     h = rel.copy()
     h[:, k] = 0.0
     for s, e in _intervals(mh | mt):
-        c = h[s:e] @ h[s] / np.maximum(np.linalg.norm(h[s:e], axis=1) * np.linalg.norm(h[s]), 1e-300)
+        c = h[s:e] @ h[s] / np.maximum(_norm(h[s:e], axis=1) * np.linalg.norm(h[s]), 1e-300)
         if (mt & ~mh)[s:e].any() and np.arccos(np.clip(c, -1.0, 1.0)).max() <= TWIST_TURN:
             some[s:e] = True
     return _near(some | (mt & ~mh), nb)

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from animkit.ik import two_bone_angles
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_about_axis
-from animkit.motion.legs import Leg, MotionError, _intervals
+from animkit.motion.legs import Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
 from animkit.motion.retarget_rest import _mm3
 
@@ -24,12 +24,23 @@ Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
 
 
+def _cross(a: Array, b: Array) -> Array:
+    """a × b over rows (F, 3): NumPy's cross's own products and differences (the same bits), without its set-up."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def _frames_batch(a: Array, b: Array) -> Array:
     """Columns (â, b̂⊥, â × b̂⊥) per frame, (F, 3, 3)."""
-    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    a = a / _norm(a, axis=-1, keepdims=True)
     b = b - np.einsum("fi,fi->f", b, a)[:, None] * a
-    b = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-300)
-    return np.stack([a, b, np.cross(a, b)], axis=-1)
+    b = b / np.maximum(_norm(b, axis=-1, keepdims=True), 1e-300)
+    out = np.empty(a.shape + (3,))
+    out[..., 0], out[..., 1], out[..., 2] = a, b, _cross(a, b)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,22 +86,22 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     l1 = float(np.linalg.norm(K[0] - Hp[0]))
     l2 = float(np.linalg.norm(A[0] - K[0]))
     thigh, shin = K - Hp, A - K
-    n_local = np.einsum("fji,fj->i", Rh, np.cross(thigh, shin))  # the bend axis in the thigh's frame, summed
+    n_local = np.einsum("fji,fj->i", Rh, _cross(thigh, shin))  # the bend axis in the thigh's frame, summed
     if np.linalg.norm(n_local) < 1e-12 * l1 * l2 * F:
         raise MotionError(f"leg {leg.side}: the knee never bends in this clip; no knee plane to keep")
     n_local /= np.linalg.norm(n_local)
     n_w = Rh @ n_local
     to_goal = goal - Hp
-    d = np.linalg.norm(to_goal, axis=1)
+    d = _norm(to_goal, axis=1)
     dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     if np.isfinite(max_step):
-        dd = _rate_limited(dd, np.linalg.norm(A - Hp, axis=1), active, l1, l2, max_step)
+        dd = _rate_limited(dd, _norm(A - Hp, axis=1), active, l1, l2, max_step)
     u = _keep_height(to_goal, d, dd, up, held.w >= 1.0)
     n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
-    n_p /= np.linalg.norm(n_p, axis=1, keepdims=True)
-    u0 = (A - Hp) / np.linalg.norm(A - Hp, axis=1, keepdims=True)
-    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, np.cross(n_w, u0)))
-    v = (side if side != 0 else 1.0) * np.cross(n_p, u)
+    n_p /= _norm(n_p, axis=1, keepdims=True)
+    u0 = (A - Hp) / _norm(A - Hp, axis=1, keepdims=True)
+    side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, _cross(n_w, u0)))
+    v = (side if side != 0 else 1.0) * _cross(n_p, u)
     alpha, _ = two_bone_angles(l1, l2, dd)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
@@ -108,7 +119,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         assert held.twist is not None
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-300)
+        out /= np.maximum(_norm(out, axis=1, keepdims=True), 1e-300)
         phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
                           phi * np.asarray(held.twist)[sel])
         turn = matrix_about_axis(u[sel], phi)
@@ -150,7 +161,7 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
     b = R_foot @ e2
     ua, ub = np.einsum("fi,fi->f", a, u), np.einsum("fi,fi->f", b, u)
     alpha = np.einsum("fi,fi->f", a, b) - ua * ub
-    beta = np.einsum("fi,fi->f", np.cross(u, a), b)
+    beta = np.einsum("fi,fi->f", _cross(u, a), b)
     rho = np.hypot(alpha, beta)
     psi = np.arctan2(beta, alpha)
     off = np.arccos(np.clip((float(e1 @ e2) - ua * ub) / np.maximum(rho, 1e-300), -1.0, 1.0))
@@ -180,21 +191,26 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
-    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * np.linalg.norm(kp, axis=1))
+    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * _norm(kp, axis=1))
 
-    def ok(scale: Array, rows: NDArray[np.intp]) -> Bool:
-        T = matrix_about_axis(u[rows], scale * phi[rows])
-        v = read_dofs(arc.joint, _mm3(RpL_T[rows], _mm3(T, R_thigh[rows])), None, np.zeros(len(idx)))
-        inward = np.einsum("fij,fj,fi->f", T, kp[rows], side[rows]) < floor[rows]
-        return np.all((v >= lim[:, 0] - 1e-9) & (v <= lim[:, 1] + 1e-9), axis=1) & ~inward
+    lo_lim, hi_lim, zero = lim[:, 0] - 1e-9, lim[:, 1] + 1e-9, np.zeros(len(idx))
 
-    rows = np.flatnonzero(~ok(np.ones(len(phi)), np.arange(len(phi))))
+    def ok(angle: Array, at: tuple[Array, ...]) -> Bool:
+        u_, RpL_T_, R_thigh_, kp_, side_, floor_ = at  # the frames tried, gathered once
+        T = matrix_about_axis(u_, angle)
+        v = read_dofs(arc.joint, _mm3(RpL_T_, _mm3(T, R_thigh_)), None, zero)
+        inward = np.einsum("fij,fj,fi->f", T, kp_, side_) < floor_
+        return np.all((v >= lo_lim) & (v <= hi_lim), axis=1) & ~inward
+
+    rows = np.flatnonzero(~ok(np.ones(len(phi)) * phi, (u, RpL_T, R_thigh, kp, side, floor)))
     if not rows.size:
         return phi
+    at = (u[rows], RpL_T[rows], R_thigh[rows], kp[rows], side[rows], floor[rows])
+    phi_r = phi[rows]
     lo, hi = np.zeros(rows.size), np.ones(rows.size)
     for _ in range(6):
         mid = 0.5 * (lo + hi)
-        good = ok(mid, rows)
+        good = ok(mid * phi_r, at)
         lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
     out = phi.copy()
     out[rows] *= lo
@@ -204,7 +220,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
 def _rotation(M: Array) -> Array:
     """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
     world blocks 0.01·R, whose transpose is not their inverse)."""
-    return M / np.linalg.norm(M[..., :, :1], axis=-2, keepdims=True)
+    return M / _norm(M[..., :, :1], axis=-2, keepdims=True)
 
 
 def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
@@ -221,7 +237,7 @@ def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | N
     y = np.clip(to_goal[short, up], -dd[short], dd[short])
     h = to_goal[short].copy()
     h[:, up] = 0.0
-    hn = np.linalg.norm(h, axis=1, keepdims=True)
+    hn = _norm(h, axis=1, keepdims=True)
     h = np.where(hn > 1e-12 * dd[short, None], h / np.maximum(hn, 1e-300), 0.0)
     r = np.sqrt(np.maximum(dd[short] ** 2 - y**2, 0.0))
     out = r[:, None] * h
@@ -239,11 +255,13 @@ def _rate_limited(d: Array, d_clip: Array, active: Bool, l1: float, l2: float, s
     th = np.arccos(np.clip((l1 * l1 + l2 * l2 - np.where(active, d, d_clip) ** 2) / c, -1.0, 1.0))
     if np.abs(np.diff(th)).max(initial=0.0) <= step:
         return d
+    t = th.tolist()  # the scan on Python floats (the same arithmetic; NumPy scalars cost more than it)
     for s, e in _intervals(active):
         for f in range(max(s, 1), e):  # forwards from the frame before the run
-            th[f] = min(max(th[f], th[f - 1] - step), th[f - 1] + step)
-        for f in range(min(e, len(th) - 1) - 1, s - 1, -1):  # backwards into the frame after it
-            th[f] = min(max(th[f], th[f + 1] - step), th[f + 1] + step)
+            t[f] = min(max(t[f], t[f - 1] - step), t[f - 1] + step)
+        for f in range(min(e, len(t) - 1) - 1, s - 1, -1):  # backwards into the frame after it
+            t[f] = min(max(t[f], t[f + 1] - step), t[f + 1] + step)
+    th = np.asarray(t)
     return np.where(active, np.sqrt(np.maximum(l1 * l1 + l2 * l2 - c * np.cos(th), 0.0)), d)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import AnimkitError
 from animkit.look.surface import BodySurface, body_surface, descendants
@@ -100,10 +100,26 @@ def _tip_of(figure: Figure, node: str) -> str:
 
 
 def _intervals(mask: Bool) -> list[tuple[int, int]]:
-    """Runs of True as half-open [start, end)."""
-    m = np.concatenate([[False], mask, [False]]).astype(np.int8)
-    d = np.diff(m)
-    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist(), strict=True))
+    """Runs of True as half-open [start, end): the frames where the mask changes, read in pairs."""
+    m = np.asarray(mask, dtype=bool)
+    if not m.size:
+        return []
+    edges = (np.flatnonzero(m[1:] != m[:-1]) + 1).tolist()
+    if m[0]:
+        edges.insert(0, 0)
+    if m[-1]:
+        edges.append(int(m.size))
+    return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def _norm(x: ArrayLike, axis: int = -1, keepdims: bool = False) -> Array:
+    """|x| along ``axis``: √(Σ x²), the sum NumPy's ``linalg.norm`` takes for one axis (the same bits) without its
+    checks, which cost more than the arithmetic on the lock's short arrays."""
+    a = np.asarray(x)
+    if a.dtype.kind not in "fc":
+        a = a.astype(float)
+    sq = a * a
+    return np.sqrt(np.add.reduce(sq, axis=axis, keepdims=True) if keepdims else np.add.reduce(sq, axis=axis))
 
 
 def _clean(mask: Bool, gap: int, min_frames: int) -> Bool:
@@ -158,7 +174,7 @@ def windowed_speed(X: Array, mask: NDArray[np.bool_], fps: float, window: float 
         w = min(w0, b - a - 1)
         if w < 1:
             continue
-        out[a:b - w] = np.linalg.norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
+        out[a:b - w] = _norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
     return out
 
 
@@ -194,7 +210,7 @@ def detect_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | No
     X = pos[:, [names.index(n) for n in pts]]
     h = X[..., k]
     horiz = [i for i in range(3) if i != k]
-    v = np.linalg.norm(np.gradient(X[..., horiz], axis=0), axis=-1) * fps
+    v = _norm(np.gradient(X[..., horiz], axis=0), axis=-1) * fps
     mask = (h - np.percentile(h, 5.0, axis=0) <= height * H) & (v <= speed * H)
     mask = np.stack([_clean(mask[:, j], gap, min_frames) for j in range(len(pts))], axis=1)
     return Contacts(pts, mask, g, found, height * H, speed * H)
@@ -235,7 +251,7 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...], *, world: A
     for leg in legs:
         a = pos[:, names.index(leg.knee)] - pos[:, names.index(leg.hip)]
         b = pos[:, names.index(leg.ankle)] - pos[:, names.index(leg.knee)]
-        c = np.einsum("fi,fi->f", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+        c = np.einsum("fi,fi->f", a, b) / (_norm(a, axis=1) * _norm(b, axis=1))
         out.append(np.arccos(np.clip(c, -1.0, 1.0)))
     return np.stack(out, axis=1)
 
@@ -267,7 +283,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
     for j, p in enumerate(contacts.points):
         X = pos[:, names.index(p)][:, horiz]
         if fps is None:
-            step = np.linalg.norm(np.diff(X, axis=0), axis=1)[contacts.mask[1:, j] & contacts.mask[:-1, j]]
+            step = _norm(np.diff(X, axis=0), axis=1)[contacts.mask[1:, j] & contacts.mask[:-1, j]]
         else:  # the ground speed over SKATE_WINDOW, per frame
             step = windowed_speed(X, contacts.mask[:, j], fps)
             step = step[np.isfinite(step)] / fps

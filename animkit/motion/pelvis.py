@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit.motion.leg_ik import SOFT, HeldLeg
-from animkit.motion.legs import Leg
+from animkit.motion.legs import Leg, _norm
 
 __all__: list[str] = []
 
@@ -82,10 +82,10 @@ def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: i
             lo, up, sh = _needs([f], W, names, k, zero)
             off = f.goal - W[:, names.index(f.leg.hip), :3, 3]
             off[:, k] = 0.0
-            unit = off / np.maximum(np.linalg.norm(off, axis=1, keepdims=True), 1e-300)
+            unit = off / np.maximum(_norm(off, axis=1, keepdims=True), 1e-300)
             e += np.where(((lo > upper + tol) | (sh > tol))[:, None], unit, 0.0)
             e -= np.where((up < lower - tol)[:, None], unit, 0.0)
-        e /= np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-300)
+        e /= np.maximum(_norm(e, axis=1, keepdims=True), 1e-300)
         e[~clash] = 0.0
         s = np.linspace(0.0, PELVIS_SHIFT * 1e6 * tol, 21)
         lo, up, sh = _needs(feet, W, names, k, s[:, None, None] * e[None])
