@@ -40,7 +40,7 @@ from animkit.io.bvh import dumps_bvh  # noqa: E402
 from animkit.keyframes import Clip  # noqa: E402
 from animkit.model.transforms import quaternion_from_matrix  # noqa: E402
 from animkit.motion import detect_contacts, lock_feet, loop_poses  # noqa: E402
-from animkit.motion.leg_ik import _leg_ik  # noqa: E402
+from animkit.motion.leg_ik import HeldLeg, held_leg_ik  # noqa: E402
 from animkit.motion.measures import SourceMotion, measure_motion  # noqa: E402
 from animkit.motion.retarget import retarget_full  # noqa: E402
 
@@ -231,14 +231,18 @@ def main() -> None:
     reach = float(np.linalg.norm(W[:, fig.node_names.index(leg.ankle), :3, 3]
                                  - W[:, fig.node_names.index(leg.hip), :3, 3], axis=1).max())
     active = np.ones(F, dtype=bool)
+    d_clip = np.linalg.norm(W[:, fig.node_names.index(leg.ankle), :3, 3] - W[:, fig.node_names.index(leg.hip), :3, 3],
+                            axis=1)
+    held = HeldLeg(leg, goal, active, eye, reach, 0.0, np.zeros(F), d_clip)  # not planted, no hip twist
     n_loop = min(F - 1, 200)  # each call takes frames f and f + 1
 
     def leg_batched() -> None:
-        _leg_ik(fig, T, W, leg, goal, active, eye, reach)
+        held_leg_ik(fig, T, W, held, goal, active)
 
     def leg_per_frame() -> None:
         for f in range(n_loop):
-            _leg_ik(fig, T[f:f + 2], W[f:f + 2], leg, goal[f:f + 2], active[:2], eye[:2], reach)
+            one = HeldLeg(leg, goal[f:f + 2], active[:2], eye[:2], reach, 0.0, np.zeros(2), d_clip[f:f + 2])
+            held_leg_ik(fig, T[f:f + 2], W[f:f + 2], one, goal[f:f + 2], active[:2])
 
     cases = {"retarget": do_retarget, "lock feet": do_lock, "retarget + lock feet": do_both,
              "one leg's IK, batched": leg_batched, f"one leg's IK, per frame ({n_loop} frames)": leg_per_frame}
