@@ -109,10 +109,12 @@ def _record_kernels(session: pytest.Session) -> None:
     parts = sorted(KERNELS.parent.glob(f"{KERNELS.name}.*"))
     lines = [line for p in parts for line in p.read_text().splitlines()] or jit.signatures()
     slowest: dict[str, float] = {}
-    for line in lines:
-        key, seconds, _ = line.split("\t")
+    for line in lines:  # key, seconds, the signature pickled, the same as text (jit.signatures)
+        key, seconds, *_ = line.split("\t")
         slowest[key] = max(slowest.get(key, 0.0), float(seconds))
-    rows = sorted({(key, sig) for key, _, sig in (line.split("\t") for line in lines)})
-    KERNELS.write_text("".join(f"{key}\t{slowest[key]:.2f}\t{sig}\n" for key, sig in rows))
+    rows = sorted({(key, "\t".join(sig)) for key, _, *sig in (line.split("\t") for line in lines)})
+    header = [line for line in KERNELS.read_text().splitlines() if line.startswith("#")] if KERNELS.exists() else []
+    KERNELS.write_text("".join(f"{line}\n" for line in header)
+                       + "".join(f"{key}\t{slowest[key]:.2f}\t{sig}\n" for key, sig in rows))
     for p in parts:
         p.unlink()
