@@ -36,6 +36,7 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -76,13 +77,13 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class SourceMotion:
-    """The clip a retarget came from: its figure, its poses (the same frames as the target's), its up axis and
-    the bone map used (None: :func:`animkit.motion.retarget.bone_map` of the two figures) and its meshes (its surface
-    for the standing hip height; none: its drawn geometry)."""
+    """The clip a retarget came from: its figure, its poses (the same frames as the target's), its up axis (None:
+    the figure's, :attr:`Figure.up`), the bone map used (None: :func:`animkit.motion.retarget.bone_map` of the two
+    figures) and its meshes (its surface for the standing hip height; none: its drawn geometry)."""
 
     figure: Figure
     poses: Array
-    up: UpAxis = "y"
+    up: UpAxis | None = None
     bones: BoneMap | None = None
     meshes: Sequence[Mesh] = ()
 
@@ -132,6 +133,16 @@ PLANTED_HEIGHT = 0.04
 #: ... and slower than this many hip heights per second (1 m/s at 1 m hips: any slide the eye would call one, and
 #: slower than a swinging foot, 2–5 m/s in a walk).
 SLIDE_SPEED = 1.0
+
+
+def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
+    """``figure`` when ``up`` is None or its own up axis; else a shallow copy whose :attr:`Figure.up` is ``up`` (the
+    same nodes and compiled arrays): the measures below read the up axis from the figure they are given."""
+    if up is None or up == figure.up:
+        return figure
+    seen = copy.copy(figure)
+    seen.up = up
+    return seen
 
 
 def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float = 0.0,
@@ -197,7 +208,7 @@ def limit_violations(figure: Figure, poses: Array) -> tuple[int, dict[str, float
 
 
 def bone_direction_errors(target: Figure, poses: Array, source: Figure, source_poses: Array, bones: BoneMap, *,
-                          up: UpAxis = "y", source_up: UpAxis = "y") -> dict[str, Array]:
+                          up: UpAxis | None = None, source_up: UpAxis | None = None) -> dict[str, Array]:
     """Per target bone "t>c" (t mapped, c its nearest mapped descendant): the angle (radians, (F,)) between the
     world directions of t→c on the target and of the mapped pair on the source. Two kinds of bone are compared for
     what the retarget can set, not for the rigs' anatomy:
@@ -213,7 +224,11 @@ def bone_direction_errors(target: Figure, poses: Array, source: Figure, source_p
       (``_planted_turn`` of :mod:`animkit.motion.retarget`, from the source alone) and e_t the target's rest direction
       (its foot stands flat at rest). Compared directly only, a right retarget onto a skinned character measured
       40–45° here; a foot turned wrong measures wrong by both.
+
+    ``up`` and ``source_up``: the two figures' up axes (None: each figure's :attr:`Figure.up`).
     """
+    up = target.up if up is None else up
+    source_up = source.up if source_up is None else source_up
     P_t, P_s = np.atleast_2d(poses), np.atleast_2d(source_poses)
     Gt = target.world_batch(P_t)
     Wt = Gt[:, :, :3, 3]
@@ -276,12 +291,14 @@ def _heading(pos: Array, left: int, right: int, k: int) -> Array:
     return np.unwrap(np.arctan2(fwd[:, b], fwd[:, a]))
 
 
-def standing_hip_height(figure: Figure, hips: str, up: UpAxis = "y", surface: BodySurface | None = None) -> float:
+def standing_hip_height(figure: Figure, hips: str, up: UpAxis | None = None, surface: BodySurface | None = None
+                        ) -> float:
     """H_s = y_hips − min_v y_v at rest: the hips above the lowest point of the feet's surface (the skinned mesh,
     else the drawn geometry: :func:`animkit.look.surface.body_surface`) in the standing (rest) pose; where the feet own
     no surface point, above the lowest point of the whole surface, and without a surface, above the lowest joint
     of the feet (:func:`animkit.motion.retarget.hip_height`). Measured from the surface, independently of the
-    joint-based height a retarget scales its root translation by."""
+    joint-based height a retarget scales its root translation by. ``up``: None, the figure's :attr:`Figure.up`."""
+    up = figure.up if up is None else up
     k = up_index(up)
     surface = body_surface(figure) if surface is None else surface
     W0 = figure.world_batch(figure.rest_pose()[None])
@@ -297,16 +314,15 @@ def standing_hip_height(figure: Figure, hips: str, up: UpAxis = "y", surface: Bo
     return float(W0[0, figure.node_names.index(hips), k, 3] - low)
 
 
-def _hips_travel(figure: Figure, pos: Array, k: int, up: UpAxis, surface: BodySurface | None = None
-                 ) -> tuple[str, float | None]:
+def _hips_travel(figure: Figure, pos: Array, surface: BodySurface | None = None) -> tuple[str, float | None]:
     """(hips node, its net ground travel in standing hip heights, None when the figure has no height above its
-    feet)."""
+    feet), on the ground of the figure's up axis."""
     hips = match_figure(figure).get("hips") or match_quadruped_figure(figure).bones.get("hips") or figure.node_names[0]
-    H = standing_hip_height(figure, hips, up, surface)
+    H = standing_hip_height(figure, hips, surface=surface)
     if H <= 1e-9 * figure.size():
         return hips, None
     d = pos[-1, figure.node_names.index(hips)] - pos[0, figure.node_names.index(hips)]
-    d[k] = 0.0
+    d[up_index(figure.up)] = 0.0
     return hips, float(np.linalg.norm(d) / H)
 
 
@@ -318,14 +334,15 @@ def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis | Non
 
     ``meshes``: the scene's meshes (their surface counts; none: the drawn geometry). ``contacts``: the frames the
     feet should be planted (default: the source's carried over when ``source`` is given, else from height).
-    ``source``: the clip a retarget came from, for travel ratio, facing error and bone directions.
+    ``source``: the clip a retarget came from, for travel ratio, facing error and bone directions. ``up``: None, the
+    figure's :attr:`Figure.up` (another axis measures the figure as if it were its up).
     """
-    up = figure.up if up is None else up
+    figure = _with_up(figure, up)
     P = np.atleast_2d(figure.check_pose(poses))
     F = P.shape[0]
     if F < 3:
         raise MotionError(f"motion measures need at least 3 frames, got {F}")
-    k = up_index(up)
+    k = up_index(figure.up)
     surface = body_surface(figure, meshes) if surface is None else surface
     W = figure.world_batch(P)
     pos = W[:, :, :3, 3]
@@ -337,7 +354,7 @@ def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis | Non
     if unit is not None:
         u = float(unit)
     elif legs:
-        u = metres_per_unit(figure, legs, up)
+        u = metres_per_unit(figure, legs)
     else:
         u = 1.0
     mm = 1000.0 * u
@@ -347,23 +364,23 @@ def measure_motion(figure: Figure, poses: Array, fps: float, *, up: UpAxis | Non
     peaks = {n: float(np.degrees(v.max(initial=0.0))) for n, v in speeds.items()}
     top = max(peaks, key=lambda n: peaks[n]) if peaks else None
     nviol, excess = limit_violations(figure, P)
-    hips, travel = _hips_travel(figure, pos, k, up, surface)
+    hips, travel = _hips_travel(figure, pos, surface)
     report = MotionReport(F, float(fps), u, float(ground), surface.kind, "none", 0, pen,
                           travel_hh=travel, angular_speed_peak_deg_per_s=peaks[top] if top else 0.0,
                           angular_speed_peak_joint=top, angular_speed_by_joint_deg_per_s=peaks,
                           limit_violations=nviol, limit_excess_by_dof=excess)
     if legs:
-        report = _with_legs(report, figure, P, W, fps, up, ground, legs, contacts, source, surface)
+        report = _with_legs(report, figure, P, W, fps, ground, legs, contacts, source, surface)
     if source is not None:
-        report = _with_source(report, figure, P, up, legs, source)
+        report = _with_source(report, figure, P, legs, source)
     return report
 
 
-def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: float, up: UpAxis, ground: float,
+def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: float, ground: float,
                legs: tuple[Leg, ...], contacts: Contacts | None, source: SourceMotion | None,
                surface: BodySurface) -> MotionReport:
-    """The feet's measures: contacts, skate, planted heights, knee pops, facing."""
-    k = up_index(up)
+    """The feet's measures: contacts, skate, planted heights, knee pops, facing (up: the figure's)."""
+    k = up_index(figure.up)
     names = figure.node_names
     pos = W[:, :, :3, 3]
     kind = "given"
@@ -373,10 +390,10 @@ def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: fl
         except MotionError:
             s_legs = ()
         if s_legs:
-            sc = height_contacts(source.figure, source.poses, fps, up=source.up, legs=s_legs)
+            sc = height_contacts(_with_up(source.figure, source.up), source.poses, fps, legs=s_legs)
             contacts, kind = carry_contacts(sc, s_legs, legs), "source"
     if contacts is None:
-        contacts, kind = height_contacts(figure, P, fps, up=up, ground=ground, legs=legs), "height"
+        contacts, kind = height_contacts(figure, P, fps, ground=ground, legs=legs), "height"
     if contacts.mask.shape[0] != P.shape[0]:
         raise MotionError(f"contacts cover {contacts.mask.shape[0]} frames, the clip {P.shape[0]}")
     mm = 1000.0 * report.metres_per_unit
@@ -420,31 +437,31 @@ def _with_legs(report: MotionReport, figure: Figure, P: Array, W: Array, fps: fl
         knee_pop_by_leg_deg={leg.side: float(x) for leg, x in zip(legs, pops, strict=True)})
 
 
-def _with_source(report: MotionReport, figure: Figure, P: Array, up: UpAxis, legs: tuple[Leg, ...],
-                 source: SourceMotion) -> MotionReport:
-    """Against the source: travel ratio, facing error, bone-direction agreement."""
-    S = np.atleast_2d(source.figure.check_pose(source.poses))
+def _with_source(report: MotionReport, figure: Figure, P: Array, legs: tuple[Leg, ...], source: SourceMotion
+                 ) -> MotionReport:
+    """Against the source: travel ratio, facing error, bone-direction agreement (each figure's up)."""
+    sfig = _with_up(source.figure, source.up)
+    S = np.atleast_2d(sfig.check_pose(source.poses))
     if S.shape[0] != P.shape[0]:
         raise MotionError(f"the source has {S.shape[0]} frames and the retarget {P.shape[0]}")
-    bones = source.bones if source.bones is not None else bone_map(source.figure, figure)
-    errs = bone_direction_errors(figure, P, source.figure, S, bones, up=up, source_up=source.up)
+    bones = source.bones if source.bones is not None else bone_map(sfig, figure)
+    errs = bone_direction_errors(figure, P, sfig, S, bones)
     by_bone = {b: (float(np.degrees(np.median(e))), float(np.degrees(np.percentile(e, 90.0))))
                for b, e in errs.items()}
     every = np.degrees(np.concatenate(list(errs.values()))) if errs else np.zeros(0)
-    ks = up_index(source.up)
-    spos = source.figure.world_positions(S)
-    _, s_travel = _hips_travel(source.figure, spos, ks, source.up, body_surface(source.figure, source.meshes))
+    spos = sfig.world_positions(S)
+    _, s_travel = _hips_travel(sfig, spos, body_surface(sfig, source.meshes))
     ratio = None
     if report.travel_hh is not None and s_travel is not None and s_travel > 0.05:
         ratio = report.travel_hh / s_travel
     facing_error = None
     try:
-        s_legs = {leg.side: leg for leg in legs_of(source.figure)}
+        s_legs = {leg.side: leg for leg in legs_of(sfig)}
     except MotionError:
         s_legs = {}
     if report.facing_change_deg is not None and "l" in s_legs and "r" in s_legs:
-        names = source.figure.node_names
-        psi = _heading(spos, names.index(s_legs["l"].hip), names.index(s_legs["r"].hip), ks)
+        names = sfig.node_names
+        psi = _heading(spos, names.index(s_legs["l"].hip), names.index(s_legs["r"].hip), up_index(sfig.up))
         facing_error = abs(report.facing_change_deg - float(np.degrees(psi[-1] - psi[0])))
     return dataclasses.replace(
         report, travel_ratio=ratio, facing_error_deg=facing_error,
