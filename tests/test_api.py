@@ -413,3 +413,29 @@ def test_no_two_modules_share_a_short_name() -> None:
         if short:
             names.setdefault(short, []).append(str(rel))
     assert {k: v for k, v in names.items() if len(v) > 1} == {}
+
+
+def _module_imports(path: Path) -> set[str]:
+    """The animkit modules ``path`` names in its imports at any depth (type-only ones dropped), dotted."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("animkit"):
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("animkit")}
+    return found
+
+
+def test_the_front_ends_build_panels_outside_the_notebook() -> None:
+    """Issue 26 §5: the CLI, the commands and the batch runner draw reaches through animkit.apps.reach_panels, which
+    the notebook uses too; none of them imports the notebook module."""
+    apps = PKG / "apps"
+    for name in ("cli", "cli_parser", "commands", "batch", "batch_worker", "reach_panels", "panel_forks"):
+        assert "animkit.apps.notebook" not in _module_imports(apps / f"{name}.py"), name
+    for name in ("cli", "notebook"):
+        assert any(m.startswith("animkit.apps.reach_panels") for m in _module_imports(apps / f"{name}.py")), name
+    assert not any(m.startswith("animkit.apps.notebook") for m in _module_imports(apps / "reach_panels.py"))
