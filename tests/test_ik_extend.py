@@ -1,0 +1,77 @@
+"""A new solver or task is one class (issue 26 §1): defined here, outside animkit, each runs through IKProblem with
+no registry, no isinstance ladder and no string dispatch to edit. The oracle: the target is the FK of a known pose
+inside the limits, and the new task's wanted value is that pose's, so both are met exactly at some pose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+import animkit
+from animkit.ik import LM, IKProblem, Reach, SteppedSolver, Task
+from animkit.ik.solvers import StepInput
+from animkit.ik.tasks import Configuration
+from animkit.model.chains import dof_indices
+
+SCENES = Path(__file__).parent.parent / "scenes"
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class GaussNewton(SteppedSolver):
+    """Δθ = (JᵀJ + εI)⁻¹JᵀV: a solver in one class, its own step in the shared loop."""
+
+    name: ClassVar[str] = "gauss-newton"
+
+    def step(self, s: StepInput) -> np.ndarray:
+        Jt = np.swapaxes(s.J, 1, 2)
+        return np.linalg.solve(Jt @ s.J + 1e-9 * np.eye(s.J.shape[2]), Jt @ s.V[:, :, None])[:, :, 0]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Sum(Task):
+    """e = [Σ_{i∈S} θ_i − s]: two DOFs that share a bend (a task in one class: its error and Jacobian)."""
+
+    kind: ClassVar[str] = "sum"
+    dofs: tuple[int, ...] = ()
+    value: float = 0.0
+
+    def compute(self, c: Configuration) -> tuple[np.ndarray, np.ndarray]:
+        J = np.zeros((1, c.figure.dof_count))
+        J[0, list(self.dofs)] = 1.0
+        return np.array([c.pose[list(self.dofs)].sum() - self.value]), J
+
+
+def _case(seed: int) -> tuple[animkit.Figure, np.ndarray, np.ndarray]:
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    idx = dof_indices(fig, "arm")
+    lim = fig.dof_limits()[idx]
+    q = fig.rest_pose()
+    q[idx] = np.random.default_rng(seed).uniform(np.maximum(lim[:, 0], -2.0) + 0.2, np.minimum(lim[:, 1], 2.0) - 0.2)
+    return fig, q, fig.world(q)["hand_r"][:3, 3]
+
+
+def test_a_solver_in_one_class_runs_through_the_problem() -> None:
+    for seed in range(4):
+        fig, _, target = _case(seed)
+        problem = IKProblem(fig, "hand_r", "arm", solver=GaussNewton())
+        r = problem.solve(target)
+        assert r.converged and r.solver == "gauss-newton" and r.position_error < 1e-5, seed
+        assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) < 1e-5
+        batch = problem.solve_batch(np.stack([target, target]))
+        assert all(batch.converged)
+        np.testing.assert_allclose(batch.poses[0], r.pose, atol=1e-9)
+
+
+def test_a_task_in_one_class_joins_a_problem_of_tasks() -> None:
+    for seed in range(4):
+        fig, q, target = _case(seed)
+        a, b = fig.dof_index("elbow_r.rx"), fig.dof_index("wrist_r.rx")
+        tasks = [Reach(effector="hand_r", target=target), Sum(dofs=(a, b), value=float(q[a] + q[b]))]
+        r = IKProblem(fig, "arm", tasks, solver=LM(max_iter=300)).solve()
+        assert r.converged and r.tasks is not None and set(r.tasks) == {"reach hand_r", "sum"}
+        assert r.tasks["reach hand_r"] < 1e-5 and abs(r.pose[a] + r.pose[b] - q[a] - q[b]) < 1e-6, seed
+        plain = IKProblem(fig, "hand_r", "arm").solve(target)  # without the task the sum lands elsewhere
+        assert abs(plain.pose[a] + plain.pose[b] - q[a] - q[b]) > 1e-3, seed
