@@ -78,3 +78,25 @@ def test_compare_runs_bfgs_and_cg_beside_lm():
     c = compare(load("three_axis_arm"), chains=["arm"], solvers=["lm", "bfgs", "cg"], duration=0.5, hold=0.1,
                 fps=10, quiet=True)
     assert [p.solver for p in c.panels] == ["lm", "bfgs", "cg"] and all(p.reached for p in c.panels)
+
+
+@pytest.mark.parametrize("solver", [BFGS(), CG()])
+def test_at_a_limit_the_answer_is_the_constrained_optimum_and_unreachable(solver):
+    """Two hinges (0.7 and 0.4), the elbow limited to [0, 0.2] rad, a target 0.5 from the base that only a folded
+    elbow could reach: the best the arm can do (a 1441 × 21 grid's best) has the elbow on its limit. BFGS's direction
+    on the free DOFs (−H_FF ∇f_F) reaches it; before, H's row of the pinned elbow turned d against the limit, the
+    projected step stopped 2 mm short and the solve ended "stalled"."""
+    import math
+
+    from animkit.model.joints import hinge
+
+    fig = Figure("base")
+    fig.add("upper", "base", joint=hinge("shoulder", "z"))
+    fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
+    fig.add("end", "lower", offset=(0.4, 0, 0))
+    target = np.array([0.0, 0.5, 0.0])
+    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
+               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    r = solve(fig, np.array([0.0, 0.1]), "end", target, solver=solver)
+    assert best - 1e-3 <= r.position_error <= best + 1e-6 and r.pose[1] == pytest.approx(0.2)
+    assert r.reason == "unreachable" and r.reachable is False

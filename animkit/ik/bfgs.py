@@ -3,9 +3,11 @@
     d = −H ∇f,   θ⁺ = Π(θ + t d)  (t: Armijo backtracking from 1, f(θ⁺) ≤ f(θ) + c t ∇fᵀ(θ⁺ − θ)/t, c = 1e-4)
     s = θ⁺ − θ,  y = ∇f⁺ − ∇f,   ρ = 1/(yᵀs):   H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ   (when yᵀs > 0)
 
-Π clamps into the limits (and projects cones); H starts as (yᵀs/yᵀy) I after the first step (Nocedal & Wright's
-scaling) and is reset to that when d is not a descent direction. It uses only ∇f = −JᵀW²V, never JᵀJ: near a
-solution it converges superlinearly, yet it spends its first iterations learning the curvature LM gets from JᵀJ.
+Π clamps into the limits (and projects cones); a DOF on a limit that ∇f pushes through is held (its gradient
+component and its row of d are zero: d_F = −H_FF ∇f_F, a descent direction on the free DOFs). H starts as
+(yᵀs/yᵀy) I after the first step (Nocedal & Wright's scaling) and is reset to that when d is not a descent
+direction. It uses only ∇f = −JᵀW²V, never JᵀJ: near a solution it converges superlinearly, yet it spends its first
+iterations learning the curvature LM gets from JᵀJ.
 See docs/derivations.md ("bfgs").
 """
 
@@ -70,7 +72,7 @@ def bfgs_minimise(o: Objective, q0: Array, max_iter: int) -> LoopOutput:
             break
         it += 1
         gf = free_gradient(o, q, g)
-        d = -(H @ gf)
+        d = -(H @ gf) * (gf == g)  # on the free DOFs only: −H_FF ∇f_F (a pinned DOF's row of H would push it out)
         if float(d @ gf) >= 0.0:  # not a descent direction: back to steepest descent
             H = np.eye(n)
             d = -gf
