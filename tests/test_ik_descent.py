@@ -100,3 +100,12 @@ def test_at_a_limit_the_answer_is_the_constrained_optimum_and_unreachable(solver
     r = solve(fig, np.array([0.0, 0.1]), "end", target, solver=solver)
     assert best - 1e-3 <= r.position_error <= best + 1e-6 and r.pose[1] == pytest.approx(0.2)
     assert r.reason == "unreachable" and r.reachable is False
+
+
+@pytest.mark.parametrize("solver", ["bfgs", "cg", "fabrik"])
+def test_a_fold_is_left_not_called_out_of_reach(solver):
+    """The three-axis arm straight up, its target straight below inside its reach (a stationary point that is a
+    maximum along the bend, 4.3 from the target): the solvers beside those of test_ik_seeds leave it and converge."""
+    fig = load("three_axis_arm").figure
+    r = solve(fig, fig.rest_pose(), "tip", np.array([0.0, 0.0, -2.0]), chain="arm", solver=solver)
+    assert r.converged and r.reason == "converged" and r.position_error < 1e-4
