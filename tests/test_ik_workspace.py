@@ -75,3 +75,23 @@ def test_cli_draws_the_clouds(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "animkit", "workspace", str(SCENES / "humanoid.toml"), "--chains",
                           "arms", "-o", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "arm" in bad.stderr
+
+
+def test_a_point_in_both_clouds_shows_the_later_one(tmp_path):
+    """Dexterous points are reachable points too: drawn at the same places, the dexterous (orange) layer must show
+    (it tied with the reachable one in the z-buffer and never did)."""
+    from PIL import Image
+
+    from animkit.render.clouds import render_clouds
+
+    fig = _arm()
+    rng = np.random.default_rng(0)
+    pts = rng.uniform(-1.5, 1.5, size=(60, 3))
+    blue, orange = (0.35, 0.6, 0.95), (0.95, 0.45, 0.2)
+    out = render_clouds(fig, fig.rest_pose(), [("both", [(pts, blue), (pts[:20], orange)])], tmp_path / "c.png")
+    img = np.asarray(Image.open(out).convert("RGB")).astype(int)
+
+    def count(rgb):
+        return int((np.abs(img - np.array(rgb) * 255).sum(axis=2) < 90).sum())
+
+    assert count(orange) > 50 and count(blue) > 50

@@ -50,7 +50,9 @@ def render_clouds(figure: Figure, pose: ArrayLike, clouds: Sequence[tuple[str, S
     radius = 0.01 * float(np.max(pts.max(axis=0) - pts.min(axis=0)))
     frames = []
     for _, layers in clouds:
-        surfs = [body] + [cloud_surface(p, radius, c) for p, c in layers if np.size(p)]
+        # each layer's points 1.4× the size of the layer before: a point in two layers (dexterous ⊂ reachable) shows
+        # the later one around the earlier instead of tying with it in the z-buffer
+        surfs = [body] + [cloud_surface(p, radius * 1.4 ** i, c) for i, (p, c) in enumerate(layers) if np.size(p)]
         frames.append(render_surfaces(cam, surfs))
     sheet = compose_panels(frames, [label for label, _ in clouds])
     target = Path(out)
