@@ -23,6 +23,7 @@ unlocked (:attr:`LockResult.unlocked` says which and why).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.look.surface import BodySurface, body_surface, descendants
+from animkit.look.surface import BodySurface, body_surface, descendants, lowest_along
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
 from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_leg_ik
@@ -243,7 +244,10 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
     which marker jitter dominates.
     """
-    up = figure.up if up is None else up
+    if up is not None and up != figure.up:  # told another up than the figure's: a copy that carries it (the passes
+        figure = copy.copy(figure)  # read up from the figure they drive)
+        figure.up = up
+    up = figure.up
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
@@ -275,7 +279,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
-        return _lock_held(figure, P0, W0, nb, up, g, masks, lift, judge.hip, legs, soles, pop0)
+        return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
@@ -298,10 +302,6 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
 
 
-def _lowest(rel: Array, d: Array) -> Array:
-    """min_v ⟨rel_fv, d_f⟩ (F,): the lowest of a foot's points ``rel`` (F, V, 3) about its ankle along ``d`` (F, 3) (a
-    row of the foot's turn); one batched matrix–vector product (NumPy's einsum here is ten times slower)."""
-    return np.matmul(rel, d[:, :, None])[:, :, 0].min(axis=1)
 
 
 def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
@@ -410,7 +410,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     return out
 
 
-def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground: float,
+def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
@@ -418,13 +418,13 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
     passes). Returns the poses and their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames;
-    ``hip``: the hip height."""
+    ``hip``: the hip height; up is the figure's (``figure.up``)."""
     names = figure.node_names
-    k = up_index(up)
+    k = up_index(figure.up)
     P, W = P0, W0
     top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip
     for _ in range(8):
-        P, W, goals = _lock_pass(figure, P0, W0, nb, up, ground, masks, lift, hip, legs, soles, max_step)
+        P, W, goals = _lock_pass(figure, P0, W0, nb, ground, masks, lift, hip, legs, soles, max_step)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -436,7 +436,7 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground
             high = np.zeros_like(miss)
             if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
-                high = (w >= 1.0) & (pos[:, ia, k] + _lowest(rel, R[:, k]) > top)
+                high = (w >= 1.0) & (pos[:, ia, k] + lowest_along(rel, R[:, k]) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
                     a, b = 0, e0 - s0
@@ -481,7 +481,7 @@ SOLE_CLEARANCE = 0.005
 REACH = 0.0
 
 
-def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: float,
+def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
@@ -491,12 +491,12 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: 
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
     ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
     points about its ankle in the clip (F, V, 3); ``nb``: the blend in frames; ``hip``: the hip height (the sole's
-    clearance is its :data:`SOLE_CLEARANCE`).
+    clearance is its :data:`SOLE_CLEARANCE`); up is the figure's (``figure.up``).
     """
     P = P.copy()
     F = P.shape[0]
     names = figure.node_names
-    k = up_index(up)
+    k = up_index(figure.up)
     clear = SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
     planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
@@ -513,7 +513,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: 
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
-            below = _lowest(rel, Q[:, k])
+            below = lowest_along(rel, Q[:, k])
             off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
             below, off = np.zeros(F), np.zeros(F)
@@ -588,7 +588,7 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
             continue
         ia = names.index(f.leg.ankle)
         R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
-        fix = below - _lowest(rel, R[:, k])  # R·s then its up component: s·(row k of R)
+        fix = below - lowest_along(rel, R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
