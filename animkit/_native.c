@@ -922,11 +922,13 @@ static PyObject *lowest_along(PyObject *self, PyObject *args) {
         for (Py_ssize_t f = 0; f < F; f++) {
             const double *p = P + f * V * 3, d0 = D[3 * f], d1 = D[3 * f + 1], d2 = D[3 * f + 2];
             double m = (p[0] * d0 + p[1] * d1) + p[2] * d2;
-            for (Py_ssize_t v = 1; v < V && m == m; v++) {
+            int nan = m != m;
+            for (Py_ssize_t v = 1; v < V; v++) {
                 double x = (p[3 * v] * d0 + p[3 * v + 1] * d1) + p[3 * v + 2] * d2;
-                if (x < m || x != x) m = x;
+                nan |= x != x;
+                m = x < m ? x : m;
             }
-            out[f] = m;
+            out[f] = nan ? NAN : m;
         }
         Py_END_ALLOW_THREADS
     }

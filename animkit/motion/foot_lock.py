@@ -274,8 +274,9 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
-    soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
-             for leg in legs]  # each foot's surface about its ankle, in the clip
+    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle))
+                                  - W0[:, names.index(leg.ankle), None, :3, 3])
+             for leg in legs]  # each foot's surface about its ankle, in the clip (C order: lowest_along reads it so)
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
