@@ -49,7 +49,7 @@ from animkit.motion.legs import (
     measure,
     metres_per_unit,
 )
-from animkit.motion.pelvis import leg_length, pelvis_offset, smooth_max
+from animkit.motion.pelvis import _near, _off_held, leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -244,9 +244,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
     which marker jitter dominates.
     """
-    if up is not None and up != figure.up:  # told another up than the figure's: a copy that carries it (the passes
-        figure = copy.copy(figure)  # read up from the figure they drive)
-        figure.up = up
+    figure = _with_up(figure, up)  # the passes read up from the figure
     up = figure.up
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
@@ -274,17 +272,15 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
-    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle))
-                                  - W0[:, names.index(leg.ankle), None, :3, 3])
-             for leg in legs]  # each foot's surface about its ankle, in the clip (C order: lowest_along reads it so)
+    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(
+        leg.ankle), None, :3, 3]) for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
         return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
-                    lows=judge.lows(W))
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -303,7 +299,14 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
 
 
-
+def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
+    """``figure``, or where ``up`` is another axis than its own, a shallow copy carrying ``up`` (the lock's passes
+    read up from the figure they drive; the caller's figure is left as it is)."""
+    if up is None or up == figure.up:
+        return figure
+    out = copy.copy(figure)
+    out.up = up
+    return out
 
 def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
     """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
@@ -463,19 +466,6 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
 LIFT_MISS = 0.006
 
 
-def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
-    """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
-    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by
-    :func:`animkit.motion.pelvis.smooth_max` reaches a held frame (its goal already stands the sole on the ground),
-    and near one the foot is lifted only as far as it must be (its sole kept on the ground)."""
-    F = len(x)
-    idx = np.arange(F)
-    prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
-    nxt = np.minimum.accumulate(np.where(held, idx, 2 * F + r)[::-1])[::-1]
-    z = np.clip(np.minimum(idx - prev, nxt - idx) / r, 0.0, 1.0)
-    return np.maximum(x, z * z * (3.0 - 2.0 * z) * bump)
-
-
 #: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
 #: little by the leg's joint limits then still stays out of the ground.
 SOLE_CLEARANCE = 0.005
@@ -561,17 +551,6 @@ def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
 #: The largest turn of its heading (radians) over a contact for which a clip's foot is held at the heading the lock
 #: asks for by twisting the hip (:func:`_twist_weight`).
 TWIST_TURN = np.radians(30.0)
-
-
-def _near(mask: Bool, r: int) -> Array:
-    """1 on ``mask``, easing to 0 over r frames either side: smoothstep((r + 1 − t) / (r + 1)), t the frames to the
-    nearest frame of ``mask`` (the weights :func:`_goal` eases a lock in and out by)."""
-    F = len(mask)
-    idx = np.arange(F)
-    prev = np.maximum.accumulate(np.where(mask, idx, -F - r - 1))
-    nxt = np.minimum.accumulate(np.where(mask, idx, 2 * F + r + 1)[::-1])[::-1]
-    x = np.clip((r + 1.0 - np.minimum(idx - prev, nxt - idx)) / (r + 1.0), 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
