@@ -7,7 +7,8 @@
  *   gif_index:   a GIF frame's palette indices through the writer's 15-bit colour LUT (animkit.render.writers);
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
- *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz).
+ *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
+ *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -901,6 +902,41 @@ static PyObject *polar_turns(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* lowest_along(points, d, out, F, V) -> None: animkit.look.surface.lowest_along, bit for bit:
+ *   out_f = min_v (p_fv0 d_f0 + p_fv1 d_f1) + p_fv2 d_f2      points (F, V, 3), d (F, 3), out (F,), V >= 1,
+ * the products added in that order (no FMA) as the NumPy reference adds them, NaN carried as np.min carries it: the
+ * lowest of a foot's surface points about its ankle along a row of its turn (the foot lock's sole), one pass over
+ * the points instead of a batched matrix-vector product and a reduction (~2 ms for 2,000 frames x 139 points). */
+static PyObject *lowest_along(PyObject *self, PyObject *args) {
+    Py_buffer b[3];
+    Py_ssize_t F, V;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*nn", &b[0], &b[1], &b[2], &F, &V)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 0 && V >= 1 && b[0].len == F * V * 3 * f8 && b[1].len == F * 3 * f8 && b[2].len == F * f8;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "lowest_along: a buffer's size does not match F and V (V >= 1)");
+    else {
+        const double *P = b[0].buf, *D = b[1].buf;
+        double *out = b[2].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++) {
+            const double *p = P + f * V * 3, d0 = D[3 * f], d1 = D[3 * f + 1], d2 = D[3 * f + 2];
+            double m = (p[0] * d0 + p[1] * d1) + p[2] * d2;
+            int nan = m != m;
+            for (Py_ssize_t v = 1; v < V; v++) {
+                double x = (p[3 * v] * d0 + p[3 * v + 1] * d1) + p[3 * v + 2] * d2;
+                nan |= x != x;
+                m = x < m ? x : m;
+            }
+            out[f] = nan ? NAN : m;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 3; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -918,6 +954,7 @@ static PyMethodDef methods[] = {
      "joint_rows(W, index, ibm, out, F, N, J): the first three rows of W[:, index] @ ibm"},
     {"mm3", mm3, METH_VARARGS, "mm3(A, B, out, n, da, ma, db, mb): stacks of 3x3 products, broadcast"},
     {"polar_turns", polar_turns, METH_VARARGS, "polar_turns(M, R, E, det, err, n, w): rotation_part's fast path"},
+    {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

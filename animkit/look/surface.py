@@ -21,12 +21,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.look import skin as lbs
 from animkit.look.drawn import figure_mesh
 from animkit.look.mesh import Mesh
 from animkit.model.figure import Figure
 
-__all__ = ["BodySurface", "body_surface", "descendants"]
+__all__ = ["BodySurface", "body_surface", "descendants", "lowest_along"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -147,6 +148,25 @@ class BodySurface:
                     h = (part.sub_heights(Wc, sub, up) if sub is not None else part.heights(Wc, sel, up)).min(axis=1)
                     out[s:s + CHUNK, j] = np.fmin(out[s:s + CHUNK, j], h)
         return out
+
+
+def lowest_along(points: Array, d: Array) -> Array:
+    """min_v ⟨p_fv, d_f⟩ (F,): the lowest of each frame's points ``points`` (F, V, 3), V ≥ 1, along ``d`` (F, 3) (a
+    foot's surface about its ankle along a row of the foot's turn: how far its sole reaches below the ankle). Each dot
+    product is (p₀d₀ + p₁d₁) + p₂d₂, NaN carried as ``np.min`` carries it; the C extension's ``lowest_along`` adds the
+    same products in the same order in one pass (bit for bit) where it is built."""
+    P = np.ascontiguousarray(points, dtype=np.float64)
+    D = np.ascontiguousarray(d, dtype=np.float64)
+    F, V = P.shape[0], P.shape[1]
+    kernel = getattr(jit.native_kernels(), "lowest_along", None)
+    if kernel is not None and V >= 1 and P.shape == (F, V, 3) and D.shape == (F, 3):
+        out = np.empty(F)
+        kernel(P, D, out, F, V)
+        return out
+    x = P[..., 0] * D[:, None, 0]
+    x += P[..., 1] * D[:, None, 1]
+    x += P[..., 2] * D[:, None, 2]
+    return np.asarray(x.min(axis=1), dtype=float)
 
 
 def _frames(W: Array) -> Array:

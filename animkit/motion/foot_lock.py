@@ -23,6 +23,7 @@ unlocked (:attr:`LockResult.unlocked` says which and why).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.look.surface import BodySurface, body_surface, descendants
+from animkit.look.surface import BodySurface, body_surface, descendants, lowest_along
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
 from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_leg_ik
@@ -48,7 +49,7 @@ from animkit.motion.legs import (
     measure,
     metres_per_unit,
 )
-from animkit.motion.pelvis import leg_length, pelvis_offset, smooth_max
+from animkit.motion.pelvis import _near, _off_held, leg_length, pelvis_offset, smooth_max
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -243,7 +244,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     contact by its mean ground speed over half the blend (:data:`DRIFT_TOLERANCE`), not by the frame-to-frame path,
     which marker jitter dominates.
     """
-    up = figure.up if up is None else up
+    figure = _with_up(figure, up)  # the passes read up from the figure
+    up = figure.up
     legs = legs_of(figure) if legs is None else legs
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
@@ -270,16 +272,15 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
-    soles = [surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(leg.ankle), None, :3, 3]
-             for leg in legs]  # each foot's surface about its ankle, in the clip
+    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(
+        leg.ankle), None, :3, 3]) for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
-        return _lock_held(figure, P0, W0, nb, up, g, masks, lift, judge.hip, legs, soles, pop0)
+        return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
-                    lows=judge.lows(W))
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -298,11 +299,14 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
 
 
-def _lowest(rel: Array, d: Array) -> Array:
-    """min_v ⟨rel_fv, d_f⟩ (F,): the lowest of a foot's points ``rel`` (F, V, 3) about its ankle along ``d`` (F, 3) (a
-    row of the foot's turn); one batched matrix–vector product (NumPy's einsum here is ten times slower)."""
-    return np.matmul(rel, d[:, :, None])[:, :, 0].min(axis=1)
-
+def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
+    """``figure``, or where ``up`` is another axis than its own, a shallow copy carrying ``up`` (the lock's passes
+    read up from the figure they drive; the caller's figure is left as it is)."""
+    if up is None or up == figure.up:
+        return figure
+    out = copy.copy(figure)
+    out.up = up
+    return out
 
 def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
     """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
@@ -410,7 +414,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     return out
 
 
-def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground: float,
+def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
@@ -418,13 +422,13 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
     passes). Returns the poses and their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames;
-    ``hip``: the hip height."""
+    ``hip``: the hip height; up is the figure's (``figure.up``)."""
     names = figure.node_names
-    k = up_index(up)
+    k = up_index(figure.up)
     P, W = P0, W0
     top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip
     for _ in range(8):
-        P, W, goals = _lock_pass(figure, P0, W0, nb, up, ground, masks, lift, hip, legs, soles, max_step)
+        P, W, goals = _lock_pass(figure, P0, W0, nb, ground, masks, lift, hip, legs, soles, max_step)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -436,7 +440,7 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground
             high = np.zeros_like(miss)
             if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
-                high = (w >= 1.0) & (pos[:, ia, k] + _lowest(rel, R[:, k]) > top)
+                high = (w >= 1.0) & (pos[:, ia, k] + lowest_along(rel, R[:, k]) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
                     a, b = 0, e0 - s0
@@ -462,26 +466,13 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, up: UpAxis, ground
 LIFT_MISS = 0.006
 
 
-def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
-    """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
-    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by
-    :func:`animkit.motion.pelvis.smooth_max` reaches a held frame (its goal already stands the sole on the ground),
-    and near one the foot is lifted only as far as it must be (its sole kept on the ground)."""
-    F = len(x)
-    idx = np.arange(F)
-    prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
-    nxt = np.minimum.accumulate(np.where(held, idx, 2 * F + r)[::-1])[::-1]
-    z = np.clip(np.minimum(idx - prev, nxt - idx) / r, 0.0, 1.0)
-    return np.maximum(x, z * z * (3.0 - 2.0 * z) * bump)
-
-
 #: A planted sole is put this fraction of the hip height above the ground (4.5 mm at 0.9 m): a foot turned a
 #: little by the leg's joint limits then still stays out of the ground.
 SOLE_CLEARANCE = 0.005
 REACH = 0.0
 
 
-def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: float,
+def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
                soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
@@ -491,12 +482,12 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: 
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
     ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
     points about its ankle in the clip (F, V, 3); ``nb``: the blend in frames; ``hip``: the hip height (the sole's
-    clearance is its :data:`SOLE_CLEARANCE`).
+    clearance is its :data:`SOLE_CLEARANCE`); up is the figure's (``figure.up``).
     """
     P = P.copy()
     F = P.shape[0]
     names = figure.node_names
-    k = up_index(up)
+    k = up_index(figure.up)
     clear = SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
     planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
@@ -513,7 +504,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, up: UpAxis, ground: 
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.shape[1]:
-            below = _lowest(rel, Q[:, k])
+            below = lowest_along(rel, Q[:, k])
             off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
             below, off = np.zeros(F), np.zeros(F)
@@ -562,17 +553,6 @@ def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
 TWIST_TURN = np.radians(30.0)
 
 
-def _near(mask: Bool, r: int) -> Array:
-    """1 on ``mask``, easing to 0 over r frames either side: smoothstep((r + 1 − t) / (r + 1)), t the frames to the
-    nearest frame of ``mask`` (the weights :func:`_goal` eases a lock in and out by)."""
-    F = len(mask)
-    idx = np.arange(F)
-    prev = np.maximum.accumulate(np.where(mask, idx, -F - r - 1))
-    nxt = np.minimum.accumulate(np.where(mask, idx, 2 * F + r + 1)[::-1])[::-1]
-    x = np.clip((r + 1.0 - np.minimum(idx - prev, nxt - idx)) / (r + 1.0), 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
-
-
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
                max_step: float, k: int) -> tuple[Array, Array]:
     """(poses, their world matrices): the leg IK again where a foot's sole ends up lower than its goal put it (or off it
@@ -588,7 +568,7 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
             continue
         ia = names.index(f.leg.ankle)
         R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
-        fix = below - _lowest(rel, R[:, k])  # R·s then its up component: s·(row k of R)
+        fix = below - lowest_along(rel, R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()

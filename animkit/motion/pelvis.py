@@ -30,6 +30,30 @@ def smooth_max(x: Array, r: int) -> Array:
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1).mean(axis=1)
 
 
+def _off_held(bump: Array, x: Array, held: Bool, r: int) -> Array:
+    """max(x, s·bump): ``bump`` (covering x ≥ 0, a lift out of the ground) eased by s = smoothstep(min(t / r, 1)),
+    t the frames to the nearest ``held`` frame (s = 0 there, where x = 0): no lift spread by
+    :func:`animkit.motion.pelvis.smooth_max` reaches a held frame (its goal already stands the sole on the ground),
+    and near one the foot is lifted only as far as it must be (its sole kept on the ground)."""
+    F = len(x)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(held, idx, -F - r))  # the last held frame up to f, the first from f on
+    nxt = np.minimum.accumulate(np.where(held, idx, 2 * F + r)[::-1])[::-1]
+    z = np.clip(np.minimum(idx - prev, nxt - idx) / r, 0.0, 1.0)
+    return np.maximum(x, z * z * (3.0 - 2.0 * z) * bump)
+
+
+def _near(mask: Bool, r: int) -> Array:
+    """1 on ``mask``, easing to 0 over r frames either side: smoothstep((r + 1 − t) / (r + 1)), t the frames to the
+    nearest frame of ``mask`` (the weights :func:`_goal` eases a lock in and out by)."""
+    F = len(mask)
+    idx = np.arange(F)
+    prev = np.maximum.accumulate(np.where(mask, idx, -F - r - 1))
+    nxt = np.minimum.accumulate(np.where(mask, idx, 2 * F + r + 1)[::-1])[::-1]
+    x = np.clip((r + 1.0 - np.minimum(idx - prev, nxt - idx)) / (r + 1.0), 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
 #: How far a biped's pelvis may shift along the ground, a fraction of the leg's length, where lowering or raising it
 #: alone cannot give a held foot its reach and a planted knee its bend at once (a trailing toe out of reach while
 #: the landing knee is at the clip's bend), as "pelvis adjustment" does in Maya's HumanIK and Unreal's leg IK.

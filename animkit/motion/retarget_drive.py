@@ -274,7 +274,8 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
         d = np.stack([Rt0[order[j]].T @ driven[order[j]].d_target for j in aim])  # (A, 3)
         now = np.einsum("fajk,ak->faj", R[:, aim], d)
         child = [driven[order[j]].child_source for j in aim]
-        w = Ws[:, child][..., :3, 3] - Ws[:, [src[j] for j in aim]][..., :3, 3]
+        pos = Ws[..., :3, 3]  # a view: the positions only are gathered (not whole matrices)
+        w = pos[:, child] - pos[:, [src[j] for j in aim]]
         R[:, aim] = _mm3(matrix_aligning(now, w), R[:, aim])
         want = {order[j]: w[:, a] for a, j in enumerate(aim)}
     out = {i: R[:, j] for j, i in enumerate(order)}

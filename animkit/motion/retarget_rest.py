@@ -284,14 +284,15 @@ def with_rest(fig: Figure, pose: Array) -> Figure:
 
 
 def _rebuilt(fig: Figure, arc_of: Callable[[Arc], tuple[Array, Joint]]) -> Figure:
-    """A copy of ``fig``: the same nodes (names, order, data, T, colours) and rig, each arc's (L, joint) from
-    ``arc_of``."""
+    """A copy of ``fig``: the same nodes (names, order, data, T, colours), up axis and rig, each arc's (L, joint)
+    from ``arc_of``."""
     out: Figure | None = None
     for arc in fig.arcs():
         node = arc.child
         L, joint = arc_of(arc)
         if out is None:
-            out = Figure(node.name, data=node.data, T=node.T, color=node.color, joint=joint, L=L, name=fig.name)
+            out = Figure(node.name, data=node.data, T=node.T, color=node.color, joint=joint, L=L, name=fig.name,
+                         up=fig.up)
         else:
             assert arc.parent is not None
             out.add(node.name, arc.parent.name, L=L, joint=joint, data=node.data, T=node.T, color=node.color)
