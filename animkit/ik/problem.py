@@ -114,10 +114,10 @@ class ChainModel:
         Every solver applies it after each step, so a cone holds for all of them (docs/derivations.md)."""
         if not self.cones:
             return q
-        out = q.copy()
+        out = np.array(q, dtype=float)
         if jit.pays(cones_jit.project_rows, len(q) * len(self.cones), CONE_ROWS_JIT, CONE_ROWS_WARM):
             arrays = self.memo.get("cones")
-            if arrays is None:
+            if not isinstance(arrays, cones_jit.Cones):
                 arrays = self.memo["cones"] = cones_jit.cone_arrays(self)
             cones_jit.project_rows(out, arrays)  # the same turns, its angles by Newton from q's (the tests' check)
             return out
