@@ -9,16 +9,14 @@ closed form. The cones come as one record (:class:`Cones`).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from animkit.ik.lm_jit import log_vee
 from animkit.jit import kernel
-
-if TYPE_CHECKING:
-    from animkit.ik.problem import ChainModel
 
 __all__ = ["Cones", "cone_arrays", "project_cones", "project_rows", "rotation_about"]
 
@@ -67,16 +65,17 @@ class Cones(NamedTuple):
     twist: Array
 
 
-def cone_arrays(model: ChainModel) -> Cones:
-    """The chain's cones as one record of flat arrays (reach[:, 0] = −1: circular)."""
-    C = len(model.cones)
+def cone_arrays(cones: Sequence[Any], axis: Array) -> Cones:
+    """A chain's cones (``ChainModel.cones``: ConeLinks) as one record of flat arrays (reach[:, 0] = −1: circular);
+    ``axis`` (n, 3): the chain's links' axes."""
+    C = len(cones)
     links = np.zeros((C, 3), dtype=np.intp)
     axes, Ar = np.zeros((C, 3, 3)), np.zeros((C, 3, 3))
     t, front, reach = np.zeros((C, 3)), np.zeros((C, 3)), np.full((C, 4), -1.0)
     swing, twist = np.zeros(C), np.zeros((C, 2))
-    for i, cl in enumerate(model.cones):
+    for i, cl in enumerate(cones):
         links[i] = cl.links
-        axes[i] = model.axis[list(cl.links)]
+        axes[i] = axis[list(cl.links)]
         cone = cl.cone
         Ar[i] = cl.rest if cone.reference is None else np.asarray(cone.reference)
         t[i] = cl.axis / np.linalg.norm(cl.axis)

@@ -118,7 +118,7 @@ class ChainModel:
         if jit.pays(cones_jit.project_rows, len(q) * len(self.cones), CONE_ROWS_JIT, CONE_ROWS_WARM):
             arrays = self.memo.get("cones")
             if not isinstance(arrays, cones_jit.Cones):
-                arrays = self.memo["cones"] = cones_jit.cone_arrays(self)
+                arrays = self.memo["cones"] = cones_jit.cone_arrays(self.cones, self.axis)
             cones_jit.project_rows(out, arrays)  # the same turns, its angles by Newton from q's (the tests' check)
             return out
         for c in self.cones:
