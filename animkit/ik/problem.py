@@ -33,7 +33,7 @@ __all__ = ["ChainModel", "ChainBuffers", "ConeLink", "compile_chain", "movable_d
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
-CONE_ROWS_JIT, CONE_ROWS_WARM = 400, 4  # cone-rows from which the compiled projection repays numba's start-up, and
+CONE_ROWS_JIT, CONE_ROWS_WARM = 3000, 4  # cone-rows from which the compiled projection repays numba's start-up, and
 # its loading once numba is up (NumPy: 1–3 ms a cone-row, mostly small-array overhead; compiled: microseconds)
 
 
