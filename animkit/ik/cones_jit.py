@@ -9,6 +9,7 @@ closed form. The cones come as one record (:class:`Cones`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 from animkit.ik.lm_jit import log_vee
 from animkit.jit import kernel
 
-__all__ = ["Cones", "project_cones", "rotation_about"]
+__all__ = ["Cones", "cone_arrays", "project_cones", "project_rows", "rotation_about"]
 
 Array = NDArray[Any]
 
@@ -62,6 +63,26 @@ class Cones(NamedTuple):
     reach: Array
     swing: Array
     twist: Array
+
+
+def cone_arrays(cones: Sequence[Any], axis: Array) -> Cones:
+    """A chain's cones (``ChainModel.cones``: ConeLinks) as one record of flat arrays (reach[:, 0] = −1: circular);
+    ``axis`` (n, 3): the chain's links' axes."""
+    C = len(cones)
+    links = np.zeros((C, 3), dtype=np.intp)
+    axes, Ar = np.zeros((C, 3, 3)), np.zeros((C, 3, 3))
+    t, front, reach = np.zeros((C, 3)), np.zeros((C, 3)), np.full((C, 4), -1.0)
+    swing, twist = np.zeros(C), np.zeros((C, 2))
+    for i, cl in enumerate(cones):
+        links[i] = cl.links
+        axes[i] = axis[list(cl.links)]
+        cone = cl.cone
+        Ar[i] = cl.rest if cone.reference is None else np.asarray(cone.reference)
+        t[i] = cl.axis / np.linalg.norm(cl.axis)
+        if cone.reach is not None and cone.front is not None:
+            front[i], reach[i] = cone.front, cone.reach
+        swing[i], twist[i] = cone.swing, cone.twist
+    return Cones(links, axes, Ar, t, front, reach, swing, twist)
 
 
 def _joint_rotation(cn: Cones, c: int, q: Array, S: Array) -> None:
@@ -125,6 +146,7 @@ def _newton_angles(cn: Cones, c: int, q: Array, Ap: Array, S: Array) -> None:
     Jacobian [a₀, E₀a₁, E₀E₁a₂], damped normal equations (JᵀJ + εI) δ = Jᵀω (exact away from gimbal lock)."""
     E0, M, A, D = S[0], S[3], S[4], S[5]
     ax = cn.axes[c]
+    start = (q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]])
     for _ in range(30):
         _joint_rotation(cn, c, q, S)
         for i in range(3):
@@ -161,6 +183,23 @@ def _newton_angles(cn: Cones, c: int, q: Array, Ap: Array, S: Array) -> None:
         q[cn.links[c, 0]] += (c00 * b0 + c01 * b1 + c02 * b2) / det
         q[cn.links[c, 1]] += (c01 * b0 + c11 * b1 + c12 * b2) / det
         q[cn.links[c, 2]] += (c02 * b0 + c12 * b1 + c22 * b2) / det
+    _nearest_branch(cn, c, q, start)
+
+
+def _nearest_branch(cn: Cones, c: int, q: Array, start: tuple[float, float, float]) -> None:
+    """Cone c's angles of q, the same turn, moved to whichever of the two Euler branches (α, β, γ) and
+    (α + π, π − β, γ + π) (proper orders: −β) lies nearest ``start``, each angle by whole turns nearest its start
+    value (:func:`animkit.model.joints.euler_angles_near`'s choice: Newton near gimbal lock may wind round)."""
+    a, b, g = q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]]
+    proper = abs(cn.axes[c, 0] @ cn.axes[c, 2]) > 0.5
+    best = (a, b, g)
+    dist = math.inf
+    for cand in ((a, b, g), (a + math.pi, -b if proper else math.pi - b, g + math.pi)):
+        e = [cand[k] + 2.0 * math.pi * round((start[k] - cand[k]) / (2.0 * math.pi)) for k in range(3)]
+        d = (e[0] - start[0]) ** 2 + (e[1] - start[1]) ** 2 + (e[2] - start[2]) ** 2
+        if d < dist:
+            best, dist = (e[0], e[1], e[2]), d
+    q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]] = best
 
 
 def project_cones(q: Array, cn: Cones, tol: float, hit: Array) -> int:
@@ -188,7 +227,16 @@ def project_cones(q: Array, cn: Cones, tol: float, hit: Array) -> int:
     return moved
 
 
+def project_rows(q: Array, cn: Cones) -> None:
+    """:func:`project_cones` on every row of q (B, n), in place (exactly inside: tol 0)."""
+    hit = np.zeros(cn.links.shape[0], dtype=np.bool_)
+    for b in range(q.shape[0]):
+        project_cones(q[b], cn, 0.0, hit)
+
+
 _joint_rotation = kernel(_joint_rotation, calls=(rotation_about, _mul)) or _joint_rotation
 _swing_twist = kernel(_swing_twist, calls=(_joint_rotation, rotation_about)) or _swing_twist
-_newton_angles = kernel(_newton_angles, calls=(_joint_rotation, log_vee)) or _newton_angles
+_nearest_branch = kernel(_nearest_branch) or _nearest_branch
+_newton_angles = kernel(_newton_angles, calls=(_joint_rotation, log_vee, _nearest_branch)) or _newton_angles
 project_cones = kernel(project_cones, calls=(_swing_twist, _newton_angles, rotation_about, _mul)) or project_cones
+project_rows = kernel(project_rows, calls=(project_cones,)) or project_rows

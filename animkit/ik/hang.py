@@ -6,8 +6,8 @@ limb's potential height h = u · (c − p) is lowest when it hangs straight down
     e = [√(2 (h + L))],   ∂e/∂θ = uᵀ ∂c/∂θ / e      (only the limb's own DOFs: gravity hangs the arm, it does not
                                                     bend the trunk that carries it)
 
-with L = Σ m_i ℓ_i / M (ℓ_i: the path length from p to segment i's centroid, through the bones) ≥ −h, so that
-½e² = h + L ≥ 0 and a null-space pull w Jᵀe = w uᵀ ∂c/∂θ is exactly gravity's gradient (the prioritised solver's
+with L = Σ m_i ℓ_i / M (ℓ_i: the path length from p to segment i's centroid, through the bones, in the world) ≥ −h, so
+that ½e² = h + L ≥ 0 and a null-space pull w Jᵀe = w uᵀ ∂c/∂θ is exactly gravity's gradient (the prioritised solver's
 ``hang``). A new task is one class like this one: its error and Jacobian (:meth:`Hang.compute`) and nothing else.
 """
 
@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from animkit.ik.body import Body, com_jacobian
+from animkit.ik.body import Body, centres, com_jacobian
 from animkit.ik.tasks import Configuration, Task
 
 __all__ = ["Hang"]
@@ -66,11 +66,12 @@ class Hang(Task):
         u = np.asarray(self.up, dtype=float)
         u = u / np.linalg.norm(u)
         h = float(u @ (com - c.state.p[top]))
+        P = c.state.p
         reach = np.zeros(cf.node_count)  # path length from the top joint to each node's origin, through the bones
-        for i in np.flatnonzero(below):
-            if i != top:
-                reach[i] = reach[cf.parent[i]] + float(np.linalg.norm(cf.L[i, :3, 3]))
-        ell = reach[limb.node] + np.linalg.norm(limb.centroid, axis=1)
+        for i in np.flatnonzero(below):  # (in the world: a scaled parent, CesiumMan's, shrinks the local offsets,
+            if i != top:  # and L < −h left e = 0 and no pull at all)
+                reach[i] = reach[cf.parent[i]] + float(np.linalg.norm(P[i] - P[cf.parent[i]]))
+        ell = reach[limb.node] + np.linalg.norm(centres(limb, c.state) - P[limb.node], axis=1)
         e = math.sqrt(max(2.0 * (h + float(limb.mass @ ell) / limb.total), 0.0))
         own = below[cf.dof_node]  # the limb's own DOFs only
         J = np.where(own, u @ Jc, 0.0) / max(e, 1e-12)

@@ -28,7 +28,7 @@ from animkit.motion.reach_measures import minimum_jerk
 from animkit.progress import progress
 
 __all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH",
-           "posture_dofs", "posture_capped", "POSTURE_ACCEL"]
+           "STRETCH_TOTAL", "posture_dofs", "posture_capped", "POSTURE_ACCEL"]
 
 Array = NDArray[np.float64]
 
@@ -111,6 +111,7 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
     figure = problem.figure
     gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
     iters, t_solve = 0, 0.0
+    before, longest = math.inf, STRETCH_TOTAL * tl.duration  # the last bake's slowing; the longest bake there is
     for attempt in range(STRETCH_ROUNDS + 1):
         looks = None
         if gaze is not None:  # the head starts first: the hand waits until the gaze settles by its peak speed
@@ -120,13 +121,18 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
         waypoints = tl.waypoints(ends[0], ends[1])
         poses, it, ts, slowed = bake_frames(problem, node_index, tl, waypoints, ends[2], looks, show)
         iters, t_solve = iters + it, t_solve + ts
-        if gaze is None or not slowed or attempt == STRETCH_ROUNDS:
+        # a slowing that a slower bake does not lessen is no speed's (a joint near gimbal lock, a frame's solve that
+        # jumps): stretching again only multiplied the work (CesiumMan's reach: 2 s → 5.9 → 17 → … s, > 300 s)
+        if (gaze is None or not slowed or attempt == STRETCH_ROUNDS or slowed >= before
+                or tl.duration >= longest * (1.0 - 1e-9)):
             return tl, waypoints, poses, iters, t_solve
-        tl = replace(tl, duration=tl.duration * float(np.clip(slowed, *STRETCH)), lead=0.0)
+        before = slowed
+        tl = replace(tl, duration=min(tl.duration * float(np.clip(slowed, *STRETCH)), longest), lead=0.0)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 STRETCH, STRETCH_ROUNDS = (1.2, 4.0), 8  # a natural reach too quick for a person: baked 1.2–4× slower, ≤ 8 times
+STRETCH_TOTAL = 16.0  # and at most this many times the asked duration in all (each bake's work bounded)
 
 
 def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
