@@ -219,7 +219,7 @@ def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Ar
     if bounds is None:
         return dq
     J, room = bounds
-    room = BOUND_GAIN * room
+    room = np.where(room < 0, room, BOUND_GAIN * room)  # a bound already passed (a warm start beyond it) is met
     active = np.zeros(len(room), dtype=bool)
     for _ in range(BOUND_ROUNDS):
         want = active | (room < 0) | (J @ dq > room + 1e-12)

@@ -28,7 +28,8 @@ from animkit.motion.reach_measures import minimum_jerk
 from animkit.progress import progress
 
 __all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH",
-           "STRETCH_TOTAL", "posture_dofs", "posture_capped", "POSTURE_ACCEL"]
+           "STRETCH_TOTAL", "posture_dofs", "posture_capped", "POSTURE_ACCEL", "carried", "braking",
+           "MOMENTUM_TAU"]
 
 Array = NDArray[np.float64]
 
@@ -127,7 +128,9 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
                 or tl.duration >= longest * (1.0 - 1e-9)):
             return tl, waypoints, poses, iters, t_solve
         before = slowed
-        tl = replace(tl, duration=min(tl.duration * float(np.clip(slowed, *STRETCH)), longest), lead=0.0)
+        longer = min(tl.duration * float(np.clip(slowed, *STRETCH)), longest)
+        # whole frames: the bell sampled the same at both ends
+        tl = replace(tl, duration=math.ceil(longer * tl.fps - 1e-9) / tl.fps, lead=0.0)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -165,7 +168,8 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
                 poses[k] = poses[k - 1]
                 continue
         t0 = time.perf_counter()
-        r = problem.solve(frame_target, poses[k - 1], targets=None if looks is None else {"gaze": looks[0][k]},
+        start = poses[k - 1] if held is not None or k < 2 else carried(poses[k - 2: k], lim, tl.fps)
+        r = problem.solve(frame_target, start, targets=None if looks is None else {"gaze": looks[0][k]},
                           report=False)  # the frame's pose is what is kept, not its task measures
         iters += r.iterations
         t_solve += time.perf_counter() - t0
@@ -187,24 +191,47 @@ def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Ar
     return poses, iters, t_solve, slowed
 
 
+MOMENTUM_TAU = 0.05  # s: a frame's solve starts from the last frame carried on by its velocity decayed by
+# exp(−1/(fps τ)) (0.26 at 15 fps, 0.51 at 30): the least-change step from there spreads the hand's motion over the
+# joints as the frames before did, where from the last frame it re-chose the split each frame (the elbow and
+# shoulder kicked 2.5° a frame at 15 fps as the trunk took over; the free arm fell 46° behind the bending chest)
+
+
+def carried(before: Array, lim: Array, fps: float) -> Array:
+    """θ(k−1) + e^(−1/(fps τ)) (θ(k−1) − θ(k−2)) within the limits ``lim`` (D, 2), from the last two frames
+    ``before`` (2, D): the warm start of frame k (τ = MOMENTUM_TAU)."""
+    beta = math.exp(-1.0 / (fps * MOMENTUM_TAU))
+    v = beta * (before[1] - before[0])
+    room = np.where(v > 0, lim[:, 1] - before[1], before[1] - lim[:, 0])
+    v = np.clip(v, -braking(room, POSTURE_ACCEL), braking(room, POSTURE_ACCEL))  # no momentum into a limit
+    return np.asarray(np.clip(before[1] + v, lim[:, 0], lim[:, 1]), dtype=float)
+
+
+def braking(room: Array, cap: float) -> Array:
+    """The most a DOF may move this frame and still stop within ``room`` slowing by ``cap`` a frame:
+    v + (v − cap) + (v − 2 cap) + … ≤ room, v = −cap/2 + √(cap²/4 + 2 cap · room)."""
+    return np.asarray(-0.5 * cap + np.sqrt(0.25 * cap * cap + 2.0 * cap * np.maximum(room, 0.0)), dtype=float)
+
+
 POSTURE_ACCEL = math.radians(1.6)  # rad a frame²: the most a posture DOF's step changes from one frame to the next
 # (1440°/s² at 30 fps; a jitter of 0.4°: the sampled path stays smooth at any frame rate)
 
 
 def posture_capped(before: Array, delta: Array, lim: Array, cap: float) -> Array:
     """A posture DOF's step: its speed changes by at most ``cap`` a frame (from the last two frames ``before``
-    (2, n)), and is at most √(2 cap · room) toward a limit ``room`` away (it brakes in time instead of stopping dead
-    on the limit, as a clamp would)."""
+    (2, n)), and is at most :func:`braking` (room, cap) toward a limit ``room`` away (it brakes in time instead of
+    stopping dead on the limit, as a clamp would)."""
     was = before[1] - before[0]
     d = was + np.clip(delta - was, -cap, cap)
     room = np.where(d > 0, lim[:, 1] - before[1], before[1] - lim[:, 0])
-    brake = np.sqrt(2.0 * cap * np.maximum(room, 0.0))
+    brake = braking(room, cap)
     return np.asarray(np.clip(d, -brake, brake), dtype=float)
 
 
 def posture_dofs(problem: IKProblem) -> NDArray[np.bool_]:
-    """The movable DOFs that move no goal's node (the effector, a planted foot): a free arm, the neck under a gaze.
-    Their motion is posture, never the reach: a cap on their acceleration changes no goal."""
+    """The movable DOFs that move no node of the problem's (the effector, a gaze's head) nor a planted foot: a free
+    arm. Their motion is posture, never the reach: a cap on their acceleration changes no goal (the neck keeps the
+    gaze's pace: capped, it fell behind the look-at point and chattered)."""
     figure = problem.figure
     out = np.zeros(figure.dof_count, dtype=bool)
     out[problem.model.dofs] = True
