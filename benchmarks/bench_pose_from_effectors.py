@@ -14,7 +14,7 @@ and the process's CPU time beside it: on a loaded machine the wall clock waits f
 
 Each method's strongest path: plain LM and FABRIK are `IKProblem`'s solvers (one problem a frame: the root's DOFs
 are folded into the chain at the frame's root, and building it is 1 % of its solve), the natural solver one
-`NaturalProblem` a limb (gaze and balance off: no gaze target, the hips are given), the prior `pose_from_effectors`
+`Priors.problem` a limb (gaze and balance off: no gaze target, the hips are given), the prior `pose_from_effectors`
 (its compiled loop, its chain models kept per figure). Timing is interleaved: each frame runs every method in turn
 (A, B, C, D, A, B, …, so a slow spell hits them alike), R rounds a frame (default 5), the frame's time the median of
 its rounds; a method whose first round took longer than S seconds (default 0.5: plain LM, natural and FABRIK with the
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from animkit.ik import FABRIK, IKProblem, PosePrior, pose_from_effectors  # noqa: E402
-from animkit.ik.natural import NaturalProblem, Priors  # noqa: E402
+from animkit.ik.natural import Priors  # noqa: E402
 from animkit.ik.prior import bind_figure  # noqa: E402
 from animkit.io import load  # noqa: E402
 
@@ -76,7 +76,7 @@ def run_natural(fig, effs, targets, q0):
         joints = [j for c in ((chain,) if isinstance(chain, str) else chain) for j in fig.rig.chains[c]]
         if e == "head":
             joints = [j for j in joints if j in fig.rig.chains["torso"][:3] or j in fig.rig.chains["neck"]]
-        prob = NaturalProblem(fig, e, joints, Priors(gaze=False, balance=False), pose=q)
+        prob = Priors(gaze=False, balance=False).problem(fig, e, joints, pose=q)  # NaturalProblem's, not deprecated
         q = prob.solve(targets[e]).pose
     return q
 
