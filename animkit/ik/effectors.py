@@ -44,6 +44,7 @@ SETTLED = 1e-2  # a phase ends when a step lowers the cost by less than this fra
 MET = 0.5  # ... and the effectors within this fraction of EFFECTOR_TOL
 TRIES = 8  # damping increases (× 4) a step may try before a phase ends
 MAX_STEP = 0.5  # radians: the largest turn of any joint in one step
+SIGMA_P = 1e-3  # metres of a 1.7 m figure: the effectors' residual scale
 SIGMA_EXTRA = 0.1  # radians: how far a joint between the prior's bones may turn for free (its residual's scale)
 _DEFAULT: list[PosePrior] = []
 
@@ -87,21 +88,43 @@ def _targets(figure: Figure, targets: Mapping[str, ArrayLike]) -> list[tuple[int
     return out
 
 
-def _place_root(frames: Callable[[Array], tuple[Array, Array, Array, Array]], node: int, pose: Array, root: Array,
-                dofs: NDArray[np.intp], revolute: NDArray[np.bool_]) -> Array:
-    """Set the root joint's DOFs so the root node's world frame is ``root`` (Gauss–Newton on its 6D error)."""
+def _place_root(model: ChainModel, pose: Array, root: Array, dofs: NDArray[np.intp]) -> Array:
+    """Set the root joint's DOFs so the root node's world frame is ``root``: Gauss–Newton on its 6D error
+    [p* − p ; log(R* Rᵀ)] on ``model``, the root's DOFs alone with the root node as its effector (a few links: each
+    step's frames cost microseconds, not a whole body's); J = [a × (p − r) (revolute) or a ; a (revolute)]."""
     q = pose.copy()
-    rev = revolute[dofs]
+    rev = model.revolute
+    qc = q[dofs]
     for _ in range(30):
-        R, p, r, a = frames(q)
-        e = np.concatenate([root[:3, 3] - p[node], rotation_error(root[:3, :3], R[node])])
-        if np.linalg.norm(e) < 1e-12:
+        fr = model.frames(qc[None])
+        p, R, r, a = fr.p[0, 0], fr.R[0, 0], fr.r[0], fr.a[0]
+        e = np.concatenate([root[:3, 3] - p, rotation_error(root[:3, :3], R)])
+        if not float(e @ e) >= 1e-24:
             break
-        Jp = np.where(rev[:, None], cross3(a[dofs], p[node] - r[dofs]), a[dofs]).T
-        Jo = (a[dofs] * rev[:, None]).T
-        J = np.vstack([Jp, Jo])
-        q[dofs] += np.linalg.lstsq(J, e, rcond=None)[0]
+        J = np.vstack([np.where(rev[:, None], cross3(a, p - r), a).T, (a * rev[:, None]).T])
+        step = np.linalg.solve(J, e) if J.shape[0] == J.shape[1] else np.linalg.lstsq(J, e, rcond=None)[0]
+        qc = qc + step
+    q[dofs] = qc
     return q
+
+
+def _root_model(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) -> ChainModel:
+    """The root's DOFs compiled once as a chain whose effector is the root node (kept on the binding)."""
+    c = figure.compiled
+    path, i = [], index_of_root(figure)
+    while i >= 0:
+        path.append(i)
+        i = int(c.parent[i])
+    folded = np.setdiff1d(np.flatnonzero(np.isin(np.asarray(c.dof_node), path)), dofs)
+    key = ("root", tuple(int(d) for d in dofs), q[folded].tobytes())
+    hit = b.chains.get(key)
+    if hit is None:
+        for k in [k for k in b.chains if k[0] == "root"]:
+            del b.chains[k]
+        hit = compile_chain(figure, q, dofs, [c.node_names[path[0]]])
+        b.chains[key] = hit
+    model: ChainModel = hit
+    return model
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,13 +186,14 @@ def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) ->
     movable set and folded values: one at a time, a new root or start pose replaces the old one)."""
     c = figure.compiled
     others = np.setdiff1d(np.arange(c.dof_count), dofs)
-    key = (tuple(int(d) for d in dofs), q[others].tobytes())
+    key = ("body", tuple(int(d) for d in dofs), q[others].tobytes())
     hit = b.chains.get(key)
     if hit is None:
         live = np.flatnonzero(np.any(b.moves[:, dofs], axis=1))
         model = compile_chain(figure, q, dofs, [c.node_names[i] for i in live])
         R0, p0, _, _ = _state(figure, q)
-        b.chains.clear()
+        for k in [k for k in b.chains if k[0] != "root"]:
+            del b.chains[k]
         b.chains[key] = hit = _Chain(model, live, R0, p0, _cone_arrays(model))
     chain: _Chain = hit
     return chain
@@ -208,7 +232,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     chain = np.flatnonzero(used | np.isin(np.arange(c.dof_count), root_dofs))
     ch = _chain(figure, b, q, chain)
     if root is not None:
-        q = _place_root(ch.frames, index_of_root(figure), q, Rt, root_dofs, c.dof_revolute)
+        q = _place_root(_root_model(figure, b, q, root_dofs), q, Rt, root_dofs)
         used[root_dofs] = False
     mov = np.flatnonzero(used)
     # DOFs of joints between the prior's bones (CMU's LHipJoint, Spine, Neck1; twist bones): the prior sees only
@@ -229,7 +253,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     d = _Descent(evaluate, project, mov, lo, hi, boxed, rev_mov, column, fast, float(b.height), [])
 
     project(q)
-    wp, wo = 1.7e3 / b.height, 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
+    wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
     # phase 1: the prior alone (the most probable pose given the root), from the start
     q, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
     # phase 2: the effectors and the prior together
@@ -371,6 +395,25 @@ class _Factor:
         return X.reshape(B.shape)
 
 
+class _Solves:
+    """B ↦ A⁻¹B for one step's rounds on the ranges' edges: A⁻¹g once, and of the constraints' columns N (which only
+    grow, round by round) only the new ones (the earlier rounds' are kept)."""
+
+    def __init__(self, F: _Factor, g: Array) -> None:
+        self.F, self.g = F, g
+        self.Ag = F.solve(g)
+        self.AN = np.zeros((len(g), 0))
+
+    def __call__(self, B: Array) -> Array:
+        if B is self.g:
+            return self.Ag
+        k = self.AN.shape[1]
+        if B.ndim == 2 and B.shape[1] > k:
+            self.AN = np.hstack([self.AN, self.F.solve(np.ascontiguousarray(B[:, k:]))])
+            return self.AN
+        return self.F.solve(B)
+
+
 @dataclass(frozen=True, eq=False)
 class _Descent:
     """What :func:`_descend` reads: the evaluator, the cones' projection, the moving DOFs (``mov``) with their box
@@ -396,11 +439,12 @@ def _step_on_edges(d: _Descent, F: _Factor, g: Array, q: Array) -> Array | None:
     N, beta = np.zeros((len(d.mov), 0)), np.zeros(0)
     held: set[int] = set()
     q_new = q
+    solve = _Solves(F, g)
     for active in range(4):
-        sol = solve_on_edges(F.solve, g, N, beta)
+        sol = solve_on_edges(solve, g, N, beta)
         if sol is None:
             return None
-        big = float(np.max(np.abs(sol[d.rev_mov]), initial=0.0))
+        big = float(np.abs(sol[d.rev_mov]).max()) if d.rev_mov.any() else 0.0
         step = sol * (MAX_STEP / big) if big > MAX_STEP else sol  # a trust region: ≤ MAX_STEP a joint
         q_new = q.copy()
         q_new[d.mov] = np.clip(q[d.mov] + step, d.lo, d.hi) if d.boxed else q[d.mov] + step
@@ -424,13 +468,12 @@ def _descend(d: _Descent, q: Array, lam: float, iterations: int, w: tuple[float,
     wp, wo = w
     H, g, cost, pos_err, ori_err = d.evaluate(q, wp, wo)
     d.errors.append(pos_err)
-    diag = np.diag_indices(len(d.mov))
     for _ in range(iterations):
         improved = False
         dH = np.diagonal(H).copy()
         for _ in range(TRIES):
             A = H.copy()
-            A[diag] += lam * (1.0 + dH)
+            A.flat[:: len(dH) + 1] += lam * (1.0 + dH)  # the diagonal
             F = _Factor(A, d.fast)
             if not F.ok:
                 lam *= 4.0
