@@ -342,9 +342,7 @@ def _stationary_rows(model: ChainModel, g: Array, J: Array, q: Array, vn: Array
     first-order optimal (b,), and the DOFs free to move (b, n)."""
     jj = np.sum(J * J, axis=1)
     free = np.empty(q.shape, dtype=bool)
-    optimal = np.array([stationary(g[i], jj[i], q[i], model.lower, model.upper, float(vn[i]), free[i])
-                        for i in range(len(q))], dtype=bool)
-    return optimal, free
+    return np.asarray(stationary(g, jj, q, model.lower, model.upper, vn, free), dtype=bool), free
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
