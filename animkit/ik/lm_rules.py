@@ -9,12 +9,15 @@ branch-free (:func:`pick` is np.where on arrays and a compiled ``c ? a : b`` on 
     first-order optimal: ‖g_free‖ ≤ STATIONARY · ‖J_free‖_F ‖W V‖,  g = Jᵀ W² V, a DOF on a limit free only inwards
     better:             a later run's answer replaces an earlier one where it converged or ends closer
     easier tasks:       position first (orientation rows dropped), orientation first (position rows × 10⁻³)
-    the stages:         which run in which order, and who runs each (:func:`retried`, :func:`out_of_reach`)
+    the stages:         which run in which order, and who runs each (:func:`retried`, :func:`out_of_reach`), walked by
+                        :func:`relaxed_stages` and :func:`continuations` for both strategies (over their backends)
 """
 
 from __future__ import annotations
 
 import math
+import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,7 @@ __all__ = ["limit_coordinate", "relaxed_limit", "wrapped_angle", "limit_coordina
            "wrap_into_limits", "stationary", "better", "history_row", "later_history", "pick", "easier_task",
            "continuation_target", "out_of_reach", "retried", "RELAXED_FROM_START", "RELAXED_FROM_STOP",
            "POSITION_FIRST", "ORIENTATION_FIRST", "ORIENTATION_CONTINUATION", "RELAXED_STAGES", "EASIER_TASKS",
-           "CONTINUATIONS"]
+           "CONTINUATIONS", "relaxed_stages", "continuations", "over"]
 
 Array = NDArray[np.float64]
 Mask = NDArray[np.bool_]
@@ -186,6 +189,62 @@ def relaxed_limits(lo: Array, hi: Array, revolute: Mask) -> tuple[Array, Array, 
 def wrap_into_limits(q: Array, lower: Array, upper: Array, revolute: Mask) -> Array:
     """:func:`wrapped_angle` of every DOF (q (n,) or (b, n))."""
     return np.asarray(wrapped_angle(q, lower, upper, revolute), dtype=float)
+
+
+# The stages' walk, written once over a backend: ``ctx`` (the problems and their settings), ``state`` (the answers
+# so far) and ``who`` (those that run a stage) are the backend's; its functions, bound by name, are
+#   answer_of(state), who_retries(ctx, stage, state), none_of(who),
+#   through_relaxed_limits(ctx, start, who, state), continued(ctx, stage, start, who, state).
+# The NumPy strategy binds batched ones (:func:`over`: a batch, index arrays), the compiled strategy compiled ones
+# for one problem (a kernel's ``calls``: a bool for ``who``).
+
+def _unbound(name: str) -> Callable[..., Any]:
+    def backend(*args: Any) -> Any:
+        raise NotImplementedError(f"{name}: the backend's; bind it with over() or a kernel's calls")
+    backend.__name__ = name
+    return backend
+
+
+answer_of = _unbound("answer_of")  # the answers (poses) in ``state``: where the run before stopped
+who_retries = _unbound("who_retries")  # who runs ``stage`` (by :func:`retried`)
+none_of = _unbound("none_of")  # whether ``who`` is nobody
+through_relaxed_limits = _unbound("through_relaxed_limits")  # a relaxed-limits retry for ``who``, kept if better
+continued = _unbound("continued")  # continuation ``stage`` then the full task for ``who``, kept if better
+
+
+def relaxed_stages(ctx: Any, start: Any, state: Any) -> Any:
+    """The relaxed-limits retries in their order (RELAXED_STAGES): through the relaxed limits from ``start``, then
+    from where the run before stopped (each back inside the limits, kept when :func:`better`), each for the problems
+    :func:`retried` names; stops at the first stage nobody runs."""
+    stopped = answer_of(state)
+    for stage in RELAXED_STAGES:
+        who = who_retries(ctx, stage, state)
+        if none_of(who):
+            break
+        state = through_relaxed_limits(ctx, start if stage == RELAXED_FROM_START else stopped, who, state)
+    return state
+
+
+def continuations(ctx: Any, start: Any, state: Any) -> Any:
+    """A pose target's continuations in their order (CONTINUATIONS: position first, orientation first, the
+    orientation continuation), each from ``start`` and then the full task (with :func:`relaxed_stages`), for the
+    problems :func:`retried` names; stops at the first stage nobody runs."""
+    for stage in CONTINUATIONS:
+        who = who_retries(ctx, stage, state)
+        if none_of(who):
+            break
+        state = continued(ctx, stage, start, who, state)
+    return state
+
+
+def over(driver: Callable[..., Any], **backend: Callable[..., Any]) -> Callable[..., Any]:
+    """``driver`` (:func:`relaxed_stages`, :func:`continuations`) with the backend's functions bound by name in a
+    copy of its globals (as :func:`animkit.jit.kernel` binds the compiled ones it ``calls``)."""
+    scope = dict(driver.__globals__)
+    scope.update(backend)
+    fn = types.FunctionType(driver.__code__, scope, driver.__name__, driver.__defaults__, driver.__closure__)
+    fn.__qualname__, fn.__doc__ = driver.__qualname__, driver.__doc__
+    return fn
 
 
 # compiled twins for the compiled strategy's ``calls`` (the plain function where numba is off): the same source
