@@ -2,6 +2,11 @@
 
     git worktree add /tmp/lm-before 553ed37
     python -m benchmarks.bench_ik_revisions /tmp/lm-before . --rounds 5
+    python -m benchmarks.bench_ik_revisions /tmp/lm-before . --rounds 5 --numpy 10000
+
+``--numpy N`` times the NumPy strategy instead (ANIMKIT_JIT=0 in the children): one ``solve_batch(restarts=8)`` of
+N Panda 6D targets (the same generator, seed 0), its wall and CPU time per solve and its §6 success; with
+``--restarts 0`` the batch runs lm's deterministic retries (the relaxed limits and the continuations) instead.
 
 Each round runs this file in one fresh process per checkout (its folder first on the path), A then B (so a slow
 spell hits both alike): it compiles or loads the kernels, solves the 200 §6 Panda targets (seed 0, those of
@@ -28,6 +33,9 @@ _CHILD = "--child"
 
 def child() -> None:
     sys.path.insert(0, os.getcwd())
+    if os.environ.get("BENCH_NUMPY"):
+        numpy_child(int(os.environ["BENCH_NUMPY"]), int(os.environ.get("BENCH_RESTARTS", "8")))
+        return
     import numpy as np
 
     from animkit.ik import IKProblem, lm_batch_jit, lm_jit
@@ -61,19 +69,49 @@ def child() -> None:
                       "batch_cpu_us": statistics.median(batch_cpu) * 1e6, "ok": ok}))
 
 
+def numpy_child(count: int, restarts: int) -> None:
+    """One NumPy ``solve_batch(restarts=…)`` of ``count`` Panda 6D targets (the child runs with ANIMKIT_JIT=0)."""
+    import numpy as np
+
+    from animkit.ik import IKProblem
+    from benchmarks.bench_ik import DATA, load_robot
+    from benchmarks.bench_ik_unseen import _ok, _targets
+
+    panda = load_robot(DATA / "franka_panda.urdf")
+    lim = panda.dof_limits()
+    s = np.clip(np.zeros(panda.dof_count), lim[:, 0], lim[:, 1])
+    for k, v in enumerate([0.0, -0.3, 0.0, -2.2, 0.0, 2.0, math.pi / 4]):
+        s[panda.dof_index(f"panda_joint{k + 1}")] = v
+    problem = IKProblem(panda, "panda_grasptarget", "arm", pose=s, orientation=True)
+    T = _targets(panda, "panda_grasptarget", problem.model.dofs, s, count, 0)
+    problem.solve_batch(T[:50], restarts=restarts, quiet=True)  # imports and first calls
+    t0, c0 = time.perf_counter(), time.thread_time()
+    rb = problem.solve_batch(T, restarts=restarts, quiet=True)
+    wall, cpu = (time.perf_counter() - t0) / len(T), (time.thread_time() - c0) / len(T)
+    ok = float(np.mean([_ok(panda, "panda_grasptarget", rb.poses[i], T[i]) for i in range(len(T))]))
+    iters = int(np.sum(rb.iterations))
+    print(json.dumps({"single_us": math.nan, "batch_us": wall * 1e6, "single_cpu_us": math.nan,
+                      "batch_cpu_us": cpu * 1e6, "ok": ok, "iterations": iters}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--numpy", type=int, default=0, help="time the NumPy strategy on this many targets instead")
+    ap.add_argument("--restarts", type=int, default=8, help="--numpy: the batch's restarts (0: lm's retries run)")
     args = ap.parse_args()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if args.numpy:
+        env.update(ANIMKIT_JIT="0", BENCH_NUMPY=str(args.numpy), BENCH_RESTARTS=str(args.restarts))
     dirs = {"before": args.before, "after": args.after}
     res: dict[str, list[dict[str, float]]] = {k: [] for k in dirs}
     print("load average", os.getloadavg()[0], flush=True)
     for r in range(args.rounds):
         for k, d in dirs.items():
             out = subprocess.run([sys.executable, __file__, _CHILD], cwd=d,
-                                 capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                                 capture_output=True, text=True, env=env,
                                  check=True)
             res[k].append(json.loads(out.stdout.strip().splitlines()[-1]))
             print(r, k, res[k][-1], flush=True)
@@ -81,10 +119,14 @@ def main() -> None:
     for k, v in res.items():
         s = [x["single_us"] for x in v]
         b = [x["batch_us"] for x in v]
-        print(f"{k}: reused solve {statistics.median(s):.1f} µs ({min(s):.1f}–{max(s):.1f}); batch restarts=8 "
-              f"{1e6 / statistics.median(b):,.0f}/s ({1e6 / max(b):,.0f}–{1e6 / min(b):,.0f}); §6 success "
-              f"{100 * v[0]['ok']:.1f} %")
-    for case in ("single_us", "batch_us", "single_cpu_us", "batch_cpu_us"):
+        c = [x["batch_cpu_us"] for x in v]
+        head = f"NumPy batch of {args.numpy}, restarts={args.restarts}" if args.numpy else \
+            f"reused solve {statistics.median(s):.1f} µs ({min(s):.1f}–{max(s):.1f}); batch restarts=8"
+        print(f"{k}: {head} {1e6 / statistics.median(b):,.0f}/s ({1e6 / max(b):,.0f}–{1e6 / min(b):,.0f}), CPU "
+              f"{1e6 / statistics.median(c):,.0f}/s; §6 success {100 * v[0]['ok']:.1f} %"
+              + (f"; iterations {v[0]['iterations']}" if "iterations" in v[0] else ""))
+    cases = ("batch_us", "batch_cpu_us") if args.numpy else ("single_us", "batch_us", "single_cpu_us", "batch_cpu_us")
+    for case in cases:
         ratios = [a[case] / b[case] for a, b in zip(res["after"], res["before"], strict=True)]
         print(f"{case}: after/before per round, median {statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}–{max(ratios):.2f})")

@@ -38,7 +38,7 @@ from animkit.ik.lm_batch_jit import _KERNEL as _LANES_KERNEL
 from animkit.ik.lm_batch_jit import lanes_fit, lm_lanes
 from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
 from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
-from animkit.ik.lm_rules import better, later_history, limit_coordinates, relaxed_limits, wrap_into_limits
+from animkit.ik.lm_rules import better, history_row, limit_coordinates, relaxed_limits, wrap_into_limits
 from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
 from animkit.ik.lm_strategy_jit import pack_serial
 from animkit.ik.problem import ChainBuffers, ChainModel
@@ -323,11 +323,13 @@ def keep_better(out: LoopOutput, fail: NDArray[np.intp], c: LoopOutput, before: 
     iters[fail] += before + c.iterations
     ea = out.errors
     errors = _grown(ea, int(iters.max()) + 1)
-    for j in np.flatnonzero(take).tolist():  # rows before c's run hold the first run's best (errors[-1] above)
-        i, n3 = int(fail[j]), int(c.iterations[j])
-        k0 = int(out.iterations[i]) + int(before[j]) + 1  # the row of c's first iteration
-        later_history(errors[:, i], k0, c.errors[:, j], n3, float(best_a[j]))
     won = fail[take]
+    if won.size:  # rows before c's run hold the first run's best (errors[-1] above); c's by history_row
+        Hc, it_c = c.errors[:, take], c.iterations[take]
+        k0 = out.iterations[won] + before[take] + 1  # the row of c's first iteration
+        k = np.arange(len(errors))[:, None]
+        hc = np.take_along_axis(Hc, np.clip(1 + k - k0, 0, len(Hc) - 1), 0)
+        errors[:, won] = history_row(errors[:, won], k, k0, it_c, hc, best_a[take], Hc[it_c, np.arange(won.size)])
     q, pos, ori = out.q.copy(), out.position_error.copy(), out.orientation_error.copy()
     q[won], pos[won], ori[won] = c.q[take], c.position_error[take], c.orientation_error[take]
     reason = list(out.reason)

@@ -2,8 +2,9 @@
 pose target and the reachability test of :meth:`animkit.ik.IKProblem.solve` (:mod:`.strategy`, whose NumPy functions
 are this module's oracle), on :mod:`.lm_jit`'s records, behind one entry of four arrays (:func:`lm_packed`). Every
 decision (the stages, their order and who runs each, the better answer, the easier tasks, the optimality test, the
-limits relaxed and wrapped) is :mod:`.lm_rules`', the NumPy strategy's own, compiled from the same source; this
-module holds only the one-problem runs they decide on.
+limits relaxed and wrapped) is :mod:`.lm_rules`', the NumPy strategy's own, compiled from the same source, and so is
+the walk of the stages (lm_rules.relaxed_stages and .continuations, compiled over this module's backend:
+:func:`who_retries`, :func:`through_relaxed_limits`, :func:`continued`); this module holds only the one-problem runs.
 
 Every constant of a chain and its options travels in one float64 array laid out by :func:`pack_serial` (numba's
 dispatch costs about a microsecond an argument, and a reused 7-DOF solve takes a few tens of them);
@@ -20,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit import jit
+from animkit.ik import lm_rules
 from animkit.ik.constants import ORIENTATION_STAGES
 from animkit.ik.lm_jit import (
     CONVERGED,
@@ -33,11 +35,10 @@ from animkit.ik.lm_jit import (
     tiny_chain,
 )
 from animkit.ik.lm_rules import (
-    EASIER_TASKS,
-    ORIENTATION_CONTINUATION,
+    ORIENTATION_FIRST,
+    POSITION_FIRST,
     RELAXED_FROM_START,
     RELAXED_FROM_STOP,
-    RELAXED_STAGES,
     better,
     better_jit,
     continuation_target,
@@ -50,6 +51,7 @@ from animkit.ik.lm_rules import (
     limit_coordinate_jit,
     out_of_reach,
     out_of_reach_jit,
+    over,
     relaxed_limit,
     relaxed_limit_jit,
     retried,
@@ -66,6 +68,7 @@ __all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "O
 
 Array = NDArray[np.float64]
 State = tuple[float, float, int, int]  # a run's answer: position and orientation errors, iterations, reason
+Ctx = tuple[LoopChain, LoopChain, bool, LoopSettings, Goal]  # the backend's ctx (see answer_of)
 
 # header slots of the packed parameters (pack_serial)
 _N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATIO, _STALL_MIN, _PULL, _DECAY, \
@@ -150,73 +153,97 @@ def _relaxed(chain: LoopChain) -> tuple[LoopChain, bool]:
 _relaxed = kernel(_relaxed, calls=(relaxed_limit_jit, limit_coordinate_jit)) or _relaxed
 
 
-def _relax_stages(chain: LoopChain, free: LoopChain, s: LoopSettings, goal: Goal, start: Array, q: Array,
-                  H: Array, st: State) -> State:
-    """strategy._relax's first strategy (position_first=False) for one problem: through the relaxed limits (``free``)
-    from ``start``, then, when still undecided, from where the first run stopped; each stage kept when better. The
-    run through the relaxed limits gets every iteration; the run back inside them has the stall test."""
+# The compiled backend of lm_rules' one walk of the stages (relaxed_stages, continuations) for one problem:
+# ctx = (chain, free: the chain with its limits relaxed, lifted: whether any were, settings, goal),
+# state = (q, H, st): the answer, its residual history and its state; who: whether the problem runs the stage.
+def answer_of(state: tuple[Array, Array, State]) -> Array:
+    return state[0].copy()
+
+
+answer_of = kernel(answer_of, internal=True) or answer_of
+
+
+def none_of(who: bool) -> bool:
+    return not who
+
+
+none_of = kernel(none_of, internal=True) or none_of
+
+
+def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool:
+    """Whether the problem runs ``stage`` (:func:`~animkit.ik.lm_rules.retried`, as strategy._retried): the relaxed
+    stages only where a limit was lifted, the continuations only for a pose target."""
+    chain, _, lifted, s, goal = ctx
+    q, _, st = state
+    if not (lifted if stage == RELAXED_FROM_START or stage == RELAXED_FROM_STOP else goal.orient):
+        return False
+    conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
+    minimum = stage == RELAXED_FROM_STOP and not conv and not far and _stationary(chain, q, goal)
+    return bool(retried(stage, conv, far, minimum))
+
+
+who_retries = kernel(who_retries, calls=(_beyond, _stationary, retried_jit), internal=True) or who_retries
+
+
+def through_relaxed_limits(ctx: Ctx, start: Array, who: bool, state: tuple[Array, Array, State]
+                           ) -> tuple[Array, Array, State]:
+    """lm.retry_through_relaxed_limits for one problem: through the relaxed limits from ``start`` (every iteration),
+    wrapped back into the limits, then inside them (with the stall test); kept when better."""
+    chain, free, _, s, goal = ctx
+    q, H, st = state
     n = q.shape[0]
-    stopped = q.copy()
     qu, qw, qc = np.empty(n), np.empty(n), np.empty(n)
     Hu, Hc = np.empty(s.max_iter + 1), np.empty(s.max_iter + 1)
-    s_free = settings_with(s, s.tol, s.otol, 0, 0.5)
-    for stage in RELAXED_STAGES:
-        conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
-        minimum = stage == RELAXED_FROM_STOP and not conv and not far and _stationary(chain, q, goal)
-        if not retried(stage, conv, far, minimum):
-            break
-        it_u = lm_one(free, s_free, goal, start if stage == RELAXED_FROM_START else stopped, qu, Hu)[2]
-        for j in range(n):
-            qw[j] = wrapped_angle(qu[j], chain.lo[j], chain.hi[j], True)
-        st_c = lm_one(chain, s, goal, qw, qc, Hc)
-        st = _keep_better(q, H, st, qc, Hc, st_c, it_u)
-    return st
+    it_u = lm_one(free, settings_with(s, s.tol, s.otol, 0, 0.5), goal, start, qu, Hu)[2]
+    for j in range(n):
+        qw[j] = wrapped_angle(qu[j], chain.lo[j], chain.hi[j], True)
+    st_c = lm_one(chain, s, goal, qw, qc, Hc)
+    return q, H, _keep_better(q, H, st, qc, Hc, st_c, it_u)
 
 
-_relax_stages = kernel(_relax_stages, calls=(lm_one, _beyond, _stationary, wrapped_angle_jit, _keep_better,
-                                             settings_with, retried_jit)) or _relax_stages
+through_relaxed_limits = kernel(through_relaxed_limits, calls=(lm_one, wrapped_angle_jit, _keep_better, settings_with),
+                                internal=True) or through_relaxed_limits
+relaxed_stages = over(lm_rules.relaxed_stages, answer_of=answer_of, who_retries=who_retries, none_of=none_of,
+                      through_relaxed_limits=through_relaxed_limits)  # plain Python where numba fell back
+_RELAXED_STAGES = kernel(lm_rules.relaxed_stages, calls=(answer_of, who_retries, none_of, through_relaxed_limits),
+                         internal=True) or relaxed_stages
 
 
-def _full_task_from(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, start: Array,
-                    before: int, q: Array, H: Array, st: State) -> State:
-    """The second half of every continuation (strategy.retry_position_first and its siblings): the full task from
-    ``start`` (the answer of an easier problem that took ``before`` iterations), with the relaxed-limits stages when
-    any limit was lifted, kept over the state (q, H, st) by :func:`_keep_better`."""
+def _full_task(ctx: Ctx, start: Array, before: int, state: tuple[Array, Array, State]) -> tuple[Array, Array, State]:
+    """The second half of every continuation (strategy._full_task_after): the full task from ``start`` (the answer of
+    an easier problem that took ``before`` iterations), with the relaxed-limits stages, kept over ``state`` by
+    :func:`_keep_better`."""
+    chain, _, _, s, goal = ctx
+    q, H, st = state
     qc, Hc = np.empty(q.shape[0]), np.empty(_RUNS * (s.max_iter + 1))
-    st_c = lm_one(chain, s, goal, start, qc, Hc)
-    if lifted:
-        st_c = _relax_stages(chain, free, s, goal, start, qc, Hc, st_c)
-    return _keep_better(q, H, st, qc, Hc, st_c, before)
+    st_c = relaxed_stages(ctx, start, (qc, Hc, lm_one(chain, s, goal, start, qc, Hc)))[2]
+    return q, H, _keep_better(q, H, st, qc, Hc, st_c, before)
 
 
-_full_task_from = kernel(_full_task_from, calls=(lm_one, _relax_stages, _keep_better)) or _full_task_from
+_full_task = kernel(_full_task, calls=(lm_one, _RELAXED_STAGES, _keep_better), internal=True) or _full_task
 
 
-def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSettings, goal: Goal, q0: Array,
-                   q: Array, H: Array, st: State) -> State:
-    """A pose target's continuations after the relaxed-limits retries, each followed by the full task: position
-    first (strategy.retry_position_first: the position rows alone), orientation first (strategy.retry_orientation_first:
-    the position rows weighted down), then the orientation continuation (strategy.retry_orientation_continuation:
-    R_k = exp((k/K) ω) R_s, position held); each only while the problem is undecided and within reach."""
-    n = q.shape[0]
+def continued(ctx: Ctx, stage: int, start: Array, who: bool, state: tuple[Array, Array, State]
+              ) -> tuple[Array, Array, State]:
+    """Continuation ``stage`` from ``start``, then the full task (:func:`_full_task`): position first
+    (strategy.retry_position_first: the position rows alone), orientation first (strategy.retry_orientation_first:
+    the position rows weighted down), or the orientation continuation (strategy.retry_orientation_continuation:
+    R_k = exp((k/K) ω) R_s, position held)."""
+    chain, _, _, s, goal = ctx
+    n = start.shape[0]
     qu, Hu = np.empty(n), np.empty(s.max_iter + 1)
-    for task in EASIER_TASKS:
-        if not (goal.orient and retried(task, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol), False)):
-            return st
-        ws, orient, tol, otol = easier_task(goal.w, task, s.tol, s.otol)
-        it_u = lm_one(chain, settings_with(s, tol, otol, s.win, s.ratio), Goal(goal.p, goal.Rt, orient, ws), q0, qu,
-                      Hu)[2]
-        st = _full_task_from(chain, free, lifted, s, goal, qu, it_u, q, H, st)
-    if not (goal.orient and retried(ORIENTATION_CONTINUATION, st[3] == CONVERGED, _beyond(goal.p, chain, s.tol),
-                                    False)):
-        return st
+    if stage == POSITION_FIRST or stage == ORIENTATION_FIRST:
+        ws, orient, tol, otol = easier_task(goal.w, stage, s.tol, s.otol)
+        it_u = lm_one(chain, settings_with(s, tol, otol, s.win, s.ratio), Goal(goal.p, goal.Rt, orient, ws), start,
+                      qu, Hu)[2]
+        return _full_task(ctx, qu, it_u, state)
     qk = np.empty(n)
     for j in range(n):
-        qk[j] = min(max(q0[j], chain.lo[j]), chain.hi[j])
+        qk[j] = min(max(start[j], chain.lo[j]), chain.hi[j])
     Ts, Tes, Vs = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6)
     chain_forward(qk, chain.Hs, chain.Ce, Ts, Tes, np.empty(20))
     chain_residual(Tes, goal.p, goal.Rt, True, np.ones(6), Vs, np.empty((3, 3)))  # Vs[3:] = ω = log(R_t R_sᵀ)^∨
-    qk[:] = q0
+    qk[:] = start
     omega, Rs, Rk = Vs[3:].copy().reshape((1, 3)), np.ascontiguousarray(Tes[:3, :3]).reshape((1, 3, 3)), \
         np.empty((3, 3))
     before = 0
@@ -224,12 +251,13 @@ def _continuations(chain: LoopChain, free: LoopChain, lifted: bool, s: LoopSetti
         Rk[:, :] = continuation_target(omega, k / ORIENTATION_STAGES, Rs)[0]
         before += lm_one(chain, s, Goal(goal.p, Rk, goal.orient, goal.w), qk, qu, Hu)[2]
         qk[:] = qu
-    return _full_task_from(chain, free, lifted, s, goal, qk, before, q, H, st)
+    return _full_task(ctx, qk, before, state)
 
 
-_continuations = kernel(_continuations, calls=(lm_one, _beyond, _full_task_from, continuation_target_jit,
-                                               chain_forward, chain_residual, settings_with, easier_task_jit,
-                                               retried_jit)) or _continuations
+continued = kernel(continued, calls=(lm_one, _full_task, continuation_target_jit, chain_forward, chain_residual,
+                                     settings_with, easier_task_jit), internal=True) or continued
+continuations = over(lm_rules.continuations, who_retries=who_retries, none_of=none_of, continued=continued)
+_CONTINUATIONS = kernel(lm_rules.continuations, calls=(who_retries, none_of, continued), internal=True) or continuations
 
 
 def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:
@@ -297,11 +325,10 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     goal = Goal(p, Rt, orient, _weights(prm))
     q, H = out[:n], out[n + OUT_HISTORY:]
     st = lm_one(chain, s, goal, q0, q, H)
-    if st[3] != CONVERGED and relax:
+    if st[3] != CONVERGED and relax:  # lm_rules' walk of the retry stages, over this module's backend
         free, lifted = _relaxed(chain)
-        if lifted:
-            st = _relax_stages(chain, free, s, goal, q0, q, H, st)
-        st = _continuations(chain, free, lifted, s, goal, q0, q, H, st)
+        ctx = (chain, free, lifted, s, goal)
+        st = continuations(ctx, q0, relaxed_stages(ctx, q0, (q, H, st)))[2]
     pos, ori, it, why = st
     if why != CONVERGED:
         far = _beyond(p, chain, s.tol)
@@ -319,8 +346,8 @@ def _weights(prm: Array) -> Array:
 
 _weights = kernel(_weights) or _weights
 
-_PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _relax_stages,
-                                    _continuations, _beyond, _stationary, out_of_reach_jit))
+_PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _RELAXED_STAGES,
+                                    _CONTINUATIONS, _beyond, _stationary, out_of_reach_jit))
 
 
 def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool) -> Array:

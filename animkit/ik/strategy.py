@@ -2,14 +2,16 @@
 run): batches in chunks, lm's deterministic retries (relaxed limits, position first, orientation first, the
 orientation continuation), random restarts, escapes from folds and the reachability test, on batches and any chain.
 Its decisions (which retry runs when and for whom, the better answer, the easier tasks, the optimality test) are
-:mod:`animkit.ik.lm_rules`', which the compiled strategy for one problem on a serial chain
-(:mod:`animkit.ik.lm_strategy_jit`) calls compiled: the order of the stages is written there once."""
+:mod:`animkit.ik.lm_rules`', run here on arrays; the walk of the retry stages is lm_rules' too
+(:func:`~animkit.ik.lm_rules.relaxed_stages`, :func:`~animkit.ik.lm_rules.continuations`), run here over this
+module's batched backend and in :mod:`animkit.ik.lm_strategy_jit` over a compiled one for one problem."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,13 +34,14 @@ from animkit.ik.lm_rules import (
     CONTINUATIONS,
     ORIENTATION_FIRST,
     POSITION_FIRST,
-    RELAXED_FROM_START,
     RELAXED_FROM_STOP,
-    RELAXED_STAGES,
     better,
     continuation_target,
+    continuations,
     easier_task,
     out_of_reach,
+    over,
+    relaxed_stages,
     retried,
     stationary,
 )
@@ -133,24 +136,46 @@ def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Option
        stopped (:func:`~animkit.ik.lm.retry_through_relaxed_limits`);
     2. with an orientation target, for those still not converged: position first, then the full task
        (:func:`retry_position_first`)."""
-    stopped = out.q
-    for stage in RELAXED_STAGES:
-        if all(why == "converged" for why in out.reason):
-            break
-        fail = _retried(stage, model, out, P, R, opts)
-        if fail.size == 0:
-            break
-        out = retry_through_relaxed_limits(model, q0 if stage == RELAXED_FROM_START else stopped, P, R, opts, out,
-                                           fail)
-    if position_first and R is not None:
-        for stage in CONTINUATIONS:
-            fail = _retried(stage, model, out, P, R, opts)
-            if fail.size == 0:
-                break
-            strategy = retry_position_first if stage == POSITION_FIRST else retry_orientation_first \
-                if stage == ORIENTATION_FIRST else retry_orientation_continuation
-            out = strategy(model, q0, P, R, opts, out, fail)
-    return out
+    ctx = _Batch(model, P, R, opts)
+    out = _relaxed_stages(ctx, q0, out)
+    return _continuations(ctx, q0, out) if position_first else out
+
+
+class _Batch(NamedTuple):
+    """The NumPy backend's ``ctx`` for :func:`~animkit.ik.lm_rules.relaxed_stages` and its sibling: the problems'
+    chain, targets and options (its ``state``: a :class:`LoopOutput`; ``who``: indices into it)."""
+
+    model: ChainModel
+    P: Array
+    R: Array | None
+    opts: Options
+
+
+def _answer_of(out: LoopOutput) -> Array:
+    return out.q
+
+
+def _who_retries(ctx: _Batch, stage: int, out: LoopOutput) -> NDArray[np.intp]:
+    """The problems that run ``stage`` (:func:`_retried`); none for a continuation without an orientation target."""
+    if stage in CONTINUATIONS and ctx.R is None:
+        return np.zeros(0, dtype=np.intp)
+    return _retried(stage, ctx.model, out, ctx.P, ctx.R, ctx.opts)
+
+
+def _none_of(who: NDArray[np.intp]) -> bool:
+    return who.size == 0
+
+
+def _through_relaxed_limits(ctx: _Batch, start: Array, who: NDArray[np.intp], out: LoopOutput) -> LoopOutput:
+    return retry_through_relaxed_limits(ctx.model, start, ctx.P, ctx.R, ctx.opts, out, who)
+
+
+def _continued(ctx: _Batch, stage: int, start: Array, who: NDArray[np.intp], out: LoopOutput) -> LoopOutput:
+    """Continuation ``stage`` for the problems ``who`` (:func:`retry_position_first` and its siblings)."""
+    assert ctx.R is not None
+    strategy = retry_position_first if stage == POSITION_FIRST else retry_orientation_first \
+        if stage == ORIENTATION_FIRST else retry_orientation_continuation
+    return strategy(ctx.model, start, ctx.P, ctx.R, ctx.opts, out, who)
 
 
 def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
@@ -224,8 +249,7 @@ def _full_task_after(model: ChainModel, q: Array, Pf: Array, Rf: Array, opts: Op
                      fail: NDArray[np.intp], before: NDArray[np.intp]) -> LoopOutput:
     """The last stage of every continuation: the full task from the partial task's answer ``q`` (``before`` its
     iterations), with the relaxed-limits retries, kept in ``out`` at ``fail`` where it converged or ends closer."""
-    c = run_lm(model, q, Pf, Rf, opts)
-    c = _relax(model, q, Pf, Rf, opts, c, position_first=False)
+    c = _relaxed_stages(_Batch(model, Pf, Rf, opts), q, run_lm(model, q, Pf, Rf, opts))
     return keep_better(out, fail, c, before)
 
 
@@ -342,9 +366,7 @@ def _stationary_rows(model: ChainModel, g: Array, J: Array, q: Array, vn: Array
     first-order optimal (b,), and the DOFs free to move (b, n)."""
     jj = np.sum(J * J, axis=1)
     free = np.empty(q.shape, dtype=bool)
-    optimal = np.array([stationary(g[i], jj[i], q[i], model.lower, model.upper, float(vn[i]), free[i])
-                        for i in range(len(q))], dtype=bool)
-    return optimal, free
+    return np.asarray(stationary(g, jj, q, model.lower, model.upper, vn, free), dtype=bool), free
 
 
 def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None = None) -> NDArray[np.bool_]:
@@ -391,3 +413,10 @@ def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], at
         for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):
             restart_start(seed, b, a, q0[i], model.lower, model.upper, limited, out[i])
     return out
+
+
+# the stages' one walk (lm_rules), over this module's batched backend
+_BACKEND: dict[str, Callable[..., Any]] = {"answer_of": _answer_of, "who_retries": _who_retries, "none_of": _none_of,
+            "through_relaxed_limits": _through_relaxed_limits, "continued": _continued}
+_relaxed_stages = over(relaxed_stages, **_BACKEND)
+_continuations = over(continuations, **_BACKEND)
