@@ -272,8 +272,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     knee0 = knee_angles(figure, P0, legs, world=W0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
-    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(
-        leg.ankle), None, :3, 3]) for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
+    soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
+             for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
@@ -297,6 +297,13 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+
+
+def _about(points: Array, origin: Array) -> Array:
+    """points − origin (F, V, 3) − (F, 3), written straight into a C-ordered array (the skinned points come frame-minor
+    from the table's product: a difference in their order and then a copy would read and write them twice)."""
+    out = np.empty(points.shape)
+    return np.subtract(points, origin[:, None, :], out=out)
 
 
 def _with_up(figure: Figure, up: UpAxis | None) -> Figure:

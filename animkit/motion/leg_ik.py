@@ -110,8 +110,6 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     R_foot = _mm3(Q, Ra)
     parent = figure.parent_of(leg.hip)
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
-    starts = figure.joint_dofs
-    lim = figure.dof_limits()
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
     phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
@@ -128,7 +126,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
         arc = figure.node(node).parent_arc
         assert arc is not None
-        idx = np.asarray(starts[arc.joint.name])
+        idx, lim = _columns(figure, node)
         if not idx.size:
             continue
         R_local = _mm3(np.swapaxes(_mm3(R_above[active], _rotation(arc.L[:3, :3])), 1, 2), R_world[active])
@@ -137,7 +135,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        cols[active] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        cols[active] = np.clip(vals, lim[:, 0], lim[:, 1])
         P[:, idx] = cols
     return P
 
@@ -186,8 +184,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     u, knee, side = lines
     arc = figure.node(hip).parent_arc
     assert arc is not None
-    idx = np.asarray(figure.joint_dofs[arc.joint.name])
-    lim = figure.dof_limits()[idx]
+    idx, lim = _columns(figure, hip)
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
@@ -215,6 +212,14 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     out = phi.copy()
     out[rows] *= lo
     return out
+
+
+def _columns(figure: Figure, node: str) -> tuple[NDArray[np.intp], Array]:
+    """The pose columns (in order) of the DOFs on the arc into ``node`` and their limits (n, 2), read from the compiled
+    figure's flat arrays (``joint_dofs`` and ``dof_limits()`` build a dict and a table of every DOF on each call)."""
+    c = figure.compiled
+    idx = np.flatnonzero(c.dof_node == c.node_names.index(node))
+    return idx, np.column_stack((c.lower[idx], c.upper[idx]))
 
 
 def _rotation(M: Array) -> Array:
