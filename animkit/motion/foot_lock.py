@@ -157,8 +157,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
     (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
-    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged and their feet's
-    lowest points."""
+    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged, their feet's
+    lowest points and their knee angles."""
 
     figure: Figure
     P0: Array
@@ -173,7 +173,7 @@ class _Judge:
     nb: int
     contacts: Contacts
     hip: float
-    seen: dict[str, tuple[Array, Array]] = field(default_factory=dict)
+    seen: dict[str, tuple[Array, Array, Array]] = field(default_factory=dict)
 
     def lows(self, W: Array) -> Array | None:
         """The feet's lowest surface points (F, legs) for world matrices ``W`` where this judge has them: the clip's,
@@ -182,6 +182,13 @@ class _Judge:
             return self.low0
         last = self.seen.get("last")
         return last[1] if last is not None and last[0] is W else None
+
+    def knees(self, W: Array) -> Array | None:
+        """The knee angles (F, legs) for world matrices ``W`` where this judge has them (as :meth:`lows`)."""
+        if W is self.W0:
+            return self.knee0
+        last = self.seen.get("last")
+        return last[2] if last is not None and last[0] is W else None
 
 
 def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
@@ -257,7 +264,6 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
@@ -270,6 +276,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)
+    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0,
+                     knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
     soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
@@ -280,7 +288,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
         return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W))
+    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W),
+                    knees=judge.knees(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -291,7 +300,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
         P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
         after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
-                        lows=judge.lows(W))
+                        lows=judge.lows(W), knees=judge.knees(W))
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
@@ -376,7 +385,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     names = figure.node_names
     knee = knee_angles(figure, P, legs, world=W)  # W: the world matrices of P
     low = _foot_lows(figure, W, legs, judge.surface, k)
-    judge.seen["last"] = (W, low)
+    judge.seen["last"] = (W, low, knee)
     pos0 = judge.W0[:, :, :3, 3]
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
