@@ -357,9 +357,14 @@ def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int,
         v = np.full((len(masks), b - a), np.nan)
         for j, ((i, _), rs) in enumerate(zip(masks, runs, strict=True)):
             Y = X[a:b, i][:, horiz]
+            whole = None  # the full window's speeds over [a, b), found once and read by every run long enough
             for s, e in rs:
                 w = min(window, e - s - 1)
-                if w >= 1:
+                if w == window:
+                    if whole is None:
+                        whole = _norm(Y[w:] - Y[:-w], axis=1) * 1.0 / w
+                    v[j, s:e - w] = whole[s:e - w]
+                elif w >= 1:
                     v[j, s:e - w] = _norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
         slowest = np.fmin.reduce(v, axis=0)
         means = []
