@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,7 +36,7 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, body_surface, descendants, lowest_along
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_leg_ik
+from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_legs_ik
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -276,8 +277,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0,
-                     knees=knee0)
+    measured = functools.partial(measure, figure, up=up, legs=legs, unit=u, surface=surface, fps=fps)
+    before = measured(P0, c, world=W0, lows=low0, knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
     soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
@@ -288,8 +289,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
         return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W),
-                    knees=judge.knees(W))
+    after = measured(P, c, world=W, lows=judge.lows(W), knees=judge.knees(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -299,8 +299,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
         P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
-                        lows=judge.lows(W), knees=judge.knees(W))
+        after = measured(P, c, world=W, lows=judge.lows(W), knees=judge.knees(W))
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
@@ -548,8 +547,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         M[:, :3, 3] = shift
         P = _carry(figure, P, M, W)
         W = figure.world_batch(P)
-    for f in feet:  # where the hips moved, the feet stay where the clip had them
-        P = held_leg_ik(figure, P, W, f, f.goal, f.active | moved, max_step, k)
+    # every leg at once; where the hips moved, the feet stay where the clip had them
+    P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
 
@@ -583,7 +582,7 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
     once more from the same world transforms ``W``."""
     names = figure.node_names
     W1 = figure.world_batch(P)
-    again = False
+    again: list[tuple[HeldLeg, Array, Bool]] = []  # the legs to solve again, all at once
     for f, (below, rel) in zip(feet, planned, strict=True):
         if not rel.shape[1] or not f.active.any():
             continue
@@ -594,6 +593,8 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
             goal[:, k] += fix
-            P = held_leg_ik(figure, P, W, f, goal, f.active | moved, max_step, k)
-            again = True
-    return P, figure.world_batch(P) if again else W1
+            again.append((f, goal, f.active | moved))
+    if not again:
+        return P, W1
+    P = held_legs_ik(figure, P, W, again, max_step, k)
+    return P, figure.world_batch(P)
