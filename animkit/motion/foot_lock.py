@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -35,7 +36,7 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, body_surface, descendants, lowest_along
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_leg_ik
+from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_legs_ik
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -157,8 +158,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
     (F, legs) and feet's lowest surface points (F, legs), the ground, the surface, the up index, metres per unit,
-    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged and their feet's
-    lowest points."""
+    the blend in frames, the contacts and the hip height; ``seen``: the last world matrices judged, their feet's
+    lowest points and their knee angles."""
 
     figure: Figure
     P0: Array
@@ -173,7 +174,7 @@ class _Judge:
     nb: int
     contacts: Contacts
     hip: float
-    seen: dict[str, tuple[Array, Array]] = field(default_factory=dict)
+    seen: dict[str, tuple[Array, Array, Array]] = field(default_factory=dict)
 
     def lows(self, W: Array) -> Array | None:
         """The feet's lowest surface points (F, legs) for world matrices ``W`` where this judge has them: the clip's,
@@ -182,6 +183,13 @@ class _Judge:
             return self.low0
         last = self.seen.get("last")
         return last[1] if last is not None and last[0] is W else None
+
+    def knees(self, W: Array) -> Array | None:
+        """The knee angles (F, legs) for world matrices ``W`` where this judge has them (as :meth:`lows`)."""
+        if W is self.W0:
+            return self.knee0
+        last = self.seen.get("last")
+        return last[2] if last is not None and last[0] is W else None
 
 
 def _unlock_worse(judge: _Judge, lock: Callable[[], tuple[Array, Array]], masks: dict[str, tuple[Bool, Bool]],
@@ -257,7 +265,6 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
-    before = measure(figure, P0, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W0, lows=low0)
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
@@ -270,17 +277,19 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)
+    measured = functools.partial(measure, figure, up=up, legs=legs, unit=u, surface=surface, fps=fps)
+    before = measured(P0, c, world=W0, lows=low0, knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
     names = figure.node_names
-    soles = [np.ascontiguousarray(surface.positions(W0, descendants(figure, leg.ankle)) - W0[:, names.index(
-        leg.ankle), None, :3, 3]) for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
+    soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
+             for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
         return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-    after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W, lows=judge.lows(W))
+    after = measured(P, c, world=W, lows=judge.lows(W), knees=judge.knees(W))
     if masks and after.skate_mm > before.skate_mm:  # the planted feet slide more in all: the legs whose own points
         # slide more lose their locks; if the feet still slide more, the clip is returned as given
         for leg in legs:
@@ -290,13 +299,19 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 lift[leg.side][:] = False
                 notes.append(f"leg {leg.side} left unlocked: its planted points slid more in all")
         P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
-        after = measure(figure, P, c, up=up, legs=legs, unit=u, surface=surface, fps=fps, world=W,
-                        lows=judge.lows(W))
+        after = measured(P, c, world=W, lows=judge.lows(W), knees=judge.knees(W))
         if (after.skate_mm > before.skate_mm or after.penetration_mm > before.penetration_mm + 1e-9
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+
+
+def _about(points: Array, origin: Array) -> Array:
+    """points − origin (F, V, 3) − (F, 3), written straight into a C-ordered array (the skinned points come frame-minor
+    from the table's product: a difference in their order and then a copy would read and write them twice)."""
+    out = np.empty(points.shape)
+    return np.subtract(points, origin[:, None, :], out=out)
 
 
 def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
@@ -341,9 +356,14 @@ def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int,
         v = np.full((len(masks), b - a), np.nan)
         for j, ((i, _), rs) in enumerate(zip(masks, runs, strict=True)):
             Y = X[a:b, i][:, horiz]
+            whole = None  # the full window's speeds over [a, b), found once and read by every run long enough
             for s, e in rs:
                 w = min(window, e - s - 1)
-                if w >= 1:
+                if w == window:
+                    if whole is None:
+                        whole = _norm(Y[w:] - Y[:-w], axis=1) * 1.0 / w
+                    v[j, s:e - w] = whole[s:e - w]
+                elif w >= 1:
                     v[j, s:e - w] = _norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
         slowest = np.fmin.reduce(v, axis=0)
         means = []
@@ -369,7 +389,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     names = figure.node_names
     knee = knee_angles(figure, P, legs, world=W)  # W: the world matrices of P
     low = _foot_lows(figure, W, legs, judge.surface, k)
-    judge.seen["last"] = (W, low)
+    judge.seen["last"] = (W, low, knee)
     pos0 = judge.W0[:, :, :3, 3]
     tiny = 1e-9 * figure.size()
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
@@ -527,8 +547,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         M[:, :3, 3] = shift
         P = _carry(figure, P, M, W)
         W = figure.world_batch(P)
-    for f in feet:  # where the hips moved, the feet stay where the clip had them
-        P = held_leg_ik(figure, P, W, f, f.goal, f.active | moved, max_step, k)
+    # every leg at once; where the hips moved, the feet stay where the clip had them
+    P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
 
@@ -562,7 +582,7 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
     once more from the same world transforms ``W``."""
     names = figure.node_names
     W1 = figure.world_batch(P)
-    again = False
+    again: list[tuple[HeldLeg, Array, Bool]] = []  # the legs to solve again, all at once
     for f, (below, rel) in zip(feet, planned, strict=True):
         if not rel.shape[1] or not f.active.any():
             continue
@@ -573,6 +593,8 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
             goal[:, k] += fix
-            P = held_leg_ik(figure, P, W, f, goal, f.active | moved, max_step, k)
-            again = True
-    return P, figure.world_batch(P) if again else W1
+            again.append((f, goal, f.active | moved))
+    if not again:
+        return P, W1
+    P = held_legs_ik(figure, P, W, again, max_step, k)
+    return P, figure.world_batch(P)

@@ -72,17 +72,38 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     (:func:`_heading_swivel`; within the hip's limits, a knee turned in at most :data:`KNEE_IN`:
     :func:`_hip_allows`). The hip–ankle distance stays within [near, reach] (the clip's own range: the knee bends no
     further, and straightens no further, than the clip's does); ``max_step``: the knee's largest turn between frames;
-    where ``held.w`` ≥ 1 the foot is planted (:func:`_keep_height`).
+    where ``held.w`` ≥ 1 the foot is planted (:func:`_keep_height`). :func:`held_legs_ik` for several legs at once.
     """
-    leg, Q, reach, near = held.leg, held.Q, held.reach, held.near
-    if not active.any():
-        return P
-    P = P.copy()
+    return held_legs_ik(figure, P, W, [(held, goal, active)], max_step, up)
+
+
+@dataclass(frozen=True, eq=False)
+class _LegSolve:
+    """One leg's part of :func:`held_legs_ik`: its held leg, goals and active frames, node indices (hip, knee, ankle),
+    bone lengths, world bend axis n_w (F, 3), the hip–goal offsets and distances (F, 3), (F,), the distances the leg
+    takes (F,), the knee's side (±1) and the shoulder angle α (F,)."""
+
+    held: HeldLeg
+    goal: Array
+    active: Bool
+    nodes: tuple[int, int, int]
+    lengths: tuple[float, float]
+    n_w: Array
+    to_goal: Array
+    d: Array
+    dd: Array
+    side: float
+    alpha: Array
+
+
+def _leg_solve(figure: Figure, W: Array, held: HeldLeg, goal: Array, active: Bool, max_step: float) -> _LegSolve:
+    """The per-leg set-up of :func:`held_legs_ik` (its sums over frames: the bend axis and the knee's side)."""
+    leg, reach, near = held.leg, held.reach, held.near
     names = figure.node_names
-    F = P.shape[0]
+    F = W.shape[0]
     ih, ik_, ia = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle))
     Hp, K, A = W[:, ih, :3, 3], W[:, ik_, :3, 3], W[:, ia, :3, 3]
-    Rh, Rk, Ra = (_rotation(W[:, i, :3, :3]) for i in (ih, ik_, ia))  # a scaled armature (Mixamo's 0.01): turns
+    Rh = _rotation(W[:, ih, :3, :3])  # a scaled armature (Mixamo's 0.01): turns
     l1 = float(np.linalg.norm(K[0] - Hp[0]))
     l2 = float(np.linalg.norm(A[0] - K[0]))
     thigh, shin = K - Hp, A - K
@@ -96,22 +117,59 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     dd = _soft_clip(d, min(near, reach), reach, SOFT * (l1 + l2))
     if np.isfinite(max_step):
         dd = _rate_limited(dd, _norm(A - Hp, axis=1), active, l1, l2, max_step)
-    u = _keep_height(to_goal, d, dd, up, held.w >= 1.0)
-    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
-    n_p /= _norm(n_p, axis=1, keepdims=True)
     u0 = (A - Hp) / _norm(A - Hp, axis=1, keepdims=True)
     side = np.sign(np.einsum("fi,fi->", thigh - np.einsum("fi,fi->f", thigh, u0)[:, None] * u0, _cross(n_w, u0)))
-    v = (side if side != 0 else 1.0) * _cross(n_p, u)
     alpha, _ = two_bone_angles(l1, l2, dd)
+    return _LegSolve(held, goal, active, (ih, ik_, ia), (l1, l2), n_w, to_goal, d, dd,
+                     float(side) if side != 0 else 1.0, alpha)
+
+
+def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, Array, Bool]],
+                 max_step: float = np.inf, up: int = 1) -> Array:
+    """:func:`held_leg_ik` for each (held leg, goal, active frames) of ``legs`` at once (the legs turn joints of their
+    own, each read from the same world matrices ``W``): the knee's and the bones' new directions and turns are found
+    for every leg's frames stacked in one pass (row by row the same arithmetic as one leg alone), then each leg's
+    joints are read back."""
+    todo = [_leg_solve(figure, W, h, g, a, max_step) for h, g, a in legs if a.any()]
+    if not todo:
+        return P
+    P = P.copy()
+    F = P.shape[0]
+    cat = np.concatenate
+    Hp = cat([W[:, s.nodes[0], :3, 3] for s in todo])
+    K, A = cat([W[:, s.nodes[1], :3, 3] for s in todo]), cat([W[:, s.nodes[2], :3, 3] for s in todo])
+    Rh, Rk, Ra = (_rotation(cat([W[:, s.nodes[j], :3, :3] for s in todo])) for j in range(3))
+    n_w, to_goal, dd = cat([s.n_w for s in todo]), cat([s.to_goal for s in todo]), cat([s.dd for s in todo])
+    alpha = cat([s.alpha for s in todo])
+    l1 = np.repeat([s.lengths[0] for s in todo], F)[:, None]
+    u = _keep_height(to_goal, cat([s.d for s in todo]), dd, up, cat([s.held.w >= 1.0 for s in todo]))
+    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
+    n_p /= _norm(n_p, axis=1, keepdims=True)
+    v = np.repeat([s.side for s in todo], F)[:, None] * _cross(n_p, u)
     K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
     A_new = Hp + dd[:, None] * u
-    R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(thigh, n_w), 1, 2)), Rh)
-    R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(shin, n_w), 1, 2)), Rk)
-    R_foot = _mm3(Q, Ra)
+    R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(K - Hp, n_w), 1, 2)), Rh)
+    R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(A - K, n_w), 1, 2)), Rk)
+    R_foot = _mm3(cat([s.held.Q for s in todo]), Ra)
+    for j, s in enumerate(todo):
+        rows = slice(j * F, (j + 1) * F)
+        _write_leg(figure, P, W, s, (u[rows], K_new[rows] - Hp[rows], Hp[rows]),
+                   (R_thigh[rows], R_shin[rows], R_foot[rows]), up)
+    return P
+
+
+def _write_leg(figure: Figure, P: Array, W: Array, s: _LegSolve, lines: tuple[Array, Array, Array],
+               turns: tuple[Array, Array, Array], up: int) -> None:
+    """One leg's new world turns (thigh, shin, foot) read into its joints' DOFs in ``P`` (in place) where active,
+    after the hip's swivel for an ankle that cannot twist (:func:`_heading_swivel`); ``lines``: û, the knee's offset
+    from the hip and the hip's position (F, 3) each."""
+    held, active, leg = s.held, s.active, s.held.leg
+    u, knee, Hp = lines
+    R_thigh, R_shin, R_foot = turns
+    names = figure.node_names
+    F = P.shape[0]
     parent = figure.parent_of(leg.hip)
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
-    starts = figure.joint_dofs
-    lim = figure.dof_limits()
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
     phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
@@ -120,7 +178,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
         out /= np.maximum(_norm(out, axis=1, keepdims=True), 1e-300)
-        phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], (K_new - Hp)[sel], out[sel]),
+        phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], knee[sel], out[sel]),
                           phi * np.asarray(held.twist)[sel])
         turn = matrix_about_axis(u[sel], phi)
         R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
@@ -128,7 +186,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
         arc = figure.node(node).parent_arc
         assert arc is not None
-        idx = np.asarray(starts[arc.joint.name])
+        idx, lim = _columns(figure, node)
         if not idx.size:
             continue
         R_local = _mm3(np.swapaxes(_mm3(R_above[active], _rotation(arc.L[:3, :3])), 1, 2), R_world[active])
@@ -137,9 +195,8 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
         vals = read_dofs(arc.joint, R_local, None, old)
         rev = np.array([dof.revolute for dof in arc.joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        cols[active] = np.clip(vals, lim[idx, 0], lim[idx, 1])
+        cols[active] = np.clip(vals, lim[:, 0], lim[:, 1])
         P[:, idx] = cols
-    return P
 
 
 def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot: Array) -> Array | None:
@@ -186,8 +243,7 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     u, knee, side = lines
     arc = figure.node(hip).parent_arc
     assert arc is not None
-    idx = np.asarray(figure.joint_dofs[arc.joint.name])
-    lim = figure.dof_limits()[idx]
+    idx, lim = _columns(figure, hip)
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
@@ -215,6 +271,14 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     out = phi.copy()
     out[rows] *= lo
     return out
+
+
+def _columns(figure: Figure, node: str) -> tuple[NDArray[np.intp], Array]:
+    """The pose columns (in order) of the DOFs on the arc into ``node`` and their limits (n, 2), read from the compiled
+    figure's flat arrays (``joint_dofs`` and ``dof_limits()`` build a dict and a table of every DOF on each call)."""
+    c = figure.compiled
+    idx = np.flatnonzero(c.dof_node == c.node_names.index(node))
+    return idx, np.column_stack((c.lower[idx], c.upper[idx]))
 
 
 def _rotation(M: Array) -> Array:

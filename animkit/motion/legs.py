@@ -258,7 +258,8 @@ def knee_angles(figure: Figure, poses: Array, legs: tuple[Leg, ...], *, world: A
 
 def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | None = None,
             legs: tuple[Leg, ...] | None = None, unit: float | None = None, surface: BodySurface | None = None,
-            fps: float | None = None, world: Array | None = None, lows: Array | None = None) -> MotionMeasures:
+            fps: float | None = None, world: Array | None = None, lows: Array | None = None,
+            knees: Array | None = None) -> MotionMeasures:
     """Skate, penetration and knee pops of ``poses`` against ``contacts`` (see the module's docstring).
 
     With ``fps``, skate per contact frame is the ground speed over :data:`SKATE_WINDOW` divided by ``fps``
@@ -267,7 +268,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
     Penetration is how far the feet's lowest *surface* point (``surface``, by default the drawn geometry:
     :func:`animkit.look.surface.body_surface`) goes under ``contacts.ground``; joint centres never count.
     ``world``: the poses' world matrices (F, N, 4, 4) and ``lows`` the feet's lowest surface points (F, legs) where
-    the caller has them (else computed here).
+    the caller has them (else computed here), and ``knees`` their :func:`knee_angles` (F, legs) likewise.
     """
     up = figure.up if up is None else up
     legs = legs_of(figure) if legs is None else legs
@@ -294,7 +295,7 @@ def measure(figure: Figure, poses: Array, contacts: Contacts, *, up: UpAxis | No
         frames += n
     low = _foot_lows(figure, W, legs, surface, k) if lows is None else lows
     pen = max(0.0, float(contacts.ground - np.nanmin(low))) * 1000.0 * u
-    knee = knee_angles(figure, P, legs, world=W)
+    knee = knee_angles(figure, P, legs, world=W) if knees is None else knees
     pops = np.degrees(np.abs(np.diff(knee, axis=0))).max(axis=0) if len(P) > 1 else np.zeros(len(legs))
     by_leg = {leg.side: float(x) for leg, x in zip(legs, pops, strict=True)}
     return MotionMeasures(1000.0 * u * total / frames if frames else 0.0, skate, frames, pen,

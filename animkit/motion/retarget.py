@@ -277,15 +277,16 @@ def retarget_poses(source: Figure, poses: Array, target: Figure, bones: BoneMap,
     driven = _bones(source, target, pairs, Ws0, Wt0, Ws, k, h_s, stand_feet, feet_t)
     root = _Root(target.node_names.index(hips_t), scale, slope, k)
     out = _drive(target, driven, Ws, Ws0, Wt0, P_t0, root)
-    Wt = target.world_batch(out)
     # the whole figure moved along up by δ so that its lowest foot joint stands where it should when a foot is down
-    low = _lowest_feet(target, Wt, k, feet_t)[0]
     if surface is None:
+        Wt = target.world_batch(out)
+        low = _lowest_feet(target, Wt, k, feet_t)[0]
         delta = scale * _ground_height_of(source, Ws_own, up_index(source_up), h_s, feet_s) - _stance(low, h_t)
-    else:
+    else:  # the FK of the frames it reads only (frame 0, then those measured): each frame's is its own, bit for bit
         down = np.flatnonzero(_source_feet_down(source, Ws, k, h_s))
         down = down[np.linspace(0, len(down) - 1, min(len(down), 96)).round().astype(int)]
-        lows = surface(Wt[down])
+        Wt = target.world_batch(out[np.concatenate([[0], down])])
+        lows = surface(Wt[1:])
         delta = -min(float(np.median(lows)), float(np.percentile(lows, 5.0)) + SINK * h_t,
                      float(lows.min()) + DEEPEST * h_t)
     _lift(target, out, Wt[0], root.hips, delta * np.eye(3)[k])
