@@ -22,14 +22,12 @@ import inspect
 import math
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 from abc import ABC, abstractmethod
-from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, Literal
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit, limits
 from animkit.atomic import discard, publish, raise_if_interrupted, temporary_beside
 from animkit.errors import RenderError, unknown_name
+
+if TYPE_CHECKING:
+    import subprocess
+
 from animkit.render.gif import (
     GIF_MAX_FPS,
     _drop_message,
@@ -320,6 +322,9 @@ class Mp4Writer(_TempFileWriter):
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
                  crf: int = 18) -> None:
         super().__init__(path, fps, size, quiet)
+        import subprocess  # here, not at the top: a GIF's process does without it (start-up)
+        from fractions import Fraction
+
         import imageio_ffmpeg
 
         w, h = self.size
@@ -406,6 +411,8 @@ def _stop(proc: subprocess.Popen[bytes] | None, kill: bool = False) -> int | Non
         pass
     if kill and proc.poll() is None:
         proc.kill()
+    import subprocess
+
     try:
         return proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
