@@ -1055,6 +1055,45 @@ static PyObject *gif_delta(PyObject *self, PyObject *args) {
     return Py_BuildValue("nnnn", y0, x0, h, w);
 }
 
+/* blend_px(flat, pix, alpha, color, tmp) -> 0 or -1: animkit.render.segments.blend's NumPy path, out[p] =
+ * rint((float)flat[p] * (1 - a) + c * a) per channel in float32 (rounding half to even), for the flat pixels pix (N
+ * int64) with alpha (N float32) and color (3 float32), every value computed from the image as it was (a pixel listed
+ * twice gets its last entry's value, as NumPy's fancy assignment gives) through tmp (N * 3 bytes). Returns -1, having
+ * written nothing, when a pixel is outside flat (n * 3 bytes) or a value outside [0, 255] (the caller's NumPy path
+ * then says what it says). */
+static PyObject *blend_px(PyObject *self, PyObject *args) {
+    Py_buffer b[5];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*w*", &b[0], &b[1], &b[2], &b[3], &b[4])) return NULL;
+    const Py_ssize_t n = b[0].len / 3, N = b[1].len / 8;
+    long status = 0;
+    if (b[0].len != 3 * n || b[1].len != 8 * N || b[2].len != 4 * N || b[3].len != 12 || b[4].len < 3 * N) {
+        PyErr_SetString(PyExc_ValueError, "blend_px: flat (n, 3) uint8, pix (N,) int64, alpha (N,) float32, "
+                                          "color (3,) float32 and tmp (N, 3) disagree");
+    } else {
+        unsigned char *flat = b[0].buf, *tmp = b[4].buf;
+        const int64_t *pix = b[1].buf;
+        const float *alpha = b[2].buf, *color = b[3].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < N && status == 0; j++) {
+            int64_t p = pix[j];
+            if (p < 0 || p >= n) { status = -1; break; }
+            float a = alpha[j], keep = 1.0f - a;
+            for (int k = 0; k < 3; k++) {
+                float r = rintf((float)flat[3 * p + k] * keep + color[k] * a);
+                if (!(r >= 0.0f && r <= 255.0f)) { status = -1; break; }
+                tmp[3 * j + k] = (unsigned char)r;
+            }
+        }
+        if (status == 0)
+            for (Py_ssize_t j = 0; j < N; j++) memcpy(flat + 3 * pix[j], tmp + 3 * j, 3);
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 5; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(status);
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1075,6 +1114,7 @@ static PyMethodDef methods[] = {
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
     {"gif_delta", gif_delta, METH_VARARGS, "gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): changed box"},
+    {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

@@ -111,3 +111,34 @@ def test_gif_changed_rectangle_bytes_equal_numpy(seed: int, w: int, h: int, fram
     with tempfile.TemporaryDirectory() as tmp:
         a, b = _both(lambda: _gif(Path(tmp) / "a.gif", clip, palette))
     assert a == b
+
+
+@needs_native
+@given(st.integers(0, 2**32 - 1), st.integers(1, 30), st.integers(0, 200), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_compiled_blend_writes_the_numpy_bytes(seed: int, side: int, n: int, int_colour: bool) -> None:
+    """blend: α ∈ [0, 1] (the ends included) over random pixels, some listed twice (the last entry wins, from the
+    image as it was), a float or an integer colour: the compiled blend writes NumPy's bytes; pixels outside the image
+    raise NumPy's IndexError either way."""
+    from animkit.render.raster import blend
+
+    rng = np.random.default_rng(seed)
+    img = rng.integers(0, 256, (side, side + 1, 3), dtype=np.uint8)
+    pix = rng.integers(0, img.shape[0] * img.shape[1], n).astype(np.int64)
+    alpha = np.where(rng.random(n) < 0.5, rng.choice([0.0, 0.5, 1.0], n), rng.random(n)).astype(np.float32)
+    colour = tuple(int(x) for x in rng.integers(0, 256, 3)) if int_colour else tuple(float(x) for x in rng.random(3))
+    a, b = _both(lambda: blend(img, pix, alpha, colour))
+    assert a.tobytes() == b.tobytes()
+    once = np.flatnonzero(np.bincount(pix, minlength=img.shape[0] * img.shape[1])[pix] == 1)
+    flat, before = a.reshape(-1, 3), img.reshape(-1, 3)
+    c8 = np.array(colour) if int_colour else np.round(np.array(colour) * 255)
+    ones, zeros = pix[once[alpha[once] == 1]], pix[once[alpha[once] == 0]]
+    assert np.array_equal(flat[ones], np.broadcast_to(c8, (len(ones), 3)))  # α = 1: the colour
+    assert np.array_equal(flat[zeros], before[zeros])  # α = 0: the image as it was
+    for bad in (np.array([img.shape[0] * img.shape[1]], np.int64), np.array([-img.size], np.int64)):
+        for native in (True, False):
+            with pytest.MonkeyPatch.context() as m:
+                if not native:
+                    m.setattr(jit, "native_kernels", lambda: None)
+                with pytest.raises(IndexError):
+                    blend(img, bad, np.ones(1, np.float32), colour)
