@@ -935,6 +935,197 @@ static PyObject *lowest_along(PyObject *self, PyObject *args) {
     for (int k = 0; k < 3; k++) PyBuffer_Release(&b[k]);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+/* ---- raster's kernels (animkit.render): a frame's triangle set-up and a GIF frame's changed rectangle ---- */
+
+/* NumPy's minimum / maximum on doubles: a NaN on either side gives NaN. */
+static inline double np_min2(double a, double b) { return (a <= b || a != a) ? a : b; }
+static inline double np_max2(double a, double b) { return (a >= b || a != a) ? a : b; }
+/* np.clip(x, lo, hi): NaN stays NaN. */
+static inline double np_clip(double x, double lo, double hi) { return np_min2(np_max2(x, lo), hi); }
+
+/* tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's per-frame set-up
+ * of animkit.render.raster.render_surfaces in one pass, the same operations in the same order as its NumPy path
+ * (_drawn_faces, the projection, visibility._setup):
+ *   depth d = -pc[v, 2]; a face is drawn when min(d_0, d_1, d_2) is in [near, far] and, where closed[f] (closed may
+ *   be empty: no face closed), not (e1 x e2) . c0 > 0 (view space, e_i = c_i - c0, the dot summed left to right);
+ *   X = cx + (fp * pc0) / d, Y = cy - (fp * pc1) / d, IZ = 1 / d per corner; the pixel box
+ *   x0 = clip(ceil(min X), 0, W), x1 = clip(floor(max X), -1, W - 1) (y likewise); kept when x0 <= x1, y0 <= y1 and
+ *   the doubled area (X1 - X0)(Y2 - Y0) - (X2 - X0)(Y1 - Y0) is finite and above 1e-12 in size; then with
+ *   inv = 1 / area2, nxt = (1, 2, 0), prv = (2, 0, 1):
+ *   A_i = (Y_nxt - Y_prv) inv, B_i = (X_prv - X_nxt) inv, C_i = A_i (x0 - X_nxt) + B_i (y0 - Y_nxt),
+ *   WA = (A_0 IZ_0 + A_1 IZ_1) + A_2 IZ_2 (WB, WC likewise).
+ * Outputs (capacity F rows each, the first T filled, in face order): ints (5, F) int64: face, x0, y0, x1, y1;
+ * abc (4, F, 3) float64: A, B, C, IZ; wabc (3, F) float64: WA, WB, WC. */
+static PyObject *tri_setup(PyObject *self, PyObject *args) {
+    Py_buffer b[6];
+    double near_, far_, fp, cx, cy;
+    Py_ssize_t W, H;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*dddddnnw*w*w*", &b[0], &b[1], &b[2], &near_, &far_, &fp, &cx, &cy, &W, &H,
+                          &b[3], &b[4], &b[5]))
+        return NULL;
+    const Py_ssize_t V = b[0].len / 24, F = b[1].len / 24;
+    Py_ssize_t T = 0;
+    int ok = b[0].len == V * 24 && b[1].len == F * 24 && (b[2].len == 0 || b[2].len == F) && b[3].len == 5 * F * 8
+             && b[4].len == 12 * F * 8 && b[5].len == 3 * F * 8;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "tri_setup: pc (V, 3), faces (F, 3), closed (F or 0) and the outputs "
+                                          "(5, F), (4, F, 3), (3, F) disagree");
+    } else {
+        const double *pc = b[0].buf;
+        const int64_t *faces = b[1].buf;
+        const unsigned char *closed = b[2].len ? b[2].buf : NULL;
+        int64_t *face = b[3].buf, *ox0 = face + F, *oy0 = face + 2 * F, *ox1 = face + 3 * F, *oy1 = face + 4 * F;
+        double *A = b[4].buf, *B = A + 3 * F, *C = A + 6 * F, *IZ = A + 9 * F;
+        double *WA = b[5].buf, *WB = WA + F, *WC = WA + 2 * F;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++) {
+            const double *c[3];
+            double d[3], X[3], Y[3], iz[3];
+            int inside = 1;
+            for (int i = 0; i < 3; i++) {
+                int64_t v = faces[3 * f + i];
+                if (v < 0 || v >= V) { inside = 0; break; }
+                c[i] = pc + 3 * v;
+                d[i] = -c[i][2];
+            }
+            if (!inside) continue;
+            double dmin = np_min2(np_min2(d[0], d[1]), d[2]);
+            if (!(dmin >= near_ && dmin <= far_)) continue;
+            if (closed && closed[f]) {
+                double e1[3], e2[3], n[3];
+                for (int k = 0; k < 3; k++) { e1[k] = c[1][k] - c[0][k]; e2[k] = c[2][k] - c[0][k]; }
+                n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+                n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+                n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+                double dot = n[0] * c[0][0];
+                dot += n[1] * c[0][1];
+                dot += n[2] * c[0][2];
+                if (dot > 0.0) continue;
+            }
+            for (int i = 0; i < 3; i++) {
+                X[i] = cx + (fp * c[i][0]) / d[i];
+                Y[i] = cy - (fp * c[i][1]) / d[i];
+                iz[i] = 1.0 / d[i];
+            }
+            double x0 = np_clip(ceil(np_min2(np_min2(X[0], X[1]), X[2])), 0.0, (double)W);
+            double x1 = np_clip(floor(np_max2(np_max2(X[0], X[1]), X[2])), -1.0, (double)(W - 1));
+            double y0 = np_clip(ceil(np_min2(np_min2(Y[0], Y[1]), Y[2])), 0.0, (double)H);
+            double y1 = np_clip(floor(np_max2(np_max2(Y[0], Y[1]), Y[2])), -1.0, (double)(H - 1));
+            double area2 = (X[1] - X[0]) * (Y[2] - Y[0]) - (X[2] - X[0]) * (Y[1] - Y[0]);
+            if (!(x0 <= x1 && y0 <= y1 && fabs(area2) > 1e-12 && isfinite(area2))) continue;
+            double inv = 1.0 / area2, wa = 0.0, wb = 0.0, wc = 0.0;
+            for (int i = 0; i < 3; i++) {
+                int nx = i == 2 ? 0 : i + 1, pv = i == 0 ? 2 : i - 1;
+                double a = (Y[nx] - Y[pv]) * inv, bb = (X[pv] - X[nx]) * inv;
+                double cc = a * (x0 - X[nx]) + bb * (y0 - Y[nx]);
+                A[3 * T + i] = a;
+                B[3 * T + i] = bb;
+                C[3 * T + i] = cc;
+                IZ[3 * T + i] = iz[i];
+                if (i == 0) { wa = a * iz[0]; wb = bb * iz[0]; wc = cc * iz[0]; }
+                else { wa = wa + a * iz[i]; wb = wb + bb * iz[i]; wc = wc + cc * iz[i]; }
+            }
+            WA[T] = wa;
+            WB[T] = wb;
+            WC[T] = wc;
+            face[T] = f;
+            ox0[T] = (int64_t)x0;
+            oy0[T] = (int64_t)y0;
+            ox1[T] = (int64_t)x1;
+            oy1[T] = (int64_t)y1;
+            T++;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromSsize_t(T);
+}
+
+/* gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): a GIF frame's changed rectangle, as
+ * animkit.render.writers.GifWriter's NumPy path finds it: the smallest box of rows and columns holding every pixel
+ * where ind != prev (both (H, W) uint8; none differ: the 1 x 1 box at the origin), copied row by row into sub
+ * (at least h * w bytes, h * w filled), each unchanged pixel in it replaced by clear when 0 <= clear < 256. */
+static PyObject *gif_delta(PyObject *self, PyObject *args) {
+    Py_buffer ind, prev, sub;
+    Py_ssize_t H, W, y0 = 0, x0 = 0, h = 1, w = 1;
+    int clear;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*nniw*", &ind, &prev, &H, &W, &clear, &sub)) return NULL;
+    if (H < 1 || W < 1 || ind.len != H * W || prev.len != H * W || sub.len < H * W) {
+        PyErr_SetString(PyExc_ValueError, "gif_delta: ind and prev must be H x W bytes, sub at least that");
+    } else {
+        const unsigned char *a = ind.buf, *p = prev.buf;
+        unsigned char *o = sub.buf;
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t ya = H, yb = -1, xa = W, xb = -1;
+        for (Py_ssize_t y = 0; y < H; y++) {
+            const unsigned char *ra = a + y * W, *rp = p + y * W;
+            Py_ssize_t first = -1, last = -1;
+            for (Py_ssize_t x = 0; x < W; x++)
+                if (ra[x] != rp[x]) { first = x; break; }
+            if (first < 0) continue;
+            for (Py_ssize_t x = W - 1; x >= first; x--)
+                if (ra[x] != rp[x]) { last = x; break; }
+            if (ya == H) ya = y;
+            yb = y;
+            if (first < xa) xa = first;
+            if (last > xb) xb = last;
+        }
+        if (yb >= 0) { y0 = ya; x0 = xa; h = yb - ya + 1; w = xb - xa + 1; }
+        for (Py_ssize_t y = 0; y < h; y++) {
+            const unsigned char *ra = a + (y0 + y) * W + x0, *rp = p + (y0 + y) * W + x0;
+            unsigned char *ro = o + y * w;
+            if (clear < 0 || clear > 255) { memcpy(ro, ra, (size_t)w); continue; }
+            for (Py_ssize_t x = 0; x < w; x++) ro[x] = ra[x] != rp[x] ? ra[x] : (unsigned char)clear;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&ind);
+    PyBuffer_Release(&prev);
+    PyBuffer_Release(&sub);
+    if (PyErr_Occurred()) return NULL;
+    return Py_BuildValue("nnnn", y0, x0, h, w);
+}
+
+/* blend_px(flat, pix, alpha, color, tmp) -> 0 or -1: animkit.render.segments.blend's NumPy path, out[p] =
+ * rint((float)flat[p] * (1 - a) + c * a) per channel in float32 (rounding half to even), for the flat pixels pix (N
+ * int64) with alpha (N float32) and color (3 float32), every value computed from the image as it was (a pixel listed
+ * twice gets its last entry's value, as NumPy's fancy assignment gives) through tmp (N * 3 bytes). Returns -1, having
+ * written nothing, when a pixel is outside flat (n * 3 bytes) or a value outside [0, 255] (the caller's NumPy path
+ * then says what it says). */
+static PyObject *blend_px(PyObject *self, PyObject *args) {
+    Py_buffer b[5];
+    (void)self;
+    if (!PyArg_ParseTuple(args, "w*y*y*y*w*", &b[0], &b[1], &b[2], &b[3], &b[4])) return NULL;
+    const Py_ssize_t n = b[0].len / 3, N = b[1].len / 8;
+    long status = 0;
+    if (b[0].len != 3 * n || b[1].len != 8 * N || b[2].len != 4 * N || b[3].len != 12 || b[4].len < 3 * N) {
+        PyErr_SetString(PyExc_ValueError, "blend_px: flat (n, 3) uint8, pix (N,) int64, alpha (N,) float32, "
+                                          "color (3,) float32 and tmp (N, 3) disagree");
+    } else {
+        unsigned char *flat = b[0].buf, *tmp = b[4].buf;
+        const int64_t *pix = b[1].buf;
+        const float *alpha = b[2].buf, *color = b[3].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < N && status == 0; j++) {
+            int64_t p = pix[j];
+            if (p < 0 || p >= n) { status = -1; break; }
+            float a = alpha[j], keep = 1.0f - a;
+            for (int k = 0; k < 3; k++) {
+                float r = rintf((float)flat[3 * p + k] * keep + color[k] * a);
+                if (!(r >= 0.0f && r <= 255.0f)) { status = -1; break; }
+                tmp[3 * j + k] = (unsigned char)r;
+            }
+        }
+        if (status == 0)
+            for (Py_ssize_t j = 0; j < N; j++) memcpy(flat + 3 * pix[j], tmp + 3 * j, 3);
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 5; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(status);
 }
 
 static PyMethodDef methods[] = {
@@ -955,6 +1146,10 @@ static PyMethodDef methods[] = {
     {"mm3", mm3, METH_VARARGS, "mm3(A, B, out, n, da, ma, db, mb): stacks of 3x3 products, broadcast"},
     {"polar_turns", polar_turns, METH_VARARGS, "polar_turns(M, R, E, det, err, n, w): rotation_part's fast path"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
+    {"tri_setup", tri_setup, METH_VARARGS,
+     "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
+    {"gif_delta", gif_delta, METH_VARARGS, "gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): changed box"},
+    {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

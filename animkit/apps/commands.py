@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +104,8 @@ def scene_measures(scene: Scene, source: SourceMotion | None = None) -> dict[str
 def info_json(scene: Scene, name: str, out: str | Path) -> dict[str, Any]:
     """The scene's tree (as ``animkit info`` prints it) and its :func:`scene_measures`, written as JSON to ``out``;
     the measures."""
+    import json  # here: most commands write no JSON (start-up)
+
     from animkit.atomic import atomic_path
 
     measures = scene_measures(scene)

@@ -43,6 +43,7 @@ from animkit.render.visibility import (
     _min3,
     _paint_kernel,
     _raster_jit,
+    _Setup,
     _setup,
     _visible_kernel,
     _visible_numpy,
@@ -139,16 +140,7 @@ def render_surfaces(camera: Camera, surfaces: Sequence[Surface], *, light_dir: A
     V, Fc, first = _merged(surfaces)
     view = camera.view_matrix()
     pc = V @ view[:3, :3].T + view[:3, 3]
-    depth = -pc[:, 2]
-    fd = depth[Fc]  # (F, 3)
-    keep = _drawn_faces(camera, surfaces, pc, Fc, fd)
-    fp = camera.focal_px() * s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xs = 0.5 * W - 0.5 + fp * pc[:, 0] / depth
-        ys = 0.5 * H - 0.5 - fp * pc[:, 1] / depth
-    tri = Fc[keep]
-    setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
-    face_of = keep[setup.rows]  # setup row → face of the concatenation
+    setup, face_of = _frame_setup(camera, surfaces, pc, Fc, s)
     use_kernel = compiled_pays(W * H) if jit is None else (jit and _raster_jit is not None and jit_enabled())
     # visibility runs compiled whenever the ahead-of-time kernel is built (no start-up to repay); ``jit`` decides
     # numba's kernels (smooth shading here)
@@ -216,6 +208,37 @@ def _merged(surfaces: Sequence[Surface]) -> tuple[NDArray[np.float64], NDArray[n
     V = np.concatenate([x.vertices for x in surfaces])
     Fc = np.concatenate([x.faces + o for x, o in zip(surfaces, off_v, strict=True)])
     return V, Fc, np.cumsum([0, *counts_f[:-1]]).astype(np.int64)
+
+
+def _frame_setup(camera: Camera, surfaces: Sequence[Surface], pc: NDArray[np.float64], Fc: NDArray[np.int64],
+                 s: int) -> tuple[_Setup, NDArray[np.int64]]:
+    """The drawn faces' set-up (:func:`_drawn_faces`, x = (W/2 − ½) + f x_c / d, y = (H/2 − ½) − f y_c / d, then
+    :func:`animkit.render.visibility._setup`) and each set-up row's face of the concatenation: in one pass of the
+    ahead-of-time kernel where it is built (``animkit._native.tri_setup``, the same operations in the same order:
+    the same numbers), else in NumPy."""
+    W, H = camera.width * s, camera.height * s
+    fp = camera.focal_px() * s
+    native = jit_module.native_kernels()
+    if native is not None:
+        F = len(Fc)
+        closed = np.concatenate([x.closed if x.closed is not None else np.zeros(len(x.faces), bool)
+                                 for x in surfaces]) if any(x.closed is not None for x in surfaces) else np.zeros(0)
+        ints, abc, wabc = np.empty((5, F), np.int64), np.empty((4, F, 3)), np.empty((3, F))
+        T = native.tri_setup(np.ascontiguousarray(pc, np.float64), np.ascontiguousarray(Fc, np.int64),
+                             closed.astype(np.uint8), camera.near, camera.far, fp, 0.5 * W - 0.5, 0.5 * H - 0.5, W, H,
+                             ints, abc, wabc)
+        face = ints[0, :T]
+        return _Setup(face, ints[1, :T], ints[2, :T], ints[3, :T], ints[4, :T], abc[0, :T], abc[1, :T], abc[2, :T],
+                      wabc[0, :T], wabc[1, :T], wabc[2, :T], abc[3, :T]), face
+    depth = -pc[:, 2]
+    fd = depth[Fc]  # (F, 3)
+    keep = _drawn_faces(camera, surfaces, pc, Fc, fd)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xs = 0.5 * W - 0.5 + fp * pc[:, 0] / depth
+        ys = 0.5 * H - 0.5 - fp * pc[:, 1] / depth
+    tri = Fc[keep]
+    setup = _setup(xs[tri], ys[tri], 1.0 / fd[keep], W, H)
+    return setup, keep[setup.rows]  # setup row → face of the concatenation
 
 
 def _drawn_faces(camera: Camera, surfaces: Sequence[Surface], pc: NDArray[np.float64], Fc: NDArray[np.int64],

@@ -3,6 +3,7 @@ kernel a band of rows at a time), blended over an image."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -10,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit import jit as jit_module
 from animkit.errors import RenderError
 from animkit.jit import enabled as jit_enabled
 from animkit.jit import kernel
@@ -511,9 +513,39 @@ def blend(image: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32], c
     """out = round((1 − α) img + α c) at the flat ``pixels``; a new image (``inplace``: ``image`` itself)."""
     out = image if inplace else image.copy()
     if len(pixels):
+        native = jit_module.native_kernels()
+        if native is not None and _native_blend(native, out, pixels, alpha, color):
+            return out
         o = out.reshape(-1, 3)
         o[pixels] = _blended(o[pixels], alpha, color)
     return out
+
+
+def _native_blend(native: Any, out: Image, pixels: NDArray[np.int64], alpha: NDArray[np.float32],
+                  color: ArrayLike) -> bool:
+    """:func:`blend` by the ahead-of-time ``blend_px`` (the same arithmetic: the same bytes) where the arrays suit
+    it (a C-contiguous uint8 image, int64 pixels, float32 α); False (nothing written) where they do not."""
+    if not (isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.flags.c_contiguous and out.shape[-1:] == (3,)
+            and isinstance(pixels, np.ndarray) and pixels.dtype == np.int64 and pixels.ndim == 1
+            and isinstance(alpha, np.ndarray) and alpha.dtype == np.float32 and alpha.shape == pixels.shape):
+        return False
+    try:
+        c = _colour32(color) if isinstance(color, tuple) else rgb8(color).astype(np.float32)
+    except TypeError:  # a tuple holding something unhashable
+        c = rgb8(color).astype(np.float32)
+    if c.shape != (3,):
+        return False
+    return native.blend_px(out, np.ascontiguousarray(pixels), np.ascontiguousarray(alpha), c,
+                           np.empty(3 * len(pixels), np.uint8)) == 0
+
+
+@functools.lru_cache(maxsize=64)
+def _colour32(color: tuple[Any, ...]) -> NDArray[np.float32]:
+    """:func:`rgb8` of a colour given as a tuple, as float32 (read-only), once per colour: a frame blends its trail
+    and targets in the same few colours (checking one costs more than blending a trail's new pixels)."""
+    c = rgb8(color).astype(np.float32)
+    c.flags.writeable = False
+    return c
 
 
 def _blended(base: NDArray[np.uint8], alpha: NDArray[np.float32], color: ArrayLike) -> NDArray[np.uint8]:

@@ -22,14 +22,12 @@ import inspect
 import math
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 from abc import ABC, abstractmethod
-from fractions import Fraction
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final, Literal
+from typing import IO, TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +35,10 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit, limits
 from animkit.atomic import discard, publish, raise_if_interrupted, temporary_beside
 from animkit.errors import RenderError, unknown_name
+
+if TYPE_CHECKING:
+    import subprocess
+
 from animkit.render.gif import (
     GIF_MAX_FPS,
     _drop_message,
@@ -208,6 +210,7 @@ class GifWriter(_TempFileWriter):
         self._prev: NDArray[np.uint8] | None = None
         self._clear: int | None = None  # the palette row no colour maps to: the changed rectangle's see-through pixels
         self._pending: NDArray[np.int32] | None = None  # the native kernel's list of pixels of colours not yet met
+        self._sub: NDArray[np.uint8] | None = None  # the native kernel's changed rectangle, row by row
         self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
 
     def _header(self, palette: NDArray[np.uint8]) -> bytes:
@@ -232,7 +235,16 @@ class GifWriter(_TempFileWriter):
         delay = _gif_delay_cs(self.frames_out, self.stride / self.fps)
         x0, y0 = 0, 0
         extra: dict[str, int] = {}
-        if self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
+        native = jit.native_kernels()
+        if self._prev is not None and native is not None:  # the same rectangle and see-through pixels in one pass
+            if self._sub is None:
+                self._sub = np.empty(ind.size, np.uint8)
+            y0, x0, h, w = native.gif_delta(ind, self._prev, *ind.shape, -1 if self._clear is None else self._clear,
+                                            self._sub)
+            sub = self._sub[:h * w].reshape(h, w)
+            if self._clear is not None:
+                extra["transparency"] = self._clear
+        elif self._prev is not None:  # store only the changed rectangle (disposal 1: keep the rest)
             diff = ind != self._prev
             rows, cols = np.flatnonzero(diff.any(axis=1)), np.flatnonzero(diff.any(axis=0))
             if len(rows) == 0:
@@ -310,6 +322,9 @@ class Mp4Writer(_TempFileWriter):
     def __init__(self, path: str | Path, fps: float, size: tuple[int, int], quiet: bool = False,
                  crf: int = 18) -> None:
         super().__init__(path, fps, size, quiet)
+        import subprocess  # here, not at the top: a GIF's process does without it (start-up)
+        from fractions import Fraction
+
         import imageio_ffmpeg
 
         w, h = self.size
@@ -396,6 +411,8 @@ def _stop(proc: subprocess.Popen[bytes] | None, kill: bool = False) -> int | Non
         pass
     if kill and proc.poll() is None:
         proc.kill()
+    import subprocess
+
     try:
         return proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
