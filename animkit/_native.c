@@ -935,6 +935,8 @@ static PyObject *lowest_along(PyObject *self, PyObject *args) {
     for (int k = 0; k < 3; k++) PyBuffer_Release(&b[k]);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
+}
+
 /* ---- raster's kernels (animkit.render): a frame's triangle set-up and a GIF frame's changed rectangle ---- */
 
 /* NumPy's minimum / maximum on doubles: a NaN on either side gives NaN. */
