@@ -1,6 +1,6 @@
 """FABRIK's solve (:mod:`.fabrik` in the shared loop, :func:`animkit.ik.solvers.run` with ``keep_last``) compiled
 with numba, one problem after another: the same backward and forward passes, the same halvings of a step that
-moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, and the same
+moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW`` (the slow step doubled while that gains more), and the same
 stopping rules.
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
@@ -34,6 +34,7 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 BACKTRACK = 4  # as fabrik.BACKTRACK
 SLOW = 0.8  # as fabrik.SLOW
 SWEEPS = 4  # as fabrik.SWEEPS
+EXTEND = 4  # as fabrik.EXTEND
 
 
 class FabrikChain(NamedTuple):
@@ -376,9 +377,28 @@ def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
         _kept(ch, q, P, before, sub)
         for i in range(q.shape[0]):
             qt[i] = q[i] + sub[i]
-        if _dist_at(ch, qt, P) < after:
+        d_sub = _dist_at(ch, qt, P)
+        if d_sub < after:
+            _extend(ch, q, P, d_sub, sub)
             return sub
+        _extend(ch, q, P, after, dq)
     return dq
+
+
+def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array) -> None:
+    """dq doubled in place (inside the limits) while that lowers the summed distance d, up to EXTEND times
+    (:func:`.fabrik._extended`)."""
+    n = q.shape[0]
+    qt = np.empty(n)
+    for _ in range(EXTEND):
+        for i in range(n):
+            qt[i] = min(max(q[i] + 2.0 * dq[i], ch.lower[i]), ch.upper[i])
+        d2 = _dist_at(ch, qt, P)
+        if not d2 < d:
+            return
+        d = d2
+        for i in range(n):
+            dq[i] = qt[i] - q[i]
 
 
 def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, float]:
@@ -469,7 +489,8 @@ _turn_group = kernel(_turn_group, calls=(_place, _relative, _mv, _mm, _mtm, _ls_
                                          euler_near), internal=True) or _turn_group
 iteration = kernel(iteration, calls=(_fk, _backward, _targets, _into_frame, _turn_group)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
-step_one = kernel(step_one, calls=(_dist_at, _kept, iteration)) or step_one
+_extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
+step_one = kernel(step_one, calls=(_dist_at, _kept, _extend, iteration)) or step_one
 _measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
 solve_all = kernel(solve_all, calls=(_measure, step_one, _advance)) or solve_all
