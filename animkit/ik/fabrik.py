@@ -426,9 +426,20 @@ def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, publis
     reason = np.zeros(B, dtype=np.int64)
     pos = np.zeros(B)
     hist = np.zeros((opts.max_iter + 1, B))
-    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
-                           -1.0 if opts.max_step is None else float(opts.max_step),
-                           np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * P.shape[1],)), dtype=float))
+    st = _settings(model, opts, published, P.shape[1])
     fj.solve_all(ch, st, q, np.ascontiguousarray(P, dtype=np.float64), iters, reason, pos, hist)
     return LoopOutput(q, iters.astype(np.intp), [REASONS[int(r)] for r in reason], pos, np.zeros(B),
                       hist[:int(iters.max(initial=0)) + 1])
+
+
+def _settings(model: ChainModel, opts: Options, published: bool, E: int) -> fj.FabrikSettings:
+    """The kernel's settings for ``opts``, kept on the model for the last options seen (a problem solved again
+    and again passes the same ones: no set-up per solve)."""
+    memo = model.memo.get("fabrik_settings")
+    if isinstance(memo, tuple) and memo[0] is opts and memo[1] == (published, E):
+        return memo[2]
+    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
+                           -1.0 if opts.max_step is None else float(opts.max_step),
+                           np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * E,)), dtype=float))
+    model.memo["fabrik_settings"] = (opts, (published, E), st)
+    return st
