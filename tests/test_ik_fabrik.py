@@ -396,3 +396,49 @@ def test_batches_and_bakes_keep_a_cone():
         batch = solve_batch(fig, fig.rest_pose(), "tip", targets, solver=solver)
         assert all(_in_cone(fig, p) for p in batch.poses)
         assert all(_in_cone(fig, p) for p in IKProblem(fig, "tip", solver=solver).bake(targets).poses)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_at_a_limit_fabrik_ends_on_the_constrained_optimum_and_says_unreachable(compiled, monkeypatch):
+    """Two hinges (0.7 and 0.4), the elbow limited to [0, 0.2] rad, a target 0.5 from the base that only a folded
+    elbow could reach: a 1441 × 21 grid's best distance has the elbow on its limit. FABRIK (NumPy and compiled)
+    ends there, elbow on the limit, and calls it unreachable; before its slow steps were doubled
+    (``fabrik.EXTEND``), it crept toward it at ~0.9 a step and ended "stalled" 3 mm short."""
+    import math
+
+    from animkit import jit
+
+    monkeypatch.setattr(jit, "ALWAYS", compiled)
+    monkeypatch.setattr(jit, "ENABLED", compiled and jit.ENABLED)
+    fig = Figure("base")
+    fig.add("upper", "base", joint=hinge("shoulder", "z"))
+    fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
+    fig.add("end", "lower", offset=(0.4, 0, 0))
+    target = np.array([0.0, 0.5, 0.0])
+    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
+               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    r = solve(fig, np.array([0.0, 0.1]), "end", target, solver=FABRIK())
+    assert best - 1e-3 <= r.position_error <= best + 1e-6 and r.pose[1] == pytest.approx(0.2)
+    assert r.reason == "unreachable" and r.reachable is False
+
+
+def test_fabrik_converges_on_every_reachable_arm_target(humanoid):
+    """12 targets drawn as FK of the arm's DOFs inside their limits (0.2 rad from them), from one bent start (the
+    set benchmarks/bench_fabrik.py times): FABRIK converges on all, each answer's FK on its target within tol, inside
+    the limits (target 0 ended "stalled" 3 cm away before slow steps were doubled)."""
+    fig = humanoid.figure
+    start = fig.rest_pose()
+    start[fig.dof_index("elbow_r.rx")] = -0.6
+    start[fig.dof_index("shoulder_r.rx")] = -0.3
+    idx = chain_dofs(humanoid, "arm")
+    lim = fig.dof_limits()[idx]
+    rng = np.random.default_rng(3)
+    problem = IKProblem(fig, "hand_r", "arm", solver=FABRIK(), tol=1e-4)
+    for _ in range(12):
+        q = start.copy()
+        q[idx] = rng.uniform(np.maximum(lim[:, 0], -3.0) + 0.2, np.minimum(lim[:, 1], 3.0) - 0.2)
+        target = fig.world(q)["hand_r"][:3, 3]
+        r = problem.solve(target, start)
+        assert r.converged, r.reason
+        assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) <= 1e-4
+        assert np.all(r.pose[idx] >= lim[:, 0] - 1e-12) and np.all(r.pose[idx] <= lim[:, 1] + 1e-12)

@@ -53,6 +53,7 @@ Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
 SLOW = 0.8  # a published iteration lowering the distance by less than this part of it is set against the subtree fit
 SWEEPS = 4  # per-DOF turns of a multi-DOF group in the forward pass: a ball's three axes align its child in turns
+EXTEND = 4  # doublings of a slow step while each lowers the distance (the tail converges linearly, 0.75–0.9 a step)
 
 
 def check_fabrik(model: ChainModel, orientation: bool) -> None:
@@ -316,7 +317,8 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published:
     """Δθ (b, n) of one FABRIK iteration (see the module docstring) toward positions P (b, E, 3) that never moves
     the effectors away (their summed distance): the paper's iteration (``published``) and, where that lowers the
     distance by less than ``SLOW`` of itself (a joint held at a limit, a hinge whose plane the shortest turns never
-    bring to the target), the subtree fit instead when it does better; without ``published`` the subtree fit."""
+    bring to the target), the subtree fit instead when it does better, and the slow step doubled while that
+    gains more (:data:`EXTEND`); without ``published`` the subtree fit."""
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
     dq = _kept(model, q, P, before, fabrik_iteration(model, q, P, fr, subtree=not published).q - q)
     if not published:
@@ -326,8 +328,26 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published:
     if slow.any():
         sub = _kept(model, q[slow], P[slow], before[slow],
                     fabrik_iteration(model, q[slow], P[slow], _frames_of(fr, slow), subtree=True).q - q[slow])
-        better = np.linalg.norm(model.frames(q[slow] + sub).p - P[slow], axis=2).sum(axis=1) < after[slow]
-        dq[np.flatnonzero(slow)[better]] = sub[better]
+        d_sub = np.linalg.norm(model.frames(q[slow] + sub).p - P[slow], axis=2).sum(axis=1)
+        better = d_sub < after[slow]
+        dq[slow] = _extended(model, q[slow], P[slow], np.where(better, d_sub, after[slow]),
+                             np.where(better[:, None], sub, dq[slow]))
+    return dq
+
+
+def _extended(model: ChainModel, q: Array, P: Array, d: Array, dq: Array) -> Array:
+    """A slow step dq (the better of the paper's and the subtree fit's) doubled, inside the limits and cones, while
+    that lowers the summed distance ``d`` further, up to :data:`EXTEND` times: near a limit both converge linearly
+    (each step gains 10–25 %) along a direction that holds from one step to the next."""
+    live = np.ones(len(q), dtype=bool)
+    for _ in range(EXTEND):
+        trial = model.project_cones(np.clip(q + 2.0 * dq, model.lower, model.upper)) - q
+        d2 = np.linalg.norm(model.frames(q + trial).p - P, axis=2).sum(axis=1)
+        live &= d2 < d
+        if not live.any():
+            break
+        dq = np.where(live[:, None], trial, dq)
+        d = np.where(live, d2, d)
     return dq
 
 
@@ -406,9 +426,20 @@ def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, publis
     reason = np.zeros(B, dtype=np.int64)
     pos = np.zeros(B)
     hist = np.zeros((opts.max_iter + 1, B))
-    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
-                           -1.0 if opts.max_step is None else float(opts.max_step),
-                           np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * P.shape[1],)), dtype=float))
+    st = _settings(model, opts, published, P.shape[1])
     fj.solve_all(ch, st, q, np.ascontiguousarray(P, dtype=np.float64), iters, reason, pos, hist)
     return LoopOutput(q, iters.astype(np.intp), [REASONS[int(r)] for r in reason], pos, np.zeros(B),
                       hist[:int(iters.max(initial=0)) + 1])
+
+
+def _settings(model: ChainModel, opts: Options, published: bool, E: int) -> fj.FabrikSettings:
+    """The kernel's settings for ``opts``, kept on the model for the last options seen (a problem solved again
+    and again passes the same ones: no set-up per solve)."""
+    memo = model.memo.get("fabrik_settings")
+    if isinstance(memo, tuple) and memo[0] is opts and memo[1] == (published, E):
+        return memo[2]
+    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
+                           -1.0 if opts.max_step is None else float(opts.max_step),
+                           np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * E,)), dtype=float))
+    model.memo["fabrik_settings"] = (opts, (published, E), st)
+    return st

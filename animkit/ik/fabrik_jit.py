@@ -1,7 +1,7 @@
 """FABRIK's solve (:mod:`.fabrik` in the shared loop, :func:`animkit.ik.solvers.run` with ``keep_last``) compiled
 with numba, one problem after another: the same backward and forward passes, the same halvings of a step that
-moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, and the same
-stopping rules.
+moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, the slow
+step doubled while that gains more (``EXTEND``), and the same stopping rules.
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
@@ -34,6 +34,7 @@ CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 BACKTRACK = 4  # as fabrik.BACKTRACK
 SLOW = 0.8  # as fabrik.SLOW
 SWEEPS = 4  # as fabrik.SWEEPS
+EXTEND = 4  # as fabrik.EXTEND
 
 
 class FabrikChain(NamedTuple):
@@ -311,11 +312,16 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Y
             qg[i] = min(max(qg[i], ch.lower[k1 + i]), ch.upper[k1 + i])
     else:
         for _ in range(SWEEPS):
+            same = True
             for i in range(m):
                 _mv(Ts[i], ch.axis[k1 + i], a)
                 _relative(pos, origin, us)
-                qg[i] = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
+                t = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
+                same = same and t == qg[i]
+                qg[i] = t
                 _place(ch, g, qg, T_in, x_loc, Ts, pos)
+            if same:  # a sweep that turned nothing: the ones after it would repeat it exactly
+                break
 
 
 def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
@@ -344,49 +350,69 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     return qn
 
 
-def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array) -> Array:
+def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array) -> float:
     """A step dq (changed in place) that never moves the effectors away: halved up to BACKTRACK times where it
-    does, then none."""
+    does, then none. Returns the summed distance at q + dq."""
     qt = np.empty_like(q)
     for r in range(BACKTRACK + 1):
         for i in range(q.shape[0]):
             qt[i] = q[i] + dq[i]
-        if _dist_at(ch, qt, P) <= before:
-            return dq
+        d = _dist_at(ch, qt, P)
+        if d <= before:
+            return d
         for i in range(q.shape[0]):
             dq[i] = 0.5 * dq[i] if r < BACKTRACK else 0.0
-    return dq
+    return before  # dq is zero: q itself
 
 
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
-    before = _dist_at(ch, q, P)
+    return _step(ch, q, P, published, _dist_at(ch, q, P))
+
+
+def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float) -> Array:
+    """:func:`step_one` with the summed distance at q known (``before``)."""
     dq = iteration(ch, q, P, not published)
     for i in range(q.shape[0]):
         dq[i] -= q[i]
-    _kept(ch, q, P, before, dq)
+    after = _kept(ch, q, P, before, dq)
     if not published:
         return dq
-    qt = q + dq
-    after = _dist_at(ch, qt, P)
     if after > (1.0 - SLOW) * before:
         sub = iteration(ch, q, P, published)  # published is True here: the subtree fit (a bool, not a literal)
         for i in range(q.shape[0]):
             sub[i] -= q[i]
-        _kept(ch, q, P, before, sub)
-        for i in range(q.shape[0]):
-            qt[i] = q[i] + sub[i]
-        if _dist_at(ch, qt, P) < after:
+        d_sub = _kept(ch, q, P, before, sub)
+        if d_sub < after:
+            _extend(ch, q, P, d_sub, sub)
             return sub
+        _extend(ch, q, P, after, dq)
     return dq
 
 
-def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, float]:
-    """‖W(P − p)‖ and the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation)."""
+def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array) -> None:
+    """dq doubled in place (inside the limits) while that lowers the summed distance d, up to EXTEND times
+    (:func:`.fabrik._extended`)."""
+    n = q.shape[0]
+    qt = np.empty(n)
+    for _ in range(EXTEND):
+        for i in range(n):
+            qt[i] = min(max(q[i] + 2.0 * dq[i], ch.lower[i]), ch.upper[i])
+        d2 = _dist_at(ch, qt, P)
+        if not d2 < d:
+            return
+        d = d2
+        for i in range(n):
+            dq[i] = qt[i] - q[i]
+
+
+def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, float, float]:
+    """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
+    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`)."""
     T = np.empty((q.shape[0], 4, 4))
     p = np.empty((ch.eff_link.shape[0], 3))
     _fk(ch, q, T, p)
-    err2, worst = 0.0, 0.0
+    err2, worst, total = 0.0, 0.0, 0.0
     for e in range(p.shape[0]):
         d2 = 0.0
         for i in range(3):
@@ -394,7 +420,8 @@ def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, floa
             d2 += d * d
             err2 += (d * w[3 * e + i]) ** 2
         worst = max(worst, d2)
-    return math.sqrt(err2), math.sqrt(worst)
+        total += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
+    return math.sqrt(err2), math.sqrt(worst), total
 
 
 def _advance(ch: FabrikChain, st: FabrikSettings, q: Array, dq: Array) -> bool:
@@ -425,7 +452,7 @@ def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Ar
         qb, Pb = q[b], P[b]
         for i in range(qb.shape[0]):
             qb[i] = min(max(qb[i], ch.lower[i]), ch.upper[i])
-        err, pe = _measure(ch, qb, Pb, st.w)
+        err, pe, total = _measure(ch, qb, Pb, st.w)
         h[0] = err
         flat, it, why = 0, 0, MAX_ITERATIONS
         while True:
@@ -438,8 +465,8 @@ def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Ar
             if it == st.max_iter:
                 break
             it += 1
-            flat = 0 if _advance(ch, st, qb, step_one(ch, qb, Pb, st.published)) else st.patience
-            err, pe = _measure(ch, qb, Pb, st.w)
+            flat = 0 if _advance(ch, st, qb, _step(ch, qb, Pb, st.published, total)) else st.patience
+            err, pe, total = _measure(ch, qb, Pb, st.w)
             h[it] = err
         iters[b], reason[b], pos[b] = it, why, pe
         for t in range(st.max_iter + 1):
@@ -469,7 +496,9 @@ _turn_group = kernel(_turn_group, calls=(_place, _relative, _mv, _mm, _mtm, _ls_
                                          euler_near), internal=True) or _turn_group
 iteration = kernel(iteration, calls=(_fk, _backward, _targets, _into_frame, _turn_group)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
-step_one = kernel(step_one, calls=(_dist_at, _kept, iteration)) or step_one
+_extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
+_step = kernel(_step, calls=(_kept, _extend, iteration), internal=True) or _step
+step_one = kernel(step_one, calls=(_dist_at, _step)) or step_one
 _measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
-solve_all = kernel(solve_all, calls=(_measure, step_one, _advance)) or solve_all
+solve_all = kernel(solve_all, calls=(_measure, _step, _advance)) or solve_all
