@@ -105,6 +105,7 @@ class Kernel:
         self.error_model = error_model
         self.slp = slp
         self._compiled: Callable[..., Any] | None = None
+        self._inner: Callable[..., Any] | None = None  # the entry-less copy other kernels bind (:meth:`inner`)
         self._ready = False  # compiled and called once without error
         self.declined = 0.0  # work :func:`pays` has sent to the NumPy path (callers that give it a warm size)
         self._on_disk: bool | None = None
@@ -125,24 +126,42 @@ class Kernel:
         with _COMPILE:
             return self._compile()
 
+    def inner(self) -> Callable[..., Any]:
+        """The dispatcher other kernels bind when they call this one: compiled without numba's Python and C entry
+        points (as ``internal=True`` kernels always are), since a caller links and optimises again all the code of
+        the kernels it calls, their argument unboxing included. A kernel also called from Python compiles once for
+        each use; its own cache files (a name with ``__inner``), so neither loads the other's code."""
+        if self.internal:
+            return self.compiled()
+        if self._inner is not None:
+            return self._inner
+        with _COMPILE:
+            if self._inner is None:
+                self._inner = self._dispatcher(entry=False)
+            return self._inner
+
     def _compile(self) -> Callable[..., Any]:
         if self._compiled is None:
-            njit = _numba_njit()
-            if njit is None:
-                raise RuntimeError(f"{self.fn.__name__}: numba is not importable; check animkit.jit.enabled() first")
-            named = {k.fn.__name__: k for k in self.calls}
-            for name in self.fn.__code__.co_names:  # an unnamed kernel would reach numba as a Python object
-                if isinstance(self.fn.__globals__.get(name), Kernel) and name not in named:
-                    raise RuntimeError(f"kernel {self.fn.__name__} calls kernel {name}: list it in calls=")
-            scope = dict(self.fn.__globals__)
-            scope.update({name: k.compiled() for name, k in named.items()})
-            fn = types.FunctionType(self.fn.__code__, scope, self.fn.__name__, self.fn.__defaults__,
-                                    self.fn.__closure__)
-            fn.__qualname__ = self.fn.__qualname__
-            fn.__module__ = self.fn.__module__
-            wrappers = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True} if self.internal else {}
-            self._compiled = njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
+            self._compiled = self._dispatcher(entry=not self.internal)
         return self._compiled
+
+    def _dispatcher(self, entry: bool) -> Callable[..., Any]:
+        njit = _numba_njit()
+        if njit is None:
+            raise RuntimeError(f"{self.fn.__name__}: numba is not importable; check animkit.jit.enabled() first")
+        named = {k.fn.__name__: k for k in self.calls}
+        for name in self.fn.__code__.co_names:  # an unnamed kernel would reach numba as a Python object
+            if isinstance(self.fn.__globals__.get(name), Kernel) and name not in named:
+                raise RuntimeError(f"kernel {self.fn.__name__} calls kernel {name}: list it in calls=")
+        scope = dict(self.fn.__globals__)
+        scope.update({name: k.inner() for name, k in named.items()})
+        fn = types.FunctionType(self.fn.__code__, scope, self.fn.__name__, self.fn.__defaults__,
+                                self.fn.__closure__)
+        # numba names its cache files after the qualified name: the entry-less copy keeps its own
+        fn.__qualname__ = self.fn.__qualname__ if entry or self.internal else f"{self.fn.__qualname__}__inner"
+        fn.__module__ = self.fn.__module__
+        wrappers = {} if entry else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        return njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
 
     def __call__(self, *args: Any) -> Any:
         if self.internal:  # no Python entry: reached from Python only where numba fell back mid-call

@@ -4,8 +4,10 @@ compiled once, before the workers start (see docs/testing.md)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,12 +58,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """In the controller of a parallel run of the whole suite (pytest-xdist's workers start after this hook), compile
-    the kernels the tests will call, split across one process a worker, onto numba's disk cache
+    """In the controller of a parallel run of the whole suite (pytest-xdist's workers start after this hook), start
+    compiling the kernels the tests will call, split across one process a worker, onto numba's disk cache
     (``jit.warm``): the workers then load each kernel in milliseconds instead of compiling it each on its own
-    (two workers reaching the same kernel at the same time both compile it). On a warm cache it only loads.
-    ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any run; ANIMKIT_RECORD_KERNELS=1 (recording) turns it off."""
-    if hasattr(config, "workerinput") or not jit.enabled() or not KERNELS.exists():
+    (two workers reaching the same kernel at the same time both compile it). The workers start and collect the
+    tests meanwhile, and wait for the compiling to end before their first test (:func:`pytest_runtestloop`). On a
+    warm cache it only loads. ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any run; ANIMKIT_RECORD_KERNELS=1
+    (recording) turns it off."""
+    if hasattr(config, "workerinput"):
+        config.stash[_WAIT_FOR] = os.environ.pop(_WARMING, "")  # not handed on to the processes tests start
+        return
+    if not jit.enabled() or not KERNELS.exists():
         return
     workers = len(getattr(config.option, "tx", None) or [])
     switch = os.environ.get("ANIMKIT_WARM_KERNELS", "")
@@ -71,29 +78,73 @@ def pytest_configure(config: pytest.Config) -> None:
     if switch == "0" or recording or (switch != "1" and not (workers > 1 and whole)):
         return
     parts = max(1, min(workers, os.cpu_count() or 1))
+    folder = Path(tempfile.mkdtemp(prefix="animkit-warm-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    code = ("import sys; from animkit import jit; "
-            "print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3])))")
+    code = ("import sys, time; from pathlib import Path; from animkit import jit; t = time.perf_counter()\n"
+            "try: print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3])), "
+            "f'{time.perf_counter() - t:.1f}', flush=True)\n"
+            "finally: Path(sys.argv[4]).touch()")
+    procs = []
+    for i in range(parts):
+        with open(folder / f"{i}.out", "w") as out, open(folder / f"{i}.err", "w") as err:
+            procs.append(subprocess.Popen([sys.executable, "-c", code, str(KERNELS), str(i), str(parts),
+                                           str(folder / f"{i}.done")], cwd=ROOT, env=env, stdout=out, stderr=err))
+    config.stash[_WARMING_PROCS] = (folder, procs)
+    os.environ[_WARMING] = os.pathsep.join(str(folder / f"{i}.done") for i in range(parts))  # for the workers
+
+
+_WARMING = "ANIMKIT_WARMING_DONE"  # the controller tells its workers which files say the compiling has ended
+_WAIT_FOR = pytest.StashKey[str]()
+_WARMING_PROCS = pytest.StashKey[tuple[Path, list[subprocess.Popen[bytes]]]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """A worker of a warming run waits, after collecting, until the processes compiling the kernels have ended
+    (at most 15 minutes: then the kernels it reaches compile at their first call, as without warming)."""
+    files = [Path(f) for f in session.config.stash.get(_WAIT_FOR, "").split(os.pathsep) if f]
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(KERNELS), str(i), str(parts)], cwd=ROOT, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(parts)]
-    outs = [p.communicate() for p in procs]
-    ready = sum(int(o.split()[0]) for o, _ in outs if o.split())
-    skipped = sum(int(o.split()[1]) for o, _ in outs if o.split())
-    failed = [err.strip().splitlines()[-1] for (_, err), p in zip(outs, procs, strict=True) if p.returncode]
-    config.stash[_WARMED] = (f"numba kernels: {ready} signatures ready in {time.perf_counter() - start:.0f} s "
-                             f"({parts} processes; {skipped} stale lines in {KERNELS.name}"
-                             f"{'; failed: ' + ' | '.join(failed) if failed else ''})")
-    if skipped or failed:  # the header is not shown under -q: a stale list slows the suite, so say it
-        print(f"tests/conftest.py: {config.stash[_WARMED]}; see docs/testing.md to write the list again",
-              file=sys.stderr)
+    while files and not all(f.exists() for f in files) and time.perf_counter() - start < 900:
+        time.sleep(0.2)
+    if files:
+        worker = session.config.workerinput["workerid"]  # type: ignore[attr-defined]
+        files[0].with_name(f"wait.{worker}").write_text(f"{time.perf_counter() - start:.1f}")
 
 
-_WARMED = pytest.StashKey[str]()
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The controller says what the warming did (numba kernels: signatures ready, seconds, how long the workers
+    waited for it after collecting); under -q only when something went wrong (a stale list slows the suite)."""
+    warming = terminalreporter.config.stash.get(_WARMING_PROCS, None)
+    if warming is None:
+        return
+    folder, procs = warming
+    for p in procs:
+        p.wait()
+    outs = [(folder / f"{i}.out").read_text().split() for i in range(len(procs))]
+    ready = sum(int(o[0]) for o in outs if len(o) == 3)
+    skipped = sum(int(o[1]) for o in outs if len(o) == 3)
+    seconds = max((float(o[2]) for o in outs if len(o) == 3), default=0.0)
+    failed = [((folder / f"{i}.err").read_text().strip().splitlines() or ["?"])[-1]
+              for i, p in enumerate(procs) if p.returncode]
+    waited = ", ".join(f"{w.name[5:]} {w.read_text()} s" for w in sorted(folder.glob("wait.*")))
+    line = (f"numba kernels: {ready} signatures ready in {seconds:.0f} s ({len(procs)} processes, beside the workers "
+            f"starting; they waited after collecting: {waited or 'not at all'}; {skipped} stale lines in "
+            f"{KERNELS.name}{'; failed: ' + ' | '.join(failed) if failed else ''})")
+    if skipped or failed:
+        terminalreporter.write_line(f"tests/conftest.py: {line}; see docs/testing.md to write the list again",
+                                    red=True)
+    elif terminalreporter.verbosity >= 0:
+        terminalreporter.write_line(line)
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    return config.stash.get(_WARMED, None)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    warming = config.stash.get(_WARMING_PROCS, None)
+    if warming is not None:
+        for p in warming[1]:
+            if p.poll() is None:  # the run ended early (interrupted, a collection error): stop compiling
+                p.kill()
+                p.wait()
+        shutil.rmtree(warming[0], ignore_errors=True)
 
 
 def _record_kernels(session: pytest.Session) -> None:

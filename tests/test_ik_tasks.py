@@ -95,6 +95,8 @@ def test_balance_jacobian_matches_central_differences_where_active() -> None:
     rng = np.random.default_rng(3)
     checked = 0
     for _ in range(40):
+        if checked == 12:  # twelve active poses each checked column by column (up to 40 made it ~3x slower)
+            break
         pose = rest + rng.normal(scale=0.25, size=FIG.dof_count)
         task = Balance(support=hull, basis=ground_basis(UP), margin=0.3)  # a wide margin: active almost everywhere
         c = configuration(FIG, pose)
