@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik import effectors_jit as ej
+from animkit.ik.cones_jit import cone_arrays
 from animkit.ik.lm_jit import cholesky
 from animkit.ik.prior import PosePrior, PriorBinding, feature_jacobian
 from animkit.ik.problem import ChainModel, compile_chain
@@ -162,25 +163,6 @@ def links_of(model: ChainModel) -> ej.Links:
                     model.eff_C)
 
 
-def _cone_arrays(model: ChainModel) -> ej.Cones:
-    """The chain's cones as flat arrays for :func:`.effectors_jit.project_cones` (reach[:, 0] = −1: circular)."""
-    C = len(model.cones)
-    links = np.zeros((C, 3), dtype=np.intp)
-    axes, Ar = np.zeros((C, 3, 3)), np.zeros((C, 3, 3))
-    t, front, reach = np.zeros((C, 3)), np.zeros((C, 3)), np.full((C, 4), -1.0)
-    swing, twist = np.zeros(C), np.zeros((C, 2))
-    for i, cl in enumerate(model.cones):
-        links[i] = cl.links
-        axes[i] = model.axis[list(cl.links)]
-        cone = cl.cone
-        Ar[i] = cl.rest if cone.reference is None else np.asarray(cone.reference)
-        t[i] = cl.axis / np.linalg.norm(cl.axis)
-        if cone.reach is not None and cone.front is not None:
-            front[i], reach[i] = cone.front, cone.reach
-        swing[i], twist[i] = cone.swing, cone.twist
-    return ej.Cones(links, axes, Ar, t, front, reach, swing, twist)
-
-
 def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) -> _Chain:
     """The movable set ``dofs`` compiled once with the DOFs outside it at ``q``'s values (kept on the binding per
     movable set and folded values: one at a time, a new root or start pose replaces the old one)."""
@@ -194,7 +176,7 @@ def _chain(figure: Figure, b: PriorBinding, q: Array, dofs: NDArray[np.intp]) ->
         R0, p0, _, _ = _state(figure, q)
         for k in [k for k in b.chains if k[0] != "root"]:
             del b.chains[k]
-        b.chains[key] = hit = _Chain(model, live, R0, p0, _cone_arrays(model))
+        b.chains[key] = hit = _Chain(model, live, R0, p0, cone_arrays(model.cones, model.axis))
     chain: _Chain = hit
     return chain
 
