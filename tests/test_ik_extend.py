@@ -75,3 +75,23 @@ def test_a_task_in_one_class_joins_a_problem_of_tasks() -> None:
         assert r.tasks["reach hand_r"] < 1e-5 and abs(r.pose[a] + r.pose[b] - q[a] - q[b]) < 1e-6, seed
         plain = IKProblem(fig, "hand_r", "arm").solve(target)  # without the task the sum lands elsewhere
         assert abs(plain.pose[a] + plain.pose[b] - q[a] - q[b]) > 1e-3, seed
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class HeldSum(Sum):
+    """The same task as a goal (one class attribute): its tolerance now decides convergence, as a Reach's does."""
+
+    goal: ClassVar[bool] = True
+
+
+def test_a_goal_task_in_one_class_decides_convergence() -> None:
+    fig, q, target = _case(0)
+    a, b = fig.dof_index("elbow_r.rx"), fig.dof_index("wrist_r.rx")
+    lim = fig.dof_limits()
+    beyond = float(lim[a, 1] + lim[b, 1] + 0.5)  # more than the two DOFs can bend together: never met
+    for task, goal in ((Sum, False), (HeldSum, True)):
+        tasks = [Reach(effector="hand_r", target=target), task(dofs=(a, b), value=beyond, weight=1e-4)]
+        r = IKProblem(fig, "arm", tasks, solver=LM(max_iter=200)).solve()
+        assert r.tasks is not None and r.tasks["sum"] > 0.5  # out of the two DOFs' range either way
+        assert r.converged is not goal, (task.__name__, r.reason)  # a preference left unmet is no failure; a goal is
+        assert goal or r.tasks["reach hand_r"] < 1e-5

@@ -41,7 +41,7 @@ from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.problem import check_effectors, movable_dofs
 from animkit.ik.ranges import RANGE_DEGREES, ranges_task
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
-from animkit.ik.stack import GOAL_TASKS, cones_moved
+from animkit.ik.stack import cones_moved
 from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
@@ -161,7 +161,7 @@ TRACK_TOL = 2e-3  # a bake frame's levels below the goals (a gaze: |f − d| ≈
 def _tracked(stack: TaskStack, c: Any) -> bool:
     """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
     return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
-               if t.weight > 0 and t.priority < NULL_PRIORITY and not isinstance(t, GOAL_TASKS) and not t.inequality)
+               if t.weight > 0 and t.priority < NULL_PRIORITY and not t.goal and not t.inequality)
 
 
 Bounds = tuple[Array, Array]  # the inequality tasks' rows J (m, n) over the movable set and their room (m,)
@@ -193,7 +193,7 @@ def _levels(stack: TaskStack, c: Any, null: bool = True
         if not len(V):
             continue
         by.setdefault(t.priority, []).append((J[:, stack.dofs], V, lam))
-        if isinstance(t, GOAL_TASKS):
+        if t.goal:
             posture &= ~np.any(J[:, stack.dofs] != 0, axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]

@@ -5,7 +5,7 @@ and the weighted Levenberg–Marquardt loop that minimises it.
 
     (JᵀJ + λI) Δθ = −Jᵀe,   θ ← clamp(θ + Δθ) into the limits (cones projected); λ ÷ 10 on a decrease, × 10 else
 
-Goal tasks (Reach, Plant, Balance) decide convergence: every one of them within tolerance; the others (Gaze,
+Goal tasks (`Task.goal`: Reach, Plant, Balance) decide convergence: each within its tolerance; the others (Gaze,
 Posture, Spread, Cost) shape the answer and settle while the goals hold. A run stops when the goals are met and
 f stops falling (relative change below 1e-9), when λ grows past 10¹⁰ (no step lowers f: stalled) or at max_iter.
 """
@@ -23,14 +23,13 @@ from numpy.typing import ArrayLike, NDArray
 from animkit.errors import IKError
 from animkit.ik.problem import ChainModel
 from animkit.ik.solvers import LoopOutput
-from animkit.ik.tasks import Balance, Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
+from animkit.ik.tasks import Body, Configuration, FigureState, Gaze, Plant, Reach, Task, configuration
 from animkit.model.figure import Figure
 
 __all__ = ["task_anchors", "aimed_tasks", "moved_nodes",
-           "TaskStack", "lm_stack", "GOAL_TASKS", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
+           "TaskStack", "lm_stack", "edge_step", "edge_constraints", "solve_on_edges", "cones_moved"]
 
 Array = NDArray[np.float64]
-GOAL_TASKS = (Reach, Plant, Balance)  # tasks whose tolerance decides convergence
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,15 +86,10 @@ class TaskStack:
         """The worst position and orientation error over the goal tasks, and whether every goal is met."""
         pos = ori = 0.0
         for t in self.tasks:
-            if not isinstance(t, GOAL_TASKS) or t.weight == 0:  # a weight-0 task is measured, not a goal
+            if not t.goal or t.weight == 0:  # a weight-0 task is measured, not a goal
                 continue
-            e = t.error(c)
-            if isinstance(t, Balance):  # the goal: the centre of mass inside the polygon (the margin is a preference)
-                pos = max(pos, float(e[0]) - t.margin)
-                continue
-            pos = max(pos, float(np.linalg.norm(e[:3])))
-            if len(e) > 3:
-                ori = max(ori, float(np.linalg.norm(e[3:])))
+            p, o = t.goal_error(c)
+            pos, ori = max(pos, p), max(ori, o)
         return pos, ori, pos <= self.tol and ori <= self.orientation_tol
 
     def clamp(self, q: Array) -> Array:
@@ -111,7 +105,7 @@ def lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float = 1e-2) 
     weighted optimum leaves a goal outside its tolerance (the other tasks pull against it), a second run from that
     answer with their weights × SOFT_POLISH meets the goals while staying near it."""
     out = _lm_stack(stack, q0, max_iter, damping)
-    soft = [not isinstance(t, GOAL_TASKS) for t in stack.tasks]
+    soft = [not t.goal for t in stack.tasks]
     if out.reason[0] == "converged" or not any(soft):
         return out
     light = tuple(t.with_weight(t.weight * SOFT_POLISH) if s else t for t, s in zip(stack.tasks, soft, strict=True))

@@ -147,6 +147,7 @@ class Task(ABC):
 
     kind: ClassVar[str] = "task"
     inequality: ClassVar[bool] = False  # held by :meth:`bounds` (J Δθ ≤ room) in the prioritised solver
+    goal: ClassVar[bool] = False  # its tolerance decides convergence (:meth:`goal_error`); the others are preferences
     weight: float = 1.0
     priority: int = 1
     damping: float = 0.0  # λ of its level in the prioritised solver (mink's lm_damping)
@@ -170,6 +171,11 @@ class Task(ABC):
     def jacobian(self, c: Configuration) -> Array:
         """∂e/∂θ (m, D)."""
         return self.compute(c)[1]
+
+    def goal_error(self, c: Configuration) -> tuple[float, float]:
+        """A goal's (position, orientation) error held to the solver's tolerances: (‖e[:3]‖, ‖e[3:]‖)."""
+        e = self.error(c)
+        return float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])) if len(e) > 3 else 0.0
 
     @abstractmethod
     def compute(self, c: Configuration) -> tuple[Array, Array]:
@@ -221,6 +227,7 @@ class Reach(Task):
     ``orientation_weight`` scales the orientation rows (radians against scene units)."""
 
     kind: ClassVar[str] = "reach"
+    goal: ClassVar[bool] = True
     effector: str
     target: ArrayLike | None = None
     orientation_weight: float = 1.0
@@ -282,6 +289,7 @@ class Plant(Task):
     """A node keeps a frame (a planted foot): e = [p − p₀, log(R R₀ᵀ)^∨]; ``frame`` None: its frame at the start."""
 
     kind: ClassVar[str] = "plant"
+    goal: ClassVar[bool] = True
     node: str
     frame: ArrayLike | None = None
     priority: int = 0
@@ -396,12 +404,17 @@ class Balance(Task):
     (ground coordinates B c, B = ``basis`` (2, 3)): e = [max(0, margin − m(B c))], ∂e = −∇mᵀ B ∂c where active."""
 
     kind: ClassVar[str] = "balance"
+    goal: ClassVar[bool] = True
     support: ArrayLike
     basis: ArrayLike
     margin: float = 0.02
     priority: int = 0
     damping: float = 1e-3
 
+
+    def goal_error(self, c: Configuration) -> tuple[float, float]:
+        """The goal is the centre of mass inside the polygon (e − margin ≤ tol); the margin itself is a preference."""
+        return float(self.error(c)[0]) - self.margin, 0.0
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         hull = np.asarray(self.support, dtype=float)
