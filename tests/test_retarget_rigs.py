@@ -20,7 +20,9 @@ from animkit.motion.retarget import (
     hip_height,
     retarget_full,
     retarget_poses,
+    with_rest,
 )
+from animkit.motion.retarget_rest import bind_pose, standing_target
 from tests.retarget_rigs import (
     HIP_HEIGHT,
     NEVER_ANIMATED,
@@ -177,3 +179,26 @@ def test_cli_retarget_onto_a_mixamo_rig_walks_on_the_floor(rigs: dict[str, Path]
     assert np.linalg.norm((hips[-1] - hips[0])[[0, 2]]) > 2.5  # metres: the walk covers ground
     low = np.min([m.positions(back.figure.world_batch(P))[..., 1].min(axis=1) for m in back.meshes], axis=0)
     assert np.median(low) == pytest.approx(0.0, abs=0.02)
+
+
+def test_standing_target_is_built_once_and_anew_for_an_edited_figure(rigs: dict[str, Path]) -> None:
+    """The cached target (bind pose, added DOFs) equals the one built step by step; the same figure gets the same
+    one back, an edited figure (or an edited result) a new one that holds the edit (or drops it)."""
+    target = animkit.load(rigs["bind_differs"])
+    fig, meshes = target.figure, target.meshes
+    mapped = [n for n in fig.node_names if n != "Hips"][:6] + ["Hips"]
+    made, failed, turned = standing_target(fig, meshes, mapped, "Hips")
+    W_bind = bind_world(fig, meshes)
+    by_hand, failed_h = drivable(fig, [n for n in fig.node_names if n in mapped or n in turned], ["Hips"])
+    by_hand = with_rest(by_hand, bind_pose(by_hand, W_bind))
+    assert turned and failed == failed_h and made.dof_names == by_hand.dof_names
+    np.testing.assert_array_equal(made.rest_pose(), by_hand.rest_pose())
+    np.testing.assert_array_equal(made.world_batch(made.rest_pose()[None]),
+                                  by_hand.world_batch(by_hand.rest_pose()[None]))
+    assert standing_target(fig, meshes, mapped, "Hips")[0] is made  # built once
+    made.add("edited_out", "Hips", offset=[0.0, 0.1, 0.0])  # a caller edits what it got: the next call rebuilds
+    again = standing_target(fig, meshes, mapped, "Hips")[0]
+    assert again is not made and "edited_out" not in again.node_names
+    fig.add("edited_in", "Hips", offset=[0.0, 0.1, 0.0])  # the figure itself edited: a new target holding the edit
+    edited = standing_target(fig, meshes, mapped, "Hips")[0]
+    assert edited is not again and "edited_in" in edited.node_names and "edited_in" not in again.node_names

@@ -70,6 +70,7 @@ from animkit.motion.retarget_rest import (
     drivable,
     read_dofs,
     rotation_part,
+    standing_target,
     with_rest,
 )
 
@@ -345,15 +346,13 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     meshes = target.meshes if isinstance(target, Scene) else ()
     bm = mapping if isinstance(mapping, BoneMap) else bone_map(s_fig, t_fig, mapping)
     hips_t = _hips_of(s_fig, bm.pairs)
-    W_bind = bind_world(t_fig, meshes)
+    fig, failed, turned = standing_target(t_fig, meshes, list(bm.pairs), hips_t)
     notes: list[str] = []
-    turned = _bind_turns(t_fig, W_bind)
     if turned:
         worst = max(turned.values())
         notes.append(f"rest pose: the skin's bind pose ({len(turned)} joints stand otherwise in the file's nodes, "
                      f"by up to {np.degrees(worst):.1f} deg)")
     rotate = [n for n in t_fig.node_names if n in bm.pairs or n in turned]
-    fig, failed = drivable(t_fig, rotate, [hips_t])
     added_r = [n for n in rotate if n not in failed and not any(d.revolute for d in _joint(t_fig, n).dofs)]
     if added_r:
         notes.append(f"rotation DOFs added to {len(added_r)} bones the target never turns: {', '.join(added_r)}")
@@ -371,9 +370,6 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
             notes.append(f"{n!r}: a {joint.kind} joint with {k} rotation DOF(s) follows its source bone only as far "
                          "as those turn")
     rest = fig.rest_pose()
-    if turned:  # the figure handed back stands in its bind pose at rest
-        fig = with_rest(fig, bind_pose(fig, W_bind))
-        rest = fig.rest_pose()
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
                                         target_rest=rest, source_rest=s_rest, surface=lowest_surface(fig, meshes, t_up),
