@@ -18,6 +18,7 @@ from animkit.motion.retarget import (
     drivable,
     ground_plane,
     hip_height,
+    lowest_surface,
     retarget_full,
     retarget_poses,
     with_rest,
@@ -202,3 +203,18 @@ def test_standing_target_is_built_once_and_anew_for_an_edited_figure(rigs: dict[
     fig.add("edited_in", "Hips", offset=[0.0, 0.1, 0.0])  # the figure itself edited: a new target holding the edit
     edited = standing_target(fig, meshes, mapped, "Hips")[0]
     assert edited is not again and "edited_in" in edited.node_names and "edited_in" not in again.node_names
+
+
+@pytest.mark.parametrize("character", ["CesiumMan", "Fox", "bind_differs"])
+def test_lowest_surface_equals_the_whole_skinned_mesh(character: str, rigs: dict[str, Path]) -> None:
+    """lowest_surface skins only the vertices that can be lowest: its minimum per frame is the whole mesh's
+    (every vertex skinned), number for number, on poses far from the rest along both up axes."""
+    scene = animkit.load(rigs[character] if character in rigs else DATA / f"{character}.glb")
+    fig = scene.figure
+    rng = np.random.default_rng(3)
+    W = fig.world_batch(fig.rest_pose()[None] + rng.normal(0.0, 0.5, (40, len(fig.dof_names))))
+    for up, k in (("y", 1), ("z", 2)):
+        lowest = lowest_surface(fig, scene.meshes, up)  # type: ignore[arg-type]
+        assert lowest is not None
+        whole = np.min([m.positions(W)[..., k].min(axis=1) for m in scene.meshes], axis=0)
+        np.testing.assert_array_equal(lowest(W), whole)
