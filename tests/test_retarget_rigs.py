@@ -23,7 +23,7 @@ from animkit.motion.retarget import (
     retarget_poses,
     with_rest,
 )
-from animkit.motion.retarget_rest import bind_pose, standing_target
+from animkit.motion.retarget_rest import bind_pose, bind_rest, standing_target
 from tests.retarget_rigs import (
     HIP_HEIGHT,
     NEVER_ANIMATED,
@@ -218,3 +218,16 @@ def test_lowest_surface_equals_the_whole_skinned_mesh(character: str, rigs: dict
         assert lowest is not None
         whole = np.min([m.positions(W)[..., k].min(axis=1) for m in scene.meshes], axis=0)
         np.testing.assert_array_equal(lowest(W), whole)
+
+
+def test_bind_rest_is_the_bind_pose_built_once(rigs: dict[str, Path]) -> None:
+    """bind_differs's skin binds it otherwise than its nodes stand: bind_rest is bind_pose of bind_world, the same
+    read-only array on a second call; the Fox (bound as its nodes stand) and a skinless figure have none."""
+    rig = animkit.load(rigs["bind_differs"])
+    rest = bind_rest(rig.figure, rig.meshes)
+    assert rest is not None and not rest.flags.writeable
+    np.testing.assert_array_equal(rest, bind_pose(rig.figure, bind_world(rig.figure, rig.meshes)))
+    assert bind_rest(rig.figure, rig.meshes) is rest
+    assert bind_rest(rig.figure, ()) is None
+    fox = animkit.load(DATA / "Fox.glb")
+    assert bind_rest(fox.figure, fox.meshes) is None

@@ -63,9 +63,9 @@ from animkit.motion.retarget_ground import (
 )
 from animkit.motion.retarget_map import BoneMap, RetargetError, bone_map, read_bone_map
 from animkit.motion.retarget_rest import (
-    _bind_turns,
     _joint,
     bind_pose,
+    bind_rest,
     bind_world,
     drivable,
     read_dofs,
@@ -333,10 +333,7 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     if isinstance(source, Scene):
         clip = source.clip()
         s_fig, s_up = source.figure, source.up
-        if any(m.skinned for m in source.meshes):  # the source stands in its bind pose too
-            W_bind_s = bind_world(s_fig, source.meshes)
-            if _bind_turns(s_fig, W_bind_s):
-                s_rest = bind_pose(s_fig, W_bind_s)
+        s_rest = bind_rest(s_fig, source.meshes)  # the source stands in its bind pose too
     else:
         clip = source
         if not isinstance(clip.layout, Figure):

@@ -27,7 +27,8 @@ from animkit.motion.retarget_map import RetargetError
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
 
-__all__ = ["rotation_part", "bind_world", "bind_pose", "drivable", "with_rest", "read_dofs", "standing_target"]
+__all__ = ["rotation_part", "bind_world", "bind_pose", "drivable", "with_rest", "read_dofs", "standing_target",
+           "bind_rest"]
 
 Array = NDArray[np.float64]
 
@@ -423,3 +424,31 @@ def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], 
         while len(_STOOD) > _KEEP:
             del _STOOD[next(iter(_STOOD))]
     return made[0], made[1], dict(made[2])
+
+
+_RESTS: dict[tuple[object, ...], tuple[tuple[object, ...], Array | None]] = {}
+
+
+def bind_rest(fig: Figure, meshes: Sequence[Mesh]) -> Array | None:
+    """The pose (D,) ``fig`` stands in at its skins' bind (:func:`bind_pose`) where that turns from the file's nodes,
+    else None (no skin, or the same pose). Built once per input (the figure's content, the meshes by identity), as
+    :func:`standing_target`; the array handed back is read-only."""
+    fkey, held = _figure_key(fig)
+    key = (fkey, tuple(id(m) for m in meshes))
+    with _STOOD_LOCK:
+        hit = _RESTS.get(key)
+    if hit is not None:
+        rest = hit[1]
+    else:
+        rest = None
+        if any(m.skinned for m in meshes):
+            W_bind = bind_world(fig, meshes)
+            if _bind_turns(fig, W_bind):
+                rest = bind_pose(fig, W_bind)
+                rest.setflags(write=False)
+    with _STOOD_LOCK:
+        _RESTS.pop(key, None)
+        _RESTS[key] = ((*held, *meshes), rest)
+        while len(_RESTS) > _KEEP:
+            del _RESTS[next(iter(_RESTS))]
+    return rest
