@@ -18,9 +18,12 @@ from animkit.motion.retarget import (
     drivable,
     ground_plane,
     hip_height,
+    lowest_surface,
     retarget_full,
     retarget_poses,
+    with_rest,
 )
+from animkit.motion.retarget_rest import bind_pose, bind_rest, standing_target
 from tests.retarget_rigs import (
     HIP_HEIGHT,
     NEVER_ANIMATED,
@@ -177,3 +180,54 @@ def test_cli_retarget_onto_a_mixamo_rig_walks_on_the_floor(rigs: dict[str, Path]
     assert np.linalg.norm((hips[-1] - hips[0])[[0, 2]]) > 2.5  # metres: the walk covers ground
     low = np.min([m.positions(back.figure.world_batch(P))[..., 1].min(axis=1) for m in back.meshes], axis=0)
     assert np.median(low) == pytest.approx(0.0, abs=0.02)
+
+
+def test_standing_target_is_built_once_and_anew_for_an_edited_figure(rigs: dict[str, Path]) -> None:
+    """The cached target (bind pose, added DOFs) equals the one built step by step; the same figure gets the same
+    one back, an edited figure (or an edited result) a new one that holds the edit (or drops it)."""
+    target = animkit.load(rigs["bind_differs"])
+    fig, meshes = target.figure, target.meshes
+    mapped = [n for n in fig.node_names if n != "Hips"][:6] + ["Hips"]
+    made, failed, turned = standing_target(fig, meshes, mapped, "Hips")
+    W_bind = bind_world(fig, meshes)
+    by_hand, failed_h = drivable(fig, [n for n in fig.node_names if n in mapped or n in turned], ["Hips"])
+    by_hand = with_rest(by_hand, bind_pose(by_hand, W_bind))
+    assert turned and failed == failed_h and made.dof_names == by_hand.dof_names
+    np.testing.assert_array_equal(made.rest_pose(), by_hand.rest_pose())
+    np.testing.assert_array_equal(made.world_batch(made.rest_pose()[None]),
+                                  by_hand.world_batch(by_hand.rest_pose()[None]))
+    assert standing_target(fig, meshes, mapped, "Hips")[0] is made  # built once
+    made.add("edited_out", "Hips", offset=[0.0, 0.1, 0.0])  # a caller edits what it got: the next call rebuilds
+    again = standing_target(fig, meshes, mapped, "Hips")[0]
+    assert again is not made and "edited_out" not in again.node_names
+    fig.add("edited_in", "Hips", offset=[0.0, 0.1, 0.0])  # the figure itself edited: a new target holding the edit
+    edited = standing_target(fig, meshes, mapped, "Hips")[0]
+    assert edited is not again and "edited_in" in edited.node_names and "edited_in" not in again.node_names
+
+
+@pytest.mark.parametrize("character", ["CesiumMan", "Fox", "bind_differs"])
+def test_lowest_surface_equals_the_whole_skinned_mesh(character: str, rigs: dict[str, Path]) -> None:
+    """lowest_surface skins only the vertices that can be lowest: its minimum per frame is the whole mesh's
+    (every vertex skinned), number for number, on poses far from the rest along both up axes."""
+    scene = animkit.load(rigs[character] if character in rigs else DATA / f"{character}.glb")
+    fig = scene.figure
+    rng = np.random.default_rng(3)
+    W = fig.world_batch(fig.rest_pose()[None] + rng.normal(0.0, 0.5, (40, len(fig.dof_names))))
+    for up, k in (("y", 1), ("z", 2)):
+        lowest = lowest_surface(fig, scene.meshes, up)  # type: ignore[arg-type]
+        assert lowest is not None
+        whole = np.min([m.positions(W)[..., k].min(axis=1) for m in scene.meshes], axis=0)
+        np.testing.assert_array_equal(lowest(W), whole)
+
+
+def test_bind_rest_is_the_bind_pose_built_once(rigs: dict[str, Path]) -> None:
+    """bind_differs's skin binds it otherwise than its nodes stand: bind_rest is bind_pose of bind_world, the same
+    read-only array on a second call; the Fox (bound as its nodes stand) and a skinless figure have none."""
+    rig = animkit.load(rigs["bind_differs"])
+    rest = bind_rest(rig.figure, rig.meshes)
+    assert rest is not None and not rest.flags.writeable
+    np.testing.assert_array_equal(rest, bind_pose(rig.figure, bind_world(rig.figure, rig.meshes)))
+    assert bind_rest(rig.figure, rig.meshes) is rest
+    assert bind_rest(rig.figure, ()) is None
+    fox = animkit.load(DATA / "Fox.glb")
+    assert bind_rest(fox.figure, fox.meshes) is None

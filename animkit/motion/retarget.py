@@ -63,13 +63,14 @@ from animkit.motion.retarget_ground import (
 )
 from animkit.motion.retarget_map import BoneMap, RetargetError, bone_map, read_bone_map
 from animkit.motion.retarget_rest import (
-    _bind_turns,
     _joint,
     bind_pose,
+    bind_rest,
     bind_world,
     drivable,
     read_dofs,
     rotation_part,
+    standing_target,
     with_rest,
 )
 
@@ -332,10 +333,7 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     if isinstance(source, Scene):
         clip = source.clip()
         s_fig, s_up = source.figure, source.up
-        if any(m.skinned for m in source.meshes):  # the source stands in its bind pose too
-            W_bind_s = bind_world(s_fig, source.meshes)
-            if _bind_turns(s_fig, W_bind_s):
-                s_rest = bind_pose(s_fig, W_bind_s)
+        s_rest = bind_rest(s_fig, source.meshes)  # the source stands in its bind pose too
     else:
         clip = source
         if not isinstance(clip.layout, Figure):
@@ -345,15 +343,13 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
     meshes = target.meshes if isinstance(target, Scene) else ()
     bm = mapping if isinstance(mapping, BoneMap) else bone_map(s_fig, t_fig, mapping)
     hips_t = _hips_of(s_fig, bm.pairs)
-    W_bind = bind_world(t_fig, meshes)
+    fig, failed, turned = standing_target(t_fig, meshes, list(bm.pairs), hips_t)
     notes: list[str] = []
-    turned = _bind_turns(t_fig, W_bind)
     if turned:
         worst = max(turned.values())
         notes.append(f"rest pose: the skin's bind pose ({len(turned)} joints stand otherwise in the file's nodes, "
                      f"by up to {np.degrees(worst):.1f} deg)")
     rotate = [n for n in t_fig.node_names if n in bm.pairs or n in turned]
-    fig, failed = drivable(t_fig, rotate, [hips_t])
     added_r = [n for n in rotate if n not in failed and not any(d.revolute for d in _joint(t_fig, n).dofs)]
     if added_r:
         notes.append(f"rotation DOFs added to {len(added_r)} bones the target never turns: {', '.join(added_r)}")
@@ -371,9 +367,6 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
             notes.append(f"{n!r}: a {joint.kind} joint with {k} rotation DOF(s) follows its source bone only as far "
                          "as those turn")
     rest = fig.rest_pose()
-    if turned:  # the figure handed back stands in its bind pose at rest
-        fig = with_rest(fig, bind_pose(fig, W_bind))
-        rest = fig.rest_pose()
     times = clip.frame_times()
     poses, scale, hips = retarget_poses(s_fig, clip.sample(times), fig, bm, source_up=s_up, target_up=t_up,
                                         target_rest=rest, source_rest=s_rest, surface=lowest_surface(fig, meshes, t_up),

@@ -5,6 +5,8 @@ lowest point of the feet standing), the ground its feet find in a clip (:func:`g
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -171,7 +173,7 @@ def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None =
     k = up_index(up)
     if meshes:
         def of_meshes(W: Array) -> Array:
-            return np.min([m.positions(W)[..., k].min(axis=1) for m in meshes], axis=0)
+            return np.min([_lowest_of_mesh(m, W, k) for m in meshes], axis=0)
 
         return of_meshes
     if not any(n.data is not None for n in fig.nodes()):
@@ -187,3 +189,93 @@ def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None =
         return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
 
     return of_drawn
+
+
+#: Per skinned mesh (by identity, the mesh kept alive so that no id is reused): its joints' bounding spheres and the
+#: vertices each joint moves (:func:`_joint_spheres`); and sub-meshes of it by the vertices they keep.
+_SPHERES: dict[int, tuple[Mesh, tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]]] = {}
+_SUBS: dict[tuple[int, bytes], tuple[Mesh, Mesh]] = {}
+_KEEP = 16
+_LOCK = threading.Lock()
+
+
+def _joint_spheres(mesh: Mesh) -> tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]:
+    """(centres c (J, 3), radii r (J,) of the rest vertices each skin joint moves (weight > 0), which joints move
+    each vertex (V, J), the vertices the bound does not hold for (weights negative or not summing to 1))."""
+    with _LOCK:
+        hit = _SPHERES.get(id(mesh))
+    if hit is not None:
+        return hit[1]
+    assert mesh.skin is not None and mesh.joints is not None and mesh.weights is not None
+    V, J = mesh.vertex_count, len(mesh.skin.joints)
+    moves = np.zeros((V, J), dtype=bool)
+    rows = np.repeat(np.arange(V), mesh.joints.shape[1])
+    moves[rows, mesh.joints.ravel()] |= mesh.weights.ravel() > 0
+    odd = (mesh.weights < 0).any(axis=1) | (np.abs(mesh.weights.sum(axis=1) - 1.0) > 1e-9)
+    c, r = np.zeros((J, 3)), np.zeros(J)
+    for j in range(J):
+        X = mesh.rest_positions[moves[:, j]]
+        if len(X):
+            c[j] = 0.5 * (X.min(axis=0) + X.max(axis=0))
+            r[j] = np.sqrt(((X - c[j]) ** 2).sum(axis=1).max()) * (1 + 1e-9) + 1e-12
+    made = (c, r, moves, odd)
+    with _LOCK:
+        _SPHERES[id(mesh)] = (mesh, made)
+        while len(_SPHERES) > _KEEP:
+            del _SPHERES[next(iter(_SPHERES))]
+    return made
+
+
+def _sub_mesh(mesh: Mesh, keep: NDArray[np.bool_]) -> Mesh:
+    """The vertices ``keep`` of ``mesh`` (no faces): skinned vertex by vertex as in the whole mesh."""
+    key = (id(mesh), np.packbits(keep).tobytes())
+    with _LOCK:
+        hit = _SUBS.get(key)
+    if hit is not None:
+        return hit[1]
+    assert mesh.joints is not None and mesh.weights is not None
+    sub = dataclasses.replace(mesh, faces=np.zeros((0, 3), dtype=mesh.faces.dtype), uvs=None, texture=None,
+                              rest_positions=mesh.rest_positions[keep], rest_normals=mesh.rest_normals[keep],
+                              joints=mesh.joints[keep], weights=mesh.weights[keep])
+    with _LOCK:
+        _SUBS[key] = (mesh, sub)
+        while len(_SUBS) > _KEEP:
+            del _SUBS[next(iter(_SUBS))]
+    return sub
+
+
+def _vertex_by_vertex() -> bool:
+    """Whether skinning runs a compiled kernel (C, else numba), which skins each vertex on its own: a sub-mesh's
+    vertices then come out as the whole mesh's, bit for bit (NumPy's one matrix product need not)."""
+    from animkit import jit
+    from animkit.look.skin import skin_frames_kernel
+
+    return getattr(jit.native_kernels(), "skin_frames", None) is not None or (
+        skin_frames_kernel is not None and jit.enabled())
+
+
+def _lowest_of_mesh(mesh: Mesh, W: Array, k: int) -> Array:
+    """min_v p_v,k per frame (F,) over the mesh's skinned vertices, skinning only those that can be lowest.
+
+    A vertex is a convex mix of its joints' S_j (v, 1) (S_j = W_j·IBM_j; weights ≥ 0 summing to 1), so its height
+    is at least min_j b_j, b_j = S_j,k · (c_j, 1) − ‖S_j,k[:3]‖ r_j over the sphere (c_j, r_j) holding the rest
+    vertices joint j moves. The vertices of the joints lowest by b_j are skinned first; their lowest point m bounds
+    the frame's from above, and every vertex one of whose joints has b_j ≤ m in some frame is skinned too: the
+    rest lie above m in every frame, so the minimum is the whole mesh's, vertex by vertex the same numbers (the whole
+    mesh is skinned where no compiled kernel runs: :func:`_vertex_by_vertex`)."""
+    if mesh.skin is None or mesh.vertex_count < 64 or not _vertex_by_vertex():
+        return mesh.positions(W)[..., k].min(axis=1)
+    c, r, moves, odd = _joint_spheres(mesh)
+    S = mesh.joint_matrices(W)[..., k, :]  # (F, J, 4): the up row of each joint's skinning matrix
+    with np.errstate(invalid="ignore"):
+        b = np.einsum("fjc,jc->fj", S[..., :3], c) + S[..., 3] - np.linalg.norm(S[..., :3], axis=-1) * r
+    b = np.where(np.isfinite(b), b, -np.inf) - 1e-9 * (1.0 + np.abs(b))
+    b[:, ~moves.any(axis=0)] = np.inf  # a joint moving no vertex bounds none
+    first = moves[:, np.unique(np.argmin(b, axis=1))].any(axis=1) | odd
+    m = _sub_mesh(mesh, first).positions(W)[..., k].min(axis=1)
+    keep = moves[:, (b <= m[:, None]).any(axis=0)].any(axis=1) | first
+    if keep.sum() > 0.7 * mesh.vertex_count:
+        return mesh.positions(W)[..., k].min(axis=1)
+    if (keep == first).all():
+        return m
+    return _sub_mesh(mesh, keep).positions(W)[..., k].min(axis=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,8 @@ from animkit.motion.retarget_map import RetargetError
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
 
-__all__ = ["rotation_part", "bind_world", "bind_pose", "drivable", "with_rest", "read_dofs"]
+__all__ = ["rotation_part", "bind_world", "bind_pose", "drivable", "with_rest", "read_dofs", "standing_target",
+           "bind_rest"]
 
 Array = NDArray[np.float64]
 
@@ -364,3 +366,89 @@ def _joint(fig: Figure, node: str) -> Joint:
     arc = fig.node(node).parent_arc
     assert arc is not None
     return arc.joint
+
+
+#: Targets stood up lately (:func:`standing_target`), newest last: key → (the objects the key names by identity,
+#: kept alive so that no id is reused while its entry stands; the result; the key of the figure handed back).
+_STOOD: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Figure, tuple[str, ...], dict[str, float]],
+                                       tuple[object, ...]]] = {}
+_KEEP = 8
+_STOOD_LOCK = threading.Lock()
+
+
+def _figure_key(fig: Figure) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """(key, the objects it names by identity) of all that :func:`bind_world`, :func:`drivable` and
+    :func:`with_rest` read of ``fig``: its name, up and rig, each arc's ends, L and joint (frozen), each node's data
+    (by identity), T and colour."""
+    arcs = fig.arcs()
+    rig = fig.rig
+    held = (rig, *(a.joint for a in arcs), *(a.child.data for a in arcs))
+    key = (fig.name, fig.up, id(rig),
+           tuple((None if a.parent is None else a.parent.name, a.child.name, id(a.joint), id(a.child.data),
+                  a.child.color) for a in arcs),
+           b"".join(np.ascontiguousarray(a.L, dtype=float).tobytes() for a in arcs),
+           b"".join(np.ascontiguousarray(a.child.T, dtype=float).tobytes() for a in arcs))
+    return key, held
+
+
+def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], hips: str
+                    ) -> tuple[Figure, tuple[str, ...], dict[str, float]]:
+    """(the figure a retarget drives, the nodes that could not be given rotation DOFs, the joints whose bind pose
+    turns from the file's nodes (:func:`_bind_turns`)): ``fig`` made :func:`drivable` (rotations on ``mapped`` and
+    the turned joints, translations on ``hips``), standing in its skins' bind pose at rest (:func:`with_rest`)
+    where that turns.
+
+    Built once per input (a figure's content, the meshes by identity, ``mapped``, ``hips``), so that a clip's
+    retarget does not rebuild its target's figure each call; an edited figure gets a new one, and a hit is handed
+    back only while the figure it gave is unedited too."""
+    fkey, held = _figure_key(fig)
+    key = (fkey, tuple(id(m) for m in meshes), tuple(mapped), hips)
+    with _STOOD_LOCK:
+        hit = _STOOD.get(key)
+    if hit is not None and _figure_key(hit[1][0])[0] == hit[2]:
+        made = hit[1]
+        out_key = hit[2]
+    else:
+        W_bind = bind_world(fig, meshes)
+        turned = _bind_turns(fig, W_bind)
+        mapped_set = set(mapped)
+        rotate = [n for n in fig.node_names if n in mapped_set or n in turned]
+        out, failed = drivable(fig, rotate, [hips])
+        if turned:  # the figure handed back stands in its bind pose at rest
+            out = with_rest(out, bind_pose(out, W_bind))
+        made = (out, failed, turned)
+        out_key = _figure_key(out)[0]
+    with _STOOD_LOCK:  # threads (the batch) share the cache
+        _STOOD.pop(key, None)
+        _STOOD[key] = ((*held, *meshes), made, out_key)  # newest last
+        while len(_STOOD) > _KEEP:
+            del _STOOD[next(iter(_STOOD))]
+    return made[0], made[1], dict(made[2])
+
+
+_RESTS: dict[tuple[object, ...], tuple[tuple[object, ...], Array | None]] = {}
+
+
+def bind_rest(fig: Figure, meshes: Sequence[Mesh]) -> Array | None:
+    """The pose (D,) ``fig`` stands in at its skins' bind (:func:`bind_pose`) where that turns from the file's nodes,
+    else None (no skin, or the same pose). Built once per input (the figure's content, the meshes by identity), as
+    :func:`standing_target`; the array handed back is read-only."""
+    fkey, held = _figure_key(fig)
+    key = (fkey, tuple(id(m) for m in meshes))
+    with _STOOD_LOCK:
+        hit = _RESTS.get(key)
+    if hit is not None:
+        rest = hit[1]
+    else:
+        rest = None
+        if any(m.skinned for m in meshes):
+            W_bind = bind_world(fig, meshes)
+            if _bind_turns(fig, W_bind):
+                rest = bind_pose(fig, W_bind)
+                rest.setflags(write=False)
+    with _STOOD_LOCK:
+        _RESTS.pop(key, None)
+        _RESTS[key] = ((*held, *meshes), rest)
+        while len(_RESTS) > _KEEP:
+            del _RESTS[next(iter(_RESTS))]
+    return rest
