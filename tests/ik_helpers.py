@@ -93,3 +93,16 @@ def assert_meets(fig: Figure, eff: str, pose: np.ndarray, target: np.ndarray, to
     W = fig.world(pose)[eff]
     assert np.linalg.norm(W[:3, 3] - target[:3, 3]) <= tol * (1 + 1e-9)
     assert np.linalg.norm(rotation_error(target[:3, :3], W[:3, :3])) <= orientation_tol * (1 + 1e-9)
+
+
+def limit_bound_arm() -> tuple[Figure, np.ndarray, float]:
+    """Two hinges (0.7 and 0.4), the elbow limited to [0, 0.2] rad, a target 0.5 from the base that only a folded
+    elbow could reach, and the best distance there is (a 1441 × 21 grid's best: the elbow on its limit)."""
+    fig = Figure("base")
+    fig.add("upper", "base", joint=hinge("shoulder", "z"))
+    fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
+    fig.add("end", "lower", offset=(0.4, 0, 0))
+    target = np.array([0.0, 0.5, 0.0])
+    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
+               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    return fig, target, float(best)

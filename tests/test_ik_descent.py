@@ -13,7 +13,7 @@ from animkit.ik.objective import chain_objective
 from animkit.model.figure import Figure
 from animkit.model.joints import slider
 
-from .ik_helpers import assert_meets, load, random_targets
+from .ik_helpers import assert_meets, limit_bound_arm, load, random_targets
 
 
 def _cartesian() -> Figure:
@@ -86,17 +86,7 @@ def test_at_a_limit_the_answer_is_the_constrained_optimum_and_unreachable(solver
     elbow could reach: the best the arm can do (a 1441 × 21 grid's best) has the elbow on its limit. BFGS's direction
     on the free DOFs (−H_FF ∇f_F) reaches it; before, H's row of the pinned elbow turned d against the limit, the
     projected step stopped 2 mm short and the solve ended "stalled"."""
-    import math
-
-    from animkit.model.joints import hinge
-
-    fig = Figure("base")
-    fig.add("upper", "base", joint=hinge("shoulder", "z"))
-    fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
-    fig.add("end", "lower", offset=(0.4, 0, 0))
-    target = np.array([0.0, 0.5, 0.0])
-    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
-               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    fig, target, best = limit_bound_arm()
     r = solve(fig, np.array([0.0, 0.1]), "end", target, solver=solver)
     assert best - 1e-3 <= r.position_error <= best + 1e-6 and r.pose[1] == pytest.approx(0.2)
     assert r.reason == "unreachable" and r.reachable is False

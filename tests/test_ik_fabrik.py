@@ -26,7 +26,7 @@ from animkit.model.transforms import swing_twist_from_matrix
 from animkit.motion.reach import compare
 from animkit.scene import describe_scene
 
-from .ik_helpers import SCENES, chain_dofs, load, natural_start, random_pose, slider_figure
+from .ik_helpers import SCENES, chain_dofs, limit_bound_arm, load, natural_start, random_pose, slider_figure
 
 
 @pytest.fixture(scope="module")
@@ -404,19 +404,11 @@ def test_at_a_limit_fabrik_ends_on_the_constrained_optimum_and_says_unreachable(
     elbow could reach: a 1441 × 21 grid's best distance has the elbow on its limit. FABRIK (NumPy and compiled)
     ends there, elbow on the limit, and calls it unreachable; before its slow steps were doubled
     (``fabrik.EXTEND``), it crept toward it at ~0.9 a step and ended "stalled" 3 mm short."""
-    import math
-
     from animkit import jit
 
     monkeypatch.setattr(jit, "ALWAYS", compiled)
     monkeypatch.setattr(jit, "ENABLED", compiled and jit.ENABLED)
-    fig = Figure("base")
-    fig.add("upper", "base", joint=hinge("shoulder", "z"))
-    fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
-    fig.add("end", "lower", offset=(0.4, 0, 0))
-    target = np.array([0.0, 0.5, 0.0])
-    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
-               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    fig, target, best = limit_bound_arm()
     r = solve(fig, np.array([0.0, 0.1]), "end", target, solver=FABRIK())
     assert best - 1e-3 <= r.position_error <= best + 1e-6 and r.pose[1] == pytest.approx(0.2)
     assert r.reason == "unreachable" and r.reachable is False
