@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import animkit
+from animkit import AnimkitError
 from animkit.model.figure import Figure
 from animkit.model.transforms import rotation_x
 from animkit.motion.measures import SourceMotion, bone_direction_errors, measure_motion, standing_hip_height
@@ -66,7 +67,10 @@ def test_a_z_up_figure_measures_what_the_y_up_one_does(walk) -> None:
 def test_the_wrong_up_measures_wrong_and_up_overrides_the_figures(walk) -> None:
     fig, zfig, P, fps = walk
     y = measure_motion(fig, P, fps)
-    # unit=1: the hips stand at z = 0 as the feet do, and legs.metres_per_unit divides by that height
+    # the hips stand at z = 0 as the feet do: no hip height to find metres from, said as one AnimkitError (it was a
+    # ZeroDivisionError); unit=1 measures on
+    with pytest.raises(AnimkitError, match="hips above the feet"):
+        measure_motion(fig, P, fps, up="z")
     wrong = measure_motion(fig, P, fps, up="z", unit=1.0)  # the Y-up walk on the x-y plane: travel and facing differ
     assert wrong.travel_hh != pytest.approx(y.travel_hh, rel=0.05)
     assert wrong.facing_change_deg != pytest.approx(y.facing_change_deg, abs=5.0)

@@ -239,6 +239,9 @@ def metres_per_unit(figure: Figure, legs: tuple[Leg, ...], up: UpAxis | None = N
     """1 when the hip height lies in 0.3–3 units (metres), else 0.95 / hip height (an adult's hips)."""
     up = figure.up if up is None else up
     H = hip_height(figure, legs[0].hip, up)
+    if not H > 0.0:  # level or below the feet: no standing figure along this axis (a wrong up, a figure lying down)
+        raise AnimkitError(f"figure {figure.name!r}: the hip {legs[0].hip!r} is {H:.4g} above the feet's lowest "
+                           f"point along up {up!r} at rest; legs need the hips above the feet (is up right?)")
     return 1.0 if 0.3 <= H <= 3.0 else 0.95 / H
 
 
