@@ -18,7 +18,7 @@ PKG = Path(animkit.__file__).resolve().parent
 # Core in layer order: the support modules, then the model and its maths (package `model`), what a figure looks
 # like (`look`) and the scene; each may import only those before it (a package's own modules import each other freely,
 # without cycles: test_no_import_cycles).
-CORE = ["errors", "display", "limits", "jit", "atomic", "progress", "model", "look", "scene"]
+CORE = ["errors", "display", "limits", "jit", "atomic", "progress", "recent", "model", "look", "scene"]
 # What each package above core may import besides core.
 ALLOWED = {
     "keyframes": set(),

@@ -13,7 +13,6 @@ here.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -26,6 +25,7 @@ from animkit.look import skin as lbs
 from animkit.look.drawn import figure_mesh
 from animkit.look.mesh import Mesh
 from animkit.model.figure import Figure
+from animkit.recent import Recent
 
 __all__ = ["BodySurface", "body_surface", "descendants", "lowest_along"]
 
@@ -178,11 +178,7 @@ def _size(sel: Index | slice, part: _Part) -> int:
     return len(part.rest) if isinstance(sel, slice) else int(sel.size)
 
 
-#: Surfaces built lately (:func:`body_surface`), newest last: key → (the objects the key names by identity, kept
-#: alive so that no id is reused while its entry stands; the surface).
-_BUILT: dict[tuple[object, ...], tuple[tuple[object, ...], BodySurface]] = {}
-_KEEP = 8
-_BUILT_LOCK = threading.Lock()
+_BUILT: Recent[BodySurface] = Recent(8)  # surfaces built lately (:func:`body_surface`)
 
 
 def body_surface(figure: Figure, meshes: Sequence[Mesh] = ()) -> BodySurface:
@@ -193,15 +189,7 @@ def body_surface(figure: Figure, meshes: Sequence[Mesh] = ()) -> BodySurface:
     :func:`~animkit.look.drawn.figure_mesh` reads (each node's data object and T, each arc's ends and L, the rest
     pose's world matrices), so an edited figure gets a new one. The surface is read-only to its callers."""
     key, held = _surface_key(figure, meshes)
-    with _BUILT_LOCK:
-        hit = _BUILT.get(key)
-    surface = hit[1] if hit is not None else _build_surface(figure, meshes)
-    with _BUILT_LOCK:  # threads (the batch) share the cache
-        _BUILT.pop(key, None)
-        _BUILT[key] = (held, surface)  # newest last
-        while len(_BUILT) > _KEEP:
-            del _BUILT[next(iter(_BUILT))]
-    return surface
+    return _BUILT.fetch(key, held, lambda: _build_surface(figure, meshes))
 
 
 def _surface_key(figure: Figure, meshes: Sequence[Mesh]) -> tuple[tuple[object, ...], tuple[object, ...]]:

@@ -6,7 +6,6 @@ lowest point of the feet standing), the ground its feet find in a clip (:func:`g
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -15,6 +14,7 @@ from numpy.typing import NDArray
 
 from animkit.model.figure import Figure
 from animkit.motion.retarget_map import _humanoid_of
+from animkit.recent import Recent
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
@@ -191,21 +191,19 @@ def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None =
     return of_drawn
 
 
-#: Per skinned mesh (by identity, the mesh kept alive so that no id is reused): its joints' bounding spheres and the
-#: vertices each joint moves (:func:`_joint_spheres`); and sub-meshes of it by the vertices they keep.
-_SPHERES: dict[int, tuple[Mesh, tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]]] = {}
-_SUBS: dict[tuple[int, bytes], tuple[Mesh, Mesh]] = {}
-_KEEP = 16
-_LOCK = threading.Lock()
+#: Per skinned mesh (by identity): its joints' bounding spheres and the vertices each joint moves
+#: (:func:`_joint_spheres`); and sub-meshes of it by the vertices they keep.
+_SPHERES: Recent[tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]] = Recent(16)
+_SUBS: Recent[Mesh] = Recent(16)
 
 
 def _joint_spheres(mesh: Mesh) -> tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]:
     """(centres c (J, 3), radii r (J,) of the rest vertices each skin joint moves (weight > 0), which joints move
     each vertex (V, J), the vertices the bound does not hold for (weights negative or not summing to 1))."""
-    with _LOCK:
-        hit = _SPHERES.get(id(mesh))
-    if hit is not None:
-        return hit[1]
+    return _SPHERES.fetch(id(mesh), (mesh,), lambda: _spheres_of(mesh))
+
+
+def _spheres_of(mesh: Mesh) -> tuple[Array, Array, NDArray[np.bool_], NDArray[np.bool_]]:
     assert mesh.skin is not None and mesh.joints is not None and mesh.weights is not None
     V, J = mesh.vertex_count, len(mesh.skin.joints)
     moves = np.zeros((V, J), dtype=bool)
@@ -218,30 +216,17 @@ def _joint_spheres(mesh: Mesh) -> tuple[Array, Array, NDArray[np.bool_], NDArray
         if len(X):
             c[j] = 0.5 * (X.min(axis=0) + X.max(axis=0))
             r[j] = np.sqrt(((X - c[j]) ** 2).sum(axis=1).max()) * (1 + 1e-9) + 1e-12
-    made = (c, r, moves, odd)
-    with _LOCK:
-        _SPHERES[id(mesh)] = (mesh, made)
-        while len(_SPHERES) > _KEEP:
-            del _SPHERES[next(iter(_SPHERES))]
-    return made
+    return c, r, moves, odd
 
 
 def _sub_mesh(mesh: Mesh, keep: NDArray[np.bool_]) -> Mesh:
     """The vertices ``keep`` of ``mesh`` (no faces): skinned vertex by vertex as in the whole mesh."""
-    key = (id(mesh), np.packbits(keep).tobytes())
-    with _LOCK:
-        hit = _SUBS.get(key)
-    if hit is not None:
-        return hit[1]
-    assert mesh.joints is not None and mesh.weights is not None
-    sub = dataclasses.replace(mesh, faces=np.zeros((0, 3), dtype=mesh.faces.dtype), uvs=None, texture=None,
-                              rest_positions=mesh.rest_positions[keep], rest_normals=mesh.rest_normals[keep],
-                              joints=mesh.joints[keep], weights=mesh.weights[keep])
-    with _LOCK:
-        _SUBS[key] = (mesh, sub)
-        while len(_SUBS) > _KEEP:
-            del _SUBS[next(iter(_SUBS))]
-    return sub
+    joints, weights = mesh.joints, mesh.weights
+    assert joints is not None and weights is not None
+    return _SUBS.fetch((id(mesh), np.packbits(keep).tobytes()), (mesh,), lambda: dataclasses.replace(
+        mesh, faces=np.zeros((0, 3), dtype=mesh.faces.dtype), uvs=None, texture=None,
+        rest_positions=mesh.rest_positions[keep], rest_normals=mesh.rest_normals[keep], joints=joints[keep],
+        weights=weights[keep]))
 
 
 def _vertex_by_vertex() -> bool:

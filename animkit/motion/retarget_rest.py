@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from animkit.model.transforms import (
     quaternion_from_matrix,
 )
 from animkit.motion.retarget_map import RetargetError
+from animkit.recent import Recent
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
@@ -368,12 +368,8 @@ def _joint(fig: Figure, node: str) -> Joint:
     return arc.joint
 
 
-#: Targets stood up lately (:func:`standing_target`), newest last: key → (the objects the key names by identity,
-#: kept alive so that no id is reused while its entry stands; the result; the key of the figure handed back).
-_STOOD: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Figure, tuple[str, ...], dict[str, float]],
-                                       tuple[object, ...]]] = {}
-_KEEP = 8
-_STOOD_LOCK = threading.Lock()
+_STOOD: Recent[tuple[tuple[Figure, tuple[str, ...], dict[str, float]], tuple[object, ...]]] = Recent(8)
+_RESTS: Recent[Array | None] = Recent(8)
 
 
 def _figure_key(fig: Figure) -> tuple[tuple[object, ...], tuple[object, ...]]:
@@ -402,13 +398,8 @@ def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], 
     retarget does not rebuild its target's figure each call; an edited figure gets a new one, and a hit is handed
     back only while the figure it gave is unedited too."""
     fkey, held = _figure_key(fig)
-    key = (fkey, tuple(id(m) for m in meshes), tuple(mapped), hips)
-    with _STOOD_LOCK:
-        hit = _STOOD.get(key)
-    if hit is not None and _figure_key(hit[1][0])[0] == hit[2]:
-        made = hit[1]
-        out_key = hit[2]
-    else:
+
+    def make() -> tuple[tuple[Figure, tuple[str, ...], dict[str, float]], tuple[object, ...]]:
         W_bind = bind_world(fig, meshes)
         turned = _bind_turns(fig, W_bind)
         mapped_set = set(mapped)
@@ -416,17 +407,11 @@ def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], 
         out, failed = drivable(fig, rotate, [hips])
         if turned:  # the figure handed back stands in its bind pose at rest
             out = with_rest(out, bind_pose(out, W_bind))
-        made = (out, failed, turned)
-        out_key = _figure_key(out)[0]
-    with _STOOD_LOCK:  # threads (the batch) share the cache
-        _STOOD.pop(key, None)
-        _STOOD[key] = ((*held, *meshes), made, out_key)  # newest last
-        while len(_STOOD) > _KEEP:
-            del _STOOD[next(iter(_STOOD))]
+        return (out, failed, turned), _figure_key(out)[0]
+
+    made, _ = _STOOD.fetch((fkey, tuple(id(m) for m in meshes), tuple(mapped), hips), (*held, *meshes), make,
+                           valid=lambda hit: _figure_key(hit[0][0])[0] == hit[1])  # the figure given, unedited
     return made[0], made[1], dict(made[2])
-
-
-_RESTS: dict[tuple[object, ...], tuple[tuple[object, ...], Array | None]] = {}
 
 
 def bind_rest(fig: Figure, meshes: Sequence[Mesh]) -> Array | None:
@@ -434,21 +419,15 @@ def bind_rest(fig: Figure, meshes: Sequence[Mesh]) -> Array | None:
     else None (no skin, or the same pose). Built once per input (the figure's content, the meshes by identity), as
     :func:`standing_target`; the array handed back is read-only."""
     fkey, held = _figure_key(fig)
-    key = (fkey, tuple(id(m) for m in meshes))
-    with _STOOD_LOCK:
-        hit = _RESTS.get(key)
-    if hit is not None:
-        rest = hit[1]
-    else:
-        rest = None
-        if any(m.skinned for m in meshes):
-            W_bind = bind_world(fig, meshes)
-            if _bind_turns(fig, W_bind):
-                rest = bind_pose(fig, W_bind)
-                rest.setflags(write=False)
-    with _STOOD_LOCK:
-        _RESTS.pop(key, None)
-        _RESTS[key] = ((*held, *meshes), rest)
-        while len(_RESTS) > _KEEP:
-            del _RESTS[next(iter(_RESTS))]
-    return rest
+
+    def make() -> Array | None:
+        if not any(m.skinned for m in meshes):
+            return None
+        W_bind = bind_world(fig, meshes)
+        if not _bind_turns(fig, W_bind):
+            return None
+        rest = bind_pose(fig, W_bind)
+        rest.setflags(write=False)
+        return rest
+
+    return _RESTS.fetch((fkey, tuple(id(m) for m in meshes)), (*held, *meshes), make)
