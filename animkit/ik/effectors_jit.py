@@ -119,13 +119,17 @@ _inverse_left_jacobian = kernel(_inverse_left_jacobian) or _inverse_left_jacobia
 
 class Targets(NamedTuple):
     """The effectors' targets: ``mask`` (targets, n): link k moves the target's node; node, position, rotation
-    (used where ``has_R``)."""
+    (used where ``has_R``); ``base`` (targets,): −1, or the node of the limb's root for a target out of the limb's
+    reach, which is then sought at p_base + (t − p_base) · min(1, ``reach`` / ‖t − p_base‖) (the limb pointed at it,
+    its mask the limb's own links) and not counted in the largest misses."""
 
     mask: Array
     node: Array
     p: Array
     R: Array
     has_R: Array
+    base: Array
+    reach: Array
 
 
 class Bones(NamedTuple):
@@ -183,8 +187,18 @@ def _target_rows(cols: Array, rev: Array, st: State, tg: Targets, wp: float, wo:
     for t in range(tg.node.shape[0]):
         node = tg.node[t]
         rows = 6 if tg.has_R[t] else 3
-        ex, ey, ez = tg.p[t, 0] - p[node, 0], tg.p[t, 1] - p[node, 1], tg.p[t, 2] - p[node, 2]
-        pe = max(pe, math.sqrt(ex * ex + ey * ey + ez * ez))
+        if tg.base[t] == -2:  # left out
+            continue
+        tx, ty, tz = tg.p[t, 0], tg.p[t, 1], tg.p[t, 2]
+        full = tg.base[t] < 0
+        if not full:  # out of the limb's reach: sought at the limb's length along the line from its root
+            k0 = tg.base[t]
+            bx, by, bz = tx - p[k0, 0], ty - p[k0, 1], tz - p[k0, 2]
+            f = min(1.0, tg.reach[t] / max(math.sqrt(bx * bx + by * by + bz * bz), 1e-300))
+            tx, ty, tz = p[k0, 0] + f * bx, p[k0, 1] + f * by, p[k0, 2] + f * bz
+        ex, ey, ez = tx - p[node, 0], ty - p[node, 1], tz - p[node, 2]
+        if full:
+            pe = max(pe, math.sqrt(ex * ex + ey * ey + ez * ez))
         e6[0], e6[1], e6[2] = ex * wp, ey * wp, ez * wp
         if tg.has_R[t]:
             for i in range(3):
@@ -192,7 +206,8 @@ def _target_rows(cols: Array, rev: Array, st: State, tg: Targets, wp: float, wo:
                     D[i, j] = tg.R[t, i, 0] * R[node, j, 0] + tg.R[t, i, 1] * R[node, j, 1] + \
                         tg.R[t, i, 2] * R[node, j, 2]
             ox, oy, oz = log_vee(D)
-            oe = max(oe, math.sqrt(ox * ox + oy * oy + oz * oz))
+            if full:
+                oe = max(oe, math.sqrt(ox * ox + oy * oy + oz * oz))
             e6[3], e6[4], e6[5] = ox * wo, oy * wo, oz * wo
         for c in range(m):
             k = cols[c]
