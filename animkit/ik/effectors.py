@@ -27,14 +27,14 @@ from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik import effectors_jit as ej
 from animkit.ik.cones_jit import cone_arrays
+from animkit.ik.limb_reach import Limbs, out_of_limb_reach
 from animkit.ik.lm_jit import cholesky
 from animkit.ik.prior import PosePrior, PriorBinding, feature_jacobian
 from animkit.ik.problem import ChainModel, compile_chain
-from animkit.ik.result import IKResult
+from animkit.ik.result import IKResult, Reason
 from animkit.ik.stack import edge_constraints, solve_on_edges
 from animkit.model.figure import Figure
 from animkit.model.fk import forward
-from animkit.model.humanoid import match_figure
 from animkit.model.transforms import cross3, rotation_error
 
 __all__ = ["pose_from_effectors", "EFFECTOR_TOL"]
@@ -225,7 +225,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra[c.dof_revolute & ~np.isin(np.asarray(c.dof_node), list(bone_nodes))] = True
     fast = ej.normal_equations is not None and jit.enabled()
     project = _cone_projector(ch, fast)
-    d = _descent(_Setting(ch, b, pr, tg, extra, fast, project), mov, _Limbs.none(b, tg), [])
+    d = _descent(_Setting(ch, b, pr, tg, extra, fast, project), mov, Limbs.none(b, tg), [])
 
     project(q)
     wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
@@ -235,12 +235,12 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     q, lam, pos_err, ori_err = _descend(d, q1, lam, max_iter, (wp, wo))
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
     # targets no pose meets (the root given: beyond the bones' length from it), which would drag the body after them
-    far = _out_of_limb_reach(figure, tg, q, from_root=True) if root is not None and not converged else \
+    far = out_of_limb_reach(figure, tg, q, from_root=True) if root is not None and not converged else \
         np.zeros(len(tg), dtype=bool)
     if far.any():
         q = _far_last(figure, _Setting(ch, b, pr, tg, extra, fast, project), d, q1, far, (wp, wo), max_iter)
         pos_err, ori_err = _misses(figure, tg, q)
-    why = "converged" if converged else "unreachable" if far.any() else "max_iterations"
+    why: Reason = "converged" if converged else "unreachable" if far.any() else "max_iterations"
     return IKResult(q, converged, True if converged else False if why == "unreachable" else None, len(d.errors) - 1,
                     pos_err, ori_err, np.array(d.errors), why, "prior", 0, time.perf_counter() - t0)
 
@@ -259,7 +259,7 @@ class _Setting:
     project: Callable[[Array], list[NDArray[np.intp]]]
 
 
-def _descent(st: _Setting, mov: NDArray[np.intp], limbs: _Limbs, errors: list[float]) -> _Descent:
+def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[float]) -> _Descent:
     """The descent over the DOFs ``mov`` (its evaluator, box, columns), the targets as ``limbs`` says."""
     fig_c = st.b.figure.compiled
     rest = st.b.figure.rest_pose()[mov]
@@ -277,81 +277,13 @@ def _far_last(figure: Figure, st: _Setting, d: _Descent, q: Array, far: NDArray[
     """Targets out of their limbs' reach (``far``) last, so that they never drag the body: the pose again from the
     prior's (``q``: phase 1's) without them (the other effectors and the prior; from phase 2's pose, bent after the far
     target, the descent stalls centimetres short), then each far limb alone (its own DOFs, the rest held) pointed at
-    its target: sought at the limb's length along the line from the limb's root (:class:`_Limbs`), which holds still."""
-    dropped = _Limbs.far(figure, st.b, st.tg, far, drop=True)
+    its target: sought at the limb's length along the line from the limb's root (:class:`Limbs`), which holds still."""
+    dropped = Limbs.far(figure, st.b, st.tg, far, drop=True)
     q, lam, _, _ = _descend(_descent(st, d.mov, dropped, d.errors), q, 1e-3, max_iter, w)
-    limbs = _Limbs.far(figure, st.b, st.tg, far)
+    limbs = Limbs.far(figure, st.b, st.tg, far)
     own = d.mov[np.any(limbs.mask[far][:, d.mov], axis=0)]
     q, _, _, _ = _descend(_descent(st, own, limbs, d.errors), q, lam, max_iter, w)
     return q
-
-
-@dataclass(frozen=True)
-class _Limbs:
-    """Per target: ``mask`` (targets, D), the DOFs that move it; ``base`` −1, or for a target out of its limb's reach
-    the node of the limb's root, its ``reach`` the limb's length and its mask the limb's own DOFs (those that move the
-    effector and not the root's parent), so that it points the limb at the target and never pulls the body."""
-
-    mask: NDArray[np.bool_]
-    base: NDArray[np.intp]
-    reach: Array
-
-    @staticmethod
-    def none(b: PriorBinding, tg: list[tuple[int, Array, Array | None]]) -> _Limbs:
-        node = np.array([i for i, _, _ in tg], dtype=np.intp)
-        return _Limbs(b.moves[node].copy(), np.full(len(tg), -1, dtype=np.intp), np.zeros(len(tg)))
-
-    @staticmethod
-    def far(figure: Figure, b: PriorBinding, tg: list[tuple[int, Array, Array | None]], far: NDArray[np.bool_],
-            drop: bool = False) -> _Limbs:
-        """The far targets (``far``) pointed at through their limbs, or left out (``drop``: base −2, no DOF)."""
-        out = _Limbs.none(b, tg)
-        for k in np.flatnonzero(far):
-            base, length = _limb(figure, tg[k][0])
-            parent = int(figure.compiled.parent[base])
-            out.base[k], out.reach[k] = (-2, 0.0) if drop else (base, length)
-            if drop:
-                out.mask[k] = False
-            elif parent >= 0:
-                out.mask[k] &= ~b.moves[parent]
-        return out
-
-
-def _out_of_limb_reach(figure: Figure, tg: list[tuple[int, Array, Array | None]], q: Array, *,
-                       from_root: bool = False) -> NDArray[np.bool_]:
-    """Per target: ‖t − p_base‖ > Σ bone lengths from the base to the effector (no pose of those joints meets it),
-    the base the effector's limb root (:data:`LIMB_BASE`: the upper arm for a hand, the upper leg for a foot, the
-    neck for the head) at pose ``q``, or the figure's root node with ``from_root`` (with the root given, no pose at
-    all meets it)."""
-    W = figure.world_batch(q[None])[0]
-    root = figure.compiled.node_names.index(figure.root_arc.child.name)
-    out = np.zeros(len(tg), dtype=bool)
-    for k, (node, tp, _) in enumerate(tg):
-        base, length = _limb(figure, node, root if from_root else None)
-        out[k] = base >= 0 and float(np.linalg.norm(tp - W[base, :3, 3])) > length * (1.0 + 1e-9)
-    return out
-
-
-def _limb(figure: Figure, node: int, base: int | None = None) -> tuple[int, float]:
-    """(the node of the limb's root, −1 where the figure has none; Σ of the rest bone lengths from it to ``node``): the
-    root :data:`LIMB_BASE` names for the effector at ``node``, or ``base``."""
-    c = figure.compiled
-    if base is None:
-        eff = {v: k for k, v in figure.rig.effectors.items()}
-        top = match_figure(figure).bones.get(LIMB_BASE.get(eff.get(c.node_names[node], ""), ""), "")
-        base = c.node_names.index(top) if top in c.node_names else -1
-    W0 = figure.world_batch(figure.rest_pose()[None])[0]
-    length, i = 0.0, node
-    while i != base and i >= 0:
-        j = int(c.parent[i])
-        length += float(np.linalg.norm(W0[i, :3, 3] - W0[j, :3, 3])) if j >= 0 else 0.0
-        i = j
-    return (base, length) if i == base else (-1, 0.0)
-
-
-#: The bone whose joint is the root of each effector's limb.
-LIMB_BASE = {"hand_l": "upper_arm_l", "hand_r": "upper_arm_r", "foot_l": "upper_leg_l", "foot_r": "upper_leg_r",
-             "head": "neck"}
 
 
 def _misses(figure: Figure, tg: list[tuple[int, Array, Array | None]], q: Array) -> tuple[float, float]:
@@ -367,7 +299,7 @@ Evaluator = Callable[[Array, float, float], tuple[Array, Array, float, float, fl
 
 
 def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: _Limbs) -> Evaluator:
+                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
     """H = JᵀJ, g = Jᵀe, the cost ‖e‖² and the largest position and orientation misses at a pose q, with the
     effectors' rows weighted by wp = 1/σ_p and wo = 1/σ_o (0: the prior alone), from the stacked rows
     J = [∂e/∂θ w ; U_kᵀ ∂x/∂θ ; I/σ_x] in NumPy (the compiled evaluator's oracle)."""
@@ -413,7 +345,7 @@ def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[
 
 
 def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: _Limbs) -> Evaluator:
+                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
     """The same H, g, cost and misses from :func:`.effectors_jit.normal_equations` (frames by
     :func:`.effectors_jit.chain_frames`)."""
     assert ej.chain_frames is not None and ej.normal_equations is not None
