@@ -103,16 +103,27 @@ SOFT_POLISH = 1e-6  # the second stage's factor on the weights of the tasks that
 def lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float = 1e-2) -> LoopOutput:
     """Minimise ½‖e‖² over the movable set from q0 (n,) by Levenberg–Marquardt (the module docstring); where the
     weighted optimum leaves a goal outside its tolerance (the other tasks pull against it), a second run from that
-    answer with their weights × SOFT_POLISH meets the goals while staying near it."""
+    answer with their weights × SOFT_POLISH meets the goals while staying near it. Where that fails too (the other
+    tasks led the run into a minimum the goals cannot leave: a preference pulling two DOFs onto their limits stopped
+    a reachable reach 15 cm short), the goals alone from q0, then the light run from their answer; kept where both
+    meet the goals."""
     out = _lm_stack(stack, q0, max_iter, damping)
     soft = [not t.goal for t in stack.tasks]
     if out.reason[0] == "converged" or not any(soft):
         return out
     light = tuple(t.with_weight(t.weight * SOFT_POLISH) if s else t for t, s in zip(stack.tasks, soft, strict=True))
     second = _lm_stack(replace(stack, tasks=light), out.q[0], max_iter, damping)
-    it = out.iterations + second.iterations
-    return LoopOutput(second.q, it, second.reason, second.position_error, second.orientation_error,
-                      np.concatenate([out.errors, second.errors[1:]]))
+    runs = [out, second]
+    if second.reason[0] != "converged":  # a minimum the other tasks led into: the goals alone from the start, then
+        goals = tuple(t for t, s in zip(stack.tasks, soft, strict=True) if not s)  # the light run from their answer,
+        alone = _lm_stack(replace(stack, tasks=goals), q0, max_iter, damping)  # kept where it meets the goals
+        if alone.reason[0] == "converged":
+            third = _lm_stack(replace(stack, tasks=light), alone.q[0], max_iter, damping)
+            if third.reason[0] == "converged":
+                runs += [alone, third]
+    last = runs[-1]
+    return LoopOutput(last.q, sum(r.iterations for r in runs), last.reason, last.position_error,
+                      last.orientation_error, np.concatenate([out.errors] + [r.errors[1:] for r in runs[1:]]))
 
 
 def _lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float) -> LoopOutput:
