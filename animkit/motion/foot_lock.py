@@ -50,7 +50,8 @@ from animkit.motion.legs import (
     measure,
     metres_per_unit,
 )
-from animkit.motion.pelvis import _near, _off_held, leg_length, pelvis_offset, smooth_max
+from animkit.motion.pelvis import _off_held, leg_length, pelvis_offset, smooth_max
+from animkit.motion.pivot import pivot_masks, twist_weight
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -265,22 +266,24 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
+    names = figure.node_names
     masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
                         c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
              for leg in legs}
     for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is
         # down the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the
         # foot); where only the hock or wrist is (a running fox's hind leg), that is held
+        mh, mt = masks[leg.side]
         if leg.side not in ("l", "r") and leg.toe != leg.ankle:
-            mh, mt = masks[leg.side]
             masks[leg.side] = (mh & ~mt, mt)
+        elif leg.toe != leg.ankle:  # a biped's foot that spins pivots on its toe (animkit.motion.pivot)
+            masks[leg.side] = pivot_masks(mh, mt, W0[:, names.index(leg.ankle), :3, :3], k)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)
     measured = functools.partial(measure, figure, up=up, legs=legs, unit=u, surface=surface, fps=fps)
     before = measured(P0, c, world=W0, lows=low0, knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
-    names = figure.node_names
     soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
              for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
@@ -535,7 +538,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
             deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
         feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0,
-                            _twist_weight(mh, mt, toe - A, k, nb)))
+                            twist_weight(mh, mt, W[:, ia, :3, :3], k, nb)))
         planned.append((below, rel))
         weights.append((goal, w))
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
@@ -551,26 +554,6 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
-
-
-def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
-    """How far (F,) the hip twists a leg whose ankle cannot, to give its foot the heading the lock asks for
-    (:class:`HeldLeg`): over each contact that the toe alone holds some of the time and where the clip's foot keeps
-    its heading within :data:`TWIST_TURN` (a foot pivoting further turns as the clip turns it), and near frames the
-    toe alone holds; eased in and out over ``nb`` frames. ``rel``: toe − ankle (F, 3) in the clip."""
-    some = np.zeros_like(mh)
-    h = rel.copy()
-    h[:, k] = 0.0
-    for s, e in _intervals(mh | mt):
-        c = h[s:e] @ h[s] / np.maximum(_norm(h[s:e], axis=1) * np.linalg.norm(h[s]), 1e-300)
-        if (mt & ~mh)[s:e].any() and np.arccos(np.clip(c, -1.0, 1.0)).max() <= TWIST_TURN:
-            some[s:e] = True
-    return _near(some | (mt & ~mh), nb)
-
-
-#: The largest turn of its heading (radians) over a contact for which a clip's foot is held at the heading the lock
-#: asks for by twisting the hip (:func:`_twist_weight`).
-TWIST_TURN = np.radians(30.0)
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
