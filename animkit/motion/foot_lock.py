@@ -51,7 +51,7 @@ from animkit.motion.legs import (
     metres_per_unit,
 )
 from animkit.motion.pelvis import _off_held, leg_length, pelvis_offset, smooth_max
-from animkit.motion.pivot import pivot_masks, twist_weight
+from animkit.motion.pivot import held_masks, twist_weight
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -267,17 +267,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
     names = figure.node_names
-    masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
-                        c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
-             for leg in legs}
-    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is
-        # down the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the
-        # foot); where only the hock or wrist is (a running fox's hind leg), that is held
-        mh, mt = masks[leg.side]
-        if leg.side not in ("l", "r") and leg.toe != leg.ankle:
-            masks[leg.side] = (mh & ~mt, mt)
-        elif leg.toe != leg.ankle:  # a biped's foot that spins pivots on its toe (animkit.motion.pivot)
-            masks[leg.side] = pivot_masks(mh, mt, W0[:, names.index(leg.ankle), :3, :3], k)
+    masks = held_masks(c, legs, W0[:, [names.index(leg.ankle) for leg in legs], :3, :3], k)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)

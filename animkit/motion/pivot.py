@@ -16,10 +16,10 @@ from numpy.typing import NDArray
 
 from animkit.model.transforms import swing_twist_from_matrix
 from animkit.motion.leg_ik import _rotation
-from animkit.motion.legs import _intervals
+from animkit.motion.legs import Contacts, Leg, _intervals
 from animkit.motion.pelvis import _near
 
-__all__ = ["TWIST_TURN", "heading_turn", "pivot_masks", "spins", "twist_weight"]
+__all__ = ["TWIST_TURN", "heading_turn", "held_masks", "pivot_masks", "spins", "twist_weight"]
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
@@ -77,3 +77,22 @@ def twist_weight(mh: Bool, mt: Bool, R: Array, k: int, nb: int) -> Array:
         if (mt & ~mh)[s:e].any() and not spun[s]:
             some[s:e] = True
     return _near(some | (mt & ~mh), nb)
+
+
+def held_masks(c: Contacts, legs: tuple[Leg, ...], R: Array, k: int) -> dict[str, tuple[Bool, Bool]]:
+    """Per leg's side, the (heel, toe) frames the lock holds, from the contacts ``c`` of its ankle and toe: a biped's
+    foot that spins pivots on its toe (:func:`pivot_masks`; ``R`` (F, legs, 3, 3): the feet's world turns in the clip);
+    a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is down the paw is held
+    and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the foot), and where only the hock
+    or wrist is (a running fox's hind leg), that is held."""
+    F = c.mask.shape[0]
+    masks = {}
+    for j, leg in enumerate(legs):
+        mh = c.mask[:, c.points.index(leg.ankle)].copy()
+        mt = c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool)
+        if leg.side not in ("l", "r") and leg.toe != leg.ankle:
+            mh = mh & ~mt
+        elif leg.toe != leg.ankle:
+            mh, mt = pivot_masks(mh, mt, R[:, j], k)
+        masks[leg.side] = (mh, mt)
+    return masks
