@@ -3,9 +3,10 @@
 **Foot locking.** During a heel contact the ankle is held at one point over the whole contact (the point of
 its path the leg reaches best: a sliding foot is held near its middle); during a toe contact with the heel down the
 foot turns so the toe stays too, and when the heel lifts the toe stays where the heel left it and the foot turns
-about it (ankle goal = toe lock − Q·(toe − ankle) at f). The lock holds in full over the whole contact and is
-eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the clip carried
-and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
+about it (ankle goal = toe lock − Q·(toe − ankle) at f); a foot that spins (turns its heading past 30° over a contact)
+pivots on its toe, its heading the clip's (:mod:`animkit.motion.pivot`). The lock holds in full over the whole
+contact and is eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the
+clip carried and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
 :mod:`animkit.look.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out of the ground
 elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
 knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
@@ -117,6 +118,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
                              key=lambda r: (r[0], not r[2])):  # in time order: a lock is where the other one left it
         if heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
             heel_lock[s:e] = toe_lock[s] - rel[s]  # where that toe is held: the ankle does not jump as it lands
+        elif heel and s > 0 and mask_toe[s - 1]:  # a heel that stays down as a pivoting toe lifts: where it left it
+            heel_lock[s:e] = toe_lock[s - 1] - rel[s - 1]
         elif heel:
             heel_lock[s:e] = clip[s:e].mean(axis=0) if hip is None else _lock_point(clip[s:e], hip[s:e], reach, up)
         else:

@@ -53,17 +53,12 @@ def spins(mh: Bool, mt: Bool, R: Array, k: int, turn: float = TWIST_TURN) -> Boo
 
 
 def pivot_masks(mh: Bool, mt: Bool, R: Array, k: int) -> tuple[Bool, Bool]:
-    """(heel, toe) masks to hold: in a contact that :func:`spins`, the toe alone wherever it is down and after (the foot
-    pivots on its ball: the lock holds the toe still and the foot keeps the clip's heading, ankle = toe lock −
-    (toe − ankle)(f)), the heel only before the toe first comes down (a heel pivot the toe's lock then continues from);
-    elsewhere as given. ``R``: the foot's world turns (F, 3, 3) in the clip."""
-    heel = mh.copy()
-    spun = spins(mh, mt, R, k)
-    for s, e in _intervals(spun):
-        down = np.flatnonzero(mt[s:e])
-        if down.size:
-            heel[s + down[0]:e] = False
-    return heel, mt.copy()
+    """(heel, toe) masks to hold: in a contact that :func:`spins`, the toe alone wherever it is down (the foot pivots on
+    its ball: the lock holds the toe still and the foot keeps the clip's heading, ankle = toe lock − (toe − ankle)(f)),
+    the heel where the toe is up (a heel pivot, held where the toe's lock left it or where the toe's lock continues
+    from: :func:`animkit.motion.foot_lock._goal`); elsewhere as given. ``R``: the foot's world turns (F, 3, 3) in
+    the clip."""
+    return mh & ~(spins(mh, mt, R, k) & mt), mt.copy()
 
 
 def twist_weight(mh: Bool, mt: Bool, R: Array, k: int, nb: int) -> Array:
