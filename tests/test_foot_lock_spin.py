@@ -8,9 +8,10 @@ toe stands still to 0.5 mm and the heading is the clip's to 1°.
 
 On the hop (CMU 131_03, which turns 180° on its left foot at frames 827-894) retargeted onto the humanoid and onto
 CesiumMan, with the source's contacts carried as ``animkit retarget`` does: the pivot (the toe) skates at most 40 mm/s
-at a 0.9 m hip height during the spin (issue 25 §4's goal; 92 mm/s on the humanoid before, whose ankle cannot twist,
-with the foot's heading frozen at the landing's), the foot's heading follows the clip's (the lock used to freeze it
-while heel and toe were both down: 45° behind at the spin's end), every held sole stays within 1 cm of the ground, and
+at a 0.9 m hip height during the spin (issue 25 §4's goal; 93 mm/s on the humanoid before, whose ankle cannot twist,
+with the foot's heading frozen at the landing's; now 0.8 mm/s), the foot's heading follows the clip's (the lock used to
+freeze it while heel and toe were both down: up to 37° behind on the humanoid), every held sole stays within 1 cm of
+the ground, and
 the knee's turn about the hip–ankle line stays within the range the clip's own knee takes.
 """
 
