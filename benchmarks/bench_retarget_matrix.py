@@ -2,15 +2,16 @@
 
     flock /tmp/animkit-bench.lock python -m benchmarks.bench_retarget_matrix [--rounds 3]
 
-Sources: the BVH clips of ../shared/data/bvh (top level, both naming schemes: CMU's MotionBuilder and 3ds Max
-forms) and tests/data, one per file name (tests/data alone when shared/ is absent; not the pose prior's held-out frames,
-``*heldout*.bvh``: separate poses, not a motion). Targets: CesiumMan.glb,
-RiggedFigure.glb, the TOML humanoid (animkit/examples/humanoid.toml) and the rigs tests/retarget_rigs.py writes with
-animkit's glTF writer (Mixamo-style 0.01-scaled armatures turned −90°/+90°/0° about x with the hips in
-centimetres; a rig whose node pose differs from its bind pose). Each pair: ``retarget_full`` then ``lock_feet`` on
-the character's meshes (what ``animkit retarget`` does), measured by :func:`animkit.motion.measures.measure_motion`
-against the source (its contacts carried to the target), as retargeted and as locked. Writes
-benchmarks/results_retarget.md (earlier runs kept below, benchmarks/harness.py).
+Sources: the BVH clips of ../shared/data/bvh (top level, both naming schemes: CMU's MotionBuilder and 3ds Max forms)
+and tests/data, one per file name (tests/data alone when shared/ is absent; not the pose prior's held-out frames,
+``*heldout*.bvh``: separate poses, not a motion). Targets: CesiumMan.glb, RiggedFigure.glb, the TOML humanoid
+(animkit/examples/humanoid.toml), a character whose file is Z-up (tests/data/fbx/mixamo_zup_77.fbx, Blender's FBX
+export; where ufbx is installed) and the rigs tests/retarget_rigs.py writes with animkit's glTF writer (Mixamo-style
+0.01-scaled armatures turned −90°/+90°/0° about x with the hips in centimetres; a rig whose node pose differs from its
+bind pose). Each pair: ``retarget_full`` then ``lock_feet`` on the character's meshes (what ``animkit retarget``
+does), measured by :func:`animkit.motion.measures.measure_motion` against the source (its contacts carried to the
+target), as retargeted and as locked. Writes benchmarks/results_retarget.md (earlier runs kept below,
+benchmarks/harness.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
+import importlib.util  # noqa: E402
 import platform  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -208,6 +210,8 @@ def main() -> None:
             ("CesiumMan", animkit.load(ROOT / "tests" / "data" / "CesiumMan.glb")),
             ("RiggedFigure", animkit.load(ROOT / "tests" / "data" / "RiggedFigure.glb")),
             ("humanoid.toml", animkit.load(ROOT / "animkit" / "examples" / "humanoid.toml"))]
+        if importlib.util.find_spec("ufbx") is not None:  # a character whose file is Z-up, by Blender's FBX exporter
+            targets.append(("FBX Z-up (Blender)", animkit.load(ROOT / "tests" / "data" / "fbx" / "mixamo_zup_77.fbx")))
         targets += [(f"rig {k}", animkit.load(write_rig(k, Path(tmp)).path)) for k in RIGS]
         targets = [(n, t) for n, t in targets if not only or n in only]
         for path in clips:

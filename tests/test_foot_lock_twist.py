@@ -20,7 +20,7 @@ import pytest
 import animkit
 from animkit.model.transforms import matrix_about_axis, rotation_vector_from_matrix
 from animkit.motion import legs_of
-from animkit.motion.leg_ik import KNEE_IN, HeldLeg, held_leg_ik
+from animkit.motion.leg_ik import HeldLeg, held_leg_ik
 from animkit.motion.retarget import read_dofs
 
 SCENES = Path(__file__).parent.parent / "scenes"
@@ -94,37 +94,44 @@ def test_without_the_twist_the_foot_follows_the_shin(turned: tuple) -> None:
     assert np.abs(np.linalg.norm(turn, axis=1) - psi).max() < np.radians(0.25)
 
 
-def test_the_twist_never_turns_the_knee_in(turned: tuple) -> None:
-    """Asked for a foot turned a further 60° past frame 0's, inwards, the hip twists the leg only until the knee points
-    30° in from straight ahead (its outward component κ·ô, κ the knee's offset square to û, ô the hip's side, never
-    below min(the clip's, −sin 30°·|κ|)): the knee turns in no further, and the foot keeps the rest of that turn
-    unreached."""
+def _outward(X: np.ndarray, u: np.ndarray, side: np.ndarray, at: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(κ·ô, |κ|) per frame: the knee's offset from the hip square to û, along the hip's side outwards, and its size."""
+    k = X[:, at["knee_l"], :3, 3] - X[:, at["hip_l"], :3, 3]
+    kp = k - (k @ u)[:, None] * u
+    return kp @ side, np.linalg.norm(kp, axis=1)
+
+
+@pytest.mark.parametrize("sense", [1.0, -1.0], ids=["in", "out"])
+def test_the_twist_keeps_the_knee_within_the_clips_own_range(turned: tuple, sense: float) -> None:
+    """Asked for a foot turned a further 60° past frame 0's, inwards or outwards, the hip twists the leg only until the
+    knee reaches the edge of the range the clip's own knee takes (its outward sine κ̂·ô, κ the knee's offset square to
+    û, ô the hip's side; the clip's knee turns through 25° about û): never past it, and the guard is what stopped it
+    (the knee ends on that edge); the foot keeps the rest of the turn unreached. The old guard let a knee turn in to
+    30° past straight ahead whatever the clip did, and out without bound."""
     fig, P, psi, u, at = turned
     W = fig.world_batch(P)
     leg = next(lg for lg in legs_of(fig) if lg.side == "l")
-    ia, ik, ih = at["ankle_l"], at["knee_l"], at["hip_l"]
+    ia, ih = at["ankle_l"], at["hip_l"]
     side = W[0, ih, :3, 3] - W[0, at["hips"], :3, 3]
     side[1] = 0.0
-
     side /= np.linalg.norm(side)
-
-    def outward(X: np.ndarray) -> np.ndarray:
-        k = X[:, ik, :3, 3] - X[:, ih, :3, 3]
-        return (k - (k @ u)[:, None] * u) @ side
-
-    def square(X: np.ndarray) -> np.ndarray:
-        k = X[:, ik, :3, 3] - X[:, ih, :3, 3]
-        return np.linalg.norm(k - (k @ u)[:, None] * u, axis=1)
-
-    inward = -np.sign(outward(W[1:]).mean())  # the sense of a turn about û that moves the knee in
+    x0, size = _outward(W, u, side, at)
+    lo, hi = (x0 / size).min(), (x0 / size).max()  # the clip's own range of the knee's turn
+    assert hi - lo > np.sin(np.radians(20.0))  # it does turn (25° about û)
     goal = W[:, ia, :3, 3]
     d = np.linalg.norm(goal - W[:, ih, :3, 3], axis=1)
-    extra = np.radians(60.0) * inward * np.sign(psi.max())
+    # the sense of a turn about û that moves the knee in (ô's way is out)
+    turn_in = -np.sign(np.cross(u, W[0, at["knee_l"], :3, 3] - W[0, ih, :3, 3]) @ side)
+    extra = np.radians(60.0) * sense * turn_in
     held = HeldLeg(leg, goal, np.ones(F, bool), matrix_about_axis(u, -psi + extra), float(d.max()), float(d.min()),
                    np.ones(F), d, np.ones(F))
     W1 = fig.world_batch(held_leg_ik(fig, P, W, held, goal, held.active))
-    floor = np.minimum(outward(W), -KNEE_IN * square(W))
-    assert (outward(W1) >= floor - 1e-9).all()  # never further in than 30° past straight ahead
-    assert np.abs(outward(W1) - floor).min() < 1e-2 * square(W).min()  # and the guard is what stopped it
+    x1, size1 = _outward(W1, u, side, at)
+    assert np.abs(size1 - size).max() < 1e-9  # a turn about û: the knee's distance from û is the clip's
+    assert (x1 >= np.minimum(x0, lo * size) - 1e-9).all() and (x1 <= np.maximum(x0, hi * size) + 1e-9).all()
+    edge = lo * size if sense > 0 else hi * size
+    # the guard stopped it on the range's edge, on every frame (to the bisection's 1/64 of the asked turn)
+    assert np.abs(x1 - edge).max() < 0.03 * size.min()
+    assert np.abs(x0 - edge).max() > 0.3 * size.min()  # where the clip's knee was not
     foot_err = np.linalg.norm(W1[:, ia, :3, :3] - matrix_about_axis(u, extra) @ W[0, ia, :3, :3], axis=(1, 2))
-    assert foot_err.max() > 0.1  # the foot's inward turn the knee would need is left unreached
+    assert foot_err.max() > 0.1  # the rest of the foot's turn is left unreached

@@ -3,9 +3,10 @@
 **Foot locking.** During a heel contact the ankle is held at one point over the whole contact (the point of
 its path the leg reaches best: a sliding foot is held near its middle); during a toe contact with the heel down the
 foot turns so the toe stays too, and when the heel lifts the toe stays where the heel left it and the foot turns
-about it (ankle goal = toe lock − Q·(toe − ankle) at f). The lock holds in full over the whole contact and is
-eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the clip carried
-and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
+about it (ankle goal = toe lock − Q·(toe − ankle) at f); a foot that spins (turns its heading past 30° over a contact)
+pivots on its toe, its heading the clip's (:mod:`animkit.motion.pivot`). The lock holds in full over the whole
+contact and is eased in over ``blend`` frames before it and out over ``blend`` after it (the lock's offset from the
+clip carried and faded). Its height puts the foot's lowest *surface* point (the skinned mesh, else the drawn geometry:
 :mod:`animkit.look.surface`) on the ground (plus 0.5 % of the hip height) while planted and lifts it out of the ground
 elsewhere, and it is reached by the two-bone leg IK batched over frames (:func:`animkit.ik.two_bone_angles`): the
 knee stays in the plane of the clip's own knee (its bend axis, fixed in the thigh's frame, so it never flips) and
@@ -50,7 +51,8 @@ from animkit.motion.legs import (
     measure,
     metres_per_unit,
 )
-from animkit.motion.pelvis import _near, _off_held, leg_length, pelvis_offset, smooth_max
+from animkit.motion.pelvis import _off_held, leg_length, pelvis_offset, smooth_max
+from animkit.motion.pivot import held_masks, twist_weight
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -116,6 +118,8 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
                              key=lambda r: (r[0], not r[2])):  # in time order: a lock is where the other one left it
         if heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
             heel_lock[s:e] = toe_lock[s] - rel[s]  # where that toe is held: the ankle does not jump as it lands
+        elif heel and s > 0 and mask_toe[s - 1]:  # a heel that stays down as a pivoting toe lifts: where it left it
+            heel_lock[s:e] = toe_lock[s - 1] - rel[s - 1]
         elif heel:
             heel_lock[s:e] = clip[s:e].mean(axis=0) if hip is None else _lock_point(clip[s:e], hip[s:e], reach, up)
         else:
@@ -265,22 +269,14 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
-    masks = {leg.side: (c.mask[:, c.points.index(leg.ankle)].copy(),
-                        c.mask[:, c.points.index(leg.toe)].copy() if leg.toe in c.points else np.zeros(F, bool))
-             for leg in legs}
-    for leg in legs:  # a quadruped stands on its paws (the toe): its "ankle" is a hock or wrist, so where the paw is
-        # down the paw is held and the leg pivots about it (ankle = toe lock − (toe − ankle) as the clip turns the
-        # foot); where only the hock or wrist is (a running fox's hind leg), that is held
-        if leg.side not in ("l", "r") and leg.toe != leg.ankle:
-            mh, mt = masks[leg.side]
-            masks[leg.side] = (mh & ~mt, mt)
+    names = figure.node_names
+    masks = held_masks(c, legs, W0[:, [names.index(leg.ankle) for leg in legs], :3, :3], k)
     lift = {leg.side: np.ones(F, dtype=bool) for leg in legs}  # where each foot may be lifted out of the ground
     nb = max(2, int(round(blend * fps)))
     knee0 = knee_angles(figure, P0, legs, world=W0)
     measured = functools.partial(measure, figure, up=up, legs=legs, unit=u, surface=surface, fps=fps)
     before = measured(P0, c, world=W0, lows=low0, knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
-    names = figure.node_names
     soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
              for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
     notes: list[str] = []
@@ -535,7 +531,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
             deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
         feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0,
-                            _twist_weight(mh, mt, toe - A, k, nb)))
+                            twist_weight(mh, mt, W[:, ia, :3, :3], k, nb)))
         planned.append((below, rel))
         weights.append((goal, w))
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
@@ -551,26 +547,6 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
-
-
-def _twist_weight(mh: Bool, mt: Bool, rel: Array, k: int, nb: int) -> Array:
-    """How far (F,) the hip twists a leg whose ankle cannot, to give its foot the heading the lock asks for
-    (:class:`HeldLeg`): over each contact that the toe alone holds some of the time and where the clip's foot keeps
-    its heading within :data:`TWIST_TURN` (a foot pivoting further turns as the clip turns it), and near frames the
-    toe alone holds; eased in and out over ``nb`` frames. ``rel``: toe − ankle (F, 3) in the clip."""
-    some = np.zeros_like(mh)
-    h = rel.copy()
-    h[:, k] = 0.0
-    for s, e in _intervals(mh | mt):
-        c = h[s:e] @ h[s] / np.maximum(_norm(h[s:e], axis=1) * np.linalg.norm(h[s]), 1e-300)
-        if (mt & ~mh)[s:e].any() and np.arccos(np.clip(c, -1.0, 1.0)).max() <= TWIST_TURN:
-            some[s:e] = True
-    return _near(some | (mt & ~mh), nb)
-
-
-#: The largest turn of its heading (radians) over a contact for which a clip's foot is held at the heading the lock
-#: asks for by twisting the hip (:func:`_twist_weight`).
-TWIST_TURN = np.radians(30.0)
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,

@@ -69,7 +69,7 @@ def held_leg_ik(figure: Figure, P: Array, W: Array, held: HeldLeg, goal: Array, 
     frame over the clip, so it never flips; the knee lies on the clip's side of the hip–goal line. The foot
     keeps its world orientation from the clip, turned by ``held.Q``; where the ankle has two DOFs and no twist, the
     leg turns about its hip–ankle line by ``held.twist`` times the angle that gives the foot that heading
-    (:func:`_heading_swivel`; within the hip's limits, a knee turned in at most :data:`KNEE_IN`:
+    (:func:`_heading_swivel`; within the hip's limits, the knee within the clip's own range of turn:
     :func:`_hip_allows`). The hip–ankle distance stays within [near, reach] (the clip's own range: the knee bends no
     further, and straightens no further, than the clip's does); ``max_step``: the knee's largest turn between frames;
     where ``held.w`` ≥ 1 the foot is planted (:func:`_keep_height`). :func:`held_legs_ik` for several legs at once.
@@ -173,13 +173,14 @@ def _write_leg(figure: Figure, P: Array, W: Array, s: _LegSolve, lines: tuple[Ar
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
     phi = _heading_swivel(figure, leg.ankle, u[sel], R_shin[sel], R_foot[sel]) if sel.size else None
     if phi is not None:  # an ankle that cannot twist: the whole leg turns about the hip–ankle line instead, as far
-        # as the hip's limits and the knee's (:data:`KNEE_IN`) let it
+        # as the hip's limits and the clip's own range of knee turn (:func:`_knee_range`) let it
         assert held.twist is not None
         out = Hp - (W[:, names.index(parent), :3, 3] if parent is not None else 0.0)  # the hip's side, outwards
         out[:, up] = 0.0
         out /= np.maximum(_norm(out, axis=1, keepdims=True), 1e-300)
+        lo, hi = _knee_range(W, s.nodes, out)
         phi = _hip_allows(figure, leg.hip, (Rp[sel], R_thigh[sel]), (u[sel], knee[sel], out[sel]),
-                          phi * np.asarray(held.twist)[sel])
+                          phi * np.asarray(held.twist)[sel], (lo, hi))
         turn = matrix_about_axis(u[sel], phi)
         R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
         R_thigh[sel], R_shin[sel] = _mm3(turn, R_thigh[sel]), _mm3(turn, R_shin[sel])
@@ -233,12 +234,13 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
 
 
 def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tuple[Array, Array, Array],
-                phi: Array) -> Array:
+                phi: Array, sines: tuple[float, float]) -> Array:
     """The swivels s·φ (F,), s ∈ [0, 1] largest (bisection, 1/64) such that, with the thigh turned by R(û, s·φ), the
-    hip's DOFs stay within its limits and the knee turns in no further than it is, nor than :data:`KNEE_IN` past
-    straight ahead: κ·ô ≥ min(κ₀·ô, −KNEE_IN·|κ₀|), κ the knee's offset from the hip square to û, ô the hip's side
-    outwards (unit) (where φ itself would not). ``turns``: the world turns of the hip's parent and of the thigh;
-    ``lines``: û, the knee's offset from the hip and ô."""
+    hip's DOFs stay within its limits and the knee stays within the clip's own range of turn about the hip–ankle
+    line (or no further out of it than it is): min(κ̂₀·ô, lo) ≤ κ̂·ô ≤ max(κ̂₀·ô, hi), κ the knee's offset from the
+    hip square to û (κ₀ before the turn), ô the hip's side outwards (unit), ``sines`` = (lo, hi) the clip's range of
+    κ̂·ô (:func:`_knee_range`) (where φ itself would not). ``turns``: the world turns of the hip's parent and of the
+    thigh; ``lines``: û, the knee's offset from the hip and ô."""
     Rp, R_thigh = turns
     u, knee, side = lines
     arc = figure.node(hip).parent_arc
@@ -247,21 +249,22 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     RpL_T = np.swapaxes(_mm3(Rp, np.broadcast_to(_rotation(arc.L[:3, :3]), Rp.shape)), 1, 2)
 
     kp = knee - np.einsum("fi,fi->f", knee, u)[:, None] * u
-    floor = np.minimum(np.einsum("fi,fi->f", kp, side), -KNEE_IN * _norm(kp, axis=1))
+    now, size = np.einsum("fi,fi->f", kp, side), _norm(kp, axis=1)
+    floor, ceil = np.minimum(now, sines[0] * size) - 1e-12 * size, np.maximum(now, sines[1] * size) + 1e-12 * size
 
     lo_lim, hi_lim, zero = lim[:, 0] - 1e-9, lim[:, 1] + 1e-9, np.zeros(len(idx))
 
     def ok(angle: Array, at: tuple[Array, ...]) -> Bool:
-        u_, RpL_T_, R_thigh_, kp_, side_, floor_ = at  # the frames tried, gathered once
+        u_, RpL_T_, R_thigh_, kp_, side_, floor_, ceil_ = at  # the frames tried, gathered once
         T = matrix_about_axis(u_, angle)
         v = read_dofs(arc.joint, _mm3(RpL_T_, _mm3(T, R_thigh_)), None, zero)
-        inward = np.einsum("fij,fj,fi->f", T, kp_, side_) < floor_
-        return np.all((v >= lo_lim) & (v <= hi_lim), axis=1) & ~inward
+        x = np.einsum("fij,fj,fi->f", T, kp_, side_)
+        return np.all((v >= lo_lim) & (v <= hi_lim), axis=1) & (x >= floor_) & (x <= ceil_)
 
-    rows = np.flatnonzero(~ok(np.ones(len(phi)) * phi, (u, RpL_T, R_thigh, kp, side, floor)))
+    rows = np.flatnonzero(~ok(np.ones(len(phi)) * phi, (u, RpL_T, R_thigh, kp, side, floor, ceil)))
     if not rows.size:
         return phi
-    at = (u[rows], RpL_T[rows], R_thigh[rows], kp[rows], side[rows], floor[rows])
+    at = (u[rows], RpL_T[rows], R_thigh[rows], kp[rows], side[rows], floor[rows], ceil[rows])
     phi_r = phi[rows]
     lo, hi = np.zeros(rows.size), np.ones(rows.size)
     for _ in range(6):
@@ -383,6 +386,23 @@ def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Ar
     return P
 
 
-#: How far past straight ahead (sin of the angle about the hip–ankle line) the hip's twist may turn a knee in, where it
-#: did not point in already (:func:`_hip_allows`): 30° (a hopping humanoid's knee turns in 22° on its own).
-KNEE_IN = np.sin(np.radians(30.0))
+def _knee_range(W: Array, nodes: tuple[int, int, int], side: Array) -> tuple[float, float]:
+    """(lo, hi): the range over the clip's frames of its knee's turn out of straight ahead, κ̂·ô (the sine of the
+    angle about the hip–ankle line û; κ the knee's offset from the hip square to û, ô the hip's side outwards, unit,
+    (F, 3) in ``side``), over the frames whose knee stands at least :data:`KNEE_BENT` of the thigh's length off û
+    (a straight knee has no direction); (+inf, −inf), no range, where none does. ``W``: the clip's world matrices;
+    ``nodes``: hip, knee and ankle."""
+    H, K, A = (W[:, i, :3, 3] for i in nodes)
+    u = (A - H) / _norm(A - H, axis=1, keepdims=True)
+    kp = (K - H) - np.einsum("fi,fi->f", K - H, u)[:, None] * u
+    size = _norm(kp, axis=1)
+    bent = size >= KNEE_BENT * _norm(K - H, axis=1)
+    if not bent.any():
+        return np.inf, -np.inf
+    s = np.einsum("fi,fi->f", kp[bent], side[bent]) / size[bent]
+    return float(s.min()), float(s.max())
+
+
+#: A knee counts towards the clip's range of knee turn (:func:`_knee_range`) where it stands at least this fraction of
+#: the thigh's length off the hip–ankle line (0.1: a bend of about 11.5° with bones of equal length).
+KNEE_BENT = 0.1

@@ -50,6 +50,7 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure, side_of
 from animkit.model.quadruped import match_quadruped_figure
 from animkit.model.transforms import rotation_vector_from_matrix
+from animkit.motion.leg_ik import _rotation
 from animkit.motion.legs import (
     SKATE_WINDOW,
     Contacts,
@@ -175,16 +176,18 @@ def carry_contacts(contacts: Contacts, source_legs: Sequence[Leg], target_legs: 
 
 def angular_speeds(figure: Figure, W: Array, fps: float) -> dict[str, Array]:
     """Per turning joint (node name): |log(R(f)ᵀ R(f+1))| · fps in rad/s, R the node's rotation relative to its
-    parent (the world's for a root), (F − 1,)."""
+    parent (the world's for a root), (F − 1,); the world blocks' uniform scale divided out first (a Mixamo armature's
+    0.01: its blocks 0.01·R are no rotations, and their log read a still figure as turning 90° a frame)."""
     names = figure.node_names
     out: dict[str, Array] = {}
+    turns = _rotation(W[:, :, :3, :3])
     for arc in figure.arcs():
         if not any(d.revolute for d in arc.joint.dofs):
             continue
         i = names.index(arc.child.name)
-        R = W[:, i, :3, :3]
+        R = turns[:, i]
         if arc.parent is not None:
-            R = np.swapaxes(W[:, names.index(arc.parent.name), :3, :3], 1, 2) @ R
+            R = np.swapaxes(turns[:, names.index(arc.parent.name)], 1, 2) @ R
         D = np.swapaxes(R[:-1], 1, 2) @ R[1:]
         out[arc.child.name] = np.linalg.norm(rotation_vector_from_matrix(D), axis=-1) * fps
     return out
