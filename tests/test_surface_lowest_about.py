@@ -51,6 +51,19 @@ def test_lowest_about_native_is_numpy_and_lowest_along_bit_for_bit(seed: int, F:
     assert np.abs(got[ok] - oracle[ok]).max(initial=0.0) <= 1e-12 * scale * max(1.0, np.abs(d).max(initial=0))
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(250, 800), st.integers(1, 12), st.booleans())
+def test_lowest_about_many_frames_bit_for_bit(seed: int, F: int, V: int, nan: bool) -> None:
+    # more frames than the kernel takes at a time (256): every block and the last, short one
+    rng = np.random.default_rng(seed)
+    points, origin, d = rng.normal(size=(V, F, 3)) * 3.0, rng.normal(size=(F, 3)), rng.normal(size=(F, 3))
+    if nan:
+        points[rng.integers(0, V), rng.integers(0, F), rng.integers(0, 3)] = np.nan
+    got = lowest_about(points, origin, d)
+    np.testing.assert_array_equal(got, _numpy(points, origin, d))
+    np.testing.assert_array_equal(got, lowest_along(points.transpose(1, 0, 2) - origin[:, None, :], d))
+
+
 def test_lowest_about_known_answer() -> None:
     # a unit cube's corners about its centre: along +z the lowest is −0.5, along −z also −0.5, along x + z −1
     corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)

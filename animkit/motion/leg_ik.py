@@ -442,9 +442,11 @@ def _world_below(figure: Figure, P: Array, W: Array, roots: list[int]) -> Array:
     """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
     below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again by FK of them and their ancestors
     alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
-    sub, nodes, cols, rows = _sub_of(figure.compiled, roots)
+    sub, nodes, cols, _ = _sub_of(figure.compiled, roots)
     out = W.copy()
-    out[:, nodes[rows]] = world_batch(sub, np.ascontiguousarray(P[:, cols]))[:, rows]
+    fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
+    for j, n in enumerate(nodes.tolist()):  # their ancestors too (the same bits): a slice each, no gather
+        out[:, n] = fresh[:, j]
     return out
 
 
@@ -456,7 +458,9 @@ def _world_of(figure: Figure, P: Array, roots: list[int], extra: list[int]) -> A
     if nodes.size == c.node_count:
         return world_batch(c, np.ascontiguousarray(P))
     out = np.full((P.shape[0], c.node_count, 4, 4), np.nan)
-    out[:, nodes] = world_batch(sub, np.ascontiguousarray(P[:, cols]))
+    fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
+    for j, n in enumerate(nodes.tolist()):
+        out[:, n] = fresh[:, j]
     return out
 
 
