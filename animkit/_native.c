@@ -8,7 +8,8 @@
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
- *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock).
+ *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
+ *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1130,6 +1131,54 @@ static PyObject *blend_px(PyObject *self, PyObject *args) {
     return PyLong_FromLong(status);
 }
 
+/* lowest_about(points, origin, d, out, F, V) -> None: animkit.look.surface.lowest_about, bit for bit:
+ *   out_f = min_v ((p_vf0 - o_f0) d_f0 + (p_vf1 - o_f1) d_f1) + (p_vf2 - o_f2) d_f2
+ * points (V, F, 3) point-major (as a skinning table's product leaves them), origin and d (F, 3), out (F,), V >= 1:
+ * lowest_along of the points about their origin, each difference and product rounded as the NumPy reference's
+ * (subtract, then lowest_along), NaN carried as np.min carries it, the points taken in the same order (v ascending,
+ * the first of equals kept); 256 frames at a time, each point's run of them read in memory order (a frame's points
+ * lie 3F apart: frame by frame would touch a page per point), no (F, V, 3) difference written. */
+static PyObject *lowest_about(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t F, V;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nn", &b[0], &b[1], &b[2], &b[3], &F, &V)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 0 && V >= 1 && b[0].len == V * F * 3 * f8 && b[1].len == F * 3 * f8 && b[2].len == F * 3 * f8
+             && b[3].len == F * f8;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "lowest_about: a buffer's size does not match F and V (V >= 1)");
+    else {
+        const double *P = b[0].buf, *O = b[1].buf, *D = b[2].buf;
+        double *out = b[3].buf;
+        Py_BEGIN_ALLOW_THREADS
+        enum { BLOCK = 256 }; /* frames at a time: their mins stay in L1 while each point's run of them streams by */
+        double m[BLOCK];
+        int nan[BLOCK];
+        for (Py_ssize_t f0 = 0; f0 < F; f0 += BLOCK) {
+            const Py_ssize_t n = F - f0 < BLOCK ? F - f0 : BLOCK;
+            for (Py_ssize_t v = 0; v < V; v++) {
+                const double *p = P + (v * F + f0) * 3, *o = O + 3 * f0, *d = D + 3 * f0;
+                for (Py_ssize_t j = 0; j < n; j++) {
+                    double x = ((p[3 * j] - o[3 * j]) * d[3 * j] + (p[3 * j + 1] - o[3 * j + 1]) * d[3 * j + 1])
+                               + (p[3 * j + 2] - o[3 * j + 2]) * d[3 * j + 2];
+                    if (v == 0) {
+                        m[j] = x;
+                        nan[j] = x != x;
+                    } else {
+                        nan[j] |= x != x;
+                        m[j] = x < m[j] ? x : m[j];
+                    }
+                }
+            }
+            for (Py_ssize_t j = 0; j < n; j++) out[f0 + j] = nan[j] ? NAN : m[j];
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 4; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1152,6 +1201,8 @@ static PyMethodDef methods[] = {
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
     {"gif_delta", gif_delta, METH_VARARGS, "gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): changed box"},
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
+    {"lowest_about", lowest_about, METH_VARARGS,
+     "lowest_about(points, origin, d, out, F, V): min_v <p_vf - o_f, d_f>, points (V, F, 3)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

@@ -206,6 +206,7 @@ def main() -> None:
     ap.add_argument("--against", type=Path, default=None, help="also retarget + lock in another checkout (the tree "
                     "before a change), in a warm worker process of its own, in the same rounds")
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     walk, P, looped, target = inputs(args.frames)
     fps = walk.clip().fps
     fresh = [fresh_first_call(args.frames) for _ in range(3)]  # before the others warm anything up
@@ -267,6 +268,11 @@ def main() -> None:
         "",
         f"Command: `flock /tmp/animkit-bench.lock python -m benchmarks.bench_motion --frames {args.frames} "
         f"--rounds {args.rounds}{' --against ' + str(args.against) if args.against is not None else ''}`",
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average (1 min) {load0:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores: "
+        f"{'a loaded machine, ' if max(load0, os.getloadavg()[0]) > 0.5 * (os.cpu_count() or 1) else ''}"
+        "the ratios within a round are what carries over.",
         "",
         f"Source: the CMU walk (02_01, {fps:g} fps) looped with its root motion to {F} frames "
         f"({len(walk.figure.node_names)} nodes); target: CesiumMan.glb ({len(fig.node_names)} nodes, "

@@ -27,7 +27,7 @@ from animkit.look.mesh import Mesh
 from animkit.model.figure import Figure
 from animkit.recent import Recent
 
-__all__ = ["BodySurface", "body_surface", "descendants", "lowest_along"]
+__all__ = ["BodySurface", "body_surface", "descendants", "lowest_about", "lowest_along"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -86,6 +86,13 @@ class _Part:
         X, used = sub
         return lbs.positions_from_table(X, lbs.joint_matrices(W, self.joint_index[used], self.bind[used]))
 
+    def sub_points(self, W: Array, sub: tuple[Array, Index]) -> Array:
+        """(V', F, 3) point-major, C-ordered: :meth:`sub_positions`' values as the table's product leaves them."""
+        X, used = sub
+        S = lbs.joint_matrices(W, self.joint_index[used], self.bind[used])
+        F, J = S.shape[:2]
+        return (X @ S[:, :, :3, :].transpose(1, 3, 0, 2).reshape(J * 4, F * 3)).reshape(-1, F, 3)
+
     def sub_heights(self, W: Array, sub: tuple[Array, Index], up: int) -> Array:
         """(F, V') as :meth:`heights`, from :meth:`sub_table`'s restricted table."""
         X, used = sub
@@ -119,6 +126,31 @@ class BodySurface:
             if _size(sel, part):  # a group's points skinned by the joints that move them only
                 out.append(part.sub_positions(W, sub) if sub is not None else part.positions(W, sel))
         return np.concatenate(out, axis=1) if out else np.zeros((W.shape[0], 0, 3))
+
+    def points(self, W: Array, nodes: Sequence[int]) -> Array:
+        """:meth:`positions` point-major: (V', F, 3) C-ordered, the same values (for :func:`lowest_about`)."""
+        W = _frames(W)
+        keep = np.asarray(sorted(set(nodes)), dtype=np.intp)
+        out = []
+        for i, part in enumerate(self.parts):
+            sel, sub = self._sub(i, part, keep)
+            if _size(sel, part):
+                out.append(part.sub_points(W, sub) if sub is not None
+                           else np.ascontiguousarray(part.positions(W, sel).transpose(1, 0, 2)))
+        if len(out) == 1:
+            return out[0]
+        return np.concatenate(out, axis=0) if out else np.zeros((0, W.shape[0], 3))
+
+    def movers(self, nodes: Sequence[int]) -> list[int]:
+        """The nodes whose world matrices the points owned by ``nodes`` are skinned by (what :meth:`positions`,
+        :meth:`points` and :meth:`lowest` read of W for them)."""
+        keep = np.asarray(sorted(set(nodes)), dtype=np.intp)
+        out: set[int] = set()
+        for i, part in enumerate(self.parts):
+            sel, sub = self._sub(i, part, keep)
+            if _size(sel, part):
+                out.update(part.joint_index[sub[1] if sub is not None else np.unique(part.joints[sel])].tolist())
+        return sorted(out)
 
     def _sub(self, i: int, part: _Part, keep: Index | None) -> tuple[Index | slice, tuple[Array, Index] | None]:
         """The points of ``keep``'s nodes in part ``i`` and their restricted table (:meth:`_Part.sub_table`), found
@@ -167,6 +199,41 @@ def lowest_along(points: Array, d: Array) -> Array:
     x += P[..., 1] * D[:, None, 1]
     x += P[..., 2] * D[:, None, 2]
     return np.asarray(x.min(axis=1), dtype=float)
+
+
+def lowest_about(points: Array, origin: Array, d: Array) -> Array:
+    """min_v ⟨p_vf − o_f, d_f⟩ (F,) for points (V, F, 3) point-major (:meth:`BodySurface.points`), V ≥ 1, about
+    ``origin`` (F, 3) along ``d`` (F, 3): :func:`lowest_along` of the points less their origin (a foot's surface about
+    its ankle), the same differences and products; the C extension's ``lowest_about`` reads the points once in memory
+    order and writes no difference (bit for bit) where it is built."""
+    P = np.ascontiguousarray(points, dtype=np.float64)
+    O = np.ascontiguousarray(origin, dtype=np.float64)
+    D = np.ascontiguousarray(d, dtype=np.float64)
+    V, F = P.shape[0], P.shape[1]
+    kernel = getattr(jit.native_kernels(), "lowest_about", None)
+    if kernel is not None and V >= 1 and P.shape == (V, F, 3) and O.shape == D.shape == (F, 3):
+        out = np.empty(F)
+        kernel(P, O, D, out, F, V)
+        return out
+    rel = np.empty((F, V, 3))
+    np.subtract(P.transpose(1, 0, 2), O[:, None, :], out=rel)
+    return lowest_along(rel, D)
+
+
+@dataclass(frozen=True, eq=False)
+class _Sole:
+    """A foot's surface in a clip: its points (V, F, 3), point-major (:meth:`BodySurface.points`), and ankle (F, 3)."""
+
+    points: Array
+    ankle: Array
+
+    @property
+    def count(self) -> int:
+        return int(self.points.shape[0])
+
+    def below(self, d: Array) -> Array:
+        """min_v ⟨s_v(f), d_f⟩ (F,), s_v = the point about the ankle (:func:`lowest_about`)."""
+        return lowest_about(self.points, self.ankle, d)
 
 
 def _frames(W: Array) -> Array:

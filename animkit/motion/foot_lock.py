@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.look.surface import BodySurface, body_surface, descendants, lowest_along
+from animkit.look.surface import BodySurface, _Sole, body_surface, descendants
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _rotation, held_legs_ik
+from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _read_world, _rotation, _world_below, _world_like, held_legs_ik
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -262,10 +262,10 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     P0 = np.atleast_2d(figure.check_pose(poses)).copy()
     F = P0.shape[0]
     g = 0.0 if ground is None else float(ground)
-    W0 = figure.world_batch(P0)  # the clip's world matrices, computed once: every pass and judgement reads them
+    surface = body_surface(figure, meshes)
+    W0 = _read_world(figure, P0, legs, surface, contacts)  # computed once: every pass and judgement reads them
     c = contacts if contacts is not None else detect_contacts(figure, P0, fps, up=up, ground=g, legs=legs, world=W0)
     c = dataclasses.replace(c, ground=g, ground_found=False)
-    surface = body_surface(figure, meshes)
     k = up_index(up)
     low0 = _foot_lows(figure, W0, legs, surface, k)
     u = metres_per_unit(figure, legs, up) if unit is None else float(unit)
@@ -277,8 +277,9 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
     measured = functools.partial(measure, figure, up=up, legs=legs, unit=u, surface=surface, fps=fps)
     before = measured(P0, c, world=W0, lows=low0, knees=knee0)
     pop0 = 0.999 * float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # no knee turns faster than the clip's
-    soles = [_about(surface.positions(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3])
-             for leg in legs]  # each foot's surface about its ankle in the clip (in C order)
+    names = figure.node_names
+    soles = [_Sole(surface.points(W0, descendants(figure, leg.ankle)), W0[:, names.index(leg.ankle), :3, 3].copy())
+             for leg in legs]  # each foot's surface and its ankle in the clip
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
     def lock() -> tuple[Array, Array]:
@@ -301,13 +302,6 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
-
-
-def _about(points: Array, origin: Array) -> Array:
-    """points − origin (F, V, 3) − (F, 3), written straight into a C-ordered array (the skinned points come frame-minor
-    from the table's product: a difference in their order and then a copy would read and write them twice)."""
-    out = np.empty(points.shape)
-    return np.subtract(points, origin[:, None, :], out=out)
 
 
 def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
@@ -432,7 +426,7 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
 
 def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
-               soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array]:
+               soles: list[_Sole], max_step: float = np.inf) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
@@ -454,9 +448,9 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
             gap[:, k] = 0.0  # a foot short of its goal's height only is not sliding (the surface check judges it)
             miss = (w > 0.0) & (_norm(gap, axis=1) > 0.02 * length)
             high = np.zeros_like(miss)
-            if rel.shape[1]:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
+            if rel.count:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
-                high = (w >= 1.0) & (pos[:, ia, k] + lowest_along(rel, R[:, k]) > top)
+                high = (w >= 1.0) & (pos[:, ia, k] + rel.below(R[:, k]) > top)
             for m in masks[leg.side]:
                 for s0, e0 in _intervals(m):
                     a, b = 0, e0 - s0
@@ -490,7 +484,7 @@ REACH = 0.0
 
 def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
-               soles: list[Array], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
+               soles: list[_Sole], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
     (goal, w) per leg); ``W``: the world matrices of ``P``.
 
@@ -506,7 +500,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     k = up_index(figure.up)
     clear = SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
-    planned: list[tuple[Array, Array]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
+    planned: list[tuple[Array, _Sole]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
         ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
@@ -519,8 +513,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
         goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
-        if rel.shape[1]:
-            below = lowest_along(rel, Q[:, k])
+        if rel.count:
+            below = rel.below(Q[:, k])
             off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
         else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
             below, off = np.zeros(F), np.zeros(F)
@@ -542,14 +536,14 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = shift
         P = _carry(figure, P, M, W)
-        W = figure.world_batch(P)
+        W = _world_like(figure, P, W)  # the nodes the lock reads
     # every leg at once; where the hips moved, the feet stay where the clip had them
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
 
 
-def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, Array]], moved: Bool,
+def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, _Sole]], moved: Bool,
                max_step: float, k: int) -> tuple[Array, Array]:
     """(poses, their world matrices): the leg IK again where a foot's sole ends up lower than its goal put it (or off it
     while held): the foot as the leg's joints turned it, R = R_ankle'·R_ankleᵀ (an ankle of fewer DOFs than a turn, or
@@ -557,14 +551,15 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
     the goal assumed b; the goal's height moves by b − b' (where b − b' > 0, and both ways while held) and the IK is run
     once more from the same world transforms ``W``."""
     names = figure.node_names
-    W1 = figure.world_batch(P)
+    hips = [names.index(f.leg.hip) for f in feet]  # only the legs' joints changed since W: FK of them alone
+    W1 = _world_below(figure, P, W, hips)
     again: list[tuple[HeldLeg, Array, Bool]] = []  # the legs to solve again, all at once
     for f, (below, rel) in zip(feet, planned, strict=True):
-        if not rel.shape[1] or not f.active.any():
+        if not rel.count or not f.active.any():
             continue
         ia = names.index(f.leg.ankle)
         R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
-        fix = below - lowest_along(rel, R[:, k])  # R·s then its up component: s·(row k of R)
+        fix = below - rel.below(R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
             goal = f.goal.copy()
@@ -573,4 +568,4 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
     if not again:
         return P, W1
     P = held_legs_ik(figure, P, W, again, max_step, k)
-    return P, figure.world_batch(P)
+    return P, _world_below(figure, P, W, hips)

@@ -6,17 +6,21 @@ root motion share), each read back into the joints' DOFs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from animkit.ik import two_bone_angles
+from animkit.look.surface import BodySurface, descendants
 from animkit.model.figure import Figure
+from animkit.model.fk import CompiledFigure, DofArrays, compile_figure, world_batch
 from animkit.model.transforms import matrix_about_axis
-from animkit.motion.legs import Leg, MotionError, _intervals, _norm
+from animkit.motion.legs import Contacts, Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
 from animkit.motion.retarget_rest import _mm3
+from animkit.recent import Recent
 
 __all__: list[str] = []
 
@@ -406,3 +410,111 @@ def _knee_range(W: Array, nodes: tuple[int, int, int], side: Array) -> tuple[flo
 #: A knee counts towards the clip's range of knee turn (:func:`_knee_range`) where it stands at least this fraction of
 #: the thigh's length off the hip–ankle line (0.1: a bend of about 11.5° with bones of equal length).
 KNEE_BENT = 0.1
+
+
+def _below(figure: Figure, roots: list[int]) -> NDArray[np.bool_]:
+    """(N,) the nodes at or below any of ``roots`` (node indices; parents come before their children)."""
+    parent = figure.compiled.parent.tolist()
+    out = [False] * len(parent)
+    for i in roots:
+        out[i] = True
+    for i, p in enumerate(parent):
+        out[i] = out[i] or (p >= 0 and out[p])
+    return np.asarray(out, dtype=bool)
+
+
+#: The FK programmes of some of a figure's nodes with their ancestors (:func:`_world_below`, :func:`_world_of`)
+_SUBS: Recent[tuple[CompiledFigure, NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]] = Recent(8)
+
+
+def _sub_figure(c: CompiledFigure, roots: tuple[int, ...], extra: tuple[int, ...] = ()
+                ) -> tuple[CompiledFigure, NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """(the FK programme of the nodes at or below ``roots``, the nodes ``extra`` and all their ancestors, in the
+    figure's order; its nodes; the pose columns it reads; the rows of it that are at or below ``roots``)."""
+    parent = c.parent.tolist()
+    below = [False] * len(parent)
+    keep = [False] * len(parent)
+    for i in roots:
+        below[i] = True
+    for i, p in enumerate(parent):
+        below[i] = below[i] or (p >= 0 and below[p])
+    for i in [i for i in range(len(parent)) if below[i]] + list(extra):
+        while i >= 0 and not keep[i]:
+            keep[i] = True
+            i = parent[i]
+    nodes = np.flatnonzero(keep)
+    at = np.full(len(parent), -1, dtype=np.intp)
+    at[nodes] = np.arange(nodes.size)
+    first = np.searchsorted(c.dof_node, np.arange(len(parent) + 1))
+    cols = np.concatenate([np.arange(first[i], first[i + 1]) for i in nodes]).astype(np.intp)
+    sub = compile_figure(node_names=[c.node_names[i] for i in nodes],
+                         parent=[at[parent[i]] if parent[i] >= 0 else -1 for i in nodes], L=c.L[nodes],
+                         T=c.T[nodes], dof_counts=np.diff(first)[nodes],
+                         dofs=DofArrays([c.dof_names[d] for d in cols], c.dof_revolute[cols], c.dof_axis[cols],
+                                        c.dof_letter[cols], c.lower[cols], c.upper[cols], c.rest[cols],
+                                        c.dof_scale[cols]))
+    return sub, nodes, cols, np.flatnonzero(np.asarray(below)[nodes])
+
+
+def _sub_of(c: CompiledFigure, roots: list[int], extra: Sequence[int] = ()
+            ) -> tuple[CompiledFigure, NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]]:
+    """:func:`_sub_figure`, made once per figure and node sets."""
+    key = (tuple(sorted(set(roots))), tuple(sorted(set(extra))))
+    return _SUBS.fetch((id(c), key), (c,), lambda: _sub_figure(c, *key))
+
+
+def _world_below(figure: Figure, P: Array, W: Array, roots: list[int]) -> Array:
+    """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
+    below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again by FK of them and their ancestors
+    alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
+    sub, nodes, cols, _ = _sub_of(figure.compiled, roots)
+    out = W.copy()
+    fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
+    for j, n in enumerate(nodes.tolist()):  # their ancestors too (the same bits): a slice each, no gather
+        out[:, n] = fresh[:, j]
+    return out
+
+
+def _world_of(figure: Figure, P: Array, roots: list[int], extra: list[int]) -> Array:
+    """World matrices (F, N, 4, 4) of poses ``P`` for the nodes at or below ``roots``, the nodes ``extra`` and their
+    ancestors (bit for bit the whole figure's FK there); NaN for every other node (what the foot lock never reads)."""
+    c = figure.compiled
+    sub, nodes, cols, _ = _sub_of(c, roots, extra)
+    if nodes.size == c.node_count:
+        return world_batch(c, np.ascontiguousarray(P))
+    out = np.full((P.shape[0], c.node_count, 4, 4), np.nan)
+    fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
+    for j, n in enumerate(nodes.tolist()):
+        out[:, n] = fresh[:, j]
+    return out
+
+
+def _world_like(figure: Figure, P: Array, W: Array) -> Array:
+    """:func:`_world_of` for the nodes that ``W`` (one such result) holds: the world matrices of poses ``P`` there."""
+    if not W.shape[0]:
+        return figure.world_batch(P)
+    return _world_of(figure, P, [], np.flatnonzero(W[0, :, 3, 3] == 1.0).tolist())
+
+
+def _root_mover(figure: Figure) -> list[int]:
+    """[the node root motion moves (:func:`_hips`)], or [] where no joint translates."""
+    for arc in figure.arcs():
+        if any(not d.revolute for d in arc.joint.dofs):
+            return [figure.node_names.index(arc.child.name)]
+    return []
+
+
+def _read_world(figure: Figure, P: Array, legs: tuple[Leg, ...], surface: BodySurface,
+                contacts: Contacts | None) -> Array:
+    """The world matrices (F, N, 4, 4) of the nodes the lock reads (each leg from its hip down, the feet's surface's
+    joints, the node root motion moves, the contacts' points, and their ancestors: :func:`_world_of`); NaN elsewhere."""
+    names = figure.node_names
+    extra = _root_mover(figure) + [names.index(p) for p in (contacts.points if contacts is not None else ())]
+    for leg in legs:
+        extra += surface.movers(descendants(figure, leg.ankle))
+    return _world_of(figure, P, [names.index(leg.hip) for leg in legs], extra)
+
+
+#: How far past straight ahead (sin of the angle about the hip–ankle line) the hip's twist may turn a knee in, where it
+#: did not point in already (:func:`_hip_allows`): 30° (a hopping humanoid's knee turns in 22° on its own).
+KNEE_IN = np.sin(np.radians(30.0))
