@@ -39,15 +39,22 @@ from animkit.limits import sample_count
 from animkit.model.figure import Figure
 from animkit.model.joints import DofKind, Joint, ball, custom, fixed
 from animkit.model.rig import character_rig
-from animkit.model.transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
+from animkit.model.transforms import (
+    euler_intrinsic_from_matrix,
+    euler_order_away_from_lock,
+    matrix_from_quaternion,
+)
 from animkit.scene import Scene
 
-__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
+__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "GIMBAL_MARGIN", "MAX_KEY_TIME", "STILL",
            "MorphTargetWarning", "frame_rate_from_keys", "arc_from_trs", "decode_image"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
+#: a rotation DOF's intrinsic Euler order: this one where the node's rest rotation lies at least GIMBAL_MARGIN from
+#: its lock, else the Tait–Bryan order farthest from lock (always ≥ 45° away; see the module docstring)
 EULER_ORDER = "zyx"
+GIMBAL_MARGIN = float(np.radians(45.0))
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 #: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
@@ -514,16 +521,18 @@ def arc_from_trs(name: str, t: Array, q: Array, s: Array, animated: set[str] | f
     if first == 0:
         channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
         rest += list(t)
-    if first <= 1:
-        channels += [("revolute", a) for a in EULER_ORDER]
-        rest += list(euler_intrinsic_from_matrix(R, EULER_ORDER))
+    order = euler_order_away_from_lock(R, EULER_ORDER, GIMBAL_MARGIN) if first <= 1 else None
+    if order is not None:
+        channels += [("revolute", a) for a in order]
+        rest += list(euler_intrinsic_from_matrix(R, order))
     drop_scale = "scale" not in animated and np.allclose(s, 1.0, rtol=0, atol=0)
     if not drop_scale:
         channels += [("scale", "x"), ("scale", "y"), ("scale", "z")]
         rest += list(s)
     if first == 1 and drop_scale:
-        return L, ball(name, EULER_ORDER, rest=rest)
-    return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
+        assert order is not None
+        return L, ball(name, order, rest=rest)
+    return L, custom(name, channels, rest=rest, order=order)
 
 
 def _translation_matrix(t: Array) -> Array:
