@@ -5,10 +5,17 @@ matrix L_node = T · R · S (or its ``matrix``) is split at the first channel an
 channels before it multiply into the arc's L; that channel and every one after it become DOFs of the arc's
 joint, with the node's values as rest values:
 
-    translation → ``<node>.tx/ty/tz`` (prismatic), rotation → ``<node>.rz/ry/rx`` (a ball, intrinsic "zyx"),
-    scale → ``<node>.sx/sy/sz`` (scale DOFs)
+    translation → ``<node>.tx/ty/tz`` (prismatic), rotation → ``<node>.rz/ry/rx`` (a ball, intrinsic Euler
+    angles in the node's own order, below), scale → ``<node>.sx/sy/sz`` (scale DOFs)
 
-so M_node = M_parent · L · A(θ) equals the glTF world matrix at every time. Rotations are keyed and sampled as
+so M_node = M_parent · L · A(θ) equals the glTF world matrix at every time. The rotation's order is chosen at rest
+(:func:`~animkit.model.transforms.euler_order_away_from_lock`): :data:`EULER_ORDER` ("zyx") when the node's rest
+rotation lies at least :data:`GIMBAL_MARGIN` (45°) from its lock, else the Tait–Bryan order whose middle angle lies
+farthest from ±90° (always ≥ 45° away), so a small turn near rest never swings the other two angles (CesiumMan's
+spine rested 8° from "zyx"'s lock). The rest values stay the node's rotation: clips, writers, retargeting and limits
+read θ as before. Not the classic split (rest rotation in L, θ = 0 at rest): an animated translation comes before
+the rotation (T(t) · R · S, the hips), so L could not hold the rest rotation without turning tx/ty/tz into the
+rest-rotated axes, and every reader of θ would change (see ``docs/conventions.md``). Rotations are keyed and sampled as
 quaternions (:class:`~animkit.keyframes.RotationTrack`) and only then read as the joint's Euler DOFs.
 
 Every animation is a clip under its name, with the file's own key times: LINEAR → linear (slerp for
