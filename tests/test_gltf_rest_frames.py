@@ -84,6 +84,13 @@ def test_order_known_answers() -> None:
     o = euler_order_away_from_lock(R)
     assert o[1] != "y" and math.degrees(float(gimbal_margin(R, o))) == pytest.approx(90.0)
     assert euler_order_away_from_lock(R, preferred="xyz", margin=0.0) == "xyz"  # any margin met: the preferred
+    from animkit.model.figure import Figure
+    from animkit.motion.retarget_rest import drivable
+
+    fig = Figure("root")
+    fig.add("bone", "root", offset=(0.0, 0.5, 0.0), rotation=R)
+    joint = drivable(fig, ["bone"], [])[0].node("bone").parent_arc.joint  # the retarget's widened joint: the same
+    assert joint.order == o and _rest_margin(joint) == pytest.approx(90.0)
 
 
 def _quaternions():  # type: ignore[no-untyped-def]
@@ -197,3 +204,21 @@ def test_every_clip_plays_the_files_world_matrices(name: str) -> None:
                 # 1e-6 of the height, not 1e-9: a channel whose keys stay within STILL (2e-7) of the node's value
                 # is read as still (CesiumMan's leg_joint_R_2 translation wobbles by 1.5e-7 in float32)
                 assert np.abs(W[:, index[node]] - M).max() <= 1e-6 * height, (clip_name, node)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_quaternions())
+def test_a_bone_the_retarget_makes_turn_rests_far_from_lock(q) -> None:  # type: ignore[no-untyped-def]
+    """A node that never turned, given rotation DOFs for a retarget (its static rotation as their rest values), gets
+    the reader's order: ≥ 45° from lock, and the same world matrices at rest (1e-9)."""
+    from animkit.model.figure import Figure
+    from animkit.motion.retarget_rest import drivable
+
+    fig = Figure("root")
+    fig.add("bone", "root", offset=(0.0, 0.5, 0.0), rotation=matrix_from_quaternion(q))
+    fig.add("tip", "bone", offset=(0.0, 0.3, 0.1))
+    out, missed = drivable(fig, ["bone"], [])
+    assert not missed
+    joint = out.node("bone").parent_arc.joint
+    assert _rest_margin(joint) >= 45.0 - 1e-9
+    assert np.allclose(out.world_batch(out.rest_pose()[None]), fig.world_batch(fig.rest_pose()[None]), atol=1e-9)
