@@ -9,14 +9,15 @@ right-handed Y-up. Each node's local transform there is exactly T · R · S: ufb
 
 (pre/post rotation, rotation order, pivots and offsets) into one translation, rotation and scale. The hierarchy
 becomes the figure below an added root ``world``, and each node's (t, q, s) is split as for glTF
-(:func:`~animkit.io.gltf.arc_from_trs`): the static channels before the first animated one in the arc's L, the rest
-DOFs. Every animation stack with curves is a clip under its own name, sampled at each frame of the file's frame rate
-(ufbx evaluates the curves, layers blended) from its start (shifted to t = 0): translation and scale linear between
-frames, rotation slerped. Meshes (triangulated as fans, one per material), skins (at most 8 influences per vertex,
-the bind matrices of the clusters: v' = Σ w · W_bone · geometry_to_bone · v), UVs, base colour and the diffuse
-texture (embedded, or a file inside the FBX file's folder: :func:`~animkit.io.read_referenced`) are kept.
-Blend shapes are not applied (one :class:`BlendShapeWarning` per file). A mesh with several skin deformers has them
-applied together, every skin's clusters summed as the FBX SDK's skinning sample does (a note says so).
+(:func:`~animkit.io.gltf.arc_from_trs`, the rotation's Euler order chosen at rest the same way): the static channels
+before the first animated one in the arc's L, the rest DOFs. Every animation stack with curves is a clip under its
+own name, sampled at each frame of the file's frame rate (ufbx evaluates the curves, layers blended) from its start
+(shifted to t = 0): translation and scale linear between frames, rotation slerped. Meshes (triangulated as fans, one
+per material), skins (at most 8 influences per vertex, the bind matrices of the clusters: v' = Σ w · W_bone ·
+geometry_to_bone · v), UVs, base colour and the diffuse texture (embedded, or a file inside the FBX file's folder:
+:func:`~animkit.io.read_referenced`) are kept. Blend shapes are not applied (one :class:`BlendShapeWarning` per
+file). A mesh with several skin deformers has them applied together, every skin's clusters summed as the FBX SDK's
+skinning sample does (a note says so).
 
 Bad input (truncated, corrupt, absurd counts, a texture outside the folder, a crash in ufbx) is one
 :class:`~animkit.errors.ParseError` naming the file.

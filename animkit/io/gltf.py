@@ -5,10 +5,17 @@ matrix L_node = T · R · S (or its ``matrix``) is split at the first channel an
 channels before it multiply into the arc's L; that channel and every one after it become DOFs of the arc's
 joint, with the node's values as rest values:
 
-    translation → ``<node>.tx/ty/tz`` (prismatic), rotation → ``<node>.rz/ry/rx`` (a ball, intrinsic "zyx"),
-    scale → ``<node>.sx/sy/sz`` (scale DOFs)
+    translation → ``<node>.tx/ty/tz`` (prismatic), rotation → ``<node>.rz/ry/rx`` (a ball, intrinsic Euler
+    angles in the node's own order, below), scale → ``<node>.sx/sy/sz`` (scale DOFs)
 
-so M_node = M_parent · L · A(θ) equals the glTF world matrix at every time. Rotations are keyed and sampled as
+so M_node = M_parent · L · A(θ) equals the glTF world matrix at every time. The rotation's order is chosen at rest
+(:func:`~animkit.model.transforms.euler_order_away_from_lock`): :data:`EULER_ORDER` ("zyx") when the node's rest
+rotation lies at least :data:`GIMBAL_MARGIN` (45°) from its lock, else the Tait–Bryan order whose middle angle lies
+farthest from ±90° (always ≥ 45° away), so a small turn near rest never swings the other two angles (CesiumMan's
+spine rested 8° from "zyx"'s lock). The rest values stay the node's rotation: clips, writers, retargeting and limits
+read θ as before. Not the classic split (rest rotation in L, θ = 0 at rest): an animated translation comes before
+the rotation (T(t) · R · S, the hips), so L could not hold the rest rotation without turning tx/ty/tz into the
+rest-rotated axes, and every reader of θ would change (see ``docs/conventions.md``). Rotations are keyed and sampled as
 quaternions (:class:`~animkit.keyframes.RotationTrack`) and only then read as the joint's Euler DOFs.
 
 Every animation is a clip under its name, with the file's own key times: LINEAR → linear (slerp for
@@ -39,15 +46,22 @@ from animkit.limits import sample_count
 from animkit.model.figure import Figure
 from animkit.model.joints import DofKind, Joint, ball, custom, fixed
 from animkit.model.rig import character_rig
-from animkit.model.transforms import euler_intrinsic_from_matrix, matrix_from_quaternion
+from animkit.model.transforms import (
+    euler_intrinsic_from_matrix,
+    euler_order_away_from_lock,
+    matrix_from_quaternion,
+)
 from animkit.scene import Scene
 
-__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "MAX_KEY_TIME", "STILL",
+__all__ = ["read_gltf", "scene_from_document", "ROOT_NAME", "EULER_ORDER", "GIMBAL_MARGIN", "MAX_KEY_TIME", "STILL",
            "MorphTargetWarning", "frame_rate_from_keys", "arc_from_trs", "decode_image"]
 
 Array = NDArray[np.float64]
 ROOT_NAME = "world"
+#: a rotation DOF's intrinsic Euler order: this one where the node's rest rotation lies at least GIMBAL_MARGIN from
+#: its lock, else the Tait–Bryan order farthest from lock (always ≥ 45° away; see the module docstring)
 EULER_ORDER = "zyx"
+GIMBAL_MARGIN = float(np.radians(45.0))
 _PATHS = ("translation", "rotation", "scale")
 _INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 #: a channel whose keys all lie this close to the node's own value (relative, at least 1) adds no DOF
@@ -514,16 +528,18 @@ def arc_from_trs(name: str, t: Array, q: Array, s: Array, animated: set[str] | f
     if first == 0:
         channels += [("prismatic", "x"), ("prismatic", "y"), ("prismatic", "z")]
         rest += list(t)
-    if first <= 1:
-        channels += [("revolute", a) for a in EULER_ORDER]
-        rest += list(euler_intrinsic_from_matrix(R, EULER_ORDER))
+    order = euler_order_away_from_lock(R, EULER_ORDER, GIMBAL_MARGIN) if first <= 1 else None
+    if order is not None:
+        channels += [("revolute", a) for a in order]
+        rest += list(euler_intrinsic_from_matrix(R, order))
     drop_scale = "scale" not in animated and np.allclose(s, 1.0, rtol=0, atol=0)
     if not drop_scale:
         channels += [("scale", "x"), ("scale", "y"), ("scale", "z")]
         rest += list(s)
     if first == 1 and drop_scale:
-        return L, ball(name, EULER_ORDER, rest=rest)
-    return L, custom(name, channels, rest=rest, order=EULER_ORDER if first <= 1 else None)
+        assert order is not None
+        return L, ball(name, order, rest=rest)
+    return L, custom(name, channels, rest=rest, order=order)
 
 
 def _translation_matrix(t: Array) -> Array:

@@ -60,6 +60,8 @@ __all__ = [
     "matrix_from_euler_extrinsic",
     "euler_intrinsic_from_matrix",
     "euler_extrinsic_from_matrix",
+    "gimbal_margin",
+    "euler_order_away_from_lock",
     "quaternion_multiply",
     "quaternion_conjugate",
     "quaternion_slerp",
@@ -469,6 +471,29 @@ def euler_extrinsic_from_matrix(R: ArrayLike, order: str) -> Array:
     """
     o = _check_order(order)
     return euler_intrinsic_from_matrix(R, o[::-1])[..., ::-1].copy()
+
+
+def gimbal_margin(R: ArrayLike, order: str) -> Array:
+    """π/2 − |β| (Tait–Bryan) or min(β, π − β) (proper orders): how far R's intrinsic angles in ``order`` lie
+    from gimbal lock, where a small turn of R moves α and γ by up to 1/cos β (1/sin β) times as much."""
+    beta = euler_intrinsic_from_matrix(R, order)[..., 1]
+    o = _check_order(order)
+    return np.minimum(beta, math.pi - beta) if o[0] == o[2] else math.pi / 2 - np.abs(beta)
+
+
+def euler_order_away_from_lock(R: ArrayLike, preferred: str = "zyx", margin: float = math.pi / 4) -> str:
+    """The intrinsic Tait–Bryan order for a joint resting at R (3×3): ``preferred`` when R lies at least
+    ``margin`` from its gimbal lock, else the order whose middle angle β lies farthest from ±π/2.
+
+    The six orders' sin β are R's six off-diagonal entries (±R[i, k] for order i, j, k), and each row's two
+    off-diagonals have squares summing to at most 1, so the farthest order has |sin β| ≤ 1/√2: every rotation
+    lies at least π/4 from some order's lock, and with ``margin`` ≤ π/4 the order returned always does.
+    """
+    M = np.asarray(R, dtype=float)[:3, :3]
+    if float(gimbal_margin(M, preferred)) >= margin:
+        return _check_order(preferred)
+    tait_bryan = [o for o in EULER_ORDERS if o[0] != o[2]]
+    return max(tait_bryan, key=lambda o: float(gimbal_margin(M, o)))
 
 
 def matrix_aligning_z_to(direction: ArrayLike) -> Array:

@@ -19,6 +19,7 @@ from animkit.model.graph import Arc
 from animkit.model.joints import Dof, Joint
 from animkit.model.transforms import (
     euler_intrinsic_from_matrix,
+    euler_order_away_from_lock,
     quaternion_from_matrix,
 )
 from animkit.motion.retarget_map import RetargetError
@@ -210,7 +211,8 @@ def _dof_name(joint: str, suffix: str, taken: set[str]) -> str:
 
 
 def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[Array, Joint] | None:
-    """(L', joint') with L'·A'(rest') = L·A(rest): rotation DOFs (intrinsic "zyx") where ``rotate`` and the joint
+    """(L', joint') with L'·A'(rest') = L·A(rest): rotation DOFs (intrinsic "zyx", or the order
+    farthest from gimbal lock at rest) where ``rotate`` and the joint
     has none, translation DOFs (before everything) where ``translate`` and it has none. None when the arc's static
     scale cannot stay where it is (a scale DOF after a scaled L)."""
     joint, L = arc.joint, arc.L.copy()
@@ -218,13 +220,14 @@ def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[
     order = joint.order
     if rotate and not any(d.revolute for d in dofs):
         pri = [k for k, d in enumerate(dofs) if d.kind == "prismatic"]
-        at, angles = 0, np.zeros(3)
+        at, angles, order = 0, np.zeros(3), "zyx"
         if pri:
             at = max(pri) + 1
         else:
             R0 = rotation_part(L)
             S = R0.T @ L[:3, :3]
-            angles = euler_intrinsic_from_matrix(R0, "zyx")
+            order = euler_order_away_from_lock(R0)  # the glTF reader's choice: ≥ 45° from gimbal lock at rest
+            angles = euler_intrinsic_from_matrix(R0, order)
             scaled = not np.allclose(S, np.eye(3), rtol=0, atol=1e-9)
             if scaled and any(d.scale for d in dofs):
                 return None
@@ -233,9 +236,8 @@ def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[
                          for k, a in enumerate("xyz")]
             L[:3, :3] = np.eye(3)
         turn = [Dof(_dof_name(joint.name, f"r{a}", taken), "revolute", np.eye(3)["xyz".index(a)],
-                    rest=float(angles[k])) for k, a in enumerate("zyx")]
+                    rest=float(angles[k])) for k, a in enumerate(order)]
         dofs[at:at] = turn
-        order = "zyx"
     if translate and not any(d.kind == "prismatic" for d in dofs):
         t = np.linalg.solve(L[:3, :3], L[:3, 3])
         L[:3, 3] = 0.0
@@ -249,8 +251,8 @@ def _widened(arc: Arc, rotate: bool, translate: bool, taken: set[str]) -> tuple[
 def drivable(fig: Figure, rotate: Sequence[str], translate: Sequence[str]) -> tuple[Figure, tuple[str, ...]]:
     """(a copy of ``fig`` in which every node of ``rotate`` turns and every node of ``translate`` moves, the nodes that
     could not be given them). Same nodes, names, order, rest geometry and rig; only those arcs' L and joints change:
-    a node that never turns gets a ball joint (intrinsic "zyx") holding its static rotation as rest values, one that
-    never moves three translations before its joint. ``fig`` itself when nothing changes."""
+    a node that never turns gets a ball joint (the glTF reader's Euler order) holding its static rotation as rest
+    values, one that never moves three translations before its joint. ``fig`` itself when nothing changes."""
     rot, tr = set(rotate), set(translate)
     if all(any(d.revolute for d in _joint(fig, n).dofs) for n in rot) and all(
             any(d.kind == "prismatic" for d in _joint(fig, n).dofs) for n in tr):
