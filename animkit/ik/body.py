@@ -36,7 +36,8 @@ from animkit.model.transforms import cross3
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "centres", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
-           "DENSITY", "static_effort", "margin_gradient", "support_from_feet", "support_at", "head_forward"]
+           "DENSITY", "static_effort", "margin_gradient", "support_from_feet", "support_at", "head_forward",
+           "point_jacobians"]
 
 Array = NDArray[np.float64]
 DENSITY = 1000.0  # kg/m³ (water): a figure in metres gets masses in kilograms
@@ -130,6 +131,13 @@ def point_jacobian(figure: Figure, body: Body, s: FigureState, node: int, x: Arr
     rev = figure.compiled.dof_revolute
     J = np.where(rev[:, None], cross3(s.a, x - s.r), s.a) * body.moves[node][:, None]
     return np.ascontiguousarray(J.T)
+
+
+def point_jacobians(figure: Figure, body: Body, s: FigureState, nodes: NDArray[np.intp], x: Array) -> Array:
+    """:func:`point_jacobian` of P points x (P, 3) fixed to ``nodes`` (P,) at once: (P, 3, D), the same numbers."""
+    rev = figure.compiled.dof_revolute
+    J = np.where(rev[:, None], cross3(s.a, x[:, None] - s.r), s.a) * body.moves[nodes][:, :, None]
+    return np.ascontiguousarray(J.transpose(0, 2, 1))
 
 
 def centres(body: Body, s: FigureState) -> Array:

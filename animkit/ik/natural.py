@@ -297,18 +297,26 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
 
 
 def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
-    """Σ_k Δφ_k − ½ P ∇H (the module docstring) in θ."""
+    """Σ_k Δφ_k − ½ P ∇H (the module docstring) in θ; the same numbers, bit for bit, as every level's full update
+    from P₀ = I, Δφ₀ = 0: the first level's J̃P and residual taken as J̃ and V, each level's Gram matrix formed
+    once, and the last projector not formed where ∇H = 0 (nothing reads it: the null-space step is P · 0)."""
     n = len(sc)
     dphi = np.zeros(n)
-    P = np.eye(n)
-    for J, V, lam in levels:
+    P: Array | None = None  # I until the first level
+    null = bool(np.any(grad))
+    last = len(levels) - 1
+    for k, (J, V, lam) in enumerate(levels):
         Jt = J * sc
-        JP = Jt @ P
+        JP = np.ascontiguousarray(Jt) if P is None else Jt @ P  # J̃ I: the same numbers, laid out as a product's
+        G = JP @ JP.T
         eye = np.eye(len(V))
-        dphi = dphi + JP.T @ np.linalg.solve(JP @ JP.T + lam * lam * eye, V - Jt @ dphi)
-        P = P - JP.T @ np.linalg.solve(JP @ JP.T + 1e-8 * eye, JP)  # the projector nearly exact (eigenvalues
-        # σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak into this one
-    dz = 0.5 * P @ (sc * grad)
+        dphi = dphi + JP.T @ np.linalg.solve(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi)
+        if null or k < last:
+            # the projector nearly exact (eigenvalues σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak in
+            P = (np.eye(n) if P is None else P) - JP.T @ np.linalg.solve(G + 1e-8 * eye, JP)
+    if not null:
+        return np.asarray(sc * dphi, dtype=float)
+    dz = 0.5 * (np.eye(n) if P is None else P) @ (sc * grad)
     big = float(np.max(np.abs(dz), initial=0.0))
     if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
         dz *= bound / big

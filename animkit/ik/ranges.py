@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
-from animkit.ik.body import figure_state, point_jacobian
+from animkit.ik.body import Body, FigureState, figure_state, point_jacobians
 from animkit.ik.tasks import Configuration, Task
 from animkit.model.anatomy import RANGE_DEGREES
 from animkit.model.figure import Figure
@@ -72,53 +72,73 @@ class Ranges(Task):
 
     def values(self, c: Configuration) -> tuple[list[str], Array, Array]:
         """Each bounded quantity's name, value (radians) and ∂/∂θ (D,), rows in the order side bend, twist, pelvis
-        roll, knees."""
-        s = c.state
-        hip = c.node(self.hips)
-        rev = c.figure.compiled.dof_revolute
-        pelvis_dofs = (c.body.moves[hip] & rev)[:, None]
-        p, h = (s.R[hip] @ np.asarray(v, dtype=float) for v in self.pelvis)
-        u = np.asarray(self.up, dtype=float)
-        u = u / np.linalg.norm(u)
-
-        def turned(v: Array) -> Array:  # ∂v/∂θ (3, D) of a vector carried by the hips
-            return np.asarray((cross3(s.a, v) * pelvis_dofs).T, dtype=float)
-
+        roll, knees: the point Jacobians of every node read taken at once (:func:`~animkit.ik.body.point_jacobians`),
+        the knees' rows side by side."""
+        s, pl = c.state, self._plan(c)
+        p, h = s.R[pl.hips] @ pl.pelvis[0], s.R[pl.hips] @ pl.pelvis[1]
+        u = pl.up
+        J = point_jacobians(c.figure, c.body, s, pl.points, s.p[pl.points])  # (P, 3, D)
+        g = cross3(p, h) if pl.arms and "twist" in pl.names else None
+        # ∂v/∂θ (3, D) of the vectors p, h, g carried by the hips
+        dp, dh, *dg = (cross3(s.a[None], np.stack([p, h] if g is None else [p, h, g])[:, None]) * pl.pelvis_dofs
+                       ).transpose(0, 2, 1)
         names, vals, rows = [], [], []
-        b = self.bounds_deg
-        if self.arms is not None and ("side_bend" in b or "twist" in b):
-            il, ir = c.node(self.arms[0]), c.node(self.arms[1])
+        if pl.arms:
+            ir, il = pl.points[0], pl.points[1]
             d = s.p[ir] - s.p[il]
-            Jd = point_jacobian(c.figure, c.body, s, ir, s.p[ir]) - point_jacobian(c.figure, c.body, s, il, s.p[il])
-            if "side_bend" in b:
+            Jd = J[0] - J[1]
+            if "side_bend" in pl.names:
                 n = float(np.linalg.norm(d))
                 sv = d / n
                 sig = float(sv @ p)
                 ds = (np.eye(3) - np.outer(sv, sv)) @ Jd / n
                 names.append("side_bend")
                 vals.append(math.asin(max(-1.0, min(1.0, sig))))
-                rows.append((p @ ds + sv @ turned(p)) / max(math.sqrt(max(1.0 - sig * sig, 0.0)), 1e-9))
-            if "twist" in b:
-                g = np.cross(p, h)
+                rows.append((p @ ds + sv @ dp) / max(math.sqrt(max(1.0 - sig * sig, 0.0)), 1e-9))
+            if g is not None:
                 X, Y = float(d @ h), float(d @ g)
-                dX, dY = h @ Jd + d @ turned(h), g @ Jd + d @ turned(g)
+                dX, dY = h @ Jd + d @ dh, g @ Jd + d @ dg[0]
                 names.append("twist")
                 vals.append(math.atan2(Y, X))
                 rows.append((X * dY - Y * dX) / max(X * X + Y * Y, 1e-300))
-        if "pelvis_roll" in b:
+        if "pelvis_roll" in pl.names:
             r = float(h @ u)
             names.append("pelvis_roll")
             vals.append(math.asin(max(-1.0, min(1.0, r))))
-            rows.append((u @ turned(h)) / max(math.sqrt(max(1.0 - r * r, 0.0)), 1e-9))
-        if "knee_in" in b:
-            for leg in self.legs:
-                k, a, t, o = (c.node(x) for x in leg)
-                names.append("knee_in")
-                v, J = _knee_in(c, k, a, t, s.p[o], u)
-                vals.append(v)
-                rows.append(J)
-        D = c.figure.dof_count
-        return names, np.array(vals, dtype=float), np.array(rows, dtype=float).reshape(-1, D)
+            rows.append((u @ dh) / max(math.sqrt(max(1.0 - r * r, 0.0)), 1e-9))
+        if pl.legs:
+            legs = pl.points[2 if pl.arms else 0:].reshape(-1, 3)
+            v, Jk = _knees_in(s, J[2 if pl.arms else 0:].reshape(len(legs), 3, 3, -1), legs, pl.others, u)
+            names += ["knee_in"] * len(v)
+            vals += v
+            rows += list(Jk)
+        return names, np.array(vals, dtype=float), np.array(rows, dtype=float).reshape(-1, len(s.a))
+
+    def _plan(self, c: Configuration) -> _Plan:
+        """What :meth:`values` reads of the figure (node indices, the DOFs that turn the hips), found once per
+        compiled figure and body."""
+        got: _Plan | None = self.__dict__.get("_memo")
+        if got is not None and got.compiled is c.figure.compiled and got.body is c.body:
+            return got
+        b = self.bounds_deg
+        hip = c.node(self.hips)
+        arms = self.arms is not None and ("side_bend" in b or "twist" in b)
+        legs = self.legs if "knee_in" in b else ()
+        points = [c.node(self.arms[1]), c.node(self.arms[0])] if arms and self.arms is not None else []
+        for leg in legs:
+            points += [c.node(x) for x in leg[:3]]
+        u = np.asarray(self.up, dtype=float)
+        plan = _Plan(compiled=c.figure.compiled, body=c.body, names=frozenset(b), hips=hip,
+                     pelvis=tuple(np.asarray(v, dtype=float) for v in self.pelvis),  # type: ignore[arg-type]
+                     pelvis_dofs=(c.body.moves[hip] & c.figure.compiled.dof_revolute)[:, None],
+                     up=u / np.linalg.norm(u),
+                     arms=arms, legs=len(legs), points=np.array(points, dtype=np.intp),
+                     others=np.array([c.node(leg[3]) for leg in legs], dtype=np.intp))
+        object.__setattr__(self, "_memo", plan)
+        return plan
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # the memo is found again where it is used
 
     def _limits(self, names: list[str]) -> Array:
         return np.radians([float(self.bounds_deg[n]) for n in names])
@@ -141,23 +161,47 @@ class Ranges(Task):
         return float(np.degrees(np.max(self.compute(c)[0], initial=0.0)))
 
 
-def _knee_in(c: Configuration, k: int, a: int, t: int, other: Array, u: Array) -> tuple[float, Array]:
-    """κ = asin(â · n) and ∂κ/∂θ (D,) of one leg (module docstring)."""
-    s = c.state
-    fig, body = c.figure, c.body
-    Jk, Ja, Jt = (point_jacobian(fig, body, s, i, s.p[i]) for i in (k, a, t))
-    va = s.p[k] - s.p[a]
-    la = float(np.linalg.norm(va))
-    ah = va / la
-    m = np.cross(u, s.p[t] - s.p[a])
-    lm = max(float(np.linalg.norm(m)), 1e-300)
-    sign = -1.0 if float(m @ (other - s.p[a])) < 0 else 1.0
-    n = sign * m / lm
-    dah = (np.eye(3) - np.outer(ah, ah)) @ (Jk - Ja) / la
-    dm = cross3(u[None], (Jt - Ja).T).T  # u × ∂(t − a), column by column
-    dn = sign * (np.eye(3) - np.outer(n, n)) @ dm / lm
-    x = float(ah @ n)
-    return math.asin(max(-1.0, min(1.0, x))), (n @ dah + ah @ dn) / max(math.sqrt(max(1.0 - x * x, 0.0)), 1e-9)
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """What :meth:`Ranges.values` reads of one compiled figure and body: the bounds' names, the hips' node, the
+    pelvis's axes in the hips' frame, the DOFs that turn the hips (D, 1), the unit up, whether the arms are read,
+    the legs read, the nodes whose point Jacobians are taken ((right arm, left arm) if read, then (knee, ankle, toe)
+    per leg) and each leg's other ankle."""
+
+    compiled: object
+    body: Body
+    names: frozenset[str]
+    hips: int
+    pelvis: tuple[Array, Array]
+    pelvis_dofs: NDArray[np.bool_]
+    up: Array
+    arms: bool
+    legs: int
+    points: NDArray[np.intp]
+    others: NDArray[np.intp]
+
+
+def _knees_in(s: FigureState, J: Array, nodes: NDArray[np.intp], others: NDArray[np.intp], u: Array
+              ) -> tuple[list[float], Array]:
+    """κ = asin(â · n) and ∂κ/∂θ (L, D) of L legs side by side (module docstring): ``nodes`` (L, 3) each leg's knee,
+    ankle and toe, ``J`` (L, 3, 3, D) their point Jacobians, ``others`` (L,) each leg's other ankle."""
+    k, a, t = s.p[nodes[:, 0]], s.p[nodes[:, 1]], s.p[nodes[:, 2]]
+    Jk, Ja, Jt = J[:, 0], J[:, 1], J[:, 2]
+    va = k - a
+    la = np.sqrt((va * va).sum(axis=1))  # |·| row by row, as a dot product sums (bit for bit)
+    ah = va / la[:, None]
+    m = cross3(u, t - a)
+    lm = np.maximum(np.sqrt((m * m).sum(axis=1)), 1e-300)
+    sign = np.where((m * (s.p[others] - a)).sum(axis=1) < 0, -1.0, 1.0)[:, None]
+    n = sign * m / lm[:, None]
+    eye = np.eye(3)
+    dah = (eye - ah[:, :, None] * ah[:, None, :]) @ (Jk - Ja) / la[:, None, None]
+    dm = cross3(u, (Jt - Ja).transpose(0, 2, 1)).transpose(0, 2, 1)  # u × ∂(t − a), column by column
+    dn = sign[:, :, None] * (eye - n[:, :, None] * n[:, None, :]) @ dm / lm[:, None, None]
+    x = (ah * n).sum(axis=1)
+    rows = ((n[:, None] @ dah)[:, 0] + (ah[:, None] @ dn)[:, 0]) / np.maximum(np.sqrt(np.maximum(1.0 - x * x, 0.0)),
+                                                                             1e-9)[:, None]
+    return [math.asin(v) for v in np.clip(x, -1.0, 1.0).tolist()], rows
 
 
 def ranges_task(figure: Figure, bones: Any, up: ArrayLike, bounds: Mapping[str, float]) -> Ranges | None:
