@@ -27,7 +27,9 @@ from all its branches and takes the centroid (the paper's multi-end-effector rul
 pass turns each group toward all the points below it at once. The forward pass works on angles, so every limit
 (hinge interval, Euler box, cone) holds inside the pass and the points it places are the mapped pose's FK
 (:func:`fabrik_iteration` returns both). A constrained iteration that moves the effectors away from their targets
-is halved (up to four times, then dropped), so the distance never grows.
+is halved (up to four times, then dropped), so the distance never grows; where nothing is left on a tree with
+sub-bases, the branches turn alone with the sub-bases held (one target out of reach: the shared joints' compromise
+stays, the reachable effectors still reach).
 """
 
 from __future__ import annotations

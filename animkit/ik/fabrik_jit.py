@@ -1,7 +1,8 @@
 """FABRIK's solve (:mod:`.fabrik` in the shared loop, :func:`animkit.ik.solvers.run` with ``keep_last``) compiled
 with numba, one problem after another: the same backward and forward passes, the same halvings of a step that
 moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, the slow
-step doubled while that gains more (``EXTEND``), and the same stopping rules.
+step doubled while that gains more (``EXTEND``), the branches alone where nothing else lowers the distance on a
+tree, and the same stopping rules.
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
@@ -12,7 +13,9 @@ also run with ``ANIMKIT_JIT=0`` and for chains the kernel does not take (swing�
 chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model (:func:`fabrik_chain`); the
 rotations (best turn, Euler angles) are :mod:`.fabrik_turns_jit`'s. Compile time is part of the design: scalar loops
 into the caller's arrays (no array expressions, BLAS or small lists), no literal arguments (each would compile a
-kernel again), and helpers without Python entry points (``kernel(..., internal=True)``).
+kernel again), and helpers without Python entry points (``kernel(..., internal=True)``). Run time: no allocation
+inside a solve (one :class:`_Work` of scratch arrays per call), and the inner loop's helpers take the arrays they
+need rather than the chain record (measured: placing a group took ~0.3 µs with the record, ~0.19 µs without).
 """
 
 from __future__ import annotations
