@@ -285,7 +285,12 @@ def test_fabrik_reaches_both_hands_on_the_shared_spine(humanoid):
 
 
 @pytest.mark.slow  # 9-33 s alone: CI runs it after the fast set (.ci/run)
-def test_with_one_hand_out_of_reach_the_other_still_reaches_and_the_spine_compromises(humanoid):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_with_one_hand_out_of_reach_the_other_still_reaches_and_the_spine_compromises(humanoid, compiled, monkeypatch):
+    from animkit import jit
+
+    monkeypatch.setattr(jit, "ALWAYS", compiled)
+    monkeypatch.setattr(jit, "ENABLED", compiled and jit.ENABLED)
     fig = humanoid.figure
     start = natural_start(humanoid)
     W = fig.world(start)
