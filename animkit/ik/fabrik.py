@@ -27,7 +27,9 @@ from all its branches and takes the centroid (the paper's multi-end-effector rul
 pass turns each group toward all the points below it at once. The forward pass works on angles, so every limit
 (hinge interval, Euler box, cone) holds inside the pass and the points it places are the mapped pose's FK
 (:func:`fabrik_iteration` returns both). A constrained iteration that moves the effectors away from their targets
-is halved (up to four times, then dropped), so the distance never grows.
+is halved (up to four times, then dropped), so the distance never grows; where nothing is left on a tree with
+sub-bases, the branches turn alone with the sub-bases held (one target out of reach: the shared joints' compromise
+stays, the reachable effectors still reach).
 """
 
 from __future__ import annotations
@@ -237,14 +239,15 @@ def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, P: Array, cur: Ar
     return back
 
 
-def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False
-                     ) -> FabrikIteration:
+def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False,
+                     hold: bool = False) -> FabrikIteration:
     """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
     positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
     pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
     hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
     ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
-    target but spins bones about their axes)."""
+    target but spins bones about their axes); ``hold``: the sub-bases (groups with several effectors below) stay
+    as they are, only the branches below them turn."""
     tree = _tree(model)
     fr = model.frames(q) if fr is None else fr
     b = q.shape[0]
@@ -278,6 +281,9 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
 
         qg = q_new[:, lk].copy()
         Ts, pos = place(qg)
+        if hold and len(tree.sub_effs[g]) > 1:  # a sub-base held: its points stay where they are
+            _record(tree, g, hs, js, pos, placed, eff_pts)
+            continue
         origin = Ts[0][:, :3, 3]
         us = pos - origin[:, None]
         vs = Y - origin[:, None]
@@ -306,11 +312,18 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                         Ts, pos = place(qg)
             Ts, new_pos = place(qg)
         q_new[:, lk] = qg
-        for h in tree.child_groups[g]:
-            placed[:, h] = new_pos[:, hs.index(h)]
-        for j in tree.child_effs[g]:
-            eff_pts[:, j] = new_pos[:, len(hs) + js.index(j)]
+        _record(tree, g, hs, js, new_pos, placed, eff_pts)
     return FabrikIteration(q_new, placed, eff_pts, back)
+
+
+def _record(tree: _Tree, g: int, hs: tuple[int, ...], js: tuple[int, ...], new_pos: Array, placed: Array,
+            eff_pts: Array) -> None:
+    """The points group g placed (its subtree's, in the order of ``hs`` then ``js``): its children's into
+    ``placed`` and ``eff_pts``."""
+    for h in tree.child_groups[g]:
+        placed[:, h] = new_pos[:, hs.index(h)]
+    for j in tree.child_effs[g]:
+        eff_pts[:, j] = new_pos[:, len(hs) + js.index(j)]
 
 
 def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published: bool = True) -> Array:
@@ -321,8 +334,27 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published:
     gains more (:data:`EXTEND`); without ``published`` the subtree fit."""
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
     dq = _kept(model, q, P, before, fabrik_iteration(model, q, P, fr, subtree=not published).q - q)
-    if not published:
+    if published:
+        _slow_steps(model, q, fr, P, before, dq)
+    return _branches(model, q, fr, P, before, dq)
+
+
+def _branches(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, dq: Array) -> Array:
+    """Where no step lowers the summed distance (dq is zero) on a tree with sub-bases, the paper's iteration with
+    the sub-bases held (only the branches below them turn): on a tree where one target is out of reach, a move of
+    the shared joints that brings one effector nearer takes the other away, while its own branch alone still
+    brings the reachable effector to its target."""
+    stuck: NDArray[np.bool_] = ~np.any(dq, axis=1)
+    if not stuck.any() or all(len(e) <= 1 for e in _tree(model).sub_effs):
         return dq
+    held = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), hold=True).q - q[stuck]
+    dq[stuck] = _kept(model, q[stuck], P[stuck], before[stuck], held)
+    return dq
+
+
+def _slow_steps(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, dq: Array) -> None:
+    """dq (changed in place) where the paper's step gains less than :data:`SLOW`: the better of it and the subtree
+    fit, doubled while that gains more (:func:`_extended`)."""
     after = np.linalg.norm(model.frames(q + dq).p - P, axis=2).sum(axis=1)
     slow = after > (1.0 - SLOW) * before
     if slow.any():
@@ -332,7 +364,6 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published:
         better = d_sub < after[slow]
         dq[slow] = _extended(model, q[slow], P[slow], np.where(better, d_sub, after[slow]),
                              np.where(better[:, None], sub, dq[slow]))
-    return dq
 
 
 def _extended(model: ChainModel, q: Array, P: Array, d: Array, dq: Array) -> Array:
@@ -421,15 +452,18 @@ def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, publis
             not jit.pays(fj.solve_all, q0.shape[0], COMPILE_PAYS, LOAD_PAYS):
         return None
     B = q0.shape[0]
-    q = np.ascontiguousarray(q0, dtype=np.float64).copy()
-    iters = np.zeros(B, dtype=np.int64)
-    reason = np.zeros(B, dtype=np.int64)
-    pos = np.zeros(B)
-    hist = np.zeros((opts.max_iter + 1, B))
-    st = _settings(model, opts, published, P.shape[1])
-    fj.solve_all(ch, st, q, np.ascontiguousarray(P, dtype=np.float64), iters, reason, pos, hist)
-    return LoopOutput(q, iters.astype(np.intp), [REASONS[int(r)] for r in reason], pos, np.zeros(B),
-                      hist[:int(iters.max(initial=0)) + 1])
+    # the kernel moves q in place: a copy of the starts
+    q = q0.copy() if q0.flags.c_contiguous and q0.dtype == np.float64 else np.array(q0, dtype=np.float64, order="C")
+    iters = np.empty(B, dtype=np.int64)
+    reason = np.empty(B, dtype=np.int64)
+    pos = np.empty(B)
+    hist = np.empty((opts.max_iter + 1, B))
+    if not (P.flags.c_contiguous and P.dtype == np.float64):
+        P = np.ascontiguousarray(P, dtype=np.float64)
+    fj.solve_all(ch, _settings(model, opts, published, P.shape[1]), q, P, iters, reason, pos, hist)
+    done = iters.tolist()
+    return LoopOutput(q, iters.astype(np.intp), [REASONS[r] for r in reason.tolist()], pos, np.zeros(B),
+                      hist[:max(done) + 1])
 
 
 def _settings(model: ChainModel, opts: Options, published: bool, E: int) -> fj.FabrikSettings:

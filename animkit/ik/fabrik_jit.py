@@ -1,7 +1,8 @@
 """FABRIK's solve (:mod:`.fabrik` in the shared loop, :func:`animkit.ik.solvers.run` with ``keep_last``) compiled
 with numba, one problem after another: the same backward and forward passes, the same halvings of a step that
 moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, the slow
-step doubled while that gains more (``EXTEND``), and the same stopping rules.
+step doubled while that gains more (``EXTEND``), the branches alone where nothing else lowers the distance on a
+tree, and the same stopping rules.
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
@@ -12,7 +13,9 @@ also run with ``ANIMKIT_JIT=0`` and for chains the kernel does not take (swing�
 chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model (:func:`fabrik_chain`); the
 rotations (best turn, Euler angles) are :mod:`.fabrik_turns_jit`'s. Compile time is part of the design: scalar loops
 into the caller's arrays (no array expressions, BLAS or small lists), no literal arguments (each would compile a
-kernel again), and helpers without Python entry points (``kernel(..., internal=True)``).
+kernel again), and helpers without Python entry points (``kernel(..., internal=True)``). Run time: no allocation
+inside a solve (one :class:`_Work` of scratch arrays per call), and the inner loop's helpers take the arrays they
+need rather than the chain record (measured: placing a group took ~0.3 µs with the record, ~0.19 µs without).
 """
 
 from __future__ import annotations
@@ -72,30 +75,71 @@ class FabrikSettings(NamedTuple):
     w: Array
 
 
-def _local(ch: FabrikChain, k: int, th: float, out: Array) -> None:
+class _Work(NamedTuple):
+    """Scratch arrays of one solve, allocated once (:func:`_work`): the kernel's helpers write into them instead of
+    allocating their own (an allocation costs as much as a 4×4 product here)."""
+
+    T: Array  # (n, 4, 4) link frames of the pose being turned
+    p: Array  # (E, 3) its effectors
+    T2: Array  # (n, 4, 4) and (E, 3): FK of the distance tests
+    p2: Array
+    back: Array  # (G, 3) backward points
+    dq: Array  # (n,) the step
+    alt: Array  # (n,) the other step (the subtree fit, the branches alone)
+    qt: Array  # (n,) trial values
+    X: Array  # (K, 3) the points a group turns, K the most below any group
+    Y: Array  # (K, 3) their backward points
+    xl: Array  # (K, 3) X in the group's last link's frame
+    pos: Array  # (K, 3) X carried by the group's turn
+    us: Array  # (K, 3) pos − origin
+    vs: Array  # (K, 3) Y − origin
+    Ts: Array  # (m, 4, 4) the group's link frames, m its most links
+    Tin: Array  # (4, 4) the frame the group hangs from
+    M: Array  # (4, 3, 3) the ball's ΔR, J, ΔR R, A
+    qg: Array  # (m,) the group's values
+    v: Array  # (4, 3) the group's origin, a child's point, a sum, an axis
+    none: Array  # (G,) 0: every group turns
+    shared: Array  # (G,) 1 where a group has several effectors below (a sub-base): held for the branches' step
+
+
+def _work(ch: FabrikChain, n: int) -> _Work:
+    """:class:`_Work` sized for the chain."""
+    G, E = ch.gparent.shape[0], ch.eff_link.shape[0]
+    gp, ep = ch.sub_g[0], ch.sub_e[0]
+    K, m = 1, 1
+    shared = np.zeros(G, dtype=np.int64)
+    for g in range(G):
+        K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
+        m = max(m, ch.gptr[g + 1] - ch.gptr[g])
+        shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
+    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((G, 3)),
+                 np.empty(n), np.empty(n), np.empty(n), np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)),
+                 np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)), np.empty((m, 4, 4)), np.empty((4, 4)),
+                 np.empty((4, 3, 3)), np.empty(m), np.empty((4, 3)), np.zeros(G, dtype=np.int64), shared)
+
+
+def _local(H0: Array, H1: Array, H2: Array, k: int, th: float, out: Array) -> None:
     """C_k E_k(θ) = H0 + sin θ H1 + (1 − cos θ) H2 (4×4)."""
     s, c = math.sin(th), 1.0 - math.cos(th)
     for i in range(4):
         for j in range(4):
-            out[i, j] = ch.H0[k, i, j] + s * ch.H1[k, i, j] + c * ch.H2[k, i, j]
+            out[i, j] = H0[k, i, j] + s * H1[k, i, j] + c * H2[k, i, j]
 
 
-def _mul4(A: Array, B: Array, out: Array) -> None:
-    for i in range(4):
-        for j in range(4):
-            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j] + A[i, 3] * B[3, j]
+def _premul(A: Array, B: Array) -> None:
+    """B ← A B (4×4), in place a column at a time (each column of the product needs only B's same column)."""
+    for j in range(4):
+        b0, b1, b2, b3 = B[0, j], B[1, j], B[2, j], B[3, j]
+        for i in range(4):
+            B[i, j] = A[i, 0] * b0 + A[i, 1] * b1 + A[i, 2] * b2 + A[i, 3] * b3
 
 
 def _fk(ch: FabrikChain, q: Array, T: Array, p: Array) -> None:
     """World link frames T (n, 4, 4) and effector positions p (E, 3) for chain values q (n,)."""
-    loc = np.empty((4, 4))
     for k in range(q.shape[0]):
-        pk = ch.parent[k]
-        if pk < 0:
-            _local(ch, k, q[k], T[k])
-        else:
-            _local(ch, k, q[k], loc)
-            _mul4(T[pk], loc, T[k])
+        _local(ch.H0, ch.H1, ch.H2, k, q[k], T[k])
+        if ch.parent[k] >= 0:
+            _premul(T[ch.parent[k]], T[k])
     for e in range(ch.eff_link.shape[0]):
         k = ch.eff_link[e]
         for i in range(3):
@@ -137,11 +181,10 @@ def _out_of_frame(X: Array, M: Array, out: Array) -> None:
             out[t, i] = M[i, 0] * X[t, 0] + M[i, 1] * X[t, 1] + M[i, 2] * X[t, 2] + M[i, 3]
 
 
-def _dist_at(ch: FabrikChain, q: Array, P: Array) -> float:
+def _dist_at(ch: FabrikChain, q: Array, P: Array, W: _Work) -> float:
     """Σ_e |p_e(q) − P_e|: the measure a step never raises."""
-    T = np.empty((q.shape[0], 4, 4))
-    p = np.empty((ch.eff_link.shape[0], 3))
-    _fk(ch, q, T, p)
+    p = W.p2
+    _fk(ch, q, W.T2, p)
     s = 0.0
     for e in range(p.shape[0]):
         s += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
@@ -185,15 +228,16 @@ def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc:
         acc[2] += bc[2] - d * d2
 
 
-def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array) -> None:
-    """The backward pass, children first: back (G, 3); the base's point is its current origin."""
+def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, W: _Work) -> None:
+    """The backward pass, children first, into W.back (G, 3); the base's point is its current origin."""
     G = ch.gparent.shape[0]
+    back = W.back
     for g in range(G):
         for i in range(3):
             back[g, i] = T[ch.gptr[g], i, 3]
     cgp, cgi = ch.child_g
     cep, cei = ch.child_e
-    pg, pc, acc = np.empty(3), np.empty(3), np.empty(3)
+    pg, pc, acc = W.v[0], W.v[1], W.v[2]
     for g in range(G - 1, -1, -1):
         if ch.gparent[g] < 0:
             continue
@@ -214,21 +258,28 @@ def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array) -> Non
 
 
 def _ls_turn(a: Array, U: Array, V: Array) -> float:
-    """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥); 0 where the points lie on the axis (as :func:`.fabrik._ls_turn`)."""
-    scale = 0.0
-    num = 0.0
-    den = 0.0
+    """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥); 0 where the points lie on the axis (as :func:`.fabrik._ls_turn`: where
+    |(num, den)| clears 1e-12 √(Σ|u|² Σ|v|²) ≥ 1e-12 Σ|u||v| (Cauchy–Schwarz), the per-point norms are not needed)."""
+    uu, vv, num, den = 0.0, 0.0, 0.0, 0.0
     for i in range(U.shape[0]):
         u0, u1, u2 = U[i, 0], U[i, 1], U[i, 2]
         v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2]
-        scale += math.sqrt(u0 ** 2 + u1 ** 2 + u2 ** 2) * math.sqrt(v0 ** 2 + v1 ** 2 + v2 ** 2)
+        uu += u0 * u0 + u1 * u1 + u2 * u2
+        vv += v0 * v0 + v1 * v1 + v2 * v2
         ua = u0 * a[0] + u1 * a[1] + u2 * a[2]
         va = v0 * a[0] + v1 * a[1] + v2 * a[2]
         u0, u1, u2 = u0 - a[0] * ua, u1 - a[1] * ua, u2 - a[2] * ua
         v0, v1, v2 = v0 - a[0] * va, v1 - a[1] * va, v2 - a[2] * va
         num += a[0] * (u1 * v2 - u2 * v1) + a[1] * (u2 * v0 - u0 * v2) + a[2] * (u0 * v1 - u1 * v0)
         den += u0 * v0 + u1 * v1 + u2 * v2
-    return math.atan2(num, den) if math.hypot(num, den) > 1e-12 * scale else 0.0
+    size = math.hypot(num, den)
+    if size > 1e-12 * math.sqrt(uu * vv):
+        return math.atan2(num, den)
+    scale = 0.0
+    for i in range(U.shape[0]):
+        nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
+        scale += nu * math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2)
+    return math.atan2(num, den) if size > 1e-12 * scale else 0.0
 
 
 def _wrap(x: float) -> float:
@@ -237,6 +288,8 @@ def _wrap(x: float) -> float:
 
 def clamp_angle1(theta: float, lower: float, upper: float) -> float:
     """:func:`.fabrik.clamp_angle` for one angle."""
+    if lower <= theta <= upper:
+        return theta  # what the rules below give inside the limits
     out = min(max(theta, lower), upper)
     if lower <= -math.pi and upper >= math.pi or not (math.isfinite(lower) and math.isfinite(upper)):
         return out
@@ -249,35 +302,34 @@ def clamp_angle1(theta: float, lower: float, upper: float) -> float:
     return lower if _wrap(theta - lower) <= _wrap(theta - upper) else upper
 
 
-def _place(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array, pos: Array) -> None:
-    """Frames Ts (m, 4, 4) of the group's links for its values qg (m,), and its subtree's points pos (K, 3) carried
-    along (x_loc: in the last link's frame)."""
-    k1 = ch.gptr[g]
-    m = ch.gptr[g + 1] - k1
-    loc = np.empty((4, 4))
+def _carry(H0: Array, H1: Array, H2: Array, k1: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array,
+           pos: Array) -> None:
+    """Frames Ts (m, 4, 4) of a group's links (from link k1) for its values qg (m,) hung from T_in, and its
+    subtree's points pos (K, 3) carried along (x_loc: in the last link's frame); the chain's arrays passed alone (a
+    call passing the whole chain record costs more than the work here, in the forward pass's inner loop)."""
+    m = qg.shape[0]
     for i in range(m):
-        _local(ch, k1 + i, qg[i], loc)
-        _mul4(T_in if i == 0 else Ts[i - 1], loc, Ts[i])
+        _local(H0, H1, H2, k1 + i, qg[i], Ts[i])
+        _premul(T_in if i == 0 else Ts[i - 1], Ts[i])
     _out_of_frame(x_loc, Ts[m - 1], pos)
 
 
-def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, back: Array, P: Array) -> tuple[Array, Array]:
-    """The points X (K, 3) the group turns (the first links' origins, then the effectors, below it: every one when
-    ``whole``, else its children) and their backward points Y (K, 3)."""
+def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, P: Array, W: _Work) -> int:
+    """The points the group turns, into W.X (the first links' origins, then the effectors, below it: every one when
+    ``whole``, else its children), and their backward points, into W.Y; returns how many (K)."""
     gp, gi = ch.sub_g if whole else ch.child_g
     ep, ei = ch.sub_e if whole else ch.child_e
     ng, ne = gp[g + 1] - gp[g], ep[g + 1] - ep[g]
-    X = np.empty((ng + ne, 3))
-    Y = np.empty((ng + ne, 3))
+    X, Y = W.X, W.Y
     for t in range(ng):
         h = gi[gp[g] + t]
         for i in range(3):
-            X[t, i], Y[t, i] = T[ch.gptr[h], i, 3], back[h, i]
+            X[t, i], Y[t, i] = T[ch.gptr[h], i, 3], W.back[h, i]
     for t in range(ne):
         j = ei[ep[g] + t]
         for i in range(3):
             X[ng + t, i], Y[ng + t, i] = p[j, i], P[j, i]
-    return X, Y
+    return ng + ne
 
 
 def _relative(X: Array, o: Array, out: Array) -> None:
@@ -287,22 +339,25 @@ def _relative(X: Array, o: Array, out: Array) -> None:
             out[t, i] = X[t, i] - o[i]
 
 
-def _turn_group(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Y: Array) -> None:
-    """The forward pass's turn of group g (module docstring), its values qg (m,) updated in place."""
+def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
+    """The forward pass's turn of group g (module docstring) from W.Tin toward W.Y[:K], the points W.xl[:K] (in its
+    last link's frame) carried along; its values qg (m,) updated in place."""
     k1 = ch.gptr[g]
     m = ch.gptr[g + 1] - k1
-    Ts = np.empty((m, 4, 4))
-    pos, us, vs = np.empty_like(Y), np.empty_like(Y), np.empty_like(Y)
-    _place(ch, g, qg, T_in, x_loc, Ts, pos)
-    origin = Ts[0, :3, 3].copy()
+    Ts, T_in, x_loc, Y = W.Ts, W.Tin, W.xl[:K], W.Y[:K]
+    pos, us, vs = W.pos[:K], W.us[:K], W.vs[:K]
+    H0, H1, H2 = ch.H0, ch.H1, ch.H2
+    _carry(H0, H1, H2, k1, qg, T_in, x_loc, Ts, pos)
+    origin, a = W.v[0], W.v[3]
+    for i in range(3):
+        origin[i] = Ts[0, i, 3]
     _relative(pos, origin, us)
     _relative(Y, origin, vs)
-    a = np.empty(3)
     if ch.gkind[g] == HINGE:
         _mv(Ts[0], ch.axis[k1], a)
         qg[0] = clamp_angle1(qg[0] + _ls_turn(a, us, vs), ch.lower[k1], ch.upper[k1])
     elif ch.gkind[g] == BALL:
-        dR, J, B, A = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+        dR, J, B, A = W.M[0], W.M[1], W.M[2], W.M[3]
         best_turn_into(us, vs, dR)
         _mm(T_in, ch.H0[k1], J)
         _mm(dR, Ts[m - 1], B)
@@ -319,45 +374,58 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, T_in: Array, x_loc: Array, Y
                 t = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
                 same = same and t == qg[i]
                 qg[i] = t
-                _place(ch, g, qg, T_in, x_loc, Ts, pos)
+                _carry(H0, H1, H2, k1, qg, T_in, x_loc, Ts, pos)
             if same:  # a sweep that turned nothing: the ones after it would repeat it exactly
                 break
+
+
+def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W: _Work, out: Array) -> None:
+    """One backward and one forward pass from q (n,) toward P (E, 3), the new values into ``out`` (n,); the groups
+    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``)."""
+    T, p = W.T, W.p
+    _fk(ch, q, T, p)
+    _backward(ch, T, p, P, W)
+    for i in range(q.shape[0]):
+        out[i] = q[i]
+    fresh = True  # T, p are the FK of out
+    for g in range(ch.gparent.shape[0]):
+        if held[g]:
+            continue
+        if not fresh:
+            _fk(ch, out, T, p)
+        k1, kl = ch.gptr[g], ch.gptr[g + 1] - 1
+        pk = ch.parent[k1]
+        for i in range(4):
+            for j in range(4):
+                W.Tin[i, j] = T[pk, i, j] if pk >= 0 else (1.0 if i == j else 0.0)
+        K = _targets(ch, g, subtree or ch.gkind[g] == HINGE, T, p, P, W)
+        _into_frame(W.X[:K], T[kl], W.xl[:K])
+        qg = W.qg[:kl + 1 - k1]
+        for i in range(kl + 1 - k1):
+            qg[i] = out[k1 + i]
+        _turn_group(ch, g, qg, K, W)
+        for i in range(kl + 1 - k1):
+            fresh = fresh and out[k1 + i] == qg[i]
+            out[k1 + i] = qg[i]
 
 
 def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     """One backward and one forward pass from q (n,) toward P (E, 3): the new values (:func:`.fabrik.fabrik_iteration`'s
     ``q`` for one problem)."""
-    n = q.shape[0]
-    G = ch.gparent.shape[0]
-    T = np.empty((n, 4, 4))
-    p = np.empty((ch.eff_link.shape[0], 3))
-    _fk(ch, q, T, p)
-    back = np.empty((G, 3))
-    _backward(ch, T, p, P, back)
-    qn = q.copy()
-    for g in range(G):
-        if g > 0:
-            _fk(ch, qn, T, p)
-        k1, kl = ch.gptr[g], ch.gptr[g + 1] - 1
-        T_in = np.eye(4) if ch.parent[k1] < 0 else T[ch.parent[k1]].copy()
-        X, Y = _targets(ch, g, subtree or ch.gkind[g] == HINGE, T, p, back, P)
-        x_loc = np.empty_like(X)
-        _into_frame(X, T[kl], x_loc)
-        qg = qn[k1:kl + 1].copy()
-        _turn_group(ch, g, qg, T_in, x_loc, Y)
-        for i in range(kl + 1 - k1):
-            qn[k1 + i] = qg[i]
-    return qn
+    W = _work(ch, q.shape[0])
+    out = np.empty(q.shape[0])
+    _iterate(ch, q, P, subtree, W.none, W, out)
+    return out
 
 
-def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array) -> float:
+def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array, W: _Work) -> float:
     """A step dq (changed in place) that never moves the effectors away: halved up to BACKTRACK times where it
     does, then none. Returns the summed distance at q + dq."""
-    qt = np.empty_like(q)
+    qt = W.qt
     for r in range(BACKTRACK + 1):
         for i in range(q.shape[0]):
             qt[i] = q[i] + dq[i]
-        d = _dist_at(ch, qt, P)
+        d = _dist_at(ch, qt, P, W)
         if d <= before:
             return d
         for i in range(q.shape[0]):
@@ -367,38 +435,54 @@ def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array) -> floa
 
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
-    return _step(ch, q, P, published, _dist_at(ch, q, P))
+    W = _work(ch, q.shape[0])
+    return _step(ch, q, P, published, _dist_at(ch, q, P, W), W).copy()
 
 
-def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float) -> Array:
-    """:func:`step_one` with the summed distance at q known (``before``)."""
-    dq = iteration(ch, q, P, not published)
+def _try(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, before: float, W: _Work) -> float:
+    """W.alt ← the kept step (:func:`_kept`) of an iteration (:func:`_iterate`); returns the distance it ends at."""
+    _iterate(ch, q, P, subtree, held, W, W.alt)
     for i in range(q.shape[0]):
+        W.alt[i] -= q[i]
+    return _kept(ch, q, P, before, W.alt, W)
+
+
+def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W: _Work) -> Array:
+    """:func:`step_one` with the summed distance at q known (``before``), into W.dq."""
+    dq, n = W.dq, q.shape[0]
+    _iterate(ch, q, P, not published, W.none, W, dq)
+    for i in range(n):
         dq[i] -= q[i]
-    after = _kept(ch, q, P, before, dq)
-    if not published:
-        return dq
-    if after > (1.0 - SLOW) * before:
-        sub = iteration(ch, q, P, published)  # published is True here: the subtree fit (a bool, not a literal)
-        for i in range(q.shape[0]):
-            sub[i] -= q[i]
-        d_sub = _kept(ch, q, P, before, sub)
+    after = _kept(ch, q, P, before, dq, W)
+    if published and after > (1.0 - SLOW) * before:
+        d_sub = _try(ch, q, P, published, W.none, before, W)  # published is True: the subtree fit (not a literal)
         if d_sub < after:
-            _extend(ch, q, P, d_sub, sub)
-            return sub
-        _extend(ch, q, P, after, dq)
+            after = d_sub
+            for i in range(n):
+                dq[i] = W.alt[i]
+        _extend(ch, q, P, after, dq, W)
+    for i in range(n):
+        if dq[i] != 0.0:
+            return dq
+    for g in range(W.shared.shape[0]):
+        if W.shared[g]:  # nothing lowers the distance on a tree: the branches alone (.fabrik._branches)
+            off = published and not published  # False, not a literal (a literal compiles _iterate again)
+            _try(ch, q, P, off, W.shared, before, W)
+            for i in range(n):
+                dq[i] = W.alt[i]
+            break
     return dq
 
 
-def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array) -> None:
+def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) -> None:
     """dq doubled in place (inside the limits) while that lowers the summed distance d, up to EXTEND times
     (:func:`.fabrik._extended`)."""
     n = q.shape[0]
-    qt = np.empty(n)
+    qt = W.qt
     for _ in range(EXTEND):
         for i in range(n):
             qt[i] = min(max(q[i] + 2.0 * dq[i], ch.lower[i]), ch.upper[i])
-        d2 = _dist_at(ch, qt, P)
+        d2 = _dist_at(ch, qt, P, W)
         if not d2 < d:
             return
         d = d2
@@ -406,12 +490,11 @@ def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array) -> None:
             dq[i] = qt[i] - q[i]
 
 
-def _measure(ch: FabrikChain, q: Array, P: Array, w: Array) -> tuple[float, float, float]:
+def _measure(ch: FabrikChain, q: Array, P: Array, w: Array, W: _Work) -> tuple[float, float, float]:
     """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
     the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`)."""
-    T = np.empty((q.shape[0], 4, 4))
-    p = np.empty((ch.eff_link.shape[0], 3))
-    _fk(ch, q, T, p)
+    p = W.p2
+    _fk(ch, q, W.T2, p)
     err2, worst, total = 0.0, 0.0, 0.0
     for e in range(p.shape[0]):
         d2 = 0.0
@@ -448,11 +531,12 @@ def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Ar
     """The shared loop with ``keep_last`` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist
     (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end."""
     h = np.empty(st.max_iter + 1)
+    W = _work(ch, q.shape[1])
     for b in range(q.shape[0]):
         qb, Pb = q[b], P[b]
         for i in range(qb.shape[0]):
             qb[i] = min(max(qb[i], ch.lower[i]), ch.upper[i])
-        err, pe, total = _measure(ch, qb, Pb, st.w)
+        err, pe, total = _measure(ch, qb, Pb, st.w, W)
         h[0] = err
         flat, it, why = 0, 0, MAX_ITERATIONS
         while True:
@@ -465,8 +549,8 @@ def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Ar
             if it == st.max_iter:
                 break
             it += 1
-            flat = 0 if _advance(ch, st, qb, _step(ch, qb, Pb, st.published, total)) else st.patience
-            err, pe, total = _measure(ch, qb, Pb, st.w)
+            flat = 0 if _advance(ch, st, qb, _step(ch, qb, Pb, st.published, total, W)) else st.patience
+            err, pe, total = _measure(ch, qb, Pb, st.w, W)
             h[it] = err
         iters[b], reason[b], pos[b] = it, why, pe
         for t in range(st.max_iter + 1):
@@ -474,9 +558,10 @@ def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Ar
 
 
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded or by a positive count
+_work = kernel(_work, internal=True) or _work
 _local = kernel(_local, error_model=_NUMPY_ERRORS, internal=True) or _local
-_mul4 = kernel(_mul4, internal=True) or _mul4
-_fk = kernel(_fk, calls=(_local, _mul4), internal=True) or _fk
+_premul = kernel(_premul, internal=True) or _premul
+_fk = kernel(_fk, calls=(_local, _premul), internal=True) or _fk
 _mv = kernel(_mv, internal=True) or _mv
 _mm = kernel(_mm, internal=True) or _mm
 _mtm = kernel(_mtm, internal=True) or _mtm
@@ -490,15 +575,17 @@ _backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERROR
 _ls_turn = kernel(_ls_turn, internal=True) or _ls_turn
 _wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True) or _wrap
 clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,)) or clamp_angle1
-_place = kernel(_place, calls=(_local, _mul4, _out_of_frame), internal=True) or _place
+_carry = kernel(_carry, calls=(_local, _premul, _out_of_frame), internal=True) or _carry
 _targets = kernel(_targets, internal=True) or _targets
-_turn_group = kernel(_turn_group, calls=(_place, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
+_turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True) or _turn_group
-iteration = kernel(iteration, calls=(_fk, _backward, _targets, _into_frame, _turn_group)) or iteration
+_iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True) or _iterate
+iteration = kernel(iteration, calls=(_work, _iterate)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
+_try = kernel(_try, calls=(_iterate, _kept), internal=True) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
-_step = kernel(_step, calls=(_kept, _extend, iteration), internal=True) or _step
-step_one = kernel(step_one, calls=(_dist_at, _step)) or step_one
+_step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True) or _step
+step_one = kernel(step_one, calls=(_work, _dist_at, _step)) or step_one
 _measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
-solve_all = kernel(solve_all, calls=(_measure, _step, _advance)) or solve_all
+solve_all = kernel(solve_all, calls=(_work, _measure, _step, _advance)) or solve_all

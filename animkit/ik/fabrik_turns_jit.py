@@ -149,7 +149,7 @@ def _quat_matrix(qv: Array, R: Array) -> None:
     R[2, 0], R[2, 1], R[2, 2] = 2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)
 
 
-def _euler(R: Array, i: int, j: int, k: int, out: Array) -> None:
+def _euler(R: Array, i: int, j: int, k: int) -> tuple[float, float, float]:
     """:func:`animkit.model.transforms.euler_intrinsic_from_matrix` for one matrix, the order as axis indices."""
     proper = i == k
     if proper:
@@ -168,27 +168,33 @@ def _euler(R: Array, i: int, j: int, k: int, out: Array) -> None:
         gamma = math.atan2(-sign * R[i, j], R[i, i])
     if lock:
         alpha, gamma = math.atan2(sign * R[k, j], R[j, j]), 0.0
-    out[0], out[1], out[2] = alpha, beta, gamma
+    return alpha, beta, gamma
 
 
 def euler_near(A: Array, qg: Array, order: Array) -> None:
     """:func:`animkit.model.joints.euler_angles_near` for one matrix, in place of qg (3,): of the two Euler branches
     the one nearest qg, each angle moved by whole turns nearest its qg value."""
-    E = np.empty((2, 3))
-    _euler(A, order[0], order[1], order[2], E[0])
-    E[1, 0], E[1, 2] = E[0, 0] + math.pi, E[0, 2] + math.pi
-    E[1, 1] = math.pi - E[0, 1] if order[0] != order[2] else -E[0, 1]
+    a0, a1, a2 = _euler(A, order[0], order[1], order[2])
+    b0, b2 = a0 + math.pi, a2 + math.pi
+    b1 = math.pi - a1 if order[0] != order[2] else -a1
+    a0, a1, a2 = _near(a0, qg[0]), _near(a1, qg[1]), _near(a2, qg[2])
+    b0, b1, b2 = _near(b0, qg[0]), _near(b1, qg[1]), _near(b2, qg[2])
+    da = (a0 - qg[0]) ** 2 + (a1 - qg[1]) ** 2 + (a2 - qg[2]) ** 2
+    db = (b0 - qg[0]) ** 2 + (b1 - qg[1]) ** 2 + (b2 - qg[2]) ** 2
     best, dist = -1, np.inf
-    for b in range(2):
-        dd = 0.0
-        for i in range(3):
-            E[b, i] += 2 * math.pi * np.rint((qg[i] - E[b, i]) / (2 * math.pi))
-            dd += (E[b, i] - qg[i]) ** 2
-        if dd < dist:
-            best, dist = b, dd
-    if best >= 0:
-        for i in range(3):
-            qg[i] = E[best, i]
+    if da < dist:
+        best, dist = 0, da
+    if db < dist:
+        best = 1
+    if best == 0:
+        qg[0], qg[1], qg[2] = a0, a1, a2
+    elif best == 1:
+        qg[0], qg[1], qg[2] = b0, b1, b2
+
+
+def _near(x: float, ref: float) -> float:
+    """x moved by the whole turns that bring it nearest ``ref``."""
+    return x + 2 * math.pi * np.rint((ref - x) / (2 * math.pi))
 
 
 _align = kernel(_align, error_model=_NUMPY_ERRORS, internal=True) or _align
@@ -198,4 +204,5 @@ _quat_matrix = kernel(_quat_matrix, error_model=_NUMPY_ERRORS, internal=True) or
 best_turn_into = kernel(best_turn_into, calls=(_align, _horn_n, _top_eigenvector, _quat_matrix),
                          error_model=_NUMPY_ERRORS) or best_turn_into
 _euler = kernel(_euler, error_model=_NUMPY_ERRORS, internal=True) or _euler
-euler_near = kernel(euler_near, calls=(_euler,), error_model=_NUMPY_ERRORS, internal=True) or euler_near
+_near = kernel(_near, error_model=_NUMPY_ERRORS, internal=True) or _near
+euler_near = kernel(euler_near, calls=(_euler, _near), error_model=_NUMPY_ERRORS, internal=True) or euler_near
