@@ -395,6 +395,13 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 
 
+QUICK_JITTER = {"default": 1.4, "high": 4.15, "side": 1.35, "across": 1.35, "out of reach": 1.25}
+# degrees: what each reads now (1.82, 4.35, 1.55, 1.98 and 1.63 before the limits were held as velocity dampers in a
+# bake's frames). jitter is max |Δ²θ|/4: at 15 fps a smooth joint moving A° over n frames reads ~1.44 A/n² (the
+# elbow's 93° toward the high target ~1.7° however smooth); the goal is 1°. The high target's 4.1° is the straight
+# hanging arm's singularity (its hand goes up along the arm: the wrist takes 17° in one iteration), issue 21 open
+
+
 @pytest.mark.parametrize("name", list(GRID_TARGETS))
 def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> None:
     """The grid's hardest corner (a 1 s reach at 15 fps: the biggest steps a frame) for each target, everything above
@@ -405,6 +412,7 @@ def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> No
     (p,) = compare(scene, target=GRID_TARGETS[name], chains=["hips-up"], duration=1.0, hold=0.5, fps=15,
                    quiet=True).panels
     _held_to_the_goals(p, 15.0, name)
+    assert p.measures.jitter_deg <= QUICK_JITTER[name], name
 
 
 @pytest.mark.slow
