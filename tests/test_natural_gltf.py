@@ -89,10 +89,7 @@ def test_the_reach_moves_like_a_person(panels, chain: str) -> None:  # type: ign
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("chain", ["torso", pytest.param("hips-up", marks=pytest.mark.xfail(strict=True, reason=(
-    "issue 21: since each frame's solve starts from the last pose carried on by its velocity, CesiumMan's hips-up "
-    "hand reads min-jerk r 0.936 with 3 speed peaks (0.969 before; the goal is 0.97 and one peak): the first neck "
-    "and spine joints near Euler gimbal lock")))])
+@pytest.mark.parametrize("chain", ["torso", "hips-up"])  # hips-up reads r 0.977, 3 peaks (was 0.936: xfail)
 def test_the_hand_moves_in_one_stroke(panels, chain: str) -> None:  # type: ignore[no-untyped-def]
     m = panels[chain].measures
     assert m is not None
