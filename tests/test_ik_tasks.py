@@ -118,6 +118,38 @@ def test_balance_error_is_the_missing_margin() -> None:
     assert Balance(support=hull, basis=ground_basis(UP), margin=m - 0.05).error(c)[0] == 0.0
 
 
+def test_balance_bound_is_the_margin_and_its_differences() -> None:
+    """Balance as an inequality: its row is −∂m/∂θ (central differences of the margin m of the ground-projected
+    centre of mass), its room m − margin, none farther than BALANCE_BAND inside; the DOFs left out of ``dofs`` (a
+    free arm) get zero columns, the others the same ones."""
+    from animkit.ik.tasks import BALANCE_BAND, com_jacobian
+
+    rest = FIG.rest_pose()
+    hull = support_from_feet(FIG, ["foot_l", "foot_r"], rest, UP)
+    B = ground_basis(UP)
+
+    def margin(pose: np.ndarray) -> float:
+        c = configuration(FIG, pose)
+        return polygon_margin(hull, B @ com_jacobian(FIG, c.body, c.state)[0])
+
+    pose = rest.copy()
+    pose[FIG.dof_names.index("hips.rx")] = 0.4  # leaning forward: the centre of mass near the toes' edge
+    m = margin(pose)
+    task = Balance(support=hull, basis=B, margin=m - 0.01)
+    J, room = task.bounds(configuration(FIG, pose))
+    assert room == pytest.approx([0.01])
+    h = 1e-6
+    fd = np.array([(margin(pose + h * e) - margin(pose - h * e)) / (2 * h) for e in np.eye(FIG.dof_count)])
+    np.testing.assert_allclose(J[0], -fd, atol=1e-6)
+    assert np.abs(fd).max() > 0.05
+    assert Balance(support=hull, basis=B, margin=m - BALANCE_BAND - 0.01).bounds(configuration(FIG, pose)) is None
+    arm = [FIG.dof_names.index(n) for n in ("shoulder_l.rx", "shoulder_l.rz", "elbow_l.rx")]
+    kept = tuple(d for d in range(FIG.dof_count) if d not in arm)
+    Jk, _ = Balance(support=hull, basis=B, margin=m - 0.01, dofs=kept).bounds(configuration(FIG, pose))
+    assert np.all(Jk[0, arm] == 0) and np.abs(J[0, arm]).max() > 1e-3
+    np.testing.assert_array_equal(Jk[0, list(kept)], J[0, list(kept)])
+
+
 def test_reach_error_is_the_distance_and_the_angle() -> None:
     rest = FIG.rest_pose()
     c = configuration(FIG, rest)

@@ -156,3 +156,25 @@ def test_cesium_man_coned_reach_meets_its_target() -> None:
     hand = scene.figure.world_positions(p.poses[-1][None])[0, scene.figure.node_names.index(p.effector)]
     assert np.linalg.norm(hand - [-0.3, 0.9, 0.4]) < 1e-3
     assert p.measures.speed_peaks == 1 and p.measures.min_jerk_r >= 0.97
+
+
+def test_head_cap_slows_a_frame_to_the_cap_not_to_a_stop(humanoid_scene) -> None:
+    """A frame that turns the head 3 caps (the neck's yaw alone: the head's world turn is the yaw) is cut to the
+    pose where the head has turned one cap (bisection: within 3 cap · 2⁻⁸), and says it was 3 times over; one
+    within the cap is kept whole. (It froze the whole frame: the bisection never left s = 1.)"""
+    from animkit.motion.reach_frames import HEAD_ROUNDS, head_capped
+
+    fig = humanoid_scene.figure
+    cap = math.radians(10.0)
+    before = fig.rest_pose()
+    after = before.copy()
+    after[fig.dof_names.index("neck.ry")] = 3 * cap
+    head = fig.node_names.index("head")
+    kept, over = head_capped(fig, head, before, after, cap)
+    assert over == pytest.approx(3.0)
+    assert kept[fig.dof_names.index("neck.ry")] == pytest.approx(cap, abs=3 * cap * 2.0 ** -HEAD_ROUNDS)
+    assert kept[fig.dof_names.index("neck.ry")] <= cap
+    small = before.copy()
+    small[fig.dof_names.index("neck.ry")] = 0.9 * cap
+    same, none = head_capped(fig, head, before, small, cap)
+    assert none == 0.0 and np.array_equal(same, small)

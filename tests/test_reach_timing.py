@@ -395,6 +395,14 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 
 
+QUICK_JITTER = {"default": 1.85, "high": 4.4, "side": 1.6, "across": 2.0, "out of reach": 1.65}
+# degrees: what each reads now (no bound before). jitter is max |Δ²θ|/4: at 15 fps a smooth joint moving A° over n
+# frames reads ~1.44 A/n² (the elbow's 93° toward the high target ~1.7° however smooth); the goal is 1°. The high
+# target's 4.4° is the straight hanging arm's singularity (its hand goes up along the arm: the wrist takes 17° in
+# one iteration), issue 21 open. Holding the limits as velocity dampers in a bake's frames read 1.4 / 4.15 / 1.35 /
+# 1.35 / 1.25 here but let the torso's free arm out of reach at 1 s, 15 fps rise 45.7° (44.5° without)
+
+
 @pytest.mark.parametrize("name", list(GRID_TARGETS))
 def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> None:
     """The grid's hardest corner (a 1 s reach at 15 fps: the biggest steps a frame) for each target, everything above
@@ -405,6 +413,7 @@ def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> No
     (p,) = compare(scene, target=GRID_TARGETS[name], chains=["hips-up"], duration=1.0, hold=0.5, fps=15,
                    quiet=True).panels
     _held_to_the_goals(p, 15.0, name)
+    assert p.measures.jitter_deg <= QUICK_JITTER[name], name
 
 
 @pytest.mark.slow
@@ -424,10 +433,11 @@ def test_reach_grid_holds_still(duration: float, fps: float) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 21: the whole body toward a target 1.4 m ahead, out of its reach: the "
-                   "frames near the end jump 11-12 deg a frame toward the direct solve's pose (another posture), the "
-                   "bake is stretched to 8-38 s, the free arm swings up 85-112 deg and the trunk twists 45-49 deg")
 def test_whole_body_out_of_reach_is_one_stroke() -> None:
+    """The whole body toward a target 1.4 m ahead, out of its reach: one stroke as asked (it was stretched to 8-38 s,
+    its frames jumping 11-12° a frame toward the direct solve's posture near the end, the free arm swung up 85-112°
+    as a counterweight), ending within 5 cm as near the target as the direct solve does, no joint moving more than 6° a
+    frame (the stretched shoulder swings 5.7° a frame in the last 8 frames as its arm straightens)."""
     from animkit.motion.reach import compare
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
@@ -435,3 +445,8 @@ def test_whole_body_out_of_reach_is_one_stroke() -> None:
                    fps=30, quiet=True).panels
     assert p.duration_s <= 2.0 * 1.2
     _held_to_the_goals(p, 30.0, "out of reach whole-body 2 s 30 fps")
+    goal = np.asarray(GRID_TARGETS["out of reach"])
+    hand = scene.figure.world_positions(p.poses[-1])[0, scene.figure.node_names.index("hand_r")]
+    direct = scene.figure.world_positions(p.result.pose)[0, scene.figure.node_names.index("hand_r")]
+    assert np.linalg.norm(hand - goal) <= np.linalg.norm(direct - goal) + 0.05
+    assert np.degrees(np.abs(np.diff(p.poses, axis=0))).max() <= 6.0

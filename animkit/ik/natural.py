@@ -434,8 +434,11 @@ class Priors:
         out += [Plant(node=f) for f, n in zip(self.planted, feet, strict=True) if np.any(mv[index[n]] & mov)]
         basis = ground_basis(up)
         hull = support_at(figure, s0, [index[f] for f in feet], up, basis)
+        arms = _free_arms(figure, bones, eff, mov) if self.hang > 0 else []
+        arm_dofs = {d for _, ds in arms for d in ds}
         if hull is not None:  # enforced when a planted foot moves; else weight 0: measured (its report), not enforced
-            out.append(Balance(support=hull, basis=basis, margin=self.margin,
+            out.append(Balance(support=hull, basis=basis, margin=self.margin,  # the free arms hang, no counterweight
+                               dofs=tuple(d for d in dofs.tolist() if d not in arm_dofs),
                                weight=1.0 if self.balance and len(out) > 1 else 0.0))
         gaze = _gaze_task(figure, bones, s0, up, mv[index[eff]], mov) if self.gaze else None
         out += [gaze] if gaze is not None else []
@@ -446,9 +449,7 @@ class Priors:
         groups = _spine_groups(figure, bones, set(dofs.tolist()))
         if groups and self.spread > 0:
             out.append(Spread(groups=groups, weight=self.spread))
-        arms = _free_arms(figure, bones, eff, mov) if self.hang > 0 else []
         out += [Hang(top=top, up=tuple(up), weight=self.hang) for top, _ in arms]
-        arm_dofs = {d for _, ds in arms for d in ds}
         comfort = figure.rest_pose()
         for key, v in dict(self.preferred).items():
             if key not in figure.dof_names:

@@ -61,6 +61,7 @@ __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jac
 
 Array = NDArray[np.float64]
 BALANCE_HOLD = 0.005  # Balance.velocity: a centre of mass this far inside the margin is held, not released
+BALANCE_BAND = 0.25  # Balance.bounds: a centre of mass this far inside the margin or nearer gives its row
 
 
 def left_jacobian_inverse(phi: Array) -> Array:
@@ -401,13 +402,17 @@ class Gaze(Task):
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Balance(Task):
     """The ground-projected centre of mass at least ``margin`` inside the support polygon ``support`` (K, 2)
-    (ground coordinates B c, B = ``basis`` (2, 3)): e = [max(0, margin − m(B c))], ∂e = −∇mᵀ B ∂c where active."""
+    (ground coordinates B c, B = ``basis`` (2, 3)): e = [max(0, margin − m(B c))], ∂e = −∇mᵀ B ∂c where active;
+    ``dofs``: the DOFs that may move the centre of mass (None: all; the natural builder leaves out the free arms,
+    which a person lets hang rather than swing up as a counterweight)."""
 
     kind: ClassVar[str] = "balance"
     goal: ClassVar[bool] = True
+    inequality: ClassVar[bool] = True  # the prioritised solver holds it by :meth:`bounds`
     support: ArrayLike
     basis: ArrayLike
     margin: float = 0.02
+    dofs: Sequence[int] | None = None
     priority: int = 0
     damping: float = 1e-3
 
@@ -424,7 +429,15 @@ class Balance(Task):
         gap = self.margin - polygon_margin(hull, x)
         if gap <= 0:
             return np.zeros(1), np.zeros((1, c.figure.dof_count))
-        return np.array([gap]), -(margin_gradient(hull, x) @ (B @ Jc))[None]
+        return np.array([gap]), -(margin_gradient(hull, x) @ (B @ self._kept(Jc)))[None]
+
+    def _kept(self, J: Array) -> Array:
+        """J with the columns outside ``dofs`` zeroed (J itself without ``dofs``)."""
+        if self.dofs is None:
+            return J
+        keep = np.zeros(J.shape[1], dtype=bool)
+        keep[np.asarray(self.dofs, dtype=np.intp)] = True
+        return J * keep
 
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """Where the margin is short: the ground-projected centre of mass B c moved toward the polygon's centroid by
@@ -440,7 +453,21 @@ class Balance(Task):
         d = hull.mean(axis=0) - x
         d = d / max(float(np.linalg.norm(d)), 1e-12)
         w = math.sqrt(self.weight)  # within BALANCE_HOLD past the margin: held where it is (no on-off chatter)
-        return w * (B @ Jc), w * d * max(gap + 1e-3, 0.0), self.damping
+        return w * (B @ self._kept(Jc)), w * d * max(gap + 1e-3, 0.0), self.damping
+
+    def bounds(self, c: Configuration) -> tuple[Array, Array] | None:
+        """Within BALANCE_BAND of the margin: one row −∇m(B c)ᵀ B ∂c Δθ ≤ m(B c) − margin (the margin kept to first
+        order; the prioritised solver's velocity damper slows the centre of mass into it, and it slides along the
+        edge); farther inside, None. Held as an equality level (:meth:`velocity`) the centre of mass froze in both
+        ground directions the frame it came within BALANCE_HOLD, and the legs kinked 0.6° that frame."""
+        hull = np.asarray(self.support, dtype=float)
+        B = np.asarray(self.basis, dtype=float)
+        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        x = B @ com
+        room = polygon_margin(hull, x) - self.margin
+        if room > BALANCE_BAND:
+            return None
+        return -(margin_gradient(hull, x) @ (B @ self._kept(Jc)))[None], np.array([room])
 
     def report(self, c: Configuration) -> float:
         """The margin m(B c): the ground-projected centre of mass's signed distance to the support polygon's edge."""

@@ -113,6 +113,7 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
     gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
     iters, t_solve = 0, 0.0
     before, longest = math.inf, STRETCH_TOTAL * tl.duration  # the last bake's slowing; the longest bake there is
+    trims = 0 if np.array_equal(ends[1], _position(ends[2])) else TRIM_ROUNDS  # out of reach: the end may move in
     for attempt in range(STRETCH_ROUNDS + 1):
         looks = None
         if gaze is not None:  # the head starts first: the hand waits until the gaze settles by its peak speed
@@ -122,6 +123,17 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
         waypoints = tl.waypoints(ends[0], ends[1])
         poses, it, ts, slowed = bake_frames(problem, node_index, tl, waypoints, ends[2], looks, show)
         iters, t_solve = iters + it, t_solve + ts
+        while trims:  # out of reach: the stroke ends where the frames' own posture still follows it
+            trims -= 1
+            lag = np.linalg.norm(figure.world_positions(poses[: tl.arrival + 1])[:, node_index]
+                                 - waypoints[: tl.arrival + 1], axis=1)
+            off = np.flatnonzero(lag > LAG_TOL)
+            if not len(off):
+                break
+            ends = (ends[0], waypoints[max(int(off[0]) - 1, 0)], ends[2])
+            waypoints = tl.waypoints(ends[0], ends[1])
+            poses, it, ts, slowed = bake_frames(problem, node_index, tl, waypoints, ends[2], looks, show)
+            iters, t_solve = iters + it, t_solve + ts
         # a slowing that a slower bake does not lessen is no speed's (a joint near gimbal lock, a frame's solve that
         # jumps): stretching again only multiplied the work (CesiumMan's reach: 2 s → 5.9 → 17 → … s, > 300 s)
         if (gaze is None or not slowed or attempt == STRETCH_ROUNDS or slowed >= before
@@ -134,6 +146,9 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+TRIM_ROUNDS = 2  # out of reach, the end moved in at most this many times: to the last waypoint the frames met
+LAG_TOL = 5e-3  # m: a frame whose effector is farther than this from its waypoint lost the stroke (out of reach, the
+# direct solve's end may lie on another posture's branch: the frames jumped 11-12° a frame toward it near the end)
 STRETCH, STRETCH_ROUNDS = (1.2, 4.0), 8  # a natural reach too quick for a person: baked 1.2–4× slower, ≤ 8 times
 STRETCH_TOTAL = 16.0  # and at most this many times the asked duration in all (each bake's work bounded)
 
@@ -251,17 +266,19 @@ def head_capped(figure: Figure, head: int, before: Array, after: Array, cap: flo
     (rad); else (the pose on the way there where it is ``cap``, found by bisection, and turn / cap): the whole
     frame slows, the trunk with the neck, as a person's would rather than whip the head round."""
     Rb = figure.world_batch(before[None])[0, head, :3, :3]
-    lo, hi, over = 0.0, 1.0, 0.0
-    for _ in range(HEAD_ROUNDS):
-        s = hi if lo == 0.0 and hi == 1.0 else 0.5 * (lo + hi)
+
+    def turn(s: float) -> float:
         Ra = figure.world_batch((before + s * (after - before))[None])[0, head, :3, :3]
-        turn = float(np.linalg.norm(rotation_vector_from_matrix(Rb.T @ Ra)))
-        if s == 1.0:
-            if turn <= cap:
-                return after, 0.0
-            over = turn / cap
-        lo, hi = (s, hi) if turn <= cap else (lo, s)
-    return np.asarray(before + lo * (after - before), dtype=float), over
+        return float(np.linalg.norm(rotation_vector_from_matrix(Rb.T @ Ra)))
+
+    whole = turn(1.0)
+    if whole <= cap:
+        return after, 0.0
+    lo, hi = 0.0, 1.0  # bisect (the first try at s = 1 stayed there: a frame over the cap froze whole, and the next
+    for _ in range(HEAD_ROUNDS):  # leapt the step cap's 36° at 10 fps, the planted feet drifting 18 mm)
+        s = 0.5 * (lo + hi)
+        lo, hi = (s, hi) if turn(s) <= cap else (lo, s)
+    return np.asarray(before + lo * (after - before), dtype=float), whole / cap
 
 
 HEAD_ROUNDS = 8  # bisections of a frame's step against the head's cap (the step found within 2⁻⁷ of the largest)
