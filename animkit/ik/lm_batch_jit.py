@@ -542,22 +542,21 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
 
 
 # the lanes' helpers compile inlined into the loop (numba's inline="always"): one function to LLVM, as written flat
-_INLINE = dict(inline=True)
-_answer = kernel(_answer, **_INLINE) or _answer
-_enqueue = kernel(_enqueue, **_INLINE) or _enqueue
-_finish = kernel(_finish, calls=(stop_reason, _answer, _enqueue), **_INLINE) or _finish
-_take = kernel(_take, calls=(_enqueue, restart_start), **_INLINE) or _take
-_start_frames = kernel(_start_frames, calls=(chain_forward, _phi, _theta), **_INLINE) or _start_frames
-_start = kernel(_start, calls=(_start_frames, chain_residual), **_INLINE) or _start
-_fill_lanes = kernel(_fill_lanes, calls=(_finish, _take, _start), **_INLINE) or _fill_lanes
-_jacobian_lanes = kernel(_jacobian_lanes, **_INLINE) or _jacobian_lanes
-_solve_lanes = kernel(_solve_lanes, calls=(normal_equations_lanes, solve_spd_lanes), **_INLINE) or _solve_lanes
+_answer = kernel(_answer, inline=True) or _answer
+_enqueue = kernel(_enqueue, inline=True) or _enqueue
+_finish = kernel(_finish, calls=(stop_reason, _answer, _enqueue), inline=True) or _finish
+_take = kernel(_take, calls=(_enqueue, restart_start), inline=True) or _take
+_start_frames = kernel(_start_frames, calls=(chain_forward, _phi, _theta), inline=True) or _start_frames
+_start = kernel(_start, calls=(_start_frames, chain_residual), inline=True) or _start
+_fill_lanes = kernel(_fill_lanes, calls=(_finish, _take, _start), inline=True) or _fill_lanes
+_jacobian_lanes = kernel(_jacobian_lanes, inline=True) or _jacobian_lanes
+_solve_lanes = kernel(_solve_lanes, calls=(normal_equations_lanes, solve_spd_lanes), inline=True) or _solve_lanes
 _trial_lanes = kernel(_trial_lanes, calls=(_jacobian_lanes, _solve_lanes, theta_lanes, forward_lanes, residual_lanes),
-                      **_INLINE) or _trial_lanes
-_accept_lanes = kernel(_accept_lanes, calls=(accept_step,), **_INLINE) or _accept_lanes
-_keep_refused = kernel(_keep_refused, **_INLINE) or _keep_refused
-_wrap_phi = kernel(_wrap_phi, calls=(sincos,), **_INLINE) or _wrap_phi
-_lane_records = kernel(_lane_records, **_INLINE) or _lane_records
+                      inline=True) or _trial_lanes
+_accept_lanes = kernel(_accept_lanes, calls=(accept_step,), inline=True) or _accept_lanes
+_keep_refused = kernel(_keep_refused, inline=True) or _keep_refused
+_wrap_phi = kernel(_wrap_phi, calls=(sincos,), inline=True) or _wrap_phi
+_lane_records = kernel(_lane_records, inline=True) or _lane_records
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(_lane_records, _fill_lanes, _trial_lanes, _accept_lanes, _keep_refused, _wrap_phi))
 
