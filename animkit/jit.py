@@ -98,10 +98,9 @@ class Kernel:
     in a private copy of ``fn``'s globals (its module keeps its own names)."""
 
     def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = (), error_model: str = "python",
-                 slp: bool = False, internal: bool = False, inline: bool = False) -> None:
+                 slp: bool = False, internal: bool = False) -> None:
         self.fn = fn
-        self.inline = inline
-        self.internal = internal or inline
+        self.internal = internal
         self.calls = tuple(calls)
         self.error_model = error_model
         self.slp = slp
@@ -161,8 +160,6 @@ class Kernel:
         # numba names its cache files after the qualified name: the entry-less copy keeps its own
         fn.__qualname__ = self.fn.__qualname__ if entry or self.internal else f"{self.fn.__qualname__}__inner"
         fn.__module__ = self.fn.__module__
-        if self.inline:  # numba inlines its IR into each caller: never compiled on its own, nothing to cache
-            return njit(inline="always", nogil=True, error_model=self.error_model)(fn)
         wrappers = {} if entry else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
         return njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
 
@@ -324,7 +321,7 @@ def _slp(on: bool) -> Iterator[None]:
 
 
 def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), error_model: str = "python",
-           slp: bool = False, internal: bool = False, inline: bool = False) -> Callable[..., Any] | None:
+           slp: bool = False, internal: bool = False) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
 
     ``calls``: the kernels ``fn`` calls (plain functions in the list, where numba is off, are ignored).
@@ -333,14 +330,11 @@ def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), 
     SLP vectoriser (see :func:`_slp`; for kernels written as groups of adjacent independent operations).
     ``internal``: a helper only other kernels call: compiled without numba's Python and C entry points (their
     argument unboxing is code that every caller would link and optimise again: about a quarter of a call tree's
-    compile time); called from Python, it runs as plain Python. ``inline``: an internal helper whose numba IR is
-    inlined into each kernel that calls it (numba's ``inline="always"``): a long kernel written as several functions
-    compiles as the one function it was, with no call (nor the reference counts of the records it is handed) between
-    them; worth it only for a helper with one caller.
+    compile time); called from Python, it runs as plain Python.
     """
     if not _WANTED:
         return None
-    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp, internal, inline)
+    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp, internal)
 
 
 def enabled() -> bool:

@@ -19,7 +19,6 @@ lane.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -89,476 +88,291 @@ def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
 restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
 
 
-class Lanes(NamedTuple):
-    """Each lane's run (lane index innermost): its problem (``job``, −1: none), attempt (0: the given start) and
-    pull μ₀; iterations, iterations without gain, λ, the pull's back-off, its decay and μ; the errors ‖p − e‖, ‖ω‖,
-    ‖WV‖ now, at the start (``0``) and of the trial step (``_n``); whether the trial was kept and whether the lane
-    holds a problem; ‖WV‖ after each iteration (max_iter + 1, L); θ at the start (n, L); φ, the trial φ, cos φ, sin
-    of the trial φ, the wrapped trial φ and its cosine (n, L); the target p (3, L) and R_t (3, 3, L)."""
-
-    job: NDArray[np.intp]
-    att: NDArray[np.intp]
-    pl: Array
-    it: NDArray[np.intp]
-    flat: NDArray[np.intp]
-    lam: Array
-    ps: Array
-    decay: Array
-    mu: Array
-    pos: Array
-    ori: Array
-    e: Array
-    pos0: Array
-    ori0: Array
-    e0: Array
-    pos_n: Array
-    ori_n: Array
-    e_n: Array
-    ok: NDArray[np.bool_]
-    live: NDArray[np.bool_]
-    es: Array
-    qs: Array
-    phi: Array
-    phin: Array
-    cphi: Array
-    sphi: Array
-    pw: Array
-    cw: Array
-    PL: Array
-    RL: Array
-
-
-class Frames(NamedTuple):
-    """The lanes' frames T (n, 3, 5, L), effector Te (3, 4, L), weighted residual V (6, L) and θ (n, L): the current
-    state, or the trial step's (the two swap when the lanes accept)."""
-
-    T: Array
-    Te: Array
-    V: Array
-    q: Array
-
-
-class Work(NamedTuple):
-    """The step's scratch: J_φ (n, 6, L), A (n, n, L), rhs and d (n, L), forward_lanes' loc (15, L), sn, cn (L,),
-    trace, bad and jitter (L,), residual_lanes' D (3, 3, L)."""
-
-    J: Array
-    A: Array
-    rhs: Array
-    d: Array
-    loc: Array
-    sn: Array
-    cn: Array
-    trace: Array
-    bad: Array
-    jitter: Array
-    D: Array
-
-
-class Jobs(NamedTuple):
-    """Each problem's returned error and attempt so far, its lowest converged attempt (restarts + 1: none) and its
-    next attempt; the problems waiting for their next random start (a ring, each in it at most once) and whether
-    each is queued; ``ctr``: the ring's head and tail, and the next new problem."""
-
-    best: Array
-    best_a: NDArray[np.intp]
-    first_ok: NDArray[np.intp]
-    next_a: NDArray[np.intp]
-    queue: NDArray[np.intp]
-    queued: NDArray[np.bool_]
-    ctr: NDArray[np.intp]
-
-
-class Start(NamedTuple):
-    """One problem's start in lm_jit's layout: frames T1 (n, 4, 5), the effector at θ_s (Te0) and at θ(φ(θ_s))
-    (Te1), V1, D1, θ_s, θ, φ, chain_forward's loc; the last start computed (cq, cos φ; ``cached``: whether there is
-    one)."""
-
-    T1: Array
-    Te0: Array
-    Te1: Array
-    V1: Array
-    D1: Array
-    qs1: Array
-    q1: Array
-    phi1: Array
-    loc1: Array
-    cq: Array
-    cphi1: Array
-    cached: NDArray[np.bool_]
-
-
-class Batch(NamedTuple):
-    """The problems: starts q0 (B, n), targets P (B, 3) and R (B, 3, 3), whether R counts, the row weights w."""
-
-    q0: Array
-    P: Array
-    R: Array
-    orient: bool
-    w: Array
-
-
-def _lane_records(n: int, m: int, max_iter: int, B: int, restarts: int
-                  ) -> tuple[Lanes, Frames, Frames, Work, Jobs, Start]:
-    """The lanes' records, zeroed (lanes without a problem compute on harmless numbers)."""
-    L, z = LANES, np.zeros
-    i = np.intp
-    ln = Lanes(np.full(L, -1, dtype=i), z(L, dtype=i), z(L), z(L, dtype=i), z(L, dtype=i), z(L), z(L), z(L), z(L),
-               z(L), z(L), z(L), z(L), z(L), z(L), z(L), z(L), z(L), z(L, dtype=np.bool_), z(L, dtype=np.bool_),
-               z((max_iter + 1, L)), z((n, L)), z((n, L)), z((n, L)), z((n, L)), z((n, L)), z((n, L)), z((n, L)),
-               z((3, L)), z((3, 3, L)))
-    cur = Frames(z((n, 3, 5, L)), z((3, 4, L)), z((6, L)), z((n, L)))
-    trial = Frames(z((n, 3, 5, L)), z((3, 4, L)), z((6, L)), z((n, L)))
-    wk = Work(z((n, 6, L)), z((n, n, L)), z((n, L)), z((n, L)), z((15, L)), z(L), z(L), z(L), z(L), z(L),
-              z((3, 3, L)))
-    jobs = Jobs(z(B), z(B, dtype=i), np.full(B, restarts + 1, dtype=i), z(B, dtype=i), z(max(B, 1), dtype=i),
-                z(B, dtype=np.bool_), z(3, dtype=i))
-    st = Start(z((n, 4, 5)), z((4, 4)), z((4, 4)), z(m), z((3, 3)), z(n), z(n), z(n), z(20), z(n), z(n),
-               z(1, dtype=np.bool_))
-    return ln, cur, trial, wk, jobs, st
-
-
-def _answer(lane: int, b: int, why: int, back: bool, ln: Lanes, cur: Frames, out: LoopOut) -> None:
-    """Problem b's outputs from the lane's run: θ (the start's where ``back``), its errors, its history (the start's
-    ‖WV‖, then each iteration's, never above the start's, then the returned one's, held), iterations and reason."""
-    k, e0 = ln.it[lane], ln.e0[lane]
-    for j in range(ln.qs.shape[0]):
-        out.q[b, j] = ln.qs[j, lane] if back else cur.q[j, lane]
-    out.pos[b] = ln.pos0[lane] if back else ln.pos[lane]
-    out.ori[b] = ln.ori0[lane] if back else ln.ori[lane]
-    out.history[b, 0] = e0
-    for r in range(1, k):
-        out.history[b, r] = min(ln.es[r, lane], e0)
-    for r in range(k, out.history.shape[1]):
-        out.history[b, r] = e0 if back else ln.e[lane]
-    out.iters[b] = k
-    out.reason[b] = why
-
-
-def _finish(s: LoopSettings, restarts: int, lane: int, ln: Lanes, cur: Frames, jobs: Jobs, out: LoopOut) -> bool:
-    """The lane's stopping test (:func:`~animkit.ik.lm_jit.stop_reason`): True while it runs. A finished run is
-    returned (:func:`_answer`) when it is the first attempt, converged, or (no attempt converged yet) ended lower than
-    the answer so far (the lower attempt on a tie); unconverged, the problem queues for its next random start. A run
-    above the problem's lowest converged attempt stops at once (it cannot be returned). The lane is then free."""
-    b, a = ln.job[lane], ln.att[lane]
-    if a <= jobs.first_ok[b]:
-        k, el = ln.it[lane], ln.e[lane]
-        e_win = ln.es[k - s.win, lane] if s.win > 0 and k >= max(s.win, s.stall_min) else math.inf
-        why = stop_reason(s, ln.pos[lane], ln.ori[lane], el, ln.lam[lane], ln.flat[lane], k, e_win)
-        if why == RUNNING:
-            return True
-        done = why == CONVERGED
-        back = (not done) and el >= ln.e0[lane]
-        ef = ln.e0[lane] if back else el
-        if a == 0 or done or (jobs.first_ok[b] > restarts and
-                              (ef < jobs.best[b] or (ef == jobs.best[b] and a < jobs.best_a[b]))):
-            jobs.best[b], jobs.best_a[b] = ef, a
-            _answer(lane, b, why, back, ln, cur, out)
-        if done:
-            jobs.first_ok[b] = a
-        elif jobs.first_ok[b] > restarts and jobs.next_a[b] <= restarts and not jobs.queued[b]:
-            _enqueue(jobs, b)
-    ln.job[lane] = -1
-    return False
-
-
-def _enqueue(jobs: Jobs, b: int) -> None:
-    """Problem b waits for its next random start (at the ring's tail)."""
-    jobs.queue[jobs.ctr[1] % jobs.queued.shape[0]], jobs.queued[b] = b, True
-    jobs.ctr[1] += 1
-
-
-def _take(chain: LoopChain, restart: tuple[int, int, float, int], q0: Array, jobs: Jobs, qs1: Array
-          ) -> tuple[int, int]:
-    """The next work for a free lane, its start θ_s written in qs1: a queued problem's next random start first (hard
-    problems start early; :func:`restart_start`), else the next new problem from its given start (clipped into the
-    limits); (−1, 0) when there is none. With no new problems left, a problem taken from the queue queues again at
-    once, so idle lanes run its next starts side by side (the answer depends only on which attempts converge)."""
-    restarts, seed, _, index0 = restart
-    B, ctr = q0.shape[0], jobs.ctr
-    while ctr[0] < ctr[1]:
-        c = jobs.queue[ctr[0] % B]
-        ctr[0] += 1
-        jobs.queued[c] = False
-        if jobs.first_ok[c] <= restarts or jobs.next_a[c] > restarts:
-            continue  # converged, or its last start is out already
-        a = jobs.next_a[c]
-        jobs.next_a[c] += 1
-        if ctr[2] == B and jobs.next_a[c] <= restarts:
-            _enqueue(jobs, c)
-        restart_start(seed, index0 + c, a, q0[c], chain.lo, chain.hi, chain.limited, qs1)
-        return c, a
-    if ctr[2] == B:
-        return -1, 0
-    b = ctr[2]
-    ctr[2] += 1
-    jobs.next_a[b] = 1
-    for j in range(q0.shape[1]):
-        qs1[j] = min(max(q0[b, j], chain.lo[j]), chain.hi[j])
-    return b, 0
-
-
-def _start_frames(chain: LoopChain, margin: float, st: Start) -> None:
-    """The start's frames at θ_s (Te0), φ(θ_s), θ(φ) and the frames there (T1, Te1), by lm_jit's one-problem
-    functions (the same operations): computed once for consecutive problems with the same start (a batch from one
-    pose), the same numbers either way."""
-    n = st.qs1.shape[0]
-    fresh = not st.cached[0]
-    for j in range(n):
-        if fresh or st.qs1[j] != st.cq[j]:
-            fresh = True
-            break
-    if fresh:
-        chain_forward(st.qs1, chain.Hs, chain.Ce, st.T1, st.Te0, st.loc1)
-        _phi(st.qs1, chain.mid, chain.half, chain.limited, margin, st.phi1)
-        _theta(st.phi1, chain.mid, chain.half, chain.limited, chain.lo, chain.hi, st.q1)
-        chain_forward(st.q1, chain.Hs, chain.Ce, st.T1, st.Te1, st.loc1)
-        for j in range(n):
-            st.cq[j] = st.qs1[j]
-            st.cphi1[j] = math.cos(st.phi1[j])
-        st.cached[0] = True
-
-
-def _start(chain: LoopChain, s: LoopSettings, pb: Batch, r_pull: float, lane: int, b: int, a: int, ln: Lanes,
-           cur: Frames, jobs: Jobs, st: Start, out: LoopOut) -> None:
-    """The lane takes attempt a of problem b from θ_s = st.qs1: its target, start and state copied in. A start that
-    meets the target already is the answer (as in lm_jit.lm_one; returned unless a lower attempt converged), and
-    leaves the lane free."""
-    ln.job[lane], ln.att[lane] = b, a
-    ln.pl[lane] = s.pull if a == 0 else r_pull
-    p, Rt, n = pb.P[b], pb.R[b], st.qs1.shape[0]
-    for i in range(3):
-        ln.PL[i, lane] = p[i]
-        for j in range(3):
-            ln.RL[i, j, lane] = Rt[i, j]
-    for j in range(n):
-        ln.qs[j, lane] = st.qs1[j]
-    _start_frames(chain, s.margin, st)
-    ln.pos0[lane], ln.ori0[lane], ln.e0[lane] = chain_residual(st.Te0, p, Rt, pb.orient, pb.w, st.V1, st.D1)
-    if ln.pos0[lane] <= s.tol and ln.ori0[lane] <= s.otol:
-        if a < jobs.first_ok[b]:
-            for j in range(n):
-                out.q[b, j] = st.qs1[j]
-            out.pos[b], out.ori[b], out.iters[b], out.reason[b] = ln.pos0[lane], ln.ori0[lane], 0, CONVERGED
-            for r in range(out.history.shape[1]):
-                out.history[b, r] = ln.e0[lane]
-            jobs.first_ok[b] = a
-        ln.job[lane] = -1
-        return
-    ln.pos[lane], ln.ori[lane], ln.e[lane] = chain_residual(st.Te1, p, Rt, pb.orient, pb.w, st.V1, st.D1)
-    for k in range(n):
-        cur.q[k, lane] = st.q1[k]
-        ln.phi[k, lane] = st.phi1[k]
-        ln.cphi[k, lane] = st.cphi1[k]
-        for i in range(3):
-            for j in range(5):
-                cur.T[k, i, j, lane] = st.T1[k, i, j]
-    for i in range(3):
-        for j in range(4):
-            cur.Te[i, j, lane] = st.Te1[i, j]
-    for i in range(st.V1.shape[0]):
-        cur.V[i, lane] = st.V1[i]
-    ln.es[0, lane] = ln.e[lane]
-    ln.lam[lane], ln.flat[lane], ln.ps[lane], ln.decay[lane], ln.it[lane] = s.damping, 0, 1.0, 1.0, 0
-
-
-def _fill_lanes(chain: LoopChain, s: LoopSettings, pb: Batch, restart: tuple[int, int, float, int], ln: Lanes,
-                cur: Frames, jobs: Jobs, st: Start, out: LoopOut) -> int:
-    """Lanes whose run is done return it (:func:`_finish`) and take the next work (:func:`_take`, :func:`_start`);
-    returns how many lanes run."""
-    running = 0
-    for lane in range(LANES):
-        while True:
-            if ln.job[lane] >= 0 and _finish(s, restart[0], lane, ln, cur, jobs, out):
-                running += 1
-                break
-            b, a = _take(chain, restart, pb.q0, jobs, st.qs1)
-            if b < 0:
-                break
-            _start(chain, s, pb, restart[2], lane, b, a, ln, cur, jobs, st, out)
-    return running
-
-
-def _jacobian_lanes(chain: LoopChain, w: Array, orient: bool, cphi: Array, cur: Frames, J: Array) -> None:
-    """Every lane: J_φ (n, 6, L) = [a × (e − r), a] · h cos φ · W (lm_jit._jacobian_phi's operations)."""
-    T, Te = cur.T, cur.Te
-    for k in range(T.shape[0]):
-        lim = chain.limited[k]
-        hk = chain.half[k] if lim else 1.0
-        for lane in range(LANES):
-            sc = hk * cphi[k, lane] if lim else 1.0
-            axx, ayy, azz = T[k, 0, 4, lane], T[k, 1, 4, lane], T[k, 2, 4, lane]
-            dx = Te[0, 3, lane] - T[k, 0, 3, lane]
-            dy = Te[1, 3, lane] - T[k, 1, 3, lane]
-            dz = Te[2, 3, lane] - T[k, 2, 3, lane]
-            J[k, 0, lane] = (ayy * dz - azz * dy) * sc * w[0]
-            J[k, 1, lane] = (azz * dx - axx * dz) * sc * w[1]
-            J[k, 2, lane] = (axx * dy - ayy * dx) * sc * w[2]
-        if orient:
-            for lane in range(LANES):
-                sc = hk * cphi[k, lane] if lim else 1.0
-                J[k, 3, lane] = T[k, 0, 4, lane] * sc * w[3]
-                J[k, 4, lane] = T[k, 1, 4, lane] * sc * w[4]
-                J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
-
-
-def _solve_lanes(chain: LoopChain, max_step: float, ln: Lanes, V: Array, wk: Work) -> None:
-    """d = Δφ from the normal equations for every lane (μ = μ₀ γᵏ βʳ min(1, ‖WV‖²)); a lane whose A is not positive
-    definite solves again with a relative jitter on its diagonal, then takes d = 0 (lm_jit._damped_step's
-    fallback); |d| capped at ``max_step`` (scaled as a whole)."""
-    n, lim = ln.phi.shape[0], chain.limited
-    for lane in range(LANES):
-        el = ln.e[lane]
-        ln.mu[lane] = ln.pl[lane] * ln.decay[lane] * ln.ps[lane] * min(1.0, el * el)
-        wk.jitter[lane] = 0.0
-    normal_equations_lanes(wk.J, V, ln.lam, ln.mu, lim, ln.phi, wk.jitter, chain.kappa, wk.A, wk.rhs, wk.trace)
-    solve_spd_lanes(wk.A, wk.rhs, wk.d, wk.bad)
-    retry = False
-    for lane in range(LANES):
-        if ln.job[lane] >= 0 and wk.bad[lane] != 0.0:
-            wk.jitter[lane] = 1e-12 * (wk.trace[lane] / n + 1.0)
-            retry = True
-    if retry:
-        normal_equations_lanes(wk.J, V, ln.lam, ln.mu, lim, ln.phi, wk.jitter, chain.kappa, wk.A, wk.rhs, wk.trace)
-        solve_spd_lanes(wk.A, wk.rhs, wk.d, wk.bad)
-        for lane in range(LANES):
-            if wk.jitter[lane] != 0.0 and wk.bad[lane] != 0.0:
-                for i in range(n):
-                    wk.d[i, lane] = 0.0
-    if max_step > 0.0:
-        for lane in range(LANES):
-            big = 0.0
-            for i in range(n):
-                big = max(big, abs(wk.d[i, lane]))
-            if big > max_step:
-                f = max_step / big
-                for i in range(n):
-                    wk.d[i, lane] *= f
-
-
-def _trial_lanes(chain: LoopChain, s: LoopSettings, pb: Batch, poly: bool, ln: Lanes, cur: Frames, trial: Frames,
-                 wk: Work) -> None:
-    """One step of every lane into ``trial``: J_φ, Δφ (:func:`_solve_lanes`), φ + Δφ, θ, the frames and the
-    residual there."""
-    n, lim = ln.phi.shape[0], chain.limited
-    for lane in range(LANES):
-        ln.live[lane] = ln.job[lane] >= 0
-    _jacobian_lanes(chain, pb.w, pb.orient, ln.cphi, cur, wk.J)
-    _solve_lanes(chain, s.max_step, ln, cur.V, wk)
-    for i in range(n):
-        for lane in range(LANES):
-            ln.phin[i, lane] = ln.phi[i, lane] + wk.d[i, lane]
-    theta_lanes(ln.phin, chain.mid, chain.half, lim, chain.lo, chain.hi, trial.q, ln.sphi, ln.live, poly, ln.pw, ln.cw)
-    forward_lanes(trial.q, chain.Hs, chain.Ce, trial.T, trial.Te, wk.loc, wk.sn, wk.cn, ln.live, poly)
-    residual_lanes(trial.Te, ln.PL, ln.RL, pb.orient, pb.w, trial.V, wk.D, ln.pos_n, ln.ori_n, ln.e_n, ln.live)
-
-
-def _accept_lanes(s: LoopSettings, ln: Lanes) -> bool:
-    """Every lane's acceptance (:func:`~animkit.ik.lm_jit.accept_step`): λ, the stall count and the pull's scale
-    updated, the trial's errors kept where the step is; one more iteration and its ‖WV‖. True when every lane with a
-    problem kept its step."""
-    every = True
-    for lane in range(LANES):
-        if ln.job[lane] < 0:
-            ln.ok[lane] = False
-            continue
-        en, el = ln.e_n[lane], ln.e[lane]
-        good, ln.lam[lane], ln.flat[lane], ln.ps[lane] = accept_step(en, el, ln.lam[lane], ln.flat[lane], ln.ps[lane],
-                                                                     s.backoff)
-        ln.ok[lane] = good
-        every = every and good
-        if good:
-            ln.pos[lane], ln.ori[lane], ln.e[lane] = ln.pos_n[lane], ln.ori_n[lane], en
-            el = en
-        ln.it[lane] += 1
-        ln.es[ln.it[lane], lane] = el
-        ln.decay[lane] *= s.decay
-    return every
-
-
-def _keep_refused(ln: Lanes, cur: Frames, old: Frames) -> None:
-    """A lane that refused its step (the buffers swapped already) copies its own state back from ``old``."""
-    n = cur.q.shape[0]
-    for lane in range(LANES):
-        if ln.ok[lane] or ln.job[lane] < 0:
-            continue
+# complexity: a numba kernel: the whole LM loop flat, with no calls in the hot path
+def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool,  # noqa: C901
+              w: Array, poly: bool, restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
+    Hs, Ce, lo, hi, mid, half, limited, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
+        chain.limited, chain.kappa
+    tol, otol, max_iter, damping, max_step = s.tol, s.otol, s.max_iter, s.damping, s.max_step
+    win, stall_min, pull, decay_rate, backoff, margin = s.win, s.stall_min, s.pull, s.decay, s.backoff, s.margin
+    restarts, seed, r_pull, index0 = restart
+    q_out, iters, reason, pos_out, ori_out, history = out.q, out.iters, out.reason, out.pos, out.ori, out.history
+    B, n = q0.shape
+    L = LANES
+    # the state of every lane (zeros: lanes without a problem compute on harmless numbers)
+    T, Tn = np.zeros((n, 3, 5, L)), np.zeros((n, 3, 5, L))
+    Te, Ten = np.zeros((3, 4, L)), np.zeros((3, 4, L))
+    V, Vn = np.zeros((6, L)), np.zeros((6, L))
+    # one problem's start (lm_jit's layout)
+    T1, Te1, V1, D1 = np.zeros((n, 4, 5)), np.zeros((4, 4)), np.zeros(w.shape[0]), np.zeros((3, 3))
+    qs1, q1, phi1, loc1 = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(20)
+    Te0, cq, cphi1, cached = np.zeros((4, 4)), np.zeros(n), np.zeros(n), False  # the last start's (see below)
+    J = np.zeros((n, 6, L))
+    A = np.zeros((n, n, L))
+    rhs, d = np.zeros((n, L)), np.zeros((n, L))
+    qs, q, qn = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    phi, phin, cphi, sphi = np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L)), np.zeros((n, L))
+    pw, cw = np.zeros((n, L)), np.zeros((n, L))
+    PL, RL = np.zeros((3, L)), np.zeros((3, 3, L))
+    es = np.zeros((max_iter + 1, L))  # ‖WV‖ after each iteration, per lane
+    loc, sn, cn = np.zeros((15, L)), np.zeros(L), np.zeros(L)
+    trace, bad, jitter = np.zeros(L), np.zeros(L), np.zeros(L)
+    D = np.zeros((3, 3, L))
+    job = np.full(L, -1, dtype=np.intp)  # the problem in each lane; −1: none
+    pos, ori, e = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos0, ori0, e0 = np.zeros(L), np.zeros(L), np.zeros(L)
+    pos_n, ori_n, e_n = np.zeros(L), np.zeros(L), np.zeros(L)
+    lam, ps, decay, mu = np.zeros(L), np.zeros(L), np.zeros(L), np.zeros(L)
+    ok, live = np.zeros(L, dtype=np.bool_), np.zeros(L, dtype=np.bool_)
+    flat, it = np.zeros(L, dtype=np.intp), np.zeros(L, dtype=np.intp)
+    att, pl = np.zeros(L, dtype=np.intp), np.zeros(L)  # each lane's attempt (0: the given start) and its μ₀
+    # each problem's returned error and attempt so far, its lowest converged attempt (restarts + 1: none), its next
+    # attempt; problems waiting for their next random start (a ring: each is in it at most once)
+    best, best_a = np.zeros(B), np.zeros(B, dtype=np.intp)
+    first_ok, next_a = np.full(B, restarts + 1, dtype=np.intp), np.zeros(B, dtype=np.intp)
+    queue, queued = np.zeros(max(B, 1), dtype=np.intp), np.zeros(B, dtype=np.bool_)
+    q_head = q_tail = 0
+    nxt = 0
+    while True:
+        # lanes whose problem is done write its answer and take the next problem: its start by lm_jit's own
+        # one-problem functions (the same operations), copied into the lane
+        running = 0
+        for lane in range(L):
+            while True:
+                b = job[lane]
+                if b >= 0:
+                    a = att[lane]
+                    if a > first_ok[b]:  # a lower attempt of this problem converged: this one cannot be returned
+                        job[lane] = -1
+                    else:
+                        k = it[lane]
+                        el = e[lane]
+                        e_win = es[k - win, lane] if win > 0 and k >= max(win, stall_min) else math.inf
+                        why = stop_reason(s, pos[lane], ori[lane], el, lam[lane], flat[lane], k, e_win)
+                        if why == RUNNING:
+                            running += 1
+                            break
+                        done = why == CONVERGED
+                        back = (not done) and el >= e0[lane]
+                        ef = e0[lane] if back else el
+                        # returned: the lowest converged attempt, else the lowest error (the lower attempt on a tie)
+                        if a == 0 or done or (first_ok[b] > restarts and
+                                              (ef < best[b] or (ef == best[b] and a < best_a[b]))):
+                            best[b], best_a[b] = ef, a
+                            for j in range(n):
+                                q_out[b, j] = qs[j, lane] if back else q[j, lane]
+                            pos_out[b] = pos0[lane] if back else pos[lane]
+                            ori_out[b] = ori0[lane] if back else ori[lane]
+                            history[b, 0] = e0[lane]  # then the returned pose's: the start's unless beaten
+                            for r in range(1, k):
+                                history[b, r] = min(es[r, lane], e0[lane])
+                            for r in range(k, history.shape[1]):
+                                history[b, r] = ef
+                            iters[b] = k
+                            reason[b] = why
+                        if done:
+                            first_ok[b] = a
+                        elif first_ok[b] > restarts and next_a[b] <= restarts and not queued[b]:
+                            queue[q_tail % B], queued[b] = b, True
+                            q_tail += 1
+                        job[lane] = -1
+                # take work: a problem's next random start first (hard problems start early), else a new problem
+                b, a = -1, 0
+                while q_head < q_tail:
+                    c = queue[q_head % B]
+                    q_head += 1
+                    queued[c] = False
+                    if first_ok[c] <= restarts or next_a[c] > restarts:
+                        continue  # converged, or its last start is out already
+                    b, a = c, next_a[c]
+                    next_a[c] += 1
+                    if nxt == B and next_a[c] <= restarts:  # no new problems left: idle lanes take its next start
+                        queue[q_tail % B], queued[c] = c, True  # at once, side by side (the answer depends only on
+                        q_tail += 1  # which attempts converge, not on the order they run in)
+                    restart_start(seed, index0 + b, a, q0[b], lo, hi, limited, qs1)
+                    break
+                if b < 0:
+                    if nxt == B:
+                        break
+                    b = nxt
+                    nxt += 1
+                    next_a[b] = 1
+                    for j in range(n):
+                        qs1[j] = min(max(q0[b, j], lo[j]), hi[j])
+                job[lane], att[lane] = b, a
+                pl[lane] = pull if a == 0 else r_pull
+                p, Rt = P[b], R[b]
+                for i in range(3):
+                    PL[i, lane] = p[i]
+                    for j in range(3):
+                        RL[i, j, lane] = Rt[i, j]
+                for j in range(n):
+                    qs[j, lane] = qs1[j]
+                # the start's frames, φ, θ and the frames there: computed once for consecutive problems with the
+                # same start (a batch from one pose), the same numbers either way
+                fresh = not cached
+                for j in range(n):
+                    if fresh or qs1[j] != cq[j]:
+                        fresh = True
+                        break
+                if fresh:
+                    chain_forward(qs1, Hs, Ce, T1, Te0, loc1)
+                    _phi(qs1, mid, half, limited, margin, phi1)
+                    _theta(phi1, mid, half, limited, lo, hi, q1)
+                    chain_forward(q1, Hs, Ce, T1, Te1, loc1)
+                    for j in range(n):
+                        cq[j] = qs1[j]
+                        cphi1[j] = math.cos(phi1[j])
+                    cached = True
+                pos0[lane], ori0[lane], e0[lane] = chain_residual(Te0, p, Rt, orient, w, V1, D1)
+                if pos0[lane] <= tol and ori0[lane] <= otol:  # as lm_jit._lm_one: the start is the answer
+                    if a < first_ok[b]:
+                        for j in range(n):
+                            q_out[b, j] = qs1[j]
+                        pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
+                        for r in range(history.shape[1]):
+                            history[b, r] = e0[lane]
+                        first_ok[b] = a
+                    job[lane] = -1
+                    continue
+                pos[lane], ori[lane], e[lane] = chain_residual(Te1, p, Rt, orient, w, V1, D1)
+                for k in range(n):
+                    q[k, lane] = q1[k]
+                    phi[k, lane] = phi1[k]
+                    cphi[k, lane] = cphi1[k]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = T1[k, i, j]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Te1[i, j]
+                for i in range(V1.shape[0]):
+                    V[i, lane] = V1[i]
+                es[0, lane] = e[lane]
+                lam[lane], flat[lane], ps[lane], decay[lane], it[lane] = damping, 0, 1.0, 1.0, 0
+        if running == 0:
+            for b in range(B):  # the random starts run: up to the converged one, else all
+                tries[b] = first_ok[b] if first_ok[b] <= restarts else next_a[b] - 1
+            return
+        for lane in range(L):
+            live[lane] = job[lane] >= 0
+        # one iteration of every lane. J_φ (n, 6, L): [a × (e − r), a] · h cos φ · W
         for k in range(n):
-            cur.q[k, lane] = old.q[k, lane]
-            for i in range(3):
-                for j in range(5):
-                    cur.T[k, i, j, lane] = old.T[k, i, j, lane]
-        for i in range(3):
-            for j in range(4):
-                cur.Te[i, j, lane] = old.Te[i, j, lane]
-        for i in range(6):
-            cur.V[i, lane] = old.V[i, lane]
-
-
-def _wrap_phi(limited: Array, poly: bool, ln: Lanes) -> None:
-    """φ ← the kept trial φ and its cosine. φ and π − φ give the same θ: a limited DOF's φ is kept in
-    [−π/2, π/2] (asin(sin φ), or poly_trig's wrap), where the pull toward 0 is the short way."""
-    phi, phin, cphi, ok = ln.phi, ln.phin, ln.cphi, ln.ok
-    for i in range(phi.shape[0]):
-        if poly:
-            if limited[i]:
-                for lane in range(LANES):
+            hk = half[k] if limited[k] else 1.0
+            for lane in range(L):
+                sc = hk * cphi[k, lane] if limited[k] else 1.0
+                axx, ayy, azz = T[k, 0, 4, lane], T[k, 1, 4, lane], T[k, 2, 4, lane]
+                dx = Te[0, 3, lane] - T[k, 0, 3, lane]
+                dy = Te[1, 3, lane] - T[k, 1, 3, lane]
+                dz = Te[2, 3, lane] - T[k, 2, 3, lane]
+                J[k, 0, lane] = (ayy * dz - azz * dy) * sc * w[0]
+                J[k, 1, lane] = (azz * dx - axx * dz) * sc * w[1]
+                J[k, 2, lane] = (axx * dy - ayy * dx) * sc * w[2]
+            if orient:
+                for lane in range(L):
+                    sc = hk * cphi[k, lane] if limited[k] else 1.0
+                    J[k, 3, lane] = T[k, 0, 4, lane] * sc * w[3]
+                    J[k, 4, lane] = T[k, 1, 4, lane] * sc * w[4]
+                    J[k, 5, lane] = T[k, 2, 4, lane] * sc * w[5]
+        for lane in range(L):
+            el = e[lane]
+            mu[lane] = pl[lane] * decay[lane] * ps[lane] * min(1.0, el * el)
+            jitter[lane] = 0.0
+        normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+        solve_spd_lanes(A, rhs, d, bad)
+        retry = False
+        for lane in range(L):
+            if job[lane] >= 0 and bad[lane] != 0.0:
+                # lm_jit's fallback: a relative jitter on the diagonal, then solve again
+                jitter[lane] = 1e-12 * (trace[lane] / n + 1.0)
+                retry = True
+        if retry:
+            normal_equations_lanes(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs, trace)
+            solve_spd_lanes(A, rhs, d, bad)
+            for lane in range(L):
+                if jitter[lane] != 0.0 and bad[lane] != 0.0:
+                    for i in range(n):
+                        d[i, lane] = 0.0
+        if max_step > 0.0:
+            for lane in range(L):
+                big = 0.0
+                for i in range(n):
+                    big = max(big, abs(d[i, lane]))
+                if big > max_step:
+                    f = max_step / big
+                    for i in range(n):
+                        d[i, lane] *= f
+        for i in range(n):
+            for lane in range(L):
+                phin[i, lane] = phi[i, lane] + d[i, lane]
+        theta_lanes(phin, mid, half, limited, lo, hi, qn, sphi, live, poly, pw, cw)
+        forward_lanes(qn, Hs, Ce, Tn, Ten, loc, sn, cn, live, poly)
+        residual_lanes(Ten, PL, RL, orient, w, Vn, D, pos_n, ori_n, e_n, live)
+        every = True
+        for lane in range(L):
+            b = job[lane]
+            if b < 0:
+                ok[lane] = False
+                continue
+            en, el = e_n[lane], e[lane]
+            good, lam[lane], flat[lane], ps[lane] = accept_step(en, el, lam[lane], flat[lane], ps[lane], backoff)
+            ok[lane] = good
+            every = every and good
+            if good:
+                pos[lane], ori[lane], e[lane] = pos_n[lane], ori_n[lane], en
+                el = en
+            it[lane] += 1
+            k = it[lane]
+            es[k, lane] = el
+            decay[lane] *= decay_rate
+        # the trial becomes the current state (the buffers swap); a lane that refused its step copies its own
+        # state back from the old buffers (refusals are the rarer case)
+        T, Tn = Tn, T
+        Te, Ten = Ten, Te
+        V, Vn = Vn, V
+        q, qn = qn, q
+        if not every:
+            for lane in range(L):
+                if ok[lane] or job[lane] < 0:
+                    continue
+                for k in range(n):
+                    q[k, lane] = qn[k, lane]
+                    for i in range(3):
+                        for j in range(5):
+                            T[k, i, j, lane] = Tn[k, i, j, lane]
+                for i in range(3):
+                    for j in range(4):
+                        Te[i, j, lane] = Ten[i, j, lane]
+                for i in range(6):
+                    V[i, lane] = Vn[i, lane]
+        # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
+        for i in range(n):
+            if poly:
+                if limited[i]:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = pw[i, lane]
+                            cphi[i, lane] = cw[i, lane]
+                else:
+                    for lane in range(L):
+                        if ok[lane]:
+                            phi[i, lane] = phin[i, lane]
+                            cphi[i, lane] = sincos(phin[i, lane])[1]
+            elif limited[i]:
+                for lane in range(L):
                     if ok[lane]:
-                        phi[i, lane] = ln.pw[i, lane]
-                        cphi[i, lane] = ln.cw[i, lane]
+                        phi[i, lane] = math.asin(sphi[i, lane])
+                        cphi[i, lane] = math.cos(phi[i, lane])
             else:
-                for lane in range(LANES):
+                for lane in range(L):
                     if ok[lane]:
                         phi[i, lane] = phin[i, lane]
-                        cphi[i, lane] = sincos(phin[i, lane])[1]
-        elif limited[i]:
-            for lane in range(LANES):
-                if ok[lane]:
-                    phi[i, lane] = math.asin(ln.sphi[i, lane])
-                    cphi[i, lane] = math.cos(phi[i, lane])
-        else:
-            for lane in range(LANES):
-                if ok[lane]:
-                    phi[i, lane] = phin[i, lane]
-                    cphi[i, lane] = math.cos(phin[i, lane])
+                        cphi[i, lane] = math.cos(phin[i, lane])
 
 
-def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool, w: Array, poly: bool,
-              restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
-    """The lanes' loop: free lanes return their run and take the next (:func:`_fill_lanes`), then every lane steps
-    (:func:`_trial_lanes`), accepts or refuses (:func:`_accept_lanes`; the buffers swap, a refusing lane copies its
-    state back) and updates φ, until no lane runs; ``tries`` (B,): the random starts each problem ran."""
-    pb = Batch(q0, P, R, orient, w)
-    restarts = restart[0]
-    ln, cur, trial, wk, jobs, st = _lane_records(q0.shape[1], w.shape[0], s.max_iter, q0.shape[0], restarts)
-    while _fill_lanes(chain, s, pb, restart, ln, cur, jobs, st, out) > 0:
-        _trial_lanes(chain, s, pb, poly, ln, cur, trial, wk)
-        every = _accept_lanes(s, ln)
-        cur, trial = trial, cur
-        if not every:
-            _keep_refused(ln, cur, trial)
-        _wrap_phi(chain.limited, poly, ln)
-    for b in range(q0.shape[0]):  # the random starts run: up to the converged one, else all
-        tries[b] = jobs.first_ok[b] if jobs.first_ok[b] <= restarts else jobs.next_a[b] - 1
-
-
-# the lanes' helpers compile inlined into the loop (numba's inline="always"): one function to LLVM, as written flat
-_answer = kernel(_answer, inline=True) or _answer
-_enqueue = kernel(_enqueue, inline=True) or _enqueue
-_finish = kernel(_finish, calls=(stop_reason, _answer, _enqueue), inline=True) or _finish
-_take = kernel(_take, calls=(_enqueue, restart_start), inline=True) or _take
-_start_frames = kernel(_start_frames, calls=(chain_forward, _phi, _theta), inline=True) or _start_frames
-_start = kernel(_start, calls=(_start_frames, chain_residual), inline=True) or _start
-_fill_lanes = kernel(_fill_lanes, calls=(_finish, _take, _start), inline=True) or _fill_lanes
-_jacobian_lanes = kernel(_jacobian_lanes, inline=True) or _jacobian_lanes
-_solve_lanes = kernel(_solve_lanes, calls=(normal_equations_lanes, solve_spd_lanes), inline=True) or _solve_lanes
-_trial_lanes = kernel(_trial_lanes, calls=(_jacobian_lanes, _solve_lanes, theta_lanes, forward_lanes, residual_lanes),
-                      inline=True) or _trial_lanes
-_accept_lanes = kernel(_accept_lanes, calls=(accept_step,), inline=True) or _accept_lanes
-_keep_refused = kernel(_keep_refused, inline=True) or _keep_refused
-_wrap_phi = kernel(_wrap_phi, calls=(sincos,), inline=True) or _wrap_phi
-_lane_records = kernel(_lane_records, inline=True) or _lane_records
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
-                 calls=(_lane_records, _fill_lanes, _trial_lanes, _accept_lanes, _keep_refused, _wrap_phi))
+                 calls=(forward_lanes, residual_lanes, theta_lanes, normal_equations_lanes, solve_spd_lanes,
+                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:

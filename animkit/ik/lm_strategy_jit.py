@@ -160,14 +160,14 @@ def answer_of(state: tuple[Array, Array, State]) -> Array:
     return state[0].copy()
 
 
-answer_of = kernel(answer_of, inline=True) or answer_of
+answer_of = kernel(answer_of, internal=True) or answer_of
 
 
 def none_of(who: bool) -> bool:
     return not who
 
 
-none_of = kernel(none_of, inline=True) or none_of
+none_of = kernel(none_of, internal=True) or none_of
 
 
 def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool:
@@ -182,7 +182,7 @@ def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool
     return bool(retried(stage, conv, far, minimum))
 
 
-who_retries = kernel(who_retries, calls=(_beyond, _stationary, retried_jit), inline=True) or who_retries
+who_retries = kernel(who_retries, calls=(_beyond, _stationary, retried_jit), internal=True) or who_retries
 
 
 def through_relaxed_limits(ctx: Ctx, start: Array, who: bool, state: tuple[Array, Array, State]
@@ -202,11 +202,11 @@ def through_relaxed_limits(ctx: Ctx, start: Array, who: bool, state: tuple[Array
 
 
 through_relaxed_limits = kernel(through_relaxed_limits, calls=(lm_one, wrapped_angle_jit, _keep_better, settings_with),
-                                inline=True) or through_relaxed_limits
+                                internal=True) or through_relaxed_limits
 relaxed_stages = over(lm_rules.relaxed_stages, answer_of=answer_of, who_retries=who_retries, none_of=none_of,
                       through_relaxed_limits=through_relaxed_limits)  # plain Python where numba fell back
 _RELAXED_STAGES = kernel(lm_rules.relaxed_stages, calls=(answer_of, who_retries, none_of, through_relaxed_limits),
-                         inline=True) or relaxed_stages
+                         internal=True) or relaxed_stages
 
 
 def _full_task(ctx: Ctx, start: Array, before: int, state: tuple[Array, Array, State]) -> tuple[Array, Array, State]:
@@ -220,7 +220,7 @@ def _full_task(ctx: Ctx, start: Array, before: int, state: tuple[Array, Array, S
     return q, H, _keep_better(q, H, st, qc, Hc, st_c, before)
 
 
-_full_task = kernel(_full_task, calls=(lm_one, _RELAXED_STAGES, _keep_better), inline=True) or _full_task
+_full_task = kernel(_full_task, calls=(lm_one, _RELAXED_STAGES, _keep_better), internal=True) or _full_task
 
 
 def continued(ctx: Ctx, stage: int, start: Array, who: bool, state: tuple[Array, Array, State]
@@ -255,9 +255,9 @@ def continued(ctx: Ctx, stage: int, start: Array, who: bool, state: tuple[Array,
 
 
 continued = kernel(continued, calls=(lm_one, _full_task, continuation_target_jit, chain_forward, chain_residual,
-                                     settings_with, easier_task_jit), inline=True) or continued
+                                     settings_with, easier_task_jit), internal=True) or continued
 continuations = over(lm_rules.continuations, who_retries=who_retries, none_of=none_of, continued=continued)
-_CONTINUATIONS = kernel(lm_rules.continuations, calls=(who_retries, none_of, continued), inline=True) or continuations
+_CONTINUATIONS = kernel(lm_rules.continuations, calls=(who_retries, none_of, continued), internal=True) or continuations
 
 
 def _unpack(prm: Array) -> tuple[LoopChain, LoopSettings, bool, bool]:
