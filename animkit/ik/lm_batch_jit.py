@@ -163,11 +163,11 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
                                 q_out[b, j] = qs[j, lane] if back else q[j, lane]
                             pos_out[b] = pos0[lane] if back else pos[lane]
                             ori_out[b] = ori0[lane] if back else ori[lane]
-                            history[0, b] = e0[lane]  # then the returned pose's: the start's unless beaten
+                            history[b, 0] = e0[lane]  # then the returned pose's: the start's unless beaten
                             for r in range(1, k):
-                                history[r, b] = min(es[r, lane], e0[lane])
-                            for r in range(k, history.shape[0]):
-                                history[r, b] = ef
+                                history[b, r] = min(es[r, lane], e0[lane])
+                            for r in range(k, history.shape[1]):
+                                history[b, r] = ef
                             iters[b] = k
                             reason[b] = why
                         if done:
@@ -230,8 +230,8 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
                         for j in range(n):
                             q_out[b, j] = qs1[j]
                         pos_out[b], ori_out[b], iters[b], reason[b] = pos0[lane], ori0[lane], 0, CONVERGED
-                        for r in range(history.shape[0]):
-                            history[r, b] = e0[lane]
+                        for r in range(history.shape[1]):
+                            history[b, r] = e0[lane]
                         first_ok[b] = a
                     job[lane] = -1
                     continue

@@ -87,7 +87,7 @@ class Goal(NamedTuple):
 
 class LoopOut(NamedTuple):
     """A batch's outputs: q (B, n), iterations and reason codes (B,), position and orientation errors (B,), and the
-    residual history (max_iter + 1, B)."""
+    residual history (B, max_iter + 1): each problem's row contiguous, C order always (one signature a kernel)."""
 
     q: Array
     iters: NDArray[np.intp]
@@ -441,10 +441,10 @@ def _lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array,
             for j in range(n):
                 out.q[b, j] = min(max(q0[b, j], chain.lo[j]), chain.hi[j])
             out.pos[b], out.ori[b], out.iters[b], out.reason[b] = math.inf, math.inf, 0, MAX_ITERATIONS
-            for k in range(out.history.shape[0]):
-                out.history[k, b] = math.inf
+            for k in range(out.history.shape[1]):
+                out.history[b, k] = math.inf
             continue
-        h = out.history[:, b]
+        h = out.history[b]
         pos, ori, it, why = lm_one(chain, s, Goal(P[b], R[b], orient, w), q0[b], out.q[b], h)
         for k in range(it + 1, h.shape[0]):
             h[k] = h[it]
@@ -482,10 +482,10 @@ def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSe
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
-    # (max_iter + 1, B) with each problem's column contiguous: a run fills its own column to the end (row-major, a
-    # column's writes a page apart cost ~1 µs a problem)
+    # (B, max_iter + 1): a run fills its own row to the end (a column's writes a page apart cost ~1 µs a problem);
+    # returned transposed
     out = LoopOut(np.empty((B, n)), np.zeros(B, dtype=np.intp), np.zeros(B, dtype=np.intp), np.empty(B), np.empty(B),
-                  np.empty((B, s.max_iter + 1)).T)
+                  np.empty((B, s.max_iter + 1)))
     args = (chain, s, np.ascontiguousarray(q0, dtype=float), np.ascontiguousarray(P, dtype=float), Rk, orient, w,
             bool(flag))
     if restart is None:
@@ -495,7 +495,7 @@ def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSe
         loop(*args, (int(restarts), int(seed), float(r_pull), int(index0)), out,
              np.zeros(B, dtype=np.intp) if tries is None else tries)
     rows = int(out.iters.max()) + 1 if B else 1
-    return out.q, out.iters, out.reason, out.pos, out.ori, out.history[:rows]
+    return out.q, out.iters, out.reason, out.pos, out.ori, out.history[:, :rows].T
 
 
 def tiny_chain() -> tuple[LoopChain, LoopSettings]:
