@@ -26,10 +26,12 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik import effectors_jit as ej
+from animkit.ik import prior_poses
 from animkit.ik.cones_jit import cone_arrays
 from animkit.ik.limb_reach import Limbs, out_of_limb_reach
 from animkit.ik.lm_jit import cholesky
 from animkit.ik.prior import PosePrior, PriorBinding, feature_jacobian
+from animkit.ik.prior_poses import nearest_mean, query_key
 from animkit.ik.problem import ChainModel, compile_chain
 from animkit.ik.result import IKResult, Reason
 from animkit.ik.stack import edge_constraints, solve_on_edges
@@ -214,9 +216,11 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             raise IKError(f"pose_from_effectors: root must be a finite 4x4 pose, got shape {Rt.shape}")
     chain = np.flatnonzero(used | np.isin(np.arange(c.dof_count), root_dofs))
     ch = _chain(figure, b, q, chain)
+    centre = None
     if root is not None:
         q = _place_root(_root_model(figure, b, q, root_dofs), q, Rt, root_dofs)
         used[root_dofs] = False
+        centre = _nearest_centre(figure, pr, b, q, targets)
     mov = np.flatnonzero(used)
     # DOFs of joints between the prior's bones (CMU's LHipJoint, Spine, Neck1; twist bones): the prior sees only
     # their sum with the bone's own joint, so they are held near rest (σ = 0.1 rad) and the bones' joints turn
@@ -225,7 +229,8 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra[c.dof_revolute & ~np.isin(np.asarray(c.dof_node), list(bone_nodes))] = True
     fast = ej.normal_equations is not None and jit.enabled()
     project = _cone_projector(ch, fast)
-    d = _descent(_Setting(ch, b, pr, tg, extra, fast, project), mov, Limbs.none(b, tg), [])
+    st = _Setting(ch, b, pr, tg, extra, fast, project, centre)
+    d = _descent(st, mov, Limbs.none(b, tg), [])
 
     project(q)
     wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
@@ -238,7 +243,7 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     far = out_of_limb_reach(figure, tg, q, from_root=True) if root is not None and not converged else \
         np.zeros(len(tg), dtype=bool)
     if far.any():
-        q = _far_last(figure, _Setting(ch, b, pr, tg, extra, fast, project), d, q1, far, (wp, wo), max_iter)
+        q = _far_last(figure, st, d, q1, far, (wp, wo), max_iter)
         pos_err, ori_err = _misses(figure, tg, q)
     why: Reason = "converged" if converged else "unreachable" if far.any() else "max_iterations"
     return IKResult(q, converged, True if converged else False if why == "unreachable" else None, len(d.errors) - 1,
@@ -257,6 +262,28 @@ class _Setting:
     extra: NDArray[np.bool_]
     fast: bool
     project: Callable[[Array], list[NDArray[np.intp]]]
+    centre: Array | None  # the prior's Gaussian moved to the nearest stored poses' mean (present rows), or None
+
+
+def _nearest_centre(figure: Figure, pr: PosePrior, b: PriorBinding, q: Array, targets: Mapping[str, ArrayLike]
+                    ) -> Array | None:
+    """The mean features of the prior's stored poses nearest the targets (in the hips' frame, the root placed at
+    ``q``) and the root's features (:func:`animkit.ik.prior_poses.nearest_mean`), on the figure's present rows;
+    None when the prior keeps no poses or no key effector is given."""
+    keys = pr.placed_poses(b)
+    if keys is None or prior_poses.NEIGHBOURS < 1:
+        return None
+    W = figure.world_batch(q[None])[0]
+    Rh, ph = W[b.hips, :3, :3], W[b.hips, :3, 3]
+    pos = {n: (np.asarray(t, dtype=float)[:3, 3] if np.shape(t) == (4, 4) else np.asarray(t, dtype=float))
+           for n, t in targets.items()}
+    key, given = query_key(b, Rh, ph, pos)
+    if not given.any():
+        return None
+    u = (Rh @ b.Kh).T @ b.up
+    rootf = np.array([u[0], u[2], float(ph @ b.up) / b.leg])
+    assert pr.poses is not None
+    return nearest_mean(pr.poses, keys, key, given, rootf, prior_poses.NEIGHBOURS)[b.rows]
 
 
 def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[float]) -> _Descent:
@@ -264,7 +291,7 @@ def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[flo
     fig_c = st.b.figure.compiled
     rest = st.b.figure.rest_pose()[mov]
     evaluator = _compiled_evaluator if st.fast else _numpy_evaluator
-    evaluate = evaluator(st.ch, st.b, st.pr, st.tg, mov, np.flatnonzero(st.extra[mov]), rest, limbs)
+    evaluate = evaluator(st.ch, st.b, st.pr, st.tg, mov, np.flatnonzero(st.extra[mov]), rest, limbs, st.centre)
     lo, hi = fig_c.lower[mov], fig_c.upper[mov]
     column = np.full(fig_c.dof_count, -1, dtype=np.intp)
     column[mov] = np.arange(len(mov))
@@ -299,7 +326,8 @@ Evaluator = Callable[[Array, float, float], tuple[Array, Array, float, float, fl
 
 
 def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
+                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs,
+                     centre: Array | None) -> Evaluator:
     """H = JᵀJ, g = Jᵀe, the cost ‖e‖² and the largest position and orientation misses at a pose q, with the
     effectors' rows weighted by wp = 1/σ_p and wo = 1/σ_o (0: the prior alone), from the stacked rows
     J = [∂e/∂θ w ; U_kᵀ ∂x/∂θ ; I/σ_x] in NumPy (the compiled evaluator's oracle)."""
@@ -330,7 +358,7 @@ def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[
                 rows_J.append((a[mov] * (m & rev[mov])[:, None]).T * wo)
                 rows_e.append(eo * wo)
         x, Jx = feature_jacobian(b, R, p, r, a)
-        z, Ut = pr.residual(b, x)
+        z, Ut = pr.residual(b, x, centre)
         rows_J.append(Ut @ Jx[:, mov])
         rows_e.append(-z)
         if len(extra_rows):
@@ -345,7 +373,8 @@ def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[
 
 
 def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
+                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs,
+                        centre: Array | None) -> Evaluator:
     """The same H, g, cost and misses from :func:`.effectors_jit.normal_equations` (frames by
     :func:`.effectors_jit.chain_frames`)."""
     assert ej.chain_frames is not None and ej.normal_equations is not None
@@ -361,7 +390,7 @@ def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tup
     rev = np.asarray(b.revolute, dtype=bool)[model.dofs]
     mb = b.moves[b.node][:, model.dofs] & ~b.moves[b.parent][:, model.dofs] & rev[None]
     hmask = b.moves[b.hips][model.dofs]
-    means, P, logw = pr.marginal(b)
+    means, P, logw = pr.marginal(b, centre)
     xcol = extra_rows.astype(np.intp)
     xrest = rest[extra_rows].astype(float)
     st = ej.State(ch.R0.copy(), ch.p0.copy(), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 4, 4)))
