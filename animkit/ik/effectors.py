@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -234,11 +234,16 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
 
     project(q)
     wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
-    # phase 1: the prior alone (the most probable pose given the root), from the start
-    q1, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
-    # phase 2: the effectors and the prior together
-    q, lam, pos_err, ori_err = _descend(d, q1, lam, max_iter, (wp, wo))
+    q1, q2, pos_err, ori_err = _two_phases(d, q, max_iter, (wp, wo))
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
+    if not converged and centre is not None:  # stalled from the nearest poses' centre (a knee held behind its
+        st2 = replace(st, centre=None)  # range): the plain prior's pose instead where it meets the effectors better
+        d2 = _descent(st2, mov, Limbs.none(b, tg), d.errors)
+        again = _two_phases(d2, q, max_iter, (wp, wo))
+        if again[2] < pos_err:
+            st, d, (q1, q2, pos_err, ori_err) = st2, d2, again
+            converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
+    q = q2
     # targets no pose meets (the root given: beyond the bones' length from it), which would drag the body after them
     far = out_of_limb_reach(figure, tg, q, from_root=True) if root is not None and not converged else \
         np.zeros(len(tg), dtype=bool)
@@ -284,6 +289,14 @@ def _nearest_centre(figure: Figure, pr: PosePrior, b: PriorBinding, q: Array, ta
     rootf = np.array([u[0], u[2], float(ph @ b.up) / b.leg])
     assert pr.poses is not None
     return nearest_mean(pr.poses, keys, key, given, rootf, prior_poses.NEIGHBOURS)[b.rows]
+
+
+def _two_phases(d: _Descent, q: Array, max_iter: int, w: tuple[float, float]) -> tuple[Array, Array, float, float]:
+    """Phase 1, the prior alone (the most probable pose given the root) from ``q``; phase 2, the effectors and the
+    prior together from there: phase 1's pose, phase 2's and its position and orientation errors."""
+    q1, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
+    q2, _, pos_err, ori_err = _descend(d, q1, lam, max_iter, w)
+    return q1, q2, pos_err, ori_err
 
 
 def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[float]) -> _Descent:
