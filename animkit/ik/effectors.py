@@ -194,8 +194,9 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
                         ) -> IKResult:
     """The full pose that meets ``targets`` (rig effector name → position (3,) or pose (4×4)) and that the
     ``prior`` (None: the default prior, :meth:`PosePrior.load`) finds most probable; ``root`` (4×4) fixes the
-    root's frame when known. Starts from ``start`` (None: the rest pose). ``converged``: every effector within
-    1 cm of a 1.7 m figure (orientations within 0.02 rad)."""
+    root's frame when known; with the root, the prior is centred on its nearest stored poses
+    (:mod:`animkit.ik.prior_poses`). Starts from ``start`` (None: the rest pose, then a few steps on the prior
+    alone). ``converged``: every effector within 1 cm of a 1.7 m figure (orientations within 0.02 rad)."""
     t0 = time.perf_counter()
     pr = _default_prior() if prior is None else prior
     if not isinstance(pr, PosePrior):
@@ -234,12 +235,13 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
 
     project(q)
     wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
-    q1, q2, pos_err, ori_err = _two_phases(d, q, max_iter, (wp, wo))
+    first = PRIOR_FIRST if start is None else 0  # a given start replaces the prior's phase
+    q1, q2, pos_err, ori_err = _two_phases(d, q, max_iter, (wp, wo), first)
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
     if not converged and centre is not None:  # stalled from the nearest poses' centre (a knee held behind its
         st2 = replace(st, centre=None)  # range): the plain prior's pose instead where it meets the effectors better
         d2 = _descent(st2, mov, Limbs.none(b, tg), d.errors)
-        again = _two_phases(d2, q, max_iter, (wp, wo))
+        again = _two_phases(d2, q, max_iter, (wp, wo), first)
         if again[2] < pos_err:
             st, d, (q1, q2, pos_err, ori_err) = st2, d2, again
             converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
@@ -291,10 +293,11 @@ def _nearest_centre(figure: Figure, pr: PosePrior, b: PriorBinding, q: Array, ta
     return nearest_mean(pr.poses, keys, key, given, rootf, prior_poses.NEIGHBOURS)[b.rows]
 
 
-def _two_phases(d: _Descent, q: Array, max_iter: int, w: tuple[float, float]) -> tuple[Array, Array, float, float]:
-    """Phase 1, the prior alone (the most probable pose given the root) from ``q``; phase 2, the effectors and the
-    prior together from there: phase 1's pose, phase 2's and its position and orientation errors."""
-    q1, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
+def _two_phases(d: _Descent, q: Array, max_iter: int, w: tuple[float, float], first: int
+                ) -> tuple[Array, Array, float, float]:
+    """Phase 1, ``first`` steps on the prior alone (the most probable pose given the root) from ``q``; phase 2, the
+    effectors and the prior together from there: phase 1's pose, phase 2's and its position and orientation errors."""
+    q1, lam = (_descend(d, q, 1e-3, first, (0.0, 0.0))[:2]) if first else (q, 1e-3)
     q2, _, pos_err, ori_err = _descend(d, q1, lam, max_iter, w)
     return q1, q2, pos_err, ori_err
 

@@ -42,9 +42,10 @@ def pose_set(X: Array, kept: int = KEPT) -> Array:
 
 
 def placed_keys(binding: Any, poses: Array) -> Array:
-    """(``binding``: an :class:`animkit.ik.prior.PriorBinding`, which imports this module.) Each stored pose's :data:`KEY_EFFECTORS` positions (M, 5, 3) on the bound figure (its rig's effector nodes,
-    carried by their nearest prior bone at its rest offset), in the hips' canonical frame over the figure's rest
-    height (canonical FK, the module docstring's); NaN for an effector the rig lacks."""
+    """Each stored pose's :data:`KEY_EFFECTORS` positions (M, 5, 3) on the bound figure (``binding``: a
+    :class:`animkit.ik.prior.PriorBinding`, whose module imports this one): its rig's effector nodes, carried by their
+    nearest prior bone at its rest offset, in the hips' canonical frame over the figure's rest height (canonical FK,
+    the module docstring's); NaN for an effector the rig lacks."""
     b = binding
     fig = b.figure
     c = fig.compiled
