@@ -102,12 +102,15 @@ def main() -> None:
     ap.add_argument("--per", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--slow", type=float, default=0.5, help="seconds: a method slower than this runs one round")
+    ap.add_argument("--methods", nargs="+", type=int, choices=range(4), default=[0, 1, 2, 3],
+                    help="which of the four methods run (0 plain LM, 1 natural, 2 FABRIK, 3 the prior)")
     args = ap.parse_args()
     load_start = os.getloadavg()
     lib = Path(args.library)
     files = sorted(f for f in lib.glob("cmu_*.bvh") if f.name[4:6] in HELD_OUT)
     prior = PosePrior.load()
-    methods = ("LM (plain)", "natural (per limb)", "FABRIK (30 iterations)", "prior (pose_from_effectors)")
+    methods = tuple(("LM (plain)", "natural (per limb)", "FABRIK (30 iterations)", "prior (pose_from_effectors)")[i]
+                    for i in args.methods)
     err = {(c, m): [] for c in CASES for m in methods}
     miss = {(c, m): [] for c in CASES for m in methods}
     times = {(c, m): [] for c in CASES for m in methods}
@@ -171,7 +174,8 @@ def main() -> None:
     print(table)
     head = (f"# A full body from a few effectors (pose prior)\n\nCommand: `cd benchmarks && OPENBLAS_NUM_THREADS=1 "
             f"OMP_NUM_THREADS=1 flock /tmp/animkit-bench.lock python bench_pose_from_effectors.py --rounds "
-            f"{args.rounds}` (library {lib.name}/, --per {args.per}, --slow {args.slow}).\n\n")
+            f"{args.rounds}` (library {lib.name}/, --per {args.per}, --slow {args.slow}, --methods "
+            f"{' '.join(map(str, args.methods))}).\n\n")
     write_results(ROOT / "benchmarks" / "results_prior.md", head + f"Run of {time.strftime('%H:%M UTC', time.gmtime())}"
                   f":\n\n" + table + "\n")
 

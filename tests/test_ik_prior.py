@@ -216,14 +216,15 @@ def test_hands_feet_head_within_3cm(subjects):
 
 @pytest.mark.slow  # 77 s in a 2-worker run of the suite on the loaded 2-core machine: CI runs it (.ci/run)
 def test_hands_head_within_6cm_and_half_plain_lm(subjects):
-    """Hands and head only (a VR rig's trackers), positions: the issue's goal (6 cm) on all 51 held-out frames of
-    both subjects, effectors within 1 cm; and against plain LM from the same start (every tenth frame: plain LM
-    with the ranges takes seconds a pose) about half its error."""
+    """Hands and head only (a VR rig's trackers), positions: the issue's goal (6 cm) with margin on all 51 held-out
+    frames of both subjects — 4.72 cm with the prior centred on the nearest stored poses (5.92 cm without), so
+    5.2 cm — effectors within 1 cm; and against plain LM from the same start (every tenth frame: plain LM with the
+    ranges takes seconds a pose) about half its error."""
     effs = ("hand_l", "hand_r", "head")
     errs, misses, results = solve_frames(subjects, effs)
     assert all(r.converged for _, r in results)
     assert misses.max() <= 0.010
-    assert errs.mean() <= 0.060
+    assert errs.mean() <= 0.052
     plain, mine = [], []
     k = 0
     for fig, poses in subjects:

@@ -445,6 +445,7 @@ def _cmd_prior(args: argparse.Namespace) -> int:
 
     from animkit.apps.batch import expand_inputs, run_batch
     from animkit.ik.prior import DIM, PosePrior, fit_mixture, mirror_features
+    from animkit.ik.prior_poses import pose_set
 
     files = expand_inputs(args.inputs, ("*.bvh", "*.toml", "*.glb", "*.gltf"))
     if not files:
@@ -468,7 +469,7 @@ def _cmd_prior(args: argparse.Namespace) -> int:
     names = ", ".join(Path(f).name for f in files)
     source = (f"animkit prior fit: {len(files)} files ({names}), every {args.every}th frame"
               f"{'' if args.no_mirror else ' and its mirror'}, {len(X)} poses, {args.components} component(s)")
-    PosePrior(w, m, c, source).save(args.output)
+    PosePrior(w, m, c, source, pose_set(X)).save(args.output)  # with its poses: pose_from_effectors' centre
     print(f"{args.output}: {args.components} component(s) fitted on {len(X)} poses from {len(files)} files")
     return 0
 

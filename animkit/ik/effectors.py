@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,10 +26,12 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik import effectors_jit as ej
+from animkit.ik import prior_poses
 from animkit.ik.cones_jit import cone_arrays
 from animkit.ik.limb_reach import Limbs, out_of_limb_reach
 from animkit.ik.lm_jit import cholesky
 from animkit.ik.prior import PosePrior, PriorBinding, feature_jacobian
+from animkit.ik.prior_poses import nearest_mean, query_key
 from animkit.ik.problem import ChainModel, compile_chain
 from animkit.ik.result import IKResult, Reason
 from animkit.ik.stack import edge_constraints, solve_on_edges
@@ -192,8 +194,9 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
                         ) -> IKResult:
     """The full pose that meets ``targets`` (rig effector name → position (3,) or pose (4×4)) and that the
     ``prior`` (None: the default prior, :meth:`PosePrior.load`) finds most probable; ``root`` (4×4) fixes the
-    root's frame when known. Starts from ``start`` (None: the rest pose). ``converged``: every effector within
-    1 cm of a 1.7 m figure (orientations within 0.02 rad)."""
+    root's frame when known; with the root, the prior is centred on its nearest stored poses
+    (:mod:`animkit.ik.prior_poses`). Starts from ``start`` (None: the rest pose, then a few steps on the prior
+    alone). ``converged``: every effector within 1 cm of a 1.7 m figure (orientations within 0.02 rad)."""
     t0 = time.perf_counter()
     pr = _default_prior() if prior is None else prior
     if not isinstance(pr, PosePrior):
@@ -214,9 +217,11 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
             raise IKError(f"pose_from_effectors: root must be a finite 4x4 pose, got shape {Rt.shape}")
     chain = np.flatnonzero(used | np.isin(np.arange(c.dof_count), root_dofs))
     ch = _chain(figure, b, q, chain)
+    centre = None
     if root is not None:
         q = _place_root(_root_model(figure, b, q, root_dofs), q, Rt, root_dofs)
         used[root_dofs] = False
+        centre = _nearest_centre(figure, pr, b, q, targets)
     mov = np.flatnonzero(used)
     # DOFs of joints between the prior's bones (CMU's LHipJoint, Spine, Neck1; twist bones): the prior sees only
     # their sum with the bone's own joint, so they are held near rest (σ = 0.1 rad) and the bones' joints turn
@@ -225,20 +230,27 @@ def pose_from_effectors(figure: Figure, targets: Mapping[str, ArrayLike], root: 
     extra[c.dof_revolute & ~np.isin(np.asarray(c.dof_node), list(bone_nodes))] = True
     fast = ej.normal_equations is not None and jit.enabled()
     project = _cone_projector(ch, fast)
-    d = _descent(_Setting(ch, b, pr, tg, extra, fast, project), mov, Limbs.none(b, tg), [])
+    st = _Setting(ch, b, pr, tg, extra, fast, project, centre)
+    d = _descent(st, mov, Limbs.none(b, tg), [])
 
     project(q)
     wp, wo = 1.7 / (SIGMA_P * b.height), 100.0  # the effectors: σ = 1 mm of a 1.7 m figure, 0.01 rad
-    # phase 1: the prior alone (the most probable pose given the root), from the start
-    q1, lam, _, _ = _descend(d, q, 1e-3, PRIOR_FIRST, (0.0, 0.0))
-    # phase 2: the effectors and the prior together
-    q, lam, pos_err, ori_err = _descend(d, q1, lam, max_iter, (wp, wo))
+    first = PRIOR_FIRST if start is None else 0  # a given start replaces the prior's phase
+    q1, q2, pos_err, ori_err = _two_phases(d, q, max_iter, (wp, wo), first)
     converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
+    if not converged and centre is not None:  # stalled from the nearest poses' centre (a knee held behind its
+        st2 = replace(st, centre=None)  # range): the plain prior's pose instead where it meets the effectors better
+        d2 = _descent(st2, mov, Limbs.none(b, tg), d.errors)
+        again = _two_phases(d2, q, max_iter, (wp, wo), first)
+        if again[2] < pos_err:
+            st, d, (q1, q2, pos_err, ori_err) = st2, d2, again
+            converged = pos_err <= EFFECTOR_TOL * b.height and ori_err <= 0.02
+    q = q2
     # targets no pose meets (the root given: beyond the bones' length from it), which would drag the body after them
     far = out_of_limb_reach(figure, tg, q, from_root=True) if root is not None and not converged else \
         np.zeros(len(tg), dtype=bool)
     if far.any():
-        q = _far_last(figure, _Setting(ch, b, pr, tg, extra, fast, project), d, q1, far, (wp, wo), max_iter)
+        q = _far_last(figure, st, d, q1, far, (wp, wo), max_iter)
         pos_err, ori_err = _misses(figure, tg, q)
     why: Reason = "converged" if converged else "unreachable" if far.any() else "max_iterations"
     return IKResult(q, converged, True if converged else False if why == "unreachable" else None, len(d.errors) - 1,
@@ -257,6 +269,37 @@ class _Setting:
     extra: NDArray[np.bool_]
     fast: bool
     project: Callable[[Array], list[NDArray[np.intp]]]
+    centre: Array | None  # the prior's Gaussian moved to the nearest stored poses' mean (present rows), or None
+
+
+def _nearest_centre(figure: Figure, pr: PosePrior, b: PriorBinding, q: Array, targets: Mapping[str, ArrayLike]
+                    ) -> Array | None:
+    """The mean features of the prior's stored poses nearest the targets (in the hips' frame, the root placed at
+    ``q``) and the root's features (:func:`animkit.ik.prior_poses.nearest_mean`), on the figure's present rows;
+    None when the prior keeps no poses or no key effector is given."""
+    keys = pr.placed_poses(b)
+    if keys is None or prior_poses.NEIGHBOURS < 1:
+        return None
+    W = figure.world_batch(q[None])[0]
+    Rh, ph = W[b.hips, :3, :3], W[b.hips, :3, 3]
+    pos = {n: (np.asarray(t, dtype=float)[:3, 3] if np.shape(t) == (4, 4) else np.asarray(t, dtype=float))
+           for n, t in targets.items()}
+    key, given = query_key(b, Rh, ph, pos)
+    if not given.any():
+        return None
+    u = (Rh @ b.Kh).T @ b.up
+    rootf = np.array([u[0], u[2], float(ph @ b.up) / b.leg])
+    assert pr.poses is not None
+    return nearest_mean(pr.poses, keys, key, given, rootf, prior_poses.NEIGHBOURS)[b.rows]
+
+
+def _two_phases(d: _Descent, q: Array, max_iter: int, w: tuple[float, float], first: int
+                ) -> tuple[Array, Array, float, float]:
+    """Phase 1, ``first`` steps on the prior alone (the most probable pose given the root) from ``q``; phase 2, the
+    effectors and the prior together from there: phase 1's pose, phase 2's and its position and orientation errors."""
+    q1, lam = (_descend(d, q, 1e-3, first, (0.0, 0.0))[:2]) if first else (q, 1e-3)
+    q2, _, pos_err, ori_err = _descend(d, q1, lam, max_iter, w)
+    return q1, q2, pos_err, ori_err
 
 
 def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[float]) -> _Descent:
@@ -264,7 +307,7 @@ def _descent(st: _Setting, mov: NDArray[np.intp], limbs: Limbs, errors: list[flo
     fig_c = st.b.figure.compiled
     rest = st.b.figure.rest_pose()[mov]
     evaluator = _compiled_evaluator if st.fast else _numpy_evaluator
-    evaluate = evaluator(st.ch, st.b, st.pr, st.tg, mov, np.flatnonzero(st.extra[mov]), rest, limbs)
+    evaluate = evaluator(st.ch, st.b, st.pr, st.tg, mov, np.flatnonzero(st.extra[mov]), rest, limbs, st.centre)
     lo, hi = fig_c.lower[mov], fig_c.upper[mov]
     column = np.full(fig_c.dof_count, -1, dtype=np.intp)
     column[mov] = np.arange(len(mov))
@@ -299,7 +342,8 @@ Evaluator = Callable[[Array, float, float], tuple[Array, Array, float, float, fl
 
 
 def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
+                     mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs,
+                     centre: Array | None) -> Evaluator:
     """H = JᵀJ, g = Jᵀe, the cost ‖e‖² and the largest position and orientation misses at a pose q, with the
     effectors' rows weighted by wp = 1/σ_p and wo = 1/σ_o (0: the prior alone), from the stacked rows
     J = [∂e/∂θ w ; U_kᵀ ∂x/∂θ ; I/σ_x] in NumPy (the compiled evaluator's oracle)."""
@@ -330,7 +374,7 @@ def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[
                 rows_J.append((a[mov] * (m & rev[mov])[:, None]).T * wo)
                 rows_e.append(eo * wo)
         x, Jx = feature_jacobian(b, R, p, r, a)
-        z, Ut = pr.residual(b, x)
+        z, Ut = pr.residual(b, x, centre)
         rows_J.append(Ut @ Jx[:, mov])
         rows_e.append(-z)
         if len(extra_rows):
@@ -345,7 +389,8 @@ def _numpy_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[
 
 
 def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tuple[int, Array, Array | None]],
-                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs) -> Evaluator:
+                        mov: NDArray[np.intp], extra_rows: NDArray[np.intp], rest: Array, limbs: Limbs,
+                        centre: Array | None) -> Evaluator:
     """The same H, g, cost and misses from :func:`.effectors_jit.normal_equations` (frames by
     :func:`.effectors_jit.chain_frames`)."""
     assert ej.chain_frames is not None and ej.normal_equations is not None
@@ -361,7 +406,7 @@ def _compiled_evaluator(ch: _Chain, b: PriorBinding, pr: PosePrior, tg: list[tup
     rev = np.asarray(b.revolute, dtype=bool)[model.dofs]
     mb = b.moves[b.node][:, model.dofs] & ~b.moves[b.parent][:, model.dofs] & rev[None]
     hmask = b.moves[b.hips][model.dofs]
-    means, P, logw = pr.marginal(b)
+    means, P, logw = pr.marginal(b, centre)
     xcol = extra_rows.astype(np.intp)
     xrest = rest[extra_rows].astype(float)
     st = ej.State(ch.R0.copy(), ch.p0.copy(), np.empty((n, 3)), np.empty((n, 3)), np.empty((n, 4, 4)))

@@ -24,8 +24,9 @@ Array = NDArray[np.float64]
 @dataclass(frozen=True)
 class Limbs:
     """Per target: ``mask`` (targets, D), the DOFs that move it; ``base`` −1, −2 for a target left out, or for a target
-    out of its limb's reach the node of the limb's root, its ``reach`` the limb's length and its mask the limb's own DOFs (those that move the
-    effector and not the root's parent), so that it points the limb at the target and never pulls the body."""
+    out of its limb's reach the node of the limb's root, its ``reach`` the limb's length and its mask the limb's own
+    DOFs (those that move the effector and not the root's parent), so that it points the limb at the target and never
+    pulls the body."""
 
     mask: NDArray[np.bool_]
     base: NDArray[np.intp]

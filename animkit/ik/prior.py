@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.atomic import atomic_path
 from animkit.errors import AnimkitError, IKError
+from animkit.ik.prior_poses import placed_keys, pose_set
 from animkit.ik.tasks import Configuration, Task, figure_state
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
@@ -280,14 +281,17 @@ class _Marginal:
 class PosePrior:
     """A Gaussian mixture over canonical bone rotations (:data:`PRIOR_BONES`, 3 numbers each); see the module
     docstring. ``weights`` (K,), ``means`` (K, d), ``covariances`` (K, d, d) over the d = 3·len(PRIOR_BONES) + 3
-    features (:func:`pose_features`); ``source``: provenance text."""
+    features (:func:`pose_features`); ``source``: provenance text; ``poses`` (M, d): training poses kept for
+    :func:`animkit.pose_from_effectors`'s nearest-pose centre (:mod:`animkit.ik.prior_poses`), or None."""
 
     weights: Array
     means: Array
     covariances: Array
     source: str = ""
+    poses: Array | None = None  # (M, d) stored training features (animkit.ik.prior_poses), or None
     _marginals: dict[tuple[int, ...], _Marginal] = field(default_factory=dict, repr=False)
     _bindings: dict[int, PriorBinding] = field(default_factory=dict, repr=False)
+    _placed: dict[int, Array] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         d = DIM
@@ -300,6 +304,11 @@ class PosePrior:
             raise IKError("PosePrior: weights must be non-negative and sum to 1")
         if not (np.all(np.isfinite(m)) and np.all(np.isfinite(c))):
             raise IKError("PosePrior: means and covariances must be finite")
+        if self.poses is not None:
+            ps = np.asarray(self.poses, dtype=float)
+            if ps.ndim != 2 or ps.shape[1] != d or len(ps) < 1 or not np.all(np.isfinite(ps)):
+                raise IKError(f"PosePrior: poses must be finite (M, {d}), got {ps.shape}")
+            object.__setattr__(self, "poses", ps)
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "means", m)
         object.__setattr__(self, "covariances", 0.5 * (c + np.swapaxes(c, 1, 2)))
@@ -321,7 +330,7 @@ class PosePrior:
         if mirror:
             X = np.concatenate([X, mirror_features(X)])
         w, m, c = fit_mixture(X, components, reg=reg, iterations=iterations, seed=seed)
-        return cls(w, m, c, source)
+        return cls(w, m, c, source, pose_set(X))
 
     @staticmethod
     def features_of(item: Any, *, every: int = 1) -> Array:
@@ -361,6 +370,18 @@ class PosePrior:
             self._bindings[key] = b
         return b
 
+    def placed_poses(self, binding: PriorBinding) -> Array | None:
+        """The stored poses' effector keys on a bound figure (:func:`animkit.ik.prior_poses.placed_keys`; built once
+        per binding and kept), or None when the prior keeps no poses."""
+        if self.poses is None:
+            return None
+        keys = self._placed.get(id(binding))
+        if keys is None:
+            keys = placed_keys(binding, self.poses)
+            self._placed.clear()
+            self._placed[id(binding)] = keys
+        return keys
+
     def _marginal(self, rows: NDArray[np.intp]) -> _Marginal:
         key = tuple(int(r) for r in rows)
         mg = self._marginals.get(key)
@@ -393,15 +414,26 @@ class PosePrior:
         grad = np.einsum("fk,fkj,kij->fi", gamma, z, mg.U)  # Σ_k γ_k U_k U_kᵀ (x − μ_k)
         return cost, grad
 
-    def marginal(self, binding: PriorBinding) -> tuple[Array, Array, Array]:
+    def marginal(self, binding: PriorBinding, centre: Array | None = None) -> tuple[Array, Array, Array]:
         """The mixture on a figure's present features: means (K, d), precisions Σ_k⁻¹ (K, d, d) and log weights
-        log π_k − ½ log det Σ_k − d/2 log 2π (K,)."""
-        mg = self._marginal(binding.rows)
+        log π_k − ½ log det Σ_k − d/2 log 2π (K,); with a ``centre`` (d,): one Gaussian, the component most
+        probable there moved to it."""
+        mg = self._centred(binding, centre)
         return mg.mean, mg.precision, mg.logw
 
-    def residual(self, binding: PriorBinding, x: Array) -> tuple[Array, Array]:
-        """The dominant component k's residual r = U_kᵀ(x − μ_k) and U_kᵀ (Gauss–Newton's prior rows)."""
+    def _centred(self, binding: PriorBinding, centre: Array | None) -> _Marginal:
         mg = self._marginal(binding.rows)
+        if centre is None:
+            return mg
+        z = np.einsum("ki,kij->kj", centre[None] - mg.mean, mg.U)
+        k = int(np.argmax(mg.logw - 0.5 * np.einsum("kj,kj->k", z, z)))
+        return _Marginal(np.asarray(centre, dtype=float)[None], mg.U[k:k + 1], mg.logw[k:k + 1],
+                         mg.precision[k:k + 1])
+
+    def residual(self, binding: PriorBinding, x: Array, centre: Array | None = None) -> tuple[Array, Array]:
+        """The dominant component k's residual r = U_kᵀ(x − μ_k) and U_kᵀ (Gauss–Newton's prior rows); with a
+        ``centre``, that of :meth:`marginal`'s one moved Gaussian."""
+        mg = self._centred(binding, centre)
         diff = x[None] - mg.mean
         z = np.einsum("ki,kij->kj", diff, mg.U)
         k = int(np.argmax(mg.logw - 0.5 * np.einsum("kj,kj->k", z, z)))
@@ -430,9 +462,10 @@ class PosePrior:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write a .npz (float32 arrays, the bone names and the source text), atomically."""
         buf = io.BytesIO()
+        extra: dict[str, Any] = {} if self.poses is None else {"poses": self.poses.astype(np.float32)}
         np.savez_compressed(buf, weights=self.weights, means=self.means.astype(np.float32),
                             covariances=self.covariances.astype(np.float32), bones=np.array(PRIOR_BONES),
-                            source=np.array(self.source))
+                            source=np.array(self.source), **extra)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as f:
                 f.write(buf.getvalue())
@@ -452,7 +485,7 @@ class PosePrior:
                 if bones != PRIOR_BONES:
                     raise IKError(f"{os.fspath(path)}: expected the bones {PRIOR_BONES}, got {bones}")
                 return cls(z["weights"].astype(float), z["means"].astype(float), z["covariances"].astype(float),
-                           str(z["source"]))
+                           str(z["source"]), z["poses"].astype(float) if "poses" in z.files else None)
         except (OSError, KeyError, ValueError) as exc:
             raise IKError(f"{os.fspath(path)}: not a pose prior (.npz with weights, means, covariances, bones): "
                           f"{exc}") from None
