@@ -122,7 +122,7 @@ def lm_stack(stack: TaskStack, q0: Array, max_iter: int, damping: float = 1e-2) 
             if third.reason[0] == "converged":
                 runs += [alone, third]
     last = runs[-1]
-    return LoopOutput(last.q, sum(r.iterations for r in runs), last.reason, last.position_error,
+    return LoopOutput(last.q, np.sum([r.iterations for r in runs], axis=0), last.reason, last.position_error,
                       last.orientation_error, np.concatenate([out.errors] + [r.errors[1:] for r in runs[1:]]))
 
 
