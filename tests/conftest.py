@@ -41,6 +41,30 @@ def lm_path(request, monkeypatch):
     return request.param
 
 
+_CPU_TIMES = os.environ.get("ANIMKIT_CPU_TIMES", "")  # a file: each process appends each test's CPU seconds
+
+
+def _cpu_seconds() -> float:
+    """user + sys of this process and the children it has waited for (a test's subprocesses)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s`` (setup,
+    call and teardown): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
+    if not _CPU_TIMES:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    with open(_CPU_TIMES, "a") as out:
+        out.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
+
+
 @pytest.hookimpl(tryfirst=True)  # a worker records its kernels before it tells the controller it has finished
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """With ANIMKIT_NO_SKIPS=1 (what .ci/run sets for its main runs), a skipped test fails the run: CI installs
