@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def _cpu_seconds() -> float:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s`` (setup,
     call and teardown): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
     if not _CPU_TIMES:
