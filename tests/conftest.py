@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,30 @@ def lm_path(request, monkeypatch):
         pytest.skip("numba is not importable (or ANIMKIT_JIT=0): only the NumPy loop runs here")
     monkeypatch.setattr(jit, "ENABLED", request.param == "compiled" and jit.ENABLED)
     return request.param
+
+
+_CPU_TIMES = os.environ.get("ANIMKIT_CPU_TIMES", "")  # a file: each process appends each test's CPU seconds
+
+
+def _cpu_seconds() -> float:
+    """user + sys of this process and the children it has waited for (a test's subprocesses)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s`` (setup,
+    call and teardown): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
+    if not _CPU_TIMES:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    with open(_CPU_TIMES, "a") as out:
+        out.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
 
 
 @pytest.hookimpl(tryfirst=True)  # a worker records its kernels before it tells the controller it has finished

@@ -103,6 +103,7 @@ def limit_bound_arm() -> tuple[Figure, np.ndarray, float]:
     fig.add("lower", "upper", offset=(0.7, 0, 0), joint=hinge("elbow", "z", limits=(0.0, 0.2)))
     fig.add("end", "lower", offset=(0.4, 0, 0))
     target = np.array([0.0, 0.5, 0.0])
-    best = min(np.linalg.norm(fig.world(np.array([s, e]))["end"][:3, 3] - target)
-               for s in np.linspace(-math.pi, math.pi, 1441) for e in np.linspace(0.0, 0.2, 21))
+    grid = np.stack(np.meshgrid(np.linspace(-math.pi, math.pi, 1441), np.linspace(0.0, 0.2, 21), indexing="ij"),
+                    axis=-1).reshape(-1, 2)  # the grid's poses through the figure's batched FK at once
+    best = np.linalg.norm(fig.world_positions(grid)[:, fig.node_names.index("end")] - target, axis=1).min()
     return fig, target, float(best)
