@@ -342,11 +342,10 @@ def _polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: Lo
 
     with F the DOFs free to move (a DOF on a limit whose descent direction points outward is held:
     :func:`~animkit.ik.lm_rules.stationary`'s set), until the result is first-order optimal, converges, λ passes
-    LAMBDA_MAX or POLISH_ITERS steps, never past the run's own max_iter (its iterations counted). lm's limit-free
-    coordinates θ = m + h sin φ flatten the error at a limit (∂θ/∂φ = 0 there), so a run whose best lies on a limit
-    crawls toward it and its stall test stops it short (the limit-bound two-hinge arm: 3.8 mm short, the elbow
-    mid-range); in θ the held DOF drops out and the rest is Gauss–Newton's. Kept by
-    :func:`~animkit.ik.lm.keep_better`."""
+    LAMBDA_MAX or POLISH_ITERS steps. lm's limit-free coordinates θ = m + h sin φ flatten the error at a limit
+    (∂θ/∂φ = 0 there), so a run whose best lies on a limit crawls toward it and its stall test stops it short (the
+    limit-bound two-hinge arm: 3.8 mm short, the elbow mid-range); in θ the held DOF drops out and the rest is
+    Gauss–Newton's. Kept by :func:`~animkit.ik.lm.keep_better`."""
     idx = np.flatnonzero([why != "converged" for why in out.reason])
     if idx.size == 0 or POLISH_ITERS <= 0:
         return out
@@ -356,13 +355,12 @@ def _polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: Lo
     _, _, err, pos, ori = evaluate(model, q, Pi, Ri, w)
     lam = np.full(b, 1e-3)
     iters = np.zeros(b, dtype=np.intp)
-    budget = np.minimum(POLISH_ITERS, opts.max_iter - out.iterations[idx])  # within the run's own max_iter
-    live = budget > 0
+    live = np.ones(b, dtype=bool)
     history = [err.copy()]
     for _ in range(POLISH_ITERS):
         g, J, vn, _ = _gradient(model, q, Pi, Ri, w)
         optimal, free = _stationary_rows(model, g, J, q, vn)
-        live &= ~optimal & ((pos > opts.tol) | (ori > opts.orientation_tol)) & (lam <= LAMBDA_MAX) & (iters < budget)
+        live &= ~optimal & ((pos > opts.tol) | (ori > opts.orientation_tol)) & (lam <= LAMBDA_MAX)
         a = np.flatnonzero(live)
         if a.size == 0:
             break
