@@ -27,6 +27,7 @@ from animkit.ik.strategy import (
     RESTART_PULL,
     RESTART_STALL,
     _batch_restarts,
+    _beyond,
     _reachability,
     _relax,
     _restart,
@@ -471,8 +472,10 @@ class IKProblem:
             return None
         it = int(iters)
         why = _PACKED_REASONS[int(code)]
-        if why != "converged":  # the checked path decides the rest: a fold told from the optimum (and escaped), a run
-            return None  # stopped short of optimal finished, even where the target lies beyond reach (strategy.settle)
+        if why == "unreachable" and not _beyond(self.model, out[None, :n], self._targets(target)[0][None], self.tol)[0]:
+            return None  # stationary inside the reach: the checked path tells a fold from the optimum (and escapes)
+        if why in ("stalled", "max_iterations"):
+            return None  # stopped short of optimal: the checked path finishes it (strategy.settle)
         full = self.pose.copy()
         full[f.dofs] = out[:n]
         return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
