@@ -8,7 +8,7 @@ from __future__ import annotations
 __all__ = ["LAMBDA_DOWN", "LAMBDA_UP", "LAMBDA_MIN", "LAMBDA_MAX", "GAIN_REL", "GAIN_ABS", "HOMOTOPY_DECAY",
            "PULL_BACKOFF", "START_MARGIN", "STALL_MIN_ITER", "STATIONARY", "ORIENTATION_FIRST_WEIGHT",
            "ORIENTATION_STAGES", "RESTART_BATCH", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
-           "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE", "POLISH_ITERS"]
+           "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
 
 LAMBDA_DOWN, LAMBDA_UP = 0.1, 10.0  # λ's factor after a kept / a rejected step
 LAMBDA_MIN = 1e-9  # λ never falls below this
@@ -33,4 +33,3 @@ BATCH_CHUNK = 4096  # problems iterated together: bounds memory, and lets the pr
 FOLD_ESCAPES = 3  # runs from a fold, each FOLD_STEP along its direction of negative curvature
 FOLD_STEP = 0.3  # radians (scene units for sliders) along the unit direction
 FOLD_CURVATURE = 1e-3  # a stationary point is a fold when ∇²f has an eigenvalue below −FOLD_CURVATURE · ‖J‖_F²
-POLISH_ITERS = 60  # lm: the most projected Gauss–Newton steps in θ that finish a run which stopped short of optimal

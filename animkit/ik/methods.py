@@ -108,7 +108,6 @@ class Solver(ABC):
     name: ClassVar[str]
     jacobian: ClassVar[bool] = True
     takes_tasks: ClassVar[bool] = False  # True: every problem runs through solve_stack (the task objects themselves)
-    polishes: ClassVar[bool] = False  # True: a run that stopped short of optimal is finished in θ (strategy.settle)
     max_iter: int = 100
 
     @property
@@ -211,7 +210,6 @@ class LM(SteppedSolver):
     reachable target is reached as fast as without stiffness."""
 
     name: ClassVar[str] = "lm"
-    polishes: ClassVar[bool] = True  # its limit-free coordinates crawl toward an optimum on a limit
     damping: float = 1.0
     relax: bool = True
     max_iter: int = 100

@@ -21,12 +21,7 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     FOLD_CURVATURE,
     FOLD_ESCAPES,
     FOLD_STEP,
-    LAMBDA_DOWN,
-    LAMBDA_MAX,
-    LAMBDA_MIN,
-    LAMBDA_UP,
     ORIENTATION_STAGES,
-    POLISH_ITERS,
     RESTART_BATCH,
     RESTART_MAX_ITER,
     RESTART_PULL,
@@ -52,12 +47,11 @@ from animkit.ik.lm_rules import (
 )
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
-from animkit.ik.solvers import LoopOutput, Options, evaluate
+from animkit.ik.solvers import LoopOutput, Options
 from animkit.progress import progress
 
 __all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation_continuation", "BATCH_CHUNK",
-           "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE",
-           "POLISH_ITERS", "settle"]
+           "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
 
 Array = NDArray[np.float64]
 
@@ -326,62 +320,6 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         c = method.run(model, starts, P[fail], None if R is None else R[fail], opts)
         out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
     return out
-
-
-def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
-    """What every solve does after its runs: leave folds (:func:`_escape_folds`), then, for a solver whose runs can
-    stop short of the optimum (:attr:`~animkit.ik.methods.Solver.polishes`), finish at it (:func:`_polish`)."""
-    out = _escape_folds(model, method, P, R, opts, out)
-    return _polish(model, P, R, opts, out) if method.polishes else out
-
-
-def _polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
-    """Problems that did not converge and are not first-order optimal, finished by projected Levenberg–Marquardt in θ:
-
-        (J_Fᵀ J_F + λ (diag(J_Fᵀ J_F) + ε)) Δθ = J_Fᵀ W² V,    θ ← clip(θ + Δθ)   (kept where ‖W V‖ falls)
-
-    with F the DOFs free to move (a DOF on a limit whose descent direction points outward is held:
-    :func:`~animkit.ik.lm_rules.stationary`'s set), until the result is first-order optimal, converges, λ passes
-    LAMBDA_MAX or POLISH_ITERS steps. lm's limit-free coordinates θ = m + h sin φ flatten the error at a limit
-    (∂θ/∂φ = 0 there), so a run whose best lies on a limit crawls toward it and its stall test stops it short (the
-    limit-bound two-hinge arm: 3.8 mm short, the elbow mid-range); in θ the held DOF drops out and the rest is
-    Gauss–Newton's. Kept by :func:`~animkit.ik.lm.keep_better`."""
-    idx = np.flatnonzero([why != "converged" for why in out.reason])
-    if idx.size == 0 or POLISH_ITERS <= 0:
-        return out
-    q = out.q[idx].copy()
-    Pi, Ri, w = P[idx], None if R is None else R[idx], opts.row_weights
-    b, n = q.shape
-    _, _, err, pos, ori = evaluate(model, q, Pi, Ri, w)
-    lam = np.full(b, 1e-3)
-    iters = np.zeros(b, dtype=np.intp)
-    live = np.ones(b, dtype=bool)
-    history = [err.copy()]
-    for _ in range(POLISH_ITERS):
-        g, J, vn, _ = _gradient(model, q, Pi, Ri, w)
-        optimal, free = _stationary_rows(model, g, J, q, vn)
-        live &= ~optimal & ((pos > opts.tol) | (ori > opts.orientation_tol)) & (lam <= LAMBDA_MAX)
-        a = np.flatnonzero(live)
-        if a.size == 0:
-            break
-        Jf = J[a] * free[a][:, None, :]
-        A = np.swapaxes(Jf, 1, 2) @ Jf
-        d = np.diagonal(A, axis1=1, axis2=2)
-        eps = 1e-9 * np.maximum(d.max(axis=1, keepdims=True), 1e-300)
-        M = A + (lam[a][:, None] * (d + eps))[:, :, None] * np.eye(n)[None]
-        dq = np.linalg.solve(M, (g[a] * free[a])[:, :, None])[:, :, 0]
-        qn = model.project_cones(np.clip(q[a] + dq, model.lower, model.upper))
-        _, _, e2, p2, o2 = evaluate(model, qn, Pi[a], None if Ri is None else Ri[a], w)
-        kept = e2 < err[a]
-        k = a[kept]
-        q[k], err[k], pos[k], ori[k] = qn[kept], e2[kept], p2[kept], o2[kept]
-        lam[a] = np.where(kept, np.maximum(lam[a] * LAMBDA_DOWN, LAMBDA_MIN), lam[a] * LAMBDA_UP)
-        iters[a] += 1
-        history.append(err.copy())
-    done = (pos <= opts.tol) & (ori <= opts.orientation_tol)
-    reason = ["converged" if c else out.reason[i] for c, i in zip(done.tolist(), idx.tolist(), strict=True)]
-    c = LoopOutput(q, iters, reason, pos, ori, np.array(history))
-    return keep_better(out, idx, c, np.zeros(b, dtype=np.intp))
 
 
 def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array, free: NDArray[np.bool_]
