@@ -45,6 +45,16 @@ def random_pose(fig: Figure, idx: np.ndarray, rng: np.random.Generator, base: np
     return q
 
 
+def whole_pose(fig: Figure, rng: np.random.Generator) -> np.ndarray:
+    """Every DOF drawn within its limits (an unlimited one within ±0.3), the root's translation within ±0.3."""
+    lim = fig.dof_limits()
+    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -0.3)
+    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], 0.3)
+    p = rng.uniform(lo, hi)
+    p[:3] = rng.uniform(-0.3, 0.3, 3)
+    return p
+
+
 def natural_start(scene: animkit.Scene) -> np.ndarray:
     """The rest pose, with the humanoid's right elbow slightly bent (its rest is straight, at a limit)."""
     fig = scene.figure

@@ -29,19 +29,11 @@ from animkit.ik.tasks import (
 from animkit.model.transforms import matrix_from_rotation_vector, rotation_vector_from_matrix
 
 from .conftest import SCENES
+from .ik_helpers import whole_pose
 
 SCENE = animkit.load(SCENES / "humanoid.toml")
 FIG = SCENE.figure
 UP = np.array([0.0, 1.0, 0.0])
-
-
-def _random_pose(rng: np.random.Generator) -> np.ndarray:
-    lim = FIG.dof_limits()
-    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -0.3)
-    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], 0.3)
-    p = rng.uniform(lo, hi)
-    p[:3] = rng.uniform(-0.3, 0.3, 3)
-    return p
 
 
 def _fd_check(task, pose: np.ndarray, h: float = 1e-6, atol: float = 1e-6) -> None:
@@ -68,7 +60,7 @@ def _pose_matrix(rv, p) -> np.ndarray:
 @given(st.integers(0, 2 ** 31 - 1))
 def test_reach_and_plant_jacobians_match_central_differences(seed) -> None:
     rng = np.random.default_rng(seed)
-    pose = _random_pose(rng)
+    pose = whole_pose(FIG, rng)
     target = _pose_matrix(rng.normal(size=3), rng.normal(size=3))  # orientation errors far from zero
     _fd_check(Reach(effector="hand_r", target=target[:3, 3]), pose)
     _fd_check(Reach(effector="hand_r", target=target), pose)
@@ -79,7 +71,7 @@ def test_reach_and_plant_jacobians_match_central_differences(seed) -> None:
 @given(st.integers(0, 2 ** 31 - 1))
 def test_gaze_posture_spread_cost_jacobians_match_central_differences(seed) -> None:
     rng = np.random.default_rng(seed)
-    pose = _random_pose(rng)
+    pose = whole_pose(FIG, rng)
     _fd_check(Gaze(head="head", forward=(0.2, 0.1, 1.0), target=rng.normal(size=3) + [0, 1.5, 1]), pose)
     _fd_check(Posture(pose=rng.normal(size=FIG.dof_count)), pose)
     _fd_check(Spread(groups=((3, 6, 9), (4, 7))), pose)

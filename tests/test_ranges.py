@@ -19,19 +19,11 @@ from animkit.ik.tasks import configuration
 from animkit.model.humanoid import match_figure
 
 from .conftest import SCENES
+from .ik_helpers import whole_pose
 
 FIG = animkit.load(SCENES / "humanoid.toml").figure
 UP = np.array([0.0, 1.0, 0.0])
 TASK = ranges_task(FIG, match_figure(FIG), UP, RANGE_DEGREES)
-
-
-def _random_pose(rng: np.random.Generator) -> np.ndarray:
-    lim = FIG.dof_limits()
-    lo = np.where(np.isfinite(lim[:, 0]), lim[:, 0], -0.3)
-    hi = np.where(np.isfinite(lim[:, 1]), lim[:, 1], 0.3)
-    p = rng.uniform(lo, hi)
-    p[:3] = rng.uniform(-0.3, 0.3, 3)
-    return p
 
 
 def _per_point(task: Ranges, c) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -105,7 +97,7 @@ def test_values_match_the_per_point_equations(seed, bounds) -> None:
     task = ranges_task(FIG, match_figure(FIG), UP, bounds)
     assert task is not None
     for _ in range(3):
-        c = configuration(FIG, _random_pose(rng))
+        c = configuration(FIG, whole_pose(FIG, rng))
         names, v, J = task.values(c)
         want_names, want_v, want_J = _per_point(task, c)
         assert names == want_names
@@ -118,7 +110,7 @@ def test_values_match_the_per_point_equations(seed, bounds) -> None:
 def test_values_follow_the_figure_they_are_given() -> None:
     """One task asked about two figures (the same rig rebuilt, and a stack's frames) reads each one's nodes."""
     rng = np.random.default_rng(7)
-    p = _random_pose(rng)
+    p = whole_pose(FIG, rng)
     other = animkit.load(SCENES / "humanoid.toml").figure
     for fig in (FIG, other, FIG):
         c = configuration(fig, p)
@@ -140,7 +132,7 @@ def test_values_in_a_natural_stack_match_on_its_partial_frames() -> None:
     task = next(t for t in stack.tasks if isinstance(t, Ranges))
     rng = np.random.default_rng(3)
     for _ in range(3):
-        c = stack.config(stack.clamp(_random_pose(rng)[stack.dofs] * 0.5))
+        c = stack.config(stack.clamp(whole_pose(FIG, rng)[stack.dofs] * 0.5))
         names, v, J = task.values(c)
         want = _per_point(task, c)
         assert names == want[0]
@@ -152,7 +144,7 @@ def test_values_in_a_natural_stack_match_on_its_partial_frames() -> None:
 @given(st.integers(0, 2 ** 31 - 1))
 def test_point_jacobians_are_point_jacobian_bit_for_bit(seed) -> None:
     rng = np.random.default_rng(seed)
-    c = configuration(FIG, _random_pose(rng))
+    c = configuration(FIG, whole_pose(FIG, rng))
     nodes = rng.integers(0, len(FIG.node_names), 6)
     x = c.state.p[nodes] + rng.normal(size=(6, 3))
     got = point_jacobians(FIG, c.body, c.state, nodes, x)
