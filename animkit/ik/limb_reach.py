@@ -16,7 +16,7 @@ from animkit.ik.prior import PriorBinding
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 
-__all__ = ["Limbs", "out_of_limb_reach", "limb", "LIMB_BASE"]
+__all__ = ["Limbs", "out_of_limb_reach", "limb", "rest_world", "LIMB_BASE"]
 
 Array = NDArray[np.float64]
 
@@ -42,8 +42,9 @@ class Limbs:
             drop: bool = False) -> Limbs:
         """The far targets (``far``) pointed at through their limbs, or left out (``drop``: base −2, no DOF)."""
         out = Limbs.none(b, tg)
+        W0 = rest_world(figure)
         for k in np.flatnonzero(far):
-            base, length = limb(figure, tg[k][0])
+            base, length = limb(figure, tg[k][0], rest=W0)
             parent = int(figure.compiled.parent[base])
             out.base[k], out.reach[k] = (-2, 0.0) if drop else (base, length)
             if drop:
@@ -61,22 +62,28 @@ def out_of_limb_reach(figure: Figure, tg: list[tuple[int, Array, Array | None]],
     all meets it)."""
     W = figure.world_batch(q[None])[0]
     root = figure.compiled.node_names.index(figure.root_arc.child.name)
-    out = np.zeros(len(tg), dtype=bool)
+    out, W0 = np.zeros(len(tg), dtype=bool), rest_world(figure)
     for k, (node, tp, _) in enumerate(tg):
-        base, length = limb(figure, node, root if from_root else None)
+        base, length = limb(figure, node, root if from_root else None, rest=W0)
         out[k] = base >= 0 and float(np.linalg.norm(tp - W[base, :3, 3])) > length * (1.0 + 1e-9)
     return out
 
 
-def limb(figure: Figure, node: int, base: int | None = None) -> tuple[int, float]:
+def rest_world(figure: Figure) -> Array:
+    """W⁰ (nodes, 4, 4): every node's world matrix at the rest pose."""
+    return figure.world_batch(figure.rest_pose()[None])[0]
+
+
+def limb(figure: Figure, node: int, base: int | None = None, *, rest: Array | None = None) -> tuple[int, float]:
     """(the node of the limb's root, −1 where the figure has none; Σ of the rest bone lengths from it to ``node``): the
-    root :data:`LIMB_BASE` names for the effector at ``node``, or ``base``."""
+    root :data:`LIMB_BASE` names for the effector at ``node``, or ``base``; ``rest`` the rest pose's world matrices
+    (:func:`rest_world`) where the caller has them."""
     c = figure.compiled
     if base is None:
         eff = {v: k for k, v in figure.rig.effectors.items()}
         top = match_figure(figure).bones.get(LIMB_BASE.get(eff.get(c.node_names[node], ""), ""), "")
         base = c.node_names.index(top) if top in c.node_names else -1
-    W0 = figure.world_batch(figure.rest_pose()[None])[0]
+    W0 = rest_world(figure) if rest is None else rest
     length, i = 0.0, node
     while i != base and i >= 0:
         j = int(c.parent[i])
