@@ -12,6 +12,7 @@ import pytest
 from animkit import load
 from animkit.motion.reach_measures import (
     bend_shares,
+    chatter,
     free_arm_angle,
     hold_travel,
     jitter,
@@ -79,6 +80,31 @@ def test_hold_travel_and_jitter_known_answers(humanoid) -> None:
     R = np.zeros((40, D))
     R[:, j] = -np.radians(np.linspace(0, 90, 40))  # a steady turn does not jitter
     assert jitter(humanoid, R)[0] < 1e-9
+
+
+def test_chatter_reads_the_zig_zag_alone(humanoid) -> None:
+    """Known answers: a min-jerk elbow swing of 93° in 15 frames between holds (the high target's at 15 fps) reads
+    0.05° of chatter (closed form inside the swing: 22.5 A/n⁴ = 0.041°) where jitter reads 0.59° (5.77 A/n²/4); the
+    same swing with ±1° injected every frame from frame 10 reads 1° (± the swing's 0.05); ±a alone reads a; a joint
+    stopping dead from 2° a frame reads 2/8 = 0.25° (jitter: 0.5°)."""
+    D = humanoid.dof_count
+    j = humanoid.dof_names.index("elbow_r.rx")
+    f = np.arange(-5, 21)
+    P = np.zeros((len(f), D))
+    P[:, j] = -np.radians(93.0) * minimum_jerk(f / 15.0)
+    smooth, dof = chatter(humanoid, P)
+    assert smooth == pytest.approx(0.0495, abs=1e-3) and dof == "elbow_r.rx"
+    assert jitter(humanoid, P)[0] == pytest.approx(0.587, abs=1e-3)
+    Z = P.copy()
+    Z[10:, j] += np.radians(1.0) * (-1.0) ** np.arange(len(f) - 10)
+    assert chatter(humanoid, Z)[0] == pytest.approx(1.0, abs=0.05)
+    A = np.zeros((30, D))
+    A[:, j] = np.radians(0.7) * (-1.0) ** np.arange(30)
+    assert chatter(humanoid, A)[0] == pytest.approx(0.7) and jitter(humanoid, A)[0] == pytest.approx(0.7)
+    S = np.zeros((30, D))
+    S[:, j] = -np.radians(2.0) * np.minimum(np.arange(30), 15)  # 2° a frame, then stopped dead at frame 15
+    assert chatter(humanoid, S)[0] == pytest.approx(0.25) and jitter(humanoid, S)[0] == pytest.approx(0.5)
+    assert chatter(humanoid, P[:4]) == (0.0, None)  # fewer than five frames: nothing to read
 
 
 def test_head_roll_speed_and_free_arm_known_answers(humanoid) -> None:
