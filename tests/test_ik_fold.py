@@ -55,17 +55,14 @@ def test_the_natural_step_of_one_task_is_the_weighted_damped_least_squares() -> 
 
 
 def test_natural_reach_is_one_problem_and_one_result() -> None:
-    # tol 1e-4 (the comparison's own): since Balance is held as an inequality (a row with a velocity damper), the
-    # whole-body solve's reach circles at 5e-5 against the balance row and never meets the default 1e-5 (it met it
-    # in ~20 iterations before); open on issue 21
-    prob = PRIORS.problem(FIG, "hand_r", "whole-body", tol=1e-4)
+    prob = PRIORS.problem(FIG, "hand_r", "whole-body")  # the default tol, 1e-5
     assert type(prob) is IKProblem and isinstance(prob.solver, Natural)
     names = [t.name for t in prob.tasks]
     assert names[0] == "reach hand_r" and {"plant foot_l", "plant foot_r", "balance", "gaze", "spread",
                                             "hang clavicle_l", "posture"} <= set(names)
     r = prob.solve(TARGET)
     assert type(r) is IKResult and r.converged and r.solver == "natural"
-    assert r.tasks is not None and r.tasks["reach hand_r"] < 1e-4 and r.tasks["gaze"] < 10.0
+    assert r.tasks is not None and r.tasks["reach hand_r"] < 1e-5 and r.tasks["gaze"] < 10.0
     assert r.tasks["balance"] >= 0.0 and max(r.tasks["plant foot_l"], r.tasks["plant foot_r"]) < 1e-3
     assert r.tasks == prob.retasked(TARGET, None, None).report(r.pose)
 

@@ -37,7 +37,7 @@ from animkit.model.transforms import cross3
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "centres", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
            "DENSITY", "static_effort", "margin_gradient", "support_from_feet", "support_at", "head_forward",
-           "point_jacobians"]
+           "point_jacobians", "edge_distances", "smooth_margin"]
 
 Array = NDArray[np.float64]
 DENSITY = 1000.0  # kg/m³ (water): a figure in metres gets masses in kilograms
@@ -218,15 +218,34 @@ def support_polygon(points: Array) -> Array:
     return np.array(lower[:-1] + upper[:-1], dtype=float)
 
 
+def edge_distances(hull: Array, x: Sequence[float] | Array) -> tuple[Array, Array]:
+    """s_i = n_i · (x − a_i) (K,) and n_i (K, 2): the 2D point x's signed distance to each edge line a_i a_{i+1} of a
+    convex counter-clockwise polygon and the edges' inward unit normals; x is ``d`` inside the polygon iff every
+    s_i ≥ d, K linear inequalities in x (the minimum of them, :func:`polygon_margin`, has a kink where the nearest
+    edge changes)."""
+    q = np.asarray(x, dtype=float)
+    e = np.roll(hull, -1, axis=0) - hull
+    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]  # inward normals (CCW)
+    return np.asarray(np.sum((q - hull) * n, axis=1), dtype=float), np.asarray(n, dtype=float)
+
+
+def smooth_margin(hull: Array, x: Sequence[float] | Array, tau: float) -> tuple[float, Array]:
+    """m_τ = −τ ln Σ_i exp(−s_i/τ) and ∇m_τ = Σ_i w_i n_i, w = softmax(−s/τ) (2,): the soft minimum of the signed
+    distances s_i to a convex polygon's edge lines (:func:`edge_distances`), smooth where the nearest edge changes;
+    min s − τ ln K ≤ m_τ ≤ min s (K edges), and m_τ ≥ d implies x at least d inside."""
+    s, n = edge_distances(hull, x)
+    lo = float(s.min())
+    z = np.exp(-(s - lo) / tau)
+    return lo - tau * math.log(float(z.sum())), np.asarray((z / z.sum()) @ n, dtype=float)
+
+
 def polygon_margin(hull: Array, x: Sequence[float] | Array) -> float:
     """Signed distance from the 2D point x to the boundary of a convex counter-clockwise polygon: the smallest
     distance to an edge line inside (positive), minus the distance to the polygon outside."""
     q = np.asarray(x, dtype=float)
     a = hull
-    b = np.roll(hull, -1, axis=0)
-    e = b - a
-    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]  # inward normals (CCW)
-    inside = np.sum((q - a) * n, axis=1)
+    e = np.roll(hull, -1, axis=0) - a
+    inside, _ = edge_distances(hull, q)
     if np.all(inside >= 0):
         return float(inside.min())
     t = np.clip(np.sum((q - a) * e, axis=1) / np.sum(e * e, axis=1), 0.0, 1.0)

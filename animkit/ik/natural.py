@@ -142,7 +142,7 @@ class Natural(SteppedSolver):
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
-            dq = _step(stack, c, q, sc0, self._null_bound(it))
+            dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 reason = "converged"
                 break
@@ -230,11 +230,14 @@ def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Ar
     return dq
 
 
-def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP) -> Array:
+def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP, damped: bool = False) -> Array:
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
-    pressed on a limit; bounded by MAX_STEP."""
+    pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): the goals' DOFs' limits within
+    LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their weight instead)."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0)
     lo, hi = stack.model.lower, stack.model.upper
+    if damped:
+        bounds = _with_limits(bounds, q, (lo, hi), (sc0 > 0) & ~posture)
     sc = sc0.copy()
     dq = _bounded(levels, bounds, grad, sc, null)
     room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
@@ -250,6 +253,30 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
         dq = _bounded(levels, bounds, grad, sc, null)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
+
+
+LIMIT_DAMPER, LIMIT_GAIN = 0.35, 0.3  # rad: in a bake's frames, a goal's DOF nearer than LIMIT_DAMPER to a limit
+# joins the inequality rows, dθ ≤ LIMIT_GAIN · room (a velocity damper, as the ranges are: it slows into the limit
+# over several frames; cut off at the limit instead, the reaching clavicle stopped dead at its 20° and the elbow
+# zig-zagged ±5° in two frames). At BOUND_GAIN (0.2) the torso's free arm out of reach at 1 s, 15 fps rose 45.7°
+
+
+def _with_limits(bounds: Bounds | None, q: Array, lim: tuple[Array, Array], which: NDArray[np.bool_]
+                 ) -> Bounds | None:
+    """``bounds`` with a row ±e_j, room (hi_j − q_j or q_j − lo_j) · LIMIT_GAIN / BOUND_GAIN (:func:`_bounded` takes
+    BOUND_GAIN of it), for each limit within LIMIT_DAMPER of a DOF j in ``which``."""
+    lo, hi = lim
+    rows, rooms = [], []
+    for sign, room in ((1.0, hi - q), (-1.0, q - lo)):
+        for j in np.flatnonzero((room < LIMIT_DAMPER) & which & (hi > lo)):
+            r = np.zeros(len(q))
+            r[j] = sign
+            rows.append(r)
+            rooms.append(max(float(room[j]), 0.0) * LIMIT_GAIN / BOUND_GAIN)
+    if not rows:
+        return bounds
+    J, room = np.array(rows), np.array(rooms)
+    return (J, room) if bounds is None else (np.vstack([bounds[0], J]), np.concatenate([bounds[1], room]))
 
 
 CONE_ROUNDS = 3  # solves of a step that left a cone at most: each time with the joints it pushed out held

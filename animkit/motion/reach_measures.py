@@ -17,7 +17,12 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   the peak of the head's world angular speed (deg/s).
 * **Hold**: after ``arrival``, the summed revolute joint travel Σ_f Σ_j |Δθ_j| / (hold time) (deg/s);
   **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
-  every frame jitters a; a steady or smoothly changing one ≈ 0.
+  every frame jitters a; a steady one 0, but it counts any acceleration (a smooth min-jerk swing of A over n frames
+  reads up to 5.77 A/n²/4: 93° in 15 frames, 0.6°; a joint stopping dead reads a quarter of its speed a frame).
+  **Chatter** (the zig-zag alone): max over frames and revolute DOFs of |Δ⁴θ(f)| / 16 = |Δ²θ(f) − ½(Δ²θ(f−1) +
+  Δ²θ(f+1))| / 8 (deg), the part of the acceleration that flips sign frame to frame: ±a every frame reads a, a cubic
+  in f reads 0, a min-jerk swing 22.5 A/n⁴ at most inside it (93° in 15 frames: 0.04°; 0.05° where it leaves or
+  meets a hold), a dead stop an eighth of its speed a frame.
 * **Free arm**: the angle between the free side's upper-arm-to-hand direction and −u (degrees; 0 hanging).
 * **Trunk side bend** (lateral flexion, as seen from the front): with the pelvis's up p(f) (below) and the line
   across the shoulders s(f) (upper arm to upper arm, unit), asin |s · p| (degrees): the shoulders' tilt out of the
@@ -54,7 +59,7 @@ from animkit.model.humanoid import HumanoidMap, match_figure
 from animkit.model.transforms import rotation_vector_from_matrix
 
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
-           "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter",
+           "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter", "chatter",
            "free_arm_angle", "trunk_side_bend", "trunk_twist", "pelvis_roll", "knee_in", "lowest_frame"]
 
 Array = NDArray[np.float64]
@@ -157,6 +162,18 @@ def jitter(figure: Figure, poses: Array) -> tuple[float, str | None]:
     if len(P) < 3 or not len(rev):
         return 0.0, None
     a = np.abs(np.diff(P[:, rev], n=2, axis=0)) / 4.0
+    f, j = np.unravel_index(int(np.argmax(a)), a.shape)
+    return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
+
+
+def chatter(figure: Figure, poses: Array) -> tuple[float, str | None]:
+    """max over frames and revolute DOFs of |Δ⁴θ| / 16 = |θ(f−2) − 4θ(f−1) + 6θ(f) − 4θ(f+1) + θ(f+2)| / 16
+    (degrees), and that DOF's name: the zig-zag of the acceleration (the module docstring)."""
+    P = np.asarray(poses, dtype=float)
+    rev = np.flatnonzero([d.revolute for d in figure.dofs])
+    if len(P) < 5 or not len(rev):
+        return 0.0, None
+    a = np.abs(np.diff(P[:, rev], n=4, axis=0)) / 16.0
     f, j = np.unravel_index(int(np.argmax(a)), a.shape)
     return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
 
@@ -315,6 +332,8 @@ class ReachMeasures:
     hold_deg_per_s: float = 0.0
     jitter_deg: float = 0.0
     jitter_dof: str | None = None
+    chatter_deg: float = 0.0  # the zig-zag alone (jitter counts any acceleration)
+    chatter_dof: str | None = None
     free_arm_deg: float | None = None
     free_arm_end_deg: float | None = None
     side_bend_deg: float | None = None  # the trunk's largest lateral flexion over the clip (a person: ≤ ~35°)
@@ -352,10 +371,11 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         hand_start = float(np.flatnonzero(v > ONSET * peak_v)[0]) / fps
         hand_peak = float(np.argmax(v)) / fps
     wj, wdof = jitter(figure, P)
+    zc, zdof = chatter(figure, P)
     out: dict[str, Any] = {"min_jerk_r": speed_correlation(v), "speed_peaks": speed_peaks(v),
                            "hand_start_s": hand_start, "hand_peak_s": hand_peak,
                            "hold_deg_per_s": hold_travel(figure, P, fps, arrival), "jitter_deg": wj,
-                           "jitter_dof": wdof}
+                           "jitter_dof": wdof, "chatter_deg": zc, "chatter_dof": zdof}
     b = match_figure(figure) if bones is None else bones
     rest = figure.world_batch(figure.rest_pose()[None])[0]
     head = b.get("head")
