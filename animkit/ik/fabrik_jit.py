@@ -83,6 +83,8 @@ class _Work(NamedTuple):
     p: Array  # (E, 3) its effectors
     T2: Array  # (n, 4, 4) and (E, 3): FK of the distance tests
     p2: Array
+    T0: Array  # (n, 4, 4) and (E, 3): FK of the pose a step starts from (:func:`_measure`'s, reused by each iteration)
+    p0: Array
     back: Array  # (G, 3) backward points
     dq: Array  # (n,) the step
     alt: Array  # (n,) the other step (the subtree fit, the branches alone)
@@ -112,7 +114,8 @@ def _work(ch: FabrikChain, n: int) -> _Work:
         K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
         m = max(m, ch.gptr[g + 1] - ch.gptr[g])
         shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
-    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((G, 3)),
+    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)),
+                 np.empty((E, 3)), np.empty((G, 3)),
                  np.empty(n), np.empty(n), np.empty(n), np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)),
                  np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)), np.empty((m, 4, 4)), np.empty((4, 4)),
                  np.empty((4, 3, 3)), np.empty(m), np.empty((4, 3)), np.zeros(G, dtype=np.int64), shared)
@@ -127,10 +130,11 @@ def _local(H0: Array, H1: Array, H2: Array, k: int, th: float, out: Array) -> No
 
 
 def _premul(A: Array, B: Array) -> None:
-    """B ← A B (4×4), in place a column at a time (each column of the product needs only B's same column)."""
+    """B ← A B for rigid 4×4s, in place a column at a time (each column of the product needs only B's same column);
+    the last row (0 0 0 1 in both) stays as it is."""
     for j in range(4):
         b0, b1, b2, b3 = B[0, j], B[1, j], B[2, j], B[3, j]
-        for i in range(4):
+        for i in range(3):
             B[i, j] = A[i, 0] * b0 + A[i, 1] * b1 + A[i, 2] * b2 + A[i, 3] * b3
 
 
@@ -381,9 +385,16 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
 
 def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W: _Work, out: Array) -> None:
     """One backward and one forward pass from q (n,) toward P (E, 3), the new values into ``out`` (n,); the groups
-    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``)."""
+    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the FK of q
+    (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
     T, p = W.T, W.p
-    _fk(ch, q, T, p)
+    for k in range(q.shape[0]):
+        for i in range(4):
+            for j in range(4):
+                T[k, i, j] = W.T0[k, i, j]
+    for e in range(p.shape[0]):
+        for i in range(3):
+            p[e, i] = W.p0[e, i]
     _backward(ch, T, p, P, W)
     for i in range(q.shape[0]):
         out[i] = q[i]
@@ -414,6 +425,7 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     ``q`` for one problem)."""
     W = _work(ch, q.shape[0])
     out = np.empty(q.shape[0])
+    _fk(ch, q, W.T0, W.p0)
     _iterate(ch, q, P, subtree, W.none, W, out)
     return out
 
@@ -436,6 +448,7 @@ def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array, W: _Wor
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
     W = _work(ch, q.shape[0])
+    _fk(ch, q, W.T0, W.p0)
     return _step(ch, q, P, published, _dist_at(ch, q, P, W), W).copy()
 
 
@@ -492,9 +505,9 @@ def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) 
 
 def _measure(ch: FabrikChain, q: Array, P: Array, w: Array, W: _Work) -> tuple[float, float, float]:
     """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
-    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`)."""
-    p = W.p2
-    _fk(ch, q, W.T2, p)
+    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`); the FK of q stays in W.T0, W.p0 (the next step's)."""
+    p = W.p0
+    _fk(ch, q, W.T0, p)
     err2, worst, total = 0.0, 0.0, 0.0
     for e in range(p.shape[0]):
         d2 = 0.0
@@ -526,10 +539,13 @@ def _advance(ch: FabrikChain, st: FabrikSettings, q: Array, dq: Array) -> bool:
     return moved
 
 
-def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Array, reason: Array, pos: Array,
-              hist: Array) -> None:
+def solve_all(chain: tuple[Any, ...], settings: tuple[Any, ...], q: Array, P: Array, iters: Array, reason: Array,
+              pos: Array, hist: Array) -> None:
     """The shared loop with ``keep_last`` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist
-    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end."""
+    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end. ``chain`` and
+    ``settings``: a :class:`FabrikChain` and a :class:`FabrikSettings` as plain tuples (numba types a plain tuple's
+    arrays from C at each call; a named tuple's, in Python: ~10 µs a call)."""
+    ch, st = FabrikChain(*chain), FabrikSettings(*settings)
     h = np.empty(st.max_iter + 1)
     W = _work(ch, q.shape[1])
     for b in range(q.shape[0]):
@@ -580,12 +596,12 @@ _targets = kernel(_targets, internal=True) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True) or _turn_group
 _iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True) or _iterate
-iteration = kernel(iteration, calls=(_work, _iterate)) or iteration
+iteration = kernel(iteration, calls=(_work, _fk, _iterate)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
 _try = kernel(_try, calls=(_iterate, _kept), internal=True) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
 _step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True) or _step
-step_one = kernel(step_one, calls=(_work, _dist_at, _step)) or step_one
+step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one
 _measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
 solve_all = kernel(solve_all, calls=(_work, _measure, _step, _advance)) or solve_all
