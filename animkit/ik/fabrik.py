@@ -473,7 +473,7 @@ def _records(model: ChainModel, opts: Options, published: bool, E: int) -> tuple
     last options seen (a problem solved again and again passes the same ones: no set-up per solve)."""
     memo = model.memo.get("fabrik_records")
     if isinstance(memo, tuple) and memo[0] is opts and memo[1] == (published, E):
-        return memo[2]  # type: ignore[no-any-return]
+        return memo[2]
     st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
                            -1.0 if opts.max_step is None else float(opts.max_step),
                            np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * E,)), dtype=float))
