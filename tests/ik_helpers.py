@@ -65,6 +65,17 @@ def natural_start(scene: animkit.Scene) -> np.ndarray:
     return q
 
 
+def arm_targets(scene: animkit.Scene, count: int = 12, seed: int = 3) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The bent start (:func:`natural_start`) and ``count`` reachable targets for ``hand_r`` on ``arm``: FK of the
+    arm's DOFs drawn inside their limits, 0.2 rad from them (the set benchmarks/bench_fabrik.py times)."""
+    fig = scene.figure
+    start = natural_start(scene)
+    rng = np.random.default_rng(seed)
+    idx = chain_dofs(scene, "arm")
+    return start, [fig.world(random_pose(fig, idx, rng, base=start, margin=0.2))["hand_r"][:3, 3]
+                   for _ in range(count)]
+
+
 def slider_figure() -> Figure:
     """Free root, a planar joint, a slider and hinges: every DOF kind and several prismatic axes."""
     fig = Figure("base", joint=free("root"))

@@ -26,7 +26,16 @@ from animkit.model.transforms import swing_twist_from_matrix
 from animkit.motion.reach import compare
 from animkit.scene import describe_scene
 
-from .ik_helpers import SCENES, chain_dofs, limit_bound_arm, load, natural_start, random_pose, slider_figure
+from .ik_helpers import (
+    SCENES,
+    arm_targets,
+    chain_dofs,
+    limit_bound_arm,
+    load,
+    natural_start,
+    random_pose,
+    slider_figure,
+)
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +109,7 @@ def test_a_fabrik_bake_does_not_spin_the_upper_arm(humanoid):
     twisted[fig.dof_index("shoulder_r.ry")] += np.radians(30)  # ry last in xzy: a turn about the bone (0, −1, 0)
     assert np.allclose(np.abs(_axial_turn(fig, [start, twisted])), 30)
     assert np.allclose(_axial_turn(fig, [start, twisted, start]), (60, 0), atol=1e-9)
-    rng = np.random.default_rng(3)
-    idx = chain_dofs(humanoid, "arm")
-    targets = [fig.world(random_pose(fig, idx, rng, base=start, margin=0.2))["hand_r"][:3, 3] for _ in range(3)]
+    _, targets = arm_targets(humanoid, 3)
     h0 = fig.world(start)["hand_r"][:3, 3]
     for t in targets[1:]:
         path = h0 + np.linspace(0, 1, 12)[:, None] * (t - h0)
@@ -423,20 +430,19 @@ def test_at_a_limit_fabrik_ends_on_the_constrained_optimum_and_says_unreachable(
 def test_fabrik_converges_on_every_reachable_arm_target(humanoid):
     """12 targets drawn as FK of the arm's DOFs inside their limits (0.2 rad from them), from one bent start (the
     set benchmarks/bench_fabrik.py times): FABRIK converges on all, each answer's FK on its target within tol, inside
-    the limits (target 0 ended "stalled" 3 cm away before slow steps were doubled)."""
+    the limits (target 0 ended "stalled" 3 cm away before slow steps were doubled), the same answers whether the
+    start is given or is the problem's pose."""
     fig = humanoid.figure
-    start = fig.rest_pose()
-    start[fig.dof_index("elbow_r.rx")] = -0.6
-    start[fig.dof_index("shoulder_r.rx")] = -0.3
+    start, targets = arm_targets(humanoid)
+    assert np.array_equal(start, natural_start(humanoid))
     idx = chain_dofs(humanoid, "arm")
     lim = fig.dof_limits()[idx]
-    rng = np.random.default_rng(3)
     problem = IKProblem(fig, "hand_r", "arm", solver=FABRIK(), tol=1e-4)
-    for _ in range(12):
-        q = start.copy()
-        q[idx] = rng.uniform(np.maximum(lim[:, 0], -3.0) + 0.2, np.minimum(lim[:, 1], 3.0) - 0.2)
-        target = fig.world(q)["hand_r"][:3, 3]
+    posed = IKProblem(fig, "hand_r", "arm", solver=FABRIK(), tol=1e-4, pose=start)
+    for target in targets:
         r = problem.solve(target, start)
         assert r.converged, r.reason
         assert np.linalg.norm(fig.world(r.pose)["hand_r"][:3, 3] - target) <= 1e-4
         assert np.all(r.pose[idx] >= lim[:, 0] - 1e-12) and np.all(r.pose[idx] <= lim[:, 1] + 1e-12)
+        same = posed.solve(target)
+        assert same.iterations == r.iterations and np.array_equal(same.pose, r.pose)

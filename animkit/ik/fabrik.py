@@ -460,20 +460,25 @@ def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, publis
     hist = np.empty((opts.max_iter + 1, B))
     if not (P.flags.c_contiguous and P.dtype == np.float64):
         P = np.ascontiguousarray(P, dtype=np.float64)
-    fj.solve_all(ch, _settings(model, opts, published, P.shape[1]), q, P, iters, reason, pos, hist)
+    chain, settings = _records(model, opts, published, P.shape[1])
+    fj.solve_all(chain, settings, q, P, iters, reason, pos, hist)
     done = iters.tolist()
     return LoopOutput(q, iters.astype(np.intp), [REASONS[r] for r in reason.tolist()], pos, np.zeros(B),
                       hist[:max(done) + 1])
 
 
-def _settings(model: ChainModel, opts: Options, published: bool, E: int) -> fj.FabrikSettings:
-    """The kernel's settings for ``opts``, kept on the model for the last options seen (a problem solved again
-    and again passes the same ones: no set-up per solve)."""
-    memo = model.memo.get("fabrik_settings")
+def _records(model: ChainModel, opts: Options, published: bool, E: int) -> tuple[tuple[object, ...],
+                                                                                 tuple[object, ...]]:
+    """:func:`.fabrik_jit.solve_all`'s chain and settings for ``opts`` as plain tuples, kept on the model for the
+    last options seen (a problem solved again and again passes the same ones: no set-up per solve)."""
+    memo = model.memo.get("fabrik_records")
     if isinstance(memo, tuple) and memo[0] is opts and memo[1] == (published, E):
         return memo[2]
     st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
                            -1.0 if opts.max_step is None else float(opts.max_step),
                            np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * E,)), dtype=float))
-    model.memo["fabrik_settings"] = (opts, (published, E), st)
-    return st
+    ch = compiled_chain(model)
+    assert ch is not None
+    out = (tuple(ch), tuple(st))
+    model.memo["fabrik_records"] = (opts, (published, E), out)
+    return out

@@ -26,7 +26,17 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.ik.fabrik_turns_jit import best_turn, best_turn_into, euler_near
+from animkit.ik.fabrik_turns_jit import (
+    _into_frame,
+    _mm,
+    _mtm,
+    _mv,
+    _out_of_frame,
+    _relative,
+    best_turn,
+    best_turn_into,
+    euler_near,
+)
 from animkit.jit import kernel
 
 __all__ = ["FabrikChain", "FabrikSettings", "solve_all", "step_one", "iteration", "best_turn", "clamp_angle1"]
@@ -83,6 +93,8 @@ class _Work(NamedTuple):
     p: Array  # (E, 3) its effectors
     T2: Array  # (n, 4, 4) and (E, 3): FK of the distance tests
     p2: Array
+    T0: Array  # (n, 4, 4) and (E, 3): FK of the pose a step starts from (:func:`_measure`'s, reused by each iteration)
+    p0: Array
     back: Array  # (G, 3) backward points
     dq: Array  # (n,) the step
     alt: Array  # (n,) the other step (the subtree fit, the branches alone)
@@ -96,6 +108,7 @@ class _Work(NamedTuple):
     Ts: Array  # (m, 4, 4) the group's link frames, m its most links
     Tin: Array  # (4, 4) the frame the group hangs from
     M: Array  # (4, 3, 3) the ball's ΔR, J, ΔR R, A
+    N: Array  # (3, 4, 4) Horn's turn's scratch (:func:`.fabrik_turns_jit.best_turn_into`)
     qg: Array  # (m,) the group's values
     v: Array  # (4, 3) the group's origin, a child's point, a sum, an axis
     none: Array  # (G,) 0: every group turns
@@ -112,10 +125,12 @@ def _work(ch: FabrikChain, n: int) -> _Work:
         K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
         m = max(m, ch.gptr[g + 1] - ch.gptr[g])
         shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
-    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((G, 3)),
+    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)),
+                 np.empty((E, 3)), np.empty((G, 3)),
                  np.empty(n), np.empty(n), np.empty(n), np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)),
                  np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)), np.empty((m, 4, 4)), np.empty((4, 4)),
-                 np.empty((4, 3, 3)), np.empty(m), np.empty((4, 3)), np.zeros(G, dtype=np.int64), shared)
+                 np.empty((4, 3, 3)), np.empty((3, 4, 4)), np.empty(m), np.empty((4, 3)), np.zeros(G, dtype=np.int64),
+                 shared)
 
 
 def _local(H0: Array, H1: Array, H2: Array, k: int, th: float, out: Array) -> None:
@@ -127,16 +142,18 @@ def _local(H0: Array, H1: Array, H2: Array, k: int, th: float, out: Array) -> No
 
 
 def _premul(A: Array, B: Array) -> None:
-    """B ← A B (4×4), in place a column at a time (each column of the product needs only B's same column)."""
+    """B ← A B for rigid 4×4s, in place a column at a time (each column of the product needs only B's same column);
+    the last row (0 0 0 1 in both) stays as it is."""
     for j in range(4):
         b0, b1, b2, b3 = B[0, j], B[1, j], B[2, j], B[3, j]
-        for i in range(4):
+        for i in range(3):
             B[i, j] = A[i, 0] * b0 + A[i, 1] * b1 + A[i, 2] * b2 + A[i, 3] * b3
 
 
-def _fk(ch: FabrikChain, q: Array, T: Array, p: Array) -> None:
-    """World link frames T (n, 4, 4) and effector positions p (E, 3) for chain values q (n,)."""
-    for k in range(q.shape[0]):
+def _fk(ch: FabrikChain, q: Array, T: Array, p: Array, first: int) -> None:
+    """World link frames T (n, 4, 4) and effector positions p (E, 3) for chain values q (n,), the links from
+    ``first`` on (those before it hold their frames already: their values have not changed since)."""
+    for k in range(first, q.shape[0]):
         _local(ch.H0, ch.H1, ch.H2, k, q[k], T[k])
         if ch.parent[k] >= 0:
             _premul(T[ch.parent[k]], T[k])
@@ -147,44 +164,20 @@ def _fk(ch: FabrikChain, q: Array, T: Array, p: Array) -> None:
                 T[k, i, 2] * ch.eff_C[e, 2, 3] + T[k, i, 3]
 
 
-def _mv(M: Array, v: Array, out: Array) -> None:
-    """out = M[:3, :3] v."""
-    for i in range(3):
-        out[i] = M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
 
 
-def _mm(A: Array, B: Array, out: Array) -> None:
-    """out = A[:3, :3] B[:3, :3]."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
 
 
-def _mtm(A: Array, B: Array, out: Array) -> None:
-    """out = A[:3, :3]ᵀ B[:3, :3]."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
 
 
-def _into_frame(X: Array, M: Array, out: Array) -> None:
-    """Points (K, 3) in the rigid frame M (4×4): M⁻¹ x = M[:3, :3]ᵀ (x − M[:3, 3])."""
-    for t in range(X.shape[0]):
-        for i in range(3):
-            out[t, i] = M[0, i] * (X[t, 0] - M[0, 3]) + M[1, i] * (X[t, 1] - M[1, 3]) + M[2, i] * (X[t, 2] - M[2, 3])
 
 
-def _out_of_frame(X: Array, M: Array, out: Array) -> None:
-    """Points (K, 3) mapped by the frame M (4×4): M x."""
-    for t in range(X.shape[0]):
-        for i in range(3):
-            out[t, i] = M[i, 0] * X[t, 0] + M[i, 1] * X[t, 1] + M[i, 2] * X[t, 2] + M[i, 3]
 
 
 def _dist_at(ch: FabrikChain, q: Array, P: Array, W: _Work) -> float:
     """Σ_e |p_e(q) − P_e|: the measure a step never raises."""
     p = W.p2
-    _fk(ch, q, W.T2, p)
+    _fk(ch, q, W.T2, p, 0)
     s = 0.0
     for e in range(p.shape[0]):
         s += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
@@ -302,13 +295,14 @@ def clamp_angle1(theta: float, lower: float, upper: float) -> float:
     return lower if _wrap(theta - lower) <= _wrap(theta - upper) else upper
 
 
-def _carry(H0: Array, H1: Array, H2: Array, k1: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array,
+def _carry(H0: Array, H1: Array, H2: Array, k1: int, first: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array,
            pos: Array) -> None:
     """Frames Ts (m, 4, 4) of a group's links (from link k1) for its values qg (m,) hung from T_in, and its
-    subtree's points pos (K, 3) carried along (x_loc: in the last link's frame); the chain's arrays passed alone (a
-    call passing the whole chain record costs more than the work here, in the forward pass's inner loop)."""
+    subtree's points pos (K, 3) carried along (x_loc: in the last link's frame); the frames before the group's
+    ``first`` link are kept (their values have not changed). The chain's arrays are passed alone (a call passing
+    the whole chain record costs more than the work here, in the forward pass's inner loop)."""
     m = qg.shape[0]
-    for i in range(m):
+    for i in range(first, m):
         _local(H0, H1, H2, k1 + i, qg[i], Ts[i])
         _premul(T_in if i == 0 else Ts[i - 1], Ts[i])
     _out_of_frame(x_loc, Ts[m - 1], pos)
@@ -332,11 +326,6 @@ def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, P: Array,
     return ng + ne
 
 
-def _relative(X: Array, o: Array, out: Array) -> None:
-    """out = X − o for points X (K, 3)."""
-    for t in range(X.shape[0]):
-        for i in range(3):
-            out[t, i] = X[t, i] - o[i]
 
 
 def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
@@ -347,7 +336,7 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
     Ts, T_in, x_loc, Y = W.Ts, W.Tin, W.xl[:K], W.Y[:K]
     pos, us, vs = W.pos[:K], W.us[:K], W.vs[:K]
     H0, H1, H2 = ch.H0, ch.H1, ch.H2
-    _carry(H0, H1, H2, k1, qg, T_in, x_loc, Ts, pos)
+    _carry(H0, H1, H2, k1, 0, qg, T_in, x_loc, Ts, pos)
     origin, a = W.v[0], W.v[3]
     for i in range(3):
         origin[i] = Ts[0, i, 3]
@@ -358,7 +347,7 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
         qg[0] = clamp_angle1(qg[0] + _ls_turn(a, us, vs), ch.lower[k1], ch.upper[k1])
     elif ch.gkind[g] == BALL:
         dR, J, B, A = W.M[0], W.M[1], W.M[2], W.M[3]
-        best_turn_into(us, vs, dR)
+        best_turn_into(us, vs, dR, W.N)
         _mm(T_in, ch.H0[k1], J)
         _mm(dR, Ts[m - 1], B)
         _mtm(J, B, A)
@@ -372,27 +361,36 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
                 _mv(Ts[i], ch.axis[k1 + i], a)
                 _relative(pos, origin, us)
                 t = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
-                same = same and t == qg[i]
-                qg[i] = t
-                _carry(H0, H1, H2, k1, qg, T_in, x_loc, Ts, pos)
+                if t != qg[i]:  # else the frames and points stay as they are
+                    same = False
+                    qg[i] = t
+                    _carry(H0, H1, H2, k1, i, qg, T_in, x_loc, Ts, pos)
             if same:  # a sweep that turned nothing: the ones after it would repeat it exactly
                 break
 
 
 def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W: _Work, out: Array) -> None:
     """One backward and one forward pass from q (n,) toward P (E, 3), the new values into ``out`` (n,); the groups
-    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``)."""
+    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the FK of q
+    (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
     T, p = W.T, W.p
-    _fk(ch, q, T, p)
+    for k in range(q.shape[0]):
+        for i in range(4):
+            for j in range(4):
+                T[k, i, j] = W.T0[k, i, j]
+    for e in range(p.shape[0]):
+        for i in range(3):
+            p[e, i] = W.p0[e, i]
     _backward(ch, T, p, P, W)
     for i in range(q.shape[0]):
         out[i] = q[i]
-    fresh = True  # T, p are the FK of out
+    dirty = q.shape[0]  # T, p are the FK of out up to this link
     for g in range(ch.gparent.shape[0]):
         if held[g]:
             continue
-        if not fresh:
-            _fk(ch, out, T, p)
+        if dirty < q.shape[0]:
+            _fk(ch, out, T, p, dirty)
+            dirty = q.shape[0]
         k1, kl = ch.gptr[g], ch.gptr[g + 1] - 1
         pk = ch.parent[k1]
         for i in range(4):
@@ -405,7 +403,8 @@ def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W:
             qg[i] = out[k1 + i]
         _turn_group(ch, g, qg, K, W)
         for i in range(kl + 1 - k1):
-            fresh = fresh and out[k1 + i] == qg[i]
+            if out[k1 + i] != qg[i]:
+                dirty = min(dirty, k1 + i)
             out[k1 + i] = qg[i]
 
 
@@ -414,6 +413,7 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     ``q`` for one problem)."""
     W = _work(ch, q.shape[0])
     out = np.empty(q.shape[0])
+    _fk(ch, q, W.T0, W.p0, 0)
     _iterate(ch, q, P, subtree, W.none, W, out)
     return out
 
@@ -436,6 +436,7 @@ def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array, W: _Wor
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
     W = _work(ch, q.shape[0])
+    _fk(ch, q, W.T0, W.p0, 0)
     return _step(ch, q, P, published, _dist_at(ch, q, P, W), W).copy()
 
 
@@ -492,9 +493,9 @@ def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) 
 
 def _measure(ch: FabrikChain, q: Array, P: Array, w: Array, W: _Work) -> tuple[float, float, float]:
     """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
-    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`)."""
-    p = W.p2
-    _fk(ch, q, W.T2, p)
+    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`); the FK of q stays in W.T0, W.p0 (the next step's)."""
+    p = W.p0
+    _fk(ch, q, W.T0, p, 0)
     err2, worst, total = 0.0, 0.0, 0.0
     for e in range(p.shape[0]):
         d2 = 0.0
@@ -526,10 +527,13 @@ def _advance(ch: FabrikChain, st: FabrikSettings, q: Array, dq: Array) -> bool:
     return moved
 
 
-def solve_all(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, iters: Array, reason: Array, pos: Array,
-              hist: Array) -> None:
+def solve_all(chain: tuple[Any, ...], settings: tuple[Any, ...], q: Array, P: Array, iters: Array, reason: Array,
+              pos: Array, hist: Array) -> None:
     """The shared loop with ``keep_last`` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist
-    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end."""
+    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end. ``chain`` and
+    ``settings``: a :class:`FabrikChain` and a :class:`FabrikSettings` as plain tuples (numba types a plain tuple's
+    arrays from C at each call; a named tuple's, in Python: ~10 µs a call)."""
+    ch, st = FabrikChain(*chain), FabrikSettings(*settings)
     h = np.empty(st.max_iter + 1)
     W = _work(ch, q.shape[1])
     for b in range(q.shape[0]):
@@ -562,12 +566,6 @@ _work = kernel(_work, internal=True) or _work
 _local = kernel(_local, error_model=_NUMPY_ERRORS, internal=True) or _local
 _premul = kernel(_premul, internal=True) or _premul
 _fk = kernel(_fk, calls=(_local, _premul), internal=True) or _fk
-_mv = kernel(_mv, internal=True) or _mv
-_mm = kernel(_mm, internal=True) or _mm
-_mtm = kernel(_mtm, internal=True) or _mtm
-_into_frame = kernel(_into_frame, internal=True) or _into_frame
-_out_of_frame = kernel(_out_of_frame, internal=True) or _out_of_frame
-_relative = kernel(_relative, internal=True) or _relative
 _dist_at = kernel(_dist_at, calls=(_fk,), internal=True) or _dist_at
 _unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True) or _unit3
 _backward_point = kernel(_backward_point, calls=(_unit3,), internal=True) or _backward_point
@@ -580,12 +578,12 @@ _targets = kernel(_targets, internal=True) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True) or _turn_group
 _iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True) or _iterate
-iteration = kernel(iteration, calls=(_work, _iterate)) or iteration
+iteration = kernel(iteration, calls=(_work, _fk, _iterate)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
 _try = kernel(_try, calls=(_iterate, _kept), internal=True) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
 _step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True) or _step
-step_one = kernel(step_one, calls=(_work, _dist_at, _step)) or step_one
+step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one
 _measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
 solve_all = kernel(solve_all, calls=(_work, _measure, _step, _advance)) or solve_all

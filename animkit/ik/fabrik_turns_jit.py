@@ -1,5 +1,6 @@
 """The rotations of FABRIK's compiled forward pass (:mod:`.fabrik_jit`), one problem at a time: the best turn of a
-group's points onto their backward points, and a ball joint's Euler angles nearest its current ones.
+group's points onto their backward points, a ball joint's Euler angles nearest its current ones, and the small
+frame products the pass takes points through (3×3 products, points into and out of a rigid frame).
 
     one point:  R = I + [x]× + [x]×² / (1 + c),  x = û × v̂, c = û·v̂            (the shortest turn, Rodrigues)
     several:    R = argmax Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R  = the quaternion of the top eigenvector of Horn's N(S)
@@ -56,13 +57,16 @@ def _align(u: Array, v: Array, R: Array) -> None:
             R[i, j] += K[i][j] + (K[i][0] * K[0][j] + K[i][1] * K[1][j] + K[i][2] * K[2][j]) * s
 
 
-def best_turn_into(U: Array, V: Array, R: Array) -> None:
-    """:func:`best_turn` into R (3, 3)."""
+def best_turn_into(U: Array, V: Array, R: Array, scratch: Array) -> None:
+    """:func:`best_turn` into R (3, 3); ``scratch`` (3, 4, 4) its work space (no allocation)."""
     K = U.shape[0]
     if K == 1:
         _align(U[0], V[0], R)
         return
-    S = np.zeros((3, 3))
+    S, N, E = scratch[0], scratch[1], scratch[2]
+    for a in range(3):
+        for b in range(3):
+            S[a, b] = 0.0
     s2 = 0.0
     for i in range(K):
         nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
@@ -73,9 +77,8 @@ def best_turn_into(U: Array, V: Array, R: Array) -> None:
                 S[a, b] += U[i, a] * V[i, b] / nv * nu
     for a in range(3):
         S[a, a] += 1e-9 * s2
-    N = np.empty((4, 4))
     _horn_n(S, N)
-    _quat_matrix(_top_eigenvector(N), R)
+    _quat_matrix(E[:, _top_eigenvector(N, E)], R)
 
 
 def best_turn(U: Array, V: Array, K: int) -> Array:
@@ -83,7 +86,8 @@ def best_turn(U: Array, V: Array, K: int) -> Array:
     rotation maximising Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R, from Horn's quaternion (the top eigenvector of his 4×4 N, by Jacobi
     sweeps): the same optimum as the Kabsch SVD of the NumPy path, without a LAPACK call."""
     R = np.empty((3, 3))
-    best_turn_into(np.ascontiguousarray(U[:K], dtype=np.float64), np.ascontiguousarray(V[:K], dtype=np.float64), R)
+    best_turn_into(np.ascontiguousarray(U[:K], dtype=np.float64), np.ascontiguousarray(V[:K], dtype=np.float64), R,
+                   np.empty((3, 4, 4)))
     return R
 
 
@@ -101,9 +105,12 @@ def _horn_n(S: Array, N: Array) -> None:
     N[2, 3] = N[3, 2] = S[1, 2] + S[2, 1]
 
 
-def _top_eigenvector(N: Array) -> Array:
-    """The eigenvector of the largest eigenvalue of a symmetric 4×4 (cyclic Jacobi rotations; N is overwritten)."""
-    W = np.eye(4)
+def _top_eigenvector(N: Array, W: Array) -> int:
+    """The column of W (4×4, overwritten) that is the eigenvector of the largest eigenvalue of a symmetric 4×4
+    (cyclic Jacobi rotations; N is overwritten)."""
+    for i in range(4):
+        for j in range(4):
+            W[i, j] = 1.0 if i == j else 0.0
     scale = 0.0
     for i in range(4):
         for j in range(4):
@@ -137,7 +144,7 @@ def _top_eigenvector(N: Array) -> Array:
     for i in range(1, 4):
         if N[i, i] > N[best, best]:
             best = i
-    return W[:, best].copy()
+    return best
 
 
 def _quat_matrix(qv: Array, R: Array) -> None:
@@ -197,6 +204,54 @@ def _near(x: float, ref: float) -> float:
     return x + 2 * math.pi * np.rint((ref - x) / (2 * math.pi))
 
 
+
+def _mv(M: Array, v: Array, out: Array) -> None:
+    """out = M[:3, :3] v."""
+    for i in range(3):
+        out[i] = M[i, 0] * v[0] + M[i, 1] * v[1] + M[i, 2] * v[2]
+
+
+def _mm(A: Array, B: Array, out: Array) -> None:
+    """out = A[:3, :3] B[:3, :3]."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+def _mtm(A: Array, B: Array, out: Array) -> None:
+    """out = A[:3, :3]ᵀ B[:3, :3]."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[0, i] * B[0, j] + A[1, i] * B[1, j] + A[2, i] * B[2, j]
+
+
+def _into_frame(X: Array, M: Array, out: Array) -> None:
+    """Points (K, 3) in the rigid frame M (4×4): M⁻¹ x = M[:3, :3]ᵀ (x − M[:3, 3])."""
+    for t in range(X.shape[0]):
+        for i in range(3):
+            out[t, i] = M[0, i] * (X[t, 0] - M[0, 3]) + M[1, i] * (X[t, 1] - M[1, 3]) + M[2, i] * (X[t, 2] - M[2, 3])
+
+
+def _out_of_frame(X: Array, M: Array, out: Array) -> None:
+    """Points (K, 3) mapped by the frame M (4×4): M x."""
+    for t in range(X.shape[0]):
+        for i in range(3):
+            out[t, i] = M[i, 0] * X[t, 0] + M[i, 1] * X[t, 1] + M[i, 2] * X[t, 2] + M[i, 3]
+
+
+def _relative(X: Array, o: Array, out: Array) -> None:
+    """out = X − o for points X (K, 3)."""
+    for t in range(X.shape[0]):
+        for i in range(3):
+            out[t, i] = X[t, i] - o[i]
+
+
+_mv = kernel(_mv, internal=True) or _mv
+_mm = kernel(_mm, internal=True) or _mm
+_mtm = kernel(_mtm, internal=True) or _mtm
+_into_frame = kernel(_into_frame, internal=True) or _into_frame
+_out_of_frame = kernel(_out_of_frame, internal=True) or _out_of_frame
+_relative = kernel(_relative, internal=True) or _relative
 _align = kernel(_align, error_model=_NUMPY_ERRORS, internal=True) or _align
 _horn_n = kernel(_horn_n, internal=True) or _horn_n
 _top_eigenvector = kernel(_top_eigenvector, error_model=_NUMPY_ERRORS, internal=True) or _top_eigenvector
