@@ -229,11 +229,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         commands.matplotlib_pyplot()  # fail before the work, not after it
     _check_outputs(args, args.json, args.plot)
     scene = _load_for_render(args)
+    look = None if scene.meshes or commands.is_html(args.output) else scene.figure  # drawn by its look
     comparison = commands.compare(scene, effector=args.effector,
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
-                                  quiet=args.quiet, prepare=functools.partial(
-                                      _render_imports, None if scene.meshes else scene.figure))
+                                  quiet=args.quiet, prepare=functools.partial(_render_imports, look))
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())

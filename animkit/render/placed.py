@@ -169,9 +169,12 @@ _PREPARED: dict[tuple[int, str], tuple[Figure, object, FigureMesh]] = {}
 
 def prepare_look(figure: Figure, up: UpAxis | None = None) -> None:
     """:func:`figure_look` (figure, up) made now, for the next :func:`prepared_look` of that figure (once): ``animkit
-    compare`` makes it while its other process finishes a bake, not after, when every core could be drawing."""
+    compare`` makes it while its other process finishes a bake, not after, when every core could be drawing. One
+    at a time: a look prepared and never used is dropped by the next."""
     up = figure.up if up is None else up
-    _PREPARED[(id(figure), up)] = (figure, figure.compiled, figure_look(figure, up))
+    look = figure_look(figure, up)
+    _PREPARED.clear()
+    _PREPARED[(id(figure), up)] = (figure, figure.compiled, look)
 
 
 def prepared_look(figure: Figure, up: UpAxis | None = None) -> FigureMesh:
