@@ -292,3 +292,24 @@ def test_l_may_scale_but_not_collapse() -> None:
         fig.add("b", "root", L=np.diag([1.0, 0.0, 1.0, 1.0]))
     with pytest.raises(SceneError, match="affine"):
         fig.add("c", "root", L=np.ones((4, 4)))
+
+
+def test_joint_dofs_follow_the_figure_as_it_grows_and_are_the_callers_own() -> None:
+    fig = Figure("base")
+    fig.add("upper", parent="base", offset=(0, 0, 1), joint=J.hinge("upper", "x"))
+    assert fig.joint_dofs == {"base": [], "upper": [0]}
+    got = fig.joint_dofs
+    got["upper"].append(7)  # the caller's copy: the figure's answer is unchanged
+    assert fig.joint_dofs["upper"] == [0]
+    fig.add("lower", parent="upper", offset=(0, 0, 1), joint=J.ball("lower"))
+    assert fig.joint_dofs == {"base": [], "upper": [0], "lower": [1, 2, 3]}
+    assert sum(len(v) for v in fig.joint_dofs.values()) == fig.dof_count
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=6, max_size=6))
+def test_cross3_is_np_cross_bit_for_bit(v) -> None:
+    a, b = np.array(v[:3]), np.array(v[3:])
+    many = np.stack([a, b, a + b])
+    for x, y in ((a, b), (many, b), (a, many), (many, many[::-1])):
+        got, want = tf.cross3(x, y), np.cross(x, y)
+        assert got.shape == want.shape and np.array_equal(got, want)

@@ -14,6 +14,8 @@ from animkit.render.placed import (
     figure_look,
     node_sides,
     place_vertices,
+    prepare_look,
+    prepared_look,
     sides_at_rest,
 )
 
@@ -141,3 +143,22 @@ def test_a_gltf_skeleton_is_drawn_from_its_rest_offsets_with_sides() -> None:
     v = place_vertices(look, W)
     knee, ankle = fig.node_names.index("leg_joint_L_2"), fig.node_names.index("leg_joint_L_3")
     assert np.linalg.norm(v[look.owner == knee] - W[ankle, :3, 3], axis=1).min() < 0.05
+
+
+def _same_look(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("vertices", "owner", "faces", "face_colors",
+                                                                        "radius"))
+
+
+def test_a_prepared_look_is_the_figure_look_used_once_and_not_after_the_figure_changed() -> None:
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    want = figure_look(fig)
+    prepare_look(fig)
+    first = prepared_look(fig)
+    assert _same_look(first, want)
+    again = prepared_look(fig)  # used once: made anew, the same numbers
+    assert again is not first and _same_look(again, want)
+    prepare_look(fig)
+    fig.add("extra", parent=fig.node_names[-1], offset=(0.0, 0.1, 0.0), joint=animkit.Joint("extra", "fixed"))
+    changed = prepared_look(fig)  # the figure grew after it was prepared: not the stale look
+    assert _same_look(changed, figure_look(fig)) and len(changed.radius) == len(want.radius) + 1

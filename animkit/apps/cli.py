@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import functools
 import math
 import os
 import sys
@@ -27,6 +28,7 @@ from animkit.scene import describe_scene
 
 if TYPE_CHECKING:
     from animkit.keyframes import Clip
+    from animkit.model.figure import Figure
     from animkit.render.frames import Panel, Style
     from animkit.scene import CameraSpec, Scene
 
@@ -203,8 +205,9 @@ def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fp
                          rows=lambda streams, n: forked_rows(streams, n, (size[1], size[0], 3)))
 
 
-def _render_imports() -> None:
-    """The modules drawing the panels will need, imported while the bake's other processes finish."""
+def _render_imports(figure: Figure | None = None) -> None:
+    """The modules drawing the panels will need, imported while the bake's other processes finish, and
+    ``figure``'s look (:func:`animkit.render.placed.prepare_look`)."""
     import PIL.GifImagePlugin
     import PIL.ImageDraw
     import PIL.ImageFont  # noqa: F401
@@ -212,6 +215,10 @@ def _render_imports() -> None:
     import animkit.apps.panel_forks
     import animkit.render.frames
     import animkit.render.writers  # noqa: F401
+    from animkit.render.placed import prepare_look
+
+    if figure is not None:
+        prepare_look(figure)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -222,10 +229,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         commands.matplotlib_pyplot()  # fail before the work, not after it
     _check_outputs(args, args.json, args.plot)
     scene = _load_for_render(args)
+    look = None if scene.meshes or commands.is_html(args.output) else scene.figure  # drawn by its look
     comparison = commands.compare(scene, effector=args.effector,
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
-                                  quiet=args.quiet, prepare=_render_imports)
+                                  quiet=args.quiet, prepare=functools.partial(_render_imports, look))
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())

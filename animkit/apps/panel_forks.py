@@ -1,7 +1,8 @@
 """Panels drawn in forked processes: :func:`forked_rows` is :func:`animkit.render.panel_threads.panel_rows` with the
 panels' frame streams advanced in processes forked from this one, so the rasteriser's Python work (most of a
 panel's time: the NumPy set-up around the compiled kernels) runs on every core instead of under one GIL, beside
-this process composing and encoding the frames. ``animkit compare`` draws its panels this way
+this process composing and encoding the frames (its own work: every panel is drawn in a child, so the GIF's
+encoding, the longest serial part, never waits on a panel of its own). ``animkit compare`` draws its panels this way
 (:func:`animkit.apps.cli._draw_panels`).
 
 Each child starts with this process's streams as they are (fork: copy-on-write, nothing pickled on the way in),
@@ -50,24 +51,22 @@ class _Child:
 def forked_rows(streams: Sequence[Iterator[Frame]], n: int, shape: tuple[int, int, int],
                 processes: int | None = None) -> Iterator[list[Frame]]:
     """Frame k of every stream, for k < n: [next(s) for s in streams], where stream i is advanced in forked
-    child i mod g (g = min(len(streams), 2 × ``processes``); ``processes`` default: the cores this process may use)
-    and group 0 here. Every frame is ``shape`` (H, W, 3) uint8. A row's frames stay valid until the row after next
-    is asked for. One core, one stream or no ``os.fork``: every stream is advanced here."""
+    child i mod g (g = min(len(streams), 2 × ``processes``); ``processes`` default: the cores this process may use),
+    none here: this process only waits for the rows (the caller composes and encodes them meanwhile). Every frame is
+    ``shape`` (H, W, 3) uint8. A row's frames stay valid until the row after next is asked for. One core, one
+    stream or no ``os.fork``: every stream is advanced here."""
     cores = usable_cores() if processes is None else max(1, processes)
     groups = min(len(streams), 2 * cores)
     if cores < 2 or groups < 2 or not hasattr(os, "fork"):
         for _ in range(n):
             yield [next(s) for s in streams]
         return
-    own = list(range(0, len(streams), groups))
     children: list[_Child] = []
     try:
-        for g in range(1, groups):
+        for g in range(groups):
             children.append(_fork_child(streams, list(range(g, len(streams), groups)), n, shape))
         row: list[Frame] = [np.zeros((0, 0, 3), np.uint8)] * len(streams)
         for k in range(n):
-            for i in own:
-                row[i] = next(streams[i])
             for c in children:
                 _wait_row(c)
                 for j, i in enumerate(c.mine):

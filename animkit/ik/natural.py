@@ -192,9 +192,10 @@ def _levels(stack: TaskStack, c: Any, null: bool = True
         J, V, lam = t.velocity(c)
         if not len(V):
             continue
-        by.setdefault(t.priority, []).append((J[:, stack.dofs], V, lam))
+        Jd = J[:, stack.dofs]
+        by.setdefault(t.priority, []).append((Jd, V, lam))
         if t.goal:
-            posture &= ~np.any(J[:, stack.dofs] != 0, axis=0)
+            posture &= ~np.any(Jd != 0, axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]
     bounds = None
@@ -336,18 +337,62 @@ def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float =
         Jt = J * sc
         JP = np.ascontiguousarray(Jt) if P is None else Jt @ P  # J̃ I: the same numbers, laid out as a product's
         G = JP @ JP.T
-        eye = np.eye(len(V))
-        dphi = dphi + JP.T @ np.linalg.solve(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi)
-        if null or k < last:
+        eye = _eye(len(V))
+        x, Y = _solve_pair(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi,
+                           (G + 1e-8 * eye, JP) if null or k < last else None)
+        dphi = dphi + JP.T @ x
+        if Y is not None:
             # the projector nearly exact (eigenvalues σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak in
-            P = (np.eye(n) if P is None else P) - JP.T @ np.linalg.solve(G + 1e-8 * eye, JP)
+            P = (_eye(n) if P is None else P) - JP.T @ Y
     if not null:
         return np.asarray(sc * dphi, dtype=float)
-    dz = 0.5 * (np.eye(n) if P is None else P) @ (sc * grad)
+    dz = 0.5 * (_eye(n) if P is None else P) @ (sc * grad)
     big = float(np.max(np.abs(dz), initial=0.0))
     if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
         dz *= bound / big
     return np.asarray(sc * (dphi - dz), dtype=float)
+
+
+_EYES: dict[int, Array] = {}
+
+
+def _eye(m: int) -> Array:
+    """I (m, m), made once per size and read-only (np.eye's numbers, without its allocation on every call)."""
+    got = _EYES.get(m)
+    if got is None:
+        got = _EYES[m] = np.eye(m)
+        got.flags.writeable = False
+    return got
+
+
+def _singular(*_: object) -> None:
+    raise np.linalg.LinAlgError("Singular matrix")
+
+
+def _solve_pair(A: Array, b: Array, second: tuple[Array, Array] | None) -> tuple[Array, Array | None]:
+    """(A⁻¹b, B⁻¹C) for ``second`` = (B, C), else (A⁻¹b, None): np.linalg.solve's own LAPACK calls (its gufuncs,
+    the same numbers bit for bit, a singular matrix the same LinAlgError) under one error state, without its
+    per-call checks (≈ 25 µs a call: a bake makes thousands)."""
+    if _GUFUNCS is None:
+        return np.asarray(np.linalg.solve(A, b), float), (None if second is None else
+                                                          np.asarray(np.linalg.solve(*second), float))
+    one, many = _GUFUNCS
+    with np.errstate(call=_singular, invalid="call", over="ignore", divide="ignore", under="ignore"):
+        x = (one if b.ndim == 1 else many)(A, b, signature="dd->d")
+        Y = None if second is None else many(second[0], second[1], signature="dd->d")
+    return x, Y
+
+
+def _linalg_gufuncs() -> tuple[Any, Any] | None:
+    """NumPy's solve gufuncs (vector and matrix right-hand side), those np.linalg.solve calls; None where absent."""
+    try:
+        from numpy.linalg import _umath_linalg
+    except ImportError:  # pragma: no cover - a NumPy without them: np.linalg.solve itself
+        return None
+    return (_umath_linalg.solve1, _umath_linalg.solve) if hasattr(_umath_linalg, "solve1") else None
+
+
+_GUFUNCS = _linalg_gufuncs()
 
 
 @dataclass(frozen=True)

@@ -364,13 +364,18 @@ class Figure:
 
     @property
     def joint_dofs(self) -> dict[str, list[int]]:
-        """Joint name → indices of its DOFs in the pose vector."""
-        out: dict[str, list[int]] = {}
-        i = 0
-        for j in self.joints:
-            out[j.name] = list(range(i, i + j.dof_count))
-            i += j.dof_count
-        return out
+        """Joint name → indices of its DOFs in the pose vector (a new dict; the spans found once per arc order)."""
+        arcs = self.arcs()
+        memo = self.__dict__.get("_joint_spans")
+        if memo is None or memo[0] is not arcs:  # arcs() is a new list after every add
+            spans: dict[str, tuple[int, int]] = {}
+            i = 0
+            for a in arcs:
+                k = a.joint.dof_count
+                spans[a.joint.name] = (i, i + k)
+                i += k
+            memo = self.__dict__["_joint_spans"] = (arcs, spans)
+        return {name: list(range(a, b)) for name, (a, b) in memo[1].items()}
 
     @property
     def joint_orders(self) -> dict[str, str]:

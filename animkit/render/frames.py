@@ -31,7 +31,7 @@ from animkit.render.camera import Camera, fit_camera, follow_cameras, look_at, v
 from animkit.render.overlays import disc_coverage
 from animkit.render.panel_threads import RowSource, panel_rows
 from animkit.render.panels import PanelGrid
-from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices
+from animkit.render.placed import FigureMesh, figure_look, framing_points, place_vertices, prepared_look
 from animkit.render.raster import (
     Backdrop,
     Surface,
@@ -451,7 +451,8 @@ def panel_camera(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tu
 def _looks(panels: Sequence[Panel], up: UpAxis) -> dict[int, FigureMesh]:
     """:func:`figure_look` once per distinct figure of the panels drawn by it, not by their own meshes (keyed by
     ``id``; panels often share one)."""
-    return {id(p.figure): figure_look(p.figure, up) for p in {id(p.figure): p for p in panels if not p.meshes}.values()}
+    drawn = {id(p.figure): p for p in panels if not p.meshes}.values()
+    return {id(p.figure): prepared_look(p.figure, up) for p in drawn}
 
 
 def panel_cameras(panels: Sequence[Panel], spec: CameraSpec, up: UpAxis, size: tuple[int, int],

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from animkit.model.humanoid import HumanoidMap
 
 __all__ = ["FigureMesh", "figure_mesh", "place_vertices", "framing_points", "BONE_COLOR", "figure_look",
-           "node_sides", "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
+           "prepare_look", "prepared_look", "node_sides", "sides_at_rest", "side_color", "facing_axes", "Part", "Side"]
 
 
 def place_vertices(mesh: FigureMesh, world: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -162,6 +162,29 @@ def side_color(color: tuple[float, float, float], side: Side | None) -> tuple[fl
     luma = float(c @ [0.299, 0.587, 0.114])
     hue = np.asarray(RIGHT_HUE if side == "r" else LEFT_HUE)
     return tuple(float(v) for v in np.clip(hue * (0.55 + 0.7 * luma), 0.0, 1.0))  # type: ignore[return-value]
+
+
+_PREPARED: dict[tuple[int, str], tuple[Figure, object, FigureMesh]] = {}
+
+
+def prepare_look(figure: Figure, up: UpAxis | None = None) -> None:
+    """:func:`figure_look` (figure, up) made now, for the next :func:`prepared_look` of that figure (once): ``animkit
+    compare`` makes it while its other process finishes a bake, not after, when every core could be drawing. One
+    at a time: a look prepared and never used is dropped by the next."""
+    up = figure.up if up is None else up
+    look = figure_look(figure, up)
+    _PREPARED.clear()
+    _PREPARED[(id(figure), up)] = (figure, figure.compiled, look)
+
+
+def prepared_look(figure: Figure, up: UpAxis | None = None) -> FigureMesh:
+    """:func:`figure_look` (figure, up): the one :func:`prepare_look` made, where the figure is unchanged since (the
+    same compiled arrays), else made now."""
+    up = figure.up if up is None else up
+    got = _PREPARED.pop((id(figure), up), None)
+    if got is not None and got[0] is figure and got[1] is figure.compiled:
+        return got[2]
+    return figure_look(figure, up)
 
 
 def figure_look(figure: Figure, up: UpAxis | None = None, *, sides: Sequence[Side | None] | None = None,
