@@ -56,8 +56,8 @@ from animkit.model.transforms import cross3, rotation_vector_from_matrix
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian", "centres",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
            "DENSITY", "Configuration", "configuration", "Task", "Reach", "Gaze", "Plant", "Balance", "Posture",
-           "Spread", "Cost", "left_jacobian_inverse", "relative_turn", "margin_gradient", "support_from_feet", "support_at",
-           "head_forward"]
+           "Spread", "Cost", "left_jacobian_inverse", "relative_turn", "margin_gradient", "support_from_feet",
+           "support_at", "head_forward"]
 
 Array = NDArray[np.float64]
 BALANCE_HOLD = 0.005  # Balance.velocity: a centre of mass this far inside the margin is held, not released
@@ -479,11 +479,12 @@ def relative_turn(c: Configuration, node: int) -> tuple[Array, Array]:
     the node's world rotation; the same as log(R_p A R_restᵀ R_pᵀ), R_p its joint's frame), and ∂r/∂θ (3, D):
     J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent."""
     fig, comp = c.figure, c.figure.compiled
-    joint = fig.node(comp.node_names[node]).parent_arc.joint
+    arc = fig.node(comp.node_names[node]).parent_arc
     D = fig.dof_count
     J = np.zeros((3, D))
-    if not joint.dof_count:
+    if arc is None or not arc.joint.dof_count:
         return np.zeros(3), J
+    joint = arc.joint
     own = np.asarray(fig.joint_dofs[joint.name], dtype=np.intp)
     U, _, Vt = np.linalg.svd(c.state.R[node])  # the world rotation (a static scale above taken out)
     local = joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]
