@@ -448,7 +448,7 @@ class Priors:
             out.append(bounded)
         groups = _spine_groups(figure, bones, set(dofs.tolist()))
         if groups and self.spread > 0:
-            out.append(Spread(groups=groups, weight=self.spread))
+            out.append(Spread(joints=groups, weight=self.spread))
         out += [Hang(top=top, up=tuple(up), weight=self.hang) for top, _ in arms]
         comfort = figure.rest_pose()
         for key, v in dict(self.preferred).items():
@@ -490,9 +490,10 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
     return None
 
 
-def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[int, ...], ...]:
-    """The movable spine DOFs (the joints from the spine bone to the chest bone) grouped by axis letter, groups of
-    two or more."""
+def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[str, ...], ...]:
+    """The spine's joints (the nodes from the spine bone to the chest bone) that have a movable revolute DOF, as one
+    group of node names for :class:`Spread` (which compares their turns from rest in one frame, whatever their rest
+    turns and Euler orders); no group with fewer than two."""
     top, bottom = bones.get("spine"), bones.get("chest")
     if top is None or bottom is None:
         return ()
@@ -500,12 +501,10 @@ def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[
     names = [a.child.name for a in path]
     if top not in names:
         return ()
-    groups: dict[str, list[int]] = {}
-    for a in path[names.index(top):]:
-        for d in figure.joint_dofs[a.joint.name] if a.joint.dof_count else ():
-            if d in movable:
-                groups.setdefault(figure.dof_names[d].rsplit(".", 1)[-1], []).append(int(d))
-    return tuple(tuple(g) for g in groups.values() if len(g) >= 2)
+    rev = figure.compiled.dof_revolute
+    group = tuple(a.child.name for a in path[names.index(top):]
+                  if any(d in movable and rev[d] for d in figure.joint_dofs[a.joint.name]))
+    return (group,) if len(group) >= 2 else ()
 
 
 def _free_arms(figure: Figure, bones: Any, effector: str, mov: NDArray[np.bool_]
