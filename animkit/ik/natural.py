@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
+from animkit.ik.cone_rows import cone_rows
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
@@ -234,6 +235,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0)
+    bounds = _with_cones(stack, q, bounds)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
     dq = _bounded(levels, bounds, grad, sc, null)
@@ -253,21 +255,71 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
 
 
 CONE_ROUNDS = 3  # solves of a step that left a cone at most: each time with the joints it pushed out held
+CONE_HALVINGS = 4  # a step whose projection slips more is halved (the edge's curvature error falls 4x) this often
+CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more than this is taken as it is (the
+# cones' rows keep a step on the edge to first order; what is left is the edge's curvature, second order)
+
+
+def _with_cones(stack: TaskStack, q: Array, bounds: Bounds | None) -> Bounds | None:
+    """``bounds`` with each coned joint's rows near its cone's edge (:func:`~animkit.ik.cone_rows.cone_rows`:
+    J Δθ ≤ room over its three angles) added: held as the other inequality rows are (an active set, a velocity
+    damper), a joint on its edge slides along it while the step's other parts go on."""
+    rows, room = ([bounds[0]], [bounds[1]]) if bounds is not None else ([], [])
+    for cl in stack.model.cones:
+        idx = np.asarray(cl.links, dtype=np.intp)
+        J3, r = cone_rows(cl, q[idx])
+        if len(r):
+            J = np.zeros((len(r), len(q)))
+            J[:, idx] = J3
+            rows.append(J)
+            room.append(r)
+    return (np.vstack(rows), np.concatenate(room)) if rows else None
+
+
+def _goal_dofs(stack: TaskStack, c: Any) -> NDArray[np.bool_]:
+    """Which DOFs of the movable set move a goal (an equality goal task: the reaching hand, a planted foot)."""
+    goal = np.zeros(len(stack.dofs), dtype=bool)
+    for t in stack.tasks:
+        if t.goal and not t.inequality and t.weight > 0:
+            goal |= np.any(t.jacobian(c)[:, stack.dofs] != 0, axis=0)
+    return goal
+
+
+def _slipped(stack: TaskStack, raw: Array, qn: Array) -> list[NDArray[np.intp]]:
+    """The links (3,) of each coned joint that the projection from ``raw`` to ``qn`` moved by more than
+    CONE_SLIP."""
+    return [links for links in cones_moved(stack.model, raw, qn)
+            if float(np.max(np.abs(raw[links] - qn[links]))) > CONE_SLIP]
 
 
 def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, null: float) -> Array:
-    """clamp(q + Δθ) (the cones projected) for ``step`` = (q, Δθ) where no cone moved it; else the step solved
-    again with the joints it pushed out of their cones held (an active set, as the DOFs pressed on a limit are),
-    from q and from q with those joints slid to where the projection put them, and of the two the end nearer the
-    goals (:func:`_held_step`). Projecting after the step alone moved a joint's three angles out of the null space
-    the step was taken in and undid the reach every iteration: CesiumMan's spine, pressed on its range, left it on
-    each step and was pulled back, the hand 2-cycling 85–110 mm off a target its LM reaches within 62 mm. Holding
-    alone, the spine never slides along its edge (stuck at 88 mm); sliding alone drifts along the edge away from
-    the target. A joint held here moves again on the next iteration's step wherever that step keeps it inside."""
+    """clamp(q + Δθ) (the cones projected) for ``step`` = (q, Δθ) where the projection moves no joint more than
+    CONE_SLIP: the cones' rows (:func:`_with_cones`) keep the step on an edge to first order, and what the edge's
+    curvature leaves is taken back by the projection (a joint slides along its edge). Where it slips more, the
+    step is halved (the curvature's error falls 4x), up to CONE_HALVINGS times: the whole step where the joint
+    moves a goal (its slip would move the hand out of the null space the step was taken in), else that joint's
+    part alone (a neck under a gaze, a free arm: the goals do not feel it; a slip left after the halvings is
+    taken). A goal's joint still slipping after them: the step solved again with it held (:func:`_held_step`),
+    from q and from q with it slid to where the projection put it, the end nearer the goals kept. Projecting a
+    whole step alone undid the reach every iteration (CesiumMan's spine 2-cycled the hand 85–110 mm off); holding
+    a joint at each touch of its edge froze it there (the spine left the hand 15 cm short, the neck tipped the head
+    23° ear to shoulder)."""
     q, dq = step
     m = stack.model
-    qn = stack.clamp(q + dq)
-    moved = cones_moved(m, np.clip(q + dq, m.lower, m.upper), qn)
+    goal = _goal_dofs(stack, stack.config(q))
+    dq = dq.copy()
+    moved: list[NDArray[np.intp]] = []
+    for _ in range(CONE_HALVINGS + 1):
+        qn = stack.clamp(q + dq)
+        over = _slipped(stack, np.clip(q + dq, m.lower, m.upper), qn)
+        moved = [links for links in over if goal[links].any()]
+        if not moved:
+            if not over:
+                return qn
+            for links in over:
+                dq[links] *= 0.5
+        else:
+            dq = 0.5 * dq
     if not moved:
         return qn
     slid = q.copy()
@@ -279,18 +331,19 @@ def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, nul
 
 
 def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: Array, null: float) -> Array:
-    """The step from q with the ``moved`` joints' DOFs held, then clamped and projected; a joint the step pushes
-    out of its cone joins the held ones and the step is solved again, CONE_ROUNDS solves at most."""
+    """The step from q with the ``moved`` joints' DOFs held, then clamped and projected; a goal's joint the step
+    pushes out of its cone joins the held ones and the step is solved again, CONE_ROUNDS solves at most."""
     m = stack.model
     sc = sc0.copy()
     c = stack.config(q)
+    goal = _goal_dofs(stack, c)
     qn = q
     for _ in range(CONE_ROUNDS):
         for links in moved:
             sc[links] = 0.0
         dq = _step(stack, c, q, sc, null)
         qn = stack.clamp(q + dq)
-        moved = cones_moved(m, np.clip(q + dq, m.lower, m.upper), qn)
+        moved = [links for links in _slipped(stack, np.clip(q + dq, m.lower, m.upper), qn) if goal[links].any()]
         if not moved:
             break
     return qn
