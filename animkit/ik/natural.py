@@ -255,7 +255,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
 
 
 CONE_ROUNDS = 3  # solves of a step that left a cone at most: each time with the joints it pushed out held
-CONE_HALVINGS = 4  # a step whose projection slips more is halved (the edge's curvature error falls 4x) this often
+CONE_HALVINGS = 2  # a step whose projection slips more is halved (the edge's curvature error falls 4x) this often
 CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more than this is taken as it is (the
 # cones' rows keep a step on the edge to first order; what is left is the edge's curvature, second order)
 
