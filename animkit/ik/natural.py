@@ -235,7 +235,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0)
-    bounds = _with_cones(stack, q, bounds)
+    bounds = _with_cones(stack, c, q, bounds)
     lo, hi = stack.model.lower, stack.model.upper
     sc = sc0.copy()
     dq = _bounded(levels, bounds, grad, sc, null)
@@ -256,18 +256,26 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
 
 CONE_ROUNDS = 3  # solves of a step that left a cone at most: each time with the joints it pushed out held
 CONE_HALVINGS = 2  # a step whose projection slips more is halved (the edge's curvature error falls 4x) this often
+CONE_TRUST = 0.05  # rad: the most one angle of a joint near its cone's edge moves in a step (its edge curves: a
+# longer tangent step ends farther out: a two-joint neck on its rims 2-cycled ±0.3 rad, and its share of MAX_STEP
+# shrank the reach's step 10x on a BVH skeleton)
 CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more than this is taken as it is (the
 # cones' rows keep a step on the edge to first order; what is left is the edge's curvature, second order)
 
 
-def _with_cones(stack: TaskStack, q: Array, bounds: Bounds | None) -> Bounds | None:
+def _with_cones(stack: TaskStack, c: Any, q: Array, bounds: Bounds | None) -> Bounds | None:
     """``bounds`` with each coned joint's rows near its cone's edge (:func:`~animkit.ik.cone_rows.cone_rows`:
     J Δθ ≤ room over its three angles) added: held as the other inequality rows are (an active set, a velocity
-    damper), a joint on its edge slides along it while the step's other parts go on."""
+    damper), a joint on its edge slides along it while the step's other parts go on. A joint that moves no goal (a
+    neck under a gaze, a free arm) also gets a trust region there: each angle moves at most CONE_TRUST."""
     rows, room = ([bounds[0]], [bounds[1]]) if bounds is not None else ([], [])
+    goal = _goal_dofs(stack, c) if stack.model.cones else None
     for cl in stack.model.cones:
         idx = np.asarray(cl.links, dtype=np.intp)
         J3, r = cone_rows(cl, q[idx])
+        if len(r) and goal is not None and not goal[idx].any():  # the damper's room scaled back to CONE_TRUST
+            J3 = np.vstack([J3, np.eye(3), -np.eye(3)])
+            r = np.concatenate([r, np.full(6, CONE_TRUST / BOUND_GAIN)])
         if len(r):
             J = np.zeros((len(r), len(q)))
             J[:, idx] = J3
@@ -306,13 +314,20 @@ def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, nul
     23° ear to shoulder)."""
     q, dq = step
     m = stack.model
-    goal = _goal_dofs(stack, stack.config(q))
+    c = stack.config(q)
+    goal = _goal_dofs(stack, c)
+    met = stack.goal_errors(c)[2]
     dq = dq.copy()
     moved: list[NDArray[np.intp]] = []
     for _ in range(CONE_HALVINGS + 1):
         qn = stack.clamp(q + dq)
-        over = _slipped(stack, np.clip(q + dq, m.lower, m.upper), qn)
+        raw = np.clip(q + dq, m.lower, m.upper)
+        over = _slipped(stack, raw, qn)
         moved = [links for links in over if goal[links].any()]
+        if met and not moved:  # met goals stay met: any slip of a goal's joint that unmeets them counts
+            slips = [links for links in cones_moved(m, raw, qn) if goal[links].any()]
+            if slips and not stack.goal_errors(stack.config(qn))[2]:
+                moved = slips
         if not moved:
             if not over:
                 return qn
