@@ -19,16 +19,18 @@ With R = A(θ) A_refᵀ (the turn from the cone's reference, in the joint's fram
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.ik.problem import ConeLink
+from animkit.ik.problem import ChainModel, ConeLink
 from animkit.model.joints import Cone
 from animkit.model.quaternions import quaternion_from_matrix
 from animkit.model.transforms import AXES, matrix_about_axis, matrix_from_euler_intrinsic
 
-__all__ = ["swing_excess", "twist_angle", "euler_turn_axes", "cone_rows", "SWING_BAND", "TWIST_BAND"]
+__all__ = ["swing_excess", "twist_angle", "euler_turn_axes", "cone_rows", "cone_bounds", "slipped", "SWING_BAND",
+           "TWIST_BAND"]
 
 Array = NDArray[np.float64]
 SWING_BAND = 0.5  # a cone's swing row is given once its excess ρ passes 1 − SWING_BAND (half-way to the edge)
@@ -117,3 +119,34 @@ def cone_rows(link: ConeLink, values: Array) -> tuple[Array, Array]:
             rows.append(-(gt @ Om))
             room.append(tau - lo)
     return np.array(rows).reshape(-1, 3), np.array(room)
+
+
+def cone_bounds(cones: Sequence[ConeLink], q: Array, trusted: NDArray[np.bool_], trust: float
+                ) -> tuple[Array, Array] | None:
+    """Every cone's rows near its edge (:func:`cone_rows`) over the chain's DOFs q (n,): J (m, n) and room (m,);
+    a joint whose DOFs are all ``trusted`` (n,) also gets ±Δθ_k ≤ ``trust`` on each angle there (a trust region);
+    None without rows."""
+    rows, room = [], []
+    for cl in cones:
+        idx = np.asarray(cl.links, dtype=np.intp)
+        J3, r = cone_rows(cl, q[idx])
+        if len(r) and trusted[idx].all():
+            J3 = np.vstack([J3, np.eye(3), -np.eye(3)])
+            r = np.concatenate([r, np.full(6, trust)])
+        if len(r):
+            J = np.zeros((len(r), len(q)))
+            J[:, idx] = J3
+            rows.append(J)
+            room.append(r)
+    return (np.vstack(rows), np.concatenate(room)) if rows else None
+
+
+def slipped(model: ChainModel, raw: Array, qn: Array, slip: float) -> list[NDArray[np.intp]]:
+    """The links (3,) of each coned joint whose angles the projection from ``raw`` to ``qn`` moved by more than
+    ``slip``."""
+    out = []
+    for c in model.cones:
+        links = np.asarray(c.links, dtype=np.intp)
+        if float(np.max(np.abs(raw[links] - qn[links]))) > slip:
+            out.append(links)
+    return out

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
-from animkit.ik.cone_rows import cone_rows
+from animkit.ik.cone_rows import cone_bounds, slipped
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
@@ -264,24 +264,13 @@ CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more 
 
 
 def _with_cones(stack: TaskStack, c: Any, q: Array, bounds: Bounds | None) -> Bounds | None:
-    """``bounds`` with each coned joint's rows near its cone's edge (:func:`~animkit.ik.cone_rows.cone_rows`:
-    J Δθ ≤ room over its three angles) added: held as the other inequality rows are (an active set, a velocity
-    damper), a joint on its edge slides along it while the step's other parts go on. A joint that moves no goal (a
-    neck under a gaze, a free arm) also gets a trust region there: each angle moves at most CONE_TRUST."""
-    rows, room = ([bounds[0]], [bounds[1]]) if bounds is not None else ([], [])
-    goal = _goal_dofs(stack, c) if stack.model.cones else None
-    for cl in stack.model.cones:
-        idx = np.asarray(cl.links, dtype=np.intp)
-        J3, r = cone_rows(cl, q[idx])
-        if len(r) and goal is not None and not goal[idx].any():  # the damper's room scaled back to CONE_TRUST
-            J3 = np.vstack([J3, np.eye(3), -np.eye(3)])
-            r = np.concatenate([r, np.full(6, CONE_TRUST / BOUND_GAIN)])
-        if len(r):
-            J = np.zeros((len(r), len(q)))
-            J[:, idx] = J3
-            rows.append(J)
-            room.append(r)
-    return (np.vstack(rows), np.concatenate(room)) if rows else None
+    """``bounds`` with the cones' rows near their edges (:func:`~animkit.ik.cone_rows.cone_bounds`), held as the
+    other inequality rows are (an active set, a velocity damper): a joint on its edge slides along it while the
+    step's other parts go on; one that moves no goal (a neck, a free arm) keeps a trust region there (CONE_TRUST)."""
+    more = cone_bounds(stack.model.cones, q, ~_goal_dofs(stack, c), CONE_TRUST / BOUND_GAIN)
+    if more is None or bounds is None:
+        return bounds if more is None else more
+    return np.vstack([bounds[0], more[0]]), np.concatenate([bounds[1], more[1]])
 
 
 def _goal_dofs(stack: TaskStack, c: Any) -> NDArray[np.bool_]:
@@ -291,13 +280,6 @@ def _goal_dofs(stack: TaskStack, c: Any) -> NDArray[np.bool_]:
         if t.goal and not t.inequality and t.weight > 0:
             goal |= np.any(t.jacobian(c)[:, stack.dofs] != 0, axis=0)
     return goal
-
-
-def _slipped(stack: TaskStack, raw: Array, qn: Array) -> list[NDArray[np.intp]]:
-    """The links (3,) of each coned joint that the projection from ``raw`` to ``qn`` moved by more than
-    CONE_SLIP."""
-    return [links for links in cones_moved(stack.model, raw, qn)
-            if float(np.max(np.abs(raw[links] - qn[links]))) > CONE_SLIP]
 
 
 def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, null: float) -> Array:
@@ -322,7 +304,7 @@ def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, nul
     for _ in range(CONE_HALVINGS + 1):
         qn = stack.clamp(q + dq)
         raw = np.clip(q + dq, m.lower, m.upper)
-        over = _slipped(stack, raw, qn)
+        over = slipped(stack.model, raw, qn, CONE_SLIP)
         moved = [links for links in over if goal[links].any()]
         if met and not moved:  # met goals stay met: any slip of a goal's joint that unmeets them counts
             slips = [links for links in cones_moved(m, raw, qn) if goal[links].any()]
@@ -358,7 +340,8 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
             sc[links] = 0.0
         dq = _step(stack, c, q, sc, null)
         qn = stack.clamp(q + dq)
-        moved = [links for links in _slipped(stack, np.clip(q + dq, m.lower, m.upper), qn) if goal[links].any()]
+        over = slipped(m, np.clip(q + dq, m.lower, m.upper), qn, CONE_SLIP)
+        moved = [links for links in over if goal[links].any()]
         if not moved:
             break
     return qn
