@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
+from animkit.ik.cone_rows import cone_bounds, slipped
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
@@ -236,6 +237,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): the goals' DOFs' limits within
     LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their weight instead)."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0)
+    bounds = _with_cones(stack, c, q, bounds)
     lo, hi = stack.model.lower, stack.model.upper
     if damped:
         bounds = _with_limits(bounds, q, (lo, hi), (sc0 > 0) & ~posture)
@@ -281,21 +283,68 @@ def _with_limits(bounds: Bounds | None, q: Array, lim: tuple[Array, Array], whic
 
 
 CONE_ROUNDS = 3  # solves of a step that left a cone at most: each time with the joints it pushed out held
+CONE_HALVINGS = 2  # a step whose projection slips more is halved (the edge's curvature error falls 4x) this often
+CONE_TRUST = 0.05  # rad: the most one angle of a joint near its cone's edge moves in a step (its edge curves: a
+# longer tangent step ends farther out: a two-joint neck on its rims 2-cycled ±0.3 rad, and its share of MAX_STEP
+# shrank the reach's step 10x on a BVH skeleton)
+CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more than this is taken as it is (the
+# cones' rows keep a step on the edge to first order; what is left is the edge's curvature, second order)
+
+
+def _with_cones(stack: TaskStack, c: Any, q: Array, bounds: Bounds | None) -> Bounds | None:
+    """``bounds`` with the cones' rows near their edges (:func:`~animkit.ik.cone_rows.cone_bounds`), held as the
+    other inequality rows are (an active set, a velocity damper): a joint on its edge slides along it while the
+    step's other parts go on; one that moves no goal (a neck, a free arm) keeps a trust region there (CONE_TRUST)."""
+    more = cone_bounds(stack.model.cones, q, ~_goal_dofs(stack, c), CONE_TRUST / BOUND_GAIN)
+    if more is None or bounds is None:
+        return bounds if more is None else more
+    return np.vstack([bounds[0], more[0]]), np.concatenate([bounds[1], more[1]])
+
+
+def _goal_dofs(stack: TaskStack, c: Any) -> NDArray[np.bool_]:
+    """Which DOFs of the movable set move a goal (an equality goal task: the reaching hand, a planted foot)."""
+    goal = np.zeros(len(stack.dofs), dtype=bool)
+    for t in stack.tasks:
+        if t.goal and not t.inequality and t.weight > 0:
+            goal |= np.any(t.jacobian(c)[:, stack.dofs] != 0, axis=0)
+    return goal
 
 
 def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, null: float) -> Array:
-    """clamp(q + Δθ) (the cones projected) for ``step`` = (q, Δθ) where no cone moved it; else the step solved
-    again with the joints it pushed out of their cones held (an active set, as the DOFs pressed on a limit are),
-    from q and from q with those joints slid to where the projection put them, and of the two the end nearer the
-    goals (:func:`_held_step`). Projecting after the step alone moved a joint's three angles out of the null space
-    the step was taken in and undid the reach every iteration: CesiumMan's spine, pressed on its range, left it on
-    each step and was pulled back, the hand 2-cycling 85–110 mm off a target its LM reaches within 62 mm. Holding
-    alone, the spine never slides along its edge (stuck at 88 mm); sliding alone drifts along the edge away from
-    the target. A joint held here moves again on the next iteration's step wherever that step keeps it inside."""
+    """clamp(q + Δθ) (the cones projected) for ``step`` = (q, Δθ) where the projection moves no joint more than
+    CONE_SLIP: the cones' rows (:func:`_with_cones`) keep the step on an edge to first order, and what the edge's
+    curvature leaves is taken back by the projection (a joint slides along its edge). Where it slips more, the
+    step is halved (the curvature's error falls 4x), up to CONE_HALVINGS times: the whole step where the joint
+    moves a goal (its slip would move the hand out of the null space the step was taken in), else that joint's
+    part alone (a neck under a gaze, a free arm: the goals do not feel it; a slip left after the halvings is
+    taken). A goal's joint still slipping after them: the step solved again with it held (:func:`_held_step`),
+    from q and from q with it slid to where the projection put it, the end nearer the goals kept. Projecting a
+    whole step alone undid the reach every iteration (CesiumMan's spine 2-cycled the hand 85–110 mm off); holding
+    a joint at each touch of its edge froze it there (the spine left the hand 15 cm short, the neck tipped the head
+    23° ear to shoulder)."""
     q, dq = step
     m = stack.model
-    qn = stack.clamp(q + dq)
-    moved = cones_moved(m, np.clip(q + dq, m.lower, m.upper), qn)
+    c = stack.config(q)
+    goal = _goal_dofs(stack, c)
+    met = stack.goal_errors(c)[2]
+    dq = dq.copy()
+    moved: list[NDArray[np.intp]] = []
+    for _ in range(CONE_HALVINGS + 1):
+        qn = stack.clamp(q + dq)
+        raw = np.clip(q + dq, m.lower, m.upper)
+        over = slipped(stack.model, raw, qn, CONE_SLIP)
+        moved = [links for links in over if goal[links].any()]
+        if met and not moved:  # met goals stay met: any slip of a goal's joint that unmeets them counts
+            slips = [links for links in cones_moved(m, raw, qn) if goal[links].any()]
+            if slips and not stack.goal_errors(stack.config(qn))[2]:
+                moved = slips
+        if not moved:
+            if not over:
+                return qn
+            for links in over:
+                dq[links] *= 0.5
+        else:
+            dq = 0.5 * dq
     if not moved:
         return qn
     slid = q.copy()
@@ -307,18 +356,20 @@ def _cone_corrected(stack: TaskStack, step: tuple[Array, Array], sc0: Array, nul
 
 
 def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: Array, null: float) -> Array:
-    """The step from q with the ``moved`` joints' DOFs held, then clamped and projected; a joint the step pushes
-    out of its cone joins the held ones and the step is solved again, CONE_ROUNDS solves at most."""
+    """The step from q with the ``moved`` joints' DOFs held, then clamped and projected; a goal's joint the step
+    pushes out of its cone joins the held ones and the step is solved again, CONE_ROUNDS solves at most."""
     m = stack.model
     sc = sc0.copy()
     c = stack.config(q)
+    goal = _goal_dofs(stack, c)
     qn = q
     for _ in range(CONE_ROUNDS):
         for links in moved:
             sc[links] = 0.0
         dq = _step(stack, c, q, sc, null)
         qn = stack.clamp(q + dq)
-        moved = cones_moved(m, np.clip(q + dq, m.lower, m.upper), qn)
+        over = slipped(m, np.clip(q + dq, m.lower, m.upper), qn, CONE_SLIP)
+        moved = [links for links in over if goal[links].any()]
         if not moved:
             break
     return qn
@@ -520,7 +571,7 @@ class Priors:
             out.append(bounded)
         groups = _spine_groups(figure, bones, set(dofs.tolist()))
         if groups and self.spread > 0:
-            out.append(Spread(groups=groups, weight=self.spread))
+            out.append(Spread(joints=groups, weight=self.spread))
         out += [Hang(top=top, up=tuple(up), weight=self.hang) for top, _ in arms]
         comfort = figure.rest_pose()
         for key, v in dict(self.preferred).items():
@@ -562,9 +613,10 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
     return None
 
 
-def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[int, ...], ...]:
-    """The movable spine DOFs (the joints from the spine bone to the chest bone) grouped by axis letter, groups of
-    two or more."""
+def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[str, ...], ...]:
+    """The spine's joints (the nodes from the spine bone to the chest bone) that have a movable revolute DOF, as one
+    group of node names for :class:`Spread` (which compares their turns from rest in one frame, whatever their rest
+    turns and Euler orders); no group with fewer than two."""
     top, bottom = bones.get("spine"), bones.get("chest")
     if top is None or bottom is None:
         return ()
@@ -572,12 +624,10 @@ def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[
     names = [a.child.name for a in path]
     if top not in names:
         return ()
-    groups: dict[str, list[int]] = {}
-    for a in path[names.index(top):]:
-        for d in figure.joint_dofs[a.joint.name] if a.joint.dof_count else ():
-            if d in movable:
-                groups.setdefault(figure.dof_names[d].rsplit(".", 1)[-1], []).append(int(d))
-    return tuple(tuple(g) for g in groups.values() if len(g) >= 2)
+    rev = figure.compiled.dof_revolute
+    group = tuple(a.child.name for a in path[names.index(top):]
+                  if any(d in movable and rev[d] for d in figure.joint_dofs[a.joint.name]))
+    return (group,) if len(group) >= 2 else ()
 
 
 def _free_arms(figure: Figure, bones: Any, effector: str, mov: NDArray[np.bool_]

@@ -1,0 +1,199 @@
+"""A ball joint's cone as inequality rows (animkit.ik.cone_rows) and the natural solver sliding along a cone's edge.
+
+Oracles: the cone's own measures (:meth:`Cone.contains`, :meth:`Cone.project`, :func:`swing_twist_from_matrix`) for
+the values; central differences of a turn exp([εω]×) R for the gradients, and of the Euler matrices for the turn
+axes; a closed form (the point of a cone's rim nearest a target) for the solver.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from animkit.ik import IKProblem
+from animkit.ik.cone_rows import cone_rows, euler_turn_axes, swing_excess, twist_angle
+from animkit.ik.natural import Natural
+from animkit.ik.tasks import Gaze, Reach, configuration
+from animkit.io.toml_scene import loads_scene
+from animkit.model.joints import Cone
+from animkit.model.transforms import (
+    EULER_ORDERS,
+    matrix_from_euler_intrinsic,
+    matrix_from_rotation_vector,
+    matrix_from_swing_twist,
+    swing_twist_from_matrix,
+)
+
+T = np.array([0.3, 0.9, -0.2]) / np.linalg.norm([0.3, 0.9, -0.2])
+F = np.cross(T, [1.0, 0.0, 0.0]) / np.linalg.norm(np.cross(T, [1.0, 0.0, 0.0]))
+CONES = [Cone(0.6, (-0.5, 0.4), tuple(T)),
+         Cone(0.6, (-0.5, 0.4), tuple(T), front=tuple(F), reach=(0.9, 0.09, 0.3, 0.5))]  # an elbow's 5° back reach
+vectors = st.lists(st.floats(-2.0, 2.0), min_size=3, max_size=3).map(np.array)
+
+
+def _turned(R: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
+    return matrix_from_rotation_vector(h * w) @ R
+
+
+@settings(max_examples=60)
+@given(vectors)
+def test_swing_excess_and_twist_are_the_cones_own_measures(v) -> None:  # type: ignore[no-untyped-def]
+    """ρ ≤ 1 exactly where the swing alone lies in the cone (Cone.contains), ρ = 1 on the rim Cone.project puts an
+    outside turn on, and τ is swing_twist_from_matrix's."""
+    R = matrix_from_rotation_vector(v)
+    s, tau = swing_twist_from_matrix(R, T)
+    swing_only = matrix_from_swing_twist(s, 0.0, T)
+    for cone in CONES:
+        rho, _ = swing_excess(R, T, cone)
+        if abs(rho - 1.0) > 1e-9:
+            assert bool(cone.contains(swing_only, tol=0.0)) == (rho < 1.0)
+        if rho > 1.0 + 1e-9:
+            assert swing_excess(cone.project(R), T, cone)[0] == pytest.approx(1.0, abs=1e-9)
+    assert twist_angle(R, T)[0] == pytest.approx(float(tau), abs=1e-12)
+
+
+@settings(max_examples=60)
+@given(vectors, vectors)
+def test_gradients_match_central_differences(v, w) -> None:  # type: ignore[no-untyped-def]
+    R = matrix_from_rotation_vector(v)
+    h = 1e-6
+    for cone in CONES:
+        rho, g = swing_excess(R, T, cone)
+        if math.acos(np.clip(T @ R @ T, -1, 1)) < 1e-3 or abs(math.acos(np.clip(T @ R @ T, -1, 1)) - math.pi) < 1e-3:
+            continue  # at the axis (or its opposite) the swing's direction is undefined
+        num = (swing_excess(_turned(R, w, h), T, cone)[0] - swing_excess(_turned(R, w, -h), T, cone)[0]) / (2 * h)
+        assert g @ w == pytest.approx(num, rel=1e-5, abs=1e-6)
+    tau, gt = twist_angle(R, T)
+    if abs(tau) < 3.0:  # away from the ±π wrap
+        num = (twist_angle(_turned(R, w, h), T)[0] - twist_angle(_turned(R, w, -h), T)[0]) / (2 * h)
+        assert gt @ w == pytest.approx(num, rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("order", EULER_ORDERS)
+def test_euler_turn_axes_are_the_angles_derivatives(order: str) -> None:
+    rng = np.random.default_rng(3)
+    th = rng.normal(size=3)
+    A = matrix_from_euler_intrinsic(th, order)
+    Om = euler_turn_axes(th, order)
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = 1e-6
+        W = (matrix_from_euler_intrinsic(th + e, order) - matrix_from_euler_intrinsic(th - e, order)) / 2e-6 @ A.T
+        np.testing.assert_allclose([W[2, 1], W[0, 2], W[1, 0]], Om[:, k], atol=1e-8)
+
+
+CONE_STICK = """
+[figure]
+name = "cone_stick"
+up = "y"
+
+[nodes.base]
+
+[nodes.shoulder]
+parent = "base"
+joint = { kind = "ball", order = "zxy", cone = 45, twist = [-30, 30] }
+
+[nodes.tip]
+parent = "shoulder"
+offset = [0, 0.5, 0]
+"""
+
+
+def _stick():  # type: ignore[no-untyped-def]
+    return loads_scene(CONE_STICK).figure
+
+
+def test_a_step_along_the_edge_leaves_the_cone_only_to_second_order() -> None:
+    """On the rim (swing 45° toward −x), rows J Δθ ≤ room; a step in their null space (tangent to the rim) ends out
+    of the cone by O(|Δθ|²): quartered when the step is halved."""
+    fig = _stick()
+    model = IKProblem(fig, "tip", None).model
+    (cl,) = model.cones
+    q = np.zeros(3)
+    q[0] = math.radians(45.0)  # zxy: the first angle about z tips the stick toward −x, onto the rim
+    J, room = cone_rows(cl, q)
+    assert len(room) == 1 and room[0] == pytest.approx(0.0, abs=1e-12)  # the swing row only (no twist)
+    R0 = matrix_from_euler_intrinsic(q, "zxy") @ cl.rest.T
+    twist_row = twist_angle(R0, cl.axis)[1] @ euler_turn_axes(q, "zxy")
+    tangent = np.linalg.svd(np.vstack([J, twist_row]))[2][-1]  # along the rim, without twisting
+    outs = []
+    for s in (0.2, 0.1, 0.05):
+        v = q + s * tangent
+        R = matrix_from_euler_intrinsic(v, "zxy") @ cl.rest.T
+        outs.append(swing_excess(R, cl.axis, cl.cone)[0] - 1.0)
+    assert outs[0] > 0 and outs[1] / outs[0] == pytest.approx(0.25, abs=0.02)
+    assert outs[2] / outs[1] == pytest.approx(0.25, abs=0.02)
+    assert len(cone_rows(cl, np.zeros(3))[1]) == 0  # at rest, far inside: no rows
+
+
+def test_the_natural_solver_slides_along_a_cone_to_the_nearest_point_of_its_rim() -> None:
+    """The stick starts on its 45° rim toward −x; the target lies 60° from the axis toward +z, beyond the rim. The
+    nearest point the tip can reach is the rim's point toward +z (closed form); the solver gets there by sliding
+    along the rim (the hold before this slid it there too: a goal's own joint was slid to its projection)."""
+    fig = _stick()
+    L = 0.5
+    target = L * np.array([0.0, math.cos(math.radians(60)), math.sin(math.radians(60))])
+    best = L * np.array([0.0, math.cos(math.radians(45)), math.sin(math.radians(45))])
+    start = fig.rest_pose()
+    start[fig.dof_index("shoulder.rz")] = math.radians(45.0)
+    p = IKProblem(fig, ["shoulder.rz", "shoulder.rx", "shoulder.ry"], tasks=[Reach(effector="tip")], pose=start,
+                  solver=Natural(max_iter=200, settle=False), tol=1e-4)
+    r = p.solve(target)
+    tip = fig.world_positions(r.pose)[0, fig.node_names.index("tip")]
+    assert np.linalg.norm(tip - best) <= 2e-3  # the rim's nearest point (an optimum on a curved edge, to 2 mm)
+    assert r.position_error == pytest.approx(np.linalg.norm(target - best), abs=1e-3)
+    (cl,) = p.model.cones
+    R = matrix_from_euler_intrinsic(r.pose[[fig.dof_index(n) for n in ("shoulder.rz", "shoulder.rx",
+                                                                          "shoulder.ry")]], "zxy") @ cl.rest.T
+    assert bool(cl.cone.contains(R, tol=1e-6))
+
+
+LOOK = """
+[figure]
+name = "look"
+up = "y"
+
+[nodes.base]
+
+[nodes.arm]
+parent = "base"
+joint = { kind = "hinge", axis = "z" }
+
+[nodes.hand]
+parent = "arm"
+offset = [0.5, 0, 0]
+
+[nodes.neck]
+parent = "base"
+joint = { kind = "ball", order = "zxy", cone = 45, twist = [-30, 30] }
+
+[nodes.head]
+parent = "neck"
+offset = [0, 0.2, 0]
+"""
+
+
+def test_a_gaze_on_a_coned_neck_slides_along_its_rim_instead_of_freezing() -> None:
+    """A neck that moves no goal (the hand reaches by its own hinge) starts on its 45° rim toward −x; the gaze looks
+    at a far point 60° from the neck's axis toward +z. The nearest look the cone allows is along the rim's point
+    toward +z, 15° off (closed form; the head's 0.2 m offset against 100 m shifts it by under 0.1°). Before, the
+    neck was held wherever a step pushed it out of its cone, and the look stayed 40° off."""
+    fig = loads_scene(LOOK).figure
+    start = fig.rest_pose()
+    start[fig.dof_index("neck.rz")] = math.radians(45.0)
+    look = 100.0 * np.array([0.0, math.cos(math.radians(60)), math.sin(math.radians(60))])
+    neck = tuple(fig.dof_index(n) for n in ("neck.rz", "neck.rx", "neck.ry"))
+    hand = np.array([0.5 * math.cos(0.5), 0.5 * math.sin(0.5), 0.0])
+    gaze = Gaze(head="head", forward=(0.0, 1.0, 0.0), target=look, dofs=neck)
+    p = IKProblem(fig, ["arm.rz", "neck.rz", "neck.rx", "neck.ry"], tasks=[Reach(effector="hand"), gaze],
+                  pose=start, solver=Natural(max_iter=200), tol=1e-5)
+    r = p.solve(hand)
+    assert r.converged  # (settling runs to max_iter: on its rim the neck 2-cycles by its trust region, CONE_TRUST)
+    assert gaze.report(configuration(fig, r.pose)) == pytest.approx(15.0, abs=0.2)
+    (cl,) = p.model.cones
+    R = matrix_from_euler_intrinsic(r.pose[list(neck)], "zxy") @ cl.rest.T
+    assert bool(cl.cone.contains(R, tol=1e-6))
