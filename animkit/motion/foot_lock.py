@@ -37,7 +37,17 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, _Sole, body_surface, descendants
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _read_world, _rotation, _world_below, _world_like, held_legs_ik
+from animkit.motion.leg_ik import (
+    SOFT,
+    HeldLeg,
+    _carry,
+    _read_world,
+    _rotation,
+    _world_below,
+    _world_like,
+    held_legs_ik,
+    swivels,
+)
 from animkit.motion.legs import (
     Contacts,
     Leg,
@@ -524,8 +534,9 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         if deficit.max() > 0:
             deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
-        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0,
-                            twist_weight(mh, mt, W[:, ia, :3, :3], k, nb)))
+        twist = twist_weight(mh, mt, W[:, ia, :3, :3], k, nb) if swivels(figure, leg.ankle) else None  # (read
+        # only for an ankle of two turns)
+        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist))
         planned.append((below, rel))
         weights.append((goal, w))
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend

@@ -204,6 +204,13 @@ def _write_leg(figure: Figure, P: Array, W: Array, s: _LegSolve, lines: tuple[Ar
         P[:, idx] = cols
 
 
+def swivels(figure: Figure, ankle: str) -> bool:
+    """Whether the hip's twist gives the foot its heading (:func:`_heading_swivel`): an ankle of exactly two revolute
+    DOFs and no twist of its own (``HeldLeg.twist`` is read for no other)."""
+    arc = figure.node(ankle).parent_arc
+    return arc is not None and len(arc.joint.dofs) == 2 and all(d.revolute for d in arc.joint.dofs)
+
+
 def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot: Array) -> Array | None:
     """Angles φ (F,) to turn the leg by, R(û, φ) about its hip–ankle line û, that let an ankle of two revolute DOFs
     (axes e₁, e₂: A = R(e₁, θ₁)·R(e₂, θ₂), no twist of its own) give the foot its world turn R_foot: every such A
@@ -213,12 +220,11 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
     the one that turns the ankle least (largest tr A; the other points the foot backwards). None for any other
     ankle (three DOFs turn the foot on their own; one cannot be helped by a twist). Where the twist barely moves
     the axis (ρ < 0.5: e₁ along the leg) φ fades to 0 (at ρ ≤ 0.25), and |φ| ≤ 90°."""
+    if not swivels(figure, ankle):
+        return None
     arc = figure.node(ankle).parent_arc
     assert arc is not None
-    dofs = arc.joint.dofs
-    if len(dofs) != 2 or not all(d.revolute for d in dofs):
-        return None
-    e1, e2 = (np.asarray(d.axis, dtype=float) for d in dofs)
+    e1, e2 = (np.asarray(d.axis, dtype=float) for d in arc.joint.dofs)
     a = np.einsum("fij,j->fi", R_shin, _rotation(arc.L[:3, :3]) @ e1)
     b = R_foot @ e2
     ua, ub = np.einsum("fi,fi->f", a, u), np.einsum("fi,fi->f", b, u)
