@@ -131,7 +131,8 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
         if changed and world is None:
             Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
         if world is not None:  # the depth's joints read in groups of one DOF layout (the hips alone: a translation)
-            free += _drive_groups(target, [i for i in here if i != root.hips], turns, world, Wt0, P_t0, lim, out)
+            free += _drive_groups((arcs, starts), [i for i in here if i != root.hips], turns, world, Wt0, P_t0, lim,
+                                  out)
             here = [i for i in here if i == root.hips]
         for i in here:
             arc = arcs[i]
@@ -156,12 +157,14 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     return out
 
 
-def _drive_groups(target: Figure, here: Sequence[int], turns: Mapping[int, Array], world: _Turns, Wt0: Array,
-                  P_t0: Array, lim: Array, out: Array) -> list[int]:
+def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], here: Sequence[int],
+                  turns: Mapping[int, Array], world: _Turns, Wt0: Array, P_t0: Array, lim: Array, out: Array
+                  ) -> list[int]:
     """:func:`_drive`'s reading for the joints ``here`` (one depth, below the hips) whose parents' turns ``world``
     has: the joints of one DOF layout at once, their frames stacked (row by row the same arithmetic as one joint
-    alone: :func:`_values` then :meth:`_Turns.drive`); writes ``out``, returns the columns of angles with no limit."""
-    arcs, starts = target.arcs(), target.joint_dofs
+    alone: :func:`_values` then :meth:`_Turns.drive`); writes ``out``, returns the columns of angles with no limit.
+    ``figure``: the target's arcs and its joints' pose columns (``Figure.joint_dofs``)."""
+    arcs, starts = figure
     F = out.shape[0]
     groups: dict[tuple[object, ...], list[int]] = {}
     for i in here:
@@ -184,8 +187,7 @@ def _drive_groups(target: Figure, here: Sequence[int], turns: Mapping[int, Array
         if pri.size:
             flat[:, pri] = np.clip(flat[:, pri], lim[cols[pri], 0], lim[cols[pri], 1])
         out[:, cols] = flat
-        for i in members:
-            free += _free_angles(arcs[i].joint, np.asarray(starts[arcs[i].joint.name]), lim)
+        free += cols[kinds & ~np.isfinite(lim[cols]).any(axis=1)].tolist()  # (:func:`_free_angles`, every joint)
         vals = flat.reshape(F, n, k).transpose(1, 0, 2).reshape(n * F, k)
         R = Bt.reshape(n * F, 3, 3)
         for c, dof in enumerate(joint.dofs):
