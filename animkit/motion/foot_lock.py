@@ -158,8 +158,9 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
             rv[s:e] = rv[s - 1] * (x * x * (3.0 - 2.0 * x))[:, None]
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
-    Q = matrix_from_rotation_vector(rv)
-    lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
+    turned = bool(rv.any())  # (no turn anywhere, a quadruped's paws: Q = I, whose product is the offset itself)
+    lock[only_toe] = toe_lock[only_toe] - (np.einsum("fij,fj->fi", matrix_from_rotation_vector(rv[only_toe]),
+                                                     rel[only_toe]) if turned else rel[only_toe])
     locked = mask_heel | mask_toe
     idx = np.arange(F)
     prev = np.maximum.accumulate(np.where(locked, idx, -1))  # the last locked frame up to f, the first from f on
@@ -180,7 +181,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
         goal[mid] = clip[mid] + (1.0 - t) * (lock[p] - clip[p]) + t * (lock[n] - clip[n])
         rv[mid] = (1.0 - t) * rv[p] + t * rv[n]
     src = np.where(locked, idx, np.where(ease, at, -1))
-    Q = matrix_from_rotation_vector(rv * w[:, None])
+    Q = matrix_from_rotation_vector(rv * w[:, None]) if turned else np.tile(np.eye(3), (F, 1, 1))
     out = (1.0 - w)[:, None] * clip + w[:, None] * goal
     if mid.any():  # the lock kept along the ground (the height is eased by w: :func:`_lock_pass`)
         ground = np.flatnonzero(mid)[:, None], np.array([[i for i in range(3) if i != up]])
