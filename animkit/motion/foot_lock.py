@@ -184,8 +184,7 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     Q = matrix_from_rotation_vector(rv * w[:, None]) if turned else np.tile(np.eye(3), (F, 1, 1))
     out = (1.0 - w)[:, None] * clip + w[:, None] * goal
     if mid.any():  # the lock kept along the ground (the height is eased by w: :func:`_lock_pass`)
-        ground = np.flatnonzero(mid)[:, None], np.array([[i for i in range(3) if i != up]])
-        out[ground] = goal[ground]
+        out[np.ix_(mid, np.arange(3) != up)] = goal[np.ix_(mid, np.arange(3) != up)]
     return out, w, Q, src
 
 
