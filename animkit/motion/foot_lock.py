@@ -37,11 +37,22 @@ from numpy.typing import NDArray
 from animkit.look.surface import BodySurface, _Sole, body_surface, descendants
 from animkit.model.figure import Figure
 from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vector, rotation_vector_from_matrix
-from animkit.motion.leg_ik import SOFT, HeldLeg, _carry, _read_world, _rotation, _world_below, _world_like, held_legs_ik
+from animkit.motion.leg_ik import (
+    SOFT,
+    HeldLeg,
+    _carry,
+    _read_world,
+    _rotation,
+    _world_below,
+    _world_like,
+    held_legs_ik,
+    swivels,
+)
 from animkit.motion.legs import (
     Contacts,
     Leg,
     MotionMeasures,
+    _drift,
     _foot_lows,
     _intervals,
     _norm,
@@ -96,7 +107,8 @@ def _lock_point(clip: Array, hip: Array, reach: float, up: int) -> Array:
 
 
 def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, hip: Array | None = None,
-          reach: float = np.inf, up: int = 1) -> tuple[Array, Array, Array, NDArray[np.intp]]:
+          reach: float = np.inf, up: int = 1, bridge: Bool | None = None
+          ) -> tuple[Array, Array, Array, NDArray[np.intp]]:
     """Ankle goals (F, 3), their weights (F,), the foot's correction turns (F, 3, 3) and, per frame, the frame
     whose lock it eases from (itself during a contact, the contact's first frame before it and its last frame
     after it, −1 elsewhere).
@@ -109,21 +121,29 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     before it and out over ``blend`` after it, w = smoothstep(min(f − s + blend + 1, e + blend − f) / (blend +
     1)); around a contact the lock's offset from the clip is carried (goal = clip + lock(s) − clip(s) before it,
     clip + lock(e − 1) − clip(e − 1) after it), goal = (1 − w)·clip + w·lock, Q scaled by w, so nothing pops.
+    Frames ``bridge`` (where a contact gave way: :func:`_lock_held`) join the runs either side into one contact for
+    where it is held (one lock point over them all), and there the hold gives way along up only: the foot keeps its
+    lock along the ground, the carried offset going over linearly from the earlier frame's to the later one's,
+    (1 − t)·o(p) + t·o(n) with t = (f − p) / (n − p) (p and n the locked frames either side), eased by w along up.
     """
     F = clip.shape[0]
     rel = toe - clip  # the toe's offset from the ankle in the clip, at each frame
     heel_runs, toe_runs = _intervals(mask_heel), _intervals(mask_toe)
+    span_h, span_t = _spans(mask_heel, bridge), _spans(mask_toe, bridge)  # each run's whole contact
     heel_lock, toe_lock = np.full((F, 3), np.nan), np.full((F, 3), np.nan)
     for s, e, heel in sorted([(s, e, True) for s, e in heel_runs] + [(s, e, False) for s, e in toe_runs],
                              key=lambda r: (r[0], not r[2])):  # in time order: a lock is where the other one left it
-        if heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
+        a, b = (span_h if heel else span_t)[s]
+        if a < s:  # the same contact again after it gave way: held where it was
+            (heel_lock if heel else toe_lock)[s:e] = (heel_lock if heel else toe_lock)[a]
+        elif heel and mask_toe[s] and s > 0 and mask_toe[s - 1]:  # a heel that comes down on a planted toe stays
             heel_lock[s:e] = toe_lock[s] - rel[s]  # where that toe is held: the ankle does not jump as it lands
         elif heel and s > 0 and mask_toe[s - 1]:  # a heel that stays down as a pivoting toe lifts: where it left it
             heel_lock[s:e] = toe_lock[s - 1] - rel[s - 1]
         elif heel:
-            heel_lock[s:e] = clip[s:e].mean(axis=0) if hip is None else _lock_point(clip[s:e], hip[s:e], reach, up)
+            heel_lock[s:e] = clip[a:b].mean(axis=0) if hip is None else _lock_point(clip[a:b], hip[a:b], reach, up)
         else:
-            toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[s:e].mean(axis=0)
+            toe_lock[s:e] = heel_lock[s] + rel[s] if mask_heel[s] else toe[a:b].mean(axis=0)
     both = mask_heel & mask_toe
     only_toe = mask_toe & ~mask_heel
     rv = np.zeros((F, 3))
@@ -138,8 +158,9 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
             rv[s:e] = rv[s - 1] * (x * x * (3.0 - 2.0 * x))[:, None]
     lock = clip.copy()
     lock[mask_heel] = heel_lock[mask_heel]
-    Q = matrix_from_rotation_vector(rv)
-    lock[only_toe] = toe_lock[only_toe] - np.einsum("fij,fj->fi", Q[only_toe], rel[only_toe])
+    turned = bool(rv.any())  # (no turn anywhere, a quadruped's paws: Q = I, whose product is the offset itself)
+    lock[only_toe] = toe_lock[only_toe] - (np.einsum("fij,fj->fi", matrix_from_rotation_vector(rv[only_toe]),
+                                                     rel[only_toe]) if turned else rel[only_toe])
     locked = mask_heel | mask_toe
     idx = np.arange(F)
     prev = np.maximum.accumulate(np.where(locked, idx, -1))  # the last locked frame up to f, the first from f on
@@ -153,9 +174,28 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     goal = lock.copy()
     goal[ease] = clip[ease] + lock[at[ease]] - clip[at[ease]]
     rv[ease] = rv[at[ease]]
+    mid = ease & (prev >= 0) & (nxt < F) & (bridge if bridge is not None else False)
+    if mid.any():  # where a contact gave way: from one side's offset to the other's
+        p, n = prev[mid], nxt[mid]
+        t = ((idx[mid] - p) / (n - p))[:, None]
+        goal[mid] = clip[mid] + (1.0 - t) * (lock[p] - clip[p]) + t * (lock[n] - clip[n])
+        rv[mid] = (1.0 - t) * rv[p] + t * rv[n]
     src = np.where(locked, idx, np.where(ease, at, -1))
-    Q = matrix_from_rotation_vector(rv * w[:, None])
-    return (1.0 - w)[:, None] * clip + w[:, None] * goal, w, Q, src
+    Q = matrix_from_rotation_vector(rv * w[:, None]) if turned else np.tile(np.eye(3), (F, 1, 1))
+    out = (1.0 - w)[:, None] * clip + w[:, None] * goal
+    if mid.any():  # the lock kept along the ground (the height is eased by w: :func:`_lock_pass`)
+        out[np.ix_(mid, np.arange(3) != up)] = goal[np.ix_(mid, np.arange(3) != up)]
+    return out, w, Q, src
+
+
+def _spans(mask: Bool, bridge: Bool | None) -> dict[int, tuple[int, int]]:
+    """Per run of ``mask`` (by its first frame), [a, b): the run joined with its neighbours across ``bridge`` frames
+    (a contact that gave way there is still one contact), or the run itself."""
+    runs = _intervals(mask)
+    if bridge is None or not bridge.any():
+        return {s: (s, e) for s, e in runs}
+    whole = _intervals(mask | bridge)
+    return {s: next((a, b) for a, b in whole if a <= s < b) for s, _ in runs}
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,8 +322,12 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
              for leg in legs]  # each foot's surface and its ankle in the clip
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
+    # where a contact gave way (:func:`_lock_held`): four legs only; a biped's pelvis comes down for a held foot out
+    # of reach, and a frame given up would take that away from its neighbours
+    gave = {leg.side: np.zeros(F, dtype=bool) for leg in legs} if len(legs) != 2 else None
+
     def lock() -> tuple[Array, Array]:
-        return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0)
+        return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0, gave)
 
     P, W, masks = _unlock_worse(judge, lock, masks, lift, notes)
     after = measured(P, c, world=W, lows=judge.lows(W), knees=judge.knees(W))
@@ -330,39 +374,6 @@ def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]
 #: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
 #: 120 fps): the IK's soft stops and the ease in and out.
 DRIFT_TOLERANCE = 0.0001
-
-
-def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int],
-           window: int) -> list[Array]:
-    """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
-    [a, b)), for each of the positions ``Xs`` (F, N, 3): the mean over its frames of the slowest planted point's
-    ground speed over ``window`` frames (|x(f + w) − x(f)| / w, w = min(window, run − 1), as
-    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell)."""
-    clipped = [m[a:b] for _, m in masks]  # frames [a, b) only: no run reaches past them, nor its windows
-    runs = [_intervals(c) for c in clipped]
-    union = _intervals(np.logical_or.reduce(clipped))
-    out = []
-    for X in Xs:
-        v = np.full((len(masks), b - a), np.nan)
-        for j, ((i, _), rs) in enumerate(zip(masks, runs, strict=True)):
-            Y = X[a:b, i][:, horiz]
-            whole = None  # the full window's speeds over [a, b), found once and read by every run long enough
-            for s, e in rs:
-                w = min(window, e - s - 1)
-                if w == window:
-                    if whole is None:
-                        whole = _norm(Y[w:] - Y[:-w], axis=1) * 1.0 / w
-                    v[j, s:e - w] = whole[s:e - w]
-                elif w >= 1:
-                    v[j, s:e - w] = _norm(Y[s + w:e] - Y[s:e - w], axis=1) * 1.0 / w
-        slowest = np.fmin.reduce(v, axis=0)
-        means = []
-        for s, e in union:  # np.nanmean's own sum and count
-            seg = slowest[s:e]
-            nan = np.isnan(seg)
-            means.append(float(np.where(nan, 0.0, seg).sum() / (~nan).sum()) if not nan.all() else np.nan)
-        out.append(np.asarray(means, dtype=float))
-    return out
 
 
 def _worse_stretches(judge: _Judge, P: Array, W: Array,
@@ -426,19 +437,22 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
 
 def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
-               soles: list[_Sole], max_step: float = np.inf) -> tuple[Array, Array]:
+               soles: list[_Sole], max_step: float = np.inf, gave: dict[str, Bool] | None = None
+               ) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
-    than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; ≤ 8
-    passes). Returns the poses and their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames;
-    ``hip``: the hip height; up is the figure's (``figure.up``)."""
+    than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; with
+    ``gave`` (per leg's side, written here: four legs, whose body the lock keeps as given), such frames inside a
+    contact give way too and the contact stays one (:func:`_goal`'s ``bridge``); ≤ 8 passes). Returns the poses and
+    their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames; ``hip``: the hip height; up is the
+    figure's (``figure.up``)."""
     names = figure.node_names
     k = up_index(figure.up)
     P, W = P0, W0
     top = ground + (SOLE_CLEARANCE + LIFT_MISS) * hip
     for _ in range(8):
-        P, W, goals = _lock_pass(figure, P0, W0, nb, ground, masks, lift, hip, legs, soles, max_step)
+        P, W, goals = _lock_pass(figure, P0, W0, nb, ground, masks, lift, hip, legs, soles, max_step, gave)
         pos = W[:, :, :3, 3]
         again = False
         for leg, rel, (goal, w) in zip(legs, soles, goals, strict=True):
@@ -461,9 +475,14 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                         a += 1
                     while b - a > 1 and high[s0 + b - 1]:
                         b -= 1
-                    if (a, b) != (0, e0 - s0):
-                        m[s0:e0] = False
-                        m[s0 + a:s0 + b] = True
+                    keep = np.zeros(e0 - s0, dtype=bool)
+                    keep[a:b] = True
+                    if gave is not None:  # four legs (the body as given): a held frame whose sole stays up inside
+                        # the contact gives way (one contact still, its lock kept along the ground: :func:`_goal`)
+                        keep[a:b] = ~high[s0 + a:s0 + b]
+                        gave[leg.side][s0 + a:s0 + b] |= high[s0 + a:s0 + b]
+                    if not keep.all():
+                        m[s0:e0] = keep
                         again = True
         if not again:
             break
@@ -484,7 +503,8 @@ REACH = 0.0
 
 def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
-               soles: list[_Sole], max_step: float = np.inf) -> tuple[Array, Array, list[tuple[Array, Array]]]:
+               soles: list[_Sole], max_step: float = np.inf, gave: dict[str, Bool] | None = None
+               ) -> tuple[Array, Array, list[tuple[Array, Array]]]:
     """One pass over all frames: goals, the hips lowered where needed, the leg IK → (poses, their world matrices,
     (goal, w) per leg); ``W``: the world matrices of ``P``.
 
@@ -492,7 +512,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     during a contact, blended in and out with the lock; elsewhere it only lifts a foot out of the ground (where
     ``lift``), eased in and out but never into a held frame (:func:`_off_held`). ``soles``: each foot's surface
     points about its ankle in the clip (F, V, 3); ``nb``: the blend in frames; ``hip``: the hip height (the sole's
-    clearance is its :data:`SOLE_CLEARANCE`); up is the figure's (``figure.up``).
+    clearance is its :data:`SOLE_CLEARANCE`); up is the figure's (``figure.up``); ``gave``: per leg's side, the frames
+    where a contact gave way (:func:`_goal`'s ``bridge``).
     """
     P = P.copy()
     F = P.shape[0]
@@ -511,7 +532,8 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
         d0 = _norm(A - Hp, axis=1)
         reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
-        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k)
+        bridge = None if gave is None else gave[leg.side]
+        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k, bridge)
         # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
         if rel.count:
             below = rel.below(Q[:, k])
@@ -524,8 +546,9 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         if deficit.max() > 0:
             deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
             goal[:, k] += deficit
-        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0,
-                            twist_weight(mh, mt, W[:, ia, :3, :3], k, nb)))
+        twist = twist_weight(mh, mt, W[:, ia, :3, :3], k, nb) if swivels(figure, leg.ankle) else None  # (read
+        # only for an ankle of two turns)
+        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist))
         planned.append((below, rel))
         weights.append((goal, w))
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend

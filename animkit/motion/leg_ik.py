@@ -16,6 +16,7 @@ from animkit.ik import two_bone_angles
 from animkit.look.surface import BodySurface, descendants
 from animkit.model.figure import Figure
 from animkit.model.fk import CompiledFigure, DofArrays, compile_figure, world_batch
+from animkit.model.graph import Arc
 from animkit.model.transforms import matrix_about_axis
 from animkit.motion.legs import Contacts, Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
@@ -155,23 +156,25 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
     R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(K - Hp, n_w), 1, 2)), Rh)
     R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(A - K, n_w), 1, 2)), Rk)
     R_foot = _mm3(cat([s.held.Q for s in todo]), Ra)
+    writes = []
     for j, s in enumerate(todo):
         rows = slice(j * F, (j + 1) * F)
-        _write_leg(figure, P, W, s, (u[rows], K_new[rows] - Hp[rows], Hp[rows]),
-                   (R_thigh[rows], R_shin[rows], R_foot[rows]), up)
+        writes += _leg_turns(figure, W, s, (u[rows], K_new[rows] - Hp[rows], Hp[rows]),
+                             (R_thigh[rows], R_shin[rows], R_foot[rows]), up)
+    _write_joints(figure, P, writes)
     return P
 
 
-def _write_leg(figure: Figure, P: Array, W: Array, s: _LegSolve, lines: tuple[Array, Array, Array],
-               turns: tuple[Array, Array, Array], up: int) -> None:
-    """One leg's new world turns (thigh, shin, foot) read into its joints' DOFs in ``P`` (in place) where active,
-    after the hip's swivel for an ankle that cannot twist (:func:`_heading_swivel`); ``lines``: û, the knee's offset
-    from the hip and the hip's position (F, 3) each."""
+def _leg_turns(figure: Figure, W: Array, s: _LegSolve, lines: tuple[Array, Array, Array],
+               turns: tuple[Array, Array, Array], up: int) -> list[tuple[str, Array, Array, Bool]]:
+    """One leg's new world turns (thigh, shin, foot) after the hip's swivel for an ankle that cannot twist
+    (:func:`_heading_swivel`), as (node, its world turn, its parent's, the frames written) for :func:`_write_joints`;
+    ``lines``: û, the knee's offset from the hip and the hip's position (F, 3) each."""
     held, active, leg = s.held, s.active, s.held.leg
     u, knee, Hp = lines
     R_thigh, R_shin, R_foot = turns
     names = figure.node_names
-    F = P.shape[0]
+    F = W.shape[0]
     parent = figure.parent_of(leg.hip)
     Rp = _rotation(W[:, names.index(parent), :3, :3]) if parent is not None else np.broadcast_to(np.eye(3), (F, 3, 3))
     sel = np.flatnonzero(active & (np.asarray(held.twist) > 0.0)) if held.twist is not None else np.zeros(0, int)
@@ -188,20 +191,47 @@ def _write_leg(figure: Figure, P: Array, W: Array, s: _LegSolve, lines: tuple[Ar
         turn = matrix_about_axis(u[sel], phi)
         R_thigh, R_shin = R_thigh.copy(), R_shin.copy()
         R_thigh[sel], R_shin[sel] = _mm3(turn, R_thigh[sel]), _mm3(turn, R_shin[sel])
-    for node, R_world, R_above in ((leg.hip, R_thigh, Rp), (leg.knee, R_shin, R_thigh), (leg.ankle, R_foot, R_shin)):
+    return [(leg.hip, R_thigh, Rp, active), (leg.knee, R_shin, R_thigh, active), (leg.ankle, R_foot, R_shin, active)]
+
+
+def _write_joints(figure: Figure, P: Array, writes: list[tuple[str, Array, Array, Bool]]) -> None:
+    """World turns read into their joints' DOFs in ``P`` (in place): for each (node, its world turn R (F, 3, 3), its
+    parent's (F, 3, 3), the frames ``active``), A = (R_parent·R_L)ᵀ·R read (:func:`read_dofs`) where active, each
+    angle the whole turn nearest its old value, within the limits. Nodes whose joints have one DOF layout are read at
+    once, their active rows stacked (row by row the same arithmetic as one alone)."""
+    groups: dict[tuple[object, ...], list[tuple[Arc, NDArray[np.intp], Array, Array, Array, Bool]]] = {}
+    for node, R_world, R_above, active in writes:
         arc = figure.node(node).parent_arc
         assert arc is not None
         idx, lim = _columns(figure, node)
-        if not idx.size:
-            continue
-        R_local = _mm3(np.swapaxes(_mm3(R_above[active], _rotation(arc.L[:3, :3])), 1, 2), R_world[active])
-        cols = P[:, idx]  # the joint's columns, then the active rows (one small gather, not np.ix_'s)
-        old = cols[active]
-        vals = read_dofs(arc.joint, R_local, None, old)
-        rev = np.array([dof.revolute for dof in arc.joint.dofs])
+        if idx.size and active.any():
+            key = tuple((d.kind, d.axis_letter, tuple(d.axis)) for d in arc.joint.dofs)
+            groups.setdefault(key, []).append((arc, idx, lim, R_world, R_above, active))
+    for group in groups.values():
+        joint = group[0][0].joint
+        counts = [int(g[5].sum()) for g in group]
+        R_above = np.concatenate([g[4][g[5]] for g in group])
+        L = np.repeat(np.stack([_rotation(g[0].L[:3, :3]) for g in group]), counts, axis=0)
+        R_local = _mm3(np.swapaxes(_mm3(R_above, L), 1, 2), np.concatenate([g[3][g[5]] for g in group]))
+        old = np.concatenate([P[:, g[1]][g[5]] for g in group])  # the joints' columns, then the active rows
+        vals = read_dofs(joint, R_local, None, old)
+        rev = np.array([dof.revolute for dof in joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        cols[active] = np.clip(vals, lim[:, 0], lim[:, 1])
-        P[:, idx] = cols
+        lim = np.repeat(np.stack([g[2] for g in group]), counts, axis=0)  # (rows, k, 2)
+        vals = np.clip(vals, lim[:, :, 0], lim[:, :, 1])
+        start = 0
+        for (_, idx, _, _, _, active), n in zip(group, counts, strict=True):
+            cols = P[:, idx]
+            cols[active] = vals[start:start + n]
+            P[:, idx] = cols
+            start += n
+
+
+def swivels(figure: Figure, ankle: str) -> bool:
+    """Whether the hip's twist gives the foot its heading (:func:`_heading_swivel`): an ankle of exactly two revolute
+    DOFs and no twist of its own (``HeldLeg.twist`` is read for no other)."""
+    arc = figure.node(ankle).parent_arc
+    return arc is not None and len(arc.joint.dofs) == 2 and all(d.revolute for d in arc.joint.dofs)
 
 
 def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot: Array) -> Array | None:
@@ -213,12 +243,11 @@ def _heading_swivel(figure: Figure, ankle: str, u: Array, R_shin: Array, R_foot:
     the one that turns the ankle least (largest tr A; the other points the foot backwards). None for any other
     ankle (three DOFs turn the foot on their own; one cannot be helped by a twist). Where the twist barely moves
     the axis (ρ < 0.5: e₁ along the leg) φ fades to 0 (at ρ ≤ 0.25), and |φ| ≤ 90°."""
+    if not swivels(figure, ankle):
+        return None
     arc = figure.node(ankle).parent_arc
     assert arc is not None
-    dofs = arc.joint.dofs
-    if len(dofs) != 2 or not all(d.revolute for d in dofs):
-        return None
-    e1, e2 = (np.asarray(d.axis, dtype=float) for d in dofs)
+    e1, e2 = (np.asarray(d.axis, dtype=float) for d in arc.joint.dofs)
     a = np.einsum("fij,j->fi", R_shin, _rotation(arc.L[:3, :3]) @ e1)
     b = R_foot @ e2
     ua, ub = np.einsum("fi,fi->f", a, u), np.einsum("fi,fi->f", b, u)

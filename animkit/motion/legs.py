@@ -309,3 +309,33 @@ def _foot_lows(figure: Figure, W: Array, legs: tuple[Leg, ...], surface: BodySur
     """(F, legs): the lowest surface point of each foot (the ankle and everything below it)."""
     surface = body_surface(figure) if surface is None else surface
     return surface.lowest(W, k, [descendants(figure, leg.ankle) for leg in legs])
+
+
+def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int, horiz: list[int],
+           window: int) -> list[Array]:
+    """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
+    [a, b)), for each of the positions ``Xs`` (F, N, 3): the mean over its frames of the slowest planted point's
+    ground speed over ``window`` frames (|x(f + w) − x(f)| / w, w = min(window, run − 1), as
+    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell)."""
+    clipped = [m[a:b] for _, m in masks]  # frames [a, b) only: no run reaches past them, nor its windows
+    union = _intervals(np.logical_or.reduce(clipped))
+    v = np.full((len(Xs), len(masks), b - a), np.nan)  # every X at once: row by row the same arithmetic
+    for j, ((i, _), c) in enumerate(zip(masks, clipped, strict=True)):
+        Y = np.stack([X[a:b, i] for X in Xs])[..., horiz]  # (len(Xs), b − a, 2)
+        whole = None  # the full window's speeds over [a, b), found once and read by every run long enough
+        for s, e in _intervals(c):
+            w = min(window, e - s - 1)
+            if w == window:
+                if whole is None:
+                    whole = _norm(Y[:, w:] - Y[:, :-w], axis=2) * 1.0 / w
+                v[:, j, s:e - w] = whole[:, s:e - w]
+            elif w >= 1:
+                v[:, j, s:e - w] = _norm(Y[:, s + w:e] - Y[:, s:e - w], axis=2) * 1.0 / w
+    slowest = np.fmin.reduce(v, axis=1)
+    means = np.full((len(Xs), len(union)), np.nan)
+    for u, (s, e) in enumerate(union):  # np.nanmean's own sum and count
+        seg = slowest[:, s:e]
+        nan = np.isnan(seg)
+        some = ~nan.all(axis=1)
+        means[some, u] = np.where(nan, 0.0, seg)[some].sum(axis=1) / (~nan[some]).sum(axis=1)
+    return list(means)

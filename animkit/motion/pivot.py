@@ -19,7 +19,7 @@ from animkit.motion.leg_ik import _rotation
 from animkit.motion.legs import Contacts, Leg, _intervals
 from animkit.motion.pelvis import _near
 
-__all__ = ["TWIST_TURN", "heading_turn", "held_masks", "pivot_masks", "spins", "twist_weight"]
+__all__ = ["TWIST_TURN", "heading_turn", "held_masks", "pivot_masks", "run_turns", "spins", "twist_weight"]
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
@@ -42,12 +42,37 @@ def heading_turn(R: Array, k: int) -> Array:
     return np.abs(tau)
 
 
+def run_turns(m: Bool, R: Array, k: int) -> Array:
+    """(F,): :func:`heading_turn` within each run of ``m`` (its frames' turn from the run's first frame), 0 outside the
+    runs: one swing–twist split over every run's frames at once, R(f)·R(s)ᵀ with s the first frame of f's run."""
+    out = np.zeros(m.shape[0])
+    rows = np.flatnonzero(m)
+    if not rows.size:
+        return out
+    idx = np.arange(m.shape[0])
+    first = np.maximum.accumulate(np.where(m & ~np.concatenate(([False], m[:-1])), idx, 0))[rows]
+    R = np.asarray(R, dtype=float)
+    e = np.zeros(3)
+    e[k] = 1.0
+    _, tau = swing_twist_from_matrix(_rotation(R[rows]) @ np.swapaxes(_rotation(R[first]), 1, 2), e)
+    out[rows] = np.abs(tau)
+    return out
+
+
 def spins(mh: Bool, mt: Bool, R: Array, k: int, turn: float = TWIST_TURN) -> Bool:
     """(F,): the frames of each contact (a run of ``mh | mt``, heel or toe down) over which the clip's foot turns its
-    heading more than ``turn`` (:func:`heading_turn` of the foot's world turns ``R`` (F, 3, 3) over the run)."""
+    heading more than ``turn`` (:func:`heading_turn` of the foot's world turns ``R`` (F, 3, 3) over the run, for every
+    run at once: :func:`run_turns`)."""
+    down = mh | mt
     out = np.zeros_like(mh)
-    for s, e in _intervals(mh | mt):
-        if heading_turn(R[s:e], k).max() > turn:
+    runs = _intervals(down)
+    if not runs:
+        return out
+    turned = run_turns(down, R, k)
+    starts = np.array([s for s, _ in runs])
+    over = np.maximum.reduceat(turned, starts) > turn  # each run's largest turn (the frames after a run are 0)
+    for (s, e), o in zip(runs, over, strict=True):
+        if o:
             out[s:e] = True
     return out
 

@@ -130,6 +130,10 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
             continue
         if changed and world is None:
             Wt = world_batch(target.compiled, out)  # the poses are the figure's own: no check needed
+        if world is not None:  # the depth's joints read in groups of one DOF layout (the hips alone: a translation)
+            free += _drive_groups((arcs, starts), [i for i in here if i != root.hips], turns, world, Wt0, P_t0, lim,
+                                  out)
+            here = [i for i in here if i == root.hips]
         for i in here:
             arc = arcs[i]
             t = None
@@ -151,6 +155,47 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     if free:  # column by column, as each joint's own would be: unwrapped, a whole turn taken out
         out[:, free] = _unwrap_into_limits(out[:, free], lim[free, 0], lim[free, 1])
     return out
+
+
+def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], here: Sequence[int],
+                  turns: Mapping[int, Array], world: _Turns, Wt0: Array, P_t0: Array, lim: Array, out: Array
+                  ) -> list[int]:
+    """:func:`_drive`'s reading for the joints ``here`` (one depth, below the hips) whose parents' turns ``world``
+    has: the joints of one DOF layout at once, their frames stacked (row by row the same arithmetic as one joint
+    alone: :func:`_values` then :meth:`_Turns.drive`); writes ``out``, returns the columns of angles with no limit.
+    ``figure``: the target's arcs and its joints' pose columns (``Figure.joint_dofs``)."""
+    arcs, starts = figure
+    F = out.shape[0]
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i in here:
+        key = tuple((d.kind, d.axis_letter, tuple(d.axis)) for d in arcs[i].joint.dofs)
+        groups.setdefault(key, []).append(i)
+    free: list[int] = []
+    for members in groups.values():
+        joint, n = arcs[members[0]].joint, len(members)
+        k = joint.dof_count
+        Bt = np.stack([np.broadcast_to(world.parent_turn(i, Wt0), (F, 3, 3)) for i in members])  # (n, F, 3, 3)
+        Ra = _mm3(np.swapaxes(Bt, 2, 3), np.stack([turns[i] for i in members])).reshape(n * F, 3, 3)
+        cols = np.concatenate([np.asarray(starts[arcs[i].joint.name]) for i in members])
+        vals = read_dofs(joint, Ra, None, np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
+        flat = vals.reshape(n, F, k).transpose(1, 0, 2).reshape(F, n * k)  # (F, n·k): the joints' columns
+        kinds = np.tile([d.revolute for d in joint.dofs], n)
+        rev = np.flatnonzero(kinds & np.isfinite(lim[cols]).any(axis=1))
+        if rev.size:
+            flat[:, rev] = _unwrap_into_limits(flat[:, rev], lim[cols[rev], 0], lim[cols[rev], 1])
+        pri = np.flatnonzero(np.tile([d.kind == "prismatic" for d in joint.dofs], n))
+        if pri.size:
+            flat[:, pri] = np.clip(flat[:, pri], lim[cols[pri], 0], lim[cols[pri], 1])
+        out[:, cols] = flat
+        free += cols[kinds & ~np.isfinite(lim[cols]).any(axis=1)].tolist()  # (:func:`_free_angles`, every joint)
+        vals = flat.reshape(F, n, k).transpose(1, 0, 2).reshape(n * F, k)
+        R = Bt.reshape(n * F, 3, 3)
+        for c, dof in enumerate(joint.dofs):
+            if dof.revolute:
+                R = _mm3(R, _about(dof.axis_letter, dof.axis, vals[:, c]))
+        for j, i in enumerate(members):
+            world.world[i] = R[j * F:(j + 1) * F]
+    return free
 
 
 #: how far MᵀM may stand from s² I (relative) for M to count as a turn times a uniform scale: a scale of 1 rounded to

@@ -1,0 +1,114 @@
+"""A held paw whose sole cannot reach the ground in the middle of a contact gives way there (issue 25), on a case
+built with a known answer.
+
+The clip: the Khronos Fox (tests/data/Fox.glb) in its rest pose for 60 frames, its left hind paw (the leg's toe) in
+contact over all of them, the body carried forward 0.2 % of the hip height a frame (the paw slides: skate for the
+lock to take out) and lifted over frames 22-32 by a smooth bump of 3 % of the hip height. The legs never change their
+pose in the clip, so the lock's leg reaches no further than the clip's own (the IK's reach is the clip's longest
+hip–ankle distance), and a four-legged body is kept as given: wherever the bump lifts the paw's sole more than the
+lock's tolerance, (SOLE_CLEARANCE + LIFT_MISS) of the hip height, above the ground, the sole cannot reach the ground.
+Known answer: exactly those frames are given up; every other frame of the contact stays held, at one point (the
+contact is still one contact), its sole within the tolerance of the ground; and the paw passes the frames given up
+without a jump. Before this, those frames stayed held with the leg stretched and the sole in the air (only a
+contact's first and last frames were given up), and the lock's judge then left the whole contact unlocked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import animkit
+from animkit.look.surface import body_surface, descendants
+from animkit.motion import Contacts, LockResult, legs_of, lock_feet
+from animkit.motion.foot_lock import LIFT_MISS, SOLE_CLEARANCE
+from animkit.motion.retarget import hip_height
+
+DATA = Path(__file__).parent / "data"
+FRAMES, FPS = 60, 30.0
+SLIDE = 0.002  # of the hip height a frame
+BUMP = 0.03  # of the hip height
+
+
+@pytest.fixture(scope="module")
+def lifted() -> tuple[animkit.Scene, np.ndarray, np.ndarray, float, LockResult]:
+    """(the Fox, the clip (F, D), the bump (F,) in units, the hip height, the lock of the left hind paw)."""
+    fox = animkit.load(DATA / "Fox.glb")
+    fig = fox.figure
+    leg = next(leg for leg in legs_of(fig) if leg.side == "hl")
+    P = np.repeat(fig.rest_pose()[None], FRAMES, axis=0)
+    hips = fig.node(leg.hip)
+    while hips.parent_arc is not None and not any(d.kind == "prismatic" for d in hips.parent_arc.joint.dofs):
+        hips = hips.parent_arc.parent  # the node whose joint translates: the body's root
+    arc = hips.parent_arc
+    assert arc is not None
+    W0 = fig.world_batch(P[:1])[0]
+    B = arc.L if arc.parent is None else W0[fig.node_names.index(arc.parent.name)] @ arc.L
+    cols = [c for c, d in zip(fig.joint_dofs[arc.joint.name], arc.joint.dofs, strict=True) if d.kind == "prismatic"]
+    axes = np.array([d.axis for d in arc.joint.dofs if d.kind == "prismatic"])  # (3, 3), rows: the DOFs' axes
+    low = body_surface(fig, fox.meshes).lowest(W0[None], 1, [descendants(fig, leg.ankle)])[0, 0]
+    hip = hip_height(fig, legs_of(fig)[0].hip, "y")
+    f = np.arange(FRAMES)
+    x = np.clip(np.minimum(f - 21, 33 - f) / 4.0, 0.0, 1.0)
+    bump = BUMP * hip * x * x * (3 - 2 * x)
+    world = np.stack([SLIDE * hip * f, bump - low, np.zeros(FRAMES)], axis=1)  # the body's move in the world
+    P[:, cols] += np.linalg.solve(axes.T, np.linalg.solve(B[:3, :3], world.T)).T  # in the root's DOFs
+    mask = np.zeros((FRAMES, 2), dtype=bool)
+    mask[:, 1] = True  # the paw (the leg's toe) down throughout
+    contacts = Contacts((leg.ankle, leg.toe), mask, 0.0, False, 0.04, 0.5)
+    return fox, P, bump, hip, lock_feet(fig, P, FPS, contacts=contacts, meshes=fox.meshes, legs=(leg,))
+
+
+def test_the_clip_is_what_it_was_built_as(lifted: tuple) -> None:
+    fox, P, bump, hip, _ = lifted
+    fig = fox.figure
+    leg = next(leg for leg in legs_of(fig) if leg.side == "hl")
+    W = fig.world_batch(P)
+    sole = body_surface(fig, fox.meshes).lowest(W, 1, [descendants(fig, leg.ankle)])[:, 0]
+    np.testing.assert_allclose(sole, bump, atol=1e-9 * hip)
+    paw = W[:, fig.node_names.index(leg.toe), :3, 3]
+    np.testing.assert_allclose(np.diff(paw[:, 0]), SLIDE * hip, rtol=1e-9)
+    np.testing.assert_allclose(np.diff(paw[:, 2]), 0.0, atol=1e-9 * hip)
+
+
+def test_the_frames_the_sole_cannot_reach_give_way_and_no_others(lifted: tuple) -> None:
+    _, _, bump, hip, r = lifted
+    top = (SOLE_CLEARANCE + LIFT_MISS) * hip
+    out_of_reach = bump > top
+    assert 5 <= out_of_reach.sum() < FRAMES - 10 and not out_of_reach[[0, -1]].any()  # in the middle
+    assert r.unlocked == ()
+    assert r.held is not None
+    assert not r.held[:, 0].any()  # the hock was never in contact
+    np.testing.assert_array_equal(r.held[:, 1], ~out_of_reach)
+    assert r.after.skate_mm < 0.1 * r.before.skate_mm  # the paw slid in the clip; held, it no longer does
+
+
+def test_the_held_frames_stand_at_one_point_on_the_ground(lifted: tuple) -> None:
+    fox, _, bump, hip, r = lifted
+    fig = fox.figure
+    leg = next(leg for leg in legs_of(fig) if leg.side == "hl")
+    W = fig.world_batch(r.poses)
+    held = r.held[:, 1]
+    paw = W[:, fig.node_names.index(leg.toe), :3, 3][:, [0, 2]]
+    # one point for the whole contact, both sides of the frames given up (the clip's paw slides 0.118 hip heights)
+    assert np.linalg.norm(paw[held] - paw[held].mean(axis=0), axis=1).max() < 1e-3 * hip
+    sole = body_surface(fig, fox.meshes).lowest(W, 1, [descendants(fig, leg.ankle)])[:, 0]
+    top = (SOLE_CLEARANCE + LIFT_MISS) * hip
+    assert sole[held].min() >= -1e-9 * hip and sole[held].max() <= top
+    # given up, the sole rises with the body as far as the leg cannot reach (the leg at the clip's own length)
+    np.testing.assert_allclose(sole[~held], bump[~held], atol=0.1 * BUMP * hip)
+
+
+def test_the_paw_passes_the_frames_given_up_without_a_jump(lifted: tuple) -> None:
+    fox, _, bump, hip, r = lifted
+    fig = fox.figure
+    leg = next(leg for leg in legs_of(fig) if leg.side == "hl")
+    paw = fig.world_batch(r.poses)[:, fig.node_names.index(leg.toe), :3, 3]
+    step = np.linalg.norm(np.diff(paw[:, [0, 2]], axis=0), axis=1)
+    # along the ground: slower than the clip's own slide (the leg at its reach pulls the paw by up to 0.1 % of the
+    # hip height a frame; two lock points, one each side, moved it 8 times the slide in a frame)
+    assert step.max() < SLIDE * hip
+    # along up: no faster than the clip's own bump rises and falls (plus the ease into and out of the ground)
+    assert np.abs(np.diff(paw[:, 1])).max() <= np.abs(np.diff(bump)).max() + SOLE_CLEARANCE * hip
