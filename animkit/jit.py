@@ -344,8 +344,9 @@ class Warming:
     :data:`WARMING`, a kernel of ``lines`` waits at its first call in this process until it is marked ready in
     ``folder`` (then loads from disk in milliseconds) instead of compiling it a second time at once. A group of
     kernels that no process has claimed yet, this process claims and compiles itself (it would only wait
-    otherwise). No wait once every warming process has ended (``<i>.done`` in ``folder``) or after ``timeout``
-    seconds. ``waited``: seconds this process waited; ``compiled``: the signatures it compiled itself."""
+    otherwise). No wait once every warming process has ended (``<i>.done`` in ``folder``) or once this process has
+    waited ``timeout`` seconds in all. ``waited``: seconds this process waited; ``compiled``: the signatures it
+    compiled itself."""
 
     def __init__(self, folder: str | os.PathLike[str], lines: Iterable[str], processes: int,
                  timeout: float = 900.0) -> None:
@@ -382,7 +383,7 @@ class Warming:
             return
         start = time.perf_counter()
         while not ((self.folder / f"ready.{key}").exists() or self.ended()
-                   or time.perf_counter() - start > self.timeout):
+                   or self.waited + time.perf_counter() - start > self.timeout):
             time.sleep(0.05)
         self.waited += time.perf_counter() - start
 
