@@ -361,7 +361,7 @@ class Warming:
     def claim(folder: Path, group: set[str]) -> bool:
         """Whether this process is the first to claim ``group`` in ``folder`` (an exclusively created file)."""
         try:
-            os.close(os.open(folder / f"claim.{min(group)}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.close(os.open(folder / f"claim.{min(group)}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except FileExistsError:
             return False
         return True
