@@ -74,7 +74,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _record_kernels(session)
     if jit.WARMING is not None:  # a worker of a warming run: how long it waited, what it compiled itself
         worker = session.config.workerinput["workerid"]  # type: ignore[attr-defined]
-        (jit.WARMING.folder / f"wait.{worker}").write_text(f"{jit.WARMING.waited:.1f} s, {jit.WARMING.compiled}")
+        (jit.WARMING.folder / f"wait.{worker}").write_text(
+            f"waited {jit.WARMING.waited:.1f} s, compiled {jit.WARMING.compiled}")
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if os.environ.get("ANIMKIT_NO_SKIPS") != "1" or reporter is None:
         return
@@ -144,7 +145,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
               for i, p in enumerate(procs) if p.returncode]
     waited = ", ".join(f"{w.name[5:]} {w.read_text()}" for w in sorted(folder.glob("wait.*")))
     line = (f"numba kernels: {ready} signatures ready in {seconds:.0f} s ({len(procs)} processes, beside the workers "
-            f"running tests; the workers waited for kernels, compiled themselves: {waited or '-'}; {skipped} "
+            f"running tests; the workers: {waited or '-'}; {skipped} "
             f"stale lines in "
             f"{KERNELS.name}{'; failed: ' + ' | '.join(failed) if failed else ''})")
     if skipped or failed:
