@@ -27,16 +27,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import itertools
 import os
 import threading
 import time
 import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "signatures", "warm", "ENABLED",
-           "ALWAYS", "WARM"]
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "signatures", "warm", "Warming",
+           "ENABLED", "ALWAYS", "WARM", "WARMING"]
 
 _ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
 _NUMBA_FOUND = importlib.util.find_spec("numba") is not None
@@ -112,6 +114,7 @@ class Kernel:
         #: seconds its first call took in this process: compiling (with the kernels it calls), or loading numba's cache
         self.first_call_s: float | None = None
         functools.update_wrapper(self, fn)
+        self.serial = next(_SERIAL)  # the order kernels are made in
         _KERNELS.add(self)
 
     @property
@@ -174,6 +177,8 @@ class Kernel:
     def _first_call(self, args: tuple[Any, ...]) -> Any:
         if self._ready:
             return self._compiled(*args)  # type: ignore[misc]
+        if WARMING is not None:  # another process is compiling it now: wait, then load it from disk
+            WARMING.wait(self.key)
         dispatcher = self.compiled()  # a kernel wired wrongly fails here, loudly: that is a bug, not the platform
         start = time.perf_counter()
         try:  # the first call compiles (or loads numba's cache): a failure there must not block use
@@ -207,6 +212,7 @@ class Kernel:
 
 
 _KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()  # every kernel made in this process (signatures, warm)
+_SERIAL = itertools.count()
 
 
 def signatures(prefix: str = "animkit.") -> list[str]:
@@ -227,52 +233,89 @@ def signatures(prefix: str = "animkit.") -> list[str]:
     return sorted(lines)
 
 
-def warm(lines: Iterable[str], part: int = 0, parts: int = 1) -> tuple[int, int]:
+def warm(lines: Iterable[str], part: int = 0, parts: int = 1,
+         shared: str | os.PathLike[str] | None = None) -> tuple[int, int]:
     """Compile the kernels of ``key<TAB>seconds<TAB>signature…`` lines (:func:`signatures`'s) for their signatures
     now, onto numba's disk cache (or load them from there): processes that then call them load them in
-    milliseconds. ``parts`` processes each calling ``warm(lines, part, parts)`` share the work: kernels that call
-    the same kernels go to the same part (none compiles anything twice), parts balanced by the seconds the lines
-    give (:func:`_shares`). Returns (signatures ready, lines skipped): a line naming a kernel that no longer
-    exists, or a signature it no longer compiles for, is skipped (that kernel compiles at its first call, as it
-    would have anyway)."""
+    milliseconds. Kernels that call the same heavy kernels form one group (none compiles anything twice,
+    :func:`_groups`). ``parts`` processes each calling ``warm(lines, part, parts)`` share the groups, dealt
+    heaviest first to the part with the least weight so far. With ``shared`` (a folder), they instead take the
+    groups one at a time, heaviest first, each claiming its next group there (:class:`Warming`), and mark each
+    kernel ready there once compiled: a process that waits on that folder (:data:`WARMING`) waits only for the
+    kernels it reaches. Returns (signatures ready, lines skipped): a line naming a kernel that no longer exists,
+    or a signature it no longer compiles for, is skipped (that kernel compiles at its first call, as it would
+    have anyway; part 0 counts the lines naming no kernel)."""
+    if not enabled():
+        return 0, 0
+    rows = _rows(lines)
+    found = _kernels_named({row[0] for row in rows})
+    weight = {row[0]: float(row[1]) for row in rows}
+    groups = _groups(found, weight)
+    if shared is None:
+        load = [0.0] * parts
+        dealt: list[set[str]] = [set() for _ in range(parts)]
+        for g in groups:
+            i = load.index(min(load))
+            dealt[i] |= g
+            load[i] += sum(weight.get(key, 0.0) for key in g)
+        done, skipped = _compile_rows(rows, found, dealt[part])
+    else:
+        done = skipped = 0
+        for g in groups:
+            if Warming.claim(Path(shared), g):
+                counts = _compile_rows(rows, found, g, Path(shared))
+                done, skipped = done + counts[0], skipped + counts[1]
+    stale = sum(1 for row in rows if row[0] not in found) if part == 0 else 0
+    return done, skipped + stale
+
+
+def _rows(lines: Iterable[str]) -> list[list[str]]:
+    """key, weight and the pickled signature of each :func:`signatures` line (comments and blank lines left out)."""
+    return [line.rstrip("\n").split("\t")[:3] for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _compile_rows(rows: list[list[str]], found: dict[str, Kernel], keys: set[str],
+                  ready: Path | None = None) -> tuple[int, int]:
+    """Compile the signatures of ``rows`` whose kernels are in ``keys`` (internal ones compile with their callers);
+    with ``ready``, mark each kernel there (``ready.<key>``) once its lines are done, compiled or not."""
     import base64
     import pickle
 
-    if not enabled():
-        return 0, 0
-    rows = [line.rstrip("\n").split("\t")[:3] for line in lines if line.strip() and not line.startswith("#")]
-    found = _kernels_named({row[0] for row in rows})
-    mine = _shares(found, {row[0]: float(row[1]) for row in rows}, parts)[part]
     done = skipped = 0
-    for key, _, sig_text in rows:
-        if (key in found and (key not in mine or found[key].internal)) or (key not in found and part != 0):
-            continue  # internal: compiled with its callers; a line naming no kernel: part 0 counts it
-        try:
-            k = found[key]
-            sig = pickle.loads(base64.b64decode(sig_text))  # noqa: S301 - the file signatures() wrote, in the repo
-            with _COMPILE, _slp(k.slp):
-                k.compiled().compile(sig)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - a stale line (renamed kernel, changed types): compiled when first called
-            skipped += 1
-        else:
-            done += 1
+    for key in sorted(keys, key=lambda key: [row[0] for row in rows].index(key)):
+        for _, _, sig_text in (row for row in rows if row[0] == key and not found[key].internal):
+            try:
+                k = found[key]
+                sig = pickle.loads(base64.b64decode(sig_text))  # noqa: S301 - the file signatures() wrote
+                with _COMPILE, _slp(k.slp):
+                    k.compiled().compile(sig)  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - a stale line (changed types): compiled when first called
+                skipped += 1
+            else:
+                done += 1
+        if ready is not None:
+            (ready / f"ready.{key}").touch()
     return done, skipped
 
 
 def _kernels_named(keys: set[str]) -> dict[str, Kernel]:
-    """The kernels of these ``module:qualname`` keys whose modules import (missing ones left out)."""
+    """The kernels of these ``module:qualname`` keys whose modules import (missing ones left out; where a key has
+    several kernels, the one made first, its module's)."""
     import importlib
 
     for module in sorted({key.partition(":")[0] for key in keys}):
         with contextlib.suppress(Exception):  # a module renamed or gone: its lines are stale
             importlib.import_module(module)
-    return {k.key: k for k in list(_KERNELS) if k.key in keys}
+    named: dict[str, Kernel] = {}
+    for k in sorted(_KERNELS, key=lambda k: k.serial):
+        if k.key in keys:
+            named.setdefault(k.key, k)
+    return named
 
 
-def _shares(kernels: dict[str, Kernel], weight: dict[str, float], parts: int) -> list[set[str]]:
-    """The keys split into ``parts`` sets: a kernel goes with the heavy kernels it calls, directly or not (those
-    weighing at least a fifth of the heaviest: compiling them twice would cost more than an unbalanced split),
-    and the groups are dealt heaviest first to the part with the least weight so far."""
+def _groups(kernels: dict[str, Kernel], weight: dict[str, float]) -> list[set[str]]:
+    """The keys in groups, heaviest first: a kernel goes with the heavy kernels it calls, directly or not (those
+    weighing at least a fifth of the heaviest: compiling them twice would cost more than unbalanced groups)."""
     heavy = 0.2 * max(weight.values(), default=0.0)
     parent: dict[str, str] = {}  # union-find over keys
 
@@ -293,13 +336,60 @@ def _shares(kernels: dict[str, Kernel], weight: dict[str, float], parts: int) ->
     groups: dict[str, set[str]] = {}
     for key in kernels:
         groups.setdefault(root(key), set()).add(key)
-    shares: list[set[str]] = [set() for _ in range(parts)]
-    load = [0.0] * parts
-    for g in sorted(groups.values(), key=lambda g: (-sum(weight.get(key, 0.0) for key in g), sorted(g))):
-        i = load.index(min(load))
-        shares[i] |= g
-        load[i] += sum(weight.get(key, 0.0) for key in g)
-    return shares
+    return sorted(groups.values(), key=lambda g: (-sum(weight.get(key, 0.0) for key in g), sorted(g)))
+
+
+class Warming:
+    """Kernels that other processes are compiling now (``warm(lines, part, processes, shared=folder)``): set as
+    :data:`WARMING`, a kernel of ``lines`` waits at its first call in this process until it is marked ready in
+    ``folder`` (then loads from disk in milliseconds) instead of compiling it a second time at once. A group of
+    kernels that no process has claimed yet, this process claims and compiles itself (it would only wait
+    otherwise). No wait once every warming process has ended (``<i>.done`` in ``folder``) or once this process has
+    waited ``timeout`` seconds in all. ``waited``: seconds this process waited; ``compiled``: the signatures it
+    compiled itself."""
+
+    def __init__(self, folder: str | os.PathLike[str], lines: Iterable[str], processes: int,
+                 timeout: float = 900.0) -> None:
+        self.folder, self.processes, self.timeout = Path(folder), processes, timeout
+        self.rows = _rows(lines)
+        self.keys = {row[0] for row in self.rows}
+        self.waited = 0.0
+        self.compiled = 0
+        self._groups: list[set[str]] | None = None
+
+    @staticmethod
+    def claim(folder: Path, group: set[str]) -> bool:
+        """Whether this process is the first to claim ``group`` in ``folder`` (an exclusively created file)."""
+        try:
+            os.close(os.open(folder / f"claim.{min(group)}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            return False
+        return True
+
+    def ended(self) -> bool:
+        """Whether every warming process has ended."""
+        return all((self.folder / f"{i}.done").exists() for i in range(self.processes))
+
+    def wait(self, key: str) -> None:
+        """Return once kernel ``key`` is ready on disk (compiling its group here if no process has claimed it)."""
+        if key not in self.keys or (self.folder / f"ready.{key}").exists() or self.ended():
+            return
+        if self._groups is None:
+            found = _kernels_named(self.keys)
+            self._groups = _groups(found, {row[0]: float(row[1]) for row in self.rows})
+        group = next((g for g in self._groups if key in g), None)
+        if group is not None and self.claim(self.folder, group):
+            self.compiled += _compile_rows(self.rows, _kernels_named(group), group, self.folder)[0]
+            return
+        start = time.perf_counter()
+        while not ((self.folder / f"ready.{key}").exists() or self.ended()
+                   or self.waited + time.perf_counter() - start > self.timeout):
+            time.sleep(0.05)
+        self.waited += time.perf_counter() - start
+
+
+#: Set (tests/conftest.py does, in pytest-xdist's workers) while other processes compile kernels: see :class:`Warming`.
+WARMING: Warming | None = None
 
 
 @contextlib.contextmanager

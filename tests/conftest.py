@@ -72,6 +72,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     everything the tests need (Node, three.js, gltf-validator, pygltflib, Xvfb, Chromium), so a skip there means
     something was not installed."""
     _record_kernels(session)
+    if jit.WARMING is not None:  # a worker of a warming run: how long it waited, what it compiled itself
+        worker = session.config.workerinput["workerid"]  # type: ignore[attr-defined]
+        (jit.WARMING.folder / f"wait.{worker}").write_text(
+            f"waited {jit.WARMING.waited:.1f} s, compiled {jit.WARMING.compiled}")
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if os.environ.get("ANIMKIT_NO_SKIPS") != "1" or reporter is None:
         return
@@ -84,14 +88,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """In the controller of a parallel run of the whole suite (pytest-xdist's workers start after this hook), start
-    compiling the kernels the tests will call, split across one process a worker, onto numba's disk cache
-    (``jit.warm``): the workers then load each kernel in milliseconds instead of compiling it each on its own
-    (two workers reaching the same kernel at the same time both compile it). The workers start and collect the
-    tests meanwhile, and wait for the compiling to end before their first test (:func:`pytest_runtestloop`). On a
-    warm cache it only loads. ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any run; ANIMKIT_RECORD_KERNELS=1
-    (recording) turns it off."""
+    compiling the kernels the tests will call onto numba's disk cache, in one process a worker (``jit.warm`` with
+    a shared folder: each takes the next group of kernels, heaviest first). The workers start, collect and run the
+    tests meanwhile; a test that reaches a kernel being compiled waits for that kernel alone (``jit.WARMING``),
+    then loads it in milliseconds, instead of compiling it a second time at once; a kernel no process has begun,
+    its worker compiles itself. On a warm cache it only loads. ANIMKIT_WARM_KERNELS=0 turns it off, =1 on for any
+    run; ANIMKIT_RECORD_KERNELS=1 (recording) turns it off."""
     if hasattr(config, "workerinput"):
-        config.stash[_WAIT_FOR] = os.environ.pop(_WARMING, "")  # not handed on to the processes tests start
+        folder, _, parts = os.environ.pop(_WARMING, "").partition(os.pathsep)  # not handed on to test processes
+        if folder and jit.enabled():
+            jit.WARMING = jit.Warming(folder, KERNELS.read_text().splitlines(), int(parts))
         return
     if not jit.enabled() or not KERNELS.exists():
         return
@@ -106,8 +112,8 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = Path(tempfile.mkdtemp(prefix="animkit-warm-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     code = ("import sys, time; from pathlib import Path; from animkit import jit; t = time.perf_counter()\n"
-            "try: print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3])), "
-            "f'{time.perf_counter() - t:.1f}', flush=True)\n"
+            "try: print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3]), "
+            "shared=Path(sys.argv[4]).parent), f'{time.perf_counter() - t:.1f}', flush=True)\n"
             "finally: Path(sys.argv[4]).touch()")
     procs = []
     for i in range(parts):
@@ -115,25 +121,11 @@ def pytest_configure(config: pytest.Config) -> None:
             procs.append(subprocess.Popen([sys.executable, "-c", code, str(KERNELS), str(i), str(parts),
                                            str(folder / f"{i}.done")], cwd=ROOT, env=env, stdout=out, stderr=err))
     config.stash[_WARMING_PROCS] = (folder, procs)
-    os.environ[_WARMING] = os.pathsep.join(str(folder / f"{i}.done") for i in range(parts))  # for the workers
+    os.environ[_WARMING] = f"{folder}{os.pathsep}{parts}"  # for the workers
 
 
-_WARMING = "ANIMKIT_WARMING_DONE"  # the controller tells its workers which files say the compiling has ended
-_WAIT_FOR = pytest.StashKey[str]()
+_WARMING = "ANIMKIT_WARMING"  # the controller tells its workers the warming's folder and its number of processes
 _WARMING_PROCS = pytest.StashKey[tuple[Path, list[subprocess.Popen[bytes]]]]()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """A worker of a warming run waits, after collecting, until the processes compiling the kernels have ended
-    (at most 15 minutes: then the kernels it reaches compile at their first call, as without warming)."""
-    files = [Path(f) for f in session.config.stash.get(_WAIT_FOR, "").split(os.pathsep) if f]
-    start = time.perf_counter()
-    while files and not all(f.exists() for f in files) and time.perf_counter() - start < 900:
-        time.sleep(0.2)
-    if files:
-        worker = session.config.workerinput["workerid"]  # type: ignore[attr-defined]
-        files[0].with_name(f"wait.{worker}").write_text(f"{time.perf_counter() - start:.1f}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -151,9 +143,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     seconds = max((float(o[2]) for o in outs if len(o) == 3), default=0.0)
     failed = [((folder / f"{i}.err").read_text().strip().splitlines() or ["?"])[-1]
               for i, p in enumerate(procs) if p.returncode]
-    waited = ", ".join(f"{w.name[5:]} {w.read_text()} s" for w in sorted(folder.glob("wait.*")))
+    waited = ", ".join(f"{w.name[5:]} {w.read_text()}" for w in sorted(folder.glob("wait.*")))
     line = (f"numba kernels: {ready} signatures ready in {seconds:.0f} s ({len(procs)} processes, beside the workers "
-            f"starting; they waited after collecting: {waited or 'not at all'}; {skipped} stale lines in "
+            f"running tests; the workers: {waited or '-'}; {skipped} "
+            f"stale lines in "
             f"{KERNELS.name}{'; failed: ' + ' | '.join(failed) if failed else ''})")
     if skipped or failed:
         terminalreporter.write_line(f"tests/conftest.py: {line}; see docs/testing.md to write the list again",

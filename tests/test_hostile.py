@@ -352,6 +352,7 @@ _SWALLOWED_CTRL_C = textwrap.dedent("""
     from animkit.atomic import guard_interrupts
     from animkit.render.writers import GifWriter
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, even if started with SIGINT ignored
     def callback():  # what llvmlite's object-cache hook is: Python called from C, whose exceptions are dropped
         os.kill(os.getpid(), signal.SIGINT)
         sum(range(1000))  # the handler runs here, inside the callback

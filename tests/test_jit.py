@@ -129,3 +129,45 @@ def test_warm_compiles_recorded_signatures_onto_the_disk_cache_and_skips_stale_l
         assert again.on_disk() and not callee.on_disk() and again(1.5) == 13.5 and callee(1.0) == 3.0
     finally:
         _triple = plain
+
+
+def test_warming_shares_groups_through_a_folder_and_waits_only_for_the_kernel_reached(monkeypatch, tmp_path) -> None:
+    """What the workers of a parallel run do while the warming processes compile (tests/conftest.py): the
+    processes sharing a folder each claim a group once (the first compiles it, the next finds it taken), a process
+    reaching a kernel another has claimed waits until that kernel is marked ready, and one reaching a kernel no one
+    has claimed compiles it itself, without waiting."""
+    import threading
+
+    import numba.core.config
+
+    global _triple
+    plain = _triple
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
+    try:
+        _triple = jit.kernel(plain)
+        outer = jit.kernel(_triple_twice, calls=(_triple,))
+        assert outer is not None and outer(2.0) == 18.0
+        lines = [line for line in jit.signatures(prefix="tests.") if "_triple" in line.split("\t")[0]]
+        key = lines[0].split("\t")[0]
+        first, second = tmp_path / "first", tmp_path / "second"
+        first.mkdir(), second.mkdir()
+        assert jit.warm(lines, 0, 2, shared=first) == (1, 0) and (first / f"ready.{key}").exists()
+        assert jit.warm(lines, 1, 2, shared=first) == (0, 0)  # the group was claimed: nothing compiled twice
+        waiting = jit.Warming(second, lines, processes=1)
+        assert jit.Warming.claim(second, {key})  # another process is compiling it
+        threading.Timer(0.3, (second / f"ready.{key}").touch).start()
+        waiting.wait(key)
+        assert waiting.waited >= 0.25 and waiting.compiled == 0
+        third = tmp_path / "third"
+        third.mkdir()
+        mine = jit.Warming(third, lines, processes=1)
+        mine.wait(key)  # no one had claimed it: compiled here, at once
+        assert mine.compiled == 1 and mine.waited == 0.0 and (third / f"ready.{key}").exists()
+        ended = jit.Warming(tmp_path, lines, processes=1)
+        (tmp_path / "0.done").touch()  # the warming ended (a group unmarked): no wait
+        jit.Warming.claim(tmp_path, {key})
+        ended.wait(key)
+        assert ended.waited == 0.0 and ended.compiled == 0
+        ended.wait("tests.test_jit:_not_warmed")  # a kernel the lines do not name: no wait
+    finally:
+        _triple = plain
