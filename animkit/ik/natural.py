@@ -14,7 +14,7 @@ bounded by NULL_STEP. For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ
 (:meth:`Natural.step`, what a problem of reaches alone gets). Above every level, the inequality tasks
 (:meth:`Task.bounds`: J Δθ ≤ room, a person's range of motion, :mod:`animkit.ik.ranges`) are held as an active set:
 the rows a step would break join as a first level asking BOUND_GAIN · room (a velocity damper), and the step is
-solved again (:func:`_bounded`). The levels :class:`Priors` builds: (0) the planted
+solved again (:func:`~animkit.ik.prioritised.bounded_step`). The levels :class:`Priors` builds: (0) the planted
 feet keep their start frames and the centre of mass stays ``margin`` inside the support polygon; (1) the effector's
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -39,6 +39,7 @@ from animkit.ik.cone_rows import cone_bounds, slipped
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
+from animkit.ik.prioritised import BOUND_GAIN, NULL_STEP, Bounds, Level, bounded_step
 from animkit.ik.problem import check_effectors, movable_dofs
 from animkit.ik.ranges import RANGE_DEGREES, ranges_task
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
@@ -55,7 +56,6 @@ __all__ = ["Natural", "Priors", "NaturalProblem"]
 
 Array = NDArray[np.float64]
 STALL = 10  # a solve stops when its best error over this many iterations (above 100 tol) fell by less than 0.1 %
-NULL_STEP = 0.02  # the largest change (scaled coordinates) per iteration from the null-space terms
 NULL_PRIORITY = 3  # tasks at this priority or above are null-space terms, not levels
 MAX_STEP = 0.3  # the largest change of any DOF in one iteration (radians or scene units)
 
@@ -152,7 +152,6 @@ class Natural(SteppedSolver):
                           np.array(errors)[:, None])
 
 
-Level = tuple[Array, Array, float]
 LIMIT_BAND, LIMIT_SHARE = 0.2, 0.25  # rad: a posture DOF's weight fades (smoothstep) over the last min(LIMIT_BAND,
 # LIMIT_SHARE · its range) before the limit it moves toward (joint-limit avoidance by weighting, Chan & Dubey 1995);
 # the goals' DOFs keep the stop at the limit (tapering them made a stretched arm's wrist chatter out of reach)
@@ -163,9 +162,6 @@ def _tracked(stack: TaskStack, c: Any) -> bool:
     """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
     return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
                if t.weight > 0 and t.priority < NULL_PRIORITY and not t.goal and not t.inequality)
-
-
-Bounds = tuple[Array, Array]  # the inequality tasks' rows J (m, n) over the movable set and their room (m,)
 
 
 def _levels(stack: TaskStack, c: Any, null: bool = True
@@ -207,31 +203,6 @@ def _levels(stack: TaskStack, c: Any, null: bool = True
     return levels, grad, posture, bounds
 
 
-BOUND_ROUNDS, BOUND_DAMPING = 3, 1e-3  # an inequality's active set: solves added at most; its level's λ
-BOUND_GAIN = 0.2  # a step may close this share of the room left to a bound (a velocity damper: the quantity slows
-# as it nears its bound instead of stopping dead there, which kinked the joints' paths: 0.5° a frame of jitter)
-
-
-def _bounded(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Array, null: float) -> Array:
-    """The prioritised step with the inequality rows J Δθ ≤ room held: the rows the step would break (or already
-    past their bound: room < 0) join as a first level asking J Δθ = room (the quantity stops at its bound), and
-    the step is solved again, up to BOUND_ROUNDS times as more rows join (an active set; a row once in stays in for
-    the step)."""
-    dq = _prioritised(levels, grad, sc, null)
-    if bounds is None:
-        return dq
-    J, room = bounds
-    room = np.where(room < 0, room, BOUND_GAIN * room)  # a bound already passed (a warm start beyond it) is met
-    active = np.zeros(len(room), dtype=bool)
-    for _ in range(BOUND_ROUNDS):
-        want = active | (room < 0) | (J @ dq > room + 1e-12)
-        if (want == active).all():
-            break
-        active = want
-        dq = _prioritised([(J[active], room[active], BOUND_DAMPING), *levels], grad, sc, null)
-    return dq
-
-
 def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP, damped: bool = False) -> Array:
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): the goals' DOFs' limits within
@@ -242,18 +213,18 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     if damped:
         bounds = _with_limits(bounds, q, (lo, hi), (sc0 > 0) & ~posture)
     sc = sc0.copy()
-    dq = _bounded(levels, bounds, grad, sc, null)
+    dq = bounded_step(levels, bounds, grad, sc, null)
     room = np.where(dq > 0, hi - q, q - lo)  # how far the DOF may still go the way the step takes it
     band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
     near = (room < band) & (dq != 0) & posture
     if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
         u = np.clip(room[near] / band[near], 0.0, 1.0)
         sc[near] *= u * u * (3.0 - 2.0 * u)
-        dq = _bounded(levels, bounds, grad, sc, null)
+        dq = bounded_step(levels, bounds, grad, sc, null)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
     if blocked.any():
         sc[blocked] = 0.0
-        dq = _bounded(levels, bounds, grad, sc, null)
+        dq = bounded_step(levels, bounds, grad, sc, null)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
@@ -266,8 +237,9 @@ LIMIT_DAMPER, LIMIT_GAIN = 0.35, 0.3  # rad: in a bake's frames, a goal's DOF ne
 
 def _with_limits(bounds: Bounds | None, q: Array, lim: tuple[Array, Array], which: NDArray[np.bool_]
                  ) -> Bounds | None:
-    """``bounds`` with a row ±e_j, room (hi_j − q_j or q_j − lo_j) · LIMIT_GAIN / BOUND_GAIN (:func:`_bounded` takes
-    BOUND_GAIN of it), for each limit within LIMIT_DAMPER of a DOF j in ``which``."""
+    """``bounds`` with a row ±e_j, room (hi_j − q_j or q_j − lo_j) · LIMIT_GAIN / BOUND_GAIN
+    (:func:`~animkit.ik.prioritised.bounded_step` takes BOUND_GAIN of it), for each limit within LIMIT_DAMPER of a
+    DOF j in ``which``."""
     lo, hi = lim
     rows, rooms = [], []
     for sign, room in ((1.0, hi - q), (-1.0, q - lo)):
@@ -373,77 +345,6 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
         if not moved:
             break
     return qn
-
-
-def _prioritised(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:
-    """Σ_k Δφ_k − ½ P ∇H (the module docstring) in θ; the same numbers, bit for bit, as every level's full update
-    from P₀ = I, Δφ₀ = 0: the first level's J̃P and residual taken as J̃ and V, each level's Gram matrix formed
-    once, and the last projector not formed where ∇H = 0 (nothing reads it: the null-space step is P · 0)."""
-    n = len(sc)
-    dphi = np.zeros(n)
-    P: Array | None = None  # I until the first level
-    null = bool(np.any(grad))
-    last = len(levels) - 1
-    for k, (J, V, lam) in enumerate(levels):
-        Jt = J * sc
-        JP = np.ascontiguousarray(Jt) if P is None else Jt @ P  # J̃ I: the same numbers, laid out as a product's
-        G = JP @ JP.T
-        eye = _eye(len(V))
-        x, Y = _solve_pair(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi,
-                           (G + 1e-8 * eye, JP) if null or k < last else None)
-        dphi = dphi + JP.T @ x
-        if Y is not None:
-            # the projector nearly exact (eigenvalues σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak in
-            P = (_eye(n) if P is None else P) - JP.T @ Y
-    if not null:
-        return np.asarray(sc * dphi, dtype=float)
-    dz = 0.5 * (_eye(n) if P is None else P) @ (sc * grad)
-    big = float(np.max(np.abs(dz), initial=0.0))
-    if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
-        dz *= bound / big
-    return np.asarray(sc * (dphi - dz), dtype=float)
-
-
-_EYES: dict[int, Array] = {}
-
-
-def _eye(m: int) -> Array:
-    """I (m, m), made once per size and read-only (np.eye's numbers, without its allocation on every call)."""
-    got = _EYES.get(m)
-    if got is None:
-        got = _EYES[m] = np.eye(m)
-        got.flags.writeable = False
-    return got
-
-
-def _singular(*_: object) -> None:
-    raise np.linalg.LinAlgError("Singular matrix")
-
-
-def _solve_pair(A: Array, b: Array, second: tuple[Array, Array] | None) -> tuple[Array, Array | None]:
-    """(A⁻¹b, B⁻¹C) for ``second`` = (B, C), else (A⁻¹b, None): np.linalg.solve's own LAPACK calls (its gufuncs,
-    the same numbers bit for bit, a singular matrix the same LinAlgError) under one error state, without its
-    per-call checks (≈ 25 µs a call: a bake makes thousands)."""
-    if _GUFUNCS is None:
-        return np.asarray(np.linalg.solve(A, b), float), (None if second is None else
-                                                          np.asarray(np.linalg.solve(*second), float))
-    one, many = _GUFUNCS
-    with np.errstate(call=_singular, invalid="call", over="ignore", divide="ignore", under="ignore"):
-        x = (one if b.ndim == 1 else many)(A, b, signature="dd->d")
-        Y = None if second is None else many(second[0], second[1], signature="dd->d")
-    return x, Y
-
-
-def _linalg_gufuncs() -> tuple[Any, Any] | None:
-    """NumPy's solve gufuncs (vector and matrix right-hand side), those np.linalg.solve calls; None where absent."""
-    try:
-        from numpy.linalg import _umath_linalg
-    except ImportError:  # pragma: no cover - a NumPy without them: np.linalg.solve itself
-        return None
-    return (_umath_linalg.solve1, _umath_linalg.solve) if hasattr(_umath_linalg, "solve1") else None
-
-
-_GUFUNCS = _linalg_gufuncs()
 
 
 @dataclass(frozen=True)
