@@ -165,8 +165,8 @@ def test_from_poses_reproduces_frames_exactly():
         Clip.from_poses(LAYOUT, times, poses[:, :5])
 
 
-def test_from_poses_is_fast_for_10000_frames_by_96_dofs():
-    import time
+def test_from_poses_keeps_10000_frames_by_96_dofs_as_one_dense_set():
+    """A baked clip is one dense array, not 960,000 keys (its speed is bench_motion's business, not a test's)."""
 
     class Wide:
         dof_names = [f"j{i}.rz" for i in range(96)]
@@ -181,12 +181,10 @@ def test_from_poses_is_fast_for_10000_frames_by_96_dofs():
 
     poses = np.random.default_rng(1).uniform(-3, 3, (10_000, 96))
     times = np.arange(10_000) / 120.0
-    start = time.perf_counter()
     clip = Clip.from_poses(Wide(), times, poses, fps=120)
     out = clip.sample(clip.frame_times())
-    elapsed = time.perf_counter() - start
     assert np.array_equal(out, poses)
-    assert elapsed < 1.0, elapsed
+    assert clip.dense is not None and not clip.tracks
 
 
 def test_keys_outside_limits_raise_naming_dof_time_and_limit():
