@@ -28,11 +28,11 @@ from animkit.ik.strategy import (
     RESTART_STALL,
     _batch_restarts,
     _beyond,
-    _escape_folds,
     _reachability,
     _relax,
     _restart,
     _run_chunked,
+    settle,
 )
 from animkit.ik.tasks import Reach, Task, body_from_figure, configuration
 from animkit.model.figure import Figure
@@ -357,7 +357,7 @@ class IKProblem:
         if restarts and out.reason[0] != "converged":
             out, used = _restart(model, method, q0, P, R, replace(opts, deadline=deadline, pull=RESTART_PULL), out,
                                  restarts, deadline, seed)
-        out = _escape_folds(model, method, P, R, opts, out)
+        out = settle(model, method, P, R, opts, out)
         reach, reasons = _reachability(model, out, P, R, self._opts)
         full = self.pose.copy()
         full[model.dofs] = out.q[0]
@@ -515,7 +515,7 @@ class IKProblem:
                     o = _relax(model, q0[a:b], P[a:b], Ra, opts, o)
                 return o, np.zeros(b - a, dtype=np.intp)
             out, used = _run_chunked(B, first, quiet)
-        out = _escape_folds(model, method, P, R, opts, out)
+        out = settle(model, method, P, R, opts, out, polished=bool(restarts))
         reach, reasons = _reachability(model, out, P, R, opts)
         return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
                              out.iterations, out.position_error, out.orientation_error, out.errors,
