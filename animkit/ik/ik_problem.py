@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik.lm import packed_pays
-from animkit.ik.lm_strategy_jit import OUT_HISTORY, lm_packed, out_size, packed_entry
+from animkit.ik.lm_strategy_jit import FOLD, OUT_HISTORY, lm_packed, out_size, packed_entry
 from animkit.ik.methods import LM, Setup, Solver
 from animkit.ik.problem import ChainModel, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from animkit.ik.registry import solver_from_name
@@ -27,7 +27,6 @@ from animkit.ik.strategy import (
     RESTART_PULL,
     RESTART_STALL,
     _batch_restarts,
-    _beyond,
     _reachability,
     _relax,
     _restart,
@@ -471,9 +470,9 @@ class IKProblem:
         if valid == 0.0:
             return None
         it = int(iters)
+        if code == FOLD:
+            return None  # stationary at a fold inside the reach: the checked path escapes it (strategy.settle)
         why = _PACKED_REASONS[int(code)]
-        if why == "unreachable" and not _beyond(self.model, out[None, :n], self._targets(target)[0][None], self.tol)[0]:
-            return None  # stationary inside the reach: the checked path tells a fold from the optimum (and escapes)
         full = self.pose.copy()
         full[f.dofs] = out[:n]
         return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"

@@ -162,14 +162,14 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
 
 
 def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, *, restarts: int = 0,
-               seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None
-               ) -> LoopOutput:
+               seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None,
+               polish: int = 0) -> LoopOutput:
     """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
     lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
     q, iters, why, pos, ori, history = lm_lanes(
         loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights,
-        restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0, tries=tries)
+        restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0, tries=tries, polish=polish)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -178,7 +178,8 @@ def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None,
                         ) -> tuple[LoopOutput, NDArray[np.intp]] | None:
     """:func:`run_lm` with random restarts inside the lanes: a problem whose run ends unconverged runs again from
     :func:`~animkit.ik.lm_batch_jit.restart_start` in the same lane at once (the lanes stay full; no return to
-    Python between rounds), up to ``restarts`` times; returns the output and the random starts each problem ran.
+    Python between rounds), up to ``restarts`` times, the answers left short then finished in θ (:func:`polish`'s
+    compiled twin); returns the output and the random starts each problem ran.
     None where the lanes do not take this batch (not a serial revolute chain with one effector, fewer than
     :data:`LANES_MIN` problems, a deadline, or numba off or not yet worth loading)."""
     ch = serial_chain(model)
@@ -187,7 +188,7 @@ def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None,
         return None
     tries = np.zeros(B, dtype=np.intp)
     return _run_lanes(ch, q0, P, R, opts, restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0,
-                      tries=tries), tries
+                      tries=tries, polish=opts.polish if polishes(model, opts) else 0), tries
 
 
 # The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached
@@ -241,7 +242,8 @@ def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
-    return pack_serial(loop_chain(ch, opts), loop_settings(opts), opts.row_weights, orient=orient, relax=relax)
+    return pack_serial(loop_chain(ch, opts), loop_settings(opts), opts.row_weights, orient=orient, relax=relax,
+                       polish=opts.polish if polishes(model, opts) else 0)
 
 
 def packed_pays(opts: Options, spent: int) -> bool:
