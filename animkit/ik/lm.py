@@ -36,9 +36,9 @@ from animkit.ik.constants import (
     START_MARGIN,
 )
 from animkit.ik.lm_batch_jit import _KERNEL as _LANES_KERNEL
-from animkit.ik.lm_batch_jit import lanes_fit, lm_lanes
+from animkit.ik.lm_batch_jit import lanes_fit
 from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
-from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
+from animkit.ik.lm_jit import LoopChain, LoopSettings, call_loop, lm_serial
 from animkit.ik.lm_rules import better, history_row, limit_coordinates, relaxed_limits, stationary, wrap_into_limits
 from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
 from animkit.ik.lm_strategy_jit import pack_serial
@@ -166,10 +166,12 @@ def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, 
                polish: int = 0) -> LoopOutput:
     """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
-    lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
-    q, iters, why, pos, ori, history = lm_lanes(
-        loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights,
-        restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0, tries=tries, polish=polish)
+    lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`), then, with ``polish``, the answers left short
+    finished in θ (:func:`~animkit.ik.lm_jit.polish_batch`, the lanes' loop untouched: lm_lanes' call with it)."""
+    assert _LANES_KERNEL is not None
+    q, iters, why, pos, ori, history = call_loop(
+        _LANES_KERNEL, True, loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0],
+        opts.row_weights, restart=(restarts, seed, restart_pull, index0), tries=tries, polish=polish)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 

@@ -35,7 +35,6 @@ from animkit.ik.lanes_jit import (
 from animkit.ik.lm_jit import (
     CONVERGED,
     RUNNING,
-    Goal,
     LoopChain,
     LoopOut,
     LoopSettings,
@@ -45,7 +44,6 @@ from animkit.ik.lm_jit import (
     call_loop,
     chain_forward,
     chain_residual,
-    polish_one,
     stop_reason,
     tiny_chain,
 )
@@ -90,36 +88,14 @@ def restart_start(seed: int, b: int, a: int, q0: Array, lo: Array, hi: Array,
 restart_start = kernel(restart_start, calls=(_splitmix,)) or restart_start
 
 
-def _polish_answers(chain: LoopChain, s: LoopSettings, P: Array, R: Array, orient: bool, w: Array, steps: int,
-                    out: LoopOut) -> None:
-    """Every answer in ``out`` that did not converge, finished by :func:`~animkit.ik.lm_jit.polish_one` (at most
-    ``steps`` steps, within ``max_iter`` counted iterations; its history held after them): what
-    strategy._batch_restarts' NumPy rounds do at their end (lm.polish)."""
-    for b in range(out.q.shape[0]):
-        k0 = out.iters[b]
-        k = min(steps, s.max_iter - k0)
-        if out.reason[b] == CONVERGED or k <= 0:
-            continue
-        h = out.history[b]
-        pos, ori, taken, done = polish_one(chain, s, Goal(P[b], R[b], orient, w), out.q[b], h, k0, k)
-        for r in range(k0 + taken + 1, h.shape[0]):
-            h[r] = h[k0 + taken]
-        out.pos[b], out.ori[b], out.iters[b] = pos, ori, k0 + taken
-        if done:
-            out.reason[b] = CONVERGED
-
-
-_polish_answers = kernel(_polish_answers, calls=(polish_one,)) or _polish_answers
-
-
 # complexity: a numba kernel: the whole LM loop flat, with no calls in the hot path
 def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool,  # noqa: C901
-              w: Array, poly: bool, restart: tuple[int, int, float, int, int], out: LoopOut, tries: Array) -> None:
+              w: Array, poly: bool, restart: tuple[int, int, float, int], out: LoopOut, tries: Array) -> None:
     Hs, Ce, lo, hi, mid, half, limited, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
         chain.limited, chain.kappa
     tol, otol, max_iter, damping, max_step = s.tol, s.otol, s.max_iter, s.damping, s.max_step
     win, stall_min, pull, decay_rate, backoff, margin = s.win, s.stall_min, s.pull, s.decay, s.backoff, s.margin
-    restarts, seed, r_pull, index0, polish = restart
+    restarts, seed, r_pull, index0 = restart
     q_out, iters, reason, pos_out, ori_out, history = out.q, out.iters, out.reason, out.pos, out.ori, out.history
     B, n = q0.shape
     L = LANES
@@ -277,8 +253,6 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
         if running == 0:
             for b in range(B):  # the random starts run: up to the converged one, else all
                 tries[b] = first_ok[b] if first_ok[b] <= restarts else next_a[b] - 1
-            if polish > 0:  # the answers left short, finished in θ
-                _polish_answers(chain, s, P, R, orient, w, polish, out)
             return
         for lane in range(L):
             live[lane] = job[lane] >= 0
@@ -398,8 +372,7 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(forward_lanes, residual_lanes, theta_lanes, normal_equations_lanes, solve_spd_lanes,
-                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step,
-                        _polish_answers))
+                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:
@@ -412,7 +385,7 @@ def lanes_fit(Hs: Array, Ce: Array) -> bool:
 
 def lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array | None, w: Array, *, poly: bool = True,
              restarts: int = 0, seed: int = 0, restart_pull: float = 0.1, index0: int = 0,
-             tries: NDArray[np.intp] | None = None, polish: int = 0
+             tries: NDArray[np.intp] | None = None
              ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """:func:`~animkit.ik.lm_jit.lm_serial` (same arguments and outputs, no ``first_success``) by the lanes: B
     problems, q0 (B, n), P (B, 3), R (B, 3, 3) or None, on a chain for which :func:`lanes_fit` holds. Needs
@@ -424,11 +397,9 @@ def lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array | 
     :func:`restart_start` (attempt 1, 2, …, pull μ₀ = ``restart_pull``), until one converges or ``restarts`` random
     starts have run; it returns the first run's answer unless a restart converged or ended lower (its iterations and
     history are that run's), and ``tries`` (B,), when given, receives the random starts each problem ran. Problem b
-    draws its starts as problem ``index0`` + b (a chunk of a larger batch draws what the whole batch would).
-    ``polish`` > 0: at the end, every answer that did not converge is finished in θ by at most that many steps
-    (:func:`~animkit.ik.lm_jit.polish_one`, within ``max_iter`` counted iterations)."""
+    draws its starts as problem ``index0`` + b (a chunk of a larger batch draws what the whole batch would)."""
     assert _KERNEL is not None
-    return call_loop(_KERNEL, poly, chain, s, q0, P, R, w, restart=(restarts, seed, restart_pull, index0, polish),
+    return call_loop(_KERNEL, poly, chain, s, q0, P, R, w, restart=(restarts, seed, restart_pull, index0),
                      tries=tries)
 
 

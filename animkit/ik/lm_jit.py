@@ -30,7 +30,8 @@ from animkit.jit import kernel
 
 __all__ = ["LoopChain", "LoopSettings", "Goal", "LoopOut", "lm_one", "lm_serial", "call_loop", "tiny_chain",
            "warm_up", "chain_forward", "chain_residual", "log_vee", "cholesky", "solve_spd", "stop_reason",
-           "accept_step", "settings_with", "polish_one", "CONVERGED", "STALLED", "MAX_ITERATIONS", "RUNNING"]
+           "accept_step", "settings_with", "polish_one", "polish_batch", "CONVERGED", "STALLED", "MAX_ITERATIONS",
+           "RUNNING"]
 
 Array = NDArray[np.float64]
 
@@ -435,23 +436,15 @@ lm_one = kernel(lm_one, calls=(chain_forward, chain_residual, _phi, _theta, stop
 
 def polish_one(chain: LoopChain, s: LoopSettings, goal: Goal, q: Array, history: Array, it: int, steps: int
                ) -> tuple[float, float, int, bool]:
-    """:func:`~animkit.ik.lm.polish` (its NumPy reference) for one problem: at most ``steps`` projected
-    Levenberg–Marquardt steps in θ from q (n,, updated in place),
-
-        (J_Fᵀ W² J_F + λ(I + K)) Δθ = J_Fᵀ W² V,   θ ← clip(θ + Δθ, l, u),
-
-    J_F with the rows of the DOFs held at a limit zeroed (:func:`~animkit.ik.lm_rules.stationary`'s set), λ from
-    POLISH_DAMPING by :func:`accept_step`; stops at convergence, at a first-order optimum, when λ passes LAMBDA_MAX
-    or ``patience`` steps gained nothing. history[it + k] = ‖WV‖ after step k. Returns position and orientation
-    errors, the steps taken and whether it converged."""
-    n = q.shape[0]
-    m = 6 if goal.orient else 3
+    """(J_Fᵀ W² J_F + λ(I + K)) Δθ = J_Fᵀ W² V, θ ← clip(θ + Δθ, l, u): :func:`~animkit.ik.lm.polish` (its NumPy
+    reference) for one problem, at most ``steps`` steps from q (n,, updated in place); J_F: the rows of the DOFs held
+    at a limit zeroed (lm_rules.stationary's set); λ from POLISH_DAMPING by :func:`accept_step`; history[it + k] =
+    ‖WV‖ after step k. Returns position and orientation errors, the steps taken and whether it converged."""
+    n, m = q.shape[0], 6 if goal.orient else 3
     T, Tn, Te, Ten = np.empty((n, 4, 5)), np.empty((n, 4, 5)), np.empty((4, 4)), np.empty((4, 4))
-    V, Vn, J, A = np.empty(m), np.empty(m), np.empty((n, m)), np.empty((n, n))
+    V, Vn, J, A, loc, D = np.empty(m), np.empty(m), np.empty((n, m)), np.empty((n, n)), np.empty(20), np.empty((3, 3))
     rhs, d, qn, g, jj = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
-    held = np.zeros_like(chain.limited)  # θ itself: no limit coordinate, no pull
-    free = np.empty(n, dtype=np.bool_)
-    loc, D = np.empty(20), np.empty((3, 3))
+    held, free = np.zeros_like(chain.limited), np.empty(n, dtype=np.bool_)  # held: θ itself, no limit coordinate
     Hs, Ce, lo, hi, w = chain.Hs, chain.Ce, chain.lo, chain.hi, goal.w
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, D)
@@ -490,6 +483,36 @@ def polish_one(chain: LoopChain, s: LoopSettings, goal: Goal, q: Array, history:
 
 polish_one = kernel(polish_one, calls=(chain_forward, chain_residual, _jacobian_phi, stationary_jit, _damped_step,
                                        accept_step), internal=True) or polish_one
+
+
+def _polish_batch(chain: LoopChain, s: LoopSettings, P: Array, R: Array, orient: bool, w: Array, steps: int,
+                  out: LoopOut) -> None:
+    for b in range(out.q.shape[0]):
+        k0 = out.iters[b]
+        k = min(steps, s.max_iter - k0)
+        if out.reason[b] == CONVERGED or k <= 0:
+            continue
+        h = out.history[b]
+        pos, ori, taken, done = polish_one(chain, s, Goal(P[b], R[b], orient, w), out.q[b], h, k0, k)
+        for r in range(k0 + taken + 1, h.shape[0]):
+            h[r] = h[k0 + taken]
+        out.pos[b], out.ori[b], out.iters[b] = pos, ori, k0 + taken
+        if done:
+            out.reason[b] = CONVERGED
+
+
+_POLISH = kernel(_polish_batch, calls=(polish_one,))
+
+
+def polish_batch(chain: LoopChain, s: LoopSettings, P: Array, R: Array, orient: bool, w: Array, steps: int,
+                 out: LoopOut) -> None:
+    """Every answer in ``out`` (untrimmed) that did not converge, finished by :func:`polish_one` (≤ ``steps``, within
+    ``max_iter``; history held after): the lanes with restarts' end, as the NumPy rounds' (lm.polish). Its kernel is
+    loaded only where some answer has steps left."""
+    left = (out.reason != CONVERGED) & (out.iters < s.max_iter)
+    if steps > 0 and bool(left.any()):
+        assert _POLISH is not None
+        _POLISH(chain, s, P, R, orient, w, int(steps), out)
 
 
 def _lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool, w: Array,
@@ -531,14 +554,14 @@ def lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array |
 
 
 def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSettings, q0: Array, P: Array,
-              R: Array | None, w: Array, restart: tuple[int, int, float, int, int] | None = None,
-              tries: NDArray[np.intp] | None = None
+              R: Array | None, w: Array, restart: tuple[int, int, float, int] | None = None,
+              tries: NDArray[np.intp] | None = None, polish: int = 0
               ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """Call a compiled lm loop over B problems (lm_serial's or the lanes' kernel; ``flag``: its one switch,
     ``first_success`` or ``poly``) with fresh outputs: q (B, n), iterations, reason codes, position and orientation
     errors (B,) and the residual history trimmed to the longest run. The lanes' kernel also takes ``restart``
-    (restarts, seed, μ₀ of a restart, the first problem's index, the polish's steps) and fills ``tries`` (B,): the
-    random starts each problem ran."""
+    (restarts, seed, μ₀ of a restart, the first problem's index) and fills ``tries`` (B,): the random starts each
+    problem ran. ``polish`` > 0: the answers that did not converge are then finished in θ (:func:`polish_batch`)."""
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
@@ -551,9 +574,11 @@ def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSe
     if restart is None:
         loop(*args, out)
     else:
-        restarts, seed, r_pull, index0, polish = restart
-        loop(*args, (int(restarts), int(seed), float(r_pull), int(index0), int(polish)), out,
+        restarts, seed, r_pull, index0 = restart
+        loop(*args, (int(restarts), int(seed), float(r_pull), int(index0)), out,
              np.zeros(B, dtype=np.intp) if tries is None else tries)
+    if polish > 0:
+        polish_batch(chain, s, args[3], Rk, orient, w, polish, out)
     rows = int(out.iters.max()) + 1 if B else 1
     return out.q, out.iters, out.reason, out.pos, out.ori, out.history[:, :rows].T
 
