@@ -589,3 +589,4 @@ def _polish_rows(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options,
     done = (pos <= opts.tol) & (ori <= opts.orientation_tol)
     reason = ["converged" if c else why for c, why in zip(done.tolist(), reasons, strict=True)]
     return LoopOutput(q, steps, reason, pos, ori, np.array(history))
+

@@ -66,7 +66,7 @@ from animkit.ik.lm_rules import (
 from animkit.jit import kernel
 
 __all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "OUT_POS", "OUT_ORI", "OUT_ITERS",
-           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE", "FOLD"]
+           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE", "FOLD", "fold_mask"]
 
 Array = NDArray[np.float64]
 State = tuple[float, float, int, int]  # a run's answer: position and orientation errors, iterations, reason
@@ -163,6 +163,29 @@ def _fold(chain: LoopChain, q: Array, goal: Goal, free: NDArray[np.bool_]) -> bo
 
 
 _fold = kernel(_fold, calls=(_gradient_at, cholesky)) or _fold
+
+
+def _folds(chain: LoopChain, q: Array, P: Array, R: Array, orient: bool, w: Array, out: NDArray[np.bool_]) -> None:
+    for b in range(q.shape[0]):
+        goal = Goal(P[b], R[b], orient, w)
+        free = np.empty(q.shape[1], dtype=np.bool_)
+        out[b] = _stationary(chain, q[b], goal, free) and _fold(chain, q[b], goal, free)
+
+
+_FOLDS = kernel(_folds, calls=(_stationary, _fold))
+
+
+def fold_mask(chain: LoopChain, q: Array, P: Array, R: Array | None, w: Array) -> NDArray[np.bool_]:
+    """Per problem (q (b, n), P (b, 3), R (b, 3, 3) or None, row weights w): whether q is stationary at a fold
+    (:func:`_fold`, strategy._descent_directions' test compiled), for the NumPy strategy's batches on a serial
+    chain. Needs :func:`animkit.jit.enabled`."""
+    assert _FOLDS is not None
+    b = q.shape[0]
+    out = np.zeros(b, dtype=np.bool_)
+    Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((b, 3, 3))
+    _FOLDS(chain, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(P, dtype=float), Rk, R is not None, w,
+           out)
+    return out
 
 
 def _keep_better(q: Array, H: Array, st: State, qc: Array, Hc: Array, st_c: State, before: int) -> State:

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.ik.constants import (  # module globals here too: tests and callers set them on this module
     BATCH_CHUNK,
     FOLD_CURVATURE,
@@ -28,7 +29,7 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     RESTART_STALL,
 )
 from animkit.ik.jacobian import chain_jacobian, rotation_error
-from animkit.ik.lm import keep_better, polish, retry_through_relaxed_limits, run_lm
+from animkit.ik.lm import keep_better, loop_chain, polish, retry_through_relaxed_limits, run_lm, serial_chain
 from animkit.ik.lm_batch_jit import restart_start
 from animkit.ik.lm_rules import (
     CONTINUATIONS,
@@ -45,6 +46,7 @@ from animkit.ik.lm_rules import (
     retried,
     stationary,
 )
+from animkit.ik.lm_strategy_jit import _FOLDS, fold_mask
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
@@ -292,9 +294,19 @@ def _verdicts(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Opti
     fold = np.zeros(len(q), dtype=bool)
     check = np.flatnonzero(optimal & ~beyond)
     if check.size:
-        fold[check] = np.any(_descent_directions(model, q[check], P[check], None if R is None else R[check], w,
-                                                 free[check]) != 0.0, axis=1)
+        fold[check] = _folded(model, q[check], P[check], None if R is None else R[check], opts, free[check])
     return beyond, optimal & ~fold, fold
+
+
+def _folded(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Options, free: NDArray[np.bool_]
+            ) -> NDArray[np.bool_]:
+    """Per stationary problem: whether it is a fold (:func:`_descent_directions` finds a direction of negative
+    curvature), compiled (:func:`~animkit.ik.lm_strategy_jit.fold_mask`) on a serial revolute chain with one
+    effector in a process where compiled kernels run already (NumPy's test is the reference)."""
+    ch = serial_chain(model)
+    if ch.serial and _FOLDS is not None and jit.WARM and jit.enabled():
+        return fold_mask(loop_chain(ch, opts), q, P[:, 0], None if R is None else R[:, 0], opts.row_weights)
+    return np.asarray(np.any(_descent_directions(model, q, P, R, opts.row_weights, free) != 0.0, axis=1))
 
 
 def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
@@ -321,12 +333,14 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         sel, free = _stationary_rows(model, g, J, q, vn)
         if not sel.any():
             return out
-        d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
-        folded = np.any(d != 0.0, axis=1)
+        Ps, Rs = P[idx][sel], None if R is None else R[idx][sel]
+        folded = _folded(model, q[sel], Ps, Rs, opts, free[sel])
         if not folded.any():
             return out
+        d = _descent_directions(model, q[sel][folded], Ps[folded], None if Rs is None else Rs[folded], w,
+                                free[sel][folded])
         fail = idx[sel][folded]
-        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d[folded], model.lower, model.upper))
+        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d, model.lower, model.upper))
         Pf, Rf = P[fail], None if R is None else R[fail]
         c = polish(model, Pf, Rf, opts, method.run(model, starts, Pf, Rf, opts))
         out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
