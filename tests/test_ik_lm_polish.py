@@ -118,3 +118,27 @@ def test_a_fold_from_the_reused_problem_is_left():
     for _ in range(2):  # the second solve runs the compiled entry itself
         r = problem.solve(np.array([0.0, 0.0, -2.0]))
         assert r.converged and r.reason == "converged" and r.position_error < 1e-4
+
+
+def test_the_compiled_fold_test_knows_a_fold_from_a_minimum():
+    """lm_strategy_jit.fold_mask (the batches' fold test on a serial chain, compiled) on points whose answer is
+    known: the three-axis arm straight up with its target straight below (stationary, a maximum along the bend: a
+    fold), the limit-bound arm at its closed-form optimum (a minimum on a limit: not a fold), and both arms at a point
+    that is not stationary (not a fold)."""
+    if not jit.enabled():
+        pytest.skip("numba is not importable (or ANIMKIT_JIT=0)")
+    from animkit.ik.lm import loop_chain, serial_chain
+    from animkit.ik.lm_strategy_jit import fold_mask
+
+    arm = animkit.load(SCENES / "three_axis_arm.toml").figure
+    up = IKProblem(arm, "tip", "arm")
+    fig, target, _ = limit_bound_arm()
+    bound = IKProblem(fig, "end")
+    _, shoulder = _optimum()
+    for problem, q, t, want in ((up, up.pose[up.model.dofs], np.array([0.0, 0.0, -2.0]), [True, False]),
+                                (bound, np.array([shoulder, 0.2]), target, [False, False])):
+        ch = serial_chain(problem.model)
+        Q = np.stack([q, q + 0.3])
+        got = fold_mask(loop_chain(ch, problem.options), Q, np.repeat(t[None], 2, 0), None,
+                        problem.options.row_weights)
+        assert got.tolist() == want
