@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik.lm import packed_pays
-from animkit.ik.lm_strategy_jit import FOLD, OUT_HISTORY, lm_packed, out_size, packed_entry
+from animkit.ik.lm_strategy_jit import FOLD, OUT_HISTORY, OUT_VALID, finish_packed, lm_packed, out_size, packed_entry
 from animkit.ik.methods import LM, Setup, Solver
 from animkit.ik.problem import ChainModel, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from animkit.ik.registry import solver_from_name
@@ -469,6 +469,9 @@ class IKProblem:
         pos, ori, iters, code, valid = out[n:n + OUT_HISTORY].tolist()
         if valid == 0.0:
             return None
+        if code != 0.0:  # not converged: finished in θ, its reachability decided again (a fold: the checked path)
+            finish_packed(f.params, flat, out)
+            pos, ori, iters, code = out[n:n + OUT_VALID].tolist()
         it = int(iters)
         if code == FOLD:
             return None  # stationary at a fold inside the reach: the checked path escapes it (strategy.settle)

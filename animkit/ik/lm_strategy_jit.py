@@ -66,7 +66,7 @@ from animkit.ik.lm_rules import (
 from animkit.jit import kernel
 
 __all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "OUT_POS", "OUT_ORI", "OUT_ITERS",
-           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE", "FOLD", "fold_mask"]
+           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE", "FOLD", "fold_mask", "finish_packed"]
 
 Array = NDArray[np.float64]
 State = tuple[float, float, int, int]  # a run's answer: position and orientation errors, iterations, reason
@@ -387,9 +387,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     """One problem: out[n + OUT_VALID] = 0 when the target is malformed (:func:`_read_target`), then nothing is
     solved. Otherwise the whole of :meth:`animkit.ik.IKProblem.solve`'s strategy for lm without restarts runs here:
     the first run (:func:`~animkit.ik.lm_jit.lm_one`); with ``relax``, the relaxed-limits retries and, for a pose
-    target, the continuations (strategy._relax); then an answer left short is finished in θ (lm_jit.polish_one, within
-    max_iter counted iterations: strategy.settle's lm.polish) and the reachability test (reason UNREACHABLE; FOLD where
-    the answer is stationary at a fold inside the reach, which the checked path escapes)."""
+    target, the continuations (strategy._relax); then the reachability test (reason UNREACHABLE). An answer that did
+    not converge is then finished by :func:`finish_packed` (a kernel of its own: in this one it slowed every solve)."""
     chain, s, orient, relax = _unpack(prm)
     n = chain.lo.shape[0]
     p, Rt = np.empty(3), np.zeros((3, 3))
@@ -405,18 +404,9 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
         ctx = (chain, free, lifted, s, goal)
         st = continuations(ctx, q0, relaxed_stages(ctx, q0, (q, H, st)))[2]
     pos, ori, it, why = st
-    steps = min(int(prm[_POLISH]), s.max_iter - it)
-    if why != CONVERGED and steps > 0:
-        pos, ori, k, done = polish_one(chain, s, goal, q, H, it, steps)
-        it += k
-        why = CONVERGED if done else why
     if why != CONVERGED:
         far = _beyond(p, chain, s.tol)
-        movable = np.empty(n, dtype=np.bool_)
-        minimum = not far and _stationary(chain, q, goal, movable)
-        if minimum and _fold(chain, q, goal, movable):
-            why = FOLD
-        elif out_of_reach(far, minimum):
+        if out_of_reach(far, not far and _stationary(chain, q, goal, np.empty(n, dtype=np.bool_))):
             why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
@@ -431,7 +421,44 @@ def _weights(prm: Array) -> Array:
 _weights = kernel(_weights) or _weights
 
 _PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _relaxed, _RELAXED_STAGES,
-                                    _CONTINUATIONS, polish_one, _beyond, _stationary, _fold, out_of_reach_jit))
+                                    _CONTINUATIONS, _beyond, _stationary, out_of_reach_jit))
+
+
+def _finish_packed(prm: Array, target: Array, out: Array) -> None:
+    n = int(prm[_N])
+    chain, s, orient, _ = _unpack(prm)
+    p, Rt = np.empty(3), np.zeros((3, 3))
+    _read_target(target, orient, p, Rt)
+    goal = Goal(p, Rt, orient, _weights(prm))
+    q, H = out[:n], out[n + OUT_HISTORY:]
+    pos, ori, it, why = out[n + OUT_POS], out[n + OUT_ORI], int(out[n + OUT_ITERS]), int(out[n + OUT_REASON])
+    steps = min(int(prm[_POLISH]), s.max_iter - it)
+    if steps > 0:
+        pos, ori, k, done = polish_one(chain, s, goal, q, H, it, steps)
+        it += k
+        why = CONVERGED if done else why
+    if why != CONVERGED:
+        far = _beyond(p, chain, s.tol)
+        movable = np.empty(n, dtype=np.bool_)
+        minimum = not far and _stationary(chain, q, goal, movable)
+        if minimum and _fold(chain, q, goal, movable):
+            why = FOLD
+        elif out_of_reach(far, minimum):
+            why = UNREACHABLE
+    out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
+
+
+_FINISH = kernel(_finish_packed, calls=(_unpack, _read_target, _weights, polish_one, _beyond, _stationary, _fold,
+                                        out_of_reach_jit))
+
+
+def finish_packed(prm: Array, target: Array, out: Array) -> None:
+    """:func:`lm_packed`'s answer ``out`` that did not converge, finished: in θ (lm_jit.polish_one, at most the
+    polish's steps of :func:`pack_serial`, within max_iter counted iterations: strategy.settle's lm.polish), then its
+    reachability test again (UNREACHABLE; FOLD where it is stationary at a fold inside the reach: the checked path
+    escapes it). Needs :func:`animkit.jit.enabled`."""
+    assert _FINISH is not None
+    _FINISH(prm, target, out)
 
 
 def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool, polish: int = 0) -> Array:
