@@ -9,8 +9,9 @@ suite and the solvers use, and reports the process's CPU time (user + sys, ``tim
 for those calls: compiling, since nothing is cached. Cases: ``lm_serial`` (one problem and a batch of two),
 ``lm_lanes`` (one problem and a batch of two), ``lm_packed`` (the compiled single-solve strategy), each alone in its
 process (the callees it shares with the others compiled there too), and ``all`` (the three in one process: shared
-callees compiled once; the number a fresh clone pays). CPU time is the figure to compare: on a loaded machine the
-wall time also counts the waits for a core.
+callees compiled once; the number a fresh clone pays), and ``lm_finish`` (the batches' polish in θ and fold test,
+``lm_jit.polish_batch`` and ``lm_strategy_jit.fold_mask``: nothing in a tree without them). CPU time is the figure
+to compare: on a loaded machine the wall time also counts the waits for a core.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import tempfile
 import time
 
 _CHILD = "--child"
-CASES = ("lm_serial", "lm_lanes", "lm_packed", "all")
+CASES = ("lm_serial", "lm_lanes", "lm_packed", "all", "lm_finish")
 
 
 def child(case: str) -> None:
@@ -48,6 +49,12 @@ def child(case: str) -> None:
                                   np.ones(6))
     if case in ("lm_packed", "all"):
         lm_strategy_jit.warm_up()
+    if case == "lm_finish" and hasattr(lm_jit, "polish_batch"):  # the polish and the fold test of batches (none before)
+        out = lm_jit.LoopOut(np.zeros((1, 1)), np.zeros(1, dtype=np.intp), np.ones(1, dtype=np.intp), np.ones(1),
+                             np.ones(1), np.zeros((1, 4)))
+        lm_jit.polish_batch(chain, s._replace(max_iter=3), np.ones((1, 3)), np.zeros((1, 3, 3)), False, np.ones(3), 2,
+                            out)
+        lm_strategy_jit.fold_mask(chain, np.zeros((1, 1)), np.ones((1, 3)), None, np.ones(3))
     print(json.dumps({"cpu_s": time.process_time() - c0, "wall_s": time.perf_counter() - t0}))
 
 

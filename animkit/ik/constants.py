@@ -8,7 +8,8 @@ from __future__ import annotations
 __all__ = ["LAMBDA_DOWN", "LAMBDA_UP", "LAMBDA_MIN", "LAMBDA_MAX", "GAIN_REL", "GAIN_ABS", "HOMOTOPY_DECAY",
            "PULL_BACKOFF", "START_MARGIN", "STALL_MIN_ITER", "STATIONARY", "ORIENTATION_FIRST_WEIGHT",
            "ORIENTATION_STAGES", "RESTART_BATCH", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
-           "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
+           "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE", "POLISH_ITERS",
+           "POLISH_DAMPING"]
 
 LAMBDA_DOWN, LAMBDA_UP = 0.1, 10.0  # λ's factor after a kept / a rejected step
 LAMBDA_MIN = 1e-9  # λ never falls below this
@@ -21,6 +22,8 @@ STALL_MIN_ITER = 10  # the stall test (restarts) never stops a run before this m
 STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ STATIONARY · ‖P J‖_F ‖W V‖
 ORIENTATION_FIRST_WEIGHT = 1e-3  # the position rows' weight of the orientation-first run (6D targets)
 ORIENTATION_STAGES = 4  # stages of the orientation continuation (6D targets)
+POLISH_ITERS = 20  # lm: the most projected steps in θ that finish an answer left short (lm.polish; within max_iter)
+POLISH_DAMPING = 1e-3  # lm: the polish's starting λ (Gauss–Newton's step nearly: the φ loop has done the far part)
 
 # the solve strategy (:mod:`.strategy`, which reads them as its own module globals)
 RESTART_BATCH = 8  # random restarts run this many starts at once (vectorised), unless the B = 1 path applies

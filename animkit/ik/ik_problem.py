@@ -15,7 +15,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit import jit
 from animkit.errors import AnimkitError, IKError, unknown_name
 from animkit.ik.lm import packed_pays
-from animkit.ik.lm_strategy_jit import OUT_HISTORY, lm_packed, out_size, packed_entry
+from animkit.ik.lm_strategy_jit import FOLD, OUT_HISTORY, OUT_VALID, finish_packed, lm_packed, out_size, packed_entry
 from animkit.ik.methods import LM, Setup, Solver
 from animkit.ik.problem import ChainModel, all_rigid, check_effectors, compile_chain, movable_dofs, parse_targets
 from animkit.ik.registry import solver_from_name
@@ -27,12 +27,11 @@ from animkit.ik.strategy import (
     RESTART_PULL,
     RESTART_STALL,
     _batch_restarts,
-    _beyond,
-    _escape_folds,
     _reachability,
     _relax,
     _restart,
     _run_chunked,
+    settle,
 )
 from animkit.ik.tasks import Reach, Task, body_from_figure, configuration
 from animkit.model.figure import Figure
@@ -357,7 +356,7 @@ class IKProblem:
         if restarts and out.reason[0] != "converged":
             out, used = _restart(model, method, q0, P, R, replace(opts, deadline=deadline, pull=RESTART_PULL), out,
                                  restarts, deadline, seed)
-        out = _escape_folds(model, method, P, R, opts, out)
+        out = settle(model, method, P, R, opts, out)
         reach, reasons = _reachability(model, out, P, R, self._opts)
         full = self.pose.copy()
         full[model.dofs] = out.q[0]
@@ -470,10 +469,13 @@ class IKProblem:
         pos, ori, iters, code, valid = out[n:n + OUT_HISTORY].tolist()
         if valid == 0.0:
             return None
+        if code != 0.0:  # not converged: finished in θ, its reachability decided again (a fold: the checked path)
+            finish_packed(f.params, flat, out)
+            pos, ori, iters, code = out[n:n + OUT_VALID].tolist()
         it = int(iters)
+        if code == FOLD:
+            return None  # stationary at a fold inside the reach: the checked path escapes it (strategy.settle)
         why = _PACKED_REASONS[int(code)]
-        if why == "unreachable" and not _beyond(self.model, out[None, :n], self._targets(target)[0][None], self.tol)[0]:
-            return None  # stationary inside the reach: the checked path tells a fold from the optimum (and escapes)
         full = self.pose.copy()
         full[f.dofs] = out[:n]
         return IKResult(full, why == "converged", True if why == "converged" else False if why == "unreachable"
@@ -515,7 +517,7 @@ class IKProblem:
                     o = _relax(model, q0[a:b], P[a:b], Ra, opts, o)
                 return o, np.zeros(b - a, dtype=np.intp)
             out, used = _run_chunked(B, first, quiet)
-        out = _escape_folds(model, method, P, R, opts, out)
+        out = settle(model, method, P, R, opts, out, polished=bool(restarts))
         reach, reasons = _reachability(model, out, P, R, opts)
         return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
                              out.iterations, out.position_error, out.orientation_error, out.errors,

@@ -30,15 +30,16 @@ from animkit.ik.constants import (
     LAMBDA_MAX,
     LAMBDA_MIN,
     LAMBDA_UP,
+    POLISH_DAMPING,
     PULL_BACKOFF,
     STALL_MIN_ITER,
     START_MARGIN,
 )
 from animkit.ik.lm_batch_jit import _KERNEL as _LANES_KERNEL
-from animkit.ik.lm_batch_jit import lanes_fit, lm_lanes
+from animkit.ik.lm_batch_jit import lanes_fit
 from animkit.ik.lm_jit import _KERNEL as _LM_KERNEL
-from animkit.ik.lm_jit import LoopChain, LoopSettings, lm_serial
-from animkit.ik.lm_rules import better, history_row, limit_coordinates, relaxed_limits, wrap_into_limits
+from animkit.ik.lm_jit import LoopChain, LoopSettings, call_loop, lm_serial
+from animkit.ik.lm_rules import better, history_row, limit_coordinates, relaxed_limits, stationary, wrap_into_limits
 from animkit.ik.lm_strategy_jit import _PACKED as _PACKED_KERNEL
 from animkit.ik.lm_strategy_jit import pack_serial
 from animkit.ik.problem import ChainBuffers, ChainModel
@@ -47,7 +48,7 @@ from animkit.model.transforms import rotation_error
 
 __all__ = ["run_lm", "lanes_with_restarts", "lm_single", "packed_params", "packed_pays", "serial_chain",
            "retry_through_relaxed_limits", "keep_better", "wrap_into_limits", "HOMOTOPY_PULL", "HOMOTOPY_DECAY",
-           "START_MARGIN", "stiffness_from_options", "loop_chain", "loop_settings"]
+           "START_MARGIN", "stiffness_from_options", "loop_chain", "loop_settings", "polish", "polishes"]
 
 Array = NDArray[np.float64]
 
@@ -161,14 +162,16 @@ def _run_compiled(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Option
 
 
 def _run_lanes(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options, *, restarts: int = 0,
-               seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None
-               ) -> LoopOutput:
+               seed: int = 0, restart_pull: float = 0.1, index0: int = 0, tries: NDArray[np.intp] | None = None,
+               polish: int = 0) -> LoopOutput:
     """:func:`run_lm` on a batch, serial revolute chain with one effector, by the compiled lanes
     (:mod:`.lm_batch_jit`): the same iteration, bit for bit, as :func:`_run_compiled`; with ``restarts``, the
-    lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`)."""
-    q, iters, why, pos, ori, history = lm_lanes(
-        loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0], opts.row_weights,
-        restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0, tries=tries)
+    lanes' random restarts (:func:`~animkit.ik.lm_batch_jit.lm_lanes`), then, with ``polish``, the answers left short
+    finished in θ (:func:`~animkit.ik.lm_jit.polish_batch`, the lanes' loop untouched: lm_lanes' call with it)."""
+    assert _LANES_KERNEL is not None
+    q, iters, why, pos, ori, history = call_loop(
+        _LANES_KERNEL, True, loop_chain(ch, opts), loop_settings(opts), q0, P[:, 0], None if R is None else R[:, 0],
+        opts.row_weights, restart=(restarts, seed, restart_pull, index0), tries=tries, polish=polish)
     return LoopOutput(q, iters, [_REASONS[k] for k in why.tolist()], pos, ori, history)
 
 
@@ -177,7 +180,8 @@ def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None,
                         ) -> tuple[LoopOutput, NDArray[np.intp]] | None:
     """:func:`run_lm` with random restarts inside the lanes: a problem whose run ends unconverged runs again from
     :func:`~animkit.ik.lm_batch_jit.restart_start` in the same lane at once (the lanes stay full; no return to
-    Python between rounds), up to ``restarts`` times; returns the output and the random starts each problem ran.
+    Python between rounds), up to ``restarts`` times, the answers left short then finished in θ (:func:`polish`'s
+    compiled twin); returns the output and the random starts each problem ran.
     None where the lanes do not take this batch (not a serial revolute chain with one effector, fewer than
     :data:`LANES_MIN` problems, a deadline, or numba off or not yet worth loading)."""
     ch = serial_chain(model)
@@ -186,7 +190,7 @@ def lanes_with_restarts(model: ChainModel, q0: Array, P: Array, R: Array | None,
         return None
     tries = np.zeros(B, dtype=np.intp)
     return _run_lanes(ch, q0, P, R, opts, restarts=restarts, seed=seed, restart_pull=restart_pull, index0=index0,
-                      tries=tries), tries
+                      tries=tries, polish=opts.polish if polishes(model, opts) else 0), tries
 
 
 # The compiled loop runs an iteration in about 1 µs, NumPy's in 30–70 µs; numba's start-up and loading the cached
@@ -240,7 +244,8 @@ def packed_params(model: ChainModel, opts: Options, orient: bool, relax: bool) -
     ch = serial_chain(model)
     if not ch.serial or opts.priority or opts.pole is not None or opts.deadline is not None:
         return None
-    return pack_serial(loop_chain(ch, opts), loop_settings(opts), opts.row_weights, orient=orient, relax=relax)
+    return pack_serial(loop_chain(ch, opts), loop_settings(opts), opts.row_weights, orient=orient, relax=relax,
+                       polish=opts.polish if polishes(model, opts) else 0)
 
 
 def packed_pays(opts: Options, spent: int) -> bool:
@@ -505,3 +510,83 @@ def _run_batched(ch: _Chain, q0: Array, P: Array, R: Array | None, opts: Options
         if es is not None:
             es[it, w.ids] = w.e
     return LoopOutput(q_out, iters, reason, pos_out, ori_out, np.array(history))
+
+
+def polishes(model: ChainModel, opts: Options) -> bool:
+    """Whether lm's answers on ``model`` are finished by :func:`polish`: ``opts.polish`` > 0, lm's own loop (no
+    priority, pole or cone) and a limited DOF (where θ = m + h sin φ and the pull toward mid-range bend a run)."""
+    return opts.polish > 0 and not opts.priority and opts.pole is None and not model.cones and \
+        bool(serial_chain(model).limited.any())
+
+
+def polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
+    """The strategy's answers that did not converge, finished by projected Levenberg–Marquardt in θ:
+
+        (J_Fᵀ W² J_F + λ(I + K)) Δθ = J_Fᵀ W² V,   θ ← clip(θ + Δθ, l, u)   (kept where ‖W V‖ falls: λ ÷ 10, else × 10)
+
+    J_F: J with the columns of the DOFs held at a limit zeroed (a DOF on a limit whose descent direction points
+    outward: :func:`~animkit.ik.lm_rules.stationary`'s active set). It stops at convergence, at a first-order optimum
+    (stationary's test), when λ passes LAMBDA_MAX or ``patience`` steps gain nothing, or after ``opts.polish`` steps,
+    never past ``max_iter`` counted iterations. lm's coordinates flatten the error at a limit (∂θ/∂φ = 0) and the
+    pull toward mid-range holds a DOF of short range whose target lies beyond reach, so the stall test stops a run
+    short of an optimum on a limit (the limit-bound two-hinge arm: 3.8 mm short, the elbow mid-range); in θ the held
+    DOF drops out and the rest is Gauss–Newton's. The NumPy reference of the compiled polish
+    (:func:`animkit.ik.lm_jit.polish_one`, run by the packed strategy and the lanes with restarts); kept by
+    :func:`keep_better`."""
+    if not polishes(model, opts):
+        return out
+    idx = np.flatnonzero([why != "converged" for why in out.reason])
+    budget = np.minimum(opts.polish, opts.max_iter - out.iterations[idx])
+    idx, budget = idx[budget > 0], budget[budget > 0]
+    if idx.size == 0:
+        return out
+    c = _polish_rows(serial_chain(model), out.q[idx], P[idx], None if R is None else R[idx], opts, budget,
+                     [out.reason[i] for i in idx.tolist()])
+    return keep_better(out, idx, c, np.zeros(idx.size, dtype=np.intp))
+
+
+def _polish_rows(ch: _Chain, q: Array, P: Array, R: Array | None, opts: Options, budget: NDArray[np.intp],
+                 reasons: list[str]) -> LoopOutput:
+    """:func:`polish`'s loop on b problems from q (b, n), each at most ``budget`` steps (its reason kept unless it
+    converges)."""
+    b, n = q.shape
+    buf = ch.buffers(b)
+    q = q.copy()
+    r, a, Eff, Vw, pos, ori, e = _errors(ch, q, P, R, opts, buf)
+    lam, flat, steps = np.full(b, POLISH_DAMPING), np.zeros(b, dtype=np.intp), np.zeros(b, dtype=np.intp)
+    damp = 1.0 if opts.stiffness is None else 1.0 + opts.stiffness
+    live = np.ones(b, dtype=bool)
+    history = [e.copy()]
+    while True:
+        live &= ((pos > opts.tol) | (ori > opts.orientation_tol)) & (steps < budget)
+        s = np.flatnonzero(live)
+        if s.size == 0:
+            break
+        Jt = ch.jacobian_t(r[:, s], a[:, s], Eff[s][:, :, :3, 3], R is not None) * opts.row_weights  # (s, n, m)
+        g = (Jt @ Vw[s][:, :, None])[:, :, 0]
+        free = np.empty((s.size, n), dtype=bool)
+        optimal = np.asarray(stationary(g, np.einsum("bkm,bkm->bk", Jt, Jt), q[s], ch.lo, ch.hi, e[s], free))
+        live[s[optimal]] = False
+        go = ~optimal
+        s, Jt, free = s[go], Jt[go] * free[go][:, :, None], free[go]
+        if s.size == 0:
+            break
+        A = Jt @ np.swapaxes(Jt, 1, 2) + (lam[s][:, None] * damp)[:, :, None] * np.eye(n)
+        d = np.linalg.solve(A, Jt @ Vw[s][:, :, None])[:, :, 0]
+        if opts.max_step is not None:
+            d *= np.minimum(1.0, opts.max_step / np.maximum(np.abs(d).max(1), 1e-300))[:, None]
+        qn = np.minimum(np.maximum(q[s] + d, ch.lo), ch.hi)
+        rn, an, En, Vn, pn, on, en = _errors(ch, qn, P[s], None if R is None else R[s], opts, buf)
+        ok = en < e[s]  # lm_jit.accept_step's rule
+        flat[s] = np.where(ok & (en < e[s] * (1.0 - GAIN_REL) - GAIN_ABS), 0, flat[s] + 1)
+        lam[s] = np.where(ok, np.maximum(lam[s] * LAMBDA_DOWN, LAMBDA_MIN), lam[s] * LAMBDA_UP)
+        k = s[ok]
+        q[k], r[:, k], a[:, k], Eff[k], Vw[k] = qn[ok], rn[:, ok], an[:, ok], En[ok], Vn[ok]
+        pos[k], ori[k], e[k] = pn[ok], on[ok], en[ok]
+        steps[s] += 1
+        history.append(e.copy())
+        live[s] &= (lam[s] <= LAMBDA_MAX) & (flat[s] < opts.patience)
+    done = (pos <= opts.tol) & (ori <= opts.orientation_tol)
+    reason = ["converged" if c else why for c, why in zip(done.tolist(), reasons, strict=True)]
+    return LoopOutput(q, steps, reason, pos, ori, np.array(history))
+

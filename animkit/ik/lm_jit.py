@@ -24,12 +24,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from animkit import jit
-from animkit.ik.constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP
+from animkit.ik.constants import GAIN_ABS, GAIN_REL, LAMBDA_DOWN, LAMBDA_MAX, LAMBDA_MIN, LAMBDA_UP, POLISH_DAMPING
+from animkit.ik.lm_rules import stationary, stationary_jit
 from animkit.jit import kernel
 
 __all__ = ["LoopChain", "LoopSettings", "Goal", "LoopOut", "lm_one", "lm_serial", "call_loop", "tiny_chain",
            "warm_up", "chain_forward", "chain_residual", "log_vee", "cholesky", "solve_spd", "stop_reason",
-           "accept_step", "settings_with", "CONVERGED", "STALLED", "MAX_ITERATIONS", "RUNNING"]
+           "accept_step", "settings_with", "polish_one", "polish_batch", "CONVERGED", "STALLED", "MAX_ITERATIONS",
+           "RUNNING"]
 
 Array = NDArray[np.float64]
 
@@ -432,6 +434,87 @@ lm_one = kernel(lm_one, calls=(chain_forward, chain_residual, _phi, _theta, stop
                                  _damped_step, accept_step)) or lm_one
 
 
+def polish_one(chain: LoopChain, s: LoopSettings, goal: Goal, q: Array, history: Array, it: int, steps: int
+               ) -> tuple[float, float, int, bool]:
+    """(J_Fᵀ W² J_F + λ(I + K)) Δθ = J_Fᵀ W² V, θ ← clip(θ + Δθ, l, u): :func:`~animkit.ik.lm.polish` (its NumPy
+    reference) for one problem, at most ``steps`` steps from q (n,, updated in place); J_F: the rows of the DOFs held
+    at a limit zeroed (lm_rules.stationary's set); λ from POLISH_DAMPING by :func:`accept_step`; history[it + k] =
+    ‖WV‖ after step k. Returns position and orientation errors, the steps taken and whether it converged."""
+    n, m = q.shape[0], 6 if goal.orient else 3
+    T, Tn, Te, Ten = np.empty((n, 4, 5)), np.empty((n, 4, 5)), np.empty((4, 4)), np.empty((4, 4))
+    V, Vn, J, A, loc, D = np.empty(m), np.empty(m), np.empty((n, m)), np.empty((n, n)), np.empty(20), np.empty((3, 3))
+    rhs, d, qn, g, jj = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    held, free = np.zeros_like(chain.limited), np.empty(n, dtype=np.bool_)  # held: θ itself, no limit coordinate
+    Hs, Ce, lo, hi, w = chain.Hs, chain.Ce, chain.lo, chain.hi, goal.w
+    chain_forward(q, Hs, Ce, T, Te, loc)
+    pos, ori, e = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, D)
+    lam, flat, ps, k = POLISH_DAMPING, 0, 1.0, 0
+    while k < steps and not (pos <= s.tol and ori <= s.otol):
+        _jacobian_phi(T, Te, chain.half, held, q, w, goal.orient, J)
+        for i in range(n):
+            gi, ji = 0.0, 0.0
+            for t in range(m):
+                gi += J[i, t] * V[t]
+                ji += J[i, t] * J[i, t]
+            g[i], jj[i] = gi, ji
+        if stationary(g, jj, q, lo, hi, e, free):
+            break
+        for i in range(n):
+            if not free[i]:
+                for t in range(m):
+                    J[i, t] = 0.0
+        _damped_step(J, V, lam, 0.0, q, held, chain.kappa, s.max_step, A, rhs, d)
+        for i in range(n):
+            qn[i] = min(max(q[i] + d[i], lo[i]), hi[i])
+        chain_forward(qn, Hs, Ce, Tn, Ten, loc)
+        pos_n, ori_n, e_n = chain_residual(Ten, goal.p, goal.Rt, goal.orient, w, Vn, D)
+        ok, lam, flat, ps = accept_step(e_n, e, lam, flat, ps, 1.0)
+        if ok:
+            T, Tn, Te, Ten, V, Vn = Tn, T, Ten, Te, Vn, V
+            for i in range(n):
+                q[i] = qn[i]
+            pos, ori, e = pos_n, ori_n, e_n
+        k += 1
+        history[it + k] = e
+        if lam > LAMBDA_MAX or flat >= s.patience:
+            break
+    return pos, ori, k, pos <= s.tol and ori <= s.otol
+
+
+polish_one = kernel(polish_one, calls=(chain_forward, chain_residual, _jacobian_phi, stationary_jit, _damped_step,
+                                       accept_step), internal=True) or polish_one
+
+
+def _polish_batch(chain: LoopChain, s: LoopSettings, P: Array, R: Array, orient: bool, w: Array, steps: int,
+                  out: LoopOut) -> None:
+    for b in range(out.q.shape[0]):
+        k0 = out.iters[b]
+        k = min(steps, s.max_iter - k0)
+        if out.reason[b] == CONVERGED or k <= 0:
+            continue
+        h = out.history[b]
+        pos, ori, taken, done = polish_one(chain, s, Goal(P[b], R[b], orient, w), out.q[b], h, k0, k)
+        for r in range(k0 + taken + 1, h.shape[0]):
+            h[r] = h[k0 + taken]
+        out.pos[b], out.ori[b], out.iters[b] = pos, ori, k0 + taken
+        if done:
+            out.reason[b] = CONVERGED
+
+
+_POLISH = kernel(_polish_batch, calls=(polish_one,))
+
+
+def polish_batch(chain: LoopChain, s: LoopSettings, P: Array, R: Array, orient: bool, w: Array, steps: int,
+                 out: LoopOut) -> None:
+    """Every answer in ``out`` (untrimmed) that did not converge, finished by :func:`polish_one` (≤ ``steps``, within
+    ``max_iter``; history held after): the lanes with restarts' end, as the NumPy rounds' (lm.polish). Its kernel is
+    loaded only where some answer has steps left."""
+    left = (out.reason != CONVERGED) & (out.iters < s.max_iter)
+    if steps > 0 and bool(left.any()):
+        assert _POLISH is not None
+        _POLISH(chain, s, P, R, orient, w, int(steps), out)
+
+
 def _lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, orient: bool, w: Array,
                first_success: bool, out: LoopOut) -> None:
     B, n = q0.shape
@@ -472,13 +555,13 @@ def lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array |
 
 def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSettings, q0: Array, P: Array,
               R: Array | None, w: Array, restart: tuple[int, int, float, int] | None = None,
-              tries: NDArray[np.intp] | None = None
+              tries: NDArray[np.intp] | None = None, polish: int = 0
               ) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """Call a compiled lm loop over B problems (lm_serial's or the lanes' kernel; ``flag``: its one switch,
     ``first_success`` or ``poly``) with fresh outputs: q (B, n), iterations, reason codes, position and orientation
     errors (B,) and the residual history trimmed to the longest run. The lanes' kernel also takes ``restart``
     (restarts, seed, μ₀ of a restart, the first problem's index) and fills ``tries`` (B,): the random starts each
-    problem ran."""
+    problem ran. ``polish`` > 0: the answers that did not converge are then finished in θ (:func:`polish_batch`)."""
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
@@ -494,6 +577,8 @@ def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSe
         restarts, seed, r_pull, index0 = restart
         loop(*args, (int(restarts), int(seed), float(r_pull), int(index0)), out,
              np.zeros(B, dtype=np.intp) if tries is None else tries)
+    if polish > 0:
+        polish_batch(chain, s, args[3], Rk, orient, w, polish, out)
     rows = int(out.iters.max()) + 1 if B else 1
     return out.q, out.iters, out.reason, out.pos, out.ori, out.history[:, :rows].T
 

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from animkit import jit
 from animkit.ik import lm_rules
-from animkit.ik.constants import ORIENTATION_STAGES
+from animkit.ik.constants import FOLD_CURVATURE, ORIENTATION_STAGES
 from animkit.ik.lm_jit import (
     CONVERGED,
     Goal,
@@ -30,7 +30,9 @@ from animkit.ik.lm_jit import (
     LoopSettings,
     chain_forward,
     chain_residual,
+    cholesky,
     lm_one,
+    polish_one,
     settings_with,
     tiny_chain,
 )
@@ -64,7 +66,7 @@ from animkit.ik.lm_rules import (
 from animkit.jit import kernel
 
 __all__ = ["lm_packed", "packed_entry", "pack_serial", "out_size", "warm_up", "OUT_POS", "OUT_ORI", "OUT_ITERS",
-           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE"]
+           "OUT_REASON", "OUT_VALID", "OUT_HISTORY", "UNREACHABLE", "FOLD", "fold_mask", "finish_packed"]
 
 Array = NDArray[np.float64]
 State = tuple[float, float, int, int]  # a run's answer: position and orientation errors, iterations, reason
@@ -72,11 +74,12 @@ Ctx = tuple[LoopChain, LoopChain, bool, LoopSettings, Goal]  # the backend's ctx
 
 # header slots of the packed parameters (pack_serial)
 _N, _ORIENT, _TOL, _OTOL, _PATIENCE, _MAX_ITER, _DAMPING, _MAX_STEP, _WIN, _RATIO, _STALL_MIN, _PULL, _DECAY, \
-    _BACKOFF, _MARGIN, _RELAX = range(16)
-_HEAD = 16
+    _BACKOFF, _MARGIN, _RELAX, _POLISH = range(17)
+_HEAD = 17
 # out (see out_size): q (n), then these slots after it, then the residual history
 OUT_POS, OUT_ORI, OUT_ITERS, OUT_REASON, OUT_VALID, OUT_HISTORY = range(6)
 UNREACHABLE = 3  # the packed entry's fourth reason code: shown out of reach (strategy._reachability)
+FOLD = 4  # and its fifth: stationary at a fold inside the reach (the checked path escapes it: strategy.settle)
 # runs of the strategy at most: first, 2 × 2 relaxed, then position first, orientation first and the orientation
 # continuation: each 1 + 1 + 2 × 2 relaxed (the continuation: K − 1 + 1 + 2 × 2)
 _RUNS = 5 + 6 + 6 + ORIENTATION_STAGES + 4
@@ -91,15 +94,14 @@ def _beyond(p: Array, chain: LoopChain, tol: float) -> bool:
 _beyond = kernel(_beyond) or _beyond
 
 
-def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
-    """strategy._reachability's optimality test at q (:func:`~animkit.ik.lm_rules.stationary`): g = Jᵀ W² V and
-    the squared norms of J's weighted columns from the chain's frames."""
+def _gradient_at(chain: LoopChain, q: Array, goal: Goal, g: Array, jj: Array) -> float:
+    """strategy._gradient for one problem at q: g = Jᵀ W² V (n,) and the squared norms jj (n,) of J's weighted
+    columns, from the chain's frames; returns ‖W V‖."""
     n = q.shape[0]
     w = goal.w
     T, Te, V = np.empty((n, 4, 5)), np.empty((4, 4)), np.empty(6 if goal.orient else 3)
     chain_forward(q, chain.Hs, chain.Ce, T, Te, np.empty(20))
     _, _, vn = chain_residual(Te, goal.p, goal.Rt, goal.orient, w, V, np.empty((3, 3)))
-    g, jj = np.empty(n), np.empty(n)
     for k in range(n):
         ax, ay, az = T[k, 0, 4], T[k, 1, 4], T[k, 2, 4]
         dx, dy, dz = Te[0, 3] - T[k, 0, 3], Te[1, 3] - T[k, 1, 3], Te[2, 3] - T[k, 2, 3]
@@ -110,10 +112,80 @@ def _stationary(chain: LoopChain, q: Array, goal: Goal) -> bool:
             c3, c4, c5 = ax * w[3], ay * w[4], az * w[5]
             g[k] += c3 * V[3] + c4 * V[4] + c5 * V[5]
             jj[k] += c3 * c3 + c4 * c4 + c5 * c5
-    return stationary(g, jj, q, chain.lo, chain.hi, vn, np.empty(n, dtype=np.bool_))
+    return vn
 
 
-_stationary = kernel(_stationary, calls=(chain_forward, chain_residual, stationary_jit)) or _stationary
+_gradient_at = kernel(_gradient_at, calls=(chain_forward, chain_residual)) or _gradient_at
+
+
+def _stationary(chain: LoopChain, q: Array, goal: Goal, free: NDArray[np.bool_]) -> bool:
+    """strategy._reachability's optimality test at q (:func:`~animkit.ik.lm_rules.stationary`, from
+    :func:`_gradient_at`); ``free`` (n,) set to the DOFs free to move."""
+    n = q.shape[0]
+    g, jj = np.empty(n), np.empty(n)
+    vn = _gradient_at(chain, q, goal, g, jj)
+    return stationary(g, jj, q, chain.lo, chain.hi, vn, free)
+
+
+_stationary = kernel(_stationary, calls=(_gradient_at, stationary_jit)) or _stationary
+
+
+def _fold(chain: LoopChain, q: Array, goal: Goal, free: NDArray[np.bool_]) -> bool:
+    """strategy._descent_directions' test for one problem at a stationary q: whether ∇²f of f = ½‖W V‖² over the
+    ``free`` DOFs (central differences of ∇f = −Jᵀ W² V, h = 1e-4, symmetrised) has an eigenvalue below
+    −FOLD_CURVATURE · ‖J_F‖_F², i.e. whether H_FF + FOLD_CURVATURE ‖J_F‖_F² I is not positive definite (its
+    Cholesky factorisation fails)."""
+    n = q.shape[0]
+    h = 1e-4
+    H, gp, gm, jj, qq = np.empty((n, n)), np.empty(n), np.empty(n), np.empty(n), q.copy()
+    for j in range(n):
+        qq[j] = q[j] + h
+        _gradient_at(chain, qq, goal, gp, jj)
+        qq[j] = q[j] - h
+        _gradient_at(chain, qq, goal, gm, jj)
+        qq[j] = q[j]
+        for i in range(n):
+            H[j, i] = (gm[i] - gp[i]) / (2.0 * h)
+    _gradient_at(chain, q, goal, gp, jj)
+    idx = np.flatnonzero(free)
+    f = idx.shape[0]
+    if f == 0:
+        return False
+    c = 0.0
+    for a in range(f):
+        c += jj[idx[a]]
+    A = np.empty((f, f))
+    for a in range(f):
+        for b in range(f):
+            A[a, b] = 0.5 * (H[idx[a], idx[b]] + H[idx[b], idx[a]])
+        A[a, a] += FOLD_CURVATURE * c
+    return not cholesky(A)
+
+
+_fold = kernel(_fold, calls=(_gradient_at, cholesky)) or _fold
+
+
+def _folds(chain: LoopChain, q: Array, P: Array, R: Array, orient: bool, w: Array, out: NDArray[np.bool_]) -> None:
+    for b in range(q.shape[0]):
+        goal = Goal(P[b], R[b], orient, w)
+        free = np.empty(q.shape[1], dtype=np.bool_)
+        out[b] = _stationary(chain, q[b], goal, free) and _fold(chain, q[b], goal, free)
+
+
+_FOLDS = kernel(_folds, calls=(_stationary, _fold))
+
+
+def fold_mask(chain: LoopChain, q: Array, P: Array, R: Array | None, w: Array) -> NDArray[np.bool_]:
+    """Per problem (q (b, n), P (b, 3), R (b, 3, 3) or None, row weights w): whether q is stationary at a fold
+    (:func:`_fold`, strategy._descent_directions' test compiled), for the NumPy strategy's batches on a serial
+    chain. Needs :func:`animkit.jit.enabled`."""
+    assert _FOLDS is not None
+    b = q.shape[0]
+    out = np.zeros(b, dtype=np.bool_)
+    Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((b, 3, 3))
+    _FOLDS(chain, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(P, dtype=float), Rk, R is not None, w,
+           out)
+    return out
 
 
 def _keep_better(q: Array, H: Array, st: State, qc: Array, Hc: Array, st_c: State, before: int) -> State:
@@ -178,7 +250,8 @@ def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool
     if not (lifted if stage == RELAXED_FROM_START or stage == RELAXED_FROM_STOP else goal.orient):
         return False
     conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
-    minimum = stage == RELAXED_FROM_STOP and not conv and not far and _stationary(chain, q, goal)
+    minimum = stage == RELAXED_FROM_STOP and not conv and not far and \
+        _stationary(chain, q, goal, np.empty(q.shape[0], dtype=np.bool_))
     return bool(retried(stage, conv, far, minimum))
 
 
@@ -314,7 +387,8 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     """One problem: out[n + OUT_VALID] = 0 when the target is malformed (:func:`_read_target`), then nothing is
     solved. Otherwise the whole of :meth:`animkit.ik.IKProblem.solve`'s strategy for lm without restarts runs here:
     the first run (:func:`~animkit.ik.lm_jit.lm_one`); with ``relax``, the relaxed-limits retries and, for a pose
-    target, the continuations (strategy._relax); then the reachability test (reason UNREACHABLE)."""
+    target, the continuations (strategy._relax); then the reachability test (reason UNREACHABLE). An answer that did
+    not converge is then finished by :func:`finish_packed` (a kernel of its own: in this one it slowed every solve)."""
     chain, s, orient, relax = _unpack(prm)
     n = chain.lo.shape[0]
     p, Rt = np.empty(3), np.zeros((3, 3))
@@ -332,7 +406,7 @@ def _lm_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
     pos, ori, it, why = st
     if why != CONVERGED:
         far = _beyond(p, chain, s.tol)
-        if out_of_reach(far, not far and _stationary(chain, q, goal)):
+        if out_of_reach(far, not far and _stationary(chain, q, goal, np.empty(n, dtype=np.bool_))):
             why = UNREACHABLE
     out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
 
@@ -350,13 +424,50 @@ _PACKED = kernel(_lm_packed, calls=(_unpack, _read_target, _weights, lm_one, _re
                                     _CONTINUATIONS, _beyond, _stationary, out_of_reach_jit))
 
 
-def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool) -> Array:
+def _finish_packed(prm: Array, target: Array, out: Array) -> None:
+    n = int(prm[_N])
+    chain, s, orient, _ = _unpack(prm)
+    p, Rt = np.empty(3), np.zeros((3, 3))
+    _read_target(target, orient, p, Rt)
+    goal = Goal(p, Rt, orient, _weights(prm))
+    q, H = out[:n], out[n + OUT_HISTORY:]
+    pos, ori, it, why = out[n + OUT_POS], out[n + OUT_ORI], int(out[n + OUT_ITERS]), int(out[n + OUT_REASON])
+    steps = min(int(prm[_POLISH]), s.max_iter - it)
+    if steps > 0:
+        pos, ori, k, done = polish_one(chain, s, goal, q, H, it, steps)
+        it += k
+        why = CONVERGED if done else why
+    if why != CONVERGED:
+        far = _beyond(p, chain, s.tol)
+        movable = np.empty(n, dtype=np.bool_)
+        minimum = not far and _stationary(chain, q, goal, movable)
+        if minimum and _fold(chain, q, goal, movable):
+            why = FOLD
+        elif out_of_reach(far, minimum):
+            why = UNREACHABLE
+    out[n + OUT_POS], out[n + OUT_ORI], out[n + OUT_ITERS], out[n + OUT_REASON] = pos, ori, it, why
+
+
+_FINISH = kernel(_finish_packed, calls=(_unpack, _read_target, _weights, polish_one, _beyond, _stationary, _fold,
+                                        out_of_reach_jit))
+
+
+def finish_packed(prm: Array, target: Array, out: Array) -> None:
+    """:func:`lm_packed`'s answer ``out`` that did not converge, finished: in θ (lm_jit.polish_one, at most the
+    polish's steps of :func:`pack_serial`, within max_iter counted iterations: strategy.settle's lm.polish), then its
+    reachability test again (UNREACHABLE; FOLD where it is stationary at a fold inside the reach: the checked path
+    escapes it). Needs :func:`animkit.jit.enabled`."""
+    assert _FINISH is not None
+    _FINISH(prm, target, out)
+
+
+def pack_serial(chain: LoopChain, s: LoopSettings, w: Array, *, orient: bool, relax: bool, polish: int = 0) -> Array:
     """The one parameter array of :func:`lm_packed`: the settings, the chain (Hs (n, 3, 20): revolute DOFs only),
-    the row weights w (3 or 6), and whether lm's retries run (``relax``)."""
+    the row weights w (3 or 6), whether lm's retries run (``relax``) and the most steps of the polish in θ."""
     n = len(chain.lo)
     head = np.zeros(_HEAD)
     head[:] = (n, float(orient), s.tol, s.otol, s.patience, s.max_iter, s.damping, s.max_step, s.win, s.ratio,
-               s.stall_min, s.pull, s.decay, s.backoff, s.margin, float(relax))
+               s.stall_min, s.pull, s.decay, s.backoff, s.margin, float(relax), polish)
     w6 = np.ones(6)
     w6[:len(w)] = w
     return np.ascontiguousarray(np.concatenate([

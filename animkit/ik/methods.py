@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.analytic import two_bone_step
+from animkit.ik.constants import POLISH_ITERS
 from animkit.ik.fabrik import check_fabrik, fabrik_step, solve_compiled
 from animkit.ik.lm import lanes_with_restarts, lm_single, packed_params, run_lm
 from animkit.ik.problem import ChainModel, elbow_link
@@ -242,7 +243,8 @@ class LM(SteppedSolver):
             kappa = sc / (1.0 - sc)
         stall = self.stall if self.stall is not None else (0, 0.5)
         return replace(_secondary_tasks(self, s, super().setup(s)), damping=self.damping, max_step=self.max_step,
-                       stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa)
+                       stall_window=int(stall[0]), stall_ratio=float(stall[1]), stiffness=kappa,
+                       polish=POLISH_ITERS)
 
     def step(self, s: StepInput) -> Array:
         return step_lm(s)

@@ -75,6 +75,7 @@ class Options:
     stall_window: int = 0  # lm (B = 1 path), restarts: stalled when ‖WV‖ fell by less than stall_ratio over this
     stall_ratio: float = 0.5  # many iterations (0: off)
     stiffness: Array | None = None  # lm: κ (n,), each DOF's extra damping (its stiffness; docs/derivations.md)
+    polish: int = 0  # lm: the most projected steps in θ that finish the strategy's answer (lm.polish; 0: none)
     row_weights: Array = field(default_factory=lambda: np.ones(3))  # √w per row (m,)
 
 

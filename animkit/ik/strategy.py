@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.ik.constants import (  # module globals here too: tests and callers set them on this module
     BATCH_CHUNK,
     FOLD_CURVATURE,
@@ -28,7 +29,7 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     RESTART_STALL,
 )
 from animkit.ik.jacobian import chain_jacobian, rotation_error
-from animkit.ik.lm import keep_better, retry_through_relaxed_limits, run_lm
+from animkit.ik.lm import keep_better, loop_chain, polish, retry_through_relaxed_limits, run_lm, serial_chain
 from animkit.ik.lm_batch_jit import restart_start
 from animkit.ik.lm_rules import (
     CONTINUATIONS,
@@ -45,13 +46,15 @@ from animkit.ik.lm_rules import (
     retried,
     stationary,
 )
+from animkit.ik.lm_strategy_jit import _FOLDS, fold_mask
 from animkit.ik.methods import Solver
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
 from animkit.progress import progress
 
 __all__ = ["retry_position_first", "retry_orientation_first", "retry_orientation_continuation", "BATCH_CHUNK",
-           "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE"]
+           "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE",
+           "settle"]
 
 Array = NDArray[np.float64]
 
@@ -93,7 +96,8 @@ def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: A
     """A batch with random restarts (:meth:`IKProblem.solve_batch`): in the compiled lanes where they take it
     (:func:`~animkit.ik.lm.lanes_with_restarts`), else in rounds: every problem still unconverged after attempt
     a − 1 runs attempt a from :func:`~animkit.ik.lm_batch_jit.restart_start`, all of them together; the same rule
-    picks the answer (a restart's where it converged or ended lower)."""
+    picks the answer (a restart's where it converged or ended lower), and lm's answers left short are finished in θ
+    (:func:`~animkit.ik.lm.polish`, as the lanes do)."""
     lanes = getattr(method, "lanes", None)  # LM: the compiled lanes where they take the batch
     done = None if lanes is None else lanes(model, q0, P, R, opts, restarts, seed, RESTART_PULL, index0)
     if done is not None:
@@ -123,7 +127,7 @@ def _batch_restarts(model: ChainModel, method: Solver, q0: Array, P: Array, R: A
         errors = _held(errors, rows)
         errors[:, won] = _held(o.errors, rows)[:, take]
     errors = errors[: int(iters.max()) + 1]
-    return LoopOutput(q, iters, reason.tolist(), pos, ori, errors), used
+    return polish(model, P, R, opts, LoopOutput(q, iters, reason.tolist(), pos, ori, errors)), used
 
 
 def _relax(model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
@@ -290,16 +294,34 @@ def _verdicts(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Opti
     fold = np.zeros(len(q), dtype=bool)
     check = np.flatnonzero(optimal & ~beyond)
     if check.size:
-        fold[check] = np.any(_descent_directions(model, q[check], P[check], None if R is None else R[check], w,
-                                                 free[check]) != 0.0, axis=1)
+        fold[check] = _folded(model, q[check], P[check], None if R is None else R[check], opts, free[check])
     return beyond, optimal & ~fold, fold
+
+
+def _folded(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Options, free: NDArray[np.bool_]
+            ) -> NDArray[np.bool_]:
+    """Per stationary problem: whether it is a fold (:func:`_descent_directions` finds a direction of negative
+    curvature), compiled (:func:`~animkit.ik.lm_strategy_jit.fold_mask`) on a serial revolute chain with one
+    effector in a process where compiled kernels run already (NumPy's test is the reference)."""
+    ch = serial_chain(model)
+    if ch.serial and _FOLDS is not None and jit.WARM and jit.enabled():
+        return fold_mask(loop_chain(ch, opts), q, P[:, 0], None if R is None else R[:, 0], opts.row_weights)
+    return np.asarray(np.any(_descent_directions(model, q, P, R, opts.row_weights, free) != 0.0, axis=1))
+
+
+def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
+           polished: bool = False) -> LoopOutput:
+    """What every solve does after its runs: lm's answers left short finished in θ (:func:`~animkit.ik.lm.polish`;
+    not again where the runs did it: ``polished``), then the folds left (:func:`_escape_folds`)."""
+    return _escape_folds(model, method, P, R, opts, out if polished else polish(model, P, R, opts, out))
 
 
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
                   ) -> LoopOutput:
     """Problems left at a fold (stationary, not converged, the Hessian of ½‖WV‖² indefinite: a saddle or a maximum,
     e.g. an arm stretched straight away from its target) run again from θ + FOLD_STEP·v (v: the direction of
-    negative curvature), up to FOLD_ESCAPES times; a run is kept where it converged or ends closer."""
+    negative curvature), up to FOLD_ESCAPES times (lm's runs finished by :func:`~animkit.ik.lm.polish`); a run is
+    kept where it converged or ends closer."""
     for _ in range(FOLD_ESCAPES):
         stop = np.array([why != "converged" for why in out.reason])
         idx = np.flatnonzero(stop)
@@ -311,13 +333,16 @@ def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, 
         sel, free = _stationary_rows(model, g, J, q, vn)
         if not sel.any():
             return out
-        d = _descent_directions(model, q[sel], P[idx][sel], None if R is None else R[idx][sel], w, free[sel])
-        folded = np.any(d != 0.0, axis=1)
+        Ps, Rs = P[idx][sel], None if R is None else R[idx][sel]
+        folded = _folded(model, q[sel], Ps, Rs, opts, free[sel])
         if not folded.any():
             return out
+        d = _descent_directions(model, q[sel][folded], Ps[folded], None if Rs is None else Rs[folded], w,
+                                free[sel][folded])
         fail = idx[sel][folded]
-        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d[folded], model.lower, model.upper))
-        c = method.run(model, starts, P[fail], None if R is None else R[fail], opts)
+        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d, model.lower, model.upper))
+        Pf, Rf = P[fail], None if R is None else R[fail]
+        c = polish(model, Pf, Rf, opts, method.run(model, starts, Pf, Rf, opts))
         out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
     return out
 
