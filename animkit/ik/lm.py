@@ -84,8 +84,9 @@ class _Chain:
         self.klim = np.ascontiguousarray(self.limited, dtype=np.bool_)
         self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
         self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
-        self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and \
+        self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and not model.cones and \
             all(p == k - 1 for k, p in enumerate(model.parents)) and int(model.eff_link[0]) == self.n - 1
+        # (cones: the compiled loops know only per-DOF limits; NumPy's loop projects a coned chain each step)
         self.lanes = self.serial and lanes_fit(self.kHs, self.kCe)  # lm_batch_jit's lanes take batches
 
     def theta(self, phi: Array) -> Array:
