@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -82,6 +82,7 @@ class Configuration:
     body: Body
     pose: Array
     state: FigureState
+    memo: dict[object, tuple[Array, Array]] = field(default_factory=dict, repr=False)  # task → its (e, J) here
 
     def node(self, name: str) -> int:
         """The index (figure.compiled order) of a node or rig effector, checked."""
@@ -169,11 +170,19 @@ class Task(ABC):
 
     def error(self, c: Configuration) -> Array:
         """e(θ) (m,)."""
-        return self.compute(c)[0]
+        return self.computed(c)[0]
 
     def jacobian(self, c: Configuration) -> Array:
         """∂e/∂θ (m, D)."""
-        return self.compute(c)[1]
+        return self.computed(c)[1]
+
+    def computed(self, c: Configuration) -> tuple[Array, Array]:
+        """:meth:`compute` once per configuration (a solver's iteration asks for a goal's e and J more than once;
+        the task is a frozen value, so its e and J at ``c`` do not change). The arrays are shared: do not write them."""
+        got = c.memo.get(self)
+        if got is None:
+            got = c.memo[self] = self.compute(c)
+        return got
 
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """A goal's (position, orientation) error held to the solver's tolerances: (‖e[:3]‖, ‖e[3:]‖)."""
@@ -191,7 +200,7 @@ class Task(ABC):
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """What the prioritised solver asks of this task in one iteration: J, V = −e shortened to ``step_limit``
         (both rows scaled by √weight) and the level's damping λ."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         n = float(np.linalg.norm(e))
         V = -e * min(1.0, self.step_limit / n) if n > 0 else -e
         s = self.row_scale(len(e))
@@ -204,7 +213,7 @@ class Task(ABC):
 
     def gradient(self, c: Configuration) -> Array:
         """∇(½ w ‖e‖²) = w Jᵀe (D,): a null-space task's pull in the prioritised solver."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         return np.asarray(self.weight * (J.T @ e), dtype=float)
 
     def report(self, c: Configuration) -> float:
@@ -277,7 +286,7 @@ class Reach(Task):
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """V = −e with the position rows shortened to ``step_limit`` and the orientation rows to 0.3 rad; damped far
         from the target, nearly exact close to it: λ = min(damping, max(‖p − t‖, 1e-6))."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         V = -e.copy()
         dist = float(np.linalg.norm(e[:3]))
         V[:3] *= min(1.0, self.step_limit / max(dist, 1e-300))
