@@ -521,24 +521,39 @@ def relative_turn(c: Configuration, node: int) -> tuple[Array, Array]:
     """r = R_n log(A_restᵀ A(θ))^∨ (3,): the turn of ``node``'s joint from its rest, as a world rotation vector (R_n
     the node's world rotation; the same as log(R_p A R_restᵀ R_pᵀ), R_p its joint's frame), and ∂r/∂θ (3, D):
     J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent."""
+    r, J = relative_turns(c, [node])
+    return r[0], J[0]
+
+
+def relative_turns(c: Configuration, nodes: Sequence[int]) -> tuple[Array, Array]:
+    """:func:`relative_turn` of several nodes at once: r (k, 3) and ∂r/∂θ (k, 3, D) (the world rotations' SVDs
+    batched; the log maps one by one: a batched one differs in the last bit)."""
     fig, comp = c.figure, c.figure.compiled
-    arc = fig.node(comp.node_names[node]).parent_arc
     D = fig.dof_count
-    J = np.zeros((3, D))
-    if arc is None or not arc.joint.dof_count:
-        return np.zeros(3), J
-    joint = arc.joint
-    own = np.asarray(fig.joint_dofs[joint.name], dtype=np.intp)
-    U, _, Vt = np.linalg.svd(c.state.R[node])  # the world rotation (a static scale above taken out)
-    local = joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]
-    r = (U @ Vt) @ rotation_vector_from_matrix(local)
+    r, J = np.zeros((len(nodes), 3)), np.zeros((len(nodes), 3, D))
+    spans = fig.joint_dofs  # one copy for all the nodes
+    turned: list[tuple[int, int, NDArray[np.intp]]] = []  # (row, node, its joint's own DOFs)
+    local = []  # log(A_restᵀ A(θ))^∨ of each
+    for k, node in enumerate(nodes):
+        arc = fig.node(comp.node_names[node]).parent_arc
+        if arc is None or not arc.joint.dof_count:
+            continue
+        joint = arc.joint
+        own = np.asarray(spans[joint.name], dtype=np.intp)
+        turned.append((k, node, own))
+        local.append(rotation_vector_from_matrix(joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]))
+    if not turned:
+        return r, J
+    U, _, Vt = np.linalg.svd(c.state.R[[n for _, n, _ in turned]])  # the world rotations (a static scale taken out)
     rev = comp.dof_revolute
-    par = int(comp.parent[node])
-    if par >= 0:
-        above = np.flatnonzero(c.body.moves[par] & rev)
-        J[:, above] = cross3(c.state.a[above], r).T
-    mine = own[rev[own]]
-    J[:, mine] = left_jacobian_inverse(r) @ c.state.a[mine].T
+    for i, (k, node, own) in enumerate(turned):
+        r[k] = (U[i] @ Vt[i]) @ local[i]
+        par = int(comp.parent[node])
+        if par >= 0:
+            above = np.flatnonzero(c.body.moves[par] & rev)
+            J[k][:, above] = cross3(c.state.a[above], r[k]).T
+        mine = own[rev[own]]
+        J[k][:, mine] = left_jacobian_inverse(r[k]) @ c.state.a[mine].T
     return r, J
 
 
@@ -567,9 +582,7 @@ class Spread(Task):
             J[:, idx] = np.eye(k) - 1.0 / k
             Js.append(J)
         for names in self.joints:
-            turns = [relative_turn(c, c.node(n)) for n in names]
-            r = np.array([t for t, _ in turns])
-            Jr = np.array([j for _, j in turns])
+            r, Jr = relative_turns(c, [c.node(n) for n in names])
             es.append((r - r.mean(axis=0)).ravel())
             Js.append((Jr - Jr.mean(axis=0)).reshape(-1, D))
         return np.concatenate(es), np.vstack(Js)
