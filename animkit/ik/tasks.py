@@ -91,6 +91,13 @@ class Configuration:
         except AnimkitError as exc:
             raise IKError(str(exc)) from None
 
+    def com(self) -> tuple[Array, Array]:
+        """The centre of mass (3,) and ∂c/∂θ (3, D) (:func:`com_jacobian`), found once per configuration (shared)."""
+        got = self.memo.get("com")
+        if got is None:
+            got = self.memo["com"] = com_jacobian(self.figure, self.body, self.state)
+        return got
+
     def angular_jacobian(self, node: int) -> Array:
         """∂ω/∂θ (3, D) of a node's world frame: a_j for the revolute DOFs above it, zero elsewhere."""
         rev = self.figure.compiled.dof_revolute
@@ -435,7 +442,7 @@ class Balance(Task):
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= 0:
@@ -456,7 +463,7 @@ class Balance(Task):
         held where it is (V = 0); farther inside, no rows."""
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= -BALANCE_HOLD:
@@ -478,7 +485,7 @@ class Balance(Task):
         frame."""
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         m, grad = smooth_margin(hull, B @ com, BALANCE_SMOOTH)
         room = m - self.margin
         if room > BALANCE_BAND:
@@ -487,7 +494,7 @@ class Balance(Task):
 
     def report(self, c: Configuration) -> float:
         """The margin m(B c): the ground-projected centre of mass's signed distance to the support polygon's edge."""
-        com, _ = com_jacobian(c.figure, c.body, c.state)
+        com, _ = c.com()
         return polygon_margin(np.asarray(self.support, dtype=float), np.asarray(self.basis, dtype=float) @ com)
 
 
