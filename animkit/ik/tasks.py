@@ -93,10 +93,9 @@ class Configuration:
 
     def com(self) -> tuple[Array, Array]:
         """The centre of mass (3,) and ∂c/∂θ (3, D) (:func:`com_jacobian`), found once per configuration (shared)."""
-        got = self.memo.get("com")
-        if got is None:
-            got = self.memo["com"] = com_jacobian(self.figure, self.body, self.state)
-        return got
+        if "com" not in self.memo:
+            self.memo["com"] = com_jacobian(self.figure, self.body, self.state)
+        return self.memo["com"]
 
     def angular_jacobian(self, node: int) -> Array:
         """∂ω/∂θ (3, D) of a node's world frame: a_j for the revolute DOFs above it, zero elsewhere."""
@@ -184,12 +183,10 @@ class Task(ABC):
         return self.computed(c)[1]
 
     def computed(self, c: Configuration) -> tuple[Array, Array]:
-        """:meth:`compute` once per configuration (a solver's iteration asks for a goal's e and J more than once;
-        the task is a frozen value, so its e and J at ``c`` do not change). The arrays are shared: do not write them."""
-        got = c.memo.get(self)
-        if got is None:
-            got = c.memo[self] = self.compute(c)
-        return got
+        """:meth:`compute` once per configuration (a frozen task's e and J at ``c``, shared: not to be written)."""
+        if self not in c.memo:
+            c.memo[self] = self.compute(c)
+        return c.memo[self]
 
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """A goal's (position, orientation) error held to the solver's tolerances: (‖e[:3]‖, ‖e[3:]‖)."""
@@ -269,7 +266,6 @@ class Reach(Task):
     def orientation(self) -> bool:
         return self.target is not None and np.shape(self.target) == (4, 4)
 
-
     def row_scale(self, m: int) -> Array:
         w = math.sqrt(self.weight)
         return np.array([w] * 3 + [w * self.orientation_weight] * (m - 3))
@@ -317,7 +313,6 @@ class Plant(Task):
     @property
     def name(self) -> str:
         return f"plant {self.node}"
-
 
     def resolved(self, c: Configuration) -> Task:
         if self.frame is not None:
@@ -434,7 +429,6 @@ class Balance(Task):
     priority: int = 0
     damping: float = 1e-3
 
-
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """The goal is the centre of mass inside the polygon (e − margin ≤ tol); the margin itself is a preference."""
         return float(self.error(c)[0]) - self.margin, 0.0
@@ -508,7 +502,6 @@ class Posture(Task):
     dofs: Sequence[int] | None = None
     priority: int = 3
 
-
     def resolved(self, c: Configuration) -> Task:
         return self if self.pose is not None else replace(self, pose=c.pose.copy())
 
@@ -524,43 +517,29 @@ class Posture(Task):
         return c.pose[idx] - pose[idx], J
 
 
-def relative_turn(c: Configuration, node: int) -> tuple[Array, Array]:
+def relative_turn(c: Configuration, node: int, spans: dict[str, list[int]] | None = None) -> tuple[Array, Array]:
     """r = R_n log(A_restᵀ A(θ))^∨ (3,): the turn of ``node``'s joint from its rest, as a world rotation vector (R_n
     the node's world rotation; the same as log(R_p A R_restᵀ R_pᵀ), R_p its joint's frame), and ∂r/∂θ (3, D):
-    J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent."""
-    r, J = relative_turns(c, [node])
-    return r[0], J[0]
-
-
-def relative_turns(c: Configuration, nodes: Sequence[int]) -> tuple[Array, Array]:
-    """:func:`relative_turn` of several nodes at once: r (k, 3) and ∂r/∂θ (k, 3, D) (the world rotations' SVDs
-    batched; the log maps one by one: a batched one differs in the last bit)."""
+    J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent (``spans``:
+    the figure's ``joint_dofs``, where a caller asks for several nodes)."""
     fig, comp = c.figure, c.figure.compiled
-    D = fig.dof_count
-    r, J = np.zeros((len(nodes), 3)), np.zeros((len(nodes), 3, D))
-    spans = fig.joint_dofs  # one copy for all the nodes
-    turned: list[tuple[int, int, NDArray[np.intp]]] = []  # (row, node, its joint's own DOFs)
-    local = []  # log(A_restᵀ A(θ))^∨ of each
-    for k, node in enumerate(nodes):
-        arc = fig.node(comp.node_names[node]).parent_arc
-        if arc is None or not arc.joint.dof_count:
-            continue
-        joint = arc.joint
-        own = np.asarray(spans[joint.name], dtype=np.intp)
-        turned.append((k, node, own))
-        local.append(rotation_vector_from_matrix(joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]))
-    if not turned:
-        return r, J
-    U, _, Vt = np.linalg.svd(c.state.R[[n for _, n, _ in turned]])  # the world rotations (a static scale taken out)
+    arc = fig.node(comp.node_names[node]).parent_arc
+    D = comp.dof_count
+    J = np.zeros((3, D))
+    if arc is None or not arc.joint.dof_count:
+        return np.zeros(3), J
+    joint = arc.joint
+    own = np.asarray((fig.joint_dofs if spans is None else spans)[joint.name], dtype=np.intp)
+    U, _, Vt = np.linalg.svd(c.state.R[node])  # the world rotation (a static scale above taken out)
+    local = joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]
+    r = (U @ Vt) @ rotation_vector_from_matrix(local)
     rev = comp.dof_revolute
-    for i, (k, node, own) in enumerate(turned):
-        r[k] = (U[i] @ Vt[i]) @ local[i]
-        par = int(comp.parent[node])
-        if par >= 0:
-            above = np.flatnonzero(c.body.moves[par] & rev)
-            J[k][:, above] = cross3(c.state.a[above], r[k]).T
-        mine = own[rev[own]]
-        J[k][:, mine] = left_jacobian_inverse(r[k]) @ c.state.a[mine].T
+    par = int(comp.parent[node])
+    if par >= 0:
+        above = np.flatnonzero(c.body.moves[par] & rev)
+        J[:, above] = cross3(c.state.a[above], r).T
+    mine = own[rev[own]]
+    J[:, mine] = left_jacobian_inverse(r) @ c.state.a[mine].T
     return r, J
 
 
@@ -576,11 +555,11 @@ class Spread(Task):
     joints: tuple[tuple[str, ...], ...] = ()
     priority: int = 3
 
-
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         D = c.figure.dof_count
         es, Js = [np.zeros(0)], [np.zeros((0, D))]
         d = c.pose - c.figure.rest_pose()
+        spans = c.figure.joint_dofs if self.joints else None
         for g in self.groups:
             idx = np.asarray(g, dtype=np.intp)
             k = len(idx)
@@ -589,7 +568,9 @@ class Spread(Task):
             J[:, idx] = np.eye(k) - 1.0 / k
             Js.append(J)
         for names in self.joints:
-            r, Jr = relative_turns(c, [c.node(n) for n in names])
+            turns = [relative_turn(c, c.node(n), spans) for n in names]
+            r = np.array([t for t, _ in turns])
+            Jr = np.array([j for _, j in turns])
             es.append((r - r.mean(axis=0)).ravel())
             Js.append((Jr - Jr.mean(axis=0)).reshape(-1, D))
         return np.concatenate(es), np.vstack(Js)
@@ -608,7 +589,6 @@ class Cost(Task):
     @property
     def name(self) -> str:
         return self.label
-
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         v, g = self.function(c.pose)
