@@ -224,9 +224,20 @@ def edge_distances(hull: Array, x: Sequence[float] | Array) -> tuple[Array, Arra
     s_i ≥ d, K linear inequalities in x (the minimum of them, :func:`polygon_margin`, has a kink where the nearest
     edge changes)."""
     q = np.asarray(x, dtype=float)
-    e = np.roll(hull, -1, axis=0) - hull
-    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]  # inward normals (CCW)
-    return np.asarray(np.sum((q - hull) * n, axis=1), dtype=float), np.asarray(n, dtype=float)
+    n = _inward_normals(_edges(hull))
+    return np.asarray(np.sum((q - hull) * n, axis=1), dtype=float), n
+
+
+def _edges(hull: Array) -> Array:
+    """e_i = a_{i+1} − a_i (K, 2), the last edge closing the polygon (np.roll's numbers without its overhead)."""
+    return np.concatenate([hull[1:], hull[:1]]) - hull
+
+
+def _inward_normals(e: Array) -> Array:
+    """n_i = (−e_iy, e_ix) / |e_i| (K, 2): a counter-clockwise polygon's inward unit edge normals."""
+    n = np.empty(e.shape)
+    n[:, 0], n[:, 1] = -e[:, 1], e[:, 0]
+    return np.asarray(n / np.linalg.norm(e, axis=1)[:, None], dtype=float)
 
 
 def smooth_margin(hull: Array, x: Sequence[float] | Array, tau: float) -> tuple[float, Array]:
@@ -244,8 +255,8 @@ def polygon_margin(hull: Array, x: Sequence[float] | Array) -> float:
     distance to an edge line inside (positive), minus the distance to the polygon outside."""
     q = np.asarray(x, dtype=float)
     a = hull
-    e = np.roll(hull, -1, axis=0) - a
-    inside, _ = edge_distances(hull, q)
+    e = _edges(hull)
+    inside = np.sum((q - a) * _inward_normals(e), axis=1)
     if np.all(inside >= 0):
         return float(inside.min())
     t = np.clip(np.sum((q - a) * e, axis=1) / np.sum(e * e, axis=1), 0.0, 1.0)
@@ -258,8 +269,8 @@ def margin_gradient(hull: Array, x: Array) -> Array:
     vector from x toward its nearest point on the polygon."""
     q = np.asarray(x, dtype=float)
     a = hull
-    e = np.roll(hull, -1, axis=0) - a
-    n = np.stack([-e[:, 1], e[:, 0]], axis=1) / np.linalg.norm(e, axis=1)[:, None]
+    e = _edges(hull)
+    n = _inward_normals(e)
     inside = np.sum((q - a) * n, axis=1)
     if np.all(inside >= 0):
         return np.asarray(n[int(np.argmin(inside))], dtype=float)

@@ -91,11 +91,13 @@ class Natural(SteppedSolver):
 
     def scale(self, figure: Figure, dofs: NDArray[np.intp]) -> Array:
         """W^−½ (n,) over the DOFs ``dofs``: 1/√w_j, w_j = 1/(1 − s_j) (IKError naming an unknown joint)."""
-        names = figure.dof_names
         w = np.ones(len(dofs))
+        if not self.stiffness:
+            return np.asarray(1.0 / np.sqrt(w), dtype=float)
+        names, spans = figure.dof_names, figure.joint_dofs
         for key, s in dict(self.stiffness).items():
-            if key in figure.joint_dofs:
-                idx = list(figure.joint_dofs[key])
+            if key in spans:
+                idx = list(spans[key])
             elif key in names:
                 idx = [names.index(key)]
             else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -82,6 +82,7 @@ class Configuration:
     body: Body
     pose: Array
     state: FigureState
+    memo: dict[object, tuple[Array, Array]] = field(default_factory=dict, repr=False)  # task → its (e, J) here
 
     def node(self, name: str) -> int:
         """The index (figure.compiled order) of a node or rig effector, checked."""
@@ -89,6 +90,12 @@ class Configuration:
             return self.figure.compiled.node_names.index(self.figure.effector(name))
         except AnimkitError as exc:
             raise IKError(str(exc)) from None
+
+    def com(self) -> tuple[Array, Array]:
+        """The centre of mass (3,) and ∂c/∂θ (3, D) (:func:`com_jacobian`), found once per configuration (shared)."""
+        if "com" not in self.memo:
+            self.memo["com"] = com_jacobian(self.figure, self.body, self.state)
+        return self.memo["com"]
 
     def angular_jacobian(self, node: int) -> Array:
         """∂ω/∂θ (3, D) of a node's world frame: a_j for the revolute DOFs above it, zero elsewhere."""
@@ -169,11 +176,17 @@ class Task(ABC):
 
     def error(self, c: Configuration) -> Array:
         """e(θ) (m,)."""
-        return self.compute(c)[0]
+        return self.computed(c)[0]
 
     def jacobian(self, c: Configuration) -> Array:
         """∂e/∂θ (m, D)."""
-        return self.compute(c)[1]
+        return self.computed(c)[1]
+
+    def computed(self, c: Configuration) -> tuple[Array, Array]:
+        """:meth:`compute` once per configuration (a frozen task's e and J at ``c``, shared: not to be written)."""
+        if self not in c.memo:
+            c.memo[self] = self.compute(c)
+        return c.memo[self]
 
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """A goal's (position, orientation) error held to the solver's tolerances: (‖e[:3]‖, ‖e[3:]‖)."""
@@ -191,7 +204,7 @@ class Task(ABC):
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """What the prioritised solver asks of this task in one iteration: J, V = −e shortened to ``step_limit``
         (both rows scaled by √weight) and the level's damping λ."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         n = float(np.linalg.norm(e))
         V = -e * min(1.0, self.step_limit / n) if n > 0 else -e
         s = self.row_scale(len(e))
@@ -204,7 +217,7 @@ class Task(ABC):
 
     def gradient(self, c: Configuration) -> Array:
         """∇(½ w ‖e‖²) = w Jᵀe (D,): a null-space task's pull in the prioritised solver."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         return np.asarray(self.weight * (J.T @ e), dtype=float)
 
     def report(self, c: Configuration) -> float:
@@ -253,7 +266,6 @@ class Reach(Task):
     def orientation(self) -> bool:
         return self.target is not None and np.shape(self.target) == (4, 4)
 
-
     def row_scale(self, m: int) -> Array:
         w = math.sqrt(self.weight)
         return np.array([w] * 3 + [w * self.orientation_weight] * (m - 3))
@@ -277,7 +289,7 @@ class Reach(Task):
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """V = −e with the position rows shortened to ``step_limit`` and the orientation rows to 0.3 rad; damped far
         from the target, nearly exact close to it: λ = min(damping, max(‖p − t‖, 1e-6))."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)
         V = -e.copy()
         dist = float(np.linalg.norm(e[:3]))
         V[:3] *= min(1.0, self.step_limit / max(dist, 1e-300))
@@ -301,7 +313,6 @@ class Plant(Task):
     @property
     def name(self) -> str:
         return f"plant {self.node}"
-
 
     def resolved(self, c: Configuration) -> Task:
         if self.frame is not None:
@@ -418,7 +429,6 @@ class Balance(Task):
     priority: int = 0
     damping: float = 1e-3
 
-
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """The goal is the centre of mass inside the polygon (e − margin ≤ tol); the margin itself is a preference."""
         return float(self.error(c)[0]) - self.margin, 0.0
@@ -426,7 +436,7 @@ class Balance(Task):
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= 0:
@@ -447,7 +457,7 @@ class Balance(Task):
         held where it is (V = 0); farther inside, no rows."""
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= -BALANCE_HOLD:
@@ -469,7 +479,7 @@ class Balance(Task):
         frame."""
         hull = np.asarray(self.support, dtype=float)
         B = np.asarray(self.basis, dtype=float)
-        com, Jc = com_jacobian(c.figure, c.body, c.state)
+        com, Jc = c.com()
         m, grad = smooth_margin(hull, B @ com, BALANCE_SMOOTH)
         room = m - self.margin
         if room > BALANCE_BAND:
@@ -478,7 +488,7 @@ class Balance(Task):
 
     def report(self, c: Configuration) -> float:
         """The margin m(B c): the ground-projected centre of mass's signed distance to the support polygon's edge."""
-        com, _ = com_jacobian(c.figure, c.body, c.state)
+        com, _ = c.com()
         return polygon_margin(np.asarray(self.support, dtype=float), np.asarray(self.basis, dtype=float) @ com)
 
 
@@ -491,7 +501,6 @@ class Posture(Task):
     pose: ArrayLike | None = None
     dofs: Sequence[int] | None = None
     priority: int = 3
-
 
     def resolved(self, c: Configuration) -> Task:
         return self if self.pose is not None else replace(self, pose=c.pose.copy())
@@ -508,18 +517,19 @@ class Posture(Task):
         return c.pose[idx] - pose[idx], J
 
 
-def relative_turn(c: Configuration, node: int) -> tuple[Array, Array]:
+def relative_turn(c: Configuration, node: int, spans: dict[str, list[int]] | None = None) -> tuple[Array, Array]:
     """r = R_n log(A_restᵀ A(θ))^∨ (3,): the turn of ``node``'s joint from its rest, as a world rotation vector (R_n
     the node's world rotation; the same as log(R_p A R_restᵀ R_pᵀ), R_p its joint's frame), and ∂r/∂θ (3, D):
-    J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent."""
+    J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent (``spans``:
+    the figure's ``joint_dofs``, where a caller asks for several nodes)."""
     fig, comp = c.figure, c.figure.compiled
     arc = fig.node(comp.node_names[node]).parent_arc
-    D = fig.dof_count
+    D = comp.dof_count
     J = np.zeros((3, D))
     if arc is None or not arc.joint.dof_count:
         return np.zeros(3), J
     joint = arc.joint
-    own = np.asarray(fig.joint_dofs[joint.name], dtype=np.intp)
+    own = np.asarray((fig.joint_dofs if spans is None else spans)[joint.name], dtype=np.intp)
     U, _, Vt = np.linalg.svd(c.state.R[node])  # the world rotation (a static scale above taken out)
     local = joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]
     r = (U @ Vt) @ rotation_vector_from_matrix(local)
@@ -545,11 +555,11 @@ class Spread(Task):
     joints: tuple[tuple[str, ...], ...] = ()
     priority: int = 3
 
-
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         D = c.figure.dof_count
         es, Js = [np.zeros(0)], [np.zeros((0, D))]
         d = c.pose - c.figure.rest_pose()
+        spans = c.figure.joint_dofs if self.joints else None
         for g in self.groups:
             idx = np.asarray(g, dtype=np.intp)
             k = len(idx)
@@ -558,7 +568,7 @@ class Spread(Task):
             J[:, idx] = np.eye(k) - 1.0 / k
             Js.append(J)
         for names in self.joints:
-            turns = [relative_turn(c, c.node(n)) for n in names]
+            turns = [relative_turn(c, c.node(n), spans) for n in names]
             r = np.array([t for t, _ in turns])
             Jr = np.array([j for _, j in turns])
             es.append((r - r.mean(axis=0)).ravel())
@@ -579,7 +589,6 @@ class Cost(Task):
     @property
     def name(self) -> str:
         return self.label
-
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         v, g = self.function(c.pose)

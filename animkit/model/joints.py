@@ -311,8 +311,11 @@ class Joint:
                                  f"(limits on {boxed})")
 
     def rest_rotation(self) -> NDArray[np.float64]:
-        """A(θ_rest), 3×3: the turn a cone is measured from."""
-        return self.matrix(self.rest())[:3, :3]
+        """A(θ_rest), 3×3: the turn a cone is measured from (found once: the joint is a frozen value; a copy)."""
+        A = self.__dict__.get("_rest_rotation")
+        if A is None:
+            A = self.__dict__["_rest_rotation"] = self.matrix(self.rest())[:3, :3].copy()
+        return np.array(A)
 
     @property
     def dof_count(self) -> int:
