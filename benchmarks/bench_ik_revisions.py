@@ -4,6 +4,10 @@
     python -m benchmarks.bench_ik_revisions /tmp/lm-before . --rounds 5
     python -m benchmarks.bench_ik_revisions /tmp/lm-before . --rounds 5 --numpy 10000
 
+``--phases`` also reports the thread's CPU time per solve that the batch with restarts spends after its runs (the
+fold escapes and the reachability test: ``ik_problem``'s ``settle``/``_escape_folds`` and ``_reachability``, timed
+by wrapping them), ``tests_cpu_us``.
+
 ``--numpy N`` times the NumPy strategy instead (ANIMKIT_JIT=0 in the children): one ``solve_batch(restarts=8)`` of
 N Panda 6D targets (the same generator, seed 0), its wall and CPU time per solve and its §6 success; with
 ``--restarts 0`` the batch runs lm's deterministic retries (the relaxed limits and the continuations) instead.
@@ -53,6 +57,7 @@ def child() -> None:
     T = _targets(panda, "panda_grasptarget", problem.model.dofs, s, 200, 0)
     [problem.solve(t) for t in T]
     rb = problem.solve_batch(T, restarts=8, quiet=True)
+    tests = _time_tests() if os.environ.get("BENCH_PHASES") else None
     single, batch, single_cpu, batch_cpu = [], [], [], []
     for _ in range(3):
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -60,13 +65,42 @@ def child() -> None:
         single.append((time.perf_counter() - t0) / len(T))
         single_cpu.append((time.thread_time() - c0) / len(T))
         t0, c0 = time.perf_counter(), time.thread_time()
+        if tests is not None:
+            tests[0] = 0.0
         problem.solve_batch(T, restarts=8, quiet=True)
+        if tests is not None:
+            tests[1].append(tests[0] / len(T))
         batch.append((time.perf_counter() - t0) / len(T))
         batch_cpu.append((time.thread_time() - c0) / len(T))
     ok = float(np.mean([_ok(panda, "panda_grasptarget", rb.poses[i], T[i]) for i in range(len(T))]))
-    print(json.dumps({"single_us": statistics.median(single) * 1e6, "batch_us": statistics.median(batch) * 1e6,
-                      "single_cpu_us": statistics.median(single_cpu) * 1e6,
-                      "batch_cpu_us": statistics.median(batch_cpu) * 1e6, "ok": ok}))
+    res = {"single_us": statistics.median(single) * 1e6, "batch_us": statistics.median(batch) * 1e6,
+           "single_cpu_us": statistics.median(single_cpu) * 1e6, "batch_cpu_us": statistics.median(batch_cpu) * 1e6,
+           "ok": ok}
+    if tests is not None:
+        res["tests_cpu_us"] = statistics.median(tests[1]) * 1e6
+    print(json.dumps(res))
+
+
+def _time_tests() -> list:
+    """Wrap ik_problem's post-run steps (settle or _escape_folds, _reachability: whichever this checkout has) to sum
+    their thread CPU time into slot 0 of the returned [seconds, per-batch list]."""
+    from animkit.ik import ik_problem
+
+    acc: list = [0.0, []]
+
+    def timed(fn):  # type: ignore[no-untyped-def]
+        def run(*a, **k):  # type: ignore[no-untyped-def]
+            c = time.thread_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                acc[0] += time.thread_time() - c
+        return run
+
+    for name in ("settle", "_escape_folds", "_reachability"):
+        if hasattr(ik_problem, name):
+            setattr(ik_problem, name, timed(getattr(ik_problem, name)))
+    return acc
 
 
 def numpy_child(count: int, restarts: int) -> None:
@@ -99,10 +133,13 @@ def main() -> None:
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--phases", action="store_true", help="also time the batch's steps after its runs")
     ap.add_argument("--numpy", type=int, default=0, help="time the NumPy strategy on this many targets instead")
     ap.add_argument("--restarts", type=int, default=8, help="--numpy: the batch's restarts (0: lm's retries run)")
     args = ap.parse_args()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    if args.phases:
+        env["BENCH_PHASES"] = "1"
     if args.numpy:
         env.update(ANIMKIT_JIT="0", BENCH_NUMPY=str(args.numpy), BENCH_RESTARTS=str(args.restarts))
     dirs = {"before": args.before, "after": args.after}
@@ -126,7 +163,7 @@ def main() -> None:
               f"{1e6 / statistics.median(c):,.0f}/s; §6 success {100 * v[0]['ok']:.1f} %"
               + (f"; iterations {v[0]['iterations']}" if "iterations" in v[0] else ""))
     cases = ("batch_us", "batch_cpu_us") if args.numpy else ("single_us", "batch_us", "single_cpu_us", "batch_cpu_us")
-    for case in cases:
+    for case in cases + (("tests_cpu_us",) if args.phases else ()):
         ratios = [a[case] / b[case] for a, b in zip(res["after"], res["before"], strict=True)]
         print(f"{case}: after/before per round, median {statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}–{max(ratios):.2f})")

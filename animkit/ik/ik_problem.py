@@ -356,8 +356,8 @@ class IKProblem:
         if restarts and out.reason[0] != "converged":
             out, used = _restart(model, method, q0, P, R, replace(opts, deadline=deadline, pull=RESTART_PULL), out,
                                  restarts, deadline, seed)
-        out = settle(model, method, P, R, opts, out)
-        reach, reasons = _reachability(model, out, P, R, self._opts)
+        out, judged = settle(model, method, P, R, opts, out)
+        reach, reasons = _reachability(model, out, P, R, self._opts, judged)
         full = self.pose.copy()
         full[model.dofs] = out.q[0]
         why: Reason = reasons[0]  # type: ignore[assignment]
@@ -517,8 +517,8 @@ class IKProblem:
                     o = _relax(model, q0[a:b], P[a:b], Ra, opts, o)
                 return o, np.zeros(b - a, dtype=np.intp)
             out, used = _run_chunked(B, first, quiet)
-        out = settle(model, method, P, R, opts, out, polished=bool(restarts))
-        reach, reasons = _reachability(model, out, P, R, opts)
+        out, judged = settle(model, method, P, R, opts, out, polished=bool(restarts))
+        reach, reasons = _reachability(model, out, P, R, opts, judged)
         return IKBatchResult(self._full(out.q), np.array([r == "converged" for r in reasons]), tuple(reach),
                              out.iterations, out.position_error, out.orientation_error, out.errors,
                              tuple(reasons), self._method, used, time.perf_counter() - t0)  # type: ignore[arg-type]

@@ -257,23 +257,55 @@ def _full_task_after(model: ChainModel, q: Array, Pf: Array, Rf: Array, opts: Op
     return keep_better(out, fail, c, before)
 
 
-def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options
-                  ) -> tuple[list[bool | None], list[str]]:
+class Judged(NamedTuple):
+    """The tests of a solve's answers that did not converge (rows ``open_`` of its output), computed once for
+    :func:`_escape_folds` and :func:`_reachability`: per open row, whether its target lies beyond reach, whether
+    it is stationary (:func:`~animkit.ik.lm_rules.stationary`), whether it is a fold (stationary with a direction
+    of negative curvature: :func:`_folded`, tested on every stationary row) and the DOFs free to move."""
+
+    open_: NDArray[np.intp]
+    beyond: NDArray[np.bool_]
+    optimal: NDArray[np.bool_]
+    fold: NDArray[np.bool_]
+    free: NDArray[np.bool_]
+
+
+def _judge(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options) -> Judged:
+    """:class:`Judged` for ``out``: one FK, gradient and stationarity test of its unconverged rows, the fold test
+    on the stationary ones only."""
+    idx = np.flatnonzero([why != "converged" for why in out.reason])
+    none = np.zeros(idx.size, dtype=bool)
+    if idx.size == 0:
+        return Judged(idx, none, none, none, np.zeros((0, model.n), dtype=bool))
+    q, Pi, Ri = out.q[idx], P[idx], None if R is None else R[idx]
+    g, J, vn, fr = _gradient(model, q, Pi, Ri, opts.row_weights)
+    optimal, free = _stationary_rows(model, g, J, q, vn)
+    fold = np.zeros(idx.size, dtype=bool)
+    check = np.flatnonzero(optimal)
+    if check.size:
+        fold[check] = _folded(model, q[check], Pi[check], None if Ri is None else Ri[check], opts, free[check])
+    return Judged(idx, _beyond(model, q, Pi, opts.tol, fr), optimal, fold, free)
+
+
+def _reachability(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: Options,
+                  judged: Judged | None = None) -> tuple[list[bool | None], list[str]]:
     """True converged; False shown out of reach; None undecided.
 
     Out of reach: an effector's target lies beyond the chain's reach from its base, or the result is first-order
     optimal with the error above tolerance: the gradient of ½‖W V‖² over the DOFs free to move (a DOF at a limit
     counts only toward its inside) vanishes, relative to ‖J‖ ‖W V‖ — no small change of the movable set brings
     the effector closer (the stretched arm pointing at the target is such a point). Decided from the result's
-    optimality, not from the distance alone."""
+    optimality, not from the distance alone. ``judged``: :func:`_judge` of this very ``out`` where the caller has
+    it (:func:`settle`'s), else computed here."""
     reasons = list(out.reason)
-    open_ = [i for i, why in enumerate(reasons) if why != "converged"]
     reach: list[bool | None] = [True] * len(reasons)
-    if not open_:
+    if judged is None:
+        judged = _judge(model, out, P, R, opts)
+    if judged.open_.size == 0:
         return reach, reasons
-    beyond, minimum, fold = _verdicts(model, out.q[open_], P[open_], None if R is None else R[open_], opts)
-    shown = np.asarray(out_of_reach(beyond, minimum))
-    for k, i in enumerate(open_):
+    fold = judged.fold & ~judged.beyond  # beyond reach: shown so, fold or not
+    shown = np.asarray(out_of_reach(judged.beyond, judged.optimal & ~fold))
+    for k, i in enumerate(judged.open_.tolist()):
         reach[i] = False if shown[k] else None
         if shown[k]:
             reasons[i] = "unreachable"
@@ -310,41 +342,31 @@ def _folded(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Option
 
 
 def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput, *,
-           polished: bool = False) -> LoopOutput:
+           polished: bool = False) -> tuple[LoopOutput, Judged]:
     """What every solve does after its runs: lm's answers left short finished in θ (:func:`~animkit.ik.lm.polish`;
-    not again where the runs did it: ``polished``), then the folds left (:func:`_escape_folds`)."""
+    not again where the runs did it: ``polished``), then the folds left (:func:`_escape_folds`); returns the answers
+    and their tests (:class:`Judged`, for :func:`_reachability`)."""
     return _escape_folds(model, method, P, R, opts, out if polished else polish(model, P, R, opts, out))
 
 
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
-                  ) -> LoopOutput:
+                  ) -> tuple[LoopOutput, Judged]:
     """Problems left at a fold (stationary, not converged, the Hessian of ½‖WV‖² indefinite: a saddle or a maximum,
     e.g. an arm stretched straight away from its target) run again from θ + FOLD_STEP·v (v: the direction of
     negative curvature), up to FOLD_ESCAPES times (lm's runs finished by :func:`~animkit.ik.lm.polish`); a run is
-    kept where it converged or ends closer."""
+    kept where it converged or ends closer. Returns the answers and the tests of the last (:func:`_judge`)."""
     for _ in range(FOLD_ESCAPES):
-        stop = np.array([why != "converged" for why in out.reason])
-        idx = np.flatnonzero(stop)
-        if idx.size == 0:
-            return out
-        q = out.q[idx]
-        w = opts.row_weights
-        g, J, vn, _ = _gradient(model, q, P[idx], None if R is None else R[idx], w)
-        sel, free = _stationary_rows(model, g, J, q, vn)
-        if not sel.any():
-            return out
-        Ps, Rs = P[idx][sel], None if R is None else R[idx][sel]
-        folded = _folded(model, q[sel], Ps, Rs, opts, free[sel])
-        if not folded.any():
-            return out
-        d = _descent_directions(model, q[sel][folded], Ps[folded], None if Rs is None else Rs[folded], w,
-                                free[sel][folded])
-        fail = idx[sel][folded]
-        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d, model.lower, model.upper))
+        judged = _judge(model, out, P, R, opts)
+        k = np.flatnonzero(judged.fold)
+        if k.size == 0:
+            return out, judged
+        fail = judged.open_[k]
         Pf, Rf = P[fail], None if R is None else R[fail]
+        d = _descent_directions(model, out.q[fail], Pf, Rf, opts.row_weights, judged.free[k])
+        starts = model.project_cones(np.clip(out.q[fail] + FOLD_STEP * d, model.lower, model.upper))
         c = polish(model, Pf, Rf, opts, method.run(model, starts, Pf, Rf, opts))
         out = keep_better(out, fail, c, np.zeros(len(fail), dtype=np.intp))
-    return out
+    return out, _judge(model, out, P, R, opts)
 
 
 def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array, free: NDArray[np.bool_]
