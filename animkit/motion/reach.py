@@ -187,9 +187,9 @@ class Comparison:
     def measures_table(self) -> str:
         """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's correlation
         with minimum jerk and its peaks, the gaze lead (s), head roll, pitch and front lean (°) and speed (°/s), the
-        hold's travel (°/s), the largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the trunk's side bend and twist
-        (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside the feet (° at worst) and the
-        bend's spine/hip/knee shares."""
+        hold's travel (°/s), the largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the
+        trunk's side bend and twist (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside
+        the feet (° at worst) and the bend's spine/hip/knee shares."""
         head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'pitch':>6}{'lean':>6}"
                 f"{'head °/s':>9}"
                 f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}{'side':>6}{'twist':>6}{'pelvis':>7}{'knee':>6}"
