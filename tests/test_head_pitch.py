@@ -1,6 +1,6 @@
 """The head's pitch and its lean seen from the front, on heads turned by known angles, and the Gaze task's pitch
-limit (the head aims at the target's direction clamped to ±φ_max, the eyes taking the rest) on a closed-form aim
-point and a natural solve whose head then stops at the limit.
+limit (the head aims at the target's direction with its pitch softly clamped under ±φ_max, the eyes taking the
+rest) on a closed-form aim point and a natural solve whose head then stops at the limit.
 
 Oracles: rotations built from their angles (yaw about +y, pitch about the ear axis +x, roll about the forward axis
 +z, forward +z), the crown's front-view lean of yaw ψ then pitch φ in closed form, atan(tan φ sin ψ), and the aim
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.ik.head_aim import pitch_clamped_aim
+from animkit.ik.head_aim import pitch_clamped_aim, soft_limit
 from animkit.motion.reach_measures import head_lean, head_pitch
 
 UP = np.array([0.0, 1.0, 0.0])
@@ -76,21 +76,36 @@ def test_the_aim_point_keeps_yaw_and_distance_and_clamps_pitch(yaw: float, pitch
     head = np.array([0.3, 1.6, -0.2])
     target = _spherical(head, rho, yaw, pitch)
     aim = pitch_clamped_aim(head, target, UP, FWD, math.radians(limit))
-    want = target if abs(pitch) <= limit else _spherical(head, rho, yaw, math.copysign(limit, pitch))
+    knee = 10.0  # the head's pitch: the target's up to limit − 10°, then 10° short of the limit at e-fold per 10°
+    soft = limit - knee * math.exp(-(abs(pitch) - (limit - knee)) / knee)
+    want = target if abs(pitch) <= limit - knee else _spherical(head, rho, yaw, math.copysign(soft, pitch))
     assert np.allclose(aim, want, atol=1e-9)
+    # never past the limit, continuous with slope 1 at the knee
+    d = (aim - head) / rho
+    assert abs(math.degrees(math.asin(d[1]))) < limit
 
 
 def test_a_target_straight_below_is_aimed_along_the_heads_own_yaw() -> None:
     head = np.array([0.0, 1.6, 0.0])
     ahead = np.array([1.0, -0.3, 1.0])  # the head's forward axis: its ground direction (1, 0, 1)/√2
     aim = pitch_clamped_aim(head, head - [0.0, 0.8, 0.0], UP, ahead, math.radians(40.0))
-    assert np.allclose(aim, _spherical(head, 0.8, 45.0, -40.0), atol=1e-12)
+    assert np.allclose(aim, _spherical(head, 0.8, 45.0, -(40.0 - 10.0 * math.exp(-6.0))), atol=1e-12)
+
+
+def test_the_soft_limit_is_continuous_with_slope_one_at_its_knee() -> None:
+    lim, w = math.radians(40.0), math.radians(10.0)
+    k = lim - w
+    for x in (k - 1e-7, k + 1e-7):
+        assert soft_limit(x, lim) == pytest.approx(x, abs=1e-12)
+    h = 1e-6
+    assert (soft_limit(k + h, lim) - soft_limit(k, lim)) / h == pytest.approx(1.0, abs=1e-5)
+    assert soft_limit(-math.radians(89.0), lim) == pytest.approx(-(lim - w * math.exp(-(math.radians(89) - k) / w)))
 
 
 def test_a_natural_solve_pitches_the_head_to_its_limit_and_no_further() -> None:
     """The humanoid scene's natural hips-up reach to a point low in front: unlimited, the head looks straight at it
-    (pitched 82° down, the trunk bent); with the builder's limit it stops at HEAD_PITCH, aimed at the clamped point
-    (the task's report ~0), the reach still met."""
+    (pitched 82° down, the trunk bent); with the builder's limit it stops within 3° of HEAD_PITCH (the soft limit's
+    knee), aimed at its softly clamped point (the task's report ~0), the reach still met."""
     import dataclasses
 
     from animkit.ik import IKProblem
@@ -118,5 +133,5 @@ def test_a_natural_solve_pitches_the_head_to_its_limit_and_no_further() -> None:
     r_free, r = free.solve(target), problem.solve(target)
     assert r.converged and r.position_error < 1e-4 and r_free.converged
     assert pitch(r_free.pose) < -50.0
-    assert pitch(r.pose) == pytest.approx(-math.degrees(HEAD_PITCH), abs=3.0)
+    assert -math.degrees(HEAD_PITCH) < pitch(r.pose) < -math.degrees(HEAD_PITCH) + 3.0
     assert r.tasks is not None and r.tasks["gaze"] < 3.0

@@ -346,7 +346,7 @@ class Gaze(Task):
     ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
     turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand);
     ``pitch_limit`` (φ_max, radians; None: none): the head aims at the point :meth:`aim` whose pitch above or below
-    the ground plane is at most φ_max, the eyes taking the rest of the gaze (:mod:`animkit.motion.gaze_timing`)."""
+    the ground plane is under φ_max (softly, :mod:`animkit.ik.head_aim`), the eyes taking the rest of the gaze."""
 
     kind: ClassVar[str] = "gaze"
     head: str

@@ -15,9 +15,6 @@ faster still). The gaze settles (its last 5°) before T_g; the hand's peak speed
 movement, so the hand waits ``lead`` = max(0, T_g − T/2) s before it starts: the eyes and head start first and
 settle on the target before the hand's peak speed however short the reach (a person starts the gaze earlier for a
 larger or quicker turn) instead of whipping the head round.
-
-With the Gaze task's ``pitch_limit`` φ_max (the natural builder's: 40°), φ_b is clamped to ±φ_max: the head turns
-only its share of a steep gaze, the eyes the rest (Guitton & Volle 1987; Freedman 2008), and T_g is timed for it.
 """
 
 from __future__ import annotations
@@ -48,18 +45,15 @@ def _frame(a: Array, up: Array) -> tuple[Array, Array]:
     return x, np.cross(up, x)
 
 
-def gaze_turn(head: Array, ahead: Array, goal: Array, up: Array, pitch_limit: float | None = None
-              ) -> tuple[float, float, float]:
+def gaze_turn(head: Array, ahead: Array, goal: Array, up: Array) -> tuple[float, float, float]:
     """(Δψ, φ_a, φ_b) in radians: the yaw from the direction ``ahead`` (a vector) to ``goal − head`` about the unit
-    ``up``, and the two pitches (φ_b clamped to ±``pitch_limit``: the head's share, the eyes taking the rest)."""
+    ``up``, and the two pitches."""
     a = np.asarray(ahead, dtype=float)
     b = np.asarray(goal, dtype=float) - head
     x, y = _frame(a, up)
     pa = math.atan2(float(a @ up), float(np.linalg.norm(a - up * (a @ up))))
     pb = math.atan2(float(b @ up), float(np.linalg.norm(b - up * (b @ up))))
     yaw = math.atan2(float(b @ y), float(b @ x))
-    if pitch_limit is not None:
-        pb = max(-abs(pitch_limit), min(abs(pitch_limit), pb))
     return yaw, pa, pb
 
 
@@ -74,15 +68,13 @@ def gaze_lead(t_gaze: float, duration: float) -> float:
     return max(0.0, t_gaze - 0.5 * duration)
 
 
-def look_path(head: Array, ahead: Array, goal: Array, up: Array, times: Array, t_gaze: float,
-              pitch_limit: float | None = None) -> Array:
+def look_path(head: Array, ahead: Array, goal: Array, up: Array, times: Array, t_gaze: float) -> Array:
     """The look-at point at each time (F, 3): yaw and pitch on one minimum-jerk timeline of ``t_gaze`` s from the
-    direction ``ahead`` to the goal (its pitch clamped to ±``pitch_limit``), at the goal's distance, then the goal
-    itself (module docstring)."""
+    direction ``ahead`` to the goal, at the goal's distance (module docstring)."""
     u = np.asarray(up, dtype=float) / np.linalg.norm(up)
     a = np.asarray(ahead, dtype=float)
     x, y = _frame(a, u)
-    yaw, pa, pb = gaze_turn(head, a, goal, u, pitch_limit)
+    yaw, pa, pb = gaze_turn(head, a, goal, u)
     rho = float(np.linalg.norm(np.asarray(goal, dtype=float) - head))
     s = minimum_jerk(np.asarray(times, dtype=float) / t_gaze)
     psi, phi = s * yaw, pa + s * (pb - pa)

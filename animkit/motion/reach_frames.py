@@ -292,6 +292,6 @@ def gaze_path(figure: Figure, gaze: Gaze, pose0: Array, goal: Array, tl: Timelin
     up = np.asarray(gaze.up, dtype=float)
     up = up / np.linalg.norm(up)
     ahead = gaze.looking_at(c, float(np.linalg.norm(goal - head))) - head
-    t_gaze = gaze_time(turn_degrees(*gaze_turn(head, ahead, goal, up, gaze.pitch_limit)), tl.duration)
+    t_gaze = gaze_time(turn_degrees(*gaze_turn(head, ahead, goal, up)), tl.duration)
     lead = max(tl.lead, gaze_lead(t_gaze, tl.duration))
-    return look_path(head, ahead, goal, up, replace(tl, lead=lead).times, t_gaze, gaze.pitch_limit), lead
+    return look_path(head, ahead, goal, up, replace(tl, lead=lead).times, t_gaze), lead
