@@ -1,6 +1,6 @@
 """The head's pitch and its lean seen from the front, on heads turned by known angles, and the Gaze task's pitch
-limit (the head aims at the target's direction with its pitch softly clamped under ±φ_max, the eyes taking the
-rest) on a closed-form aim point and a natural solve whose head then stops at the limit.
+eye range (the head aims at the target's direction with up to E of its pitch left to the eyes) on a closed-form
+aim point and a natural solve whose head then takes only its share.
 
 Oracles: rotations built from their angles (yaw about +y, pitch about the ear axis +x, roll about the forward axis
 +z, forward +z), the crown's front-view lean of yaw ψ then pitch φ in closed form, atan(tan φ sin ψ), and the aim
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.ik.head_aim import pitch_clamped_aim, soft_limit
+from animkit.ik.head_aim import head_pitch_share, pitch_shared_aim
 from animkit.motion.reach_measures import head_lean, head_pitch
 
 UP = np.array([0.0, 1.0, 0.0])
@@ -69,47 +69,51 @@ def _spherical(head: np.ndarray, rho: float, yaw: float, pitch: float) -> np.nda
     return head + rho * np.array([math.cos(p) * math.sin(y), math.sin(p), math.cos(p) * math.cos(y)])
 
 
+def _smoothstep(t: float) -> float:
+    t = min(1.0, max(0.0, t))
+    return t * t * (3.0 - 2.0 * t)
+
+
 @settings(max_examples=60, deadline=None)
-@given(st.floats(-170.0, 170.0), st.floats(-89.0, 89.0), st.floats(0.1, 3.0), st.floats(10.0, 60.0))
-def test_the_aim_point_keeps_yaw_and_distance_and_clamps_pitch(yaw: float, pitch: float, rho: float,
-                                                               limit: float) -> None:
+@given(st.floats(-170.0, 170.0), st.floats(-89.0, 89.0), st.floats(0.1, 3.0), st.floats(10.0, 40.0))
+def test_the_aim_point_keeps_yaw_and_distance_and_leaves_part_of_the_pitch_to_the_eyes(
+        yaw: float, pitch: float, rho: float, eyes: float) -> None:
     head = np.array([0.3, 1.6, -0.2])
     target = _spherical(head, rho, yaw, pitch)
-    aim = pitch_clamped_aim(head, target, UP, FWD, math.radians(limit))
-    knee = 10.0  # the head's pitch: the target's up to limit − 10°, then 10° short of the limit at e-fold per 10°
-    soft = limit - knee * math.exp(-(abs(pitch) - (limit - knee)) / knee)
-    want = target if abs(pitch) <= limit - knee else _spherical(head, rho, yaw, math.copysign(soft, pitch))
+    aim = pitch_shared_aim(head, target, UP, FWD, math.radians(eyes))
+    share = eyes * _smoothstep((abs(pitch) - 5.0 * eyes / 6.0) / (1.5 * eyes))  # the eyes' part, degrees
+    want = _spherical(head, rho, yaw, math.copysign(abs(pitch) - share, pitch))
     assert np.allclose(aim, want, atol=1e-9)
-    # never past the limit, continuous with slope 1 at the knee
-    d = (aim - head) / rho
-    assert abs(math.degrees(math.asin(d[1]))) < limit
+    d = (aim - head) / rho  # the eyes never take more than their range, nor the head turn past the target
+    assert -1e-9 <= abs(pitch) - abs(math.degrees(math.asin(d[1]))) <= eyes + 1e-9
+
+
+def test_the_eyes_share_on_known_pitches() -> None:
+    """E = 30°: the head alone to 25°, then 32.5° of a 47.5° pitch (half the eyes' range), 40° of 70°, 60° of 90°;
+    continuous, never falling."""
+    E = math.radians(30.0)
+    for phi, head in ((20.0, 20.0), (25.0, 25.0), (47.5, 32.5), (70.0, 40.0), (90.0, 60.0), (-47.5, -32.5)):
+        assert math.degrees(head_pitch_share(math.radians(phi), E)) == pytest.approx(head, abs=1e-9)
+    x = np.radians(np.linspace(0.0, 90.0, 9001))
+    y = np.array([head_pitch_share(float(v), E) for v in x])
+    assert np.all(np.diff(y) >= -1e-12) and np.max(np.abs(np.diff(y, 2))) < 1e-6  # monotone, no kink
 
 
 def test_a_target_straight_below_is_aimed_along_the_heads_own_yaw() -> None:
     head = np.array([0.0, 1.6, 0.0])
     ahead = np.array([1.0, -0.3, 1.0])  # the head's forward axis: its ground direction (1, 0, 1)/√2
-    aim = pitch_clamped_aim(head, head - [0.0, 0.8, 0.0], UP, ahead, math.radians(40.0))
-    assert np.allclose(aim, _spherical(head, 0.8, 45.0, -(40.0 - 10.0 * math.exp(-6.0))), atol=1e-12)
+    aim = pitch_shared_aim(head, head - [0.0, 0.8, 0.0], UP, ahead, math.radians(30.0))
+    assert np.allclose(aim, _spherical(head, 0.8, 45.0, -60.0), atol=1e-12)
 
 
-def test_the_soft_limit_is_continuous_with_slope_one_at_its_knee() -> None:
-    lim, w = math.radians(40.0), math.radians(10.0)
-    k = lim - w
-    for x in (k - 1e-7, k + 1e-7):
-        assert soft_limit(x, lim) == pytest.approx(x, abs=1e-12)
-    h = 1e-6
-    assert (soft_limit(k + h, lim) - soft_limit(k, lim)) / h == pytest.approx(1.0, abs=1e-5)
-    assert soft_limit(-math.radians(89.0), lim) == pytest.approx(-(lim - w * math.exp(-(math.radians(89) - k) / w)))
-
-
-def test_a_natural_solve_pitches_the_head_to_its_limit_and_no_further() -> None:
+def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
     """The humanoid scene's natural hips-up reach to a point low in front: unlimited, the head looks straight at it
     (pitched 82° down, the trunk bent); with the builder's limit it stops within 3° of HEAD_PITCH (the soft limit's
     knee), aimed at its softly clamped point (the task's report ~0), the reach still met."""
     import dataclasses
 
     from animkit.ik import IKProblem
-    from animkit.ik.natural import HEAD_PITCH
+    from animkit.ik.natural import EYE_RANGE
     from animkit.ik.tasks import Gaze
     from animkit.motion.reach import priors_from_scene
 
@@ -119,7 +123,7 @@ def test_a_natural_solve_pitches_the_head_to_its_limit_and_no_further() -> None:
     fig = scene.figure
     problem = priors_from_scene(scene).problem(fig, "hand_r", "hips-up")
     gaze = next(t for t in problem.tasks if isinstance(t, Gaze))
-    assert gaze.pitch_limit == pytest.approx(HEAD_PITCH)
+    assert gaze.eye_range == pytest.approx(EYE_RANGE)
     # 61° below the head's level, to its right
     target = fig.world(fig.rest_pose())[gaze.head][:3, 3] + np.array([-0.25, -1.0, 0.45])
     fwd = np.asarray(gaze.forward, dtype=float)
@@ -128,10 +132,14 @@ def test_a_natural_solve_pitches_the_head_to_its_limit_and_no_further() -> None:
         return float(head_pitch(fig.world(pose)[gaze.head][None, :3, :3], fwd, UP)[0])
 
     free = IKProblem(fig, problem.chain, solver=problem.solver,
-                     tasks=[dataclasses.replace(t, pitch_limit=None) if isinstance(t, Gaze) else t
+                     tasks=[dataclasses.replace(t, eye_range=None) if isinstance(t, Gaze) else t
                             for t in problem.tasks])
     r_free, r = free.solve(target), problem.solve(target)
     assert r.converged and r.position_error < 1e-4 and r_free.converged
     assert pitch(r_free.pose) < -50.0
-    assert -math.degrees(HEAD_PITCH) < pitch(r.pose) < -math.degrees(HEAD_PITCH) + 3.0
+    p_head = fig.world(r.pose)[gaze.head][:3, 3]
+    v = target - p_head
+    phi = math.atan2(v[1], math.hypot(v[0], v[2]))  # the target's pitch from where the head ended
+    assert pitch(r.pose) == pytest.approx(math.degrees(head_pitch_share(phi, EYE_RANGE)), abs=1.0)
+    assert pitch(r.pose) > pitch(r_free.pose) + 20.0
     assert r.tasks is not None and r.tasks["gaze"] < 3.0

@@ -1,15 +1,18 @@
-"""Where a head aims when the eyes take part of a steep gaze: the target's direction with its pitch clamped.
+"""Where a head aims when the eyes take part of a steep gaze: the target's direction with part of its pitch left to
+the eyes.
 
-    a = p + ρ (cos φ' ĝ + sin φ' u),   φ' = sign(φ) σ(|φ|),
-    σ(x) = x  for x ≤ φ_k = φ_max − w,   σ(x) = φ_max − w e^{−(x − φ_k)/w}  beyond
+    a = p + ρ (cos φ_h ĝ + sin φ_h u),   φ_h = sign(φ) (|φ| − E S((|φ| − 5E/6) / (3E/2))),
+    S(τ) = 3τ² − 2τ³ on [0, 1] (0 before, 1 after)
 
 with p the head, t the target, v = t − p, ρ = |v|, u the unit world up, ĝ the unit ground direction of v (of the
-head's forward axis where v is vertical) and φ = atan2(v · u, |v − (v · u) u|) the target's pitch. σ is the
-identity up to the knee φ_k and approaches φ_max beyond it with its value and slope continuous (σ(φ_k) = φ_k,
-σ'(φ_k) = 1, σ < φ_max): a = t where |φ| ≤ φ_k; beyond, a lies on the same yaw and distance at the pitch σ(|φ|): the
-head turns by that much and the eyes carry the rest (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008,
-Exp Brain Res 190:369). A hard clamp would stop the head's pitch dead where a moving look-at point crosses φ_max (a
-kink: the neck jittered 0.9–1.2°); the soft knee eases it in over w = ``knee``.
+head's forward axis where v is vertical), φ = atan2(v · u, |v − (v · u) u|) the target's pitch and E the eyes'
+range. The eyes take nothing of a pitch up to 5E/6, then an eased share up to E from 7E/3 on, the head the rest:
+with E = 30°, a target 25° below the eyes is aimed at by the head alone, one 50° below by the head 32.5° and the
+eyes 17.5°, one 70° below by the head 40° and the eyes 30°, a steeper one by the head beyond 40°, as the eyes can
+go no further. In eye-head gaze shifts the eyes carry up to ~30° and the head the rest (Guitton & Volle 1987, J
+Neurophysiol 58:427; Freedman 2008, Exp Brain Res 190:369). φ_h is continuous with its slope (1 − E S' ≥ 0: the
+head never turns back as the target drops): a hard clamp of the head's pitch stopped the head dead where a moving
+look-at point crossed it (the neck's jitter 0.22 -> 0.9-1.2°).
 """
 
 from __future__ import annotations
@@ -19,28 +22,24 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["pitch_clamped_aim", "soft_limit", "KNEE"]
+__all__ = ["head_pitch_share", "pitch_shared_aim"]
 
 Array = NDArray[np.float64]
 
 
-KNEE = math.radians(10.0)  # w: the soft clamp's knee, below φ_max
+def head_pitch_share(pitch: float, eye_range: float) -> float:
+    """φ_h = sign(φ) (|φ| − E S((|φ| − 5E/6) / (3E/2))) (module docstring), radians."""
+    e = abs(float(eye_range))
+    if e <= 0:
+        return pitch
+    t = min(1.0, max(0.0, (abs(pitch) - 5.0 * e / 6.0) / (1.5 * e)))
+    return math.copysign(abs(pitch) - e * t * t * (3.0 - 2.0 * t), pitch)
 
 
-def soft_limit(x: float, limit: float, knee: float = KNEE) -> float:
-    """sign(x) σ(|x|): the identity up to |x| = limit − knee, then limit − knee e^{−(|x| − limit + knee)/knee}."""
-    k = min(knee, limit)
-    start = limit - k
-    if abs(x) <= start:
-        return x
-    return math.copysign(limit - k * math.exp(-(abs(x) - start) / k), x) if k > 0 else math.copysign(limit, x)
-
-
-def pitch_clamped_aim(head: ArrayLike, target: ArrayLike, up: ArrayLike, ahead: ArrayLike, limit: float,
-                      knee: float = KNEE) -> Array:
-    """a = p + ρ (cos φ' ĝ + sin φ' u), φ' = :func:`soft_limit` (φ) (module docstring); ``ahead``: the head's forward
-    axis (world), whose ground direction serves where the target is straight above or below the head; ``limit``:
-    φ_max and ``knee``: w, in radians."""
+def pitch_shared_aim(head: ArrayLike, target: ArrayLike, up: ArrayLike, ahead: ArrayLike, eye_range: float
+                     ) -> Array:
+    """a = p + ρ (cos φ_h ĝ + sin φ_h u) (module docstring); ``ahead``: the head's forward axis (world), whose ground
+    direction serves where the target is straight above or below the head; ``eye_range``: E in radians."""
     p, t = np.asarray(head, dtype=float), np.asarray(target, dtype=float)
     u = np.asarray(up, dtype=float)
     u = u / np.linalg.norm(u)
@@ -54,8 +53,7 @@ def pitch_clamped_aim(head: ArrayLike, target: ArrayLike, up: ArrayLike, ahead: 
     else:
         return t
     phi = math.atan2(float(v @ u), float(np.linalg.norm(v - u * (v @ u))))
-    lim = abs(float(limit))
-    if abs(phi) <= lim - min(knee, lim):
+    if abs(phi) <= 5.0 * abs(eye_range) / 6.0:
         return t
-    phi = soft_limit(phi, lim, knee)
+    phi = head_pitch_share(phi, eye_range)
     return np.asarray(p + rho * (math.cos(phi) * g / n + math.sin(phi) * u), dtype=float)

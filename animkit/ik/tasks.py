@@ -51,7 +51,7 @@ from animkit.ik.body import (
     support_from_feet,
     support_polygon,
 )
-from animkit.ik.head_aim import pitch_clamped_aim
+from animkit.ik.head_aim import pitch_shared_aim
 from animkit.model.figure import Figure
 from animkit.model.transforms import cross3, rotation_vector_from_matrix
 
@@ -345,8 +345,8 @@ class Gaze(Task):
 
     ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
     turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand);
-    ``pitch_limit`` (φ_max, radians; None: none): the head aims at the point :meth:`aim` whose pitch above or below
-    the ground plane is under φ_max (softly, :mod:`animkit.ik.head_aim`), the eyes taking the rest of the gaze."""
+    ``eye_range`` (E, radians; None: the head alone): the head aims at the point :meth:`aim`, the target's direction
+    with up to E of its pitch left to the eyes (:mod:`animkit.ik.head_aim`)."""
 
     kind: ClassVar[str] = "gaze"
     head: str
@@ -355,7 +355,7 @@ class Gaze(Task):
     ear: ArrayLike | None = None
     up: ArrayLike = (0.0, 1.0, 0.0)
     dofs: Sequence[int] | None = None
-    pitch_limit: float | None = None
+    eye_range: float | None = None
     priority: int = 2
     damping: float = 0.05
     step_limit: float = 0.3
@@ -391,17 +391,17 @@ class Gaze(Task):
         return J * s[:, None], V * s, self.damping
 
     def aim(self, c: Configuration) -> Array:
-        """The point the head aims at: the target, or with ``pitch_limit`` its direction with the pitch clamped
-        (:func:`animkit.ik.head_aim.pitch_clamped_aim`)."""
+        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the pitch left to
+        the eyes (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
         t = np.asarray(self.target, dtype=float)
-        if self.pitch_limit is None:
+        if self.eye_range is None:
             return t
         i, f = c.node(self.head), np.asarray(self.forward, dtype=float)
-        return pitch_clamped_aim(c.state.p[i], t, np.asarray(self.up, dtype=float), c.state.R[i] @ f, self.pitch_limit)
+        return pitch_shared_aim(c.state.p[i], t, np.asarray(self.up, dtype=float), c.state.R[i] @ f, self.eye_range)
 
     def report(self, c: Configuration) -> float:
         """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
-        target, or with ``pitch_limit`` the target's direction with its pitch clamped, the eyes taking the rest)."""
+        target, or with ``eye_range`` its direction with part of the pitch left to the eyes)."""
         f = np.asarray(self.forward, dtype=float)
         if self.target is None:
             return math.nan
