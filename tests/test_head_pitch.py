@@ -143,3 +143,28 @@ def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
     assert pitch(r.pose) == pytest.approx(math.degrees(head_pitch_share(phi, EYE_RANGE)), abs=1.0)
     assert pitch(r.pose) > pitch(r_free.pose) + 20.0
     assert r.tasks is not None and r.tasks["gaze"] < 3.0
+
+
+def test_a_head_whose_eyes_take_the_pitch_settles_on_its_aim() -> None:
+    """The humanoid's head yaws 40° over 0.5 s (minimum jerk) toward a target 40° aside and 60° below; given where it
+    aims (the target's yaw, level: the eyes take the pitch), it settles when its own angle to that point, 40° − yaw
+    exactly, is within 5° of the end; it yaws 40° and pitches 0."""
+    from animkit.motion.reach_measures import minimum_jerk, reach_measures
+
+    from .conftest import SCENES
+
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    fps, n = 30.0, 46
+    t = np.arange(n) / fps
+    P = np.tile(fig.rest_pose(), (n, 1))
+    yaw = 40.0 * minimum_jerk(t / 0.5)
+    P[:, fig.dof_names.index("neck.ry")] = np.radians(yaw)
+    P[:, fig.dof_names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
+    head = fig.world_positions(fig.rest_pose()[None])[0, fig.node_names.index("head")]
+    target = _spherical(head, 1.0, 40.0, -60.0)  # forward +z; +ry turns z toward +x
+    aim = _spherical(head, 1.0, 40.0, 0.0)
+    m = reach_measures(fig, P, fps, "hand_r", target, n - 1, aims=np.tile(aim, (n, 1)))
+    settled = int(np.flatnonzero(np.abs(40.0 - yaw) <= 5.0)[0])
+    assert m.head_settled_s == pytest.approx(settled / fps)
+    assert m.gaze_lead_s == pytest.approx(m.hand_peak_s - settled / fps)
+    assert m.head_pitch_deg == pytest.approx(0.0, abs=1e-9) and m.head_lean_deg == pytest.approx(0.0, abs=1e-9)
