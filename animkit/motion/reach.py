@@ -344,7 +344,8 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     chain_name, named_solver = naming[2], naming[3]
     clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
     gazes = [t for t in problem.tasks if isinstance(t, Gaze) and t.eye_range is not None]
-    aims = None if not gazes else np.array([gazes[0].with_target(goal).aim(configuration(figure, q)) for q in poses])
+    aims = None if not gazes else np.array([replace(gazes[0], target=goal).aim(configuration(figure, q))
+                                           for q in poses])
     extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis, aims=aims)
     return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
                        chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
