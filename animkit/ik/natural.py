@@ -488,11 +488,17 @@ class Priors:
         return out
 
 
+# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
+# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
+# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
+EYE_RANGE = math.radians(30.0)
+
+
 def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArray[np.bool_],
                mov: NDArray[np.bool_]) -> Gaze | None:
-    """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right), moved by the DOFs that
-    move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced); None
-    without a head or a left-right axis."""
+    """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to EYE_RANGE of the
+    target's pitch left to the eyes), moved by the DOFs that move the head and not the effector (without such a DOF:
+    weight 0, measured by its report, not enforced); None without a head or a left-right axis."""
     c = figure.compiled
     index = {n: i for i, n in enumerate(c.node_names)}
     head = figure.rig.effectors.get("head") or bones.get("head")
@@ -512,7 +518,8 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
             ahead = np.cross(up, right)
             fwd = s0.R[h].T @ (ahead / np.linalg.norm(ahead))
             return Gaze(head=head, forward=tuple(fwd), ear=tuple(s0.R[h].T @ right), up=tuple(up),
-                        dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0)
+                        dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0,
+                        eye_range=EYE_RANGE)
     return None
 
 

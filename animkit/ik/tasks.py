@@ -51,6 +51,7 @@ from animkit.ik.body import (
     support_from_feet,
     support_polygon,
 )
+from animkit.ik.head_aim import pitch_shared_aim
 from animkit.model.figure import Figure
 from animkit.model.transforms import cross3, rotation_vector_from_matrix
 
@@ -354,7 +355,9 @@ class Gaze(Task):
     and pitch, never ear to shoulder), ∂(e · u)/∂θ_j = u · (a_j × e).
 
     ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
-    turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand)."""
+    turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand);
+    ``eye_range`` (E, radians; None: the head alone): the head aims at the point :meth:`aim`, the target's direction
+    with up to E of its pitch left to the eyes (:mod:`animkit.ik.head_aim`)."""
 
     kind: ClassVar[str] = "gaze"
     head: str
@@ -363,6 +366,7 @@ class Gaze(Task):
     ear: ArrayLike | None = None
     up: ArrayLike = (0.0, 1.0, 0.0)
     dofs: Sequence[int] | None = None
+    eye_range: float | None = None
     priority: int = 2
     damping: float = 0.05
     step_limit: float = 0.3
@@ -376,7 +380,7 @@ class Gaze(Task):
             raise IKError("Gaze: no target (give one to the task or to solve)")
         f = np.asarray(self.forward, dtype=float)
         i = c.node(self.head)
-        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / np.linalg.norm(f), np.asarray(self.target, dtype=float))
+        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / np.linalg.norm(f), self.aim(c))
         if self.ear is not None:
             u = np.asarray(self.up, dtype=float)
             ear = c.state.R[i] @ np.asarray(self.ear, dtype=float)
@@ -397,13 +401,22 @@ class Gaze(Task):
         s = self.row_scale(len(e))
         return J * s[:, None], V * s, self.damping
 
+    def aim(self, c: Configuration) -> Array:
+        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the pitch left to
+        the eyes (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
+        t = np.asarray(self.target, dtype=float)
+        if self.eye_range is None:
+            return t
+        i, f = c.node(self.head), np.asarray(self.forward, dtype=float)
+        return pitch_shared_aim(c.state.p[i], t, np.asarray(self.up, dtype=float), c.state.R[i] @ f, self.eye_range)
+
     def report(self, c: Configuration) -> float:
-        """Degrees between the head's forward axis and the direction to the target."""
+        """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
+        target, or with ``eye_range`` its direction with part of the pitch left to the eyes)."""
         f = np.asarray(self.forward, dtype=float)
         if self.target is None:
             return math.nan
-        return math.degrees(gaze_angle(c.state, c.node(self.head), f / np.linalg.norm(f),
-                                       np.asarray(self.target, dtype=float)))
+        return math.degrees(gaze_angle(c.state, c.node(self.head), f / np.linalg.norm(f), self.aim(c)))
 
     def looking_at(self, c: Configuration, distance: float) -> Array:
         """p_h + ρ R_h f_h: the point ``distance`` ahead of the head along its forward axis."""

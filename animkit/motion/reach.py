@@ -33,7 +33,7 @@ from animkit.errors import IKError, SceneError
 from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from animkit.ik.body import static_effort
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
-from animkit.ik.tasks import Gaze, Plant, Reach
+from animkit.ik.tasks import Gaze, Plant, Reach, configuration
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
@@ -186,11 +186,12 @@ class Comparison:
 
     def measures_table(self) -> str:
         """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's correlation
-        with minimum jerk and its peaks, the gaze lead (s), head roll (°) and speed (°/s), the hold's travel (°/s), the
-        largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the trunk's side bend and twist
-        (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside the feet (° at worst) and the
-        bend's spine/hip/knee shares."""
-        head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'head °/s':>9}"
+        with minimum jerk and its peaks, the gaze lead (s), head roll, pitch and front lean (°) and speed (°/s), the
+        hold's travel (°/s), the largest frame-to-frame jitter (°), the free arm from vertical (° at worst), the
+        trunk's side bend and twist (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside
+        the feet (° at worst) and the bend's spine/hip/knee shares."""
+        head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'pitch':>6}{'lean':>6}"
+                f"{'head °/s':>9}"
                 f"{'hold °/s':>9}{'jitter':>8}{'free arm':>9}{'side':>6}{'twist':>6}{'pelvis':>7}{'knee':>6}"
                 "  bend spine/hip/knee")
         rows = [head, "-" * len(head)]
@@ -202,7 +203,8 @@ class Comparison:
                 continue
             bend = "–" if m.bend is None else f"{m.bend.spine:.2f}/{m.bend.hip:.2f}/{m.bend.knee:.2f}"
             rows.append(f"{p.title:<22}{m.min_jerk_r:>11.3f}{m.speed_peaks:>6d}{_cell(m.gaze_lead_s, '.2f', 9)}"
-                        f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
+                        f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_pitch_deg, '.0f', 5)}°"
+                        f"{_cell(m.head_lean_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
                         f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{_cell(m.free_arm_deg, '.0f', 8)}°"
                         f"{_cell(m.side_bend_deg, '.0f', 5)}°{_cell(m.twist_deg, '.0f', 5)}°"
                         f"{_cell(m.pelvis_roll_deg, '.0f', 6)}°{_cell(m.knee_in_deg, '.0f', 5)}°  {bend}")
@@ -341,7 +343,10 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
                  "feet_drift": float(np.max(np.linalg.norm(P - P[:1], axis=2), initial=0.0))}
     chain_name, named_solver = naming[2], naming[3]
     clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
-    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis)
+    gazes = [t for t in problem.tasks if isinstance(t, Gaze) and t.eye_range is not None]
+    aims = None if not gazes else np.array([replace(gazes[0], target=goal).aim(configuration(figure, q))
+                                           for q in poses])
+    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis, aims=aims)
     return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
                        chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
                        iters, t_solve, moved, total, duration_s=tl.duration, lead_s=tl.lead, **extra)

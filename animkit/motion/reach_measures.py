@@ -10,11 +10,19 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   counted one (one bell: 1; a second wind: 2).
 * **Gaze lead**: the head starts when its world angular speed |log(R(f)ᵀ R(f+1))| · fps first exceeds 10 % of
   its peak, the hand when v does; the head has settled at the first frame after which its gaze angle (forward
-  axis against the direction to the target) stays within 5° of its final value; lead = t(hand peak speed) −
+  axis against the direction to the target, or to where the head aims when the eyes take part: ``aims``) stays
+  within 5° of its final value; lead = t(hand peak speed) −
   t(head settled) (positive: the head settled first).
 * **Head roll**: the ear-to-ear axis e(f) = R_head(f) e_h (e_h: the shoulders' left-to-right direction at the
   rest pose, in the head's frame) against level: asin |e · u| (degrees), its largest over the clip; **head speed**:
-  the peak of the head's world angular speed (deg/s).
+  the peak of the head's world angular speed (deg/s). **Head pitch**: the head's forward axis f(f) = R_head(f) f_h
+  (f_h = the rest pose's level forward u × r, r the rest left-to-right axis) above the ground plane, asin(f · u)
+  (degrees, negative down; the clip's value of largest magnitude): the nod a side view shows (the neck flexes about
+  45° (AAOS); the eyes take the rest of a steeper gaze). **Head lean** (the crown's tilt as the front view shows it):
+  the head's up axis v(f) = R_head(f) v_h (v_h = u at rest) laid in the front plane spanned by r and u, atan2(|v ·
+  r|, v · u) (degrees, largest over the clip): a roll ρ about the forward axis reads ρ, a yaw alone 0, a pitch alone
+  0, but pitch φ after yaw ψ reads atan(sin φ sin ψ / cos φ) (the crown tips toward the turned side although the
+  ears stay level).
 * **Hold**: after ``arrival``, the summed revolute joint travel Σ_f Σ_j |Δθ_j| / (hold time) (deg/s);
   **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
   every frame jitters a; a steady one 0, but it counts any acceleration (a smooth min-jerk swing of A over n frames
@@ -59,7 +67,8 @@ from animkit.model.humanoid import HumanoidMap, match_figure
 from animkit.model.transforms import rotation_vector_from_matrix
 
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
-           "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "hold_travel", "jitter", "chatter",
+           "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "head_pitch", "head_lean",
+           "hold_travel", "jitter", "chatter",
            "free_arm_angle", "trunk_side_bend", "trunk_twist", "pelvis_roll", "knee_in", "lowest_frame"]
 
 Array = NDArray[np.float64]
@@ -143,6 +152,18 @@ def head_roll(R_head: Array, ear_local: Array, up: Array) -> Array:
     """asin |R(f) e_h · u| (F,), degrees: the ear-to-ear axis's tilt from level."""
     e = R_head @ ear_local
     return np.degrees(np.arcsin(np.clip(np.abs(e @ up), 0.0, 1.0)))
+
+
+def head_pitch(R_head: Array, forward_local: Array, up: Array) -> Array:
+    """asin(R(f) f_h · u) (F,), degrees: the head's forward axis above the ground plane (negative: looking down)."""
+    f = R_head @ (forward_local / np.linalg.norm(forward_local))
+    return np.degrees(np.arcsin(np.clip(f @ up, -1.0, 1.0)))
+
+
+def head_lean(R_head: Array, up_local: Array, right: Array, up: Array) -> Array:
+    """atan2(|v · r|, v · u) (F,), degrees, v = R(f) v_h: the head's up axis from vertical in the front plane (r, u)."""
+    v = R_head @ (up_local / np.linalg.norm(up_local))
+    return np.degrees(np.arctan2(np.abs(v @ right), v @ up))
 
 
 def hold_travel(figure: Figure, poses: Array, fps: float, arrival: int) -> float:
@@ -329,6 +350,8 @@ class ReachMeasures:
     gaze_lead_s: float | None = None
     head_roll_deg: float | None = None
     head_speed_deg_per_s: float | None = None
+    head_pitch_deg: float | None = None  # the head's largest pitch from level (negative: down; the neck: ~45°)
+    head_lean_deg: float | None = None  # the crown's largest tilt from vertical as seen from the front
     hold_deg_per_s: float = 0.0
     jitter_deg: float = 0.0
     jitter_dof: str | None = None
@@ -349,9 +372,12 @@ class ReachMeasures:
 
 
 def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, target: ArrayLike, arrival: int, *,
-                   up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None) -> ReachMeasures:
+                   up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None,
+                   aims: ArrayLike | None = None) -> ReachMeasures:
     """Every measure of a reach of ``effector`` (a node) toward ``target`` ((3,) or (4, 4)) baked into ``poses``
-    (F, D) at ``fps`` that arrives at frame ``arrival`` (the hold follows)."""
+    (F, D) at ``fps`` that arrives at frame ``arrival`` (the hold follows); ``aims`` (F, 3): where the head aims each
+    frame when the eyes take part of the gaze (:mod:`animkit.ik.head_aim`; None: at the target), what its gaze
+    angle for settling is taken against."""
     P = np.asarray(poses, dtype=float)
     u = np.asarray(up, dtype=float)
     u = u / np.linalg.norm(u)
@@ -387,8 +413,11 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         out["head_speed_deg_per_s"] = float(w.max(initial=0.0))
         out["head_roll_deg"] = float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max())
         fwd = rest[h, :3, :3].T @ np.cross(u, right)
+        pitch = head_pitch(Rh, fwd, u)
+        out["head_pitch_deg"] = float(pitch[int(np.argmax(np.abs(pitch)))])
+        out["head_lean_deg"] = float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max())
         f = Rh @ (fwd / np.linalg.norm(fwd))
-        gaze = _angle(f, goal - x[:, h])
+        gaze = _angle(f, (goal if aims is None else np.asarray(aims, dtype=float)) - x[:, h])
         if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
             out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
             off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)

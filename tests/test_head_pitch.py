@@ -1,0 +1,170 @@
+"""The head's pitch and its lean seen from the front, on heads turned by known angles, and the Gaze task's pitch
+eye range (the head aims at the target's direction with up to E of its pitch left to the eyes) on a closed-form
+aim point and a natural solve whose head then takes only its share.
+
+Oracles: rotations built from their angles (yaw about +y, pitch about the ear axis +x, roll about the forward axis
++z, forward +z), the crown's front-view lean of yaw ψ then pitch φ in closed form, atan(tan φ sin ψ), and the aim
+point from spherical coordinates about the head."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import animkit
+from animkit.ik.head_aim import head_pitch_share, pitch_shared_aim
+from animkit.motion.reach_measures import head_lean, head_pitch
+
+UP = np.array([0.0, 1.0, 0.0])
+RIGHT = np.array([-1.0, 0.0, 0.0])  # forward +z, up +y: the head's left-to-right axis, as seen from its front
+FWD = np.array([0.0, 0.0, 1.0])
+
+
+def _rot(axis: str, a: float) -> np.ndarray:
+    c, s = math.cos(a), math.sin(a)
+    i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
+    R = np.eye(3)
+    R[i, i], R[i, j], R[j, i], R[j, j] = c, -s, s, c
+    return R
+
+
+def _head(yaw: float = 0.0, pitch_down: float = 0.0, roll: float = 0.0) -> np.ndarray:
+    """World rotation of a head at rest looking +z: roll about its forward axis, pitch down about its ear axis, then
+    yaw about the world up (degrees)."""
+    return (_rot("y", math.radians(yaw)) @ _rot("x", math.radians(pitch_down)) @ _rot("z", math.radians(roll)))[None]
+
+
+def test_a_head_pitched_30_degrees_reads_30_down() -> None:
+    assert head_pitch(_head(pitch_down=30.0), FWD, UP)[0] == pytest.approx(-30.0, abs=1e-9)
+    assert head_pitch(_head(pitch_down=-30.0), FWD, UP)[0] == pytest.approx(30.0, abs=1e-9)
+    assert head_pitch(_head(yaw=70.0, pitch_down=30.0), FWD, UP)[0] == pytest.approx(-30.0, abs=1e-9)
+    assert head_pitch(_head(roll=25.0), FWD, UP)[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_lean_from_the_front_roll_reads_roll_yaw_or_pitch_alone_read_zero() -> None:
+    assert head_lean(_head(roll=20.0), UP, RIGHT, UP)[0] == pytest.approx(20.0, abs=1e-9)
+    assert head_lean(_head(roll=-20.0), UP, RIGHT, UP)[0] == pytest.approx(20.0, abs=1e-9)
+    for yaw in (-80.0, -35.0, 10.0, 60.0):
+        assert head_lean(_head(yaw=yaw), UP, RIGHT, UP)[0] == pytest.approx(0.0, abs=1e-9)
+    assert head_lean(_head(pitch_down=60.0), UP, RIGHT, UP)[0] == pytest.approx(0.0, abs=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-80.0, 80.0), st.floats(-70.0, 70.0))
+def test_pitch_after_yaw_leans_the_crown_as_the_closed_form(yaw: float, pitch: float) -> None:
+    """A level head (ears level) yawed ψ then pitched φ down: its crown seen from the front leans atan(tan φ sin ψ)
+    (the case CesiumMan showed: 63° down and turned to the hand, the crown 38–40° over with the ears level)."""
+    want = abs(math.degrees(math.atan(math.tan(math.radians(pitch)) * math.sin(math.radians(yaw)))))
+    R = _head(yaw=yaw, pitch_down=pitch)
+    assert head_lean(R, UP, RIGHT, UP)[0] == pytest.approx(want, abs=1e-7)
+    assert head_pitch(R, FWD, UP)[0] == pytest.approx(-pitch, abs=1e-7)
+
+
+def _spherical(head: np.ndarray, rho: float, yaw: float, pitch: float) -> np.ndarray:
+    y, p = math.radians(yaw), math.radians(pitch)
+    return head + rho * np.array([math.cos(p) * math.sin(y), math.sin(p), math.cos(p) * math.cos(y)])
+
+
+def _smoothstep(t: float) -> float:
+    t = min(1.0, max(0.0, t))
+    return t * t * (3.0 - 2.0 * t)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-170.0, 170.0), st.floats(-89.0, 89.0), st.floats(0.1, 3.0), st.floats(10.0, 40.0))
+def test_the_aim_point_keeps_yaw_and_distance_and_leaves_part_of_the_pitch_to_the_eyes(
+        yaw: float, pitch: float, rho: float, eyes: float) -> None:
+    head = np.array([0.3, 1.6, -0.2])
+    target = _spherical(head, rho, yaw, pitch)
+    aim = pitch_shared_aim(head, target, UP, FWD, math.radians(eyes))
+    share = eyes * _smoothstep((abs(pitch) - 5.0 * eyes / 6.0) / (1.5 * eyes))  # the eyes' part, degrees
+    want = _spherical(head, rho, yaw, math.copysign(abs(pitch) - share, pitch))
+    assert np.allclose(aim, want, atol=1e-9)
+    d = (aim - head) / rho  # the eyes never take more than their range, nor the head turn past the target
+    assert -1e-9 <= abs(pitch) - abs(math.degrees(math.asin(d[1]))) <= eyes + 1e-9
+
+
+def test_the_eyes_share_on_known_pitches() -> None:
+    """E = 30°: the head alone to 25°, then 32.5° of a 47.5° pitch (half the eyes' range), 40° of 70°, 60° of 90°;
+    continuous, never falling."""
+    E = math.radians(30.0)
+    for phi, head in ((20.0, 20.0), (25.0, 25.0), (47.5, 32.5), (70.0, 40.0), (90.0, 60.0), (-47.5, -32.5)):
+        assert math.degrees(head_pitch_share(math.radians(phi), E)) == pytest.approx(head, abs=1e-9)
+    x = np.radians(np.linspace(0.0, 90.0, 9001))
+    y = np.array([head_pitch_share(float(v), E) for v in x])
+    assert np.all(np.diff(y) >= -1e-12) and np.max(np.abs(np.diff(y, 2))) < 1e-6  # monotone, no kink
+
+
+def test_a_target_straight_below_is_aimed_along_the_heads_own_yaw() -> None:
+    head = np.array([0.0, 1.6, 0.0])
+    ahead = np.array([1.0, -0.3, 1.0])  # the head's forward axis: its ground direction (1, 0, 1)/√2
+    aim = pitch_shared_aim(head, head - [0.0, 0.8, 0.0], UP, ahead, math.radians(30.0))
+    assert np.allclose(aim, _spherical(head, 0.8, 45.0, -60.0), atol=1e-12)
+
+
+def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
+    """The humanoid scene's natural hips-up reach to a point low in front: unlimited, the head looks straight at it
+    (pitched 82° down, the trunk bent); with the builder's limit it stops within 3° of HEAD_PITCH (the soft limit's
+    knee), aimed at its softly clamped point (the task's report ~0), the reach still met."""
+    import dataclasses
+
+    from animkit.ik import IKProblem
+    from animkit.ik.natural import EYE_RANGE
+    from animkit.ik.tasks import Gaze
+    from animkit.motion.reach import priors_from_scene
+
+    from .conftest import SCENES
+
+    scene = animkit.load(SCENES / "humanoid.toml")
+    fig = scene.figure
+    problem = priors_from_scene(scene).problem(fig, "hand_r", "hips-up")
+    gaze = next(t for t in problem.tasks if isinstance(t, Gaze))
+    assert gaze.eye_range == pytest.approx(EYE_RANGE)
+    # 61° below the head's level, to its right
+    target = fig.world(fig.rest_pose())[gaze.head][:3, 3] + np.array([-0.25, -1.0, 0.45])
+    fwd = np.asarray(gaze.forward, dtype=float)
+
+    def pitch(pose: np.ndarray) -> float:
+        return float(head_pitch(fig.world(pose)[gaze.head][None, :3, :3], fwd, UP)[0])
+
+    free = IKProblem(fig, problem.chain, solver=problem.solver,
+                     tasks=[dataclasses.replace(t, eye_range=None) if isinstance(t, Gaze) else t
+                            for t in problem.tasks])
+    r_free, r = free.solve(target), problem.solve(target)
+    assert r.converged and r.position_error < 1e-4 and r_free.converged
+    assert pitch(r_free.pose) < -50.0
+    p_head = fig.world(r.pose)[gaze.head][:3, 3]
+    v = target - p_head
+    phi = math.atan2(v[1], math.hypot(v[0], v[2]))  # the target's pitch from where the head ended
+    assert pitch(r.pose) == pytest.approx(math.degrees(head_pitch_share(phi, EYE_RANGE)), abs=1.0)
+    assert pitch(r.pose) > pitch(r_free.pose) + 20.0
+    assert r.tasks is not None and r.tasks["gaze"] < 3.0
+
+
+def test_a_head_whose_eyes_take_the_pitch_settles_on_its_aim() -> None:
+    """The humanoid's head yaws 40° over 0.5 s (minimum jerk) toward a target 40° aside and 60° below; given where it
+    aims (the target's yaw, level: the eyes take the pitch), it settles when its own angle to that point, 40° − yaw
+    exactly, is within 5° of the end; it yaws 40° and pitches 0."""
+    from animkit.motion.reach_measures import minimum_jerk, reach_measures
+
+    from .conftest import SCENES
+
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    fps, n = 30.0, 46
+    t = np.arange(n) / fps
+    P = np.tile(fig.rest_pose(), (n, 1))
+    yaw = 40.0 * minimum_jerk(t / 0.5)
+    P[:, fig.dof_names.index("neck.ry")] = np.radians(yaw)
+    P[:, fig.dof_names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
+    head = fig.world_positions(fig.rest_pose()[None])[0, fig.node_names.index("head")]
+    target = _spherical(head, 1.0, 40.0, -60.0)  # forward +z; +ry turns z toward +x
+    aim = _spherical(head, 1.0, 40.0, 0.0)
+    m = reach_measures(fig, P, fps, "hand_r", target, n - 1, aims=np.tile(aim, (n, 1)))
+    settled = int(np.flatnonzero(np.abs(40.0 - yaw) <= 5.0)[0])
+    assert m.head_settled_s == pytest.approx(settled / fps)
+    assert m.gaze_lead_s == pytest.approx(m.hand_peak_s - settled / fps)
+    assert m.head_pitch_deg == pytest.approx(0.0, abs=1e-9) and m.head_lean_deg == pytest.approx(0.0, abs=1e-9)
