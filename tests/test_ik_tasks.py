@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import animkit
 from animkit.errors import IKError
+from animkit.ik.spread import Spread
 from animkit.ik.tasks import (
     Balance,
     Cost,
@@ -19,7 +20,6 @@ from animkit.ik.tasks import (
     Plant,
     Posture,
     Reach,
-    Spread,
     configuration,
     ground_basis,
     left_jacobian_inverse,

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from animkit.ik.natural import Priors
-from animkit.ik.tasks import Spread, configuration, relative_turn
+from animkit.ik.spread import Spread, relative_turn
+from animkit.ik.tasks import configuration
 from animkit.model.figure import Figure
 from animkit.model.joints import ball, euler_angles_near, free
 from animkit.model.transforms import matrix_from_euler_intrinsic

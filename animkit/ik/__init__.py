@@ -22,7 +22,8 @@ from animkit.ik.problem import ChainModel, compile_chain
 from animkit.ik.registry import solver_from_name
 from animkit.ik.result import IKBatchResult, IKResult, Reason
 from animkit.ik.solvers import DEFAULT_SOLVER, SOLVERS, SolverName
-from animkit.ik.tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Spread, Task
+from animkit.ik.spread import Spread
+from animkit.ik.tasks import Balance, Cost, Gaze, Plant, Posture, Reach, Task
 from animkit.ik.workspace import Workspace, workspace
 
 __all__ = [

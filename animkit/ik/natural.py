@@ -43,8 +43,9 @@ from animkit.ik.prioritised import BOUND_GAIN, NULL_STEP, Bounds, Level, bounded
 from animkit.ik.problem import check_effectors, movable_dofs
 from animkit.ik.ranges import RANGE_DEGREES, ranges_task
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
+from animkit.ik.spread import Spread
 from animkit.ik.stack import cones_moved
-from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Spread, Task
+from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 

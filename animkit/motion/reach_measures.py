@@ -178,23 +178,22 @@ def hold_travel(figure: Figure, poses: Array, fps: float, arrival: int) -> float
 
 def jitter(figure: Figure, poses: Array) -> tuple[float, str | None]:
     """max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (degrees), and that DOF's name."""
-    P = np.asarray(poses, dtype=float)
-    rev = np.flatnonzero([d.revolute for d in figure.dofs])
-    if len(P) < 3 or not len(rev):
-        return 0.0, None
-    a = np.abs(np.diff(P[:, rev], n=2, axis=0)) / 4.0
-    f, j = np.unravel_index(int(np.argmax(a)), a.shape)
-    return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
+    return _largest_difference(figure, poses, 2)
 
 
 def chatter(figure: Figure, poses: Array) -> tuple[float, str | None]:
     """max over frames and revolute DOFs of |Δ⁴θ| / 16 = |θ(f−2) − 4θ(f−1) + 6θ(f) − 4θ(f+1) + θ(f+2)| / 16
     (degrees), and that DOF's name: the zig-zag of the acceleration (the module docstring)."""
+    return _largest_difference(figure, poses, 4)
+
+
+def _largest_difference(figure: Figure, poses: Array, n: int) -> tuple[float, str | None]:
+    """max over frames and revolute DOFs of |Δⁿθ| / 2ⁿ (degrees: a ±a zig-zag reads a), and that DOF's name."""
     P = np.asarray(poses, dtype=float)
     rev = np.flatnonzero([d.revolute for d in figure.dofs])
-    if len(P) < 5 or not len(rev):
+    if len(P) < n + 1 or not len(rev):
         return 0.0, None
-    a = np.abs(np.diff(P[:, rev], n=4, axis=0)) / 16.0
+    a = np.abs(np.diff(P[:, rev], n=n, axis=0)) / 2.0 ** n
     f, j = np.unravel_index(int(np.argmax(a)), a.shape)
     return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
 
