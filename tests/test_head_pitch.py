@@ -121,7 +121,7 @@ def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
 
     scene = animkit.load(SCENES / "humanoid.toml")
     fig = scene.figure
-    problem = priors_from_scene(scene).problem(fig, "hand_r", "hips-up")
+    problem = dataclasses.replace(priors_from_scene(scene), eyes=EYE_RANGE).problem(fig, "hand_r", "hips-up")
     gaze = next(t for t in problem.tasks if isinstance(t, Gaze))
     assert gaze.eye_range == pytest.approx(EYE_RANGE)
     # 61° below the head's level, to its right

@@ -524,8 +524,10 @@ def console_main() -> NoReturn:
     among them: its temporary folder, its semaphores), then ``os._exit``, skipping the interpreter's teardown of
     the ~2,000 modules dask, pandas and pyarrow brought in (≈0.2 s a command, of ≈1 s of fixed cost:
     benchmarks/results_batch.md); likewise after ``compare`` (its GIF written and renamed into place, its bake
-    processes reaped), whose teardown is the main job's last few hundredths of a second. Not while a non-daemon
-    thread still runs: Python would wait for it.
+    processes reaped), whose teardown is the main job's last few hundredths of a second; and after an interrupt (its
+    outputs taken back), where a JIT compile cut short leaves llvmlite objects whose teardown prints a traceback
+    (``AttributeError: 'PassBuilder' object has no attribute '_as_parameter_'``). Not while a non-daemon thread
+    still runs: Python would wait for it.
     """
     code, done = _dispatch(None)
     if done and not any(t.is_alive() and not t.daemon and t is not threading.main_thread()
@@ -562,9 +564,9 @@ def _dispatch(argv: Sequence[str] | None) -> tuple[int, bool]:
     except MemoryError:
         print("animkit: error: out of memory (the input asks for more than this machine has)", file=sys.stderr)
         return 2, False
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # every output already taken back as the stack unwound (atomic writes)
         print("animkit: interrupted", file=sys.stderr)
-        return 130, False
+        return 130, True  # and ended at once: a compile cut short leaves llvmlite objects whose teardown prints
     return code, args.command in ("batch", "compare") or \
         (args.command == "prior" and (args.workers or args.scheduler) is not None)
 

@@ -360,7 +360,9 @@ class Priors:
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
     people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
     the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
-    take ``RANGE_DEGREES``, an empty mapping none); ``ride``: where the movable
+    take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry, :data:`EYE_RANGE`
+    for a person's; off by default: it slows the whole body's solve, 85 to 200 iterations on the humanoid);
+    ``ride``: where the movable
     set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
     DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
@@ -378,6 +380,7 @@ class Priors:
     hang: float = 1.0
     ride: bool = True
     ranges: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
+    eyes: float = 0.0  # radians of a gaze's pitch the eyes may carry (EYE_RANGE is the literature's; 0: the head alone)
 
     def __post_init__(self) -> None:
         Natural(stiffness=self.stiffness)  # checks the values
@@ -467,7 +470,7 @@ class Priors:
             out.append(Balance(support=hull, basis=basis, margin=self.margin,  # the free arms hang, no counterweight
                                dofs=tuple(d for d in dofs.tolist() if d not in arm_dofs),
                                weight=1.0 if self.balance and len(out) > 1 else 0.0))
-        gaze = _gaze_task(figure, bones, s0, up, mv[index[eff]], mov) if self.gaze else None
+        gaze = _gaze_task(figure, bones, s0, up, (mv[index[eff]], mov), self.eyes) if self.gaze else None
         out += [gaze] if gaze is not None else []
         bounded = ranges_task(figure, bones, up, self.ranges)  # only where the movable set moves what it reads
         if bounded is not None and any(np.any(mv[index[n] if n == bounded.hips else c.parent[index[n]]] & mov)
@@ -495,12 +498,14 @@ class Priors:
 EYE_RANGE = math.radians(30.0)
 
 
-def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArray[np.bool_],
-               mov: NDArray[np.bool_]) -> Gaze | None:
-    """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to EYE_RANGE of the
-    target's pitch left to the eyes), moved by the DOFs that move the head and not the effector (without such a DOF:
+def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],
+               eyes: float) -> Gaze | None:
+    """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to ``eyes`` of the
+    target's pitch left to the eyes; ``moves``: the DOFs that move the effector, the movable set), moved by the DOFs
+    that move the head and not the effector (without such a DOF:
     weight 0, measured by its report, not enforced); None without a head or a left-right axis."""
     c = figure.compiled
+    eff_moves, mov = moves
     index = {n: i for i, n in enumerate(c.node_names)}
     head = figure.rig.effectors.get("head") or bones.get("head")
     if head is None:
@@ -520,7 +525,7 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, eff_moves: NDArra
             fwd = s0.R[h].T @ (ahead / np.linalg.norm(ahead))
             return Gaze(head=head, forward=tuple(fwd), ear=tuple(s0.R[h].T @ right), up=tuple(up),
                         dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0,
-                        eye_range=EYE_RANGE)
+                        eye_range=eyes if eyes > 0 else None)
     return None
 
 
