@@ -108,8 +108,8 @@ def test_a_target_straight_below_is_aimed_along_the_heads_own_yaw() -> None:
 
 def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
     """The humanoid scene's natural hips-up reach to a point low in front: unlimited, the head looks straight at it
-    (pitched 82° down, the trunk bent); with the builder's limit it stops within 3° of HEAD_PITCH (the soft limit's
-    knee), aimed at its softly clamped point (the task's report ~0), the reach still met."""
+    (pitched 82° down, the trunk bent); with the eyes' share asked for (``Priors(eyes=EYE_RANGE)``) its pitch is
+    head_pitch_share of the target's, within 1°, the gaze's report small and the reach still met."""
     import dataclasses
 
     from animkit.ik import IKProblem
