@@ -438,7 +438,7 @@ class Priors:
             for top, own in _free_arms(figure, bones, eff, allowed):
                 if np.any(mv[index[top]] & mov) and not np.any(mov[list(own)]):
                     extra[list(own)] = True
-        extra &= ~c.dof_scale.astype(bool)
+        extra &= c.dof_revolute.astype(bool)  # turns only: a glTF node's translation and scale DOFs never ride along
         added = tuple(dict.fromkeys(figure.dof_names[d].split(".")[0] for d in np.flatnonzero(extra & ~mov)))
         return np.flatnonzero(mov | extra).astype(np.intp), added
 

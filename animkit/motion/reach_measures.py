@@ -198,6 +198,26 @@ def _largest_difference(figure: Figure, poses: Array, n: int) -> tuple[float, st
     return float(np.degrees(a[f, j])), figure.dof_names[int(rev[j])]
 
 
+def bone_stretch(parent: ArrayLike, x: Array, fixed_above: int | None = None) -> Array:
+    """s_f = max_i | ‖x_f,i − x_f,p(i)‖ − ‖x_0,i − x_0,p(i)‖ |: how far any bone's length strays from the first
+    frame's, per frame, over the bones below ``fixed_above`` (the node whose translation is root motion: the hips;
+    None: every bone); 0 on a body of turning joints, whatever the pose (a glTF node's translation DOFs driven
+    by a solve show here: a neck stretched 15 cm)."""
+    P = np.asarray(parent)
+    keep = P >= 0
+    if fixed_above is not None:  # the root-motion node and its ancestors carry the body, not a bone
+        k = fixed_above
+        while k >= 0:
+            keep[k] = False
+            k = int(P[k])
+    i = np.flatnonzero(keep)
+    if not len(i):
+        return np.zeros(len(x))
+    length = np.linalg.norm(x[:, i] - x[:, P[i]], axis=-1)
+    stretch: Array = np.abs(length - length[:1]).max(axis=1)
+    return stretch
+
+
 def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Array:
     """∠(x_hand − x_upper_arm, −u) (F,), degrees."""
     d = positions[:, hand] - positions[:, upper_arm]
@@ -356,6 +376,7 @@ class ReachMeasures:
     jitter_dof: str | None = None
     chatter_deg: float = 0.0  # the zig-zag alone (jitter counts any acceleration)
     chatter_dof: str | None = None
+    stretch_mm: float = 0.0  # the largest change of a bone's length over the clip (turning joints: 0)
     free_arm_deg: float | None = None
     free_arm_end_deg: float | None = None
     side_bend_deg: float | None = None  # the trunk's largest lateral flexion over the clip (a person: ≤ ~35°)
@@ -402,6 +423,9 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
                            "hold_deg_per_s": hold_travel(figure, P, fps, arrival), "jitter_deg": wj,
                            "jitter_dof": wdof, "chatter_deg": zc, "chatter_dof": zdof}
     b = match_figure(figure) if bones is None else bones
+    hips = b.get("hips")
+    out["stretch_mm"] = 1000.0 * float(bone_stretch(figure.compiled.parent, x,
+                                                     None if hips is None else names.index(hips)).max())
     rest = figure.world_batch(figure.rest_pose()[None])[0]
     head = b.get("head")
     right = _right(b, rest, names, u)
