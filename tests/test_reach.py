@@ -225,3 +225,23 @@ def test_the_effector_decides_the_default_chains_side_on_a_gltf_character(side) 
     assert not {"leg_l", "leg_r", "neck"} & set(chains)
     for p in c.panels:  # each set moves the named hand toward the target
         assert p.effector == node and p.clip_final_error < 0.5 * np.linalg.norm(target - start)
+
+
+def test_panel_label_tells_where_the_clip_ends(humanoid) -> None:
+    """A panel's label says what its clip shows: a bake whose last frame lost the solve's pose (here its trail moved
+    12 cm off by hand) is labelled by where the clip ends, beside the solve's error; an arriving clip keeps the
+    solve's outcome."""
+    from dataclasses import replace
+
+    from animkit.apps.reach_panels import panel_label
+
+    fig = humanoid.figure
+    goal_pose = fig.pose_from({"shoulder_r.rx": -1.2, "elbow_r.rx": -0.6})
+    target = fig.world(goal_pose)["hand_r"][:3, 3]
+    r = bake_reach(fig, "hand_r", target, chain="arm", duration=0.5, hold=0.2, fps=15, label="arm")
+    assert panel_label(r) == "arm: reached"
+    trail = r.trail.copy()
+    trail[-1] = target + [0.0, 0.12, 0.0]
+    lost = replace(r, trail=trail)
+    assert lost.clip_final_error == pytest.approx(0.12)
+    assert panel_label(lost) == f"arm: clip ends 12.0 cm off (solve {r.result.position_error * 100:.1f} cm)"
