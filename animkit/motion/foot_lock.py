@@ -40,11 +40,11 @@ from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vecto
 from animkit.motion.leg_ik import (
     SOFT,
     HeldLeg,
+    _carried_world,
     _carry,
     _read_world,
     _rotation,
     _world_below,
-    _world_like,
     held_legs_ik,
     swivels,
 )
@@ -559,7 +559,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = shift
         P = _carry(figure, P, M, W)
-        W = _world_like(figure, P, W)  # the nodes the lock reads
+        W = _carried_world(figure, P, W)  # the nodes the lock reads, moved with the hips
     # every leg at once; where the hips moved, the feet stay where the clip had them
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
