@@ -493,15 +493,22 @@ def _sub_of(c: CompiledFigure, roots: list[int], extra: Sequence[int] = ()
     return _SUBS.fetch((id(c), key), (c,), lambda: _sub_figure(c, *key))
 
 
-def _world_below(figure: Figure, P: Array, W: Array, roots: list[int]) -> Array:
-    """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
-    below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again by FK of them and their ancestors
-    alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
+def _fk_below(figure: Figure, P: Array, roots: list[int]) -> dict[int, Array]:
+    """The world matrices (F, 4, 4) of poses ``P`` of the nodes at or below ``roots`` and their ancestors, by node
+    index: FK of them alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
     sub, nodes, cols, _ = _sub_of(figure.compiled, roots)
-    out = W.copy()
     fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
-    for j, n in enumerate(nodes.tolist()):  # their ancestors too (the same bits): a slice each, no gather
-        out[:, n] = fresh[:, j]
+    return {n: fresh[:, j] for j, n in enumerate(nodes.tolist())}
+
+
+def _world_below(figure: Figure, P: Array, W: Array, roots: list[int], fresh: dict[int, Array] | None = None
+                 ) -> Array:
+    """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
+    below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again (:func:`_fk_below`, or ``fresh``,
+    its result for ``P``)."""
+    out = W.copy()
+    for n, M in (_fk_below(figure, P, roots) if fresh is None else fresh).items():  # a slice each, no gather
+        out[:, n] = M
     return out
 
 
