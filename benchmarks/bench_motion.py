@@ -134,6 +134,69 @@ def retarget_and_lock(looped: animkit.Scene, target: animkit.Scene) -> None:
     lock_feet(r.figure, r.poses, looped.clip().fps, up=target.up, meshes=target.meshes)
 
 
+#: the stages of retarget + lock timed by :func:`stage_times`: (label, "module:function" summed, module the file's stem
+#: under animkit/motion or animkit/model); each stage counts what it calls (a stage inside another is counted in both)
+STAGES = (
+    ("retarget: rest alignment (bone map turns, planted feet)", ("retarget:_bones",)),
+    ("retarget: drive, the source's turns (polar factors, aims, hinge twists)", ("retarget_drive:_turns",)),
+    ("retarget: drive, joints read depth by depth (Euler reads, world turns)", ("retarget_drive:_drive_groups",)),
+    ("retarget: grounding (ground plane, feet down)", ("retarget_ground:_ground_plane_of",
+                                                        "retarget_ground:_source_feet_down")),
+    ("lock: world matrices of the clip (FK of the nodes read)", ("leg_ik:_read_world",)),
+    ("lock: contact detection", ("legs:detect_contacts",)),
+    ("lock: pivot turns (held masks)", ("pivot:held_masks",)),
+    ("lock: measures before and after", ("legs:measure",)),
+    ("lock: goals (lock points, ease in and out)", ("foot_lock:_goal",)),
+    ("lock: pelvis (offset, carried, its world matrices)", ("pelvis:pelvis_offset", "leg_ik:_carry",
+                                                            "leg_ik:_carried_world")),
+    ("lock: leg IK, every pass (its write-back included)", ("leg_ik:held_legs_ik",)),
+    ("lock: write-back into the joints (Euler reads), every pass", ("leg_ik:_write_joints",)),
+    ("lock: soles kept (FK of the legs, the IK again: its IK also in the row above)", ("foot_lock:_sole_kept",)),
+    ("lock: never-worse judge", ("foot_lock:_worse_stretches",)),
+    ("FK, every call (the native kernel and its tan(θ/2))", ("fk:fk_compiled",)),
+)
+
+
+def stage_times(looped: animkit.Scene, target: animkit.Scene, calls: int = 5) -> tuple[float, dict[str, float]]:
+    """(CPU seconds per retarget + lock, CPU seconds per call in each of :data:`STAGES`), by process time (the
+    machine's other load not counted): each stage's functions wrapped for the run (every module's name for them),
+    then put back."""
+    import functools
+    import sys as _sys
+
+    spent: dict[str, float] = {}
+    patched: list[tuple[object, str, object]] = []
+    for label, names in STAGES:
+        for name in names:
+            stem, _, fn = name.partition(":")
+            mod = _sys.modules.get(f"animkit.motion.{stem}") or _sys.modules[f"animkit.model.{stem}"]
+            orig = getattr(mod, fn)
+
+            def timed(*a: object, _f: object = orig, _label: str = label, **kw: object) -> object:
+                t = time.process_time()
+                try:
+                    return _f(*a, **kw)  # type: ignore[operator]
+                finally:
+                    spent[_label] = spent.get(_label, 0.0) + time.process_time() - t
+
+            wrapped = functools.wraps(orig)(timed)  # type: ignore[arg-type]
+            for other in list(_sys.modules.values()):
+                if getattr(other, "__name__", "").startswith("animkit.") and getattr(other, fn, None) is orig:
+                    patched.append((other, fn, orig))
+                    setattr(other, fn, wrapped)
+    try:
+        retarget_and_lock(looped, target)
+        spent.clear()
+        t0 = time.process_time()
+        for _ in range(calls):
+            retarget_and_lock(looped, target)
+        total = (time.process_time() - t0) / calls
+    finally:
+        for mod, fn, orig in patched:
+            setattr(mod, fn, orig)
+    return total, {label: spent.get(label, 0.0) / calls for label, _ in STAGES}
+
+
 FRESH = """
 import json, time
 import benchmarks.bench_motion as b
@@ -259,6 +322,7 @@ def main() -> None:
         assert worker.stdin is not None
         worker.stdin.close()
         worker.wait()
+    cpu, stages = stage_times(looped, target)
     contacts = detect_contacts(fig, T, fps, up=target.up)
     source = SourceMotion(walk.figure, P, walk.up, bm, walk.meshes)  # surface, the source's contacts
     m0 = measure_motion(fig, T, fps, up=target.up, meshes=target.meshes, source=source)
@@ -326,6 +390,15 @@ def main() -> None:
         f"{m0.planted_height_median_mm:.1f} → {m1.planted_height_median_mm:.1f} mm, knee pop "
         f"{m0.knee_pop_deg:.1f} → {m1.knee_pop_deg:.1f}°, bone directions {m1.bone_direction_median_deg:.1f}° "
         f"median, {m1.bone_direction_p90_deg:.1f}° p90, travel ratio {m1.travel_ratio:.3f}.",
+        "",
+    ]
+    lines += [
+        f"Where the time goes (CPU time, not wall: {cpu * 1e3:.0f} ms per retarget + lock in the same process, 5 "
+        "calls; a stage inside another counts in both; the rest is spread over many small array steps):",
+        "",
+        "| stage | CPU ms per call | share |",
+        "|---|---|---|",
+        *(f"| {label} | {sec * 1e3:.1f} | {100 * sec / cpu:.0f} % |" for label, sec in stages.items()),
         "",
     ]
     text = "\n".join(lines)

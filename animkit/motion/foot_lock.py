@@ -40,11 +40,12 @@ from animkit.model.transforms import matrix_aligning, matrix_from_rotation_vecto
 from animkit.motion.leg_ik import (
     SOFT,
     HeldLeg,
+    _carried_world,
     _carry,
+    _fk_below,
     _read_world,
     _rotation,
     _world_below,
-    _world_like,
     held_legs_ik,
     swivels,
 )
@@ -559,7 +560,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
         M = np.tile(np.eye(4), (F, 1, 1))
         M[:, :3, 3] = shift
         P = _carry(figure, P, M, W)
-        W = _world_like(figure, P, W)  # the nodes the lock reads
+        W = _carried_world(figure, P, W)  # the nodes the lock reads, moved with the hips
     # every leg at once; where the hips moved, the feet stay where the clip had them
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
@@ -575,13 +576,13 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
     once more from the same world transforms ``W``."""
     names = figure.node_names
     hips = [names.index(f.leg.hip) for f in feet]  # only the legs' joints changed since W: FK of them alone
-    W1 = _world_below(figure, P, W, hips)
+    fresh = _fk_below(figure, P, hips)  # the legs' nodes (the whole W is made once, for the poses handed back)
     again: list[tuple[HeldLeg, Array, Bool]] = []  # the legs to solve again, all at once
     for f, (below, rel) in zip(feet, planned, strict=True):
         if not rel.count or not f.active.any():
             continue
         ia = names.index(f.leg.ankle)
-        R = _rotation(W1[:, ia, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
+        R = _rotation(fresh[ia][:, :3, :3]) @ np.swapaxes(_rotation(W[:, ia, :3, :3]), 1, 2)
         fix = below - rel.below(R[:, k])  # R·s then its up component: s·(row k of R)
         fix = np.where(f.active, np.where(f.w >= 1.0, fix, np.maximum(fix, 0.0)), 0.0)
         if np.abs(fix).max() > 1e-4 * leg_length(W[0], names, f.leg):
@@ -589,6 +590,6 @@ def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned:
             goal[:, k] += fix
             again.append((f, goal, f.active | moved))
     if not again:
-        return P, W1
+        return P, _world_below(figure, P, W, hips, fresh)
     P = held_legs_ik(figure, P, W, again, max_step, k)
     return P, _world_below(figure, P, W, hips)

@@ -408,7 +408,8 @@ def _carry(figure: Figure, poses: Array, M: Array, W: Array | None = None) -> Ar
     parent = figure.parent_of(hips)
     B = arc.L[None] if parent is None else W[:, names.index(parent)] @ arc.L
     Wh = M @ W[:, names.index(hips)]
-    B = np.broadcast_to(B, Wh.shape)
+    if B.shape[0] > 1 and (B == B[0]).all():  # a parent standing still (every rig's hips): one inverse, the same bits
+        B = B[:1]
     Binv = np.linalg.inv(B)
     A = Binv @ Wh
     idx = np.asarray(figure.joint_dofs[arc.joint.name])
@@ -492,15 +493,22 @@ def _sub_of(c: CompiledFigure, roots: list[int], extra: Sequence[int] = ()
     return _SUBS.fetch((id(c), key), (c,), lambda: _sub_figure(c, *key))
 
 
-def _world_below(figure: Figure, P: Array, W: Array, roots: list[int]) -> Array:
-    """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
-    below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again by FK of them and their ancestors
-    alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
+def _fk_below(figure: Figure, P: Array, roots: list[int]) -> dict[int, Array]:
+    """The world matrices (F, 4, 4) of poses ``P`` of the nodes at or below ``roots`` and their ancestors, by node
+    index: FK of them alone (each node's product the same arithmetic as the whole figure's FK, bit for bit)."""
     sub, nodes, cols, _ = _sub_of(figure.compiled, roots)
-    out = W.copy()
     fresh = world_batch(sub, np.ascontiguousarray(P[:, cols]))
-    for j, n in enumerate(nodes.tolist()):  # their ancestors too (the same bits): a slice each, no gather
-        out[:, n] = fresh[:, j]
+    return {n: fresh[:, j] for j, n in enumerate(nodes.tolist())}
+
+
+def _world_below(figure: Figure, P: Array, W: Array, roots: list[int], fresh: dict[int, Array] | None = None
+                 ) -> Array:
+    """The world matrices of poses ``P`` that differ from those of ``W``'s poses only in the DOFs of the nodes at or
+    below ``roots`` (a leg IK's hips): ``W`` with those nodes' matrices made again (:func:`_fk_below`, or ``fresh``,
+    its result for ``P``)."""
+    out = W.copy()
+    for n, M in (_fk_below(figure, P, roots) if fresh is None else fresh).items():  # a slice each, no gather
+        out[:, n] = M
     return out
 
 
@@ -523,6 +531,26 @@ def _world_like(figure: Figure, P: Array, W: Array) -> Array:
     if not W.shape[0]:
         return figure.world_batch(P)
     return _world_of(figure, P, [], np.flatnonzero(W[0, :, 3, 3] == 1.0).tolist())
+
+
+def _carried_world(figure: Figure, P: Array, W: Array) -> Array:
+    """:func:`_world_like` for poses ``P`` that :func:`_carry` made from ``W``'s with M a translation (W_h' = M·W_h,
+    M = [I t; 0 1]): every node at or below the hips keeps its turn and moves by the hips' own move t, W' = M·W (the
+    FK of the hips and their ancestors alone gives t). Where the hips' turn moved by more than rounding (a root whose
+    DOFs cannot carry the translation alone), the FK of every node ``W`` holds."""
+    names = figure.node_names
+    hips = _hips(figure)
+    h = names.index(hips)
+    sub, nodes, cols, _ = _sub_of(figure.compiled, [], [h])
+    Wh = world_batch(sub, np.ascontiguousarray(P[:, cols]))[:, int(np.flatnonzero(nodes == h)[0])]
+    if np.abs(Wh[:, :3, :3] - W[:, h, :3, :3]).max(initial=0.0) > 1e-12 * max(1.0, float(np.abs(Wh[0, :3, :3]).max())):
+        return _world_like(figure, P, W)
+    out = W.copy()
+    move = Wh[:, :3, 3] - W[:, h, :3, 3]
+    for n in descendants(figure, hips):
+        out[:, n, :3, 3] += move
+    out[:, h] = Wh
+    return out
 
 
 def _root_mover(figure: Figure) -> list[int]:

@@ -309,21 +309,23 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
     if not order:
         return {}
     src = [driven[i].source for i in order]
-    Rs = rotation_part(Ws[:, src])  # (F, B, 3, 3)
+    # bone-major (B, F, …): each bone's frames one contiguous block, read as they are by every product after this
+    Rs = rotation_part(np.swapaxes(Ws, 0, 1)[src])  # (B, F, 3, 3)
     Rs0 = rotation_part(Ws0[src])
     K = np.stack([Rs0[j].T @ (driven[i].C @ Rt0[i]) for j, i in enumerate(order)])
-    R = _mm3(Rs, K[None])
+    R = _mm3(Rs, K[:, None])
     aim = [j for j, i in enumerate(order) if driven[i].child_source >= 0]
     want = {}
     if aim:
         d = np.stack([Rt0[order[j]].T @ driven[order[j]].d_target for j in aim])  # (A, 3)
-        now = np.einsum("fajk,ak->faj", R[:, aim], d)
+        Ra = R[aim]
+        now = Ra[..., 0] * d[:, None, None, 0] + Ra[..., 1] * d[:, None, None, 1] + Ra[..., 2] * d[:, None, None, 2]
         child = [driven[order[j]].child_source for j in aim]
-        pos = Ws[..., :3, 3]  # a view: the positions only are gathered (not whole matrices)
-        w = pos[:, child] - pos[:, [src[j] for j in aim]]
-        R[:, aim] = _mm3(matrix_aligning(now, w), R[:, aim])
-        want = {order[j]: w[:, a] for a, j in enumerate(aim)}
-    out = {i: R[:, j] for j, i in enumerate(order)}
+        pos = np.swapaxes(Ws[..., :3, 3], 0, 1)  # (N, F, 3), a view: the positions only are gathered
+        w = pos[child] - pos[[src[j] for j in aim]]  # (A, F, 3)
+        R[aim] = _mm3(matrix_aligning(now, w), Ra)
+        want = {order[j]: w[a] for a, j in enumerate(aim)}
+    out = {i: R[j] for j, i in enumerate(order)}
     names = target.node_names
     for i in want:
         child_bone = driven.get(driven[i].child_target)
