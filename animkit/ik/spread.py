@@ -106,7 +106,7 @@ class Spread(Task):
         """Each group of ``joints``' :class:`_TurnPlan`, found once per compiled figure and body."""
         got = self.__dict__.get("_memo")
         if got is not None and got[0] is c.figure.compiled and got[1] is c.body:
-            return got[2]  # type: ignore[no-any-return]
+            return got[2]
         spans = c.figure.joint_dofs
         plans = [[_turn_plan(c, c.node(n), spans) for n in names] for names in self.joints]
         object.__setattr__(self, "_memo", (c.figure.compiled, c.body, plans))
