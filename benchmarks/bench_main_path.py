@@ -5,10 +5,11 @@ time would be, measured on a loaded one (where wall time says more about the oth
 
 Each round runs ``animkit compare scenes/humanoid.toml`` in a fresh process per tree (interleaved A, B), the bake,
 the forked bake and the panel renderers wrapped to log each process's CPU time (user + sys, ``os.times``) at the
-start and end of its part. The model: startup (this process, before the bake's fork) + max(this process's bake,
-prepare and render set-up; the forked bake) + max(this process's render (composing, the GIF); (that + the forked
-renderers' CPU) / 2): the work on the critical path when each of the two cores runs one side, CPU time standing
-for wall time (no waiting but for the other side). Medians of the rounds. A model, not a measurement of wall time:
+start and end of its part. The model: startup (this process, before the bakes' forks) + max(this process's bake,
+prepare and render set-up; the longest forked bake; (this process's part + the forked bakes' sum) / 2) + max(this
+process's render (composing, the GIF); (that + the forked renderers' CPU) / 2): the work on the critical path when
+the two cores share the processes of each phase, CPU time standing for wall time (no waiting but for the other
+side). Medians of the rounds. A model, not a measurement of wall time:
 bench_main.py measures that.
 """
 
@@ -47,8 +48,8 @@ cli.main(["compare", "scenes/humanoid.toml", "-q", "-o", sys.argv[1]])
 mark("end")
 """
 
-PARTS = ("startup", "this process: bake, prepare, render set-up", "the forked bake", "this process: render (GIF)",
-         "the forked renderers (sum)", "critical path on 2 cores (model)", "total CPU")
+PARTS = ("startup", "this process: bake, prepare, render set-up", "the longest forked bake", "the forked bakes (sum)",
+         "this process: render (GIF)", "the forked renderers (sum)", "critical path on 2 cores (model)", "total CPU")
 
 
 def one_run(tree: Path, tmp: Path) -> tuple[float, ...]:
@@ -59,15 +60,15 @@ def one_run(tree: Path, tmp: Path) -> tuple[float, ...]:
     subprocess.run([sys.executable, "-c", DRIVER, str(tmp / "out.gif"), str(log)], cwd=tree,
                    env=dict(env, PYTHONPATH=str(tree)), check=True, stdout=subprocess.DEVNULL)
     events = [line.split() for line in log.read_text().splitlines()]
-    me = events[0][0]
+    me = next(e[0] for e in events if e[1] == "end")  # this process (children log first where forked first)
     mine = {e[1]: float(e[2]) for e in events if e[0] == me}
-    bake = max(float(e[2]) for e in events if e[0] != me and e[1] == "bake-end")
+    bakes = [float(e[2]) for e in events if e[0] != me and e[1] == "bake-end"]
     kids = sum(float(e[2]) for e in events if e[0] != me and e[1] == "draw-end")
     start = mine["bake-start"]
     middle = mine["render-start"] - start
     render = mine["render-end"] - mine["render-start"]
-    model = start + max(middle, bake) + max(render, (render + kids) / 2)
-    return start, middle, bake, render, kids, model, mine["end"] + bake + kids
+    model = start + max(middle, *bakes, (middle + sum(bakes)) / 2) + max(render, (render + kids) / 2)
+    return start, middle, max(bakes), sum(bakes), render, kids, model, mine["end"] + sum(bakes) + kids
 
 
 def main() -> None:
@@ -91,7 +92,7 @@ def main() -> None:
                                           f"({min(r[i] for r in runs[t]):.3f}–{max(r[i] for r in runs[t]):.3f})"
                                           for t in trees) + " |")
     if len(trees) == 2:
-        a, b = (statistics.median(r[5] for r in runs[t]) for t in trees)
+        a, b = (statistics.median(r[PARTS.index("critical path on 2 cores (model)")] for r in runs[t]) for t in trees)
         print(f"\nCritical path: {b / a:.2f}× shorter here than in {trees[1]}.")
 
 

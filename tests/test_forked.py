@@ -123,6 +123,22 @@ def test_compare_baked_in_processes_equals_one_comparison() -> None:
     assert one.table().splitlines()[2].split()[:3] == spread.table().splitlines()[2].split()[:3]
 
 
+@pytest.mark.skipif(usable_cores() < 2 or not hasattr(os, "fork"), reason="one core or no fork: one process bakes")
+def test_compare_one_process_per_set_by_default_equals_one_comparison() -> None:
+    """By default (two cores or more) each movable set is baked in a process of its own, the ones beyond the
+    costliest at a lower priority: the panels are still reach.compare's in one process, in its order, bit for bit."""
+    scene = animkit.load(SCENES / "humanoid.toml")
+    options = {"duration": 0.3, "hold": 0.1, "fps": 10.0, "quiet": True}
+    one = compare_in_one(scene, **options)
+    before = os.nice(0)
+    spread = commands.compare(scene, **options)
+    assert os.nice(0) == before  # only the forked children lower their priority, never this process
+    assert len(one.panels) >= 3 and [p.chain for p in spread.panels] == [p.chain for p in one.panels]
+    for a, b in zip(one.panels, spread.panels, strict=True):
+        np.testing.assert_array_equal(b.poses, a.poses)
+        np.testing.assert_array_equal(b.trail, a.trail)
+
+
 def test_compare_with_sets_that_cannot_be_dealt_out_is_the_plain_call() -> None:
     scene = animkit.load(SCENES / "humanoid.toml")
     with pytest.raises(IKError, match="legs"):  # an unknown set: reach.compare's own error

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -362,8 +363,9 @@ def reach(scene: Scene, effector: str, target: Sequence[float] | None = None, *,
 def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[], object] | None = None,
             **options: Any) -> Comparison:
     """``animkit compare``: :func:`animkit.motion.reach.compare` with ``options``, its movable sets baked side by
-    side in ``processes`` (default: the cores this process may use) forked processes
-    (:func:`animkit.apps.forked.fork_map`). The sets are dealt out costliest first to the group with the least
+    side in ``processes`` forked processes (:func:`animkit.apps.forked.fork_map`; default: one per set where this
+    process may use two cores or more, so the system shares the cores among the bakes as they run and no core
+    waits on a static split's longer half). The sets are dealt out costliest first to the group with the least
     cost so far, a set's cost its DOF count + :data:`SET_COST`; each group is a comparison of its sets alone, whose
     panels are the same as in one comparison of every set (a panel's bake depends on its set and solver only),
     merged back in the sets' order. The least costly group is baked here, then ``prepare()`` runs (the caller's
@@ -372,7 +374,9 @@ def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[],
     from animkit.apps.forked import fork_map, usable_cores
     from animkit.motion.reach import compare as compare_sets
 
-    names, groups = _set_groups(scene, options, usable_cores() if processes is None else processes)
+    if processes is None and usable_cores() < 2:
+        processes = 1
+    names, groups = _set_groups(scene, options, processes)
     if len(groups) < 2:
         out = compare_sets(scene, **options)
         return out if prepare is None else _then(out, prepare)
@@ -381,9 +385,27 @@ def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[],
             for i, g in enumerate(groups)]
     if prepare is not None:
         jobs[0] = functools.partial(_then_call, jobs[0], prepare)
+    if len(groups) > usable_cores():  # more bakes than cores: the costliest (forked first) keeps a core to itself
+        jobs[2:] = [functools.partial(_yielding, job) for job in jobs[2:]]
     parts = fork_map(jobs)
     panels = tuple(p for c in names for part in parts for p in part.panels if p.chain == c)
     return dataclasses.replace(parts[0], panels=panels)
+
+
+#: The niceness a forked bake other than the costliest takes where there are more bakes than cores: its scheduling
+#: weight 526 against 1024 (Linux), so two of them weigh as much as the costliest alone and the system leaves that
+#: one a core of its own. Sharing alike, the bakes progress at one rate and the costliest runs on alone at the end
+#: while the other core idles (the humanoid's whole-body bake is over 40 % of the four bakes' CPU time).
+BAKE_NICE = 3
+
+
+def _yielding(job: Callable[[], Comparison]) -> Comparison:
+    """job(), at :data:`BAKE_NICE` (where the system allows)."""
+    try:
+        os.nice(BAKE_NICE)
+    except (OSError, AttributeError):  # no os.nice (Windows) or not allowed
+        pass
+    return job()
 
 
 def _then(value: Comparison, after: Callable[[], object]) -> Comparison:
@@ -401,8 +423,10 @@ def _then_call(first: Callable[[], Comparison], after: Callable[[], object]) -> 
 SET_COST = 15
 
 
-def _set_groups(scene: Scene, options: dict[str, Any], processes: int) -> tuple[list[str], list[list[str]]]:
-    """(the comparison's movable sets, those sets dealt into at most ``processes`` groups, each in the sets' order);
+def _set_groups(scene: Scene, options: dict[str, Any], processes: int | None
+                ) -> tuple[list[str], list[list[str]]]:
+    """(the comparison's movable sets, those sets dealt into at most ``processes`` groups (None: one per set), each
+    in the sets' order: the least costly group first (baked here), then the others costliest first (forked first));
     no groups where the sets cannot be named here (compare itself says what is wrong) or repeat."""
     from animkit.model.chains import dof_indices
     from animkit.motion.reach import chains_moving
@@ -417,14 +441,15 @@ def _set_groups(scene: Scene, options: dict[str, Any], processes: int) -> tuple[
         return [], []
     if effector is None or len(set(names)) != len(names):
         return names, []
-    k = max(1, min(processes, len(names)))
+    k = len(names) if processes is None else max(1, min(processes, len(names)))
     groups: list[list[str]] = [[] for _ in range(k)]
     load = [0] * k
     for c in sorted(names, key=lambda c: -sizes[c]):
         j = load.index(min(load))
         groups[j].append(c)
         load[j] += sizes[c]
-    order = sorted(range(k), key=lambda j: load[j])  # the least costly group first: compare bakes it here
+    order = sorted(range(k), key=lambda j: load[j])
+    order = order[:1] + order[:0:-1]
     return names, [sorted(groups[j], key=names.index) for j in order if groups[j]]
 
 

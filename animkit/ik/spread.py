@@ -5,13 +5,15 @@ turns and Euler orders): a task in one file, as :mod:`animkit.ik.hang` is,
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from animkit.ik.tasks import Configuration, Task, left_jacobian_inverse
+from animkit.model.joints import Joint
 from animkit.model.transforms import cross3, rotation_vector_from_matrix
 
 __all__ = ["Spread", "relative_turn"]
@@ -24,24 +26,48 @@ def relative_turn(c: Configuration, node: int, spans: dict[str, list[int]] | Non
     the node's world rotation; the same as log(R_p A R_restᵀ R_pᵀ), R_p its joint's frame), and ∂r/∂θ (3, D):
     J_l⁻¹(r) a_k for the joint's own revolute DOFs, a_m × r for the revolute DOFs that turn its parent (``spans``:
     the figure's ``joint_dofs``, where a caller asks for several nodes)."""
+    return _turn(c, _turn_plan(c, node, c.figure.joint_dofs if spans is None else spans))
+
+
+@dataclass(frozen=True, eq=False)
+class _TurnPlan:
+    """What :func:`relative_turn` reads of one node's joint, found once per compiled figure and body: the node, its
+    joint (None: no joint or no DOFs), A_restᵀ, the joint's DOFs, its revolute ones and the revolute DOFs that turn
+    its parent (None at the root)."""
+
+    node: int
+    joint: Joint | None
+    rest_t: Array
+    own: NDArray[np.intp]
+    mine: NDArray[np.intp]
+    above: NDArray[np.intp] | None
+
+
+def _turn_plan(c: Configuration, node: int, spans: Mapping[str, Sequence[int]]) -> _TurnPlan:
     fig, comp = c.figure, c.figure.compiled
     arc = fig.node(comp.node_names[node]).parent_arc
-    D = comp.dof_count
-    J = np.zeros((3, D))
+    none = np.zeros(0, dtype=np.intp)
     if arc is None or not arc.joint.dof_count:
-        return np.zeros(3), J
+        return _TurnPlan(node, None, np.eye(3), none, none, None)
     joint = arc.joint
-    own = np.asarray((fig.joint_dofs if spans is None else spans)[joint.name], dtype=np.intp)
-    U, _, Vt = np.linalg.svd(c.state.R[node])  # the world rotation (a static scale above taken out)
-    local = joint.rest_rotation().T @ joint.matrix(c.pose[own])[:3, :3]
-    r = (U @ Vt) @ rotation_vector_from_matrix(local)
+    own = np.asarray(spans[joint.name], dtype=np.intp)
     rev = comp.dof_revolute
     par = int(comp.parent[node])
-    if par >= 0:
-        above = np.flatnonzero(c.body.moves[par] & rev)
-        J[:, above] = cross3(c.state.a[above], r).T
-    mine = own[rev[own]]
-    J[:, mine] = left_jacobian_inverse(r) @ c.state.a[mine].T
+    above = np.flatnonzero(c.body.moves[par] & rev) if par >= 0 else None
+    return _TurnPlan(node, joint, joint.rest_rotation().T, own, own[rev[own]], above)
+
+
+def _turn(c: Configuration, t: _TurnPlan) -> tuple[Array, Array]:
+    """:func:`relative_turn` from its plan (the same arithmetic, in the same order)."""
+    J = np.zeros((3, c.figure.compiled.dof_count))
+    if t.joint is None:
+        return np.zeros(3), J
+    U, _, Vt = np.linalg.svd(c.state.R[t.node])  # the world rotation (a static scale above taken out)
+    local = t.rest_t @ t.joint.matrix(c.pose[t.own])[:3, :3]
+    r = (U @ Vt) @ rotation_vector_from_matrix(local)
+    if t.above is not None:
+        J[:, t.above] = cross3(c.state.a[t.above], r).T
+    J[:, t.mine] = left_jacobian_inverse(r) @ c.state.a[t.mine].T
     return r, J
 
 
@@ -61,7 +87,6 @@ class Spread(Task):
         D = c.figure.dof_count
         es, Js = [np.zeros(0)], [np.zeros((0, D))]
         d = c.pose - c.figure.rest_pose()
-        spans = c.figure.joint_dofs if self.joints else None
         for g in self.groups:
             idx = np.asarray(g, dtype=np.intp)
             k = len(idx)
@@ -69,10 +94,23 @@ class Spread(Task):
             J = np.zeros((k, D))
             J[:, idx] = np.eye(k) - 1.0 / k
             Js.append(J)
-        for names in self.joints:
-            turns = [relative_turn(c, c.node(n), spans) for n in names]
+        for plans in self._plans(c):
+            turns = [_turn(c, t) for t in plans]
             r = np.array([t for t, _ in turns])
             Jr = np.array([j for _, j in turns])
             es.append((r - r.mean(axis=0)).ravel())
             Js.append((Jr - Jr.mean(axis=0)).reshape(-1, D))
         return np.concatenate(es), np.vstack(Js)
+
+    def _plans(self, c: Configuration) -> list[list[_TurnPlan]]:
+        """Each group of ``joints``' :class:`_TurnPlan`, found once per compiled figure and body."""
+        got = self.__dict__.get("_memo")
+        if got is not None and got[0] is c.figure.compiled and got[1] is c.body:
+            return got[2]
+        spans = c.figure.joint_dofs
+        plans = [[_turn_plan(c, c.node(n), spans) for n in names] for names in self.joints]
+        object.__setattr__(self, "_memo", (c.figure.compiled, c.body, plans))
+        return plans
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # the memo is found again where it is used
