@@ -89,10 +89,10 @@ def test_whole_solves_match_the_numpy_loop(monkeypatch):
 
 
 def test_the_packed_single_solve_is_the_numpy_loop(monkeypatch):
-    """IKProblem.solve(t) on a problem posed at its start runs FABRIK's packed compiled call (fabrik_jit.solve_packed:
-    the chain packed once, one call a solve); its answers are the NumPy loop's (the same iterations, reasons, poses
-    and error histories), and so are those of the checked path (the start given)."""
-    from animkit.ik import fabrik_jit
+    """IKProblem.solve(t) on a problem posed at its start runs FABRIK's packed compiled call
+    (fabrik_loop_jit.solve_packed: the chain packed once, one call a solve); its answers are the NumPy loop's (the same
+    iterations, reasons, poses and error histories), and so are those of the checked path (the start given)."""
+    from animkit.ik import fabrik_loop_jit
 
     hum = animkit.load(SCENES / "humanoid.toml").figure
     rng = np.random.default_rng(3)
@@ -106,7 +106,7 @@ def test_the_packed_single_solve_is_the_numpy_loop(monkeypatch):
             q[model.dofs] = rng.uniform(model.lower + 0.2, model.upper - 0.2)
             targets.append(hum.world(q)["hand_r"][:3, 3])
         packed = [posed.solve(t) for t in targets]
-        assert isinstance(fabrik_jit.solve_packed, jit.Kernel) and fabrik_jit.solve_packed.ready
+        assert isinstance(fabrik_loop_jit.solve_packed, jit.Kernel) and fabrik_loop_jit.solve_packed.ready
         checked = [posed.solve(t, start) for t in targets]
         monkeypatch.setattr(jit, "ENABLED", False)
         slow = [posed.solve(t) for t in targets]
