@@ -6,7 +6,8 @@ Protocol: 12 seeded reachable targets for ``hand_r`` on the ``arm`` chain (``tes
 the arm's DOFs drawn inside their limits, 0.2 rad from them), each solved from the same start (rest, elbow bent
 0.6 rad, shoulder 0.3 rad), tol 1e-4 m, the same success test for every solver (``IKResult.converged``: the hand
 within tol), each solver's default iteration cap. Two calls, each timed for every solver: ``solve(t)`` on a problem
-posed at the start (``IKProblem(..., pose=start)``: the call that takes LM's packed compiled path, its fastest) and
+posed at the start (``IKProblem(..., pose=start)``: the call that takes LM's and FABRIK's packed compiled paths,
+their fastest) and
 ``solve(t, start)`` on a problem posed at rest (the start given: every solver's checked path). Time: interleaved
 rounds (every case once a round, in the same order), each round all 12 solves, in this process's CPU time (the
 machine is shared: wall time would count other work); medians with min–max, and the ratio to LM's (same call) both
@@ -105,8 +106,8 @@ def main() -> None:
         "ratios are of the same interleaved run).",
         "",
         f"{n} reachable targets for `hand_r` on `arm` from one start, tol 1e-4 m; time per solve from rounds of "
-        f"all {n} solves, the {len(cases)} cases interleaved. `solve(t)`: the problem posed at the start (LM's "
-        "packed compiled path); `solve(t, start)`: the start given (every solver's checked path).",
+        f"all {n} solves, the {len(cases)} cases interleaved. `solve(t)`: the problem posed at the start (LM's and "
+        "FABRIK's packed compiled paths); `solve(t, start)`: the start given (every solver's checked path).",
         "",
         *_table(stats, results, n),
         "", f"Upper arm's axial turn over {args.bakes} bakes of 40 frames (degrees, total / net; total − |net| "

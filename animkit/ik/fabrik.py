@@ -43,13 +43,14 @@ from numpy.typing import NDArray
 from animkit import jit
 from animkit.errors import IKError
 from animkit.ik import fabrik_jit as fj
+from animkit.ik import fabrik_loop_jit as fl
 from animkit.ik.problem import ChainModel, Frames
 from animkit.ik.solvers import LoopOutput, Options
 from animkit.model.joints import Joint
 from animkit.model.transforms import matrix_aligning
 
 __all__ = ["fabrik_step", "fabrik_iteration", "FabrikIteration", "check_fabrik", "clamp_angle", "compiled_chain",
-           "solve_compiled", "best_turn"]
+           "solve_compiled", "fabrik_params", "solve_packed", "best_turn"]
 
 Array = NDArray[np.float64]
 BACKTRACK = 4  # halvings of a step that moved the effectors away
@@ -433,7 +434,7 @@ def compiled_chain(model: ChainModel) -> fj.FabrikChain | None:
     return out
 
 
-REASONS = ("converged", "stalled", "max_iterations")  # fabrik_jit's reason codes
+REASONS = ("converged", "stalled", "max_iterations")  # fabrik_loop_jit's reason codes
 #: Problems from which the compiled solve pays for compiling it (an empty numba cache: ~10–30 s of one core, against
 #: ~0.1–0.2 s a NumPy solve on the humanoid's arm), and for loading it from numba's disk cache once numba is up (a
 #: few tenths of a second): :func:`animkit.jit.pays` adds up the problems a process sends to NumPy until then, so a
@@ -443,13 +444,13 @@ LOAD_PAYS = 3
 
 
 def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, published: bool) -> LoopOutput | None:
-    """The shared loop with FABRIK's step (``keep_last``) run by :func:`.fabrik_jit.solve_all`, one problem after
+    """The shared loop with FABRIK's step (``keep_last``) run by :func:`.fabrik_loop_jit.solve_all`, one problem after
     another (a time budget is checked between runs, not inside one); None where compiled kernels are off, do not
     pay yet (:data:`COMPILE_PAYS`) or the chain is not one the kernel takes (the NumPy loop then runs: the
     reference, the same iterations and poses to 1e-7)."""
     ch = compiled_chain(model)
     if ch is None or (opts.alpha is not None and opts.alpha != 1.0) or \
-            not jit.pays(fj.solve_all, q0.shape[0], COMPILE_PAYS, LOAD_PAYS):
+            not jit.pays(fl.solve_all, q0.shape[0], COMPILE_PAYS, LOAD_PAYS):
         return None
     B = q0.shape[0]
     # the kernel moves q in place: a copy of the starts
@@ -460,25 +461,58 @@ def solve_compiled(model: ChainModel, q0: Array, P: Array, opts: Options, publis
     hist = np.empty((opts.max_iter + 1, B))
     if not (P.flags.c_contiguous and P.dtype == np.float64):
         P = np.ascontiguousarray(P, dtype=np.float64)
-    chain, settings = _records(model, opts, published, P.shape[1])
-    fj.solve_all(chain, settings, q, P, iters, reason, pos, hist)
+    fl.solve_all(_packed(model, opts, published), q, P, iters, reason, pos, hist)
     done = iters.tolist()
     return LoopOutput(q, iters.astype(np.intp), [REASONS[r] for r in reason.tolist()], pos, np.zeros(B),
                       hist[:max(done) + 1])
 
 
-def _records(model: ChainModel, opts: Options, published: bool, E: int) -> tuple[tuple[object, ...],
-                                                                                 tuple[object, ...]]:
-    """:func:`.fabrik_jit.solve_all`'s chain and settings for ``opts`` as plain tuples, kept on the model for the
-    last options seen (a problem solved again and again passes the same ones: no set-up per solve)."""
-    memo = model.memo.get("fabrik_records")
-    if isinstance(memo, tuple) and memo[0] is opts and memo[1] == (published, E):
+def fabrik_params(model: ChainModel, opts: Options, published: bool) -> Array | None:
+    """The one parameter array of :func:`solve_packed` (one problem in one compiled call) for ``model`` and ``opts``;
+    None where the kernel does not take the chain (:func:`compiled_chain`) or the options (a step size)."""
+    if compiled_chain(model) is None or (opts.alpha is not None and opts.alpha != 1.0):
+        return None
+    return _packed(model, opts, published)
+
+
+def solve_packed(prm: Array, target: Array, q0: Array) -> tuple[Array, float, int, Array] | None:
+    """One problem from q0 (n,) toward ``target`` (E, 3) by :func:`.fabrik_loop_jit.solve_packed` (``prm``:
+    :func:`fabrik_params`): the values, the worst effector's distance, the iterations and the error history where
+    it converged; None where it did not (the checked path runs it again and judges it: stalled or out of reach),
+    the target is not E finite positions, or the compiled kernel is off or does not pay yet (:data:`COMPILE_PAYS`)."""
+    k = fl.solve_packed
+    if isinstance(k, jit.Kernel) and k.ready and jit.enabled():
+        run = k.compiled()
+    elif jit.pays(k, 1, COMPILE_PAYS, LOAD_PAYS):
+        run = k
+    else:
+        return None
+    flat = target.reshape(-1)
+    if flat.shape[0] != 3 * int(prm[1]) or not math.isfinite(sum(flat.tolist())):
+        return None
+    if not flat.flags.c_contiguous or flat.dtype != np.float64:
+        flat = np.ascontiguousarray(flat, dtype=np.float64)
+    n = q0.shape[0]
+    out = np.empty(fl.out_size(prm))
+    run(prm, flat, q0, out)
+    pos, it, why = out[n:n + 3].tolist()
+    if why != 0.0:
+        return None
+    return out[:n], pos, int(it), out[n + 3:n + 4 + int(it)]
+
+
+def _packed(model: ChainModel, opts: Options, published: bool) -> Array:
+    """:func:`.fabrik_loop_jit.pack`'s array of the chain and settings for ``opts``, kept on the model for the last
+    options seen (a problem solved again and again passes the same ones: no set-up per solve)."""
+    memo = model.memo.get("fabrik_packed")
+    if isinstance(memo, tuple) and memo[0] is opts and memo[1] == published:
         return memo[2]
-    st = fj.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
+    E = len(model.eff_link)
+    st = fl.FabrikSettings(float(opts.tol), int(opts.max_iter), int(opts.patience), bool(published),
                            -1.0 if opts.max_step is None else float(opts.max_step),
                            np.ascontiguousarray(np.broadcast_to(opts.row_weights, (3 * E,)), dtype=float))
     ch = compiled_chain(model)
     assert ch is not None
-    out = (tuple(ch), tuple(st))
-    model.memo["fabrik_records"] = (opts, (published, E), out)
-    return out
+    prm = fl.pack(ch, st)
+    model.memo["fabrik_packed"] = (opts, published, prm)
+    return prm

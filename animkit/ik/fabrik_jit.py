@@ -1,8 +1,7 @@
-"""FABRIK's solve (:mod:`.fabrik` in the shared loop, :func:`animkit.ik.solvers.run` with ``keep_last``) compiled
-with numba, one problem after another: the same backward and forward passes, the same halvings of a step that
-moves the effectors away, the same subtree fit where a published iteration gains less than ``SLOW``, the slow
-step doubled while that gains more (``EXTEND``), the branches alone where nothing else lowers the distance on a
-tree, and the same stopping rules.
+"""FABRIK's step (:func:`.fabrik.fabrik_step`) compiled with numba, for one problem: the same backward and forward
+passes, the same halvings of a step that moves the effectors away, the same subtree fit where a published iteration
+gains less than ``SLOW``, the slow step doubled while that gains more (``EXTEND``), the branches alone where nothing
+else lowers the distance on a tree (the loop around it and its entries: :mod:`.fabrik_loop_jit`).
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
@@ -10,12 +9,14 @@ tree, and the same stopping rules.
 
 The NumPy functions of :mod:`.fabrik` are the reference this kernel's tests hold it to (to 1e-9 per iteration); they
 also run with ``ANIMKIT_JIT=0`` and for chains the kernel does not take (swing–twist cones, a time budget). The
-chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model (:func:`fabrik_chain`); the
+chain is one record (:class:`FabrikChain`, a named tuple of arrays) built once per model
+(:func:`.fabrik.compiled_chain`); the
 rotations (best turn, Euler angles) are :mod:`.fabrik_turns_jit`'s. Compile time is part of the design: scalar loops
 into the caller's arrays (no array expressions, BLAS or small lists), no literal arguments (each would compile a
 kernel again), and helpers without Python entry points (``kernel(..., internal=True)``). Run time: no allocation
-inside a solve (one :class:`_Work` of scratch arrays per call), and the inner loop's helpers take the arrays they
-need rather than the chain record (measured: placing a group took ~0.3 µs with the record, ~0.19 µs without).
+inside a solve (one :class:`_Work` of views into one scratch buffer per call), the inner loop's helpers take the
+arrays they need rather than the chain record (measured: placing a group took ~0.3 µs with the record, ~0.19 µs
+without), and the FK and the group carry compose each link's frame from its local frame held in scalars.
 """
 
 from __future__ import annotations
@@ -39,11 +40,10 @@ from animkit.ik.fabrik_turns_jit import (
 )
 from animkit.jit import kernel
 
-__all__ = ["FabrikChain", "FabrikSettings", "solve_all", "step_one", "iteration", "best_turn", "clamp_angle1"]
+__all__ = ["FabrikChain", "step_one", "iteration", "best_turn", "clamp_angle1"]
 
 Array = NDArray[Any]
 HINGE, BALL, OTHER = 0, 1, 2
-CONVERGED, STALLED, MAX_ITERATIONS = 0, 1, 2
 BACKTRACK = 4  # as fabrik.BACKTRACK
 SLOW = 0.8  # as fabrik.SLOW
 SWEEPS = 4  # as fabrik.SWEEPS
@@ -71,18 +71,6 @@ class FabrikChain(NamedTuple):
     child_e: tuple[Array, Array]
     sub_g: tuple[Array, Array]
     sub_e: tuple[Array, Array]
-
-
-class FabrikSettings(NamedTuple):
-    """The loop's settings: ``tol``, ``max_iter``, ``patience``, ``published``, ``max_step`` (≤ 0: no cap), row
-    weights ``w`` (3E,)."""
-
-    tol: float
-    max_iter: int
-    patience: int
-    published: bool
-    max_step: float
-    w: Array
 
 
 class _Work(NamedTuple):
@@ -116,62 +104,85 @@ class _Work(NamedTuple):
 
 
 def _work(ch: FabrikChain, n: int) -> _Work:
-    """:class:`_Work` sized for the chain."""
+    """:class:`_Work` sized for the chain: views of one float buffer and one integer buffer (two allocations a
+    call, not two dozen)."""
     G, E = ch.gparent.shape[0], ch.eff_link.shape[0]
     gp, ep = ch.sub_g[0], ch.sub_e[0]
     K, m = 1, 1
-    shared = np.zeros(G, dtype=np.int64)
     for g in range(G):
         K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
         m = max(m, ch.gptr[g + 1] - ch.gptr[g])
+    buf = np.empty(48 * n + 9 * E + 3 * G + 3 * n + 18 * K + 17 * m + 16 + 36 + 48 + 12)
+    o = 0
+    T = buf[o:o + 16 * n].reshape((n, 4, 4))
+    T2 = buf[o + 16 * n:o + 32 * n].reshape((n, 4, 4))
+    T0 = buf[o + 32 * n:o + 48 * n].reshape((n, 4, 4))
+    o += 48 * n
+    p, p2, p0 = buf[o:o + 3 * E].reshape((E, 3)), buf[o + 3 * E:o + 6 * E].reshape((E, 3)), \
+        buf[o + 6 * E:o + 9 * E].reshape((E, 3))
+    o += 9 * E
+    back = buf[o:o + 3 * G].reshape((G, 3))
+    o += 3 * G
+    dq, alt, qt = buf[o:o + n], buf[o + n:o + 2 * n], buf[o + 2 * n:o + 3 * n]
+    o += 3 * n
+    X, Y, xl = buf[o:o + 3 * K].reshape((K, 3)), buf[o + 3 * K:o + 6 * K].reshape((K, 3)), \
+        buf[o + 6 * K:o + 9 * K].reshape((K, 3))
+    pos, us, vs = buf[o + 9 * K:o + 12 * K].reshape((K, 3)), buf[o + 12 * K:o + 15 * K].reshape((K, 3)), \
+        buf[o + 15 * K:o + 18 * K].reshape((K, 3))
+    o += 18 * K
+    Ts = buf[o:o + 16 * m].reshape((m, 4, 4))
+    qg = buf[o + 16 * m:o + 17 * m]
+    o += 17 * m
+    Tin = buf[o:o + 16].reshape((4, 4))
+    M = buf[o + 16:o + 52].reshape((4, 3, 3))
+    N = buf[o + 52:o + 100].reshape((3, 4, 4))
+    v = buf[o + 100:o + 112].reshape((4, 3))
+    flags = np.zeros(2 * G, dtype=np.int64)
+    none, shared = flags[:G], flags[G:]
+    for g in range(G):
         shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
-    return _Work(np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)), np.empty((E, 3)), np.empty((n, 4, 4)),
-                 np.empty((E, 3)), np.empty((G, 3)),
-                 np.empty(n), np.empty(n), np.empty(n), np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)),
-                 np.empty((K, 3)), np.empty((K, 3)), np.empty((K, 3)), np.empty((m, 4, 4)), np.empty((4, 4)),
-                 np.empty((4, 3, 3)), np.empty((3, 4, 4)), np.empty(m), np.empty((4, 3)), np.zeros(G, dtype=np.int64),
-                 shared)
+    return _Work(T, p, T2, p2, T0, p0, back, dq, alt, qt, X, Y, xl, pos, us, vs, Ts, Tin, M, N, qg, v, none, shared)
 
 
-def _local(H0: Array, H1: Array, H2: Array, k: int, th: float, out: Array) -> None:
-    """C_k E_k(θ) = H0 + sin θ H1 + (1 − cos θ) H2 (4×4)."""
+def _local(H0: Array, H1: Array, H2: Array, k: int, th: float) -> tuple[float, float, float, float, float, float,
+                                                                          float, float, float, float, float, float]:
+    """The top three rows of C_k E_k(θ) = H0 + sin θ H1 + (1 − cos θ) H2 (its last row is 0 0 0 1), row by row, as
+    scalars: no 4×4 written and read back."""
     s, c = math.sin(th), 1.0 - math.cos(th)
-    for i in range(4):
-        for j in range(4):
-            out[i, j] = H0[k, i, j] + s * H1[k, i, j] + c * H2[k, i, j]
-
-
-def _premul(A: Array, B: Array) -> None:
-    """B ← A B for rigid 4×4s, in place a column at a time (each column of the product needs only B's same column);
-    the last row (0 0 0 1 in both) stays as it is."""
-    for j in range(4):
-        b0, b1, b2, b3 = B[0, j], B[1, j], B[2, j], B[3, j]
-        for i in range(3):
-            B[i, j] = A[i, 0] * b0 + A[i, 1] * b1 + A[i, 2] * b2 + A[i, 3] * b3
+    return (H0[k, 0, 0] + s * H1[k, 0, 0] + c * H2[k, 0, 0], H0[k, 0, 1] + s * H1[k, 0, 1] + c * H2[k, 0, 1],
+            H0[k, 0, 2] + s * H1[k, 0, 2] + c * H2[k, 0, 2], H0[k, 0, 3] + s * H1[k, 0, 3] + c * H2[k, 0, 3],
+            H0[k, 1, 0] + s * H1[k, 1, 0] + c * H2[k, 1, 0], H0[k, 1, 1] + s * H1[k, 1, 1] + c * H2[k, 1, 1],
+            H0[k, 1, 2] + s * H1[k, 1, 2] + c * H2[k, 1, 2], H0[k, 1, 3] + s * H1[k, 1, 3] + c * H2[k, 1, 3],
+            H0[k, 2, 0] + s * H1[k, 2, 0] + c * H2[k, 2, 0], H0[k, 2, 1] + s * H1[k, 2, 1] + c * H2[k, 2, 1],
+            H0[k, 2, 2] + s * H1[k, 2, 2] + c * H2[k, 2, 2], H0[k, 2, 3] + s * H1[k, 2, 3] + c * H2[k, 2, 3])
 
 
 def _fk(ch: FabrikChain, q: Array, T: Array, p: Array, first: int) -> None:
     """World link frames T (n, 4, 4) and effector positions p (E, 3) for chain values q (n,), the links from
-    ``first`` on (those before it hold their frames already: their values have not changed since)."""
+    ``first`` on (those before it hold their frames already: their values have not changed since). The product
+    written out on T's rows in place (measured: a call a link with two frames as views took as long as the FK's own
+    arithmetic)."""
+    H0, H1, H2, parent, eff, C = ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C
     for k in range(first, q.shape[0]):
-        _local(ch.H0, ch.H1, ch.H2, k, q[k], T[k])
-        if ch.parent[k] >= 0:
-            _premul(T[ch.parent[k]], T[k])
-    for e in range(ch.eff_link.shape[0]):
-        k = ch.eff_link[e]
+        l00, l01, l02, l03, l10, l11, l12, l13, l20, l21, l22, l23 = _local(H0, H1, H2, k, q[k])
+        pk = parent[k]
+        if pk < 0:
+            T[k, 0, 0], T[k, 0, 1], T[k, 0, 2], T[k, 0, 3] = l00, l01, l02, l03
+            T[k, 1, 0], T[k, 1, 1], T[k, 1, 2], T[k, 1, 3] = l10, l11, l12, l13
+            T[k, 2, 0], T[k, 2, 1], T[k, 2, 2], T[k, 2, 3] = l20, l21, l22, l23
+        else:
+            for i in range(3):
+                a0, a1, a2, a3 = T[pk, i, 0], T[pk, i, 1], T[pk, i, 2], T[pk, i, 3]
+                T[k, i, 0] = a0 * l00 + a1 * l10 + a2 * l20
+                T[k, i, 1] = a0 * l01 + a1 * l11 + a2 * l21
+                T[k, i, 2] = a0 * l02 + a1 * l12 + a2 * l22
+                T[k, i, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
+        T[k, 3, 0], T[k, 3, 1], T[k, 3, 2], T[k, 3, 3] = 0.0, 0.0, 0.0, 1.0
+    for e in range(eff.shape[0]):
+        k = eff[e]
+        c0, c1, c2 = C[e, 0, 3], C[e, 1, 3], C[e, 2, 3]
         for i in range(3):
-            p[e, i] = T[k, i, 0] * ch.eff_C[e, 0, 3] + T[k, i, 1] * ch.eff_C[e, 1, 3] + \
-                T[k, i, 2] * ch.eff_C[e, 2, 3] + T[k, i, 3]
-
-
-
-
-
-
-
-
-
-
+            p[e, i] = T[k, i, 0] * c0 + T[k, i, 1] * c1 + T[k, i, 2] * c2 + T[k, i, 3]
 
 
 def _dist_at(ch: FabrikChain, q: Array, P: Array, W: _Work) -> float:
@@ -303,8 +314,17 @@ def _carry(H0: Array, H1: Array, H2: Array, k1: int, first: int, qg: Array, T_in
     the whole chain record costs more than the work here, in the forward pass's inner loop)."""
     m = qg.shape[0]
     for i in range(first, m):
-        _local(H0, H1, H2, k1 + i, qg[i], Ts[i])
-        _premul(T_in if i == 0 else Ts[i - 1], Ts[i])
+        l00, l01, l02, l03, l10, l11, l12, l13, l20, l21, l22, l23 = _local(H0, H1, H2, k1 + i, qg[i])
+        for r in range(3):  # Ts[i] = (T_in or Ts[i − 1]) C E(θ), as in _fk
+            if i == 0:
+                a0, a1, a2, a3 = T_in[r, 0], T_in[r, 1], T_in[r, 2], T_in[r, 3]
+            else:
+                a0, a1, a2, a3 = Ts[i - 1, r, 0], Ts[i - 1, r, 1], Ts[i - 1, r, 2], Ts[i - 1, r, 3]
+            Ts[i, r, 0] = a0 * l00 + a1 * l10 + a2 * l20
+            Ts[i, r, 1] = a0 * l01 + a1 * l11 + a2 * l21
+            Ts[i, r, 2] = a0 * l02 + a1 * l12 + a2 * l22
+            Ts[i, r, 3] = a0 * l03 + a1 * l13 + a2 * l23 + a3
+        Ts[i, 3, 0], Ts[i, 3, 1], Ts[i, 3, 2], Ts[i, 3, 3] = 0.0, 0.0, 0.0, 1.0
     _out_of_frame(x_loc, Ts[m - 1], pos)
 
 
@@ -324,8 +344,6 @@ def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, P: Array,
         for i in range(3):
             X[ng + t, i], Y[ng + t, i] = p[j, i], P[j, i]
     return ng + ne
-
-
 
 
 def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
@@ -491,81 +509,10 @@ def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) 
             dq[i] = qt[i] - q[i]
 
 
-def _measure(ch: FabrikChain, q: Array, P: Array, w: Array, W: _Work) -> tuple[float, float, float]:
-    """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
-    the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`); the FK of q stays in W.T0, W.p0 (the next step's)."""
-    p = W.p0
-    _fk(ch, q, W.T0, p, 0)
-    err2, worst, total = 0.0, 0.0, 0.0
-    for e in range(p.shape[0]):
-        d2 = 0.0
-        for i in range(3):
-            d = P[e, i] - p[e, i]
-            d2 += d * d
-            err2 += (d * w[3 * e + i]) ** 2
-        worst = max(worst, d2)
-        total += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
-    return math.sqrt(err2), math.sqrt(worst), total
-
-
-def _advance(ch: FabrikChain, st: FabrikSettings, q: Array, dq: Array) -> bool:
-    """q ← clamp(q + s dq) in place, s capping the largest change at ``max_step``; a value that would not be finite
-    keeps its old one. Returns whether q moved (by more than 1e-14 anywhere)."""
-    s = 1.0
-    if st.max_step > 0.0:
-        big = 0.0
-        for i in range(q.shape[0]):
-            big = max(big, abs(dq[i]))
-        s = min(1.0, st.max_step / max(big, 1e-300))
-    moved = False
-    for i in range(q.shape[0]):
-        x = q[i] + dq[i] * s
-        x = x if x != x else min(max(x, ch.lower[i]), ch.upper[i])
-        if math.isfinite(x):
-            moved = moved or abs(x - q[i]) > 1e-14
-            q[i] = x
-    return moved
-
-
-def solve_all(chain: tuple[Any, ...], settings: tuple[Any, ...], q: Array, P: Array, iters: Array, reason: Array,
-              pos: Array, hist: Array) -> None:
-    """The shared loop with ``keep_last`` for each of B problems: q (B, n) in place; iters, reason, pos (B,); hist
-    (max_iter + 1, B) the error after each iteration, each problem's last error carried to the end. ``chain`` and
-    ``settings``: a :class:`FabrikChain` and a :class:`FabrikSettings` as plain tuples (numba types a plain tuple's
-    arrays from C at each call; a named tuple's, in Python: ~10 µs a call)."""
-    ch, st = FabrikChain(*chain), FabrikSettings(*settings)
-    h = np.empty(st.max_iter + 1)
-    W = _work(ch, q.shape[1])
-    for b in range(q.shape[0]):
-        qb, Pb = q[b], P[b]
-        for i in range(qb.shape[0]):
-            qb[i] = min(max(qb[i], ch.lower[i]), ch.upper[i])
-        err, pe, total = _measure(ch, qb, Pb, st.w, W)
-        h[0] = err
-        flat, it, why = 0, 0, MAX_ITERATIONS
-        while True:
-            if pe <= st.tol:
-                why = CONVERGED
-                break
-            if flat >= st.patience:
-                why = STALLED
-                break
-            if it == st.max_iter:
-                break
-            it += 1
-            flat = 0 if _advance(ch, st, qb, _step(ch, qb, Pb, st.published, total, W)) else st.patience
-            err, pe, total = _measure(ch, qb, Pb, st.w, W)
-            h[it] = err
-        iters[b], reason[b], pos[b] = it, why, pe
-        for t in range(st.max_iter + 1):
-            hist[t, b] = h[min(t, it)]
-
-
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded or by a positive count
 _work = kernel(_work, internal=True) or _work
-_local = kernel(_local, error_model=_NUMPY_ERRORS, internal=True) or _local
-_premul = kernel(_premul, internal=True) or _premul
-_fk = kernel(_fk, calls=(_local, _premul), internal=True) or _fk
+_local = kernel(_local, internal=True) or _local
+_fk = kernel(_fk, calls=(_local,), internal=True) or _fk
 _dist_at = kernel(_dist_at, calls=(_fk,), internal=True) or _dist_at
 _unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True) or _unit3
 _backward_point = kernel(_backward_point, calls=(_unit3,), internal=True) or _backward_point
@@ -573,7 +520,7 @@ _backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERROR
 _ls_turn = kernel(_ls_turn, internal=True) or _ls_turn
 _wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True) or _wrap
 clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,)) or clamp_angle1
-_carry = kernel(_carry, calls=(_local, _premul, _out_of_frame), internal=True) or _carry
+_carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True) or _carry
 _targets = kernel(_targets, internal=True) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True) or _turn_group
@@ -584,6 +531,3 @@ _try = kernel(_try, calls=(_iterate, _kept), internal=True) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
 _step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True) or _step
 step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one
-_measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
-_advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
-solve_all = kernel(solve_all, calls=(_work, _measure, _step, _advance)) or solve_all

@@ -452,6 +452,14 @@ class IKProblem:
             f = self._packed()
         if f.params is None:
             return None
+        if self.solver.own_packed:  # its own compiled call (FABRIK): a run not converged takes the checked path
+            got = self.solver.run_packed(f.params, target, f.q0)
+            if got is None:
+                return None
+            full = self.pose.copy()
+            full[f.dofs] = got[0]
+            return IKResult(full, True, True, got[2], got[1], 0.0, got[3], "converged", self._method, 0,
+                            time.perf_counter() - t0)
         run = self._entry
         if run is None or not jit.enabled():
             self._spent += self._opts.max_iter

@@ -33,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit.errors import IKError, unknown_name
 from animkit.ik.analytic import two_bone_step
 from animkit.ik.constants import POLISH_ITERS
-from animkit.ik.fabrik import check_fabrik, fabrik_step, solve_compiled
+from animkit.ik.fabrik import check_fabrik, fabrik_params, fabrik_step, solve_compiled, solve_packed
 from animkit.ik.lm import lanes_with_restarts, lm_single, packed_params, run_lm
 from animkit.ik.problem import ChainModel, elbow_link
 from animkit.ik.solvers import (
@@ -137,6 +137,14 @@ class Solver(ABC):
 
     def packed(self, model: ChainModel, opts: Options, orientation: bool) -> Array | None:
         """The compiled single-solve path's parameters (None: this solver has none)."""
+        return None
+
+    #: True: :meth:`packed`'s parameters run through :meth:`run_packed` (the solver's own compiled call), not LM's
+    own_packed: ClassVar[bool] = False
+
+    def run_packed(self, params: Array, target: Array, q0: Array) -> tuple[Array, float, int, Array] | None:
+        """One problem from q0 (n,) by the solver's own packed compiled call: (values, position error, iterations,
+        error history) where it converged, else None (the checked path runs it)."""
         return None
 
     def serial(self, model: ChainModel, opts: Options) -> bool:
@@ -468,6 +476,14 @@ class FABRIK(SteppedSolver):
 
     def step(self, s: StepInput) -> Array:
         return fabrik_step(s.model, s.q, s.fr, s.P, published=self.published)
+
+    own_packed: ClassVar[bool] = True
+
+    def packed(self, model: ChainModel, opts: Options, orientation: bool) -> Array | None:
+        return None if orientation else fabrik_params(model, opts, self.published)
+
+    def run_packed(self, params: Array, target: Array, q0: Array) -> tuple[Array, float, int, Array] | None:
+        return solve_packed(params, target, q0)
 
     def run(self, model: ChainModel, q0: Array, P: Array, R: Array | None, opts: Options, *,
             first_success: bool = False) -> LoopOutput:
