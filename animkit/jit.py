@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "signatures", "warm", "Warming",
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ready", "signatures", "warm", "Warming",
            "ENABLED", "ALWAYS", "WARM", "WARMING"]
 
 _ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
@@ -213,6 +213,12 @@ class Kernel:
 
 _KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()  # every kernel made in this process (signatures, warm)
 _SERIAL = itertools.count()
+
+
+def ready() -> set[str]:
+    """The keys (``module:qualname``) of the kernels this process has compiled or loaded so far (tests/conftest.py
+    names, per test, the kernels each test was the first to call)."""
+    return {k.key for k in list(_KERNELS) if k._ready}
 
 
 def signatures(prefix: str = "animkit.") -> list[str]:

@@ -55,15 +55,17 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s`` (setup,
-    call and teardown): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
+    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s<TAB>kernels``
+    (setup, call and teardown; the numba kernels this test was the first in its process to call, compiled or loaded
+    then, comma-separated): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
     if not _CPU_TIMES:
         yield
         return
-    cpu, wall = _cpu_seconds(), time.perf_counter()
+    kernels, cpu, wall = jit.ready(), _cpu_seconds(), time.perf_counter()
     yield
+    cpu, wall = _cpu_seconds() - cpu, time.perf_counter() - wall
     with open(_CPU_TIMES, "a") as out:
-        out.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
+        out.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{','.join(sorted(jit.ready() - kernels))}\n")
 
 
 @pytest.hookimpl(tryfirst=True)  # a worker records its kernels before it tells the controller it has finished
