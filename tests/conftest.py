@@ -113,9 +113,12 @@ def pytest_configure(config: pytest.Config) -> None:
     parts = max(1, min(workers, os.cpu_count() or 1))
     folder = Path(tempfile.mkdtemp(prefix="animkit-warm-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    code = ("import sys, time; from pathlib import Path; from animkit import jit; t = time.perf_counter()\n"
+    code = ("import os, sys, time; from pathlib import Path; from animkit import jit; t = time.perf_counter()\n"
+            "times = os.environ.get('ANIMKIT_CPU_TIMES')  # a row per kernel compiled, as the tests' rows\n"
+            "def log(key, s): open(times, 'a').write(f'warm:{key}\\t{s:.3f}\\t\\t{key}\\n')\n"
             "try: print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3]), "
-            "shared=Path(sys.argv[4]).parent), f'{time.perf_counter() - t:.1f}', flush=True)\n"
+            "shared=Path(sys.argv[4]).parent, log=log if times else None), f'{time.perf_counter() - t:.1f}', "
+            "flush=True)\n"
             "finally: Path(sys.argv[4]).touch()")
     procs = []
     for i in range(parts):
