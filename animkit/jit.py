@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "signatures", "warm", "Warming",
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ready", "signatures", "warm", "Warming",
            "ENABLED", "ALWAYS", "WARM", "WARMING"]
 
 _ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
@@ -215,6 +215,12 @@ _KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()  # every kernel made in th
 _SERIAL = itertools.count()
 
 
+def ready() -> set[str]:
+    """The keys (``module:qualname``) of the kernels this process has compiled or loaded so far (tests/conftest.py
+    names, per test, the kernels each test was the first to call)."""
+    return {k.key for k in list(_KERNELS) if k._ready}
+
+
 def signatures(prefix: str = "animkit.") -> list[str]:
     """``key<TAB>seconds<TAB>signature<TAB>text``, one line per signature numba compiled for each kernel this process
     has called from Python (kernels whose module starts with ``prefix``; seconds: its first call's, see
@@ -233,8 +239,8 @@ def signatures(prefix: str = "animkit.") -> list[str]:
     return sorted(lines)
 
 
-def warm(lines: Iterable[str], part: int = 0, parts: int = 1,
-         shared: str | os.PathLike[str] | None = None) -> tuple[int, int]:
+def warm(lines: Iterable[str], part: int = 0, parts: int = 1, shared: str | os.PathLike[str] | None = None,
+         log: Callable[[str, float], None] | None = None) -> tuple[int, int]:
     """Compile the kernels of ``key<TAB>seconds<TAB>signature…`` lines (:func:`signatures`'s) for their signatures
     now, onto numba's disk cache (or load them from there): processes that then call them load them in
     milliseconds. Kernels that call the same heavy kernels form one group (none compiles anything twice,
@@ -244,7 +250,8 @@ def warm(lines: Iterable[str], part: int = 0, parts: int = 1,
     kernel ready there once compiled: a process that waits on that folder (:data:`WARMING`) waits only for the
     kernels it reaches. Returns (signatures ready, lines skipped): a line naming a kernel that no longer exists,
     or a signature it no longer compiles for, is skipped (that kernel compiles at its first call, as it would
-    have anyway; part 0 counts the lines naming no kernel)."""
+    have anyway; part 0 counts the lines naming no kernel). ``log(key, seconds)``, if given, hears each kernel's
+    CPU seconds (this process's) as it is done."""
     if not enabled():
         return 0, 0
     rows = _rows(lines)
@@ -258,12 +265,12 @@ def warm(lines: Iterable[str], part: int = 0, parts: int = 1,
             i = load.index(min(load))
             dealt[i] |= g
             load[i] += sum(weight.get(key, 0.0) for key in g)
-        done, skipped = _compile_rows(rows, found, dealt[part])
+        done, skipped = _compile_rows(rows, found, dealt[part], log=log)
     else:
         done = skipped = 0
         for g in groups:
             if Warming.claim(Path(shared), g):
-                counts = _compile_rows(rows, found, g, Path(shared))
+                counts = _compile_rows(rows, found, g, Path(shared), log)
                 done, skipped = done + counts[0], skipped + counts[1]
     stale = sum(1 for row in rows if row[0] not in found) if part == 0 else 0
     return done, skipped + stale
@@ -274,15 +281,17 @@ def _rows(lines: Iterable[str]) -> list[list[str]]:
     return [line.rstrip("\n").split("\t")[:3] for line in lines if line.strip() and not line.startswith("#")]
 
 
-def _compile_rows(rows: list[list[str]], found: dict[str, Kernel], keys: set[str],
-                  ready: Path | None = None) -> tuple[int, int]:
+def _compile_rows(rows: list[list[str]], found: dict[str, Kernel], keys: set[str], ready: Path | None = None,
+                  log: Callable[[str, float], None] | None = None) -> tuple[int, int]:
     """Compile the signatures of ``rows`` whose kernels are in ``keys`` (internal ones compile with their callers);
-    with ``ready``, mark each kernel there (``ready.<key>``) once its lines are done, compiled or not."""
+    with ``ready``, mark each kernel there (``ready.<key>``) once its lines are done, compiled or not; ``log``: as
+    :func:`warm`'s."""
     import base64
     import pickle
 
     done = skipped = 0
     for key in sorted(keys, key=lambda key: [row[0] for row in rows].index(key)):
+        start = time.process_time()
         for _, _, sig_text in (row for row in rows if row[0] == key and not found[key].internal):
             try:
                 k = found[key]
@@ -293,6 +302,8 @@ def _compile_rows(rows: list[list[str]], found: dict[str, Kernel], keys: set[str
                 skipped += 1
             else:
                 done += 1
+        if log is not None:
+            log(key, time.process_time() - start)
         if ready is not None:
             (ready / f"ready.{key}").touch()
     return done, skipped

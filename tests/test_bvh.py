@@ -385,6 +385,7 @@ def mutated(draw: st.DrawFn) -> str:
     return text[: draw(st.integers(0, len(text)))] if draw(st.booleans()) else text
 
 
+@pytest.mark.slow  # a fuzzer (300 mutated files): CI runs it after the fast set; test_malformed_names_the_line stays
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutations_raise_only_animkit_errors(text: str) -> None:

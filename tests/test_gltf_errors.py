@@ -218,6 +218,7 @@ def _load_quietly(path: Path) -> None:
         assert np.all(np.isfinite(m.positions(W)))
 
 
+@pytest.mark.slow  # a fuzzer (150 edited GLBs): CI runs it after the fast set; the named-error tests here stay
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(edits=st.lists(st.tuples(st.integers(0, len(_GLB) - 1), st.integers(0, 255)), min_size=1, max_size=6),
        cut=st.one_of(st.none(), st.integers(0, len(_GLB))))
@@ -249,6 +250,7 @@ _JSON_VALUES = st.recursive(
     max_leaves=6)
 
 
+@pytest.mark.slow  # a fuzzer (200 edited documents): CI runs it after the fast set; the named-error tests here stay
 @settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 @given(changes=st.lists(st.tuples(st.sampled_from(_ALL_PATHS), _JSON_VALUES | st.integers(-3, 40)),
                         min_size=1, max_size=3))

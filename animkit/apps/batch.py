@@ -190,7 +190,9 @@ def run_one(name: str, src: str | Path, out: str | Path, options: Mapping[str, A
 
         scene = load(src)
         with atomic_path(out) as part:
-            work = part.with_name(part.name + out.suffix)  # writers choose the format by the suffix
+            # writers choose the format by the suffix; named as a temporary (``….partial.gif``) so that, where a
+            # worker is killed before the rename below, the driver's remove_leftovers takes it back
+            work = part.with_suffix(f".partial{out.suffix}")
             try:
                 measures = cmd.run(scene, src, work, options or {})
                 work.replace(part)

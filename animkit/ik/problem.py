@@ -114,7 +114,7 @@ class ChainModel:
         Every solver applies it after each step, so a cone holds for all of them (docs/derivations.md)."""
         if not self.cones:
             return q
-        out = np.array(q, dtype=float)
+        out = np.array(q, dtype=float, order="C")  # C always: the kernel compiles for one layout (F was a second)
         if jit.pays(cones_jit.project_rows, len(q) * len(self.cones), CONE_ROWS_JIT, CONE_ROWS_WARM):
             arrays = self.memo.get("cones")
             if not isinstance(arrays, cones_jit.Cones):
