@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 
 from animkit.keyframes import interpolate as ip
 
-SETTINGS = settings(deadline=None, max_examples=200, derandomize=True)
+SETTINGS = settings(deadline=None, max_examples=100, derandomize=True)
 
 
 def _keys(draw: st.DrawFn, min_keys: int = 2, max_keys: int = 8) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ from animkit.errors import ClipError
 from animkit.keyframes import DenseTrackSet, RotationTrack, Track
 from animkit.keyframes import interpolate as ip
 
-SETTINGS = settings(deadline=None, max_examples=150, derandomize=True)
+SETTINGS = settings(deadline=None, max_examples=100, derandomize=True)
 KINDS = ("step", "linear", "cubic", "bezier")
 EASE = tuple(ip.EASINGS)
 
