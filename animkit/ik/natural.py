@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -129,6 +129,7 @@ class Natural(SteppedSolver):
         have settled), the goals stall (STALL) or ``max_iter``."""
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
+        stack = _eyes_from(stack, stack.config(q))
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
@@ -350,6 +351,12 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
     return qn
 
 
+# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
+# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
+# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
+EYE_RANGE = math.radians(30.0)
+
+
 @dataclass(frozen=True)
 class Priors:
     """What makes a reach look human, as a builder of the task list (:meth:`tasks`) and of the problem
@@ -360,11 +367,10 @@ class Priors:
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
     people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
     the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
-    take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry, :data:`EYE_RANGE`
-    for a person's; off by default: it slows the whole body's solve, 85 to 200 iterations on the humanoid);
-    ``ride``: where the movable
-    set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
-    DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
+    take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry: :data:`EYE_RANGE`,
+    a person's, by default; 0: the head alone; reckoned from the head where each solve starts); ``ride``: where the
+    movable set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the
+    neck's DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
     stiffness: Mapping[str, float] = field(default_factory=dict)
     preferred: Mapping[str, float] = field(default_factory=dict)  # DOF name → its comfort value (radians)
@@ -380,7 +386,7 @@ class Priors:
     hang: float = 1.0
     ride: bool = True
     ranges: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
-    eyes: float = 0.0  # radians of a gaze's pitch the eyes may carry (EYE_RANGE is the literature's; 0: the head alone)
+    eyes: float = EYE_RANGE  # radians of a gaze's pitch the eyes may carry (0: the head alone)
 
     def __post_init__(self) -> None:
         Natural(stiffness=self.stiffness)  # checks the values
@@ -492,18 +498,22 @@ class Priors:
         return out
 
 
-# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
-# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
-# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
-EYE_RANGE = math.radians(30.0)
+def _eyes_from(stack: TaskStack, c: Any) -> TaskStack:
+    """The stack with each Gaze that leaves part of its pitch to the eyes reckoning that share from the head at ``c``
+    (a solve's start): its aim point is then fixed within the solve (reckoned from the moving head, the whole body's
+    solve took 200 iterations instead of 85), and a bake's frames, each solved from the last, follow the head."""
+    if not any(isinstance(t, Gaze) and t.eye_range is not None for t in stack.tasks):
+        return stack
+    return replace(stack, tasks=tuple(replace(t, eye_frame=None).resolved(c)
+                                      if isinstance(t, Gaze) and t.eye_range is not None else t for t in stack.tasks))
 
 
 def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],
                eyes: float) -> Gaze | None:
     """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to ``eyes`` of the
     target's pitch left to the eyes; ``moves``: the DOFs that move the effector, the movable set), moved by the DOFs
-    that move the head and not the effector (without such a DOF:
-    weight 0, measured by its report, not enforced); None without a head or a left-right axis."""
+    that move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced);
+    None without a head or a left-right axis."""
     c = figure.compiled
     eff_moves, mov = moves
     index = {n: i for i, n in enumerate(c.node_names)}

@@ -22,7 +22,8 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   the head's up axis v(f) = R_head(f) v_h (v_h = u at rest) laid in the front plane spanned by r and u, atan2(|v ·
   r|, v · u) (degrees, largest over the clip): a roll ρ about the forward axis reads ρ, a yaw alone 0, a pitch alone
   0, but pitch φ after yaw ψ reads atan(sin φ sin ψ / cos φ) (the crown tips toward the turned side although the
-  ears stay level).
+  ears stay level). **Eyes**: the last frame's angle between f and the direction to the target, ∠(f, t − p_head)
+  (degrees): what the eyes turn in the head to see it (their comfortable range ~30°).
 * **Hold**: after ``arrival``, the summed revolute joint travel Σ_f Σ_j |Δθ_j| / (hold time) (deg/s);
   **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
   every frame jitters a; a steady one 0, but it counts any acceleration (a smooth min-jerk swing of A over n frames
@@ -351,6 +352,7 @@ class ReachMeasures:
     head_speed_deg_per_s: float | None = None
     head_pitch_deg: float | None = None  # the head's largest pitch from level (negative: down; the neck: ~45°)
     head_lean_deg: float | None = None  # the crown's largest tilt from vertical as seen from the front
+    eyes_deg: float | None = None  # the last frame's angle from the head's forward axis to the target (the eyes' turn)
     hold_deg_per_s: float = 0.0
     jitter_deg: float = 0.0
     jitter_dof: str | None = None
@@ -417,6 +419,7 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         out["head_lean_deg"] = float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max())
         f = Rh @ (fwd / np.linalg.norm(fwd))
         gaze = _angle(f, (goal if aims is None else np.asarray(aims, dtype=float)) - x[:, h])
+        out["eyes_deg"] = float(_angle(f[-1], goal - x[-1, h]))
         if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
             out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
             off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
