@@ -436,7 +436,7 @@ class Priors:
         extra = np.zeros(c.dof_count, dtype=bool)
         head = figure.rig.effectors.get("head") or bones.get("head")
         if self.gaze and head is not None and np.any(mv[index[head]] & mov):
-            neck = mv[index[head]] & ~mv[index[eff]]
+            neck = mv[index[head]] & ~mv[index[eff]] & c.dof_revolute  # a neck turns: never slides (glTF t DOFs)
             if not np.any(neck & mov):
                 extra |= neck
         if self.hang > 0:
@@ -522,7 +522,7 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDAr
         return None
     h = index[head]
     moves_head = body_from_figure(figure).moves[h]
-    neck = np.flatnonzero(moves_head & ~eff_moves & mov)
+    neck = np.flatnonzero(moves_head & ~eff_moves & mov & c.dof_revolute)  # turned, not slid
     for a, b in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
         na, nb = bones.get(a), bones.get(b)
         if na is None or nb is None:

@@ -10,7 +10,8 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   counted one (one bell: 1; a second wind: 2).
 * **Gaze lead**: the head starts when its world angular speed |log(R(f)ᵀ R(f+1))| · fps first exceeds 10 % of
   its peak, the hand when v does; the head has settled at the first frame after which its gaze angle (forward
-  axis against the direction to the target, or to where the head aims when the eyes take part: ``aims``) stays
+  axis against the direction to the target less the eyes' range E, max(0, ∠ − E): the eye-head gaze is on the
+  target once the eyes can reach it, Guitton & Volle 1987; or against where the head aims: ``aims``) stays
   within 5° of its final value; lead = t(hand peak speed) −
   t(head settled) (positive: the head settled first).
 * **Head roll**: the ear-to-ear axis e(f) = R_head(f) e_h (e_h: the shoulders' left-to-right direction at the
@@ -374,11 +375,12 @@ class ReachMeasures:
 
 def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, target: ArrayLike, arrival: int, *,
                    up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None,
-                   aims: ArrayLike | None = None) -> ReachMeasures:
+                   aims: ArrayLike | None = None, eye_range: float = 0.0) -> ReachMeasures:
     """Every measure of a reach of ``effector`` (a node) toward ``target`` ((3,) or (4, 4)) baked into ``poses``
     (F, D) at ``fps`` that arrives at frame ``arrival`` (the hold follows); ``aims`` (F, 3): where the head aims each
     frame when the eyes take part of the gaze (:mod:`animkit.ik.head_aim`; None: at the target), what its gaze
-    angle for settling is taken against."""
+    angle for settling is taken against; ``eye_range`` (E, radians; with ``aims`` None): the eyes see the target
+    within E of the head's forward axis, so the gaze's error is what they leave, max(0, ∠(f, t − p_head) − E)."""
     P = np.asarray(poses, dtype=float)
     u = np.asarray(up, dtype=float)
     u = u / np.linalg.norm(u)
@@ -419,6 +421,8 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         out["head_lean_deg"] = float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max())
         f = Rh @ (fwd / np.linalg.norm(fwd))
         gaze = _angle(f, (goal if aims is None else np.asarray(aims, dtype=float)) - x[:, h])
+        if aims is None:
+            gaze = np.maximum(gaze - math.degrees(eye_range), 0.0)
         out["eyes_deg"] = float(_angle(f[-1], goal - x[-1, h]))
         if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
             out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
