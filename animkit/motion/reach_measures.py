@@ -412,25 +412,17 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
     if head is not None and right is not None:
         h = names.index(head)
         Rh = W[:, h, :3, :3]
-        w = np.degrees(angular_speed(Rh, fps))
-        out["head_speed_deg_per_s"] = float(w.max(initial=0.0))
-        out["head_roll_deg"] = float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max())
         fwd = rest[h, :3, :3].T @ np.cross(u, right)
         pitch = head_pitch(Rh, fwd, u)
-        out["head_pitch_deg"] = float(pitch[int(np.argmax(np.abs(pitch)))])
-        out["head_lean_deg"] = float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max())
+        out.update(head_roll_deg=float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max()),
+                   head_pitch_deg=float(pitch[int(np.argmax(np.abs(pitch)))]),
+                   head_lean_deg=float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max()))
         f = Rh @ (fwd / np.linalg.norm(fwd))
-        gaze = _angle(f, (goal if aims is None else np.asarray(aims, dtype=float)) - x[:, h])
-        if aims is None:
-            gaze = np.maximum(gaze - math.degrees(eye_range), 0.0)
-        out["eyes_deg"] = float(_angle(f[-1], goal - x[-1, h]))
-        if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
-            out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
-            off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
-            settled = 0 if not len(off) else int(off[-1]) + 1
-            out["head_settled_s"] = settled / fps
-            if hand_peak is not None:
-                out["gaze_lead_s"] = hand_peak - settled / fps
+        look = goal - x[:, h]
+        gaze = np.maximum(_angle(f, look) - math.degrees(eye_range), 0.0) if aims is None else \
+            _angle(f, np.asarray(aims, dtype=float) - x[:, h])
+        out["eyes_deg"] = float(_angle(f[-1], look[-1]))
+        out.update(_gaze_timing(np.degrees(angular_speed(Rh, fps)), gaze, fps, hand_peak))
     side = _free_side(figure, b, effector)
     if side is not None:
         a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
@@ -454,6 +446,20 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         out["knee_in_deg"] = float(knees.max())
     out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)
     return ReachMeasures(**out)
+
+
+def _gaze_timing(w: Array, gaze: Array, fps: float, hand_peak: float | None) -> dict[str, float]:
+    """The head's peak speed and, where it turns at all, when it starts, when its gaze (error ``gaze`` (F,), degrees)
+    settles and the lead over the hand's peak (module docstring)."""
+    out = {"head_speed_deg_per_s": float(w.max(initial=0.0))}
+    if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
+        out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
+        off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
+        settled = 0 if not len(off) else int(off[-1]) + 1
+        out["head_settled_s"] = settled / fps
+        if hand_peak is not None:
+            out["gaze_lead_s"] = hand_peak - settled / fps
+    return out
 
 
 def _right(b: HumanoidMap, rest: Array, names: list[str], u: Array) -> Array | None:
