@@ -130,6 +130,7 @@ class Natural(SteppedSolver):
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
         stack = _eyes_from(stack, stack.config(q))
+        rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
@@ -142,15 +143,20 @@ class Natural(SteppedSolver):
                 reason = "converged" if met else reason
                 break
             if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
-                reason = "converged"
-                break
+                if self.track or not _eyes_moved(stack, c, rounds):
+                    reason = "converged"
+                    break
+                stack, rounds = _eyes_from(stack, c), rounds + 1  # the eyes' share again from where the neck is
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
-                reason = "converged"
-                break
+                if self.track or not _eyes_moved(stack, c, rounds):
+                    reason = "converged"
+                    break
+                stack, rounds = _eyes_from(stack, c), rounds + 1
+                dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
         return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
                           np.array(errors)[:, None])
@@ -506,6 +512,24 @@ def _eyes_from(stack: TaskStack, c: Any) -> TaskStack:
         return stack
     return replace(stack, tasks=tuple(replace(t, eye_frame=None).resolved(c)
                                       if isinstance(t, Gaze) and t.eye_range is not None else t for t in stack.tasks))
+
+
+EYE_ROUNDS, EYE_TOL = 1, math.radians(2.0)  # a solve that met its goals reckons the eyes' share again from where
+# the neck ended (once: the whole body's direct solve from standing ended with its head 19° off the aim reckoned there)
+
+
+def _eyes_moved(stack: TaskStack, c: Any, rounds: int) -> bool:
+    """Whether, with fewer than EYE_ROUNDS rounds done, a Gaze's held aim point is seen from the head at ``c`` more
+    than EYE_TOL off the one reckoned again at ``c``."""
+    if rounds >= EYE_ROUNDS:
+        return False
+    for t in stack.tasks:
+        if isinstance(t, Gaze) and t.eye_frame is not None and t.target is not None:
+            p = c.state.p[c.node(t.head)]
+            a, b = t.aim(c) - p, replace(t, eye_frame=None).resolved(c).aim(c) - p  # type: ignore[union-attr]
+            if math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)) > EYE_TOL:
+                return True
+    return False
 
 
 def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],

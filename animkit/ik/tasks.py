@@ -381,12 +381,16 @@ class Gaze(Task):
         return replace(self, target=t[:3, 3] if t.shape == (4, 4) else t)
 
     def resolved(self, c: Configuration) -> Task:
-        """With ``eye_range`` and no ``eye_frame``: the head's world 4×4 at the start ``c`` as its ``eye_frame``."""
+        """With ``eye_range`` and no ``eye_frame``: the head's world rotation at the start ``c`` and the origin of the
+        neck's base (the topmost node its ``dofs`` turn; the head's own without) as its ``eye_frame``. The base, not
+        the head: the neck's turns move the head's origin, and where the target is nearly below, its pitch from there
+        swings fast, so each frame's share fed the last frame's neck back (the low reach's neck.rx chattered 2.3°)."""
         if self.eye_range is None or self.eye_frame is not None:
             return self
         i = c.node(self.head)
+        base = i if not self.dofs else int(np.min(np.asarray(c.figure.compiled.dof_node)[np.asarray(self.dofs)]))
         M = np.eye(4)
-        M[:3, :3], M[:3, 3] = c.state.R[i], c.state.p[i]
+        M[:3, :3], M[:3, 3] = c.state.R[i], c.state.p[base]
         return replace(self, eye_frame=M)
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
