@@ -360,8 +360,9 @@ class Gaze(Task):
     ``eye_range`` (E, radians; None: the head alone): the head aims at the point :meth:`aim`, the target's direction
     with up to E of its pitch left to the eyes (:mod:`animkit.ik.head_aim`), reckoned from ``eye_frame`` (the head's
     world rotation and its neck's base where a solve starts: the natural solver sets it at each solve's start,
-    :meth:`resolved` at the problem's pose; None: the head where it is): the aim point is fixed within a solve, so its gaze is stationary
-    (reckoned from the moving head instead, the whole body's solve took 200 iterations instead of 85)."""
+    :meth:`resolved` at the problem's pose; None: the head where it is): the aim point is fixed within a solve, so
+    its gaze is stationary (reckoned from the moving head instead, the whole body's solve took 200 iterations
+    instead of 85)."""
 
     kind: ClassVar[str] = "gaze"
     head: str
