@@ -526,7 +526,7 @@ def _eyes_moved(stack: TaskStack, c: Any, rounds: int) -> bool:
     for t in stack.tasks:
         if isinstance(t, Gaze) and t.eye_frame is not None and t.target is not None:
             p = c.state.p[c.node(t.head)]
-            a, b = t.aim(c) - p, replace(t, eye_frame=None).resolved(c).aim(c) - p  # type: ignore[union-attr]
+            a, b = t.aim(c) - p, t.aim_here(c) - p
             if math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)) > EYE_TOL:
                 return True
     return False

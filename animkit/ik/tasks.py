@@ -437,13 +437,18 @@ class Gaze(Task):
 
     def report(self, c: Configuration) -> float:
         """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
-        target, or with ``eye_range`` its direction with part of the pitch left to the eyes, reckoned from the head
-        where it is at ``c``, whatever ``eye_frame`` a solve held)."""
+        target, or with ``eye_range`` its direction with part of the pitch left to the eyes, reckoned from where the
+        head and its neck's base are at ``c``, whatever ``eye_frame`` a solve held)."""
         f = np.asarray(self.forward, dtype=float)
         if self.target is None:
             return math.nan
-        aim = replace(self, eye_frame=None).aim(c)
-        return math.degrees(gaze_angle(c.state, c.node(self.head), f / np.linalg.norm(f), aim))
+        return math.degrees(gaze_angle(c.state, c.node(self.head), f / np.linalg.norm(f), self.aim_here(c)))
+
+    def aim_here(self, c: Configuration) -> Array:
+        """:meth:`aim` reckoned from where the head and its neck's base are at ``c``, whatever ``eye_frame`` holds."""
+        here = replace(self, eye_frame=None).resolved(c)
+        assert isinstance(here, Gaze)
+        return here.aim(c)
 
     def looking_at(self, c: Configuration, distance: float) -> Array:
         """p_h + ρ R_h f_h: the point ``distance`` ahead of the head along its forward axis."""
