@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -129,6 +129,8 @@ class Natural(SteppedSolver):
         have settled), the goals stall (STALL) or ``max_iter``."""
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
+        stack = _eyes_from(stack, stack.config(q))
+        rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
@@ -141,15 +143,20 @@ class Natural(SteppedSolver):
                 reason = "converged" if met else reason
                 break
             if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
-                reason = "converged"
-                break
+                if self.track or not _eyes_moved(stack, c, rounds):
+                    reason = "converged"
+                    break
+                stack, rounds = _eyes_from(stack, c), rounds + 1  # the eyes' share again from where the neck is
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
-                reason = "converged"
-                break
+                if self.track or not _eyes_moved(stack, c, rounds):
+                    reason = "converged"
+                    break
+                stack, rounds = _eyes_from(stack, c), rounds + 1
+                dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
         return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
                           np.array(errors)[:, None])
@@ -350,6 +357,12 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
     return qn
 
 
+# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
+# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
+# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
+EYE_RANGE = math.radians(30.0)
+
+
 @dataclass(frozen=True)
 class Priors:
     """What makes a reach look human, as a builder of the task list (:meth:`tasks`) and of the problem
@@ -360,11 +373,10 @@ class Priors:
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
     people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
     the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
-    take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry, :data:`EYE_RANGE`
-    for a person's; off by default: it slows the whole body's solve, 85 to 200 iterations on the humanoid);
-    ``ride``: where the movable
-    set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the neck's
-    DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
+    take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry: :data:`EYE_RANGE`,
+    a person's, by default; 0: the head alone; reckoned from the head where each solve starts); ``ride``: where the
+    movable set tips the head or a free arm (a torso reach: the chest carries both) without moving them itself, the
+    neck's DOFs join the set for the gaze and the free arm's for gravity (posture, not the reach: :meth:`movable`)."""
 
     stiffness: Mapping[str, float] = field(default_factory=dict)
     preferred: Mapping[str, float] = field(default_factory=dict)  # DOF name → its comfort value (radians)
@@ -380,7 +392,7 @@ class Priors:
     hang: float = 1.0
     ride: bool = True
     ranges: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
-    eyes: float = 0.0  # radians of a gaze's pitch the eyes may carry (EYE_RANGE is the literature's; 0: the head alone)
+    eyes: float = EYE_RANGE  # radians of a gaze's pitch the eyes may carry (0: the head alone)
 
     def __post_init__(self) -> None:
         Natural(stiffness=self.stiffness)  # checks the values
@@ -430,7 +442,7 @@ class Priors:
         extra = np.zeros(c.dof_count, dtype=bool)
         head = figure.rig.effectors.get("head") or bones.get("head")
         if self.gaze and head is not None and np.any(mv[index[head]] & mov):
-            neck = mv[index[head]] & ~mv[index[eff]]
+            neck = mv[index[head]] & ~mv[index[eff]] & c.dof_revolute  # a neck turns: never slides (glTF t DOFs)
             if not np.any(neck & mov):
                 extra |= neck
         if self.hang > 0:
@@ -492,18 +504,40 @@ class Priors:
         return out
 
 
-# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
-# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
-# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
-EYE_RANGE = math.radians(30.0)
+def _eyes_from(stack: TaskStack, c: Any) -> TaskStack:
+    """The stack with each Gaze that leaves part of its pitch to the eyes reckoning that share from the head at ``c``
+    (a solve's start): its aim point is then fixed within the solve (reckoned from the moving head, the whole body's
+    solve took 200 iterations instead of 85), and a bake's frames, each solved from the last, follow the head."""
+    if not any(isinstance(t, Gaze) and t.eye_range is not None for t in stack.tasks):
+        return stack
+    return replace(stack, tasks=tuple(replace(t, eye_frame=None).resolved(c)
+                                      if isinstance(t, Gaze) and t.eye_range is not None else t for t in stack.tasks))
+
+
+EYE_ROUNDS, EYE_TOL = 1, math.radians(2.0)  # a solve that met its goals reckons the eyes' share again from where
+# the neck ended (once: the whole body's direct solve from standing ended with its head 19° off the aim reckoned there)
+
+
+def _eyes_moved(stack: TaskStack, c: Any, rounds: int) -> bool:
+    """Whether, with fewer than EYE_ROUNDS rounds done, a Gaze's held aim point is seen from the head at ``c`` more
+    than EYE_TOL off the one reckoned again at ``c``."""
+    if rounds >= EYE_ROUNDS:
+        return False
+    for t in stack.tasks:
+        if isinstance(t, Gaze) and t.eye_frame is not None and t.target is not None:
+            p = c.state.p[c.node(t.head)]
+            a, b = t.aim(c) - p, t.aim_here(c) - p
+            if math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)) > EYE_TOL:
+                return True
+    return False
 
 
 def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],
                eyes: float) -> Gaze | None:
     """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to ``eyes`` of the
     target's pitch left to the eyes; ``moves``: the DOFs that move the effector, the movable set), moved by the DOFs
-    that move the head and not the effector (without such a DOF:
-    weight 0, measured by its report, not enforced); None without a head or a left-right axis."""
+    that move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced);
+    None without a head or a left-right axis."""
     c = figure.compiled
     eff_moves, mov = moves
     index = {n: i for i, n in enumerate(c.node_names)}
@@ -512,7 +546,7 @@ def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDAr
         return None
     h = index[head]
     moves_head = body_from_figure(figure).moves[h]
-    neck = np.flatnonzero(moves_head & ~eff_moves & mov)
+    neck = np.flatnonzero(moves_head & ~eff_moves & mov & c.dof_revolute)  # turned, not slid
     for a, b in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
         na, nb = bones.get(a), bones.get(b)
         if na is None or nb is None:

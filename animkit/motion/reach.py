@@ -33,7 +33,7 @@ from animkit.errors import IKError, SceneError
 from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from animkit.ik.body import static_effort
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
-from animkit.ik.tasks import Gaze, Plant, Reach, configuration
+from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
@@ -345,10 +345,8 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
                  "feet_drift": float(np.max(np.linalg.norm(P - P[:1], axis=2), initial=0.0))}
     chain_name, named_solver = naming[2], naming[3]
     clip = Clip.from_poses(figure, times, poses, name=name, fps=tl.fps)
-    gazes = [t for t in problem.tasks if isinstance(t, Gaze) and t.eye_range is not None]
-    aims = None if not gazes else np.array([replace(gazes[0], target=goal).aim(configuration(figure, q))
-                                           for q in poses])
-    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis, aims=aims)
+    eyes = next((float(t.eye_range) for t in problem.tasks if isinstance(t, Gaze) and t.eye_range), 0.0)
+    extra["measures"] = reach_measures(figure, poses, tl.fps, effector, tgt, tl.arrival, up=up_axis, eye_range=eyes)
     return ReachResult(label or (chain_name or "chain") + (f" · {direct.solver}" if named_solver else ""),
                        chain_name, direct.solver, effector, tgt, clip, times, poses, waypoints, trail, direct,
                        iters, t_solve, moved, total, duration_s=tl.duration, lead_s=tl.lead, **extra)

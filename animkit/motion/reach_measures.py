@@ -10,7 +10,8 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   counted one (one bell: 1; a second wind: 2).
 * **Gaze lead**: the head starts when its world angular speed |log(R(f)ᵀ R(f+1))| · fps first exceeds 10 % of
   its peak, the hand when v does; the head has settled at the first frame after which its gaze angle (forward
-  axis against the direction to the target, or to where the head aims when the eyes take part: ``aims``) stays
+  axis against the direction to the target less the eyes' range E, max(0, ∠ − E): the eye-head gaze is on the
+  target once the eyes can reach it, Guitton & Volle 1987; or against where the head aims: ``aims``) stays
   within 5° of its final value; lead = t(hand peak speed) −
   t(head settled) (positive: the head settled first).
 * **Head roll**: the ear-to-ear axis e(f) = R_head(f) e_h (e_h: the shoulders' left-to-right direction at the
@@ -22,7 +23,8 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   the head's up axis v(f) = R_head(f) v_h (v_h = u at rest) laid in the front plane spanned by r and u, atan2(|v ·
   r|, v · u) (degrees, largest over the clip): a roll ρ about the forward axis reads ρ, a yaw alone 0, a pitch alone
   0, but pitch φ after yaw ψ reads atan(sin φ sin ψ / cos φ) (the crown tips toward the turned side although the
-  ears stay level).
+  ears stay level). **Eyes**: the last frame's angle between f and the direction to the target, ∠(f, t − p_head)
+  (degrees): what the eyes turn in the head to see it (their comfortable range ~30°).
 * **Hold**: after ``arrival``, the summed revolute joint travel Σ_f Σ_j |Δθ_j| / (hold time) (deg/s);
   **jitter**: max over frames and revolute DOFs of |θ(f+1) − 2θ(f) + θ(f−1)| / 4 (deg): a DOF alternating ±a
   every frame jitters a; a steady one 0, but it counts any acceleration (a smooth min-jerk swing of A over n frames
@@ -371,6 +373,7 @@ class ReachMeasures:
     head_speed_deg_per_s: float | None = None
     head_pitch_deg: float | None = None  # the head's largest pitch from level (negative: down; the neck: ~45°)
     head_lean_deg: float | None = None  # the crown's largest tilt from vertical as seen from the front
+    eyes_deg: float | None = None  # the last frame's angle from the head's forward axis to the target (the eyes' turn)
     hold_deg_per_s: float = 0.0
     jitter_deg: float = 0.0
     jitter_dof: str | None = None
@@ -393,11 +396,12 @@ class ReachMeasures:
 
 def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, target: ArrayLike, arrival: int, *,
                    up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None,
-                   aims: ArrayLike | None = None) -> ReachMeasures:
+                   aims: ArrayLike | None = None, eye_range: float = 0.0) -> ReachMeasures:
     """Every measure of a reach of ``effector`` (a node) toward ``target`` ((3,) or (4, 4)) baked into ``poses``
     (F, D) at ``fps`` that arrives at frame ``arrival`` (the hold follows); ``aims`` (F, 3): where the head aims each
     frame when the eyes take part of the gaze (:mod:`animkit.ik.head_aim`; None: at the target), what its gaze
-    angle for settling is taken against."""
+    angle for settling is taken against; ``eye_range`` (E, radians; with ``aims`` None): the eyes see the target
+    within E of the head's forward axis, so the gaze's error is what they leave, max(0, ∠(f, t − p_head) − E)."""
     P = np.asarray(poses, dtype=float)
     u = np.asarray(up, dtype=float)
     u = u / np.linalg.norm(u)
@@ -432,22 +436,17 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
     if head is not None and right is not None:
         h = names.index(head)
         Rh = W[:, h, :3, :3]
-        w = np.degrees(angular_speed(Rh, fps))
-        out["head_speed_deg_per_s"] = float(w.max(initial=0.0))
-        out["head_roll_deg"] = float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max())
         fwd = rest[h, :3, :3].T @ np.cross(u, right)
         pitch = head_pitch(Rh, fwd, u)
-        out["head_pitch_deg"] = float(pitch[int(np.argmax(np.abs(pitch)))])
-        out["head_lean_deg"] = float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max())
+        out.update(head_roll_deg=float(head_roll(Rh, rest[h, :3, :3].T @ right, u).max()),
+                   head_pitch_deg=float(pitch[int(np.argmax(np.abs(pitch)))]),
+                   head_lean_deg=float(head_lean(Rh, rest[h, :3, :3].T @ u, right, u).max()))
         f = Rh @ (fwd / np.linalg.norm(fwd))
-        gaze = _angle(f, (goal if aims is None else np.asarray(aims, dtype=float)) - x[:, h])
-        if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
-            out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
-            off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
-            settled = 0 if not len(off) else int(off[-1]) + 1
-            out["head_settled_s"] = settled / fps
-            if hand_peak is not None:
-                out["gaze_lead_s"] = hand_peak - settled / fps
+        look = goal - x[:, h]
+        gaze = np.maximum(_angle(f, look) - math.degrees(eye_range), 0.0) if aims is None else \
+            _angle(f, np.asarray(aims, dtype=float) - x[:, h])
+        out["eyes_deg"] = float(_angle(f[-1], look[-1]))
+        out.update(_gaze_timing(np.degrees(angular_speed(Rh, fps)), gaze, fps, hand_peak))
     side = _free_side(figure, b, effector)
     if side is not None:
         a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
@@ -471,6 +470,20 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
         out["knee_in_deg"] = float(knees.max())
     out["bend"] = bend_shares(figure, P, 0, len(P) - 1, up=u, bones=b)
     return ReachMeasures(**out)
+
+
+def _gaze_timing(w: Array, gaze: Array, fps: float, hand_peak: float | None) -> dict[str, float]:
+    """The head's peak speed and, where it turns at all, when it starts, when its gaze (error ``gaze`` (F,), degrees)
+    settles and the lead over the hand's peak (module docstring)."""
+    out = {"head_speed_deg_per_s": float(w.max(initial=0.0))}
+    if w.max(initial=0.0) > HEAD_STILL:  # a head that never turns neither starts, settles nor leads
+        out["head_start_s"] = float(np.flatnonzero(w > HEAD_ONSET * w.max())[0]) / fps
+        off = np.flatnonzero(np.abs(gaze - gaze[-1]) > SETTLED_DEG)
+        settled = 0 if not len(off) else int(off[-1]) + 1
+        out["head_settled_s"] = settled / fps
+        if hand_peak is not None:
+            out["gaze_lead_s"] = hand_peak - settled / fps
+    return out
 
 
 def _right(b: HumanoidMap, rest: Array, names: list[str], u: Array) -> Array | None:
