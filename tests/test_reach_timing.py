@@ -218,11 +218,12 @@ def test_main_job_moves_in_minimum_jerk_and_holds_still(main_job) -> None:
         m = p.measures
         assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1, label  # one bell, no second wind
         assert m.hold_deg_per_s <= 2.0, label  # still once arrived
-    # the arm alone is out of reach: it goes as far as it can and does not chatter there. Since LM's answers left
-    # short are finished in θ (lm.polish), the stroke ends at the polished direct solve's pose (the same 0.456 m
-    # off, another elbow): jitter 0.18 -> 0.41°, chatter 0.25° on the elbow (the issue's goal is 1°); open
+    # the arm alone is out of reach: it goes as far as it can and does not chatter there (jitter 0.23°, chatter
+    # 0.12°; the issue's goal is 1°). Its stroke ends stretched, a singularity: with the reach's λ shrinking with
+    # its error (λ = ‖e‖) the frames' last steps along the arm flipped the elbow and wrist ±1° (jitter 0.41°,
+    # chatter 0.25°); a bake's frames damp the reach by its full λ (natural._levels)
     arm = main_job["arm"]
-    assert not arm.reached and arm.measures.jitter_deg <= 0.45 and arm.measures.chatter_deg <= 0.3
+    assert not arm.reached and arm.measures.jitter_deg <= 0.25 and arm.measures.chatter_deg <= 0.15
     assert np.ptp(arm.poses[int(2.0 * FPS):], axis=0).max() == 0.0
 
 

@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
-from animkit.ik.cone_rows import cone_bounds, slipped
+from animkit.ik.cone_rows import cone_bounds, slipped, trust_scaled
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.prior import PosePrior, Prior
@@ -59,12 +59,15 @@ Array = NDArray[np.float64]
 STALL = 10  # a solve stops when its best error over this many iterations (above 100 tol) fell by less than 0.1 %
 NULL_PRIORITY = 3  # tasks at this priority or above are null-space terms, not levels
 MAX_STEP = 0.3  # the largest change of any DOF in one iteration (radians or scene units)
+SETTLE = 1e-3  # a settling solve stops once no DOF has this much left to go: a step under BOUND_GAIN · SETTLE (a DOF
+# slowing into a bound, a cone's edge, goes on by (1 − g)/g = 4 times its step; stopped at a 1e-3 step, a neck on its
+# rim settled 0.27° inside it)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Natural(SteppedSolver):
     """The prioritised solver (the module docstring): ``stiffness`` (joint or DOF name → s in [0, 1)) weighs the
-    joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF moves 1e-3 in a step;
+    joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF has SETTLE left to go;
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
     frame); ``track``: with ``settle`` False, go on until the levels below the goals (the gaze) are also within
     TRACK_TOL (a bake's frames: the head keeps on its look-at point while the trunk under it turns);
@@ -137,8 +140,8 @@ class Natural(SteppedSolver):
             c = stack.config(q)
             pos, ori, met = stack.goal_errors(c)
             errors.append(pos)
-            if it == self.max_iter:
-                reason = "converged" if met else reason
+            if it == self.max_iter:  # settling: converged only where the other tasks settled too
+                reason = "converged" if met and not self.settle else reason
                 break
             if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
                 reason = "converged"
@@ -147,7 +150,7 @@ class Natural(SteppedSolver):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
-            if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
+            if met and float(np.max(np.abs(dq), initial=0.0)) < SETTLE * BOUND_GAIN:
                 reason = "converged"
                 break
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
@@ -167,11 +170,14 @@ def _tracked(stack: TaskStack, c: Any) -> bool:
                if t.weight > 0 and t.priority < NULL_PRIORITY and not t.goal and not t.inequality)
 
 
-def _levels(stack: TaskStack, c: Any, null: bool = True
+def _levels(stack: TaskStack, c: Any, null: bool = True, frames: bool = False
             ) -> tuple[list[Level], Array, NDArray[np.bool_], Bounds | None]:
     """The levels (J over the movable set, V, λ) by priority, ∇H over the movable set (zero without ``null``), which
     DOFs of the set no goal task moves (the posture's: a neck under a gaze, a free arm), and the inequality tasks'
-    rows that the movable set can act on (None without)."""
+    rows that the movable set can act on (None without). ``frames`` (a bake's): a Reach's λ is its ``damping``
+    however near its waypoint: λ = ‖e‖ lets a step along a singular direction reach ‖e‖/2λ = 0.5 rad however small
+    the error (the damping bounds the joint speed near a singularity: Nakamura & Hanafusa 1986), and the arm
+    stretched out of reach flipped its elbow and wrist by 1° a frame as its last waypoints crept along it."""
     by: dict[int, list[Level]] = {}
     grad = np.zeros(len(stack.dofs))
     posture = np.ones(len(stack.dofs), dtype=bool)
@@ -190,6 +196,7 @@ def _levels(stack: TaskStack, c: Any, null: bool = True
                 grad += t.gradient(c)[stack.dofs]
             continue
         J, V, lam = t.velocity(c)
+        lam = max(lam, t.damping) if frames and isinstance(t, Reach) else lam
         if not len(V):
             continue
         Jd = J[:, stack.dofs]
@@ -210,7 +217,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): the goals' DOFs' limits within
     LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their weight instead)."""
-    levels, grad, posture, bounds = _levels(stack, c, null > 0)
+    levels, grad, posture, bounds = _levels(stack, c, null > 0, damped)
     bounds = _with_cones(stack, c, q, bounds)
     lo, hi = stack.model.lower, stack.model.upper
     if damped:
@@ -228,6 +235,8 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     if blocked.any():
         sc[blocked] = 0.0
         dq = bounded_step(levels, bounds, grad, sc, null)
+    if stack.model.cones:  # a neck or free arm on its cone's edge: a trust region (CONE_TRUST)
+        dq = trust_scaled(stack.model.cones, q, dq, ~_goal_dofs(stack, c), CONE_TRUST)
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
@@ -270,7 +279,7 @@ def _with_cones(stack: TaskStack, c: Any, q: Array, bounds: Bounds | None) -> Bo
     """``bounds`` with the cones' rows near their edges (:func:`~animkit.ik.cone_rows.cone_bounds`), held as the
     other inequality rows are (an active set, a velocity damper): a joint on its edge slides along it while the
     step's other parts go on; one that moves no goal (a neck, a free arm) keeps a trust region there (CONE_TRUST)."""
-    more = cone_bounds(stack.model.cones, q, ~_goal_dofs(stack, c), CONE_TRUST / BOUND_GAIN)
+    more = cone_bounds(stack.model.cones, q)
     if more is None or bounds is None:
         return bounds if more is None else more
     return np.vstack([bounds[0], more[0]]), np.concatenate([bounds[1], more[1]])
