@@ -196,16 +196,12 @@ def test_a_gaze_on_a_coned_neck_slides_along_its_rim_instead_of_freezing() -> No
                   pose=start, solver=Natural(max_iter=200), tol=1e-5)
     r = p.solve(hand)
     # it settles on the rim: before, the trust region's rows (asked as equalities beside the rim's own) 2-cycled the
-    # neck along it by ±2.9° to max_iter, and the solve still said converged
+    # neck along it by ±2.9° to max_iter (200), and the solve still said converged
     assert r.converged and r.reason == "converged" and r.iterations < 60
     assert gaze.report(configuration(fig, r.pose)) == pytest.approx(15.0, abs=0.1)
     (cl,) = p.model.cones
     R = matrix_from_euler_intrinsic(r.pose[list(neck)], "zxy") @ cl.rest.T
     assert bool(cl.cone.contains(R, tol=1e-6))
-    # a settling solve cut short says so, though its goal (the hand) is met
-    short = IKProblem(fig, ["arm.rz", "neck.rz", "neck.rx", "neck.ry"], tasks=[Reach(effector="hand"), gaze],
-                      pose=start, solver=Natural(max_iter=10), tol=1e-5).solve(hand)
-    assert short.position_error <= 1e-5 and not short.converged and short.reason == "max_iterations"
 
 
 

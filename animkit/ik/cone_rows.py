@@ -121,13 +121,16 @@ def cone_rows(link: ConeLink, values: Array) -> tuple[Array, Array]:
     return np.array(rows).reshape(-1, 3), np.array(room)
 
 
-def cone_bounds(cones: Sequence[ConeLink], q: Array) -> tuple[Array, Array] | None:
-    """Every cone's rows near its edge (:func:`cone_rows`) over the chain's DOFs q (n,): J (m, n) and room (m,);
-    None without rows."""
+def cone_bounds(cones: Sequence[ConeLink], q: Array, loose: NDArray[np.bool_] | None = None, factor: float = 1.0
+                ) -> tuple[Array, Array] | None:
+    """Every cone's rows near its edge (:func:`cone_rows`) over the chain's DOFs q (n,): J (m, n) and room (m,),
+    the room of a joint whose DOFs are all ``loose`` (n,) times ``factor``; None without rows."""
     rows, room = [], []
     for cl in cones:
         idx = np.asarray(cl.links, dtype=np.intp)
         J3, r = cone_rows(cl, q[idx])
+        if len(r) and loose is not None and loose[idx].all():
+            r = r * factor
         if len(r):
             J = np.zeros((len(r), len(q)))
             J[:, idx] = J3

@@ -59,15 +59,15 @@ Array = NDArray[np.float64]
 STALL = 10  # a solve stops when its best error over this many iterations (above 100 tol) fell by less than 0.1 %
 NULL_PRIORITY = 3  # tasks at this priority or above are null-space terms, not levels
 MAX_STEP = 0.3  # the largest change of any DOF in one iteration (radians or scene units)
-SETTLE = 1e-3  # a settling solve stops once no DOF has this much left to go: a step under BOUND_GAIN · SETTLE (a DOF
-# slowing into a bound, a cone's edge, goes on by (1 − g)/g = 4 times its step; stopped at a 1e-3 step, a neck on its
-# rim settled 0.27° inside it)
+FRAME_STEP = 0.1  # and in a bake's frame: its iterations follow the step field rather than leap along a tangent
+# (a hanging arm reaching straight up: the waypoint climbs 5-7 cm a frame along the straight arm, a singular pose,
+# and a 0.3 rad step swung the wrist 17° in one iteration and the shoulder's twist 11° and back: chatter 2.9° -> 1.7°)
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Natural(SteppedSolver):
     """The prioritised solver (the module docstring): ``stiffness`` (joint or DOF name → s in [0, 1)) weighs the
-    joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF has SETTLE left to go;
+    joints; ``settle``: go on after the goals are met until the other tasks settle (no DOF moves 1e-3 in a step;
     False, as a bake's frames: stop once the goals are met after one step, the others then advance a step a
     frame); ``track``: with ``settle`` False, go on until the levels below the goals (the gaze) are also within
     TRACK_TOL (a bake's frames: the head keeps on its look-at point while the trunk under it turns);
@@ -140,8 +140,8 @@ class Natural(SteppedSolver):
             c = stack.config(q)
             pos, ori, met = stack.goal_errors(c)
             errors.append(pos)
-            if it == self.max_iter:  # settling: converged only where the other tasks settled too
-                reason = "converged" if met and not self.settle else reason
+            if it == self.max_iter:
+                reason = "converged" if met else reason
                 break
             if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
                 reason = "converged"
@@ -150,7 +150,7 @@ class Natural(SteppedSolver):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
-            if met and float(np.max(np.abs(dq), initial=0.0)) < SETTLE * BOUND_GAIN:
+            if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
                 reason = "converged"
                 break
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
@@ -215,10 +215,12 @@ def _levels(stack: TaskStack, c: Any, null: bool = True, frames: bool = False
 
 def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP, damped: bool = False) -> Array:
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
-    pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): the goals' DOFs' limits within
-    LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their weight instead)."""
+    pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): bounded by FRAME_STEP, and the goals'
+    DOFs' limits within LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their
+    weight instead)."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0, damped)
-    bounds = _with_cones(stack, c, q, bounds)
+    free = ~_goal_dofs(stack, c) if stack.model.cones else None  # the DOFs no goal moves (a neck, a free arm)
+    bounds = _with_cones(stack, q, bounds, free, damped)
     lo, hi = stack.model.lower, stack.model.upper
     if damped:
         bounds = _with_limits(bounds, q, (lo, hi), (sc0 > 0) & ~posture)
@@ -235,8 +237,11 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     if blocked.any():
         sc[blocked] = 0.0
         dq = bounded_step(levels, bounds, grad, sc, null)
-    if stack.model.cones:  # a neck or free arm on its cone's edge: a trust region (CONE_TRUST)
-        dq = trust_scaled(stack.model.cones, q, dq, ~_goal_dofs(stack, c), CONE_TRUST)
+    if free is not None:  # a neck or free arm on its cone's edge: a trust region (CONE_TRUST)
+        dq = trust_scaled(stack.model.cones, q, dq, free, CONE_TRUST)
+    if damped:  # a bake's frame: the goals' DOFs by FRAME_STEP (the posture's null-space share is not shrunk with them)
+        big = float(np.max(np.abs(dq[~posture]), initial=0.0))
+        dq = np.where(posture, dq, dq * min(1.0, FRAME_STEP / big)) if big > 0 else dq
     big = float(np.max(np.abs(dq), initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
@@ -275,11 +280,14 @@ CONE_SLIP = 2e-3  # rad: a projection back into a cone that moves no angle more 
 # cones' rows keep a step on the edge to first order; what is left is the edge's curvature, second order)
 
 
-def _with_cones(stack: TaskStack, c: Any, q: Array, bounds: Bounds | None) -> Bounds | None:
+def _with_cones(stack: TaskStack, q: Array, bounds: Bounds | None, free: NDArray[np.bool_] | None, damped: bool
+                ) -> Bounds | None:
     """``bounds`` with the cones' rows near their edges (:func:`~animkit.ik.cone_rows.cone_bounds`), held as the
     other inequality rows are (an active set, a velocity damper): a joint on its edge slides along it while the
-    step's other parts go on; one that moves no goal (a neck, a free arm) keeps a trust region there (CONE_TRUST)."""
-    more = cone_bounds(stack.model.cones, q)
+    step's other parts go on; one that moves no goal (``free``: a neck, a free arm) keeps a trust region there
+    (CONE_TRUST) and, outside a bake's frames (not ``damped``), closes its whole room in a step: slowed by
+    BOUND_GAIN, a neck pressed on its rim stopped moving 1e-3 a step (settled) 0.27° inside it."""
+    more = cone_bounds(stack.model.cones, q, None if damped else free, 1.0 / BOUND_GAIN)
     if more is None or bounds is None:
         return bounds if more is None else more
     return np.vstack([bounds[0], more[0]]), np.concatenate([bounds[1], more[1]])
