@@ -218,11 +218,12 @@ def test_main_job_moves_in_minimum_jerk_and_holds_still(main_job) -> None:
         m = p.measures
         assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1, label  # one bell, no second wind
         assert m.hold_deg_per_s <= 2.0, label  # still once arrived
-    # the arm alone is out of reach: it goes as far as it can and does not chatter there. Since LM's answers left
-    # short are finished in θ (lm.polish), the stroke ends at the polished direct solve's pose (the same 0.456 m
-    # off, another elbow): jitter 0.18 -> 0.41°, chatter 0.25° on the elbow (the issue's goal is 1°); open
+    # the arm alone is out of reach: it goes as far as it can and does not chatter there (jitter 0.23°, chatter
+    # 0.12°; the issue's goal is 1°). Its stroke ends stretched, a singularity: with the reach's λ shrinking with
+    # its error (λ = ‖e‖) the frames' last steps along the arm flipped the elbow and wrist ±1° (jitter 0.41°,
+    # chatter 0.25°); a bake's frames damp the reach by its full λ (natural._levels)
     arm = main_job["arm"]
-    assert not arm.reached and arm.measures.jitter_deg <= 0.45 and arm.measures.chatter_deg <= 0.3
+    assert not arm.reached and arm.measures.jitter_deg <= 0.25 and arm.measures.chatter_deg <= 0.15
     assert np.ptp(arm.poses[int(2.0 * FPS):], axis=0).max() == 0.0
 
 
@@ -423,16 +424,19 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 
 
-QUICK_JITTER = {"default": 1.35, "high": 4.3, "side": 1.6, "across": 1.35, "out of reach": 1.6}
-QUICK_CHATTER = {"default": 0.6, "high": 3.0, "side": 0.7, "across": 0.35, "out of reach": 0.65}
+QUICK_JITTER = {"default": 1.35, "high": 3.7, "side": 1.6, "across": 1.35, "out of reach": 1.4}
+QUICK_CHATTER = {"default": 0.6, "high": 1.75, "side": 0.7, "across": 0.4, "out of reach": 0.65}
 # degrees: what each reads now. jitter is max |Δ²θ|/4, any acceleration (a min-jerk swing of A over n frames reads
 # up to 5.77 A/n²/4); chatter, max |Δ⁴θ|/16, the zig-zag alone (reach_measures; the goal: 1°). With the goals' DOFs'
 # limits held as velocity dampers in a bake's frames (natural.LIMIT_DAMPER) chatter reads 0.52 / 2.94 / 0.65 / 0.30 /
 # 0.60° (1.40 / 2.98 / 0.65 / 1.33 / 0.76° without: the reaching clavicle stopped dead at its limit and the elbow
-# zig-zagged ±5°); jitter 1.30 / 4.25 / 1.55 / 1.28 / 1.53° (1.82 / 4.35 / 1.55 / 1.98 / 1.63°). The high target's
-# 2.9° is the straight hanging arm's singularity (its hand goes up along the arm: the wrist takes 17° in one
-# iteration), issue 21 open. Dampers on every DOF (the free arm's too) let the torso's free arm out of reach at 1 s,
-# 15 fps rise 45.7° (44.5° without).
+# zig-zagged ±5°); jitter 1.30 / 4.25 / 1.55 / 1.28 / 1.53° (1.82 / 4.35 / 1.55 / 1.98 / 1.63°). The high target
+# starts from the straight hanging arm, a singularity (its hand climbs 5-7 cm a frame along the arm): a frame's
+# iterations bounded by natural.FRAME_STEP (0.1 rad, 0.3 before: the wrist took 17° in one iteration and the
+# shoulder's twist 11° and back) read chatter 0.52 / 1.71 / 0.65 / 0.35 / 0.60° (0.52 / 2.94 / 0.65 / 0.30 / 0.60)
+# and jitter 1.30 / 3.66 / 1.55 / 1.29 / 1.34° (1.30 / 4.25 / 1.55 / 1.28 / 1.53); the high target's 1.7° is over
+# the goal (1°): its elbow must bend as √(height) off the straight arm, issue 21 open. Dampers on every DOF (the free
+# arm's too) let the torso's free arm out of reach at 1 s, 15 fps rise 45.7° (44.5° without).
 
 
 @pytest.mark.parametrize("name", list(GRID_TARGETS))

@@ -29,8 +29,8 @@ from animkit.model.joints import Cone
 from animkit.model.quaternions import quaternion_from_matrix
 from animkit.model.transforms import AXES, matrix_about_axis, matrix_from_euler_intrinsic
 
-__all__ = ["swing_excess", "twist_angle", "euler_turn_axes", "cone_rows", "cone_bounds", "slipped", "SWING_BAND",
-           "TWIST_BAND"]
+__all__ = ["swing_excess", "twist_angle", "euler_turn_axes", "cone_rows", "cone_bounds", "trust_scaled", "slipped",
+           "SWING_BAND", "TWIST_BAND"]
 
 Array = NDArray[np.float64]
 SWING_BAND = 0.5  # a cone's swing row is given once its excess ρ passes 1 − SWING_BAND (half-way to the edge)
@@ -121,24 +121,36 @@ def cone_rows(link: ConeLink, values: Array) -> tuple[Array, Array]:
     return np.array(rows).reshape(-1, 3), np.array(room)
 
 
-def cone_bounds(cones: Sequence[ConeLink], q: Array, trusted: NDArray[np.bool_], trust: float
+def cone_bounds(cones: Sequence[ConeLink], q: Array, loose: NDArray[np.bool_] | None = None, factor: float = 1.0
                 ) -> tuple[Array, Array] | None:
-    """Every cone's rows near its edge (:func:`cone_rows`) over the chain's DOFs q (n,): J (m, n) and room (m,);
-    a joint whose DOFs are all ``trusted`` (n,) also gets ±Δθ_k ≤ ``trust`` on each angle there (a trust region);
-    None without rows."""
+    """Every cone's rows near its edge (:func:`cone_rows`) over the chain's DOFs q (n,): J (m, n) and room (m,),
+    the room of a joint whose DOFs are all ``loose`` (n,) times ``factor``; None without rows."""
     rows, room = [], []
     for cl in cones:
         idx = np.asarray(cl.links, dtype=np.intp)
         J3, r = cone_rows(cl, q[idx])
-        if len(r) and trusted[idx].all():
-            J3 = np.vstack([J3, np.eye(3), -np.eye(3)])
-            r = np.concatenate([r, np.full(6, trust)])
+        if len(r) and loose is not None and loose[idx].all():
+            r = r * factor
         if len(r):
             J = np.zeros((len(r), len(q)))
             J[:, idx] = J3
             rows.append(J)
             room.append(r)
     return (np.vstack(rows), np.concatenate(room)) if rows else None
+
+
+def trust_scaled(cones: Sequence[ConeLink], q: Array, dq: Array, trusted: NDArray[np.bool_], trust: float) -> Array:
+    """dq (n,) with each ``trusted`` joint near its cone's edge (one with rows: :func:`cone_rows`) moving no angle
+    more than ``trust``: its part scaled by min(1, trust / max_k |Δθ_k|) (a trust region: the edge curves, and a
+    longer tangent step ends farther out). A scaling, not rows J Δθ = ±trust: held as active rows beside the edge's
+    own, the trust rows asked a move the edge's row forbade, and the joint 2-cycled along its rim by ±trust."""
+    out = np.array(dq, dtype=float)
+    for cl in cones:
+        idx = np.asarray(cl.links, dtype=np.intp)
+        big = float(np.max(np.abs(out[idx])))
+        if big > trust and trusted[idx].all() and len(cone_rows(cl, q[idx])[1]):
+            out[idx] *= trust / big
+    return out
 
 
 def slipped(model: ChainModel, raw: Array, qn: Array, slip: float) -> list[NDArray[np.intp]]:

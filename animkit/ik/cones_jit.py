@@ -1,9 +1,9 @@
 """The human ranges' cones projected in compiled code (for :func:`~animkit.ik.effectors.pose_from_effectors`' loop):
 R = A(θ) A_refᵀ split into swing and twist about t (:func:`animkit.model.transforms.swing_twist_from_matrix`), ρ the
 swing's excess over its edge (:meth:`Cone._swing_excess`), R′ = exp([s/max(1, ρ)]×) R_t(clamp τ), and the Euler
-angles of A′ = R′ A_ref found by Newton from θ on A(θ) = E₀E₁E₂ (spatial Jacobian [a₀, E₀a₁, E₀E₁a₂]):
-:meth:`ChainModel.project_cones`' answer (the tests' oracle), solved for the angles nearest θ instead of read from a
-closed form. The cones come as one record (:class:`Cones`).
+angles of A′ = R′ A_ref read in closed form on the branch nearest θ where the joint's axes are an Euler order's
+(:meth:`ChainModel.project_cones`' NumPy answer, the tests' oracle, to rounding), else found by Newton from θ on
+A(θ) = E₀E₁E₂ (spatial Jacobian [a₀, E₀a₁, E₀E₁a₂]). The cones come as one record (:class:`Cones`).
 """
 
 from __future__ import annotations
@@ -202,6 +202,49 @@ def _nearest_branch(cn: Cones, c: int, q: Array, start: tuple[float, float, floa
     q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]] = best
 
 
+def _closed_angles(cn: Cones, c: int, q: Array, Ap: Array) -> bool:
+    """Cone c's three angles of q set, in place, to A(θ) = A′ in closed form where its axes are ± coordinate axes
+    (an Euler order's: :func:`animkit.model.transforms.euler_intrinsic_from_matrix`'s formulas, its gimbal lock
+    included, each angle's sign the axis's), then the branch nearest the angles before
+    (:func:`_nearest_branch`): the NumPy path's answer to rounding. False (q untouched) for other axes."""
+    ids = (0, 0, 0)
+    sg = (1.0, 1.0, 1.0)
+    for m in range(3):
+        a = cn.axes[c, m]
+        r = 0
+        if abs(a[1]) > abs(a[r]):
+            r = 1
+        if abs(a[2]) > abs(a[r]):
+            r = 2
+        if abs(abs(a[r]) - 1.0) > 1e-12:
+            return False
+        ids = (r, ids[1], ids[2]) if m == 0 else (ids[0], r, ids[2]) if m == 1 else (ids[0], ids[1], r)
+        s = 1.0 if a[r] > 0.0 else -1.0
+        sg = (s, sg[1], sg[2]) if m == 0 else (sg[0], s, sg[2]) if m == 1 else (sg[0], sg[1], s)
+    i, j, k = ids
+    proper = i == k
+    if proper:
+        k = 3 - i - j
+    sign = 1.0 if (j - i + 3) % 3 == 1 else -1.0
+    if proper:  # A′ = R_i(α) R_j(β) R_i(γ)
+        beta = math.acos(min(max(Ap[i, i], -1.0), 1.0))
+        if math.sin(beta) < 1e-9:
+            alpha, gamma = math.atan2(sign * Ap[k, j], Ap[j, j]), 0.0
+        else:
+            alpha, gamma = math.atan2(Ap[j, i], -sign * Ap[k, i]), math.atan2(Ap[i, j], sign * Ap[i, k])
+    else:  # A′ = R_i(α) R_j(β) R_k(γ)
+        sb = min(max(sign * Ap[i, k], -1.0), 1.0)
+        beta = math.asin(sb)
+        if abs(sb) > 1.0 - 1e-12:
+            alpha, gamma = math.atan2(sign * Ap[k, j], Ap[j, j]), 0.0
+        else:
+            alpha, gamma = math.atan2(-sign * Ap[j, k], Ap[k, k]), math.atan2(-sign * Ap[i, j], Ap[i, i])
+    start = (q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]])
+    q[cn.links[c, 0]], q[cn.links[c, 1]], q[cn.links[c, 2]] = sg[0] * alpha, sg[1] * beta, sg[2] * gamma
+    _nearest_branch(cn, c, q, start)
+    return True
+
+
 def project_cones(q: Array, cn: Cones, tol: float, hit: Array) -> int:
     """Move every coned ball joint's three links of q (n,) into its cone, in place; returns how many moved and
     marks them in ``hit`` (C,). Inside within ``tol`` (the swing's excess ρ ≤ 1 + tol and τ within its range ± tol)
@@ -223,7 +266,8 @@ def project_cones(q: Array, cn: Cones, tol: float, hit: Array) -> int:
         rotation_about(cn.t[c], tau2, Tw)
         _mul(Rn, Tw, M)
         _mul(M, cn.Ar[c], Ap)  # A′ = R′ A_ref
-        _newton_angles(cn, c, q, Ap, S)
+        if not _closed_angles(cn, c, q, Ap):  # an Euler order's axes: closed form (Newton from θ wandered through
+            _newton_angles(cn, c, q, Ap, S)  # a proper order's lock at β = 0 past its 30 iterations: 3.6° off)
     return moved
 
 
@@ -238,5 +282,7 @@ _joint_rotation = kernel(_joint_rotation, calls=(rotation_about, _mul)) or _join
 _swing_twist = kernel(_swing_twist, calls=(_joint_rotation, rotation_about)) or _swing_twist
 _nearest_branch = kernel(_nearest_branch) or _nearest_branch
 _newton_angles = kernel(_newton_angles, calls=(_joint_rotation, log_vee, _nearest_branch)) or _newton_angles
-project_cones = kernel(project_cones, calls=(_swing_twist, _newton_angles, rotation_about, _mul)) or project_cones
+_closed_angles = kernel(_closed_angles, calls=(_nearest_branch,)) or _closed_angles
+project_cones = kernel(project_cones, calls=(_swing_twist, _closed_angles, _newton_angles, rotation_about, _mul)
+                       ) or project_cones
 project_rows = kernel(project_rows, calls=(project_cones,)) or project_rows
