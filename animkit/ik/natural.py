@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -38,6 +38,7 @@ from animkit.ik.body import body_from_figure, figure_state, ground_basis, suppor
 from animkit.ik.cone_rows import cone_bounds, slipped, trust_scaled
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
+from animkit.ik.natural_gaze import EYE_RANGE, eyes_from, eyes_moved, gaze_task
 from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.prioritised import BOUND_GAIN, NULL_STEP, Bounds, Level, bounded_step
 from animkit.ik.problem import check_effectors, movable_dofs
@@ -45,7 +46,7 @@ from animkit.ik.ranges import RANGE_DEGREES, ranges_task
 from animkit.ik.solvers import LoopOutput, Options, StepInput, damped_solve
 from animkit.ik.spread import Spread
 from animkit.ik.stack import cones_moved
-from animkit.ik.tasks import Balance, Gaze, Plant, Posture, Reach, Task
+from animkit.ik.tasks import Balance, Plant, Posture, Reach, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 
@@ -132,7 +133,7 @@ class Natural(SteppedSolver):
         have settled), the goals stall (STALL) or ``max_iter``."""
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
-        stack = _eyes_from(stack, stack.config(q))
+        stack = eyes_from(stack, stack.config(q))
         rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
@@ -146,19 +147,19 @@ class Natural(SteppedSolver):
                 reason = "converged" if met else reason
                 break
             if met and not self.settle and it >= 1 and (not self.track or _tracked(stack, c)):
-                if self.track or not _eyes_moved(stack, c, rounds):
+                if self.track or not eyes_moved(stack, c, rounds):
                     reason = "converged"
                     break
-                stack, rounds = _eyes_from(stack, c), rounds + 1  # the eyes' share again from where the neck is
+                stack, rounds = eyes_from(stack, c), rounds + 1  # the eyes' share again from where the neck is
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
-                if self.track or not _eyes_moved(stack, c, rounds):
+                if self.track or not eyes_moved(stack, c, rounds):
                     reason = "converged"
                     break
-                stack, rounds = _eyes_from(stack, c), rounds + 1
+                stack, rounds = eyes_from(stack, c), rounds + 1
                 dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
         return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
@@ -377,7 +378,6 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
 # The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
 # shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
 # 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
-EYE_RANGE = math.radians(30.0)
 
 
 @dataclass(frozen=True)
@@ -499,7 +499,7 @@ class Priors:
             out.append(Balance(support=hull, basis=basis, margin=self.margin,  # the free arms hang, no counterweight
                                dofs=tuple(d for d in dofs.tolist() if d not in arm_dofs),
                                weight=1.0 if self.balance and len(out) > 1 else 0.0))
-        gaze = _gaze_task(figure, bones, s0, up, (mv[index[eff]], mov), self.eyes) if self.gaze else None
+        gaze = gaze_task(figure, bones, s0, up, (mv[index[eff]], mov), self.eyes) if self.gaze else None
         out += [gaze] if gaze is not None else []
         bounded = ranges_task(figure, bones, up, self.ranges)  # only where the movable set moves what it reads
         if bounded is not None and any(np.any(mv[index[n] if n == bounded.hips else c.parent[index[n]]] & mov)
@@ -519,65 +519,6 @@ class Priors:
         if self.prior is not None and self.prior_weight > 0:
             out.append(Prior(prior=self.prior, weight=self.prior_weight))
         return out
-
-
-def _eyes_from(stack: TaskStack, c: Any) -> TaskStack:
-    """The stack with each Gaze that leaves part of its pitch to the eyes reckoning that share from the head at ``c``
-    (a solve's start): its aim point is then fixed within the solve (reckoned from the moving head, the whole body's
-    solve took 200 iterations instead of 85), and a bake's frames, each solved from the last, follow the head."""
-    if not any(isinstance(t, Gaze) and t.eye_range is not None for t in stack.tasks):
-        return stack
-    return replace(stack, tasks=tuple(replace(t, eye_frame=None).resolved(c)
-                                      if isinstance(t, Gaze) and t.eye_range is not None else t for t in stack.tasks))
-
-
-EYE_ROUNDS, EYE_TOL = 1, math.radians(2.0)  # a solve that met its goals reckons the eyes' share again from where
-# the neck ended (once: the whole body's direct solve from standing ended with its head 19° off the aim reckoned there)
-
-
-def _eyes_moved(stack: TaskStack, c: Any, rounds: int) -> bool:
-    """Whether, with fewer than EYE_ROUNDS rounds done, a Gaze's held aim point is seen from the head at ``c`` more
-    than EYE_TOL off the one reckoned again at ``c``."""
-    if rounds >= EYE_ROUNDS:
-        return False
-    for t in stack.tasks:
-        if isinstance(t, Gaze) and t.eye_frame is not None and t.target is not None:
-            p = c.state.p[c.node(t.head)]
-            a, b = t.aim(c) - p, t.aim_here(c) - p
-            if math.atan2(float(np.linalg.norm(np.cross(a, b))), float(a @ b)) > EYE_TOL:
-                return True
-    return False
-
-
-def _gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],
-               eyes: float) -> Gaze | None:
-    """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to ``eyes`` of the
-    target's pitch left to the eyes; ``moves``: the DOFs that move the effector, the movable set), moved by the DOFs
-    that move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced);
-    None without a head or a left-right axis."""
-    c = figure.compiled
-    eff_moves, mov = moves
-    index = {n: i for i, n in enumerate(c.node_names)}
-    head = figure.rig.effectors.get("head") or bones.get("head")
-    if head is None:
-        return None
-    h = index[head]
-    moves_head = body_from_figure(figure).moves[h]
-    neck = np.flatnonzero(moves_head & ~eff_moves & mov & c.dof_revolute)  # turned, not slid
-    for a, b in (("upper_arm_l", "upper_arm_r"), ("upper_leg_l", "upper_leg_r")):
-        na, nb = bones.get(a), bones.get(b)
-        if na is None or nb is None:
-            continue
-        v = s0.p[index[nb]] - s0.p[index[na]]
-        v = v - up * (v @ up)
-        if np.linalg.norm(v) > 1e-9:
-            right = v / np.linalg.norm(v)
-            ahead = np.cross(up, right)
-            fwd = s0.R[h].T @ (ahead / np.linalg.norm(ahead))
-            return Gaze(head=head, forward=tuple(fwd), ear=tuple(s0.R[h].T @ right), up=tuple(up),
-                        dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0,
-                        eye_range=eyes if eyes > 0 else None)
-    return None
 
 
 def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[str, ...], ...]:
