@@ -46,6 +46,7 @@ from animkit.ik.lm_rules import (
     relaxed_stages,
     retried,
     stationary,
+    stretched,
 )
 from animkit.ik.lm_strategy_jit import _FOLDS, fold_mask
 from animkit.ik.methods import Solver
@@ -193,10 +194,10 @@ def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array 
         return idx
     q, Pi = out.q[idx], P[idx]
     if stage == RELAXED_FROM_STOP:
-        beyond, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
+        _, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
     else:
-        beyond, minimum = _beyond(model, q, Pi, opts.tol), np.zeros(idx.size, dtype=bool)
-    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum)]
+        minimum = np.zeros(idx.size, dtype=bool)
+    return idx[retried(stage, np.zeros(idx.size, dtype=bool), _stretched(model, q, Pi, opts.tol), minimum)]
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -347,7 +348,7 @@ def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: O
     """What every solve does after its runs: lm's answers left short finished in θ (:func:`~animkit.ik.lm.polish`;
     not again where the runs did it: ``polished``), then the folds left (:func:`_escape_folds`); returns the answers
     and their tests (:class:`Judged`, for :func:`_reachability`)."""
-    out = out if polished else polish(model, P, R, opts, out)
+    out = out if polished else polish(model, P, R, opts, out, stage=True)
     return _escape_folds(model, method, P, R, opts, slide(model, P, R, opts, out))
 
 
@@ -418,6 +419,16 @@ def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None
     fr = model.frames(q) if fr is None else fr
     base = fr.r[:, model.base_link]  # (b, E, 3)
     return np.asarray(np.any(np.linalg.norm(P - base, axis=2) > model.reach + tol, axis=1))
+
+
+def _stretched(model: ChainModel, q: Array, P: Array, tol: float) -> NDArray[np.bool_]:
+    """Per problem: some effector's target lies beyond reach and every such one ends at the closed-form bound
+    (:func:`~animkit.ik.lm_rules.stretched`): no pose ends closer, so no retry runs."""
+    fr = model.frames(q)
+    dist = np.linalg.norm(P - fr.r[:, model.base_link], axis=2)  # (b, E)
+    pos = np.linalg.norm(P - fr.p, axis=2)
+    far = dist > model.reach + tol
+    return np.asarray(far.any(axis=1) & np.all(~far | stretched(dist, model.reach, pos, tol), axis=1))
 
 
 def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
