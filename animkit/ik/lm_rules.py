@@ -111,11 +111,14 @@ def stretched(dist: Any, reach: Any, pos: Any, tol: float) -> Any:
     return (dist > reach + tol) & (pos <= dist - reach + tol)
 
 
-def retried(stage: int, converged: Mask | bool, beyond: Mask | bool, minimum: Mask | bool) -> Mask | bool:
-    """Whether a problem runs retry ``stage``: not converged and not ``beyond`` (callers pass :func:`stretched`: a
-    target beyond reach whose answer is not at the bound retries too); from where the first run stopped
-    (RELAXED_FROM_STOP) only while undecided (not :func:`out_of_reach`)."""
-    shown = out_of_reach(beyond, minimum) if stage == RELAXED_FROM_STOP else beyond
+def retried(stage: int, converged: Mask | bool, beyond: Mask | bool, minimum: Mask | bool,
+            settled: Mask | bool) -> Mask | bool:
+    """Whether a problem runs retry ``stage``: not converged and its target within reach; from where the first run
+    stopped (RELAXED_FROM_STOP) only while undecided (not :func:`out_of_reach`). A target beyond reach runs the
+    relaxed limits from the start (RELAXED_FROM_START) too, unless its answer is ``settled`` (:func:`stretched`: at
+    the bound, nothing ends closer): a first run held on a limit with the arm bent away is left there otherwise."""
+    shown = settled if stage == RELAXED_FROM_START else out_of_reach(beyond, minimum) if stage == RELAXED_FROM_STOP \
+        else beyond
     return (converged | shown) ^ True  # not: the same on bools and on boolean arrays (~ negates a bool as an int)
 
 

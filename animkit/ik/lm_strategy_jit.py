@@ -261,13 +261,14 @@ def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool
     q, _, st = state
     if not (lifted if stage == RELAXED_FROM_START or stage == RELAXED_FROM_STOP else goal.orient):
         return False
-    conv, far = st[3] == CONVERGED, _stretched(goal.p, chain, s.tol, st[0])
+    conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
     minimum = stage == RELAXED_FROM_STOP and not conv and not far and \
         _stationary(chain, q, goal, np.empty(q.shape[0], dtype=np.bool_))
-    return bool(retried(stage, conv, far, minimum))
+    settled = _stretched(goal.p, chain, s.tol, st[0]) if stage == RELAXED_FROM_START else far
+    return bool(retried(stage, conv, far, minimum, settled))
 
 
-who_retries = kernel(who_retries, calls=(_stretched, _stationary, retried_jit), internal=True) or who_retries
+who_retries = kernel(who_retries, calls=(_beyond, _stretched, _stationary, retried_jit), internal=True) or who_retries
 
 
 def through_relaxed_limits(ctx: Ctx, start: Array, who: bool, state: tuple[Array, Array, State]

@@ -36,6 +36,7 @@ from animkit.ik.lm_rules import (
     CONTINUATIONS,
     ORIENTATION_FIRST,
     POSITION_FIRST,
+    RELAXED_FROM_START,
     RELAXED_FROM_STOP,
     better,
     continuation_target,
@@ -194,10 +195,11 @@ def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array 
         return idx
     q, Pi = out.q[idx], P[idx]
     if stage == RELAXED_FROM_STOP:
-        _, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
+        beyond, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
     else:
-        minimum = np.zeros(idx.size, dtype=bool)
-    return idx[retried(stage, np.zeros(idx.size, dtype=bool), _stretched(model, q, Pi, opts.tol), minimum)]
+        beyond, minimum = _beyond(model, q, Pi, opts.tol), np.zeros(idx.size, dtype=bool)
+    settled = _stretched(model, q, Pi, opts.tol) if stage == RELAXED_FROM_START else beyond
+    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum, settled)]
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
