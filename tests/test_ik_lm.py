@@ -296,6 +296,7 @@ def test_strategy_rules_against_closed_forms():
         easier_task,
         limit_coordinates,
         retried,
+        stretched,
     )
     from animkit.model.transforms import matrix_from_rotation_vector
 
@@ -318,6 +319,13 @@ def test_strategy_rules_against_closed_forms():
     assert orient and tol == np.inf and otol == 1e-3
     conv, far, minimum = np.array([True, False, False, False]), np.array([False, True, False, False]), \
         np.array([False, False, True, False])
-    assert retried(RELAXED_FROM_START, conv, far, minimum).tolist() == [False, False, True, True]
-    assert retried(RELAXED_FROM_STOP, conv, far, minimum).tolist() == [False, False, False, True]
-    assert retried(RELAXED_FROM_STOP, False, False, False) and not retried(RELAXED_FROM_STOP, False, False, True)
+    assert retried(RELAXED_FROM_START, conv, far, minimum, far).tolist() == [False, False, True, True]
+    # beyond reach but not at the bound (settled False): the relaxed limits from the start still run, no other stage
+    unsettled = np.zeros(4, dtype=bool)
+    assert retried(RELAXED_FROM_START, conv, far, minimum, unsettled).tolist() == [False, True, True, True]
+    assert retried(POSITION_FIRST, conv, far, minimum, unsettled).tolist() == [False, False, True, True]
+    assert retried(RELAXED_FROM_STOP, conv, far, minimum, far).tolist() == [False, False, False, True]
+    assert retried(RELAXED_FROM_STOP, False, False, False, False) and \
+        not retried(RELAXED_FROM_STOP, False, False, True, False)
+    assert stretched(2.0, 0.65, 1.35, 1e-4) and not stretched(2.0, 0.65, 1.379, 1e-4)  # at |t − b| − R, or not
+    assert not stretched(0.5, 0.65, 0.0, 1e-4)  # within reach: never
