@@ -35,6 +35,9 @@ FUNCTION_EXCEPTIONS: dict[str, str] = {
     "animkit/model/fk.py:_fk_frames": "the frame-by-frame FK kernel compiled by numba, ported line for line to "
     "_native.c's fk_frames and held to it bit for bit by tests/test_graph.py: one loop whose split would cost "
     "the call per node that the kernel exists to avoid",
+    "animkit/ik/lm_batch_jit.py:_lm_lanes": "the LM loop over 8 SIMD lanes (each lane's rules are lm_jit's "
+    "stop_reason and accept_step): its lanes' state (start, finish, take the next problem or restart) is one block "
+    "of locals that numba keeps in registers; split, it needs a lane-state record (issue 26 §2, open)",
 }
 
 #: Functions allowed over MAX_PARAMETERS (at most 2), with the reason.
