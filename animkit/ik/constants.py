@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __all__ = ["LAMBDA_DOWN", "LAMBDA_UP", "LAMBDA_MIN", "LAMBDA_MAX", "GAIN_REL", "GAIN_ABS", "HOMOTOPY_DECAY",
            "PULL_BACKOFF", "START_MARGIN", "STALL_MIN_ITER", "STATIONARY", "ORIENTATION_FIRST_WEIGHT",
-           "ORIENTATION_STAGES", "RESTART_BATCH", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
+           "ORIENTATION_STAGES", "SLIDE_ITERS", "RESTART_BATCH", "RESTART_MAX_ITER", "RESTART_STALL", "RESTART_PULL",
            "BATCH_CHUNK", "FOLD_ESCAPES", "FOLD_STEP", "FOLD_CURVATURE", "POLISH_ITERS",
            "POLISH_DAMPING"]
 
@@ -23,6 +23,7 @@ STATIONARY = 1e-3  # a result is first-order optimal when ‖P Jᵀ W V‖ ≤ S
 ORIENTATION_FIRST_WEIGHT = 1e-3  # the position rows' weight of the orientation-first run (6D targets)
 ORIENTATION_STAGES = 4  # stages of the orientation continuation (6D targets)
 POLISH_ITERS = 20  # lm: the most projected steps in θ that finish an answer left short (lm.polish; within max_iter)
+SLIDE_ITERS = 50  # lm on a coned chain: the most steps along the cones' edges that finish an answer (lm_cones.slide)
 POLISH_DAMPING = 1e-3  # lm: the polish's starting λ (Gauss–Newton's step nearly: the φ loop has done the far part)
 
 # the solve strategy (:mod:`.strategy`, which reads them as its own module globals)

@@ -520,7 +520,8 @@ def polishes(model: ChainModel, opts: Options) -> bool:
         bool(serial_chain(model).limited.any())
 
 
-def polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: LoopOutput) -> LoopOutput:
+def polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: LoopOutput, *, stage: bool = False
+           ) -> LoopOutput:
     """The strategy's answers that did not converge, finished by projected Levenberg–Marquardt in θ:
 
         (J_Fᵀ W² J_F + λ(I + K)) Δθ = J_Fᵀ W² V,   θ ← clip(θ + Δθ, l, u)   (kept where ‖W V‖ falls: λ ÷ 10, else × 10)
@@ -533,11 +534,14 @@ def polish(model: ChainModel, P: Array, R: Array | None, opts: Options, out: Loo
     short of an optimum on a limit (the limit-bound two-hinge arm: 3.8 mm short, the elbow mid-range); in θ the held
     DOF drops out and the rest is Gauss–Newton's. The NumPy reference of the compiled polish
     (:func:`animkit.ik.lm_jit.polish_one`, run by the packed strategy and the lanes with restarts); kept by
-    :func:`keep_better`."""
+    :func:`keep_better`. ``stage``: the strategy's last stage (:func:`~animkit.ik.strategy.settle`), a run of its
+    own as each retry is: ``opts.polish`` steps for every answer not stopped at its run's cap (after the retries
+    have spent max_iter, an answer held on a limit is still finished)."""
     if not polishes(model, opts):
         return out
     idx = np.flatnonzero([why != "converged" for why in out.reason])
-    budget = np.minimum(opts.polish, opts.max_iter - out.iterations[idx])
+    budget = np.minimum(opts.polish, opts.max_iter - out.iterations[idx]) if not stage else \
+        np.array([0 if out.reason[i] == "max_iterations" else opts.polish for i in idx.tolist()], dtype=np.intp)
     idx, budget = idx[budget > 0], budget[budget > 0]
     if idx.size == 0:
         return out

@@ -28,7 +28,7 @@ from animkit.jit import kernel
 
 __all__ = ["limit_coordinate", "relaxed_limit", "wrapped_angle", "limit_coordinates", "relaxed_limits",
            "wrap_into_limits", "stationary", "better", "history_row", "later_history", "pick", "easier_task",
-           "continuation_target", "out_of_reach", "retried", "RELAXED_FROM_START", "RELAXED_FROM_STOP",
+           "continuation_target", "out_of_reach", "stretched", "retried", "RELAXED_FROM_START", "RELAXED_FROM_STOP",
            "POSITION_FIRST", "ORIENTATION_FIRST", "ORIENTATION_CONTINUATION", "RELAXED_STAGES", "EASIER_TASKS",
            "CONTINUATIONS", "relaxed_stages", "continuations", "over"]
 
@@ -103,10 +103,22 @@ def out_of_reach(beyond: Mask | bool, minimum: Mask | bool) -> Mask | bool:
     return beyond | minimum
 
 
-def retried(stage: int, converged: Mask | bool, beyond: Mask | bool, minimum: Mask | bool) -> Mask | bool:
+def stretched(dist: Any, reach: Any, pos: Any, tol: float) -> Any:
+    """Whether a target lies beyond reach (its distance from the chain's base ``dist`` > ``reach`` + tol) and the
+    answer already ends at the closed-form bound: position error ``pos`` ≤ dist − reach + tol (the chain stretched
+    toward it; no pose ends closer). A target beyond reach that ends farther (lm held on a limit, the arm bent
+    away) still runs the retries. Elementwise."""
+    return (dist > reach + tol) & (pos <= dist - reach + tol)
+
+
+def retried(stage: int, converged: Mask | bool, beyond: Mask | bool, minimum: Mask | bool,
+            settled: Mask | bool) -> Mask | bool:
     """Whether a problem runs retry ``stage``: not converged and its target within reach; from where the first run
-    stopped (RELAXED_FROM_STOP) only while undecided (not :func:`out_of_reach`)."""
-    shown = out_of_reach(beyond, minimum) if stage == RELAXED_FROM_STOP else beyond
+    stopped (RELAXED_FROM_STOP) only while undecided (not :func:`out_of_reach`). A target beyond reach runs the
+    relaxed limits from the start (RELAXED_FROM_START) too, unless its answer is ``settled`` (:func:`stretched`: at
+    the bound, nothing ends closer): a first run held on a limit with the arm bent away is left there otherwise."""
+    shown = settled if stage == RELAXED_FROM_START else out_of_reach(beyond, minimum) if stage == RELAXED_FROM_STOP \
+        else beyond
     return (converged | shown) ^ True  # not: the same on bools and on boolean arrays (~ negates a bool as an int)
 
 
@@ -257,5 +269,6 @@ history_row_jit = kernel(history_row, calls=(pick_jit,), internal=True) or histo
 later_history_jit = kernel(later_history, calls=(history_row_jit,), internal=True) or later_history
 easier_task_jit = kernel(easier_task, internal=True) or easier_task
 out_of_reach_jit = kernel(out_of_reach, internal=True) or out_of_reach
+stretched_jit = kernel(stretched, internal=True) or stretched
 retried_jit = kernel(retried, calls=(out_of_reach_jit,), internal=True) or retried
 continuation_target_jit = kernel(continuation_target, internal=True) or continuation_target

@@ -25,6 +25,7 @@ from animkit.ik import lm_rules
 from animkit.ik.constants import FOLD_CURVATURE, ORIENTATION_STAGES
 from animkit.ik.lm_jit import (
     CONVERGED,
+    MAX_ITERATIONS,
     Goal,
     LoopChain,
     LoopSettings,
@@ -60,6 +61,8 @@ from animkit.ik.lm_rules import (
     retried_jit,
     stationary,
     stationary_jit,
+    stretched,
+    stretched_jit,
     wrapped_angle,
     wrapped_angle_jit,
 )
@@ -92,6 +95,15 @@ def _beyond(p: Array, chain: LoopChain, tol: float) -> bool:
 
 
 _beyond = kernel(_beyond) or _beyond
+
+
+def _stretched(p: Array, chain: LoopChain, tol: float, pos: float) -> bool:
+    """strategy._stretched for one serial chain: beyond reach and ending at the bound (lm_rules.stretched)."""
+    dx, dy, dz = p[0] - chain.base[0], p[1] - chain.base[1], p[2] - chain.base[2]
+    return bool(stretched(math.sqrt(dx * dx + dy * dy + dz * dz), chain.reach, pos, tol))
+
+
+_stretched = kernel(_stretched, calls=(stretched_jit,)) or _stretched
 
 
 def _gradient_at(chain: LoopChain, q: Array, goal: Goal, g: Array, jj: Array) -> float:
@@ -252,10 +264,11 @@ def who_retries(ctx: Ctx, stage: int, state: tuple[Array, Array, State]) -> bool
     conv, far = st[3] == CONVERGED, _beyond(goal.p, chain, s.tol)
     minimum = stage == RELAXED_FROM_STOP and not conv and not far and \
         _stationary(chain, q, goal, np.empty(q.shape[0], dtype=np.bool_))
-    return bool(retried(stage, conv, far, minimum))
+    settled = _stretched(goal.p, chain, s.tol, st[0]) if stage == RELAXED_FROM_START else far
+    return bool(retried(stage, conv, far, minimum, settled))
 
 
-who_retries = kernel(who_retries, calls=(_beyond, _stationary, retried_jit), internal=True) or who_retries
+who_retries = kernel(who_retries, calls=(_beyond, _stretched, _stationary, retried_jit), internal=True) or who_retries
 
 
 def through_relaxed_limits(ctx: Ctx, start: Array, who: bool, state: tuple[Array, Array, State]
@@ -432,7 +445,7 @@ def _finish_packed(prm: Array, target: Array, out: Array) -> None:
     goal = Goal(p, Rt, orient, _weights(prm))
     q, H = out[:n], out[n + OUT_HISTORY:]
     pos, ori, it, why = out[n + OUT_POS], out[n + OUT_ORI], int(out[n + OUT_ITERS]), int(out[n + OUT_REASON])
-    steps = min(int(prm[_POLISH]), s.max_iter - it)
+    steps = 0 if why == MAX_ITERATIONS else int(prm[_POLISH])  # a stage of its own (lm.polish's stage=True)
     if steps > 0:
         pos, ori, k, done = polish_one(chain, s, goal, q, H, it, steps)
         it += k

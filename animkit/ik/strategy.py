@@ -28,13 +28,15 @@ from animkit.ik.constants import (  # module globals here too: tests and callers
     RESTART_PULL,
     RESTART_STALL,
 )
-from animkit.ik.jacobian import chain_jacobian, rotation_error
+from animkit.ik.jacobian import rotation_error
 from animkit.ik.lm import keep_better, loop_chain, polish, retry_through_relaxed_limits, run_lm, serial_chain
 from animkit.ik.lm_batch_jit import restart_start
+from animkit.ik.lm_cones import cone_stationary, gradient, lagrangian_curvature, slide, tangent_basis
 from animkit.ik.lm_rules import (
     CONTINUATIONS,
     ORIENTATION_FIRST,
     POSITION_FIRST,
+    RELAXED_FROM_START,
     RELAXED_FROM_STOP,
     better,
     continuation_target,
@@ -45,6 +47,7 @@ from animkit.ik.lm_rules import (
     relaxed_stages,
     retried,
     stationary,
+    stretched,
 )
 from animkit.ik.lm_strategy_jit import _FOLDS, fold_mask
 from animkit.ik.methods import Solver
@@ -195,7 +198,8 @@ def _retried(stage: int, model: ChainModel, out: LoopOutput, P: Array, R: Array 
         beyond, minimum, _ = _verdicts(model, q, Pi, None if R is None else R[idx], opts)
     else:
         beyond, minimum = _beyond(model, q, Pi, opts.tol), np.zeros(idx.size, dtype=bool)
-    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum)]
+    settled = _stretched(model, q, Pi, opts.tol) if stage == RELAXED_FROM_START else beyond
+    return idx[retried(stage, np.zeros(idx.size, dtype=bool), beyond, minimum, settled)]
 
 
 def retry_position_first(model: ChainModel, q0: Array, P: Array, R: Array, opts: Options, out: LoopOutput,
@@ -278,7 +282,7 @@ def _judge(model: ChainModel, out: LoopOutput, P: Array, R: Array | None, opts: 
     if idx.size == 0:
         return Judged(idx, none, none, none, np.zeros((0, model.n), dtype=bool))
     q, Pi, Ri = out.q[idx], P[idx], None if R is None else R[idx]
-    g, J, vn, fr = _gradient(model, q, Pi, Ri, opts.row_weights)
+    g, J, vn, fr = gradient(model, q, Pi, Ri, opts.row_weights)
     optimal, free = _stationary_rows(model, g, J, q, vn)
     fold = np.zeros(idx.size, dtype=bool)
     check = np.flatnonzero(optimal)
@@ -320,7 +324,7 @@ def _verdicts(model: ChainModel, q: Array, P: Array, R: Array | None, opts: Opti
     (first-order optimal, :func:`~animkit.ik.lm_rules.stationary`, and not a fold) and whether it is a fold
     (stationary with a direction of negative curvature: :func:`_descent_directions`)."""
     w = opts.row_weights
-    g, J, vn, fr = _gradient(model, q, P, R, w)
+    g, J, vn, fr = gradient(model, q, P, R, w)
     optimal, free = _stationary_rows(model, g, J, q, vn)
     beyond = _beyond(model, q, P, opts.tol, fr)
     fold = np.zeros(len(q), dtype=bool)
@@ -346,7 +350,8 @@ def settle(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: O
     """What every solve does after its runs: lm's answers left short finished in θ (:func:`~animkit.ik.lm.polish`;
     not again where the runs did it: ``polished``), then the folds left (:func:`_escape_folds`); returns the answers
     and their tests (:class:`Judged`, for :func:`_reachability`)."""
-    return _escape_folds(model, method, P, R, opts, out if polished else polish(model, P, R, opts, out))
+    out = out if polished else polish(model, P, R, opts, out, stage=True)
+    return _escape_folds(model, method, P, R, opts, slide(model, P, R, opts, out))
 
 
 def _escape_folds(model: ChainModel, method: Solver, P: Array, R: Array | None, opts: Options, out: LoopOutput
@@ -380,37 +385,31 @@ def _descent_directions(model: ChainModel, q: Array, P: Array, R: Array | None, 
     E = np.eye(n)
     qq = np.concatenate([q[:, None] + h * E[None], q[:, None] - h * E[None]], axis=1).reshape(-1, n)
     rep = np.repeat(np.arange(b), 2 * n)
-    g = -_gradient(model, qq, P[rep], None if R is None else R[rep], w)[0].reshape(b, 2, n, n)  # ∇f
+    g = -gradient(model, qq, P[rep], None if R is None else R[rep], w)[0].reshape(b, 2, n, n)  # ∇f
     H = (g[:, 0] - g[:, 1]) / (2 * h)  # H[:, j] = ∂∇f/∂θ_j
     H = 0.5 * (H + np.swapaxes(H, 1, 2))
-    J = _gradient(model, q, P, R, w)[1]
+    g0, J, vn, _ = gradient(model, q, P, R, w)
+    held = cone_stationary(model, g0, J, q, vn)[2] if model.cones else None
     out = np.zeros((b, n))
     for i in range(b):
-        idx = np.flatnonzero(free[i])
-        if idx.size == 0:
+        Z = np.eye(n)[:, free[i]]
+        if held is not None:  # on the cones' edges: their tangents, and the Lagrangian's Hessian (lm_cones)
+            Z = tangent_basis(n, held[i].rows)
+            H[i] += lagrangian_curvature(model, q[i], held[i])
+        if Z.shape[1] == 0:
             continue
-        vals, vecs = np.linalg.eigh(H[i][np.ix_(idx, idx)])
-        if vals[0] < -FOLD_CURVATURE * float(np.sum(J[i][:, idx] ** 2)):
-            out[i, idx] = vecs[:, 0]
+        vals, vecs = np.linalg.eigh(Z.T @ H[i] @ Z)
+        if vals[0] < -FOLD_CURVATURE * float(np.sum((J[i] @ Z) ** 2)):
+            out[i] = Z @ vecs[:, 0]
     return out
-
-
-def _gradient(model: ChainModel, q: Array, P: Array, R: Array | None, w: Array) -> tuple[Array, Array, Array, Frames]:
-    """Per problem at q (b, n): g = Jᵀ W² V (b, n) (−∂(½‖WV‖²)/∂θ: the descent direction), the weighted J (b, m, n),
-    ‖W V‖ (b,) and the frames."""
-    fr = model.frames(q)
-    V = P - fr.p
-    if R is not None:
-        V = np.concatenate([V, rotation_error(R, fr.R)], axis=2)
-    V = V.reshape(len(q), -1) * w
-    J = chain_jacobian(model, fr, R is not None) * w[None, :, None]
-    return (np.swapaxes(J, 1, 2) @ V[:, :, None])[:, :, 0], J, np.linalg.norm(V, axis=1), fr
 
 
 def _stationary_rows(model: ChainModel, g: Array, J: Array, q: Array, vn: Array
                      ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     """:func:`~animkit.ik.lm_rules.stationary` of each problem (g, q (b, n), J (b, m, n), vn (b,)): whether it is
     first-order optimal (b,), and the DOFs free to move (b, n)."""
+    if model.cones:  # the Karush–Kuhn–Tucker test on the cones' active rows (lm_cones)
+        return cone_stationary(model, g, J, q, vn)[:2]
     jj = np.sum(J * J, axis=1)
     free = np.empty(q.shape, dtype=bool)
     return np.asarray(stationary(g, jj, q, model.lower, model.upper, vn, free), dtype=bool), free
@@ -422,6 +421,16 @@ def _beyond(model: ChainModel, q: Array, P: Array, tol: float, fr: Frames | None
     fr = model.frames(q) if fr is None else fr
     base = fr.r[:, model.base_link]  # (b, E, 3)
     return np.asarray(np.any(np.linalg.norm(P - base, axis=2) > model.reach + tol, axis=1))
+
+
+def _stretched(model: ChainModel, q: Array, P: Array, tol: float) -> NDArray[np.bool_]:
+    """Per problem: some effector's target lies beyond reach and every such one ends at the closed-form bound
+    (:func:`~animkit.ik.lm_rules.stretched`): no pose ends closer, so no retry runs."""
+    fr = model.frames(q)
+    dist = np.linalg.norm(P - fr.r[:, model.base_link], axis=2)  # (b, E)
+    pos = np.linalg.norm(P - fr.p, axis=2)
+    far = dist > model.reach + tol
+    return np.asarray(far.any(axis=1) & np.all(~far | stretched(dist, model.reach, pos, tol), axis=1))
 
 
 def _restart(model: ChainModel, method: Solver, q0: Array, P: Array, R: Array | None, opts: Options,
