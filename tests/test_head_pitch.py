@@ -159,18 +159,9 @@ def test_a_head_whose_eyes_take_the_pitch_settles_on_its_aim() -> None:
     """The humanoid's head yaws 40° over 0.5 s (minimum jerk) toward a target 40° aside and 60° below; given where it
     aims (the target's yaw, level: the eyes take the pitch), it settles when its own angle to that point, 40° − yaw
     exactly, is within 5° of the end; it yaws 40° and pitches 0."""
-    from animkit.motion.reach_measures import minimum_jerk, reach_measures
+    from animkit.motion.reach_measures import reach_measures
 
-    from .conftest import SCENES
-
-    fig = animkit.load(SCENES / "humanoid.toml").figure
-    fps, n = 30.0, 46
-    t = np.arange(n) / fps
-    P = np.tile(fig.rest_pose(), (n, 1))
-    yaw = 40.0 * minimum_jerk(t / 0.5)
-    P[:, fig.dof_names.index("neck.ry")] = np.radians(yaw)
-    P[:, fig.dof_names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
-    head = fig.world_positions(fig.rest_pose()[None])[0, fig.node_names.index("head")]
+    fig, fps, n, yaw, P, head = _yawing_head()
     target = _spherical(head, 1.0, 40.0, -60.0)  # forward +z; +ry turns z toward +x
     aim = _spherical(head, 1.0, 40.0, 0.0)
     m = reach_measures(fig, P, fps, "hand_r", target, n - 1, aims=np.tile(aim, (n, 1)))
@@ -186,18 +177,9 @@ def test_the_gaze_settles_once_the_eyes_can_reach_the_target() -> None:
     is acos(cos 60° cos(40° − ψ)), ending at 60°, so the gaze's error ends at 30° and is within 5° of it from
     ∠ ≤ 65°, i.e. ψ ≥ 40° − acos(cos 65° / cos 60°) (7.69°): it settles at the first frame past that yaw. A target
     20° aside and 20° below is within the eyes' range all along (∠ ≤ acos(cos² 20°) = 28°): settled at frame 0."""
-    from animkit.motion.reach_measures import minimum_jerk, reach_measures
+    from animkit.motion.reach_measures import reach_measures
 
-    from .conftest import SCENES
-
-    fig = animkit.load(SCENES / "humanoid.toml").figure
-    fps, n = 30.0, 46
-    t = np.arange(n) / fps
-    P = np.tile(fig.rest_pose(), (n, 1))
-    yaw = 40.0 * minimum_jerk(t / 0.5)
-    P[:, fig.dof_names.index("neck.ry")] = np.radians(yaw)
-    P[:, fig.dof_names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
-    head = fig.world_positions(fig.rest_pose()[None])[0, fig.node_names.index("head")]
+    fig, fps, n, yaw, P, head = _yawing_head()
     target = _spherical(head, 1.0, 40.0, -60.0)
     m = reach_measures(fig, P, fps, "hand_r", target, n - 1, eye_range=math.radians(30.0))
     edge = 40.0 - math.degrees(math.acos(math.cos(math.radians(65.0)) / math.cos(math.radians(60.0))))
@@ -233,3 +215,21 @@ def test_the_main_jobs_head_pitches_like_a_persons() -> None:
     assert free.head_pitch_deg < -75.0 and free.eyes_deg < 1.0
     for x in (m, free):
         assert x.head_roll_deg <= 15.0 and x.head_speed_deg_per_s <= 200.0 and x.gaze_lead_s > 0
+
+
+def _yawing_head():  # type: ignore[no-untyped-def]
+    """The humanoid's head yawing 40° on a 0.5 s minimum-jerk turn while the right arm lifts 60° from 0.3 s to 1.3 s
+    (30 fps, 46 frames): (figure, fps, frames, the yaw per frame (°), the poses, the head's rest position)."""
+    from animkit.motion.reach_measures import minimum_jerk
+
+    from .conftest import SCENES
+
+    fig = animkit.load(SCENES / "humanoid.toml").figure
+    fps, n = 30.0, 46
+    t = np.arange(n) / fps
+    P = np.tile(fig.rest_pose(), (n, 1))
+    yaw = 40.0 * minimum_jerk(t / 0.5)
+    P[:, fig.dof_names.index("neck.ry")] = np.radians(yaw)
+    P[:, fig.dof_names.index("shoulder_r.rx")] = -np.radians(60.0) * minimum_jerk((t - 0.3) / 1.0)
+    head = fig.world_positions(fig.rest_pose()[None])[0, fig.node_names.index("head")]
+    return fig, fps, n, yaw, P, head

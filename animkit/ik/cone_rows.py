@@ -93,16 +93,22 @@ def euler_turn_axes(values: Array, order: str) -> Array:
     return out
 
 
+def cone_turn(link: ConeLink, values: Array) -> tuple[Array, Array]:
+    """(R = A(θ) A_refᵀ, Ω): the coned joint's turn from its cone's reference (the cone's ``reference``, else the
+    joint's rest) at its angles ``values`` (3,), and the world-frame axes Ω (3, 3) its angles turn about
+    (:func:`euler_turn_axes`), which carry a gradient over R's turn to one over the angles."""
+    order = link.joint.order
+    assert order is not None
+    ref = link.rest if link.cone.reference is None else np.asarray(link.cone.reference, dtype=float)
+    return matrix_from_euler_intrinsic(values, order) @ ref.T, euler_turn_axes(values, order)
+
+
 def cone_rows(link: ConeLink, values: Array) -> tuple[Array, Array]:
     """The rows J (m, 3) over the joint's three angles ``values`` (its DOF order) and their room (m,) that keep the
     joint in its cone to first order (the module docstring): the swing's once ρ ≥ 1 − SWING_BAND, each twist limit's
     within TWIST_BAND of it; none (m = 0) well inside."""
-    order = link.joint.order
-    assert order is not None
     cone = link.cone
-    ref = link.rest if cone.reference is None else np.asarray(cone.reference, dtype=float)
-    R = matrix_from_euler_intrinsic(values, order) @ ref.T
-    Om = euler_turn_axes(values, order)
+    R, Om = cone_turn(link, values)
     rows, room = [], []
     rho, g = swing_excess(R, link.axis, cone)
     if rho >= 1.0 - SWING_BAND and g.any():

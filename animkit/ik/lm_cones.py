@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.ik.cone_rows import euler_turn_axes, swing_excess, twist_angle
+from animkit.ik.cone_rows import cone_turn, swing_excess, twist_angle
 from animkit.ik.constants import (
     GAIN_ABS,
     GAIN_REL,
@@ -43,7 +43,6 @@ from animkit.ik.lm import keep_better
 from animkit.ik.lm_rules import stationary
 from animkit.ik.problem import ChainModel, ConeLink, Frames
 from animkit.ik.solvers import LoopOutput, Options
-from animkit.model.transforms import matrix_from_euler_intrinsic
 
 __all__ = ["ACTIVE", "Held", "gradient", "cone_constraints", "projected_gradient", "held_room", "lagrangian_curvature",
            "cone_stationary", "tangent_basis", "slides", "slide"]
@@ -80,12 +79,8 @@ def cone_constraints(link: ConeLink, values: Array) -> tuple[Array, Array]:
     """Every row of a coned joint at its angles ``values`` (3,): its outward normals (3, 3) over the angles and room
     (3,): swing (1 − ρ), twist's upper (hi − τ), twist's lower (τ − lo); a twist row's room is inf (normal 0) where
     the range is the whole circle (:func:`~animkit.ik.cone_rows.swing_excess`, :func:`~.cone_rows.twist_angle`)."""
-    order = link.joint.order
-    assert order is not None
     cone = link.cone
-    ref = link.rest if cone.reference is None else np.asarray(cone.reference, dtype=float)
-    R = matrix_from_euler_intrinsic(values, order) @ ref.T
-    Om = euler_turn_axes(values, order)
+    R, Om = cone_turn(link, values)
     rho, gs = swing_excess(R, link.axis, cone)
     lo, hi = cone.twist
     N, room = np.zeros((3, 3)), np.array([1.0 - rho, math.inf, math.inf])
