@@ -1,11 +1,10 @@
-"""Out of reach, a baked clip ends where its direct solve ends.
-
-The direct solve chooses the end posture (the hand as far toward the target as the body goes); the frames, each
-warm-started from the last, follow a straight minimum-jerk stroke there and are eased into that posture on the
-stroke's own timing (:func:`animkit.motion.reach_frames.eased_into`). Oracles: a straight arm's closed form (a
-two-hinge arm's nearest point to a far target is its base plus its full length toward the target), the easing's
-own formula at known frames, and RiggedFigure's torso reach (a rig the bake was not shaped around) baked on both
-the compiled and the NumPy kernels: it ended 0.20 m or 0.505 m off depending on which.
+"""Out of reach, a baked clip ends where its direct solve ends. The direct solve chooses the end posture (the hand as
+far toward the target as the body goes); the frames, each warm-started from the last, follow a straight minimum-jerk
+stroke there and are eased into that posture on the stroke's own timing
+(:func:`animkit.motion.reach_frames.eased_into`). Oracles: a straight arm's closed form (a two-hinge arm's nearest
+point to a far target is its base plus its full length toward the target), the easing's own formula at known frames,
+frames held back by max_speed that fall short, and RiggedFigure's torso reach (a rig the bake was not shaped around)
+baked on both the compiled and the NumPy kernels: it ended 0.20 m or 0.505 m off depending on which.
 """
 
 from __future__ import annotations
@@ -53,6 +52,9 @@ def test_eased_into_known_frames() -> None:
     np.testing.assert_allclose(out[-1], np.clip(settle, lim[:, 0], lim[:, 1]))
     assert minimum_jerk(0.5) == pytest.approx(0.5)
     assert np.all(out >= lim[:, 0]) and np.all(out <= lim[:, 1])
+    part = eased_into(poses, tl, settle, np.array([[-9.0, 9.0]] * 3), 0.25)  # a quarter of the difference
+    np.testing.assert_allclose(part[-1], poses[-1] + 0.25 * diff)
+    np.testing.assert_allclose(part[mid], poses[mid] + 0.125 * diff)
 
 
 @pytest.mark.parametrize("start", [(0.3, 1.0), (-0.4, -1.2)])
@@ -73,6 +75,21 @@ def test_straight_arm_out_of_reach_ends_on_the_closed_form(start: tuple[float, f
     last = fig.world_positions(done.clip.sample_frames()[-1:])[0, hand]
     np.testing.assert_allclose(last, direct, atol=1e-3)
     assert np.degrees(np.abs(np.diff(done.poses, axis=0))).max() < 12.0  # no pop on the way
+
+
+@pytest.mark.parametrize("max_speed", [0.6, 1.0])
+def test_frames_held_back_still_end_on_the_closed_form(max_speed: float) -> None:
+    """The same arm with its joints held to max_speed rad/s (the elbow's stroke asks 1.9 rad/s at its peak): the
+    frames fall 12-18 cm short of the nearest point, and the clip is eased into the direct solve's straight arm on
+    the stroke's timing: it ends on the closed form, in one speed peak, no joint over 4° a frame."""
+    fig = _two_hinges()
+    target = np.array([0.9, 1.2, 0.0])
+    best = target / np.linalg.norm(target) * 1.0
+    problem = IKProblem(fig, "hand", None, pose=np.array([0.3, 1.0]), solver=LM(), tol=BAKE_TOL)
+    done = bake_reach(problem, Timeline(duration=1.0, hold=0.3, fps=30.0, max_speed=max_speed), target, quiet=True)
+    np.testing.assert_allclose(done.trail[-1], best, atol=1e-3)
+    assert done.measures is not None and done.measures.speed_peaks == 1 and done.measures.min_jerk_r >= 0.97
+    assert np.degrees(np.abs(np.diff(done.poses, axis=0))).max() < 4.0
 
 
 def _torso_reach() -> tuple[float, float]:

@@ -138,8 +138,11 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
         # jumps): stretching again only multiplied the work (CesiumMan's reach: 2 s → 5.9 → 17 → … s, > 300 s)
         if (gaze is None or not slowed or attempt == STRETCH_ROUNDS or slowed >= before
                 or tl.duration >= longest * (1.0 - 1e-9)):
-            eased = poses if settle is None else eased_into(poses, tl, settle, figure.dof_limits())
-            return tl, waypoints, eased, iters, t_solve
+            if settle is not None:  # out of reach: the frames that missed the solve's hand ease into its pose
+                miss = np.ptp(figure.world_positions(np.stack([poses[-1], settle]))[:, node_index], axis=0)
+                weight = float(np.clip(np.linalg.norm(miss) / LAG_TOL - 1.0, 0.0, 1.0))
+                poses = eased_into(poses, tl, settle, figure.dof_limits(), weight)
+            return tl, waypoints, poses, iters, t_solve
         before = slowed
         longer = min(tl.duration * float(np.clip(slowed, *STRETCH)), longest)
         # whole frames: the bell sampled the same at both ends
@@ -155,19 +158,22 @@ STRETCH, STRETCH_ROUNDS = (1.2, 4.0), 8  # a natural reach too quick for a perso
 STRETCH_TOTAL = 16.0  # and at most this many times the asked duration in all (each bake's work bounded)
 
 
-def eased_into(poses: Array, tl: Timeline, settle: Array, lim: Array) -> Array:
-    """θ'_k = θ_k + s(τ_k)(θ* − θ_F), s the minimum-jerk s of τ_k = (t_k − lead)/T clamped to [0, 1], within the
+def eased_into(poses: Array, tl: Timeline, settle: Array, lim: Array, weight: float = 1.0) -> Array:
+    """θ'_k = θ_k + w s(τ_k)(θ* − θ_F), s the minimum-jerk s of τ_k = (t_k − lead)/T clamped to [0, 1], within the
     limits ``lim`` (D, 2): the frames ``poses`` (F, D) eased into the direct solve's pose θ* = ``settle`` on the
-    stroke's own bell, the last frame exactly θ* (the hold moved by θ* − θ_F whole).
+    stroke's own bell, the last frame exactly θ* at w = 1 (the hold moved by θ* − θ_F whole). :func:`bake_paced`
+    takes w = clip(m / LAG_TOL − 1, 0, 1), m the frames' hand's miss of the solve's: frames that got there keep their
+    own posture (eased by a posture difference alone, 11° of the humanoid arm's shoulder twist, the bent arm's hand
+    swung off its stroke: a second speed peak), those 2 LAG_TOL off or more end on θ*, continuously between.
 
     Out of reach the direct solve chooses the end posture, the hand as far toward the target as the body goes; the
     frames, each warm-started from the last, follow the straight stroke there, but they may settle on another
     posture or stop short (a stroke cut where they lost it), and which one hangs on rounding (RiggedFigure's torso
     reach ended 0.2 m or 0.5 m off with the compiled or NumPy cones). People plan a reach's end posture and move
     every joint toward it on one bell-shaped time course (Rosenbaum et al. 2001, posture-based planning): the
-    difference left is spread over the stroke on its own timing (no second speed peak), and the clip ends where the
-    solve does whatever the frames chose."""
-    s = minimum_jerk((tl.times - tl.lead) / tl.duration)[:, None]
+    difference left is spread over the stroke on its own timing, and the clip ends where the solve does whatever the
+    frames chose (the easing is not held to max_speed: it spreads what the capped frames left)."""
+    s = weight * minimum_jerk((tl.times - tl.lead) / tl.duration)[:, None]
     return np.asarray(np.clip(poses + s * (settle - poses[-1]), lim[:, 0], lim[:, 1]), dtype=float)
 
 
