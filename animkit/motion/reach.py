@@ -329,7 +329,8 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     direct = _direct(problem.using(direct_solver), tgt)
     # a target out of reach: the hand goes as far as it can, on the same smooth path
     end = goal if direct.converged else figure.world_positions(direct.pose)[0, node_index]
-    tl, waypoints, poses, iters, t_solve = bake_paced(frame, node_index, tl, (e0, end, tgt), (label or name, quiet))
+    tl, waypoints, poses, iters, t_solve = bake_paced(frame, node_index, tl, (e0, end, tgt), (label or name, quiet),
+                                                      None if direct.converged else direct.pose)
     times = tl.times
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)

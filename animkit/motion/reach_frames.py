@@ -28,7 +28,7 @@ from animkit.motion.reach_measures import minimum_jerk
 from animkit.progress import progress
 
 __all__ = ["Timeline", "bake_paced", "bake_frames", "head_capped", "gaze_path", "HOLD_TOL", "HEAD_SPEED", "STRETCH",
-           "STRETCH_TOTAL", "posture_dofs", "posture_capped", "POSTURE_ACCEL", "carried", "braking",
+           "STRETCH_TOTAL", "eased_into", "posture_dofs", "posture_capped", "POSTURE_ACCEL", "carried", "braking",
            "MOMENTUM_TAU"]
 
 Array = NDArray[np.float64]
@@ -101,14 +101,15 @@ def _position(target: Array) -> Array:
 
 
 def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Array, Array, Array],
-               show: tuple[str, bool]) -> tuple[Timeline, Array, Array, int, float]:
+               show: tuple[str, bool], settle: Array | None = None) -> tuple[Timeline, Array, Array, int, float]:
     """The frames of a bake from ``ends`` = (the effector's start, its end, the target). A natural reach's head
     starts first (the hand waits ``lead`` s: :mod:`animkit.motion.gaze_timing`), and a movement too quick for a
     person (a frame before arrival slowed by a factor r by the joints' max_speed or the head's HEAD_SPEED) is baked
     again clip(r, STRETCH) times slower (a minimum-jerk stroke's speeds scale as 1/T), up to STRETCH_ROUNDS times:
     the hand arrives on one minimum-jerk stroke, later than asked (the timeline returned says when), rather than
-    whip the trunk and head round. Returns the timeline used, the waypoints, poses, iterations and solve time (summed
-    over the tries)."""
+    whip the trunk and head round. ``settle``: out of reach, the direct solve's pose, which the frames ease into on
+    the stroke's own timing (:func:`eased_into`). Returns the timeline used, the waypoints, poses, iterations and
+    solve time (summed over the tries)."""
     figure = problem.figure
     gaze = next((t for t in problem.tasks if isinstance(t, Gaze) and t.weight > 0), None)
     iters, t_solve = 0, 0.0
@@ -127,10 +128,9 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
             trims -= 1
             lag = np.linalg.norm(figure.world_positions(poses[: tl.arrival + 1])[:, node_index]
                                  - waypoints[: tl.arrival + 1], axis=1)
-            off = np.flatnonzero(lag > LAG_TOL)
-            if not len(off):
-                break
-            ends = (ends[0], waypoints[max(int(off[0]) - 1, 0)], ends[2])
+            if lag[-1] <= LAG_TOL:  # the frames follow the stroke to its end (a lag on the way that they make up
+                break  # is no lost stroke: cut there, RiggedFigure's torso reach ended 49-50 cm off, its solve 20)
+            ends = (ends[0], waypoints[int(np.flatnonzero(lag <= LAG_TOL)[-1])], ends[2])  # lost for good after it
             waypoints = tl.waypoints(ends[0], ends[1])
             poses, it, ts, slowed = bake_frames(problem, node_index, tl, waypoints, ends[2], looks, show)
             iters, t_solve = iters + it, t_solve + ts
@@ -138,6 +138,10 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
         # jumps): stretching again only multiplied the work (CesiumMan's reach: 2 s → 5.9 → 17 → … s, > 300 s)
         if (gaze is None or not slowed or attempt == STRETCH_ROUNDS or slowed >= before
                 or tl.duration >= longest * (1.0 - 1e-9)):
+            if settle is not None:  # out of reach: the frames that missed the solve's hand ease into its pose
+                miss = np.ptp(figure.world_positions(np.stack([poses[-1], settle]))[:, node_index], axis=0)
+                weight = float(np.clip(np.linalg.norm(miss) / LAG_TOL - 1.0, 0.0, 1.0))
+                poses = eased_into(poses, tl, settle, figure.dof_limits(), weight)
             return tl, waypoints, poses, iters, t_solve
         before = slowed
         longer = min(tl.duration * float(np.clip(slowed, *STRETCH)), longest)
@@ -147,10 +151,30 @@ def bake_paced(problem: IKProblem, node_index: int, tl: Timeline, ends: tuple[Ar
 
 
 TRIM_ROUNDS = 2  # out of reach, the end moved in at most this many times: to the last waypoint the frames met
+# before they lost the stroke for good (a lag at the stroke's end)
 LAG_TOL = 5e-3  # m: a frame whose effector is farther than this from its waypoint lost the stroke (out of reach, the
 # direct solve's end may lie on another posture's branch: the frames jumped 11-12° a frame toward it near the end)
 STRETCH, STRETCH_ROUNDS = (1.2, 4.0), 8  # a natural reach too quick for a person: baked 1.2–4× slower, ≤ 8 times
 STRETCH_TOTAL = 16.0  # and at most this many times the asked duration in all (each bake's work bounded)
+
+
+def eased_into(poses: Array, tl: Timeline, settle: Array, lim: Array, weight: float = 1.0) -> Array:
+    """θ'_k = θ_k + w s(τ_k)(θ* − θ_F), s the minimum-jerk s of τ_k = (t_k − lead)/T clamped to [0, 1], within the
+    limits ``lim`` (D, 2): the frames ``poses`` (F, D) eased into the direct solve's pose θ* = ``settle`` on the
+    stroke's own bell, the last frame exactly θ* at w = 1 (the hold moved by θ* − θ_F whole). :func:`bake_paced`
+    takes w = clip(m / LAG_TOL − 1, 0, 1), m the frames' hand's miss of the solve's: frames that got there keep their
+    own posture (eased by a posture difference alone, 11° of the humanoid arm's shoulder twist, the bent arm's hand
+    swung off its stroke: a second speed peak), those 2 LAG_TOL off or more end on θ*, continuously between.
+
+    Out of reach the direct solve chooses the end posture, the hand as far toward the target as the body goes; the
+    frames, each warm-started from the last, follow the straight stroke there, but they may settle on another
+    posture or stop short (a stroke cut where they lost it), and which one hangs on rounding (RiggedFigure's torso
+    reach ended 0.2 m or 0.5 m off with the compiled or NumPy cones). People plan a reach's end posture and move
+    every joint toward it on one bell-shaped time course (Rosenbaum et al. 2001, posture-based planning): the
+    difference left is spread over the stroke on its own timing, and the clip ends where the solve does whatever the
+    frames chose (the easing is not held to max_speed: it spreads what the capped frames left)."""
+    s = weight * minimum_jerk((tl.times - tl.lead) / tl.duration)[:, None]
+    return np.asarray(np.clip(poses + s * (settle - poses[-1]), lim[:, 0], lim[:, 1]), dtype=float)
 
 
 def bake_frames(problem: IKProblem, node_index: int, tl: Timeline, waypoints: Array, tgt: Array,
