@@ -424,10 +424,10 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 
 
-QUICK_JITTER = {"default": 1.35, "high": 3.7, "side": 1.6, "across": 1.35, "out of reach": 2.25}
+QUICK_JITTER = {"default": 1.35, "high": 3.7, "side": 1.6, "across": 1.35, "out of reach": 2.7}
 # (out of reach 1.53° while a lag early in the stroke cut it: the clip ended 6.5 cm short of the solve, 0.366 m off for
-# 0.302; now it ends at the solve and the stretching shoulder reads 2.21° the frame before arrival, chatter 0.94°
-# (0.65 before, under the goal's 1°): bakeend)
+# 0.302; now it ends at the solve and the stretching shoulder reads 2.64° the frame before arrival with FRAME_STEP's
+# bounded iterations (2.21° without), chatter 0.79° (0.65 before, under the goal's 1°): bakeend)
 QUICK_CHATTER = {"default": 0.6, "high": 1.75, "side": 0.7, "across": 0.4, "out of reach": 0.95}
 # degrees: what each reads now. jitter is max |Δ²θ|/4, any acceleration (a min-jerk swing of A over n frames reads
 # up to 5.77 A/n²/4); chatter, max |Δ⁴θ|/16, the zig-zag alone (reach_measures; the goal: 1°). With the goals' DOFs'
