@@ -228,9 +228,11 @@ def test_position_first_reaches_6d_targets_the_other_strategies_leave(monkeypatc
     for i in rescued:
         assert_meets(fig, "hand_r", full.poses[i], T[i], 1e-5, 1e-4)
         assert full.iterations[i] > before.iterations[i]  # the strategies' iterations add up
-    for i in stuck:  # never worse than without it; the history never rises and ends at the answer
+    for i in stuck:  # never worse than without it (to where the last polish stops: both answers end at the same
+        # minimum, and since the polish got its own steps (lmstatus) the plain run's lands 3e-7 nearer on one target,
+        # 0.4346943 against 0.4346946); the history never rises and ends at the answer
         e = full.errors[: full.iterations[i] + 1, i]
-        assert np.all(np.diff(e) <= 1e-15) and e[-1] <= before.errors[before.iterations[i], i] + 1e-15
+        assert np.all(np.diff(e) <= 1e-15) and e[-1] <= before.errors[before.iterations[i], i] * (1 + 1e-6)
     for i in rescued[:3]:  # a single solve takes the same strategies
         assert problem.solve(T[i]).converged
 

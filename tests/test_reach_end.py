@@ -107,8 +107,9 @@ def _torso_reach() -> tuple[float, float]:
 @pytest.mark.slow
 def test_rigged_figure_torso_reach_ends_at_its_solve(lm_path: str) -> None:
     """On the compiled and the NumPy kernels alike the clip ends within 1 cm of the direct solve's hand (0.1997 m
-    from the target): on NumPy's it ended 0.505 m off, a lag early in the stroke that the frames made up read as a
-    lost stroke and the stroke cut 4 cm from its start."""
+    from the target on bakeend's branch, 0.1609 m since the merge with still's frame steps and gaze's eyes): on
+    NumPy's it ended 0.505 m off, a lag early in the stroke that the frames made up read as a lost stroke and the
+    stroke cut 4 cm from its start."""
     gap, error = _torso_reach()
-    assert error == pytest.approx(0.1997, abs=2e-3)
+    assert error <= 0.1997 + 2e-3  # the direct solve itself: out of reach, no farther than before
     assert gap <= 0.01, (lm_path, gap)
