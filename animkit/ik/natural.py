@@ -375,11 +375,6 @@ def _held_step(stack: TaskStack, q: Array, moved: list[NDArray[np.intp]], sc0: A
     return qn
 
 
-# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
-# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
-# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
-
-
 @dataclass(frozen=True)
 class Priors:
     """What makes a reach look human, as a builder of the task list (:meth:`tasks`) and of the problem
@@ -459,7 +454,7 @@ class Priors:
         extra = np.zeros(c.dof_count, dtype=bool)
         head = figure.rig.effectors.get("head") or bones.get("head")
         if self.gaze and head is not None and np.any(mv[index[head]] & mov):
-            neck = mv[index[head]] & ~mv[index[eff]] & c.dof_revolute  # a neck turns: never slides (glTF t DOFs)
+            neck = mv[index[head]] & ~mv[index[eff]]
             if not np.any(neck & mov):
                 extra |= neck
         if self.hang > 0:

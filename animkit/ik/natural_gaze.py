@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["EYE_RANGE", "EYE_ROUNDS", "EYE_TOL", "eyes_from", "eyes_moved", "gaze_task"]
 
 Array = NDArray[np.float64]
+
+# The eyes' share of a gaze's pitch (animkit.ik.head_aim): in eye-head gaze shifts the eyes carry up to ~30° of a
+# shift and the head the remainder (Guitton & Volle 1987, J Neurophysiol 58:427; Freedman 2008, Exp Brain Res
+# 190:369): a target 63° below the eyes is seen with the head pitched ~35° and the eyes ~28°, not the head alone.
 EYE_RANGE = math.radians(30.0)
 
 
