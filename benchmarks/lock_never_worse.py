@@ -13,7 +13,9 @@ or drawn geometry, ground 0. Per contact (its frames and ``blend`` either side) 
 
 Exits 1 when any contact of any case is worse, and prints the failing contacts. Retargets drop the CMU T-pose frame
 0. Not a timing: nothing is timed. The table also gives skate (mm/s, by :func:`animkit.motion.measures.measure_motion`
-on the same contacts), penetration (mm), the planted foot's median lowest point (mm) and knee pops (°).
+on the same contacts), penetration (mm), the planted foot's median lowest point (mm) and knee pops (°), and the
+frames the lock reports held: how many, and the highest any held foot's lowest surface point gets above the ground
+(mm; issue 25: within 1 cm).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 
 import animkit
 from animkit.look.surface import body_surface, descendants
-from animkit.motion import Contacts, knee_angles, legs_of, lock_feet
+from animkit.motion import Contacts, LockResult, knee_angles, legs_of, lock_feet
 from animkit.motion.measures import carry_contacts, height_contacts, measure_motion
 from animkit.motion.retarget import retarget_full
 
@@ -79,10 +81,25 @@ def worse_contacts(fig: animkit.Figure, P: np.ndarray, L: np.ndarray, c: Contact
     return out
 
 
+def held_soles(fig: animkit.Figure, locked: LockResult, up: str, meshes: tuple) -> str:
+    """"count / highest": the frames × feet the lock holds and the highest lowest surface point among them (mm)."""
+    if locked.held is None:
+        return "0 / -"
+    legs = legs_of(fig)
+    low = body_surface(fig, meshes).lowest(fig.world_batch(locked.poses), "xyz".index(up),
+                                           [descendants(fig, leg.ankle) for leg in legs])
+    c = locked.contacts
+    held = np.stack([np.logical_or.reduce([locked.held[:, c.points.index(p)]
+                                           for p in dict.fromkeys((leg.ankle, leg.toe)) if p in c.points])
+                     for leg in legs], axis=1)
+    return f"{int(held.sum())} / {1e3 * float(np.nanmax(np.where(held, low, -np.inf))):.1f}"
+
+
 def main() -> int:
     warnings.simplefilter("ignore")  # glTF sampling notes
-    print("| case | contacts | as given: skate / pen / planted / knee | locked | worse contacts |")
-    print("|---|---|---|---|---|")
+    print("| case | contacts | as given: skate / pen / planted / knee | locked | held frames: count / highest sole "
+          "(mm) | worse contacts |")
+    print("|---|---|---|---|---|---|")
     failures = []
     for source, target in CASES:
         src = animkit.load(ROOT / source)
@@ -107,7 +124,7 @@ def main() -> int:
         worse = worse_contacts(fig, P, locked.poses, c, fps, scene.up, scene.meshes)
         runs = int((np.diff(c.mask.astype(np.int8), axis=0) == 1).sum() + c.mask[0].sum())
         print(f"| {name} | {runs} | {cells[0]} | {cells[1]} ({len(locked.unlocked)} left unlocked) | "
-              f"{len(worse)} |")
+              f"{held_soles(fig, locked, scene.up, scene.meshes)} | {len(worse)} |")
         failures += [f"{name}: {w}" for w in worse]
     for f in failures:
         print("WORSE", f)

@@ -64,7 +64,7 @@ from animkit.motion.legs import (
     metres_per_unit,
 )
 from animkit.motion.pelvis import _off_held, leg_length, pelvis_offset, smooth_max
-from animkit.motion.pivot import held_masks, twist_weight
+from animkit.motion.pivot import held_masks, held_points, twist_weight
 from animkit.motion.retarget import hip_height, up_index
 
 if TYPE_CHECKING:
@@ -323,9 +323,8 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
              for leg in legs]  # each foot's surface and its ankle in the clip
     notes: list[str] = []
     judge = _Judge(figure, P0, W0, legs, knee0, low0, g, surface, k, u, nb, c, hip_height(figure, legs[0].hip, up))
-    # where a contact gave way (:func:`_lock_held`): four legs only; a biped's pelvis comes down for a held foot out
-    # of reach, and a frame given up would take that away from its neighbours
-    gave = {leg.side: np.zeros(F, dtype=bool) for leg in legs} if len(legs) != 2 else None
+    # where a contact gave way (:func:`_lock_held`); a biped's pelvis still comes down for those frames as if held
+    gave = {leg.side: np.zeros(F, dtype=bool) for leg in legs}
 
     def lock() -> tuple[Array, Array]:
         return _lock_held(figure, P0, W0, nb, g, masks, lift, judge.hip, legs, soles, pop0, gave)
@@ -346,7 +345,7 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
                 or after.knee_pop_deg > before.knee_pop_deg + 1e-9):
             P, masks, after = P0, {}, before
             notes.append("feet left as given: the planted feet slid more in all")
-    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), _held(c, legs, masks))
+    return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held_points(c, legs, masks))
 
 
 def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
@@ -357,19 +356,6 @@ def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
     out = copy.copy(figure)
     out.up = up
     return out
-
-def _held(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
-    """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
-    if not masks:
-        return None
-    held = np.zeros_like(c.mask)
-    for leg in legs:
-        mh, mt = masks[leg.side]
-        held[:, c.points.index(leg.ankle)] = mh
-        if leg.toe in c.points:
-            held[:, c.points.index(leg.toe)] = mt
-    return held
-
 
 #: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
 #: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
@@ -438,14 +424,13 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
 
 def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                masks: dict[str, tuple[Bool, Bool]], lift: dict[str, Bool], hip: float, legs: tuple[Leg, ...],
-               soles: list[_Sole], max_step: float = np.inf, gave: dict[str, Bool] | None = None
-               ) -> tuple[Array, Array]:
+               soles: list[_Sole], max_step: float, gave: dict[str, Bool]) -> tuple[Array, Array]:
     """Passes of :func:`_lock_pass` until every lock holds (a lock the leg cannot hold keeps its longest run of
     frames held: the ankle on the ground within 2 % of the leg's length of its goal; and a contact whose first or
     last frames, held in full, leave the foot's lowest surface point (``soles`` as the leg turned the foot) higher
     than :data:`SOLE_CLEARANCE` + :data:`LIFT_MISS` of the hip height above the ground loses those frames; with
-    ``gave`` (per leg's side, written here: four legs, whose body the lock keeps as given), such frames inside a
-    contact give way too and the contact stays one (:func:`_goal`'s ``bridge``); ≤ 8 passes). Returns the poses and
+    ``gave`` (per leg's side, written here), such frames inside a contact give way too and the contact stays one
+    (:func:`_goal`'s ``bridge``; a biped's pelvis still comes down for them); ≤ 8 passes). Returns the poses and
     their world matrices; ``W0``: those of ``P0``; ``nb``: the blend in frames; ``hip``: the hip height; up is the
     figure's (``figure.up``)."""
     names = figure.node_names
@@ -466,8 +451,11 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
             if rel.count:  # a held foot the leg cannot bring down floats: its contact's ends are trimmed off
                 R = _rotation(W[:, ia, :3, :3]) @ np.swapaxes(_rotation(W0[:, ia, :3, :3]), 1, 2)
                 high = (w >= 1.0) & (pos[:, ia, k] + rel.below(R[:, k]) > top)
+            g = gave[leg.side]
             for m in masks[leg.side]:
-                for s0, e0 in _intervals(m):
+                for s0, e0 in _intervals(m | g):  # each contact whole, across the frames where it gave way
+                    if not m[s0:e0].any():
+                        continue
                     a, b = 0, e0 - s0
                     if miss[s0:e0].any():  # missed in the lock: its longest run of frames held stays locked (a
                         # miss in its ease, the foot in the air, is no slide)
@@ -476,13 +464,13 @@ def _lock_held(figure: Figure, P0: Array, W0: Array, nb: int, ground: float,
                         a += 1
                     while b - a > 1 and high[s0 + b - 1]:
                         b -= 1
+                    g[s0:s0 + a] = g[s0 + b:e0] = False
+                    # a held frame whose sole stays up inside the contact (the body as given, or a biped's pelvis
+                    # down as far as it goes) gives way: one contact still, its lock kept along the ground (_goal)
+                    g[s0 + a:s0 + b] |= high[s0 + a:s0 + b]
                     keep = np.zeros(e0 - s0, dtype=bool)
-                    keep[a:b] = True
-                    if gave is not None:  # four legs (the body as given): a held frame whose sole stays up inside
-                        # the contact gives way (one contact still, its lock kept along the ground: :func:`_goal`)
-                        keep[a:b] = ~high[s0 + a:s0 + b]
-                        gave[leg.side][s0 + a:s0 + b] |= high[s0 + a:s0 + b]
-                    if not keep.all():
+                    keep[a:b] = ~g[s0 + a:s0 + b]
+                    if (keep != m[s0:e0]).any():
                         m[s0:e0] = keep
                         again = True
         if not again:
@@ -516,45 +504,24 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     clearance is its :data:`SOLE_CLEARANCE`); up is the figure's (``figure.up``); ``gave``: per leg's side, the frames
     where a contact gave way (:func:`_goal`'s ``bridge``).
     """
-    P = P.copy()
-    F = P.shape[0]
-    names = figure.node_names
-    k = up_index(figure.up)
-    clear = SOLE_CLEARANCE * hip
+    P, F, names, k, clear = P.copy(), P.shape[0], figure.node_names, up_index(figure.up), SOLE_CLEARANCE * hip
     feet: list[HeldLeg] = []
     planned: list[tuple[Array, _Sole]] = []  # per leg: its sole's lowest point below the ankle as the goal has it
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
-        ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
-        A, toe = W[:, ia, :3, 3], W[:, it, :3, 3]
-        mh, mt = masks[leg.side]
-        Hp = W[:, ih, :3, 3]
-        Kp = W[0, ik_, :3, 3]
-        full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
-        d0 = _norm(A - Hp, axis=1)
-        reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
         bridge = None if gave is None else gave[leg.side]
-        goal, w, Q, src = _goal(A, mh, mt, toe, nb, Hp, reach - SOFT * full, k, bridge)
-        # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
-        if rel.count:
-            below = rel.below(Q[:, k])
-            off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
-        else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
-            below, off = np.zeros(F), np.zeros(F)
-        goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
-        sole = goal[:, k] + below
-        deficit = np.where(lift[leg.side] & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
-        if deficit.max() > 0:
-            deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
-            goal[:, k] += deficit
-        twist = twist_weight(mh, mt, W[:, ia, :3, :3], k, nb) if swivels(figure, leg.ankle) else None  # (read
-        # only for an ankle of two turns)
-        feet.append(HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist))
+        foot, below = _held_leg(figure, W, leg, rel, masks[leg.side], lift[leg.side], nb, ground, clear, bridge)
+        feet.append(foot)
         planned.append((below, rel))
-        weights.append((goal, w))
+        weights.append((foot.goal, foot.w))
+    asked = feet  # what the pelvis answers: a biped's frames given up still ask it down (as if held: its neighbours
+    # keep the drop that the frames given up needed and did not get)
+    if len(legs) == 2 and gave is not None and any(gave[leg.side].any() for leg in legs):
+        asked = [_held_leg(figure, W, leg, rel, _rejoined(masks[leg.side], gave[leg.side]), lift[leg.side], nb,
+                           ground, clear, None)[0] for leg, rel in zip(legs, soles, strict=True)]
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
     # further than the clip's knee does, and shifts along the ground where the two ask for both (smoothly)
-    shift = pelvis_offset(feet, W, names, k, nb) if len(legs) == 2 else np.zeros((F, 3))  # four legs: as given
+    shift = pelvis_offset(asked, W, names, k, nb) if len(legs) == 2 else np.zeros((F, 3))  # four legs: as given
     moved = np.abs(shift).max(axis=1) > 0
     if moved.any():
         M = np.tile(np.eye(4), (F, 1, 1))
@@ -565,6 +532,43 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     P = held_legs_ik(figure, P, W, [(f, f.goal, f.active | moved) for f in feet], max_step, k)
     P, W1 = _sole_kept(figure, P, W, feet, planned, moved, max_step, k)
     return P, W1, weights
+
+
+def _held_leg(figure: Figure, W: Array, leg: Leg, rel: _Sole, mask: tuple[Bool, Bool], lift: Bool, nb: int,
+              ground: float, clear: float, bridge: Bool | None) -> tuple[HeldLeg, Array]:
+    """One leg as a pass drives it (:func:`_goal` at the height that puts the sole ``clear`` above the ground while
+    held, lifted out of the ground elsewhere where ``lift``), and its sole's lowest point below the ankle (F,)."""
+    names, k, F = figure.node_names, up_index(figure.up), W.shape[0]
+    ih, ik_, ia, it = (names.index(n) for n in (leg.hip, leg.knee, leg.ankle, leg.toe))
+    A, toe, Hp, Kp = W[:, ia, :3, 3], W[:, it, :3, 3], W[:, ih, :3, 3], W[0, ik_, :3, 3]
+    full = float(np.linalg.norm(Kp - Hp[0]) + np.linalg.norm(A[0] - Kp))
+    d0 = _norm(A - Hp, axis=1)
+    reach = min(max(float(d0.max()), REACH * full), (1 - 1e-9) * full)  # REACH_PATCH
+    goal, w, Q, src = _goal(A, *mask, toe, nb, Hp, reach - SOFT * full, k, bridge)
+    if rel.count:  # the foot's surface about the ankle, turned by Q: its lowest point below the ankle
+        below = rel.below(Q[:, k])
+        off = ground + clear - below - A[:, k]  # the ankle's rise (or fall) that puts the sole on the ground
+    else:  # no surface under this foot (a drawn leaf): its height stays the clip's; only the ground is held
+        below, off = np.zeros(F), np.zeros(F)
+    goal[:, k] = A[:, k] + w * np.where(src >= 0, off[np.maximum(src, 0)], 0.0)  # carried, as the lock
+    sole = goal[:, k] + below
+    deficit = np.where(lift & (sole < ground + clear), ground + clear - sole, 0.0)  # out of the ground
+    if deficit.max() > 0:
+        deficit = _off_held(smooth_max(deficit, nb), deficit, w >= 1.0, nb)
+        goal[:, k] += deficit
+    twist = twist_weight(*mask, W[:, ia, :3, :3], k, nb) if swivels(figure, leg.ankle) else None  # two turns only
+    return HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist), below
+
+
+def _rejoined(mask: tuple[Bool, Bool], gave: Bool) -> tuple[Bool, Bool]:
+    """(heel, toe) frames held, with the frames given up inside each of their contacts held again."""
+    out = []
+    for m in mask:
+        m = m.copy()
+        for s, e in _intervals(m | gave):
+            m[s:e] |= m[s:e].any()
+        out.append(m)
+    return out[0], out[1]
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, _Sole]], moved: Bool,

@@ -19,7 +19,8 @@ from animkit.motion.leg_ik import _rotation
 from animkit.motion.legs import Contacts, Leg, _intervals
 from animkit.motion.pelvis import _near
 
-__all__ = ["TWIST_TURN", "heading_turn", "held_masks", "pivot_masks", "run_turns", "spins", "twist_weight"]
+__all__ = ["TWIST_TURN", "heading_turn", "held_masks", "held_points", "pivot_masks", "run_turns", "spins",
+           "twist_weight"]
 
 Array = NDArray[np.float64]
 Bool = NDArray[np.bool_]
@@ -116,3 +117,16 @@ def held_masks(c: Contacts, legs: tuple[Leg, ...], R: Array, k: int) -> dict[str
             mh, mt = pivot_masks(mh, mt, R[:, j], k)
         masks[leg.side] = (mh, mt)
     return masks
+
+
+def held_points(c: Contacts, legs: tuple[Leg, ...], masks: dict[str, tuple[Bool, Bool]]) -> Bool | None:
+    """(F, K): the frames each of ``c.points`` was locked in the end (None when nothing was)."""
+    if not masks:
+        return None
+    held = np.zeros_like(c.mask)
+    for leg in legs:
+        mh, mt = masks[leg.side]
+        held[:, c.points.index(leg.ankle)] = mh
+        if leg.toe in c.points:
+            held[:, c.points.index(leg.toe)] = mt
+    return held
