@@ -8,6 +8,8 @@
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
+ *   retarget_turns: animkit.motion.retarget_drive._turns_numpy, each driven bone's turn per frame (polar factor,
+ *                rest product, shortest turn onto the source bone) in one pass;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
@@ -903,6 +905,111 @@ static PyObject *polar_turns(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (a polar factor needs the SVD: the caller runs NumPy):
+ * animkit.motion.retarget_drive._turns_numpy, bit for bit, for each driven bone j and frame f
+ *   out[j, f] = T_jf . P_jf . K_j      P_jf = rotation_part(W[f, src_j, :3, :3]) (polar_turns' steps over the whole
+ *   (B x F) stack, so each matrix takes the steps the reference's stack does), T_jf = I where child_j < 0, else
+ *   matrix_aligning(P_jf K_j d_j, p[f, child_j] - p[f, src_j]) (its NumPy arithmetic: I + K + (K K) / max(1 + c,
+ *   1e-12), a half turn where c < -1 + 1e-12, I where a direction is zero), products added as mm3 adds them.
+ * W (F, N, 4, 4), src and child (B,) int64, K (B, 3, 3), d (B, 3), out (B, F, 3, 3). One pass instead of a dozen
+ * NumPy passes over the stack. */
+static void aligning(const double *u, const double *v, double *T) {
+    double a[3], b[3];
+    double na = sqrt((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]), nb = sqrt((v[0] * v[0] + v[1] * v[1]) + v[2] * v[2]);
+    for (int i = 0; i < 9; i++) T[i] = (i % 4 == 0) ? 1.0 : 0.0;
+    if (na < 1e-300 || nb < 1e-300) return;
+    for (int i = 0; i < 3; i++) { a[i] = u[i] / na; b[i] = v[i] / nb; }
+    double c = (a[0] * b[0] + a[1] * b[1]) + a[2] * b[2];
+    if (c < -1.0 + 1e-12) { /* opposite: a half turn about an axis perpendicular to a */
+        double p[3] = {0.0, a[2], -a[1]}; /* a x (1, 0, 0) */
+        if (sqrt((p[0] * p[0] + p[1] * p[1]) + p[2] * p[2]) < 1e-6) { p[0] = -a[2]; p[1] = 0.0; p[2] = a[0]; }
+        double n = sqrt((p[0] * p[0] + p[1] * p[1]) + p[2] * p[2]);
+        for (int i = 0; i < 3; i++) p[i] /= n;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) T[r * 3 + k] = 2.0 * p[r] * p[k] - (r == k ? 1.0 : 0.0);
+        return;
+    }
+    double k0 = a[1] * b[2] - a[2] * b[1], k1 = a[2] * b[0] - a[0] * b[2], k2 = a[0] * b[1] - a[1] * b[0];
+    double den = 1.0 + c > 1e-12 ? 1.0 + c : 1e-12;
+    /* K = [k]x; K K's entries as NumPy's product adds them (its zero terms included) */
+    double Kx[9] = {0.0, -k2, k1, k2, 0.0, -k0, -k1, k0, 0.0}, KK[9];
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++)
+            KK[r * 3 + q] = (Kx[r * 3] * Kx[q] + Kx[r * 3 + 1] * Kx[3 + q]) + Kx[r * 3 + 2] * Kx[6 + q];
+    for (int i = 0; i < 9; i++) T[i] = (T[i] + Kx[i]) + KK[i] / den;
+}
+
+static PyObject *retarget_turns(PyObject *self, PyObject *args) {
+    Py_buffer b[6];
+    Py_ssize_t F, N, B;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &F, &N, &B)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 0 && N >= 1 && B >= 0 && b[0].len == F * N * 16 * f8 && b[1].len == B * 8 && b[2].len == B * 8 &&
+             b[3].len == B * 9 * f8 && b[4].len == B * 3 * f8 && b[5].len == B * F * 9 * f8;
+    const int64_t *src = b[1].buf, *child = b[2].buf;
+    for (Py_ssize_t j = 0; ok && j < B; j++) ok = src[j] >= 0 && src[j] < N && child[j] < N;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "retarget_turns: a buffer's size or an index does not match F, N and B");
+        for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
+        return NULL;
+    }
+    const double *W = b[0].buf, *K = b[3].buf, *d = b[4].buf;
+    double *out = b[5].buf;
+    int good = 1;
+    Py_ssize_t n = B * F;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) { /* polar_turns' start: A / cbrt(det A), the stack bone-major */
+        const double *a = W + (F ? ((i % F) * N + src[i / F]) * 16 : 0), *r1 = a + 4, *r2 = a + 8;
+        double dt = a[0] * (r1[1] * r2[2] - r1[2] * r2[1]) + a[1] * (r1[2] * r2[0] - r1[0] * r2[2]) +
+                    a[2] * (r1[0] * r2[1] - r1[1] * r2[0]);
+        if (!(dt > 0)) good = 0;
+        double c = cbrt(dt > 0 ? dt : 1.0);
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) out[i * 9 + r * 3 + k] = a[r * 4 + k] / c;
+    }
+    for (int step = 0; good && step < 4; step++) { /* Newton-Schulz over the stack, as polar_turns steps */
+        int again = 0, far = 0;
+        double e[9], err;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            polar_e(out + i * 9, e, &err);
+            if (err > 1e-12 && err < 0.1) again = 1;
+            if (!(err <= 1e-9)) far = 1;
+        }
+        if (step == 3 || !again) {
+            if (far) good = 0; /* rotation_part takes the SVD there */
+            break;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double *r = out + i * 9, t[9];
+            polar_e(r, e, &err);
+            for (int p = 0; p < 3; p++)
+                for (int k = 0; k < 3; k++) t[p * 3 + k] = r[p * 3] * e[k] + r[p * 3 + 1] * e[3 + k] + r[p * 3 + 2] * e[6 + k];
+            for (int k = 0; k < 9; k++) r[k] = r[k] - 0.5 * t[k];
+        }
+    }
+    for (Py_ssize_t i = 0; good && i < n; i++) {
+        Py_ssize_t j = i / F, f = i % F;
+        double *o = out + i * 9, P[9], R[9], T[9], u[3], w[3];
+        const double *m = K + j * 9;
+        memcpy(P, o, sizeof P);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) R[r * 3 + c] = P[r * 3] * m[c] + P[r * 3 + 1] * m[3 + c] + P[r * 3 + 2] * m[6 + c];
+        if (child[j] < 0) { memcpy(o, R, sizeof R); continue; }
+        const double *dj = d + j * 3, *pc = W + (f * N + child[j]) * 16, *ps = W + (f * N + src[j]) * 16;
+        for (int r = 0; r < 3; r++) {
+            u[r] = R[r * 3] * dj[0] + R[r * 3 + 1] * dj[1] + R[r * 3 + 2] * dj[2];
+            w[r] = pc[r * 4 + 3] - ps[r * 4 + 3];
+        }
+        aligning(u, w, T);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) o[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(good);
+}
+
 /* lowest_along(points, d, out, F, V) -> None: animkit.look.surface.lowest_along, bit for bit:
  *   out_f = min_v (p_fv0 d_f0 + p_fv1 d_f1) + p_fv2 d_f2      points (F, V, 3), d (F, 3), out (F,), V >= 1,
  * the products added in that order (no FMA) as the NumPy reference adds them, NaN carried as np.min carries it: the
@@ -1196,6 +1303,8 @@ static PyMethodDef methods[] = {
      "joint_rows(W, index, ibm, out, F, N, J): the first three rows of W[:, index] @ ibm"},
     {"mm3", mm3, METH_VARARGS, "mm3(A, B, out, n, da, ma, db, mb): stacks of 3x3 products, broadcast"},
     {"polar_turns", polar_turns, METH_VARARGS, "polar_turns(M, R, E, det, err, n, w): rotation_part's fast path"},
+    {"retarget_turns", retarget_turns, METH_VARARGS,
+     "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
