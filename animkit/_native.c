@@ -10,6 +10,8 @@
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
  *   retarget_turns: animkit.motion.retarget_drive._turns_numpy, each driven bone's turn per frame (polar factor,
  *                rest product, shortest turn onto the source bone) in one pass;
+ *   euler_read, turned_by: the retarget drive's reading of a joint's angles in its parent's frame and its world turn
+ *                from them (animkit.motion.retarget_drive._drive_groups);
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
@@ -1286,6 +1288,97 @@ static PyObject *lowest_about(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* euler_read(Bt, Rt, out, n, i, j, k) -> None: animkit.motion.retarget_drive._drive_groups' reading, for joints of
+ * two or three revolute DOFs about distinct coordinate axes: A = Bt^T . Rt (mm3's sums), then
+ * animkit.model.transforms.euler_intrinsic_from_matrix(A, order) for the Tait-Bryan order (i, j, k) (k the third
+ * axis for two DOFs), its arithmetic and its gimbal lock (|sin b| > 1 - 1e-12: g = 0, a carries the turn):
+ *   b = asin(clip(s A_ik, -1, 1)), a = atan2(-s A_jk, A_kk), g = atan2(-s A_ij, A_ii)   s = +1 for a cyclic order.
+ * Bt, Rt (n, 3, 3), out (n, 3). The C library's atan2/asin may differ from NumPy's SIMD ones in the last bit. */
+static PyObject *euler_read(PyObject *self, PyObject *args) {
+    Py_buffer b[3];
+    Py_ssize_t n, i, j, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*nnnn", &b[0], &b[1], &b[2], &n, &i, &j, &k)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 0 && b[0].len == n * 9 * f8 && b[1].len == n * 9 * f8 && b[2].len == n * 3 * f8 && i >= 0 &&
+             i < 3 && j >= 0 && j < 3 && k >= 0 && k < 3 && i != j && j != k && i != k;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "euler_read: a buffer's size or the order does not match");
+    else {
+        const double *Bt = b[0].buf, *Rt = b[1].buf;
+        double *out = b[2].buf;
+        const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t m = 0; m < n; m++) {
+            const double *p = Bt + m * 9, *r = Rt + m * 9;
+            double A[9];
+            for (int u = 0; u < 3; u++)
+                for (int c = 0; c < 3; c++) A[u * 3 + c] = p[u] * r[c] + p[3 + u] * r[3 + c] + p[6 + u] * r[6 + c];
+            double sb = np_clip(sign * A[i * 3 + k], -1.0, 1.0);
+            double beta = asin(sb), alpha, gamma;
+            if (fabs(sb) > 1.0 - 1e-12) {
+                alpha = atan2(sign * A[k * 3 + j], A[j * 3 + j]);
+                gamma = 0.0;
+            } else {
+                alpha = atan2(-sign * A[j * 3 + k], A[k * 3 + k]);
+                gamma = atan2(-sign * A[i * 3 + j], A[i * 3 + i]);
+            }
+            out[m * 3] = alpha;
+            out[m * 3 + 1] = beta;
+            out[m * 3 + 2] = gamma;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 3; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* turned_by(Bt, vals, letters, out, n, k) -> None: animkit.motion.retarget_drive's world turn of a joint from its
+ * parent frame's turn and its angles, R = Bt . R_l0(v_0) . R_l1(v_1) ..., R_l(v) the coordinate axis l's turn
+ * (_about: cos v on the other two diagonal entries, sin v below, -sin v above), each product added as mm3 adds it.
+ * Bt (n, 3, 3), vals (n, k), letters (k,) int64 (0, 1, 2 for x, y, z; -1: a DOF that does not turn), out (n, 3, 3). */
+static PyObject *turned_by(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t n, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nn", &b[0], &b[1], &b[2], &b[3], &n, &k)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 0 && k >= 0 && b[0].len == n * 9 * f8 && b[1].len == n * k * f8 && b[2].len == k * 8 &&
+             b[3].len == n * 9 * f8;
+    const int64_t *letters = b[2].buf;
+    for (Py_ssize_t c = 0; ok && c < k; c++) ok = letters[c] >= -1 && letters[c] < 3;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "turned_by: a buffer's size or a letter does not match n and k");
+    else {
+        const double *Bt = b[0].buf, *vals = b[1].buf;
+        double *out = b[3].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t m = 0; m < n; m++) {
+            double R[9], T[9], E[9];
+            memcpy(R, Bt + m * 9, sizeof R);
+            for (Py_ssize_t c = 0; c < k; c++) {
+                int l = (int)letters[c];
+                if (l < 0) continue;
+                int p = (l + 1) % 3, q = (l + 2) % 3;
+                double v = vals[m * k + c], cs = cos(v), sn = sin(v);
+                for (int e = 0; e < 9; e++) E[e] = 0.0;
+                E[l * 3 + l] = 1.0;
+                E[p * 3 + p] = cs;
+                E[q * 3 + q] = cs;
+                E[q * 3 + p] = sn;
+                E[p * 3 + q] = -sn;
+                for (int r = 0; r < 3; r++)
+                    for (int s = 0; s < 3; s++) T[r * 3 + s] = R[r * 3] * E[s] + R[r * 3 + 1] * E[3 + s] + R[r * 3 + 2] * E[6 + s];
+                memcpy(R, T, sizeof R);
+            }
+            memcpy(out + m * 9, R, sizeof R);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1305,6 +1398,8 @@ static PyMethodDef methods[] = {
     {"polar_turns", polar_turns, METH_VARARGS, "polar_turns(M, R, E, det, err, n, w): rotation_part's fast path"},
     {"retarget_turns", retarget_turns, METH_VARARGS,
      "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
+    {"euler_read", euler_read, METH_VARARGS, "euler_read(Bt, Rt, out, n, i, j, k): Tait-Bryan angles of Bt^T Rt"},
+    {"turned_by", turned_by, METH_VARARGS, "turned_by(Bt, vals, letters, out, n, k): Bt times coordinate turns"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},

@@ -176,9 +176,12 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         joint, n = arcs[members[0]].joint, len(members)
         k = joint.dof_count
         Bt = np.stack([np.broadcast_to(world.parent_turn(i, Wt0), (F, 3, 3)) for i in members])  # (n, F, 3, 3)
-        Ra = _mm3(np.swapaxes(Bt, 2, 3), np.stack([turns[i] for i in members])).reshape(n * F, 3, 3)
+        Rt = np.stack([turns[i] for i in members])
         cols = np.concatenate([np.asarray(starts[arcs[i].joint.name]) for i in members])
-        vals = read_dofs(joint, Ra, None, np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
+        vals = _read_compiled(joint, Bt, Rt)
+        if vals is None:
+            Ra = _mm3(np.swapaxes(Bt, 2, 3), Rt).reshape(n * F, 3, 3)
+            vals = read_dofs(joint, Ra, None, np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
         flat = vals.reshape(n, F, k).transpose(1, 0, 2).reshape(F, n * k)  # (F, n·k): the joints' columns
         kinds = np.tile([d.revolute for d in joint.dofs], n)
         rev = np.flatnonzero(kinds & np.isfinite(lim[cols]).any(axis=1))
@@ -190,13 +193,47 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         out[:, cols] = flat
         free += cols[kinds & ~np.isfinite(lim[cols]).any(axis=1)].tolist()  # (:func:`_free_angles`, every joint)
         vals = flat.reshape(F, n, k).transpose(1, 0, 2).reshape(n * F, k)
-        R = Bt.reshape(n * F, 3, 3)
-        for c, dof in enumerate(joint.dofs):
-            if dof.revolute:
-                R = _mm3(R, _about(dof.axis_letter, dof.axis, vals[:, c]))
+        R = _turned_by(joint, Bt.reshape(n * F, 3, 3), vals)
         for j, i in enumerate(members):
             world.world[i] = R[j * F:(j + 1) * F]
     return free
+
+
+def _read_compiled(joint: Joint, Bt: Array, Rt: Array) -> Array | None:
+    """:func:`read_dofs` of A = Btᵀ · Rt (stacks (n, F, 3, 3) → (n·F, k)) for a joint of two or three revolute DOFs
+    about distinct coordinate axes, by the C extension's ``euler_read`` (the same arithmetic, to the C library's
+    asin/atan2); None for other joints or where the extension is off (the caller runs NumPy)."""
+    kernel = getattr(jit.native_kernels(), "euler_read", None)
+    letters = [d.axis_letter for d in joint.dofs]
+    if kernel is None or not all(d.revolute for d in joint.dofs) or len(letters) not in (2, 3) \
+            or None in letters or len(set(letters)) != len(letters):
+        return None
+    order = [_XYZ[c] for c in letters]  # type: ignore[index]
+    order += [3 - order[0] - order[1]] * (len(order) == 2)
+    n = Bt.shape[0] * Bt.shape[1]
+    out = np.empty((n, 3))
+    kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), out, n, *order)
+    return out[:, :len(letters)].copy()
+
+
+def _turned_by(joint: Joint, Bt: Array, vals: Array) -> Array:
+    """R = Bt · Π R_a(θ) over the joint's revolute DOFs (Bt (n, 3, 3), θ the columns of ``vals`` (n, k)): the C
+    extension's ``turned_by`` where every such axis is a coordinate axis, else :func:`_mm3` of :func:`_about`."""
+    kernel = getattr(jit.native_kernels(), "turned_by", None)
+    if kernel is not None and all(d.axis_letter is not None for d in joint.dofs if d.revolute):
+        letters = np.array([_XYZ[d.axis_letter] if d.revolute and d.axis_letter else -1 for d in joint.dofs],
+                           dtype=np.int64)
+        out = np.empty(Bt.shape)
+        kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(vals), letters, out, Bt.shape[0], vals.shape[1])
+        return out
+    R = Bt
+    for c, dof in enumerate(joint.dofs):
+        if dof.revolute:
+            R = _mm3(R, _about(dof.axis_letter, dof.axis, vals[:, c]))
+    return R
+
+
+_XYZ = {"x": 0, "y": 1, "z": 2}
 
 
 #: how far MᵀM may stand from s² I (relative) for M to count as a turn times a uniform scale: a scale of 1 rounded to
