@@ -62,6 +62,34 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
     assert want_held.any()  # the case locks something: a lock that gave up everywhere would not test the passes
 
 
+#: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
+KERNELS = ("retarget_turns", "euler_read", "turned_by")
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])
+def test_lock_with_the_kernels_equals_numpy(source: str, target: str) -> None:
+    """Retarget + lock with the C kernels against the same with them set aside (their NumPy references): poses to
+    1e-12, the same held frames."""
+    from animkit import jit
+
+    native = jit.native_kernels()
+    if native is None or not all(hasattr(native, k) for k in KERNELS):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+
+    class Without:
+        def __getattr__(self, name: str) -> object:
+            if name in KERNELS:
+                raise AttributeError(name)
+            return getattr(native, name)
+
+    got, held = _locked(source, target)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(jit, "native_kernels", lambda: Without())
+        want, want_held = _locked(source, target)
+    assert np.abs(got - want).max() <= 1e-12
+    assert np.array_equal(held, want_held)
+
+
 if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out
     arrays = {}
     for p in PAIRS:

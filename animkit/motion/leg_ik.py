@@ -20,7 +20,7 @@ from animkit.model.graph import Arc
 from animkit.model.transforms import matrix_about_axis
 from animkit.motion.legs import Contacts, Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
-from animkit.motion.retarget_rest import _mm3
+from animkit.motion.retarget_rest import _mm3, read_local_dofs
 from animkit.recent import Recent
 
 __all__: list[str] = []
@@ -212,9 +212,8 @@ def _write_joints(figure: Figure, P: Array, writes: list[tuple[str, Array, Array
         counts = [int(g[5].sum()) for g in group]
         R_above = np.concatenate([g[4][g[5]] for g in group])
         L = np.repeat(np.stack([_rotation(g[0].L[:3, :3]) for g in group]), counts, axis=0)
-        R_local = _mm3(np.swapaxes(_mm3(R_above, L), 1, 2), np.concatenate([g[3][g[5]] for g in group]))
         old = np.concatenate([P[:, g[1]][g[5]] for g in group])  # the joints' columns, then the active rows
-        vals = read_dofs(joint, R_local, None, old)
+        vals = read_local_dofs(joint, _mm3(R_above, L), np.concatenate([g[3][g[5]] for g in group]), old)
         rev = np.array([dof.revolute for dof in joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         lim = np.repeat(np.stack([g[2] for g in group]), counts, axis=0)  # (rows, k, 2)

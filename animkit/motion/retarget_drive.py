@@ -22,7 +22,7 @@ from animkit.model.fk import world_batch
 from animkit.model.graph import Arc
 from animkit.model.joints import Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
-from animkit.motion.retarget_rest import _mm3, read_dofs, rotation_part
+from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
 
 Array = NDArray[np.float64]
 
@@ -178,10 +178,8 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         Bt = np.stack([np.broadcast_to(world.parent_turn(i, Wt0), (F, 3, 3)) for i in members])  # (n, F, 3, 3)
         Rt = np.stack([turns[i] for i in members])
         cols = np.concatenate([np.asarray(starts[arcs[i].joint.name]) for i in members])
-        vals = _read_compiled(joint, Bt, Rt)
-        if vals is None:
-            Ra = _mm3(np.swapaxes(Bt, 2, 3), Rt).reshape(n * F, 3, 3)
-            vals = read_dofs(joint, Ra, None, np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
+        vals = read_local_dofs(joint, Bt.reshape(n * F, 3, 3), Rt.reshape(n * F, 3, 3),
+                               np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
         flat = vals.reshape(n, F, k).transpose(1, 0, 2).reshape(F, n * k)  # (F, n·k): the joints' columns
         kinds = np.tile([d.revolute for d in joint.dofs], n)
         rev = np.flatnonzero(kinds & np.isfinite(lim[cols]).any(axis=1))
@@ -197,23 +195,6 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         for j, i in enumerate(members):
             world.world[i] = R[j * F:(j + 1) * F]
     return free
-
-
-def _read_compiled(joint: Joint, Bt: Array, Rt: Array) -> Array | None:
-    """:func:`read_dofs` of A = Btᵀ · Rt (stacks (n, F, 3, 3) → (n·F, k)) for a joint of two or three revolute DOFs
-    about distinct coordinate axes, by the C extension's ``euler_read`` (the same arithmetic, to the C library's
-    asin/atan2); None for other joints or where the extension is off (the caller runs NumPy)."""
-    kernel = getattr(jit.native_kernels(), "euler_read", None)
-    letters = [d.axis_letter for d in joint.dofs]
-    if kernel is None or not all(d.revolute for d in joint.dofs) or len(letters) not in (2, 3) \
-            or None in letters or len(set(letters)) != len(letters):
-        return None
-    order = [_XYZ[c] for c in letters]  # type: ignore[index]
-    order += [3 - order[0] - order[1]] * (len(order) == 2)
-    n = Bt.shape[0] * Bt.shape[1]
-    out = np.empty((n, 3))
-    kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), out, n, *order)
-    return out[:, :len(letters)].copy()
 
 
 def _turned_by(joint: Joint, Bt: Array, vals: Array) -> Array:
