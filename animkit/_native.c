@@ -12,6 +12,7 @@
  *                rest product, shortest turn onto the source bone) in one pass;
  *   euler_read, turned_by: the retarget drive's reading of a joint's angles in its parent's frame and its world turn
  *                from them (animkit.motion.retarget_drive._drive_groups);
+ *   leg_bend: animkit.motion.leg_ik.held_legs_ik's two-bone step (knee, thigh and shin turns) row by row;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
@@ -1379,6 +1380,91 @@ static PyObject *turned_by(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* leg_bend(Hp, K, A, Mh, Mk, n_w, u, alpha, l1, dd, side, R_thigh, R_shin, K_new, n) -> None:
+ * animkit.motion.leg_ik.held_legs_ik's two-bone step for n rows (legs' frames stacked), its NumPy arithmetic in one
+ * pass: the knee plane's normal n_p = n_w - (n_w . u) u normalised, v = side (n_p x u), the knee
+ * K' = Hp + l1 (cos(alpha) u + sin(alpha) v), the ankle A' = Hp + dd u, and the thigh's and shin's new world turns
+ *   R_thigh = (F(K' - Hp, n_p) F(K - Hp, n_w)^T) Rh,   R_shin = (F(A' - K', n_p) F(A - K, n_w)^T) Rk
+ * with F(a, b) the columns (a^, b_perp^, a^ x b_perp^) (_frames_batch) and Rh, Rk the hip's and knee's world
+ * blocks Mh, Mk divided by their first column's length (_rotation). Positions (n, 3), blocks (n, 3, 3), alpha, l1,
+ * dd and side (n,). The C library's cos/sin may differ from NumPy's SIMD ones in the last bit. */
+static double norm3(const double *x) { return sqrt((x[0] * x[0] + x[1] * x[1]) + x[2] * x[2]); }
+
+static void cross3(const double *a, const double *b, double *o) {
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void frame_cols(const double *a_in, const double *b_in, double *Fm) { /* _frames_batch, one row */
+    double a[3], b[3], c[3], na = norm3(a_in);
+    for (int i = 0; i < 3; i++) a[i] = a_in[i] / na;
+    double ba = (b_in[0] * a[0] + b_in[1] * a[1]) + b_in[2] * a[2];
+    for (int i = 0; i < 3; i++) b[i] = b_in[i] - ba * a[i];
+    double nb = norm3(b);
+    nb = nb > 1e-300 ? nb : 1e-300;
+    for (int i = 0; i < 3; i++) b[i] = b[i] / nb;
+    cross3(a, b, c);
+    for (int i = 0; i < 3; i++) { Fm[i * 3] = a[i]; Fm[i * 3 + 1] = b[i]; Fm[i * 3 + 2] = c[i]; }
+}
+
+static void bone_turn(const double *Fa, const double *Fb, const double *M, double *out) {
+    double T[9], R[9];
+    double nm = sqrt((M[0] * M[0] + M[3] * M[3]) + M[6] * M[6]);
+    for (int i = 0; i < 9; i++) R[i] = M[i] / nm;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) T[r * 3 + c] = Fa[r * 3] * Fb[c * 3] + Fa[r * 3 + 1] * Fb[c * 3 + 1] + Fa[r * 3 + 2] * Fb[c * 3 + 2];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) out[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
+}
+
+static PyObject *leg_bend(PyObject *self, PyObject *args) {
+    Py_buffer b[14];
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*w*n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &n)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    static const int width[14] = {3, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 9, 9, 3};
+    int ok = n >= 0;
+    for (int k = 0; ok && k < 14; k++) ok = b[k].len == n * width[k] * f8;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "leg_bend: a buffer's size does not match n");
+    else {
+        const double *Hp = b[0].buf, *K = b[1].buf, *A = b[2].buf, *Mh = b[3].buf, *Mk = b[4].buf, *nw = b[5].buf,
+                     *u = b[6].buf, *alpha = b[7].buf, *l1 = b[8].buf, *dd = b[9].buf, *side = b[10].buf;
+        double *Rt = b[11].buf, *Rs = b[12].buf, *Kn = b[13].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < n; r++) {
+            const double *h = Hp + r * 3, *k = K + r * 3, *a = A + r * 3, *w = nw + r * 3, *ur = u + r * 3;
+            double np_[3], v[3], kn[3], an[3], d1[3], d2[3], Fa[9], Fb[9];
+            double wu = (w[0] * ur[0] + w[1] * ur[1]) + w[2] * ur[2];
+            for (int i = 0; i < 3; i++) np_[i] = w[i] - wu * ur[i];
+            double nn = norm3(np_);
+            for (int i = 0; i < 3; i++) np_[i] = np_[i] / nn;
+            cross3(np_, ur, v);
+            double ca = cos(alpha[r]), sa = sin(alpha[r]);
+            for (int i = 0; i < 3; i++) {
+                v[i] = side[r] * v[i];
+                kn[i] = h[i] + l1[r] * (ca * ur[i] + sa * v[i]);
+                an[i] = h[i] + dd[r] * ur[i];
+                Kn[r * 3 + i] = kn[i];
+            }
+            for (int i = 0; i < 3; i++) { d1[i] = kn[i] - h[i]; d2[i] = k[i] - h[i]; }
+            frame_cols(d1, np_, Fa);
+            frame_cols(d2, w, Fb);
+            bone_turn(Fa, Fb, Mh + r * 9, Rt + r * 9);
+            for (int i = 0; i < 3; i++) { d1[i] = an[i] - kn[i]; d2[i] = a[i] - k[i]; }
+            frame_cols(d1, np_, Fa);
+            frame_cols(d2, w, Fb);
+            bone_turn(Fa, Fb, Mk + r * 9, Rs + r * 9);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 14; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1400,6 +1486,8 @@ static PyMethodDef methods[] = {
      "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
     {"euler_read", euler_read, METH_VARARGS, "euler_read(Bt, Rt, out, n, i, j, k): Tait-Bryan angles of Bt^T Rt"},
     {"turned_by", turned_by, METH_VARARGS, "turned_by(Bt, vals, letters, out, n, k): Bt times coordinate turns"},
+    {"leg_bend", leg_bend, METH_VARARGS,
+     "leg_bend(Hp, K, A, Mh, Mk, n_w, u, alpha, l1, dd, side, R_thigh, R_shin, K_new, n): the leg IK's bend"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
