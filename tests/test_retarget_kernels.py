@@ -75,7 +75,7 @@ def _scene(name: str) -> animkit.Scene:
 
 
 @pytest.mark.parametrize(("source", "target"), _pairs(), ids=lambda p: p.split(".")[0])
-def test_retarget_turns_kernel_is_the_numpy_pass_bit_for_bit(source: str, target: str) -> None:
+def test_retarget_turns_kernel_is_the_numpy_pass(source: str, target: str) -> None:
     """The C pass ``retarget_turns`` against :func:`_turns_numpy` on real clips and characters: the same bone turns
     and poses to 1e-12 (the C library's cbrt and NumPy's SIMD one, or NumPy's matmul, may differ in the last bit)."""
     from animkit.motion import retarget_drive as rd
