@@ -8,6 +8,11 @@
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
+ *   retarget_turns: animkit.motion.retarget_drive._turns_numpy, each driven bone's turn per frame (polar factor,
+ *                rest product, shortest turn onto the source bone) in one pass;
+ *   euler_read, turned_by: the retarget drive's reading of a joint's angles in its parent's frame and its world turn
+ *                from them (animkit.motion.retarget_drive._drive_groups);
+ *   leg_bend: animkit.motion.leg_ik.held_legs_ik's two-bone step (knee, thigh and shin turns) row by row;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
@@ -903,6 +908,111 @@ static PyObject *polar_turns(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (a polar factor needs the SVD: the caller runs NumPy):
+ * animkit.motion.retarget_drive._turns_numpy, bit for bit, for each driven bone j and frame f
+ *   out[j, f] = T_jf . P_jf . K_j      P_jf = rotation_part(W[f, src_j, :3, :3]) (polar_turns' steps over the whole
+ *   (B x F) stack, so each matrix takes the steps the reference's stack does), T_jf = I where child_j < 0, else
+ *   matrix_aligning(P_jf K_j d_j, p[f, child_j] - p[f, src_j]) (its NumPy arithmetic: I + K + (K K) / max(1 + c,
+ *   1e-12), a half turn where c < -1 + 1e-12, I where a direction is zero), products added as mm3 adds them.
+ * W (F, N, 4, 4), src and child (B,) int64, K (B, 3, 3), d (B, 3), out (B, F, 3, 3). One pass instead of a dozen
+ * NumPy passes over the stack. */
+static void aligning(const double *u, const double *v, double *T) {
+    double a[3], b[3];
+    double na = sqrt((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]), nb = sqrt((v[0] * v[0] + v[1] * v[1]) + v[2] * v[2]);
+    for (int i = 0; i < 9; i++) T[i] = (i % 4 == 0) ? 1.0 : 0.0;
+    if (na < 1e-300 || nb < 1e-300) return;
+    for (int i = 0; i < 3; i++) { a[i] = u[i] / na; b[i] = v[i] / nb; }
+    double c = (a[0] * b[0] + a[1] * b[1]) + a[2] * b[2];
+    if (c < -1.0 + 1e-12) { /* opposite: a half turn about an axis perpendicular to a */
+        double p[3] = {0.0, a[2], -a[1]}; /* a x (1, 0, 0) */
+        if (sqrt((p[0] * p[0] + p[1] * p[1]) + p[2] * p[2]) < 1e-6) { p[0] = -a[2]; p[1] = 0.0; p[2] = a[0]; }
+        double n = sqrt((p[0] * p[0] + p[1] * p[1]) + p[2] * p[2]);
+        for (int i = 0; i < 3; i++) p[i] /= n;
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) T[r * 3 + k] = 2.0 * p[r] * p[k] - (r == k ? 1.0 : 0.0);
+        return;
+    }
+    double k0 = a[1] * b[2] - a[2] * b[1], k1 = a[2] * b[0] - a[0] * b[2], k2 = a[0] * b[1] - a[1] * b[0];
+    double den = 1.0 + c > 1e-12 ? 1.0 + c : 1e-12;
+    /* K = [k]x; K K's entries as NumPy's product adds them (its zero terms included) */
+    double Kx[9] = {0.0, -k2, k1, k2, 0.0, -k0, -k1, k0, 0.0}, KK[9];
+    for (int r = 0; r < 3; r++)
+        for (int q = 0; q < 3; q++)
+            KK[r * 3 + q] = (Kx[r * 3] * Kx[q] + Kx[r * 3 + 1] * Kx[3 + q]) + Kx[r * 3 + 2] * Kx[6 + q];
+    for (int i = 0; i < 9; i++) T[i] = (T[i] + Kx[i]) + KK[i] / den;
+}
+
+static PyObject *retarget_turns(PyObject *self, PyObject *args) {
+    Py_buffer b[6];
+    Py_ssize_t F, N, B;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*w*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &F, &N, &B)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 0 && N >= 1 && B >= 0 && b[0].len == F * N * 16 * f8 && b[1].len == B * 8 && b[2].len == B * 8 &&
+             b[3].len == B * 9 * f8 && b[4].len == B * 3 * f8 && b[5].len == B * F * 9 * f8;
+    const int64_t *src = b[1].buf, *child = b[2].buf;
+    for (Py_ssize_t j = 0; ok && j < B; j++) ok = src[j] >= 0 && src[j] < N && child[j] < N;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "retarget_turns: a buffer's size or an index does not match F, N and B");
+        for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
+        return NULL;
+    }
+    const double *W = b[0].buf, *K = b[3].buf, *d = b[4].buf;
+    double *out = b[5].buf;
+    int good = 1;
+    Py_ssize_t n = B * F;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) { /* polar_turns' start: A / cbrt(det A), the stack bone-major */
+        const double *a = W + (F ? ((i % F) * N + src[i / F]) * 16 : 0), *r1 = a + 4, *r2 = a + 8;
+        double dt = a[0] * (r1[1] * r2[2] - r1[2] * r2[1]) + a[1] * (r1[2] * r2[0] - r1[0] * r2[2]) +
+                    a[2] * (r1[0] * r2[1] - r1[1] * r2[0]);
+        if (!(dt > 0)) good = 0;
+        double c = cbrt(dt > 0 ? dt : 1.0);
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 3; k++) out[i * 9 + r * 3 + k] = a[r * 4 + k] / c;
+    }
+    for (int step = 0; good && step < 4; step++) { /* Newton-Schulz over the stack, as polar_turns steps */
+        int again = 0, far = 0;
+        double e[9], err;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            polar_e(out + i * 9, e, &err);
+            if (err > 1e-12 && err < 0.1) again = 1;
+            if (!(err <= 1e-9)) far = 1;
+        }
+        if (step == 3 || !again) {
+            if (far) good = 0; /* rotation_part takes the SVD there */
+            break;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double *r = out + i * 9, t[9];
+            polar_e(r, e, &err);
+            for (int p = 0; p < 3; p++)
+                for (int k = 0; k < 3; k++) t[p * 3 + k] = r[p * 3] * e[k] + r[p * 3 + 1] * e[3 + k] + r[p * 3 + 2] * e[6 + k];
+            for (int k = 0; k < 9; k++) r[k] = r[k] - 0.5 * t[k];
+        }
+    }
+    for (Py_ssize_t i = 0; good && i < n; i++) {
+        Py_ssize_t j = i / F, f = i % F;
+        double *o = out + i * 9, P[9], R[9], T[9], u[3], w[3];
+        const double *m = K + j * 9;
+        memcpy(P, o, sizeof P);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) R[r * 3 + c] = P[r * 3] * m[c] + P[r * 3 + 1] * m[3 + c] + P[r * 3 + 2] * m[6 + c];
+        if (child[j] < 0) { memcpy(o, R, sizeof R); continue; }
+        const double *dj = d + j * 3, *pc = W + (f * N + child[j]) * 16, *ps = W + (f * N + src[j]) * 16;
+        for (int r = 0; r < 3; r++) {
+            u[r] = R[r * 3] * dj[0] + R[r * 3 + 1] * dj[1] + R[r * 3 + 2] * dj[2];
+            w[r] = pc[r * 4 + 3] - ps[r * 4 + 3];
+        }
+        aligning(u, w, T);
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) o[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(good);
+}
+
 /* lowest_along(points, d, out, F, V) -> None: animkit.look.surface.lowest_along, bit for bit:
  *   out_f = min_v (p_fv0 d_f0 + p_fv1 d_f1) + p_fv2 d_f2      points (F, V, 3), d (F, 3), out (F,), V >= 1,
  * the products added in that order (no FMA) as the NumPy reference adds them, NaN carried as np.min carries it: the
@@ -1179,6 +1289,182 @@ static PyObject *lowest_about(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* euler_read(Bt, Rt, out, n, i, j, k) -> None: animkit.motion.retarget_drive._drive_groups' reading, for joints of
+ * two or three revolute DOFs about distinct coordinate axes: A = Bt^T . Rt (mm3's sums), then
+ * animkit.model.transforms.euler_intrinsic_from_matrix(A, order) for the Tait-Bryan order (i, j, k) (k the third
+ * axis for two DOFs), its arithmetic and its gimbal lock (|sin b| > 1 - 1e-12: g = 0, a carries the turn):
+ *   b = asin(clip(s A_ik, -1, 1)), a = atan2(-s A_jk, A_kk), g = atan2(-s A_ij, A_ii)   s = +1 for a cyclic order.
+ * Bt, Rt (n, 3, 3), out (n, 3). The C library's atan2/asin may differ from NumPy's SIMD ones in the last bit. */
+static PyObject *euler_read(PyObject *self, PyObject *args) {
+    Py_buffer b[3];
+    Py_ssize_t n, i, j, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*w*nnnn", &b[0], &b[1], &b[2], &n, &i, &j, &k)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 0 && b[0].len == n * 9 * f8 && b[1].len == n * 9 * f8 && b[2].len == n * 3 * f8 && i >= 0 &&
+             i < 3 && j >= 0 && j < 3 && k >= 0 && k < 3 && i != j && j != k && i != k;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "euler_read: a buffer's size or the order does not match");
+    else {
+        const double *Bt = b[0].buf, *Rt = b[1].buf;
+        double *out = b[2].buf;
+        const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t m = 0; m < n; m++) {
+            const double *p = Bt + m * 9, *r = Rt + m * 9;
+            double A[9];
+            for (int u = 0; u < 3; u++)
+                for (int c = 0; c < 3; c++) A[u * 3 + c] = p[u] * r[c] + p[3 + u] * r[3 + c] + p[6 + u] * r[6 + c];
+            double sb = np_clip(sign * A[i * 3 + k], -1.0, 1.0);
+            double beta = asin(sb), alpha, gamma;
+            if (fabs(sb) > 1.0 - 1e-12) {
+                alpha = atan2(sign * A[k * 3 + j], A[j * 3 + j]);
+                gamma = 0.0;
+            } else {
+                alpha = atan2(-sign * A[j * 3 + k], A[k * 3 + k]);
+                gamma = atan2(-sign * A[i * 3 + j], A[i * 3 + i]);
+            }
+            out[m * 3] = alpha;
+            out[m * 3 + 1] = beta;
+            out[m * 3 + 2] = gamma;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 3; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* turned_by(Bt, vals, letters, out, n, k) -> None: animkit.motion.retarget_drive's world turn of a joint from its
+ * parent frame's turn and its angles, R = Bt . R_l0(v_0) . R_l1(v_1) ..., R_l(v) the coordinate axis l's turn
+ * (_about: cos v on the other two diagonal entries, sin v below, -sin v above), each product added as mm3 adds it.
+ * Bt (n, 3, 3), vals (n, k), letters (k,) int64 (0, 1, 2 for x, y, z; -1: a DOF that does not turn), out (n, 3, 3). */
+static PyObject *turned_by(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t n, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nn", &b[0], &b[1], &b[2], &b[3], &n, &k)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 0 && k >= 0 && b[0].len == n * 9 * f8 && b[1].len == n * k * f8 && b[2].len == k * 8 &&
+             b[3].len == n * 9 * f8;
+    const int64_t *letters = b[2].buf;
+    for (Py_ssize_t c = 0; ok && c < k; c++) ok = letters[c] >= -1 && letters[c] < 3;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "turned_by: a buffer's size or a letter does not match n and k");
+    else {
+        const double *Bt = b[0].buf, *vals = b[1].buf;
+        double *out = b[3].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t m = 0; m < n; m++) {
+            double R[9], T[9], E[9];
+            memcpy(R, Bt + m * 9, sizeof R);
+            for (Py_ssize_t c = 0; c < k; c++) {
+                int l = (int)letters[c];
+                if (l < 0) continue;
+                int p = (l + 1) % 3, q = (l + 2) % 3;
+                double v = vals[m * k + c], cs = cos(v), sn = sin(v);
+                for (int e = 0; e < 9; e++) E[e] = 0.0;
+                E[l * 3 + l] = 1.0;
+                E[p * 3 + p] = cs;
+                E[q * 3 + q] = cs;
+                E[q * 3 + p] = sn;
+                E[p * 3 + q] = -sn;
+                for (int r = 0; r < 3; r++)
+                    for (int s = 0; s < 3; s++) T[r * 3 + s] = R[r * 3] * E[s] + R[r * 3 + 1] * E[3 + s] + R[r * 3 + 2] * E[6 + s];
+                memcpy(R, T, sizeof R);
+            }
+            memcpy(out + m * 9, R, sizeof R);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* leg_bend(Hp, K, A, Mh, Mk, n_w, u, alpha, l1, dd, side, R_thigh, R_shin, K_new, n) -> None:
+ * animkit.motion.leg_ik.held_legs_ik's two-bone step for n rows (legs' frames stacked), its NumPy arithmetic in one
+ * pass: the knee plane's normal n_p = n_w - (n_w . u) u normalised, v = side (n_p x u), the knee
+ * K' = Hp + l1 (cos(alpha) u + sin(alpha) v), the ankle A' = Hp + dd u, and the thigh's and shin's new world turns
+ *   R_thigh = (F(K' - Hp, n_p) F(K - Hp, n_w)^T) Rh,   R_shin = (F(A' - K', n_p) F(A - K, n_w)^T) Rk
+ * with F(a, b) the columns (a^, b_perp^, a^ x b_perp^) (_frames_batch) and Rh, Rk the hip's and knee's world
+ * blocks Mh, Mk divided by their first column's length (_rotation). Positions (n, 3), blocks (n, 3, 3), alpha, l1,
+ * dd and side (n,). The C library's cos/sin may differ from NumPy's SIMD ones in the last bit. */
+static double norm3(const double *x) { return sqrt((x[0] * x[0] + x[1] * x[1]) + x[2] * x[2]); }
+
+static void cross3(const double *a, const double *b, double *o) {
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void frame_cols(const double *a_in, const double *b_in, double *Fm) { /* _frames_batch, one row */
+    double a[3], b[3], c[3], na = norm3(a_in);
+    for (int i = 0; i < 3; i++) a[i] = a_in[i] / na;
+    double ba = (b_in[0] * a[0] + b_in[1] * a[1]) + b_in[2] * a[2];
+    for (int i = 0; i < 3; i++) b[i] = b_in[i] - ba * a[i];
+    double nb = norm3(b);
+    nb = nb > 1e-300 ? nb : 1e-300;
+    for (int i = 0; i < 3; i++) b[i] = b[i] / nb;
+    cross3(a, b, c);
+    for (int i = 0; i < 3; i++) { Fm[i * 3] = a[i]; Fm[i * 3 + 1] = b[i]; Fm[i * 3 + 2] = c[i]; }
+}
+
+static void bone_turn(const double *Fa, const double *Fb, const double *M, double *out) {
+    double T[9], R[9];
+    double nm = sqrt((M[0] * M[0] + M[3] * M[3]) + M[6] * M[6]);
+    for (int i = 0; i < 9; i++) R[i] = M[i] / nm;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) T[r * 3 + c] = Fa[r * 3] * Fb[c * 3] + Fa[r * 3 + 1] * Fb[c * 3 + 1] + Fa[r * 3 + 2] * Fb[c * 3 + 2];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) out[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
+}
+
+static PyObject *leg_bend(PyObject *self, PyObject *args) {
+    Py_buffer b[14];
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*w*n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &b[13], &n)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    static const int width[14] = {3, 3, 3, 9, 9, 3, 3, 1, 1, 1, 1, 9, 9, 3};
+    int ok = n >= 0;
+    for (int k = 0; ok && k < 14; k++) ok = b[k].len == n * width[k] * f8;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "leg_bend: a buffer's size does not match n");
+    else {
+        const double *Hp = b[0].buf, *K = b[1].buf, *A = b[2].buf, *Mh = b[3].buf, *Mk = b[4].buf, *nw = b[5].buf,
+                     *u = b[6].buf, *alpha = b[7].buf, *l1 = b[8].buf, *dd = b[9].buf, *side = b[10].buf;
+        double *Rt = b[11].buf, *Rs = b[12].buf, *Kn = b[13].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t r = 0; r < n; r++) {
+            const double *h = Hp + r * 3, *k = K + r * 3, *a = A + r * 3, *w = nw + r * 3, *ur = u + r * 3;
+            double np_[3], v[3], kn[3], an[3], d1[3], d2[3], Fa[9], Fb[9];
+            double wu = (w[0] * ur[0] + w[1] * ur[1]) + w[2] * ur[2];
+            for (int i = 0; i < 3; i++) np_[i] = w[i] - wu * ur[i];
+            double nn = norm3(np_);
+            for (int i = 0; i < 3; i++) np_[i] = np_[i] / nn;
+            cross3(np_, ur, v);
+            double ca = cos(alpha[r]), sa = sin(alpha[r]);
+            for (int i = 0; i < 3; i++) {
+                v[i] = side[r] * v[i];
+                kn[i] = h[i] + l1[r] * (ca * ur[i] + sa * v[i]);
+                an[i] = h[i] + dd[r] * ur[i];
+                Kn[r * 3 + i] = kn[i];
+            }
+            for (int i = 0; i < 3; i++) { d1[i] = kn[i] - h[i]; d2[i] = k[i] - h[i]; }
+            frame_cols(d1, np_, Fa);
+            frame_cols(d2, w, Fb);
+            bone_turn(Fa, Fb, Mh + r * 9, Rt + r * 9);
+            for (int i = 0; i < 3; i++) { d1[i] = an[i] - kn[i]; d2[i] = a[i] - k[i]; }
+            frame_cols(d1, np_, Fa);
+            frame_cols(d2, w, Fb);
+            bone_turn(Fa, Fb, Mk + r * 9, Rs + r * 9);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int k = 0; k < 14; k++) PyBuffer_Release(&b[k]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1196,6 +1482,12 @@ static PyMethodDef methods[] = {
      "joint_rows(W, index, ibm, out, F, N, J): the first three rows of W[:, index] @ ibm"},
     {"mm3", mm3, METH_VARARGS, "mm3(A, B, out, n, da, ma, db, mb): stacks of 3x3 products, broadcast"},
     {"polar_turns", polar_turns, METH_VARARGS, "polar_turns(M, R, E, det, err, n, w): rotation_part's fast path"},
+    {"retarget_turns", retarget_turns, METH_VARARGS,
+     "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
+    {"euler_read", euler_read, METH_VARARGS, "euler_read(Bt, Rt, out, n, i, j, k): Tait-Bryan angles of Bt^T Rt"},
+    {"turned_by", turned_by, METH_VARARGS, "turned_by(Bt, vals, letters, out, n, k): Bt times coordinate turns"},
+    {"leg_bend", leg_bend, METH_VARARGS,
+     "leg_bend(Hp, K, A, Mh, Mk, n_w, u, alpha, l1, dd, side, R_thigh, R_shin, K_new, n): the leg IK's bend"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},

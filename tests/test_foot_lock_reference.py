@@ -62,6 +62,71 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
     assert want_held.any()  # the case locks something: a lock that gave up everywhere would not test the passes
 
 
+#: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
+KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend")
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])
+def test_lock_with_the_kernels_equals_numpy(source: str, target: str) -> None:
+    """Retarget + lock with the C kernels against the same with them set aside (their NumPy references): poses to
+    1e-12, the same held frames."""
+    from animkit import jit
+
+    native = jit.native_kernels()
+    if native is None or not all(hasattr(native, k) for k in KERNELS):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+
+    class Without:
+        def __getattr__(self, name: str) -> object:
+            if name in KERNELS:
+                raise AttributeError(name)
+            return getattr(native, name)
+
+    got, held = _locked(source, target)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(jit, "native_kernels", lambda: Without())
+        want, want_held = _locked(source, target)
+    assert np.abs(got - want).max() <= 1e-12
+    assert np.array_equal(held, want_held)
+
+
+def test_leg_bend_kernel_is_the_numpy_step() -> None:
+    """The C extension's ``leg_bend`` against :func:`animkit.motion.leg_ik._bend`'s NumPy path over random legs
+    (scaled world blocks as under Mixamo's 0.01 armature, any bend, either side): the same knees and turns to 1e-12,
+    and the closed form: the new knee lies l₁ from the hip, the turns are rotations carrying the old thigh and shin
+    directions onto the new ones."""
+    from animkit import jit
+    from animkit.model.transforms import matrix_about_axis
+    from animkit.motion import leg_ik
+
+    native = jit.native_kernels()
+    if native is None or not hasattr(native, "leg_bend"):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+    rng = np.random.default_rng(7)
+    n = 500
+    Hp, K, A = rng.normal(size=(3, n, 3))
+    axis = rng.normal(size=(2, n, 3))
+    axis /= np.linalg.norm(axis, axis=2, keepdims=True)
+    scale = rng.choice([1.0, 0.01], (2, n))[..., None, None]
+    Mh, Mk = matrix_about_axis(axis, rng.uniform(-3, 3, (2, n))) * scale
+    n_w, u = rng.normal(size=(2, n, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    rows = (rng.uniform(0, 3, n), rng.uniform(0.1, 1, n), rng.uniform(0.1, 2, n), rng.choice([-1.0, 1.0], n))
+    got = leg_ik._bend((Hp, K, A), (Mh, Mk), n_w, u, rows)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(jit, "native_kernels", lambda: None)
+        want = leg_ik._bend((Hp, K, A), (Mh, Mk), n_w, u, rows)
+    for g, w in zip(got, want, strict=True):
+        assert np.abs(g - w).max() <= 1e-12
+    K_new, R_thigh, R_shin = got
+    assert np.abs(np.linalg.norm(K_new - Hp, axis=1) - rows[1]).max() < 1e-12
+    assert np.abs(np.einsum("fji,fjk->fik", R_thigh, R_thigh) - np.eye(3)).max() < 1e-12
+    old = (K - Hp) / np.linalg.norm(K - Hp, axis=1, keepdims=True)
+    new = (K_new - Hp) / rows[1][:, None]
+    assert np.abs(np.einsum("fij,fjk,fk->fi", R_thigh, np.swapaxes(Mh / np.linalg.norm(Mh[:, :, 0], axis=1)[:, None,
+                  None], 1, 2), old) - new).max() < 1e-12
+
+
 if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out
     arrays = {}
     for p in PAIRS:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.ik import two_bone_angles
 from animkit.look.surface import BodySurface, descendants
 from animkit.model.figure import Figure
@@ -20,7 +21,7 @@ from animkit.model.graph import Arc
 from animkit.model.transforms import matrix_about_axis
 from animkit.motion.legs import Contacts, Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
-from animkit.motion.retarget_rest import _mm3
+from animkit.motion.retarget_rest import _mm3, read_local_dofs
 from animkit.recent import Recent
 
 __all__: list[str] = []
@@ -143,19 +144,14 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
     cat = np.concatenate
     Hp = cat([W[:, s.nodes[0], :3, 3] for s in todo])
     K, A = cat([W[:, s.nodes[1], :3, 3] for s in todo]), cat([W[:, s.nodes[2], :3, 3] for s in todo])
-    Rh, Rk, Ra = (_rotation(cat([W[:, s.nodes[j], :3, :3] for s in todo])) for j in range(3))
+    Mh, Mk, Ma = (cat([W[:, s.nodes[j], :3, :3] for s in todo]) for j in range(3))
     n_w, to_goal, dd = cat([s.n_w for s in todo]), cat([s.to_goal for s in todo]), cat([s.dd for s in todo])
     alpha = cat([s.alpha for s in todo])
-    l1 = np.repeat([s.lengths[0] for s in todo], F)[:, None]
+    l1 = np.repeat([s.lengths[0] for s in todo], F)
     u = _keep_height(to_goal, cat([s.d for s in todo]), dd, up, cat([s.held.w >= 1.0 for s in todo]))
-    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
-    n_p /= _norm(n_p, axis=1, keepdims=True)
-    v = np.repeat([s.side for s in todo], F)[:, None] * _cross(n_p, u)
-    K_new = Hp + l1 * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
-    A_new = Hp + dd[:, None] * u
-    R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(K - Hp, n_w), 1, 2)), Rh)
-    R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(A - K, n_w), 1, 2)), Rk)
-    R_foot = _mm3(cat([s.held.Q for s in todo]), Ra)
+    side = np.repeat([s.side for s in todo], F).astype(float)
+    K_new, R_thigh, R_shin = _bend((Hp, K, A), (Mh, Mk), n_w, u, (alpha, l1, dd, side))
+    R_foot = _mm3(cat([s.held.Q for s in todo]), _rotation(Ma))
     writes = []
     for j, s in enumerate(todo):
         rows = slice(j * F, (j + 1) * F)
@@ -163,6 +159,34 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
                              (R_thigh[rows], R_shin[rows], R_foot[rows]), up)
     _write_joints(figure, P, writes)
     return P
+
+
+def _bend(points: tuple[Array, Array, Array], blocks: tuple[Array, Array], n_w: Array, u: Array,
+          rows: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array]:
+    """:func:`held_legs_ik`'s two-bone step for rows of (hip, knee, ankle) positions, the hip's and knee's world
+    blocks, the bend axis n_w and the hip → ankle direction û, and (α, l₁, dd, side) per row: (K', R_thigh, R_shin),
+    K' = Hp + l₁ (cos α û + sin α v̂), v̂ = side (n̂_p × û), n̂_p = n_w ⊥ û, each bone turned from its old direction
+    in the old bend plane to its new one in the new plane. The C extension's ``leg_bend`` (the same arithmetic in one
+    pass, to the C library's cos/sin) where it is built, else NumPy."""
+    Hp, K, A = points
+    alpha, l1, dd, side = rows
+    kernel = getattr(jit.native_kernels(), "leg_bend", None)
+    if kernel is not None:
+        n = len(Hp)
+        R_thigh, R_shin, K_new = np.empty((n, 3, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+        c = np.ascontiguousarray
+        kernel(c(Hp), c(K), c(A), c(blocks[0]), c(blocks[1]), c(n_w), c(u), c(alpha), c(l1), c(dd), c(side),
+               R_thigh, R_shin, K_new, n)
+        return K_new, R_thigh, R_shin
+    Rh, Rk = _rotation(blocks[0]), _rotation(blocks[1])
+    n_p = n_w - np.einsum("fi,fi->f", n_w, u)[:, None] * u
+    n_p /= _norm(n_p, axis=1, keepdims=True)
+    v = side[:, None] * _cross(n_p, u)
+    K_new = Hp + l1[:, None] * (np.cos(alpha)[:, None] * u + np.sin(alpha)[:, None] * v)
+    A_new = Hp + dd[:, None] * u
+    R_thigh = _mm3(_mm3(_frames_batch(K_new - Hp, n_p), np.swapaxes(_frames_batch(K - Hp, n_w), 1, 2)), Rh)
+    R_shin = _mm3(_mm3(_frames_batch(A_new - K_new, n_p), np.swapaxes(_frames_batch(A - K, n_w), 1, 2)), Rk)
+    return K_new, R_thigh, R_shin
 
 
 def _leg_turns(figure: Figure, W: Array, s: _LegSolve, lines: tuple[Array, Array, Array],
@@ -212,9 +236,8 @@ def _write_joints(figure: Figure, P: Array, writes: list[tuple[str, Array, Array
         counts = [int(g[5].sum()) for g in group]
         R_above = np.concatenate([g[4][g[5]] for g in group])
         L = np.repeat(np.stack([_rotation(g[0].L[:3, :3]) for g in group]), counts, axis=0)
-        R_local = _mm3(np.swapaxes(_mm3(R_above, L), 1, 2), np.concatenate([g[3][g[5]] for g in group]))
         old = np.concatenate([P[:, g[1]][g[5]] for g in group])  # the joints' columns, then the active rows
-        vals = read_dofs(joint, R_local, None, old)
+        vals = read_local_dofs(joint, _mm3(R_above, L), np.concatenate([g[3][g[5]] for g in group]), old)
         rev = np.array([dof.revolute for dof in joint.dofs])
         vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
         lim = np.repeat(np.stack([g[2] for g in group]), counts, axis=0)  # (rows, k, 2)

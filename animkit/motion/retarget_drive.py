@@ -16,12 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
 from animkit.model.figure import Figure
 from animkit.model.fk import world_batch
 from animkit.model.graph import Arc
 from animkit.model.joints import Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
-from animkit.motion.retarget_rest import _mm3, read_dofs, rotation_part
+from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
 
 Array = NDArray[np.float64]
 
@@ -175,9 +176,10 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         joint, n = arcs[members[0]].joint, len(members)
         k = joint.dof_count
         Bt = np.stack([np.broadcast_to(world.parent_turn(i, Wt0), (F, 3, 3)) for i in members])  # (n, F, 3, 3)
-        Ra = _mm3(np.swapaxes(Bt, 2, 3), np.stack([turns[i] for i in members])).reshape(n * F, 3, 3)
+        Rt = np.stack([turns[i] for i in members])
         cols = np.concatenate([np.asarray(starts[arcs[i].joint.name]) for i in members])
-        vals = read_dofs(joint, Ra, None, np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
+        vals = read_local_dofs(joint, Bt.reshape(n * F, 3, 3), Rt.reshape(n * F, 3, 3),
+                               np.repeat(P_t0[cols].reshape(n, k), F, axis=0))
         flat = vals.reshape(n, F, k).transpose(1, 0, 2).reshape(F, n * k)  # (F, n·k): the joints' columns
         kinds = np.tile([d.revolute for d in joint.dofs], n)
         rev = np.flatnonzero(kinds & np.isfinite(lim[cols]).any(axis=1))
@@ -189,13 +191,30 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         out[:, cols] = flat
         free += cols[kinds & ~np.isfinite(lim[cols]).any(axis=1)].tolist()  # (:func:`_free_angles`, every joint)
         vals = flat.reshape(F, n, k).transpose(1, 0, 2).reshape(n * F, k)
-        R = Bt.reshape(n * F, 3, 3)
-        for c, dof in enumerate(joint.dofs):
-            if dof.revolute:
-                R = _mm3(R, _about(dof.axis_letter, dof.axis, vals[:, c]))
+        R = _turned_by(joint, Bt.reshape(n * F, 3, 3), vals)
         for j, i in enumerate(members):
             world.world[i] = R[j * F:(j + 1) * F]
     return free
+
+
+def _turned_by(joint: Joint, Bt: Array, vals: Array) -> Array:
+    """R = Bt · Π R_a(θ) over the joint's revolute DOFs (Bt (n, 3, 3), θ the columns of ``vals`` (n, k)): the C
+    extension's ``turned_by`` where every such axis is a coordinate axis, else :func:`_mm3` of :func:`_about`."""
+    kernel = getattr(jit.native_kernels(), "turned_by", None)
+    if kernel is not None and all(d.axis_letter is not None for d in joint.dofs if d.revolute):
+        letters = np.array([_XYZ[d.axis_letter] if d.revolute and d.axis_letter else -1 for d in joint.dofs],
+                           dtype=np.int64)
+        out = np.empty(Bt.shape)
+        kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(vals), letters, out, Bt.shape[0], vals.shape[1])
+        return out
+    R = Bt
+    for c, dof in enumerate(joint.dofs):
+        if dof.revolute:
+            R = _mm3(R, _about(dof.axis_letter, dof.axis, vals[:, c]))
+    return R
+
+
+_XYZ = {"x": 0, "y": 1, "z": 2}
 
 
 #: how far MᵀM may stand from s² I (relative) for M to count as a turn times a uniform scale: a scale of 1 rounded to
@@ -309,31 +328,55 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
     if not order:
         return {}
     src = [driven[i].source for i in order]
-    # bone-major (B, F, …): each bone's frames one contiguous block, read as they are by every product after this
-    Rs = rotation_part(np.swapaxes(Ws, 0, 1)[src])  # (B, F, 3, 3)
     Rs0 = rotation_part(Ws0[src])
     K = np.stack([Rs0[j].T @ (driven[i].C @ Rt0[i]) for j, i in enumerate(order)])
-    R = _mm3(Rs, K[:, None])
-    aim = [j for j, i in enumerate(order) if driven[i].child_source >= 0]
-    want = {}
-    if aim:
-        d = np.stack([Rt0[order[j]].T @ driven[order[j]].d_target for j in aim])  # (A, 3)
-        Ra = R[aim]
-        now = Ra[..., 0] * d[:, None, None, 0] + Ra[..., 1] * d[:, None, None, 1] + Ra[..., 2] * d[:, None, None, 2]
-        child = [driven[order[j]].child_source for j in aim]
-        pos = np.swapaxes(Ws[..., :3, 3], 0, 1)  # (N, F, 3), a view: the positions only are gathered
-        w = pos[child] - pos[[src[j] for j in aim]]  # (A, F, 3)
-        R[aim] = _mm3(matrix_aligning(now, w), Ra)
-        want = {order[j]: w[a] for a, j in enumerate(aim)}
+    d = np.stack([Rt0[i].T @ driven[i].d_target for i in order])  # (B, 3): used where the bone aims
+    child = np.array([driven[i].child_source for i in order], dtype=np.int64)
+    R = _turns_compiled(Ws, np.asarray(src, dtype=np.int64), child, K, d)
+    if R is None:
+        R = _turns_numpy(Ws, src, child, K, d)
     out = {i: R[j] for j, i in enumerate(order)}
     names = target.node_names
-    for i in want:
+    for i in (i for i in order if driven[i].child_source >= 0):
         child_bone = driven.get(driven[i].child_target)
         if child_bone is not None and child_bone.child_source >= 0 \
                 and target.parent_of(names[child_bone.target]) == names[i]:
-            out[i] = _hinge_twist(target.arcs()[child_bone.target], out[i], want[i],
+            want = Ws[:, driven[i].child_source, :3, 3] - Ws[:, driven[i].source, :3, 3]
+            out[i] = _hinge_twist(target.arcs()[child_bone.target], out[i], want,
                                   Ws[:, child_bone.child_source, :3, 3] - Ws[:, child_bone.source, :3, 3])
     return out
+
+
+def _turns_compiled(Ws: Array, src: NDArray[np.int64], child: NDArray[np.int64], K: Array, d: Array
+                    ) -> Array | None:
+    """:func:`_turns_numpy`'s R, bit for bit, from the C extension's one pass (``retarget_turns``, compiled ahead of
+    time: no start-up to repay), or None where it is not built or off, or met a polar factor that needs the SVD."""
+    kernel = getattr(jit.native_kernels(), "retarget_turns", None)
+    if kernel is None:
+        return None
+    F, N = Ws.shape[:2]
+    R = np.empty((len(src), F, 3, 3))
+    good = kernel(np.ascontiguousarray(Ws), src, child, np.ascontiguousarray(K), np.ascontiguousarray(d), R, F, N,
+                  len(src))
+    return R if good else None
+
+
+def _turns_numpy(Ws: Array, src: Sequence[int], child: NDArray[np.int64], K: Array, d: Array) -> Array:
+    """R (B, F, 3, 3) = Δ(f) · rotation_part(W_s(f)) · K for each bone (its source ``src``, its rest product ``K``),
+    Δ the shortest turn taking R · d onto the source bone's direction (to its child ``child``, where ≥ 0)."""
+    # bone-major (B, F, …): each bone's frames one contiguous block, read as they are by every product after this
+    Rs = rotation_part(np.swapaxes(Ws, 0, 1)[src])  # (B, F, 3, 3)
+    R = _mm3(Rs, K[:, None])
+    aim = np.flatnonzero(child >= 0)
+    if aim.size:
+        da = d[aim]  # (A, 3)
+        Ra = R[aim]
+        now = Ra[..., 0] * da[:, None, None, 0] + Ra[..., 1] * da[:, None, None, 1] \
+            + Ra[..., 2] * da[:, None, None, 2]
+        pos = np.swapaxes(Ws[..., :3, 3], 0, 1)  # (N, F, 3), a view: the positions only are gathered
+        w = pos[child[aim]] - pos[np.asarray(src)[aim]]  # (A, F, 3)
+        R[aim] = _mm3(matrix_aligning(now, w), Ra)
+    return R
 
 
 def _root_translation(B3: Array, b: Array, p_s: Array, root: _Root) -> Array:

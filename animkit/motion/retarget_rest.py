@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
 
 __all__ = ["rotation_part", "bind_world", "bind_pose", "drivable", "with_rest", "read_dofs", "standing_target",
-           "bind_rest"]
+           "bind_rest", "read_local_dofs"]
 
 Array = NDArray[np.float64]
 
@@ -349,6 +349,23 @@ def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
     raise RetargetError(f"joint {joint.name!r} ({joint.kind}): cannot read a rotation into its DOFs "
                         f"{[d.name for d in joint.dofs]}; retargeting drives 1, 2 or 3 rotations about distinct "
                         "coordinate axes")
+
+
+def read_local_dofs(joint: Joint, Bt: Array, Rt: Array, base: Array) -> Array:
+    """:func:`read_dofs` of the local turn A = Btᵀ · Rt (Bt the parent frame's turn, Rt the joint's world turn, both
+    (n, 3, 3); ``base`` (n, k)): for two or three revolute DOFs about distinct coordinate axes by the C extension's
+    ``euler_read`` (the same products and Tait–Bryan arithmetic in one pass, to the C library's asin/atan2), else
+    (or where the extension is off) by :func:`_mm3` and :func:`read_dofs`."""
+    kernel = getattr(jit.native_kernels(), "euler_read", None)
+    letters = [d.axis_letter for d in joint.dofs]
+    if kernel is None or not all(d.revolute for d in joint.dofs) or len(letters) not in (2, 3) \
+            or None in letters or len(set(letters)) != len(letters):
+        return read_dofs(joint, _mm3(np.swapaxes(Bt, 1, 2), Rt), None, base)
+    order = ["xyz".index(c) for c in letters]  # type: ignore[arg-type]
+    order += [3 - order[0] - order[1]] * (len(order) == 2)
+    out = np.empty((Bt.shape[0], 3))
+    kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), out, Bt.shape[0], *order)
+    return out[:, :len(letters)].copy()
 
 
 def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
