@@ -100,9 +100,10 @@ class Kernel:
     in a private copy of ``fn``'s globals (its module keeps its own names)."""
 
     def __init__(self, fn: Callable[..., Any], calls: Sequence[Kernel] = (), error_model: str = "python",
-                 slp: bool = False, internal: bool = False) -> None:
+                 slp: bool = False, internal: bool = False, refcounts: bool = True) -> None:
         self.fn = fn
         self.internal = internal
+        self.refcounts = refcounts
         self.calls = tuple(calls)
         self.error_model = error_model
         self.slp = slp
@@ -163,7 +164,9 @@ class Kernel:
         # numba names its cache files after the qualified name: the entry-less copy keeps its own
         fn.__qualname__ = self.fn.__qualname__ if entry or self.internal else f"{self.fn.__qualname__}__inner"
         fn.__module__ = self.fn.__module__
-        wrappers = {} if entry else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        wrappers: dict[str, bool] = {} if entry else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+        if not (entry or self.refcounts):
+            wrappers["_nrt"] = False  # kernel(refcounts=False): no reference counts in the copy kernels call
         return njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
 
     def __call__(self, *args: Any) -> Any:
@@ -422,7 +425,7 @@ def _slp(on: bool) -> Iterator[None]:
 
 
 def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), error_model: str = "python",
-           slp: bool = False, internal: bool = False) -> Callable[..., Any] | None:
+           slp: bool = False, internal: bool = False, refcounts: bool = True) -> Callable[..., Any] | None:
     """``fn`` as a lazily compiled numba kernel, or None when numba is off (ANIMKIT_JIT=0) or not installed.
 
     ``calls``: the kernels ``fn`` calls (plain functions in the list, where numba is off, are ignored).
@@ -432,10 +435,14 @@ def kernel(fn: Callable[..., Any], *, calls: Sequence[Callable[..., Any]] = (), 
     ``internal``: a helper only other kernels call: compiled without numba's Python and C entry points (their
     argument unboxing is code that every caller would link and optimise again: about a quarter of a call tree's
     compile time); called from Python, it runs as plain Python.
+    ``refcounts=False``: the copy other kernels call (:meth:`Kernel.inner`) is compiled without numba's reference
+    counts (its ``_nrt=False``): no atomic increment and decrement of each array it takes out of a record, slices or
+    passes on. Only for a helper that allocates nothing and returns no array (its callers own every array it
+    sees); in FABRIK's step those counts were ~60 % of the time (perf: ``NRT_incref``/``NRT_decref``).
     """
     if not _WANTED:
         return None
-    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp, internal)
+    return Kernel(fn, [c for c in calls if isinstance(c, Kernel)], error_model, slp, internal, refcounts)
 
 
 def enabled() -> bool:

@@ -15,14 +15,27 @@ of the medians and of the minima. Spin: bakes of 40 frames along the straight li
 each frame warm-started from the last; the upper arm's axial turn is the twist τ about the bone (0, −1, 0) of
 R_{k−1}ᵀ R_k (its world rotation from one frame to the next, :func:`animkit.model.transforms.swing_twist_from_matrix`),
 summed |τ| over the bake ("total") and of R_0ᵀ R_F ("net"): total − |net| is turn that went back and forth.
+
+    python -m benchmarks.bench_fabrik --against /tmp/before --rounds 7      # two trees, interleaved; writes nothing
+
+``--against TREE``: the same cases in two child processes, one on this tree's animkit and one on TREE's (each
+started once, its kernels loaded and every case run once untimed), asked for one round each in turn (this tree,
+TREE, this tree, …): each case's CPU µs per solve, median (min–max), its ratio to LM's in the same tree, the
+median of the per-round ratios this tree / TREE, and whether the two trees give the same answers (iterations,
+converged, the largest pose difference).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +45,8 @@ from animkit import jit
 from animkit.ik import FABRIK, LM, IKProblem, IKResult
 from animkit.ik.methods import Solver
 from animkit.model.transforms import swing_twist_from_matrix
+from benchmarks.harness import Stats, interleaved, stats_of, write_results
 from tests.ik_helpers import arm_targets, load
-
-from .harness import Stats, interleaved, write_results
 
 BONE = (0.0, -1.0, 0.0)  # the upper arm's direction in its own frame (elbow_r's offset)
 CALLS = ("solve(t)", "solve(t, start)")
@@ -71,22 +83,94 @@ def _table(stats: dict[str, Stats], results: dict[str, list[IKResult]], n: int) 
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--bakes", type=int, default=4, help="targets baked for the spin measure")
-    ap.add_argument("-o", "--output", type=Path, default=Path(__file__).with_name("results_fabrik.md"))
-    args = ap.parse_args()
-    jit.ALWAYS = True  # compiled from the first solve (a process otherwise starts on NumPy: fabrik.COMPILE_PAYS)
-    sc = load("humanoid")
-    start, targets = arm_targets(sc)
-    fig = sc.figure
+def _cases(fig: animkit.Figure, start: np.ndarray, targets: list[np.ndarray]
+           ) -> tuple[dict[str, IKProblem], dict[str, Callable[[], list[IKResult]]]]:
+    """The problems posed at rest (for the bakes) and the timed cases: each solver's two calls over the targets."""
     solvers: dict[str, Solver] = {"LM()": LM(), "FABRIK()": FABRIK(),
                                   "FABRIK(published=False)": FABRIK(published=False)}
     posed = {k: IKProblem(fig, "hand_r", "arm", solver=s, tol=1e-4, pose=start) for k, s in solvers.items()}
     rest = {k: IKProblem(fig, "hand_r", "arm", solver=s, tol=1e-4) for k, s in solvers.items()}
     cases = {**{f"{k} {CALLS[0]}": (lambda p=p: [p.solve(t) for t in targets]) for k, p in posed.items()},
              **{f"{k} {CALLS[1]}": (lambda p=p: [p.solve(t, start) for t in targets]) for k, p in rest.items()}}
+    return rest, cases
+
+
+def _child() -> None:
+    """``--against``'s worker: this process's animkit (the tree in PYTHONPATH), the cases run once, their answers
+    printed as one JSON line; then each line "round" on stdin times every case once (CPU s per case, one JSON line)."""
+    jit.ALWAYS = True
+    sc = load("humanoid")
+    start, targets = arm_targets(sc)
+    _, cases = _cases(sc.figure, start, targets)
+    results = {k: fn() for k, fn in cases.items()}
+    print(json.dumps({k: [[r.iterations, bool(r.converged), r.pose.tolist()] for r in rs]
+                      for k, rs in results.items()}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        out = {}
+        for k, fn in cases.items():
+            t0 = time.process_time()
+            fn()
+            out[k] = time.process_time() - t0
+        print(json.dumps(out), flush=True)
+
+
+def _against(tree: Path, rounds: int) -> None:
+    """Interleaved A/B of this tree against ``tree`` (module docstring); prints a markdown report."""
+    here = Path(__file__).resolve().parents[1]
+    kids = {}
+    for name, root in (("this tree", here), ("against", tree.resolve())):
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        kids[name] = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--child"], cwd=root, env=env,
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    answers = {name: json.loads(k.stdout.readline()) for name, k in kids.items()}  # type: ignore[union-attr]
+    samples: dict[str, dict[str, list[float]]] = {name: {} for name in kids}
+    load0 = os.getloadavg()
+    for _ in range(rounds):
+        for name, k in kids.items():
+            k.stdin.write("round\n")  # type: ignore[union-attr]
+            k.stdin.flush()  # type: ignore[union-attr]
+            for case, sec in json.loads(k.stdout.readline()).items():  # type: ignore[union-attr]
+                samples[name].setdefault(case, []).append(sec)
+    load1 = os.getloadavg()
+    for k in kids.values():
+        k.communicate("stop\n")
+    n = len(next(iter(answers["this tree"].values())))
+    print(f"this tree {here} against {tree}: {rounds} rounds interleaved, CPU µs per solve ({n} targets); load "
+          f"average {load0[0]:.1f} before, {load1[0]:.1f} after; {os.cpu_count()} CPUs\n")
+    print("| case | this tree | against | this / against (median of per-round ratios) | × LM's here | × LM's there "
+          "| same iterations, converged | largest pose difference |\n|---|---|---|---|---|---|---|---|")
+    for case in samples["this tree"]:
+        a, b = (stats_of(case, samples[name][case]) for name in kids)
+        lm = [stats_of(case, samples[name][f"LM() {case.split(' ', 1)[1]}"]) for name in kids]
+        paired = statistics.median(x / y for x, y in zip(a.samples, b.samples, strict=True))
+        ra, rb = answers["this tree"][case], answers["against"][case]
+        same = all(x[0] == y[0] and x[1] == y[1] for x, y in zip(ra, rb, strict=True))
+        dq = max(float(np.abs(np.subtract(x[2], y[2])).max()) for x, y in zip(ra, rb, strict=True))
+        print(f"| {case} | {a.spread(1e6 / n)} | {b.spread(1e6 / n)} | {paired:.3f} | "
+              f"{a.median / lm[0].median:.2f}× | {b.median / lm[1].median:.2f}× | {same} | {dq:.1e} |")
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--child"]:
+        _child()
+        return
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--bakes", type=int, default=4, help="targets baked for the spin measure")
+    ap.add_argument("--against", type=Path, help="another checkout: interleaved A/B, nothing written")
+    ap.add_argument("-o", "--output", type=Path, default=Path(__file__).with_name("results_fabrik.md"))
+    args = ap.parse_args()
+    if args.against is not None:
+        _against(args.against, args.rounds)
+        return
+    jit.ALWAYS = True  # compiled from the first solve (a process otherwise starts on NumPy: fabrik.COMPILE_PAYS)
+    sc = load("humanoid")
+    start, targets = arm_targets(sc)
+    fig = sc.figure
+    rest, cases = _cases(fig, start, targets)
+    solvers = list(rest)
     results = {k: fn() for k, fn in cases.items()}
     for k in solvers:  # the two calls solve the same problems: the same answers
         a, b = results[f"{k} {CALLS[0]}"], results[f"{k} {CALLS[1]}"]

@@ -36,6 +36,44 @@ def test_a_kernel_calls_the_kernels_it_names_and_leaves_its_module_alone() -> No
         _double = plain
 
 
+def _row_sums(A: np.ndarray, out: np.ndarray) -> None:
+    for i in range(A.shape[0]):
+        row = A[i]  # a view: numba would count a reference to it
+        s = 0.0
+        for j in range(row.shape[0]):
+            s += row[j]
+        out[i] = s
+
+
+def _sums_many(A: np.ndarray, times: int) -> np.ndarray:
+    out = np.empty(A.shape[0])
+    acc = np.zeros(A.shape[0])
+    for _ in range(times):
+        _row_sums(A, out)
+        acc += out
+    return acc
+
+
+def test_a_helper_without_reference_counts_runs_inside_a_counting_kernel() -> None:
+    """kernel(refcounts=False): the copy other kernels call is compiled with numba's ``_nrt`` off; the one Python
+    calls keeps it (it boxes arrays). Called 10⁴ times from a kernel that allocates, it leaves every array whole."""
+    global _row_sums
+    plain = _row_sums
+    _row_sums = jit.kernel(plain, refcounts=False)
+    try:
+        k = jit.kernel(_sums_many, calls=(_row_sums,))
+        assert k is not None and isinstance(_row_sums, jit.Kernel)
+        A = np.arange(12.0).reshape(3, 4)
+        np.testing.assert_array_equal(k(A, 10_000), 10_000 * A.sum(axis=1))
+        assert _row_sums.inner().targetoptions["_nrt"] is False
+        assert "_nrt" not in _row_sums.compiled().targetoptions  # the entry from Python: numba's default
+        out = np.empty(3)
+        _row_sums(A, out)
+        np.testing.assert_array_equal(out, A.sum(axis=1))
+    finally:
+        _row_sums = plain
+
+
 def test_the_lm_kernels_stay_wrappers_after_the_loop_compiles() -> None:
     lm_jit.warm_up()
     for name in ("chain_forward", "chain_residual", "solve_spd"):

@@ -455,7 +455,8 @@ def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
     W = _work(ch, q.shape[0])
     _fk(ch, q, W.T0, W.p0, 0)
-    return _step(ch, q, P, published, _dist_at(ch, q, P, W), W).copy()
+    _step(ch, q, P, published, _dist_at(ch, q, P, W), W)
+    return W.dq.copy()
 
 
 def _try(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, before: float, W: _Work) -> float:
@@ -466,8 +467,9 @@ def _try(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, before
     return _kept(ch, q, P, before, W.alt, W)
 
 
-def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W: _Work) -> Array:
-    """:func:`step_one` with the summed distance at q known (``before``), into W.dq."""
+def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W: _Work) -> None:
+    """:func:`step_one` with the summed distance at q known (``before``), into W.dq (returned through W: a kernel
+    compiled without reference counts returns no array)."""
     dq, n = W.dq, q.shape[0]
     _iterate(ch, q, P, not published, W.none, W, dq)
     for i in range(n):
@@ -482,7 +484,7 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
         _extend(ch, q, P, after, dq, W)
     for i in range(n):
         if dq[i] != 0.0:
-            return dq
+            return
     for g in range(W.shared.shape[0]):
         if W.shared[g]:  # nothing lowers the distance on a tree: the branches alone (.fabrik._branches)
             off = published and not published  # False, not a literal (a literal compiles _iterate again)
@@ -490,7 +492,6 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
             for i in range(n):
                 dq[i] = W.alt[i]
             break
-    return dq
 
 
 def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) -> None:
@@ -510,24 +511,28 @@ def _extend(ch: FabrikChain, q: Array, P: Array, d: float, dq: Array, W: _Work) 
 
 
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded or by a positive count
+# refcounts=False: helpers that allocate nothing and return no array (numba's reference counts, atomic operations on
+# every array taken from a record, sliced or passed on, were ~60 % of a solve's time: perf)
 _work = kernel(_work, internal=True) or _work
-_local = kernel(_local, internal=True) or _local
-_fk = kernel(_fk, calls=(_local,), internal=True) or _fk
-_dist_at = kernel(_dist_at, calls=(_fk,), internal=True) or _dist_at
-_unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True) or _unit3
-_backward_point = kernel(_backward_point, calls=(_unit3,), internal=True) or _backward_point
-_backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERRORS, internal=True) or _backward
-_ls_turn = kernel(_ls_turn, internal=True) or _ls_turn
-_wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True) or _wrap
-clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,)) or clamp_angle1
-_carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True) or _carry
-_targets = kernel(_targets, internal=True) or _targets
+_local = kernel(_local, internal=True, refcounts=False) or _local
+_fk = kernel(_fk, calls=(_local,), internal=True, refcounts=False) or _fk
+_dist_at = kernel(_dist_at, calls=(_fk,), internal=True, refcounts=False) or _dist_at
+_unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _unit3
+_backward_point = kernel(_backward_point, calls=(_unit3,), internal=True, refcounts=False) or _backward_point
+_backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERRORS, internal=True,
+                   refcounts=False) or _backward
+_ls_turn = kernel(_ls_turn, internal=True, refcounts=False) or _ls_turn
+_wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _wrap
+clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,), refcounts=False) or clamp_angle1
+_carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True, refcounts=False) or _carry
+_targets = kernel(_targets, internal=True, refcounts=False) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
-                                         euler_near), internal=True) or _turn_group
-_iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True) or _iterate
+                                         euler_near), internal=True, refcounts=False) or _turn_group
+_iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True,
+                  refcounts=False) or _iterate
 iteration = kernel(iteration, calls=(_work, _fk, _iterate)) or iteration
-_kept = kernel(_kept, calls=(_dist_at,), internal=True) or _kept
-_try = kernel(_try, calls=(_iterate, _kept), internal=True) or _try
-_extend = kernel(_extend, calls=(_dist_at,), internal=True) or _extend
-_step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True) or _step
+_kept = kernel(_kept, calls=(_dist_at,), internal=True, refcounts=False) or _kept
+_try = kernel(_try, calls=(_iterate, _kept), internal=True, refcounts=False) or _try
+_extend = kernel(_extend, calls=(_dist_at,), internal=True, refcounts=False) or _extend
+_step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True, refcounts=False) or _step
 step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one

@@ -149,7 +149,8 @@ def _solve_one(ch: FabrikChain, st: FabrikSettings, q: Array, P: Array, W: _Work
         if it == st.max_iter:
             break
         it += 1
-        flat = 0 if _advance(ch, st, q, _step(ch, q, P, st.published, total, W)) else st.patience
+        _step(ch, q, P, st.published, total, W)
+        flat = 0 if _advance(ch, st, q, W.dq) else st.patience
         err, pe, total = _measure(ch, q, P, st.w, W)
         h[it] = err
     return it, why, pe
@@ -184,9 +185,10 @@ def solve_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
 
 
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division is guarded
-_measure = kernel(_measure, calls=(_fk,), internal=True) or _measure
-_advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True) or _advance
+# refcounts=False: helpers that allocate nothing and return no array (as in .fabrik_jit)
+_measure = kernel(_measure, calls=(_fk,), internal=True, refcounts=False) or _measure
+_advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _advance
 _unpack = kernel(_unpack, internal=True) or _unpack
-_solve_one = kernel(_solve_one, calls=(_measure, _step, _advance), internal=True) or _solve_one
+_solve_one = kernel(_solve_one, calls=(_measure, _step, _advance), internal=True, refcounts=False) or _solve_one
 solve_all = kernel(solve_all, calls=(_unpack, _work, _solve_one)) or solve_all
 solve_packed = kernel(solve_packed, calls=(_unpack, _work, _solve_one)) or solve_packed

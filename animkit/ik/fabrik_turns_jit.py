@@ -246,18 +246,21 @@ def _relative(X: Array, o: Array, out: Array) -> None:
             out[t, i] = X[t, i] - o[i]
 
 
-_mv = kernel(_mv, internal=True) or _mv
-_mm = kernel(_mm, internal=True) or _mm
-_mtm = kernel(_mtm, internal=True) or _mtm
-_into_frame = kernel(_into_frame, internal=True) or _into_frame
-_out_of_frame = kernel(_out_of_frame, internal=True) or _out_of_frame
-_relative = kernel(_relative, internal=True) or _relative
-_align = kernel(_align, error_model=_NUMPY_ERRORS, internal=True) or _align
-_horn_n = kernel(_horn_n, internal=True) or _horn_n
-_top_eigenvector = kernel(_top_eigenvector, error_model=_NUMPY_ERRORS, internal=True) or _top_eigenvector
-_quat_matrix = kernel(_quat_matrix, error_model=_NUMPY_ERRORS, internal=True) or _quat_matrix
+# refcounts=False: helpers that allocate nothing and return no array (as in .fabrik_jit)
+_mv = kernel(_mv, internal=True, refcounts=False) or _mv
+_mm = kernel(_mm, internal=True, refcounts=False) or _mm
+_mtm = kernel(_mtm, internal=True, refcounts=False) or _mtm
+_into_frame = kernel(_into_frame, internal=True, refcounts=False) or _into_frame
+_out_of_frame = kernel(_out_of_frame, internal=True, refcounts=False) or _out_of_frame
+_relative = kernel(_relative, internal=True, refcounts=False) or _relative
+_align = kernel(_align, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _align
+_horn_n = kernel(_horn_n, internal=True, refcounts=False) or _horn_n
+_top_eigenvector = kernel(_top_eigenvector, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or \
+    _top_eigenvector
+_quat_matrix = kernel(_quat_matrix, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _quat_matrix
 best_turn_into = kernel(best_turn_into, calls=(_align, _horn_n, _top_eigenvector, _quat_matrix),
-                         error_model=_NUMPY_ERRORS) or best_turn_into
-_euler = kernel(_euler, error_model=_NUMPY_ERRORS, internal=True) or _euler
-_near = kernel(_near, error_model=_NUMPY_ERRORS, internal=True) or _near
-euler_near = kernel(euler_near, calls=(_euler, _near), error_model=_NUMPY_ERRORS, internal=True) or euler_near
+                         error_model=_NUMPY_ERRORS, refcounts=False) or best_turn_into
+_euler = kernel(_euler, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _euler
+_near = kernel(_near, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _near
+euler_near = kernel(euler_near, calls=(_euler, _near), error_model=_NUMPY_ERRORS, internal=True,
+                    refcounts=False) or euler_near
