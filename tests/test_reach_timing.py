@@ -456,6 +456,28 @@ def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> No
     assert p.measures.chatter_deg <= QUICK_CHATTER[name], name
 
 
+def test_the_quick_high_reach_chatters_at_its_start_not_in_its_hold() -> None:
+    """Where the quick high target's chatter is: its hand meets every waypoint (within 0.1 mm), and from the stroke's
+    second half on (its arrival and the hold) no joint zig-zags more than 0.2° (0.16° measured; the hold itself moves
+    nothing). Its 1.71° (QUICK_CHATTER) is its first frames: the straight hanging arm is singular along
+    the climb, and the least-change frame solve lifts the hand by the one joint that lifts it to first order, the
+    clavicle (0.6, 4.6, 12.7° in frames 1-3, at its -25° limit by frame 7), with the shoulder's adduction and the
+    wrist's deviation (0.7 -> 13.2° in frame 3), until the elbow must bend (-6 -> -24° in frame 4). An elbow bending
+    as the square root of the climb from frame 1 (the two-link closed form: 9.5, 24.8, 44° at 15 fps) would read
+    0.1°; no least-change step finds it, since the elbow lifts the hand to second order only (issue 21 open)."""
+    from animkit.motion.reach import compare
+
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    (p,) = compare(scene, target=GRID_TARGETS["high"], chains=["hips-up"], duration=1.0, hold=0.5, fps=15,
+                   quiet=True).panels
+    assert p.reached and np.linalg.norm(p.trail - p.waypoints, axis=1).max() <= 1e-4
+    start, arrival = int(round(p.lead_s * 15)), int(round((p.lead_s + p.duration_s) * 15))
+    assert chatter(scene.figure, p.poses[(start + arrival) // 2:])[0] <= 0.2
+    assert np.ptp(p.poses[arrival:], axis=0).max() <= 1e-12  # the hold: still
+    top, dof = chatter(scene.figure, p.poses[: start + 6])  # the first frames (Δ⁴ centred on frames 2-3) carry it
+    assert top == pytest.approx(p.measures.chatter_deg) and dof == "wrist_r.rz"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fps", [15.0, 24.0, 30.0])
 @pytest.mark.parametrize("duration", [1.0, 2.0, 3.0])
