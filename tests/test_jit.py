@@ -171,3 +171,30 @@ def test_warming_shares_groups_through_a_folder_and_waits_only_for_the_kernel_re
         ended.wait("tests.test_jit:_not_warmed")  # a kernel the lines do not name: no wait
     finally:
         _triple = plain
+
+
+def _shared(x: float) -> float:
+    return x + 1.0
+
+
+def _first_caller(x: float) -> float:
+    return _shared(x)
+
+
+def _second_caller(x: float) -> float:
+    return _shared(x) * 2.0
+
+
+def test_kernels_calling_one_unlisted_kernel_form_one_group() -> None:
+    """Two listed kernels that call the same kernel compiled only inside its callers (no line of its own, as
+    FABRIK's ``step_one`` and ``solve_all`` share ``_step``) are one group: one process compiles the shared
+    kernel once and the second caller loads it, instead of two processes compiling it at once. A kernel calling
+    nothing stays alone, and the heaviest group comes first."""
+    shared = jit.kernel(_shared)
+    first = jit.kernel(_first_caller, calls=(shared,))
+    second = jit.kernel(_second_caller, calls=(shared,))
+    alone = jit.kernel(_double)
+    assert all(isinstance(k, jit.Kernel) for k in (shared, first, second, alone))
+    kernels = {k.key: k for k in (first, second, alone)}  # type: ignore[union-attr]
+    weight = {first.key: 1.0, second.key: 1.5, alone.key: 2.0}  # type: ignore[union-attr]
+    assert jit._groups(kernels, weight) == [{first.key, second.key}, {alone.key}]  # type: ignore[union-attr]
