@@ -293,7 +293,9 @@ def _compile_rows(rows: list[list[str]], found: dict[str, Kernel], keys: set[str
     import pickle
 
     done = skipped = 0
-    for key in sorted(keys, key=lambda key: [row[0] for row in rows].index(key)):
+    order = [row[0] for row in rows]
+    weight = {row[0]: float(row[1]) for row in rows}
+    for key in sorted(keys, key=lambda key: (-weight[key], order.index(key))):  # the heaviest (most reached) first
         start = time.process_time()
         for _, _, sig_text in (row for row in rows if row[0] == key and not found[key].internal):
             try:
@@ -328,8 +330,10 @@ def _kernels_named(keys: set[str]) -> dict[str, Kernel]:
 
 
 def _groups(kernels: dict[str, Kernel], weight: dict[str, float]) -> list[set[str]]:
-    """The keys in groups, heaviest first: a kernel goes with the heavy kernels it calls, directly or not (those
-    weighing at least a fifth of the heaviest: compiling them twice would cost more than unbalanced groups)."""
+    """The keys in groups, heaviest first: a kernel goes with the kernels it calls, directly or not, that are heavy
+    (weighing at least a fifth of the heaviest) or have no weight of their own (no line: compiled only inside their
+    callers, so two kernels calling the same such kernel, as FABRIK's ``step_one`` and ``solve_all`` call ``_step``,
+    go together). Compiling them twice at once, in two processes, would cost more than unbalanced groups."""
     heavy = 0.2 * max(weight.values(), default=0.0)
     parent: dict[str, str] = {}  # union-find over keys
 
@@ -345,7 +349,7 @@ def _groups(kernels: dict[str, Kernel], weight: dict[str, float]) -> list[set[st
             if c.key not in seen:
                 seen.add(c.key)
                 todo.extend(c.calls)
-                if weight.get(c.key, 0.0) >= heavy:
+                if c.key not in weight or weight[c.key] >= heavy:
                     parent[root(c.key)] = root(key)
     groups: dict[str, set[str]] = {}
     for key in kernels:

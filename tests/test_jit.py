@@ -209,3 +209,43 @@ def test_warming_shares_groups_through_a_folder_and_waits_only_for_the_kernel_re
         ended.wait("tests.test_jit:_not_warmed")  # a kernel the lines do not name: no wait
     finally:
         _triple = plain
+
+
+def _shared(x: float) -> float:
+    return x + 1.0
+
+
+def _first_caller(x: float) -> float:
+    return _shared(x)
+
+
+def _second_caller(x: float) -> float:
+    return _shared(x) * 2.0
+
+
+def _alone(x: float) -> float:
+    return x - 1.0
+
+
+def test_kernels_calling_one_unlisted_kernel_form_one_group(monkeypatch, tmp_path) -> None:
+    """Two listed kernels that call the same kernel compiled only inside its callers (no line of its own, as
+    FABRIK's ``step_one`` and ``solve_all`` share ``_step``) are one group of :func:`jit.warm` (one claim in the
+    shared folder): one process compiles the shared kernel once and the second caller loads it, instead of two
+    processes compiling it at once. A kernel calling nothing is a group of its own."""
+    import numba.core.config
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path / "cache"))
+    shared = jit.kernel(_shared)
+    first = jit.kernel(_first_caller, calls=(shared,))
+    second = jit.kernel(_second_caller, calls=(shared,))
+    alone = jit.kernel(_alone)
+    assert first is not None and second is not None and alone is not None
+    assert (first(1.0), second(1.0), alone(1.0)) == (2.0, 4.0, 0.0)
+    names = ("_first_caller", "_second_caller", "_alone")
+    lines = [line for line in jit.signatures(prefix="tests.") if line.split("\t")[0].endswith(names)]
+    assert len(lines) == 3  # the shared kernel has no line: it compiles inside its callers
+    folder = tmp_path / "warming"
+    folder.mkdir()
+    assert jit.warm(lines, 0, 2, shared=folder) == (3, 0)
+    claims = sorted(p.name.rpartition(":")[2] for p in folder.glob("claim.*"))
+    assert claims == ["_alone", "_first_caller"]  # two groups; before, a third claim for _second_caller
