@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.ik.body import Body, centres, com_jacobian
 from animkit.ik.tasks import Configuration, Task
+from animkit.model.transforms import vector_norm
 
 __all__ = ["Hang"]
 
@@ -64,13 +65,13 @@ class Hang(Task):
         limb = Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves)
         com, Jc = com_jacobian(fig, limb, c.state)
         u = np.asarray(self.up, dtype=float)
-        u = u / np.linalg.norm(u)
+        u = u / vector_norm(u)
         h = float(u @ (com - c.state.p[top]))
         P = c.state.p
         reach = np.zeros(cf.node_count)  # path length from the top joint to each node's origin, through the bones
         for i in np.flatnonzero(below):  # (in the world: a scaled parent, CesiumMan's, shrinks the local offsets,
             if i != top:  # and L < −h left e = 0 and no pull at all)
-                reach[i] = reach[cf.parent[i]] + float(np.linalg.norm(P[i] - P[cf.parent[i]]))
+                reach[i] = reach[cf.parent[i]] + vector_norm(P[i] - P[cf.parent[i]])
         ell = reach[limb.node] + np.linalg.norm(centres(limb, c.state) - P[limb.node], axis=1)
         e = math.sqrt(max(2.0 * (h + float(limb.mass @ ell) / limb.total), 0.0))
         own = below[cf.dof_node]  # the limb's own DOFs only

@@ -54,7 +54,7 @@ def prioritised_step(levels: Sequence[Level], grad: Array, sc: Array, bound: flo
     n = len(sc)
     dphi = np.zeros(n)
     P: Array | None = None  # I until the first level
-    null = bool(np.any(grad))
+    null = bool(grad.any())
     last = len(levels) - 1
     for k, (J, V, lam) in enumerate(levels):
         Jt = J * sc
@@ -70,7 +70,7 @@ def prioritised_step(levels: Sequence[Level], grad: Array, sc: Array, bound: flo
     if not null:
         return np.asarray(sc * dphi, dtype=float)
     dz = 0.5 * (_eye(n) if P is None else P) @ (sc * grad)
-    big = float(np.max(np.abs(dz), initial=0.0))
+    big = float(np.abs(dz).max(initial=0.0))
     if big > bound:  # a small step: its second-order effect on the tasks stays below what they correct
         dz *= bound / big
     return np.asarray(sc * (dphi - dz), dtype=float)
