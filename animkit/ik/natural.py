@@ -134,14 +134,15 @@ class Natural(SteppedSolver):
         have settled), the goals stall (STALL) or ``max_iter``."""
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
-        stack = eyes_from(stack, stack.config(q))
+        start = stack.config(q)
+        stack = eyes_from(stack, start)  # its tasks only: ``start`` is still this stack's configuration at q
         rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
         pos = ori = math.inf
         for it in range(self.max_iter + 1):
-            c = stack.config(q)
+            c = start if it == 0 else stack.config(q)
             pos, ori, met = stack.goal_errors(c)
             errors.append(pos)
             if it == self.max_iter:
