@@ -60,7 +60,7 @@ class Hang(Task):
         below = _below(cf.parent, top)
         seg = below[c.body.node]
         if not seg.any():
-            return np.zeros(1), np.zeros((1, fig.dof_count))
+            return np.zeros(1), np.zeros((1, cf.dof_count))
         b = c.body
         limb = Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves)
         com, Jc = com_jacobian(fig, limb, c.state)

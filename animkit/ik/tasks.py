@@ -510,7 +510,7 @@ class Balance(Task):
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= 0:
-            return np.zeros(1), np.zeros((1, c.figure.dof_count))
+            return np.zeros(1), np.zeros((1, c.figure.compiled.dof_count))
         return np.array([gap]), -(margin_gradient(hull, x) @ (B @ self._kept(Jc)))[None]
 
     def _kept(self, J: Array) -> Array:
@@ -531,7 +531,7 @@ class Balance(Task):
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= -BALANCE_HOLD:
-            return np.zeros((0, c.figure.dof_count)), np.zeros(0), self.damping
+            return np.zeros((0, c.figure.compiled.dof_count)), np.zeros(0), self.damping
         d = hull.mean(axis=0) - x
         d = d / max(vector_norm(d), 1e-12)
         w = math.sqrt(self.weight)  # within BALANCE_HOLD past the margin: held where it is (no on-off chatter)
@@ -579,12 +579,22 @@ class Posture(Task):
         return replace(self, pose=np.asarray(target, dtype=float))
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        D = c.figure.dof_count
         pose = c.pose if self.pose is None else np.asarray(self.pose, dtype=float)
-        idx = np.arange(D) if self.dofs is None else np.asarray(self.dofs, dtype=np.intp)
-        J = np.zeros((len(idx), D))
-        J[np.arange(len(idx)), idx] = 1.0
+        idx, J = self._rows(c.figure.compiled.dof_count)
         return c.pose[idx] - pose[idx], J
+
+    def _rows(self, D: int) -> tuple[NDArray[np.intp], Array]:
+        """S (|S|,) and ∂e/∂θ (|S|, D), the rows of I on S: the same at every configuration, made once per D
+        (read-only, as every task's J is to its readers)."""
+        got = self.__dict__.get("_rows_memo")
+        if got is None or got[0] != D:
+            idx = np.arange(D) if self.dofs is None else np.asarray(self.dofs, dtype=np.intp)
+            J = np.zeros((len(idx), D))
+            J[np.arange(len(idx)), idx] = 1.0
+            J.flags.writeable = False
+            got = (D, idx, J)
+            object.__setattr__(self, "_rows_memo", got)
+        return got[1], got[2]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
