@@ -123,7 +123,7 @@ def _errstate() -> tuple[Any, Any] | None:
     """(the context variable holding NumPy's error state, the function that makes one): what np.errstate's
     __enter__ and __exit__ do, without building the context manager on every solve; None where absent."""
     try:
-        from numpy._core._ufunc_config import _extobj_contextvar
+        from numpy._core._ufunc_config import _extobj_contextvar  # type: ignore[attr-defined]
         from numpy._core.umath import _make_extobj
     except ImportError:  # pragma: no cover - another NumPy: np.errstate itself
         return None
