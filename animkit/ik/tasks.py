@@ -21,11 +21,11 @@ task's :meth:`Task.gradient` ∇(½ w ‖e‖²) = w Jᵀe. A new task is one cl
 
 from __future__ import annotations
 
-import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -86,8 +86,7 @@ class Configuration:
     pose: Array
     state: FigureState
     memo: dict[object, tuple[Array, Array]] = field(default_factory=dict, repr=False)  # task → its (e, J) here
-    residuals: dict[object, Array] = field(default_factory=dict, repr=False)  # task → its e alone here (a goal's
-    # error, asked before its J: :func:`_frame_error` reuses it)
+    residuals: dict[object, Array] = field(default_factory=dict, repr=False)  # task → its e alone (a goal's)
 
     def node(self, name: str) -> int:
         """The index (figure.compiled order) of a node or rig effector, checked."""
@@ -124,8 +123,7 @@ def _frame_residual(c: Configuration, node: int, position: Array, rotation: Arra
 
 def _frame_error(c: Configuration, node: int, position: Array, rotation: Array | None, e: Array | None = None
                  ) -> tuple[Array, Array]:
-    """e = [p − t, log(R R_tᵀ)^∨] and ∂e/∂θ = [∂p, J_l⁻¹(e_o) ∂ω] (orientation rows only with a rotation); ``e``:
-    the residual already found here (:func:`_frame_residual`'s numbers), taken as it is."""
+    """e = [p − t, log(R R_tᵀ)^∨] and ∂e/∂θ = [∂p, J_l⁻¹(e_o) ∂ω] (orientation rows with a rotation; ``e``: given)."""
     s = c.state
     if e is None:
         e = _frame_residual(c, node, position, rotation)
@@ -137,8 +135,7 @@ def _frame_error(c: Configuration, node: int, position: Array, rotation: Array |
 
 
 def _goal_residual(task: Task, c: Configuration, node: int, position: Array, rotation: Array | None) -> Array:
-    """A frame task's e at ``c`` (:func:`_frame_residual`), found once per configuration: from its (e, J) where
-    those were found, else kept for :func:`_frame_error` (a goal's error is asked first, its J after)."""
+    """A frame task's e at ``c`` (:func:`_frame_residual`) once per configuration, kept for :func:`_frame_error`."""
     got = c.memo.get(task)
     if got is not None:
         return got[0]
@@ -447,18 +444,14 @@ class Gaze(Task):
             return self._aim_from(c.state.p[i], c.state.R[i])
         return self._held_aim
 
-    @functools.cached_property
-    def _held_aim(self) -> Array:
-        """:meth:`aim` from ``eye_frame``: fixed for the task (a frozen value), found once, not every iteration."""
+    @cached_property
+    def _held_aim(self) -> Array:  # from ``eye_frame``, fixed for the (frozen) task: found once, not every iteration
         M = np.asarray(self.eye_frame, dtype=float)
         return self._aim_from(M[:3, 3], M[:3, :3])
 
-    def _aim_from(self, p: Array, R: Array) -> Array:
-        """The aim point reckoned from a head at p with world rotation R (:func:`pitch_shared_aim`)."""
-        assert self.eye_range is not None
-        f = np.asarray(self.forward, dtype=float)
-        return pitch_shared_aim(p, np.asarray(self.target, dtype=float), np.asarray(self.up, dtype=float), R @ f,
-                                self.eye_range)
+    def _aim_from(self, p: Array, R: Array) -> Array:  # reckoned from a head at p turned by R
+        return pitch_shared_aim(p, np.asarray(self.target, dtype=float), np.asarray(self.up, dtype=float),
+                                R @ np.asarray(self.forward, dtype=float), float(self.eye_range or 0.0))
 
     def report(self, c: Configuration) -> float:
         """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
@@ -579,22 +572,12 @@ class Posture(Task):
         return replace(self, pose=np.asarray(target, dtype=float))
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
+        D = c.figure.compiled.dof_count
         pose = c.pose if self.pose is None else np.asarray(self.pose, dtype=float)
-        idx, J = self._rows(c.figure.compiled.dof_count)
+        idx = np.arange(D) if self.dofs is None else np.asarray(self.dofs, dtype=np.intp)
+        J = np.zeros((len(idx), D))
+        J[np.arange(len(idx)), idx] = 1.0
         return c.pose[idx] - pose[idx], J
-
-    def _rows(self, D: int) -> tuple[NDArray[np.intp], Array]:
-        """S (|S|,) and ∂e/∂θ (|S|, D), the rows of I on S: the same at every configuration, made once per D
-        (read-only, as every task's J is to its readers)."""
-        got = self.__dict__.get("_rows_memo")
-        if got is None or got[0] != D:
-            idx = np.arange(D) if self.dofs is None else np.asarray(self.dofs, dtype=np.intp)
-            J = np.zeros((len(idx), D))
-            J[np.arange(len(idx)), idx] = 1.0
-            J.flags.writeable = False
-            got = (D, idx, J)
-            object.__setattr__(self, "_rows_memo", got)
-        return got[1], got[2]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
