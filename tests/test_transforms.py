@@ -186,3 +186,17 @@ def test_rotation_error_turns_the_current_frame_onto_the_target(a, b) -> None:
     w = tf.rotation_error(Rt, Rc)
     assert np.linalg.norm(w) <= np.pi + 1e-12
     np.testing.assert_allclose(tf.matrix_from_rotation_vector(w) @ Rc, Rt, atol=1e-8)
+
+
+@given(arrays(np.float64, st.sampled_from([(3,), (6,), (1,), (0,), (2, 3)]),
+              elements=st.floats(-1e150, 1e150, allow_nan=False)))
+def test_vector_norm_is_numpys_norm_bit_for_bit(v: np.ndarray) -> None:
+    """vector_norm(v) == np.linalg.norm(v) exactly (the oracle: NumPy's own), on contiguous arrays and strided views."""
+    for x in (v, v[::-1], v.T):
+        assert tf.vector_norm(x) == float(np.linalg.norm(x))
+
+
+def test_identity3_is_eye_and_read_only() -> None:
+    assert np.array_equal(tf.IDENTITY3, np.eye(3))
+    with pytest.raises(ValueError):
+        tf.IDENTITY3[0, 0] = 2.0

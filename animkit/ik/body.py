@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike, NDArray
 from animkit.model.figure import Figure
 from animkit.model.fk import forward
 from animkit.model.geometry import Box, Capsule, Cylinder, Sphere
-from animkit.model.transforms import cross3
+from animkit.model.transforms import IDENTITY3, cross3, vector_norm
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "centres", "com_jacobian",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
@@ -163,7 +163,7 @@ def gaze_error(s: FigureState, head: int, forward_local: Array, target: Array) -
     """g = f − d with f = R_h f_h and d = (t − p_h)/ρ; returns g, f, d and ρ."""
     f = s.R[head] @ forward_local
     v = target - s.p[head]
-    rho = float(np.linalg.norm(v))
+    rho = vector_norm(v)
     d = v / max(rho, 1e-12)
     return f - d, f, d, rho
 
@@ -181,7 +181,7 @@ def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward
     rev = figure.compiled.dof_revolute
     Jf = (cross3(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
     Jp = point_jacobian(figure, body, s, head, s.p[head])
-    Jd = -((np.eye(3) - np.outer(d, d)) / max(rho, 1e-12)) @ Jp
+    Jd = -((IDENTITY3 - np.outer(d, d)) / max(rho, 1e-12)) @ Jp
     return g, Jf - Jd
 
 

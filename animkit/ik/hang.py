@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.ik.body import Body, centres, com_jacobian
 from animkit.ik.tasks import Configuration, Task
+from animkit.model.transforms import vector_norm
 
 __all__ = ["Hang"]
 
@@ -53,26 +54,42 @@ class Hang(Task):
         return f"hang {self.top}"
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        fig = c.figure
-        cf = fig.compiled
-        top = c.node(self.top)
-        below = _below(cf.parent, top)
-        seg = below[c.body.node]
-        if not seg.any():
-            return np.zeros(1), np.zeros((1, fig.dof_count))
-        b = c.body
-        limb = Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves)
-        com, Jc = com_jacobian(fig, limb, c.state)
-        u = np.asarray(self.up, dtype=float)
-        u = u / np.linalg.norm(u)
+        cf = c.figure.compiled
+        plan = self._plan(c)
+        if plan is None:
+            return np.zeros(1), np.zeros((1, cf.dof_count))
+        top, limb, u, bones, own = plan
+        com, Jc = com_jacobian(c.figure, limb, c.state)
         h = float(u @ (com - c.state.p[top]))
         P = c.state.p
         reach = np.zeros(cf.node_count)  # path length from the top joint to each node's origin, through the bones
-        for i in np.flatnonzero(below):  # (in the world: a scaled parent, CesiumMan's, shrinks the local offsets,
-            if i != top:  # and L < −h left e = 0 and no pull at all)
-                reach[i] = reach[cf.parent[i]] + float(np.linalg.norm(P[i] - P[cf.parent[i]]))
+        for i, parent in bones:  # (in the world: a scaled parent, CesiumMan's, shrinks the local offsets, and
+            reach[i] = reach[parent] + vector_norm(P[i] - P[parent])  # L < −h left e = 0 and no pull at all)
         ell = reach[limb.node] + np.linalg.norm(centres(limb, c.state) - P[limb.node], axis=1)
         e = math.sqrt(max(2.0 * (h + float(limb.mass @ ell) / limb.total), 0.0))
-        own = below[cf.dof_node]  # the limb's own DOFs only
         J = np.where(own, u @ Jc, 0.0) / max(e, 1e-12)
         return np.array([e]), J[None]
+
+    def _plan(self, c: Configuration) -> tuple[int, Body, Array, list[tuple[int, int]], NDArray[np.bool_]] | None:
+        """What :meth:`compute` reads of the figure, found once per compiled figure and body: the top node, the limb's
+        segments as a :class:`Body`, the unit up, the bones (node, parent) below the top in order and the limb's own
+        DOFs; None where no segment hangs below the top."""
+        got = self.__dict__.get("_memo")
+        if got is not None and got[0] is c.figure.compiled and got[1] is c.body:
+            return got[2]
+        cf = c.figure.compiled
+        top = c.node(self.top)
+        below = _below(cf.parent, top)
+        seg = below[c.body.node]
+        plan = None
+        if seg.any():
+            b = c.body
+            u = np.asarray(self.up, dtype=float)
+            bones = [(int(i), int(cf.parent[i])) for i in np.flatnonzero(below) if i != top]
+            plan = (top, Body(b.node[seg], b.mass[seg], b.centroid[seg], b.moves), u / vector_norm(u), bones,
+                    below[cf.dof_node])
+        object.__setattr__(self, "_memo", (cf, c.body, plan))
+        return plan
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # the memo is found again where it is used

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit.model.transforms import vector_norm
+
 __all__ = ["head_pitch_share", "pitch_shared_aim"]
 
 Array = NDArray[np.float64]
@@ -42,17 +44,17 @@ def pitch_shared_aim(head: ArrayLike, target: ArrayLike, up: ArrayLike, ahead: A
     direction serves where the target is straight above or below the head; ``eye_range``: E in radians."""
     p, t = np.asarray(head, dtype=float), np.asarray(target, dtype=float)
     u = np.asarray(up, dtype=float)
-    u = u / np.linalg.norm(u)
+    u = u / vector_norm(u)
     v = t - p
-    rho = float(np.linalg.norm(v))
+    rho = vector_norm(v)
     for g in (v, np.asarray(ahead, dtype=float)):
         g = g - u * (g @ u)
-        n = float(np.linalg.norm(g))
+        n = vector_norm(g)
         if n > 1e-9 * max(rho, 1e-12):
             break
     else:
         return t
-    phi = math.atan2(float(v @ u), float(np.linalg.norm(v - u * (v @ u))))
+    phi = math.atan2(float(v @ u), vector_norm(v - u * (v @ u)))
     if abs(phi) <= 5.0 * abs(eye_range) / 6.0:
         return t
     phi = head_pitch_share(phi, eye_range)

@@ -49,6 +49,7 @@ from animkit.ik.stack import cones_moved
 from animkit.ik.tasks import Balance, Plant, Posture, Reach, Task
 from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
+from animkit.model.transforms import vector_norm
 
 if TYPE_CHECKING:
     from animkit.ik.api import IKProblem
@@ -133,14 +134,15 @@ class Natural(SteppedSolver):
         have settled), the goals stall (STALL) or ``max_iter``."""
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
-        stack = eyes_from(stack, stack.config(q))
+        start = stack.config(q)
+        stack = eyes_from(stack, start)  # its tasks only: ``start`` is still this stack's configuration at q
         rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
         pos = ori = math.inf
         for it in range(self.max_iter + 1):
-            c = stack.config(q)
+            c = start if it == 0 else stack.config(q)
             pos, ori, met = stack.goal_errors(c)
             errors.append(pos)
             if it == self.max_iter:
@@ -155,7 +157,7 @@ class Natural(SteppedSolver):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
             dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
-            if met and float(np.max(np.abs(dq), initial=0.0)) < 1e-3:
+            if met and float(np.abs(dq).max(initial=0.0)) < 1e-3:
                 if self.track or not eyes_moved(stack, c, rounds):
                     reason = "converged"
                     break
@@ -174,7 +176,7 @@ TRACK_TOL = 2e-3  # a bake frame's levels below the goals (a gaze: |f − d| ≈
 
 def _tracked(stack: TaskStack, c: Any) -> bool:
     """Whether every level task that is not a goal (the gaze and its head level) is within TRACK_TOL."""
-    return all(float(np.linalg.norm(t.error(c))) <= TRACK_TOL for t in stack.tasks
+    return all(vector_norm(t.error(c)) <= TRACK_TOL for t in stack.tasks
                if t.weight > 0 and t.priority < NULL_PRIORITY and not t.goal and not t.inequality)
 
 
@@ -210,13 +212,13 @@ def _levels(stack: TaskStack, c: Any, null: bool = True, frames: bool = False
         Jd = J[:, stack.dofs]
         by.setdefault(t.priority, []).append((Jd, V, lam))
         if t.goal:
-            posture &= ~np.any(Jd != 0, axis=0)
+            posture &= ~(Jd != 0).any(axis=0)
     levels = [(np.vstack([j for j, _, _ in parts]), np.concatenate([v for _, v, _ in parts]),
                max(la for _, _, la in parts)) for _, parts in sorted(by.items())]
     bounds = None
     if bj:
         J, room = np.vstack(bj), np.concatenate(broom)
-        acts = np.any(J != 0, axis=1)  # a bound the movable set cannot move is not its business
+        acts = (J != 0).any(axis=1)  # a bound the movable set cannot move is not its business
         bounds = (J[acts], room[acts]) if acts.any() else None
     return levels, grad, posture, bounds
 
@@ -238,7 +240,7 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     band = np.minimum(LIMIT_BAND, LIMIT_SHARE * (hi - lo))
     near = (room < band) & (dq != 0) & posture
     if near.any():  # a posture DOF nearing its limit hands its share to the others smoothly, not at once (no kink)
-        u = np.clip(room[near] / band[near], 0.0, 1.0)
+        u = (room[near] / band[near]).clip(0.0, 1.0)
         sc[near] *= u * u * (3.0 - 2.0 * u)
         dq = bounded_step(levels, bounds, grad, sc, null)
     blocked = ((q + dq <= lo) & (dq < 0)) | ((q + dq >= hi) & (dq > 0))
@@ -248,9 +250,9 @@ def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STE
     if free is not None:  # a neck or free arm on its cone's edge: a trust region (CONE_TRUST)
         dq = trust_scaled(stack.model.cones, q, dq, free, CONE_TRUST)
     if damped:  # a bake's frame: the goals' DOFs by FRAME_STEP (the posture's null-space share is not shrunk with them)
-        big = float(np.max(np.abs(dq[~posture]), initial=0.0))
+        big = float(np.abs(dq[~posture]).max(initial=0.0))
         dq = np.where(posture, dq, dq * min(1.0, FRAME_STEP / big)) if big > 0 else dq
-    big = float(np.max(np.abs(dq), initial=0.0))
+    big = float(np.abs(dq).max(initial=0.0))
     return dq * min(1.0, MAX_STEP / big) if big > 0 else dq
 
 
@@ -306,7 +308,7 @@ def _goal_dofs(stack: TaskStack, c: Any) -> NDArray[np.bool_]:
     goal = np.zeros(len(stack.dofs), dtype=bool)
     for t in stack.tasks:
         if t.goal and not t.inequality and t.weight > 0:
-            goal |= np.any(t.jacobian(c)[:, stack.dofs] != 0, axis=0)
+            goal |= (t.jacobian(c)[:, stack.dofs] != 0).any(axis=0)
     return goal
 
 

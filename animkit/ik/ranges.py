@@ -41,7 +41,7 @@ from animkit.ik.body import Body, FigureState, figure_state, point_jacobians
 from animkit.ik.tasks import Configuration, Task
 from animkit.model.anatomy import RANGE_DEGREES
 from animkit.model.figure import Figure
-from animkit.model.transforms import cross3
+from animkit.model.transforms import IDENTITY3, cross3, vector_norm
 
 __all__ = ["Ranges", "ranges_task", "RANGE_DEGREES"]
 
@@ -88,10 +88,10 @@ class Ranges(Task):
             d = s.p[ir] - s.p[il]
             Jd = J[0] - J[1]
             if "side_bend" in pl.names:
-                n = float(np.linalg.norm(d))
+                n = vector_norm(d)
                 sv = d / n
                 sig = float(sv @ p)
-                ds = (np.eye(3) - np.outer(sv, sv)) @ Jd / n
+                ds = (IDENTITY3 - np.outer(sv, sv)) @ Jd / n
                 names.append("side_bend")
                 vals.append(math.asin(max(-1.0, min(1.0, sig))))
                 rows.append((p @ ds + sv @ dp) / max(math.sqrt(max(1.0 - sig * sig, 0.0)), 1e-9))
@@ -194,7 +194,7 @@ def _knees_in(s: FigureState, J: Array, nodes: NDArray[np.intp], others: NDArray
     lm = np.maximum(np.sqrt((m * m).sum(axis=1)), 1e-300)
     sign = np.where((m * (s.p[others] - a)).sum(axis=1) < 0, -1.0, 1.0)[:, None]
     n = sign * m / lm[:, None]
-    eye = np.eye(3)
+    eye = IDENTITY3
     dah = (eye - ah[:, :, None] * ah[:, None, :]) @ (Jk - Ja) / la[:, None, None]
     dm = cross3(u, (Jt - Ja).transpose(0, 2, 1)).transpose(0, 2, 1)  # u × ∂(t − a), column by column
     dn = sign[:, :, None] * (eye - n[:, :, None] * n[:, None, :]) @ dm / lm[:, None, None]

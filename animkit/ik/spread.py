@@ -84,7 +84,7 @@ class Spread(Task):
     priority: int = 3
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        D = c.figure.dof_count
+        D = c.figure.compiled.dof_count
         es, Js = [np.zeros(0)], [np.zeros((0, D))]
         d = c.pose - c.figure.rest_pose()
         for g in self.groups:

@@ -25,6 +25,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -54,7 +55,7 @@ from animkit.ik.body import (
 )
 from animkit.ik.head_aim import pitch_shared_aim
 from animkit.model.figure import Figure
-from animkit.model.transforms import cross3, rotation_vector_from_matrix
+from animkit.model.transforms import IDENTITY3, cross3, rotation_vector_from_matrix, vector_norm
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian", "centres",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
@@ -70,10 +71,10 @@ BALANCE_SMOOTH = 0.005  # Balance.bounds: τ of the smooth margin (m): at most �
 
 def left_jacobian_inverse(phi: Array) -> Array:
     """J_l⁻¹(φ) = I − ½[φ]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [φ]×², θ = |φ| (→ 1/12 at θ = 0)."""
-    t = float(np.linalg.norm(phi))
+    t = vector_norm(phi)
     K = np.array([[0.0, -phi[2], phi[1]], [phi[2], 0.0, -phi[0]], [-phi[1], phi[0], 0.0]])
     c = 1.0 / 12.0 + t * t / 720.0 if t < 1e-4 else 1.0 / (t * t) - (1.0 + math.cos(t)) / (2.0 * t * math.sin(t))
-    return np.eye(3) - 0.5 * K + c * (K @ K)
+    return IDENTITY3 - 0.5 * K + c * (K @ K)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +86,7 @@ class Configuration:
     pose: Array
     state: FigureState
     memo: dict[object, tuple[Array, Array]] = field(default_factory=dict, repr=False)  # task → its (e, J) here
+    residuals: dict[object, Array] = field(default_factory=dict, repr=False)  # task → its e alone (a goal's)
 
     def node(self, name: str) -> int:
         """The index (figure.compiled order) of a node or rig effector, checked."""
@@ -119,16 +121,28 @@ def _frame_residual(c: Configuration, node: int, position: Array, rotation: Arra
     return np.concatenate([ep, rotation_vector_from_matrix(c.state.R[node] @ rotation.T)])
 
 
-def _frame_error(c: Configuration, node: int, position: Array, rotation: Array | None) -> tuple[Array, Array]:
-    """e = [p − t, log(R R_tᵀ)^∨] and ∂e/∂θ = [∂p, J_l⁻¹(e_o) ∂ω] (orientation rows only with a rotation)."""
+def _frame_error(c: Configuration, node: int, position: Array, rotation: Array | None, e: Array | None = None
+                 ) -> tuple[Array, Array]:
+    """e = [p − t, log(R R_tᵀ)^∨] and ∂e/∂θ = [∂p, J_l⁻¹(e_o) ∂ω] (orientation rows with a rotation; ``e``: given)."""
     s = c.state
-    ep = s.p[node] - position
+    if e is None:
+        e = _frame_residual(c, node, position, rotation)
     Jp = point_jacobian(c.figure, c.body, s, node, s.p[node])
     if rotation is None:
-        return ep, Jp
-    eo = rotation_vector_from_matrix(s.R[node] @ rotation.T)
-    Jo = left_jacobian_inverse(eo) @ c.angular_jacobian(node)
-    return np.concatenate([ep, eo]), np.vstack([Jp, Jo])
+        return e, Jp
+    Jo = left_jacobian_inverse(e[3:]) @ c.angular_jacobian(node)
+    return e, np.vstack([Jp, Jo])
+
+
+def _goal_residual(task: Task, c: Configuration, node: int, position: Array, rotation: Array | None) -> Array:
+    """A frame task's e at ``c`` (:func:`_frame_residual`) once per configuration, kept for :func:`_frame_error`."""
+    got = c.memo.get(task)
+    if got is not None:
+        return got[0]
+    e = c.residuals.get(task)
+    if e is None:
+        e = c.residuals[task] = _frame_residual(c, node, position, rotation)
+    return e
 
 
 def _pose_target(value: ArrayLike | None, owner: str, check: bool = True) -> tuple[Array | None, Array | None]:
@@ -193,7 +207,7 @@ class Task(ABC):
     def goal_error(self, c: Configuration) -> tuple[float, float]:
         """A goal's (position, orientation) error held to the solver's tolerances: (‖e[:3]‖, ‖e[3:]‖)."""
         e = self.error(c)
-        return float(np.linalg.norm(e[:3])), float(np.linalg.norm(e[3:])) if len(e) > 3 else 0.0
+        return vector_norm(e[:3]), vector_norm(e[3:]) if len(e) > 3 else 0.0
 
     @abstractmethod
     def compute(self, c: Configuration) -> tuple[Array, Array]:
@@ -207,7 +221,7 @@ class Task(ABC):
         """What the prioritised solver asks of this task in one iteration: J, V = −e shortened to ``step_limit``
         (both rows scaled by √weight) and the level's damping λ."""
         e, J = self.computed(c)
-        n = float(np.linalg.norm(e))
+        n = vector_norm(e)
         V = -e * min(1.0, self.step_limit / n) if n > 0 else -e
         s = self.row_scale(len(e))
         return J * s[:, None], V * s, self.damping
@@ -280,23 +294,23 @@ class Reach(Task):
         p, R = _pose_target(self.target, "Reach", check=False)
         if p is None:
             raise IKError(f"Reach {self.effector!r}: no target (give one to the task or to solve)")
-        return _frame_error(c, c.node(self.effector), p, R)
+        return _frame_error(c, c.node(self.effector), p, R, c.residuals.get(self))
 
     def error(self, c: Configuration) -> Array:
         p, R = _pose_target(self.target, "Reach", check=False)
         if p is None:
             raise IKError(f"Reach {self.effector!r}: no target (give one to the task or to solve)")
-        return _frame_residual(c, c.node(self.effector), p, R)
+        return _goal_residual(self, c, c.node(self.effector), p, R)
 
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """V = −e with the position rows shortened to ``step_limit`` and the orientation rows to 0.3 rad; damped far
         from the target, nearly exact close to it: λ = min(damping, max(‖p − t‖, 1e-6))."""
         e, J = self.computed(c)
         V = -e.copy()
-        dist = float(np.linalg.norm(e[:3]))
+        dist = vector_norm(e[:3])
         V[:3] *= min(1.0, self.step_limit / max(dist, 1e-300))
         if len(e) > 3:
-            V[3:] *= min(1.0, self.orientation_step_limit / max(float(np.linalg.norm(e[3:])), 1e-300))
+            V[3:] *= min(1.0, self.orientation_step_limit / max(vector_norm(e[3:]), 1e-300))
         s = self.row_scale(len(e))
         return J * s[:, None], V * s, min(self.damping, max(dist, 1e-6))
 
@@ -343,10 +357,10 @@ class Plant(Task):
         return p, R
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        return _frame_error(c, c.node(self.node), *self._frame(c))
+        return _frame_error(c, c.node(self.node), *self._frame(c), c.residuals.get(self))
 
     def error(self, c: Configuration) -> Array:
-        return _frame_residual(c, c.node(self.node), *self._frame(c))
+        return _goal_residual(self, c, c.node(self.node), *self._frame(c))
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -399,7 +413,7 @@ class Gaze(Task):
             raise IKError("Gaze: no target (give one to the task or to solve)")
         f = np.asarray(self.forward, dtype=float)
         i = c.node(self.head)
-        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / np.linalg.norm(f), self.aim(c))
+        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / vector_norm(f), self.aim(c))
         if self.ear is not None:
             u = np.asarray(self.up, dtype=float)
             ear = c.state.R[i] @ np.asarray(self.ear, dtype=float)
@@ -414,26 +428,30 @@ class Gaze(Task):
     def velocity(self, c: Configuration) -> tuple[Array, Array, float]:
         """V = −e with the look-at rows shortened to ``step_limit`` (the look-at point moves smoothly); the level row
         whole."""
-        e, J = self.compute(c)
+        e, J = self.computed(c)  # shared with error() at this configuration (computed once)
         V = -e.copy()
-        V[:3] *= min(1.0, self.step_limit / max(float(np.linalg.norm(e[:3])), 1e-300))
+        V[:3] *= min(1.0, self.step_limit / max(vector_norm(e[:3]), 1e-300))
         s = self.row_scale(len(e))
         return J * s[:, None], V * s, self.damping
 
     def aim(self, c: Configuration) -> Array:
         """The point the head aims at: the target, or with ``eye_range`` its direction with part of the pitch left to
         the eyes (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
-        t = np.asarray(self.target, dtype=float)
         if self.eye_range is None:
-            return t
-        f = np.asarray(self.forward, dtype=float)
+            return np.asarray(self.target, dtype=float)
         if self.eye_frame is None:  # not resolved: from the head where it is
             i = c.node(self.head)
-            p, R = c.state.p[i], c.state.R[i]
-        else:
-            M = np.asarray(self.eye_frame, dtype=float)
-            p, R = M[:3, 3], M[:3, :3]
-        return pitch_shared_aim(p, t, np.asarray(self.up, dtype=float), R @ f, self.eye_range)
+            return self._aim_from(c.state.p[i], c.state.R[i])
+        return self._held_aim
+
+    @cached_property
+    def _held_aim(self) -> Array:  # from ``eye_frame``, fixed for the (frozen) task: found once, not every iteration
+        M = np.asarray(self.eye_frame, dtype=float)
+        return self._aim_from(M[:3, 3], M[:3, :3])
+
+    def _aim_from(self, p: Array, R: Array) -> Array:  # reckoned from a head at p turned by R
+        return pitch_shared_aim(p, np.asarray(self.target, dtype=float), np.asarray(self.up, dtype=float),
+                                R @ np.asarray(self.forward, dtype=float), float(self.eye_range or 0.0))
 
     def report(self, c: Configuration) -> float:
         """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
@@ -485,7 +503,7 @@ class Balance(Task):
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= 0:
-            return np.zeros(1), np.zeros((1, c.figure.dof_count))
+            return np.zeros(1), np.zeros((1, c.figure.compiled.dof_count))
         return np.array([gap]), -(margin_gradient(hull, x) @ (B @ self._kept(Jc)))[None]
 
     def _kept(self, J: Array) -> Array:
@@ -506,9 +524,9 @@ class Balance(Task):
         x = B @ com
         gap = self.margin - polygon_margin(hull, x)
         if gap <= -BALANCE_HOLD:
-            return np.zeros((0, c.figure.dof_count)), np.zeros(0), self.damping
+            return np.zeros((0, c.figure.compiled.dof_count)), np.zeros(0), self.damping
         d = hull.mean(axis=0) - x
-        d = d / max(float(np.linalg.norm(d)), 1e-12)
+        d = d / max(vector_norm(d), 1e-12)
         w = math.sqrt(self.weight)  # within BALANCE_HOLD past the margin: held where it is (no on-off chatter)
         return w * (B @ self._kept(Jc)), w * d * max(gap + 1e-3, 0.0), self.damping
 
@@ -554,7 +572,7 @@ class Posture(Task):
         return replace(self, pose=np.asarray(target, dtype=float))
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        D = c.figure.dof_count
+        D = c.figure.compiled.dof_count
         pose = c.pose if self.pose is None else np.asarray(self.pose, dtype=float)
         idx = np.arange(D) if self.dofs is None else np.asarray(self.dofs, dtype=np.intp)
         J = np.zeros((len(idx), D))

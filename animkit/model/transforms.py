@@ -30,6 +30,8 @@ from animkit.model.quaternions import (
 
 __all__ = [
     "cross3",
+    "IDENTITY3",
+    "vector_norm",
     "EULER_ORDERS",
     "AXES",
     "identity",
@@ -198,6 +200,10 @@ def drotation_z(theta: ArrayLike) -> Array:
     return _planar(theta, 0, 1, True)
 
 
+IDENTITY3: Final = np.eye(3)  # I (3, 3), read-only: made once (np.eye's numbers, not allocated on every call)
+IDENTITY3.flags.writeable = False
+
+
 def cross3(a: Array, b: Array) -> Array:
     """a × b = (a₁b₂ − a₂b₁, a₂b₀ − a₀b₂, a₀b₁ − a₁b₀) over the last axis (length 3), broadcast: the same operations
     as ``np.cross``, bit for bit, without its per-call axis handling (≈ 10× faster on the small arrays of IK)."""
@@ -209,6 +215,14 @@ def cross3(a: Array, b: Array) -> Array:
     out[..., 1] = a2 * b0 - a0 * b2
     out[..., 2] = a0 * b1 - a1 * b0
     return out
+
+
+def vector_norm(v: Array) -> float:
+    """‖v‖ = √(v·v) over every element of a float array: ``np.linalg.norm(v)``'s numbers, bit for bit (the same
+    ravel and dot product, a correctly rounded square root), without its per-call checks (≈ 5× faster on the 3-vectors
+    of IK, which it measures thousands of times a bake)."""
+    x = v.ravel(order="K")
+    return math.sqrt(float(x.dot(x)))
 
 
 def _skew(a: Array) -> Array:
@@ -225,7 +239,7 @@ def matrix_about_axis(axis: ArrayLike, theta: ArrayLike) -> Array:
     a = np.asarray(axis, dtype=float)
     t = np.asarray(theta, dtype=float)[..., None, None]
     K = _skew(a)
-    return np.eye(3) + np.sin(t) * K + (1.0 - np.cos(t)) * (K @ K)
+    return IDENTITY3 + np.sin(t) * K + (1.0 - np.cos(t)) * (K @ K)
 
 
 def rotation_about_axis(axis: ArrayLike, theta: ArrayLike) -> Array:
@@ -255,7 +269,6 @@ def invert_rigid(M: ArrayLike) -> Array:
     return out
 
 
-_I3 = np.eye(3)
 _ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
@@ -265,7 +278,7 @@ def is_rigid(M: ArrayLike, tol: float = 1e-6) -> bool:
     if M.shape[-2:] != (4, 4) or not np.all(np.isfinite(M)):
         return False
     if M.shape == (4, 4):  # one matrix: plain arithmetic, no LAPACK call
-        if (M[:3, :3] == _I3).all() and (M[3] == _ROW).all():  # a pure translation (most arcs): rigid
+        if (M[:3, :3] == IDENTITY3).all() and (M[3] == _ROW).all():  # a pure translation (most arcs): rigid
             return True
         R = M[:3, :3]
         r0, r1, r2 = R
@@ -316,12 +329,12 @@ def rotation_vector_from_matrix(R: ArrayLike) -> Array:
     M: Array = np.asarray(R, dtype=float)
     flat = M.reshape(M.shape[:-2] + (9,))
     u = 0.5 * (flat[..., _VEE_A] - flat[..., _VEE_B])
-    cos = np.clip(0.5 * (flat[..., _DIAG].sum(-1) - 1.0), -1.0, 1.0)
+    cos = (0.5 * (flat[..., _DIAG].sum(-1) - 1.0)).clip(-1.0, 1.0)
     sin = np.sqrt(np.einsum("...i,...i->...", u, u))
     angle = np.arctan2(sin, cos)
     out: Array = u * np.where(sin > 1e-12, angle / np.maximum(sin, 1e-300), 1.0)[..., None]
     near_pi = (cos < 0.0) & (sin < 1e-6)
-    if np.any(near_pi):
+    if near_pi.any():
         S = 0.5 * (M + np.swapaxes(M, -1, -2)) - cos[..., None, None] * np.eye(3)
         col = np.argmax(np.stack([S[..., 0, 0], S[..., 1, 1], S[..., 2, 2]], -1), axis=-1)
         ax = np.take_along_axis(S, col[..., None, None].repeat(3, -1), -2)[..., 0, :]
