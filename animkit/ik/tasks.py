@@ -52,7 +52,7 @@ from animkit.ik.body import (
     support_from_feet,
     support_polygon,
 )
-from animkit.ik.head_aim import pitch_shared_aim
+from animkit.ik.head_aim import pitch_shared_aim, shift_shared_aim
 from animkit.model.figure import Figure
 from animkit.model.transforms import cross3, rotation_vector_from_matrix
 
@@ -358,7 +358,8 @@ class Gaze(Task):
     ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
     turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand);
     ``eye_range`` (E, radians; None: the head alone): the head aims at the point :meth:`aim`, the target's direction
-    with up to E of its pitch left to the eyes (:mod:`animkit.ik.head_aim`), reckoned from ``eye_frame`` (the head's
+    with up to E of the gaze shift from ``start`` (a world direction; None: of its pitch) left to the eyes
+    (:mod:`animkit.ik.head_aim`), reckoned from ``eye_frame`` (the head's
     world rotation and its neck's base where a solve starts: the natural solver sets it at each solve's start,
     :meth:`resolved` at the problem's pose; None: the head where it is): the aim point is fixed within a solve, so
     its gaze is stationary (reckoned from the moving head instead, the whole body's solve took 200 iterations
@@ -373,6 +374,7 @@ class Gaze(Task):
     dofs: Sequence[int] | None = None
     eye_range: float | None = None
     eye_frame: ArrayLike | None = None
+    start: ArrayLike | None = None
     priority: int = 2
     damping: float = 0.05
     step_limit: float = 0.3
@@ -421,8 +423,10 @@ class Gaze(Task):
         return J * s[:, None], V * s, self.damping
 
     def aim(self, c: Configuration) -> Array:
-        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the pitch left to
-        the eyes (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
+        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the gaze shift
+        from ``start`` (the body's forward where the reach starts, world) left to the eyes
+        (:func:`animkit.ik.head_aim.shift_shared_aim`), without ``start`` part of its pitch
+        (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
         t = np.asarray(self.target, dtype=float)
         if self.eye_range is None:
             return t
@@ -433,6 +437,8 @@ class Gaze(Task):
         else:
             M = np.asarray(self.eye_frame, dtype=float)
             p, R = M[:3, 3], M[:3, :3]
+        if self.start is not None:  # the eyes' share along the gaze shift from the body's forward
+            return shift_shared_aim(p, t, np.asarray(self.start, dtype=float), self.eye_range)
         return pitch_shared_aim(p, t, np.asarray(self.up, dtype=float), R @ f, self.eye_range)
 
     def report(self, c: Configuration) -> float:
