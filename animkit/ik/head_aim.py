@@ -13,6 +13,9 @@ go no further. In eye-head gaze shifts the eyes carry up to ~30° and the head t
 Neurophysiol 58:427; Freedman 2008, Exp Brain Res 190:369). φ_h is continuous with its slope (1 − E S' ≥ 0: the
 head never turns back as the target drops): a hard clamp of the head's pitch stopped the head dead where a moving
 look-at point crossed it (the neck's jitter 0.22 -> 0.9-1.2°).
+
+:func:`shift_shared_aim` takes the same share of the whole gaze shift from the body's start forward instead (the
+eyes take part of an oblique shift's vector, its yaw too): the natural reach's Gaze uses it (``Gaze.start``).
 """
 
 from __future__ import annotations
