@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import animkit
-from animkit.ik.head_aim import head_pitch_share, pitch_shared_aim
+from animkit.ik.head_aim import head_pitch_share, pitch_shared_aim, shift_shared_aim
 from animkit.motion.reach_measures import head_lean, head_pitch
 
 UP = np.array([0.0, 1.0, 0.0])
@@ -106,12 +106,55 @@ def test_a_target_straight_below_is_aimed_along_the_heads_own_yaw() -> None:
     assert np.allclose(aim, _spherical(head, 0.8, 45.0, -60.0), atol=1e-12)
 
 
+def _turned(s: np.ndarray, v: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues: the unit ``s`` turned by ``angle`` (rad) about s × v toward the unit ``v``."""
+    k = np.cross(s, v)
+    k = k / np.linalg.norm(k)
+    return s * math.cos(angle) + np.cross(k, s) * math.sin(angle) + k * float(k @ s) * (1.0 - math.cos(angle))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-170.0, 170.0), st.floats(-85.0, 85.0), st.floats(-60.0, 60.0), st.floats(0.1, 3.0),
+       st.floats(10.0, 40.0))
+def test_the_shift_shared_aim_turns_the_start_toward_the_target_by_the_heads_share(
+        yaw: float, pitch: float, start_yaw: float, rho: float, eyes: float) -> None:
+    """The aim point is ρ from the head along the body's start forward ŝ turned toward the target's direction v̂ (about
+    ŝ × v̂, Rodrigues) by φ_h = head_pitch_share(φ, E) of their angle φ: the eyes take the rest, at most E."""
+    head = np.array([0.3, 1.6, -0.2])
+    target = _spherical(head, rho, yaw, pitch)
+    s = _spherical(np.zeros(3), 1.0, start_yaw, 0.0)
+    v = (target - head) / rho
+    phi = math.acos(float(np.clip(s @ v, -1.0, 1.0)))
+    aim = shift_shared_aim(head, target, 2.0 * s, math.radians(eyes))
+    if phi <= 5.0 * math.radians(eyes) / 6.0 or math.sin(phi) < 1e-6:
+        assert np.allclose(aim, target, atol=1e-12)
+        return
+    want = head + rho * _turned(s, v, head_pitch_share(phi, math.radians(eyes)))
+    assert np.allclose(aim, want, atol=1e-9)
+    d = (aim - head) / rho
+    left = math.degrees(math.acos(float(np.clip(d @ v, -1.0, 1.0))))  # what the eyes take
+    assert -1e-7 <= left <= eyes + 1e-7
+
+
+def test_straight_ahead_the_shift_share_is_the_pitch_share() -> None:
+    """A target straight ahead and below (or above) the body's level forward: the gaze shift is a pitch, and both
+    shares give the same aim point (E = 30°: 70° below is aimed at 40° below)."""
+    head = np.array([0.0, 1.6, 0.0])
+    for pitch in (-89.0, -70.0, -47.5, -20.0, 35.0, 60.0):
+        target = _spherical(head, 0.9, 0.0, pitch)
+        a = shift_shared_aim(head, target, FWD, math.radians(30.0))
+        assert np.allclose(a, pitch_shared_aim(head, target, UP, FWD, math.radians(30.0)), atol=1e-12)
+    assert np.allclose(shift_shared_aim(head, _spherical(head, 0.9, 0.0, -70.0), FWD, math.radians(30.0)),
+                       _spherical(head, 0.9, 0.0, -40.0), atol=1e-12)
+
+
 def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
     """The humanoid scene's natural hips-up reach to a point low in front: unlimited (``eye_range`` None), the head
     looks straight at it (pitched 82° down, the trunk bent); with the eyes' share (``Priors``' default,
     ``eyes=EYE_RANGE``) the head looks, within 2.5° (the solve's EYE_TOL, 2°, and its tolerance), at the aim point
-    reckoned in closed form from where its neck's base ended (the target's yaw and distance, its pitch cut to
-    head_pitch_share), the eyes take at most their 30° (+ 2.5°) and the reach is still met."""
+    reckoned in closed form from where its neck's base ended (the body's start forward turned toward the target by
+    head_pitch_share of their angle, at the target's distance), the eyes take at most their 30° (+ 2.5°) and the
+    reach is still met."""
     import dataclasses
 
     from animkit.ik import IKProblem
@@ -141,9 +184,10 @@ def test_a_natural_solve_pitches_the_head_by_its_share_only() -> None:
     assert pitch(r_free.pose) < -50.0
     base = fig.world(r.pose)["neck"][:3, 3]  # the neck's base: the topmost joint of the gaze's DOFs
     v = target - base
-    phi = math.atan2(v[1], math.hypot(v[0], v[2]))
-    aim = _spherical(base, float(np.linalg.norm(v)), math.degrees(math.atan2(v[0], v[2])),
-                     math.degrees(head_pitch_share(phi, EYE_RANGE)))
+    s = np.asarray(gaze.start, dtype=float)  # the body's level forward at the start: the gaze shift's origin
+    assert abs(float(s @ UP)) < 1e-12
+    vh = v / np.linalg.norm(v)
+    aim = base + float(np.linalg.norm(v)) * _turned(s, vh, head_pitch_share(math.acos(float(s @ vh)), EYE_RANGE))
     W = fig.world(r.pose)[gaze.head]
     f = W[:3, :3] @ fwd
 

@@ -18,6 +18,7 @@ The compiled cone projection is held to the NumPy one (the same angles, to 1e-9 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -96,11 +97,35 @@ def test_the_hand_moves_in_one_stroke(panels, chain: str) -> None:  # type: igno
     assert m is not None
     assert m.speed_peaks <= 3 and m.min_jerk_r >= 0.95
     if chain == "hips-up":  # issue 21's goal (0.97, one peak): met since the joints rest far from gimbal lock
-        assert m.min_jerk_r >= 0.97  # measured: r 0.98-0.999 (was 0.936-0.971, 3 peaks)
-        if m.speed_peaks != 1:  # each of gaze's and still's branches alone: 1 peak; merged: a one-frame hitch
-            pytest.xfail(f"issue 21 open: {m.speed_peaks} speed peaks on CesiumMan hips-up since the fourteenth "
-                         "session's merge (the eyes' share on by default with bounded frame steps): one frame lags "
-                         "~1.5 mm mid-stroke and catches up (speed 0.243, 0.198, 0.251, 0.205 m/s at frames 49-52)")
+        assert m.min_jerk_r >= 0.97  # measured: r 0.999 (was 0.936-0.971, 3 peaks)
+        # one peak since the eyes take their share along the gaze shift (head_aim.shift_shared_aim): with the pitch
+        # alone theirs, the neck thrashed on its cones' rims and one frame lagged (2 peaks, frames 49-52)
+        assert m.speed_peaks == 1
+
+
+@pytest.mark.slow
+def test_the_neck_moves_smoothly(panels, cesium) -> None:  # type: ignore[no-untyped-def]
+    """The hips-up reach's neck (the gaze's DOFs): no joint angle steps more in a frame than the head may turn
+    (HEAD_SPEED / fps, 6.3°), and its jitter |θ(f+1) − 2θ(f) + θ(f−1)| / 4 stays under 1°. With the eyes' share
+    on the pitch alone, the head was aimed 56° to the side of the trunk, beyond the neck's 2 × 30° twist; both neck
+    joints pressed on their cones' rims 31.6° off the aim, where its error is flat along the rims, and the neck
+    wandered there: steps up to 12° a frame (the frame step's cap), jitter 2.55°, 23 sign reversals."""
+    from animkit.ik.natural import Priors
+    from animkit.ik.tasks import Gaze
+    from animkit.model.chains import dof_indices
+    from animkit.motion.reach_frames import HEAD_SPEED
+
+    fig = cesium.figure
+    dofs = list(np.asarray(fig.dof_names)[dof_indices(fig, "hips-up", effector="hand_r")])
+    gaze = next(t for t in Priors().problem(fig, "hand_r", dofs).tasks if isinstance(t, Gaze))
+    assert gaze.dofs is not None
+    neck = list(gaze.dofs)
+    assert {fig.dof_names[d].split(".")[0] for d in neck} == {"Skeleton_neck_joint_1", "Skeleton_neck_joint_2"}
+    q = panels["hips-up"].poses[:, neck]
+    step = float(np.degrees(np.abs(np.diff(q, axis=0))).max())
+    jitter = float(np.degrees(np.abs(q[2:] - 2 * q[1:-1] + q[:-2]) / 4).max())
+    assert step <= math.degrees(HEAD_SPEED) / FPS, step  # measured 5.5° (was 12.0°)
+    assert jitter <= 1.0, jitter  # measured 0.48° (was 2.55°)
 
 
 @pytest.mark.slow
@@ -174,10 +199,12 @@ def test_the_neck_turns_the_head_never_slides_it(cesium) -> None:  # type: ignor
 def test_the_gaze_leads_the_hand(panels, chain: str) -> None:  # type: ignore[no-untyped-def]
     """Issue 21 §3's gaze lead, measured with the eyes (the gaze is on the target once the eyes, 30° at most, can
     take what the head leaves: tests/test_head_pitch.py holds that measure to a closed form): the head starts before
-    the hand and the gaze settles before the hand's peak speed (measured: +1.1 s on both). The head itself keeps
-    moving after: the trunk's late bend carries it down while the neck is on its cones' edge (both joints, twist
-    −30°, the shared 45° swing), 75° down at the end, the eyes 20° off the target (head alone: lead −0.6/−0.8 s)."""
+    the hand and the gaze settles before the hand's peak speed (head alone: lead −0.6/−0.8 s). The eyes take their
+    share of the whole gaze shift (yaw too: head_aim.shift_shared_aim), 30° at the end, plus what the head leaves of
+    its own aim (a bake frame's gaze is met within TRACK_TOL; measured 30.25°: the main job's test allows the same
+    0.5°). With the pitch alone theirs, the head was asked 56° aside, past the neck's twist, and ended 31.6° off its
+    aim with the neck thrashing on its cones' rims (:func:`test_the_neck_moves_smoothly`)."""
     m = panels[chain].measures
     assert m is not None and m.head_start_s is not None and m.hand_start_s is not None
     assert m.head_start_s <= m.hand_start_s and m.gaze_lead_s is not None and m.gaze_lead_s > 0.0
-    assert m.eyes_deg is not None and m.eyes_deg <= 30.0
+    assert m.eyes_deg is not None and m.eyes_deg <= 30.0 + 0.5

@@ -13,6 +13,9 @@ go no further. In eye-head gaze shifts the eyes carry up to ~30° and the head t
 Neurophysiol 58:427; Freedman 2008, Exp Brain Res 190:369). φ_h is continuous with its slope (1 − E S' ≥ 0: the
 head never turns back as the target drops): a hard clamp of the head's pitch stopped the head dead where a moving
 look-at point crossed it (the neck's jitter 0.22 -> 0.9-1.2°).
+
+:func:`shift_shared_aim` takes the same share of the whole gaze shift from the body's start forward instead (the
+eyes take part of an oblique shift's vector, its yaw too): the natural reach's Gaze uses it (``Gaze.start``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.model.transforms import vector_norm
 
-__all__ = ["head_pitch_share", "pitch_shared_aim"]
+__all__ = ["head_pitch_share", "pitch_shared_aim", "shift_shared_aim"]
 
 Array = NDArray[np.float64]
 
@@ -59,3 +62,29 @@ def pitch_shared_aim(head: ArrayLike, target: ArrayLike, up: ArrayLike, ahead: A
         return t
     phi = head_pitch_share(phi, eye_range)
     return np.asarray(p + rho * (math.cos(phi) * g / n + math.sin(phi) * u), dtype=float)
+
+
+def shift_shared_aim(head: ArrayLike, target: ArrayLike, start: ArrayLike, eye_range: float) -> Array:
+    """a = p + ρ (cos φ_h ŝ + sin φ_h ŵ), φ = ∠(ŝ, v̂), φ_h = :func:`head_pitch_share` (φ, E), ŵ = the unit part of
+    v̂ ⟂ ŝ: the eyes' share taken along the gaze shift from ``start`` (ŝ, the body's forward where the reach starts)
+    to the target's direction v̂ = (t − p)/ρ, not along its pitch alone (the target itself where φ ≤ 5E/6 or the
+    shift is undefined, v̂ = −ŝ). Straight ahead and below, the shift is a pitch and a = :func:`pitch_shared_aim`'s;
+    to the side, the eyes take part of the yaw too, as they do of an oblique gaze shift's whole vector (Freedman &
+    Sparks 1997, J Neurophysiol 77:2328; Freedman 2008). With the pitch alone left to the eyes, CesiumMan's hips-up
+    reach aimed its head 56° to the side of the trunk and 32° down, beyond its neck's 2 × 30° twist: the neck
+    pressed on its cones' rims 31.6° off the aim, where the aim's error is flat along the rim, and thrashed."""
+    p, t = np.asarray(head, dtype=float), np.asarray(target, dtype=float)
+    s = np.asarray(start, dtype=float)
+    s = s / np.linalg.norm(s)
+    v = t - p
+    rho = float(np.linalg.norm(v))
+    if rho <= 1e-12:
+        return t
+    v = v / rho
+    w = v - s * float(s @ v)
+    sn = float(np.linalg.norm(w))
+    phi = math.atan2(sn, float(s @ v))
+    if phi <= 5.0 * abs(eye_range) / 6.0 or sn <= 1e-9:
+        return t
+    phi_h = head_pitch_share(phi, eye_range)
+    return np.asarray(p + rho * (math.cos(phi_h) * s + math.sin(phi_h) * w / sn), dtype=float)

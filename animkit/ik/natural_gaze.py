@@ -60,9 +60,9 @@ def eyes_moved(stack: TaskStack, c: Any, rounds: int) -> bool:
 def gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArray[np.bool_], NDArray[np.bool_]],
                eyes: float) -> Gaze | None:
     """The head's Gaze task (forward = up × right at the start, the ear-to-ear axis = right, up to ``eyes`` of the
-    target's pitch left to the eyes; ``moves``: the DOFs that move the effector, the movable set), moved by the DOFs
-    that move the head and not the effector (without such a DOF: weight 0, measured by its report, not enforced);
-    None without a head or a left-right axis."""
+    gaze shift from that forward (its ``start``) to the target left to the eyes; ``moves``: the DOFs that move the
+    effector, the movable set), moved by the DOFs that move the head and not the effector (without such a DOF:
+    weight 0, measured by its report, not enforced); None without a head or a left-right axis."""
     c = figure.compiled
     eff_moves, mov = moves
     index = {n: i for i, n in enumerate(c.node_names)}
@@ -84,5 +84,5 @@ def gaze_task(figure: Figure, bones: Any, s0: Any, up: Array, moves: tuple[NDArr
             fwd = s0.R[h].T @ (ahead / np.linalg.norm(ahead))
             return Gaze(head=head, forward=tuple(fwd), ear=tuple(s0.R[h].T @ right), up=tuple(up),
                         dofs=tuple(int(d) for d in neck), weight=1.0 if len(neck) else 0.0,
-                        eye_range=eyes if eyes > 0 else None)
+                        eye_range=eyes if eyes > 0 else None, start=tuple(ahead / np.linalg.norm(ahead)))
     return None

@@ -7,12 +7,10 @@ DOF of the figure; a problem keeps the columns of its movable set and weighs eac
     Plant      e = [p − p₀, log(R R₀ᵀ)^∨]       (a node keeps a frame: a planted foot)
     Balance    e = [max(0, m₀ − m(B c))]        (the centre of mass at least m₀ inside the support polygon)
     Posture    e = θ_S − θc_S                   (a comfort pose on the DOFs S)
-    Spread     e = r_j − mean(r) per group      (a bend shared over the spine's joints: r_j a turn from rest;
-                                                 in its own file, animkit.ik.spread)
+    Spread     e = r_j − mean(r) per group      (the spine's bend shared; r_j a turn from rest; animkit.ik.spread)
     Cost       e = [√(2 c(θ))], ∂e = ∇cᵀ / e    (any cost with its gradient, e.g. a pose prior: ½e² = c)
 
-J_l⁻¹(φ) = I − ½[φ]× + (1/|φ|² − (1 + cos|φ|)/(2|φ| sin|φ|)) [φ]×² is the inverse left Jacobian of SO(3): the
-exact derivative of the log map under a world-frame turn ω (docs/derivations.md, "Tasks").
+J_l⁻¹(φ) = I − ½[φ]× + (1/|φ|² − (1 + cos|φ|)/(2|φ| sin|φ|)) [φ]×²: SO(3)'s inverse left Jacobian (derivations.md).
 
 What the prioritised (natural) solver reads of a task, as mink's tasks carry their gain and damping: a level task's
 :meth:`Task.velocity` (J, V = −e shortened to ``step_limit``, the level's damping λ = ``damping``) and a null-space
@@ -53,7 +51,7 @@ from animkit.ik.body import (
     support_from_feet,
     support_polygon,
 )
-from animkit.ik.head_aim import pitch_shared_aim
+from animkit.ik.head_aim import pitch_shared_aim, shift_shared_aim
 from animkit.model.figure import Figure
 from animkit.model.transforms import IDENTITY3, cross3, rotation_vector_from_matrix, vector_norm
 
@@ -372,11 +370,10 @@ class Gaze(Task):
     ``forward``: f_h in the head's frame (:func:`head_forward` finds it from the figure); ``dofs``: the DOFs that may
     turn the head (None: all; the natural builder gives the neck's, those that do not move the reaching hand);
     ``eye_range`` (E, radians; None: the head alone): the head aims at the point :meth:`aim`, the target's direction
-    with up to E of its pitch left to the eyes (:mod:`animkit.ik.head_aim`), reckoned from ``eye_frame`` (the head's
-    world rotation and its neck's base where a solve starts: the natural solver sets it at each solve's start,
-    :meth:`resolved` at the problem's pose; None: the head where it is): the aim point is fixed within a solve, so
-    its gaze is stationary (reckoned from the moving head instead, the whole body's solve took 200 iterations
-    instead of 85)."""
+    with up to E of the gaze shift from ``start`` (a world direction; None: of its pitch) left to the eyes
+    (:mod:`.head_aim`), reckoned from ``eye_frame`` (the head's world rotation and neck base where a solve starts: the
+    natural solver sets it at each solve's start, :meth:`resolved` at the problem's pose; None: the head where it is):
+    the aim point is fixed within a solve, so its gaze is stationary (from the moving head: 200 iterations, not 85)."""
 
     kind: ClassVar[str] = "gaze"
     head: str
@@ -387,6 +384,7 @@ class Gaze(Task):
     dofs: Sequence[int] | None = None
     eye_range: float | None = None
     eye_frame: ArrayLike | None = None
+    start: ArrayLike | None = None
     priority: int = 2
     damping: float = 0.05
     step_limit: float = 0.3
@@ -435,8 +433,8 @@ class Gaze(Task):
         return J * s[:, None], V * s, self.damping
 
     def aim(self, c: Configuration) -> Array:
-        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the pitch left to
-        the eyes (:func:`animkit.ik.head_aim.pitch_shared_aim`)."""
+        """The point the head aims at: the target, or with ``eye_range`` its direction with part of the gaze shift
+        from ``start`` left to the eyes (:func:`.head_aim.shift_shared_aim`; without it, of the pitch)."""
         if self.eye_range is None:
             return np.asarray(self.target, dtype=float)
         if self.eye_frame is None:  # not resolved: from the head where it is
@@ -450,8 +448,10 @@ class Gaze(Task):
         return self._aim_from(M[:3, 3], M[:3, :3])
 
     def _aim_from(self, p: Array, R: Array) -> Array:  # reckoned from a head at p turned by R
-        return pitch_shared_aim(p, np.asarray(self.target, dtype=float), np.asarray(self.up, dtype=float),
-                                R @ np.asarray(self.forward, dtype=float), float(self.eye_range or 0.0))
+        t, eyes = np.asarray(self.target, dtype=float), float(self.eye_range or 0.0)
+        if self.start is not None:  # the eyes' share along the gaze shift from the body's forward
+            return shift_shared_aim(p, t, np.asarray(self.start, dtype=float), eyes)
+        return pitch_shared_aim(p, t, np.asarray(self.up, dtype=float), R @ np.asarray(self.forward, dtype=float), eyes)
 
     def report(self, c: Configuration) -> float:
         """Degrees between the head's forward axis and the direction to the point it aims at (:meth:`aim`: the
