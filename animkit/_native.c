@@ -8,7 +8,7 @@
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
- *   retarget_turns: animkit.motion.retarget_drive._turns_numpy, each driven bone's turn per frame (polar factor,
+ *   retarget_turns: animkit.motion.retarget_drive.bone_turns_numpy, each driven bone's turn per frame (polar factor,
  *                rest product, shortest turn onto the source bone) in one pass;
  *   euler_read, turned_by: the retarget drive's reading of a joint's angles in its parent's frame and its world turn
  *                from them (animkit.motion.retarget_drive._drive_groups);
@@ -909,7 +909,7 @@ static PyObject *polar_turns(PyObject *self, PyObject *args) {
 }
 
 /* retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (a polar factor needs the SVD: the caller runs NumPy):
- * animkit.motion.retarget_drive._turns_numpy, bit for bit, for each driven bone j and frame f
+ * animkit.motion.retarget_drive.bone_turns_numpy, bit for bit, for each driven bone j and frame f
  *   out[j, f] = T_jf . P_jf . K_j      P_jf = rotation_part(W[f, src_j, :3, :3]) (polar_turns' steps over the whole
  *   (B x F) stack, so each matrix takes the steps the reference's stack does), T_jf = I where child_j < 0, else
  *   matrix_aligning(P_jf K_j d_j, p[f, child_j] - p[f, src_j]) (its NumPy arithmetic: I + K + (K K) / max(1 + c,

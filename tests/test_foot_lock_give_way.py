@@ -183,12 +183,12 @@ def test_a_biped_gives_way_where_its_sole_cannot_reach_and_nowhere_else(biped: t
 
 
 def test_frames_given_up_are_held_again_for_the_pelvis_within_their_own_contact() -> None:
-    from animkit.motion.foot_lock import _rejoined
+    from animkit.motion.foot_lock import rejoined_masks
 
     heel = np.array([1, 1, 0, 0, 1, 1, 0, 0, 0, 0], dtype=bool)
     toe = np.array([0, 1, 0, 0, 1, 1, 1, 0, 0, 1], dtype=bool)
     gave = np.array([0, 0, 1, 1, 0, 0, 0, 1, 0, 0], dtype=bool)
-    h, t = _rejoined((heel, toe), gave)
+    h, t = rejoined_masks((heel, toe), gave)
     np.testing.assert_array_equal(h, [1, 1, 1, 1, 1, 1, 0, 0, 0, 0])  # frame 7 is no heel contact's
     np.testing.assert_array_equal(t, [0, 1, 1, 1, 1, 1, 1, 1, 0, 1])
     assert not heel[2] and not toe[2]  # the masks given are left as they were

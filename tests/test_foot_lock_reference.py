@@ -91,7 +91,7 @@ def test_lock_with_the_kernels_equals_numpy(source: str, target: str) -> None:
 
 
 def test_leg_bend_kernel_is_the_numpy_step() -> None:
-    """The C extension's ``leg_bend`` against :func:`animkit.motion.leg_ik._bend`'s NumPy path over random legs
+    """The C extension's ``leg_bend`` against :func:`animkit.motion.leg_ik.bend_legs`'s NumPy path over random legs
     (scaled world blocks as under Mixamo's 0.01 armature, any bend, either side): the same knees and turns to 1e-12,
     and the closed form: the new knee lies l₁ from the hip, the turns are rotations carrying the old thigh and shin
     directions onto the new ones."""
@@ -112,10 +112,10 @@ def test_leg_bend_kernel_is_the_numpy_step() -> None:
     n_w, u = rng.normal(size=(2, n, 3))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     rows = (rng.uniform(0, 3, n), rng.uniform(0.1, 1, n), rng.uniform(0.1, 2, n), rng.choice([-1.0, 1.0], n))
-    got = leg_ik._bend((Hp, K, A), (Mh, Mk), n_w, u, rows)
+    got = leg_ik.bend_legs((Hp, K, A), (Mh, Mk), n_w, u, rows)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(jit, "native_kernels", lambda: None)
-        want = leg_ik._bend((Hp, K, A), (Mh, Mk), n_w, u, rows)
+        want = leg_ik.bend_legs((Hp, K, A), (Mh, Mk), n_w, u, rows)
     for g, w in zip(got, want, strict=True):
         assert np.abs(g - w).max() <= 1e-12
     K_new, R_thigh, R_shin = got

@@ -106,17 +106,17 @@ def test_the_stacks_here_have_levels_and_null_terms(chain) -> None:
 def test_solve_pair_is_numpys_solve_and_restores_the_error_state() -> None:
     """The step's solves: np.linalg.solve's numbers bit for bit (the oracle), a singular matrix its LinAlgError, and
     NumPy's error state afterwards as it was before (raised or not)."""
-    from animkit.ik.prioritised import _solve_pair
+    from animkit.ik.prioritised import solve_pair
 
     rng = np.random.default_rng(3)
     A, b, C = rng.normal(size=(4, 4)), rng.normal(size=4), rng.normal(size=(4, 6))
     before = np.geterr()
-    x, Y = _solve_pair(A, b, (A + np.eye(4), C))
+    x, Y = solve_pair(A, b, (A + np.eye(4), C))
     assert np.array_equal(x, np.linalg.solve(A, b)) and np.array_equal(Y, np.linalg.solve(A + np.eye(4), C))
     assert np.geterr() == before
     with pytest.raises(np.linalg.LinAlgError):
-        _solve_pair(np.zeros((2, 2)), np.ones(2), None)
+        solve_pair(np.zeros((2, 2)), np.ones(2), None)
     assert np.geterr() == before
     with np.errstate(all="raise"):  # a caller's own state comes back too
-        _solve_pair(A, b, None)
+        solve_pair(A, b, None)
         assert np.geterr()["over"] == "raise"

@@ -61,7 +61,7 @@ def prioritised_step(levels: Sequence[Level], grad: Array, sc: Array, bound: flo
         JP = np.ascontiguousarray(Jt) if P is None else Jt @ P  # J̃ I: the same numbers, laid out as a product's
         G = JP @ JP.T
         eye = _eye(len(V))
-        x, Y = _solve_pair(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi,
+        x, Y = solve_pair(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi,
                            (G + 1e-8 * eye, JP) if null or k < last else None)
         dphi = dphi + JP.T @ x
         if Y is not None:
@@ -92,7 +92,7 @@ def _singular(*_: object) -> None:
     raise np.linalg.LinAlgError("Singular matrix")
 
 
-def _solve_pair(A: Array, b: Array, second: tuple[Array, Array] | None) -> tuple[Array, Array | None]:
+def solve_pair(A: Array, b: Array, second: tuple[Array, Array] | None) -> tuple[Array, Array | None]:
     """(A⁻¹b, B⁻¹C) for ``second`` = (B, C), else (A⁻¹b, None): np.linalg.solve's own LAPACK calls (its gufuncs,
     the same numbers bit for bit, a singular matrix the same LinAlgError) under one error state, without its
     per-call checks (≈ 25 µs a call: a bake makes thousands)."""

@@ -517,7 +517,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     asked = feet  # what the pelvis answers: a biped's frames given up still ask it down (as if held: its neighbours
     # keep the drop that the frames given up needed and did not get)
     if len(legs) == 2 and gave is not None and any(gave[leg.side].any() for leg in legs):
-        asked = [_held_leg(figure, W, leg, rel, _rejoined(masks[leg.side], gave[leg.side]), lift[leg.side], nb,
+        asked = [_held_leg(figure, W, leg, rel, rejoined_masks(masks[leg.side], gave[leg.side]), lift[leg.side], nb,
                            ground, clear, None)[0] for leg, rel in zip(legs, soles, strict=True)]
     # the pelvis comes down where a locked leg could not reach its goal and up where a planted one would have to bend
     # further than the clip's knee does, and shifts along the ground where the two ask for both (smoothly)
@@ -560,7 +560,7 @@ def _held_leg(figure: Figure, W: Array, leg: Leg, rel: _Sole, mask: tuple[Bool, 
     return HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist), below
 
 
-def _rejoined(mask: tuple[Bool, Bool], gave: Bool) -> tuple[Bool, Bool]:
+def rejoined_masks(mask: tuple[Bool, Bool], gave: Bool) -> tuple[Bool, Bool]:
     """(heel, toe) frames held, with the frames given up inside each of their contacts held again."""
     out = []
     for m in mask:

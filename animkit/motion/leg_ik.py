@@ -150,7 +150,7 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
     l1 = np.repeat([s.lengths[0] for s in todo], F)
     u = _keep_height(to_goal, cat([s.d for s in todo]), dd, up, cat([s.held.w >= 1.0 for s in todo]))
     side = np.repeat([s.side for s in todo], F).astype(float)
-    K_new, R_thigh, R_shin = _bend((Hp, K, A), (Mh, Mk), n_w, u, (alpha, l1, dd, side))
+    K_new, R_thigh, R_shin = bend_legs((Hp, K, A), (Mh, Mk), n_w, u, (alpha, l1, dd, side))
     R_foot = _mm3(cat([s.held.Q for s in todo]), _rotation(Ma))
     writes = []
     for j, s in enumerate(todo):
@@ -161,7 +161,7 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
     return P
 
 
-def _bend(points: tuple[Array, Array, Array], blocks: tuple[Array, Array], n_w: Array, u: Array,
+def bend_legs(points: tuple[Array, Array, Array], blocks: tuple[Array, Array], n_w: Array, u: Array,
           rows: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array]:
     """:func:`held_legs_ik`'s two-bone step for rows of (hip, knee, ankle) positions, the hip's and knee's world
     blocks, the bend axis n_w and the hip → ankle direction û, and (α, l₁, dd, side) per row: (K', R_thigh, R_shin),

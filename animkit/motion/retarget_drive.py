@@ -332,9 +332,9 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
     K = np.stack([Rs0[j].T @ (driven[i].C @ Rt0[i]) for j, i in enumerate(order)])
     d = np.stack([Rt0[i].T @ driven[i].d_target for i in order])  # (B, 3): used where the bone aims
     child = np.array([driven[i].child_source for i in order], dtype=np.int64)
-    R = _turns_compiled(Ws, np.asarray(src, dtype=np.int64), child, K, d)
+    R = bone_turns_compiled(Ws, np.asarray(src, dtype=np.int64), child, K, d)
     if R is None:
-        R = _turns_numpy(Ws, src, child, K, d)
+        R = bone_turns_numpy(Ws, src, child, K, d)
     out = {i: R[j] for j, i in enumerate(order)}
     names = target.node_names
     for i in (i for i in order if driven[i].child_source >= 0):
@@ -347,9 +347,9 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
     return out
 
 
-def _turns_compiled(Ws: Array, src: NDArray[np.int64], child: NDArray[np.int64], K: Array, d: Array
+def bone_turns_compiled(Ws: Array, src: NDArray[np.int64], child: NDArray[np.int64], K: Array, d: Array
                     ) -> Array | None:
-    """:func:`_turns_numpy`'s R, bit for bit, from the C extension's one pass (``retarget_turns``, compiled ahead of
+    """:func:`bone_turns_numpy`'s R, bit for bit, from the C extension's one pass (``retarget_turns``, compiled ahead of
     time: no start-up to repay), or None where it is not built or off, or met a polar factor that needs the SVD."""
     kernel = getattr(jit.native_kernels(), "retarget_turns", None)
     if kernel is None:
@@ -361,7 +361,7 @@ def _turns_compiled(Ws: Array, src: NDArray[np.int64], child: NDArray[np.int64],
     return R if good else None
 
 
-def _turns_numpy(Ws: Array, src: Sequence[int], child: NDArray[np.int64], K: Array, d: Array) -> Array:
+def bone_turns_numpy(Ws: Array, src: Sequence[int], child: NDArray[np.int64], K: Array, d: Array) -> Array:
     """R (B, F, 3, 3) = Δ(f) · rotation_part(W_s(f)) · K for each bone (its source ``src``, its rest product ``K``),
     Δ the shortest turn taking R · d onto the source bone's direction (to its child ``child``, where ≥ 0)."""
     # bone-major (B, F, …): each bone's frames one contiguous block, read as they are by every product after this
