@@ -75,14 +75,14 @@ def shift_shared_aim(head: ArrayLike, target: ArrayLike, start: ArrayLike, eye_r
     pressed on its cones' rims 31.6° off the aim, where the aim's error is flat along the rim, and thrashed."""
     p, t = np.asarray(head, dtype=float), np.asarray(target, dtype=float)
     s = np.asarray(start, dtype=float)
-    s = s / np.linalg.norm(s)
+    s = s / vector_norm(s)
     v = t - p
-    rho = float(np.linalg.norm(v))
+    rho = vector_norm(v)
     if rho <= 1e-12:
         return t
     v = v / rho
     w = v - s * float(s @ v)
-    sn = float(np.linalg.norm(w))
+    sn = vector_norm(w)
     phi = math.atan2(sn, float(s @ v))
     if phi <= 5.0 * abs(eye_range) / 6.0 or sn <= 1e-9:
         return t

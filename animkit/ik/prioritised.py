@@ -62,7 +62,7 @@ def prioritised_step(levels: Sequence[Level], grad: Array, sc: Array, bound: flo
         G = JP @ JP.T
         eye = _eye(len(V))
         x, Y = solve_pair(G + lam * lam * eye, V if k == 0 else V - Jt @ dphi,
-                           (G + 1e-8 * eye, JP) if null or k < last else None)
+                          (G + 1e-8 * eye, JP) if null or k < last else None)
         dphi = dphi + JP.T @ x
         if Y is not None:
             # the projector nearly exact (eigenvalues σ²/(σ² + 1e-8) ∈ [0, 1]): the lower tasks may not leak in

@@ -162,7 +162,7 @@ def held_legs_ik(figure: Figure, P: Array, W: Array, legs: list[tuple[HeldLeg, A
 
 
 def bend_legs(points: tuple[Array, Array, Array], blocks: tuple[Array, Array], n_w: Array, u: Array,
-          rows: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array]:
+              rows: tuple[Array, Array, Array, Array]) -> tuple[Array, Array, Array]:
     """:func:`held_legs_ik`'s two-bone step for rows of (hip, knee, ankle) positions, the hip's and knee's world
     blocks, the bend axis n_w and the hip → ankle direction û, and (α, l₁, dd, side) per row: (K', R_thigh, R_shin),
     K' = Hp + l₁ (cos α û + sin α v̂), v̂ = side (n̂_p × û), n̂_p = n_w ⊥ û, each bone turned from its old direction

@@ -348,9 +348,10 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
 
 
 def bone_turns_compiled(Ws: Array, src: NDArray[np.int64], child: NDArray[np.int64], K: Array, d: Array
-                    ) -> Array | None:
-    """:func:`bone_turns_numpy`'s R, bit for bit, from the C extension's one pass (``retarget_turns``, compiled ahead of
-    time: no start-up to repay), or None where it is not built or off, or met a polar factor that needs the SVD."""
+                        ) -> Array | None:
+    """:func:`bone_turns_numpy`'s R from the C extension's one pass (``retarget_turns``, compiled ahead of time: no
+    start-up to repay), the same to 1e-12 (the C library's cbrt and trigonometry, not NumPy's SIMD ones, which may
+    differ in the last bit), or None where it is not built or off, or met a polar factor that needs the SVD."""
     kernel = getattr(jit.native_kernels(), "retarget_turns", None)
     if kernel is None:
         return None
