@@ -70,6 +70,7 @@ def _numba_njit() -> Any:
             except ImportError:  # pragma: no cover - numba is declared; a platform without its wheels runs NumPy
                 _njit = None
             else:
+                _plain_slice_errors()
                 try:  # numba looks for a cache folder when a cached function is declared: probe it once
                     _njit(cache=True)(_probe)
                 except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any: "cannot"
@@ -77,6 +78,35 @@ def _numba_njit() -> Any:
                     _njit = None
             _loaded = True
     return _njit
+
+
+def _plain_slice_errors() -> bool:
+    """Compile ``a[idx] = b``'s shape check with numba's plain message (its "generic" target's: ``ValueError("cannot
+    assign slice from input of different size")``) instead of its CPU one, which formats both shapes as text at run
+    time (numba ≥ 0.58, numba/numba#9076): that formatting (``str.join`` of ``str(int)``s) is compiled, and linked
+    into every kernel that assigns a slice from an array, once per number of dimensions: about 6 s of CPU for a
+    one-line kernel's first 1-D assignment here, 2 s with the plain one (``tests/test_jit.py``). Only the message
+    of an error the kernels never raise (their shapes agree by construction) changes. Returns whether numba's
+    overload was found and swapped (False on a numba without it: nothing to do)."""
+    try:
+        from numba.core.registry import cpu_target
+        from numba.np import arrayobj
+    except ImportError:  # pragma: no cover - a numba whose layout differs: keep its message
+        return False
+    plain = getattr(arrayobj, "ol_raise_with_shape_context_generic", None)
+    verbose = getattr(arrayobj, "ol_raise_with_shape_context_cpu", None)
+    if plain is None or verbose is None:
+        return False
+    swapped = False
+    typing = cpu_target.typing_context
+    typing.refresh()  # numba's overloads registered (what its first compile does anyway)
+    for template in typing.resolve_value_type(arrayobj.raise_with_shape_context).templates:
+        if getattr(template, "_overload_func", None) is verbose:
+            template._overload_func = plain
+            swapped = True
+        elif getattr(template, "_overload_func", None) is plain:
+            swapped = True  # swapped before (a second call)
+    return swapped
 
 
 def _probe() -> int:  # pragma: no cover - compiled only to find numba's cache folder

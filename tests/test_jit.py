@@ -74,6 +74,23 @@ def test_a_helper_without_reference_counts_runs_inside_a_counting_kernel() -> No
         _row_sums = plain
 
 
+def _copy_into(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    out[:] = a
+    return out
+
+
+def test_a_kernel_s_slice_assignment_checks_shapes_with_numba_s_plain_message(tmp_path) -> None:
+    """``out[:] = a`` in a kernel still checks that the shapes agree (a ValueError, as NumPy's), but with the plain
+    message numba's generic target uses, not the CPU target's message that formats both shapes at run time: that
+    formatting is compiled into every kernel assigning a slice (jit.py's numba loader swaps it; see docs/testing.md
+    for the compile time it saves)."""
+    k = jit.kernel(_copy_into)
+    assert k is not None
+    np.testing.assert_array_equal(k(np.zeros(3), np.arange(3.0)), np.arange(3.0))
+    with pytest.raises(ValueError, match=r"^cannot assign slice from input of different size$"):
+        k(np.zeros(3), np.arange(4.0))
+
+
 def test_the_lm_kernels_stay_wrappers_after_the_loop_compiles() -> None:
     lm_jit.warm_up()
     for name in ("chain_forward", "chain_residual", "solve_spd"):
