@@ -14,7 +14,8 @@
  *                from them (animkit.motion.retarget_drive._drive_groups);
  *   leg_bend: animkit.motion.leg_ik.held_legs_ik's two-bone step (knee, thigh and shin turns) row by row;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
- *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
+ *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major;
+ *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits.
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -831,11 +832,15 @@ static PyObject *mm3(PyObject *self, PyObject *args) {
         const double *A = b[0].buf, *B = b[1].buf;
         double *out = b[2].buf;
         Py_BEGIN_ALLOW_THREADS
+        /* the stacks' indices (i / d) % m kept as counters (a division per matrix cost more than its products) */
+        Py_ssize_t qa = 0, ra = 0, qb = 0, rb = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
-            const double *a = A + ((i / da) % ma) * 9, *m = B + ((i / db) % mb) * 9;
+            const double *a = A + qa * 9, *m = B + qb * 9;
             double *o = out + i * 9;
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++) o[r * 3 + c] = a[r * 3] * m[c] + a[r * 3 + 1] * m[3 + c] + a[r * 3 + 2] * m[6 + c];
+            if (++ra == da) { ra = 0; if (++qa == ma) qa = 0; }
+            if (++rb == db) { rb = 0; if (++qb == mb) qb = 0; }
         }
         Py_END_ALLOW_THREADS
     }
@@ -1465,6 +1470,82 @@ static PyObject *leg_bend(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* unwrap_limits(values, lower, upper, out, F, n) -> None: animkit.motion.retarget_drive._unwrap_into_limits's NumPy
+ * steps per column j of values (F, n), to 1e-12 (the mean's sum may add in another order than NumPy's reduction):
+ *   u = np.unwrap(v) (d = v_f - v_{f-1}; d' = mod(d + pi, 2 pi) - pi, pi where d' = -pi and d > 0; the correction
+ *   d' - d, 0 where |d| < pi, summed in frame order), shift = round((mean u - mid) / 2 pi) 2 pi (mid the middle of
+ *   finite limits, else 0), then where the limits span a whole turn lo + mod(u - shift - lo, 2 pi) capped at hi,
+ *   else u - shift clipped into [lo, hi]; mod is NumPy's (fmod, moved into the divisor's sign), NaN carried as
+ *   NumPy carries it. Frames read row by row (every column at once), twice. */
+static double np_mod(double a, double b) {
+    double m = fmod(a, b);
+    if (m != 0.0) {
+        if ((b < 0) != (m < 0)) m += b;
+    } else m = copysign(0.0, b);
+    return m;
+}
+
+static PyObject *unwrap_limits(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t F, n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nn", &b[0], &b[1], &b[2], &b[3], &F, &n)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 1 && n >= 0 && b[0].len == F * n * f8 && b[1].len == n * f8 && b[2].len == n * f8 &&
+             b[3].len == F * n * f8;
+    double *cum = ok ? PyMem_Calloc((size_t)(3 * n + 1), sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "unwrap_limits: a buffer's size does not match F >= 1 and n");
+    else if (cum == NULL) PyErr_NoMemory();
+    else {
+        const double *V = b[0].buf, *lo = b[1].buf, *hi = b[2].buf;
+        double *out = b[3].buf, *sum = cum + n, *shift = cum + 2 * n;
+        const double pi = 3.141592653589793, two_pi = 2 * 3.141592653589793;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < n; j++) {
+            out[j] = V[j];
+            sum[j] = V[j];
+        }
+        for (Py_ssize_t f = 1; f < F; f++) {
+            const double *v = V + f * n, *prev = v - n;
+            double *o = out + f * n;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double d = v[j] - prev[j];
+                double dm = np_mod(d + pi, two_pi) + -pi;
+                if (dm == -pi && d > 0) dm = pi;
+                double corr = dm - d;
+                if (fabs(d) < pi) corr = 0.0;
+                cum[j] = f == 1 ? corr : cum[j] + corr;
+                o[j] = v[j] + cum[j];
+                sum[j] += o[j];
+            }
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int finite = isfinite(lo[j]) && isfinite(hi[j]);
+            double mid = finite ? 0.5 * (lo[j] + hi[j]) : 0.0;
+            shift[j] = nearbyint((sum[j] / (double)F - mid) / two_pi) * two_pi;
+            cum[j] = finite && hi[j] - lo[j] >= two_pi - 1e-9; /* (reused: whether the limits span a whole turn) */
+        }
+        for (Py_ssize_t f = 0; f < F; f++) {
+            double *o = out + f * n;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double v = o[j] - shift[j];
+                if (cum[j] != 0.0) {
+                    double w = lo[j] + np_mod(v - lo[j], two_pi);
+                    o[j] = w > hi[j] ? hi[j] : w;
+                } else {
+                    double c = v < lo[j] ? lo[j] : v;
+                    o[j] = c > hi[j] ? hi[j] : c;
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(cum);
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1495,6 +1576,8 @@ static PyMethodDef methods[] = {
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,
      "lowest_about(points, origin, d, out, F, V): min_v <p_vf - o_f, d_f>, points (V, F, 3)"},
+    {"unwrap_limits", unwrap_limits, METH_VARARGS,
+     "unwrap_limits(values, lower, upper, out, F, n): angles unwrapped over frames, into their limits"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};
