@@ -15,7 +15,8 @@
  *   leg_bend: animkit.motion.leg_ik.held_legs_ik's two-bone step (knee, thigh and shin turns) row by row;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major;
- *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits.
+ *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits;
+ *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1546,6 +1547,72 @@ static PyObject *unwrap_limits(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* smooth_max(x, out, F, r) -> None: animkit.motion.pelvis.smooth_max's NumPy steps, bit for bit: x (F,) edge-padded
+ * by r, its max over each window of 2r + 1 (NaN carried as np.max carries it), edge-padded by r again, and that
+ * window's mean: NumPy's pairwise sum (eight running sums over blocks of up to 128, halves above; the order
+ * np.add.reduce takes along a contiguous window) divided by 2r + 1. The max by running maxima within blocks of
+ * 2r + 1 (van Herk / Gil-Werman: three comparisons a frame; a max is exact in any order), the mean one window at a
+ * time (NumPy's max and mean over a strided window view take ~F x 49 steps each at 120 fps). Returns 1, or 0
+ * where x holds a NaN (nothing written: left to NumPy, whose max carries it). */
+static double pairwise_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double res = -0.0;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+static PyObject *smooth_max(PyObject *self, PyObject *args) {
+    Py_buffer b[2];
+    Py_ssize_t F, r;
+    int done = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*nn", &b[0], &b[1], &F, &r)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 1 && r >= 0 && b[0].len == F * f8 && b[1].len == F * f8;
+    double *pad = ok ? PyMem_Malloc((size_t)(3 * (F + 2 * r)) * sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "smooth_max: a buffer's size does not match F >= 1 (r >= 0)");
+    else if (pad == NULL) PyErr_NoMemory();
+    else {
+        const double *x = b[0].buf;
+        double *out = b[1].buf;
+        const Py_ssize_t w = 2 * r + 1;
+        Py_BEGIN_ALLOW_THREADS
+        int nan = 0;
+        for (Py_ssize_t i = 0; i < F; i++) nan |= x[i] != x[i];
+        if (!nan) {
+            const Py_ssize_t n = F + 2 * r;
+            double *g = pad + n, *h = pad + 2 * n; /* van Herk / Gil-Werman: running maxima within blocks of w */
+            for (Py_ssize_t i = 0; i < n; i++) pad[i] = x[i < r ? 0 : (i - r >= F ? F - 1 : i - r)];
+            for (Py_ssize_t i = 0; i < n; i++) g[i] = i % w == 0 || pad[i] > g[i - 1] ? pad[i] : g[i - 1];
+            for (Py_ssize_t i = n - 1; i >= 0; i--)
+                h[i] = i == n - 1 || (i + 1) % w == 0 || pad[i] > h[i + 1] ? pad[i] : h[i + 1];
+            for (Py_ssize_t f = 0; f < F; f++) out[f] = h[f] > g[f + w - 1] ? h[f] : g[f + w - 1];
+            for (Py_ssize_t i = 0; i < F + 2 * r; i++) pad[i] = out[i < r ? 0 : (i - r >= F ? F - 1 : i - r)];
+            for (Py_ssize_t f = 0; f < F; f++) out[f] = pairwise_sum(pad + f, w) / (double)w;
+            done = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(pad);
+    for (int q = 0; q < 2; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(done);
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1576,6 +1643,7 @@ static PyMethodDef methods[] = {
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,
      "lowest_about(points, origin, d, out, F, V): min_v <p_vf - o_f, d_f>, points (V, F, 3)"},
+    {"smooth_max", smooth_max, METH_VARARGS, "smooth_max(x, out, F, r) -> 1, or 0 (a NaN: left to NumPy): a max filter, then a mean filter"},
     {"unwrap_limits", unwrap_limits, METH_VARARGS,
      "unwrap_limits(values, lower, upper, out, F, n): angles unwrapped over frames, into their limits"},
     {NULL, NULL, 0, NULL}};

@@ -63,7 +63,7 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
 
 
 #: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
-KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend")
+KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend", "unwrap_limits", "smooth_max")
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])
@@ -125,6 +125,35 @@ def test_leg_bend_kernel_is_the_numpy_step() -> None:
     new = (K_new - Hp) / rows[1][:, None]
     assert np.abs(np.einsum("fij,fjk,fk->fi", R_thigh, np.swapaxes(Mh / np.linalg.norm(Mh[:, :, 0], axis=1)[:, None,
                   None], 1, 2), old) - new).max() < 1e-12
+
+
+def _smooth_max_steps(x: np.ndarray, r: int) -> np.ndarray:
+    """The pelvis's bump in NumPy's own steps: edge-padded windows of 2r + 1, their max, then their mean."""
+    win = np.lib.stride_tricks.sliding_window_view
+    wide = win(np.pad(x, r, mode="edge"), 2 * r + 1).max(axis=1)
+    return win(np.pad(wide, r, mode="edge"), 2 * r + 1).mean(axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_smooth_max_kernel_is_numpys_windows(seed: int) -> None:
+    """The C extension's ``smooth_max`` (running block maxima, then NumPy's pairwise sum per window) against NumPy's
+    max and mean over sliding windows, bit for bit, for windows shorter and longer than NumPy's pairwise block (128)
+    and clips shorter than the window; a clip holding a NaN is left to NumPy (the kernel answers 0, writes nothing).
+    Not on the tree before (the kernel is new)."""
+    from animkit import jit
+
+    native = jit.native_kernels()
+    if native is None or not hasattr(native, "smooth_max"):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+    rng = np.random.default_rng(seed)
+    for F, r in [(1, 3), (7, 24), (60, 24), (400, 2), (2000, 24), (300, 90)]:
+        x = np.maximum(rng.normal(size=F), 0.0) * rng.choice([1e-3, 1.0, 1e3]) * (rng.random(F) < 0.6)
+        out = np.empty(F)
+        assert native.smooth_max(x, out, F, r) == 1
+        assert np.array_equal(out, _smooth_max_steps(x, r))
+    x[5] = np.nan
+    out = np.full(x.size, 7.0)
+    assert native.smooth_max(x, out, x.size, 3) == 0 and (out == 7.0).all()
 
 
 if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out
