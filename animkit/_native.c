@@ -16,7 +16,8 @@
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major;
  *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits;
- *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump).
+ *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump);
+ *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1613,6 +1614,73 @@ static PyObject *smooth_max(PyObject *self, PyObject *args) {
     return PyLong_FromLong(done);
 }
 
+/* drift_means(Y, mask, runs, out, nX, nM, L, U, window) -> None: animkit.motion.legs._drift's NumPy steps, bit for bit:
+ * Y (nX, nM, L, 2) the ground positions of nM planted points in nX clips over L frames, mask (nM, L) uint8 their
+ * contacts, runs (U, 2) int64 the runs [s, e) of the masks' union. Per point, per run [s, e) of its mask, w =
+ * min(window, e - s - 1) >= 1: v(f) = sqrt(dx^2 + dy^2) / w, d = Y(f + w) - Y(f), for f in [s, e - w), NaN elsewhere;
+ * the slowest point per frame (fmin: NaN only where every point is); out (nX, U) each union run's mean of it over
+ * its frames that are not NaN (NumPy's pairwise sum of them, NaN among them read as 0, over their count), NaN where
+ * none is. Scratch: nX * nM * L + L doubles. */
+static PyObject *drift_means(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t nX, nM, L, U, window;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nnnnn", &b[0], &b[1], &b[2], &b[3], &nX, &nM, &L, &U, &window)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = nX >= 1 && nM >= 1 && L >= 1 && U >= 0 && window >= 1 && b[0].len == nX * nM * L * 2 * f8 &&
+             b[1].len == nM * L && b[2].len == U * 2 * 8 && b[3].len == nX * U * f8;
+    const int64_t *runs = b[2].buf;
+    for (Py_ssize_t u = 0; ok && u < U; u++) ok = 0 <= runs[2 * u] && runs[2 * u] < runs[2 * u + 1] && runs[2 * u + 1] <= L;
+    double *v = ok ? PyMem_Malloc((size_t)(nX * nM * L + L) * sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "drift_means: a buffer's size or a run does not match nX, nM, L and U");
+    else if (v == NULL) PyErr_NoMemory();
+    else {
+        const double *Y = b[0].buf;
+        const unsigned char *mask = b[1].buf;
+        double *out = b[3].buf, *seg = v + nX * nM * L;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < nX * nM * L; i++) v[i] = NAN;
+        for (Py_ssize_t j = 0; j < nM; j++) {
+            const unsigned char *m = mask + j * L;
+            for (Py_ssize_t s = 0; s < L;) {
+                if (!m[s]) { s++; continue; }
+                Py_ssize_t e = s;
+                while (e < L && m[e]) e++;
+                Py_ssize_t w = e - s - 1 < window ? e - s - 1 : window;
+                for (Py_ssize_t x = 0; w >= 1 && x < nX; x++) {
+                    const double *y = Y + ((x * nM + j) * L) * 2;
+                    double *o = v + (x * nM + j) * L;
+                    for (Py_ssize_t f = s; f < e - w; f++) {
+                        double dx = y[2 * (f + w)] - y[2 * f], dy = y[2 * (f + w) + 1] - y[2 * f + 1];
+                        o[f] = sqrt(dx * dx + dy * dy) * 1.0 / (double)w;
+                    }
+                }
+                s = e;
+            }
+        }
+        for (Py_ssize_t x = 0; x < nX; x++) {
+            double *slow = v + x * nM * L; /* the slowest point, written over the first point's row */
+            for (Py_ssize_t j = 1; j < nM; j++) {
+                const double *o = v + (x * nM + j) * L;
+                for (Py_ssize_t f = 0; f < L; f++) slow[f] = slow[f] != slow[f] ? o[f] : (o[f] < slow[f] ? o[f] : slow[f]);
+            }
+            for (Py_ssize_t u = 0; u < U; u++) {
+                Py_ssize_t s = (Py_ssize_t)runs[2 * u], e = (Py_ssize_t)runs[2 * u + 1], count = 0;
+                for (Py_ssize_t f = s; f < e; f++) {
+                    seg[f - s] = slow[f] != slow[f] ? 0.0 : slow[f];
+                    count += slow[f] == slow[f];
+                }
+                out[x * U + u] = count ? pairwise_sum(seg, e - s) / (double)count : NAN;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(v);
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1643,6 +1711,8 @@ static PyMethodDef methods[] = {
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,
      "lowest_about(points, origin, d, out, F, V): min_v <p_vf - o_f, d_f>, points (V, F, 3)"},
+    {"drift_means", drift_means, METH_VARARGS,
+     "drift_means(Y, mask, runs, out, nX, nM, L, U, window): the foot lock's mean planted ground speed per run"},
     {"smooth_max", smooth_max, METH_VARARGS, "smooth_max(x, out, F, r) -> 1, or 0 (a NaN: left to NumPy): a max filter, then a mean filter"},
     {"unwrap_limits", unwrap_limits, METH_VARARGS,
      "unwrap_limits(values, lower, upper, out, F, n): angles unwrapped over frames, into their limits"},
