@@ -171,11 +171,17 @@ def windowed_speed(X: Array, mask: NDArray[np.bool_], fps: float, window: float 
     run's length − 1; NaN elsewhere and on a run's last w frames); X (F, d)."""
     out = np.full(X.shape[0], np.nan)
     w0 = max(1, int(round(window * fps)))
+    whole = None  # the full window's speeds over every frame, found once for the runs long enough (the same bits)
     for a, b in _intervals(mask):
         w = min(w0, b - a - 1)
         if w < 1:
             continue
-        out[a:b - w] = _norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
+        if w == w0:
+            if whole is None:
+                whole = _norm(X[w0:] - X[:-w0], axis=1) * fps / w0
+            out[a:b - w] = whole[a:b - w]
+        else:
+            out[a:b - w] = _norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
     return out
 
 
