@@ -14,7 +14,10 @@
  *                from them (animkit.motion.retarget_drive._drive_groups);
  *   leg_bend: animkit.motion.leg_ik.held_legs_ik's two-bone step (knee, thigh and shin turns) row by row;
  *   lowest_along: animkit.look.surface.lowest_along, the lowest of points along a direction per frame (the foot lock);
- *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major.
+ *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major;
+ *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits;
+ *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump);
+ *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -831,11 +834,15 @@ static PyObject *mm3(PyObject *self, PyObject *args) {
         const double *A = b[0].buf, *B = b[1].buf;
         double *out = b[2].buf;
         Py_BEGIN_ALLOW_THREADS
+        /* the stacks' indices (i / d) % m kept as counters (a division per matrix cost more than its products) */
+        Py_ssize_t qa = 0, ra = 0, qb = 0, rb = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
-            const double *a = A + ((i / da) % ma) * 9, *m = B + ((i / db) % mb) * 9;
+            const double *a = A + qa * 9, *m = B + qb * 9;
             double *o = out + i * 9;
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++) o[r * 3 + c] = a[r * 3] * m[c] + a[r * 3 + 1] * m[3 + c] + a[r * 3 + 2] * m[6 + c];
+            if (++ra == da) { ra = 0; if (++qa == ma) qa = 0; }
+            if (++rb == db) { rb = 0; if (++qb == mb) qb = 0; }
         }
         Py_END_ALLOW_THREADS
     }
@@ -1465,6 +1472,215 @@ static PyObject *leg_bend(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* unwrap_limits(values, lower, upper, out, F, n) -> None: animkit.motion.retarget_drive._unwrap_into_limits's NumPy
+ * steps per column j of values (F, n), to 1e-12 (the mean's sum may add in another order than NumPy's reduction):
+ *   u = np.unwrap(v) (d = v_f - v_{f-1}; d' = mod(d + pi, 2 pi) - pi, pi where d' = -pi and d > 0; the correction
+ *   d' - d, 0 where |d| < pi, summed in frame order), shift = round((mean u - mid) / 2 pi) 2 pi (mid the middle of
+ *   finite limits, else 0), then where the limits span a whole turn lo + mod(u - shift - lo, 2 pi) capped at hi,
+ *   else u - shift clipped into [lo, hi]; mod is NumPy's (fmod, moved into the divisor's sign), NaN carried as
+ *   NumPy carries it. Frames read row by row (every column at once), twice. */
+static double np_mod(double a, double b) {
+    double m = fmod(a, b);
+    if (m != 0.0) {
+        if ((b < 0) != (m < 0)) m += b;
+    } else m = copysign(0.0, b);
+    return m;
+}
+
+static PyObject *unwrap_limits(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t F, n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nn", &b[0], &b[1], &b[2], &b[3], &F, &n)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 1 && n >= 0 && b[0].len == F * n * f8 && b[1].len == n * f8 && b[2].len == n * f8 &&
+             b[3].len == F * n * f8;
+    double *cum = ok ? PyMem_Calloc((size_t)(3 * n + 1), sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "unwrap_limits: a buffer's size does not match F >= 1 and n");
+    else if (cum == NULL) PyErr_NoMemory();
+    else {
+        const double *V = b[0].buf, *lo = b[1].buf, *hi = b[2].buf;
+        double *out = b[3].buf, *sum = cum + n, *shift = cum + 2 * n;
+        const double pi = 3.141592653589793, two_pi = 2 * 3.141592653589793;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < n; j++) {
+            out[j] = V[j];
+            sum[j] = V[j];
+        }
+        for (Py_ssize_t f = 1; f < F; f++) {
+            const double *v = V + f * n, *prev = v - n;
+            double *o = out + f * n;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double d = v[j] - prev[j];
+                double dm = np_mod(d + pi, two_pi) + -pi;
+                if (dm == -pi && d > 0) dm = pi;
+                double corr = dm - d;
+                if (fabs(d) < pi) corr = 0.0;
+                cum[j] = f == 1 ? corr : cum[j] + corr;
+                o[j] = v[j] + cum[j];
+                sum[j] += o[j];
+            }
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int finite = isfinite(lo[j]) && isfinite(hi[j]);
+            double mid = finite ? 0.5 * (lo[j] + hi[j]) : 0.0;
+            shift[j] = nearbyint((sum[j] / (double)F - mid) / two_pi) * two_pi;
+            cum[j] = finite && hi[j] - lo[j] >= two_pi - 1e-9; /* (reused: whether the limits span a whole turn) */
+        }
+        for (Py_ssize_t f = 0; f < F; f++) {
+            double *o = out + f * n;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double v = o[j] - shift[j];
+                if (cum[j] != 0.0) {
+                    double w = lo[j] + np_mod(v - lo[j], two_pi);
+                    o[j] = w > hi[j] ? hi[j] : w;
+                } else {
+                    double c = v < lo[j] ? lo[j] : v;
+                    o[j] = c > hi[j] ? hi[j] : c;
+                }
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(cum);
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* smooth_max(x, out, F, r) -> None: animkit.motion.pelvis.smooth_max's NumPy steps, bit for bit: x (F,) edge-padded
+ * by r, its max over each window of 2r + 1 (NaN carried as np.max carries it), edge-padded by r again, and that
+ * window's mean: NumPy's pairwise sum (eight running sums over blocks of up to 128, halves above; the order
+ * np.add.reduce takes along a contiguous window) divided by 2r + 1. The max by running maxima within blocks of
+ * 2r + 1 (van Herk / Gil-Werman: three comparisons a frame; a max is exact in any order), the mean one window at a
+ * time (NumPy's max and mean over a strided window view take ~F x 49 steps each at 120 fps). Returns 1, or 0
+ * where x holds a NaN (nothing written: left to NumPy, whose max carries it). */
+static double pairwise_sum(const double *a, Py_ssize_t n) {
+    if (n < 8) {
+        double res = -0.0;
+        for (Py_ssize_t i = 0; i < n; i++) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        double r[8];
+        Py_ssize_t i;
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    Py_ssize_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+static PyObject *smooth_max(PyObject *self, PyObject *args) {
+    Py_buffer b[2];
+    Py_ssize_t F, r;
+    int done = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*w*nn", &b[0], &b[1], &F, &r)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = F >= 1 && r >= 0 && b[0].len == F * f8 && b[1].len == F * f8;
+    double *pad = ok ? PyMem_Malloc((size_t)(3 * (F + 2 * r)) * sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "smooth_max: a buffer's size does not match F >= 1 (r >= 0)");
+    else if (pad == NULL) PyErr_NoMemory();
+    else {
+        const double *x = b[0].buf;
+        double *out = b[1].buf;
+        const Py_ssize_t w = 2 * r + 1;
+        Py_BEGIN_ALLOW_THREADS
+        int nan = 0;
+        for (Py_ssize_t i = 0; i < F; i++) nan |= x[i] != x[i];
+        if (!nan) {
+            const Py_ssize_t n = F + 2 * r;
+            double *g = pad + n, *h = pad + 2 * n; /* van Herk / Gil-Werman: running maxima within blocks of w */
+            for (Py_ssize_t i = 0; i < n; i++) pad[i] = x[i < r ? 0 : (i - r >= F ? F - 1 : i - r)];
+            for (Py_ssize_t i = 0; i < n; i++) g[i] = i % w == 0 || pad[i] > g[i - 1] ? pad[i] : g[i - 1];
+            for (Py_ssize_t i = n - 1; i >= 0; i--)
+                h[i] = i == n - 1 || (i + 1) % w == 0 || pad[i] > h[i + 1] ? pad[i] : h[i + 1];
+            for (Py_ssize_t f = 0; f < F; f++) out[f] = h[f] > g[f + w - 1] ? h[f] : g[f + w - 1];
+            for (Py_ssize_t i = 0; i < F + 2 * r; i++) pad[i] = out[i < r ? 0 : (i - r >= F ? F - 1 : i - r)];
+            for (Py_ssize_t f = 0; f < F; f++) out[f] = pairwise_sum(pad + f, w) / (double)w;
+            done = 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(pad);
+    for (int q = 0; q < 2; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(done);
+}
+
+/* drift_means(Y, mask, runs, out, nX, nM, L, U, window) -> None: animkit.motion.legs._drift's NumPy steps, bit for bit:
+ * Y (nX, nM, L, 2) the ground positions of nM planted points in nX clips over L frames, mask (nM, L) uint8 their
+ * contacts, runs (U, 2) int64 the runs [s, e) of the masks' union. Per point, per run [s, e) of its mask, w =
+ * min(window, e - s - 1) >= 1: v(f) = sqrt(dx^2 + dy^2) / w, d = Y(f + w) - Y(f), for f in [s, e - w), NaN elsewhere;
+ * the slowest point per frame (fmin: NaN only where every point is); out (nX, U) each union run's mean of it over
+ * its frames that are not NaN (NumPy's pairwise sum of them, NaN among them read as 0, over their count), NaN where
+ * none is. Scratch: nX * nM * L + L doubles. */
+static PyObject *drift_means(PyObject *self, PyObject *args) {
+    Py_buffer b[4];
+    Py_ssize_t nX, nM, L, U, window;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*nnnnn", &b[0], &b[1], &b[2], &b[3], &nX, &nM, &L, &U, &window)) return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = nX >= 1 && nM >= 1 && L >= 1 && U >= 0 && window >= 1 && b[0].len == nX * nM * L * 2 * f8 &&
+             b[1].len == nM * L && b[2].len == U * 2 * 8 && b[3].len == nX * U * f8;
+    const int64_t *runs = b[2].buf;
+    for (Py_ssize_t u = 0; ok && u < U; u++) ok = 0 <= runs[2 * u] && runs[2 * u] < runs[2 * u + 1] && runs[2 * u + 1] <= L;
+    double *v = ok ? PyMem_Malloc((size_t)(nX * nM * L + L) * sizeof(double)) : NULL;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "drift_means: a buffer's size or a run does not match nX, nM, L and U");
+    else if (v == NULL) PyErr_NoMemory();
+    else {
+        const double *Y = b[0].buf;
+        const unsigned char *mask = b[1].buf;
+        double *out = b[3].buf, *seg = v + nX * nM * L;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < nX * nM * L; i++) v[i] = NAN;
+        for (Py_ssize_t j = 0; j < nM; j++) {
+            const unsigned char *m = mask + j * L;
+            for (Py_ssize_t s = 0; s < L;) {
+                if (!m[s]) { s++; continue; }
+                Py_ssize_t e = s;
+                while (e < L && m[e]) e++;
+                Py_ssize_t w = e - s - 1 < window ? e - s - 1 : window;
+                for (Py_ssize_t x = 0; w >= 1 && x < nX; x++) {
+                    const double *y = Y + ((x * nM + j) * L) * 2;
+                    double *o = v + (x * nM + j) * L;
+                    for (Py_ssize_t f = s; f < e - w; f++) {
+                        double dx = y[2 * (f + w)] - y[2 * f], dy = y[2 * (f + w) + 1] - y[2 * f + 1];
+                        o[f] = sqrt(dx * dx + dy * dy) * 1.0 / (double)w;
+                    }
+                }
+                s = e;
+            }
+        }
+        for (Py_ssize_t x = 0; x < nX; x++) {
+            double *slow = v + x * nM * L; /* the slowest point, written over the first point's row */
+            for (Py_ssize_t j = 1; j < nM; j++) {
+                const double *o = v + (x * nM + j) * L;
+                for (Py_ssize_t f = 0; f < L; f++) slow[f] = slow[f] != slow[f] ? o[f] : (o[f] < slow[f] ? o[f] : slow[f]);
+            }
+            for (Py_ssize_t u = 0; u < U; u++) {
+                Py_ssize_t s = (Py_ssize_t)runs[2 * u], e = (Py_ssize_t)runs[2 * u + 1], count = 0;
+                for (Py_ssize_t f = s; f < e; f++) {
+                    seg[f - s] = slow[f] != slow[f] ? 0.0 : slow[f];
+                    count += slow[f] == slow[f];
+                }
+                out[x * U + u] = count ? pairwise_sum(seg, e - s) / (double)count : NAN;
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(v);
+    for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1495,6 +1711,11 @@ static PyMethodDef methods[] = {
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,
      "lowest_about(points, origin, d, out, F, V): min_v <p_vf - o_f, d_f>, points (V, F, 3)"},
+    {"drift_means", drift_means, METH_VARARGS,
+     "drift_means(Y, mask, runs, out, nX, nM, L, U, window): the foot lock's mean planted ground speed per run"},
+    {"smooth_max", smooth_max, METH_VARARGS, "smooth_max(x, out, F, r) -> 1, or 0 (a NaN: left to NumPy): a max filter, then a mean filter"},
+    {"unwrap_limits", unwrap_limits, METH_VARARGS,
+     "unwrap_limits(values, lower, upper, out, F, n): angles unwrapped over frames, into their limits"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

@@ -63,7 +63,8 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
 
 
 #: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
-KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend")
+KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend", "unwrap_limits", "smooth_max",
+           "drift_means")
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])
@@ -125,6 +126,65 @@ def test_leg_bend_kernel_is_the_numpy_step() -> None:
     new = (K_new - Hp) / rows[1][:, None]
     assert np.abs(np.einsum("fij,fjk,fk->fi", R_thigh, np.swapaxes(Mh / np.linalg.norm(Mh[:, :, 0], axis=1)[:, None,
                   None], 1, 2), old) - new).max() < 1e-12
+
+
+def _smooth_max_steps(x: np.ndarray, r: int) -> np.ndarray:
+    """The pelvis's bump in NumPy's own steps: edge-padded windows of 2r + 1, their max, then their mean."""
+    win = np.lib.stride_tricks.sliding_window_view
+    wide = win(np.pad(x, r, mode="edge"), 2 * r + 1).max(axis=1)
+    return win(np.pad(wide, r, mode="edge"), 2 * r + 1).mean(axis=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_smooth_max_kernel_is_numpys_windows(seed: int) -> None:
+    """The C extension's ``smooth_max`` (running block maxima, then NumPy's pairwise sum per window) against NumPy's
+    max and mean over sliding windows, bit for bit, for windows shorter and longer than NumPy's pairwise block (128)
+    and clips shorter than the window; a clip holding a NaN is left to NumPy (the kernel answers 0, writes nothing).
+    Not on the tree before (the kernel is new)."""
+    from animkit import jit
+
+    native = jit.native_kernels()
+    if native is None or not hasattr(native, "smooth_max"):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+    rng = np.random.default_rng(seed)
+    for F, r in [(1, 3), (7, 24), (60, 24), (400, 2), (2000, 24), (300, 90)]:
+        x = np.maximum(rng.normal(size=F), 0.0) * rng.choice([1e-3, 1.0, 1e3]) * (rng.random(F) < 0.6)
+        out = np.empty(F)
+        assert native.smooth_max(x, out, F, r) == 1
+        assert np.array_equal(out, _smooth_max_steps(x, r))
+    x[5] = np.nan
+    out = np.full(x.size, 7.0)
+    assert native.smooth_max(x, out, x.size, 3) == 0 and (out == 7.0).all()
+
+
+def test_drift_means_kernel_known_speeds() -> None:
+    """The C extension's ``drift_means`` (the never-worse judge's mean planted ground speed per contact) on cases with
+    known answers: a point sliding 3 mm a frame along the ground beside one standing still scores 0 (the slowest
+    point counts); alone it scores 3 mm a frame over any window; a second clip of the same run sliding 1.5 mm a
+    frame scores 1.5; a run of one frame is too short to tell (NaN); height never counts. Not on the tree before."""
+    from animkit import jit
+
+    native = jit.native_kernels()
+    if native is None or not hasattr(native, "drift_means"):
+        pytest.skip("the C extension animkit._native is off (ANIMKIT_JIT=0) or not built")
+    L = 40
+    mask = np.zeros((2, L), np.uint8)
+    mask[:, 5:25] = 1
+    mask[:, 30] = 1  # a one-frame run
+    f = np.arange(L, dtype=float)
+    slide = np.stack([0.003 * f, np.zeros(L)], axis=1)  # along the ground: x, z
+    Y = np.zeros((2, 2, L, 2))
+    Y[0, 0], Y[1, 0] = slide, 0.5 * slide
+    Y[:, 1] = 0.0  # the second point stands still
+    runs = np.array([[5, 25], [30, 31]], dtype=np.int64)
+    for window in (1, 6, 30):
+        out = np.empty((2, 2))
+        native.drift_means(Y, mask, runs, out, 2, 2, L, 2, window)
+        assert out[0, 0] == 0.0 and out[1, 0] == 0.0 and np.isnan(out[:, 1]).all()
+        alone = np.empty((2, 2))
+        native.drift_means(np.ascontiguousarray(Y[:, :1]), np.ascontiguousarray(mask[:1]), runs, alone, 2, 1, L, 2,
+                           window)
+        assert np.abs(alone[:, 0] - [0.003, 0.0015]).max() < 1e-15 and np.isnan(alone[:, 1]).all()
 
 
 if __name__ == "__main__" and "--write" in sys.argv:  # the reference poses, from the code checked out

@@ -3,6 +3,7 @@ them."""
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from animkit import load
 from animkit.motion.reach_measures import (
+    TRUNK_BENT,
     bend_shares,
     chatter,
     free_arm_angle,
@@ -22,6 +24,7 @@ from animkit.motion.reach_measures import (
     reach_measures,
     speed_correlation,
     speed_peaks,
+    trunk_lean,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +119,9 @@ def test_head_roll_speed_and_free_arm_known_answers(humanoid) -> None:
     m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], n - 1)
     assert m.head_speed_deg_per_s == pytest.approx(90.0, rel=1e-6)
     assert m.head_roll_deg == pytest.approx(0.0, abs=1e-6)
-    assert m.free_arm_deg == pytest.approx(30.0, abs=1e-6) and m.free_arm_end_deg == pytest.approx(30.0, abs=1e-6)
+    assert m.free_arm_start_deg == pytest.approx(30.0, abs=1e-6)
+    assert m.free_arm_end_deg == pytest.approx(30.0, abs=1e-6)
+    assert m.free_arm_deg is None  # the trunk never bends: the issue's measure has no frame to read
     P[:, names.index("neck.ry")] = 0.0
     P[:, names.index("neck.rz")] = np.radians(20.0)  # ear to shoulder by 20°
     m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], n - 1)
@@ -124,6 +129,29 @@ def test_head_roll_speed_and_free_arm_known_answers(humanoid) -> None:
     x = humanoid.world_positions(humanoid.rest_pose()[None])
     i, k = humanoid.node_names.index("shoulder_l"), humanoid.node_names.index("wrist_l")
     assert free_arm_angle(x, i, k, np.array([0.0, 1.0, 0.0]))[0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_free_arm_is_read_where_the_trunk_bends(humanoid) -> None:
+    """The spine flexes forward 0 → 30° about its side axis with the free arm hanging (0° at rest): the arm turns
+    with the chest, so its angle from vertical is the spine's flexion exactly; its 40° swing out in the first two
+    frames, the trunk still upright (its lean from the first frame under TRUNK_BENT), is not counted."""
+    names = humanoid.dof_names
+    n = 31
+    P = np.tile(humanoid.rest_pose(), (n, 1))
+    flex = np.radians(30.0) * np.arange(n) / (n - 1)
+    P[:, names.index("spine.rx")] = flex
+    P[:2, names.index("shoulder_l.rz")] = np.radians(40.0)
+    m = reach_measures(humanoid, P, FPS, "hand_r", [0.0, 1.0, 1.0], n - 1)
+    x = humanoid.world_positions(P)
+    h, k = humanoid.node_names.index("hips"), humanoid.node_names.index("neck")
+    lean = trunk_lean(x, h, k)
+    bent = lean >= TRUNK_BENT
+    assert not bent[:2].any() and bent[-1]
+    assert m.free_arm_start_deg == pytest.approx(40.0, abs=1e-6)
+    assert m.free_arm_deg == pytest.approx(30.0, abs=1e-6) and m.free_arm_end_deg == pytest.approx(30.0, abs=1e-6)
+    d = x[:, k] - x[:, h]  # the lean against the cosine rule of its own triangle
+    c = np.sum(d * d[0], axis=1) / (np.linalg.norm(d, axis=1) * np.linalg.norm(d[0]))
+    assert lean == pytest.approx(np.degrees(np.arccos(np.clip(c, -1.0, 1.0))), abs=1e-5)
 
 
 @pytest.mark.parametrize(("bends", "expected"), [
@@ -407,6 +435,11 @@ GRID_TARGETS = {"default": (-0.30, 0.45, 0.50), "high": (-0.2, 1.6, 0.4), "side"
                 "across": (0.35, 1.0, 0.35), "out of reach": (-0.3, 1.2, 1.4)}
 
 
+@functools.cache
+def _humanoid_figure():  # type: ignore[no-untyped-def]
+    return load(ROOT / "scenes" / "humanoid.toml").figure
+
+
 def _held_to_the_goals(p, fps: float, label: str) -> None:
     """One natural panel against issue 21's goals: still after arrival (≤ 2°/s summed travel, and an out-of-reach
     stretch frozen: no chatter), one minimum-jerk bell, the gaze leading with the head level and not too quick, the
@@ -419,7 +452,11 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.min_jerk_r >= 0.97 and m.speed_peaks == 1, label
     assert m.head_start_s <= m.hand_start_s and m.gaze_lead_s > 0, label
     assert m.head_roll_deg <= 15.0 and m.head_speed_deg_per_s <= 200.0, label
-    assert m.free_arm_deg <= 45.0, label
+    assert m.free_arm_deg is None or m.free_arm_deg <= 45.0, label  # while the trunk bends (None: it never does)
+    fig = _humanoid_figure()  # and, its arms resting hanging, on every frame (shoulder to wrist from FK)
+    x = fig.world_positions(p.poses)
+    assert free_arm_angle(x, fig.node_names.index("shoulder_l"), fig.node_names.index("wrist_l"),
+                          np.array([0.0, 1.0, 0.0])).max() <= 45.0, label
     assert m.side_bend_deg <= 35.05 and m.twist_deg <= 45.05, label
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 

@@ -218,3 +218,54 @@ def test_euler_read_and_turned_by_are_the_numpy_steps(seed: int, order: str, kin
     assert np.abs(R - ref).max() <= 1e-12
     if len(order) == 3 and kind == "any":  # (at the lock, asin near ±1 keeps only ~1e-8 of β: the reference's too)
         assert np.abs(R - Rt).max() <= 1e-9
+
+
+def _unwrap_steps(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The drive's angles into their limits in NumPy's own steps: np.unwrap over frames, a whole number of turns
+    taken out so the mean sits nearest the limits' middle, then wrapped (limits a whole turn wide) or clipped."""
+    u = np.unwrap(v, axis=0)
+    finite = np.isfinite(lo) & np.isfinite(hi)
+    mid = np.where(finite, 0.5 * (np.where(finite, lo, 0.0) + np.where(finite, hi, 0.0)), 0.0)
+    u = u - np.round((u.mean(axis=0) - mid) / (2 * np.pi)) * (2 * np.pi)
+    full = finite & (np.where(finite, hi - lo, 0.0) >= 2 * np.pi - 1e-9)
+    wrapped = np.where(full, lo + np.mod(u - np.where(full, lo, 0.0), 2 * np.pi), u)
+    return np.where(full, np.minimum(wrapped, hi), np.clip(u, lo, hi))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([0.05, 1.0, 3.0, 7.0]))
+def test_unwrap_limits_kernel_is_numpys_unwrap(seed: int, step: float) -> None:
+    """unwrap_limits against np.unwrap and NumPy's mod, round and clip (:func:`_unwrap_steps`), on angle paths that
+    wrap, jump by exact multiples of π (np.unwrap's boundary), hold NaN, and limits that are none, narrow, or a whole
+    turn wide: equal to 1e-12 and NaN where NumPy's is (measured: equal bit for bit). Not on the tree before (the
+    kernel is new)."""
+    rng = np.random.default_rng(seed)
+    F, n = int(rng.integers(1, 200)), int(rng.integers(1, 8))
+    v = np.cumsum(rng.normal(0.0, step, (F, n)), axis=0) + rng.uniform(-20, 20, n)
+    v = np.where(rng.random((F, n)) < 0.05, np.pi * rng.integers(-3, 4, (F, n)), v)
+    if seed % 5 == 0:
+        v[rng.integers(0, F), 0] = np.nan
+    lo = rng.choice([-np.inf, -np.pi, -1.0, -2 * np.pi, 0.0], n)
+    hi = np.where(np.isinf(lo), np.inf, lo + rng.choice([0.5, 2 * np.pi, 4.0, 7.0], n))
+    got = np.empty((F, n))
+    NATIVE.unwrap_limits(np.ascontiguousarray(v), lo, hi, got, F, n)
+    want = _unwrap_steps(v, lo, hi)
+    assert (np.isnan(got) == np.isnan(want)).all()
+    assert np.nanmax(np.abs(got - want), initial=0.0) <= 1e-12
+
+
+@pytest.mark.parametrize(("sa", "sb", "index"), [
+    ((40, 3, 3), (40, 3, 3), (1, 40, 1, 40)), ((1, 3, 3), (40, 3, 3), (1, 1, 1, 40)),
+    ((40, 3, 3), (1, 3, 3), (1, 40, 1, 1)), ((4, 40, 3, 3), (1, 40, 3, 3), (1, 160, 1, 40)),
+    ((5, 1, 3, 3), (5, 7, 3, 3), (7, 5, 1, 35)), ((3, 1, 3, 3), (1, 4, 3, 3), (4, 3, 1, 4))])
+def test_mm3_broadcasts_as_numpy(sa: tuple[int, ...], sb: tuple[int, ...], index: tuple[int, int, int, int]) -> None:
+    """The C extension's stacked 3×3 products out_i = A[(i / da) % ma] · B[(i / db) % mb], broadcast as NumPy
+    broadcasts (whole stacks, a stack repeated, one matrix, the outer or inner axis repeated), against NumPy's
+    broadcast products added in the kernel's order, bit for bit (the stack indices are kept as counters, no
+    division per matrix: fails if a counter wraps wrongly)."""
+    rng = np.random.default_rng(sum(sa) + 7 * sum(sb))
+    A, B = rng.normal(size=sa), rng.normal(size=sb)
+    shape = np.broadcast_shapes(sa, sb)
+    got = np.empty(shape)
+    NATIVE.mm3(np.ascontiguousarray(A), np.ascontiguousarray(B), got, int(np.prod(shape[:-2])), *index)
+    assert np.array_equal(got, _products_in_order(A, B))

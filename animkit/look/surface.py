@@ -226,14 +226,21 @@ class _Sole:
 
     points: Array
     ankle: Array
+    last: list[tuple[Array, Array]] = field(default_factory=list, repr=False)  # (d, its result) of the latest call
 
     @property
     def count(self) -> int:
         return int(self.points.shape[0])
 
     def below(self, d: Array) -> Array:
-        """min_v ⟨s_v(f), d_f⟩ (F,), s_v = the point about the ankle (:func:`lowest_about`)."""
-        return lowest_about(self.points, self.ankle, d)
+        """min_v ⟨s_v(f), d_f⟩ (F,), s_v = the point about the ankle (:func:`lowest_about`), read-only; the latest
+        call's result again for the same ``d`` (a lock pass and the check after it ask for the same turned foot)."""
+        if self.last and np.array_equal(self.last[0][0], d):
+            return self.last[0][1]
+        out = lowest_about(self.points, self.ankle, d)
+        out.flags.writeable = False
+        self.last[:] = [(np.array(d, dtype=np.float64), out)]
+        return out
 
 
 def _frames(W: Array) -> Array:

@@ -570,8 +570,7 @@ def _carried_world(figure: Figure, P: Array, W: Array) -> Array:
         return _world_like(figure, P, W)
     out = W.copy()
     move = Wh[:, :3, 3] - W[:, h, :3, 3]
-    for n in descendants(figure, hips):
-        out[:, n, :3, 3] += move
+    out[:, :, :3, 3][:, descendants(figure, hips)] += move[:, None]  # every node at once, each entry the same sum
     out[:, h] = Wh
     return out
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit import jit
 from animkit.errors import AnimkitError
 from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure
@@ -170,11 +171,17 @@ def windowed_speed(X: Array, mask: NDArray[np.bool_], fps: float, window: float 
     run's length − 1; NaN elsewhere and on a run's last w frames); X (F, d)."""
     out = np.full(X.shape[0], np.nan)
     w0 = max(1, int(round(window * fps)))
+    whole = None  # the full window's speeds over every frame, found once for the runs long enough (the same bits)
     for a, b in _intervals(mask):
         w = min(w0, b - a - 1)
         if w < 1:
             continue
-        out[a:b - w] = _norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
+        if w == w0:
+            if whole is None:
+                whole = _norm(X[w0:] - X[:-w0], axis=1) * fps / w0
+            out[a:b - w] = whole[a:b - w]
+        else:
+            out[a:b - w] = _norm(X[a + w:b] - X[a:b - w], axis=1) * fps / w
     return out
 
 
@@ -316,9 +323,20 @@ def _drift(Xs: tuple[Array, ...], masks: list[tuple[int, Bool]], a: int, b: int,
     """Per run of a leg's contacts (the union of its planted points' masks, ``masks``: node index, mask; clipped to
     [a, b)), for each of the positions ``Xs`` (F, N, 3): the mean over its frames of the slowest planted point's
     ground speed over ``window`` frames (|x(f + w) − x(f)| / w, w = min(window, run − 1), as
-    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell)."""
+    :func:`windowed_speed` and the skate measure take it; units per frame; NaN for a run too short to tell). The C
+    extension's ``drift_means`` takes the same steps in one call (bit for bit) where it is built."""
     clipped = [m[a:b] for _, m in masks]  # frames [a, b) only: no run reaches past them, nor its windows
     union = _intervals(np.logical_or.reduce(clipped))
+    kernel = getattr(jit.native_kernels(), "drift_means", None)
+    if kernel is not None and masks and b > a and window >= 1:
+        nodes = [i for i, _ in masks]
+        Y = np.ascontiguousarray(np.stack([X[a:b][:, nodes][..., horiz] for X in Xs]).transpose(0, 2, 1, 3),
+                                 dtype=np.float64)  # (len(Xs), points, b − a, 2)
+        runs = np.asarray(union, dtype=np.int64).reshape(-1, 2)
+        out = np.empty((len(Xs), len(union)))
+        kernel(Y, np.ascontiguousarray(clipped, dtype=np.uint8), runs, out, len(Xs), len(masks), b - a, len(union),
+               int(window))
+        return list(out)
     v = np.full((len(Xs), len(masks), b - a), np.nan)  # every X at once: row by row the same arithmetic
     for j, ((i, _), c) in enumerate(zip(masks, clipped, strict=True)):
         Y = np.stack([X[a:b, i] for X in Xs])[..., horiz]  # (len(Xs), b − a, 2)

@@ -188,8 +188,9 @@ class Comparison:
         """Timing and posture (:mod:`animkit.motion.reach_measures`), one row per panel: the speed profile's correlation
         with minimum jerk and its peaks, the gaze lead (s), head roll, pitch and front lean (°) and speed (°/s), the
         hold's travel (°/s), the largest frame-to-frame jitter (°), a bone's largest change of length (mm), the free
-        arm from vertical (° at worst), the trunk's side bend and twist (° at worst; a person: about 35° and 45°), the
-        pelvis's roll and the knees inside the feet (° at worst) and the bend's spine/hip/knee shares."""
+        arm from vertical (° at worst while the trunk bends; – where it stays upright), the trunk's side bend and
+        twist (° at worst; a person: about 35° and 45°), the pelvis's roll and the knees inside the feet (° at worst)
+        and the bend's spine/hip/knee shares."""
         head = (f"{'panel':<22}{'min-jerk r':>11}{'peaks':>6}{'lead (s)':>9}{'roll':>6}{'pitch':>6}{'lean':>6}"
                 f"{'head °/s':>9}"
                 f"{'hold °/s':>9}{'jitter':>8}{'stretch':>9}"
@@ -207,7 +208,7 @@ class Comparison:
                         f"{_cell(m.head_roll_deg, '.0f', 5)}°{_cell(m.head_pitch_deg, '.0f', 5)}°"
                         f"{_cell(m.head_lean_deg, '.0f', 5)}°{_cell(m.head_speed_deg_per_s, '.0f', 9)}"
                         f"{m.hold_deg_per_s:>9.1f}{m.jitter_deg:>7.2f}°{m.stretch_mm:>6.1f} mm"
-                        f"{_cell(m.free_arm_deg, '.0f', 8)}°"
+                        f"{_cell(m.free_arm_deg, '.0f', 8)}{'' if m.free_arm_deg is None else '°':1}"
                         f"{_cell(m.side_bend_deg, '.0f', 5)}°{_cell(m.twist_deg, '.0f', 5)}°"
                         f"{_cell(m.pelvis_roll_deg, '.0f', 6)}°{_cell(m.knee_in_deg, '.0f', 5)}°  {bend}")
         return "\n".join(rows)

@@ -33,7 +33,13 @@ bones of :func:`animkit.model.humanoid.match_figure`:
   Δ²θ(f+1))| / 8 (deg), the part of the acceleration that flips sign frame to frame: ±a every frame reads a, a cubic
   in f reads 0, a min-jerk swing 22.5 A/n⁴ at most inside it (93° in 15 frames: 0.04°; 0.05° where it leaves or
   meets a hold), a dead stop an eighth of its speed a frame.
-* **Free arm**: the angle between the free side's upper-arm-to-hand direction and −u (degrees; 0 hanging).
+* **Free arm**: the angle between the free side's upper-arm-to-hand direction and −u (degrees; 0 hanging), its
+  largest over the frames where the trunk bends (issue 21: the free arm hangs within 45° of vertical when the trunk
+  bends): where the trunk's line hips → neck has turned at least TRUNK_BENT from the first frame's, ∠(n(f) − h(f),
+  n(0) − h(0)) (:func:`trunk_lean`; every frame where the figure has no hips or neck; none where the trunk stays
+  upright). A rig whose rest pose holds the arms out (CesiumMan's and RiggedFigure's A-pose, 61–62°) starts there,
+  and that first frame, before anything bends, is the rig's pose, not the reach's: the clip's first and last
+  angles are kept beside it.
 * **Trunk side bend** (lateral flexion, as seen from the front): with the pelvis's up p(f) (below) and the line
   across the shoulders s(f) (upper arm to upper arm, unit), asin |s · p| (degrees): the shoulders' tilt out of the
   pelvis's own level plane. Flexing forward (about the pelvis's side axis) or turning (about p) leaves it 0; the
@@ -71,13 +77,14 @@ from animkit.model.transforms import rotation_vector_from_matrix
 __all__ = ["ReachMeasures", "BendShares", "reach_measures", "bend_shares", "minimum_jerk", "minimum_jerk_speed",
            "speed_correlation", "speed_peaks", "angular_speed", "head_roll", "head_pitch", "head_lean",
            "hold_travel", "jitter", "chatter",
-           "free_arm_angle", "trunk_side_bend", "trunk_twist", "pelvis_roll", "knee_in", "lowest_frame"]
+           "free_arm_angle", "trunk_lean", "trunk_side_bend", "trunk_twist", "pelvis_roll", "knee_in", "lowest_frame"]
 
 Array = NDArray[np.float64]
 
 ONSET = 0.05  # a movement starts/stops where the speed crosses this fraction of its peak
 HEAD_ONSET = 0.10  # the head starts moving above this fraction of its peak angular speed
 HEAD_STILL = 1.0  # deg/s: a head slower than this over the whole clip does not turn
+TRUNK_BENT = 5.0  # degrees: the trunk bends where its line hips → neck has turned this far from the first frame's
 SETTLED_DEG = 5.0  # the head has settled once its gaze angle stays this close to its final value
 PEAK_RISE = 0.10  # a second speed peak counts when it rises this fraction of the peak above the dip before it
 
@@ -224,6 +231,13 @@ def free_arm_angle(positions: Array, upper_arm: int, hand: int, up: Array) -> Ar
     """∠(x_hand − x_upper_arm, −u) (F,), degrees."""
     d = positions[:, hand] - positions[:, upper_arm]
     return _angle(d, np.broadcast_to(-up, d.shape))
+
+
+def trunk_lean(positions: Array, hips: int, neck: int) -> Array:
+    """∠(n(f) − h(f), n(0) − h(0)) (F,), degrees: how far the trunk's line from the hips to the neck has turned in
+    the world since the first frame (forward, sideways or with the pelvis)."""
+    d = positions[:, neck] - positions[:, hips]
+    return _angle(d, np.broadcast_to(d[0], d.shape))
 
 
 def trunk_side_bend(figure: Figure, W: Array, bones: HumanoidMap, up: Array, rest: Array | None = None
@@ -380,8 +394,9 @@ class ReachMeasures:
     chatter_deg: float = 0.0  # the zig-zag alone (jitter counts any acceleration)
     chatter_dof: str | None = None
     stretch_mm: float = 0.0  # the largest change of a bone's length over the clip (turning joints: 0)
-    free_arm_deg: float | None = None
-    free_arm_end_deg: float | None = None
+    free_arm_deg: float | None = None  # the free arm's largest angle from hanging while the trunk bends (goal ≤ 45°)
+    free_arm_start_deg: float | None = None  # ... at the first frame (the rig's own pose: an A-pose's 61°)
+    free_arm_end_deg: float | None = None  # ... at the last frame
     side_bend_deg: float | None = None  # the trunk's largest lateral flexion over the clip (a person: ≤ ~35°)
     twist_deg: float | None = None  # the trunk's largest axial turn over the clip (a person: ≤ ~45°)
     flexion_deg: float | None = None  # the trunk's largest forward flexion over the clip (a person: ≤ ~80°)
@@ -450,7 +465,10 @@ def reach_measures(figure: Figure, poses: ArrayLike, fps: float, effector: str, 
     side = _free_side(figure, b, effector)
     if side is not None:
         a = free_arm_angle(x, names.index(b.node(f"upper_arm_{side}")), names.index(b.node(f"hand_{side}")), u)
-        out["free_arm_deg"] = float(a.max())
+        bent = np.ones(len(a), dtype=bool) if hips is None or b.get("neck") is None else \
+            trunk_lean(x, names.index(hips), names.index(b.node("neck"))) >= TRUNK_BENT
+        out["free_arm_deg"] = float(a[bent].max()) if bent.any() else None
+        out["free_arm_start_deg"] = float(a[0])
         out["free_arm_end_deg"] = float(a[-1])
     lateral = trunk_side_bend(figure, W, b, u, rest)
     if lateral is not None:

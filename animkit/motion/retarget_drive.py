@@ -71,7 +71,15 @@ def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
     """Angles made continuous over frames (np.unwrap), shifted by whole turns into the limits, then clamped; a
     range of a whole turn or more (a free root's ±180°) is no limit: there the angle is wrapped into it by whole
     turns, not clamped (clamping stopped a figure turning round: the hop onto the TOML humanoid lost up to 135° of
-    its hips' heading)."""
+    its hips' heading). The C extension's ``unwrap_limits`` takes the same steps in two passes over the frames (to
+    1e-12: its mean adds the frames in their order) where it is built."""
+    kernel = getattr(jit.native_kernels(), "unwrap_limits", None)
+    if kernel is not None and values.ndim == 2 and values.shape[0] >= 1 and values.dtype == np.float64:
+        F, n = values.shape
+        out = np.empty((F, n))
+        kernel(np.ascontiguousarray(values), np.ascontiguousarray(lower, dtype=np.float64),
+               np.ascontiguousarray(upper, dtype=np.float64), out, F, n)
+        return out
     v = np.unwrap(values, axis=0)
     two_pi = 2 * np.pi
     finite = np.isfinite(lower) & np.isfinite(upper)
