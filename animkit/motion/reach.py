@@ -481,14 +481,15 @@ RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free a
 
 def _on_surface(scene: Scene, effector: str, done: ReachResult, sited: bool) -> ReachResult:
     """``done`` measured from the hand's surface (:func:`~animkit.motion.reach_surface.hand_distance` at the direct
-    solve's pose and the clip's last frame), its clip on the scene's own figure where it was baked on a site's copy
-    (the same DOFs)."""
+    solve's pose and the clip's last frame), its clip and effector the scene's own figure's where it was baked on a
+    site's copy (the same DOFs; its trail is the site's)."""
     fig = scene.figure
     d = hand_distance(fig, effector, np.stack([done.result.pose, done.poses[-1]]), _position(done.target),
                       scene.meshes)
     clip = Clip.from_poses(fig, done.times, done.poses, name=done.clip.name, fps=done.clip.fps) if sited \
         else done.clip
-    return replace(done, clip=clip, surface_error=None if d is None else float(d[0]),
+    return replace(done, clip=clip, effector=fig.effector(effector),
+                   surface_error=None if d is None else float(d[0]),
                    clip_surface_error=None if d is None else float(d[1]))
 
 

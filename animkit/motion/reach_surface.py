@@ -27,6 +27,7 @@ from animkit.look.drawn import figure_mesh
 from animkit.look.mesh import Mesh
 from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure, Rig
+from animkit.model.humanoid import match_figure
 
 __all__ = ["HandSurface", "hand_surface", "hand_site", "site_figure", "hand_distance", "nearest_on_triangles",
            "SITE"]
@@ -158,11 +159,16 @@ def hand_site(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> tup
 
 
 def site_figure(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> tuple[Figure, str]:
-    """(figure, node) a reach of ``effector`` aims: a copy of ``figure`` with the :func:`hand_site` hung on the hand
-    as a fixed node (:data:`SITE`, also the rig's effector of that name), or ``figure`` and the effector's own
-    node where it draws no hand or its node already sits at the site (the TOML humanoid's ``hand_r``, at the far end
-    of its wrist's box). The copy has the same DOFs in the same order: its poses are the figure's."""
+    """(figure, node) a reach of ``effector`` (a humanoid's hand or a node below it) aims: a copy of ``figure``
+    with the :func:`hand_site` hung on the hand as a fixed node (:data:`SITE`, also the rig's effector of that
+    name), or ``figure`` and the effector's own node where it is no humanoid's hand (a robot's tool frame), draws
+    no hand, or already sits at the site (the TOML humanoid's ``hand_r``, at the far end of its wrist's box). The
+    copy has the same DOFs in the same order: its poses are the figure's."""
     node = figure.effector(effector)
+    bones = match_figure(figure)
+    hands = [h for h in (bones.get("hand_l"), bones.get("hand_r")) if h is not None]
+    if not any(h == node or h in {a.child.name for a in figure.path_to(node)} for h in hands):
+        return figure, node  # not a humanoid's hand (a robot's tool frame is its own site)
     found = hand_site(figure, effector, meshes)
     if found is None:
         return figure, node
@@ -179,7 +185,7 @@ def site_figure(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> t
     out = copy.deepcopy(figure)
     out.add(name, top, offset=local)
     rig = figure.rig
-    if effector in rig.effectors:  # the effector's name now stands for the site (a node's name stays that node)
+    if effector in rig.effectors and effector not in names:  # the name now stands for the site (a node's stays)
         out.rig = Rig(rig.chains, {**rig.effectors, effector: name}, rig.limits)
     return out, name
 
