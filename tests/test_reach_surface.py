@@ -11,6 +11,7 @@ import pytest
 
 from animkit.apps.commands import load_scene
 from animkit.apps.reach_panels import panel_label
+from animkit.ik.body import body_from_figure
 from animkit.model.figure import Figure, Rig
 from animkit.model.geometry import Box
 from animkit.model.humanoid import match_figure
@@ -151,6 +152,10 @@ def test_a_characters_site_lies_on_its_hand_beyond_the_wrist(name: str) -> None:
     aimed, site = site_figure(fig, "hand_r", scene.meshes)
     assert aimed is not fig and aimed.dof_names == fig.dof_names
     assert match_figure(aimed).bones == match_figure(fig).bones  # the site is no bone: the rig reads the same
+    b0, b1 = body_from_figure(fig), body_from_figure(aimed)  # ... and weighs nothing: the same segments and masses
+    names0, names1 = fig.node_names, aimed.node_names
+    assert [names0[i] for i in b0.node] == [names1[i] for i in b1.node]
+    assert np.array_equal(b0.mass, b1.mass) and np.array_equal(b0.centroid, b1.centroid)
     rest = aimed.world(aimed.rest_pose())
     s, wrist = rest[site][:3, 3], rest[hand][:3, 3]
     elbow = rest[fig.parent_of(hand)][:3, 3]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit.ik.body import SITE_NODE
 from animkit.look.drawn import figure_mesh
 from animkit.look.mesh import Mesh
 from animkit.look.surface import BodySurface, body_surface, descendants
@@ -35,7 +36,8 @@ __all__ = ["HandSurface", "hand_surface", "hand_site", "site_figure", "hand_dist
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
 
-SITE = "reach_site"  # the site node's name (no limb word in it: the humanoid matcher leaves it out of the arm)
+SITE = SITE_NODE  # the site node's name: no limb word in it (the humanoid matcher leaves it out of the arm), no bone
+#                   (animkit.ik.body gives it no mass)
 SAME = 1e-6  # a site within this fraction of the figure's size from the effector node is that node (no site added)
 
 
