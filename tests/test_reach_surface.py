@@ -184,3 +184,14 @@ def test_rigged_figures_torso_label_is_the_surface_distance() -> None:
         assert label.endswith("reached") and d <= 1e-3
     else:
         assert float(shown.group(1) or shown.group(2)) == pytest.approx(d * 100, abs=0.051)
+
+
+def test_a_robots_tool_frame_stays_its_effector() -> None:
+    """A robot arm's end effector is its tool frame: no site is hung on it and its label reads the frame's error."""
+    scene = load_scene("six_axis_arm")
+    eff = scene.reach.effector if scene.reach else "ee_link"
+    aimed, node = site_figure(scene.figure, eff)
+    assert aimed is scene.figure and node == scene.figure.effector(eff)
+    (p,) = compare(scene, chains=[next(iter(scene.figure.rig.chains))], duration=0.2, hold=0.0, fps=10,
+                   quiet=True).panels
+    assert p.surface_error is None and p.error == p.result.position_error

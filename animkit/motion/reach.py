@@ -39,7 +39,7 @@ from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
 from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
-from animkit.motion.reach_surface import hand_distance, site_figure
+from animkit.motion.reach_surface import HandSurface, hand_surface, is_hand, site_figure
 from animkit.scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene",
@@ -434,7 +434,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         node = fig.effector(eff)
     except SceneError as exc:
         raise IKError(str(exc)) from None
-    aimed, site = site_figure(fig, eff, scene.meshes)  # the hand's site, on the surface people see
+    hand = hand_surface(fig, eff, scene.meshes) if is_hand(fig, node) else None  # a robot's tool: its frame
+    aimed, site = site_figure(fig, eff, scene.meshes, hand)  # the hand's site, on the surface people see
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
@@ -471,7 +472,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             rides = s == NATURAL and pri is not None and pri.movable(aimed, site, c)[1]
             problem = _panel_problem(aimed, site, c, s, pri, pose0, goal)
             done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
-            done = _on_surface(scene, eff, done, aimed is not fig)
+            done = _on_surface(scene, eff, done, aimed is not fig, hand)
             panels.append(replace(done, chain=c, riders=RIDERS if rides else ""))  # neck, free arm: posture only
     return Comparison(node, goal, tuple(panels), fps, pose0)
 
@@ -479,13 +480,14 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
 RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
 
 
-def _on_surface(scene: Scene, effector: str, done: ReachResult, sited: bool) -> ReachResult:
-    """``done`` measured from the hand's surface (:func:`~animkit.motion.reach_surface.hand_distance` at the direct
-    solve's pose and the clip's last frame), its clip and effector the scene's own figure's where it was baked on a
-    site's copy (the same DOFs; its trail is the site's)."""
+def _on_surface(scene: Scene, effector: str, done: ReachResult, sited: bool, hand: HandSurface | None
+                ) -> ReachResult:
+    """``done`` measured from the ``hand``'s surface (:meth:`~animkit.motion.reach_surface.HandSurface.distance` at
+    the direct solve's pose and the clip's last frame; none without a hand), its clip and effector the scene's own
+    figure's where it was baked on a site's copy (the same DOFs; its trail is the site's)."""
     fig = scene.figure
-    d = hand_distance(fig, effector, np.stack([done.result.pose, done.poses[-1]]), _position(done.target),
-                      scene.meshes)
+    W = fig.world_batch(np.stack([done.result.pose, done.poses[-1]]))
+    d = None if hand is None else [hand.distance(w, _position(done.target)) for w in W]
     clip = Clip.from_poses(fig, done.times, done.poses, name=done.clip.name, fps=done.clip.fps) if sited \
         else done.clip
     return replace(done, clip=clip, effector=fig.effector(effector),

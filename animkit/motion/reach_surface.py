@@ -30,8 +30,8 @@ from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure, Rig
 from animkit.model.humanoid import match_figure
 
-__all__ = ["HandSurface", "hand_surface", "hand_site", "site_figure", "hand_distance", "nearest_on_triangles",
-           "SITE"]
+__all__ = ["HandSurface", "hand_surface", "is_hand", "hand_site", "site_figure", "hand_distance",
+           "nearest_on_triangles", "SITE"]
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
@@ -135,11 +135,19 @@ def _dot(u: Array, v: Array) -> Array:
     return np.einsum("ij,ij->i", u, v)
 
 
-def hand_site(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> tuple[str, Array] | None:
+def is_hand(figure: Figure, node: str) -> bool:
+    """Whether ``node`` is a humanoid's hand (:func:`~animkit.model.humanoid.match_figure`) or lies below one."""
+    bones = match_figure(figure)
+    path = {a.child.name for a in figure.path_to(node)}
+    return any(h is not None and h in path for h in (bones.get("hand_l"), bones.get("hand_r")))
+
+
+def hand_site(figure: Figure, effector: str, meshes: Sequence[Mesh] = (), hand: HandSurface | None = None
+              ) -> tuple[str, Array] | None:
     """The effector's site on its hand (the module's s), as (the node it hangs on, its offset in that node's frame);
     None when the figure draws no hand. Found at the rest pose: u runs from the hanging node's parent to it (the
-    forearm), else from the node to the hand's centroid."""
-    hand = hand_surface(figure, effector, meshes)
+    forearm), else from the node to the hand's centroid. ``hand``: the :func:`hand_surface` when already found."""
+    hand = hand or hand_surface(figure, effector, meshes)
     if hand is None:
         return None
     W = figure.world_batch(figure.rest_pose()[None])[0]
@@ -160,18 +168,17 @@ def hand_site(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> tup
     return figure.node_names[top], local
 
 
-def site_figure(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> tuple[Figure, str]:
+def site_figure(figure: Figure, effector: str, meshes: Sequence[Mesh] = (), hand: HandSurface | None = None
+                ) -> tuple[Figure, str]:
     """(figure, node) a reach of ``effector`` (a humanoid's hand or a node below it) aims: a copy of ``figure``
     with the :func:`hand_site` hung on the hand as a fixed node (:data:`SITE`, also the rig's effector of that
     name), or ``figure`` and the effector's own node where it is no humanoid's hand (a robot's tool frame), draws
     no hand, or already sits at the site (the TOML humanoid's ``hand_r``, at the far end of its wrist's box). The
     copy has the same DOFs in the same order: its poses are the figure's."""
     node = figure.effector(effector)
-    bones = match_figure(figure)
-    hands = [h for h in (bones.get("hand_l"), bones.get("hand_r")) if h is not None]
-    if not any(h == node or h in {a.child.name for a in figure.path_to(node)} for h in hands):
-        return figure, node  # not a humanoid's hand (a robot's tool frame is its own site)
-    found = hand_site(figure, effector, meshes)
+    if not is_hand(figure, node):
+        return figure, node  # a robot's tool frame is its own site
+    found = hand_site(figure, effector, meshes, hand)
     if found is None:
         return figure, node
     top, local = found
@@ -193,10 +200,10 @@ def site_figure(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> t
 
 
 def hand_distance(figure: Figure, effector: str, poses: ArrayLike, target: ArrayLike,
-                  meshes: Sequence[Mesh] = ()) -> Array | None:
+                  meshes: Sequence[Mesh] = (), hand: HandSurface | None = None) -> Array | None:
     """d (F,): the target's distance from the hand's surface at each pose (F, D) of ``figure``; None where it draws
-    no hand."""
-    hand = hand_surface(figure, effector, meshes)
+    no hand. ``hand``: the :func:`hand_surface` when already found."""
+    hand = hand or hand_surface(figure, effector, meshes)
     if hand is None:
         return None
     W = figure.world_batch(np.atleast_2d(np.asarray(poses, dtype=float)))
