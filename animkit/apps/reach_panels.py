@@ -29,18 +29,18 @@ CLIP_LAG = 5e-3
 def panel_label(result: ReachResult) -> str:
     """``label: reached``, ``label: out of reach, 16 cm short`` (``2.8 mm short`` under a centimetre),
     ``label: not reached (2.0 cm)``, or, where the baked clip ends more than :data:`CLIP_LAG` farther from the
-    target than the solve, ``label: clip ends 49.1 cm off (solve 20.0 cm)``."""
-    r = result.result
-    end = result.clip_final_error
-    if end > r.position_error + CLIP_LAG:
-        state = f"clip ends {end * 100:.1f} cm off (solve {r.position_error * 100:.1f} cm)"
-    elif r.converged:
+    target than the solve, ``label: clip ends 49.1 cm off (solve 20.0 cm)``. Distances are from the hand's surface
+    where the reach measured it (:attr:`~animkit.motion.reach.ReachResult.error`), else from the effector."""
+    r, err, end = result.result, result.error, result.clip_error
+    if end > err + CLIP_LAG:
+        state = f"clip ends {end * 100:.1f} cm off (solve {err * 100:.1f} cm)"
+    elif result.reached:
         state = "reached"
     elif r.reachable is False:
-        short = r.position_error * 100
+        short = err * 100
         state = f"out of reach, {short:.0f} cm short" if short >= 1 else f"out of reach, {short * 10:.1f} mm short"
     else:
-        state = f"not reached ({r.position_error * 100:.1f} cm)"
+        state = f"not reached ({err * 100:.1f} cm)"
     return f"{result.title}: {state}"
 
 

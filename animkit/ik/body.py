@@ -72,11 +72,17 @@ def _volume_centroid(shape: object) -> tuple[float, Array] | None:
     return None
 
 
+#: the node :mod:`animkit.motion.reach_surface` hangs on a hand to mark where it touches: a point, not a bone, so the
+#: skeleton's default masses leave it out (the figure weighs what it weighed without it)
+SITE_NODE = "reach_site"
+
+
 def body_from_figure(figure: Figure, density: float = DENSITY) -> Body:
     """m_i = density · volume of node i's primitive (box, sphere, capsule, cylinder), centroid T·c_shape.
 
     Mesh files and nodes drawing nothing have no mass; if the whole figure has none, each bone (node origin →
-    child origin) gets unit mass at its middle (the documented default for skeletons from BVH files)."""
+    child origin) gets unit mass at its middle (the documented default for skeletons from BVH files), a reach's
+    :data:`SITE_NODE` excepted."""
     c = figure.compiled
     N, D = c.node_count, c.dof_count
     nodes, masses, cents = [], [], []
@@ -92,7 +98,7 @@ def body_from_figure(figure: Figure, density: float = DENSITY) -> Body:
         cents.append(T[:3, :3] @ cen + T[:3, 3])
     if not nodes:
         for i in range(N):
-            if c.parent[i] >= 0:
+            if c.parent[i] >= 0 and c.node_names[i] != SITE_NODE:  # a reach's site is a point on a hand, no bone
                 nodes.append(int(c.parent[i]))
                 masses.append(1.0)
                 cents.append(0.5 * c.L[i, :3, 3])

@@ -39,6 +39,7 @@ from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
 from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
+from animkit.motion.reach_surface import HandSurface, hand_surface, is_hand, site_figure
 from animkit.scene import Scene
 
 __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene",
@@ -46,6 +47,7 @@ __all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "sm
 
 Array = NDArray[np.float64]
 BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
+TOUCH = 1e-3  # m: a hand whose surface is this close to the target touches it (reached)
 NATURAL = "natural"  # compare's name for a natural-reaching panel (animkit.ik.natural), beside the solvers' names
 
 
@@ -83,10 +85,12 @@ class ReachResult:
     duration_s: float | None = None  # the hand's movement time baked (a natural reach too quick for a person: longer)
     lead_s: float = 0.0  # how long the hand waited for the gaze before it started
     riders: str = ""  # joints beyond the movable set that join a natural reach for posture only ("+neck +free arm")
+    surface_error: float | None = None  # the direct solve's target to the hand's surface (m; reach_surface)
+    clip_surface_error: float | None = None  # ... at the clip's last frame (None: no hand drawn, or not measured)
 
     def __repr__(self) -> str:
         """One line: label, effector, reached or not, frames."""
-        state = "reached" if self.result.converged else f"not reached ({self.result.position_error:.3g})"
+        state = "reached" if self.reached else f"not reached ({self.error:.3g})"
         return f"ReachResult({self.title!r}, {self.effector!r} {state}, {len(self.poses)} frames, {self.solver})"
 
     @property
@@ -101,7 +105,19 @@ class ReachResult:
 
     @property
     def reached(self) -> bool:
-        return bool(self.result.converged)
+        """The solve met its target, or the hand's surface touches it (within :data:`TOUCH`)."""
+        return bool(self.result.converged) or (self.surface_error is not None and self.surface_error <= TOUCH)
+
+    @property
+    def error(self) -> float:
+        """How far the direct solve leaves the target: from the hand's surface where measured, else from the
+        effector."""
+        return self.result.position_error if self.surface_error is None else self.surface_error
+
+    @property
+    def clip_error(self) -> float:
+        """:attr:`error` at the clip's last frame."""
+        return self.clip_final_error if self.clip_surface_error is None else self.clip_surface_error
 
     @property
     def clip_final_error(self) -> float:
@@ -115,7 +131,7 @@ class ReachResult:
             "label": self.title,
             "chain": self.chain,
             "solver": self.solver,
-            "reached": bool(r.converged),
+            "reached": self.reached,
             "reachable": None if r.reachable is None else bool(r.reachable),
             "reason": r.reason,
             "final_error": float(r.position_error),
@@ -123,6 +139,8 @@ class ReachResult:
             "iterations": int(r.iterations),
             "solve_time_s": float(r.time_s),
             "clip_final_error": self.clip_final_error,
+            "surface_error": self.surface_error,
+            "clip_surface_error": self.clip_surface_error,
             "bake_iterations": int(self.frame_iterations),
             "bake_time_s": float(self.frame_time_s),
             "total_rotation_deg": float(self.total_rotation_deg),
@@ -156,7 +174,7 @@ class Comparison:
 
     def __repr__(self) -> str:
         """One line: effector, panels (reached or not), frames."""
-        panels = ", ".join(f"{p.title} {'reached' if p.result.converged else 'not reached'}" for p in self.panels)
+        panels = ", ".join(f"{p.title} {'reached' if p.reached else 'not reached'}" for p in self.panels)
         frames = max((len(p.poses) for p in self.panels), default=0)
         return f"Comparison({self.effector!r}: {panels}; {frames} frames at {self.fps:g} fps)"
 
@@ -417,6 +435,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         node = fig.effector(eff)
     except SceneError as exc:
         raise IKError(str(exc)) from None
+    hand = hand_surface(fig, eff, scene.meshes) if is_hand(fig, node) else None  # a robot's tool: its frame
+    aimed, site = site_figure(fig, eff, scene.meshes, hand)  # the hand's site, on the surface people see
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
@@ -450,14 +470,30 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     for c in names:
         for s in solver_list:
             label = c if len(solver_list) == 1 else f"{c} · {s or 'default'}"
-            rides = s == NATURAL and pri is not None and pri.movable(fig, node, c)[1]
-            problem = _panel_problem(fig, node, c, s, pri, pose0, goal)
+            rides = s == NATURAL and pri is not None and pri.movable(aimed, site, c)[1]
+            problem = _panel_problem(aimed, site, c, s, pri, pose0, goal)
             done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
+            done = _on_surface(scene, eff, done, aimed is not fig, hand)
             panels.append(replace(done, chain=c, riders=RIDERS if rides else ""))  # neck, free arm: posture only
     return Comparison(node, goal, tuple(panels), fps, pose0)
 
 
 RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
+
+
+def _on_surface(scene: Scene, effector: str, done: ReachResult, sited: bool, hand: HandSurface | None
+                ) -> ReachResult:
+    """``done`` measured from the ``hand``'s surface (:meth:`~animkit.motion.reach_surface.HandSurface.distance` at
+    the direct solve's pose and the clip's last frame; none without a hand), its clip and effector the scene's own
+    figure's where it was baked on a site's copy (the same DOFs; its trail is the site's)."""
+    fig = scene.figure
+    W = fig.world_batch(np.stack([done.result.pose, done.poses[-1]]))
+    d = None if hand is None else [hand.distance(w, _position(done.target)) for w in W]
+    clip = Clip.from_poses(fig, done.times, done.poses, name=done.clip.name, fps=done.clip.fps) if sited \
+        else done.clip
+    return replace(done, clip=clip, effector=fig.effector(effector),
+                   surface_error=None if d is None else float(d[0]),
+                   clip_surface_error=None if d is None else float(d[1]))
 
 
 def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,
