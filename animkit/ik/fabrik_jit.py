@@ -435,9 +435,10 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, pts: Array, Ts: Arra
 
 
 def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W: _Work, out: Array) -> None:
-    """One backward and one forward pass from q (n,) toward P (E, 3), the new values into ``out`` (n,); the groups
-    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the FK of q
-    (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
+    """The forward pass from q (n,) toward P (E, 3) after the backward pass (:func:`_backward` into W.back, from
+    W.T0, W.p0: the caller's, once for a step's iterations, which share it), the new values into ``out`` (n,); the
+    groups where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the
+    FK of q (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
     T, p = W.T, W.p
     W.keys[0, 0] = np.nan  # T, p become the FK of the values being turned
     for k in range(q.shape[0]):
@@ -447,7 +448,6 @@ def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W:
     for e in range(p.shape[0]):
         for i in range(3):
             p[e, i] = W.p0[e, i]
-    _backward(ch, T, p, P, W.back, W.v)
     for i in range(q.shape[0]):
         out[i] = q[i]
     dirty = q.shape[0]  # T, p are the FK of out up to this link
@@ -484,6 +484,7 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     W = _work(ch, q.shape[0])
     out = np.empty(q.shape[0])
     _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T0, W.p0, 0)
+    _backward(ch, W.T0, W.p0, P, W.back, W.v)
     _iterate(ch, q, P, subtree, W.none, W, out)
     return out
 
@@ -523,6 +524,7 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
     """:func:`step_one` with the summed distance at q known (``before``), into W.dq (returned through W: a kernel
     compiled without reference counts returns no array)."""
     dq, n = W.dq, q.shape[0]
+    _backward(ch, W.T0, W.p0, P, W.back, W.v)  # one backward pass for the step's iterations (the same points)
     _iterate(ch, q, P, not published, W.none, W, dq)
     for i in range(n):
         dq[i] -= q[i]
@@ -582,11 +584,11 @@ _carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True, refcounts=
 _targets = kernel(_targets, internal=True, refcounts=False) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True, refcounts=False) or _turn_group
-_iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True,
+_iterate = kernel(_iterate, calls=(_fk, _targets, _into_frame, _turn_group), internal=True,
                   refcounts=False) or _iterate
-iteration = kernel(iteration, calls=(_work, _fk, _iterate)) or iteration
+iteration = kernel(iteration, calls=(_work, _fk, _backward, _iterate)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True, refcounts=False) or _kept
 _try = kernel(_try, calls=(_iterate, _kept), internal=True, refcounts=False) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True, refcounts=False) or _extend
-_step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True, refcounts=False) or _step
+_step = kernel(_step, calls=(_backward, _kept, _extend, _iterate, _try), internal=True, refcounts=False) or _step
 step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one
