@@ -5,7 +5,7 @@ else lowers the distance on a tree (the loop around it and its entries: :mod:`.f
 
     backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
-               clamped to the box;  other: per-DOF turns, SWEEPS times
+               clamped to the box;  other: per-DOF turns, SWEEPS times (stopping after a sweep that turns ≤ SETTLED)
 
 The NumPy functions of :mod:`.fabrik` are the reference this kernel's tests hold it to (to 1e-9 per iteration); they
 also run with ``ANIMKIT_JIT=0`` and for chains the kernel does not take (swing–twist cones, a time budget). The
@@ -16,7 +16,13 @@ into the caller's arrays (no array expressions, BLAS or small lists), no literal
 kernel again), and helpers without Python entry points (``kernel(..., internal=True)``). Run time: no allocation
 inside a solve (one :class:`_Work` of views into one scratch buffer per call), the inner loop's helpers take the
 arrays they need rather than the chain record (measured: placing a group took ~0.3 µs with the record, ~0.19 µs
-without), and the FK and the group carry compose each link's frame from its local frame held in scalars.
+without; numba passes a record's arrays as separate arguments, ~170 words for the chain and ~200 for the work
+record), and the FK and the group carry compose each link's frame from its local frame held in scalars. An FK is
+found once for a set of values: an iteration ends with the FK of its values, and a distance test or the loop's
+measure at values bit-equal to ones whose frames the work record holds (``_Work.keys``) reads those frames (the
+same bits as a new FK; full FKs in distance tests and measures 472 → 230 over bench_fabrik's 12 targets). Where
+they differ from the NumPy path, by rounding only: a universal joint's sweeps stop once one turns it by ≤
+``SETTLED`` (the NumPy path runs all ``SWEEPS``; poses equal to ~1e-14).
 """
 
 from __future__ import annotations
@@ -44,9 +50,14 @@ __all__ = ["FabrikChain", "step_one", "iteration", "best_turn", "clamp_angle1"]
 
 Array = NDArray[Any]
 HINGE, BALL, OTHER = 0, 1, 2
+_X, _Y, _XL, _POS, _US, _VS = 0, 1, 2, 3, 4, 5  # the point sets in _Work.pts
 BACKTRACK = 4  # as fabrik.BACKTRACK
 SLOW = 0.8  # as fabrik.SLOW
 SWEEPS = 4  # as fabrik.SWEEPS
+#: a universal joint's sweeps stop after one whose largest turn is this small (rad): once its turns have aligned the
+#: points they are rounding (measured on the humanoid's wrist: 1e-16–2e-15 after the first sweep, in 102 of 169
+#: turns), and the next sweeps would only repeat it
+SETTLED = 1e-12
 EXTEND = 4  # as fabrik.EXTEND
 
 
@@ -87,12 +98,11 @@ class _Work(NamedTuple):
     dq: Array  # (n,) the step
     alt: Array  # (n,) the other step (the subtree fit, the branches alone)
     qt: Array  # (n,) trial values
-    X: Array  # (K, 3) the points a group turns, K the most below any group
-    Y: Array  # (K, 3) their backward points
-    xl: Array  # (K, 3) X in the group's last link's frame
-    pos: Array  # (K, 3) X carried by the group's turn
-    us: Array  # (K, 3) pos − origin
-    vs: Array  # (K, 3) Y − origin
+    keys: Array  # (2, n) the values whose FK T, p ([0]) and T2, p2 ([1]) hold (NaN: none): :func:`_dist_at` and
+    # :func:`_fk_of` reuse a frame set whose values are the ones asked, bit for bit
+    pts: Array  # (6, K, 3), K the most points below any group: [_X] the points a group turns, [_Y] their
+    # backward points, [_XL] X in its last link's frame, [_POS] X carried by its turn, [_US] pos − origin,
+    # [_VS] Y − origin
     Ts: Array  # (m, 4, 4) the group's link frames, m its most links
     Tin: Array  # (4, 4) the frame the group hangs from
     M: Array  # (4, 3, 3) the ball's ΔR, J, ΔR R, A
@@ -112,7 +122,7 @@ def _work(ch: FabrikChain, n: int) -> _Work:
     for g in range(G):
         K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
         m = max(m, ch.gptr[g + 1] - ch.gptr[g])
-    buf = np.empty(48 * n + 9 * E + 3 * G + 3 * n + 18 * K + 17 * m + 16 + 36 + 48 + 12)
+    buf = np.empty(48 * n + 9 * E + 3 * G + 5 * n + 18 * K + 17 * m + 16 + 36 + 48 + 12)
     o = 0
     T = buf[o:o + 16 * n].reshape((n, 4, 4))
     T2 = buf[o + 16 * n:o + 32 * n].reshape((n, 4, 4))
@@ -124,11 +134,10 @@ def _work(ch: FabrikChain, n: int) -> _Work:
     back = buf[o:o + 3 * G].reshape((G, 3))
     o += 3 * G
     dq, alt, qt = buf[o:o + n], buf[o + n:o + 2 * n], buf[o + 2 * n:o + 3 * n]
-    o += 3 * n
-    X, Y, xl = buf[o:o + 3 * K].reshape((K, 3)), buf[o + 3 * K:o + 6 * K].reshape((K, 3)), \
-        buf[o + 6 * K:o + 9 * K].reshape((K, 3))
-    pos, us, vs = buf[o + 9 * K:o + 12 * K].reshape((K, 3)), buf[o + 12 * K:o + 15 * K].reshape((K, 3)), \
-        buf[o + 15 * K:o + 18 * K].reshape((K, 3))
+    keys = buf[o + 3 * n:o + 5 * n].reshape((2, n))
+    keys[:, :] = np.nan
+    o += 5 * n
+    pts = buf[o:o + 18 * K].reshape((6, K, 3))
     o += 18 * K
     Ts = buf[o:o + 16 * m].reshape((m, 4, 4))
     qg = buf[o + 16 * m:o + 17 * m]
@@ -141,7 +150,7 @@ def _work(ch: FabrikChain, n: int) -> _Work:
     none, shared = flags[:G], flags[G:]
     for g in range(G):
         shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
-    return _Work(T, p, T2, p2, T0, p0, back, dq, alt, qt, X, Y, xl, pos, us, vs, Ts, Tin, M, N, qg, v, none, shared)
+    return _Work(T, p, T2, p2, T0, p0, back, dq, alt, qt, keys, pts, Ts, Tin, M, N, qg, v, none, shared)
 
 
 def _local(H0: Array, H1: Array, H2: Array, k: int, th: float) -> tuple[float, float, float, float, float, float,
@@ -157,12 +166,13 @@ def _local(H0: Array, H1: Array, H2: Array, k: int, th: float) -> tuple[float, f
             H0[k, 2, 2] + s * H1[k, 2, 2] + c * H2[k, 2, 2], H0[k, 2, 3] + s * H1[k, 2, 3] + c * H2[k, 2, 3])
 
 
-def _fk(ch: FabrikChain, q: Array, T: Array, p: Array, first: int) -> None:
+def _fk(H0: Array, H1: Array, H2: Array, parent: Array, eff: Array, C: Array, q: Array, T: Array, p: Array,
+        first: int) -> None:
     """World link frames T (n, 4, 4) and effector positions p (E, 3) for chain values q (n,), the links from
     ``first`` on (those before it hold their frames already: their values have not changed since). The product
     written out on T's rows in place (measured: a call a link with two frames as views took as long as the FK's own
-    arithmetic)."""
-    H0, H1, H2, parent, eff, C = ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C
+    arithmetic). The chain's arrays are passed alone, not the chain record (numba passes a record's arrays as
+    separate arguments, ~170 words for the chain: perf put the pushes of the calls at ~20 % of a solve)."""
     for k in range(first, q.shape[0]):
         l00, l01, l02, l03, l10, l11, l12, l13, l20, l21, l22, l23 = _local(H0, H1, H2, k, q[k])
         pk = parent[k]
@@ -185,14 +195,47 @@ def _fk(ch: FabrikChain, q: Array, T: Array, p: Array, first: int) -> None:
             p[e, i] = T[k, i, 0] * c0 + T[k, i, 1] * c1 + T[k, i, 2] * c2 + T[k, i, 3]
 
 
+def _same(q: Array, key: Array) -> bool:
+    """q == key, every value bit for bit (a NaN key matches nothing)."""
+    for i in range(q.shape[0]):
+        if q[i] != key[i]:
+            return False
+    return True
+
+
 def _dist_at(ch: FabrikChain, q: Array, P: Array, W: _Work) -> float:
-    """Σ_e |p_e(q) − P_e|: the measure a step never raises."""
-    p = W.p2
-    _fk(ch, q, W.T2, p, 0)
+    """Σ_e |p_e(q) − P_e|: the measure a step never raises. The effectors p(q) are the iteration's (W.p, whose
+    forward pass placed them: the first test of most steps) or the last test's (W.p2) where those were found for the
+    same values bit for bit, else FK into W.T2, W.p2."""
+    if _same(q, W.keys[0]):
+        p = W.p
+    else:
+        p = W.p2
+        if not _same(q, W.keys[1]):
+            _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T2, p, 0)
+            for i in range(q.shape[0]):
+                W.keys[1, i] = q[i]
     s = 0.0
     for e in range(p.shape[0]):
         s += math.sqrt((p[e, 0] - P[e, 0]) ** 2 + (p[e, 1] - P[e, 1]) ** 2 + (p[e, 2] - P[e, 2]) ** 2)
     return s
+
+
+def _fk_of(ch: FabrikChain, q: Array, W: _Work) -> None:
+    """W.T0, W.p0 ← the FK of q: copied from W.T, W.p or W.T2, W.p2 where those hold it (:func:`_dist_at`), else
+    computed (the same bits either way)."""
+    n, E = q.shape[0], W.p0.shape[0]
+    if _same(q, W.keys[0]) or _same(q, W.keys[1]):
+        T, p = (W.T, W.p) if _same(q, W.keys[0]) else (W.T2, W.p2)
+        for k in range(n):
+            for i in range(3):
+                for j in range(4):
+                    W.T0[k, i, j] = T[k, i, j]
+        for e in range(E):
+            for i in range(3):
+                W.p0[e, i] = p[e, i]
+    else:
+        _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T0, W.p0, 0)
 
 
 def _unit3(x: float, y: float, z: float, fx: float, fy: float, fz: float) -> tuple[float, float, float]:
@@ -232,16 +275,16 @@ def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc:
         acc[2] += bc[2] - d * d2
 
 
-def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, W: _Work) -> None:
-    """The backward pass, children first, into W.back (G, 3); the base's point is its current origin."""
+def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array, v: Array) -> None:
+    """The backward pass, children first, into back (G, 3); the base's point is its current origin (v: (3, 3)
+    scratch)."""
     G = ch.gparent.shape[0]
-    back = W.back
     for g in range(G):
         for i in range(3):
             back[g, i] = T[ch.gptr[g], i, 3]
     cgp, cgi = ch.child_g
     cep, cei = ch.child_e
-    pg, pc, acc = W.v[0], W.v[1], W.v[2]
+    pg, pc, acc = v[0], v[1], v[2]
     for g in range(G - 1, -1, -1):
         if ch.gparent[g] < 0:
             continue
@@ -329,12 +372,12 @@ def _carry(H0: Array, H1: Array, H2: Array, k1: int, first: int, qg: Array, T_in
 
 
 def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, P: Array, W: _Work) -> int:
-    """The points the group turns, into W.X (the first links' origins, then the effectors, below it: every one when
-    ``whole``, else its children), and their backward points, into W.Y; returns how many (K)."""
+    """The points the group turns, into W.pts[_X] (the first links' origins, then the effectors, below it: every one
+    when ``whole``, else its children), and their backward points, into W.pts[_Y]; returns how many (K)."""
     gp, gi = ch.sub_g if whole else ch.child_g
     ep, ei = ch.sub_e if whole else ch.child_e
     ng, ne = gp[g + 1] - gp[g], ep[g + 1] - ep[g]
-    X, Y = W.X, W.Y
+    X, Y = W.pts[_X], W.pts[_Y]
     for t in range(ng):
         h = gi[gp[g] + t]
         for i in range(3):
@@ -346,16 +389,18 @@ def _targets(ch: FabrikChain, g: int, whole: bool, T: Array, p: Array, P: Array,
     return ng + ne
 
 
-def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
-    """The forward pass's turn of group g (module docstring) from W.Tin toward W.Y[:K], the points W.xl[:K] (in its
-    last link's frame) carried along; its values qg (m,) updated in place."""
+def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, pts: Array, Ts: Array, T_in: Array, v: Array, M: Array,
+                N: Array) -> None:
+    """The forward pass's turn of group g (module docstring) from T_in toward pts[_Y, :K], the points pts[_XL, :K]
+    (in its last link's frame) carried along; its values qg (m,) updated in place. Ts, v, M, N: _Work's scratch,
+    passed alone (not the work record: numba passes a record's arrays as separate arguments)."""
     k1 = ch.gptr[g]
     m = ch.gptr[g + 1] - k1
-    Ts, T_in, x_loc, Y = W.Ts, W.Tin, W.xl[:K], W.Y[:K]
-    pos, us, vs = W.pos[:K], W.us[:K], W.vs[:K]
+    x_loc, Y = pts[_XL, :K], pts[_Y, :K]
+    pos, us, vs = pts[_POS, :K], pts[_US, :K], pts[_VS, :K]
     H0, H1, H2 = ch.H0, ch.H1, ch.H2
     _carry(H0, H1, H2, k1, 0, qg, T_in, x_loc, Ts, pos)
-    origin, a = W.v[0], W.v[3]
+    origin, a = v[0], v[3]
     for i in range(3):
         origin[i] = Ts[0, i, 3]
     _relative(pos, origin, us)
@@ -364,8 +409,8 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
         _mv(Ts[0], ch.axis[k1], a)
         qg[0] = clamp_angle1(qg[0] + _ls_turn(a, us, vs), ch.lower[k1], ch.upper[k1])
     elif ch.gkind[g] == BALL:
-        dR, J, B, A = W.M[0], W.M[1], W.M[2], W.M[3]
-        best_turn_into(us, vs, dR, W.N)
+        dR, J, B, A = M[0], M[1], M[2], M[3]
+        best_turn_into(us, vs, dR, N)
         _mm(T_in, ch.H0[k1], J)
         _mm(dR, Ts[m - 1], B)
         _mtm(J, B, A)
@@ -374,24 +419,28 @@ def _turn_group(ch: FabrikChain, g: int, qg: Array, K: int, W: _Work) -> None:
             qg[i] = min(max(qg[i], ch.lower[k1 + i]), ch.upper[k1 + i])
     else:
         for _ in range(SWEEPS):
-            same = True
+            turned = 0.0
             for i in range(m):
                 _mv(Ts[i], ch.axis[k1 + i], a)
                 _relative(pos, origin, us)
                 t = clamp_angle1(qg[i] + _ls_turn(a, us, vs), ch.lower[k1 + i], ch.upper[k1 + i])
                 if t != qg[i]:  # else the frames and points stay as they are
-                    same = False
+                    dt = abs(t - qg[i])
+                    turned = max(turned, dt)
                     qg[i] = t
-                    _carry(H0, H1, H2, k1, i, qg, T_in, x_loc, Ts, pos)
-            if same:  # a sweep that turned nothing: the ones after it would repeat it exactly
+                    if dt > SETTLED:  # a turn of rounding size leaves them (the sweeps stop after this one)
+                        _carry(H0, H1, H2, k1, i, qg, T_in, x_loc, Ts, pos)
+            if turned <= SETTLED:  # the sweeps after one that turned nothing (or rounding) would repeat it
                 break
 
 
 def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W: _Work, out: Array) -> None:
-    """One backward and one forward pass from q (n,) toward P (E, 3), the new values into ``out`` (n,); the groups
-    where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the FK of q
-    (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
+    """The forward pass from q (n,) toward P (E, 3) after the backward pass (:func:`_backward` into W.back, from
+    W.T0, W.p0: the caller's, once for a step's iterations, which share it), the new values into ``out`` (n,); the
+    groups where ``held`` (G,) is nonzero stay (:func:`.fabrik.fabrik_iteration`'s ``hold``). W.T0, W.p0 hold the
+    FK of q (:func:`_measure` leaves it there: a step's iterations start from a copy, not an FK each)."""
     T, p = W.T, W.p
+    W.keys[0, 0] = np.nan  # T, p become the FK of the values being turned
     for k in range(q.shape[0]):
         for i in range(4):
             for j in range(4):
@@ -399,7 +448,6 @@ def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W:
     for e in range(p.shape[0]):
         for i in range(3):
             p[e, i] = W.p0[e, i]
-    _backward(ch, T, p, P, W)
     for i in range(q.shape[0]):
         out[i] = q[i]
     dirty = q.shape[0]  # T, p are the FK of out up to this link
@@ -407,7 +455,7 @@ def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W:
         if held[g]:
             continue
         if dirty < q.shape[0]:
-            _fk(ch, out, T, p, dirty)
+            _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, out, T, p, dirty)
             dirty = q.shape[0]
         k1, kl = ch.gptr[g], ch.gptr[g + 1] - 1
         pk = ch.parent[k1]
@@ -415,15 +463,19 @@ def _iterate(ch: FabrikChain, q: Array, P: Array, subtree: bool, held: Array, W:
             for j in range(4):
                 W.Tin[i, j] = T[pk, i, j] if pk >= 0 else (1.0 if i == j else 0.0)
         K = _targets(ch, g, subtree or ch.gkind[g] == HINGE, T, p, P, W)
-        _into_frame(W.X[:K], T[kl], W.xl[:K])
+        _into_frame(W.pts[_X, :K], T[kl], W.pts[_XL, :K])
         qg = W.qg[:kl + 1 - k1]
         for i in range(kl + 1 - k1):
             qg[i] = out[k1 + i]
-        _turn_group(ch, g, qg, K, W)
+        _turn_group(ch, g, qg, K, W.pts, W.Ts, W.Tin, W.v, W.M, W.N)
         for i in range(kl + 1 - k1):
             if out[k1 + i] != qg[i]:
                 dirty = min(dirty, k1 + i)
             out[k1 + i] = qg[i]
+    if dirty < q.shape[0]:  # T, p: the FK of out (the step's first distance test reads it)
+        _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, out, T, p, dirty)
+    for i in range(q.shape[0]):
+        W.keys[0, i] = out[i]
 
 
 def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
@@ -431,7 +483,8 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     ``q`` for one problem)."""
     W = _work(ch, q.shape[0])
     out = np.empty(q.shape[0])
-    _fk(ch, q, W.T0, W.p0, 0)
+    _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T0, W.p0, 0)
+    _backward(ch, W.T0, W.p0, P, W.back, W.v)
     _iterate(ch, q, P, subtree, W.none, W, out)
     return out
 
@@ -454,7 +507,7 @@ def _kept(ch: FabrikChain, q: Array, P: Array, before: float, dq: Array, W: _Wor
 def step_one(ch: FabrikChain, q: Array, P: Array, published: bool) -> Array:
     """Δθ (n,) of one FABRIK step (:func:`.fabrik.fabrik_step` for one problem without cones)."""
     W = _work(ch, q.shape[0])
-    _fk(ch, q, W.T0, W.p0, 0)
+    _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T0, W.p0, 0)
     _step(ch, q, P, published, _dist_at(ch, q, P, W), W)
     return W.dq.copy()
 
@@ -471,6 +524,7 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
     """:func:`step_one` with the summed distance at q known (``before``), into W.dq (returned through W: a kernel
     compiled without reference counts returns no array)."""
     dq, n = W.dq, q.shape[0]
+    _backward(ch, W.T0, W.p0, P, W.back, W.v)  # one backward pass for the step's iterations (the same points)
     _iterate(ch, q, P, not published, W.none, W, dq)
     for i in range(n):
         dq[i] -= q[i]
@@ -516,7 +570,9 @@ _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is gu
 _work = kernel(_work, internal=True) or _work
 _local = kernel(_local, internal=True, refcounts=False) or _local
 _fk = kernel(_fk, calls=(_local,), internal=True, refcounts=False) or _fk
-_dist_at = kernel(_dist_at, calls=(_fk,), internal=True, refcounts=False) or _dist_at
+_same = kernel(_same, internal=True, refcounts=False) or _same
+_dist_at = kernel(_dist_at, calls=(_same, _fk), internal=True, refcounts=False) or _dist_at
+_fk_of = kernel(_fk_of, calls=(_same, _fk), internal=True, refcounts=False) or _fk_of
 _unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _unit3
 _backward_point = kernel(_backward_point, calls=(_unit3,), internal=True, refcounts=False) or _backward_point
 _backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERRORS, internal=True,
@@ -528,11 +584,11 @@ _carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True, refcounts=
 _targets = kernel(_targets, internal=True, refcounts=False) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True, refcounts=False) or _turn_group
-_iterate = kernel(_iterate, calls=(_fk, _backward, _targets, _into_frame, _turn_group), internal=True,
+_iterate = kernel(_iterate, calls=(_fk, _targets, _into_frame, _turn_group), internal=True,
                   refcounts=False) or _iterate
-iteration = kernel(iteration, calls=(_work, _fk, _iterate)) or iteration
+iteration = kernel(iteration, calls=(_work, _fk, _backward, _iterate)) or iteration
 _kept = kernel(_kept, calls=(_dist_at,), internal=True, refcounts=False) or _kept
 _try = kernel(_try, calls=(_iterate, _kept), internal=True, refcounts=False) or _try
 _extend = kernel(_extend, calls=(_dist_at,), internal=True, refcounts=False) or _extend
-_step = kernel(_step, calls=(_kept, _extend, _iterate, _try), internal=True, refcounts=False) or _step
+_step = kernel(_step, calls=(_backward, _kept, _extend, _iterate, _try), internal=True, refcounts=False) or _step
 step_one = kernel(step_one, calls=(_work, _fk, _dist_at, _step)) or step_one

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from animkit.ik.fabrik_jit import FabrikChain, _fk, _step, _Work, _work
+from animkit.ik.fabrik_jit import FabrikChain, _fk_of, _step, _Work, _work
 from animkit.jit import kernel
 
 __all__ = ["FabrikSettings", "pack", "out_size", "solve_all", "solve_packed", "CONVERGED", "STALLED",
@@ -47,7 +47,7 @@ def _measure(ch: FabrikChain, q: Array, P: Array, w: Array, W: _Work) -> tuple[f
     """‖W(P − p)‖, the worst effector's distance (:func:`animkit.ik.solvers.evaluate` without orientation) and
     the summed distance Σ_e |p_e − P_e| (:func:`_dist_at`); the FK of q stays in W.T0, W.p0 (the next step's)."""
     p = W.p0
-    _fk(ch, q, W.T0, p, 0)
+    _fk_of(ch, q, W)
     err2, worst, total = 0.0, 0.0, 0.0
     for e in range(p.shape[0]):
         d2 = 0.0
@@ -186,7 +186,7 @@ def solve_packed(prm: Array, target: Array, q0: Array, out: Array) -> None:
 
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division is guarded
 # refcounts=False: helpers that allocate nothing and return no array (as in .fabrik_jit)
-_measure = kernel(_measure, calls=(_fk,), internal=True, refcounts=False) or _measure
+_measure = kernel(_measure, calls=(_fk_of,), internal=True, refcounts=False) or _measure
 _advance = kernel(_advance, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _advance
 _unpack = kernel(_unpack, internal=True) or _unpack
 _solve_one = kernel(_solve_one, calls=(_measure, _step, _advance), internal=True, refcounts=False) or _solve_one
