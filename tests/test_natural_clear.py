@@ -118,9 +118,8 @@ def test_radii_from_drawn_primitives_and_skinned_vertices() -> None:
     assert drawn_radius(FIG, "hips", "spine") == pytest.approx(math.sqrt(0.15 * 0.08))  # the box across its bone
     assert drawn_radius(FIG, "hand_l", "wrist_l") is None
     caps = body_capsules(FIG, match_figure(FIG))
-    assert [c[:2] for c in caps] == [("hips", "spine"), ("spine", "chest"), ("chest", "neck"), ("hip_l", "knee_l"),
-                                     ("hip_r", "knee_r")]
-    assert caps[3][2] == 0.06
+    assert [c[:2] for c in caps] == [("hips", "spine"), ("spine", "chest"), ("chest", "neck")]
+    assert caps[1][2] == 0.085
     # vertices on a ring of radius 0.1 around the hips → spine bone (and further ones owned by another node)
     W = FIG.world_batch(FIG.rest_pose()[None])[0]
     names = FIG.compiled.node_names
@@ -146,6 +145,6 @@ def test_the_natural_reach_keeps_each_free_arm_clear() -> None:
     assert clear.priority >= 3  # a null-space term beside gravity
     off = Priors(clear=0.0).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
     assert not any(isinstance(t, Clear) for t in off)
-    given = Priors(volumes={"hip_l": 0.2}).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
+    given = Priors(volumes={"spine": 0.2}).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
     (c2,) = [t for t in given if isinstance(t, Clear)]
-    assert dict(((a, b), r) for a, b, r in c2.capsules)[("hip_l", "knee_l")] == 0.2
+    assert dict(((a, b), r) for a, b, r in c2.capsules)[("spine", "chest")] == 0.2

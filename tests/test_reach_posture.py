@@ -12,7 +12,7 @@ arm hanging; `compare`'s free-arm measure reads the same angle.
 
 And the hanging arm stays clear of the body. Gravity (animkit.ik.hang.Hang) knows the body's mass, not its volume:
 the bent, side-bent trunk carries the free shoulder over the midline, and without animkit.ik.clear.Clear (the trunk
-and thighs as capsules measured from the skinned vertices) the arm hung plumb through the belly and pelvis, its
+as capsules measured from the skinned vertices) the arm hung plumb through the belly and pelvis, its
 elbow and wrist centres 3-5 cm inside the skinned surface at the last frame (RiggedFigure's 9-10 cm).
 """
 
@@ -70,7 +70,7 @@ def test_the_free_arm_hangs_while_the_trunk_bends(torso_reach) -> None:  # type:
     assert arm[0] > 60.0, name  # the rig's A-pose: the first frame, nothing bent yet
     assert lean[-1] >= 15.0 and bent.sum() >= 20, name  # the trunk does bend, over many frames
     assert arm[bent].max() <= HANG_DEG, name  # measured: CesiumMan 39.7°, RiggedFigure 38.8° (12.4°, 8.6° hanging plumb
-    # through the body before Clear: the arm now swings out round the belly and thigh)
+    # through the body before Clear: the arm now swings out round the belly and hips)
     assert arm[-1] <= HANG_DEG, name
     m = panel.measures
     assert m is not None and m.free_arm_deg is not None

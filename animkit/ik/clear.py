@@ -1,4 +1,4 @@
-"""The body's volume as an IK task: a free limb's joints keep clear of the trunk and thighs.
+"""The body's volume as an IK task: a free limb's joints keep clear of the trunk.
 
 Each body part is a capsule: the segment a → b between two joints' world origins and a radius r. A limb point p
 (the free arm's elbow and wrist origins) lies d = ‖p − s‖ from the segment, s = a + t (b − a) its nearest point
@@ -73,8 +73,8 @@ class Clear(Task):
     """A free limb's ``points`` (node names; their origins) kept ``clearance`` outside ``capsules`` ((a, b, r):
     node names of the segment's ends and its radius): e = [δ₊] per pair, moved by the DOFs at and below ``top``
     only (the module docstring). The pose a reach starts from is clear by the figure's own drawing: a pair whose
-    start distance d₀ is less than r + m takes d₀ − START_GAP s as its radius (the humanoid's hanging wrist beside
-    its thigh is not pushed out before anything moves)."""
+    start distance d₀ is less than r + m takes d₀ − START_GAP s as its radius (a wrist that starts touching a part,
+    as the humanoid's hangs beside its thigh, is not pushed out before anything moves)."""
 
     kind: ClassVar[str] = "clear"
     top: str
@@ -164,7 +164,7 @@ def drawn_radius(figure: Figure, node: str, toward: str) -> float | None:
 
 def body_capsules(figure: Figure, bones: HumanoidMap,
                   radii: Mapping[str, float] | None = None) -> tuple[tuple[str, str, float], ...]:
-    """The trunk (each bone on the path hips → neck) and the thighs (upper → lower leg) as capsules (a, b, r): r from
+    """The trunk (each bone on the path hips → neck, :func:`capsule_parts`) as capsules (a, b, r): r from
     ``radii`` (node name → m, e.g. :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither
     left out."""
     out = []
@@ -177,8 +177,10 @@ def body_capsules(figure: Figure, bones: HumanoidMap,
 
 
 def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
-    """The body parts a limb keeps clear of, as bones (a, b): each on the path hips → neck, and each upper → lower
-    leg (``bones``: the figure's humanoid map, :func:`animkit.model.humanoid.match_figure`)."""
+    """The body parts a limb keeps clear of, as bones (a, b): each on the path hips → neck (``bones``: the figure's
+    humanoid map, :func:`animkit.model.humanoid.match_figure`). Not the thighs: the humanoid's hanging wrist touches
+    its drawn thigh as the trunk bends, and that touch, a few millimetres, turned its whole-body reach toward a
+    target out of reach onto another path (the reaching shoulder swung 11.6° a frame; 4.0° without it)."""
     get = bones.get
     segs: list[tuple[str, str]] = []
     hips, neck = get("hips"), get("neck")
@@ -187,10 +189,6 @@ def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
         if hips in path:
             trunk = path[path.index(hips):]
             segs += list(zip(trunk[:-1], trunk[1:], strict=True))
-    for side in ("l", "r"):
-        up, low = get(f"upper_leg_{side}"), get(f"lower_leg_{side}")
-        if up is not None and low is not None:
-            segs.append((up, low))
     return segs
 
 

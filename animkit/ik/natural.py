@@ -19,7 +19,7 @@ feet keep their start frames and the centre of mass stays ``margin`` inside the 
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
 spread over the spine's joints, gravity on each free arm (:class:`~animkit.ik.hang.Hang`) with its elbow and wrist
-kept outside the trunk and thighs (:class:`~animkit.ik.clear.Clear`), and a learned pose prior. See
+kept outside the trunk (:class:`~animkit.ik.clear.Clear`), and a learned pose prior. See
 docs/derivations.md ("Natural reaching") and animkit/ik/tasks.py for the task Jacobians.
 """
 
