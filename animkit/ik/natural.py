@@ -9,17 +9,18 @@ each in the null space of those before it (damped by its tasks' ``damping``):
     Δθ = W^−½ (Σ_k Δφ_k − ½ P_last W^−½ ∇H),     H = Σ_null w_t ½‖e_t‖²  (∇H = Σ :meth:`Task.gradient`)
 
 V_k: each task's :meth:`~animkit.ik.tasks.Task.velocity` (−e shortened to its step limit). The tasks at priority
-NULL_PRIORITY and above (Posture, Spread, Prior, Hang) form H, taken in the null space of every level with its step
-bounded by NULL_STEP. For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least squares
-(:meth:`Natural.step`, what a problem of reaches alone gets). Above every level, the inequality tasks
+NULL_PRIORITY and above (Posture, Spread, Prior, Hang, Clear) form H, taken in the null space of every level with
+its step bounded by NULL_STEP. For one weighted task alone, Δθ = W⁻¹Jᵀ(JW⁻¹Jᵀ + λ²I)⁻¹V, the weighted damped least
+squares (:meth:`Natural.step`, what a problem of reaches alone gets). Above every level, the inequality tasks
 (:meth:`Task.bounds`: J Δθ ≤ room, a person's range of motion, :mod:`animkit.ik.ranges`) are held as an active set:
 the rows a step would break join as a first level asking BOUND_GAIN · room (a velocity damper), and the step is
 solved again (:func:`~animkit.ik.prioritised.bounded_step`). The levels :class:`Priors` builds: (0) the planted
 feet keep their start frames and the centre of mass stays ``margin`` inside the support polygon; (1) the effector's
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
-spread over the spine's joints, gravity on each free arm (:class:`~animkit.ik.hang.Hang`), and a learned pose
-prior. See docs/derivations.md ("Natural reaching") and animkit/ik/tasks.py for the task Jacobians.
+spread over the spine's joints, gravity on each free arm (:class:`~animkit.ik.hang.Hang`) with its elbow and wrist
+kept outside the trunk (:class:`~animkit.ik.clear.Clear`), and a learned pose prior. See
+docs/derivations.md ("Natural reaching") and animkit/ik/tasks.py for the task Jacobians.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
+from animkit.ik.clear import Clear, body_capsules
 from animkit.ik.cone_rows import cone_bounds, slipped, trust_scaled
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
@@ -385,7 +387,10 @@ class Priors:
     :class:`Spread` weight over the spine), ``gaze`` (a :class:`Gaze` task when the neck may move), ``planted`` (a
     :class:`Plant` per foot the movable set moves), ``balance`` (a :class:`Balance` task ``margin`` inside the feet's
     support polygon), ``up``, ``prior`` and ``prior_weight`` (a :class:`~animkit.ik.prior.Prior` task: the posture
-    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``ranges`` (name → degrees:
+    people take), ``hang`` (the :class:`~animkit.ik.hang.Hang` weight on each free arm), ``clear`` and ``volumes``
+    (the :class:`~animkit.ik.clear.Clear` weight on each free arm, and node name → radius of the body parts it keeps
+    clear of, measured from a skinned mesh, :func:`~animkit.ik.clear.mesh_radii`; parts not named take their drawn
+    primitive's), ``ranges`` (name → degrees:
     the bounds of the :class:`~animkit.ik.ranges.Ranges` inequality task, a person's range of motion; missing names
     take ``RANGE_DEGREES``, an empty mapping none); ``eyes`` (the gaze's pitch the eyes carry: :data:`EYE_RANGE`,
     a person's, by default; 0: the head alone; reckoned from the head where each solve starts); ``ride``: where the
@@ -404,6 +409,8 @@ class Priors:
     prior: PosePrior | None = None
     prior_weight: float = 0.01
     hang: float = 1.0
+    clear: float = 30.0  # its depths are metres: 30 holds a hanging arm 2-4 cm outside (10: 1.5 cm inside mid-clip)
+    volumes: Mapping[str, float] = field(default_factory=dict)  # node name → its body part's radius (m)
     ride: bool = True
     ranges: Mapping[str, float] = field(default_factory=lambda: dict(RANGE_DEGREES))
     eyes: float = EYE_RANGE  # radians of a gaze's pitch the eyes may carry (0: the head alone)
@@ -412,7 +419,7 @@ class Priors:
         Natural(stiffness=self.stiffness)  # checks the values
         if self.prior is not None and not isinstance(self.prior, PosePrior):
             raise IKError(f"Priors: prior must be a PosePrior or None, got {type(self.prior).__name__}")
-        for name in ("comfort", "spread", "margin", "prior_weight", "hang"):
+        for name in ("comfort", "spread", "margin", "prior_weight", "hang", "clear"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
                 raise IKError(f"Priors: {name} must be a finite number >= 0, got {v!r}")
@@ -506,6 +513,9 @@ class Priors:
         if groups and self.spread > 0:
             out.append(Spread(joints=groups, weight=self.spread))
         out += [Hang(top=top, up=tuple(up), weight=self.hang) for top, _ in arms]
+        capsules = body_capsules(figure, bones, self.volumes) if arms and self.clear > 0 else ()
+        out += [Clear(top=top, points=pts, capsules=capsules, weight=self.clear)
+                for top, _ in arms if capsules and (pts := _arm_points(figure, bones, top))]
         comfort = figure.rest_pose()
         for key, v in dict(self.preferred).items():
             if key not in figure.dof_names:
@@ -533,6 +543,17 @@ def _spine_groups(figure: Figure, bones: Any, movable: set[int]) -> tuple[tuple[
     group = tuple(a.child.name for a in path[names.index(top):]
                   if any(d in movable and rev[d] for d in figure.joint_dofs[a.joint.name]))
     return (group,) if len(group) >= 2 else ()
+
+
+def _arm_points(figure: Figure, bones: Any, top: str) -> tuple[str, ...]:
+    """The joints of a free arm kept clear of the body: those on the path from below its upper arm to its hand
+    (elbow and wrist)."""
+    side = "l" if top in (bones.get("clavicle_l"), bones.get("upper_arm_l")) else "r"
+    upper, hand = bones.get(f"upper_arm_{side}"), bones.get(f"hand_{side}")
+    if upper is None or hand is None:
+        return ()
+    path = [a.child.name for a in figure.path_to(hand)]
+    return tuple(path[path.index(upper) + 1:]) if upper in path else ()
 
 
 def _free_arms(figure: Figure, bones: Any, effector: str, mov: NDArray[np.bool_]

@@ -32,11 +32,13 @@ from animkit.display import html_for
 from animkit.errors import IKError, SceneError
 from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_name
 from animkit.ik.body import static_effort
+from animkit.ik.clear import mesh_radii
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
 from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
 from animkit.model.figure import Figure
+from animkit.model.humanoid import match_figure
 from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
 from animkit.motion.reach_surface import HandSurface, hand_surface, is_hand, site_figure
@@ -457,6 +459,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
                       f"{NATURAL!r} to solvers, or give priors=False")
     if NATURAL in solver_list and pri is None:
         pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
+    skins = [m for m in scene.meshes if m.skin is not None]
+    if pri is not None and pri.clear > 0 and not pri.volumes and skins:  # the skinned body's own volume
+        pri = replace(pri, volumes=mesh_radii(fig, max(skins, key=lambda m: m.vertex_count), match_figure(fig)))
     duration = duration if duration is not None else (spec.duration if spec else 2.0)
     hold = hold if hold is not None else (spec.hold if spec else 0.5)
     fps = fps if fps is not None else (spec.fps if spec else 30.0)

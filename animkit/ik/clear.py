@@ -1,0 +1,222 @@
+"""The body's volume as an IK task: a free limb's joints keep clear of the trunk.
+
+Each body part is a capsule: the segment a → b between two joints' world origins and a radius r. A limb point p
+(the free arm's elbow and wrist origins) lies d = ‖p − s‖ from the segment, s = a + t (b − a) its nearest point
+(t = clamp((p − a) · (b − a) / ‖b − a‖², 0, 1)), and inside the capsule widened by the clearance m by
+
+    δ = r + m − d,   e = [δ₊] per (point, capsule),   ∂e/∂θ = −σ(δ/s) nᵀ ∂p/∂θ   (n = (p − s)/d)
+
+with δ₊ = s ln(1 + e^(δ/s)) the softplus of the depth (:func:`soft_depth`, knee width s = :data:`SOFT`) and σ the
+logistic function, its slope
+
+(only the limb's own DOFs, as :class:`~animkit.ik.hang.Hang`: the arm is moved out of the body, the trunk is not
+bent away from the arm). ½ w ‖e‖² = ½ w Σ δ₊² is a soft penalty on the depth, smooth (its gradient and that
+gradient's rate change continuously where a point nears and crosses the surface, so a bake stays one smooth stroke:
+a plain max(0, δ)² let the arm's acceleration jump at each touch); it pulls from the null space
+beside gravity (the prioritised solver's ``clear``). Radii: a drawn primitive's (:func:`drawn_radius`) or measured
+from a skinned mesh's vertices (:func:`skinned_radii`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from animkit.ik.body import point_jacobians
+from animkit.ik.tasks import Configuration, Task
+from animkit.model.figure import Figure
+from animkit.model.geometry import Box, Capsule, Cylinder, Sphere
+
+if TYPE_CHECKING:
+    from animkit.look.mesh import Mesh
+    from animkit.model.humanoid import HumanoidMap
+
+__all__ = ["Clear", "capsule_depth", "soft_depth", "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts",
+           "mesh_radii", "CLEARANCE", "SKIN_QUANTILE"]
+
+Array = NDArray[np.float64]
+CLEARANCE = 0.03  # m: the limb's own flesh around its joint centres, kept clear of the body's surface
+SOFT = 0.01  # m: the width s of the soft depth's knee
+START_GAP = 4.0  # the start pose is clear: no pair's radius comes nearer than this many s to its start distance
+SOFT_REACH = 12.0  # pairs further than this many s outside are left out: their soft depth is below 1e-5 s
+SKIN_QUANTILE = 75.0  # percentile of the part's vertices' distances from its bone taken as the capsule's radius
+
+
+def capsule_depth(p: Array, a: Array, b: Array, r: float) -> tuple[float, Array, float]:
+    """δ = r − ‖p − s‖ (positive inside), the outward unit normal n = (p − s)/‖p − s‖ and t, with
+    s = a + t (b − a) the segment's point nearest p (t clamped to [0, 1]; n any unit vector where p = s)."""
+    ab = b - a
+    L2 = float(ab @ ab)
+    t = min(max(float((p - a) @ ab) / L2, 0.0), 1.0) if L2 > 0 else 0.0
+    v = p - (a + t * ab)
+    d = math.sqrt(float(v @ v))
+    n = v / d if d > 1e-12 else np.array([1.0, 0.0, 0.0])
+    return r - d, n, t
+
+
+def soft_depth(depth: float, s: float) -> tuple[float, float]:
+    """δ₊ = s ln(1 + e^(δ/s)) (softplus: δ well inside, 0 well outside, s ln 2 on the surface) and dδ₊/dδ =
+    1/(1 + e^(−δ/s))."""
+    z = depth / s
+    if z > 30.0:
+        return depth, 1.0
+    return s * math.log1p(math.exp(z)), 1.0 / (1.0 + math.exp(-z))
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class Clear(Task):
+    """A free limb's ``points`` (node names; their origins) kept ``clearance`` outside ``capsules`` ((a, b, r):
+    node names of the segment's ends and its radius): e = [δ₊] per pair, moved by the DOFs at and below ``top``
+    only (the module docstring). The pose a reach starts from is clear by the figure's own drawing: a pair whose
+    start distance d₀ is less than r + m takes d₀ − START_GAP s as its radius (a wrist that starts touching a part,
+    as the humanoid's hangs beside its thigh, is not pushed out before anything moves)."""
+
+    kind: ClassVar[str] = "clear"
+    top: str
+    points: tuple[str, ...]
+    capsules: tuple[tuple[str, str, float], ...]
+    clearance: float = CLEARANCE
+    soft: float = SOFT
+    start: tuple[float, ...] | None = None  # each (point, capsule) pair's distance where the reach starts
+    priority: int = 3
+
+    @property
+    def name(self) -> str:
+        return f"clear {self.top}"
+
+    def compute(self, c: Configuration) -> tuple[Array, Array]:
+        cf = c.figure.compiled
+        pts, caps, own = self._plan(c)
+        P = c.state.p
+        m = len(pts) * len(caps)
+        e, J = np.zeros(m), np.zeros((m, cf.dof_count))
+        if m == 0:
+            return e, J
+        Jp = point_jacobians(c.figure, c.body, c.state, pts, P[pts])  # (points, 3, D)
+        R = self.radii(len(pts), [r for _, _, r in caps])
+        for k, i in enumerate(pts):
+            for j, (a, b, _) in enumerate(caps):
+                depth, n, _ = capsule_depth(P[i], P[a], P[b], float(R[k, j]))
+                if depth > -SOFT_REACH * self.soft:
+                    row = k * len(caps) + j
+                    e[row], slope = soft_depth(depth, self.soft)
+                    J[row] = np.where(own, -slope * (n @ Jp[k]), 0.0)
+        return e, J
+
+    def radii(self, points: int, r: Sequence[float]) -> Array:
+        """R (points, capsules): each pair's r + m, at most its distance at the start less START_GAP · s."""
+        R = np.broadcast_to(np.asarray(r, dtype=float) + self.clearance, (points, len(r)))
+        if self.start is None:
+            return R
+        return np.minimum(R, np.reshape(self.start, R.shape) - START_GAP * self.soft)
+
+    def resolved(self, c: Configuration) -> Task:
+        """With no ``start``: each pair's distance d at ``c`` (the pose a solve or a bake starts from)."""
+        if self.start is not None:
+            return self
+        pts, caps, _ = self._plan(c)
+        P = c.state.p
+        d = [r - capsule_depth(P[i], P[a], P[b], r)[0] for i in pts for a, b, r in caps]
+        return replace(self, start=tuple(d))
+
+    def _plan(self, c: Configuration) -> tuple[NDArray[np.intp], list[tuple[int, int, float]], NDArray[np.bool_]]:
+        """The points' and capsules' node indices and the limb's own DOFs, found once per compiled figure."""
+        got = self.__dict__.get("_memo")
+        if got is not None and got[0] is c.figure.compiled:
+            return got[1]
+        cf = c.figure.compiled
+        top = c.node(self.top)
+        below = np.zeros(cf.node_count, dtype=bool)
+        below[top] = True
+        for i in range(top + 1, cf.node_count):
+            below[i] = bool(cf.parent[i] >= 0 and below[cf.parent[i]])
+        plan = (np.array([c.node(n) for n in self.points], dtype=np.intp),
+                [(c.node(a), c.node(b), float(r)) for a, b, r in self.capsules], below[cf.dof_node])
+        object.__setattr__(self, "_memo", (cf, plan))
+        return plan
+
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # found again where it is used
+
+
+def drawn_radius(figure: Figure, node: str, toward: str) -> float | None:
+    """The radius of the primitive ``node`` draws, as a capsule along node → ``toward``: a capsule's, cylinder's or
+    sphere's radius; a box's √(h₁ h₂) over its two half sizes across the bone (its most aligned axis left out);
+    None where the node draws nothing of these."""
+    data = figure.node(node).data
+    if isinstance(data, (Capsule, Cylinder, Sphere)):
+        return float(data.radius)
+    if isinstance(data, Box):
+        cf = figure.compiled
+        i, j = cf.node_names.index(node), cf.node_names.index(toward)
+        W = figure.world_batch(figure.rest_pose()[None])[0]
+        along = W[i, :3, :3].T @ (W[j, :3, 3] - W[i, :3, 3])  # the bone in the node's frame
+        h = np.asarray(data.size, dtype=float) / 2.0
+        across = np.delete(h, int(np.argmax(np.abs(along))))
+        return float(math.sqrt(across[0] * across[1]))
+    return None
+
+
+def body_capsules(figure: Figure, bones: HumanoidMap,
+                  radii: Mapping[str, float] | None = None) -> tuple[tuple[str, str, float], ...]:
+    """The trunk (each bone on the path hips → neck, :func:`capsule_parts`) as capsules (a, b, r): r from
+    ``radii`` (node name → m, e.g. :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither
+    left out."""
+    out = []
+    for a, b in capsule_parts(figure, bones):
+        r = (radii or {}).get(a)
+        r = drawn_radius(figure, a, b) if r is None else r
+        if r is not None and r > 0:
+            out.append((a, b, float(r)))
+    return tuple(out)
+
+
+def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
+    """The body parts a limb keeps clear of, as bones (a, b): each on the path hips → neck (``bones``: the figure's
+    humanoid map, :func:`animkit.model.humanoid.match_figure`). Not the thighs: the humanoid's hanging wrist touches
+    its drawn thigh as the trunk bends, and that touch, a few millimetres, turned its whole-body reach toward a
+    target out of reach onto another path (the reaching shoulder swung 11.6° a frame; 4.0° without it)."""
+    get = bones.get
+    segs: list[tuple[str, str]] = []
+    hips, neck = get("hips"), get("neck")
+    if hips is not None and neck is not None:
+        path = [a.child.name for a in figure.path_to(neck)]
+        if hips in path:
+            trunk = path[path.index(hips):]
+            segs += list(zip(trunk[:-1], trunk[1:], strict=True))
+    return segs
+
+
+def skinned_radii(figure: Figure, rest_vertices: Array, owner: Sequence[str], parts: Sequence[tuple[str, str]]
+                  ) -> dict[str, float]:
+    """Each part a → b's radius from a skinned mesh at rest: the :data:`SKIN_QUANTILE` percentile of the distances
+    from the segment of the vertices ``rest_vertices`` (V, 3, world) whose strongest joint (``owner``: node names)
+    is a; parts owning no vertex left out."""
+    cf = figure.compiled
+    W = figure.world_batch(figure.rest_pose()[None])[0]
+    own = np.asarray(owner)
+    out = {}
+    for a, b in parts:
+        v = rest_vertices[own == a]
+        if len(v) == 0:
+            continue
+        pa, pb = W[cf.node_names.index(a), :3, 3], W[cf.node_names.index(b), :3, 3]
+        d = [-capsule_depth(x, pa, pb, 0.0)[0] for x in v]
+        out[a] = float(np.percentile(d, SKIN_QUANTILE))
+    return out
+
+
+def mesh_radii(figure: Figure, mesh: Mesh, bones: HumanoidMap) -> dict[str, float]:
+    """:func:`skinned_radii` of the :func:`capsule_parts` from a skinned mesh at the figure's rest pose (each vertex
+    owned by its strongest joint); empty for a mesh without a skin."""
+    if mesh.skin is None:
+        return {}
+    W = figure.world_batch(figure.rest_pose()[None])
+    joints, weights = np.asarray(mesh.joints), np.asarray(mesh.weights)
+    owner = np.asarray(mesh.skin.joints)[joints[np.arange(len(joints)), weights.argmax(axis=1)]]
+    return skinned_radii(figure, mesh.positions(W)[0], list(owner), capsule_parts(figure, bones))

@@ -1,0 +1,150 @@
+"""The body's volume for the free arm (animkit.ik.clear): capsule depths against their closed forms, the soft depth
+against its formula, the task's Jacobian against central differences, the radii from drawn primitives and from
+skinned vertices, and the natural reach's task list carrying one Clear per free arm."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from animkit.examples import load_file_or_example
+from animkit.ik.clear import (
+    CLEARANCE,
+    SOFT,
+    START_GAP,
+    Clear,
+    body_capsules,
+    capsule_depth,
+    drawn_radius,
+    skinned_radii,
+    soft_depth,
+)
+from animkit.ik.natural import Priors
+from animkit.ik.tasks import configuration
+from animkit.model.humanoid import match_figure
+
+FIG = load_file_or_example("humanoid").figure
+A, B = np.array([0.0, 0.0, 0.0]), np.array([0.0, 2.0, 0.0])
+
+
+def test_capsule_depth_against_its_closed_form() -> None:
+    # beside the segment: the distance to its line, the normal straight out, t the foot's fraction
+    depth, n, t = capsule_depth(np.array([0.3, 0.5, -0.4]), A, B, 1.0)
+    assert depth == pytest.approx(1.0 - 0.5) and t == pytest.approx(0.25)
+    np.testing.assert_allclose(n, [0.6, 0.0, -0.8], atol=1e-15)
+    # past an end: the distance to that end's centre, t clamped
+    depth, n, t = capsule_depth(np.array([0.0, 2.0 + 3.0, 4.0]), A, B, 1.0)
+    assert depth == pytest.approx(1.0 - 5.0) and t == 1.0
+    np.testing.assert_allclose(n, [0.0, 0.6, 0.8], atol=1e-15)
+    depth, _, t = capsule_depth(np.array([1.0, -1.0, 0.0]), A, B, 2.0)
+    assert depth == pytest.approx(2.0 - math.sqrt(2.0)) and t == 0.0
+    # on the axis: the whole radius deep, some unit normal
+    depth, n, _ = capsule_depth(np.array([0.0, 1.0, 0.0]), A, B, 0.25)
+    assert depth == 0.25 and np.linalg.norm(n) == pytest.approx(1.0)
+
+
+def test_soft_depth_is_softplus_with_its_slope() -> None:
+    s = 0.01
+    assert soft_depth(0.0, s) == (pytest.approx(s * math.log(2.0)), pytest.approx(0.5))
+    assert soft_depth(0.5, s)[0] == 0.5 and soft_depth(0.5, s)[1] == 1.0  # well inside: the depth itself
+    assert soft_depth(-0.1, s)[0] == pytest.approx(s * math.exp(-10.0), rel=1e-4)  # well outside: nearly nothing
+    for x in (-0.03, -0.004, 0.0, 0.007, 0.02):
+        h = 1e-7
+        fd = (soft_depth(x + h, s)[0] - soft_depth(x - h, s)[0]) / (2 * h)
+        assert soft_depth(x, s)[1] == pytest.approx(fd, rel=1e-6)
+        assert soft_depth(x, s)[0] == pytest.approx(s * math.log1p(math.exp(x / s)))
+
+
+CAPS = (("hips", "spine", 0.11), ("spine", "chest", 0.085), ("chest", "neck", 0.124), ("hip_l", "knee_l", 0.06))
+OWN = [d for j in ("clavicle_l", "shoulder_l", "elbow_l", "wrist_l") for d in FIG.joint_dofs[j]]
+
+
+def _arm_across_the_body() -> np.ndarray:
+    """A pose with the left arm swung in across the belly and thigh (several pairs inside, some near the knee)."""
+    pose = FIG.rest_pose()
+    rng = np.random.default_rng(3)
+    pose[OWN] = rng.uniform(-0.2, 0.2, len(OWN))
+    names = FIG.dof_names
+    pose[names.index("shoulder_l.rz")] = -0.45
+    pose[names.index("shoulder_l.rx")] = -0.3
+    pose[names.index("elbow_l.rx")] = -0.9
+    return pose
+
+
+def test_clear_jacobian_against_finite_differences() -> None:
+    task = Clear(top="clavicle_l", points=("elbow_l", "wrist_l"), capsules=CAPS, weight=3.0)
+    pose = _arm_across_the_body()
+    c = configuration(FIG, pose)
+    e, J = task.compute(c)
+    assert e.shape == (2 * len(CAPS),) and (e > SOFT).sum() >= 2, e  # the arm is inside somewhere
+    # e is the soft depth of each pair, from the closed form at the world positions
+    P = c.state.p
+    names = FIG.compiled.node_names
+    for k, pt in enumerate(("elbow_l", "wrist_l")):
+        for j, (a, b, r) in enumerate(CAPS):
+            d, _, _ = capsule_depth(P[names.index(pt)], P[names.index(a)], P[names.index(b)], r + CLEARANCE)
+            want = soft_depth(d, SOFT)[0] if d > -12 * SOFT else 0.0
+            assert e[k * len(CAPS) + j] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    h = 1e-6
+    for dof in OWN:
+        p1, p2 = pose.copy(), pose.copy()
+        p1[dof] += h
+        p2[dof] -= h
+        fd = (task.error(configuration(FIG, p1)) - task.error(configuration(FIG, p2))) / (2 * h)
+        np.testing.assert_allclose(J[:, dof], fd, rtol=1e-5, atol=1e-8)
+    others = np.setdiff1d(np.arange(FIG.dof_count), OWN)
+    assert np.all(J[:, others] == 0.0)  # the arm is moved out, the trunk is not bent away
+    np.testing.assert_allclose(task.gradient(c), 3.0 * J.T @ e, rtol=1e-12)
+
+
+def test_the_start_pose_is_clear() -> None:
+    """A pair nearer at the start than r + m takes d₀ − START_GAP s as its radius: at the start it pulls (nearly)
+    nothing, and still pushes back once it goes deeper."""
+    rest = configuration(FIG, FIG.rest_pose())
+    task = Clear(top="clavicle_l", points=("elbow_l", "wrist_l"), capsules=CAPS).resolved(rest)
+    assert isinstance(task, Clear) and task.start is not None
+    R = task.radii(2, [r for *_, r in CAPS])
+    d0 = np.reshape(task.start, R.shape)
+    np.testing.assert_allclose(R, np.minimum(np.array([r for *_, r in CAPS]) + CLEARANCE, d0 - START_GAP * SOFT))
+    assert (R < np.array([r for *_, r in CAPS]) + CLEARANCE).any()  # the humanoid's wrist hangs beside its thigh
+    assert task.error(rest).max() < SOFT * math.exp(-START_GAP) * 1.01
+    assert task.error(configuration(FIG, _arm_across_the_body())).max() > 0.02
+
+
+def test_radii_from_drawn_primitives_and_skinned_vertices() -> None:
+    assert drawn_radius(FIG, "spine", "chest") == 0.085  # a capsule's own
+    assert drawn_radius(FIG, "hips", "spine") == pytest.approx(math.sqrt(0.15 * 0.08))  # the box across its bone
+    assert drawn_radius(FIG, "hand_l", "wrist_l") is None
+    caps = body_capsules(FIG, match_figure(FIG))
+    assert [c[:2] for c in caps] == [("hips", "spine"), ("spine", "chest"), ("chest", "neck")]
+    assert caps[1][2] == 0.085
+    # vertices on a ring of radius 0.1 around the hips → spine bone (and further ones owned by another node)
+    W = FIG.world_batch(FIG.rest_pose()[None])[0]
+    names = FIG.compiled.node_names
+    a, b = W[names.index("hips"), :3, 3], W[names.index("spine"), :3, 3]
+    u = (b - a) / np.linalg.norm(b - a)
+    x = np.cross(u, [1.0, 0.0, 0.0])
+    x /= np.linalg.norm(x)
+    y = np.cross(u, x)
+    ang = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+    ring = a + 0.5 * (b - a) + 0.1 * (np.cos(ang)[:, None] * x + np.sin(ang)[:, None] * y)
+    far = ring + 0.5 * x
+    got = skinned_radii(FIG, np.vstack([ring, far]), ["hips"] * 40 + ["spine"] * 40,
+                        [("hips", "spine"), ("neck", "head")])
+    assert got == {"hips": pytest.approx(0.1)}  # the spine's vertices are not the hips' part; the neck owns none
+
+
+def test_the_natural_reach_keeps_each_free_arm_clear() -> None:
+    pri = Priors()
+    dofs, _ = pri.movable(FIG, "hand_r", "torso")
+    tasks = pri.tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
+    (clear,) = [t for t in tasks if isinstance(t, Clear)]
+    assert clear.top == "clavicle_l" and clear.points == ("elbow_l", "wrist_l") and clear.weight == pri.clear
+    assert clear.priority >= 3  # a null-space term beside gravity
+    off = Priors(clear=0.0).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
+    assert not any(isinstance(t, Clear) for t in off)
+    given = Priors(volumes={"spine": 0.2}).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
+    (c2,) = [t for t in given if isinstance(t, Clear)]
+    assert dict(((a, b), r) for a, b, r in c2.capsules)[("spine", "chest")] == 0.2
