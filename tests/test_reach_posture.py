@@ -31,9 +31,11 @@ DATA = Path(__file__).parent / "data"
 HANG_DEG = 45.0  # issue 21 §3: the free arm within 45° of vertical when the trunk bends
 
 # file, the reach (compare's own defaults: 2 s, 0.5 s hold, 30 fps), the left (free) arm's shoulder and wrist nodes
-# and the hips and neck nodes, named as each file names them
+# and the hips and neck nodes, named as each file names them. CesiumMan's target is 10 cm lower than the one the
+# issue's notes use: since the hand reaches with its drawn surface (reach_surface's site, 18 cm past the wrist),
+# (-0.3, 0.6, 0.4) is met with the trunk leaning 9°, too little to test a bending trunk; here it leans 19°
 CASES = {
-    "CesiumMan": ("CesiumMan.glb", (-0.3, 0.6, 0.4), "Skeleton_arm_joint_L__4_", "Skeleton_arm_joint_L__2_",
+    "CesiumMan": ("CesiumMan.glb", (-0.3, 0.5, 0.4), "Skeleton_arm_joint_L__4_", "Skeleton_arm_joint_L__2_",
                   "Skeleton_torso_joint_1", "Skeleton_neck_joint_1"),
     "RiggedFigure": ("RiggedFigure.glb", (-0.25, 0.45, 0.35), "arm_joint_L_1", "arm_joint_L_3", "torso_joint_1",
                      "neck_joint_1"),
