@@ -18,6 +18,7 @@ from animkit.ik.clear import (
     body_capsules,
     capsule_depth,
     drawn_radius,
+    segment_distances,
     skinned_radii,
     soft_depth,
 )
@@ -43,6 +44,17 @@ def test_capsule_depth_against_its_closed_form() -> None:
     # on the axis: the whole radius deep, some unit normal
     depth, n, _ = capsule_depth(np.array([0.0, 1.0, 0.0]), A, B, 0.25)
     assert depth == 0.25 and np.linalg.norm(n) == pytest.approx(1.0)
+
+
+def test_segment_distances_are_capsule_depth_s_for_many_points() -> None:
+    # the closed-form cases above (beside, past either end, on the axis) and random points against the one-point form
+    rng = np.random.default_rng(3)
+    p = np.vstack([[[0.3, 0.5, -0.4], [0.0, 5.0, 4.0], [1.0, -1.0, 0.0], [0.0, 1.0, 0.0]], rng.normal(size=(500, 3))])
+    np.testing.assert_allclose(segment_distances(p[:4], A, B), [0.5, 5.0, math.sqrt(2.0), 0.0], atol=1e-15)
+    a, b = rng.normal(size=3), rng.normal(size=3)
+    one = np.array([-capsule_depth(x, a, b, 0.0)[0] for x in p])
+    np.testing.assert_allclose(segment_distances(p, a, b), one, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(segment_distances(p, a, a), np.linalg.norm(p - a, axis=1), rtol=1e-14)  # a point
 
 
 def test_soft_depth_is_softplus_with_its_slope() -> None:

@@ -7,12 +7,10 @@ Each body part is a capsule: the segment a → b between two joints' world origi
     δ = r + m − d,   e = [δ₊] per (point, capsule),   ∂e/∂θ = −σ(δ/s) nᵀ ∂p/∂θ   (n = (p − s)/d)
 
 with δ₊ = s ln(1 + e^(δ/s)) the softplus of the depth (:func:`soft_depth`, knee width s = :data:`SOFT`) and σ the
-logistic function, its slope
-
-(only the limb's own DOFs, as :class:`~animkit.ik.hang.Hang`: the arm is moved out of the body, the trunk is not
-bent away from the arm). ½ w ‖e‖² = ½ w Σ δ₊² is a soft penalty on the depth, smooth (its gradient and that
-gradient's rate change continuously where a point nears and crosses the surface, so a bake stays one smooth stroke:
-a plain max(0, δ)² let the arm's acceleration jump at each touch); it pulls from the null space
+logistic function, its slope (only the limb's own DOFs, as :class:`~animkit.ik.hang.Hang`: the arm is moved out of
+the body, the trunk is not bent away from the arm). ½ w ‖e‖² = ½ w Σ δ₊² is a soft penalty on the depth, smooth (its
+gradient and that gradient's rate change continuously where a point nears and crosses the surface, so a bake stays
+one smooth stroke: a plain max(0, δ)² let the arm's acceleration jump at each touch); it pulls from the null space
 beside gravity (the prioritised solver's ``clear``). Radii: a drawn primitive's (:func:`drawn_radius`) or measured
 from a skinned mesh's vertices (:func:`skinned_radii`).
 """
@@ -36,7 +34,8 @@ if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
     from animkit.model.humanoid import HumanoidMap
 
-__all__ = ["Clear", "capsule_depth", "soft_depth", "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts",
+__all__ = ["Clear", "capsule_depth", "segment_distances", "soft_depth", "drawn_radius", "skinned_radii",
+           "body_capsules", "capsule_parts",
            "mesh_radii", "CLEARANCE", "SKIN_QUANTILE"]
 
 Array = NDArray[np.float64]
@@ -57,6 +56,15 @@ def capsule_depth(p: Array, a: Array, b: Array, r: float) -> tuple[float, Array,
     d = math.sqrt(float(v @ v))
     n = v / d if d > 1e-12 else np.array([1.0, 0.0, 0.0])
     return r - d, n, t
+
+
+def segment_distances(p: Array, a: Array, b: Array) -> Array:
+    """‖p_v − s_v‖ (V,) for points p (V, 3): :func:`capsule_depth`'s distance from the segment a → b, all at once."""
+    ab = b - a
+    L2 = float(ab @ ab)
+    t = np.clip((p - a) @ ab / L2, 0.0, 1.0) if L2 > 0 else np.zeros(len(p))
+    v = p - (a + t[:, None] * ab)
+    return np.sqrt(np.einsum("ij,ij->i", v, v))
 
 
 def soft_depth(depth: float, s: float) -> tuple[float, float]:
@@ -206,8 +214,7 @@ def skinned_radii(figure: Figure, rest_vertices: Array, owner: Sequence[str], pa
         if len(v) == 0:
             continue
         pa, pb = W[cf.node_names.index(a), :3, 3], W[cf.node_names.index(b), :3, 3]
-        d = [-capsule_depth(x, pa, pb, 0.0)[0] for x in v]
-        out[a] = float(np.percentile(d, SKIN_QUANTILE))
+        out[a] = float(np.percentile(segment_distances(v, pa, pb), SKIN_QUANTILE))
     return out
 
 
