@@ -18,7 +18,6 @@ of the same run. Writes ``benchmarks/results_batch.md`` (``--out``).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import platform
@@ -31,7 +30,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from .harness import interleaved, markdown_table, ratio, write_results
+from .harness import arguments, interleaved, markdown_table, ratio, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Where the CMU clips come from, first found first: the shared data beside the repository (``../shared``; from a
@@ -112,14 +111,12 @@ The fixed cost alone, this checkout against an earlier commit, interleaved in on
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, out=ROOT / "benchmarks" / "results_batch.md")
     ap.add_argument("--clips", type=int, default=40)
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=0, help="unrecorded rounds first (each case starts fresh "
                     "processes anyway; numba's on-disk cache is warm after the tests)")
     ap.add_argument("--clips-from", type=Path, default=None, help="take the clips from this folder only (default: "
                     "the first of ../shared/data/bvh and tests/data that has CMU clips)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch.md"))
     args = ap.parse_args()
 
     load0 = os.getloadavg()

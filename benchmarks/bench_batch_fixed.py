@@ -11,7 +11,6 @@ Cases: ``convert`` then ``render`` (as in bench_batch) with 1 and 2 workers, run
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import shutil
@@ -21,17 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from .harness import interleaved, markdown_table, ratio, write_results
+from .harness import arguments, interleaved, markdown_table, ratio, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, out=ROOT / "benchmarks" / "results_batch_fixed.md")
     ap.add_argument("--against", required=True, help="the earlier commit (e.g. 5a93ac2: before the start-up cuts)")
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_batch_fixed.md"))
     args = ap.parse_args()
 
     load0 = os.getloadavg()

@@ -25,7 +25,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
@@ -38,7 +37,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import animkit  # noqa: E402
-from benchmarks.harness import markdown_table, ratio, stats_of, write_results  # noqa: E402
+from benchmarks.harness import arguments, markdown_table, ratio, stats_of, write_results  # noqa: E402
 
 MAKE = ROOT / "tests" / "data" / "fbx" / "make_fbx.py"
 NODE_DIR = ROOT / "tests" / "node"
@@ -100,11 +99,9 @@ def blender_case(python: str, path: Path, script: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = arguments(__doc__, out=Path(__file__).with_name("results_fbx.md"))
     ap.add_argument("--fbx", type=Path, default=None, help="an FBX file (default: make the Mixamo-size one)")
     ap.add_argument("--blender-python", default=None, help="a Python with bpy (Blender as a module) for the peer")
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results_fbx.md"))
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="animkit-bench-fbx-"))
     path = args.fbx

@@ -16,7 +16,6 @@ reading a CMU BVH clip (``animkit.load``) and one rendered frame of the humanoid
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -26,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .harness import MIN_ROUNDS, stats_of, write_results
+from .harness import MIN_ROUNDS, arguments, stats_of, write_results
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -101,11 +100,8 @@ def _commit(tree: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = arguments(__doc__, against="append", out=Path(__file__).with_name("results_first_call.md"))
     ap.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of: " + ", ".join(CASES))
-    ap.add_argument("--against", type=Path, action="append", default=[], help="another tree to time beside this one")
-    ap.add_argument("-o", "--output", type=Path, default=Path(__file__).with_name("results_first_call.md"))
     args = ap.parse_args()
     if args.rounds < MIN_ROUNDS:
         raise SystemExit(f"--rounds must be >= {MIN_ROUNDS}")
@@ -140,7 +136,7 @@ def main() -> None:
             f"{_commit(ROOT)}; load average {load0[0]:.1f} before and {load1[0]:.1f} after (2 cores shared with "
             f"other work: rounds interleaved, medians with min–max).\n\n" + "\n".join(rows) + "\n")
     print(text)
-    write_results(args.output, text)
+    write_results(args.out, text)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
-import argparse  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -67,10 +66,11 @@ def large(frame_counts: list[int], rounds: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    from benchmarks.harness import arguments
+
+    ap = arguments(__doc__, rounds=7)
     ap.add_argument("--poses", type=int, default=10_000)
     ap.add_argument("--large", default=None, help="comma-separated frame counts: world_positions, interleaved")
-    ap.add_argument("--rounds", type=int, default=7)
     args = ap.parse_args()
     if args.large:
         large([int(v) for v in args.large.split(",")], args.rounds)

@@ -20,7 +20,6 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
@@ -35,7 +34,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import animkit  # noqa: E402
-from benchmarks.harness import interleaved, markdown_table, ratio, stats_of  # noqa: E402
+from benchmarks.harness import arguments, interleaved, markdown_table, ratio, stats_of  # noqa: E402
 from tests.gltf_builder import gltf_text_from_glb  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -161,10 +160,8 @@ def three_skinning(text_path: Path, times: np.ndarray) -> tuple[float, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=7)
+    ap = arguments(__doc__, rounds=7, out=ROOT / "benchmarks" / "results_gltf.md")
     ap.add_argument("--frames", type=int, default=240, help="frames for the skinning throughput (default 240)")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results_gltf.md")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     lines = ["# glTF: load + sample + skin, and skinning throughput", "",

@@ -16,7 +16,6 @@ to compare: on a loaded machine the wall time also counts the waits for a core.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -24,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from benchmarks.harness import arguments
 
 _CHILD = "--child"
 CASES = ("lm_serial", "lm_lanes", "lm_packed", "all", "lm_finish")
@@ -67,10 +68,9 @@ def run(tree: str, case: str) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = arguments(__doc__, rounds=3)
     ap.add_argument("before")
     ap.add_argument("after")
-    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--cases", default=",".join(CASES))
     a = ap.parse_args()
     cases = a.cases.split(",")

@@ -25,7 +25,6 @@ no velocity limit is set): 1/200 s, the example's rate. ``--mink`` targets per r
 
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -35,7 +34,7 @@ import numpy as np
 from animkit.ik import IKProblem, rotation_error, solve
 
 from .bench_ik import DATA, load_robot
-from .harness import interleaved
+from .harness import arguments, interleaved
 
 POS_OK, ORI_OK = 1e-4, 1e-3
 MINK_ITERS = 100  # success on these targets: 90.0 % at 100 and at 300 steps (1e-6, 0.1); 77 % at 30
@@ -77,9 +76,8 @@ def _ok(q: np.ndarray, lo: np.ndarray, hi: np.ndarray, W: np.ndarray, T: np.ndar
 
 # complexity: a benchmark driver: one branch per peer that may be missing
 def main(argv: list[str] | None = None) -> int:  # noqa: C901
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__, rounds=7)
     ap.add_argument("--targets", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--ikpy", type=int, default=10)
     ap.add_argument("--mink", type=int, default=None, help="targets per round for mink (default: all)")
     ap.add_argument("--seed", type=int, default=0)

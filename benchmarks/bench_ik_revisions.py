@@ -23,7 +23,6 @@ the machine's drifting load blurs less).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -31,6 +30,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from benchmarks.harness import arguments
 
 _CHILD = "--child"
 
@@ -129,10 +130,9 @@ def numpy_child(count: int, restarts: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__)
     ap.add_argument("before")
     ap.add_argument("after")
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--phases", action="store_true", help="also time the batch's steps after its runs")
     ap.add_argument("--numpy", type=int, default=0, help="time the NumPy strategy on this many targets instead")
     ap.add_argument("--restarts", type=int, default=8, help="--numpy: the batch's restarts (0: lm's retries run)")

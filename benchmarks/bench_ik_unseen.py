@@ -19,7 +19,6 @@ fixed costs (checking the targets, the reachability test of the few left unconve
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -33,7 +32,7 @@ from animkit.model.figure import Figure
 from animkit.model.joints import hinge
 
 from .bench_ik import DATA, ROOT, load_robot
-from .harness import interleaved
+from .harness import arguments, interleaved
 
 POS_OK, ORI_OK = 1e-4, 1e-3
 
@@ -95,10 +94,9 @@ def _same_answers(batch: IKBatchResult, singles: list[IKResult]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__, rounds=7)
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--restarts", type=int, default=8, help="random restarts of the batch (and loop) with restarts")
     ap.add_argument("--big", type=int, default=4000, help="targets of the large batch (one chunk: ≤ BATCH_CHUNK)")
     args = ap.parse_args(argv)

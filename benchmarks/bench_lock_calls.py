@@ -17,12 +17,13 @@ the range, and the median and range of the per-round ratio this tree ÷ the othe
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+from benchmarks.harness import arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,6 +42,7 @@ from animkit.keyframes import Clip
 from animkit.motion import legs_of, lock_feet, loop_poses
 from animkit.motion.measures import carry_contacts, height_contacts
 from animkit.motion.retarget import retarget_full
+
 DATA = Path(data)
 
 def carried(src, tgt, mapping=None):
@@ -118,9 +120,7 @@ def compare(case: str, trees: dict[str, Path], rounds: int, calls: int, mode: st
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--against", required=True, help="the other tree (a checkout with its extension built)")
-    ap.add_argument("--rounds", type=int, default=7)
+    ap = arguments(__doc__, rounds=7, against="required")
     ap.add_argument("--calls", type=int, default=3, help="lock_feet calls per round and tree")
     ap.add_argument("--cases", default="fox,hop,walk", help="of fox, foxrun, hop, walk")
     ap.add_argument("--retarget", action="store_true", help="time retarget + lock per call (else the lock alone)")

@@ -9,7 +9,6 @@ median over its poses; printed: the median over rounds (min–max) per tree, and
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -17,6 +16,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from harness import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT.parent.parent / "shared/data/bvh/library"
@@ -52,9 +53,7 @@ def poses() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, required=True)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = arguments(__doc__, against="required")
     ap.add_argument("--library", type=Path, default=LIB)
     args = ap.parse_args()
     runs: dict[str, list[float]] = {"this": [], "against": []}

@@ -25,7 +25,6 @@ compiled kernels). The figures keep the human ranges IK gives a humanoid (animki
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -33,7 +32,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from harness import write_results
+from harness import arguments, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -97,10 +96,9 @@ def _ms(t: float) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = arguments(__doc__)
     ap.add_argument("library", nargs="?", default=str(ROOT.parent.parent / "shared/data/bvh/library"))
     ap.add_argument("--per", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--slow", type=float, default=0.5, help="seconds: a method slower than this runs one round")
     ap.add_argument("--methods", nargs="+", type=int, choices=range(4), default=[0, 1, 2, 3],
                     help="which of the four methods run (0 plain LM, 1 natural, 2 FABRIK, 3 the prior)")

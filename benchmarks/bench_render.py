@@ -44,7 +44,7 @@ from numpy.typing import NDArray  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import Stats, interleaved, markdown_table, ratio  # noqa: E402
+from benchmarks.harness import Stats, arguments, interleaved, markdown_table, ratio  # noqa: E402
 
 BVH = ROOT / "tests" / "data" / "cmu_02_01_walk.bvh"
 CHARACTER = ROOT / "tests" / "data" / "CesiumMan.glb"
@@ -293,10 +293,9 @@ def fps_row(name: str, s: Stats, frames: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = arguments(__doc__)
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--size", default="640x480", help=argparse.SUPPRESS)
-    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--sizes", default="640x480,1920x1080")
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--skip-character", action="store_true")

@@ -25,7 +25,6 @@ is biased against the longer call.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -38,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.harness import interleaved, stats_of, write_results
+from benchmarks.harness import arguments, interleaved, stats_of, write_results
 from benchmarks.skin_meshes import mesh_case, mesh_names
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,11 +187,7 @@ def against(tree: Path, rounds: int) -> list[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results_skin.md")
-    ap.add_argument("--against", type=Path, default=None,
-                    help="another tree of animkit (its extension built in place): time the same float32 call in both")
+    ap = arguments(__doc__, rounds=7, against="optional", out=ROOT / "benchmarks" / "results_skin.md")
     ap.add_argument("--against-only", action="store_true", help="with --against: only that comparison")
     args = ap.parse_args()
     warnings.simplefilter("ignore")

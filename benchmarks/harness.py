@@ -11,6 +11,7 @@ not recorded (imports, JIT compilation, caches). Cases that need a fresh process
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Stats", "interleaved", "stats_of", "ratio", "markdown_table", "subprocess_case", "MIN_ROUNDS"]
+__all__ = ["Stats", "interleaved", "stats_of", "ratio", "markdown_table", "subprocess_case", "MIN_ROUNDS", "arguments",
+           "write_results"]
 
 MIN_ROUNDS = 5
 
@@ -47,6 +49,27 @@ class Stats:
     def spread(self, scale: float = 1.0, spec: str = ".3g") -> str:
         """``median (min–max)`` in the given unit."""
         return f"{self.median * scale:{spec}} ({self.low * scale:{spec}}–{self.high * scale:{spec}})"
+
+
+def arguments(doc: str | None, *, rounds: int = MIN_ROUNDS, against: str | None = None,
+              out: Path | None = None) -> argparse.ArgumentParser:
+    """The options every benchmark shares, declared once: ``--rounds`` (interleaved rounds, ``rounds`` by default),
+    ``--against`` another checkout to time beside this one (``against`` is ``"optional"``, ``"required"``,
+    ``"append"`` for several, or None for no such option) and ``--out`` the results file (when ``out`` is given).
+    The benchmark adds its own options to the parser it gets back."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=rounds, help=f"interleaved rounds (default {rounds}; a ratio "
+                    f"needs >= {MIN_ROUNDS})")
+    help_against = "another checkout of animkit (its C extension built in place), timed interleaved with this one"
+    if against == "append":
+        ap.add_argument("--against", type=Path, action="append", default=[], help=help_against + " (repeatable)")
+    elif against is not None:
+        if against not in ("optional", "required"):
+            raise ValueError(f"against must be 'optional', 'required', 'append' or None, got {against!r}")
+        ap.add_argument("--against", type=Path, required=against == "required", default=None, help=help_against)
+    if out is not None:
+        ap.add_argument("--out", type=Path, default=out, help=f"the results file (default {out.name})")
+    return ap
 
 
 def stats_of(name: str, samples: Sequence[float]) -> Stats:

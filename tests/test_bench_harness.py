@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from benchmarks.harness import interleaved, markdown_table, ratio, stats_of, write_results
+from benchmarks.harness import arguments, interleaved, markdown_table, ratio, stats_of, write_results
 
 
 def test_rounds_interleave_and_medians_are_the_samples() -> None:
@@ -39,3 +41,19 @@ def test_write_results_keeps_earlier_runs_below_demoted(tmp_path):
     assert text.index("run 3") < text.index("## Earlier runs") < text.index("### Title\n\nrun 2") < \
         text.index("### Title\n\nrun 1")
     assert "## Detail\n\nd3" in text and "## Detail\n\nd2" in text  # only the title line is demoted
+
+
+def test_arguments_declares_the_shared_options_once(tmp_path):
+    """--rounds, --against (absent, optional, required or repeatable) and --out come from one parser."""
+    plain = arguments("doc", rounds=7).parse_args([])
+    assert plain.rounds == 7 and not hasattr(plain, "against") and not hasattr(plain, "out")
+    out = tmp_path / "results_x.md"
+    one = arguments("doc", against="optional", out=out).parse_args(["--rounds", "9", "--against", "/tmp/base"])
+    assert (one.rounds, one.against, one.out) == (9, Path("/tmp/base"), out)
+    assert arguments("doc", against="optional").parse_args([]).against is None
+    many = arguments("doc", against="append").parse_args(["--against", "a", "--against", "b"])
+    assert many.against == [Path("a"), Path("b")]
+    with pytest.raises(SystemExit):
+        arguments("doc", against="required").parse_args([])
+    with pytest.raises(ValueError, match="against must be"):
+        arguments("doc", against="sometimes")
