@@ -71,6 +71,9 @@ def _numba_njit() -> Any:
                 _njit = None
             else:
                 _plain_slice_errors()
+                from animkit import jit_link
+
+                jit_link.install()
                 try:  # numba looks for a cache folder when a cached function is declared: probe it once
                     _njit(cache=True)(_probe)
                 except Exception as exc:  # noqa: BLE001 - numba raises RuntimeError, OSError...; any: "cannot"
@@ -197,6 +200,10 @@ class Kernel:
         wrappers: dict[str, bool] = {} if entry else {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
         if not (entry or self.refcounts):
             wrappers["_nrt"] = False  # kernel(refcounts=False): no reference counts in the copy kernels call
+        if not entry:
+            from animkit import jit_link
+
+            jit_link.EXTERN[fn.__qualname__] = self.inner
         return njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
 
     def __call__(self, *args: Any) -> Any:

@@ -91,6 +91,74 @@ def test_a_kernel_s_slice_assignment_checks_shapes_with_numba_s_plain_message(tm
         k(np.zeros(3), np.arange(4.0))
 
 
+_CALLEE = """
+import numpy as np
+from animkit.jit import kernel
+
+def scaled_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * FACTOR
+    return s
+
+scaled_sum = kernel(scaled_sum)
+"""
+
+_CALLER = """
+from animkit.jit import kernel
+from callee_mod import scaled_sum
+
+def plus_one(a):
+    return scaled_sum(a) + 1.0
+
+plus_one = kernel(plus_one, calls=(scaled_sum,))
+"""
+
+_RUN = """
+import sys
+import numpy as np
+from animkit import jit_link
+jit_link.MIN_INSTRUCTIONS = 0  # the toy callee is small: link it by its symbol all the same
+import caller_mod
+print(caller_mod.plus_one(np.arange(5.0)))
+lib = next(iter(caller_mod.plus_one.compiled().overloads.values())).library
+tok = jit_link.token("scaled_sum__inner")
+print(sorted({bool(f.is_declaration) for f in lib._final_module.functions if tok in f.name}))
+"""
+
+
+def _run_in(folder, env) -> list[str]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _RUN], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split("\n")
+
+
+def test_a_kernel_calls_a_big_kernel_by_its_symbol_and_a_changed_callee_is_never_stale(tmp_path) -> None:
+    """jit_link: the caller links the callee as a declaration (its own library defines the code), loads from
+    numba's cache in a fresh process, and when the callee's source changes the cached caller is compiled again
+    rather than load a call to code that is gone (numba's default linking copies the callee into the caller's
+    cache entry, so the old callee's result would come back: numba tracks no dependency between cache files)."""
+    import os
+    import time
+
+    (tmp_path / "callee_mod.py").write_text(_CALLEE.replace("FACTOR", "2.0"))
+    (tmp_path / "caller_mod.py").write_text(_CALLER)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), os.path.dirname(os.path.dirname(jit.__file__))])}
+    first = _run_in(tmp_path, env)
+    assert first[:2] == ["21.0", "[True]"]  # 2·(0+1+2+3+4) + 1; the callee only declared in the caller
+    assert _run_in(tmp_path, env)[0] == "21.0"  # loaded from the cache (the callee's symbol loaded first)
+    (tmp_path / "callee_mod.py").write_text(_CALLEE.replace("FACTOR", "3.0"))
+    later = time.time() + 5  # a new time stamp: numba's cache key for the callee's file
+    os.utime(tmp_path / "callee_mod.py", (later, later))
+    assert _run_in(tmp_path, env)[0] == "31.0"  # the caller compiled again against the new callee
+    assert _run_in(tmp_path, env)[0] == "31.0"
+
+
 def test_the_lm_kernels_stay_wrappers_after_the_loop_compiles() -> None:
     lm_jit.warm_up()
     for name in ("chain_forward", "chain_residual", "solve_spd"):
