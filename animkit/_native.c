@@ -19,7 +19,8 @@
  *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump);
  *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge);
  *   prio_step:   animkit.ik.prioritised.bounded_step, the natural solver's prioritised step (its levels' linear
- *                algebra and the inequality rows' active set) in one call; to NumPy's ~1e-15, not bit for bit.
+ *                algebra and the inequality rows' active set) in one call; to NumPy's ~1e-15, not bit for bit;
+ *   chain_fk:    animkit.ik.problem.ChainModel.forward for one configuration (the natural solver's every iteration).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1886,6 +1887,73 @@ static PyObject *prio_step(PyObject *self, PyObject *args) {
     return PyLong_FromLong(res);
 }
 
+/* chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): animkit.ik.problem.ChainModel.forward
+ * for one configuration (b = 1): per link C_k E_k(q_k) = [1, sin q, 1 - cos q(, q)] . Hs_k (K x 20, summed in
+ * that order), T_k = T_parent(k)[:, :4] . (C_k E_k) (4 x 5; a root link: C_k E_k), the DOF axis a_k = T_k[:3, 4],
+ * its origin r_k = T_k[:3, 3] (less a_k q_k for a prismatic link), each effector T_link(e)[:, :4] . eff_C_e.
+ * The same products as NumPy's matmul, summed in index order (its BLAS may fuse or reorder: ~1e-16 apart). */
+static PyObject *chain_fk(PyObject *self, PyObject *args) {
+    Py_buffer b[10];
+    Py_ssize_t n, K, E;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*w*w*w*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &b[9], &n, &K, &E))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 1 && (K == 3 || K == 4) && E >= 0 && b[0].len == n * f8 && b[1].len == n * K * 20 * f8 &&
+             b[2].len == n * 8 && b[3].len == n && b[4].len == E * 8 && b[5].len == E * 16 * f8 &&
+             b[6].len == n * 20 * f8 && b[7].len == n * 3 * f8 && b[8].len == n * 3 * f8 && b[9].len == E * 16 * f8;
+    const int64_t *parent = b[2].buf, *eff = b[4].buf;
+    for (Py_ssize_t k = 0; ok && k < n; k++) ok = parent[k] < k;
+    for (Py_ssize_t e = 0; ok && e < E; e++) ok = 0 <= eff[e] && eff[e] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "chain_fk: a buffer's size or an index does not match n, K and E");
+    } else {
+        const double *q = b[0].buf, *Hs = b[1].buf, *C = b[5].buf;
+        const unsigned char *rev = b[3].buf;
+        double *T = b[6].buf, *r = b[7].buf, *a = b[8].buf, *Eff = b[9].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < n; k++) {
+            double basis[4] = {1.0, sin(q[k]), 0.0, q[k]}, loc[20];
+            basis[2] = 1.0 - cos(q[k]);
+            const double *H = Hs + k * K * 20;
+            for (int i = 0; i < 20; i++) {
+                double s = basis[0] * H[i];
+                for (Py_ssize_t c = 1; c < K; c++) s += basis[c] * H[c * 20 + i];
+                loc[i] = s;
+            }
+            double *Tk = T + k * 20;
+            if (parent[k] < 0) memcpy(Tk, loc, sizeof(loc));
+            else {
+                const double *Tp = T + parent[k] * 20;
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 5; j++) {
+                        double s = Tp[i * 5] * loc[j];
+                        for (int l = 1; l < 4; l++) s += Tp[i * 5 + l] * loc[l * 5 + j];
+                        Tk[i * 5 + j] = s;
+                    }
+            }
+            for (int i = 0; i < 3; i++) {
+                a[k * 3 + i] = Tk[i * 5 + 4];
+                r[k * 3 + i] = rev[k] ? Tk[i * 5 + 3] : Tk[i * 5 + 3] - Tk[i * 5 + 4] * q[k];
+            }
+        }
+        for (Py_ssize_t e = 0; e < E; e++) {
+            const double *Tl = T + eff[e] * 20, *Ce = C + e * 16;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double s = Tl[i * 5] * Ce[j];
+                    for (int l = 1; l < 4; l++) s += Tl[i * 5 + l] * Ce[l * 4 + j];
+                    Eff[e * 16 + i * 4 + j] = s;
+                }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 10; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1924,6 +1992,8 @@ static PyMethodDef methods[] = {
     {"prio_step", prio_step, METH_VARARGS,
      "prio_step(J, V, counts, lams, grad, sc, Jb, room, out, n, L, mb, bound) -> 1, or 0 (left to NumPy): the natural "
      "solver's prioritised step with its inequality rows"},
+    {"chain_fk", chain_fk, METH_VARARGS,
+     "chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): a chain's FK for one configuration"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};
