@@ -17,7 +17,10 @@
  *   lowest_about: animkit.look.surface.lowest_about, the same about an origin, the points point-major;
  *   unwrap_limits: animkit.motion.retarget_drive._unwrap_into_limits, angles unwrapped over frames into their limits;
  *   smooth_max:  animkit.motion.pelvis.smooth_max, a max filter then a mean filter (the pelvis's and a lift's bump);
- *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge).
+ *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge);
+ *   prio_step:   animkit.ik.prioritised.bounded_step, the natural solver's prioritised step (its levels' linear
+ *                algebra and the inequality rows' active set) in one call; to NumPy's ~1e-15, not bit for bit;
+ *   chain_fk:    animkit.ik.problem.ChainModel.forward for one configuration (the natural solver's every iteration).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1681,6 +1684,276 @@ static PyObject *drift_means(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* prio_step(J, V, counts, lams, grad, sc, Jb, room, out, n, L, mb, bound) -> 1, or 0 (left to NumPy):
+ * animkit.ik.prioritised.bounded_step's arithmetic in one call. The L levels' rows J (sum counts x n, stacked in
+ * order), their V and lambda; grad = the null-space gradient, sc = W^-1/2, bound = its step's bound; the mb
+ * inequality rows Jb (mb x n) and their room (mb = 0: none). Each level k in the null space of those before:
+ *   Jt = J_k sc, JP = Jt P (Jt where P = I), x = (JP JP^T + lam^2 I)^-1 (V_k - Jt dphi), dphi += JP^T x,
+ *   P -= JP^T (JP JP^T + 1e-8 I)^-1 JP (only where a later level or the gradient reads it),
+ * then dz = 1/2 P (sc grad) bounded by `bound` (max norm), out = sc (dphi - dz); the rows that step breaks join
+ * as a first level asking J dq = room (room scaled by 0.2 where >= 0), up to 3 rounds (an active set). Solves by
+ * LU with partial pivoting (LAPACK's dgesv's algorithm; its sums in another order: equal to NumPy to ~1e-15).
+ * Returns 0, with out undefined, where a matrix is exactly singular or a number is not finite: NumPy's path then
+ * gives its own answer or its LinAlgError. */
+typedef struct {
+    const double *J, *V;
+    Py_ssize_t m;
+    double lam;
+} prio_level;
+
+static int prio_lu_solve(double *A, Py_ssize_t m, double *B, Py_ssize_t r) {
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_ssize_t p = k;
+        double big = fabs(A[k * m + k]);
+        for (Py_ssize_t i = k + 1; i < m; i++)
+            if (fabs(A[i * m + k]) > big) { big = fabs(A[i * m + k]); p = i; }
+        if (!(big > 0.0)) return -1; /* exactly singular (or NaN): NumPy's path decides */
+        if (p != k) {
+            for (Py_ssize_t j = 0; j < m; j++) { double t = A[k * m + j]; A[k * m + j] = A[p * m + j]; A[p * m + j] = t; }
+            for (Py_ssize_t c = 0; c < r; c++) { double t = B[k * r + c]; B[k * r + c] = B[p * r + c]; B[p * r + c] = t; }
+        }
+        double piv = A[k * m + k];
+        for (Py_ssize_t i = k + 1; i < m; i++) {
+            double l = A[i * m + k] / piv;
+            if (l == 0.0) continue;
+            for (Py_ssize_t j = k + 1; j < m; j++) A[i * m + j] -= l * A[k * m + j];
+            for (Py_ssize_t c = 0; c < r; c++) B[i * r + c] -= l * B[k * r + c];
+        }
+    }
+    for (Py_ssize_t i = m - 1; i >= 0; i--) {
+        for (Py_ssize_t c = 0; c < r; c++) {
+            double s = B[i * r + c];
+            for (Py_ssize_t j = i + 1; j < m; j++) s -= A[i * m + j] * B[j * r + c];
+            B[i * r + c] = s / A[i * m + i];
+        }
+    }
+    return 0;
+}
+
+/* the workspace: P, P2 (n x n), dphi, v (n), Jt, JP, Y (M x n), G, A (M x M), x (M) */
+static Py_ssize_t prio_work_size(Py_ssize_t n, Py_ssize_t M) { return 2 * n * n + 2 * n + 3 * M * n + 2 * M * M + M; }
+
+static int prio_core(const prio_level *lv, Py_ssize_t L, const double *grad, const double *sc, double bound,
+                     Py_ssize_t n, Py_ssize_t M, double *w, double *out) {
+    double *P = w, *P2 = P + n * n, *dphi = P2 + n * n, *v = dphi + n, *Jt = v + n, *JP = Jt + M * n,
+           *Y = JP + M * n, *G = Y + M * n, *A = G + M * M, *x = A + M * M;
+    int null = 0, hasP = 0;
+    for (Py_ssize_t j = 0; j < n; j++) { null |= grad[j] != 0.0; dphi[j] = 0.0; }
+    for (Py_ssize_t k = 0; k < L; k++) {
+        const Py_ssize_t m = lv[k].m;
+        const double *J = lv[k].J, *V = lv[k].V;
+        for (Py_ssize_t i = 0; i < m; i++)
+            for (Py_ssize_t j = 0; j < n; j++) Jt[i * n + j] = J[i * n + j] * sc[j];
+        if (!hasP) memcpy(JP, Jt, (size_t)(m * n) * sizeof(double));
+        else
+            for (Py_ssize_t i = 0; i < m; i++)
+                for (Py_ssize_t j = 0; j < n; j++) {
+                    double s = 0.0;
+                    for (Py_ssize_t l = 0; l < n; l++) s += Jt[i * n + l] * P[l * n + j];
+                    JP[i * n + j] = s;
+                }
+        for (Py_ssize_t i = 0; i < m; i++)
+            for (Py_ssize_t c = 0; c <= i; c++) {
+                double s = 0.0;
+                for (Py_ssize_t j = 0; j < n; j++) s += JP[i * n + j] * JP[c * n + j];
+                G[i * m + c] = G[c * m + i] = s;
+            }
+        for (Py_ssize_t i = 0; i < m; i++) {
+            double s = V[i];
+            if (k > 0)
+                for (Py_ssize_t j = 0; j < n; j++) s -= Jt[i * n + j] * dphi[j];
+            x[i] = s;
+        }
+        memcpy(A, G, (size_t)(m * m) * sizeof(double));
+        for (Py_ssize_t i = 0; i < m; i++) A[i * m + i] += lv[k].lam * lv[k].lam;
+        if (prio_lu_solve(A, m, x, 1)) return -1;
+        if (null || k < L - 1) {
+            memcpy(A, G, (size_t)(m * m) * sizeof(double));
+            for (Py_ssize_t i = 0; i < m; i++) A[i * m + i] += 1e-8;
+            memcpy(Y, JP, (size_t)(m * n) * sizeof(double));
+            if (prio_lu_solve(A, m, Y, n)) return -1;
+            for (Py_ssize_t a = 0; a < n; a++)
+                for (Py_ssize_t b = 0; b < n; b++) {
+                    double s = 0.0;
+                    for (Py_ssize_t i = 0; i < m; i++) s += JP[i * n + a] * Y[i * n + b];
+                    P2[a * n + b] = (hasP ? P[a * n + b] : (double)(a == b)) - s;
+                }
+            memcpy(P, P2, (size_t)(n * n) * sizeof(double));
+            hasP = 1;
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            double s = 0.0;
+            for (Py_ssize_t i = 0; i < m; i++) s += JP[i * n + j] * x[i];
+            dphi[j] = dphi[j] + s;
+        }
+    }
+    if (!null) {
+        for (Py_ssize_t j = 0; j < n; j++) out[j] = sc[j] * dphi[j];
+        return 0;
+    }
+    double big = 0.0;
+    for (Py_ssize_t j = 0; j < n; j++) v[j] = sc[j] * grad[j];
+    for (Py_ssize_t a = 0; a < n; a++) {
+        double s;
+        if (hasP) {
+            s = 0.0;
+            for (Py_ssize_t b = 0; b < n; b++) s += 0.5 * P[a * n + b] * v[b];
+        } else s = 0.5 * v[a];
+        out[a] = s; /* dz, for now */
+        if (fabs(s) > big) big = fabs(s);
+    }
+    double f = big > bound ? bound / big : 1.0;
+    for (Py_ssize_t j = 0; j < n; j++) out[j] = sc[j] * (dphi[j] - (f == 1.0 ? out[j] : out[j] * f));
+    return 0;
+}
+
+static PyObject *prio_step(PyObject *self, PyObject *args) {
+    Py_buffer b[9];
+    Py_ssize_t n, L, mb;
+    double bound;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*w*nnnd", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &n, &L, &mb, &bound))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    const int64_t *counts = b[2].buf;
+    Py_ssize_t rows = 0, M = mb;
+    int ok = n >= 1 && L >= 0 && mb >= 0 && b[2].len == L * 8 && b[3].len == L * f8 && b[4].len == n * f8 &&
+             b[5].len == n * f8 && b[6].len == mb * n * f8 && b[7].len == mb * f8 && b[8].len == n * f8;
+    for (Py_ssize_t k = 0; ok && k < L; k++) {
+        ok = counts[k] >= 1;
+        rows += (Py_ssize_t)counts[k];
+        if (counts[k] > M) M = (Py_ssize_t)counts[k];
+    }
+    ok = ok && b[0].len == rows * n * f8 && b[1].len == rows * f8;
+    double *w = NULL;
+    prio_level *lv = NULL;
+    unsigned char *act = NULL;
+    if (ok) {
+        w = PyMem_Malloc((size_t)(prio_work_size(n, M) + mb * n + mb + mb) * sizeof(double));
+        lv = PyMem_Malloc((size_t)(L + 1) * sizeof(prio_level));
+        act = PyMem_Malloc((size_t)(2 * mb + 1));
+    }
+    int res = 0;
+    if (!ok) PyErr_SetString(PyExc_ValueError, "prio_step: a buffer's size does not match n, L, mb and counts");
+    else if (w == NULL || lv == NULL || act == NULL) PyErr_NoMemory();
+    else {
+        const double *J = b[0].buf, *V = b[1].buf, *lams = b[3].buf, *grad = b[4].buf, *sc = b[5].buf,
+                     *Jb = b[6].buf, *room = b[7].buf;
+        double *out = b[8].buf, *Ja = w + prio_work_size(n, M), *Ra = Ja + mb * n, *rg = Ra + mb;
+        unsigned char *want = act + mb;
+        Py_BEGIN_ALLOW_THREADS
+        Py_ssize_t r0 = 0;
+        for (Py_ssize_t k = 0; k < L; k++) {
+            lv[k + 1].J = J + r0 * n;
+            lv[k + 1].V = V + r0;
+            lv[k + 1].m = (Py_ssize_t)counts[k];
+            lv[k + 1].lam = lams[k];
+            r0 += (Py_ssize_t)counts[k];
+        }
+        int fail = prio_core(lv + 1, L, grad, sc, bound, n, M, w, out);
+        for (Py_ssize_t i = 0; i < mb; i++) { rg[i] = room[i] < 0 ? room[i] : 0.2 * room[i]; act[i] = 0; }
+        for (int round = 0; !fail && mb > 0 && round < 3; round++) { /* BOUND_ROUNDS, BOUND_GAIN above */
+            int changed = 0;
+            Py_ssize_t cnt = 0;
+            for (Py_ssize_t i = 0; i < mb; i++) {
+                double s = 0.0;
+                for (Py_ssize_t j = 0; j < n; j++) s += Jb[i * n + j] * out[j];
+                want[i] = act[i] || rg[i] < 0 || s > rg[i] + 1e-12;
+                changed |= want[i] != act[i];
+            }
+            if (!changed) break;
+            for (Py_ssize_t i = 0; i < mb; i++) {
+                act[i] = want[i];
+                if (!act[i]) continue;
+                memcpy(Ja + cnt * n, Jb + i * n, (size_t)n * sizeof(double));
+                Ra[cnt++] = rg[i];
+            }
+            lv[0].J = Ja;
+            lv[0].V = Ra;
+            lv[0].m = cnt;
+            lv[0].lam = 1e-3; /* BOUND_DAMPING */
+            fail = prio_core(lv, L + 1, grad, sc, bound, n, M, w, out);
+        }
+        for (Py_ssize_t j = 0; !fail && j < n; j++) fail = !isfinite(out[j]);
+        res = !fail;
+        Py_END_ALLOW_THREADS
+    }
+    PyMem_Free(w);
+    PyMem_Free(lv);
+    PyMem_Free(act);
+    for (int q = 0; q < 9; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(res);
+}
+
+/* chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): animkit.ik.problem.ChainModel.forward
+ * for one configuration (b = 1): per link C_k E_k(q_k) = [1, sin q, 1 - cos q(, q)] . Hs_k (K x 20, summed in
+ * that order), T_k = T_parent(k)[:, :4] . (C_k E_k) (4 x 5; a root link: C_k E_k), the DOF axis a_k = T_k[:3, 4],
+ * its origin r_k = T_k[:3, 3] (less a_k q_k for a prismatic link), each effector T_link(e)[:, :4] . eff_C_e.
+ * The same products as NumPy's matmul, summed in index order (its BLAS may fuse or reorder: ~1e-16 apart). */
+static PyObject *chain_fk(PyObject *self, PyObject *args) {
+    Py_buffer b[10];
+    Py_ssize_t n, K, E;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*w*w*w*w*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &b[9], &n, &K, &E))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = n >= 1 && (K == 3 || K == 4) && E >= 0 && b[0].len == n * f8 && b[1].len == n * K * 20 * f8 &&
+             b[2].len == n * 8 && b[3].len == n && b[4].len == E * 8 && b[5].len == E * 16 * f8 &&
+             b[6].len == n * 20 * f8 && b[7].len == n * 3 * f8 && b[8].len == n * 3 * f8 && b[9].len == E * 16 * f8;
+    const int64_t *parent = b[2].buf, *eff = b[4].buf;
+    for (Py_ssize_t k = 0; ok && k < n; k++) ok = parent[k] < k;
+    for (Py_ssize_t e = 0; ok && e < E; e++) ok = 0 <= eff[e] && eff[e] < n;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "chain_fk: a buffer's size or an index does not match n, K and E");
+    } else {
+        const double *q = b[0].buf, *Hs = b[1].buf, *C = b[5].buf;
+        const unsigned char *rev = b[3].buf;
+        double *T = b[6].buf, *r = b[7].buf, *a = b[8].buf, *Eff = b[9].buf;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < n; k++) {
+            double basis[4] = {1.0, sin(q[k]), 0.0, q[k]}, loc[20];
+            basis[2] = 1.0 - cos(q[k]);
+            const double *H = Hs + k * K * 20;
+            for (int i = 0; i < 20; i++) {
+                double s = basis[0] * H[i];
+                for (Py_ssize_t c = 1; c < K; c++) s += basis[c] * H[c * 20 + i];
+                loc[i] = s;
+            }
+            double *Tk = T + k * 20;
+            if (parent[k] < 0) memcpy(Tk, loc, sizeof(loc));
+            else {
+                const double *Tp = T + parent[k] * 20;
+                for (int i = 0; i < 4; i++)
+                    for (int j = 0; j < 5; j++) {
+                        double s = Tp[i * 5] * loc[j];
+                        for (int l = 1; l < 4; l++) s += Tp[i * 5 + l] * loc[l * 5 + j];
+                        Tk[i * 5 + j] = s;
+                    }
+            }
+            for (int i = 0; i < 3; i++) {
+                a[k * 3 + i] = Tk[i * 5 + 4];
+                r[k * 3 + i] = rev[k] ? Tk[i * 5 + 3] : Tk[i * 5 + 3] - Tk[i * 5 + 4] * q[k];
+            }
+        }
+        for (Py_ssize_t e = 0; e < E; e++) {
+            const double *Tl = T + eff[e] * 20, *Ce = C + e * 16;
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                    double s = Tl[i * 5] * Ce[j];
+                    for (int l = 1; l < 4; l++) s += Tl[i * 5 + l] * Ce[l * 4 + j];
+                    Eff[e * 16 + i * 4 + j] = s;
+                }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 10; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1716,6 +1989,11 @@ static PyMethodDef methods[] = {
     {"smooth_max", smooth_max, METH_VARARGS, "smooth_max(x, out, F, r) -> 1, or 0 (a NaN: left to NumPy): a max filter, then a mean filter"},
     {"unwrap_limits", unwrap_limits, METH_VARARGS,
      "unwrap_limits(values, lower, upper, out, F, n): angles unwrapped over frames, into their limits"},
+    {"prio_step", prio_step, METH_VARARGS,
+     "prio_step(J, V, counts, lams, grad, sc, Jb, room, out, n, L, mb, bound) -> 1, or 0 (left to NumPy): the natural "
+     "solver's prioritised step with its inequality rows"},
+    {"chain_fk", chain_fk, METH_VARARGS,
+     "chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): a chain's FK for one configuration"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, methods, NULL, NULL, NULL, NULL};

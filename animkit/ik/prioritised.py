@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from animkit import jit
+
 __all__ = ["Level", "Bounds", "prioritised_step", "bounded_step", "NULL_STEP", "BOUND_GAIN"]
 
 Array = NDArray[np.float64]
@@ -31,7 +33,11 @@ def bounded_step(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc
     """The prioritised step with the inequality rows J Δθ ≤ room held: the rows the step would break (or already
     past their bound: room < 0) join as a first level asking J Δθ = room (the quantity stops at its bound), and
     the step is solved again, up to BOUND_ROUNDS times as more rows join (an active set; a row once in stays in for
-    the step)."""
+    the step). The C extension's ``prio_step`` takes the same steps in one call where it is built
+    (:func:`_native_step`); this is its reference, and the path where it is not."""
+    got = _native_step(levels, bounds, grad, sc, null)
+    if got is not None:
+        return got
     dq = prioritised_step(levels, grad, sc, null)
     if bounds is None:
         return dq
@@ -45,6 +51,28 @@ def bounded_step(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc
         active = want
         dq = prioritised_step([(J[active], room[active], BOUND_DAMPING), *levels], grad, sc, null)
     return dq
+
+
+def _native_step(levels: Sequence[Level], bounds: Bounds | None, grad: Array, sc: Array, null: float
+                 ) -> Array | None:
+    """:func:`bounded_step` by ``animkit._native.prio_step`` (the same levels, rows and rounds, its sums in another
+    order: equal to NumPy's to ~1e-15), or None where the extension is off (ANIMKIT_JIT=0), not built, or leaves
+    the step to NumPy (an exactly singular level, a number not finite: NumPy's answer or its LinAlgError then)."""
+    fn = getattr(jit.native_kernels(), "prio_step", None)
+    n = len(sc)
+    if fn is None or n == 0:
+        return None
+    f64 = np.float64
+    J = np.ascontiguousarray(np.vstack([j for j, _, _ in levels]) if levels else np.empty((0, n)), dtype=f64)
+    V = np.ascontiguousarray(np.concatenate([v for _, v, _ in levels]) if levels else np.empty(0), dtype=f64)
+    counts = np.array([len(v) for _, v, _ in levels], dtype=np.int64)
+    lams = np.array([lam for _, _, lam in levels], dtype=f64)
+    Jb, room = (np.empty((0, n)), np.empty(0)) if bounds is None else bounds
+    Jb, room = np.ascontiguousarray(Jb, dtype=f64), np.ascontiguousarray(room, dtype=f64)
+    out = np.empty(n)
+    ok = fn(J, V, counts, lams, np.ascontiguousarray(grad, dtype=f64), np.ascontiguousarray(sc, dtype=f64), Jb,
+            room, out, n, len(levels), len(room), float(null))
+    return out if ok else None
 
 
 def prioritised_step(levels: Sequence[Level], grad: Array, sc: Array, bound: float = NULL_STEP) -> Array:

@@ -64,11 +64,11 @@ class TaskStack:
             rows = np.array([self.figure.compiled.node_names.index(e) for e in m.effectors], dtype=np.intp)
             got = m.memo["stack"] = (self.pose, s0, rows)
         _, s0, rows = got
-        fr = m.frames(np.asarray(q, dtype=float)[None])
+        Re, pe, rd, ad = m.frames_one(q)
         R, p = s0.R.copy(), s0.p.copy()
-        R[rows], p[rows] = fr.R[0], fr.p[0]
+        R[rows], p[rows] = Re, pe
         r, a = np.zeros_like(s0.r), np.zeros_like(s0.a)
-        r[m.dofs], a[m.dofs] = fr.r[0], fr.a[0]
+        r[m.dofs], a[m.dofs] = rd, ad
         return Configuration(self.figure, self.body, self.full(q), FigureState(R, p, r, a))
 
     def evaluate(self, q: Array) -> tuple[Array, Array, Configuration]:
