@@ -40,7 +40,10 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
     """Chains and effectors of a humanoid from its matched bones (whatever of them matched).
 
     arm_s: upper arm → hand; leg_s: upper leg → foot; torso: spine → chest and both arms; hips-up: everything
-    above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
+    above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head;
+    whole-body: the hips' own translation (where the rig has it) and turn, and every joint from the hips to the
+    head, both hands and both feet (:func:`_whole_body`; the built-in humanoid's whole-body set, whose natural
+    reach plants the feet: :func:`animkit.ik.stance.stance_priors`).
     Effectors hand_s, foot_s and head are those bones' nodes. Joints without rotation DOFs are left out and
     joints that rotate and also translate or scale are named by their rotation DOFs only (bone lengths stay fixed).
     Limits: the human ranges of :func:`animkit.model.anatomy.humanoid_limits` on joints without limits of their own (IK

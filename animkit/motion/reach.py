@@ -34,6 +34,7 @@ from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_n
 from animkit.ik.body import static_effort
 from animkit.ik.clear import mesh_radii
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
+from animkit.ik.stance import stance_priors
 from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
@@ -458,7 +459,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
                       f"{NATURAL!r} to solvers, or give priors=False")
     if NATURAL in solver_list and pri is None:
-        pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
+        pri = stance_priors(fig, (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # feet planted
     skins = [m for m in scene.meshes if m.skin is not None]
     if pri is not None and pri.clear > 0 and not pri.volumes and skins:  # the skinned body's own volume
         pri = replace(pri, volumes=mesh_radii(fig, max(skins, key=lambda m: m.vertex_count), match_figure(fig)))
