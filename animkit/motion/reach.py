@@ -421,14 +421,16 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
             ) -> Comparison:
     """One reach per movable set × solver, defaults from the scene's ``[reach]`` section; without chains there or
-    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up; never the left
-    arm).
+    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up, whole-body;
+    never the left arm).
 
     A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
     reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
     :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
     one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
-    leaves the priors out. ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones."""
+    leaves the priors out. Natural panels of a scene without priors take :func:`~animkit.ik.stance.stance_priors`
+    (a matched humanoid's feet planted). ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain
+    ones."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
