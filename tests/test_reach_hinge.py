@@ -135,7 +135,7 @@ def test_the_feet_stay_planted_over_the_bake(low_reach, file: str) -> None:
     """Each foot's world frame (the ankle node: Plant holds its position and turn, so the toe and sole ride with it)
     over every frame of the bake against the first: within 1 mm and 0.1°. Plant is a first-level equality task solved
     to the bake's tolerance (measured: under 2 µm); 1 mm is the bound the humanoid's own low reach is held to
-    (test_reach_timing), a fifth of a pixel in a 360-pixel panel of a 1.2 m figure, so no slide and no sinking an
+    (test_reach_timing), a third of a pixel in a 360-pixel panel of a 1.3 m figure, so no slide and no sinking an
     eye could see. (Before: no whole-body chain to bake.)"""
     fig, p = low_reach[file]
     W = fig.world_batch(p.poses)
