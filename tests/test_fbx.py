@@ -286,7 +286,8 @@ def test_cli_compare_effector_hand_r_reaches_with_the_right_arm(tmp_path, cm) ->
                         "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 0, r.stderr
     panels = json.loads(js.read_text())["panels"]
-    assert [p["chain"] for p in panels] == ["arm_r", "torso", "hips-up"]  # the rig's chains through the right hand
+    # the rig's chains through the right hand (the whole body's with its feet planted)
+    assert [p["chain"] for p in panels] == ["arm_r", "torso", "hips-up", "whole-body"]
     assert panels[0]["final_error"] < 0.25 * np.linalg.norm(target - start)  # the right hand goes to it
 
 

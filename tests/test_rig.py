@@ -77,7 +77,7 @@ def test_the_issue_example_works_on_the_humanoid() -> None:
 def test_bvh_humanoids_get_chains_and_effectors(file: str, arm_r: tuple[str, ...]) -> None:
     fig = animkit.load(DATA / file).figure
     rig = fig.rig
-    assert list(rig.chains) == ["arm_l", "arm_r", "leg_l", "leg_r", "torso", "hips-up", "neck"]
+    assert list(rig.chains) == ["arm_l", "arm_r", "leg_l", "leg_r", "torso", "hips-up", "neck", "whole-body"]
     assert set(rig.effectors) == {"hand_l", "hand_r", "foot_l", "foot_r", "head"}
     assert rig.chain("arm_r") == arm_r and rig.effectors["hand_r"] == arm_r[-1]
     # every chain is a set of joints on the paths from the hips up to its effectors; the larger sets nest

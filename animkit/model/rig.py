@@ -40,7 +40,10 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
     """Chains and effectors of a humanoid from its matched bones (whatever of them matched).
 
     arm_s: upper arm → hand; leg_s: upper leg → foot; torso: spine → chest and both arms; hips-up: everything
-    above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head.
+    above the hips on the way to the hands and the head (clavicles and neck included); neck: neck → head;
+    whole-body: the hips' own translation (where the rig has it) and turn, and every joint from the hips to the
+    head, both hands and both feet (:func:`_whole_body`; the built-in humanoid's whole-body set, whose natural
+    reach plants the feet: :func:`animkit.ik.stance.stance_priors`).
     Effectors hand_s, foot_s and head are those bones' nodes. Joints without rotation DOFs are left out and
     joints that rotate and also translate or scale are named by their rotation DOFs only (bone lengths stay fixed).
     Limits: the human ranges of :func:`animkit.model.anatomy.humanoid_limits` on joints without limits of their own (IK
@@ -66,11 +69,32 @@ def rig_from_humanoid(figure: Figure, bones: HumanoidMap) -> Rig:
         chains["hips-up"] = tuple(dict.fromkeys(up))
     if neck := span("neck", "head"):
         chains["neck"] = tuple(neck)
+    if body := _whole_body(figure, bones):
+        chains["whole-body"] = body
     effectors = {name: b[bone] for name, bone in (("hand_l", "hand_l"), ("hand_r", "hand_r"), ("foot_l", "foot_l"),
                                                   ("foot_r", "foot_r"), ("head", "head")) if bone in b}
     nodes = set(figure.node_names)
     effectors = {k: v for k, v in effectors.items() if k == v or k not in nodes}  # never shadow a node name
     return Rig(chains, effectors, humanoid_limits(figure, bones))
+
+
+def _whole_body(figure: Figure, bones: HumanoidMap) -> tuple[str, ...]:
+    """The whole body's movable set: the hips' translation and rotation DOFs (not their scale; the translation
+    where the rig has it) and every joint from the hips to the head, both hands and both feet, as
+    :func:`_joints_on_path` names them; empty unless the hips, spine, head, both hands and both feet matched."""
+    b = bones.bones
+    ends = ("head", "hand_l", "hand_r", "foot_l", "foot_r")
+    if any(k not in b for k in ("hips", "spine", *ends)):
+        return ()
+    hips = figure.path_to(b["hips"])[-1].joint
+    root = [d.name for d in hips.dofs if d.kind in ("prismatic", "revolute")]
+    rest = [j for e in ends for j in _joints_on_path(figure, b["hips"], b[e])[len(_own(figure, b["hips"])):]]
+    return tuple(dict.fromkeys(root + rest))
+
+
+def _own(figure: Figure, node: str) -> list[str]:
+    """How :func:`_joints_on_path` names ``node``'s own joint (nothing, the joint, or its rotation DOFs)."""
+    return _joints_on_path(figure, node, node)
 
 
 def humanoid_rig(figure: Figure) -> Rig:

@@ -34,6 +34,7 @@ from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_n
 from animkit.ik.body import static_effort
 from animkit.ik.clear import mesh_radii
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
+from animkit.ik.stance import stance_priors
 from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
@@ -420,14 +421,16 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
             ) -> Comparison:
     """One reach per movable set × solver, defaults from the scene's ``[reach]`` section; without chains there or
-    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up; never the left
-    arm).
+    here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up, whole-body;
+    never the left arm).
 
     A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
     reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
     :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
     one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
-    leaves the priors out. ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones."""
+    leaves the priors out. Natural panels of a scene without priors take :func:`~animkit.ik.stance.stance_priors`
+    (a matched humanoid's feet planted). ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain
+    ones."""
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
@@ -458,7 +461,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
                       f"{NATURAL!r} to solvers, or give priors=False")
     if NATURAL in solver_list and pri is None:
-        pri = Priors(up=(0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # the default priors
+        pri = stance_priors(fig, (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0))  # feet planted
     skins = [m for m in scene.meshes if m.skin is not None]
     if pri is not None and pri.clear > 0 and not pri.volumes and skins:  # the skinned body's own volume
         pri = replace(pri, volumes=mesh_radii(fig, max(skins, key=lambda m: m.vertex_count), match_figure(fig)))
