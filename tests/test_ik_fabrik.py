@@ -92,11 +92,13 @@ def test_fabrik_refuses_what_it_cannot_do():
 
 
 def _axial_turn(fig, poses):
-    """(total, net) turn of the upper arm about its own axis (0, −1, 0), degrees: Σ|τ| of the twist of each
-    frame's rotation against the last, and τ of the last against the first (swing–twist)."""
+    """(total, net) turn of the upper arm about its own axis (0, −1, 0), degrees: Σ|τ_k| and Σ τ_k of the twists
+    τ_k of each frame's rotation against the last (swing–twist), so total − |net| is turn that went back and forth.
+    (The twist of the last frame against the first is not Σ τ_k once the bone swings: a bake whose τ_k all have one
+    sign read 41° against 30°.)"""
     Ws = [fig.world(q)["shoulder_r"][:3, :3] for q in poses]
-    total = sum(abs(float(swing_twist_from_matrix(a.T @ b, (0, -1, 0))[1])) for a, b in zip(Ws, Ws[1:], strict=False))
-    return np.degrees(total), np.degrees(float(swing_twist_from_matrix(Ws[0].T @ Ws[-1], (0, -1, 0))[1]))
+    tau = [float(swing_twist_from_matrix(a.T @ b, (0, -1, 0))[1]) for a, b in zip(Ws, Ws[1:], strict=False)]
+    return np.degrees(sum(abs(t) for t in tau)), np.degrees(sum(tau))
 
 
 def test_a_fabrik_bake_does_not_spin_the_upper_arm(humanoid):

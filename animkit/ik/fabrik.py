@@ -11,6 +11,12 @@ part h_c = (p_c − p_g)·a and its radius ρ_c = |(p_c − p_g)⊥a|. One itera
         hinge:  b_g = mean_c [ b_c − h_c a − ρ_c ŵ⊥_c ],         w⊥ = w − a (a·w)   (a: the axis in its current frame)
         cone:   ŵ_c ← t_w cos σ + n̂ sin σ  when ∠(ŵ_c, t_w) > σ  (n̂: ŵ's part ⊥ t_w; t_w the cone's axis in the
                 joint's current frame; for the child bone that defines the cone)
+        limits: ŵ_c ← (R(θ′) o_c)^  at a universal joint (neither a hinge nor a whole ball) where θ′, its values turned
+                toward b_c by the forward pass's clamped sweeps in its parent's current frame, end on a limit: the
+                constrained pass with the joint's reachable directions in the cone's place (a wrist at its limit
+                otherwise sends the backward points where the hand cannot point, and the passes fight the limit);
+                the paper's iteration only (the subtree fit, and ``FABRIK(published=False)``, keep these limits to
+                their forward pass)
     forward (parents first, on angles; every ancestor already placed; the base stays)
         the group turns its subtree (every point below it, carried rigidly: u_i = x_i − p_g) toward the backward
         points (v_i = b_i − p_g):
@@ -191,6 +197,51 @@ def _ls_turn(a: Array, u: Array, v: Array) -> Array:
     return np.where(np.hypot(num, den) > 1e-12 * scale, np.arctan2(num, den), 0.0)
 
 
+def _place(model: ChainModel, links: tuple[int, ...], T_in: Array, x_loc: Array, qg: Array
+           ) -> tuple[list[Array], Array]:
+    """Frames of a group's links (b, 4, 4) for its values qg (b, m) hung from T_in, and the points x_loc (b, K, 3),
+    given in its last link's frame, carried along (world)."""
+    Ts = []
+    Tk = T_in
+    for i, k in enumerate(links):
+        Tk = Tk @ _local(model, qg[:, i], k)
+        Ts.append(Tk)
+    return Ts, np.einsum("bij,bkj->bki", Ts[-1][:, :3, :3], x_loc) + Ts[-1][:, None, :3, 3]
+
+
+def _sweeps(model: ChainModel, links: tuple[int, ...], T_in: Array, x_loc: Array, qg: Array, origin: Array,
+            vs: Array) -> tuple[Array, Array]:
+    """A group's per-DOF least-squares turns (a universal joint, a part of a ball), SWEEPS times, each DOF θ_i ←
+    clamp(θ_i + φ*_i) into its limits, carrying the points x_loc toward vs (b, K, 3, relative to ``origin``): the
+    values qg (b, m) (a copy) and the points where they end (b, K, 3)."""
+    qg = qg.copy()
+    Ts, pos = _place(model, links, T_in, x_loc, qg)
+    for _ in range(SWEEPS):
+        for i, k in enumerate(links):
+            a = Ts[i][:, :3, :3] @ model.axis[k]
+            phi = _ls_turn(a, pos - origin[:, None], vs)
+            qg[:, i] = clamp_angle(qg[:, i] + phi, float(model.lower[k]), float(model.upper[k]))
+            Ts, pos = _place(model, links, T_in, x_loc, qg)
+    return qg, pos
+
+
+def _limited(model: ChainModel, tree: _Tree, fr: Frames, q: Array, g: int, pc: Array, bc: Array
+             ) -> tuple[Array, NDArray[np.bool_]]:
+    """The constrained backward pass's direction at a universal joint (group g, neither a hinge nor a whole ball):
+    its child pc (b, 3) turned toward bc by the group's clamped sweeps (:func:`_sweeps`) in its parent's current
+    frame, pc′ − p_g (b, 3); and where a DOF ends on a limit (b,) (elsewhere the free direction b_c − p_g holds)."""
+    links = tree.groups[g]
+    k1, kl = links[0], links[-1]
+    b = q.shape[0]
+    T_in = np.broadcast_to(np.eye(4), (b, 4, 4)) if model.parent[k1] < 0 else fr.T[model.parent[k1]]
+    Tl = fr.T[kl]
+    x_loc = np.einsum("bji,bj->bi", Tl[:, :3, :3], pc - Tl[:, :3, 3])[:, None]
+    origin = fr.r[:, k1]
+    qg, pos = _sweeps(model, links, T_in, x_loc, q[:, list(links)], origin, (bc - origin)[:, None])
+    lo, hi = model.lower[list(links)], model.upper[list(links)]
+    return pos[:, 0] - origin, np.any((qg <= lo) | (qg >= hi), axis=1)
+
+
 @dataclass(frozen=True)
 class FabrikIteration:
     """One FABRIK iteration: the pose ``q`` (b, n) its forward pass set, the points it placed (group origins
@@ -202,9 +253,11 @@ class FabrikIteration:
     backward: Array
 
 
-def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, P: Array, cur: Array) -> Array:
+def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, q: Array, P: Array, cur: Array, limits: bool
+                   ) -> Array:
     """The backward pass (module docstring), children first: each group's point (b, G, 3) from its children's
-    (an effector's: its target); the base keeps its current origin ``cur``."""
+    (an effector's: its target) at values q (b, n); the base keeps its current origin ``cur``; ``limits``: a
+    universal joint's limits in the pass."""
     b = P.shape[0]
     G = len(tree.groups)
     back = cur.copy()
@@ -235,25 +288,29 @@ def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, P: Array, cur: Ar
                     pk = int(model.parent[k])
                     J = model.H0[k, :3, :3] if pk < 0 else fr.T[pk][:, :3, :3] @ model.H0[k, :3, :3]
                     dirn = cone.clamp_direction(np.broadcast_to(J, (b, 3, 3)), dirn)
+                elif limits and tree.ball[g] is None:  # a universal joint's limits, in the pass (as a cone's)
+                    turned, bit = _limited(model, tree, fr, q, g, pc, bc)
+                    dirn = np.where(bit[:, None], _unit(turned, dirn), dirn)
                 cands.append(bc - d * dirn)
         back[:, g] = np.mean(cands, axis=0)
     return back
 
 
 def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = None, *, subtree: bool = False,
-                     hold: bool = False) -> FabrikIteration:
+                     hold: bool = False, limits: bool = True) -> FabrikIteration:
     """One backward and one forward pass (see the module docstring) from chain values q (b, n) toward effector
     positions P (b, E, 3). The forward pass turns each joint toward its children's backward points (the paper's
     pass: with free ball joints, exactly its positions, each turn the shortest, so no twist about a bone) and each
     hinge toward every backward point below it (its one angle fitted to its whole subtree, least squares);
     ``subtree``: every joint toward every backward point below it (which turns a hinge chain's plane toward the
     target but spins bones about their axes); ``hold``: the sub-bases (groups with several effectors below) stay
-    as they are, only the branches below them turn."""
+    as they are, only the branches below them turn; ``limits``: a universal joint's limits in the backward pass
+    (module docstring; without, they hold in the forward pass only)."""
     tree = _tree(model)
     fr = model.frames(q) if fr is None else fr
     b = q.shape[0]
     cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
-    back = _backward_pass(model, tree, fr, P, cur)
+    back = _backward_pass(model, tree, fr, q, P, cur, limits)
     # forward: parents first, on angles
     q_new = q.copy()
     placed = cur.copy()
@@ -270,18 +327,8 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
         Tl = F.T[kl]
         x_loc = np.einsum("bji,bkj->bki", Tl[:, :3, :3], X - Tl[:, None, :3, 3])  # in the last link's frame
 
-        def place(qg: Array, T_in: Array = T_in, links: tuple[int, ...] = links, x_loc: Array = x_loc
-                  ) -> tuple[list[Array], Array]:
-            """Frames of the group's links for its values qg (b, m), and its subtree's points carried along."""
-            Ts = []
-            Tk = T_in
-            for i, k in enumerate(links):
-                Tk = Tk @ _local(model, qg[:, i], k)
-                Ts.append(Tk)
-            return Ts, np.einsum("bij,bkj->bki", Ts[-1][:, :3, :3], x_loc) + Ts[-1][:, None, :3, 3]
-
         qg = q_new[:, lk].copy()
-        Ts, pos = place(qg)
+        Ts, pos = _place(model, links, T_in, x_loc, qg)
         if hold and len(tree.sub_effs[g]) > 1:  # a sub-base held: its points stay where they are
             _record(tree, g, hs, js, pos, placed, eff_pts)
             continue
@@ -305,13 +352,8 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
                 qg = np.clip(qg, model.lower[lk], model.upper[lk])
                 qg = ball.project_to_cone(qg)
             else:  # per-DOF least-squares turns (a universal joint, a part of a ball)
-                for _ in range(SWEEPS):
-                    for i, k in enumerate(links):
-                        a = Ts[i][:, :3, :3] @ model.axis[k]
-                        phi = _ls_turn(a, pos - origin[:, None], vs)
-                        qg[:, i] = clamp_angle(qg[:, i] + phi, float(model.lower[k]), float(model.upper[k]))
-                        Ts, pos = place(qg)
-            Ts, new_pos = place(qg)
+                qg = _sweeps(model, links, T_in, x_loc, qg, origin, vs)[0]
+            Ts, new_pos = _place(model, links, T_in, x_loc, qg)
         q_new[:, lk] = qg
         _record(tree, g, hs, js, new_pos, placed, eff_pts)
     return FabrikIteration(q_new, placed, eff_pts, back)
@@ -332,15 +374,17 @@ def fabrik_step(model: ChainModel, q: Array, fr: Frames, P: Array, *, published:
     the effectors away (their summed distance): the paper's iteration (``published``) and, where that lowers the
     distance by less than ``SLOW`` of itself (a joint held at a limit, a hinge whose plane the shortest turns never
     bring to the target), the subtree fit instead when it does better, and the slow step doubled while that
-    gains more (:data:`EXTEND`); without ``published`` the subtree fit."""
+    gains more (:data:`EXTEND`); without ``published`` the subtree fit, with the limits in the forward pass only
+    (the constrained backward pass cost it reaches: 22 of 40 random arm targets from rest against 28)."""
     before = np.linalg.norm(fr.p - P, axis=2).sum(axis=1)
-    dq = _kept(model, q, P, before, fabrik_iteration(model, q, P, fr, subtree=not published).q - q)
+    it = fabrik_iteration(model, q, P, fr, subtree=not published, limits=published)
+    dq = _kept(model, q, P, before, it.q - q)
     if published:
         _slow_steps(model, q, fr, P, before, dq)
-    return _branches(model, q, fr, P, before, dq)
+    return _branches(model, q, fr, P, before, dq, published)
 
 
-def _branches(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, dq: Array) -> Array:
+def _branches(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, dq: Array, limits: bool) -> Array:
     """Where no step lowers the summed distance (dq is zero) on a tree with sub-bases, the paper's iteration with
     the sub-bases held (only the branches below them turn): on a tree where one target is out of reach, a move of
     the shared joints that brings one effector nearer takes the other away, while its own branch alone still
@@ -348,19 +392,20 @@ def _branches(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, 
     stuck: NDArray[np.bool_] = ~np.any(dq, axis=1)
     if not stuck.any() or all(len(e) <= 1 for e in _tree(model).sub_effs):
         return dq
-    held = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), hold=True).q - q[stuck]
+    held = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), hold=True, limits=limits).q - q[stuck]
     dq[stuck] = _kept(model, q[stuck], P[stuck], before[stuck], held)
     return dq
 
 
 def _slow_steps(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, dq: Array) -> None:
     """dq (changed in place) where the paper's step gains less than :data:`SLOW`: the better of it and the subtree
-    fit, doubled while that gains more (:func:`_extended`)."""
+    fit (its backward pass free of the universal joints' limits: with them its shoulder's twist reversed within a
+    12-frame bake), doubled while that gains more (:func:`_extended`)."""
     after = np.linalg.norm(model.frames(q + dq).p - P, axis=2).sum(axis=1)
     slow = after > (1.0 - SLOW) * before
     if slow.any():
-        sub = _kept(model, q[slow], P[slow], before[slow],
-                    fabrik_iteration(model, q[slow], P[slow], _frames_of(fr, slow), subtree=True).q - q[slow])
+        it = fabrik_iteration(model, q[slow], P[slow], _frames_of(fr, slow), subtree=True, limits=False)
+        sub = _kept(model, q[slow], P[slow], before[slow], it.q - q[slow])
         d_sub = np.linalg.norm(model.frames(q[slow] + sub).p - P[slow], axis=2).sum(axis=1)
         better = d_sub < after[slow]
         dq[slow] = _extended(model, q[slow], P[slow], np.where(better, d_sub, after[slow]),

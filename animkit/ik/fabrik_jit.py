@@ -3,7 +3,8 @@ passes, the same halvings of a step that moves the effectors away, the same subt
 gains less than ``SLOW``, the slow step doubled while that gains more (``EXTEND``), the branches alone where nothing
 else lowers the distance on a tree (the loop around it and its entries: :mod:`.fabrik_loop_jit`).
 
-    backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge)
+    backward:  b_g = mean_c [b_c − d_c ŵ_c]  (ball),   mean_c [b_c − h_c a − ρ_c ŵ⊥_c]  (hinge);  a universal joint
+               whose clamped turn toward b_c ends on a limit: ŵ_c the direction it turns its child to (:func:`_limited`)
     forward:   hinge φ = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥), clamped;  ball A′ = Jᵀ ΔR J A (Kabsch), Euler angles nearest,
                clamped to the box;  other: per-DOF turns, SWEEPS times (stopping after a sweep that turns ≤ SETTLED)
 
@@ -35,6 +36,7 @@ from numpy.typing import NDArray
 
 from animkit.ik.fabrik_turns_jit import (
     _into_frame,
+    _ls_turn,
     _mm,
     _mtm,
     _mv,
@@ -42,6 +44,7 @@ from animkit.ik.fabrik_turns_jit import (
     _relative,
     best_turn,
     best_turn_into,
+    clamp_angle1,
     euler_near,
 )
 from animkit.jit import kernel
@@ -109,6 +112,7 @@ class _Work(NamedTuple):
     N: Array  # (3, 4, 4) Horn's turn's scratch (:func:`.fabrik_turns_jit.best_turn_into`)
     qg: Array  # (m,) the group's values
     v: Array  # (4, 3) the group's origin, a child's point, a sum, an axis
+    u: Array  # (4, 3) :func:`_limited`'s turn: its origin [0], the child's direction [1], its axis [3]
     none: Array  # (G,) 0: every group turns
     shared: Array  # (G,) 1 where a group has several effectors below (a sub-base): held for the branches' step
 
@@ -122,7 +126,7 @@ def _work(ch: FabrikChain, n: int) -> _Work:
     for g in range(G):
         K = max(K, gp[g + 1] - gp[g] + ep[g + 1] - ep[g])
         m = max(m, ch.gptr[g + 1] - ch.gptr[g])
-    buf = np.empty(48 * n + 9 * E + 3 * G + 5 * n + 18 * K + 17 * m + 16 + 36 + 48 + 12)
+    buf = np.empty(48 * n + 9 * E + 3 * G + 5 * n + 18 * K + 17 * m + 16 + 36 + 48 + 24)
     o = 0
     T = buf[o:o + 16 * n].reshape((n, 4, 4))
     T2 = buf[o + 16 * n:o + 32 * n].reshape((n, 4, 4))
@@ -146,11 +150,12 @@ def _work(ch: FabrikChain, n: int) -> _Work:
     M = buf[o + 16:o + 52].reshape((4, 3, 3))
     N = buf[o + 52:o + 100].reshape((3, 4, 4))
     v = buf[o + 100:o + 112].reshape((4, 3))
+    u = buf[o + 112:o + 124].reshape((4, 3))
     flags = np.zeros(2 * G, dtype=np.int64)
     none, shared = flags[:G], flags[G:]
     for g in range(G):
         shared[g] = 1 if ep[g + 1] - ep[g] > 1 else 0
-    return _Work(T, p, T2, p2, T0, p0, back, dq, alt, qt, keys, pts, Ts, Tin, M, N, qg, v, none, shared)
+    return _Work(T, p, T2, p2, T0, p0, back, dq, alt, qt, keys, pts, Ts, Tin, M, N, qg, v, u, none, shared)
 
 
 def _local(H0: Array, H1: Array, H2: Array, k: int, th: float) -> tuple[float, float, float, float, float, float,
@@ -246,9 +251,11 @@ def _unit3(x: float, y: float, z: float, fx: float, fy: float, fz: float) -> tup
     return fx, fy, fz
 
 
-def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc: Array, acc: Array) -> None:
+def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc: Array, acc: Array, turned: Array,
+                    bit: bool) -> None:
     """One child's candidate for the group's backward point (module docstring), added into ``acc``; pg, pc: the
-    group's and the child's current points, bc: the child's backward point."""
+    group's and the child's current points, bc: the child's backward point; where ``bit``, the child's direction
+    is ``turned``'s (a universal joint's limit: :func:`_limited`)."""
     k = ch.gptr[g]
     w0, w1, w2 = bc[0] - pg[0], bc[1] - pg[1], bc[2] - pg[2]
     r0, r1, r2 = pc[0] - pg[0], pc[1] - pg[1], pc[2] - pg[2]
@@ -270,14 +277,43 @@ def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc:
         d = math.sqrt(r0 ** 2 + r1 ** 2 + r2 ** 2)
         f0, f1, f2 = _unit3(r0, r1, r2, 0.0, 0.0, 0.0)
         d0, d1, d2 = _unit3(w0, w1, w2, f0, f1, f2)
+        if bit:
+            d0, d1, d2 = _unit3(turned[0], turned[1], turned[2], d0, d1, d2)
         acc[0] += bc[0] - d * d0
         acc[1] += bc[1] - d * d1
         acc[2] += bc[2] - d * d2
 
 
-def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array, v: Array) -> None:
-    """The backward pass, children first, into back (G, 3); the base's point is its current origin (v: (3, 3)
-    scratch)."""
+def _limited(ch: FabrikChain, g: int, q: Array, T: Array, pc: Array, bc: Array, W: _Work) -> bool:
+    """The constrained backward pass at a universal joint g (:func:`.fabrik._limited`): its child pc turned toward bc
+    by the group's clamped sweeps (:func:`_turn_group`) from its values in q, in its parent's current frame (T);
+    pc′ − p_g into W.u[1]. Returns whether a DOF ends on a limit."""
+    k1 = ch.gptr[g]
+    m = ch.gptr[g + 1] - k1
+    pk = ch.parent[k1]
+    for i in range(4):
+        for j in range(4):
+            W.Tin[i, j] = T[pk, i, j] if pk >= 0 else (1.0 if i == j else 0.0)
+    for i in range(3):
+        W.pts[_X, 0, i], W.pts[_Y, 0, i] = pc[i], bc[i]
+    _into_frame(W.pts[_X, :1], T[k1 + m - 1], W.pts[_XL, :1])
+    qg = W.qg[:m]
+    for i in range(m):
+        qg[i] = q[k1 + i]
+    _turn_group(ch, g, qg, 1, W.pts, W.Ts, W.Tin, W.u, W.M, W.N)
+    bit = False
+    for i in range(m):
+        bit = bit or qg[i] <= ch.lower[k1 + i] or qg[i] >= ch.upper[k1 + i]
+    for i in range(3):
+        W.u[1, i] = W.pts[_POS, 0, i] - W.u[0, i]
+    return bit
+
+
+def _backward(ch: FabrikChain, q: Array, P: Array, limits: bool, W: _Work) -> bool:
+    """The backward pass from values q (n,), children first, into W.back (G, 3), from their FK W.T0, W.p0; the
+    base's point is its current origin; ``limits``: a universal joint's limits in the pass (:func:`_limited`).
+    Returns whether one bit (else the pass is the free one)."""
+    T, p, back, v = W.T0, W.p0, W.back, W.v
     G = ch.gparent.shape[0]
     for g in range(G):
         for i in range(3):
@@ -285,6 +321,7 @@ def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array, v: Arr
     cgp, cgi = ch.child_g
     cep, cei = ch.child_e
     pg, pc, acc = v[0], v[1], v[2]
+    any_bit = False
     for g in range(G - 1, -1, -1):
         if ch.gparent[g] < 0:
             continue
@@ -295,58 +332,18 @@ def _backward(ch: FabrikChain, T: Array, p: Array, P: Array, back: Array, v: Arr
             h = cgi[t]
             for i in range(3):
                 pc[i] = T[ch.gptr[h], i, 3]
-            _backward_point(ch, g, T, pg, back[h], pc, acc)
+            bit = limits and ch.gkind[g] == OTHER and _limited(ch, g, q, T, pc, back[h], W)
+            _backward_point(ch, g, T, pg, back[h], pc, acc, W.u[1], bit)
+            any_bit = any_bit or bit
         for t in range(cep[g], cep[g + 1]):
             j = cei[t]
-            _backward_point(ch, g, T, pg, P[j], p[j], acc)
+            bit = limits and ch.gkind[g] == OTHER and _limited(ch, g, q, T, p[j], P[j], W)
+            _backward_point(ch, g, T, pg, P[j], p[j], acc, W.u[1], bit)
+            any_bit = any_bit or bit
         m = (cgp[g + 1] - cgp[g]) + (cep[g + 1] - cep[g])
         for i in range(3):
             back[g, i] = acc[i] / m
-
-
-def _ls_turn(a: Array, U: Array, V: Array) -> float:
-    """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥); 0 where the points lie on the axis (as :func:`.fabrik._ls_turn`: where
-    |(num, den)| clears 1e-12 √(Σ|u|² Σ|v|²) ≥ 1e-12 Σ|u||v| (Cauchy–Schwarz), the per-point norms are not needed)."""
-    uu, vv, num, den = 0.0, 0.0, 0.0, 0.0
-    for i in range(U.shape[0]):
-        u0, u1, u2 = U[i, 0], U[i, 1], U[i, 2]
-        v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2]
-        uu += u0 * u0 + u1 * u1 + u2 * u2
-        vv += v0 * v0 + v1 * v1 + v2 * v2
-        ua = u0 * a[0] + u1 * a[1] + u2 * a[2]
-        va = v0 * a[0] + v1 * a[1] + v2 * a[2]
-        u0, u1, u2 = u0 - a[0] * ua, u1 - a[1] * ua, u2 - a[2] * ua
-        v0, v1, v2 = v0 - a[0] * va, v1 - a[1] * va, v2 - a[2] * va
-        num += a[0] * (u1 * v2 - u2 * v1) + a[1] * (u2 * v0 - u0 * v2) + a[2] * (u0 * v1 - u1 * v0)
-        den += u0 * v0 + u1 * v1 + u2 * v2
-    size = math.hypot(num, den)
-    if size > 1e-12 * math.sqrt(uu * vv):
-        return math.atan2(num, den)
-    scale = 0.0
-    for i in range(U.shape[0]):
-        nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
-        scale += nu * math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2)
-    return math.atan2(num, den) if size > 1e-12 * scale else 0.0
-
-
-def _wrap(x: float) -> float:
-    return abs((x + math.pi) % (2 * math.pi) - math.pi)
-
-
-def clamp_angle1(theta: float, lower: float, upper: float) -> float:
-    """:func:`.fabrik.clamp_angle` for one angle."""
-    if lower <= theta <= upper:
-        return theta  # what the rules below give inside the limits
-    out = min(max(theta, lower), upper)
-    if lower <= -math.pi and upper >= math.pi or not (math.isfinite(lower) and math.isfinite(upper)):
-        return out
-    for shift in (-2 * math.pi, 2 * math.pi):
-        alt = theta + shift
-        if lower <= alt <= upper and (theta < lower or theta > upper):
-            out = alt
-    if lower <= out <= upper and abs(out - theta) % (2 * math.pi) < 1e-12:
-        return out
-    return lower if _wrap(theta - lower) <= _wrap(theta - upper) else upper
+    return any_bit
 
 
 def _carry(H0: Array, H1: Array, H2: Array, k1: int, first: int, qg: Array, T_in: Array, x_loc: Array, Ts: Array,
@@ -484,7 +481,7 @@ def iteration(ch: FabrikChain, q: Array, P: Array, subtree: bool) -> Array:
     W = _work(ch, q.shape[0])
     out = np.empty(q.shape[0])
     _fk(ch.H0, ch.H1, ch.H2, ch.parent, ch.eff_link, ch.eff_C, q, W.T0, W.p0, 0)
-    _backward(ch, W.T0, W.p0, P, W.back, W.v)
+    _backward(ch, q, P, subtree or not subtree, W)  # True, not a literal (as fabrik_iteration's default)
     _iterate(ch, q, P, subtree, W.none, W, out)
     return out
 
@@ -524,12 +521,15 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
     """:func:`step_one` with the summed distance at q known (``before``), into W.dq (returned through W: a kernel
     compiled without reference counts returns no array)."""
     dq, n = W.dq, q.shape[0]
-    _backward(ch, W.T0, W.p0, P, W.back, W.v)  # one backward pass for the step's iterations (the same points)
+    limited = _backward(ch, q, P, published, W)  # the paper's iteration's backward pass (its limits bit: ``limited``)
     _iterate(ch, q, P, not published, W.none, W, dq)
     for i in range(n):
         dq[i] -= q[i]
     after = _kept(ch, q, P, before, dq, W)
+    off = published and not published  # False, not a literal (a literal compiles a kernel again)
     if published and after > (1.0 - SLOW) * before:
+        if limited:  # the subtree fit's, free of the universal joints' limits (.fabrik._slow_steps)
+            _backward(ch, q, P, off, W)
         d_sub = _try(ch, q, P, published, W.none, before, W)  # published is True: the subtree fit (not a literal)
         if d_sub < after:
             after = d_sub
@@ -541,7 +541,8 @@ def _step(ch: FabrikChain, q: Array, P: Array, published: bool, before: float, W
             return
     for g in range(W.shared.shape[0]):
         if W.shared[g]:  # nothing lowers the distance on a tree: the branches alone (.fabrik._branches)
-            off = published and not published  # False, not a literal (a literal compiles _iterate again)
+            if limited:  # the paper's backward pass again (the subtree fit's may be in W.back)
+                _backward(ch, q, P, published, W)
             _try(ch, q, P, off, W.shared, before, W)
             for i in range(n):
                 dq[i] = W.alt[i]
@@ -575,15 +576,13 @@ _dist_at = kernel(_dist_at, calls=(_same, _fk), internal=True, refcounts=False) 
 _fk_of = kernel(_fk_of, calls=(_same, _fk), internal=True, refcounts=False) or _fk_of
 _unit3 = kernel(_unit3, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _unit3
 _backward_point = kernel(_backward_point, calls=(_unit3,), internal=True, refcounts=False) or _backward_point
-_backward = kernel(_backward, calls=(_backward_point,), error_model=_NUMPY_ERRORS, internal=True,
-                   refcounts=False) or _backward
-_ls_turn = kernel(_ls_turn, internal=True, refcounts=False) or _ls_turn
-_wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _wrap
-clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,), refcounts=False) or clamp_angle1
 _carry = kernel(_carry, calls=(_local, _out_of_frame), internal=True, refcounts=False) or _carry
 _targets = kernel(_targets, internal=True, refcounts=False) or _targets
 _turn_group = kernel(_turn_group, calls=(_carry, _relative, _mv, _mm, _mtm, _ls_turn, clamp_angle1, best_turn_into,
                                          euler_near), internal=True, refcounts=False) or _turn_group
+_limited = kernel(_limited, calls=(_into_frame, _turn_group), internal=True, refcounts=False) or _limited
+_backward = kernel(_backward, calls=(_backward_point, _limited), error_model=_NUMPY_ERRORS, internal=True,
+                   refcounts=False) or _backward
 _iterate = kernel(_iterate, calls=(_fk, _targets, _into_frame, _turn_group), internal=True,
                   refcounts=False) or _iterate
 iteration = kernel(iteration, calls=(_work, _fk, _backward, _iterate)) or iteration

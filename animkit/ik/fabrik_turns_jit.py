@@ -6,8 +6,10 @@ frame products the pass takes points through (3×3 products, points into and out
     several:    R = argmax Σ v̂ᵢᵀ R uᵢ|uᵢ| + ε tr R  = the quaternion of the top eigenvector of Horn's N(S)
 
 The NumPy functions they stand for (:func:`.fabrik.best_turn`, :func:`animkit.model.transforms.matrix_aligning`,
-:func:`animkit.model.joints.euler_angles_near`) are their tests' oracles. Written as scalar loops into caller's
-arrays (no array expressions, no BLAS): numba compiles them in a fraction of the time.
+:func:`animkit.model.joints.euler_angles_near`, :func:`.fabrik.clamp_angle`) are their tests' oracles; a single
+axis's turn is the least-squares φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥) (:func:`.fabrik._ls_turn`), clamped into its
+limits. Written as scalar loops into caller's arrays (no array expressions, no BLAS): numba compiles them in a
+fraction of the time.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from numpy.typing import NDArray
 
 from animkit.jit import kernel
 
-__all__ = ["best_turn", "best_turn_into", "euler_near"]
+__all__ = ["best_turn", "best_turn_into", "euler_near", "clamp_angle1"]
 
 Array = NDArray[Any]
 _NUMPY_ERRORS = "numpy"  # no ZeroDivisionError paths: every division here is guarded
@@ -246,6 +248,50 @@ def _relative(X: Array, o: Array, out: Array) -> None:
             out[t, i] = X[t, i] - o[i]
 
 
+def _ls_turn(a: Array, U: Array, V: Array) -> float:
+    """φ* = atan2(Σ a·(u⊥ × v⊥), Σ u⊥·v⊥); 0 where the points lie on the axis (as :func:`.fabrik._ls_turn`: where
+    |(num, den)| clears 1e-12 √(Σ|u|² Σ|v|²) ≥ 1e-12 Σ|u||v| (Cauchy–Schwarz), the per-point norms are not needed)."""
+    uu, vv, num, den = 0.0, 0.0, 0.0, 0.0
+    for i in range(U.shape[0]):
+        u0, u1, u2 = U[i, 0], U[i, 1], U[i, 2]
+        v0, v1, v2 = V[i, 0], V[i, 1], V[i, 2]
+        uu += u0 * u0 + u1 * u1 + u2 * u2
+        vv += v0 * v0 + v1 * v1 + v2 * v2
+        ua = u0 * a[0] + u1 * a[1] + u2 * a[2]
+        va = v0 * a[0] + v1 * a[1] + v2 * a[2]
+        u0, u1, u2 = u0 - a[0] * ua, u1 - a[1] * ua, u2 - a[2] * ua
+        v0, v1, v2 = v0 - a[0] * va, v1 - a[1] * va, v2 - a[2] * va
+        num += a[0] * (u1 * v2 - u2 * v1) + a[1] * (u2 * v0 - u0 * v2) + a[2] * (u0 * v1 - u1 * v0)
+        den += u0 * v0 + u1 * v1 + u2 * v2
+    size = math.hypot(num, den)
+    if size > 1e-12 * math.sqrt(uu * vv):
+        return math.atan2(num, den)
+    scale = 0.0
+    for i in range(U.shape[0]):
+        nu = math.sqrt(U[i, 0] ** 2 + U[i, 1] ** 2 + U[i, 2] ** 2)
+        scale += nu * math.sqrt(V[i, 0] ** 2 + V[i, 1] ** 2 + V[i, 2] ** 2)
+    return math.atan2(num, den) if size > 1e-12 * scale else 0.0
+
+
+def _wrap(x: float) -> float:
+    return abs((x + math.pi) % (2 * math.pi) - math.pi)
+
+
+def clamp_angle1(theta: float, lower: float, upper: float) -> float:
+    """:func:`.fabrik.clamp_angle` for one angle."""
+    if lower <= theta <= upper:
+        return theta  # what the rules below give inside the limits
+    out = min(max(theta, lower), upper)
+    if lower <= -math.pi and upper >= math.pi or not (math.isfinite(lower) and math.isfinite(upper)):
+        return out
+    for shift in (-2 * math.pi, 2 * math.pi):
+        alt = theta + shift
+        if lower <= alt <= upper and (theta < lower or theta > upper):
+            out = alt
+    if lower <= out <= upper and abs(out - theta) % (2 * math.pi) < 1e-12:
+        return out
+    return lower if _wrap(theta - lower) <= _wrap(theta - upper) else upper
+
 # refcounts=False: helpers that allocate nothing and return no array (as in .fabrik_jit)
 _mv = kernel(_mv, internal=True, refcounts=False) or _mv
 _mm = kernel(_mm, internal=True, refcounts=False) or _mm
@@ -264,3 +310,6 @@ _euler = kernel(_euler, error_model=_NUMPY_ERRORS, internal=True, refcounts=Fals
 _near = kernel(_near, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _near
 euler_near = kernel(euler_near, calls=(_euler, _near), error_model=_NUMPY_ERRORS, internal=True,
                     refcounts=False) or euler_near
+_ls_turn = kernel(_ls_turn, internal=True, refcounts=False) or _ls_turn
+_wrap = kernel(_wrap, error_model=_NUMPY_ERRORS, internal=True, refcounts=False) or _wrap
+clamp_angle1 = kernel(clamp_angle1, calls=(_wrap,), refcounts=False) or clamp_angle1
