@@ -461,11 +461,11 @@ def _held_to_the_goals(p, fps: float, label: str) -> None:
     assert m.pelvis_roll_deg <= 5.05 and m.knee_in_deg <= 5.05, label
 
 
-QUICK_JITTER = {"default": 1.35, "high": 3.7, "side": 1.6, "across": 1.35, "out of reach": 2.7}
+QUICK_JITTER = {"default": 1.35, "high": 1.7, "side": 1.6, "across": 1.35, "out of reach": 2.7}
 # (out of reach 1.53° while a lag early in the stroke cut it: the clip ended 6.5 cm short of the solve, 0.366 m off for
 # 0.302; now it ends at the solve and the stretching shoulder reads 2.64° the frame before arrival with FRAME_STEP's
 # bounded iterations (2.21° without), chatter 0.79° (0.65 before, under the goal's 1°): bakeend)
-QUICK_CHATTER = {"default": 0.6, "high": 1.75, "side": 0.7, "across": 0.4, "out of reach": 0.95}
+QUICK_CHATTER = {"default": 0.6, "high": 0.75, "side": 0.7, "across": 0.4, "out of reach": 0.95}
 # degrees: what each reads now. jitter is max |Δ²θ|/4, any acceleration (a min-jerk swing of A over n frames reads
 # up to 5.77 A/n²/4); chatter, max |Δ⁴θ|/16, the zig-zag alone (reach_measures; the goal: 1°). With the goals' DOFs'
 # limits held as velocity dampers in a bake's frames (natural.LIMIT_DAMPER) chatter reads 0.52 / 2.94 / 0.65 / 0.30 /
@@ -475,8 +475,11 @@ QUICK_CHATTER = {"default": 0.6, "high": 1.75, "side": 0.7, "across": 0.4, "out 
 # iterations bounded by natural.FRAME_STEP (0.1 rad, 0.3 before: the wrist took 17° in one iteration and the
 # shoulder's twist 11° and back) read chatter 0.52 / 1.71 / 0.65 / 0.35 / 0.60° (0.52 / 2.94 / 0.65 / 0.30 / 0.60)
 # and jitter 1.30 / 3.66 / 1.55 / 1.29 / 1.34° (1.30 / 4.25 / 1.55 / 1.28 / 1.53); the high target's 1.7° is over
-# the goal (1°): its elbow must bend as √(height) off the straight arm, issue 21 open. Dampers on every DOF (the free
-# arm's too) let the torso's free arm out of reach at 1 s, 15 fps rise 45.7° (44.5° without).
+# the goal (1°): its elbow must bend as √(height) off the straight arm. Dampers on every DOF (the free arm's too) let
+# the torso's free arm out of reach at 1 s, 15 fps rise 45.7° (44.5° without). With the frames' warm starts leaning
+# toward the direct solve's posture on the path timed by its hand's progress (reach_frames.planned: the elbow bends
+# from the first frame) chatter reads 0.48 / 0.72 / 0.37 / 0.40 / 0.79° and jitter 1.02 / 1.63 / 1.07 / 0.99 /
+# 2.64° (the out-of-reach stroke, eased into its solve's pose instead, unchanged).
 
 
 @pytest.mark.parametrize("name", list(GRID_TARGETS))
@@ -493,15 +496,14 @@ def test_the_quickest_reach_holds_still_and_moves_like_a_person(name: str) -> No
     assert p.measures.chatter_deg <= QUICK_CHATTER[name], name
 
 
-def test_the_quick_high_reach_chatters_at_its_start_not_in_its_hold() -> None:
-    """Where the quick high target's chatter is: its hand meets every waypoint (within 0.1 mm), and from the stroke's
-    second half on (its arrival and the hold) no joint zig-zags more than 0.2° (0.16° measured; the hold itself moves
-    nothing). Its 1.71° (QUICK_CHATTER) is its first frames: the straight hanging arm is singular along
-    the climb, and the least-change frame solve lifts the hand by the one joint that lifts it to first order, the
-    clavicle (0.6, 4.6, 12.7° in frames 1-3, at its -25° limit by frame 7), with the shoulder's adduction and the
-    wrist's deviation (0.7 -> 13.2° in frame 3), until the elbow must bend (-6 -> -24° in frame 4). An elbow bending
-    as the square root of the climb from frame 1 (the two-link closed form: 9.5, 24.8, 44° at 15 fps) would read
-    0.1°; no least-change step finds it, since the elbow lifts the hand to second order only (issue 21 open)."""
+def test_the_quick_high_reach_is_one_smooth_stroke() -> None:
+    """The quick high target (1 s at 15 fps from the straight, hanging arm): its hand meets every waypoint (within
+    0.1 mm), the hold moves nothing, and no joint zig-zags more than 0.75° (the issue's goal: 1°), its first frames
+    included. Before the frames leaned toward the planned posture it read 1.71° there (wrist_r.rz, frames 2-4): the
+    least-change frame solve lifted the hand by the clavicle (0.6, 4.6, 12.7° in frames 1-3, at its limit by frame 7)
+    and the wrist's deviation (0.7 -> 13.2° in frame 3) until the elbow had to bend at once (-6 -> -24° in frame 4),
+    since the elbow lifts a straight arm's hand to second order only. Planned (reach_frames.planned), the elbow is
+    bent 10° or more by the third frame of the stroke (5.9° before)."""
     from animkit.motion.reach import compare
 
     scene = load(ROOT / "scenes" / "humanoid.toml")
@@ -509,10 +511,41 @@ def test_the_quick_high_reach_chatters_at_its_start_not_in_its_hold() -> None:
                    quiet=True).panels
     assert p.reached and np.linalg.norm(p.trail - p.waypoints, axis=1).max() <= 1e-4
     start, arrival = int(round(p.lead_s * 15)), int(round((p.lead_s + p.duration_s) * 15))
-    assert chatter(scene.figure, p.poses[(start + arrival) // 2:])[0] <= 0.2
     assert np.ptp(p.poses[arrival:], axis=0).max() <= 1e-12  # the hold: still
-    top, dof = chatter(scene.figure, p.poses[: start + 6])  # the first frames (Δ⁴ centred on frames 2-3) carry it
-    assert top == pytest.approx(p.measures.chatter_deg) and dof == "wrist_r.rz"
+    assert chatter(scene.figure, p.poses)[0] <= 0.75
+    assert chatter(scene.figure, p.poses[: start + 6])[0] <= 0.75  # the first frames (Δ⁴ centred on frames 2-3)
+    elbow = scene.figure.dof_names.index("elbow_r.rx")
+    assert math.degrees(p.poses[start + 3, elbow]) <= -10.0
+
+
+def test_the_planned_path_keeps_pace_with_the_stroke() -> None:
+    """reach_frames.planned against the closed form: the humanoid's right arm hangs straight down (shoulder, elbow,
+    wrist and hand on one vertical line at rest), so the path to the elbow bent by φ = 90° alone lifts the hand by
+    L(1 − cos uφ), and timed by its progress up the stroke, u_k = arccos(1 − s_k(1 − cos φ))/φ: √(2 s_k)/φ near the
+    start (the second-order climb), not s_k. The path's ends are the two postures; a path that makes no progress
+    along the stroke gives None."""
+    from animkit.motion.reach_frames import planned
+
+    fig = _humanoid_figure()
+    names = fig.node_names
+    rest = fig.rest_pose()
+    x = fig.world_positions(rest)[0]
+    arm = x[[names.index(n) for n in ("shoulder_r", "elbow_r", "wrist_r", "hand_r")]]
+    assert np.ptp(arm[:, [0, 2]], axis=0).max() <= 1e-9  # one vertical line
+    phi = math.radians(90.0)
+    end = rest.copy()
+    end[fig.dof_names.index("elbow_r.rx")] = -phi
+    hand = names.index("hand_r")
+    s = np.array([0.0, 1e-4, 0.01, 0.1, 0.5, 0.9, 1.0])
+    stroke = np.stack([x[hand], x[hand] + np.array([0.0, 1.0, 0.0])])
+    path = planned(fig, hand, rest, end, s, stroke)
+    assert path is not None
+    u = np.arccos(1.0 - s * (1.0 - math.cos(phi))) / phi
+    assert np.allclose(path, rest + u[:, None] * (end - rest), atol=1e-4)  # interpolated between PLAN_SAMPLES in √g
+    assert np.allclose(path[[0, -1]], [rest, end], atol=1e-12)
+    assert u[1] == pytest.approx(math.sqrt(2e-4) / phi, rel=1e-3) and u[1] > 50 * s[1]
+    down = np.stack([x[hand], x[hand] - np.array([0.0, 1.0, 0.0])])  # the bending elbow only lifts the hand
+    assert planned(fig, hand, rest, end, s, down) is None
 
 
 @pytest.mark.slow

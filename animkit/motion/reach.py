@@ -352,7 +352,8 @@ def _bake(problem: IKProblem, tl: Timeline, tgt: Array, naming: tuple[str, str |
     # a target out of reach: the hand goes as far as it can, on the same smooth path
     end = goal if direct.converged else figure.world_positions(direct.pose)[0, node_index]
     tl, waypoints, poses, iters, t_solve = bake_paced(frame, node_index, tl, (e0, end, tgt), (label or name, quiet),
-                                                      None if direct.converged else direct.pose)
+                                                      None if direct.converged else direct.pose,
+                                                      direct.pose if natural and direct.converged else None)
     times = tl.times
     trail = figure.world_positions(poses)[:, node_index]
     moved, total = _rotation_summary(figure, poses)
