@@ -26,6 +26,7 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 from animkit.model.quadruped import LEGS, match_quadruped_figure
 from animkit.motion.retarget import hip_height, up_index
+from animkit.recent import Recent
 
 if TYPE_CHECKING:
     from animkit.scene import UpAxis
@@ -57,8 +58,18 @@ def legs_of(figure: Figure) -> tuple[Leg, ...]:
     """The figure's legs from :mod:`animkit.model.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's
     leaf), or a quadruped's four from :mod:`animkit.model.quadruped` (sides ``fl``, ``fr``, ``hl``, ``hr``).
 
-    MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child.
+    MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child. Found once per
+    skeleton (the compiled figure: its node names and parents, which are all this reads).
     """
+    c = figure.compiled
+    return _LEGS.fetch(id(c), (c,), lambda: _legs_of(figure))
+
+
+#: legs found lately, by compiled figure (:func:`legs_of`)
+_LEGS: Recent[tuple[Leg, ...]] = Recent(16)
+
+
+def _legs_of(figure: Figure) -> tuple[Leg, ...]:
     h = match_figure(figure)
     legs = []
     for s in ("l", "r"):
