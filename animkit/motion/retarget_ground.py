@@ -56,14 +56,26 @@ def hip_height(fig: Figure, hips: str, up: UpAxis | None = None, pose: Array | N
                feet: Sequence[str] | None = None) -> float:
     """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
     standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
-    a figure without humanoid feet (a quadruped): above its lowest node."""
+    a figure without humanoid feet (a quadruped): above its lowest node. Found once per input (the compiled
+    figure, ``hips``, up, the pose's values, ``feet``): a retarget and its lock ask for the same one several times."""
     up = fig.up if up is None else up
     P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
-    W = fig.world_batch(P[None])[0]
-    k = up_index(up)
-    names = fig.node_names
-    low = (feet_of(fig) if feet is None else list(feet)) or names
-    return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+    c = fig.compiled
+    key = (id(c), hips, up, P.shape, np.ascontiguousarray(P, dtype=float).tobytes(),
+           None if feet is None else tuple(feet))
+
+    def make() -> float:
+        W = fig.world_batch(P[None])[0]
+        k = up_index(up)
+        names = fig.node_names
+        low = (feet_of(fig) if feet is None else list(feet)) or names
+        return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+
+    return _HIP_HEIGHTS.fetch(key, (c,), make)
+
+
+#: hip heights found lately (:func:`hip_height`), by compiled figure, hips, up, pose and feet
+_HIP_HEIGHTS: Recent[float] = Recent(32)
 
 
 def _source_feet_down(source: Figure, Ws: Array, k: int, hip: float) -> Array:
