@@ -461,7 +461,9 @@ class Figure:
         if p.ndim not in (1, 2) or p.shape[-1] != D:
             raise PoseError(f"pose of shape {p.shape} for figure {self.name!r}: expected ({D},) or (F, {D}), "
                             f"one value per DOF in dof_names order")
-        if not np.isfinite(p.sum()) and not np.all(np.isfinite(p)):  # a finite sum: all finite (one pass, no mask)
+        with np.errstate(over="ignore", invalid="ignore"):  # a finite sum: all finite (one pass, no mask)
+            finite = bool(np.isfinite(p.sum()))
+        if not finite and not np.all(np.isfinite(p)):
             bad = np.argwhere(~np.isfinite(p))[0]
             raise PoseError(f"pose holds NaN/inf at DOF {self.dof_names[bad[-1]]!r}")
         return p
