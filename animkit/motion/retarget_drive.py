@@ -183,7 +183,7 @@ def _plan(target: Figure, driven: Mapping[int, _Bone], P_t0: Array, hips: int
         names = target.node_names
         parent = [-1 if a.parent is None else names.index(a.parent.name) for a in arcs]
         world = _Turns.of(target, parent, driven, P_t0, hips)
-        return parent, _levels(target), None if world is None else (world.turn_L, dict(world.static))
+        return parent, _levels(target), None if world is None else (list(world.turn_L), dict(world.static))
 
     key = (id(c), tuple(driven), np.ascontiguousarray(P_t0, dtype=float).tobytes(), hips)
     parent, levels, found = _PLANS.fetch(key, (c,), make)
