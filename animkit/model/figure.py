@@ -39,6 +39,36 @@ def check_up(up: object) -> UpAxis:
 
 __all__ = ["Figure", "Rig", "UpAxis", "check_up"]
 
+
+@dataclass(frozen=True, eq=False)
+class _Derived:
+    """A figure's structure as its accessors hand it out, for one arc order ``arcs``: node names, DOFs and their
+    names, rest values (D,) and limits (D, 2) (read-only), each joint's DOF span [a, b) in the pose vector."""
+
+    arcs: list[Arc]
+    node_names: tuple[str, ...]
+    dofs: tuple[Dof, ...]
+    dof_names: tuple[str, ...]
+    rest: NDArray[np.float64]
+    limits: NDArray[np.float64]
+    spans: dict[str, tuple[int, int]]
+
+    @staticmethod
+    def of(arcs: list[Arc]) -> _Derived:
+        dofs = tuple(d for a in arcs for d in a.joint.dofs)
+        spans: dict[str, tuple[int, int]] = {}
+        i = 0
+        for a in arcs:
+            k = a.joint.dof_count
+            spans[a.joint.name] = (i, i + k)
+            i += k
+        rest = np.array([d.rest for d in dofs], dtype=float)
+        limits = np.array([(d.lower, d.upper) for d in dofs], dtype=float).reshape(-1, 2)
+        rest.setflags(write=False)
+        limits.setflags(write=False)
+        return _Derived(arcs, tuple(a.child.name for a in arcs), dofs, tuple(d.name for d in dofs), rest, limits,
+                        spans)
+
 _BUILDING = threading.RLock()  # held while a deferred figure builds its objects (Figure._built)
 
 
@@ -310,11 +340,20 @@ class Figure:
             self._order = order
         return self._order
 
+    def _derived(self) -> _Derived:
+        """What the structure's accessors hand out, found once per arc order (:meth:`arcs` is a new list after every
+        :meth:`add`; arcs, joints and DOFs are not edited in place): names, DOFs, rest values, limits, joint spans."""
+        arcs = self.arcs()
+        known: _Derived | None = self.__dict__.get("_derived_of")
+        if known is None or known.arcs is not arcs:
+            known = self.__dict__["_derived_of"] = _Derived.of(arcs)
+        return known
+
     @property
     def node_names(self) -> list[str]:
         if "_build" in self.__dict__:
             return list(self._compiled.node_names)  # type: ignore[union-attr]
-        return [a.child.name for a in self.arcs()]
+        return list(self._derived().node_names)
 
     def node(self, name: str) -> Node:
         try:
@@ -341,19 +380,19 @@ class Figure:
 
     @property
     def dofs(self) -> list[Dof]:
-        return [d for a in self.arcs() for d in a.joint.dofs]
+        return list(self._derived().dofs)
 
     @property
     def dof_names(self) -> list[str]:
         if "_build" in self.__dict__:
             return list(self._compiled.dof_names)  # type: ignore[union-attr]
-        return [d.name for d in self.dofs]
+        return list(self._derived().dof_names)
 
     @property
     def dof_count(self) -> int:
         if "_build" in self.__dict__:
             return self._compiled.dof_count  # type: ignore[union-attr]
-        return len(self.dofs)
+        return len(self._derived().dofs)
 
     def dof_index(self, name: str) -> int:
         names = self.dof_names
@@ -365,17 +404,7 @@ class Figure:
     @property
     def joint_dofs(self) -> dict[str, list[int]]:
         """Joint name → indices of its DOFs in the pose vector (a new dict; the spans found once per arc order)."""
-        arcs = self.arcs()
-        memo = self.__dict__.get("_joint_spans")
-        if memo is None or memo[0] is not arcs:  # arcs() is a new list after every add
-            spans: dict[str, tuple[int, int]] = {}
-            i = 0
-            for a in arcs:
-                k = a.joint.dof_count
-                spans[a.joint.name] = (i, i + k)
-                i += k
-            memo = self.__dict__["_joint_spans"] = (arcs, spans)
-        return {name: list(range(a, b)) for name, (a, b) in memo[1].items()}
+        return {name: list(range(a, b)) for name, (a, b) in self._derived().spans.items()}
 
     @property
     def joint_orders(self) -> dict[str, str]:
@@ -386,12 +415,12 @@ class Figure:
         return {j.name: j.order for j in self.joints if j.kind in ("ball", "custom") and j.order is not None}
 
     def rest_pose(self) -> NDArray[np.float64]:
-        """The rest value of every DOF, shape (D,)."""
-        return np.array([d.rest for d in self.dofs], dtype=float)
+        """The rest value of every DOF, shape (D,) (a new array)."""
+        return self._derived().rest.copy()
 
     def dof_limits(self) -> NDArray[np.float64]:
-        """(D, 2): lower and upper limit of every DOF (±inf where unlimited)."""
-        return np.array([(d.lower, d.upper) for d in self.dofs], dtype=float).reshape(-1, 2)
+        """(D, 2): lower and upper limit of every DOF (±inf where unlimited; a new array)."""
+        return self._derived().limits.copy()
 
     def parent_of(self, name: str) -> str | None:
         arc = self.node(name).parent_arc
@@ -432,7 +461,9 @@ class Figure:
         if p.ndim not in (1, 2) or p.shape[-1] != D:
             raise PoseError(f"pose of shape {p.shape} for figure {self.name!r}: expected ({D},) or (F, {D}), "
                             f"one value per DOF in dof_names order")
-        if not np.all(np.isfinite(p)):
+        with np.errstate(over="ignore", invalid="ignore"):  # a finite sum: all finite (one pass, no mask)
+            finite = bool(np.isfinite(p.sum()))
+        if not finite and not np.all(np.isfinite(p)):
             bad = np.argwhere(~np.isfinite(p))[0]
             raise PoseError(f"pose holds NaN/inf at DOF {self.dof_names[bad[-1]]!r}")
         return p

@@ -24,7 +24,6 @@ unlocked (:attr:`LockResult.unlocked` says which and why).
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 from collections.abc import Callable, Sequence
@@ -57,15 +56,19 @@ from animkit.motion.legs import (
     _foot_lows,
     _intervals,
     _norm,
+    _spans,
+    _with_up,
     detect_contacts,
     knee_angles,
     legs_of,
     measure,
     metres_per_unit,
+    rejoined_masks,
 )
 from animkit.motion.pelvis import _off_held, leg_length, pelvis_offset, smooth_max
 from animkit.motion.pivot import held_masks, held_points, twist_weight
 from animkit.motion.retarget import hip_height, up_index
+from animkit.recent import Recent
 
 if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
@@ -188,15 +191,6 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
         out[np.ix_(mid, np.arange(3) != up)] = goal[np.ix_(mid, np.arange(3) != up)]
     return out, w, Q, src
 
-
-def _spans(mask: Bool, bridge: Bool | None) -> dict[int, tuple[int, int]]:
-    """Per run of ``mask`` (by its first frame), [a, b): the run joined with its neighbours across ``bridge`` frames
-    (a contact that gave way there is still one contact), or the run itself."""
-    runs = _intervals(mask)
-    if bridge is None or not bridge.any():
-        return {s: (s, e) for s, e in runs}
-    whole = _intervals(mask | bridge)
-    return {s: next((a, b) for a, b in whole if a <= s < b) for s, _ in runs}
 
 
 @dataclass(frozen=True, eq=False)
@@ -347,15 +341,6 @@ def lock_feet(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = N
             notes.append("feet left as given: the planted feet slid more in all")
     return LockResult(P, c, before, after, legs, tuple(dict.fromkeys(notes)), held_points(c, legs, masks))
 
-
-def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
-    """``figure``, or where ``up`` is another axis than its own, a shallow copy carrying ``up`` (the lock's passes
-    read up from the figure they drive; the caller's figure is left as it is)."""
-    if up is None or up == figure.up:
-        return figure
-    out = copy.copy(figure)
-    out.up = up
-    return out
 
 #: A lock may leave a planted foot sliding this fraction of the hip height a frame faster than the clip as given
 #: (its mean ground speed over the contact) before it is judged worse (0.09 mm a frame at 0.9 m hips: 11 mm/s at
@@ -510,7 +495,7 @@ def _lock_pass(figure: Figure, P: Array, W: Array, nb: int, ground: float,
     weights: list[tuple[Array, Array]] = []
     for leg, rel in zip(legs, soles, strict=True):
         bridge = None if gave is None else gave[leg.side]
-        foot, below = _held_leg(figure, W, leg, rel, masks[leg.side], lift[leg.side], nb, ground, clear, bridge)
+        foot, below = _held_leg_kept(figure, W, leg, rel, masks[leg.side], lift[leg.side], nb, ground, clear, bridge)
         feet.append(foot)
         planned.append((below, rel))
         weights.append((foot.goal, foot.w))
@@ -560,15 +545,24 @@ def _held_leg(figure: Figure, W: Array, leg: Leg, rel: _Sole, mask: tuple[Bool, 
     return HeldLeg(leg, goal, (w > 0) | (deficit > 0), Q, reach, float(d0.min()), w, d0, twist), below
 
 
-def rejoined_masks(mask: tuple[Bool, Bool], gave: Bool) -> tuple[Bool, Bool]:
-    """(heel, toe) frames held, with the frames given up inside each of their contacts held again."""
-    out = []
-    for m in mask:
-        m = m.copy()
-        for s, e in _intervals(m | gave):
-            m[s:e] |= m[s:e].any()
-        out.append(m)
-    return out[0], out[1]
+#: legs as a lock pass drives them, by their inputs (figure, W and sole by identity: every pass of a call reads the
+#: same; the rest by value): a later pass makes again only the legs whose masks, lift or bridge changed. Read-only.
+_HELD: Recent[tuple[HeldLeg, Array]] = Recent(8)
+
+
+def _held_leg_kept(figure: Figure, W: Array, leg: Leg, rel: _Sole, mask: tuple[Bool, Bool], lift: Bool, nb: int,
+                   ground: float, clear: float, bridge: Bool | None) -> tuple[HeldLeg, Array]:
+    """:func:`_held_leg`, kept for the same inputs (:data:`_HELD`)."""
+    def make() -> tuple[HeldLeg, Array]:
+        foot, below = _held_leg(figure, W, leg, rel, mask, lift, nb, ground, clear, bridge)
+        for a in (foot.goal, foot.active, foot.Q, foot.w, foot.d_clip, foot.twist, below):
+            if isinstance(a, np.ndarray):
+                a.setflags(write=False)
+        return foot, below
+
+    key = (id(figure), id(W), id(rel), leg, nb, ground, clear, mask[0].tobytes(), mask[1].tobytes(), lift.tobytes(),
+           None if bridge is None else bridge.tobytes())
+    return _HELD.fetch(key, (figure, W, rel), make)
 
 
 def _sole_kept(figure: Figure, P: Array, W: Array, feet: list[HeldLeg], planned: list[tuple[Array, _Sole]], moved: Bool,

@@ -13,6 +13,7 @@ in mm/s; surface heights; travel, facing, joint speeds, limits, bone directions)
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 from animkit.model.quadruped import LEGS, match_quadruped_figure
 from animkit.motion.retarget import hip_height, up_index
+from animkit.recent import Recent
 
 if TYPE_CHECKING:
     from animkit.scene import UpAxis
@@ -57,8 +59,18 @@ def legs_of(figure: Figure) -> tuple[Leg, ...]:
     """The figure's legs from :mod:`animkit.model.humanoid` (upper leg, lower leg, foot, toe; the tip is the toe's
     leaf), or a quadruped's four from :mod:`animkit.model.quadruped` (sides ``fl``, ``fr``, ``hl``, ``hr``).
 
-    MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child.
+    MotionError when no leg has its upper leg, lower leg and foot, or a knee is not the hip's child. Found once per
+    skeleton (the compiled figure: its node names and parents, which are all this reads).
     """
+    c = figure.compiled
+    return _LEGS.fetch(id(c), (c,), lambda: _legs_of(figure))
+
+
+#: legs found lately, by compiled figure (:func:`legs_of`)
+_LEGS: Recent[tuple[Leg, ...]] = Recent(16)
+
+
+def _legs_of(figure: Figure) -> tuple[Leg, ...]:
     h = match_figure(figure)
     legs = []
     for s in ("l", "r"):
@@ -111,6 +123,38 @@ def _intervals(mask: Bool) -> list[tuple[int, int]]:
     if m[-1]:
         edges.append(int(m.size))
     return list(zip(edges[::2], edges[1::2], strict=True))
+
+
+def _spans(mask: Bool, bridge: Bool | None) -> dict[int, tuple[int, int]]:
+    """Per run of ``mask`` (by its first frame), [a, b): the run joined with its neighbours across ``bridge`` frames
+    (a contact that gave way there is still one contact), or the run itself."""
+    runs = _intervals(mask)
+    if bridge is None or not bridge.any():
+        return {s: (s, e) for s, e in runs}
+    whole = _intervals(mask | bridge)
+    return {s: next((a, b) for a, b in whole if a <= s < b) for s, _ in runs}
+
+
+def rejoined_masks(mask: tuple[Bool, Bool], gave: Bool) -> tuple[Bool, Bool]:
+    """(heel, toe) frames held, with the frames given up inside each of their contacts held again."""
+    out = []
+    for m in mask:
+        m = m.copy()
+        for s, e in _intervals(m | gave):
+            m[s:e] |= m[s:e].any()
+        out.append(m)
+    return out[0], out[1]
+
+
+def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
+    """``figure`` when ``up`` is None or its own up axis; else a shallow copy whose :attr:`Figure.up` is ``up`` (the
+    same nodes and compiled arrays): the measures and the lock's passes read the up axis from the figure they are
+    given; the caller's figure is left as it is."""
+    if up is None or up == figure.up:
+        return figure
+    seen = copy.copy(figure)
+    seen.up = up
+    return seen
 
 
 def _norm(x: ArrayLike, axis: int = -1, keepdims: bool = False) -> Array:

@@ -36,7 +36,6 @@ floor plane, 0 by default; never found from the clip, so a floating or sunken cl
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from animkit.motion.legs import (
     Contacts,
     Leg,
     MotionError,
+    _with_up,
     detect_contacts,
     knee_angles,
     legs_of,
@@ -134,16 +134,6 @@ PLANTED_HEIGHT = 0.04
 #: ... and slower than this many hip heights per second (1 m/s at 1 m hips: any slide the eye would call one, and
 #: slower than a swinging foot, 2–5 m/s in a walk).
 SLIDE_SPEED = 1.0
-
-
-def _with_up(figure: Figure, up: UpAxis | None) -> Figure:
-    """``figure`` when ``up`` is None or its own up axis; else a shallow copy whose :attr:`Figure.up` is ``up`` (the
-    same nodes and compiled arrays): the measures below read the up axis from the figure they are given."""
-    if up is None or up == figure.up:
-        return figure
-    seen = copy.copy(figure)
-    seen.up = up
-    return seen
 
 
 def height_contacts(figure: Figure, poses: Array, fps: float, *, up: UpAxis | None = None, ground: float = 0.0,

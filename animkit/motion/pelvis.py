@@ -68,24 +68,27 @@ def _near(mask: Bool, r: int) -> Array:
 PELVIS_SHIFT = 0.12
 
 
-def _needs(feet: list[HeldLeg], W: Array, names: list[str], k: int, h: Array) -> tuple[Array, Array, Array]:
-    """For pelvis shifts ``h`` (…, F, 3) along the ground, the bounds on how far it comes down, d (…, F): every active
+def _needs(feet: list[HeldLeg], W: Array, names: list[str], k: int, h: Array, rows: NDArray[np.intp] | None = None
+           ) -> tuple[Array, Array, Array]:
+    """For pelvis shifts ``h`` (…, F, 3) along the ground (F: the frames ``rows`` where given, else all), the bounds on
+    how far it comes down, d (…, F): every active
     leg's hip–goal distance ≤ its reach less half the soft stop, far, needs d ≥ −y − √(far² − x²) (y the goal's
     height from the hip, x its distance along the ground); every planted leg's ≥ the bend the clip allows it, bent,
     needs d ≤ −y − √(bent² − x²) (< 0: the pelvis must go up); and by how much a goal lies further along the ground
     than its leg reaches (short = x − far, which no d mends). → (lower, upper, short), ∓inf where unbounded."""
     lower, short = np.full(h.shape[:-1], -np.inf), np.zeros(h.shape[:-1])
     upper = np.full(h.shape[:-1], np.inf)
+    at = slice(None) if rows is None else rows  # each frame's bounds are its own: the frames asked for alone
     for f in feet:
-        reach, active = f.reach, f.active
-        off = f.goal - W[:, names.index(f.leg.hip), :3, 3] - h
+        reach, active = f.reach, f.active[at]
+        off = f.goal[at] - W[at, names.index(f.leg.hip), :3, 3] - h
         vert = off[..., k]
         flat2 = np.maximum(np.einsum("...i,...i->...", off, off) - vert**2, 0.0)
         far = reach - 0.5 * SOFT * reach  # half into the IK's soft stop: the foot ≤ 0.11 of its width short
-        bent = np.minimum(f.near + 0.5 * SOFT * reach, f.d_clip)  # never for a bend the clip makes itself there
+        bent = np.minimum(f.near + 0.5 * SOFT * reach, f.d_clip[at])  # never for a bend the clip makes itself there
         lower = np.maximum(lower, np.where(active & (flat2 < far**2),
                                            -vert - np.sqrt(np.maximum(far**2 - flat2, 0.0)), -np.inf))
-        upper = np.minimum(upper, np.where((f.w >= 1.0) & (flat2 < bent**2),
+        upper = np.minimum(upper, np.where((f.w[at] >= 1.0) & (flat2 < bent**2),
                                            -vert - np.sqrt(np.maximum(bent**2 - flat2, 0.0)), np.inf))
         short = np.maximum(short, np.where(active, np.sqrt(flat2) - far, 0.0))
     return lower, upper, short
@@ -108,22 +111,23 @@ def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: i
     tol = 1e-6 * max(leg_length(W[0], names, f.leg) for f in feet)
     clash = (lower > upper + tol) | (short > tol)
     shift = zero.copy()
-    if clash.any():
-        e = zero.copy()
+    if clash.any():  # the shift is searched on the clashing frames only (elsewhere it is 0: their bounds stand)
+        rows = np.flatnonzero(clash)
+        n = rows.size
+        e, still = np.zeros((n, 3)), np.zeros((n, 3))
         for f in feet:  # each leg's own ask: towards its goal where out of reach, away where its knee is too bent
-            lo, up, sh = _needs([f], W, names, k, zero)
-            off = f.goal - W[:, names.index(f.leg.hip), :3, 3]
+            lo, up, sh = _needs([f], W, names, k, still, rows)
+            off = f.goal[rows] - W[rows, names.index(f.leg.hip), :3, 3]
             off[:, k] = 0.0
             unit = off / np.maximum(_norm(off, axis=1, keepdims=True), 1e-300)
-            e += np.where(((lo > upper + tol) | (sh > tol))[:, None], unit, 0.0)
-            e -= np.where((up < lower - tol)[:, None], unit, 0.0)
+            e += np.where(((lo > upper[rows] + tol) | (sh > tol))[:, None], unit, 0.0)
+            e -= np.where((up < lower[rows] - tol)[:, None], unit, 0.0)
         e /= np.maximum(_norm(e, axis=1, keepdims=True), 1e-300)
-        e[~clash] = 0.0
         s = np.linspace(0.0, PELVIS_SHIFT * 1e6 * tol, 21)
-        lo, up, sh = _needs(feet, W, names, k, s[:, None, None] * e[None])
+        lo, up, sh = _needs(feet, W, names, k, s[:, None, None] * e[None], rows)
         best = np.argmin(np.maximum(lo - up, 0.0) + sh, axis=0)  # the first (least) shift of the least unmet
-        shift = s[best][:, None] * e
-        lower, upper = lo[best, np.arange(F)], up[best, np.arange(F)]
+        shift[rows] = s[best][:, None] * e
+        lower[rows], upper[rows] = lo[best, np.arange(n)], up[best, np.arange(n)]
     big = 1e7 * tol
     upper = np.minimum(upper, big)
     col = np.concatenate([shift, -np.minimum(np.maximum(lower, 0.0), upper)[:, None]], axis=1)  # s·ê, then −d

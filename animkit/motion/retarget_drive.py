@@ -23,6 +23,7 @@ from animkit.model.graph import Arc
 from animkit.model.joints import Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
 from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
+from animkit.recent import Recent
 
 Array = NDArray[np.float64]
 
@@ -128,12 +129,11 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     Wt = Wt0[None]
     Rt0 = rotation_part(Wt0)
     turns = _turns(target, driven, Ws, Ws0, Rt0)
-    names, starts = target.node_names, target.joint_dofs  # (each built anew when asked)
-    parent = [-1 if a.parent is None else names.index(a.parent.name) for a in arcs]
-    world = _Turns.of(target, parent, driven, P_t0, root.hips)
+    starts = target.joint_dofs
+    parent, levels, world = _plan(target, driven, P_t0, root.hips)
     changed = False
     free: list[int] = []
-    for level in _levels(target):
+    for level in levels:
         here = [i for i in level if i in driven]
         if not here:
             continue
@@ -164,6 +164,30 @@ def _drive(target: Figure, bones: Sequence[_Bone], Ws: Array, Ws0: Array, Wt0: A
     if free:  # column by column, as each joint's own would be: unwrapped, a whole turn taken out
         out[:, free] = _unwrap_into_limits(out[:, free], lim[free, 0], lim[free, 1])
     return out
+
+
+#: per compiled figure, driven joints, standing pose and hips: the parents, the depths and what :meth:`_Turns.of`
+#: finds (:func:`_plan`)
+_PLANS: Recent[tuple[list[int], list[list[int]], tuple[list[Array], dict[int, Array]] | None]] = Recent(16)
+
+
+def _plan(target: Figure, driven: Mapping[int, _Bone], P_t0: Array, hips: int
+          ) -> tuple[list[int], list[list[int]], _Turns | None]:
+    """(each node's parent index (−1 for the root), :func:`_levels`, a fresh :class:`_Turns` or None): what
+    :func:`_drive` sets up before its first depth, found once per input (the compiled figure, which holds the arcs'
+    L and DOFs, the driven joints, the standing pose ``P_t0`` and the hips) instead of once per call."""
+    c = target.compiled
+    arcs = target.arcs()
+
+    def make() -> tuple[list[int], list[list[int]], tuple[list[Array], dict[int, Array]] | None]:
+        names = target.node_names
+        parent = [-1 if a.parent is None else names.index(a.parent.name) for a in arcs]
+        world = _Turns.of(target, parent, driven, P_t0, hips)
+        return parent, _levels(target), None if world is None else (list(world.turn_L), dict(world.static))
+
+    key = (id(c), tuple(driven), np.ascontiguousarray(P_t0, dtype=float).tobytes(), hips)
+    parent, levels, found = _PLANS.fetch(key, (c,), make)
+    return parent, levels, None if found is None else _Turns(parent, found[0], found[1], arcs)
 
 
 def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], here: Sequence[int],

@@ -56,14 +56,26 @@ def hip_height(fig: Figure, hips: str, up: UpAxis | None = None, pose: Array | N
                feet: Sequence[str] | None = None) -> float:
     """h = height of ``hips`` above the lowest point of the feet (foot joints and the nodes below them) in a
     standing frame: ``pose`` (default the rest pose). The leg length, measured the same way on any humanoid;
-    a figure without humanoid feet (a quadruped): above its lowest node."""
+    a figure without humanoid feet (a quadruped): above its lowest node. Found once per input (the compiled
+    figure, ``hips``, up, the pose's values, ``feet``): a retarget and its lock ask for the same one several times."""
     up = fig.up if up is None else up
     P = fig.rest_pose() if pose is None else np.asarray(pose, dtype=float)
-    W = fig.world_batch(P[None])[0]
-    k = up_index(up)
-    names = fig.node_names
-    low = (feet_of(fig) if feet is None else list(feet)) or names
-    return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+    c = fig.compiled
+    key = (id(c), hips, up, P.shape, np.ascontiguousarray(P, dtype=float).tobytes(),
+           None if feet is None else tuple(feet))
+
+    def make() -> float:
+        W = fig.world_batch(P[None])[0]
+        k = up_index(up)
+        names = fig.node_names
+        low = (feet_of(fig) if feet is None else list(feet)) or names
+        return float(W[names.index(hips), k, 3] - W[[names.index(n) for n in low], k, 3].min())
+
+    return _HIP_HEIGHTS.fetch(key, (c,), make)
+
+
+#: hip heights found lately (:func:`hip_height`), by compiled figure, hips, up, pose and feet
+_HIP_HEIGHTS: Recent[float] = Recent(32)
 
 
 def _source_feet_down(source: Figure, Ws: Array, k: int, hip: float) -> Array:
@@ -178,17 +190,37 @@ def lowest_surface(fig: Figure, meshes: Sequence[Mesh] = (), up: UpAxis | None =
         return of_meshes
     if not any(n.data is not None for n in fig.nodes()):
         return None
-    from animkit.look.drawn import figure_mesh
-
-    fm = figure_mesh(fig, bones=False)
-    if not fm.triangle_count:
+    drawn = _drawn_points(fig)
+    if drawn is None:
         return None
+    owner, vertices = drawn
 
     def of_drawn(W: Array) -> Array:
-        M = W[:, fm.owner]
-        return (np.einsum("fvj,vj->fv", M[:, :, k, :3], fm.vertices) + M[:, :, k, 3]).min(axis=1)
+        M = W[:, :, k][:, owner]  # (F, V, 4): the up row of each point's node, gathered alone
+        return (np.einsum("fvj,vj->fv", M[:, :, :3], vertices) + M[:, :, 3]).min(axis=1)
 
     return of_drawn
+
+
+#: Per drawn surface (:func:`animkit.look.surface.body_surface`, itself built once per figure content): the drawn
+#: points (owner node (V,), vertices in the node's frame (V, 3)) of :func:`lowest_surface`, None without triangles.
+_DRAWN: Recent[tuple[NDArray[np.intp], Array] | None] = Recent(8)
+
+
+def _drawn_points(fig: Figure) -> tuple[NDArray[np.intp], Array] | None:
+    """(owner (V,), vertices (V, 3)) of ``fig``'s drawn geometry without bones
+    (:func:`animkit.look.drawn.figure_mesh`), None where it has no triangles: built once per drawn surface
+    (the figure's content as :func:`animkit.look.surface.body_surface` keys it), not once per retarget."""
+    from animkit.look.drawn import figure_mesh
+    from animkit.look.surface import body_surface
+
+    surface = body_surface(fig)
+
+    def make() -> tuple[NDArray[np.intp], Array] | None:
+        fm = figure_mesh(fig, bones=False)
+        return (fm.owner, fm.vertices) if fm.triangle_count else None
+
+    return _DRAWN.fetch(id(surface), (surface,), make)
 
 
 #: Per skinned mesh (by identity): its joints' bounding spheres and the vertices each joint moves

@@ -353,19 +353,26 @@ def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
 
 def read_local_dofs(joint: Joint, Bt: Array, Rt: Array, base: Array) -> Array:
     """:func:`read_dofs` of the local turn A = Btᵀ · Rt (Bt the parent frame's turn, Rt the joint's world turn, both
-    (n, 3, 3); ``base`` (n, k)): for two or three revolute DOFs about distinct coordinate axes by the C extension's
+    (n, 3, 3); ``base`` (n, k)): for two or three revolute DOFs about distinct coordinate axes (beside them
+    translations before and scales after, which keep ``base``: a glTF node's joint) by the C extension's
     ``euler_read`` (the same products and Tait–Bryan arithmetic in one pass, to the C library's asin/atan2), else
     (or where the extension is off) by :func:`_mm3` and :func:`read_dofs`."""
     kernel = getattr(jit.native_kernels(), "euler_read", None)
-    letters = [d.axis_letter for d in joint.dofs]
-    if kernel is None or not all(d.revolute for d in joint.dofs) or len(letters) not in (2, 3) \
-            or None in letters or len(set(letters)) != len(letters):
+    rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
+    letters = [joint.dofs[i].axis_letter for i in rev]
+    pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
+    if kernel is None or len(letters) not in (2, 3) or None in letters or len(set(letters)) != len(letters) \
+            or (pri and max(pri) > min(rev)):
         return read_dofs(joint, _mm3(np.swapaxes(Bt, 1, 2), Rt), None, base)
     order = ["xyz".index(c) for c in letters]  # type: ignore[arg-type]
     order += [3 - order[0] - order[1]] * (len(order) == 2)
-    out = np.empty((Bt.shape[0], 3))
-    kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), out, Bt.shape[0], *order)
-    return out[:, :len(letters)].copy()
+    eul = np.empty((Bt.shape[0], 3))
+    kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), eul, Bt.shape[0], *order)
+    if len(rev) == joint.dof_count:
+        return eul[:, :len(letters)].copy()
+    out = np.broadcast_to(np.asarray(base, dtype=float), (Bt.shape[0], joint.dof_count)).copy()  # a glTF joint's
+    out[:, rev] = eul[:, :len(rev)]  # translation and scale DOFs keep ``base``, as :func:`read_dofs` keeps them
+    return out
 
 
 def _bind_turns(fig: Figure, W_bind: Array) -> dict[str, float]:
