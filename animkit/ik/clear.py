@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
     from animkit.model.humanoid import HumanoidMap
 
-__all__ = ["Clear", "capsule_depth", "segment_distances", "soft_depth", "drawn_radius", "skinned_radii",
-           "body_capsules", "capsule_parts",
-           "mesh_radii", "CLEARANCE", "SKIN_QUANTILE"]
+__all__ = ["Clear", "capsule_depth", "capsule_depths", "segment_distances", "soft_depth", "soft_depths",
+           "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts", "mesh_radii", "CLEARANCE",
+           "SKIN_QUANTILE"]
 
 Array = NDArray[np.float64]
 CLEARANCE = 0.03  # m: the limb's own flesh around its joint centres, kept clear of the body's surface
@@ -65,6 +65,30 @@ def segment_distances(p: Array, a: Array, b: Array) -> Array:
     t = np.clip((p - a) @ ab / L2, 0.0, 1.0) if L2 > 0 else np.zeros(len(p))
     v = p - (a + t[:, None] * ab)
     return np.sqrt(np.einsum("ij,ij->i", v, v))
+
+
+def capsule_depths(p: Array, a: Array, b: Array, r: Array) -> tuple[Array, Array]:
+    """:func:`capsule_depth` for every point p (K, 3) and segment a → b (a, b: (C, 3)) at once, with radii r (K, C):
+    δ (K, C) and the unit normals n (K, C, 3) (+x where p lies on the segment)."""
+    ab = b - a
+    L2 = np.einsum("cx,cx->c", ab, ab)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(L2 > 0, np.clip(np.einsum("kcx,cx->kc", p[:, None] - a, ab) / L2, 0.0, 1.0), 0.0)
+    v = p[:, None] - (a + t[:, :, None] * ab)
+    d = np.sqrt(np.einsum("kcx,kcx->kc", v, v))
+    inside = d > 1e-12
+    n = np.where(inside[:, :, None], v / np.where(inside, d, 1.0)[:, :, None], np.array([1.0, 0.0, 0.0]))
+    return r - d, n
+
+
+def soft_depths(depth: Array, s: float) -> tuple[Array, Array]:
+    """:func:`soft_depth` elementwise: δ₊ = s ln(1 + e^(δ/s)) and its slope 1/(1 + e^(−δ/s)) (δ itself and 1 where
+    δ/s > 30)."""
+    z = depth / s
+    zc = np.minimum(z, 30.0)
+    deep = z > 30.0
+    with np.errstate(over="ignore"):  # far outside: e^(−δ/s) = inf, the slope 0 as soft_depth's
+        return np.where(deep, depth, s * np.log1p(np.exp(zc))), np.where(deep, 1.0, 1.0 / (1.0 + np.exp(-zc)))
 
 
 def soft_depth(depth: float, s: float) -> tuple[float, float]:
@@ -98,6 +122,8 @@ class Clear(Task):
         return f"clear {self.top}"
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
+        """e and J over every (point, capsule) pair at once (row k · capsules + j), the module docstring's δ₊ and
+        −σ(δ/s) nᵀ ∂p/∂θ; a pair more than SOFT_REACH · s outside gives a zero row."""
         cf = c.figure.compiled
         pts, caps, own = self._plan(c)
         P = c.state.p
@@ -106,14 +132,13 @@ class Clear(Task):
         if m == 0:
             return e, J
         Jp = point_jacobians(c.figure, c.body, c.state, pts, P[pts])  # (points, 3, D)
-        R = self.radii(len(pts), [r for _, _, r in caps])
-        for k, i in enumerate(pts):
-            for j, (a, b, _) in enumerate(caps):
-                depth, n, _ = capsule_depth(P[i], P[a], P[b], float(R[k, j]))
-                if depth > -SOFT_REACH * self.soft:
-                    row = k * len(caps) + j
-                    e[row], slope = soft_depth(depth, self.soft)
-                    J[row] = np.where(own, -slope * (n @ Jp[k]), 0.0)
+        ends = np.array([(a, b) for a, b, _ in caps], dtype=np.intp)
+        depth, n = capsule_depths(P[pts], P[ends[:, 0]], P[ends[:, 1]], self.radii(len(pts), [r for *_, r in caps]))
+        near = depth > -SOFT_REACH * self.soft
+        soft, slope = soft_depths(depth, self.soft)
+        e[:] = np.where(near, soft, 0.0).ravel()
+        rows = -np.where(near, slope, 0.0)[:, :, None] * np.einsum("kcx,kxd->kcd", n, Jp)
+        J[:] = np.where(own, rows.reshape(m, -1), 0.0)
         return e, J
 
     def radii(self, points: int, r: Sequence[float]) -> Array:
