@@ -71,24 +71,25 @@ def capsule_depths(p: Array, a: Array, b: Array, r: Array) -> tuple[Array, Array
     """:func:`capsule_depth` for every point p (K, 3) and segment a → b (a, b: (C, 3)) at once, with radii r (K, C):
     δ (K, C) and the unit normals n (K, C, 3) (+x where p lies on the segment)."""
     ab = b - a
-    L2 = np.einsum("cx,cx->c", ab, ab)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(L2 > 0, np.clip(np.einsum("kcx,cx->kc", p[:, None] - a, ab) / L2, 0.0, 1.0), 0.0)
-    v = p[:, None] - (a + t[:, :, None] * ab)
-    d = np.sqrt(np.einsum("kcx,kcx->kc", v, v))
-    inside = d > 1e-12
-    n = np.where(inside[:, :, None], v / np.where(inside, d, 1.0)[:, :, None], np.array([1.0, 0.0, 0.0]))
+    L2 = (ab * ab).sum(axis=1)
+    w = p[:, None, :] - a
+    t = np.minimum(np.maximum((w * ab).sum(axis=2) / np.where(L2 > 0, L2, 1.0), 0.0), 1.0)  # 0 on a point's
+    v = w - t[:, :, None] * ab
+    d = np.sqrt((v * v).sum(axis=2))
+    n = v / np.maximum(d, 1e-12)[:, :, None]
+    on = d <= 1e-12
+    if on.any():
+        n[on] = (1.0, 0.0, 0.0)
     return r - d, n
 
 
 def soft_depths(depth: Array, s: float) -> tuple[Array, Array]:
     """:func:`soft_depth` elementwise: δ₊ = s ln(1 + e^(δ/s)) and its slope 1/(1 + e^(−δ/s)) (δ itself and 1 where
-    δ/s > 30)."""
+    δ/s > 30; δ/s below −700, past any pair that counts, is taken as −700: e^700 is still finite)."""
     z = depth / s
-    zc = np.minimum(z, 30.0)
+    zc = np.minimum(np.maximum(z, -700.0), 30.0)
     deep = z > 30.0
-    with np.errstate(over="ignore"):  # far outside: e^(−δ/s) = inf, the slope 0 as soft_depth's
-        return np.where(deep, depth, s * np.log1p(np.exp(zc))), np.where(deep, 1.0, 1.0 / (1.0 + np.exp(-zc)))
+    return np.where(deep, depth, s * np.log1p(np.exp(zc))), np.where(deep, 1.0, 1.0 / (1.0 + np.exp(-zc)))
 
 
 def soft_depth(depth: float, s: float) -> tuple[float, float]:
@@ -124,22 +125,18 @@ class Clear(Task):
     def compute(self, c: Configuration) -> tuple[Array, Array]:
         """e and J over every (point, capsule) pair at once (row k · capsules + j), the module docstring's δ₊ and
         −σ(δ/s) nᵀ ∂p/∂θ; a pair more than SOFT_REACH · s outside gives a zero row."""
-        cf = c.figure.compiled
         pts, caps, own = self._plan(c)
-        P = c.state.p
         m = len(pts) * len(caps)
-        e, J = np.zeros(m), np.zeros((m, cf.dof_count))
         if m == 0:
-            return e, J
+            return np.zeros(0), np.zeros((0, c.figure.compiled.dof_count))
+        P = c.state.p
+        ends, R = self.__dict__["_memo"][2]
         Jp = point_jacobians(c.figure, c.body, c.state, pts, P[pts])  # (points, 3, D)
-        ends = np.array([(a, b) for a, b, _ in caps], dtype=np.intp)
-        depth, n = capsule_depths(P[pts], P[ends[:, 0]], P[ends[:, 1]], self.radii(len(pts), [r for *_, r in caps]))
+        depth, n = capsule_depths(P[pts], P[ends[0]], P[ends[1]], R)
         near = depth > -SOFT_REACH * self.soft
         soft, slope = soft_depths(depth, self.soft)
-        e[:] = np.where(near, soft, 0.0).ravel()
-        rows = -np.where(near, slope, 0.0)[:, :, None] * np.einsum("kcx,kxd->kcd", n, Jp)
-        J[:] = np.where(own, rows.reshape(m, -1), 0.0)
-        return e, J
+        rows = (np.where(near, -slope, 0.0)[:, :, None] * (n @ Jp)).reshape(m, -1)
+        return np.where(near, soft, 0.0).reshape(m), np.where(own, rows, 0.0)
 
     def radii(self, points: int, r: Sequence[float]) -> Array:
         """R (points, capsules): each pair's r + m, at most its distance at the start less START_GAP · s."""
@@ -158,7 +155,8 @@ class Clear(Task):
         return replace(self, start=tuple(d))
 
     def _plan(self, c: Configuration) -> tuple[NDArray[np.intp], list[tuple[int, int, float]], NDArray[np.bool_]]:
-        """The points' and capsules' node indices and the limb's own DOFs, found once per compiled figure."""
+        """The points' and capsules' node indices and the limb's own DOFs, found once per compiled figure (and kept
+        with the capsules' ends (2, C) and :meth:`radii`, the pairs' fixed part for :meth:`compute`)."""
         got = self.__dict__.get("_memo")
         if got is not None and got[0] is c.figure.compiled:
             return got[1]
@@ -170,7 +168,8 @@ class Clear(Task):
             below[i] = bool(cf.parent[i] >= 0 and below[cf.parent[i]])
         plan = (np.array([c.node(n) for n in self.points], dtype=np.intp),
                 [(c.node(a), c.node(b), float(r)) for a, b, r in self.capsules], below[cf.dof_node])
-        object.__setattr__(self, "_memo", (cf, plan))
+        ends = np.array([(a, b) for a, b, _ in plan[1]], dtype=np.intp).reshape(-1, 2).T  # (2, capsules)
+        object.__setattr__(self, "_memo", (cf, plan, (ends, self.radii(len(plan[0]), [r for *_, r in plan[1]]))))
         return plan
 
     def __getstate__(self) -> dict[str, object]:
