@@ -20,6 +20,7 @@ from animkit.ik.clear import (
     body_capsules,
     capsule_depth,
     drawn_radius,
+    free_arm_clear,
     segment_distances,
     skinned_radii,
     soft_depth,
@@ -215,3 +216,28 @@ def test_the_natural_reach_keeps_each_free_arm_clear() -> None:
     given = Priors(volumes={"spine": 0.2}).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
     (c2,) = [t for t in given if isinstance(t, Clear)]
     assert dict(((a, b), r) for a, b, r in c2.capsules)[("spine", "chest")] == 0.2
+
+
+def test_the_free_arm_keeps_clear_of_its_own_thigh_unless_it_starts_against_it() -> None:
+    """The near thigh joins the trunk where the free hand starts clear of it; the humanoid's hand is drawn hanging
+    against its thigh (the wrist 9.0 cm from the bone, r + m = 9 cm), so there it is left out and its reaches are
+    the trunk-only ones; raised, the same arm keeps clear of that thigh (and never of the far one)."""
+    bones = match_figure(FIG)
+    names = FIG.compiled.node_names
+    rest = configuration(FIG, FIG.rest_pose()).state.p
+    hanging = free_arm_clear(FIG, bones, "clavicle_l", ("elbow_l", "wrist_l"), rest, weight=30.0)
+    assert hanging is not None and [c[:2] for c in hanging.capsules] == [("hips", "spine"), ("spine", "chest"),
+                                                                           ("chest", "neck")]
+    wrist, hip, knee = (rest[names.index(n)] for n in ("wrist_l", "hip_l", "knee_l"))
+    r = drawn_radius(FIG, "hip_l", "knee_l")
+    assert r is not None
+    assert capsule_depth(wrist, hip, knee, r + CLEARANCE + START_GAP * SOFT)[0] > 0  # why: it starts against it
+    raised = FIG.rest_pose()
+    raised[FIG.dof_names.index("shoulder_l.rz")] = -1.2  # the arm out sideways: the hand 30+ cm off the thigh
+    up = configuration(FIG, raised).state.p
+    task = free_arm_clear(FIG, bones, "clavicle_l", ("elbow_l", "wrist_l"), up, weight=30.0)
+    assert task is not None and [c[:2] for c in task.capsules][-1] == ("hip_l", "knee_l")
+    assert ("hip_r", "knee_r") not in [c[:2] for c in task.capsules]
+    assert task.capsules[-1][2] == r and task.weight == 30.0
+    gone = np.linalg.norm(up[names.index("wrist_l")] - rest[names.index("wrist_l")])
+    assert gone > 0.1, gone

@@ -1,4 +1,4 @@
-"""The body's volume as an IK task: a free limb's joints keep clear of the trunk.
+"""The body's volume as an IK task: a free limb's joints keep clear of the trunk and of its own side's thigh.
 
 Each body part is a capsule: the segment a → b between two joints' world origins and a radius r. A limb point p
 (the free arm's elbow and wrist origins) lies d = ‖p − s‖ from the segment, s = a + t (b − a) its nearest point
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
     from animkit.model.humanoid import HumanoidMap
 
-__all__ = ["Clear", "capsule_depth", "capsule_depths", "segment_distances", "soft_depth", "soft_depths",
-           "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts", "mesh_radii", "CLEARANCE",
+__all__ = ["Clear", "free_arm_clear", "capsule_depth", "capsule_depths", "segment_distances", "soft_depth",
+           "soft_depths", "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts", "mesh_radii", "CLEARANCE",
            "SKIN_QUANTILE"]
 
 Array = NDArray[np.float64]
@@ -194,13 +194,14 @@ def drawn_radius(figure: Figure, node: str, toward: str) -> float | None:
     return None
 
 
-def body_capsules(figure: Figure, bones: HumanoidMap,
-                  radii: Mapping[str, float] | None = None) -> tuple[tuple[str, str, float], ...]:
-    """The trunk (each bone on the path hips → neck, :func:`capsule_parts`) as capsules (a, b, r): r from
-    ``radii`` (node name → m, e.g. :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither
-    left out."""
+def body_capsules(figure: Figure, bones: HumanoidMap, radii: Mapping[str, float] | None = None,
+                  arm: str | None = None) -> tuple[tuple[str, str, float], ...]:
+    """The parts the free arm hanging from ``arm`` (its clavicle or upper arm node; None: the trunk alone) keeps
+    clear of (:func:`capsule_parts`) as capsules (a, b, r): r from ``radii`` (node name → m, e.g.
+    :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither left out."""
+    side = None if arm is None else "l" if arm in (bones.get("clavicle_l"), bones.get("upper_arm_l")) else "r"
     out = []
-    for a, b in capsule_parts(figure, bones):
+    for a, b in capsule_parts(figure, bones, () if side is None else (side,)):
         r = (radii or {}).get(a)
         r = drawn_radius(figure, a, b) if r is None else r
         if r is not None and r > 0:
@@ -208,11 +209,30 @@ def body_capsules(figure: Figure, bones: HumanoidMap,
     return tuple(out)
 
 
-def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
+def free_arm_clear(figure: Figure, bones: HumanoidMap, arm: str, points: Sequence[str], start: Array,
+                   radii: Mapping[str, float] | None = None, weight: float = 1.0) -> Clear | None:
+    """The :class:`Clear` task of the free arm hanging from ``arm`` (its clavicle or upper arm node), its ``points``
+    kept clear of :func:`body_capsules` (the trunk and its own side's thigh), ``start`` the nodes' world origins
+    (N, 3) where the reach starts. The thigh is left out where a point starts within r + m + START_GAP · s of it
+    (where the pair would already pull at the start): a hand drawn hanging against its thigh (the TOML humanoid's,
+    its wrist 9.0 cm from the bone, r + m = 9 cm) cannot be held clear of it from the start, and capped at its start
+    distance (as a trunk pair is) the touch turned the humanoid's whole-body reach out of reach onto another path
+    (its shoulder 11.6° a frame). An A-pose's free hand (CesiumMan's, RiggedFigure's: 46-47 cm) keeps it. None with
+    no part to keep clear of."""
+    names = figure.compiled.node_names
+    legs = (bones.get("upper_leg_l"), bones.get("upper_leg_r"))
+    at = [start[names.index(q)] for q in points]
+    capsules = tuple((a, b, r) for a, b, r in body_capsules(figure, bones, radii, arm)
+                     if a not in legs or all(capsule_depth(x, start[names.index(a)], start[names.index(b)],
+                                                           r + CLEARANCE + START_GAP * SOFT)[0] <= 0.0
+                                        for x in at))
+    return Clear(top=arm, points=tuple(points), capsules=capsules, weight=weight) if capsules else None
+
+
+def capsule_parts(figure: Figure, bones: HumanoidMap, sides: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The body parts a limb keeps clear of, as bones (a, b): each on the path hips → neck (``bones``: the figure's
-    humanoid map, :func:`animkit.model.humanoid.match_figure`). Not the thighs: the humanoid's hanging wrist touches
-    its drawn thigh as the trunk bends, and that touch, a few millimetres, turned its whole-body reach toward a
-    target out of reach onto another path (the reaching shoulder swung 11.6° a frame; 4.0° without it)."""
+    humanoid map, :func:`animkit.model.humanoid.match_figure`), and the thigh (upper → lower leg) of each of
+    ``sides`` ("l", "r"): a free arm's own side's, the one its hand hangs beside."""
     get = bones.get
     segs: list[tuple[str, str]] = []
     hips, neck = get("hips"), get("neck")
@@ -221,6 +241,10 @@ def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
         if hips in path:
             trunk = path[path.index(hips):]
             segs += list(zip(trunk[:-1], trunk[1:], strict=True))
+    for side in sides:
+        up, low = get(f"upper_leg_{side}"), get(f"lower_leg_{side}")
+        if up is not None and low is not None and up in [a.child.name for a in figure.path_to(low)]:
+            segs.append((up, low))
     return segs
 
 
@@ -250,4 +274,4 @@ def mesh_radii(figure: Figure, mesh: Mesh, bones: HumanoidMap) -> dict[str, floa
     W = figure.world_batch(figure.rest_pose()[None])
     joints, weights = np.asarray(mesh.joints), np.asarray(mesh.weights)
     owner = np.asarray(mesh.skin.joints)[joints[np.arange(len(joints)), weights.argmax(axis=1)]]
-    return skinned_radii(figure, mesh.positions(W)[0], list(owner), capsule_parts(figure, bones))
+    return skinned_radii(figure, mesh.positions(W)[0], list(owner), capsule_parts(figure, bones, ("l", "r")))
