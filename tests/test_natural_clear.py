@@ -10,14 +10,17 @@ import numpy as np
 import pytest
 
 from animkit.examples import load_file_or_example
+from animkit.ik.body import point_jacobians
 from animkit.ik.clear import (
     CLEARANCE,
     SOFT,
+    SOFT_REACH,
     START_GAP,
     Clear,
     body_capsules,
     capsule_depth,
     drawn_radius,
+    free_arm_clear,
     segment_distances,
     skinned_radii,
     soft_depth,
@@ -111,6 +114,59 @@ def test_clear_jacobian_against_finite_differences() -> None:
     np.testing.assert_allclose(task.gradient(c), 3.0 * J.T @ e, rtol=1e-12)
 
 
+def _clear_by_pairs(task: Clear, c) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+    """Clear's e and J one (point, capsule) pair at a time, from the one-pair closed forms (capsule_depth,
+    soft_depth): the loop Clear.compute replaced."""
+    names = FIG.compiled.node_names
+    P = c.state.p
+    pts = np.array([names.index(n) for n in task.points])
+    Jp = point_jacobians(c.figure, c.body, c.state, pts, P[pts])
+    R = task.radii(len(pts), [r for *_, r in task.capsules])
+    own = np.zeros(FIG.dof_count, dtype=bool)
+    own[OWN] = True
+    e, J = np.zeros(len(pts) * len(task.capsules)), np.zeros((len(pts) * len(task.capsules), FIG.dof_count))
+    for k, i in enumerate(pts):
+        for j, (a, b, _) in enumerate(task.capsules):
+            depth, n, _ = capsule_depth(P[i], P[names.index(a)], P[names.index(b)], float(R[k, j]))
+            if depth > -SOFT_REACH * task.soft:
+                row = k * len(task.capsules) + j
+                e[row], slope = soft_depth(depth, task.soft)
+                J[row] = np.where(own, -slope * (n @ Jp[k]), 0.0)
+    return e, J
+
+
+def test_clear_computes_every_pair_at_once_as_the_one_pair_forms_do() -> None:
+    """The vectorised task equals the pair-by-pair loop within 1e-12 on random arm poses (pairs inside, on the
+    knee of the softplus, deep past its linear end, and too far out to count), with and without start radii, and
+    for a capsule of zero length (a point) and a point on a segment's axis."""
+    rng = np.random.default_rng(11)
+    caps = CAPS + (("hips", "hips", 0.05),)
+    base = _arm_across_the_body()
+    seen = {"inside": 0, "deep": 0, "far": 0}
+    for trial in range(40):
+        pose = base.copy()
+        pose[OWN] += rng.normal(scale=0.6, size=len(OWN))
+        c = configuration(FIG, pose)
+        task = Clear(top="clavicle_l", points=("elbow_l", "wrist_l"), capsules=caps, soft=[0.01, 0.001][trial % 2])
+        if trial % 3 == 0:
+            task = task.resolved(configuration(FIG, FIG.rest_pose()))
+        e, J = task.compute(c)
+        want_e, want_J = _clear_by_pairs(task, c)
+        np.testing.assert_allclose(e, want_e, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(J, want_J, rtol=0, atol=1e-12)
+        seen["inside"] += int((e > task.soft).sum())
+        seen["deep"] += int((e > 30 * task.soft).sum())
+        seen["far"] += int((e == 0.0).sum())
+    assert min(seen.values()) > 0, seen  # every branch was taken
+    rest = configuration(FIG, FIG.rest_pose())  # the elbow on its own capsule's end: d = 0, the normal +x
+    tight = Clear(top="clavicle_l", points=("elbow_l",), capsules=(("elbow_l", "wrist_l", 0.05),))
+    e, J = tight.compute(rest)
+    want_e, want_J = _clear_by_pairs(tight, rest)
+    assert np.isfinite(J).all() and e[0] > 0.05
+    np.testing.assert_allclose(e, want_e, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(J, want_J, rtol=0, atol=1e-12)
+
+
 def test_the_start_pose_is_clear() -> None:
     """A pair nearer at the start than r + m takes d₀ − START_GAP s as its radius: at the start it pulls (nearly)
     nothing, and still pushes back once it goes deeper."""
@@ -160,3 +216,28 @@ def test_the_natural_reach_keeps_each_free_arm_clear() -> None:
     given = Priors(volumes={"spine": 0.2}).tasks(FIG, "hand_r", [FIG.dof_names[d] for d in dofs], FIG.rest_pose())
     (c2,) = [t for t in given if isinstance(t, Clear)]
     assert dict(((a, b), r) for a, b, r in c2.capsules)[("spine", "chest")] == 0.2
+
+
+def test_the_free_arm_keeps_clear_of_its_own_thigh_unless_it_starts_against_it() -> None:
+    """The near thigh joins the trunk where the free hand starts clear of it; the humanoid's hand is drawn hanging
+    against its thigh (the wrist 9.0 cm from the bone, r + m = 9 cm), so there it is left out and its reaches are
+    the trunk-only ones; raised, the same arm keeps clear of that thigh (and never of the far one)."""
+    bones = match_figure(FIG)
+    names = FIG.compiled.node_names
+    rest = configuration(FIG, FIG.rest_pose()).state.p
+    hanging = free_arm_clear(FIG, bones, "clavicle_l", ("elbow_l", "wrist_l"), rest, weight=30.0)
+    assert hanging is not None and [c[:2] for c in hanging.capsules] == [("hips", "spine"), ("spine", "chest"),
+                                                                           ("chest", "neck")]
+    wrist, hip, knee = (rest[names.index(n)] for n in ("wrist_l", "hip_l", "knee_l"))
+    r = drawn_radius(FIG, "hip_l", "knee_l")
+    assert r is not None
+    assert capsule_depth(wrist, hip, knee, r + CLEARANCE + START_GAP * SOFT)[0] > 0  # why: it starts against it
+    raised = FIG.rest_pose()
+    raised[FIG.dof_names.index("shoulder_l.rz")] = -1.2  # the arm out sideways: the hand 30+ cm off the thigh
+    up = configuration(FIG, raised).state.p
+    task = free_arm_clear(FIG, bones, "clavicle_l", ("elbow_l", "wrist_l"), up, weight=30.0)
+    assert task is not None and [c[:2] for c in task.capsules][-1] == ("hip_l", "knee_l")
+    assert ("hip_r", "knee_r") not in [c[:2] for c in task.capsules]
+    assert task.capsules[-1][2] == r and task.weight == 30.0
+    gone = np.linalg.norm(up[names.index("wrist_l")] - rest[names.index("wrist_l")])
+    assert gone > 0.1, gone

@@ -29,6 +29,7 @@ from animkit.scene import describe_scene
 if TYPE_CHECKING:
     from animkit.keyframes import Clip
     from animkit.model.figure import Figure
+    from animkit.motion.reach import ReachResult
     from animkit.render.frames import Panel, Style
     from animkit.scene import CameraSpec, Scene
 
@@ -169,7 +170,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     from animkit.apps.reach_panels import reach_panel
     from animkit.render.frames import parse_size
 
-    _check_outputs(args, args.save)
+    _check_outputs(args, args.save, args.json)
     scene = _load_for_render(args)
     effector, guessed = commands.reach_effector(scene, args.effector)
     if guessed and not args.quiet:
@@ -178,15 +179,27 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     result = commands.reach(scene, effector, target, chain=args.chain, solver=args.solver, duration=args.duration,
                             hold=args.hold, fps=args.fps, quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
-    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else target)
+    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else target, scene.meshes)
     report = _draw_panels([panel], args, scene, result.clip.fps, size, result.title)
     if args.save:
         commands.save_clip(args.save, scene, result.clip, args.keys)
+    if args.json:
+        _write_json(args.json, {**result.metrics(), "effector": result.effector,
+                                "target": [float(x) for x in np.ravel(result.target)],
+                                "motion": commands.reach_motion(scene, result.poses, result.clip.fps)})
     r = result.result
-    print(f"{result.title}: {'reached' if r.converged else 'not reached'} (error {r.position_error:.3g} m, "
+    print(f"{result.title}: {'reached' if result.reached else 'not reached'} ({_reach_error(result)}, "
           f"reachable {r.reachable}, {r.iterations} iterations, {r.time_s * 1e3:.1f} ms, solver {r.solver}); "
-          f"wrote {report.path}" + (f" and {args.save}" if args.save else ""))
+          f"wrote {report.path}" + "".join(f" and {p}" for p in (args.save, args.json) if p))
     return 0
+
+
+def _reach_error(result: ReachResult) -> str:
+    """How far the direct solve leaves the target: from the hand's surface in cm where the reach measured it (a
+    humanoid's hand, :attr:`~animkit.motion.reach.ReachResult.surface_error`), else the effector's error in m."""
+    if result.surface_error is None:
+        return f"error {result.result.position_error:.3g} m"
+    return f"{result.surface_error * 100:.1f} cm from the hand's surface"
 
 
 def _draw_panels(panels: list[Panel], args: argparse.Namespace, scene: Scene, fps: float, size: tuple[int, int],

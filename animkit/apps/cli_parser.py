@@ -107,6 +107,8 @@ def _reach(sub: Any, gltf: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", default=None, help="IK solver (default: the robust default); see docs/derivations.md")
     p.add_argument("--save", default=None, help="also save the baked clip with the scene: clip.toml, clip.bvh, "
                    "reach.glb or reach.gltf")
+    p.add_argument("--json", default=None, help="also write the reach's metrics as JSON (a hand's distances from "
+                   "its surface: surface_error, clip_surface_error)")
     _add_output_options(p)
     _add_keys_option(p)
 

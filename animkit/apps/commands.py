@@ -349,15 +349,16 @@ def reach(scene: Scene, effector: str, target: Sequence[float] | None = None, *,
           solver: str | None = None, duration: float = 2.0, hold: float = 0.5, fps: float | None = None,
           quiet: bool = True) -> ReachResult:
     """``animkit reach``: a reach of ``effector`` to ``target`` (default: the scene's ``[reach]``) baked into a clip
-    (:func:`animkit.motion.reach.bake_reach`)."""
-    from animkit.motion.reach import bake_reach
+    (:func:`animkit.motion.reach.bake_scene_reach`: a humanoid's hand aims its site and is measured from its surface,
+    as ``animkit compare``'s panels are)."""
+    from animkit.motion.reach import bake_scene_reach
 
     spec = scene.reach
     tg = list(target) if target is not None else (list(spec.target) if spec else None)
     if tg is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
-    return bake_reach(scene.figure, effector, tg, chain=chain, solver=solver, duration=duration, hold=hold,
-                      fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector", quiet=quiet)
+    return bake_scene_reach(scene, effector, tg, chain=chain, solver=solver, duration=duration, hold=hold,
+                            fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector", quiet=quiet)
 
 
 def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[], object] | None = None,

@@ -1,4 +1,4 @@
-"""The body's volume as an IK task: a free limb's joints keep clear of the trunk.
+"""The body's volume as an IK task: a free limb's joints keep clear of the trunk and of its own side's thigh.
 
 Each body part is a capsule: the segment a → b between two joints' world origins and a radius r. A limb point p
 (the free arm's elbow and wrist origins) lies d = ‖p − s‖ from the segment, s = a + t (b − a) its nearest point
@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from animkit.look.mesh import Mesh
     from animkit.model.humanoid import HumanoidMap
 
-__all__ = ["Clear", "capsule_depth", "segment_distances", "soft_depth", "drawn_radius", "skinned_radii",
-           "body_capsules", "capsule_parts",
-           "mesh_radii", "CLEARANCE", "SKIN_QUANTILE"]
+__all__ = ["Clear", "free_arm_clear", "capsule_depth", "capsule_depths", "segment_distances", "soft_depth",
+           "soft_depths", "drawn_radius", "skinned_radii", "body_capsules", "capsule_parts", "mesh_radii", "CLEARANCE",
+           "SKIN_QUANTILE"]
 
 Array = NDArray[np.float64]
 CLEARANCE = 0.03  # m: the limb's own flesh around its joint centres, kept clear of the body's surface
@@ -65,6 +65,31 @@ def segment_distances(p: Array, a: Array, b: Array) -> Array:
     t = np.clip((p - a) @ ab / L2, 0.0, 1.0) if L2 > 0 else np.zeros(len(p))
     v = p - (a + t[:, None] * ab)
     return np.sqrt(np.einsum("ij,ij->i", v, v))
+
+
+def capsule_depths(p: Array, a: Array, b: Array, r: Array) -> tuple[Array, Array]:
+    """:func:`capsule_depth` for every point p (K, 3) and segment a → b (a, b: (C, 3)) at once, with radii r (K, C):
+    δ (K, C) and the unit normals n (K, C, 3) (+x where p lies on the segment)."""
+    ab = b - a
+    L2 = (ab * ab).sum(axis=1)
+    w = p[:, None, :] - a
+    t = np.minimum(np.maximum((w * ab).sum(axis=2) / np.where(L2 > 0, L2, 1.0), 0.0), 1.0)  # 0 on a point's
+    v = w - t[:, :, None] * ab
+    d = np.sqrt((v * v).sum(axis=2))
+    n = v / np.maximum(d, 1e-12)[:, :, None]
+    on = d <= 1e-12
+    if on.any():
+        n[on] = (1.0, 0.0, 0.0)
+    return r - d, n
+
+
+def soft_depths(depth: Array, s: float) -> tuple[Array, Array]:
+    """:func:`soft_depth` elementwise: δ₊ = s ln(1 + e^(δ/s)) and its slope 1/(1 + e^(−δ/s)) (δ itself and 1 where
+    δ/s > 30; δ/s below −700, past any pair that counts, is taken as −700: e^700 is still finite)."""
+    z = depth / s
+    zc = np.minimum(np.maximum(z, -700.0), 30.0)
+    deep = z > 30.0
+    return np.where(deep, depth, s * np.log1p(np.exp(zc))), np.where(deep, 1.0, 1.0 / (1.0 + np.exp(-zc)))
 
 
 def soft_depth(depth: float, s: float) -> tuple[float, float]:
@@ -98,23 +123,20 @@ class Clear(Task):
         return f"clear {self.top}"
 
     def compute(self, c: Configuration) -> tuple[Array, Array]:
-        cf = c.figure.compiled
+        """e and J over every (point, capsule) pair at once (row k · capsules + j), the module docstring's δ₊ and
+        −σ(δ/s) nᵀ ∂p/∂θ; a pair more than SOFT_REACH · s outside gives a zero row."""
         pts, caps, own = self._plan(c)
-        P = c.state.p
         m = len(pts) * len(caps)
-        e, J = np.zeros(m), np.zeros((m, cf.dof_count))
         if m == 0:
-            return e, J
+            return np.zeros(0), np.zeros((0, c.figure.compiled.dof_count))
+        P = c.state.p
+        ends, R = self.__dict__["_memo"][2]
         Jp = point_jacobians(c.figure, c.body, c.state, pts, P[pts])  # (points, 3, D)
-        R = self.radii(len(pts), [r for _, _, r in caps])
-        for k, i in enumerate(pts):
-            for j, (a, b, _) in enumerate(caps):
-                depth, n, _ = capsule_depth(P[i], P[a], P[b], float(R[k, j]))
-                if depth > -SOFT_REACH * self.soft:
-                    row = k * len(caps) + j
-                    e[row], slope = soft_depth(depth, self.soft)
-                    J[row] = np.where(own, -slope * (n @ Jp[k]), 0.0)
-        return e, J
+        depth, n = capsule_depths(P[pts], P[ends[0]], P[ends[1]], R)
+        near = depth > -SOFT_REACH * self.soft
+        soft, slope = soft_depths(depth, self.soft)
+        rows = (np.where(near, -slope, 0.0)[:, :, None] * (n @ Jp)).reshape(m, -1)
+        return np.where(near, soft, 0.0).reshape(m), np.where(own, rows, 0.0)
 
     def radii(self, points: int, r: Sequence[float]) -> Array:
         """R (points, capsules): each pair's r + m, at most its distance at the start less START_GAP · s."""
@@ -133,7 +155,8 @@ class Clear(Task):
         return replace(self, start=tuple(d))
 
     def _plan(self, c: Configuration) -> tuple[NDArray[np.intp], list[tuple[int, int, float]], NDArray[np.bool_]]:
-        """The points' and capsules' node indices and the limb's own DOFs, found once per compiled figure."""
+        """The points' and capsules' node indices and the limb's own DOFs, found once per compiled figure (and kept
+        with the capsules' ends (2, C) and :meth:`radii`, the pairs' fixed part for :meth:`compute`)."""
         got = self.__dict__.get("_memo")
         if got is not None and got[0] is c.figure.compiled:
             return got[1]
@@ -145,7 +168,8 @@ class Clear(Task):
             below[i] = bool(cf.parent[i] >= 0 and below[cf.parent[i]])
         plan = (np.array([c.node(n) for n in self.points], dtype=np.intp),
                 [(c.node(a), c.node(b), float(r)) for a, b, r in self.capsules], below[cf.dof_node])
-        object.__setattr__(self, "_memo", (cf, plan))
+        ends = np.array([(a, b) for a, b, _ in plan[1]], dtype=np.intp).reshape(-1, 2).T  # (2, capsules)
+        object.__setattr__(self, "_memo", (cf, plan, (ends, self.radii(len(plan[0]), [r for *_, r in plan[1]]))))
         return plan
 
     def __getstate__(self) -> dict[str, object]:
@@ -170,13 +194,14 @@ def drawn_radius(figure: Figure, node: str, toward: str) -> float | None:
     return None
 
 
-def body_capsules(figure: Figure, bones: HumanoidMap,
-                  radii: Mapping[str, float] | None = None) -> tuple[tuple[str, str, float], ...]:
-    """The trunk (each bone on the path hips → neck, :func:`capsule_parts`) as capsules (a, b, r): r from
-    ``radii`` (node name → m, e.g. :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither
-    left out."""
+def body_capsules(figure: Figure, bones: HumanoidMap, radii: Mapping[str, float] | None = None,
+                  arm: str | None = None) -> tuple[tuple[str, str, float], ...]:
+    """The parts the free arm hanging from ``arm`` (its clavicle or upper arm node; None: the trunk alone) keeps
+    clear of (:func:`capsule_parts`) as capsules (a, b, r): r from ``radii`` (node name → m, e.g.
+    :func:`skinned_radii`) where given, else :func:`drawn_radius`; parts with neither left out."""
+    side = None if arm is None else "l" if arm in (bones.get("clavicle_l"), bones.get("upper_arm_l")) else "r"
     out = []
-    for a, b in capsule_parts(figure, bones):
+    for a, b in capsule_parts(figure, bones, () if side is None else (side,)):
         r = (radii or {}).get(a)
         r = drawn_radius(figure, a, b) if r is None else r
         if r is not None and r > 0:
@@ -184,11 +209,30 @@ def body_capsules(figure: Figure, bones: HumanoidMap,
     return tuple(out)
 
 
-def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
+def free_arm_clear(figure: Figure, bones: HumanoidMap, arm: str, points: Sequence[str], start: Array,
+                   radii: Mapping[str, float] | None = None, weight: float = 1.0) -> Clear | None:
+    """The :class:`Clear` task of the free arm hanging from ``arm`` (its clavicle or upper arm node), its ``points``
+    kept clear of :func:`body_capsules` (the trunk and its own side's thigh), ``start`` the nodes' world origins
+    (N, 3) where the reach starts. The thigh is left out where a point starts within r + m + START_GAP · s of it
+    (where the pair would already pull at the start): a hand drawn hanging against its thigh (the TOML humanoid's,
+    its wrist 9.0 cm from the bone, r + m = 9 cm) cannot be held clear of it from the start, and capped at its start
+    distance (as a trunk pair is) the touch turned the humanoid's whole-body reach out of reach onto another path
+    (its shoulder 11.6° a frame). An A-pose's free hand (CesiumMan's, RiggedFigure's: 46-47 cm) keeps it. None with
+    no part to keep clear of."""
+    names = figure.compiled.node_names
+    legs = (bones.get("upper_leg_l"), bones.get("upper_leg_r"))
+    at = [start[names.index(q)] for q in points]
+    capsules = tuple((a, b, r) for a, b, r in body_capsules(figure, bones, radii, arm)
+                     if a not in legs or all(capsule_depth(x, start[names.index(a)], start[names.index(b)],
+                                                           r + CLEARANCE + START_GAP * SOFT)[0] <= 0.0
+                                        for x in at))
+    return Clear(top=arm, points=tuple(points), capsules=capsules, weight=weight) if capsules else None
+
+
+def capsule_parts(figure: Figure, bones: HumanoidMap, sides: Sequence[str] = ()) -> list[tuple[str, str]]:
     """The body parts a limb keeps clear of, as bones (a, b): each on the path hips → neck (``bones``: the figure's
-    humanoid map, :func:`animkit.model.humanoid.match_figure`). Not the thighs: the humanoid's hanging wrist touches
-    its drawn thigh as the trunk bends, and that touch, a few millimetres, turned its whole-body reach toward a
-    target out of reach onto another path (the reaching shoulder swung 11.6° a frame; 4.0° without it)."""
+    humanoid map, :func:`animkit.model.humanoid.match_figure`), and the thigh (upper → lower leg) of each of
+    ``sides`` ("l", "r"): a free arm's own side's, the one its hand hangs beside."""
     get = bones.get
     segs: list[tuple[str, str]] = []
     hips, neck = get("hips"), get("neck")
@@ -197,6 +241,10 @@ def capsule_parts(figure: Figure, bones: HumanoidMap) -> list[tuple[str, str]]:
         if hips in path:
             trunk = path[path.index(hips):]
             segs += list(zip(trunk[:-1], trunk[1:], strict=True))
+    for side in sides:
+        up, low = get(f"upper_leg_{side}"), get(f"lower_leg_{side}")
+        if up is not None and low is not None and up in [a.child.name for a in figure.path_to(low)]:
+            segs.append((up, low))
     return segs
 
 
@@ -226,4 +274,4 @@ def mesh_radii(figure: Figure, mesh: Mesh, bones: HumanoidMap) -> dict[str, floa
     W = figure.world_batch(figure.rest_pose()[None])
     joints, weights = np.asarray(mesh.joints), np.asarray(mesh.weights)
     owner = np.asarray(mesh.skin.joints)[joints[np.arange(len(joints)), weights.argmax(axis=1)]]
-    return skinned_radii(figure, mesh.positions(W)[0], list(owner), capsule_parts(figure, bones))
+    return skinned_radii(figure, mesh.positions(W)[0], list(owner), capsule_parts(figure, bones, ("l", "r")))

@@ -19,7 +19,7 @@ feet keep their start frames and the centre of mass stays ``margin`` inside the 
 target; (2) gaze: the head's forward axis toward the target (or a look-at point of its own) with its ear-to-ear axis
 level, moved by the neck's DOFs only (those that do not move the effector); then H: the comfort pose, the spine bend
 spread over the spine's joints, gravity on each free arm (:class:`~animkit.ik.hang.Hang`) with its elbow and wrist
-kept outside the trunk (:class:`~animkit.ik.clear.Clear`), and a learned pose prior. See
+kept outside the trunk and its thigh (:class:`~animkit.ik.clear.Clear`), and a learned pose prior. See
 docs/derivations.md ("Natural reaching") and animkit/ik/tasks.py for the task Jacobians.
 """
 
@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import body_from_figure, figure_state, ground_basis, support_at
-from animkit.ik.clear import Clear, body_capsules
+from animkit.ik.clear import free_arm_clear
 from animkit.ik.cone_rows import cone_bounds, slipped, trust_scaled
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
@@ -513,9 +513,8 @@ class Priors:
         if groups and self.spread > 0:
             out.append(Spread(joints=groups, weight=self.spread))
         out += [Hang(top=top, up=tuple(up), weight=self.hang) for top, _ in arms]
-        capsules = body_capsules(figure, bones, self.volumes) if arms and self.clear > 0 else ()
-        out += [Clear(top=top, points=pts, capsules=capsules, weight=self.clear)
-                for top, _ in arms if capsules and (pts := _arm_points(figure, bones, top))]
+        out += [t for top, _ in arms if self.clear > 0 and (pts := _arm_points(figure, bones, top)) and
+                (t := free_arm_clear(figure, bones, top, pts, s0.p, self.volumes, self.clear)) is not None]
         comfort = figure.rest_pose()
         for key, v in dict(self.preferred).items():
             if key not in figure.dof_names:

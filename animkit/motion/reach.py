@@ -42,11 +42,11 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
-from animkit.motion.reach_surface import HandSurface, hand_surface, is_hand, site_figure
+from animkit.motion.reach_surface import Aim, aim
 from animkit.scene import Scene
 
-__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "compare", "smoothstep", "priors_from_scene",
-           "chains_moving"]
+__all__ = ["ReachResult", "Comparison", "Timeline", "bake_reach", "bake_scene_reach", "compare", "smoothstep",
+           "priors_from_scene", "chains_moving"]
 
 Array = NDArray[np.float64]
 BAKE_TOL = 1e-4  # a bake's IK tolerance (scene units)
@@ -437,12 +437,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     if eff is None:
         raise IKError(f"{scene.source or 'scene'}: no effector given and the scene has no [reach] effector")
     fig = scene.figure
-    try:
-        node = fig.effector(eff)
-    except SceneError as exc:
-        raise IKError(str(exc)) from None
-    hand = hand_surface(fig, eff, scene.meshes) if is_hand(fig, node) else None  # a robot's tool: its frame
-    aimed, site = site_figure(fig, eff, scene.meshes, hand)  # the hand's site, on the surface people see
+    at = _aim(scene, eff)  # the hand's site, on the surface people see (a robot's tool: its frame)
+    node, aimed, site = at.node, at.aimed, at.site
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
         raise IKError(f"{scene.source or 'scene'}: no target given and the scene has no [reach] target")
@@ -482,7 +478,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             rides = s == NATURAL and pri is not None and pri.movable(aimed, site, c)[1]
             problem = _panel_problem(aimed, site, c, s, pri, pose0, goal)
             done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
-            done = _on_surface(scene, eff, done, aimed is not fig, hand)
+            done = _on_surface(done, at)
             panels.append(replace(done, chain=c, riders=RIDERS if rides else ""))  # neck, free arm: posture only
     return Comparison(node, goal, tuple(panels), fps, pose0)
 
@@ -490,19 +486,33 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
 RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
 
 
-def _on_surface(scene: Scene, effector: str, done: ReachResult, sited: bool, hand: HandSurface | None
-                ) -> ReachResult:
-    """``done`` measured from the ``hand``'s surface (:meth:`~animkit.motion.reach_surface.HandSurface.distance` at
-    the direct solve's pose and the clip's last frame; none without a hand), its clip and effector the scene's own
-    figure's where it was baked on a site's copy (the same DOFs; its trail is the site's)."""
-    fig = scene.figure
-    W = fig.world_batch(np.stack([done.result.pose, done.poses[-1]]))
-    d = None if hand is None else [hand.distance(w, _position(done.target)) for w in W]
-    clip = Clip.from_poses(fig, done.times, done.poses, name=done.clip.name, fps=done.clip.fps) if sited \
+def _aim(scene: Scene, effector: str) -> Aim:
+    """:func:`~animkit.motion.reach_surface.aim` on the scene's figure and meshes (IKError for an unknown name)."""
+    try:
+        return aim(scene.figure, effector, scene.meshes)
+    except SceneError as exc:
+        raise IKError(str(exc)) from None
+
+
+def _on_surface(done: ReachResult, at: Aim) -> ReachResult:
+    """``done`` measured from the hand's surface (:meth:`~animkit.motion.reach_surface.Aim.distances` at the direct
+    solve's pose and the clip's last frame; none without a hand), its clip and effector the scene's own figure's
+    where it was baked on a site's copy (the same DOFs; its trail is the site's)."""
+    fig = at.figure
+    d = at.distances(np.stack([done.result.pose, done.poses[-1]]), _position(done.target))
+    clip = Clip.from_poses(fig, done.times, done.poses, name=done.clip.name, fps=done.clip.fps) if at.sited \
         else done.clip
-    return replace(done, clip=clip, effector=fig.effector(effector),
+    return replace(done, clip=clip, effector=at.node,
                    surface_error=None if d is None else float(d[0]),
                    clip_surface_error=None if d is None else float(d[1]))
+
+
+def bake_scene_reach(scene: Scene, effector: str, target: ArrayLike, **bake: Any) -> ReachResult:
+    """:func:`bake_reach`'s figure form (``bake``: its keywords) on ``scene``'s figure, aiming and measured as
+    :func:`compare`'s panels are: a humanoid's hand aims its site, and ``reached`` / ``error`` read the distance from
+    the target to the hand's surface (``animkit reach``)."""
+    at = _aim(scene, effector)
+    return _on_surface(bake_reach(at.aimed, at.site, target, **bake), at)
 
 
 def _panel_problem(figure: Figure, node: str, chain: str, solver: str | None, priors: Priors | None, pose0: Array,

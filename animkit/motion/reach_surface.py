@@ -30,7 +30,7 @@ from animkit.look.surface import BodySurface, body_surface, descendants
 from animkit.model.figure import Figure, Rig
 from animkit.model.humanoid import match_figure
 
-__all__ = ["HandSurface", "hand_surface", "is_hand", "hand_site", "site_figure", "hand_distance",
+__all__ = ["HandSurface", "Aim", "aim", "hand_surface", "is_hand", "hand_site", "site_figure", "hand_distance",
            "nearest_on_triangles", "SITE"]
 
 Array = NDArray[np.float64]
@@ -208,3 +208,35 @@ def hand_distance(figure: Figure, effector: str, poses: ArrayLike, target: Array
         return None
     W = figure.world_batch(np.atleast_2d(np.asarray(poses, dtype=float)))
     return np.array([hand.distance(w, target) for w in W])
+
+
+@dataclass(frozen=True, eq=False)
+class Aim:
+    """What a reach of one effector aims and what measures it: the scene's ``figure`` and the effector's ``node``;
+    ``hand``, its :func:`hand_surface` (None for a robot's tool frame or a figure that draws no hand); ``aimed`` and
+    ``site``, the figure a reach is baked on and the node it aims (:func:`site_figure`; ``figure`` and ``node``
+    where no site is hung). ``animkit compare``'s panels and ``animkit reach`` both take theirs from :func:`aim`."""
+
+    figure: Figure
+    node: str
+    hand: HandSurface | None
+    aimed: Figure
+    site: str
+
+    @property
+    def sited(self) -> bool:
+        """Whether the reach is baked on a copy carrying the site (its clips are then made on ``figure`` again)."""
+        return self.aimed is not self.figure
+
+    def distances(self, poses: ArrayLike, target: ArrayLike) -> Array | None:
+        """d (F,) (the module's d(t, W)) at each pose (F, D) of ``figure``; None without a hand."""
+        return None if self.hand is None else hand_distance(self.figure, self.node, poses, target, hand=self.hand)
+
+
+def aim(figure: Figure, effector: str, meshes: Sequence[Mesh] = ()) -> Aim:
+    """The :class:`Aim` of a reach of ``effector`` (a node or rig effector name): a humanoid's hand gets its surface
+    and site, anything else (a robot's tool frame) its own node and no surface. SceneError for an unknown name."""
+    node = figure.effector(effector)
+    hand = hand_surface(figure, effector, meshes) if is_hand(figure, node) else None
+    aimed, site = site_figure(figure, effector, meshes, hand)
+    return Aim(figure, node, hand, aimed, site)
