@@ -94,7 +94,7 @@ def install() -> bool:
         self._final_module.verify()
         self._finalize_final_module()
 
-    base_unserialize = codegen.JITCodeLibrary._unserialize.__func__
+    base_unserialize = codegen.JITCodeLibrary.__dict__["_unserialize"].__func__  # the classmethod's function
 
     def unserialize(cls: Any, codegen_: Any, state: Any) -> Any:
         name, kind, data = state
@@ -111,9 +111,9 @@ def install() -> bool:
         except StaleLink:
             return None  # a cache miss: numba compiles the kernel again (and saves it over the stale entry)
 
-    library.finalize = finalize
-    codegen.JITCodeLibrary._unserialize = classmethod(unserialize)
-    caching.CompileResultCacheImpl.rebuild = rebuild
+    setattr(library, "finalize", finalize)  # noqa: B010 - replacing numba's methods is the point
+    setattr(codegen.JITCodeLibrary, "_unserialize", classmethod(unserialize))  # noqa: B010
+    setattr(caching.CompileResultCacheImpl, "rebuild", rebuild)  # noqa: B010
     _installed = True
     return True
 

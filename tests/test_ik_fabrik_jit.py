@@ -69,11 +69,11 @@ def test_one_compiled_step_is_the_numpy_step(published):
 
 @pytest.mark.parametrize("published", [True, False])
 def test_a_step_with_the_wrist_at_its_limit_is_the_numpy_step(published):
-    """The constrained backward pass at a universal joint's limits (:func:`animkit.ik.fabrik._limited`), compiled
+    """The constrained backward pass at a universal joint's limits (:func:`animkit.ik.fabrik.limited_turn`), compiled
     and NumPy: the humanoid's arm with the wrist at each corner of its limits and targets whose free direction from
     the wrist it cannot give the hand (the backward pass turns it; the NumPy oracle says so on every case), one step
     equal to 1e-9."""
-    from animkit.ik.fabrik import _limited, _tree
+    from animkit.ik.fabrik import chain_tree, limited_turn
 
     hum = animkit.load(SCENES / "humanoid.toml")
     model = IKProblem(hum.figure, "hand_r", "arm", solver=FABRIK()).model
@@ -85,7 +85,7 @@ def test_a_step_with_the_wrist_at_its_limit_is_the_numpy_step(published):
         q[-2:] = [(model.lower, model.upper)[sx][-2], (model.lower, model.upper)[sy][-1]]
         fr = model.frames(q[None])
         for t in targets[:4]:
-            bit = _limited(model, _tree(model), fr, q[None], 2, fr.p[:, 0], t[None])[1]
+            bit = limited_turn(model, chain_tree(model), fr, q[None], 2, fr.p[:, 0], t[None])[1]
             if not bit[0]:
                 continue
             ref = fabrik_step(model, q[None], fr, t[None, None], published=published)[0]

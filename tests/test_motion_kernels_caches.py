@@ -7,7 +7,7 @@
 - ``hip_height`` (kept per compiled figure, hips, up, pose and feet) equals the height read from FK for each pose;
 - ``lowest_surface`` of drawn geometry (its points kept per drawn surface) equals min_v (W_f[owner_v] · v)_up summed
   as written, and follows a node given other geometry;
-- the pelvis's shift search on the clashing frames only (``_needs`` on rows) equals the all-frames bounds at those
+- the pelvis's shift search on the clashing frames only (``shift_needs`` on rows) equals the all-frames bounds at those
   rows, bit for bit.
 """
 
@@ -26,7 +26,7 @@ from animkit.model.geometry import Box
 from animkit.model.joints import ball, hinge, slider
 from animkit.motion import legs_of
 from animkit.motion.leg_ik import HeldLeg
-from animkit.motion.pelvis import _needs
+from animkit.motion.pelvis import shift_needs
 from animkit.motion.retarget import hip_height, lowest_surface
 
 EXAMPLES = Path(animkit.__file__).parent / "examples"
@@ -119,11 +119,11 @@ def test_the_pelvis_bounds_on_some_frames_equal_the_all_frames_bounds_there() ->
                             rng.random(F) + 0.2))
     rows = np.flatnonzero(rng.random(F) < 0.4)
     shifts = np.linspace(0.0, 0.1, 5)[:, None, None] * rng.normal(size=(len(rows), 3))[None]
-    every = _needs(feet, W, names, 1, np.broadcast_to(np.zeros(3), (5, F, 3)).copy())
-    some = _needs(feet, W, names, 1, shifts, rows)
+    every = shift_needs(feet, W, names, 1, np.broadcast_to(np.zeros(3), (5, F, 3)).copy())
+    some = shift_needs(feet, W, names, 1, shifts, rows)
     full = np.zeros((5, F, 3))
     full[:, rows] = shifts
-    at_rows = _needs(feet, W, names, 1, full)
+    at_rows = shift_needs(feet, W, names, 1, full)
     for a, b, c in zip(some, at_rows, every, strict=True):
         np.testing.assert_array_equal(a, b[:, rows])
         assert a.shape == (5, len(rows)) and c.shape == (5, F)

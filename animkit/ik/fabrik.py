@@ -88,7 +88,7 @@ class _Tree:
     sub_effs: tuple[tuple[int, ...], ...]  # every effector below
 
 
-def _tree(model: ChainModel) -> _Tree:
+def chain_tree(model: ChainModel) -> _Tree:
     memo = model.memo.get("fabrik_tree")
     if isinstance(memo, _Tree):
         return memo
@@ -225,7 +225,7 @@ def _sweeps(model: ChainModel, links: tuple[int, ...], T_in: Array, x_loc: Array
     return qg, pos
 
 
-def _limited(model: ChainModel, tree: _Tree, fr: Frames, q: Array, g: int, pc: Array, bc: Array
+def limited_turn(model: ChainModel, tree: _Tree, fr: Frames, q: Array, g: int, pc: Array, bc: Array
              ) -> tuple[Array, NDArray[np.bool_]]:
     """The constrained backward pass's direction at a universal joint (group g, neither a hinge nor a whole ball):
     its child pc (b, 3) turned toward bc by the group's clamped sweeps (:func:`_sweeps`) in its parent's current
@@ -289,7 +289,7 @@ def _backward_pass(model: ChainModel, tree: _Tree, fr: Frames, q: Array, P: Arra
                     J = model.H0[k, :3, :3] if pk < 0 else fr.T[pk][:, :3, :3] @ model.H0[k, :3, :3]
                     dirn = cone.clamp_direction(np.broadcast_to(J, (b, 3, 3)), dirn)
                 elif limits and tree.ball[g] is None:  # a universal joint's limits, in the pass (as a cone's)
-                    turned, bit = _limited(model, tree, fr, q, g, pc, bc)
+                    turned, bit = limited_turn(model, tree, fr, q, g, pc, bc)
                     dirn = np.where(bit[:, None], _unit(turned, dirn), dirn)
                 cands.append(bc - d * dirn)
         back[:, g] = np.mean(cands, axis=0)
@@ -306,7 +306,7 @@ def fabrik_iteration(model: ChainModel, q: Array, P: Array, fr: Frames | None = 
     target but spins bones about their axes); ``hold``: the sub-bases (groups with several effectors below) stay
     as they are, only the branches below them turn; ``limits``: a universal joint's limits in the backward pass
     (module docstring; without, they hold in the forward pass only)."""
-    tree = _tree(model)
+    tree = chain_tree(model)
     fr = model.frames(q) if fr is None else fr
     b = q.shape[0]
     cur = np.stack([fr.r[:, g[0]] for g in tree.groups], axis=1)  # (b, G, 3) current group origins
@@ -390,7 +390,7 @@ def _branches(model: ChainModel, q: Array, fr: Frames, P: Array, before: Array, 
     the shared joints that brings one effector nearer takes the other away, while its own branch alone still
     brings the reachable effector to its target."""
     stuck: NDArray[np.bool_] = ~np.any(dq, axis=1)
-    if not stuck.any() or all(len(e) <= 1 for e in _tree(model).sub_effs):
+    if not stuck.any() or all(len(e) <= 1 for e in chain_tree(model).sub_effs):
         return dq
     held = fabrik_iteration(model, q[stuck], P[stuck], _frames_of(fr, stuck), hold=True, limits=limits).q - q[stuck]
     dq[stuck] = _kept(model, q[stuck], P[stuck], before[stuck], held)
@@ -458,7 +458,7 @@ def compiled_chain(model: ChainModel) -> fj.FabrikChain | None:
     (swing–twist cones, a ball joint with a cone of its own, a group whose links are not consecutive)."""
     if "fabrik_chain" in model.memo:
         return model.memo["fabrik_chain"]  # type: ignore[return-value]
-    tree = _tree(model)
+    tree = chain_tree(model)
     ok = not model.cones and all(list(g) == list(range(g[0], g[0] + len(g))) for g in tree.groups) and \
         all(b is None or b.cone is None for b in tree.ball)
     out = None

@@ -68,7 +68,7 @@ def _near(mask: Bool, r: int) -> Array:
 PELVIS_SHIFT = 0.12
 
 
-def _needs(feet: list[HeldLeg], W: Array, names: list[str], k: int, h: Array, rows: NDArray[np.intp] | None = None
+def shift_needs(feet: list[HeldLeg], W: Array, names: list[str], k: int, h: Array, rows: NDArray[np.intp] | None = None
            ) -> tuple[Array, Array, Array]:
     """For pelvis shifts ``h`` (…, F, 3) along the ground (F: the frames ``rows`` where given, else all), the bounds on
     how far it comes down, d (…, F): every active
@@ -97,7 +97,7 @@ def _needs(feet: list[HeldLeg], W: Array, names: list[str], k: int, h: Array, ro
 def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: int) -> Array:
     """The biped pelvis's world offset (F, 3): o = s·ê − d·ê_up, smoothed over ``nb`` frames.
 
-    d = min(max(0, lower), upper) (:func:`_needs` at the shift chosen): the least vertical move that gives
+    d = min(max(0, lower), upper) (:func:`shift_needs` at the shift chosen): the least vertical move that gives
     every held foot its reach without bending a planted knee past the clip's; where the two clash (lower > upper),
     the planted knee wins (the foot out of reach then misses, and the lock lets it go there). ê: along the
     ground, towards the goals out of reach and away from the planted goals too near (both ask the same way when a
@@ -107,7 +107,7 @@ def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: i
     d kept ≤ upper's own smoothed lower envelope."""
     F = W.shape[0]
     zero = np.zeros((F, 3))
-    lower, upper, short = _needs(feet, W, names, k, zero)
+    lower, upper, short = shift_needs(feet, W, names, k, zero)
     tol = 1e-6 * max(leg_length(W[0], names, f.leg) for f in feet)
     clash = (lower > upper + tol) | (short > tol)
     shift = zero.copy()
@@ -116,7 +116,7 @@ def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: i
         n = rows.size
         e, still = np.zeros((n, 3)), np.zeros((n, 3))
         for f in feet:  # each leg's own ask: towards its goal where out of reach, away where its knee is too bent
-            lo, up, sh = _needs([f], W, names, k, still, rows)
+            lo, up, sh = shift_needs([f], W, names, k, still, rows)
             off = f.goal[rows] - W[rows, names.index(f.leg.hip), :3, 3]
             off[:, k] = 0.0
             unit = off / np.maximum(_norm(off, axis=1, keepdims=True), 1e-300)
@@ -124,7 +124,7 @@ def pelvis_offset(feet: list[HeldLeg], W: Array, names: list[str], k: int, nb: i
             e -= np.where((up < lower[rows] - tol)[:, None], unit, 0.0)
         e /= np.maximum(_norm(e, axis=1, keepdims=True), 1e-300)
         s = np.linspace(0.0, PELVIS_SHIFT * 1e6 * tol, 21)
-        lo, up, sh = _needs(feet, W, names, k, s[:, None, None] * e[None], rows)
+        lo, up, sh = shift_needs(feet, W, names, k, s[:, None, None] * e[None], rows)
         best = np.argmin(np.maximum(lo - up, 0.0) + sh, axis=0)  # the first (least) shift of the least unmet
         shift[rows] = s[best][:, None] * e
         lower[rows], upper[rows] = lo[best, np.arange(n)], up[best, np.arange(n)]
