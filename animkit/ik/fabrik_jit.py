@@ -286,8 +286,8 @@ def _backward_point(ch: FabrikChain, g: int, T: Array, pg: Array, bc: Array, pc:
 
 def _limited(ch: FabrikChain, g: int, q: Array, T: Array, pc: Array, bc: Array, W: _Work) -> bool:
     """The constrained backward pass at a universal joint g (:func:`.fabrik.limited_turn`): its child pc turned
-    toward bc by the group's clamped sweeps (:func:`_turn_group`) from its values in q, in its parent's current frame (T);
-    pc′ − p_g into W.u[1]. Returns whether a DOF ends on a limit."""
+    toward bc by the group's clamped sweeps (:func:`_turn_group`) from its values in q, in its parent's current frame
+    (T); pc′ − p_g into W.u[1]. Returns whether a DOF ends on a limit."""
     k1 = ch.gptr[g]
     m = ch.gptr[g + 1] - k1
     pk = ch.parent[k1]
