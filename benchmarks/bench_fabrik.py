@@ -27,7 +27,6 @@ converged, the largest pose difference).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -45,7 +44,7 @@ from animkit import jit
 from animkit.ik import FABRIK, LM, IKProblem, IKResult
 from animkit.ik.methods import Solver
 from animkit.model.transforms import swing_twist_from_matrix
-from benchmarks.harness import Stats, interleaved, stats_of, write_results
+from benchmarks.harness import Stats, arguments, interleaved, stats_of, write_results
 from tests.ik_helpers import arm_targets, load
 
 BONE = (0.0, -1.0, 0.0)  # the upper arm's direction in its own frame (elbow_r's offset)
@@ -156,11 +155,8 @@ def main() -> None:
     if sys.argv[1:] == ["--child"]:
         _child()
         return
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=7)
+    ap = arguments(__doc__, rounds=7, against="optional", out=Path(__file__).with_name("results_fabrik.md"))
     ap.add_argument("--bakes", type=int, default=4, help="targets baked for the spin measure")
-    ap.add_argument("--against", type=Path, help="another checkout: interleaved A/B, nothing written")
-    ap.add_argument("-o", "--output", type=Path, default=Path(__file__).with_name("results_fabrik.md"))
     args = ap.parse_args()
     if args.against is not None:
         _against(args.against, args.rounds)
@@ -202,7 +198,7 @@ def main() -> None:
                      f" | {sum(a for a, _ in sp):.0f} |")
     text = "\n".join(lines) + "\n"
     print(text)
-    write_results(args.output, text)
+    write_results(args.out, text)
 
 
 if __name__ == "__main__":

@@ -35,18 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import interleaved, markdown_table, ratio, stats_of  # noqa: E402
+from benchmarks.harness import arguments, interleaved, markdown_table, ratio, stats_of  # noqa: E402
 
 ARGS = ["-m", "animkit", "compare", "scenes/humanoid.toml", "-q"]
 
 
 def main() -> None:
-    import argparse
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, default=None,
-                    help="another checkout (e.g. the commit before a change): its warm job runs interleaved too")
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (≥ 5)")
+    ap = arguments(__doc__, against="optional")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="animkit-main-"))
     for tree in (ROOT, args.against) if args.against is not None else (ROOT,):

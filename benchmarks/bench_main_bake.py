@@ -10,7 +10,6 @@ with min–max. Also whether the two trees' baked poses are bit-identical (every
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -18,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.harness import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,9 +52,7 @@ def _identical(a: str, b: str) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, required=True, help="another checkout (the tree before a change)")
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (≥ 5)")
+    ap = arguments(__doc__, against="required")
     ap.add_argument("--repeats", type=int, default=3, help="timed bakes per process (the best kept)")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="animkit-bake-")

@@ -15,13 +15,14 @@ bench_main.py measures that.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.harness import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,9 +73,7 @@ def one_run(tree: Path, tmp: Path) -> tuple[float, ...]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, default=None, help="another checkout, run interleaved")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = arguments(__doc__, against="optional")
     args = ap.parse_args()
     trees = [ROOT] + ([args.against.resolve()] if args.against is not None else [])
     runs: dict[Path, list[tuple[float, ...]]] = {t: [] for t in trees}

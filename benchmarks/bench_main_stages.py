@@ -26,7 +26,6 @@ cores; ``bench_main`` measures wall time.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -34,6 +33,8 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+
+from benchmarks.harness import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,9 +136,7 @@ def one_run(tree: Path, tmp: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", type=Path, default=None, help="another checkout, run interleaved")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = arguments(__doc__, against="optional")
     args = ap.parse_args()
     trees = [ROOT] + ([args.against.resolve()] if args.against is not None else [])
     runs: dict[Path, list[dict[str, float]]] = {t: [] for t in trees}

@@ -22,7 +22,6 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
-import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
@@ -44,7 +43,7 @@ from animkit.motion.leg_ik import HeldLeg, held_leg_ik  # noqa: E402
 from animkit.motion.measures import SourceMotion, measure_motion  # noqa: E402
 from animkit.motion.retarget import retarget_full  # noqa: E402
 
-from .harness import Stats, interleaved, markdown_table, stats_of, write_results  # noqa: E402
+from .harness import Stats, arguments, interleaved, markdown_table, stats_of, write_results  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 THREE = "three.js retargetClip (Node, no foot locking)"
@@ -262,12 +261,8 @@ def against_case(tree: Path, frames: int) -> tuple[subprocess.Popen[str], object
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = arguments(__doc__, rounds=7, against="optional", out=ROOT / "benchmarks" / "results_motion.md")
     ap.add_argument("--frames", type=int, default=2000)
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_motion.md"))
-    ap.add_argument("--against", type=Path, default=None, help="also retarget + lock in another checkout (the tree "
-                    "before a change), in a warm worker process of its own, in the same rounds")
     args = ap.parse_args()
     load0 = os.getloadavg()[0]
     walk, P, looped, target = inputs(args.frames)

@@ -21,7 +21,6 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_v, "1")
 
-import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import importlib.util  # noqa: E402
 import platform  # noqa: E402
@@ -49,7 +48,7 @@ from animkit.motion.measures import (  # noqa: E402
     standing_hip_height,
 )
 from animkit.motion.retarget import feet_of, retarget_full  # noqa: E402
-from benchmarks.harness import write_results  # noqa: E402
+from benchmarks.harness import arguments, write_results  # noqa: E402
 from tests.retarget_rigs import RIGS, write_rig  # noqa: E402
 from tests.test_characters import fox_walking, reproportioned_fox  # noqa: E402
 
@@ -189,9 +188,7 @@ def table(rows: list[Row]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--rounds", type=int, default=3, help="timed runs of retarget + lock per pair (median)")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results_retarget.md"))
+    ap = arguments(__doc__, rounds=3, out=ROOT / "benchmarks" / "results_retarget.md")
     ap.add_argument("--sources", default="", help="only the clips whose file names contain one of these "
                     "(comma-separated; a few rows' frames/s re-run quickly)")
     ap.add_argument("--targets", default="", help="only these targets (comma-separated names as in the table; "
