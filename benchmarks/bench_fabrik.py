@@ -44,7 +44,7 @@ from animkit import jit
 from animkit.ik import FABRIK, LM, IKProblem, IKResult
 from animkit.ik.methods import Solver
 from animkit.model.transforms import swing_twist_from_matrix
-from benchmarks.harness import Stats, arguments, interleaved, stats_of, write_results
+from benchmarks.harness import Stats, interleaved, stats_of, write_results
 from tests.ik_helpers import arm_targets, load
 
 BONE = (0.0, -1.0, 0.0)  # the upper arm's direction in its own frame (elbow_r's offset)
@@ -155,6 +155,8 @@ def main() -> None:
     if sys.argv[1:] == ["--child"]:
         _child()
         return
+    from benchmarks.harness import arguments  # here: a child run in an older tree (--against) imports its harness
+
     ap = arguments(__doc__, rounds=7, against="optional", out=Path(__file__).with_name("results_fabrik.md"))
     ap.add_argument("--bakes", type=int, default=4, help="targets baked for the spin measure")
     args = ap.parse_args()
