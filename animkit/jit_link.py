@@ -2,20 +2,20 @@
 
 numba links into each function it compiles a copy of every function that one calls (the whole call tree, as LLVM
 IR), then optimises the result and emits its machine code again: a kernel of the LM strategy four levels above the
-LM step optimised and emitted that step at every level (``_lm_packed``'s compile: 37 of its 50 s of CPU in
-linking, optimising and emitting; ``benchmarks/results_suite.md``). ``install()`` changes that for the kernels
-listed in :data:`EXTERN` (``animkit.jit``'s entry-less copies of kernels that other kernels call, when big
-enough): a caller links only their declarations, so its call is a call to the symbol that the callee's own compiled
-library has already defined in numba's JIT engine. Nothing is inlined across that boundary, which is why only
-kernels whose body dwarfs a call are listed.
+LM step optimised and emitted that step at every level (``_lm_packed``'s compile: 37 of its 50 s of CPU in linking,
+optimising and emitting; ``benchmarks/results_suite.md``). ``install()`` changes that for the kernels listed in
+:data:`EXTERN` (``animkit.jit``'s entry-less copies of kernels that other kernels call, when big enough:
+:data:`MIN_INSTRUCTIONS`): a caller links only their declarations, so its call is a call to the symbol that the
+callee's own compiled library has already defined in numba's JIT engine. Nothing is inlined across that boundary,
+which is why only kernels whose body dwarfs a call are listed.
 
 A caller loaded from numba's disk cache refers to its callees' symbols, so before its object code is loaded, the
 callees' cached versions are loaded (:func:`_define`); if a symbol is still missing (the callee's source changed
 since, so its cached code was dropped), the caller's cache entry counts as a miss and it is compiled again, never
 loaded with a symbol the engine cannot resolve (LLVM would end the process).
 
-Only numba's internals as of 0.59–0.68 are touched; where they differ, ``install`` does nothing and every call
-links a copy, as numba does by default.
+Only numba's internals as of 0.59–0.68 are touched; where they differ, ``install`` does nothing and every call links
+a copy, as numba does by default.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ __all__ = ["EXTERN", "install", "StaleLink"]
 #: qualified name of a kernel that may be linked by its symbol -> a function returning the dispatcher that defines it
 EXTERN: dict[str, Callable[[], Any]] = {}
 #: a listed kernel is linked by its symbol when its own optimised code has at least this many LLVM instructions
-#: (smaller ones are copied, so they inline: a call costs a few nanoseconds and stops LLVM's optimising across it);
+#: (smaller ones are copied, so they inline: at 150, FABRIK's per-joint helpers became calls and its solve took
+#: about a quarter longer against LM's; docs/testing.md);
 #: ``ANIMKIT_JIT_LINK=copy`` copies every one, as numba does by default (for an A/B of the two)
-MIN_INSTRUCTIONS = math.inf if os.environ.get("ANIMKIT_JIT_LINK", "").strip().lower() == "copy" else 150
+MIN_INSTRUCTIONS = math.inf if os.environ.get("ANIMKIT_JIT_LINK", "").strip().lower() == "copy" else 1000
 
 _installed: bool | None = None
 
