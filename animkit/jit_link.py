@@ -3,7 +3,7 @@
 numba links into each function it compiles a copy of every function that one calls (the whole call tree, as LLVM
 IR), then optimises the result and emits its machine code again: a kernel of the LM strategy four levels above the
 LM step optimised and emitted that step at every level (``_lm_packed``'s compile: 37 of its 50 s of CPU in linking,
-optimising and emitting; ``benchmarks/results_suite.md``). ``install()`` changes that for the kernels listed in
+optimising and emitting; ``docs/testing.md``). ``install()`` changes that for the kernels listed in
 :data:`EXTERN` (``animkit.jit``'s entry-less copies of kernels that other kernels call, when big enough:
 :data:`MIN_INSTRUCTIONS`): a caller links only their declarations, so its call is a call to the symbol that the
 callee's own compiled library has already defined in numba's JIT engine. Nothing is inlined across that boundary,
@@ -14,8 +14,8 @@ callees' cached versions are loaded (:func:`_define`); if a symbol is still miss
 since, so its cached code was dropped), the caller's cache entry counts as a miss and it is compiled again, never
 loaded with a symbol the engine cannot resolve (LLVM would end the process).
 
-Only numba's internals as of 0.59–0.68 are touched; where they differ, ``install`` does nothing and every call links
-a copy, as numba does by default.
+Only numba's internals as of 0.68 (checked on 0.68.1) are touched; where they differ, ``install`` does nothing and
+every call links a copy, as numba does by default.
 """
 
 from __future__ import annotations
