@@ -161,7 +161,8 @@ def _define(engine: Any, declared: list[str]) -> None:
 
 
 def _load_cached(dispatcher: Any) -> None:
-    """Load every signature numba's disk cache holds for ``dispatcher`` (compiled code only: nothing compiles)."""
+    """Load every signature numba's disk cache holds for ``dispatcher`` (``compile`` finds it there; only an entry
+    whose file cannot be read is compiled again, under new symbols, which leaves the caller a cache miss)."""
     cache = getattr(dispatcher, "_cache", None)
     if cache is None:
         return
