@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ready", "signatures", "warm", "Warming",
-           "ENABLED", "ALWAYS", "WARM", "WARMING"]
+__all__ = ["kernel", "Kernel", "enabled", "native", "native_kernels", "pays", "ready", "signatures", "read_only",
+           "warm", "Warming", "ENABLED", "ALWAYS", "WARM", "WARMING"]
 
 _ENV_ON = os.environ.get("ANIMKIT_JIT", "1").strip() != "0"
 _NUMBA_FOUND = importlib.util.find_spec("numba") is not None
@@ -81,6 +81,31 @@ def _numba_njit() -> Any:
                     _njit = None
             _loaded = True
     return _njit
+
+
+def read_only(a: Any) -> Any:
+    """A read-only view of ``a``: a kernel's signature is the same whether its caller's array is writable or not
+    (numba types a read-only array apart, so each mix of the two compiled the kernel again)."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
+
+
+def _plain_argument_types(dispatcher: Any) -> Any:
+    """sig(f(c)) = f's signature for type(c), not Literal[c]: a kernel calling another with a constant argument (a
+    ``0``, a ``True``) would otherwise compile a copy of the callee for that literal beside the one for its type
+    (numba types a constant as its literal and compiles the callee for the types it is called with). On the test
+    suite's empty cache that was 17 callees compiled twice (``tests/test_jit.py``). The callee's code is the same
+    either way: its arguments are values at run time, and a branch on one is still taken at run time."""
+    from numba.core.types import unliteral
+
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
+        return typed(tuple(unliteral(a) for a in args), {k: unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 def _plain_slice_errors() -> bool:
@@ -204,7 +229,7 @@ class Kernel:
             from animkit import jit_link
 
             jit_link.EXTERN[fn.__qualname__] = self.inner
-        return njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn)
+        return _plain_argument_types(njit(cache=True, nogil=True, error_model=self.error_model, **wrappers)(fn))
 
     def __call__(self, *args: Any) -> Any:
         if self.internal:  # no Python entry: reached from Python only where numba fell back mid-call

@@ -72,8 +72,8 @@ def arm_targets(scene: animkit.Scene, count: int = 12, seed: int = 3) -> tuple[n
     start = natural_start(scene)
     rng = np.random.default_rng(seed)
     idx = chain_dofs(scene, "arm")
-    return start, [fig.world(random_pose(fig, idx, rng, base=start, margin=0.2))["hand_r"][:3, 3]
-                   for _ in range(count)]
+    return start, [fig.world(random_pose(fig, idx, rng, base=start, margin=0.2))["hand_r"][:3, 3].copy()
+                   for _ in range(count)]  # contiguous: a column's view would compile the kernels it reaches again
 
 
 def slider_figure() -> Figure:

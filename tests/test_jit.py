@@ -36,6 +36,31 @@ def test_a_kernel_calls_the_kernels_it_names_and_leaves_its_module_alone() -> No
         _double = plain
 
 
+def _scaled(x: float, k: int) -> float:
+    return x * k
+
+
+def _scaled_by_constants(x: float) -> float:
+    return _scaled(x, 2) + _scaled(x, 3) + _scaled(x, 0)
+
+
+def test_a_kernel_called_with_constants_compiles_once_for_their_type(monkeypatch, tmp_path) -> None:
+    """A constant argument is typed as its type, not as a literal: the callee compiles one copy for (float64, int64),
+    not one for each of Literal[int](2), (3) and (0) (three copies before, each a full compile)."""
+    import numba
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))  # an empty cache: the caller compiles
+    global _scaled
+    plain = _scaled
+    _scaled = jit.kernel(plain)
+    try:
+        k = jit.kernel(_scaled_by_constants, calls=(_scaled,))
+        assert k is not None and k(1.5) == 7.5
+        assert [tuple(map(str, sig)) for sig in _scaled.inner().signatures] == [("float64", "int64")]
+    finally:
+        _scaled = plain
+
+
 def _row_sums(A: np.ndarray, out: np.ndarray) -> None:
     for i in range(A.shape[0]):
         row = A[i]  # a view: numba would count a reference to it

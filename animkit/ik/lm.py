@@ -81,7 +81,7 @@ class _Chain:
         # the compiled loop's constants, contiguous once (lm_jit.lm_serial takes them as they are)
         self.kHs = self.Hs
         self.kCe = np.ascontiguousarray(model.eff_C[0])
-        self.klim = np.ascontiguousarray(self.limited, dtype=np.bool_)
+        self.klim = np.ascontiguousarray(self.limited, dtype=float)  # 1.0 where limited (LoopChain.limited)
         self.klo, self.khi = np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float)
         self.kmid, self.khalf = np.ascontiguousarray(self.mid), np.ascontiguousarray(self.half)
         self.serial = E == 1 and not self.prismatic and bool(model.eff_mask[0].all()) and not model.cones and \
@@ -224,7 +224,7 @@ def loop_chain(ch: _Chain, opts: Options) -> LoopChain:
     Ce, limits lo and hi, mid-range m, half-range h, limited, stiffness κ, base origin and reach. The base origin is
     the first link's constant translation (a revolute link turns about its own origin)."""
     m = ch.model
-    limited: Array = ch.klim  # type: ignore[assignment]  # bool: the kernels read it as a flag
+    limited: Array = ch.klim  # 0/1 floats: the kernels read it as a flag
     return LoopChain(ch.kHs, ch.kCe, ch.klo, ch.khi, ch.kmid, ch.khalf, limited, stiffness_from_options(opts, ch.n),
                      np.ascontiguousarray(m.H0[int(m.base_link[0]), :3, 3], dtype=float), float(m.reach[0]))
 

@@ -51,7 +51,8 @@ class LoopChain(NamedTuple):
     hi: Array  # (n,)
     mid: Array  # (n,)
     half: Array  # (n,)
-    limited: Array  # (n,) bool (0/1 floats in the packed entry)
+    limited: Array  # (n,) 1.0 where limited, else 0.0: floats in every entry (a bool array would compile the
+    # loop again for that type)
     kappa: Array  # (n,)
     base: Array  # (3,)
     reach: float
@@ -587,7 +588,7 @@ def tiny_chain() -> tuple[LoopChain, LoopSettings]:
     """A one-DOF chain and settings of one iteration: what the warm-ups compile the kernels on."""
     Hs = np.zeros((1, 3, 20))
     Hs[0, 0, 15:] = (0.0, 0.0, 0.0, 1.0, 0.0)
-    limited: Array = np.ones(1, dtype=np.bool_)  # numba reads it as bool
+    limited: Array = np.ones(1)  # 0/1 floats, as LoopChain.limited
     chain = LoopChain(Hs, np.eye(4), np.full(1, -1.0), np.ones(1), np.zeros(1), np.ones(1), limited, np.zeros(1),
                       np.zeros(3), 1.0)
     return chain, LoopSettings(1e-5, 1e-4, 12, 1, 1.0, -1.0, 0, 0.5, 10, 1.0, 0.95, 0.1, 0.05)

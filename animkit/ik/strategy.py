@@ -463,7 +463,7 @@ def _restart_starts(model: ChainModel, seed: int, problems: NDArray[np.intp], at
                     ) -> Array:
     """The random starts (k, n) of attempt ``attempts[i]`` of problem ``problems[i]`` (starts q0 (k, n)), by
     :func:`~animkit.ik.lm_batch_jit.restart_start`: single solves and batches draw from the one definition."""
-    limited = np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)
+    limited = (np.isfinite(model.lower) & np.isfinite(model.upper) & (model.upper > model.lower)).astype(float)  # 0/1
     out = np.empty((len(problems), model.n))
     with np.errstate(over="ignore"):  # SplitMix64 wraps mod 2⁶⁴ (uncompiled, NumPy's scalars say so)
         for i, (b, a) in enumerate(zip(problems.tolist(), attempts.tolist(), strict=True)):

@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import RenderError, unknown_name
 from animkit.jit import enabled as jit_enabled
-from animkit.jit import kernel
+from animkit.jit import kernel, read_only
 from animkit.render.camera import Camera, UpAxis, up_vector
 from animkit.render.image import Image, _camera_for, _check_depth, _check_image, rgb8, solid_image
 from animkit.render.segments import _blended, _coverage_jit, _coverage_kernel, _walk, draw_segments, segment_coverage
@@ -163,7 +163,7 @@ class Backdrop:
     def paint(self, flat: NDArray[np.uint8], jit: bool = False) -> None:
         """Write the backdrop into ``flat`` (H·W, 3), already filled with the background (:func:`solid_image`)."""
         if jit and _scatter_jit is not None and jit_enabled():
-            _scatter_jit(flat, self.pixels, self.colors)
+            _scatter_jit(flat, read_only(self.pixels), read_only(self.colors))  # one signature
         else:  # whole pixels as 3-byte items: 4x faster than assigning rows of three
             np.put(flat.view(_RGB).reshape(-1), self.pixels, np.ascontiguousarray(self.colors).view(_RGB).reshape(-1))
 

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from animkit.errors import RenderError
 from animkit.jit import enabled as jit_enabled
-from animkit.jit import kernel
+from animkit.jit import kernel, read_only
 from animkit.render.camera import Camera
 from animkit.render.triangles import Surface
 from animkit.render.visibility import _Setup
@@ -98,8 +98,9 @@ def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k:
                 np.ascontiguousarray(srf.texture[..., :3])
         uvs = srf.uvs if textured and srf.uvs is not None else np.zeros((1, 2))
         assert srf.normals is not None
-        _shade_jit(pix, k, face, W, st, _Look(srf.faces, srf.normals, uvs, tex, color, textured), sign, light,
-                   ambient, out)
+        look = _Look(read_only(srf.faces), read_only(srf.normals), read_only(uvs), read_only(tex), read_only(color),
+                     textured)  # read-only views: one signature, whichever of them the caller can write
+        _shade_jit(pix, k, face, W, st, look, sign, light, ambient, out)
         return out
     py, px = np.divmod(pix, W)
     rx = (px - st.x0[k]).astype(np.float64)
