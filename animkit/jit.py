@@ -95,7 +95,7 @@ def _plain_argument_types(dispatcher: Any) -> Any:
     """sig(f(c)) = f's signature for type(c), not Literal[c]: a kernel calling another with a constant argument (a
     ``0``, a ``True``) would otherwise compile a copy of the callee for that literal beside the one for its type
     (numba types a constant as its literal and compiles the callee for the types it is called with). On the test
-    suite's empty cache that was 17 callees compiled twice (``tests/test_jit.py``). The callee's code is the same
+    suite's empty cache that was 12 callees compiled twice (``tests/test_jit.py``). The callee's code is the same
     either way: its arguments are values at run time, and a branch on one is still taken at run time."""
     from numba.core.types import unliteral
 
