@@ -55,9 +55,11 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
-    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s<TAB>kernels``
-    (setup, call and teardown; the numba kernels this test was the first in its process to call, compiled or loaded
-    then, comma-separated): on a loaded machine CPU seconds compare where ``--durations``' wall times do not."""
+    """With ANIMKIT_CPU_TIMES=FILE, the process that runs a test appends ``nodeid<TAB>CPU s<TAB>wall s<TAB>kernels
+    <TAB>worker<TAB>end`` (setup, call and teardown; the numba kernels this test was the first in its process to
+    call, compiled or loaded then, comma-separated; the xdist worker; the Unix time it ended): on a loaded machine
+    CPU seconds compare where ``--durations``' wall times do not, and the last two columns give each worker's
+    timeline (when it waited for a kernel the warming was compiling)."""
     if not _CPU_TIMES:
         yield
         return
@@ -65,7 +67,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     cpu, wall = _cpu_seconds() - cpu, time.perf_counter() - wall
     with open(_CPU_TIMES, "a") as out:
-        out.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{','.join(sorted(jit.ready() - kernels))}\n")
+        out.write(f"{item.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{','.join(sorted(jit.ready() - kernels))}"
+                  f"\t{os.environ.get('PYTEST_XDIST_WORKER', 'main')}\t{time.time():.2f}\n")
 
 
 @pytest.hookimpl(tryfirst=True)  # a worker records its kernels before it tells the controller it has finished
@@ -116,7 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     code = ("import os, sys, time; from pathlib import Path; from animkit import jit; t = time.perf_counter()\n"
             "times = os.environ.get('ANIMKIT_CPU_TIMES')  # a row per kernel compiled, as the tests' rows\n"
-            "def log(key, s): open(times, 'a').write(f'warm:{key}\\t{s:.3f}\\t\\t{key}\\n')\n"
+            "def log(key, s): open(times, 'a').write(\n"
+            "    f'warm:{key}\\t{s:.3f}\\t\\t{key}\\twarm{sys.argv[2]}\\t{time.time():.2f}\\n')\n"
             "try: print(*jit.warm(open(sys.argv[1]).readlines(), int(sys.argv[2]), int(sys.argv[3]), "
             "shared=Path(sys.argv[4]).parent, log=log if times else None), f'{time.perf_counter() - t:.1f}', "
             "flush=True)\n"
