@@ -114,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if switch == "0" or recording or (switch != "1" and not (workers > 1 and whole)):
         return
     _compile_bytecode()
+    _rewrite_test_modules(config)
     parts = max(1, min(workers, os.cpu_count() or 1))
     folder = Path(tempfile.mkdtemp(prefix="animkit-warm-"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
@@ -143,6 +144,34 @@ def _compile_bytecode() -> None:
     import compileall
 
     compileall.compile_dir(ROOT / "animkit", quiet=1)
+
+
+def _rewrite_test_modules(config: pytest.Config) -> int:
+    """Rewrite the test modules' asserts (pytest's assertion rewriting) once, in the controller, into the cache pytest
+    reads beside them (``tests/__pycache__/*-pytest-*.pyc``), and compile the tests' helper modules: where
+    PYTHONDONTWRITEBYTECODE is set, every worker otherwise rewrote every test module it collected, each run (about
+    60 % of a worker's collection). pytest checks each file against its source's time stamp and size, as for any
+    pyc. Returns the modules written; 0 on a pytest whose rewriting functions have moved (nothing then changes)."""
+    import compileall
+
+    try:
+        from _pytest.assertion import assertstate_key
+        from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, get_cache_dir
+        state = config.stash[assertstate_key]
+    except (ImportError, KeyError):  # pragma: no cover - another pytest: its workers rewrite as before
+        return 0
+    written = 0
+    tests = Path(__file__).resolve().parent
+    for path in sorted(tests.glob("*.py")):
+        if not (path.name.startswith("test_") or path.name == "conftest.py"):
+            compileall.compile_file(path, quiet=1)  # a helper module: imported plainly
+            continue
+        pyc = get_cache_dir(path) / (path.name[:-3] + PYC_TAIL)
+        if _read_pyc(path, pyc, state.trace) is None:
+            pyc.parent.mkdir(exist_ok=True)
+            source_stat, code = _rewrite_test(path, config)
+            written += _write_pyc(state, code, source_stat, pyc)
+    return written
 
 
 _WARMING = "ANIMKIT_WARMING"  # the controller tells its workers the warming's folder and its number of processes
