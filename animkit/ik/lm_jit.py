@@ -51,8 +51,7 @@ class LoopChain(NamedTuple):
     hi: Array  # (n,)
     mid: Array  # (n,)
     half: Array  # (n,)
-    limited: Array  # (n,) 1.0 where limited, else 0.0: floats in every entry (a bool array would compile the
-    # loop again for that type)
+    limited: Array  # (n,) 1.0 where limited, else 0.0: floats on every path (bools would compile it again)
     kappa: Array  # (n,)
     base: Array  # (3,)
     reach: float
