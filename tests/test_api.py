@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import pkgutil
 import subprocess
@@ -64,15 +65,38 @@ def _component(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple[tuple[ast.stmt | ast.Call, bool], ...]:
+    """The import statements of ``path`` and its imports by name (``importlib.import_module("animkit.x")``,
+    ``__import__``), each with whether it sits under ``if TYPE_CHECKING:`` (type-only), at any depth: one parse and
+    one walk per file and process, shared by the layer, cycle and front-end tests (the source does not change
+    during a run)."""
+    found: list[tuple[ast.stmt | ast.Call, bool]] = []
+    stack: list[tuple[ast.AST, bool]] = [(ast.parse(path.read_text()), False)]
+    while stack:
+        node, typing_only = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append((node, typing_only))
+            continue
+        if (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str) and node.args[0].value.startswith("animkit.")
+                and ast.unparse(node.func).split(".")[-1] in ("import_module", "__import__")):
+            found.append((node, typing_only))
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend((child, True) for child in node.body)
+            stack.extend((child, typing_only) for child in node.orelse)
+            continue
+        stack.extend((child, typing_only) for child in ast.iter_child_nodes(node))
+    return tuple(found)
+
+
 def _imports(path: Path, module: str) -> set[str]:
     """animkit components that ``path`` imports, at any depth (lazy imports count; type-only ones do not)."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):  # drop `if TYPE_CHECKING:` bodies
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            node.body = []
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node, typing_only in _import_nodes(path):
+        if typing_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -85,12 +109,9 @@ def _imports(path: Path, module: str) -> set[str]:
                 continue
         elif isinstance(node, ast.Import):
             targets = [a.name for a in node.names if a.name.startswith("animkit")]
-        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
-              and isinstance(node.args[0].value, str) and node.args[0].value.startswith("animkit.")
-              and ast.unparse(node.func).split(".")[-1] in ("import_module", "__import__")):
-            targets = [node.args[0].value]  # an import by name (importlib) is an import too
         else:
-            continue
+            assert isinstance(node, ast.Call) and isinstance(node.args[0], ast.Constant)
+            targets = [str(node.args[0].value)]  # an import by name (importlib) is an import too
         for t in targets:
             if t.startswith("animkit.") and t.count(".") >= 1:
                 found.add(t.split(".")[1])
@@ -161,7 +182,7 @@ def _module_graph() -> dict[str, set[str]]:
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         deps: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node, _ in _import_nodes(path):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     parts = package.split(".")
@@ -417,12 +438,10 @@ def test_no_two_modules_share_a_short_name() -> None:
 
 def _module_imports(path: Path) -> set[str]:
     """The animkit modules ``path`` names in its imports at any depth (type-only ones dropped), dotted."""
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            node.body = []
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node, typing_only in _import_nodes(path):
+        if typing_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("animkit"):
             found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
         elif isinstance(node, ast.Import):
