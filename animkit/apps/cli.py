@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import dataclasses
 import functools
 import math
 import os
@@ -247,6 +248,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
                                   quiet=args.quiet, prepare=functools.partial(_render_imports, look))
+    if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving
+        scene = dataclasses.replace(scene, figure=comparison.figure)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())

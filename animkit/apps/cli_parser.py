@@ -120,7 +120,8 @@ def _compare(sub: Any, gltf: argparse.ArgumentParser) -> None:
     _add_reach_options(p)
     p.add_argument("--chains", default=None, help="comma-separated chain names (default: the scene's [reach])")
     p.add_argument("--solvers", default=None, help="comma-separated solver names (one panel per set and solver), "
-                   "'natural' among them for the scene's natural reaching (the default when it has [reach.priors])")
+                   "'natural' among them for the scene's natural reaching (the default when it has [reach.priors] or "
+                   "is a character matched as a humanoid: glTF, BVH, FBX; 'lm' for plain LM)")
     p.add_argument("--json", default=None, help="also write the metrics as JSON")
     p.add_argument("--plot", default=None, help="also plot error against iteration (needs animkit[plot])")
     p.add_argument("--save", default=None, help="also save the reaches: compare.glb / .gltf (one animation per "

@@ -33,7 +33,7 @@ from animkit.model.humanoid import HumanoidMap, match_figure
 from animkit.model.joints import euler_angles_near
 from animkit.model.transforms import matrix_about_axis
 
-__all__ = ["KNEE_BEND", "HIP_FLEX", "stance_priors", "comfort_bend"]
+__all__ = ["KNEE_BEND", "HIP_FLEX", "stance_priors", "comfort_bend", "stands", "natural_by_default"]
 
 Array = NDArray[np.float64]
 
@@ -50,10 +50,27 @@ def stance_priors(figure: Figure, up: ArrayLike = (0.0, 1.0, 0.0)) -> Priors:
     defaults."""
     a = np.asarray(up, dtype=float)
     u = (float(a[0]), float(a[1]), float(a[2]))
-    rig = figure.rig
-    if "whole-body" not in rig.chains or not {"foot_l", "foot_r"} <= set(rig.effectors):
+    if not stands(figure):
         return Priors(up=u)
     return Priors(up=u, planted=("foot_l", "foot_r"), preferred=comfort_bend(figure, up=u))
+
+
+def stands(figure: Figure) -> bool:
+    """Whether ``figure`` reaches as a person standing on both feet: its rig has a ``whole-body`` chain and both foot
+    effectors (a matched humanoid's rig: :func:`~animkit.model.rig.rig_from_humanoid`). Such a figure's natural reach
+    plants its feet (:func:`stance_priors`), and :func:`animkit.motion.reach.compare` reaches naturally by default."""
+    rig = figure.rig
+    return "whole-body" in rig.chains and {"foot_l", "foot_r"} <= set(rig.effectors)
+
+
+def natural_by_default(figure: Figure) -> bool:
+    """Whether :func:`animkit.motion.reach.compare` reaches on ``figure`` naturally by default: it :func:`stands` and
+    its nodes' world frames are rigid at rest (a natural reach keeps planted feet's frames, which a scaled frame, an
+    FBX armature's ×100 in centimetres, cannot give: those rigs keep LM, ``solvers=["natural"]`` on request)."""
+    if not stands(figure):
+        return False
+    W = figure.world_batch(figure.rest_pose()[None])[0, :, :3, :3]
+    return bool(np.allclose(np.einsum("nij,nik->njk", W, W), np.eye(3), atol=1e-6))
 
 
 def comfort_bend(figure: Figure, *, up: ArrayLike = (0.0, 1.0, 0.0), bones: HumanoidMap | None = None,

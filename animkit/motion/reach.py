@@ -34,7 +34,7 @@ from animkit.ik import LM, IKProblem, IKResult, PosePrior, Solver, solver_from_n
 from animkit.ik.body import static_effort
 from animkit.ik.clear import mesh_radii
 from animkit.ik.natural import NULL_PRIORITY, Natural, Priors
-from animkit.ik.stance import stance_priors
+from animkit.ik.stance import natural_by_default, stance_priors
 from animkit.ik.tasks import Gaze, Plant, Reach
 from animkit.keyframes import Clip
 from animkit.model.chains import dof_indices
@@ -42,6 +42,7 @@ from animkit.model.figure import Figure
 from animkit.model.humanoid import match_figure
 from animkit.motion.reach_frames import Timeline, bake_paced
 from animkit.motion.reach_measures import ReachMeasures, reach_measures
+from animkit.motion.reach_rigs import reaching_inputs, reaching_scene
 from animkit.motion.reach_surface import Aim, aim
 from animkit.scene import Scene
 
@@ -174,6 +175,7 @@ class Comparison:
     panels: tuple[ReachResult, ...]
     fps: float
     start_pose: Array = field(repr=False)
+    figure: Figure | None = field(default=None, repr=False)  # the figure the panels' poses are for (compare)
 
     def __repr__(self) -> str:
         """One line: effector, panels (reached or not), frames."""
@@ -428,14 +430,26 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     A panel's solver is a solver name (:func:`animkit.ik.solver_from_name`; None: LM) or ``"natural"``: natural
     reaching (:mod:`animkit.ik.natural`) with ``priors``: True takes the scene's ``[reach.priors]``, a
     :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
-    one panel: ``"natural"`` when there are priors (True and the scene has them, or given), else LM; False or None
-    leaves the priors out. Natural panels of a scene without priors take :func:`~animkit.ik.stance.stance_priors`
-    (a matched humanoid's feet planted). ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain
-    ones."""
+    one panel: ``"natural"`` when there are priors (True and the scene has them, or given) or, with ``priors`` True,
+    the figure stands as a matched humanoid (:func:`~animkit.ik.stance.natural_by_default`: a glTF, BVH or FBX
+    character whose frames are rigid), else
+    LM; False or None leaves the priors out. Natural panels of a scene without priors take
+    :func:`~animkit.ik.stance.stance_priors` (a matched humanoid's feet planted). ``solvers=["natural", "lm",
+    "fabrik"]`` puts the natural reach beside plain ones.
+
+    A matched humanoid whose hips never translate in its file is reached on
+    :func:`~animkit.motion.reach_rigs.reaching_figure` (its hips given translation DOFs, so the knees can bend over
+    planted feet), and one in its file's own units (a CMU BVH) in metres
+    (:func:`~animkit.motion.reach_rigs.in_metres`: the natural reach's lengths are metres; ``target`` and
+    ``start_pose`` are read in the scene's units): then the panels' poses, clips, targets and errors are that
+    figure's (``Comparison.figure``), not ``scene.figure``'s."""
+
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
     if eff is None:
         raise IKError(f"{scene.source or 'scene'}: no effector given and the scene has no [reach] effector")
+    given = scene.figure
+    scene, unit = reaching_scene(scene)  # in metres; a humanoid's hips drop over its planted feet
     fig = scene.figure
     at = _aim(scene, eff)  # the hand's site, on the surface people see (a robot's tool: its frame)
     node, aimed, site = at.node, at.aimed, at.site
@@ -452,8 +466,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
         except SceneError as exc:
             raise IKError(str(exc)) from None
     pri = priors_from_scene(scene) if priors is True else (priors or None)
+    natural = pri is not None or (priors is True and natural_by_default(fig))  # a matched humanoid: natural
     solver_list: list[str | None] = list(solvers) if solvers else (list(spec.solvers) if spec and spec.solvers
-                                                                    else ["natural" if pri else None])
+                                                                    else [NATURAL if natural else None])
     if priors not in (True, False, None) and NATURAL not in solver_list:
         raise IKError(f"priors= shapes the {NATURAL!r} panels, and these solvers compare plain reaches only: add "
                       f"{NATURAL!r} to solvers, or give priors=False")
@@ -467,9 +482,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     fps = fps if fps is not None else (spec.fps if spec else 30.0)
     if start_pose is None and spec is not None and spec.start_clip is not None:
         start_pose = scene.clip(spec.start_clip).sample(np.zeros(1))[0]
-    pose0 = scene.figure.rest_pose() if start_pose is None else scene.figure.check_pose(start_pose)
+    pose0 = given.rest_pose() if start_pose is None else given.check_pose(start_pose)
     panels = []
-    goal = _check_target(tgt)
+    pose0, goal = reaching_inputs(given, fig, unit, pose0, _check_target(tgt))  # in metres where it reaches
     timeline = Timeline(duration=duration, hold=hold, fps=fps)
     up = (0.0, 1.0, 0.0) if scene.up == "y" else (0.0, 0.0, 1.0)
     for c in names:
@@ -480,7 +495,7 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
             done = bake_reach(problem, timeline, goal, name=f"reach-{c}", label=label, quiet=quiet, up=up)
             done = _on_surface(done, at)
             panels.append(replace(done, chain=c, riders=RIDERS if rides else ""))  # neck, free arm: posture only
-    return Comparison(node, goal, tuple(panels), fps, pose0)
+    return Comparison(node, goal, tuple(panels), fps, pose0, fig)
 
 
 RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture

@@ -1,0 +1,164 @@
+"""Natural reaching on every humanoid rig a user brings (issue 21 §3, issue 25 §2): the figure a reach drives gets
+the hips' translation DOFs its file never keys (animkit.ik.stance.reaching_figure, the retarget's
+``drivable``), and ``animkit compare`` on a matched humanoid (glTF, BVH) reaches naturally by default, as the
+built-in humanoid does.
+
+Oracles: forward kinematics of the loaded figure's own clip against the reaching figure's (the added DOFs at rest
+move nothing), a fresh load of the file (its clip is untouched), and the compare command's JSON (which solver
+each panel ran, read from the panels' own ``natural`` flag).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from animkit import load
+from animkit.apps.cli import main
+from animkit.ik.stance import natural_by_default
+from animkit.model.chains import dof_indices
+from animkit.model.humanoid import match_figure
+from animkit.motion.reach_rigs import reaching_figure
+
+DATA = Path(__file__).parent / "data"
+QUICK = ["--chains", "arm_r", "--duration", "0.2", "--hold", "0", "--fps", "10", "--size", "48x48", "-q"]
+
+
+def _hips_dofs(fig):  # type: ignore[no-untyped-def]
+    joint = fig.path_to(match_figure(fig).node("hips"))[-1].joint
+    return [fig.dofs[i] for i in fig.joint_dofs[joint.name]]
+
+
+def test_riggedfigures_hips_translate_for_a_reach_and_its_clip_plays_as_loaded() -> None:
+    """RiggedFigure's own clip never translates its hips, so the loaded figure has no translation DOF there (and keeps
+    none: its clip plays as the file says). The figure a reach drives has three, before the hips' turn, in its
+    whole-body set; every other DOF keeps its name, and the clip's frames read on it by name give the same world
+    frames to 1e-12 (the new DOFs' rest is the file's offset). CesiumMan's hips translate already: its own figure.
+    (Before: no reaching_figure; the whole-body set could not drop the hips.)"""
+    scene = load(DATA / "RiggedFigure.glb")
+    fig = scene.figure
+    clip = scene.clip()
+    times = np.linspace(0.0, clip.duration, 9)
+    before = clip.sample(times)
+    reach = reaching_figure(fig)
+    assert not any(d.kind == "prismatic" for d in _hips_dofs(fig)) and fig.dof_count == 126  # as loaded
+    added = [d for d in _hips_dofs(reach) if d.kind == "prismatic"]
+    assert len(added) == 3 and reach.dof_count == fig.dof_count + 3
+    assert set(fig.dof_names) < set(reach.dof_names)
+    body = {reach.dof_names[i] for i in dof_indices(reach, "whole-body")}
+    assert {d.name for d in added} <= body
+    assert body - {d.name for d in added} == {fig.dof_names[i] for i in dof_indices(fig, "whole-body")}
+    Q = np.stack([reach.pose_from(fig.pose_dict(p)) for p in before])
+    assert np.abs(fig.world_batch(before) - reach.world_batch(Q)).max() <= 1e-12
+    assert reach.effector("foot_l") == fig.effector("foot_l")
+    # the loaded scene is untouched: its figure and clip as a fresh load reads them
+    assert scene.figure is fig and fig.dof_count == 126
+    fresh = load(DATA / "RiggedFigure.glb").clip()
+    assert np.array_equal(clip.sample(times), fresh.sample(times)) and np.array_equal(before, fresh.sample(times))
+    cesium = load(DATA / "CesiumMan.glb").figure
+    assert reaching_figure(cesium) is cesium
+
+
+@pytest.mark.parametrize(("file", "natural"), [("CesiumMan.glb", True), ("RiggedFigure.glb", True),
+                                               ("cmu_02_01_walk.bvh", True), ("fbx/mixamo_zup_77.fbx", True),
+                                               ("fbx/mixamo_yup_cm.fbx", False), ("Fox.glb", False)])
+def test_which_figures_reach_naturally_by_default(file: str, natural: bool) -> None:
+    """A matched humanoid (a whole-body set and both feet) with rigid world frames reaches naturally by default; an
+    FBX armature scaled ×100 (centimetres) keeps LM (a planted foot's frame must be rigid), a quadruped keeps LM."""
+    assert natural_by_default(load(DATA / file).figure) is natural
+
+
+@pytest.mark.parametrize(("file", "target"), [("CesiumMan.glb", "-0.35,0.95,0.25"),
+                                              ("cmu_02_01_walk.bvh", "-10,7,3")])
+def test_compare_on_a_matched_humanoid_reaches_naturally_by_default(tmp_path, file: str, target: str) -> None:
+    """``animkit compare`` on a glTF and a BVH humanoid without ``--solvers``: its panel is a natural reach (the
+    JSON's ``natural``), as the built-in humanoid's is; ``--solvers lm`` still gives plain LM. (Before: LM by
+    default, natural only with ``--solvers natural``.)"""
+    got = {}
+    for solvers in ([], ["--solvers", "lm"]):
+        js = tmp_path / f"{len(solvers)}.json"
+        assert main(["compare", str(DATA / file), "--effector", "hand_r", f"--target={target}", *QUICK,
+                     *solvers, "-o", str(tmp_path / f"{len(solvers)}.gif"), "--json", str(js)]) == 0
+        (panel,) = json.loads(js.read_text())["panels"]
+        got[bool(solvers)] = panel
+    assert got[False]["natural"] is True and got[False]["solver"] != got[True]["solver"]
+    assert got[True]["natural"] is False
+
+
+# --- a BVH figure in its own units reaches as the same skeleton in metres (animkit.motion.reach_rigs.in_metres) ---
+
+def _bvh_in_metres(text: str, k: float) -> str:
+    """The BVH ``text`` with every OFFSET and the root's three position channels of every frame times ``k``: the same
+    skeleton and motion in other units, written as a file (the oracle: no animkit code scales it)."""
+    out, motion = [], False
+    for line in text.splitlines():
+        words = line.split()
+        if words[:1] == ["OFFSET"]:
+            line = line[:line.index("OFFSET")] + "OFFSET " + " ".join(f"{float(v) * k:.17g}" for v in words[1:])
+        elif motion and words and words[0][0] in "-.0123456789":
+            line = " ".join([f"{float(v) * k:.17g}" for v in words[:3]] + words[3:])
+        elif words[:1] == ["Frame"]:
+            motion = True
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_a_bvh_figure_in_its_own_units_is_reached_as_the_same_skeleton_in_metres(tmp_path) -> None:
+    """CMU 02_01 (15.8 units to the hips) read in metres (:func:`animkit.motion.reach_rigs.in_metres`, k = 0.95 m / hip
+    height) is the same file with every length times k written out and read again: the same DOF names, the clip's
+    frames (translations times k, by :func:`reaching_pose`) are the metre file's to 1e-12 and give its world frames
+    to 1e-12 m, and the humanoid's limits agree. A figure in metres (CesiumMan, the file written in metres) is its
+    own. (Before: no such figure; compare reached the BVH with the natural solver's metre constants in its units.)"""
+    from animkit.motion.legs import legs_of, metres_per_unit
+    from animkit.motion.reach_rigs import in_metres, reaching_pose
+
+    src = DATA / "cmu_02_01_walk.bvh"
+    scene = load(src)
+    fig = scene.figure
+    k = metres_per_unit(fig, legs_of(fig))
+    assert 0.05 < k < 0.08  # CMU's units: about 1/15 m
+    (tmp_path / "m.bvh").write_text(_bvh_in_metres(src.read_text(), k))
+    metres = load(tmp_path / "m.bvh")
+    got, unit = in_metres(fig)
+    assert unit == k and got.dof_names == metres.figure.dof_names and fig.dof_count == got.dof_count
+    times = np.linspace(0.0, scene.clip().duration, 7)
+    P = np.stack([reaching_pose(fig, got, p, k) for p in scene.clip().sample(times)])
+    Q = metres.clip().sample(times)
+    assert np.abs(P - Q).max() <= 1e-12
+    assert np.abs(got.world_batch(P) - metres.figure.world_batch(Q)).max() <= 1e-12
+    assert set(got.rig.limits) == set(metres.figure.rig.limits)
+    for name, cone in metres.figure.rig.limits.items():
+        mine = got.rig.limits[name]
+        assert mine.swing == cone.swing and mine.twist == cone.twist and mine.reach == cone.reach, name
+        for part in ("axis", "front"):
+            a, b = getattr(mine, part), getattr(cone, part)
+            assert (a is None) == (b is None) and (a is None or np.allclose(a, b, atol=1e-12)), (name, part)
+    assert in_metres(metres.figure) == (metres.figure, 1.0)
+    cesium = load(DATA / "CesiumMan.glb").figure
+    assert in_metres(cesium) == (cesium, 1.0)
+
+
+@pytest.mark.slow
+def test_a_whole_body_reach_on_a_bvh_figure_in_its_own_units_arrives() -> None:
+    """compare's whole-body natural reach on CMU 02_01 in its own units, low, ahead and to the right: reached on the
+    figure in metres (``Comparison.figure``), the hand within 1 cm of its target (measured 4e-6 m; before: 0.86 hip
+    heights short, 13.6 units), the target read in the file's units, and the hips drop over 10 cm. (The feet are
+    not yet held: the natural bake's per-frame solves end at their iteration cap mid-stroke and the feet slide up to
+    12 cm before they come back; reported, not asserted.)"""
+    from animkit.motion.reach import compare
+
+    scene = load(DATA / "cmu_02_01_walk.bvh")
+    target = np.array([-4.9, -11.6, 7.4])  # in the file's units
+    c = compare(scene, effector="hand_r", target=target, chains=["whole-body"], solvers=["natural"], quiet=True)
+    (p,) = c.panels
+    fig = c.figure
+    assert fig is not None and fig is not scene.figure
+    unit = fig.size() / scene.figure.size()
+    assert np.allclose(c.target, target * unit, atol=1e-12)
+    assert p.reached and p.error <= 0.01
+    W = fig.world_batch(p.poses)
+    hips = fig.node_names.index(match_figure(fig).node("hips"))
+    assert W[0, hips, 1, 3] - W[:, hips, 1, 3].min() > 0.10
