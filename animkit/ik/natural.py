@@ -29,6 +29,7 @@ import math
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -41,6 +42,7 @@ from animkit.ik.cone_rows import cone_bounds, slipped, trust_scaled
 from animkit.ik.hang import Hang
 from animkit.ik.methods import Setup, SteppedSolver
 from animkit.ik.natural_gaze import EYE_RANGE, eyes_from, eyes_moved, gaze_task
+from animkit.ik.natural_settle import adapted, fixed_point, settling
 from animkit.ik.prior import PosePrior, Prior
 from animkit.ik.prioritised import BOUND_GAIN, NULL_STEP, Bounds, Level, bounded_step
 from animkit.ik.problem import check_effectors, movable_dofs
@@ -137,12 +139,14 @@ class Natural(SteppedSolver):
         sc0 = self.scale(stack.figure, stack.dofs)
         q = stack.clamp(np.asarray(q0, dtype=float))
         start = stack.config(q)
+        stack = settling(stack) if self.settle else stack  # the free arms' comfort too (natural_settle)
         stack = eyes_from(stack, start)  # its tasks only: ``start`` is still this stack's configuration at q
         rounds = 0  # the times the eyes' share was reckoned again (a solve, not a bake's frame: EYE_ROUNDS)
         errors: list[float] = []
         reason = "max_iterations"
         it = 0
         pos = ori = math.inf
+        adapt, gain, last, inv = self.settle and self.null_steps is None, 1.0, None, np.where(sc0 > 0, sc0, 1.0)
         for it in range(self.max_iter + 1):
             c = start if it == 0 else stack.config(q)
             pos, ori, met = stack.goal_errors(c)
@@ -158,13 +162,20 @@ class Natural(SteppedSolver):
             if it >= STALL and min(errors[-STALL:]) > max(100 * stack.tol, (1.0 - 1e-3) * errors[-1 - STALL]):
                 reason = "stalled"  # the target is out of reach (or the tasks above it hold the effector back)
                 break
-            dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
-            if met and float(np.abs(dq).max(initial=0.0)) < 1e-3:
-                if self.track or not eyes_moved(stack, c, rounds):
+            step = partial(_step, c=c, q=q, sc0=sc0, null=self._null_bound(it), damped=self.track)
+            dq = step(stack, gain=gain)
+            if adapt:  # the null-space terms' gain: halved on a reversal (and the step taken again), else grown
+                gain, back = adapted(gain, dq / inv, last)
+                dq = step(stack, gain=gain) if back else dq
+                last = dq / inv
+            if met and float(np.abs(dq).max(initial=0.0)) < 1e-3:  # settling: at a fixed point of a plain step
+                done, stack = fixed_point(stack, c, gain, step) if adapt else (False, stack)
+                if done or not adapt and (self.track or not eyes_moved(stack, c, rounds)):
                     reason = "converged"
                     break
-                stack, rounds = eyes_from(stack, c), rounds + 1
-                dq = _step(stack, c, q, sc0, self._null_bound(it), damped=self.track)
+                if not adapt:
+                    stack, rounds = eyes_from(stack, c), rounds + 1
+                    dq = step(stack, gain=gain)
             q = _cone_corrected(stack, (q, dq), sc0, self._null_bound(it)) if stack.model.cones else stack.clamp(q + dq)
         return LoopOutput(q[None], np.array([it], dtype=np.intp), [reason], np.array([pos]), np.array([ori]),
                           np.array(errors)[:, None])
@@ -225,12 +236,14 @@ def _levels(stack: TaskStack, c: Any, null: bool = True, frames: bool = False
     return levels, grad, posture, bounds
 
 
-def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP, damped: bool = False) -> Array:
+def _step(stack: TaskStack, c: Any, q: Array, sc0: Array, null: float = NULL_STEP, damped: bool = False,
+          gain: float = 1.0) -> Array:
     """One prioritised step (the null-space terms' bounded by ``null``, none at 0); re-solved without the DOFs
     pressed on a limit; bounded by MAX_STEP. ``damped`` (a bake's frames): bounded by FRAME_STEP, and the goals'
     DOFs' limits within LIMIT_DAMPER held as velocity dampers (:func:`_with_limits`; the posture DOFs fade their
     weight instead)."""
     levels, grad, posture, bounds = _levels(stack, c, null > 0, damped)
+    grad, null = grad * gain, null * min(gain, 1.0)
     free = ~_goal_dofs(stack, c) if stack.model.cones else None  # the DOFs no goal moves (a neck, a free arm)
     bounds = _with_cones(stack, q, bounds, free, damped)
     lo, hi = stack.model.lower, stack.model.upper
