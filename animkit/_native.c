@@ -23,7 +23,8 @@
  *   chain_fk:    animkit.ik.problem.ChainModel.forward for one configuration (the natural solver's every iteration);
  *   spread_turns: animkit.ik.spread.Spread.compute's joint groups (each joint's turn from rest, its Jacobian, less
  *                the group's mean); to NumPy's ~1e-15 (a polar factor by Newton's iteration, not an SVD);
- *   ranges_values: animkit.ik.ranges.Ranges.values (side bend, twist, pelvis roll, knees in and their rows).
+ *   ranges_values: animkit.ik.ranges.Ranges.values (side bend, twist, pelvis roll, knees in and their rows);
+ *   gaze_rows:   animkit.ik.tasks.Gaze.compute (the look-at rows, the head's level row).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -2238,6 +2239,75 @@ static PyObject *ranges_values(PyObject *self, PyObject *args) {
     return PyLong_FromLong(1);
 }
 
+/* gaze_rows: animkit.ik.tasks.Gaze.compute (animkit.ik.body.gaze_jacobian and the level row): with f = R_h f_h,
+ * v = t − p_h, ρ = |v|, d = v / max(ρ, 1e-12): g = f − d and ∂g = B_hm (a_m × f) + (I − d dᵀ)/max(ρ, 1e-12) ∂p_h
+ * (∂p_h: a_m × (p_h − r_m) revolute, a_m prismatic, where m moves the head); with ``ear``, the row e · u,
+ * ∂ = (a_m × e) · u on the revolute DOFs moving the head, e = R_h ear; every column not in ``keep`` zeroed.
+ * Out g (3 + ear,), J (3 + ear, D). Returns 1. */
+static PyObject *gaze_rows(PyObject *self, PyObject *args) {
+    Py_buffer b[13];
+    Py_ssize_t D;
+    int ear;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*ni", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &D, &ear))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), M = 3 + (ear != 0);
+    int ok = D >= 0 && b[0].len == 9 * f8 && b[1].len == 3 * f8 && b[2].len == 3 * f8 && b[3].len == 3 * f8 &&
+             b[4].len == D * 3 * f8 && b[5].len == D * 3 * f8 && b[6].len == D && b[7].len == D &&
+             b[8].len == 3 * f8 && b[9].len == 3 * f8 && b[10].len == D && b[11].len == M * f8 &&
+             b[12].len == M * D * f8;
+    if (!ok) {
+        for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+        PyErr_SetString(PyExc_ValueError, "gaze_rows: a buffer's size does not match D");
+        return NULL;
+    }
+    const double *R = b[0].buf, *ph = b[1].buf, *fl = b[2].buf, *t = b[3].buf, *a = b[4].buf, *r = b[5].buf;
+    const double *el = b[8].buf, *u = b[9].buf;
+    const unsigned char *rev = b[6].buf, *mv = b[7].buf, *keep = b[10].buf;
+    double *g = b[11].buf, *J = b[12].buf;
+    Py_BEGIN_ALLOW_THREADS
+    double f[3], v[3] = {t[0] - ph[0], t[1] - ph[1], t[2] - ph[2]}, d[3], e[3];
+    rg_matvec(R, fl, f);
+    double rho = sqrt(rg_dot(v, v)), rd = rho > 1e-12 ? rho : 1e-12;
+    for (int i = 0; i < 3; i++) {
+        d[i] = v[i] / rd;
+        g[i] = f[i] - d[i];
+    }
+    double P[9]; /* (I − d dᵀ) / max(ρ, 1e-12) */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) P[i * 3 + j] = ((i == j) - d[i] * d[j]) / rd;
+    if (ear) {
+        rg_matvec(R, el, e);
+        g[3] = rg_dot(e, u);
+    }
+    for (Py_ssize_t m = 0; m < D; m++) {
+        const double *am = a + m * 3;
+        double jf[3] = {0.0, 0.0, 0.0}, jp[3] = {0.0, 0.0, 0.0}, je = 0.0;
+        if (mv[m]) {
+            if (rev[m]) {
+                double w[3] = {ph[0] - r[m * 3], ph[1] - r[m * 3 + 1], ph[2] - r[m * 3 + 2]}, ce[3];
+                cross3(am, f, jf);
+                cross3(am, w, jp);
+                if (ear) {
+                    cross3(am, e, ce);
+                    je = rg_dot(ce, u);
+                }
+            } else {
+                jp[0] = am[0], jp[1] = am[1], jp[2] = am[2];
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            double jd = -((P[i * 3] * jp[0] + P[i * 3 + 1] * jp[1]) + P[i * 3 + 2] * jp[2]);
+            J[i * D + m] = keep[m] ? jf[i] - jd : 0.0;
+        }
+        if (ear) J[3 * D + m] = keep[m] ? je : 0.0;
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(1);
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -2280,6 +2350,7 @@ static PyMethodDef methods[] = {
      "spread_turns(R, T, axes, kind, theta, has, a, above, mine, e, J, N, D, K) -> 1, or 0 (left to NumPy)"},
     {"ranges_values", ranges_values, METH_VARARGS,
      "ranges_values(X, O, Rh, ph, hh, u, a, r, rev, moves, pd, vals, rows, P, L, D, sb, tw, pr) -> 1"},
+    {"gaze_rows", gaze_rows, METH_VARARGS, "gaze_rows(R, p, f, t, a, r, rev, moves, ear, up, keep, g, J, D, ear) -> 1"},
     {"chain_fk", chain_fk, METH_VARARGS,
      "chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): a chain's FK for one configuration"},
     {NULL, NULL, 0, NULL}};

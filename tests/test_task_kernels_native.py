@@ -1,6 +1,7 @@
 """The natural solver's tasks' arithmetic in the C extension (animkit._native) against its NumPy reference:
-``spread_turns`` (:class:`~animkit.ik.spread.Spread`'s joint groups) and ``ranges_values``
-(:meth:`~animkit.ik.ranges.Ranges.values`), on four figures (the TOML humanoid, a CMU BVH, CesiumMan and
+``spread_turns`` (:class:`~animkit.ik.spread.Spread`'s joint groups), ``ranges_values``
+(:meth:`~animkit.ik.ranges.Ranges.values`) and ``gaze_rows`` (:func:`~animkit.ik.body.gaze_jacobian`, with and
+without the level row), on four figures (the TOML humanoid, a CMU BVH, CesiumMan and
 RiggedFigure: revolute, prismatic and scale DOFs, rest turns, Euler orders), random poses, every bound set, a turn
 of π (the log map's other branch), to 1e-12 of each array's size; and the main job's hips-up bake with the kernels
 and without them to 1e-9. They fail on the tree before (its extension has neither kernel)."""
@@ -12,6 +13,7 @@ import pytest
 
 import animkit
 from animkit import jit
+from animkit.ik.body import body_from_figure, figure_state, gaze_jacobian
 from animkit.ik.ranges import RANGE_DEGREES, Ranges, ranges_task
 from animkit.ik.spread import Spread
 from animkit.ik.tasks import configuration
@@ -19,7 +21,7 @@ from animkit.model.humanoid import match_figure
 
 from .conftest import DATA, SCENES
 
-KERNELS = ("spread_turns", "ranges_values")
+KERNELS = ("spread_turns", "ranges_values", "gaze_rows")
 FIGURES = [SCENES / "humanoid.toml", DATA / "cmu_02_01_walk.bvh", DATA / "CesiumMan.glb", DATA / "RiggedFigure.glb"]
 
 
@@ -51,6 +53,28 @@ def _numpy(fn, *args):  # noqa: ANN001, ANN202 - fn(*args) on the NumPy path
         return fn(*args)
 
 
+def _answered(name: str, fn, *args) -> int:  # noqa: ANN001
+    """How many times fn(*args) called the kernel ``name`` (each call asserted to answer 1: not left to NumPy)."""
+    native, got = jit.native_kernels(), []
+
+    class Counting:
+        def __getattr__(self, attr: str) -> object:
+            kernel = getattr(native, attr)
+            if attr != name:
+                return kernel
+
+            def counted(*a: object) -> object:
+                got.append(kernel(*a))
+                return got[-1]
+            return counted
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(jit, "native_kernels", lambda: Counting())
+        fn(*args)
+    assert all(v == 1 for v in got), got
+    return len(got)
+
+
 def _close(got: np.ndarray, want: np.ndarray) -> None:
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, float(np.abs(want).max(initial=0.0))))
@@ -67,8 +91,8 @@ def _poses(fig, rng: np.random.Generator, n: int = 4) -> list[np.ndarray]:  # no
 @pytest.mark.parametrize("path", FIGURES, ids=lambda p: p.name)
 def test_spread_turns_equal_numpys(path) -> None:  # noqa: ANN001
     """Three groups of joints (one with the root, which has no parent's DOFs), at the rest pose and random poses:
-    e and J to 1e-12, and the kernel answered (1: not left to NumPy)."""
-    native = _native()
+    e and J to 1e-12, and the kernel answered for every group (1: not left to NumPy)."""
+    _native()
     fig = animkit.load(path).figure
     names = list(fig.compiled.node_names)
     rng = np.random.default_rng(len(names))
@@ -82,13 +106,7 @@ def test_spread_turns_equal_numpys(path) -> None:  # noqa: ANN001
         _close(got[0], want[0])
         _close(got[1], want[1])
         assert np.abs(got[1]).max() > 0.1  # the Jacobian is not all zero
-    for kernel in task.__dict__["_memo"][3]:
-        N, D = len(kernel.nodes), fig.compiled.dof_count
-        e, J = np.empty(3 * N), np.empty((3 * N, D))
-        assert native.spread_turns(np.ascontiguousarray(c.state.R[kernel.nodes]), kernel.rest_t, kernel.axes,
-                                   kernel.kind, np.ascontiguousarray(c.pose[kernel.dofs]), kernel.has,
-                                   np.ascontiguousarray(c.state.a), kernel.above, kernel.mine, e, J, N, D,
-                                   kernel.kind.shape[1]) == 1
+    assert _answered("spread_turns", task.compute, c) == 4  # the kernel took every group, none left to NumPy
 
 
 def test_spread_turns_of_pi_take_the_log_s_other_branch() -> None:
@@ -134,6 +152,31 @@ def test_ranges_values_equal_numpys(path) -> None:  # noqa: ANN001
             _close(v, v0)
             _close(J, J0)
             assert np.abs(J).max() > 0.05
+            assert _answered("ranges_values", task.values, c) == 1
+
+
+@pytest.mark.parametrize("path", FIGURES, ids=lambda p: p.name)
+def test_gaze_rows_equal_numpys(path) -> None:  # noqa: ANN001
+    """Each figure's head (or a node near its top) aiming at random targets (one at its origin: ρ below 1e-12)
+    from random poses, with and without the ear's level row: g and J to 1e-12."""
+    _native()
+    fig = animkit.load(path).figure
+    body = body_from_figure(fig)
+    bones = match_figure(fig)
+    head = list(fig.compiled.node_names).index(bones.get("head") or fig.compiled.node_names[-1])
+    rng = np.random.default_rng(3)
+    for q in _poses(fig, rng, 3):
+        s = figure_state(fig, q)
+        fwd = rng.normal(size=3)
+        for target in (s.p[head] + rng.normal(size=3), s.p[head].copy()):
+            for level in ((None, None), (rng.normal(size=3), (0.0, 1.0, 0.0))):
+                args = (fig, body, s, head, fwd / np.linalg.norm(fwd), target, *level)
+                got, want = gaze_jacobian(*args), _numpy(gaze_jacobian, *args)
+                assert len(got[0]) == 3 + (level[0] is not None)
+                _close(got[0], want[0])
+                _close(got[1], want[1])
+                assert np.abs(got[1]).max() > 0.05
+                assert _answered("gaze_rows", gaze_jacobian, *args) == 1
 
 
 def test_the_main_job_s_hips_up_bake_is_the_same_with_the_kernels() -> None:
