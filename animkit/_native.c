@@ -20,7 +20,11 @@
  *   drift_means: animkit.motion.legs._drift, a contact's mean planted ground speed (the lock's never-worse judge);
  *   prio_step:   animkit.ik.prioritised.bounded_step, the natural solver's prioritised step (its levels' linear
  *                algebra and the inequality rows' active set) in one call; to NumPy's ~1e-15, not bit for bit;
- *   chain_fk:    animkit.ik.problem.ChainModel.forward for one configuration (the natural solver's every iteration).
+ *   chain_fk:    animkit.ik.problem.ChainModel.forward for one configuration (the natural solver's every iteration);
+ *   spread_turns: animkit.ik.spread.Spread.compute's joint groups (each joint's turn from rest, its Jacobian, less
+ *                the group's mean); to NumPy's ~1e-15 (a polar factor by Newton's iteration, not an SVD);
+ *   ranges_values: animkit.ik.ranges.Ranges.values (side bend, twist, pelvis roll, knees in and their rows);
+ *   gaze_rows:   animkit.ik.tasks.Gaze.compute (the look-at rows, the head's level row).
  * Built with -ffp-contract=off: no fused multiply-add, so each product rounds as the reference's does.
  *
  * scan_frames: out[r, c] = float(token c of the r-th non-blank line of an ASCII buffer) * scale[c]. A token is
@@ -1954,6 +1958,356 @@ static PyObject *chain_fk(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* spread_turns: animkit.ik.spread.Spread.compute's joint groups (its _turn per joint, then each group's turns less
+ * their mean): for joint j of N (one group), r_j = P(R_j) log(Tᵀ_j Π_i E_i(θ_ji))^∨ with P the polar factor
+ * (Newton's iteration X ← (X + X⁻ᵀ)/2, where the reference takes U Vᵀ of an SVD: the same factor to ~1e-16), E_i a
+ * revolute DOF's Rodrigues turn (a prismatic DOF's is I, a scale DOF's I + (θ − 1) a aᵀ), then ∂r_j = a_m × r_j on the DOFs ``above`` marks and
+ * J_l⁻¹(r_j) a_k on those ``mine`` marks; out e (3N,) = r − mean(r), J (3N, D) = ∂r − mean(∂r). kind[j*K+i]
+ * (up to K DOFs a joint): 0 none, 1 revolute, 2 prismatic, 3 scale; a joint with no DOF (has[j] = 0) turns r = 0, ∂r = 0. Returns 1, or 0 (a
+ * singular R or a number not finite: left to NumPy). */
+static void sp_mm3(const double *A, const double *B, double *C) {
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) C[i * 3 + j] = (A[i * 3] * B[j] + A[i * 3 + 1] * B[3 + j]) + A[i * 3 + 2] * B[6 + j];
+}
+
+static int sp_polar(const double *R, double *X) {
+    memcpy(X, R, 9 * sizeof(double));
+    for (int it = 0; it < 60; it++) {
+        double c[9] = {X[4] * X[8] - X[5] * X[7], X[5] * X[6] - X[3] * X[8], X[3] * X[7] - X[4] * X[6],
+                       X[2] * X[7] - X[1] * X[8], X[0] * X[8] - X[2] * X[6], X[1] * X[6] - X[0] * X[7],
+                       X[1] * X[5] - X[2] * X[4], X[2] * X[3] - X[0] * X[5], X[0] * X[4] - X[1] * X[3]};
+        double det = X[0] * c[0] + X[1] * c[1] + X[2] * c[2]; /* c: the cofactors, X⁻ᵀ = c / det */
+        if (!(fabs(det) > 1e-300) || !isfinite(det)) return 0;
+        double change = 0.0;
+        for (int k = 0; k < 9; k++) {
+            double y = 0.5 * (X[k] + c[k] / det);
+            change = fmax(change, fabs(y - X[k]));
+            X[k] = y;
+        }
+        if (change <= 1e-15) return 1;
+    }
+    return 0;
+}
+
+static void sp_log(const double *M, double *out) { /* animkit.model.transforms.rotation_vector_from_matrix */
+    double u[3] = {0.5 * (M[7] - M[5]), 0.5 * (M[2] - M[6]), 0.5 * (M[3] - M[1])};
+    double cs = 0.5 * ((M[0] + M[4]) + M[8] - 1.0);
+    cs = cs < -1.0 ? -1.0 : (cs > 1.0 ? 1.0 : cs);
+    double sn = sqrt((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]);
+    double angle = atan2(sn, cs);
+    double f = sn > 1e-12 ? angle / (sn > 1e-300 ? sn : 1e-300) : 1.0;
+    for (int i = 0; i < 3; i++) out[i] = u[i] * f;
+    if (cs < 0.0 && sn < 1e-6) { /* near π: the axis from (M + Mᵀ)/2 − cos I, its largest diagonal's row */
+        double S[9];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) S[i * 3 + j] = 0.5 * (M[i * 3 + j] + M[j * 3 + i]) - (i == j ? cs : 0.0);
+        int col = 0;
+        if (S[4] > S[col * 4]) col = 1;
+        if (S[8] > S[col * 4]) col = 2;
+        double ax[3] = {S[col * 3], S[col * 3 + 1], S[col * 3 + 2]};
+        double n = sqrt((ax[0] * ax[0] + ax[1] * ax[1]) + ax[2] * ax[2]);
+        n = n > 1e-300 ? n : 1e-300;
+        double dot = 0.0;
+        for (int i = 0; i < 3; i++) {
+            ax[i] /= n;
+            dot += ax[i] * u[i];
+        }
+        double sg = dot < 0 ? -1.0 : 1.0;
+        for (int i = 0; i < 3; i++) out[i] = ax[i] * (sg * angle);
+    }
+}
+
+static PyObject *spread_turns(PyObject *self, PyObject *args) {
+    Py_buffer b[11];
+    Py_ssize_t N, D, K;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*w*w*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &b[9], &b[10], &N, &D, &K))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double);
+    int ok = N >= 1 && D >= 0 && K >= 0 && b[0].len == N * 9 * f8 && b[1].len == N * 9 * f8 &&
+             b[2].len == N * K * 3 * f8 && b[3].len == N * K && b[4].len == N * K * f8 && b[5].len == N && b[6].len == D * 3 * f8 &&
+             b[7].len == N * D && b[8].len == N * D && b[9].len == N * 3 * f8 && b[10].len == N * 3 * D * f8;
+    if (!ok) {
+        for (int k = 0; k < 11; k++) PyBuffer_Release(&b[k]);
+        PyErr_SetString(PyExc_ValueError, "spread_turns: a buffer's size does not match N, D and K");
+        return NULL;
+    }
+    const double *R = b[0].buf, *T = b[1].buf, *axes = b[2].buf, *theta = b[4].buf, *a = b[6].buf;
+    const unsigned char *kind = b[3].buf, *has = b[5].buf, *above = b[7].buf, *mine = b[8].buf;
+    double *e = b[9].buf, *J = b[10].buf;
+    int good = 1;
+    Py_BEGIN_ALLOW_THREADS
+    memset(J, 0, (size_t)(N * 3 * D) * sizeof(double));
+    for (Py_ssize_t j = 0; j < N && good; j++) {
+        double *r = e + j * 3, *Jj = J + j * 3 * D;
+        r[0] = r[1] = r[2] = 0.0;
+        if (!has[j]) continue;
+        double W[9], A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, L[9], v[3];
+        if (!sp_polar(R + j * 9, W)) {
+            good = 0;
+            break;
+        }
+        for (Py_ssize_t i = 0; i < K; i++) {
+            const unsigned char kd = kind[j * K + i];
+            if (kd != 1 && kd != 3) continue;
+            const double *ax = axes + (j * K + i) * 3, t = theta[j * K + i];
+            double E[9], P[9];
+            if (kd == 1) {
+                double s = sin(t), c1 = 1.0 - cos(t);
+                double S[9] = {0.0, -ax[2], ax[1], ax[2], 0.0, -ax[0], -ax[1], ax[0], 0.0}, S2[9];
+                sp_mm3(S, S, S2);
+                for (int k = 0; k < 9; k++) E[k] = ((k % 4 == 0 ? 1.0 : 0.0) + s * S[k]) + c1 * S2[k];
+            } else {
+                for (int k = 0; k < 9; k++) E[k] = (k % 4 == 0 ? 1.0 : 0.0) + (t - 1.0) * (ax[k / 3] * ax[k % 3]);
+            }
+            sp_mm3(A, E, P);
+            memcpy(A, P, sizeof(P));
+        }
+        sp_mm3(T + j * 9, A, L);
+        sp_log(L, v);
+        for (int i = 0; i < 3; i++) r[i] = (W[i * 3] * v[0] + W[i * 3 + 1] * v[1]) + W[i * 3 + 2] * v[2];
+        double t = sqrt((r[0] * r[0] + r[1] * r[1]) + r[2] * r[2]);
+        double cc = t < 1e-4 ? 1.0 / 12.0 + t * t / 720.0 : 1.0 / (t * t) - (1.0 + cos(t)) / (2.0 * t * sin(t));
+        double K[9] = {0.0, -r[2], r[1], r[2], 0.0, -r[0], -r[1], r[0], 0.0}, K2[9], Li[9];
+        sp_mm3(K, K, K2);
+        for (int k = 0; k < 9; k++) Li[k] = ((k % 4 == 0 ? 1.0 : 0.0) - 0.5 * K[k]) + cc * K2[k];
+        for (Py_ssize_t m = 0; m < D; m++) {
+            const double *am = a + m * 3;
+            if (mine[j * D + m]) {
+                for (int i = 0; i < 3; i++) Jj[i * D + m] = (Li[i * 3] * am[0] + Li[i * 3 + 1] * am[1]) + Li[i * 3 + 2] * am[2];
+            } else if (above[j * D + m]) {
+                Jj[m] = am[1] * r[2] - am[2] * r[1];
+                Jj[D + m] = am[2] * r[0] - am[0] * r[2];
+                Jj[2 * D + m] = am[0] * r[1] - am[1] * r[0];
+            }
+        }
+    }
+    for (Py_ssize_t k = 0; good && k < 3 * D + 3; k++) { /* each column less its mean over the joints */
+        double *base = k < 3 ? e + k : J + (k - 3);
+        Py_ssize_t stride = k < 3 ? 3 : 3 * D;
+        double s = 0.0;
+        for (Py_ssize_t j = 0; j < N; j++) s += base[j * stride];
+        double mean = s / (double)N;
+        if (!isfinite(mean)) good = 0;
+        for (Py_ssize_t j = 0; j < N; j++) base[j * stride] -= mean;
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 11; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(good);
+}
+
+/* ranges_values: animkit.ik.ranges.Ranges.values (the module's docstring: side bend, twist, pelvis roll, knees in),
+ * each quantity's value and its row ∂/∂θ (D,) in one call. X (P, 3): the points read (the right and left upper
+ * arms where ``arms``, then each leg's knee, ankle and toe), O (L, 3) each leg's other ankle, Rh the hips' world
+ * rotation, ph and hh the pelvis's up and right in the hips' frame, u the unit up, a and r (D, 3) the DOFs' world
+ * axes and origins, rev (D,) revolute, moves (P, D) the DOFs that move each point, pd (D,) those that turn the
+ * hips; flags: side bend, twist, pelvis roll. A point's Jacobian column is a_m × (x − r_m) (revolute) or a_m, where
+ * the DOF moves it. Out: vals (M,) and rows (M, D), M = sb + tw + pr + L, in that order. Returns 1. */
+static void rg_matvec(const double *R, const double *v, double *o) {
+    for (int i = 0; i < 3; i++) o[i] = (R[i * 3] * v[0] + R[i * 3 + 1] * v[1]) + R[i * 3 + 2] * v[2];
+}
+
+static double rg_dot(const double *x, const double *y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; }
+
+static void rg_pj(const double *x, const double *a, const double *r, const unsigned char *rev,
+                  const unsigned char *moves, Py_ssize_t D, double *J) { /* J (3, D): the point x's Jacobian */
+    for (Py_ssize_t m = 0; m < D; m++) {
+        double c[3] = {a[m * 3], a[m * 3 + 1], a[m * 3 + 2]};
+        if (rev[m]) {
+            double v[3] = {x[0] - r[m * 3], x[1] - r[m * 3 + 1], x[2] - r[m * 3 + 2]};
+            cross3(a + m * 3, v, c);
+        }
+        for (int i = 0; i < 3; i++) J[i * D + m] = moves[m] ? c[i] : 0.0;
+    }
+}
+
+static double rg_unit_den(double x) { double s = sqrt(fmax(1.0 - x * x, 0.0)); return s > 1e-9 ? s : 1e-9; }
+
+static PyObject *ranges_values(PyObject *self, PyObject *args) {
+    Py_buffer b[13];
+    Py_ssize_t P, L, D;
+    int sb, tw, pr;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*nnniii", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &P, &L, &D, &sb, &tw, &pr))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), arms = P - 3 * L, M = sb + tw + pr + L;
+    int ok = P >= 0 && L >= 0 && D >= 0 && (arms == 0 || arms == 2) && (arms == 2 || (!sb && !tw)) &&
+             b[0].len == P * 3 * f8 && b[1].len == L * 3 * f8 && b[2].len == 9 * f8 && b[3].len == 3 * f8 &&
+             b[4].len == 3 * f8 && b[5].len == 3 * f8 && b[6].len == D * 3 * f8 && b[7].len == D * 3 * f8 &&
+             b[8].len == D && b[9].len == P * D && b[10].len == D && b[11].len == M * f8 && b[12].len == M * D * f8;
+    double *J = ok ? malloc((size_t)(P * 3 * D + 9 * D + 1) * sizeof(double)) : NULL;
+    if (!ok || !J) {
+        for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+        if (ok) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_ValueError, "ranges_values: a buffer's size does not match P, L and D");
+        return NULL;
+    }
+    const double *X = b[0].buf, *O = b[1].buf, *Rh = b[2].buf, *a = b[6].buf, *r = b[7].buf;
+    const double *u = b[5].buf;
+    const unsigned char *rev = b[8].buf, *moves = b[9].buf, *pd = b[10].buf;
+    double *vals = b[11].buf, *rows = b[12].buf;
+    Py_BEGIN_ALLOW_THREADS
+    double *dp = J + P * 3 * D, *dh = dp + 3 * D, *dg = dh + 3 * D; /* (3, D) each: a_m × v where m turns the hips */
+    double p[3], h[3], g[3];
+    rg_matvec(Rh, b[3].buf, p);
+    rg_matvec(Rh, b[4].buf, h);
+    cross3(p, h, g);
+    for (Py_ssize_t k = 0; k < P; k++) rg_pj(X + k * 3, a, r, rev, moves + k * D, D, J + k * 3 * D);
+    for (Py_ssize_t m = 0; m < D; m++) {
+        double cp[3], ch[3], cg[3];
+        cross3(a + m * 3, p, cp);
+        cross3(a + m * 3, h, ch);
+        cross3(a + m * 3, g, cg);
+        for (int i = 0; i < 3; i++) {
+            dp[i * D + m] = pd[m] ? cp[i] : 0.0;
+            dh[i * D + m] = pd[m] ? ch[i] : 0.0;
+            dg[i * D + m] = pd[m] ? cg[i] : 0.0;
+        }
+    }
+    Py_ssize_t row = 0;
+    if (arms) {
+        const double *xr = X, *xl = X + 3, *Jr = J, *Jl = J + 3 * D;
+        double d[3] = {xr[0] - xl[0], xr[1] - xl[1], xr[2] - xl[2]};
+        if (sb) {
+            double n = sqrt(rg_dot(d, d)), sv[3] = {d[0] / n, d[1] / n, d[2] / n};
+            double sig = rg_dot(sv, p), den = rg_unit_den(sig);
+            vals[row] = asin(fmax(-1.0, fmin(1.0, sig)));
+            for (Py_ssize_t m = 0; m < D; m++) {
+                double jd[3], ds[3];
+                for (int i = 0; i < 3; i++) jd[i] = Jr[i * D + m] - Jl[i * D + m];
+                for (int i = 0; i < 3; i++)
+                    ds[i] = (((i == 0) - sv[i] * sv[0]) * jd[0] + ((i == 1) - sv[i] * sv[1]) * jd[1] +
+                             ((i == 2) - sv[i] * sv[2]) * jd[2]) / n;
+                double dpm[3] = {dp[m], dp[D + m], dp[2 * D + m]};
+                rows[row * D + m] = (rg_dot(p, ds) + rg_dot(sv, dpm)) / den;
+            }
+            row++;
+        }
+        if (tw) {
+            double Xv = rg_dot(d, h), Yv = rg_dot(d, g), q = fmax(Xv * Xv + Yv * Yv, 1e-300);
+            vals[row] = atan2(Yv, Xv);
+            for (Py_ssize_t m = 0; m < D; m++) {
+                double jd[3], dhm[3] = {dh[m], dh[D + m], dh[2 * D + m]}, dgm[3] = {dg[m], dg[D + m], dg[2 * D + m]};
+                for (int i = 0; i < 3; i++) jd[i] = Jr[i * D + m] - Jl[i * D + m];
+                double dX = rg_dot(h, jd) + rg_dot(d, dhm), dY = rg_dot(g, jd) + rg_dot(d, dgm);
+                rows[row * D + m] = (Xv * dY - Yv * dX) / q;
+            }
+            row++;
+        }
+    }
+    if (pr) {
+        double rr = rg_dot(h, u), den = rg_unit_den(rr);
+        vals[row] = asin(fmax(-1.0, fmin(1.0, rr)));
+        for (Py_ssize_t m = 0; m < D; m++) {
+            double dhm[3] = {dh[m], dh[D + m], dh[2 * D + m]};
+            rows[row * D + m] = rg_dot(u, dhm) / den;
+        }
+        row++;
+    }
+    for (Py_ssize_t l = 0; l < L; l++, row++) { /* κ = asin(â · n), the module docstring */
+        const double *k = X + (arms + 3 * l) * 3, *an = k + 3, *t = k + 6, *o = O + l * 3;
+        const double *Jk = J + (arms + 3 * l) * 3 * D, *Ja = Jk + 3 * D, *Jt = Ja + 3 * D;
+        double va[3] = {k[0] - an[0], k[1] - an[1], k[2] - an[2]}, ta[3] = {t[0] - an[0], t[1] - an[1], t[2] - an[2]};
+        double la = sqrt(rg_dot(va, va)), ah[3] = {va[0] / la, va[1] / la, va[2] / la}, mm[3];
+        cross3(u, ta, mm);
+        double lm = fmax(sqrt(rg_dot(mm, mm)), 1e-300);
+        double oa[3] = {o[0] - an[0], o[1] - an[1], o[2] - an[2]}, sg = rg_dot(mm, oa) < 0 ? -1.0 : 1.0;
+        double n[3] = {sg * mm[0] / lm, sg * mm[1] / lm, sg * mm[2] / lm};
+        double x = rg_dot(ah, n), den = rg_unit_den(x);
+        vals[row] = asin(fmax(-1.0, fmin(1.0, x)));
+        for (Py_ssize_t m = 0; m < D; m++) {
+            double jka[3], jta[3], dm[3], dah[3], dn[3];
+            for (int i = 0; i < 3; i++) {
+                jka[i] = Jk[i * D + m] - Ja[i * D + m];
+                jta[i] = Jt[i * D + m] - Ja[i * D + m];
+            }
+            cross3(u, jta, dm);
+            for (int i = 0; i < 3; i++) {
+                dah[i] = ((((i == 0) - ah[i] * ah[0]) * jka[0] + ((i == 1) - ah[i] * ah[1]) * jka[1]) +
+                          ((i == 2) - ah[i] * ah[2]) * jka[2]) / la;
+                dn[i] = (((sg * ((i == 0) - n[i] * n[0])) * dm[0] + (sg * ((i == 1) - n[i] * n[1])) * dm[1]) +
+                         (sg * ((i == 2) - n[i] * n[2])) * dm[2]) / lm;
+            }
+            rows[row * D + m] = (rg_dot(n, dah) + rg_dot(ah, dn)) / den;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    free(J);
+    for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(1);
+}
+
+/* gaze_rows: animkit.ik.tasks.Gaze.compute (animkit.ik.body.gaze_jacobian and the level row): with f = R_h f_h,
+ * v = t − p_h, ρ = |v|, d = v / max(ρ, 1e-12): g = f − d and ∂g = B_hm (a_m × f) + (I − d dᵀ)/max(ρ, 1e-12) ∂p_h
+ * (∂p_h: a_m × (p_h − r_m) revolute, a_m prismatic, where m moves the head); with ``ear``, the row e · u,
+ * ∂ = (a_m × e) · u on the revolute DOFs moving the head, e = R_h ear; every column not in ``keep`` zeroed.
+ * Out g (3 + ear,), J (3 + ear, D). Returns 1. */
+static PyObject *gaze_rows(PyObject *self, PyObject *args) {
+    Py_buffer b[13];
+    Py_ssize_t D;
+    int ear;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*w*w*ni", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6],
+                          &b[7], &b[8], &b[9], &b[10], &b[11], &b[12], &D, &ear))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), M = 3 + (ear != 0);
+    int ok = D >= 0 && b[0].len == 9 * f8 && b[1].len == 3 * f8 && b[2].len == 3 * f8 && b[3].len == 3 * f8 &&
+             b[4].len == D * 3 * f8 && b[5].len == D * 3 * f8 && b[6].len == D && b[7].len == D &&
+             b[8].len == 3 * f8 && b[9].len == 3 * f8 && b[10].len == D && b[11].len == M * f8 &&
+             b[12].len == M * D * f8;
+    if (!ok) {
+        for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+        PyErr_SetString(PyExc_ValueError, "gaze_rows: a buffer's size does not match D");
+        return NULL;
+    }
+    const double *R = b[0].buf, *ph = b[1].buf, *fl = b[2].buf, *t = b[3].buf, *a = b[4].buf, *r = b[5].buf;
+    const double *el = b[8].buf, *u = b[9].buf;
+    const unsigned char *rev = b[6].buf, *mv = b[7].buf, *keep = b[10].buf;
+    double *g = b[11].buf, *J = b[12].buf;
+    Py_BEGIN_ALLOW_THREADS
+    double f[3], v[3] = {t[0] - ph[0], t[1] - ph[1], t[2] - ph[2]}, d[3], e[3];
+    rg_matvec(R, fl, f);
+    double rho = sqrt(rg_dot(v, v)), rd = rho > 1e-12 ? rho : 1e-12;
+    for (int i = 0; i < 3; i++) {
+        d[i] = v[i] / rd;
+        g[i] = f[i] - d[i];
+    }
+    double P[9]; /* (I − d dᵀ) / max(ρ, 1e-12) */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) P[i * 3 + j] = ((i == j) - d[i] * d[j]) / rd;
+    if (ear) {
+        rg_matvec(R, el, e);
+        g[3] = rg_dot(e, u);
+    }
+    for (Py_ssize_t m = 0; m < D; m++) {
+        const double *am = a + m * 3;
+        double jf[3] = {0.0, 0.0, 0.0}, jp[3] = {0.0, 0.0, 0.0}, je = 0.0;
+        if (mv[m]) {
+            if (rev[m]) {
+                double w[3] = {ph[0] - r[m * 3], ph[1] - r[m * 3 + 1], ph[2] - r[m * 3 + 2]}, ce[3];
+                cross3(am, f, jf);
+                cross3(am, w, jp);
+                if (ear) {
+                    cross3(am, e, ce);
+                    je = rg_dot(ce, u);
+                }
+            } else {
+                jp[0] = am[0], jp[1] = am[1], jp[2] = am[2];
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            double jd = -((P[i * 3] * jp[0] + P[i * 3 + 1] * jp[1]) + P[i * 3 + 2] * jp[2]);
+            J[i * D + m] = keep[m] ? jf[i] - jd : 0.0;
+        }
+        if (ear) J[3 * D + m] = keep[m] ? je : 0.0;
+    }
+    Py_END_ALLOW_THREADS
+    for (int k = 0; k < 13; k++) PyBuffer_Release(&b[k]);
+    return PyLong_FromLong(1);
+}
+
 static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
@@ -1992,6 +2346,11 @@ static PyMethodDef methods[] = {
     {"prio_step", prio_step, METH_VARARGS,
      "prio_step(J, V, counts, lams, grad, sc, Jb, room, out, n, L, mb, bound) -> 1, or 0 (left to NumPy): the natural "
      "solver's prioritised step with its inequality rows"},
+    {"spread_turns", spread_turns, METH_VARARGS,
+     "spread_turns(R, T, axes, kind, theta, has, a, above, mine, e, J, N, D, K) -> 1, or 0 (left to NumPy)"},
+    {"ranges_values", ranges_values, METH_VARARGS,
+     "ranges_values(X, O, Rh, ph, hh, u, a, r, rev, moves, pd, vals, rows, P, L, D, sb, tw, pr) -> 1"},
+    {"gaze_rows", gaze_rows, METH_VARARGS, "gaze_rows(R, p, f, t, a, r, rev, moves, ear, up, keep, g, J, D, ear) -> 1"},
     {"chain_fk", chain_fk, METH_VARARGS,
      "chain_fk(q, Hs, parent, revolute, eff_link, eff_C, T, r, a, Eff, n, K, E): a chain's FK for one configuration"},
     {NULL, NULL, 0, NULL}};

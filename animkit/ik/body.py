@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit import jit
 from animkit.model.figure import Figure
 from animkit.model.fk import forward
 from animkit.model.geometry import Box, Capsule, Cylinder, Sphere
@@ -180,15 +181,49 @@ def gaze_angle(s: FigureState, head: int, forward_local: Array, target: Array) -
     return float(math.atan2(float(np.linalg.norm(np.cross(f, d))), float(f @ d)))
 
 
-def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward_local: Array, target: Array
-                  ) -> tuple[Array, Array]:
-    """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs)."""
+def gaze_jacobian(figure: Figure, body: Body, s: FigureState, head: int, forward_local: Array, target: Array,
+                  ear: ArrayLike | None = None, up: ArrayLike | None = None) -> tuple[Array, Array]:
+    """g (3,) and ∂g/∂θ (3, D) = B_hj (a_j × f) + (I − d dᵀ)/ρ · ∂p_h/∂θ_j (the first term for revolute DOFs); with
+    ``ear`` (the head's ear-to-ear axis in its frame) and ``up``, a fourth row e · u, e = R_h ear, ∂ = (a_j × e) · u
+    for the revolute DOFs that move the head (the head kept level). ``animkit._native.gaze_rows`` takes the same
+    arithmetic in one call where it is built (:func:`_native_gaze`); this is its reference."""
+    got = _native_gaze(figure, body, s, head, (forward_local, target), (ear, up))
+    if got is not None:
+        return got
     g, f, d, rho = gaze_error(s, head, forward_local, target)
     rev = figure.compiled.dof_revolute
     Jf = (cross3(s.a, f) * (body.moves[head] & rev)[:, None]).T  # (3, D)
     Jp = point_jacobian(figure, body, s, head, s.p[head])
     Jd = -((IDENTITY3 - np.outer(d, d)) / max(rho, 1e-12)) @ Jp
-    return g, Jf - Jd
+    J = Jf - Jd
+    if ear is not None:
+        u = np.asarray(up, dtype=float)
+        e = s.R[head] @ np.asarray(ear, dtype=float)
+        g = np.concatenate([g, [float(e @ u)]])
+        J = np.vstack([J, (cross3(s.a, e) @ u) * (body.moves[head] & rev)])
+    return g, J
+
+
+def _native_gaze(figure: Figure, body: Body, s: FigureState, head: int, aim: tuple[Array, Array],
+                 level: tuple[ArrayLike | None, ArrayLike | None]) -> tuple[Array, Array] | None:
+    """:func:`gaze_jacobian` by ``animkit._native.gaze_rows`` (to NumPy's ~1e-15), or None where the extension is off
+    (ANIMKIT_JIT=0) or not built. ``aim``: the forward axis and the target; ``level``: the ear axis and up."""
+    fn = getattr(jit.native_kernels(), "gaze_rows", None)
+    if fn is None:
+        return None
+    f64, D = np.float64, len(s.a)
+    ear = level[0] is not None
+    g, J = np.empty(3 + ear), np.empty((3 + ear, D))
+    e, u = (np.asarray(v, dtype=f64) for v in (level if ear else (_ZERO3, _ZERO3)))
+    fn(np.ascontiguousarray(s.R[head], dtype=f64), np.ascontiguousarray(s.p[head], dtype=f64),
+       np.ascontiguousarray(aim[0], dtype=f64), np.ascontiguousarray(aim[1], dtype=f64),
+       np.ascontiguousarray(s.a, dtype=f64), np.ascontiguousarray(s.r, dtype=f64),
+       np.ascontiguousarray(figure.compiled.dof_revolute, dtype=np.bool_), np.ascontiguousarray(body.moves[head]),
+       np.ascontiguousarray(e), np.ascontiguousarray(u), np.ones(D, dtype=np.bool_), g, J, D, int(ear))
+    return g, J
+
+
+_ZERO3 = np.zeros(3)
 
 
 def ground_basis(up: Array) -> Array:

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit import jit
 from animkit.errors import IKError, unknown_name
 from animkit.ik.body import Body, FigureState, figure_state, point_jacobians
 from animkit.ik.tasks import Configuration, Task
@@ -75,6 +76,9 @@ class Ranges(Task):
         roll, knees: the point Jacobians of every node read taken at once (:func:`~animkit.ik.body.point_jacobians`),
         the knees' rows side by side."""
         s, pl = c.state, self._plan(c)
+        got = _native_values(c, pl)
+        if got is not None:
+            return got
         p, h = s.R[pl.hips] @ pl.pelvis[0], s.R[pl.hips] @ pl.pelvis[1]
         u = pl.up
         J = point_jacobians(c.figure, c.body, s, pl.points, s.p[pl.points])  # (P, 3, D)
@@ -128,12 +132,17 @@ class Ranges(Task):
         for leg in legs:
             points += [c.node(x) for x in leg[:3]]
         u = np.asarray(self.up, dtype=float)
+        side, twist = arms and "side_bend" in b, arms and "twist" in b
         plan = _Plan(compiled=c.figure.compiled, body=c.body, names=frozenset(b), hips=hip,
                      pelvis=tuple(np.asarray(v, dtype=float) for v in self.pelvis),  # type: ignore[arg-type]
                      pelvis_dofs=(c.body.moves[hip] & c.figure.compiled.dof_revolute)[:, None],
                      up=u / np.linalg.norm(u),
                      arms=arms, legs=len(legs), points=np.array(points, dtype=np.intp),
-                     others=np.array([c.node(leg[3]) for leg in legs], dtype=np.intp))
+                     others=np.array([c.node(leg[3]) for leg in legs], dtype=np.intp),
+                     rows=["side_bend"] * side + ["twist"] * twist + ["pelvis_roll"] * ("pelvis_roll" in b) +
+                     ["knee_in"] * len(legs),
+                     moves=np.ascontiguousarray(c.body.moves[np.array(points, dtype=np.intp)], dtype=np.uint8),
+                     revolute=np.ascontiguousarray(c.figure.compiled.dof_revolute, dtype=np.uint8))
         object.__setattr__(self, "_memo", plan)
         return plan
 
@@ -179,6 +188,26 @@ class _Plan:
     legs: int
     points: NDArray[np.intp]
     others: NDArray[np.intp]
+    rows: list[str]  # the quantities' names, in :meth:`Ranges.values`' order
+    moves: NDArray[np.uint8]  # (P, D): the DOFs that move each point
+    revolute: NDArray[np.uint8]  # (D,): the revolute DOFs
+
+
+def _native_values(c: Configuration, pl: _Plan) -> tuple[list[str], Array, Array] | None:
+    """:meth:`Ranges.values` by ``animkit._native.ranges_values`` (the same arithmetic in one call: to NumPy's
+    ~1e-15), or None where the extension is off (ANIMKIT_JIT=0) or not built."""
+    fn = getattr(jit.native_kernels(), "ranges_values", None)
+    if fn is None:
+        return None
+    s, D, f64 = c.state, len(c.state.a), np.float64
+    M = len(pl.rows)
+    vals, rows = np.empty(M), np.empty((M, D))
+    fn(np.ascontiguousarray(s.p[pl.points], dtype=f64), np.ascontiguousarray(s.p[pl.others], dtype=f64),
+       np.ascontiguousarray(s.R[pl.hips], dtype=f64), pl.pelvis[0], pl.pelvis[1], pl.up,
+       np.ascontiguousarray(s.a, dtype=f64), np.ascontiguousarray(s.r, dtype=f64), pl.revolute, pl.moves,
+       np.ascontiguousarray(pl.pelvis_dofs[:, 0], dtype=np.uint8), vals, rows, len(pl.points), pl.legs, D,
+       "side_bend" in pl.rows, "twist" in pl.rows, "pelvis_roll" in pl.rows)
+    return list(pl.rows), vals, rows
 
 
 def _knees_in(s: FigureState, J: Array, nodes: NDArray[np.intp], others: NDArray[np.intp], u: Array

@@ -53,7 +53,7 @@ from animkit.ik.body import (
 )
 from animkit.ik.head_aim import pitch_shared_aim, shift_shared_aim
 from animkit.model.figure import Figure
-from animkit.model.transforms import IDENTITY3, cross3, rotation_vector_from_matrix, vector_norm
+from animkit.model.transforms import IDENTITY3, rotation_vector_from_matrix, vector_norm
 
 __all__ = ["Body", "body_from_figure", "FigureState", "figure_state", "point_jacobian", "com_jacobian", "centres",
            "gaze_error", "gaze_jacobian", "gaze_angle", "support_polygon", "polygon_margin", "ground_basis",
@@ -410,13 +410,8 @@ class Gaze(Task):
         if self.target is None:
             raise IKError("Gaze: no target (give one to the task or to solve)")
         f = np.asarray(self.forward, dtype=float)
-        i = c.node(self.head)
-        g, J = gaze_jacobian(c.figure, c.body, c.state, i, f / vector_norm(f), self.aim(c))
-        if self.ear is not None:
-            u = np.asarray(self.up, dtype=float)
-            ear = c.state.R[i] @ np.asarray(self.ear, dtype=float)
-            g = np.concatenate([g, [float(ear @ u)]])
-            J = np.vstack([J, (cross3(c.state.a, ear) @ u) * (c.body.moves[i] & c.figure.compiled.dof_revolute)])
+        g, J = gaze_jacobian(c.figure, c.body, c.state, c.node(self.head), f / vector_norm(f), self.aim(c), self.ear,
+                             self.up)  # with the level row (the ear axis) where ``ear`` is given
         if self.dofs is not None:
             keep = np.zeros(J.shape[1], dtype=bool)
             keep[np.asarray(self.dofs, dtype=np.intp)] = True
