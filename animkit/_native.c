@@ -981,26 +981,37 @@ static PyObject *retarget_turns(PyObject *self, PyObject *args) {
         for (int r = 0; r < 3; r++)
             for (int k = 0; k < 3; k++) out[i * 9 + r * 3 + k] = a[r * 4 + k] / c;
     }
-    for (int step = 0; good && step < 4; step++) { /* Newton-Schulz over the stack, as polar_turns steps */
-        int again = 0, far = 0;
-        double e[9], err;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            polar_e(out + i * 9, e, &err);
-            if (err > 1e-12 && err < 0.1) again = 1;
-            if (!(err <= 1e-9)) far = 1;
-        }
+    /* Newton-Schulz over the stack, as polar_turns steps: each step's E = R^T R - I found once per matrix (kept in
+     * Es between the step's check and its update: the same values; the update of one step and the check of the next
+     * in one pass over the stack) */
+    double *Es = good && n ? malloc((size_t)n * 9 * sizeof(double)) : NULL;
+    if (good && n && Es == NULL) good = 0; /* no scratch: the caller's NumPy pass */
+    int again = 0, far = 0;
+    for (Py_ssize_t i = 0; good && i < n; i++) {
+        double err;
+        polar_e(out + i * 9, Es + i * 9, &err);
+        if (err > 1e-12 && err < 0.1) again = 1;
+        if (!(err <= 1e-9)) far = 1;
+    }
+    for (int step = 0; good; step++) {
         if (step == 3 || !again) {
             if (far) good = 0; /* rotation_part takes the SVD there */
             break;
         }
+        again = 0;
+        far = 0;
         for (Py_ssize_t i = 0; i < n; i++) {
-            double *r = out + i * 9, t[9];
-            polar_e(r, e, &err);
+            double *r = out + i * 9, t[9], err;
+            double *e = Es + i * 9;
             for (int p = 0; p < 3; p++)
                 for (int k = 0; k < 3; k++) t[p * 3 + k] = r[p * 3] * e[k] + r[p * 3 + 1] * e[3 + k] + r[p * 3 + 2] * e[6 + k];
             for (int k = 0; k < 9; k++) r[k] = r[k] - 0.5 * t[k];
+            polar_e(r, e, &err); /* the next step's check */
+            if (err > 1e-12 && err < 0.1) again = 1;
+            if (!(err <= 1e-9)) far = 1;
         }
     }
+    free(Es);
     for (Py_ssize_t i = 0; good && i < n; i++) {
         Py_ssize_t j = i / F, f = i % F;
         double *o = out + i * 9, P[9], R[9], T[9], u[3], w[3];

@@ -570,7 +570,11 @@ def _carried_world(figure: Figure, P: Array, W: Array) -> Array:
         return _world_like(figure, P, W)
     out = W.copy()
     move = Wh[:, :3, 3] - W[:, h, :3, 3]
-    out[:, :, :3, 3][:, descendants(figure, hips)] += move[:, None]  # every node at once, each entry the same sum
+    below = descendants(figure, hips)
+    if below == list(range(below[0], below[0] + len(below))):  # one run of nodes (every rig's hips): a strided view,
+        out[:, below[0]:below[0] + len(below), :3, 3] += move[:, None]  # no gather and scatter; the same sums
+    else:
+        out[:, :, :3, 3][:, below] += move[:, None]  # every node at once, each entry the same sum
     out[:, h] = Wh
     return out
 
