@@ -364,7 +364,8 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     low = _foot_lows(figure, W, legs, judge.surface, k)
     judge.seen["last"] = (W, low, knee)
     pos0 = judge.W0[:, :, :3, 3]
-    tiny = 1e-9 * figure.size()
+    size = figure.size()
+    tiny = 1e-9 * size
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     hip = judge.hip
     out: list[tuple[int, int, str, str]] = []
@@ -383,19 +384,29 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
             if moved[max(0, s - nb):e + nb].any():
                 runs.append((max(0, s - nb), min(len(P), e + nb)))
         runs += _intervals(moved & ~win)
+        if not runs:
+            continue
+        # per leg once, read per stretch on Python floats (the same values: a max is exact, a slice of the
+        # differences is the differences of the slice): how far under the ground each frame's foot goes, as given
+        # and now (NaN: no surface there), the knee's change from the frame before, and the frames held so far
+        under0, under1 = (ground - low0[:, j]).tolist(), (ground - low[:, j]).tolist()
+        turn = np.abs(np.diff(knee[:, j]))
+        turn = turn.tolist() if not np.isnan(turn).any() else None  # NaN: np.max's own carrying of it, per stretch
+        held = np.concatenate([[0], np.cumsum(masks[leg.side][0] | masks[leg.side][1])]).tolist()
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
-            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
-            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j], initial=-np.inf)))
+            pen0 = max(0.0, max((v for v in under0[a:b] if v == v), default=-np.inf))  # np.nanmax's, NaN skipped
+            pen1 = max(0.0, max((v for v in under1[a:b] if v == v), default=-np.inf))
             pop0 = clip_pop
-            pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
-            if pen1 > pen0 + 1e-6 * figure.size():
+            pop1 = max(turn[a:b - 1], default=0.0) if turn is not None else \
+                float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
+            if pen1 > pen0 + 1e-6 * size:
                 out.append((a, b, leg.side, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
                             f"{1e3 * unit * pen0:.1f} mm)"))
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
-            elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
+            elif held[b] > held[a]:  # a lock of its own that slides more (a
                 # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
                 half = max(1, nb // 2)
                 d0, d1 = _drift((pos0, W[:, :, :3, 3]), runs_of, a, b, horiz, half)
