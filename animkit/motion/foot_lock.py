@@ -389,14 +389,18 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
         # per leg once, read per stretch on Python floats (the same values: a max is exact, a slice of the
         # differences is the differences of the slice): how far under the ground each frame's foot goes, as given
         # and now (NaN: no surface there), the knee's change from the frame before, and the frames held so far
-        under0, under1 = (ground - low0[:, j]).tolist(), (ground - low[:, j]).tolist()
-        turn = np.abs(np.diff(knee[:, j]))
-        turn = turn.tolist() if not np.isnan(turn).any() else None  # NaN: np.max's own carrying of it, per stretch
+        unders = [ground - low0[:, j], ground - low[:, j]]
+        lists = [None if np.isnan(x).any() else x.tolist() for x in unders]  # NaN: np.nanmax per stretch
+        change = np.abs(np.diff(knee[:, j]))
+        turn = change.tolist() if not np.isnan(change).any() else None  # NaN: np.max's own carrying of it, per stretch
         held = np.concatenate([[0], np.cumsum(masks[leg.side][0] | masks[leg.side][1])]).tolist()
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
-            pen0 = max(0.0, max((v for v in under0[a:b] if v == v), default=-np.inf))  # np.nanmax's, NaN skipped
-            pen1 = max(0.0, max((v for v in under1[a:b] if v == v), default=-np.inf))
+            l0, l1 = lists
+            pen0 = max(0.0, max(l0[a:b], default=-np.inf) if l0 is not None else
+                       float(np.nanmax(unders[0][a:b], initial=-np.inf)))
+            pen1 = max(0.0, max(l1[a:b], default=-np.inf) if l1 is not None else
+                       float(np.nanmax(unders[1][a:b], initial=-np.inf)))
             pop0 = clip_pop
             pop1 = max(turn[a:b - 1], default=0.0) if turn is not None else \
                 float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
