@@ -192,7 +192,6 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     return out, w, Q, src
 
 
-
 @dataclass(frozen=True, eq=False)
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
@@ -384,26 +383,16 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
             if moved[max(0, s - nb):e + nb].any():
                 runs.append((max(0, s - nb), min(len(P), e + nb)))
         runs += _intervals(moved & ~win)
-        if not runs:
-            continue
-        # per leg once, read per stretch on Python floats (the same values: a max is exact, a slice of the
-        # differences is the differences of the slice): how far under the ground each frame's foot goes, as given
-        # and now (NaN: no surface there), the knee's change from the frame before, and the frames held so far
-        unders = [ground - low0[:, j], ground - low[:, j]]
-        lists = [None if np.isnan(x).any() else x.tolist() for x in unders]  # NaN: np.nanmax per stretch
+        # per leg once, read per stretch (the same values: a max is exact, a slice of the differences is the
+        # differences of the slice): how far under the ground each frame's foot goes as given and now, NaN (no
+        # surface there) as -inf (np.nanmax skips it), the knee's change from the frame before, the frames held so far
+        deep = [np.where(np.isnan(x), -np.inf, x).tolist() for x in (ground - low0[:, j], ground - low[:, j])]
         change = np.abs(np.diff(knee[:, j]))
-        turn = change.tolist() if not np.isnan(change).any() else None  # NaN: np.max's own carrying of it, per stretch
         held = np.concatenate([[0], np.cumsum(masks[leg.side][0] | masks[leg.side][1])]).tolist()
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
-            l0, l1 = lists
-            pen0 = max(0.0, max(l0[a:b], default=-np.inf) if l0 is not None else
-                       float(np.nanmax(unders[0][a:b], initial=-np.inf)))
-            pen1 = max(0.0, max(l1[a:b], default=-np.inf) if l1 is not None else
-                       float(np.nanmax(unders[1][a:b], initial=-np.inf)))
-            pop0 = clip_pop
-            pop1 = max(turn[a:b - 1], default=0.0) if turn is not None else \
-                float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
+            pen0, pen1 = max(0.0, max(deep[0][a:b], default=-np.inf)), max(0.0, max(deep[1][a:b], default=-np.inf))
+            pop0, pop1 = clip_pop, float(change[a:b - 1].max(initial=0.0))
             if pen1 > pen0 + 1e-6 * size:
                 out.append((a, b, leg.side, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
                             f"{1e3 * unit * pen0:.1f} mm)"))
