@@ -973,55 +973,61 @@ static PyObject *retarget_turns(PyObject *self, PyObject *args) {
     }
     const double *W = b[0].buf, *K = b[3].buf, *d = b[4].buf;
     double *out = b[5].buf;
-    int good = 1;
-    Py_ssize_t n = B * F;
+    int good = 1, again = 0, far = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) { /* polar_turns' start: A / cbrt(det A), the stack bone-major */
-        const double *a = W + (F ? ((i % F) * N + src[i / F]) * 16 : 0), *r1 = a + 4, *r2 = a + 8;
-        double dt = a[0] * (r1[1] * r2[2] - r1[2] * r2[1]) + a[1] * (r1[2] * r2[0] - r1[0] * r2[2]) +
-                    a[2] * (r1[0] * r2[1] - r1[1] * r2[0]);
-        if (!(dt > 0)) good = 0;
-        double c = cbrt(dt > 0 ? dt : 1.0);
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 3; k++) out[i * 9 + r * 3 + k] = a[r * 4 + k] / c;
-    }
-    for (int step = 0; good && step < 4; step++) { /* Newton-Schulz over the stack, as polar_turns steps */
-        int again = 0, far = 0;
-        double e[9], err;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            polar_e(out + i * 9, e, &err);
+    /* polar_turns' start, A / cbrt(det A), and its first check, frame by frame (a frame's rows of W read together:
+     * bone by bone would touch a new line of W for every frame); out stays bone-major */
+    for (Py_ssize_t f = 0; f < F; f++)
+        for (Py_ssize_t j = 0; j < B; j++) {
+            const double *a = W + (f * N + src[j]) * 16, *r1 = a + 4, *r2 = a + 8;
+            double *o = out + (j * F + f) * 9, e[9], err;
+            double dt = a[0] * (r1[1] * r2[2] - r1[2] * r2[1]) + a[1] * (r1[2] * r2[0] - r1[0] * r2[2]) +
+                        a[2] * (r1[0] * r2[1] - r1[1] * r2[0]);
+            if (!(dt > 0)) good = 0;
+            double c = cbrt(dt > 0 ? dt : 1.0);
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < 3; k++) o[r * 3 + k] = a[r * 4 + k] / c;
+            polar_e(o, e, &err);
             if (err > 1e-12 && err < 0.1) again = 1;
             if (!(err <= 1e-9)) far = 1;
         }
+    /* Newton-Schulz over the stack, as polar_turns steps (while any matrix needs one, at most 3 steps): a step's
+     * update and the next step's check in one pass */
+    for (int step = 0; good; step++) {
         if (step == 3 || !again) {
             if (far) good = 0; /* rotation_part takes the SVD there */
             break;
         }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            double *r = out + i * 9, t[9];
+        again = 0;
+        far = 0;
+        for (Py_ssize_t i = 0; i < B * F; i++) {
+            double *r = out + i * 9, t[9], e[9], err;
             polar_e(r, e, &err);
             for (int p = 0; p < 3; p++)
                 for (int k = 0; k < 3; k++) t[p * 3 + k] = r[p * 3] * e[k] + r[p * 3 + 1] * e[3 + k] + r[p * 3 + 2] * e[6 + k];
             for (int k = 0; k < 9; k++) r[k] = r[k] - 0.5 * t[k];
+            polar_e(r, e, &err);
+            if (err > 1e-12 && err < 0.1) again = 1;
+            if (!(err <= 1e-9)) far = 1;
         }
     }
-    for (Py_ssize_t i = 0; good && i < n; i++) {
-        Py_ssize_t j = i / F, f = i % F;
-        double *o = out + i * 9, P[9], R[9], T[9], u[3], w[3];
-        const double *m = K + j * 9;
-        memcpy(P, o, sizeof P);
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) R[r * 3 + c] = P[r * 3] * m[c] + P[r * 3 + 1] * m[3 + c] + P[r * 3 + 2] * m[6 + c];
-        if (child[j] < 0) { memcpy(o, R, sizeof R); continue; }
-        const double *dj = d + j * 3, *pc = W + (f * N + child[j]) * 16, *ps = W + (f * N + src[j]) * 16;
-        for (int r = 0; r < 3; r++) {
-            u[r] = R[r * 3] * dj[0] + R[r * 3 + 1] * dj[1] + R[r * 3 + 2] * dj[2];
-            w[r] = pc[r * 4 + 3] - ps[r * 4 + 3];
+    for (Py_ssize_t f = 0; good && f < F; f++)
+        for (Py_ssize_t j = 0; j < B; j++) {
+            double *o = out + (j * F + f) * 9, P[9], R[9], T[9], u[3], w[3];
+            const double *m = K + j * 9;
+            memcpy(P, o, sizeof P);
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) R[r * 3 + c] = P[r * 3] * m[c] + P[r * 3 + 1] * m[3 + c] + P[r * 3 + 2] * m[6 + c];
+            if (child[j] < 0) { memcpy(o, R, sizeof R); continue; }
+            const double *dj = d + j * 3, *pc = W + (f * N + child[j]) * 16, *ps = W + (f * N + src[j]) * 16;
+            for (int r = 0; r < 3; r++) {
+                u[r] = R[r * 3] * dj[0] + R[r * 3 + 1] * dj[1] + R[r * 3 + 2] * dj[2];
+                w[r] = pc[r * 4 + 3] - ps[r * 4 + 3];
+            }
+            aligning(u, w, T);
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) o[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
         }
-        aligning(u, w, T);
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) o[r * 3 + c] = T[r * 3] * R[c] + T[r * 3 + 1] * R[3 + c] + T[r * 3 + 2] * R[6 + c];
-    }
     Py_END_ALLOW_THREADS
     for (int k = 0; k < 6; k++) PyBuffer_Release(&b[k]);
     return PyLong_FromLong(good);

@@ -105,10 +105,13 @@ def test_retarget_turns_kernel_is_the_numpy_pass(source: str, target: str) -> No
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["turns", "scaled", "opposite", "zero", "reflected", "far"]))
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["turns", "scaled", "opposite", "zero", "reflected", "far",
+                                                   "sheared"]))
 def test_retarget_turns_kernel_edge_cases(seed: int, kind: str) -> None:
     """Constructed stacks: scaled turns, a bone's direction opposite its source's (the half turn), a zero direction
-    (I), and matrices whose polar factor needs the SVD (a reflection, a shear: the kernel declines, NumPy runs)."""
+    (I), matrices a little off a turn (a shear of 1e-7 to 1e-3: the Newton-Schulz steps run, over the whole stack as
+    the reference steps it), and matrices whose polar factor needs the SVD (a reflection, a shear: the kernel
+    declines, NumPy runs)."""
     from animkit.motion import retarget_drive as rd
 
     rng = np.random.default_rng(seed)
@@ -138,6 +141,8 @@ def test_retarget_turns_kernel_edge_cases(seed: int, kind: str) -> None:
         W[rng.integers(F), rng.integers(3), :3, :3] *= -1.0
     if kind == "far":
         W[rng.integers(F), rng.integers(3), 0, 1] += 0.5
+    if kind == "sheared":  # some frames' sources off a turn: every matrix of the stack takes the same steps
+        W[rng.integers(F, size=3), rng.integers(3, size=3), 0, 1] += 10.0 ** rng.uniform(-7, -3, 3)
     got = rd.bone_turns_compiled(W, src, child, K, d)
     want = rd.bone_turns_numpy(W, list(src), child, K, d)
     if kind in ("reflected", "far"):

@@ -192,7 +192,6 @@ def _goal(clip: Array, mask_heel: Bool, mask_toe: Bool, toe: Array, blend: int, 
     return out, w, Q, src
 
 
-
 @dataclass(frozen=True, eq=False)
 class _Judge:
     """The clip as given, as the never-worse checks read it: its poses and their world matrices, knee angles
@@ -364,7 +363,8 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
     low = _foot_lows(figure, W, legs, judge.surface, k)
     judge.seen["last"] = (W, low, knee)
     pos0 = judge.W0[:, :, :3, 3]
-    tiny = 1e-9 * figure.size()
+    size = figure.size()
+    tiny = 1e-9 * size
     clip_pop = float(np.abs(np.diff(knee0, axis=0)).max(initial=0.0))  # the clip's own largest knee change
     hip = judge.hip
     out: list[tuple[int, int, str, str]] = []
@@ -383,19 +383,23 @@ def _worse_stretches(judge: _Judge, P: Array, W: Array,
             if moved[max(0, s - nb):e + nb].any():
                 runs.append((max(0, s - nb), min(len(P), e + nb)))
         runs += _intervals(moved & ~win)
+        # per leg once, read per stretch (the same values: a max is exact, a slice of the differences is the
+        # differences of the slice): how far under the ground each frame's foot goes as given and now, NaN (no
+        # surface there) as -inf (np.nanmax skips it), the knee's change from the frame before, the frames held so far
+        deep = [np.where(np.isnan(x), -np.inf, x).tolist() for x in (ground - low0[:, j], ground - low[:, j])]
+        change = np.abs(np.diff(knee[:, j]))
+        held = np.concatenate([[0], np.cumsum(masks[leg.side][0] | masks[leg.side][1])]).tolist()
         for s, e in runs:
             a, b = max(0, s - 1), min(len(P), e + 1)
-            pen0 = max(0.0, float(np.nanmax(ground - low0[a:b, j], initial=-np.inf)))  # NaN: no surface there
-            pen1 = max(0.0, float(np.nanmax(ground - low[a:b, j], initial=-np.inf)))
-            pop0 = clip_pop
-            pop1 = float(np.abs(np.diff(knee[a:b, j])).max(initial=0.0))
-            if pen1 > pen0 + 1e-6 * figure.size():
+            pen0, pen1 = max(0.0, max(deep[0][a:b], default=-np.inf)), max(0.0, max(deep[1][a:b], default=-np.inf))
+            pop0, pop1 = clip_pop, float(change[a:b - 1].max(initial=0.0))
+            if pen1 > pen0 + 1e-6 * size:
                 out.append((a, b, leg.side, f"the foot would go {1e3 * unit * pen1:.1f} mm under the ground (as given "
                             f"{1e3 * unit * pen0:.1f} mm)"))
             elif pop1 > pop0 + 1e-6:
                 out.append((a, b, leg.side, f"the knee would change {np.degrees(pop1):.1f}° in a frame (as given "
                             f"at most {np.degrees(pop0):.1f}°)"))
-            elif (masks[leg.side][0] | masks[leg.side][1])[a:b].any():  # a lock of its own that slides more (a
+            elif held[b] > held[a]:  # a lock of its own that slides more (a
                 # leg the pelvis moved, holding no lock, is judged by its surface and knee only)
                 half = max(1, nb // 2)
                 d0, d1 = _drift((pos0, W[:, :, :3, 3]), runs_of, a, b, horiz, half)

@@ -409,7 +409,6 @@ def _nearest_turns(new: Array, old: Array) -> Array:
     return old + (new - old + np.pi) % (2 * np.pi) - np.pi
 
 
-
 def _hips(figure: Figure) -> str:
     """The first node (traversal order) whose joint translates: the node root motion moves."""
     for arc in figure.arcs():
@@ -570,7 +569,9 @@ def _carried_world(figure: Figure, P: Array, W: Array) -> Array:
         return _world_like(figure, P, W)
     out = W.copy()
     move = Wh[:, :3, 3] - W[:, h, :3, 3]
-    out[:, :, :3, 3][:, descendants(figure, hips)] += move[:, None]  # every node at once, each entry the same sum
+    below = descendants(figure, hips)  # a run of nodes (every rig's hips): a strided view, no gather and scatter
+    run = slice(below[0], below[-1] + 1) if below[-1] + 1 - below[0] == len(below) else below
+    out[:, :, :3, 3][:, run] += move[:, None]  # every node at once, each entry the same sum
     out[:, h] = Wh
     return out
 

@@ -20,7 +20,7 @@ from animkit import jit
 from animkit.model.figure import Figure
 from animkit.model.fk import world_batch
 from animkit.model.graph import Arc
-from animkit.model.joints import Joint
+from animkit.model.joints import Dof, Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
 from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
 from animkit.recent import Recent
@@ -47,11 +47,9 @@ def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array
     R · R_L · a lies along ±n, n = d × d_child (the sign the hinge's limits bend to), weighted by the bend
     (nothing for a straight limb, whose plane is undefined; fully from 20° of bend on). Other joints: R as is.
     """
-    joint = child_arc.joint
-    rev = [dof for dof in joint.dofs if dof.revolute]
-    if len(rev) != 1 or joint.dof_count != 1:
+    dof = _hinge_dof(child_arc)
+    if dof is None:
         return R
-    dof = rev[0]
     mid = 0.5 * (max(dof.lower, -np.pi) + min(dof.upper, np.pi))
     u = d / np.linalg.norm(d, axis=1, keepdims=True)
     n = np.cross(u, want_child)
@@ -66,6 +64,12 @@ def _hinge_twist(child_arc: Arc, R: Array, d: Array, want_child: Array) -> Array
     phi = np.arctan2(np.einsum("fi,fi->f", np.cross(a, n), u), np.einsum("fi,fi->f", a, n))
     x = np.clip(sin_bend / np.sin(np.radians(20.0)), 0.0, 1.0)
     return matrix_about_axis(u, phi * x * x * (3 - 2 * x)) @ R
+
+
+def _hinge_dof(arc: Arc) -> Dof | None:
+    """The one revolute DOF of a hinge joint (a joint of that DOF alone) on ``arc``; None for any other joint."""
+    joint = arc.joint
+    return joint.dofs[0] if joint.dof_count == 1 and joint.dofs[0].revolute else None
 
 
 def _unwrap_into_limits(values: Array, lower: Array, upper: Array) -> Array:
@@ -372,7 +376,8 @@ def _turns(target: Figure, driven: Mapping[int, _Bone], Ws: Array, Ws0: Array, R
     for i in (i for i in order if driven[i].child_source >= 0):
         child_bone = driven.get(driven[i].child_target)
         if child_bone is not None and child_bone.child_source >= 0 \
-                and target.parent_of(names[child_bone.target]) == names[i]:
+                and target.parent_of(names[child_bone.target]) == names[i] \
+                and _hinge_dof(target.arcs()[child_bone.target]) is not None:  # (other joints: R as is)
             want = Ws[:, driven[i].child_source, :3, 3] - Ws[:, driven[i].source, :3, 3]
             out[i] = _hinge_twist(target.arcs()[child_bone.target], out[i], want,
                                   Ws[:, child_bone.child_source, :3, 3] - Ws[:, child_bone.source, :3, 3])
