@@ -68,10 +68,16 @@ def _session_alive(sid: int) -> list[int]:
     return alive
 
 
+def _default_sigint() -> None:
+    """The command starts with SIGINT's default action, as from a terminal: a test run started in the background
+    (``pytest … &``) ignores SIGINT, the command would inherit that and never see the signal the test sends."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _run_and_kill(args: list[str], out: Path, sig: int, ready) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     proc = subprocess.Popen([sys.executable, "-m", "animkit", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 300  # a cold numba cache on a loaded machine: minutes to the first frame
     while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -17,6 +17,7 @@ from animkit.model.geometry import Box
 from animkit.model.humanoid import match_figure
 from animkit.model.joints import ball, hinge
 from animkit.motion.reach import compare
+from animkit.motion.reach_rigs import reaching_scene
 from animkit.motion.reach_surface import hand_distance, hand_site, nearest_on_triangles, site_figure
 
 DATA = Path(__file__).parent / "data"
@@ -175,7 +176,9 @@ def test_rigged_figures_torso_label_is_the_surface_distance() -> None:
     target = np.array([-0.25, 0.45, 0.35])
     c = compare(scene, effector="hand_r", target=target, chains=["torso"], solvers=["natural"], quiet=True)
     (p,) = c.panels
-    tri = _hand_triangles(scene, scene.figure.effector("hand_r"), p.poses[-1])
+    reached, _ = reaching_scene(scene)  # the scene whose figure the poses are for (Comparison.figure)
+    assert c.figure is not None and reached.figure.dof_names == c.figure.dof_names
+    tri = _hand_triangles(reached, reached.figure.effector("hand_r"), p.poses[-1])
     d = min(oracle_distance(target, t) for t in tri)
     assert p.clip_surface_error == pytest.approx(d, abs=1e-9)
     label = panel_label(p)
