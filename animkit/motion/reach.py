@@ -432,9 +432,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     :class:`~animkit.ik.natural.Priors` is used as given. Without ``solvers`` (and none in the scene) every set gets
     one panel: ``"natural"`` when there are priors (True and the scene has them, or given) or, with ``priors`` True,
     the figure stands as a matched humanoid (:func:`~animkit.ik.stance.natural_by_default`: a glTF, BVH or FBX
-    character whose frames are rigid), else LM; False or None leaves the priors out. Natural panels of a scene without priors take
-    :func:`~animkit.ik.stance.stance_priors` (a matched humanoid's feet planted). ``solvers=["natural", "lm",
-    "fabrik"]`` puts the natural reach beside plain ones.
+    character whose frames are rigid), else LM; False or None leaves the priors out. Natural panels of a scene
+    without priors take :func:`~animkit.ik.stance.stance_priors` (a matched humanoid's feet planted).
+    ``solvers=["natural", "lm", "fabrik"]`` puts the natural reach beside plain ones.
 
     A matched humanoid whose hips never translate in its file is reached on
     :func:`~animkit.motion.reach_rigs.reaching_figure` (its hips given translation DOFs, so the knees can bend over
