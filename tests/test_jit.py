@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -10,6 +13,18 @@ from animkit.ik import lm_jit
 from animkit.io.bvh import parse_bvh
 
 pytestmark = pytest.mark.skipif(not jit.enabled(), reason="numba is not importable (or ANIMKIT_JIT=0)")
+
+
+@contextlib.contextmanager
+def _as_kernel(name: str, **options: bool) -> Iterator[jit.Kernel]:
+    """This module's function ``name`` bound as a kernel while the block runs (a kernel that calls it finds it by
+    that name), then the plain function again."""
+    plain = globals()[name]
+    globals()[name] = kernel = jit.kernel(plain, **options)
+    try:
+        yield kernel
+    finally:
+        globals()[name] = plain
 
 
 def _double(x: float) -> float:
@@ -21,19 +36,14 @@ def _twice_plus_one(x: float) -> float:
 
 
 def test_a_kernel_calls_the_kernels_it_names_and_leaves_its_module_alone() -> None:
-    global _double
-    plain = _double
-    _double = jit.kernel(plain)
-    try:
-        k = jit.kernel(_twice_plus_one, calls=(_double,))
+    with _as_kernel("_double") as double:
+        k = jit.kernel(_twice_plus_one, calls=(double,))
         assert k is not None and k(3.0) == 7.0
-        assert isinstance(_double, jit.Kernel)  # still the wrapper: the module's name was not rebound
+        assert globals()["_double"] is double  # still the wrapper: the module's name was not rebound
         unnamed = jit.kernel(_twice_plus_one)
         assert unnamed is not None
         with pytest.raises(RuntimeError, match="calls kernel _double: list it in calls="):
             unnamed(3.0)
-    finally:
-        _double = plain
 
 
 def _scaled(x: float, k: int) -> float:
@@ -50,15 +60,10 @@ def test_a_kernel_called_with_constants_compiles_once_for_their_type(monkeypatch
     import numba
 
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", str(tmp_path))  # an empty cache: the caller compiles
-    global _scaled
-    plain = _scaled
-    _scaled = jit.kernel(plain)
-    try:
-        k = jit.kernel(_scaled_by_constants, calls=(_scaled,))
+    with _as_kernel("_scaled") as scaled:
+        k = jit.kernel(_scaled_by_constants, calls=(scaled,))
         assert k is not None and k(1.5) == 7.5
-        assert [tuple(map(str, sig)) for sig in _scaled.inner().signatures] == [("float64", "int64")]
-    finally:
-        _scaled = plain
+        assert [tuple(map(str, sig)) for sig in scaled.inner().signatures] == [("float64", "int64")]
 
 
 def _row_sums(A: np.ndarray, out: np.ndarray) -> None:
@@ -82,21 +87,16 @@ def _sums_many(A: np.ndarray, times: int) -> np.ndarray:
 def test_a_helper_without_reference_counts_runs_inside_a_counting_kernel() -> None:
     """kernel(refcounts=False): the copy other kernels call is compiled with numba's ``_nrt`` off; the one Python
     calls keeps it (it boxes arrays). Called 10⁴ times from a kernel that allocates, it leaves every array whole."""
-    global _row_sums
-    plain = _row_sums
-    _row_sums = jit.kernel(plain, refcounts=False)
-    try:
-        k = jit.kernel(_sums_many, calls=(_row_sums,))
-        assert k is not None and isinstance(_row_sums, jit.Kernel)
+    with _as_kernel("_row_sums", refcounts=False) as row_sums:
+        k = jit.kernel(_sums_many, calls=(row_sums,))
+        assert k is not None and isinstance(row_sums, jit.Kernel)
         A = np.arange(12.0).reshape(3, 4)
         np.testing.assert_array_equal(k(A, 10_000), 10_000 * A.sum(axis=1))
-        assert _row_sums.inner().targetoptions["_nrt"] is False
-        assert "_nrt" not in _row_sums.compiled().targetoptions  # the entry from Python: numba's default
+        assert row_sums.inner().targetoptions["_nrt"] is False
+        assert "_nrt" not in row_sums.compiled().targetoptions  # the entry from Python: numba's default
         out = np.empty(3)
-        _row_sums(A, out)
+        row_sums(A, out)
         np.testing.assert_array_equal(out, A.sum(axis=1))
-    finally:
-        _row_sums = plain
 
 
 def _copy_into(out: np.ndarray, a: np.ndarray) -> np.ndarray:
