@@ -28,6 +28,7 @@ from animkit.model.joints import ball, custom, free, hinge, slider
 from animkit.model.transforms import matrix_from_quaternion, quaternion_from_axis_angle
 from animkit.scene import Scene
 
+from .cli_helpers import run_cli
 from .conftest import DATA, ROOT, SCENES
 
 pygltflib = pytest.importorskip("pygltflib")
@@ -517,19 +518,15 @@ def test_slider_and_hinge_keys_are_exact_between_keys(tmp_path_factory, values, 
 # --- the command line -----------------------------------------------------------------------------------
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["python", "-m", "animkit", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
-
-
 def test_convert_toml_and_bvh_to_gltf(tmp_path) -> None:
     out = tmp_path / "walk.glb"
-    r = _cli("convert", str(SCENES / "walk.toml"), str(out))
+    r = run_cli("convert", str(SCENES / "walk.toml"), str(out))
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stdout
     sc = animkit.load(SCENES / "walk.toml")
     check_against_figure(out, sc, list(sc.clips.values()))
     out2 = tmp_path / "walk.gltf"
-    r = _cli("convert", str(DATA / "cmu_02_01_walk.bvh"), str(out2), "--buffers", "embedded")
+    r = run_cli("convert", str(DATA / "cmu_02_01_walk.bvh"), str(out2), "--buffers", "embedded")
     assert r.returncode == 0, r.stderr
     assert "sampled at the clip's 120 fps frames" in r.stderr  # BVH's Euler frames: said, not hidden
     assert not (tmp_path / "walk.bin").exists()
@@ -537,20 +534,20 @@ def test_convert_toml_and_bvh_to_gltf(tmp_path) -> None:
 
 
 def test_convert_refuses_what_the_target_cannot_hold(tmp_path) -> None:
-    r = _cli("convert", str(SCENES / "humanoid.toml"), str(tmp_path / "x.obj"))
+    r = run_cli("convert", str(SCENES / "humanoid.toml"), str(tmp_path / "x.obj"))
     assert r.returncode == 2 and "output file type" in r.stderr and len(r.stderr.splitlines()) == 1
     wave = animkit.load(SCENES / "wave.toml")
     two = tmp_path / "two.toml"
     animkit.save(two, wave, dataclasses.replace(wave.clip(), name="again"))
-    r = _cli("convert", str(two), str(tmp_path / "two.bvh"))
+    r = run_cli("convert", str(two), str(tmp_path / "two.bvh"))
     assert r.returncode == 2 and "BVH file holds one: pick one with --clip" in r.stderr, r.stderr
-    r = _cli("convert", str(two), str(tmp_path / "two.bvh"), "--clip", "again")
+    r = run_cli("convert", str(two), str(tmp_path / "two.bvh"), "--clip", "again")
     assert r.returncode == 0, r.stderr
-    r = _cli("convert", str(DATA / "franka_panda.urdf"), str(tmp_path / "panda.bvh"))
+    r = run_cli("convert", str(DATA / "franka_panda.urdf"), str(tmp_path / "panda.bvh"))
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) <= 2, r.stderr  # a warning + one error line
     assert not (tmp_path / "panda.bvh").exists()
     for target in ("cesium.bvh", "cesium.toml"):  # a character's skinned mesh has no place in BVH or TOML
-        r = _cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / target))
+        r = run_cli("convert", str(DATA / "CesiumMan.glb"), str(tmp_path / target))
         assert r.returncode == 2 and "holds no meshes; convert it to .glb or .gltf" in r.stderr, r.stderr
         assert not (tmp_path / target).exists()
 
@@ -559,10 +556,10 @@ def test_bvh_to_glb_to_bvh_keeps_the_motion(tmp_path) -> None:
     """BVH → .glb → BVH (the skeleton only): the frame count, the frame time (CMU's 0.0083333 s, 120.0048 fps, not
     rounded to 120), every channel's value at every frame and every joint's world position survive."""
     glb, bvh = tmp_path / "walk.glb", tmp_path / "walk.bvh"
-    assert _cli("convert", str(DATA / "cmu_02_01_walk.bvh"), str(glb)).returncode == 0
-    r = _cli("convert", str(glb), str(bvh))
+    assert run_cli("convert", str(DATA / "cmu_02_01_walk.bvh"), str(glb)).returncode == 0
+    r = run_cli("convert", str(glb), str(bvh))
     assert r.returncode == 2 and "--no-meshes" in r.stderr  # the drawn mesh came along: said, not dropped
-    r = _cli("convert", str(glb), str(bvh), "--no-meshes")
+    r = run_cli("convert", str(glb), str(bvh), "--no-meshes")
     assert r.returncode == 0, r.stderr
     text = bvh.read_text()
     assert "\nFrames: 344\n" in text  # as in the source file
@@ -587,7 +584,7 @@ def test_glb_to_toml_keeps_the_figure_and_its_clips(tmp_path, name) -> None:
     to TOML as `kind = "custom"` joints; read back, every node's world matrix equals the glTF's to 1e-9 of the
     figure's size at every frame of every clip and between frames, and the rig (rotation-DOF chains) survives."""
     out = tmp_path / "x.toml"
-    r = _cli("convert", str(DATA / name), str(out), "--no-meshes")
+    r = run_cli("convert", str(DATA / name), str(out), "--no-meshes")
     assert r.returncode == 0, r.stderr
     a, b = animkit.load(DATA / name), animkit.load(out)
     customs = [j for j in a.figure.joint_names if a.figure.joint(j).kind == "custom"]
@@ -610,13 +607,13 @@ def test_glb_to_toml_keeps_the_figure_and_its_clips(tmp_path, name) -> None:
 
 def test_reach_and_compare_save_gltf(tmp_path) -> None:
     glb = tmp_path / "reach.glb"
-    r = _cli("reach", str(SCENES / "humanoid.toml"), "--chain", "arm", "--duration", "0.3", "--hold", "0",
+    r = run_cli("reach", str(SCENES / "humanoid.toml"), "--chain", "arm", "--duration", "0.3", "--hold", "0",
              "-o", str(tmp_path / "reach.gif"), "--size", "48x36", "-q", "--save", str(glb))
     assert r.returncode == 0, r.stderr
     dec = Decoded(glb)
     assert [a.name for a in dec.gltf.animations] == ["reach"]
     cmp = tmp_path / "compare.glb"
-    r = _cli("compare", str(SCENES / "humanoid.toml"), "--chains", "arm,torso", "--duration", "0.3", "--hold", "0",
+    r = run_cli("compare", str(SCENES / "humanoid.toml"), "--chains", "arm,torso", "--duration", "0.3", "--hold", "0",
              "-o", str(tmp_path / "cmp.gif"), "--size", "48x36", "-q", "--save", str(cmp))
     assert r.returncode == 0, r.stderr
     assert [a.name for a in Decoded(cmp).gltf.animations] == ["arm", "torso"]
