@@ -24,6 +24,8 @@ from animkit.errors import AnimkitError, ParseError
 from animkit.io import fbx
 from animkit.model.chains import dof_indices
 
+from .cli_helpers import run_cli
+
 pytest.importorskip("ufbx", reason="ufbx (animkit[fbx]) is not installed")
 
 DATA = Path(__file__).parent / "data" / "fbx"
@@ -280,10 +282,9 @@ def test_cli_compare_effector_hand_r_reaches_with_the_right_arm(tmp_path, cm) ->
     target = fig.world_positions(pose)[0, k]
     assert np.linalg.norm(target - start) > 0.1 * fig.size()
     js = tmp_path / "m.json"
-    r = subprocess.run([sys.executable, "-m", "animkit", "compare", str(DATA / "mixamo_yup_cm.fbx"), "--effector",
-                        "hand_r", "--target", ",".join(f"{v:.6f}" for v in target), "--duration", "0.2", "--hold",
-                        "0", "--fps", "10", "--size", "64x64", "-o", str(tmp_path / "c.gif"), "--json", str(js),
-                        "-q"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    r = run_cli("compare", str(DATA / "mixamo_yup_cm.fbx"), "--effector", "hand_r", "--target",
+                ",".join(f"{v:.6f}" for v in target), "--duration", "0.2", "--hold", "0", "--fps", "10", "--size",
+                "64x64", "-o", str(tmp_path / "c.gif"), "--json", str(js), "-q")
     assert r.returncode == 0, r.stderr
     panels = json.loads(js.read_text())["panels"]
     # the rig's chains through the right hand (the whole body's with its feet planted)

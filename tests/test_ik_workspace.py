@@ -6,8 +6,6 @@ fit in the wrist's shell). And the CLI draws the clouds."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,6 +15,7 @@ from animkit.ik.workspace import workspace
 from animkit.model.figure import Figure
 from animkit.model.joints import ball
 
+from .cli_helpers import run_cli
 from .ik_helpers import SCENES
 
 L1, L2, L3 = 1.0, 0.6, 0.2
@@ -63,17 +62,15 @@ def test_bad_input():
 
 def test_cli_draws_the_clouds(tmp_path):
     out = tmp_path / "ws.png"
-    run = subprocess.run([sys.executable, "-m", "animkit", "workspace", str(SCENES / "humanoid.toml"), "--chains",
-                          "arm,torso", "--points", "200", "--orientations", "0", "-o", str(out)],
-                         capture_output=True, text=True, timeout=600)
+    run = run_cli("workspace", str(SCENES / "humanoid.toml"), "--chains", "arm,torso", "--points", "200",
+                  "--orientations", "0", "-o", str(out))
     assert run.returncode == 0, run.stderr
     assert "arm" in run.stdout and "torso" in run.stdout
     from PIL import Image
 
     img = np.asarray(Image.open(out))
     assert img.shape[2] == 3 and (np.abs(img.astype(int) - [89, 153, 242]).sum(axis=2) < 60).sum() > 50  # blue dots
-    bad = subprocess.run([sys.executable, "-m", "animkit", "workspace", str(SCENES / "humanoid.toml"), "--chains",
-                          "arms", "-o", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=600)
+    bad = run_cli("workspace", str(SCENES / "humanoid.toml"), "--chains", "arms", "-o", str(tmp_path / "x.png"))
     assert bad.returncode == 2 and "arm" in bad.stderr
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from animkit.motion.reach import (
     smoothstep,
 )
 
+from .cli_helpers import run_cli
 from .conftest import ROOT, SCENES
 
 
@@ -150,13 +149,9 @@ def test_bad_reach_input_is_an_ik_error(humanoid) -> None:
         compare(humanoid, chains=["legs"])
 
 
-def _cli(*args: str):
-    return subprocess.run([sys.executable, "-m", "animkit", *args], capture_output=True, text=True, cwd=ROOT)
-
-
 def test_cli_compare_writes_panels_table_and_json(tmp_path) -> None:
     gif, js = tmp_path / "c.gif", tmp_path / "m.json"
-    r = _cli("compare", "scenes/humanoid.toml", "-o", str(gif), "--json", str(js), "--size", "96x96",
+    r = run_cli("compare", "scenes/humanoid.toml", "-o", str(gif), "--json", str(js), "--size", "96x96",
              "--duration", "0.5", "--hold", "0", "--fps", "10", "-q")
     assert r.returncode == 0, r.stderr
     assert "arm" in r.stdout and "hips-up" in r.stdout and "reached" in r.stdout
@@ -177,14 +172,14 @@ def test_cli_compare_writes_panels_table_and_json(tmp_path) -> None:
 
 def test_cli_reach_and_errors(tmp_path) -> None:
     out = tmp_path / "r.gif"
-    r = _cli("reach", "scenes/three_axis_arm.toml", "--target", "0.5,0.5,1.5", "--chain", "arm", "-o", str(out),
+    r = run_cli("reach", "scenes/three_axis_arm.toml", "--target", "0.5,0.5,1.5", "--chain", "arm", "-o", str(out),
              "--size", "64x64", "--duration", "0.3", "--hold", "0", "-q", "--save", str(tmp_path / "r.toml"))
     assert r.returncode == 0, r.stderr
     assert out.exists() and (tmp_path / "r.toml").exists()
     for bad in (["reach", "scenes/three_axis_arm.toml", "--target", "1,2", "-o", str(tmp_path / "x.gif")],
                 ["reach", "scenes/three_axis_arm.toml", "--chain", "legs", "-o", str(tmp_path / "x.gif")],
                 ["compare", "scenes/humanoid.toml", "--solvers", "magic", "-o", str(tmp_path / "x.gif")]):
-        r = _cli(*bad)
+        r = run_cli(*bad)
         assert r.returncode == 2, (bad, r.stderr)
         assert r.stderr.count("animkit: error") == 1 and "Traceback" not in r.stderr
     assert not (tmp_path / "x.gif").exists()
@@ -193,7 +188,7 @@ def test_cli_reach_and_errors(tmp_path) -> None:
 def test_cli_target_with_a_negative_first_component(tmp_path) -> None:
     """``--target -0.5,0.5,1.5`` (no ``=``) is the vector, not an unknown option; the arm's hand ends on it."""
     out = tmp_path / "r.gif"
-    r = _cli("reach", "scenes/three_axis_arm.toml", "--target", "-0.5,0.5,1.5", "--chain", "arm", "-o", str(out),
+    r = run_cli("reach", "scenes/three_axis_arm.toml", "--target", "-0.5,0.5,1.5", "--chain", "arm", "-o", str(out),
              "--size", "64x64", "--duration", "0.3", "--hold", "0", "-q", "--save", str(tmp_path / "r.toml"))
     assert r.returncode == 0, r.stderr
     scene = animkit.load(tmp_path / "r.toml")

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -15,7 +12,8 @@ from animkit.render.frames import Panel, Style, clip_camera, frame_times, render
 from animkit.render.placed import figure_mesh, framing_points, place_vertices
 from animkit.scene import CameraSpec, Scene
 
-from .conftest import DATA, ROOT, SCENES
+from .cli_helpers import run_cli
+from .conftest import DATA, SCENES
 
 
 @pytest.fixture(scope="module")
@@ -126,20 +124,16 @@ def test_style_options_change_the_picture(arm) -> None:
     assert (plain != grid).any() and (plain != axes).any()
 
 
-def _cli(*args: str):
-    return subprocess.run([sys.executable, "-m", "animkit", *args], capture_output=True, text=True, cwd=ROOT)
-
-
 def test_cli_render_and_its_errors(tmp_path) -> None:
     out = tmp_path / "rest.png"
-    r = _cli("render", "scenes/humanoid.toml", "-o", str(out), "--size", "96x72", "-q")
+    r = run_cli("render", "scenes/humanoid.toml", "-o", str(out), "--size", "96x72", "-q")
     assert r.returncode == 0, r.stderr
     assert Image.open(out).size[0] > 0
     for bad in (["render", "scenes/humanoid.toml", "-o", str(tmp_path / "x.avi")],
                 ["render", "scenes/humanoid.toml", "-o", str(tmp_path / "x.gif"), "--size", "big"],
                 ["render", "scenes/none.toml", "-o", str(tmp_path / "x.gif")],
                 ["info", "scenes/none.bvh"]):
-        r = _cli(*bad)
+        r = run_cli(*bad)
         assert r.returncode == 2
         lines = [ln for ln in r.stderr.splitlines() if ln.startswith("animkit: error")]
         assert len(lines) == 1 and "Traceback" not in r.stderr
