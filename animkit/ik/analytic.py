@@ -247,8 +247,8 @@ def _turn_joint(model: ChainModel, q: Array, links: list[int], G: Array, fr, end
                 ) -> None:
     """Turn the frame after ``links`` by the world rotation G: exactly for a ball joint, else best effort."""
     order = "".join("xyz"[int(np.argmax(np.abs(model.axis[k])))] for k in links)
-    exact_axes = all(np.allclose(model.axis[k], np.eye(3)["xyz".index(order[i])]) for i, k in enumerate(links))
-    plain = all(np.allclose(model.H0[k], np.eye(4)) for k in links[1:])
+    exact_axes = np.allclose(model.axis[links], np.eye(3)[["xyz".index(c) for c in order]])
+    plain = np.allclose(model.H0[links[1:]], np.eye(4))
     if len(links) == 3 and order in _ORDERS and exact_axes and plain:
         R_after = fr.T[links[-1], 0, :3, :3]
         local = np.eye(3)
@@ -270,6 +270,9 @@ def _turn_joint(model: ChainModel, q: Array, links: list[int], G: Array, fr, end
         return
     # otherwise: a few coordinate sweeps on these DOFs, toward the goal point or the rotation G
     target_R = G @ fr.T[links[-1], 0, :3, :3]
+    if goal is None and plain:
+        _sweep_rotation(model, q, links, target_R, fr.T[links[-1], 0, :3, :3])
+        return
     for _ in range(8):
         for k in links[::-1]:
             f = _frames(model, q)
@@ -288,3 +291,27 @@ def _turn_joint(model: ChainModel, q: Array, links: list[int], G: Array, fr, end
                 phi = float(rotation_error(target_R, f.T[links[-1], 0, :3, :3]) @ a)
             q[k] = _nearest(model, k, q[k] + phi, q[k])
 
+
+
+def _sweep_rotation(model: ChainModel, q: Array, links: list[int], target_R: Array, R_after: Array) -> None:
+    """The sweeps of :func:`_turn_joint` toward a rotation, on joints with no offset between them: the frame after
+    them is R_before · Π_k exp(θ_k [a_k]_×) and DOF k's world axis R_before · Π_{j<k} exp(θ_j [a_j]_×) · a_k, so
+    each step reads them from the joint's own turns instead of the whole chain's forward kinematics."""
+    local = np.eye(3)
+    for k in links:
+        local = local @ _rot(model.axis[k], q[k])
+    R_before = R_after @ local.T
+    turns = {k: _rot(model.axis[k], q[k]) for k in links}
+    for _ in range(8):
+        for k in links[::-1]:
+            before_k = R_before.copy()
+            for j in links:
+                if j == k:
+                    break
+                before_k = before_k @ turns[j]
+            R_end = R_before
+            for j in links:
+                R_end = R_end @ turns[j]
+            phi = float(rotation_error(target_R, R_end) @ (before_k @ model.axis[k]))
+            q[k] = _nearest(model, k, q[k] + phi, q[k])
+            turns[k] = _rot(model.axis[k], q[k])
