@@ -5,8 +5,9 @@ own; :func:`stance_priors` gives it what the built-in humanoid's scene declares 
 feet planted (the rig's ``foot_l`` and ``foot_r`` effectors: :class:`~animkit.ik.tasks.Plant` keeps each foot's
 frame, and :class:`~animkit.ik.tasks.Balance` the centre of mass over them, wherever the movable set moves the
 legs) and a comfort pose with the knees bent :data:`KNEE_BEND` and the hips flexed :data:`HIP_FLEX` (the
-humanoid's ``preferred`` knee_s.rx = 40°, hip_s.rx = −10°: with it, a low reach shares its bend between the
-hips, knees and spine about as CMU 02_06's bend-scoop-reach does). The natural solver's weights are the
+humanoid's ``preferred`` knee_s.rx = 50°, hip_s.rx = −15°: with it, a low reach shares its bend between the
+hips, knees and spine about as CMU 02_06's bend-scoop-reach does, and lowers the head so that it pitches
+within a person's 45–55° on the README's main job). The natural solver's weights are the
 :class:`~animkit.ik.natural.Priors` defaults, unchanged. :func:`animkit.motion.reach.compare` takes these priors for
 a scene without ``[reach.priors]`` whose panels are natural (``solvers=["natural"]``, ``--solvers natural``; such a
 scene's panels are plain LM otherwise, which plants nothing).
@@ -38,9 +39,9 @@ __all__ = ["KNEE_BEND", "HIP_FLEX", "stance_priors", "comfort_bend", "stands", "
 Array = NDArray[np.float64]
 
 #: The comfort pose's knee flexion (the built-in humanoid's preferred knee_s.rx, radians).
-KNEE_BEND = math.radians(40.0)
-#: The comfort pose's hip flexion (the built-in humanoid's preferred hip_s.rx = −10°: the thigh forward).
-HIP_FLEX = math.radians(10.0)
+KNEE_BEND = math.radians(50.0)
+#: The comfort pose's hip flexion (the built-in humanoid's preferred hip_s.rx = −15°: the thigh forward).
+HIP_FLEX = math.radians(15.0)
 COS_25 = math.cos(math.radians(25.0))
 
 
