@@ -19,7 +19,15 @@ import pytest
 
 from animkit import load
 from animkit.ik.natural import Priors
-from animkit.ik.stance import HIP_FLEX, KNEE_BEND, SPINE_STIFFNESS, comfort_bend, spine_stiffness, stance_priors
+from animkit.ik.stance import (
+    HIP_FLEX,
+    KNEE_BEND,
+    PELVIS_STIFFNESS,
+    SPINE_STIFFNESS,
+    comfort_bend,
+    stance_priors,
+    trunk_stiffness,
+)
 from animkit.model.chains import dof_indices
 from animkit.model.humanoid import match_figure
 from animkit.motion.reach import chains_moving, compare
@@ -58,14 +66,26 @@ def test_a_matched_gltf_humanoid_has_a_whole_body_chain(figures, file: str) -> N
     assert chains_moving(fig, fig.effector("hand_r"))[-1] == "whole-body"
 
 
-def test_the_spine_stiffness_gives_back_the_humanoids_declared_one() -> None:
+def test_the_trunk_stiffness_gives_back_the_humanoids_declared_one() -> None:
     """On the built-in humanoid, the joints from the spine bone to the chest bone are its scene's spine and chest,
     and SPINE_STIFFNESS is the stiffness its scene declares for both (its per-axis 0.97 on the twist and side bend
     names DOFs a glTF rig's Euler angles do not share: not carried over)."""
     scene = load(ROOT / "scenes" / "humanoid.toml")
     declared = scene.reach.priors["stiffness"]
-    assert spine_stiffness(scene.figure) == {j: declared[j] for j in ("spine", "chest")}
-    assert set(spine_stiffness(scene.figure).values()) == {SPINE_STIFFNESS}
+    assert trunk_stiffness(scene.figure) == {j: declared[j] for j in ("spine", "chest")}
+    assert set(trunk_stiffness(scene.figure).values()) == {SPINE_STIFFNESS}
+
+
+def test_a_bvh_pelvis_bone_is_held_and_its_three_spine_joints_stiffened() -> None:
+    """CMU's BVH skeleton (the file's hierarchy: Hips → LHipJoint → LeftUpLeg, Hips → LowerBack → Spine → Spine1)
+    turns a pelvis bone between the hips and each thigh, which no muscle turns: those joints get PELVIS_STIFFNESS;
+    the three joints from its spine bone (LowerBack) to its chest bone (Spine1) SPINE_STIFFNESS, and nothing else
+    (the hip joints themselves, LeftUpLeg and RightUpLeg, stay free). A glTF rig with no such bone gets none."""
+    fig = load(ROOT / "animkit" / "examples" / "cmu_02_01_walk.bvh").figure
+    assert trunk_stiffness(fig) == {"LowerBack": SPINE_STIFFNESS, "Spine": SPINE_STIFFNESS, "Spine1": SPINE_STIFFNESS,
+                                    "LHipJoint": PELVIS_STIFFNESS, "RHipJoint": PELVIS_STIFFNESS}
+    rigged = load(DATA / "RiggedFigure.glb").figure
+    assert set(trunk_stiffness(rigged).values()) == {SPINE_STIFFNESS}
 
 
 def test_the_comfort_bend_gives_back_the_humanoids_declared_one() -> None:
@@ -209,7 +229,7 @@ def test_the_free_arm_hangs_while_the_whole_body_bends(low_reach, file: str) -> 
     has bent (:func:`animkit.motion.reach_measures.reach_measures`' free-arm angle, upper arm → hand against straight
     down; measured CesiumMan 33°, RiggedFigure 35°; before 57° and 56°: the rigs' spines, as free as their hips, twisted
     40–41° and bent 35° sideways, which carried the free shoulder over the belly, where the arm was held out of the
-    body; the spine is now as stiff as the built-in humanoid's, :func:`animkit.ik.stance.spine_stiffness`), and it
+    body; the spine is now as stiff as the built-in humanoid's, :func:`animkit.ik.stance.trunk_stiffness`), and it
     ends hanging within 25° (measured 16–17°). The trunk does bend: at least 40° from the hips to the neck."""
     fig, p = low_reach[file]
     m = p.measures
