@@ -267,8 +267,8 @@ def test_the_main_jobs_head_pitches_like_a_persons() -> None:
 def test_the_main_jobs_whole_body_head_pitches_like_a_persons() -> None:
     """The same on the main job's whole-body panel: the knees and hips take their share of the bend, so the head
     ends lower and the target less steeply below it, and the head pitches 45–55° down with the eyes carrying at
-    most their 30° (measured −54.3°, the eyes 29°; −55.8° with the comfort pose's knees at 40° and hips at 10°,
-    before: the eyes at their 30° and the head past the band), its ears level, under 200°/s, the gaze leading."""
+    most their 30° (measured −53.8°, the eyes 29°; before, with the comfort pose's knees at 40°: −55.8°, the eyes
+    at their 30° and the head past the band), its ears level, under 200°/s, the gaze leading."""
     m = _main_job("whole-body")
     assert -55.0 <= m.head_pitch_deg <= -45.0 and m.eyes_deg <= 30.0 + 0.5
     assert m.head_roll_deg <= 15.0 and m.head_speed_deg_per_s <= 200.0 and m.gaze_lead_s > 0

@@ -89,14 +89,14 @@ def test_a_bvh_pelvis_bone_is_held_and_its_three_spine_joints_stiffened() -> Non
 
 
 def test_the_comfort_bend_gives_back_the_humanoids_declared_one() -> None:
-    """On the built-in humanoid, turning the thigh 15° forward and the shin 50° back about the body's side axis reads
-    back as its scene's own ``preferred`` angles (hip_s.rx = −15°, knee_s.rx = 50°), exactly. (Before: no module.)"""
+    """On the built-in humanoid, turning the thigh 10° forward and the shin 50° back about the body's side axis reads
+    back as its scene's own ``preferred`` angles (hip_s.rx = −10°, knee_s.rx = 50°), exactly. (Before: no module.)"""
     scene = load(ROOT / "scenes" / "humanoid.toml")
     fig = scene.figure
     got = comfort_bend(fig)
     declared = scene.reach.priors["preferred"]
     assert declared["knee_r.rx"] == pytest.approx(math.radians(50.0))
-    assert declared["hip_r.rx"] == pytest.approx(math.radians(-15.0))
+    assert declared["hip_r.rx"] == pytest.approx(math.radians(-10.0))
     for s in "lr":
         for dof in (f"hip_{s}.rx", f"knee_{s}.rx"):
             assert got[dof] == pytest.approx(declared[dof], abs=1e-12), dof  # read in radians
@@ -107,8 +107,8 @@ def test_the_comfort_bend_gives_back_the_humanoids_declared_one() -> None:
 @pytest.mark.parametrize("file", RIGS)
 def test_the_comfort_bend_flexes_a_gltf_rigs_knees_and_hips(figures, file: str) -> None:
     """On a glTF rig (Euler angles in each node's own order and rest), the comfort pose measured from FK by the bend
-    measure: the knees flex KNEE_BEND (50°) to 0.1°, the hips HIP_FLEX (15°) to 0.2° (the measure reads the thigh's
-    line against the pelvis's up; the thighs lean 2–5° from it at rest, so a 15° swing reads a bit less), the
+    measure: the knees flex KNEE_BEND (50°) to 0.1°, the hips HIP_FLEX (10°) to 0.2° (the measure reads the thigh's
+    line against the pelvis's up; the thighs lean 2–5° from it at rest, so a 10° swing reads 9.9°), the
     spine 0."""
     fig = figures[file]
     P = np.tile(fig.rest_pose(), (2, 1))

@@ -5,7 +5,7 @@ own; :func:`stance_priors` gives it what the built-in humanoid's scene declares 
 feet planted (the rig's ``foot_l`` and ``foot_r`` effectors: :class:`~animkit.ik.tasks.Plant` keeps each foot's
 frame, and :class:`~animkit.ik.tasks.Balance` the centre of mass over them, wherever the movable set moves the
 legs) and a comfort pose with the knees bent :data:`KNEE_BEND` and the hips flexed :data:`HIP_FLEX` (the
-humanoid's ``preferred`` knee_s.rx = 50°, hip_s.rx = −15°: with it, a low reach shares its bend between the
+humanoid's ``preferred`` knee_s.rx = 50°, hip_s.rx = −10°: with it, a low reach shares its bend between the
 hips, knees and spine about as CMU 02_06's bend-scoop-reach does, and lowers the head so that it pitches
 within a person's 45–55° on the README's main job), and its spine as stiff as the humanoid's: each joint from
 the spine bone to the chest bone at :data:`SPINE_STIFFNESS` (the humanoid's ``stiffness`` spine = chest = 0.9; its
@@ -47,8 +47,8 @@ Array = NDArray[np.float64]
 
 #: The comfort pose's knee flexion (the built-in humanoid's preferred knee_s.rx, radians).
 KNEE_BEND = math.radians(50.0)
-#: The comfort pose's hip flexion (the built-in humanoid's preferred hip_s.rx = −15°: the thigh forward).
-HIP_FLEX = math.radians(15.0)
+#: The comfort pose's hip flexion (the built-in humanoid's preferred hip_s.rx = −10°: the thigh forward).
+HIP_FLEX = math.radians(10.0)
 #: The stiffness of each spine joint (the built-in humanoid's ``stiffness`` spine = chest = 0.9).
 SPINE_STIFFNESS = 0.9
 #: The stiffness of a joint between the hips and a thigh (a bone of the pelvis, turned by no muscle).
