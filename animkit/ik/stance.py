@@ -13,10 +13,11 @@ further 0.97 on the spine's twist and side bend names DOF axes a rig's Euler ang
 between the hips and each thigh (a BVH's LHipJoint and RHipJoint: bones of the pelvis, which a person cannot turn)
 at :data:`PELVIS_STIFFNESS`. Left as free as its hips, a glTF rig's spine twisted 40–41° and bent 35° sideways on
 a low reach (a person: 10° and 23°, CMU 02_06 at its lowest), which carried the free shoulder over the belly; held
-out of the body there (:class:`~animkit.ik.clear.Clear`) the free arm stood 56–57° from hanging. The natural
-solver's other weights are the :class:`~animkit.ik.natural.Priors` defaults. :func:`animkit.motion.reach.compare`
-takes these priors for a scene without ``[reach.priors]`` whose panels are natural (``solvers=["natural"]``,
-``--solvers natural``; such a scene's panels are plain LM otherwise, which plants nothing).
+out of the body there (:class:`~animkit.ik.clear.Clear`) the free arm stood 56–57° from hanging (now 37–38°).
+The natural solver's other weights are the :class:`~animkit.ik.natural.Priors` defaults.
+:func:`animkit.motion.reach.compare` takes these priors for a scene without ``[reach.priors]`` whose panels are
+natural (``solvers=["natural"]``, ``--solvers natural``; such a scene's panels are plain LM otherwise, which plants
+nothing).
 
 A rig's knee and hip DOFs are Euler angles in each joint's own frame and order, so the comfort pose is made by
 turning the joint's child frame in the world about the body's side axis and reading the joint's angles back:
