@@ -19,11 +19,19 @@ import pytest
 
 from animkit import load
 from animkit.ik.natural import Priors
-from animkit.ik.stance import HIP_FLEX, KNEE_BEND, comfort_bend, stance_priors
+from animkit.ik.stance import (
+    HIP_FLEX,
+    KNEE_BEND,
+    PELVIS_STIFFNESS,
+    SPINE_STIFFNESS,
+    comfort_bend,
+    stance_priors,
+    trunk_stiffness,
+)
 from animkit.model.chains import dof_indices
 from animkit.model.humanoid import match_figure
 from animkit.motion.reach import chains_moving, compare
-from animkit.motion.reach_measures import bend_shares, lowest_frame
+from animkit.motion.reach_measures import bend_shares, lowest_frame, trunk_lean
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -58,14 +66,37 @@ def test_a_matched_gltf_humanoid_has_a_whole_body_chain(figures, file: str) -> N
     assert chains_moving(fig, fig.effector("hand_r"))[-1] == "whole-body"
 
 
+def test_the_trunk_stiffness_gives_back_the_humanoids_declared_one() -> None:
+    """On the built-in humanoid, the joints from the spine bone to the chest bone are its scene's spine and chest,
+    and SPINE_STIFFNESS is the stiffness its scene declares for both (its per-axis 0.97 on the twist and side bend
+    names DOFs a glTF rig's Euler angles do not share: not carried over)."""
+    scene = load(ROOT / "scenes" / "humanoid.toml")
+    declared = scene.reach.priors["stiffness"]
+    assert trunk_stiffness(scene.figure) == {j: declared[j] for j in ("spine", "chest")}
+    assert set(trunk_stiffness(scene.figure).values()) == {SPINE_STIFFNESS}
+
+
+def test_a_bvh_pelvis_bone_is_held_and_its_three_spine_joints_stiffened() -> None:
+    """CMU's BVH skeleton (the file's hierarchy: Hips → LHipJoint → LeftUpLeg, Hips → LowerBack → Spine → Spine1)
+    turns a pelvis bone between the hips and each thigh, which no muscle turns: those joints get PELVIS_STIFFNESS;
+    the three joints from its spine bone (LowerBack) to its chest bone (Spine1) SPINE_STIFFNESS, and nothing else
+    (the hip joints themselves, LeftUpLeg and RightUpLeg, stay free). A glTF rig with no such bone gets none."""
+    fig = load(ROOT / "animkit" / "examples" / "cmu_02_01_walk.bvh").figure
+    assert trunk_stiffness(fig) == {"LowerBack": SPINE_STIFFNESS, "Spine": SPINE_STIFFNESS, "Spine1": SPINE_STIFFNESS,
+                                    "LHipJoint": PELVIS_STIFFNESS, "RHipJoint": PELVIS_STIFFNESS}
+    rigged = load(DATA / "RiggedFigure.glb").figure
+    assert set(trunk_stiffness(rigged).values()) == {SPINE_STIFFNESS}
+
+
 def test_the_comfort_bend_gives_back_the_humanoids_declared_one() -> None:
-    """On the built-in humanoid, turning the thigh 10° forward and the shin 40° back about the body's side axis reads
-    back as its scene's own ``preferred`` angles (hip_s.rx = −10°, knee_s.rx = 40°), exactly. (Before: no module.)"""
+    """On the built-in humanoid, turning the thigh 10° forward and the shin 50° back about the body's side axis reads
+    back as its scene's own ``preferred`` angles (hip_s.rx = −10°, knee_s.rx = 50°), exactly. (Before: no module.)"""
     scene = load(ROOT / "scenes" / "humanoid.toml")
     fig = scene.figure
     got = comfort_bend(fig)
     declared = scene.reach.priors["preferred"]
-    assert declared["knee_r.rx"] == pytest.approx(math.radians(40.0))
+    assert declared["knee_r.rx"] == pytest.approx(math.radians(50.0))
+    assert declared["hip_r.rx"] == pytest.approx(math.radians(-10.0))
     for s in "lr":
         for dof in (f"hip_{s}.rx", f"knee_{s}.rx"):
             assert got[dof] == pytest.approx(declared[dof], abs=1e-12), dof  # read in radians
@@ -76,8 +107,9 @@ def test_the_comfort_bend_gives_back_the_humanoids_declared_one() -> None:
 @pytest.mark.parametrize("file", RIGS)
 def test_the_comfort_bend_flexes_a_gltf_rigs_knees_and_hips(figures, file: str) -> None:
     """On a glTF rig (Euler angles in each node's own order and rest), the comfort pose measured from FK by the bend
-    measure: the knees flex KNEE_BEND (40°) to 0.1°, the hips HIP_FLEX (10°) to 0.2° (the measure reads the thigh's
-    line against the pelvis's up; these thighs lean 2–5° from it at rest, so a 10° swing reads 9.9°), the spine 0."""
+    measure: the knees flex KNEE_BEND (50°) to 0.1°, the hips HIP_FLEX (10°) to 0.2° (the measure reads the thigh's
+    line against the pelvis's up; the thighs lean 2–5° from it at rest, so a 10° swing reads 9.9°), the
+    spine 0."""
     fig = figures[file]
     P = np.tile(fig.rest_pose(), (2, 1))
     for dof, v in comfort_bend(fig).items():
@@ -90,15 +122,17 @@ def test_the_comfort_bend_flexes_a_gltf_rigs_knees_and_hips(figures, file: str) 
 
 
 def test_stance_priors_plant_the_feet_and_keep_the_solvers_weights(figures) -> None:
-    """A matched humanoid's default priors plant both feet and ease its legs; every weight is Priors()'s. A figure
-    without a whole-body chain (a robot arm) gets the plain defaults."""
+    """A matched humanoid's default priors plant both feet, ease its legs and stiffen its spine's joints (spine bone
+    to chest bone, as the built-in humanoid's scene stiffens its spine and chest); every other weight is Priors()'s.
+    A figure without a whole-body chain (a robot arm) gets the plain defaults."""
     fig = figures["CesiumMan.glb"]
     pri = stance_priors(fig)
     assert pri.planted == ("foot_l", "foot_r")
     assert set(pri.preferred) == set(comfort_bend(fig))
+    assert pri.stiffness == {"Skeleton_torso_joint_2": SPINE_STIFFNESS, "torso_joint_3": SPINE_STIFFNESS}
     plain = Priors()
     for f in dataclasses.fields(Priors):
-        if f.name not in ("planted", "preferred"):
+        if f.name not in ("planted", "preferred", "stiffness"):
             assert getattr(pri, f.name) == getattr(plain, f.name), f.name
     robot = load(DATA / "ur5_robot.urdf").figure
     assert stance_priors(robot) == Priors()
@@ -186,3 +220,23 @@ def test_a_rig_whose_file_never_moves_its_hips_drops_them_and_bends_its_knees(lo
     for side in "lr":
         k = fig.node_names.index(fig.effector(f"foot_{side}"))
         assert np.linalg.norm(W[:, k, :3, 3] - W[0, k, :3, 3], axis=1).max() <= 0.01, side
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("file", RIGS)
+def test_the_free_arm_hangs_while_the_whole_body_bends(low_reach, file: str) -> None:
+    """Issue 21 §3 on the low whole-body reach: the free (left) arm within 45° of hanging on every frame whose trunk
+    has bent (:func:`animkit.motion.reach_measures.reach_measures`' free-arm angle, upper arm → hand against
+    straight down; measured CesiumMan 37.4°, RiggedFigure 37.5°; before 57° and 56°: the rigs' spines, as free as
+    their hips, twisted 40–41° and bent 35° sideways, which carried the free shoulder over the belly, where the arm
+    was held out of the body; the spine is now as stiff as the built-in humanoid's,
+    :func:`animkit.ik.stance.trunk_stiffness`), and it ends hanging within 25° (measured 15.7° and 19.0°). The trunk
+    does bend: at least 40° from the hips to the neck (measured 57° and 54°)."""
+    fig, p = low_reach[file]
+    m = p.measures
+    assert m is not None and m.free_arm_deg is not None and m.free_arm_end_deg is not None
+    assert m.free_arm_deg <= 45.0, m.free_arm_deg
+    assert m.free_arm_end_deg <= 25.0, m.free_arm_end_deg
+    bones = match_figure(fig)
+    hips, neck = (fig.node_names.index(bones.node(n)) for n in ("hips", "neck"))
+    assert trunk_lean(fig.world_positions(p.poses), hips, neck).max() >= 40.0

@@ -5,11 +5,19 @@ own; :func:`stance_priors` gives it what the built-in humanoid's scene declares 
 feet planted (the rig's ``foot_l`` and ``foot_r`` effectors: :class:`~animkit.ik.tasks.Plant` keeps each foot's
 frame, and :class:`~animkit.ik.tasks.Balance` the centre of mass over them, wherever the movable set moves the
 legs) and a comfort pose with the knees bent :data:`KNEE_BEND` and the hips flexed :data:`HIP_FLEX` (the
-humanoid's ``preferred`` knee_s.rx = 40°, hip_s.rx = −10°: with it, a low reach shares its bend between the
-hips, knees and spine about as CMU 02_06's bend-scoop-reach does). The natural solver's weights are the
-:class:`~animkit.ik.natural.Priors` defaults, unchanged. :func:`animkit.motion.reach.compare` takes these priors for
-a scene without ``[reach.priors]`` whose panels are natural (``solvers=["natural"]``, ``--solvers natural``; such a
-scene's panels are plain LM otherwise, which plants nothing).
+humanoid's ``preferred`` knee_s.rx = 50°, hip_s.rx = −10°: with it, a low reach shares its bend between the
+hips, knees and spine about as CMU 02_06's bend-scoop-reach does, and lowers the head so that it pitches
+within a person's 45–55° on the README's main job), and its spine as stiff as the humanoid's: each joint from
+the spine bone to the chest bone at :data:`SPINE_STIFFNESS` (the humanoid's ``stiffness`` spine = chest = 0.9; its
+further 0.97 on the spine's twist and side bend names DOF axes a rig's Euler angles do not share), and the joints
+between the hips and each thigh (a BVH's LHipJoint and RHipJoint: bones of the pelvis, which a person cannot turn)
+at :data:`PELVIS_STIFFNESS`. Left as free as its hips, a glTF rig's spine twisted 40–41° and bent 35° sideways on
+a low reach (a person: 10° and 23°, CMU 02_06 at its lowest), which carried the free shoulder over the belly; held
+out of the body there (:class:`~animkit.ik.clear.Clear`) the free arm stood 56–57° from hanging (now 37–38°).
+The natural solver's other weights are the :class:`~animkit.ik.natural.Priors` defaults.
+:func:`animkit.motion.reach.compare` takes these priors for a scene without ``[reach.priors]`` whose panels are
+natural (``solvers=["natural"]``, ``--solvers natural``; such a scene's panels are plain LM otherwise, which plants
+nothing).
 
 A rig's knee and hip DOFs are Euler angles in each joint's own frame and order, so the comfort pose is made by
 turning the joint's child frame in the world about the body's side axis and reading the joint's angles back:
@@ -33,26 +41,52 @@ from animkit.model.humanoid import HumanoidMap, match_figure
 from animkit.model.joints import euler_angles_near
 from animkit.model.transforms import matrix_about_axis
 
-__all__ = ["KNEE_BEND", "HIP_FLEX", "stance_priors", "comfort_bend", "stands", "natural_by_default"]
+__all__ = ["KNEE_BEND", "HIP_FLEX", "SPINE_STIFFNESS", "PELVIS_STIFFNESS", "stance_priors", "trunk_stiffness",
+           "comfort_bend", "stands", "natural_by_default"]
 
 Array = NDArray[np.float64]
 
 #: The comfort pose's knee flexion (the built-in humanoid's preferred knee_s.rx, radians).
-KNEE_BEND = math.radians(40.0)
+KNEE_BEND = math.radians(50.0)
 #: The comfort pose's hip flexion (the built-in humanoid's preferred hip_s.rx = −10°: the thigh forward).
 HIP_FLEX = math.radians(10.0)
+#: The stiffness of each spine joint (the built-in humanoid's ``stiffness`` spine = chest = 0.9).
+SPINE_STIFFNESS = 0.9
+#: The stiffness of a joint between the hips and a thigh (a bone of the pelvis, turned by no muscle).
+PELVIS_STIFFNESS = 0.99
 COS_25 = math.cos(math.radians(25.0))
 
 
 def stance_priors(figure: Figure, up: ArrayLike = (0.0, 1.0, 0.0)) -> Priors:
-    """The default :class:`~animkit.ik.natural.Priors` for ``figure`` (module docstring): with its feet planted and
-    the comfort pose's legs bent where the rig has a ``whole-body`` chain and both foot effectors, else the plain
-    defaults."""
+    """The default :class:`~animkit.ik.natural.Priors` for ``figure`` (module docstring): with its feet planted, the
+    comfort pose's legs bent and its spine stiff (:func:`trunk_stiffness`) where the rig has a ``whole-body`` chain
+    and both foot effectors, else the plain defaults."""
     a = np.asarray(up, dtype=float)
     u = (float(a[0]), float(a[1]), float(a[2]))
     if not stands(figure):
         return Priors(up=u)
-    return Priors(up=u, planted=("foot_l", "foot_r"), preferred=comfort_bend(figure, up=u))
+    return Priors(up=u, planted=("foot_l", "foot_r"), preferred=comfort_bend(figure, up=u),
+                  stiffness=trunk_stiffness(figure))
+
+
+def trunk_stiffness(figure: Figure, bones: HumanoidMap | None = None) -> dict[str, float]:
+    """Joint name → :data:`SPINE_STIFFNESS` for each joint on the path from the humanoid's spine bone to its chest
+    bone, both included (the joints :class:`~animkit.ik.spread.Spread` spreads a bend over), and → PELVIS_STIFFNESS
+    for each joint strictly between the hips bone and a thigh bone; a part the rig does not map (or whose lower bone
+    does not hang below the upper) left out."""
+    b = match_figure(figure) if bones is None else bones
+    out: dict[str, float] = {}
+    for top, bottom, inner, s in (("spine", "chest", False, SPINE_STIFFNESS),
+                                  ("hips", "upper_leg_l", True, PELVIS_STIFFNESS),
+                                  ("hips", "upper_leg_r", True, PELVIS_STIFFNESS)):
+        a, z = b.get(top), b.get(bottom)
+        if a is None or z is None:
+            continue
+        path = list(figure.path_to(z))
+        names = [arc.child.name for arc in path]
+        if a in names:
+            out.update({arc.joint.name: s for arc in path[names.index(a) + inner: len(path) - inner]})
+    return out
 
 
 def stands(figure: Figure) -> bool:
