@@ -3,6 +3,7 @@ against the NumPy loop it mirrors (animkit.ik.lm), iteration by iteration."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -114,6 +115,47 @@ def test_cholesky_solve_against_numpy_and_refuses_an_indefinite_matrix():
         np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
     x = np.empty(2)
     assert not solve_spd(np.array([[1.0, 2.0], [2.0, 1.0]]), np.ones(2), x)
+
+
+@pytest.mark.parametrize("m", [3, 6])
+def test_normal_equations_against_numpy_and_the_loops_sums(m):
+    """lm_jit._normal_equations (its sums over the 3 or 6 rows written out) against NumPy's J Jᵀ + diag(λ(1 + κ) +
+    μD + jitter), J V − μDφ, and bit for bit against the loop it replaced (each sum from 0.0, t = 0, 1, …)."""
+    from animkit.ik.lm_jit import _normal_equations
+
+    rng = np.random.default_rng(m)
+    for n in (1, 4, 7, 9):
+        J, V, phi, kappa = rng.normal(size=(n, m)), rng.normal(size=m), rng.normal(size=n), rng.uniform(0, 2, n)
+        limited = (rng.random(n) < 0.5).astype(float)
+        lam, mu, jitter = 0.3, 0.7, 1e-9
+        A, rhs = np.empty((n, n)), np.empty(n)
+        trace = _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs)
+        diag = lam * (1.0 + kappa) + mu * limited + jitter
+        np.testing.assert_allclose(A, J @ J.T + np.diag(diag), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(rhs, J @ V - mu * limited * phi, rtol=1e-13, atol=1e-13)
+        assert trace == pytest.approx(float(np.trace(A)), rel=1e-14)
+        loops = np.array([[sum((J[i, t] * J[j, t] for t in range(m)), 0.0) for j in range(n)] for i in range(n)])
+        for i in range(n):
+            loops[i, i] += lam * (1.0 + kappa[i]) + (mu if limited[i] else 0.0) + jitter
+        g = np.array([sum((J[i, t] * V[t] for t in range(m)), 0.0) for i in range(n)])
+        assert np.array_equal(A, loops) and np.array_equal(rhs, g - np.where(limited != 0.0, mu, 0.0) * phi)
+
+
+def test_theta_keeps_the_sines_it_takes():
+    """lm_jit._theta: θ = clip(m + h sin φ) where limited (φ elsewhere), and sin φ left in sphi for the accepted φ's
+    wrap, asin(sin φ), which reads it instead of taking the sine again."""
+    from animkit.ik.lm_jit import _theta
+
+    rng = np.random.default_rng(3)
+    phi, mid, half = rng.uniform(-3, 3, 8), rng.uniform(-1, 1, 8), rng.uniform(0.1, 2, 8)
+    limited = np.array([1, 0, 1, 1, 0, 1, 0, 1], dtype=float)
+    lo, hi = mid - half + 0.05, mid + half - 0.05
+    q, sphi = np.empty(8), np.full(8, np.nan)
+    _theta(phi, mid, half, limited, lo, hi, q, sphi)
+    on = limited != 0.0
+    sines = np.array([math.sin(x) for x in phi])  # the C library's sine, as the kernel's (NumPy's may differ by an ulp)
+    assert np.array_equal(sphi[on], sines[on])
+    np.testing.assert_allclose(q, np.clip(np.where(on, mid + half * sines, phi), lo, hi), rtol=0, atol=1e-15)
 
 
 @pytest.mark.parametrize("six", [False, True])

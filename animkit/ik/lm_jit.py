@@ -109,25 +109,25 @@ settings_with = kernel(settings_with, refcounts=False) or settings_with
 
 def chain_forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
     """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch.
-
     One problem of :meth:`~animkit.ik.problem.ChainModel.forward` (its NumPy oracle) on a serial revolute chain."""
     n = q.shape[0]
     for k in range(n):
         s = math.sin(q[k])
         c1 = 1.0 - math.cos(q[k])
-        for idx in range(20):
+        for idx in range(15):  # the last row of every block is [0, 0, 0, 1 | 0] whatever θ: not turned
             loc[idx] = Hs[k, 0, idx] + s * Hs[k, 1, idx] + c1 * Hs[k, 2, idx]
+        for j in range(5):
+            T[k, 3, j] = Hs[k, 0, 15 + j]
         if k == 0:
-            for i in range(4):
+            for i in range(3):
                 for j in range(5):
                     T[0, i, j] = loc[5 * i + j]
         else:
-            for i in range(3):  # the last row of every frame stays [0, 0, 0, 1 | 0]
+            for i in range(3):  # that row's terms left out: 0 · x adds nothing, 1 · x is x (the same sums)
+                t0, t1, t2 = T[k - 1, i, 0], T[k - 1, i, 1], T[k - 1, i, 2]
                 for j in range(5):
-                    T[k, i, j] = T[k - 1, i, 0] * loc[j] + T[k - 1, i, 1] * loc[5 + j] + \
-                        T[k - 1, i, 2] * loc[10 + j] + T[k - 1, i, 3] * loc[15 + j]
-            for j in range(5):
-                T[k, 3, j] = loc[15 + j]
+                    T[k, i, j] = t0 * loc[j] + t1 * loc[5 + j] + t2 * loc[10 + j]
+                T[k, i, 3] += T[k - 1, i, 3]
     for i in range(4):
         for j in range(4):
             Te[i, j] = T[n - 1, i, 0] * Ce[0, j] + T[n - 1, i, 1] * Ce[1, j] + T[n - 1, i, 2] * Ce[2, j] + \
@@ -206,11 +206,8 @@ def _phi(q: Array, mid: Array, half: Array, limited: Array, margin: float, phi: 
     """φ = asin((θ − m)/h), the argument clamped into ±(1 − 2·margin) (limited DOFs; φ = θ otherwise): _theta's
     inverse, where a run starts."""
     for j in range(q.shape[0]):
-        if limited[j]:
-            s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
-            phi[j] = math.asin(s)
-        else:
-            phi[j] = q[j]
+        s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin) if limited[j] else 0.0
+        phi[j] = math.asin(s) if limited[j] else q[j]
 
 
 _phi = kernel(_phi, refcounts=False) or _phi
@@ -219,8 +216,7 @@ _phi = kernel(_phi, refcounts=False) or _phi
 def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
                       kappa: Array, A: Array, rhs: Array) -> float:
     """A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m), m = 6 or 3);
-    returns trace A.
-    κ: each DOF's stiffness, the metric of the damping (0: none)."""
+    returns trace A. κ: each DOF's stiffness, the metric of the damping (0: none)."""
     n, m = J.shape
     trace = 0.0
     for i in range(n):
@@ -381,8 +377,10 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
     is left as it was); returns position and orientation errors, iterations, reason."""
     n = q_in.shape[0]
     m = 6 if goal.orient else 3
-    T2, Te2, V2, v = np.empty((2, n, 4, 5)), np.empty((2, 4, 4)), np.empty((2, m)), np.empty((8, n))  # few mallocs
-    T, Tn, Te, Ten, V, Vn, J, A = T2[0], T2[1], Te2[0], Te2[1], V2[0], V2[1], np.empty((n, m)), np.empty((n, n))
+    bw, k = 20 * n + 16 + m, 20 * n  # buf: [T | Te | V] of the point, then of the trial (an accepted one is copied)
+    buf, v, J, A = np.empty(2 * bw), np.empty((8, n)), np.empty((n, m)), np.empty((n, n))
+    T, Te, V = buf[:k].reshape((n, 4, 5)), buf[k:k + 16].reshape((4, 4)), buf[k + 16:bw]
+    Tn, Ten, Vn = buf[bw:bw + k].reshape((n, 4, 5)), buf[bw + k:bw + k + 16].reshape((4, 4)), buf[bw + k + 16:]
     rhs, d, qs, q, qn, phi, phin, sphi = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
     es, loc, D = np.empty(s.max_iter + 1), np.empty(20), np.empty((3, 3))  # loc, D: chain_forward's, chain_residual's
     Hs, Ce, lo, hi, mid, half, lim, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
@@ -402,7 +400,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
     es[0] = e
-    lam, flat, ps, decay, it = s.damping, 0, 1.0, 1.0, 0
+    lam, flat, ps, decay, it, ok = s.damping, 0, 1.0, 1.0, 0, True
     while True:
         e_win = es[it - s.win] if s.win > 0 and it >= max(s.win, s.stall_min) else math.inf
         why = stop_reason(s, pos, ori, e, lam, flat, it, e_win)
@@ -412,7 +410,8 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
                 q_out[j] = qs[j] if back else q[j]
             history[it] = e0 if back else e
             return pos0 if back else pos, ori0 if back else ori, it, why
-        _jacobian_phi(T, Te, half, lim, phi, w, orient, J)
+        if ok:  # after a rejected step φ and the frames are as they were, and so is J
+            _jacobian_phi(T, Te, half, lim, phi, w, orient, J)
         _damped_step(J, V, lam, s.pull * decay * ps * min(1.0, e * e), phi, lim, kappa, max_step, A, rhs, d)
         for i in range(n):
             phin[i] = phi[i] + d[i]
@@ -420,8 +419,9 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok, lam, flat, ps = accept_step(e_n, e, lam, flat, ps, s.backoff)
-        if ok:
-            T, Tn, Te, Ten, V, Vn = Tn, T, Ten, Te, Vn, V
+        if ok:  # the trial's frames, effector and residual copied over the point's (a swap counts references)
+            for i in range(bw):
+                buf[i] = buf[bw + i]
             for i in range(n):
                 q[i] = qn[i]
                 # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
