@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from animkit.ik import IKProblem
@@ -224,7 +224,11 @@ def _projected_both_ways(order: str, t: np.ndarray, front: np.ndarray | None, co
     np.testing.assert_allclose(matrix_from_euler_intrinsic(got[0], order),
                                matrix_from_euler_intrinsic(want[0], order), rtol=0, atol=1e-9)
     middle = float(want[0, 1])  # at the lock (β = 0, π for xyx-like orders; ±π/2 for xyz-like) only α ± γ is defined
-    if (abs(math.sin(middle)) if order[0] == order[2] else abs(math.cos(middle))) > 1e-6:
+    # the two Euler branches of one turn as near the given angles as each other (‖·‖ to v equal to 1e-9: xzx, v = (1,
+    # 0, 0) turned into a cone about a z-less axis gives (α, β, γ) and (α − π, −β, γ + π) at the same distance): each
+    # path may keep either, both answers are the nearest
+    tie = abs(float(np.sum((got - v) ** 2)) - float(np.sum((want - v) ** 2))) <= 1e-9
+    if (abs(math.sin(middle)) if order[0] == order[2] else abs(math.cos(middle))) > 1e-6 and not tie:
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
     R = matrix_from_euler_intrinsic(got[0], order) @ link.rest.T
     assert bool(cone.contains(R, tol=1e-9))
@@ -237,6 +241,8 @@ reaches = st.lists(st.floats(0.05, 2.5), min_size=4, max_size=4)
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(EULER_ORDERS), vectors.filter(lambda v: np.linalg.norm(v) > 0.1), vectors, angles, angles,
        st.floats(-math.pi, 0.0), st.floats(0.0, math.pi), st.one_of(st.none(), reaches))
+@example(order="xzx", t=np.array([0.25, 2.0, 0.0]), f=np.zeros(3), rest=np.zeros(3), v=np.array([1.0, 0.0, 0.0]),
+         lo=0.0, hi=0.0, reach=None)  # --hypothesis-seed=7: the two branches tie (see _projected_both_ways)
 def test_the_compiled_projection_is_the_cones_own(order, t, f, rest, v, lo, hi, reach) -> None:  # type: ignore[no-untyped-def]
     """Random cones (circular or four-reach, any twist range), Euler orders, rests and turns: both paths of the
     projection agree (:func:`_projected_both_ways`)."""
@@ -245,6 +251,17 @@ def test_the_compiled_projection_is_the_cones_own(order, t, f, rest, v, lo, hi, 
     if reach is not None and np.linalg.norm(side) < 1e-3:
         return  # no front direction off the axis
     _projected_both_ways(order, t, side, (reach, lo, hi), rest, v)
+
+
+@pytest.mark.xfail(strict=True, reason="open: at xzx's lock, with the rest turned about the middle axis, both paths "
+                   "answer outside the cone (the NumPy path 0.0085 rad past the swing limit, the compiled one π)")
+def test_the_projection_at_a_lock_with_the_rest_turned_about_the_middle_axis() -> None:
+    """Found by a random run of the test above (ik26, nineteenth session): xzx, the cone about z (0.9 rad, twist
+    [−2, 0]), the rest β = 1.984 (a turn about z itself) and the turn (0, 0, 1) about x, 1 rad off the axis. The Cone
+    model's projection answers (0.9085, −1.5e-8, 0): its swing 0.9085 rad, past the limit; the compiled one (0, 2e-8,
+    π), a half turn. Both should land on the cone's edge, at the same turn."""
+    _projected_both_ways("xzx", np.array([0.0, 0.0, 1.0]), np.zeros(3), (None, -2.0, 0.0),
+                         np.array([0.0, 1.984375, 0.0]), np.array([0.0, 0.0, 1.0]))
 
 
 def test_the_compiled_projection_near_a_proper_orders_lock() -> None:

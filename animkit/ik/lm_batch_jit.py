@@ -218,7 +218,7 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
                 if fresh:
                     chain_forward(qs1, Hs, Ce, T1, Te0, loc1)
                     _phi(qs1, mid, half, limited, margin, phi1)
-                    _theta(phi1, mid, half, limited, lo, hi, q1)
+                    _theta(phi1, mid, half, limited, lo, hi, q1, cphi1)  # cphi1: sin φ, then cos φ below
                     chain_forward(q1, Hs, Ce, T1, Te1, loc1)
                     for j in range(n):
                         cq[j] = qs1[j]

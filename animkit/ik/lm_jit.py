@@ -5,13 +5,12 @@
 The same iteration, acceptance and stopping rules as :func:`~animkit.ik.lm.run_lm`'s NumPy loops (the oracle of
 this kernel's tests), one problem after another, each in a few microseconds: frames as 4×5 blocks
 [C_k E_k(θ) | R_C a] multiplied down the chain, J from a × (e − r) and a, the normal equations solved by Cholesky.
-The kernels take records, not argument lists: :class:`LoopChain` (the compiled chain), :class:`LoopSettings` (the
-loop's tolerances, caps, damping, stall test and homotopy), :class:`Goal` (one problem's target and row weights)
-and :class:`LoopOut` (a batch's outputs); the stopping test (:func:`stop_reason`) and the acceptance rule
-(:func:`accept_step`) are written once here and used by the lanes (:mod:`.lm_batch_jit`) too. Differences from
-NumPy: floating-point sums run in another order, and a time budget is checked between problems, not between
-iterations (one problem takes well under a millisecond). Used by :func:`~animkit.ik.lm.run_lm` when
-:func:`animkit.jit.enabled`.
+The kernels take records, not argument lists: :class:`LoopChain`, :class:`LoopSettings`, :class:`Goal` (one
+problem's target and row weights) and :class:`LoopOut`; the stopping test (:func:`stop_reason`) and the acceptance
+rule (:func:`accept_step`) are written once here and used by the lanes (:mod:`.lm_batch_jit`) too. Differences from
+NumPy: sums run in another order, and a time budget is checked between problems, not between iterations. The
+helpers that allocate nothing are compiled without reference counts (``kernel(refcounts=False)``: those atomic
+counts were ~10 % of a reused 7-DOF solve). Used by :func:`~animkit.ik.lm.run_lm` when :func:`animkit.jit.enabled`.
 """
 
 from __future__ import annotations
@@ -105,37 +104,37 @@ def settings_with(s: LoopSettings, tol: float, otol: float, win: int, ratio: flo
                         s.decay, s.backoff, s.margin)
 
 
-settings_with = kernel(settings_with) or settings_with
+settings_with = kernel(settings_with, refcounts=False) or settings_with
 
 
 def chain_forward(q: Array, Hs: Array, Ce: Array, T: Array, Te: Array, loc: Array) -> None:
     """T[k] (4×5) = T[k−1][:, :4] · ([1, sin θ_k, 1 − cos θ_k] · Hs[k]); Te = T[n−1][:, :4] · Ce. loc: (20,) scratch.
-
     One problem of :meth:`~animkit.ik.problem.ChainModel.forward` (its NumPy oracle) on a serial revolute chain."""
     n = q.shape[0]
     for k in range(n):
         s = math.sin(q[k])
         c1 = 1.0 - math.cos(q[k])
-        for idx in range(20):
+        for idx in range(15):  # the last row of every block is [0, 0, 0, 1 | 0] whatever θ: not turned
             loc[idx] = Hs[k, 0, idx] + s * Hs[k, 1, idx] + c1 * Hs[k, 2, idx]
+        for j in range(5):
+            T[k, 3, j] = Hs[k, 0, 15 + j]
         if k == 0:
-            for i in range(4):
+            for i in range(3):
                 for j in range(5):
                     T[0, i, j] = loc[5 * i + j]
         else:
-            for i in range(3):  # the last row of every frame stays [0, 0, 0, 1 | 0]
+            for i in range(3):  # that row's terms left out: 0 · x adds nothing, 1 · x is x (the same sums)
+                t0, t1, t2 = T[k - 1, i, 0], T[k - 1, i, 1], T[k - 1, i, 2]
                 for j in range(5):
-                    T[k, i, j] = T[k - 1, i, 0] * loc[j] + T[k - 1, i, 1] * loc[5 + j] + \
-                        T[k - 1, i, 2] * loc[10 + j] + T[k - 1, i, 3] * loc[15 + j]
-            for j in range(5):
-                T[k, 3, j] = loc[15 + j]
+                    T[k, i, j] = t0 * loc[j] + t1 * loc[5 + j] + t2 * loc[10 + j]
+                T[k, i, 3] += T[k - 1, i, 3]
     for i in range(4):
         for j in range(4):
             Te[i, j] = T[n - 1, i, 0] * Ce[0, j] + T[n - 1, i, 1] * Ce[1, j] + T[n - 1, i, 2] * Ce[2, j] + \
                 T[n - 1, i, 3] * Ce[3, j]
 
 
-chain_forward = kernel(chain_forward) or chain_forward
+chain_forward = kernel(chain_forward, refcounts=False) or chain_forward
 
 
 def log_vee(D: Array) -> tuple[float, float, float]:
@@ -165,7 +164,7 @@ def log_vee(D: Array) -> tuple[float, float, float]:
     return ox, oy, oz
 
 
-log_vee = kernel(log_vee) or log_vee
+log_vee = kernel(log_vee, refcounts=False) or log_vee
 
 
 def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Array, D: Array
@@ -189,49 +188,53 @@ def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Ar
     return pos, ori, math.sqrt(e2)
 
 
-chain_residual = kernel(chain_residual, calls=(log_vee,)) or chain_residual
+chain_residual = kernel(chain_residual, calls=(log_vee,), refcounts=False) or chain_residual
 
 
-def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array) -> None:
-    """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]."""
+def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array, sphi: Array) -> None:
+    """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ where limited (the
+    wrap of an accepted φ, asin(sin φ), reads it instead of taking the sine again)."""
     for j in range(phi.shape[0]):
-        v = mid[j] + half[j] * math.sin(phi[j]) if limited[j] else phi[j]
-        q[j] = min(max(v, lo[j]), hi[j])
+        sphi[j] = math.sin(phi[j]) if limited[j] else 0.0
+        q[j] = min(max(mid[j] + half[j] * sphi[j] if limited[j] else phi[j], lo[j]), hi[j])
 
 
-_theta = kernel(_theta) or _theta
+_theta = kernel(_theta, refcounts=False) or _theta
 
 
 def _phi(q: Array, mid: Array, half: Array, limited: Array, margin: float, phi: Array) -> None:
     """φ = asin((θ − m)/h), the argument clamped into ±(1 − 2·margin) (limited DOFs; φ = θ otherwise): _theta's
     inverse, where a run starts."""
     for j in range(q.shape[0]):
-        if limited[j]:
-            s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin)
-            phi[j] = math.asin(s)
-        else:
-            phi[j] = q[j]
+        s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin) if limited[j] else 0.0
+        phi[j] = math.asin(s) if limited[j] else q[j]
 
 
-_phi = kernel(_phi) or _phi
+_phi = kernel(_phi, refcounts=False) or _phi
 
 
 def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
                       kappa: Array, A: Array, rhs: Array) -> float:
-    """A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m)); returns trace A.
-    κ: each DOF's stiffness, the metric of the damping (0: none)."""
+    """A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m), m = 6 or 3);
+    returns trace A. κ: each DOF's stiffness, the metric of the damping (0: none)."""
     n, m = J.shape
     trace = 0.0
     for i in range(n):
-        g = 0.0
-        for t in range(m):
-            g += J[i, t] * V[t]
-        for j in range(i + 1):
-            acc = 0.0
-            for t in range(m):
-                acc += J[i, t] * J[j, t]
-            A[i, j] = acc
-            A[j, i] = acc
+        if m == 6:  # sums over t written out, in the loop's order from 0.0 (the same bits; a loop of 6 or 3 terms
+            # compiled to a vector body and remainder cost more than the sums: 7 DOFs, 6 rows 213 -> 139 ns)
+            a0, a1, a2, a3, a4, a5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
+            g = 0.0 + a0 * V[0] + a1 * V[1] + a2 * V[2] + a3 * V[3] + a4 * V[4] + a5 * V[5]
+            for j in range(i + 1):
+                acc = 0.0 + a0 * J[j, 0] + a1 * J[j, 1] + a2 * J[j, 2] + a3 * J[j, 3] + a4 * J[j, 4] + a5 * J[j, 5]
+                A[i, j] = acc
+                A[j, i] = acc
+        else:  # m == 3: a position target (the kernels' only other row count)
+            a0, a1, a2 = J[i, 0], J[i, 1], J[i, 2]
+            g = 0.0 + a0 * V[0] + a1 * V[1] + a2 * V[2]
+            for j in range(i + 1):
+                acc = 0.0 + a0 * J[j, 0] + a1 * J[j, 1] + a2 * J[j, 2]
+                A[i, j] = acc
+                A[j, i] = acc
         pull_i = mu if limited[i] else 0.0
         A[i, i] += lam * (1.0 + kappa[i]) + pull_i + jitter
         rhs[i] = g - pull_i * phi[i]
@@ -239,7 +242,7 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
     return trace
 
 
-_normal_equations = kernel(_normal_equations) or _normal_equations
+_normal_equations = kernel(_normal_equations, refcounts=False) or _normal_equations
 
 
 def cholesky(A: Array) -> bool:
@@ -261,7 +264,7 @@ def cholesky(A: Array) -> bool:
     return True
 
 
-cholesky = kernel(cholesky) or cholesky
+cholesky = kernel(cholesky, refcounts=False) or cholesky
 
 
 def solve_spd(A: Array, b: Array, x: Array) -> bool:
@@ -283,9 +286,7 @@ def solve_spd(A: Array, b: Array, x: Array) -> bool:
     return True
 
 
-solve_spd = kernel(solve_spd, calls=(cholesky,)) or solve_spd
-
-
+solve_spd = kernel(solve_spd, calls=(cholesky,), refcounts=False) or solve_spd
 
 
 def stop_reason(s: LoopSettings, pos: float, ori: float, e: float, lam: float, flat: int, it: int, e_win: float
@@ -302,7 +303,7 @@ def stop_reason(s: LoopSettings, pos: float, ori: float, e: float, lam: float, f
     return RUNNING
 
 
-stop_reason = kernel(stop_reason) or stop_reason
+stop_reason = kernel(stop_reason, refcounts=False) or stop_reason
 
 
 def accept_step(e_n: float, e: float, lam: float, flat: int, ps: float, backoff: float
@@ -323,7 +324,7 @@ def accept_step(e_n: float, e: float, lam: float, flat: int, ps: float, backoff:
     return ok, lam, flat, ps
 
 
-accept_step = kernel(accept_step) or accept_step
+accept_step = kernel(accept_step, refcounts=False) or accept_step
 
 
 def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, w: Array, orient: bool, J: Array
@@ -344,7 +345,7 @@ def _jacobian_phi(T: Array, Te: Array, half: Array, limited: Array, phi: Array, 
             J[k, 5] = az * sc * w[5]
 
 
-_jacobian_phi = kernel(_jacobian_phi) or _jacobian_phi
+_jacobian_phi = kernel(_jacobian_phi, refcounts=False) or _jacobian_phi
 
 
 def _damped_step(J: Array, V: Array, lam: float, mu: float, phi: Array, limited: Array, kappa: Array,
@@ -367,7 +368,7 @@ def _damped_step(J: Array, V: Array, lam: float, mu: float, phi: Array, limited:
                 d[i] *= max_step / big
 
 
-_damped_step = kernel(_damped_step, calls=(_normal_equations, solve_spd)) or _damped_step
+_damped_step = kernel(_damped_step, calls=(_normal_equations, solve_spd), refcounts=False) or _damped_step
 
 
 def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Array, history: Array
@@ -376,12 +377,12 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
     is left as it was); returns position and orientation errors, iterations, reason."""
     n = q_in.shape[0]
     m = 6 if goal.orient else 3
-    T, Tn, Te, Ten = np.empty((n, 4, 5)), np.empty((n, 4, 5)), np.empty((4, 4)), np.empty((4, 4))
-    V, Vn, J, A = np.empty(m), np.empty(m), np.empty((n, m)), np.empty((n, n))
-    rhs, d, qs, q, qn, phi, phin = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), \
-        np.empty(n)
-    es = np.empty(s.max_iter + 1)
-    loc, D = np.empty(20), np.empty((3, 3))  # scratch of chain_forward and chain_residual
+    bw, k = 20 * n + 16 + m, 20 * n  # buf: [T | Te | V] of the point, then of the trial (an accepted one is copied)
+    buf, v, J, A = np.empty(2 * bw), np.empty((8, n)), np.empty((n, m)), np.empty((n, n))
+    T, Te, V = buf[:k].reshape((n, 4, 5)), buf[k:k + 16].reshape((4, 4)), buf[k + 16:bw]
+    Tn, Ten, Vn = buf[bw:bw + k].reshape((n, 4, 5)), buf[bw + k:bw + k + 16].reshape((4, 4)), buf[bw + k + 16:]
+    rhs, d, qs, q, qn, phi, phin, sphi = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    es, loc, D = np.empty(s.max_iter + 1), np.empty(20), np.empty((3, 3))  # loc, D: chain_forward's, chain_residual's
     Hs, Ce, lo, hi, mid, half, lim, kappa = chain.Hs, chain.Ce, chain.lo, chain.hi, chain.mid, chain.half, \
         chain.limited, chain.kappa
     p, Rt, orient, w, max_step = goal.p, goal.Rt, goal.orient, goal.w, s.max_step
@@ -395,11 +396,11 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
             q_out[j] = qs[j]
         return pos0, ori0, 0, CONVERGED
     _phi(qs, mid, half, lim, s.margin, phi)
-    _theta(phi, mid, half, lim, lo, hi, q)
+    _theta(phi, mid, half, lim, lo, hi, q, sphi)
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
     es[0] = e
-    lam, flat, ps, decay, it = s.damping, 0, 1.0, 1.0, 0
+    lam, flat, ps, decay, it, ok = s.damping, 0, 1.0, 1.0, 0, True
     while True:
         e_win = es[it - s.win] if s.win > 0 and it >= max(s.win, s.stall_min) else math.inf
         why = stop_reason(s, pos, ori, e, lam, flat, it, e_win)
@@ -409,20 +410,22 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
                 q_out[j] = qs[j] if back else q[j]
             history[it] = e0 if back else e
             return pos0 if back else pos, ori0 if back else ori, it, why
-        _jacobian_phi(T, Te, half, lim, phi, w, orient, J)
+        if ok:  # after a rejected step φ and the frames are as they were, and so is J
+            _jacobian_phi(T, Te, half, lim, phi, w, orient, J)
         _damped_step(J, V, lam, s.pull * decay * ps * min(1.0, e * e), phi, lim, kappa, max_step, A, rhs, d)
         for i in range(n):
             phin[i] = phi[i] + d[i]
-        _theta(phin, mid, half, lim, lo, hi, qn)
+        _theta(phin, mid, half, lim, lo, hi, qn, sphi)
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok, lam, flat, ps = accept_step(e_n, e, lam, flat, ps, s.backoff)
-        if ok:
-            T, Tn, Te, Ten, V, Vn = Tn, T, Ten, Te, Vn, V
+        if ok:  # the trial's frames, effector and residual copied over the point's (a swap counts references)
+            for i in range(bw):
+                buf[i] = buf[bw + i]
             for i in range(n):
                 q[i] = qn[i]
                 # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-                phi[i] = math.asin(math.sin(phin[i])) if lim[i] else phin[i]
+                phi[i] = math.asin(sphi[i]) if lim[i] else phin[i]  # sphi: sin φ_new (_theta)
             pos, ori, e = pos_n, ori_n, e_n
         it += 1
         history[it] = min(e, e0)
@@ -541,14 +544,11 @@ _KERNEL = kernel(_lm_serial, calls=(lm_one,))
 def lm_serial(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array | None, w: Array, *,
               first_success: bool = False) -> tuple[Array, NDArray[np.intp], NDArray[np.intp], Array, Array, Array]:
     """Run the compiled loop on B problems: q0 (B, n), P (B, 3), R (B, 3, 3) or None, row weights w (3 or 6) on
-    ``chain`` with ``s`` (both from :mod:`.lm`: :func:`~animkit.ik.lm.loop_chain`,
-    :func:`~animkit.ik.lm.loop_settings`).
-
-    Returns q (B, n), iterations (B,), reason codes (B,: 0 converged, 1 stalled, 2 max_iterations), position and
-    orientation errors (B,), and the residual history (max iterations + 1, B), each problem's value held after it
-    finished. With ``first_success`` the problems after the first that converges are not run (their errors are
-    inf). Needs :func:`animkit.jit.enabled`.
-    """
+    ``chain`` with ``s`` (:func:`~animkit.ik.lm.loop_chain`, :func:`~animkit.ik.lm.loop_settings`). Returns q (B, n),
+    iterations (B,), reason codes (B,: 0 converged, 1 stalled, 2 max_iterations), position and orientation errors
+    (B,), and the residual history (max iterations + 1, B), each problem's value held after it finished. With
+    ``first_success`` the problems after the first that converges are not run (their errors are inf). Needs
+    :func:`animkit.jit.enabled`."""
     assert _KERNEL is not None
     return call_loop(_KERNEL, first_success, chain, s, q0, P, R, w)
 
@@ -565,8 +565,7 @@ def call_loop(loop: Callable[..., None], flag: bool, chain: LoopChain, s: LoopSe
     B, n = q0.shape
     orient = R is not None
     Rk = np.ascontiguousarray(R, dtype=float) if R is not None else np.zeros((B, 3, 3))
-    # (B, max_iter + 1): a run fills its own row to the end (a column's writes a page apart cost ~1 µs a problem);
-    # returned transposed
+    # (B, max_iter + 1), returned transposed: a run fills its own row (a column's writes cost ~1 µs a problem)
     out = LoopOut(np.empty((B, n)), np.zeros(B, dtype=np.intp), np.zeros(B, dtype=np.intp), np.empty(B), np.empty(B),
                   np.empty((B, s.max_iter + 1)))
     args = (chain, s, np.ascontiguousarray(q0, dtype=float), np.ascontiguousarray(P, dtype=float), Rk, orient, w,
