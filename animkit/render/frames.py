@@ -582,8 +582,10 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
     with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        composed = None  # one image, composed into frame after frame (a writer keeps no frame it was given)
         for k, row in enumerate((rows or panel_rows)(streams, n)):
-            writer.write(grid.compose(row))
+            composed = grid.compose(row, out=composed)
+            writer.write(composed)
             bar.update()
             if on_progress is not None:
                 on_progress(k + 1, n)

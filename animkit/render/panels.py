@@ -60,17 +60,25 @@ class PanelGrid:
             out = np.asarray(canvas).copy()
         self.template = out
 
-    def compose(self, frames: Sequence[ArrayLike]) -> NDArray[np.uint8]:
-        """The template with frame i centred in cell i."""
+    def compose(self, frames: Sequence[ArrayLike], out: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:
+        """The template with frame i centred in cell i. ``out``: an image this grid composed before, given back to
+        be composed into (the labels and gaps are the template's already: only the cells are written, not a copy
+        of the whole template per frame); returned."""
         if len(frames) != self.count:
             raise RenderError(f"got {len(frames)} frames for a grid of {self.count}")
         w, h = self.cell_size
-        out = self.template.copy()
+        if out is None:
+            out = self.template.copy()
+        elif out.shape != self.template.shape or out.dtype != np.uint8:
+            raise RenderError(f"out must be an image this grid composed ({self.template.shape} uint8), got "
+                              f"{out.dtype} {out.shape}")
         for i, f in enumerate(frames):
             f = np.asarray(f)
             if f.ndim != 3 or f.shape[2] != 3 or f.dtype != np.uint8 or f.shape[0] > h or f.shape[1] > w:
                 raise RenderError(f"frame {i} must be uint8 (H, W, 3) at most {w}x{h}, got {f.dtype} {f.shape}")
             x, y = panel_origin(i, self.columns, (w, h), self.label_height, self.gap)
+            if f.shape[:2] != (h, w):  # the cell's margins as the template has them (a larger frame may have been here)
+                out[y:y + h, x:x + w] = self.template[y:y + h, x:x + w]
             dx, dy = (w - f.shape[1]) // 2, (h - f.shape[0]) // 2
             out[y + dy:y + dy + f.shape[0], x + dx:x + dx + f.shape[1]] = f
         return out

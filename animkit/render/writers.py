@@ -113,7 +113,8 @@ class FrameWriter(ABC):
         return f
 
     def write(self, frame: ArrayLike) -> None:
-        """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``)."""
+        """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``). Nothing of the array is kept: the caller may
+        draw the next frame into it."""
         f = self._check(frame)
         raise_if_interrupted()  # a Ctrl-C swallowed on its way up (see animkit.atomic.guard_interrupts)
         self._write(f)
@@ -497,7 +498,7 @@ class ContactSheetWriter(_TempFileWriter):
 
     def _write(self, frame: Frame) -> None:
         if self.frames_in == 0:
-            self.first = frame  # a one-frame "sheet" is that frame, full size
+            self.first = frame.copy()  # a one-frame "sheet" is that frame, full size (the caller may reuse its own)
         if self.frames_in % self.stride:
             return
         from PIL import Image
