@@ -62,6 +62,7 @@ def test_composing_into_the_last_image_equals_composing_afresh() -> None:
 
     rng = np.random.default_rng(7)
     grid = PanelGrid(3, (12, 9), ["a", "bb", "ccc"], 2)
+    assert grid.shape == grid.template.shape[:2] == (2 * (9 + 22 + 4) + 4, 2 * (12 + 4) + 4)
     out = None
     for shape in ((9, 12), (9, 12), (5, 7), (9, 12), (1, 1)):
         frames = [rng.integers(0, 256, (*shape, 3), dtype=np.uint8) for _ in range(3)]

@@ -43,22 +43,37 @@ class PanelGrid:
         rows = math.ceil(count / cols)
         self.cell_size = w, h = cell_size
         self.label_height, self.gap = label_height, gap
-        out = solid_image(rows * (h + label_height + gap) + gap, cols * (w + gap) + gap, background)
-        if label_height and any(labels):
-            from PIL import Image, ImageDraw, ImageFont
+        #: (H, W) of the composed image
+        self.shape = (rows * (h + label_height + gap) + gap, cols * (w + gap) + gap)
+        rgb8(background, "background"), rgb8(text_color, "text_color")  # bad colours fail here, not at the first frame
+        self._look = (list(labels), font_size, background, text_color)
+        self._template: NDArray[np.uint8] | None = None
 
-            font = ImageFont.load_default(size=font_size)
-            canvas = Image.fromarray(out)
-            draw = ImageDraw.Draw(canvas)
-            ink = tuple(int(v) for v in rgb8(text_color, "text_color"))
-            for i, text in enumerate(labels):
-                if not text:
-                    continue
-                x, y = panel_origin(i, cols, (w, h), label_height, gap)
-                # anchor "mm": the text's middle sits on the band's centre
-                draw.text((x + w / 2.0, y - label_height / 2.0), str(text), fill=ink, font=font, anchor="mm")
-            out = np.asarray(canvas).copy()
-        self.template = out
+    @property
+    def template(self) -> NDArray[np.uint8]:
+        """The grid without frames: the background, each label centred in its band; drawn at first use (a caller
+        may start its frames' drawing first: the text costs a font's loading)."""
+        if self._template is None:
+            labels, font_size, background, text_color = self._look
+            out = solid_image(*self.shape, background)
+            w, h = self.cell_size
+            if self.label_height and any(labels):
+                from PIL import Image, ImageDraw, ImageFont
+
+                font = ImageFont.load_default(size=font_size)
+                canvas = Image.fromarray(out)
+                draw = ImageDraw.Draw(canvas)
+                ink = tuple(int(v) for v in rgb8(text_color, "text_color"))
+                for i, text in enumerate(labels):
+                    if not text:
+                        continue
+                    x, y = panel_origin(i, self.columns, (w, h), self.label_height, self.gap)
+                    # anchor "mm": the text's middle sits on the band's centre
+                    draw.text((x + w / 2.0, y - self.label_height / 2.0), str(text), fill=ink, font=font,
+                              anchor="mm")
+                out = np.asarray(canvas).copy()
+            self._template = out
+        return self._template
 
     def compose(self, frames: Sequence[ArrayLike], out: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:
         """The template with frame i centred in cell i. ``out``: an image this grid composed before, given back to
@@ -69,8 +84,8 @@ class PanelGrid:
         w, h = self.cell_size
         if out is None:
             out = self.template.copy()
-        elif out.shape != self.template.shape or out.dtype != np.uint8:
-            raise RenderError(f"out must be an image this grid composed ({self.template.shape} uint8), got "
+        elif out.shape != (*self.shape, 3) or out.dtype != np.uint8:
+            raise RenderError(f"out must be an image this grid composed ({(*self.shape, 3)} uint8), got "
                               f"{out.dtype} {out.shape}")
         for i, f in enumerate(frames):
             f = np.asarray(f)
