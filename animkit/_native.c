@@ -5,6 +5,7 @@
  *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame;
  *   raster_loop: animkit.render.raster._raster_loop, the rasteriser's visibility (and flat paint);
  *   gif_index:   a GIF frame's palette indices through the writer's 15-bit colour LUT (animkit.render.writers);
+ *   flat_shade:  animkit.render.shading._flat_colors, flat faces' Lambert shade times their colours;
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
@@ -1297,6 +1298,60 @@ static PyObject *gif_delta(PyObject *self, PyObject *args) {
     return Py_BuildValue("nnnn", y0, x0, h, w);
 }
 
+/* flat_shade(V, faces, sel, colors, eye, light, ambient, out) -> 0: animkit.render.shading._flat_colors, face by face
+ * for the faces sel (S int64) of a flat surface (V (n, 3) float64 vertices, faces (F, 3) int64, colors (F, 3) uint8):
+ * e1 = v1 - v0, e2 = v2 - v0, n = e1 x e2, n /= |n| (|n| = sqrt((nx nx + ny ny) + nz nz); 0 where |n| = 0), n turned
+ * to the eye where ((n . (eye - v0)) < 0), I = a + (1 - a) clip((nx lx + ny ly) + nz lz, 0, 1), out = rint(c I), each
+ * operation as shading.face_shading's NumPy reference orders it (no FMA), so the same bytes. Returns -1, having
+ * written nothing, where a face row or a vertex index is out of range (the caller's NumPy path then raises). */
+static PyObject *flat_shade(PyObject *self, PyObject *args) {
+    Py_buffer b[7];
+    double ambient;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*dw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &ambient, &b[6]))
+        return NULL;
+    const Py_ssize_t nv = b[0].len / 24, F = b[1].len / 24, S = b[2].len / 8;
+    long status = 0;
+    if (b[0].len != nv * 24 || b[1].len != F * 24 || b[2].len != S * 8 || b[3].len != F * 3 || b[4].len != 24
+        || b[5].len != 24 || b[6].len != S * 3) {
+        PyErr_SetString(PyExc_ValueError, "flat_shade: the arrays' sizes disagree");
+    } else {
+        const double *V = b[0].buf, *eye = b[4].buf, *l = b[5].buf;
+        const int64_t *faces = b[1].buf, *sel = b[2].buf;
+        const unsigned char *colors = b[3].buf;
+        unsigned char *out = b[6].buf;
+        const double k = 1.0 - ambient;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < S && status == 0; j++) {
+            int64_t f = sel[j];
+            if (f < 0 || f >= F) { status = -1; break; }
+            const int64_t *c = faces + 3 * f;
+            if (c[0] < 0 || c[0] >= nv || c[1] < 0 || c[1] >= nv || c[2] < 0 || c[2] >= nv) { status = -1; break; }
+        }
+        for (Py_ssize_t j = 0; j < S && status == 0; j++) {
+            const int64_t *c = faces + 3 * sel[j];
+            const double *v0 = V + 3 * c[0], *v1 = V + 3 * c[1], *v2 = V + 3 * c[2];
+            double e1x = v1[0] - v0[0], e1y = v1[1] - v0[1], e1z = v1[2] - v0[2];
+            double e2x = v2[0] - v0[0], e2y = v2[1] - v0[1], e2z = v2[2] - v0[2];
+            double nx = e1y * e2z - e1z * e2y, ny = e1z * e2x - e1x * e2z, nz = e1x * e2y - e1y * e2x;
+            double norm = sqrt((nx * nx + ny * ny) + nz * nz);
+            if (norm > 0) { nx = nx / norm; ny = ny / norm; nz = nz / norm; }
+            else { nx = 0.0; ny = 0.0; nz = 0.0; }
+            double tx = eye[0] - v0[0], ty = eye[1] - v0[1], tz = eye[2] - v0[2];
+            if ((nx * tx + ny * ty) + nz * tz < 0) { nx = -nx; ny = -ny; nz = -nz; }
+            double d = (nx * l[0] + ny * l[1]) + nz * l[2];
+            d = np_clip(d, 0.0, 1.0);
+            double I = ambient + k * d;
+            const unsigned char *fc = colors + 3 * sel[j];
+            for (int ch = 0; ch < 3; ch++) out[3 * j + ch] = (unsigned char)rint((double)fc[ch] * I);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(status);
+}
+
 /* blend_px(flat, pix, alpha, color, tmp) -> 0 or -1: animkit.render.segments.blend's NumPy path, out[p] =
  * rint((float)flat[p] * (1 - a) + c * a) per channel in float32 (rounding half to even), for the flat pixels pix (N
  * int64) with alpha (N float32) and color (3 float32), every value computed from the image as it was (a pixel listed
@@ -2416,6 +2471,8 @@ static PyMethodDef methods[] = {
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
+    {"flat_shade", flat_shade, METH_VARARGS,
+     "flat_shade(V, faces, sel, colors, eye, light, ambient, out) -> 0, or -1: flat faces' shaded colours"},
     {"gif_delta", gif_delta, METH_VARARGS, "gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): changed box"},
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,
