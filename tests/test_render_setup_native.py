@@ -225,7 +225,7 @@ def test_compiled_flat_shade_gives_the_numpy_colours(seed: int, n_faces: int, su
     faces = rng.permutation(n_faces)[: int(rng.integers(1, n_faces + 1))].astype(np.int64) if subset else None
     a, b = _both(lambda: _flat_colors(cam, srf, light, ambient, faces))
     assert a.dtype == b.dtype == np.uint8 and a.tobytes() == b.tobytes()
-    if n_faces >= 40 and not one_colour and ambient < 0.5:
+    if len(a) >= 40 and not one_colour and 0.2 <= ambient <= 0.8:  # random colours times shades of 0.2 and more
         assert len(np.unique(a)) > 10
     bad = np.array([n_faces], np.int64)
     for native in (True, False):
