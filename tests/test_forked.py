@@ -156,15 +156,15 @@ def test_compare_finds_the_hands_aim_once_for_every_group(monkeypatch: pytest.Mo
     import animkit.motion.reach as reach
 
     here, found = os.getpid(), []
-    real = reach._aim
+    real = reach.aim
 
-    def counted(scene, effector):  # type: ignore[no-untyped-def]
+    def counted(figure, effector, meshes=()):  # type: ignore[no-untyped-def]
         if os.getpid() != here:
             raise RuntimeError("the aim was found again in a forked group")
         found.append(effector)
-        return real(scene, effector)
+        return real(figure, effector, meshes)
 
-    monkeypatch.setattr(reach, "_aim", counted)
+    monkeypatch.setattr(reach, "aim", counted)
     scene = animkit.load(SCENES / "humanoid.toml")
     options = {"duration": 0.3, "hold": 0.0, "fps": 10.0, "quiet": True}
     spread = commands.compare(scene, processes=2, **options)

@@ -202,35 +202,31 @@ def test_gif_index_takes_the_frame_befores_index_where_the_colour_stayed(seed: i
 
 
 @needs_native
-@given(st.integers(0, 2**32 - 1), st.integers(1, 120), st.booleans(), st.booleans(), st.floats(0.0, 1.0))
+@given(st.integers(0, 2**32 - 1), st.integers(1, 120), st.booleans(), st.floats(0.0, 1.0), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_compiled_flat_shade_gives_the_numpy_colours(seed: int, n_faces: int, subset: bool, one_colour: bool,
-                                                     ambient: float) -> None:
-    """flat_shade (each face's Lambert shade times its colour, in C) against _flat_colors' NumPy path, byte for byte:
-    random faces (some with repeated corners: zero area, ambient only; some facing away: turned to the eye), every
-    face or a subset in any order, per-face colours or one colour, any ambient; a face row out of range is left to
-    NumPy (its IndexError). Shades spread over the whole range, so the test is not passing on flat grey."""
-    from animkit.render.raster import surface
-    from animkit.render.shading import _flat_colors, _light
+def test_compiled_flat_shade_gives_the_numpy_colours(seed: int, n_faces: int, one_colour: bool, ambient: float,
+                                                     own_light: bool) -> None:
+    """Flat surfaces drawn with their face colours from the compiled flat_shade (each face's Lambert shade times its
+    colour) and from face_shading's NumPy path: the same pixels, byte for byte. Random faces (some with repeated
+    corners: zero area, ambient only; some seen from behind: turned to the eye), per-face colours or one colour, any
+    ambient, the default light or a given one; a large camera-facing backdrop face, so the frame is not empty, and
+    face_shading's own numbers times the colours where a face shows alone (the test is not passing on flat grey)."""
+    from animkit.render.raster import face_shading, render_surfaces, surface
 
     rng = np.random.default_rng(seed)
     nv = int(rng.integers(3, 30))
-    v = rng.normal(size=(nv, 3)) * rng.choice([0.01, 1.0, 50.0])
+    v = rng.normal(size=(nv, 3)) * rng.choice([0.05, 1.0, 3.0])
     f = rng.integers(0, nv, size=(n_faces, 3)).astype(np.int64)
     f[: n_faces // 5, 1] = f[: n_faces // 5, 0]  # zero-area faces
     kw = {"color": rng.integers(0, 256, 3)} if one_colour else {"face_colors": rng.integers(0, 256, (n_faces, 3))}
-    srf = surface(v, f, **kw)
-    cam = look_at(tuple(rng.normal(size=3) * 6 + 0.1), (0, 0, 0), "y", width=32, height=24)
-    light = _light(cam, None if rng.random() < 0.5 else rng.normal(size=3))
-    faces = rng.permutation(n_faces)[: int(rng.integers(1, n_faces + 1))].astype(np.int64) if subset else None
-    a, b = _both(lambda: _flat_colors(cam, srf, light, ambient, faces))
-    assert a.dtype == b.dtype == np.uint8 and a.tobytes() == b.tobytes()
-    if len(a) >= 40 and not one_colour and 0.2 <= ambient <= 0.8:  # random colours times shades of 0.2 and more
-        assert len(np.unique(a)) > 10
-    bad = np.array([n_faces], np.int64)
-    for native in (True, False):
-        with pytest.MonkeyPatch.context() as m:
-            if not native:
-                m.setattr(jit, "native_kernels", lambda: None)
-            with pytest.raises(IndexError):
-                _flat_colors(cam, srf, light, ambient, bad)
+    cam = look_at((4.0, 3.0, 6.0), (0, 0, 0), "y", width=int(rng.integers(8, 50)), height=int(rng.integers(8, 40)))
+    light = rng.normal(size=3) if own_light else None
+    srfs = [surface(v, f, **kw)]
+    a, b = _both(lambda: render_surfaces(cam, srfs, light_dir=light, ambient=ambient))
+    assert a.tobytes() == b.tobytes()
+    one = surface(np.array([[-9.0, -9.0, 0.0], [9.0, -9.0, 0.0], [0.0, 9.0, 0.0]]), np.array([[0, 1, 2]]),
+                  face_colors=np.array([[200, 120, 40]]))  # one face over the whole frame
+    a, b = _both(lambda: render_surfaces(cam, [one], light_dir=light, ambient=ambient))
+    shade = face_shading(cam, one.vertices[one.faces], light, ambient)[0]
+    assert a.tobytes() == b.tobytes()
+    np.testing.assert_array_equal(a[cam.height // 2, cam.width // 2], np.rint(np.array([200, 120, 40]) * shade))
