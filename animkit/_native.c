@@ -5,6 +5,7 @@
  *   fk_frames:   animkit.fk._fk_frames, forward kinematics frame by frame;
  *   raster_loop: animkit.render.raster._raster_loop, the rasteriser's visibility (and flat paint);
  *   gif_index:   a GIF frame's palette indices through the writer's 15-bit colour LUT (animkit.render.writers);
+ *   flat_shade:  animkit.render.shading._flat_colors, flat faces' Lambert shade times their colours;
  *   skin_frames: animkit.skin.skin_frames, linear-blend skinning (float64 bit for bit; float32 to its rounding);
  *   mm3:         animkit.motion.retarget_rest._mm3, stacks of 3x3 products (the retarget's and the leg IK's);
  *   polar_turns: animkit.motion.retarget_rest.rotation_part's fast path (det^(1/3), Newton-Schulz);
@@ -276,32 +277,67 @@ static PyObject *fk_frames(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* gif_index(frame, lut, known, out, pending) -> (new, left): out[p] = lut[k(p)] for the 15-bit colour k = r>>3 << 10
- * | g>>3 << 5 | b>>3 of each RGB pixel whose colour the LUT knows (known[k] == 1); each colour it does not know is
- * marked known[k] = 2 and counted (new), and the pixels of such colours are listed in pending[0 .. left) (int32), for
- * the caller to index once it has filled lut[k] and set known[k] = 1. The NumPy reference is
- * animkit.render.writers.GifWriter's code/take path. */
+/* gif_index(frame, lut, known, out, pending[, prev, prev_out]) -> (new, left): out[p] = lut[k(p)] for the 15-bit
+ * colour k = r>>3 << 10 | g>>3 << 5 | b>>3 of each RGB pixel whose colour the LUT knows (known[k] == 1); each colour
+ * it does not know is marked known[k] = 2 and counted (new), and the pixels of such colours are listed in
+ * pending[0 .. left) (int32), for the caller to index once it has filled lut[k] and set known[k] = 1. The NumPy
+ * reference is animkit.render.writers.GifWriter's code/take path. With prev (the frame before, RGB, as large) and
+ * prev_out (its finished indices): a pixel whose colour is prev's there takes prev_out's index, the one the LUT
+ * gives it (its colour was met and filled then; the LUT never changes a filled entry), so the same out; eight pixels
+ * are compared at a time (24 bytes as three words), and a frame that moves a figure over a still backdrop reads
+ * the LUT only where it moved. prev is left holding this frame (the pixels that changed copied in), for the next. */
+static inline void gif_index_one(const unsigned char *c, const unsigned char *table, unsigned char *seen,
+                                 unsigned char *ind, int *later, Py_ssize_t p, long *fresh, Py_ssize_t *left) {
+    unsigned k = ((unsigned)(c[0] >> 3) << 10) | ((unsigned)(c[1] >> 3) << 5) | (unsigned)(c[2] >> 3);
+    if (seen[k] == 1) { ind[p] = table[k]; return; }
+    if (seen[k] == 0) { seen[k] = 2; (*fresh)++; }
+    later[(*left)++] = (int)p;
+}
+
 static PyObject *gif_index(PyObject *self, PyObject *args) {
-    Py_buffer frame, lut, known, out, pending;
+    Py_buffer frame, lut, known, out, pending, prev = {0}, prev_out = {0};
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*y*w*w*w*", &frame, &lut, &known, &out, &pending)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*w*w*w*|w*y*", &frame, &lut, &known, &out, &pending, &prev, &prev_out))
+        return NULL;
     long fresh = 0;
     Py_ssize_t n = out.len, left = 0;
-    if (frame.len != 3 * n || lut.len != 32768 || known.len != 32768 || pending.len != 4 * n) {
-        PyErr_SetString(PyExc_ValueError,
-                        "gif_index: frame must hold 3 bytes per output pixel, pending 4, lut and known 32768");
+    int since = prev.obj != NULL || prev_out.obj != NULL;
+    if (frame.len != 3 * n || lut.len != 32768 || known.len != 32768 || pending.len != 4 * n
+        || (since && (prev.len != 3 * n || prev_out.len != n))) {
+        PyErr_SetString(PyExc_ValueError, "gif_index: frame (and prev) must hold 3 bytes per output pixel, "
+                        "prev_out 1, pending 4, lut and known 32768");
     } else {
-        const unsigned char *rgb = frame.buf, *table = lut.buf;
+        const unsigned char *rgb = frame.buf, *table = lut.buf, *was_ind = prev_out.buf;
+        unsigned char *was = prev.buf;
         unsigned char *seen = known.buf, *ind = out.buf;
         int *later = pending.buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t p = 0; p < n; p++) {
-            const unsigned char *c = rgb + 3 * p;
-            unsigned k = ((unsigned)(c[0] >> 3) << 10) | ((unsigned)(c[1] >> 3) << 5) | (unsigned)(c[2] >> 3);
-            if (seen[k] == 1) { ind[p] = table[k]; continue; }
-            if (seen[k] == 0) { seen[k] = 2; fresh++; }
-            later[left++] = (int)p;
+        Py_ssize_t p = 0;
+        if (since) {
+            for (; p + 8 <= n; p += 8) {
+                uint64_t a[3], b[3];
+                memcpy(a, rgb + 3 * p, 24);
+                memcpy(b, was + 3 * p, 24);
+                if (((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2])) == 0) {
+                    memcpy(ind + p, was_ind + p, 8);
+                    continue;
+                }
+                for (Py_ssize_t q = p; q < p + 8; q++) {
+                    const unsigned char *c = rgb + 3 * q, *d = was + 3 * q;
+                    if (c[0] == d[0] && c[1] == d[1] && c[2] == d[2]) ind[q] = was_ind[q];
+                    else gif_index_one(c, table, seen, ind, later, q, &fresh, &left);
+                }
+                memcpy(was + 3 * p, a, 24);
+            }
+            for (; p < n; p++) {
+                const unsigned char *c = rgb + 3 * p;
+                unsigned char *d = was + 3 * p;
+                if (c[0] == d[0] && c[1] == d[1] && c[2] == d[2]) { ind[p] = was_ind[p]; continue; }
+                gif_index_one(c, table, seen, ind, later, p, &fresh, &left);
+                memcpy(d, c, 3);
+            }
         }
+        for (; p < n; p++) gif_index_one(rgb + 3 * p, table, seen, ind, later, p, &fresh, &left);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&frame);
@@ -309,6 +345,8 @@ static PyObject *gif_index(PyObject *self, PyObject *args) {
     PyBuffer_Release(&known);
     PyBuffer_Release(&out);
     PyBuffer_Release(&pending);
+    PyBuffer_Release(&prev);
+    PyBuffer_Release(&prev_out);
     if (PyErr_Occurred()) return NULL;
     return Py_BuildValue("ln", fresh, left);
 }
@@ -1179,7 +1217,35 @@ static PyObject *tri_setup(PyObject *self, PyObject *args) {
 /* gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): a GIF frame's changed rectangle, as
  * animkit.render.writers.GifWriter's NumPy path finds it: the smallest box of rows and columns holding every pixel
  * where ind != prev (both (H, W) uint8; none differ: the 1 x 1 box at the origin), copied row by row into sub
- * (at least h * w bytes, h * w filled), each unchanged pixel in it replaced by clear when 0 <= clear < 256. */
+ * (at least h * w bytes, h * w filled), each unchanged pixel in it replaced by clear when 0 <= clear < 256. Rows are
+ * compared eight bytes (a word) at a time, and the box's see-through pixels chosen a word at a time by a byte mask
+ * (each byte of x = a ^ p: 0xff where it is non-zero, ((x & 0x7f..) + 0x7f..) | x having its top bit set). */
+static Py_ssize_t delta_first(const unsigned char *a, const unsigned char *b, Py_ssize_t n) {
+    Py_ssize_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+        uint64_t u, v;
+        memcpy(&u, a + x, 8);
+        memcpy(&v, b + x, 8);
+        if (u != v) break;
+    }
+    for (; x < n; x++)
+        if (a[x] != b[x]) return x;
+    return -1;
+}
+
+static Py_ssize_t delta_last(const unsigned char *a, const unsigned char *b, Py_ssize_t from, Py_ssize_t n) {
+    Py_ssize_t x = n;
+    for (; x - 8 >= from; x -= 8) {
+        uint64_t u, v;
+        memcpy(&u, a + x - 8, 8);
+        memcpy(&v, b + x - 8, 8);
+        if (u != v) break;
+    }
+    for (x = x - 1; x >= from; x--)
+        if (a[x] != b[x]) return x;
+    return -1;
+}
+
 static PyObject *gif_delta(PyObject *self, PyObject *args) {
     Py_buffer ind, prev, sub;
     Py_ssize_t H, W, y0 = 0, x0 = 0, h = 1, w = 1;
@@ -1195,23 +1261,33 @@ static PyObject *gif_delta(PyObject *self, PyObject *args) {
         Py_ssize_t ya = H, yb = -1, xa = W, xb = -1;
         for (Py_ssize_t y = 0; y < H; y++) {
             const unsigned char *ra = a + y * W, *rp = p + y * W;
-            Py_ssize_t first = -1, last = -1;
-            for (Py_ssize_t x = 0; x < W; x++)
-                if (ra[x] != rp[x]) { first = x; break; }
+            Py_ssize_t first = delta_first(ra, rp, W);
             if (first < 0) continue;
-            for (Py_ssize_t x = W - 1; x >= first; x--)
-                if (ra[x] != rp[x]) { last = x; break; }
+            Py_ssize_t last = delta_last(ra, rp, first, W);
             if (ya == H) ya = y;
             yb = y;
             if (first < xa) xa = first;
             if (last > xb) xb = last;
         }
         if (yb >= 0) { y0 = ya; x0 = xa; h = yb - ya + 1; w = xb - xa + 1; }
+        const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL, tops = 0x8080808080808080ULL;
+        const uint64_t fill = 0x0101010101010101ULL * (uint64_t)(unsigned char)clear;
         for (Py_ssize_t y = 0; y < h; y++) {
             const unsigned char *ra = a + (y0 + y) * W + x0, *rp = p + (y0 + y) * W + x0;
             unsigned char *ro = o + y * w;
             if (clear < 0 || clear > 255) { memcpy(ro, ra, (size_t)w); continue; }
-            for (Py_ssize_t x = 0; x < w; x++) ro[x] = ra[x] != rp[x] ? ra[x] : (unsigned char)clear;
+            Py_ssize_t x = 0;
+            for (; x + 8 <= w; x += 8) {
+                uint64_t u, v;
+                memcpy(&u, ra + x, 8);
+                memcpy(&v, rp + x, 8);
+                uint64_t d = u ^ v;
+                uint64_t mask = ((((d & low7) + low7) | d) & tops) >> 7;
+                mask *= 0xff;
+                uint64_t r = (u & mask) | (fill & ~mask);
+                memcpy(ro + x, &r, 8);
+            }
+            for (; x < w; x++) ro[x] = ra[x] != rp[x] ? ra[x] : (unsigned char)clear;
         }
         Py_END_ALLOW_THREADS
     }
@@ -1220,6 +1296,60 @@ static PyObject *gif_delta(PyObject *self, PyObject *args) {
     PyBuffer_Release(&sub);
     if (PyErr_Occurred()) return NULL;
     return Py_BuildValue("nnnn", y0, x0, h, w);
+}
+
+/* flat_shade(V, faces, sel, colors, eye, light, ambient, out) -> 0: animkit.render.shading._flat_colors, face by face
+ * for the faces sel (S int64) of a flat surface (V (n, 3) float64 vertices, faces (F, 3) int64, colors (F, 3) uint8):
+ * e1 = v1 - v0, e2 = v2 - v0, n = e1 x e2, n /= |n| (|n| = sqrt((nx nx + ny ny) + nz nz); 0 where |n| = 0), n turned
+ * to the eye where ((n . (eye - v0)) < 0), I = a + (1 - a) clip((nx lx + ny ly) + nz lz, 0, 1), out = rint(c I), each
+ * operation as shading.face_shading's NumPy reference orders it (no FMA), so the same bytes. Returns -1, having
+ * written nothing, where a face row or a vertex index is out of range (the caller's NumPy path then raises). */
+static PyObject *flat_shade(PyObject *self, PyObject *args) {
+    Py_buffer b[7];
+    double ambient;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*dw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &ambient, &b[6]))
+        return NULL;
+    const Py_ssize_t nv = b[0].len / 24, F = b[1].len / 24, S = b[2].len / 8;
+    long status = 0;
+    if (b[0].len != nv * 24 || b[1].len != F * 24 || b[2].len != S * 8 || b[3].len != F * 3 || b[4].len != 24
+        || b[5].len != 24 || b[6].len != S * 3) {
+        PyErr_SetString(PyExc_ValueError, "flat_shade: the arrays' sizes disagree");
+    } else {
+        const double *V = b[0].buf, *eye = b[4].buf, *l = b[5].buf;
+        const int64_t *faces = b[1].buf, *sel = b[2].buf;
+        const unsigned char *colors = b[3].buf;
+        unsigned char *out = b[6].buf;
+        const double k = 1.0 - ambient;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < S && status == 0; j++) {
+            int64_t f = sel[j];
+            if (f < 0 || f >= F) { status = -1; break; }
+            const int64_t *c = faces + 3 * f;
+            if (c[0] < 0 || c[0] >= nv || c[1] < 0 || c[1] >= nv || c[2] < 0 || c[2] >= nv) { status = -1; break; }
+        }
+        for (Py_ssize_t j = 0; j < S && status == 0; j++) {
+            const int64_t *c = faces + 3 * sel[j];
+            const double *v0 = V + 3 * c[0], *v1 = V + 3 * c[1], *v2 = V + 3 * c[2];
+            double e1x = v1[0] - v0[0], e1y = v1[1] - v0[1], e1z = v1[2] - v0[2];
+            double e2x = v2[0] - v0[0], e2y = v2[1] - v0[1], e2z = v2[2] - v0[2];
+            double nx = e1y * e2z - e1z * e2y, ny = e1z * e2x - e1x * e2z, nz = e1x * e2y - e1y * e2x;
+            double norm = sqrt((nx * nx + ny * ny) + nz * nz);
+            if (norm > 0) { nx = nx / norm; ny = ny / norm; nz = nz / norm; }
+            else { nx = 0.0; ny = 0.0; nz = 0.0; }
+            double tx = eye[0] - v0[0], ty = eye[1] - v0[1], tz = eye[2] - v0[2];
+            if ((nx * tx + ny * ty) + nz * tz < 0) { nx = -nx; ny = -ny; nz = -nz; }
+            double d = (nx * l[0] + ny * l[1]) + nz * l[2];
+            d = np_clip(d, 0.0, 1.0);
+            double I = ambient + k * d;
+            const unsigned char *fc = colors + 3 * sel[j];
+            for (int ch = 0; ch < 3; ch++) out[3 * j + ch] = (unsigned char)rint((double)fc[ch] * I);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 7; i++) PyBuffer_Release(&b[i]);
+    if (PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(status);
 }
 
 /* blend_px(flat, pix, alpha, color, tmp) -> 0 or -1: animkit.render.segments.blend's NumPy path, out[p] =
@@ -2318,7 +2448,8 @@ static PyMethodDef methods[] = {
     {"raster_loop", raster_loop, METH_VARARGS,
      "raster_loop(x0, y0, x1, y1, A, B, C, WA, WB, WC, W, zbuf, fbuf, colors, flat, paint, zx, zy, zw): visibility"},
     {"gif_index", gif_index, METH_VARARGS,
-     "gif_index(frame, lut, known, out) -> colours not in the LUT yet (marked known == 2; their pixels left)"},
+     "gif_index(frame, lut, known, out, pending[, prev, prev_out]) -> (colours not in the LUT yet (marked known == 2),"
+     " their pixels left in pending); prev's indices where the colour is prev's"},
     {"scan_frames", scan_frames, METH_VARARGS,
      "scan_frames(buf, out, count, width, scale) -> 0 (out filled) or -1 (leave it to the exact path)"},
     {"fk_frames", fk_frames, METH_VARARGS,
@@ -2340,6 +2471,8 @@ static PyMethodDef methods[] = {
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},
     {"tri_setup", tri_setup, METH_VARARGS,
      "tri_setup(pc, faces, closed, near, far, fp, cx, cy, W, H, ints, abc, wabc) -> T: the rasteriser's set-up"},
+    {"flat_shade", flat_shade, METH_VARARGS,
+     "flat_shade(V, faces, sel, colors, eye, light, ambient, out) -> 0, or -1: flat faces' shaded colours"},
     {"gif_delta", gif_delta, METH_VARARGS, "gif_delta(ind, prev, H, W, clear, sub) -> (y0, x0, h, w): changed box"},
     {"blend_px", blend_px, METH_VARARGS, "blend_px(flat, pix, alpha, color, tmp) -> 0, or -1: left to NumPy"},
     {"lowest_about", lowest_about, METH_VARARGS,

@@ -147,3 +147,30 @@ def test_compare_with_sets_that_cannot_be_dealt_out_is_the_plain_call() -> None:
     one = commands.compare(scene, chains=["arm"], processes=2, duration=0.3, hold=0.0, fps=10.0, quiet=True,
                            prepare=lambda: ran.append(os.getpid()))
     assert [p.chain for p in one.panels] == ["arm"] and ran == [os.getpid()]
+
+
+def test_compare_finds_the_hands_aim_once_for_every_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forked groups take the aim (the hand's surface and site) found here before the forks: none is found in a
+    child (one there raises), one is found here; an aim found on another figure (the scene read again) is not taken
+    (found anew), and the panels are the same either way."""
+    import animkit.motion.reach as reach
+
+    here, found = os.getpid(), []
+    real = reach.aim
+
+    def counted(figure, effector, meshes=()):  # type: ignore[no-untyped-def]
+        if os.getpid() != here:
+            raise RuntimeError("the aim was found again in a forked group")
+        found.append(effector)
+        return real(figure, effector, meshes)
+
+    monkeypatch.setattr(reach, "aim", counted)
+    scene = animkit.load(SCENES / "humanoid.toml")
+    options = {"duration": 0.3, "hold": 0.0, "fps": 10.0, "quiet": True}
+    spread = commands.compare(scene, processes=2, **options)
+    assert len(found) == 1 and len(spread.panels) >= 3
+    other = reach.comparison_aim(animkit.load(SCENES / "humanoid.toml"))
+    found.clear()
+    alone = reach.compare(scene, chains=["arm"], shared_aim=other, **options)
+    assert len(found) == 1  # not its figure: found anew
+    np.testing.assert_array_equal(alone.panels[0].poses, spread.panels[0].poses)

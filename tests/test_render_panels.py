@@ -53,3 +53,23 @@ def test_errors() -> None:
         compose_panels([], [])
     with pytest.raises(RenderError, match="uint8"):
         compose_panels([np.zeros((4, 4, 3))], ["a"])
+
+
+def test_composing_into_the_last_image_equals_composing_afresh() -> None:
+    """compose(frames, out=previous) gives compose(frames) byte for byte, row after row: full frames, then smaller
+    ones (the cells' margins back to the template's), then full ones again; the array given is the one returned."""
+    from animkit.render.panels import PanelGrid
+
+    rng = np.random.default_rng(7)
+    grid = PanelGrid(3, (12, 9), ["a", "bb", "ccc"], 2)
+    assert grid.shape == grid.template.shape[:2] == (2 * (9 + 22 + 4) + 4, 2 * (12 + 4) + 4)
+    out = None
+    for shape in ((9, 12), (9, 12), (5, 7), (9, 12), (1, 1)):
+        frames = [rng.integers(0, 256, (*shape, 3), dtype=np.uint8) for _ in range(3)]
+        fresh = grid.compose(frames)
+        again = grid.compose(frames, out=out)
+        assert out is None or again is out
+        assert np.array_equal(again, fresh)
+        out = again
+    with pytest.raises(RenderError, match="out must be"):
+        grid.compose(frames, out=np.zeros((3, 3, 3), np.uint8))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,3 +143,90 @@ def test_compiled_blend_writes_the_numpy_bytes(seed: int, side: int, n: int, int
                     m.setattr(jit, "native_kernels", lambda: None)
                 with pytest.raises(IndexError):
                     blend(img, bad, np.ones(1, np.float32), colour)
+
+
+def _indexed(native: Any, frame_: np.ndarray, palette: np.ndarray, lut: np.ndarray, known: np.ndarray,
+             *prev: np.ndarray) -> np.ndarray:
+    """gif_index on ``frame_`` (optionally with the frame before and its indices), the colours it had not met filled
+    as GifWriter fills them: the frame's finished indices."""
+    from animkit.render.gif import palette_index
+
+    h, w = frame_.shape[:2]
+    ind = np.empty((h, w), np.uint8)
+    pending = np.empty(h * w, np.int32)
+    fresh, left = native.gif_index(frame_, lut, known, ind, pending, *prev)
+    if fresh:
+        new = np.flatnonzero(known == 2)
+        lut[new] = palette_index(new, palette)
+        known[new] = 1
+    pix = pending[:left]
+    c = frame_.reshape(-1, 3)[pix].astype(np.int64)
+    ind.reshape(-1)[pix] = lut[(c[:, 0] >> 3) << 10 | (c[:, 1] >> 3) << 5 | (c[:, 2] >> 3)]
+    return ind
+
+
+@needs_native
+@given(st.integers(0, 2**32 - 1), st.integers(1, 41), st.integers(1, 20))
+@settings(max_examples=40, deadline=None)
+def test_gif_index_takes_the_frame_befores_index_where_the_colour_stayed(seed: int, w: int, h: int) -> None:
+    """gif_index with the frame before and its indices gives the indices it gives without them (a figure moved over
+    a still backdrop: a box of changed pixels, some in colours not met yet, some changed back to the same colour),
+    and it reads them from the frame before exactly where the colour stayed: given indices it could not have made
+    (255 everywhere; the palette's rows from 128 on repeat row 0), it copies 255 at those pixels and nowhere else;
+    and it leaves the frame before holding this one (the next frame's "before"). Widths around the kernel's
+    eight-pixel words."""
+    rng = np.random.default_rng(seed)
+    native = jit.native_kernels()
+    palette = rng.integers(0, 256, (256, 3), dtype=np.uint8)
+    palette[128:] = palette[0]  # rows 128.. repeat row 0: the LUT (first row on ties) never gives them, so not 255
+    colours = rng.integers(0, 256, (5, 3), dtype=np.uint8)
+    a = colours[rng.integers(0, 5, (h, w))]
+    b = a.copy()
+    y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+    y1, x1 = int(rng.integers(y0, h)) + 1, int(rng.integers(x0, w)) + 1
+    b[y0:y1, x0:x1] = np.where(rng.random((y1 - y0, x1 - x0, 1)) < 0.3, rng.integers(0, 256, (y1 - y0, x1 - x0, 3)),
+                               colours[rng.integers(0, 5, (y1 - y0, x1 - x0))]).astype(np.uint8)
+    lut, known = np.zeros(1 << 15, np.uint8), np.zeros(1 << 15, np.uint8)
+    ind_a = _indexed(native, a, palette, lut, known)
+    state = (lut.copy(), known.copy())
+    plain = _indexed(native, b, palette, *(x.copy() for x in state))
+    was = a.copy()
+    since = _indexed(native, b, palette, *(x.copy() for x in state), was, ind_a)
+    assert np.array_equal(since, plain)
+    assert np.array_equal(was, b)  # the frame before is left holding this one, for the next
+    stayed = (a == b).all(axis=2)
+    marked = _indexed(native, b, palette, *(x.copy() for x in state), a.copy(), np.full_like(ind_a, 255))
+    assert plain.max() < 128 and np.array_equal(marked, np.where(stayed, 255, plain))
+    with pytest.raises(ValueError, match="prev"):
+        native.gif_index(b, *state, np.empty((h, w), np.uint8), np.empty(h * w, np.int32), a[:, :0], ind_a)
+
+
+@needs_native
+@given(st.integers(0, 2**32 - 1), st.integers(1, 120), st.booleans(), st.floats(0.0, 1.0), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_compiled_flat_shade_gives_the_numpy_colours(seed: int, n_faces: int, one_colour: bool, ambient: float,
+                                                     own_light: bool) -> None:
+    """Flat surfaces drawn with their face colours from the compiled flat_shade (each face's Lambert shade times its
+    colour) and from face_shading's NumPy path: the same pixels, byte for byte. Random faces (some with repeated
+    corners: zero area, ambient only; some seen from behind: turned to the eye), per-face colours or one colour, any
+    ambient, the default light or a given one; a large camera-facing backdrop face, so the frame is not empty, and
+    face_shading's own numbers times the colours where a face shows alone (the test is not passing on flat grey)."""
+    from animkit.render.raster import face_shading, render_surfaces, surface
+
+    rng = np.random.default_rng(seed)
+    nv = int(rng.integers(3, 30))
+    v = rng.normal(size=(nv, 3)) * rng.choice([0.05, 1.0, 3.0])
+    f = rng.integers(0, nv, size=(n_faces, 3)).astype(np.int64)
+    f[: n_faces // 5, 1] = f[: n_faces // 5, 0]  # zero-area faces
+    kw = {"color": rng.integers(0, 256, 3)} if one_colour else {"face_colors": rng.integers(0, 256, (n_faces, 3))}
+    cam = look_at((4.0, 3.0, 6.0), (0, 0, 0), "y", width=int(rng.integers(8, 50)), height=int(rng.integers(8, 40)))
+    light = rng.normal(size=3) if own_light else None
+    srfs = [surface(v, f, **kw)]
+    a, b = _both(lambda: render_surfaces(cam, srfs, light_dir=light, ambient=ambient))
+    assert a.tobytes() == b.tobytes()
+    one = surface(np.array([[-9.0, -9.0, 0.0], [9.0, -9.0, 0.0], [0.0, 9.0, 0.0]]), np.array([[0, 1, 2]]),
+                  face_colors=np.array([[200, 120, 40]]))  # one face over the whole frame
+    a, b = _both(lambda: render_surfaces(cam, [one], light_dir=light, ambient=ambient))
+    shade = face_shading(cam, one.vertices[one.faces], light, ambient)[0]
+    assert a.tobytes() == b.tobytes()
+    np.testing.assert_array_equal(a[cam.height // 2, cam.width // 2], np.rint(np.array([200, 120, 40]) * shade))

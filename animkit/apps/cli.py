@@ -236,9 +236,6 @@ def _render_imports(figure: Figure | None = None) -> None:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from animkit.apps.reach_panels import comparison_panels
-    from animkit.render.frames import parse_size
-
     if args.plot:
         commands.matplotlib_pyplot()  # fail before the work, not after it
     _check_outputs(args, args.json, args.plot)
@@ -250,6 +247,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   quiet=args.quiet, prepare=functools.partial(_render_imports, look))
     if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving
         scene = dataclasses.replace(scene, figure=comparison.figure)
+    from animkit.apps.reach_panels import comparison_panels
+    from animkit.render.frames import parse_size  # after the bakes: the renderer's imports are prepare's (meanwhile)
+
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())

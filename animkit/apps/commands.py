@@ -369,11 +369,13 @@ def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[],
     waits on a static split's longer half). The sets are dealt out costliest first to the group with the least
     cost so far, a set's cost its DOF count + :data:`SET_COST`; each group is a comparison of its sets alone, whose
     panels are the same as in one comparison of every set (a panel's bake depends on its set and solver only),
-    merged back in the sets' order. The least costly group is baked here, then ``prepare()`` runs (the caller's
+    merged back in the sets' order; the hand's aim (:func:`animkit.motion.reach.comparison_aim`) is found here
+    once, before the forks, for every group. The least costly group is baked here, then ``prepare()`` runs (the caller's
     next step's set-up, e.g. its imports) while the children finish. Only the first group's progress bars are
     drawn. One group (one core, one set): the plain call, then ``prepare()``."""
     from animkit.apps.forked import fork_map, usable_cores
     from animkit.motion.reach import compare as compare_sets
+    from animkit.motion.reach import comparison_aim
 
     if processes is None and usable_cores() < 2:
         processes = 1
@@ -382,8 +384,9 @@ def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[],
         out = compare_sets(scene, **options)
         return out if prepare is None else _then(out, prepare)
     quiet = bool(options.get("quiet", False))
-    jobs = [functools.partial(compare_sets, scene, **{**options, "chains": g, "quiet": quiet or i > 0})
-            for i, g in enumerate(groups)]
+    shared = comparison_aim(scene, options.get("effector"))  # the hand's surface and site found once, not per group
+    jobs = [functools.partial(compare_sets, scene, **{**options, "chains": g, "quiet": quiet or i > 0,
+                                                      "shared_aim": shared}) for i, g in enumerate(groups)]
     if prepare is not None:
         jobs[0] = functools.partial(_then_call, jobs[0], prepare)
     if len(groups) > usable_cores():  # more bakes than cores: the costliest (forked first) keeps a core to itself

@@ -421,8 +421,8 @@ def _rotation_summary(figure: Figure, poses: Array) -> tuple[tuple[tuple[str, fl
 def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | None = None,
             chains: Sequence[str] | None = None, solvers: Sequence[str | None] | None = None,
             duration: float | None = None, hold: float | None = None, fps: float | None = None,
-            start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False
-            ) -> Comparison:
+            start_pose: ArrayLike | None = None, priors: Priors | None | bool = True, quiet: bool = False,
+            shared_aim: Aim | None = None) -> Comparison:
     """One reach per movable set × solver, defaults from the scene's ``[reach]`` section; without chains there or
     here, every chain of the rig that moves the effector (``hand_r``: the right arm, torso, hips-up, whole-body;
     never the left arm).
@@ -441,7 +441,9 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     planted feet), and one in its file's own units (a CMU BVH) in metres
     (:func:`~animkit.motion.reach_rigs.in_metres`: the natural reach's lengths are metres; ``target`` and
     ``start_pose`` are read in the scene's units): then the panels' poses, clips, targets and errors are that
-    figure's (``Comparison.figure``), not ``scene.figure``'s."""
+    figure's (``Comparison.figure``), not ``scene.figure``'s. ``shared_aim``: :func:`comparison_aim` of the scene and
+    effector, made once for several comparisons of its sets (``animkit compare``'s forked groups); one made for
+    another figure is not used."""
 
     spec = scene.reach
     eff = effector or (spec.effector if spec else None)
@@ -450,7 +452,8 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
     given = scene.figure
     scene, unit = reaching_scene(scene)  # in metres; a humanoid's hips drop over its planted feet
     fig = scene.figure
-    at = _aim(scene, eff)  # the hand's site, on the surface people see (a robot's tool: its frame)
+    # the hand's site, on the surface people see (a robot's tool: its frame)
+    at = shared_aim if shared_aim is not None and _aims_at(shared_aim, fig, eff) else _aim(scene, eff)
     node, aimed, site = at.node, at.aimed, at.site
     tgt = target if target is not None else (spec.target if spec else None)
     if tgt is None:
@@ -498,6 +501,30 @@ def compare(scene: Scene, *, effector: str | None = None, target: ArrayLike | No
 
 
 RIDERS = "+neck +free arm"  # a natural panel whose set tips the head and free arm: they join for posture
+
+
+def _aims_at(aimed: Aim | None, figure: Figure, effector: str) -> bool:
+    """Whether ``aimed`` is the aim of ``effector`` on ``figure`` (itself, not a copy)."""
+    if aimed is None or aimed.figure is not figure:
+        return False
+    try:
+        return aimed.node == figure.effector(effector)
+    except SceneError:
+        return False
+
+
+def comparison_aim(scene: Scene, effector: str | None = None) -> Aim | None:
+    """The :class:`~animkit.motion.reach_surface.Aim` :func:`compare` takes for ``effector`` (default the scene's
+    ``[reach]`` one) on the figure it reaches (:func:`~animkit.motion.reach_rigs.reaching_scene`); None where there is
+    no effector or it is not the figure's (compare then says what is wrong)."""
+    spec = scene.reach
+    eff = effector or (spec.effector if spec else None)
+    if eff is None:
+        return None
+    try:
+        return _aim(reaching_scene(scene)[0], eff)
+    except IKError:
+        return None
 
 
 def _aim(scene: Scene, effector: str) -> Aim:

@@ -571,24 +571,26 @@ def render_panels(panels: Sequence[Panel], out: str | Path, *, fps: float, up: U
                                 mesh=None if p.meshes else looks[id(p.figure)]) for p in panels]
     if columns is None:
         columns = len(panels) if len(panels) <= 4 else math.ceil(math.sqrt(len(panels)))
-    grid = PanelGrid(len(panels), size, [p.label for p in panels], columns)
-    first = grid.template
+    grid = PanelGrid(len(panels), size, [p.label for p in panels], columns)  # labels drawn at the first compose,
+    gh, gw = grid.shape  # once the panels' drawing has started (rows: forked processes)
     for r in renderers if style.grid else ():  # the shared grid drawn once, before any thread or process draws
         r.backdrop()
     t0 = time.perf_counter()
     streams = [r.frames(_pad(p.poses, n), targets=None if p.targets is None else np.asarray(p.targets, float),
                         trail=None if p.trail is None else _pad(np.asarray(p.trail, float), n), cameras=follow)
                for r, p in zip(renderers, panels, strict=True)]
-    with open_writer(out, fps, size=(first.shape[1], first.shape[0]), quiet=quiet,
+    with open_writer(out, fps, size=(gw, gh), quiet=quiet,
                      **_folder_options(out, overwrite)) as writer:
         bar = progress(n, f"rendering {Path(out).name}", enabled=False if quiet or on_progress else None)
+        composed = None  # one image, composed into frame after frame (a writer keeps no frame it was given)
         for k, row in enumerate((rows or panel_rows)(streams, n)):
-            writer.write(grid.compose(row))
+            composed = grid.compose(row, out=composed)
+            writer.write(composed)
             bar.update()
             if on_progress is not None:
                 on_progress(k + 1, n)
         bar.close()
-    return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (first.shape[1], first.shape[0]),
+    return RenderReport(Path(out), n, fps, time.perf_counter() - t0, (gw, gh),
                         getattr(writer, "message", None))
 
 

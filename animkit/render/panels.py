@@ -43,34 +43,57 @@ class PanelGrid:
         rows = math.ceil(count / cols)
         self.cell_size = w, h = cell_size
         self.label_height, self.gap = label_height, gap
-        out = solid_image(rows * (h + label_height + gap) + gap, cols * (w + gap) + gap, background)
-        if label_height and any(labels):
-            from PIL import Image, ImageDraw, ImageFont
+        #: (H, W) of the composed image
+        self.shape = (rows * (h + label_height + gap) + gap, cols * (w + gap) + gap)
+        rgb8(background, "background"), rgb8(text_color, "text_color")  # bad colours fail here, not at the first frame
+        self._look = (list(labels), font_size, background, text_color)
+        self._template: NDArray[np.uint8] | None = None
 
-            font = ImageFont.load_default(size=font_size)
-            canvas = Image.fromarray(out)
-            draw = ImageDraw.Draw(canvas)
-            ink = tuple(int(v) for v in rgb8(text_color, "text_color"))
-            for i, text in enumerate(labels):
-                if not text:
-                    continue
-                x, y = panel_origin(i, cols, (w, h), label_height, gap)
-                # anchor "mm": the text's middle sits on the band's centre
-                draw.text((x + w / 2.0, y - label_height / 2.0), str(text), fill=ink, font=font, anchor="mm")
-            out = np.asarray(canvas).copy()
-        self.template = out
+    @property
+    def template(self) -> NDArray[np.uint8]:
+        """The grid without frames: the background, each label centred in its band; drawn at first use (a caller
+        may start its frames' drawing first: the text costs a font's loading)."""
+        if self._template is None:
+            labels, font_size, background, text_color = self._look
+            out = solid_image(*self.shape, background)
+            w, h = self.cell_size
+            if self.label_height and any(labels):
+                from PIL import Image, ImageDraw, ImageFont
 
-    def compose(self, frames: Sequence[ArrayLike]) -> NDArray[np.uint8]:
-        """The template with frame i centred in cell i."""
+                font = ImageFont.load_default(size=font_size)
+                canvas = Image.fromarray(out)
+                draw = ImageDraw.Draw(canvas)
+                ink = tuple(int(v) for v in rgb8(text_color, "text_color"))
+                for i, text in enumerate(labels):
+                    if not text:
+                        continue
+                    x, y = panel_origin(i, self.columns, (w, h), self.label_height, self.gap)
+                    # anchor "mm": the text's middle sits on the band's centre
+                    draw.text((x + w / 2.0, y - self.label_height / 2.0), str(text), fill=ink, font=font,
+                              anchor="mm")
+                out = np.asarray(canvas).copy()
+            self._template = out
+        return self._template
+
+    def compose(self, frames: Sequence[ArrayLike], out: NDArray[np.uint8] | None = None) -> NDArray[np.uint8]:
+        """The template with frame i centred in cell i. ``out``: an image this grid composed before, given back to
+        be composed into (the labels and gaps are the template's already: only the cells are written, not a copy
+        of the whole template per frame); returned."""
         if len(frames) != self.count:
             raise RenderError(f"got {len(frames)} frames for a grid of {self.count}")
         w, h = self.cell_size
-        out = self.template.copy()
+        if out is None:
+            out = self.template.copy()
+        elif out.shape != (*self.shape, 3) or out.dtype != np.uint8:
+            raise RenderError(f"out must be an image this grid composed ({(*self.shape, 3)} uint8), got "
+                              f"{out.dtype} {out.shape}")
         for i, f in enumerate(frames):
             f = np.asarray(f)
             if f.ndim != 3 or f.shape[2] != 3 or f.dtype != np.uint8 or f.shape[0] > h or f.shape[1] > w:
                 raise RenderError(f"frame {i} must be uint8 (H, W, 3) at most {w}x{h}, got {f.dtype} {f.shape}")
             x, y = panel_origin(i, self.columns, (w, h), self.label_height, self.gap)
+            if f.shape[:2] != (h, w):  # the cell's margins as the template has them (a larger frame may have been here)
+                out[y:y + h, x:x + w] = self.template[y:y + h, x:x + w]
             dx, dy = (w - f.shape[1]) // 2, (h - f.shape[0]) // 2
             out[y + dy:y + dy + f.shape[0], x + dx:x + dx + f.shape[1]] = f
         return out

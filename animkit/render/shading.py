@@ -3,11 +3,12 @@ perspective-correct normals and bilinear textures (NumPy, or the same arithmetic
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit import jit as jit_module
 from animkit.errors import RenderError
 from animkit.jit import enabled as jit_enabled
 from animkit.jit import kernel, read_only
@@ -34,18 +35,29 @@ def face_shading(camera: Camera, tri: NDArray[np.float64], light_dir: ArrayLike 
     e1, e2 = tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]
     n = np.stack([e1[:, 1] * e2[:, 2] - e1[:, 2] * e2[:, 1], e1[:, 2] * e2[:, 0] - e1[:, 0] * e2[:, 2],
                   e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]], axis=1)
-    norm = np.sqrt(np.einsum("ij,ij->i", n, n))
+    norm = np.sqrt(_dot3(n, n))
     n = np.divide(n, norm[:, None], out=np.zeros_like(n), where=norm[:, None] > 0)
     to_eye = np.asarray(camera.eye) - tri[:, 0]
-    n = np.where((np.einsum("ij,ij->i", n, to_eye) < 0)[:, None], -n, n)
+    n = np.where((_dot3(n, to_eye) < 0)[:, None], -n, n)
+    light = _face_light(camera, light_dir)
+    return ambient + (1.0 - ambient) * np.clip(_dot3(n, light), 0.0, 1.0)
+
+
+def _dot3(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(a₀ b₀ + a₁ b₁) + a₂ b₂ per row of (N, 3) ``a`` with (N, 3) or (3,) ``b``: in this order, as the compiled
+    flat_shade sums (an einsum or a matrix product may fuse or reorder the terms)."""
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    return (a[:, 0] * b0 + a[:, 1] * b1) + a[:, 2] * b2
+
+
+def _face_light(camera: Camera, light_dir: ArrayLike | None) -> NDArray[np.float64]:
+    """:func:`face_shading`'s l̂: the camera's default light, or ``light_dir`` checked and normalised."""
     if light_dir is None:
-        light = _default_light(camera)
-    else:
-        light = np.asarray(light_dir, dtype=float)
-        if light.shape != (3,) or not np.all(np.isfinite(light)) or np.linalg.norm(light) == 0:
-            raise RenderError(f"light_dir must be a non-zero finite 3-vector, got {light_dir!r}")
-        light = light / np.linalg.norm(light)
-    return ambient + (1.0 - ambient) * np.clip(n @ light, 0.0, 1.0)
+        return _default_light(camera)
+    light = np.asarray(light_dir, dtype=float)
+    if light.shape != (3,) or not np.all(np.isfinite(light)) or np.linalg.norm(light) == 0:
+        raise RenderError(f"light_dir must be a non-zero finite 3-vector, got {light_dir!r}")
+    return np.asarray(light / np.linalg.norm(light), dtype=float)
 
 
 def _light(camera: Camera, light_dir: ArrayLike | None) -> NDArray[np.float64]:
@@ -61,6 +73,11 @@ def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambie
                  faces: NDArray[np.int64] | None = None) -> NDArray[np.uint8]:
     """c_f = round(c · I_f) for the faces ``faces`` (default: every face) of a flat surface (I_f:
     :func:`face_shading`, row by row, so a face's colour does not depend on which others are shaded), (F, 3) uint8."""
+    native = jit_module.native_kernels()
+    if native is not None:
+        out = _native_flat_colors(native, camera, srf, light, ambient, faces)
+        if out is not None:
+            return out
     if faces is None:
         fc = srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (len(srf.faces), 3))
         tri = srf.vertices[srf.faces]
@@ -69,6 +86,24 @@ def _flat_colors(camera: Camera, srf: Surface, light: NDArray[np.float64], ambie
         tri = srf.vertices[srf.faces[faces]]
     shade = face_shading(camera, tri, light, ambient)
     return np.round(fc.astype(np.float64) * shade[:, None]).astype(np.uint8)
+
+
+def _native_flat_colors(native: Any, camera: Camera, srf: Surface, light: NDArray[np.float64], ambient: float,
+                        faces: NDArray[np.int64] | None) -> NDArray[np.uint8] | None:
+    """:func:`_flat_colors` by the ahead-of-time ``flat_shade`` (:func:`face_shading`'s operations in its order: the
+    same bytes); None (nothing computed) where a face or vertex index is out of range (NumPy then says so) or the
+    colours are not uint8 (a Surface made with float colours: NumPy multiplies those as they are)."""
+    count = len(srf.faces)
+    fc = np.asarray(srf.face_colors if srf.face_colors is not None else np.broadcast_to(srf.color, (count, 3)))
+    if fc.dtype != np.uint8 or fc.shape != (count, 3):  # colours given otherwise (floats): NumPy's arithmetic
+        return None
+    sel = np.arange(count, dtype=np.int64) if faces is None else np.ascontiguousarray(faces, dtype=np.int64)
+    out = np.empty((len(sel), 3), np.uint8)
+    ok = native.flat_shade(np.ascontiguousarray(srf.vertices, dtype=np.float64),
+                           np.ascontiguousarray(srf.faces, dtype=np.int64), sel,
+                           np.ascontiguousarray(fc, dtype=np.uint8), np.asarray(camera.eye, dtype=np.float64),
+                           np.ascontiguousarray(_face_light(camera, light), dtype=np.float64), float(ambient), out)
+    return out if ok == 0 else None
 
 
 def _shade(camera: Camera, srf: Surface, face: NDArray[np.int64], st: _Setup, k: NDArray[np.int64],

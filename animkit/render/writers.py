@@ -113,7 +113,8 @@ class FrameWriter(ABC):
         return f
 
     def write(self, frame: ArrayLike) -> None:
-        """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``)."""
+        """Append one frame (uint8 ``(H, W, 3)``, H × W = ``size``). Nothing of the array is kept: the caller may
+        draw the next frame into it."""
         f = self._check(frame)
         raise_if_interrupted()  # a Ctrl-C swallowed on its way up (see animkit.atomic.guard_interrupts)
         self._write(f)
@@ -211,6 +212,7 @@ class GifWriter(_TempFileWriter):
         self._clear: int | None = None  # the palette row no colour maps to: the changed rectangle's see-through pixels
         self._pending: NDArray[np.int32] | None = None  # the native kernel's list of pixels of colours not yet met
         self._sub: NDArray[np.uint8] | None = None  # the native kernel's changed rectangle, row by row
+        self._prev_rgb: NDArray[np.uint8] | None = None  # the native kernel's frame before (its indices: _prev)
         self._fh: IO[bytes] | None = open(self.tmp_path, "wb")  # noqa: SIM115 - closed in _finish/_release
 
     def _header(self, palette: NDArray[np.uint8]) -> bytes:
@@ -274,7 +276,10 @@ class GifWriter(_TempFileWriter):
             rgb = np.ascontiguousarray(frame, dtype=np.uint8)
             if self._pending is None or len(self._pending) != ind.size:
                 self._pending = np.empty(ind.size, np.int32)
-            fresh, left = native.gif_index(rgb, lut, self._known, ind, self._pending)
+            if self._prev is None or self._prev_rgb is None:  # the first frame: every pixel through the LUT
+                fresh, left = native.gif_index(rgb, lut, self._known, ind, self._pending)
+            else:  # a pixel whose colour is the frame before's keeps its index
+                fresh, left = native.gif_index(rgb, lut, self._known, ind, self._pending, self._prev_rgb, self._prev)
             if fresh:
                 new = np.flatnonzero(self._known == 2)
                 lut[new] = palette_index(new, palette)
@@ -285,6 +290,8 @@ class GifWriter(_TempFileWriter):
                 code = ((c[:, 0] >> 3).astype(np.uint16) << 10) | ((c[:, 1] >> 3).astype(np.uint16) << 5) | \
                     (c[:, 2] >> 3)
                 ind.reshape(-1)[pix] = lut.take(code)
+            if self._prev_rgb is None:  # read by the next frame's indexing (with its indices, self._prev); the
+                self._prev_rgb = rgb.copy()  # kernel keeps it the frame before from then on
             return ind
         code = (frame[..., 0] >> 3).astype(np.uint16) << 10
         code |= (frame[..., 1] >> 3).astype(np.uint16) << 5
@@ -491,7 +498,7 @@ class ContactSheetWriter(_TempFileWriter):
 
     def _write(self, frame: Frame) -> None:
         if self.frames_in == 0:
-            self.first = frame  # a one-frame "sheet" is that frame, full size
+            self.first = frame.copy()  # a one-frame "sheet" is that frame, full size (the caller may reuse its own)
         if self.frames_in % self.stride:
             return
         from PIL import Image
