@@ -63,7 +63,7 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
 
 
 #: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
-KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend", "unwrap_limits", "smooth_max",
+KERNELS = ("retarget_turns", "euler_read", "turned_by", "drive_joint", "leg_bend", "unwrap_limits", "smooth_max",
            "drift_means")
 
 
