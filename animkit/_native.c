@@ -1560,6 +1560,68 @@ static double np_mod(double a, double b) {
     return m;
 }
 
+/* write_joint(Ra, L, Rw, active, P, lim, F, ma, D, c0, letters, i, j, k) -> None: animkit.motion.leg_ik's
+ * _write_joint, _write_joints' reading of one joint on the frames f where active[f] != 0, in place in P (F, D):
+ *   Bt_f = Ra_f . L (mm3's sums), the Tait-Bryan angles of Bt_f^T . Rw_f for the order (i, j, k) (euler_read's
+ *   arithmetic) for the DOFs c with letters[c] >= 0, in order, each moved by whole turns nearest its old value
+ *   o = P[f, c0 + c] (_nearest_turns: (o + ((a - o + pi) mod 2 pi)) - pi, NumPy's mod), the other DOFs keeping
+ *   theirs; then every value of the row clipped to [lim[c, 0], lim[c, 1]] as NumPy's clip ufunc takes it on arrays
+ *   (max then min, each keeping the bound where equal, NaN carried), written to P[f, c0 + c].
+ * Ra (ma, 3, 3) with ma = F or 1, L and Rw (F or 1 / F, 3, 3), active (F,) uint8, lim (k, 2), letters (k,) int64
+ * with 2 or 3 letters >= 0 (those of the order). */
+static inline double np_clip_ufunc(double x, double lo, double hi) {
+    double m = isnan(x) ? x : (x > lo ? x : lo);
+    return isnan(m) ? m : (m < hi ? m : hi);
+}
+
+static PyObject *write_joint(PyObject *self, PyObject *args) {
+    Py_buffer b[7];
+    Py_ssize_t F, ma, D, c0, i, j, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*y*nnnny*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &F, &ma, &D, &c0,
+                          &b[6], &i, &j, &k))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), nk = b[6].len / 8;
+    const int64_t *letters = b[6].buf;
+    int ok = F >= 0 && (ma == F || ma == 1) && b[0].len == ma * 9 * f8 && b[1].len == 9 * f8 &&
+             b[2].len == F * 9 * f8 && b[3].len == F && b[4].len == F * D * f8 && b[5].len == nk * 2 * f8 &&
+             b[6].len == nk * 8 && c0 >= 0 && c0 + nk <= D && i >= 0 && i < 3 && j >= 0 && j < 3 && k >= 0 && k < 3 &&
+             i != j && j != k && i != k;
+    Py_ssize_t nrev = 0;
+    for (Py_ssize_t c = 0; ok && c < nk; c++) {
+        ok = letters[c] >= -1 && letters[c] < 3;
+        nrev += letters[c] >= 0;
+    }
+    ok = ok && (nrev == 2 || nrev == 3);
+    if (!ok) PyErr_SetString(PyExc_ValueError, "write_joint: a buffer's size, the order or a letter does not match");
+    else {
+        const double *Ra = b[0].buf, *L = b[1].buf, *Rw = b[2].buf, *lim = b[5].buf;
+        const unsigned char *active = b[3].buf;
+        double *P = b[4].buf;
+        const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
+        const double pi = 3.141592653589793, two_pi = 2 * 3.141592653589793;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++) {
+            if (!active[f]) continue;
+            const double *a = Ra + (ma == 1 ? 0 : f * 9);
+            double Bt[9], eul[3];
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) Bt[r * 3 + c] = a[r * 3] * L[c] + a[r * 3 + 1] * L[3 + c] + a[r * 3 + 2] * L[6 + c];
+            euler_one(Bt, Rw + f * 9, (int)i, (int)j, (int)k, sign, eul);
+            double *row = P + f * D + c0;
+            for (Py_ssize_t c = 0, m = 0; c < nk; c++) {
+                double v = row[c];
+                if (letters[c] >= 0) v = (v + np_mod((eul[m++] - v) + pi, two_pi)) - pi;
+                row[c] = np_clip_ufunc(v, lim[2 * c], lim[2 * c + 1]);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 7; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *unwrap_limits(PyObject *self, PyObject *args) {
     Py_buffer b[4];
     Py_ssize_t F, n;
@@ -2395,6 +2457,8 @@ static PyMethodDef methods[] = {
      "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
     {"euler_read", euler_read, METH_VARARGS, "euler_read(Bt, Rt, out, n, i, j, k): Tait-Bryan angles of Bt^T Rt"},
     {"turned_by", turned_by, METH_VARARGS, "turned_by(Bt, vals, letters, out, n, k): Bt times coordinate turns"},
+    {"write_joint", write_joint, METH_VARARGS,
+     "write_joint(Ra, L, Rw, active, P, lim, F, ma, D, c0, letters, i, j, k): one joint's leg IK write-back"},
     {"drive_joint", drive_joint, METH_VARARGS,
      "drive_joint(Rp, L, Rt, out, R, F, mp, D, c0, letters, i, j, k): one joint's Euler read and world turn"},
     {"leg_bend", leg_bend, METH_VARARGS,

@@ -79,6 +79,47 @@ def test_drive_joint_writes_the_stacked_readings_poses(source: str, target: str,
     assert np.abs(got - numpy_poses).max() <= 1e-12
 
 
+@pytest.mark.parametrize(("source", "target"), [("cmu_02_01_walk.bvh", "CesiumMan.glb"),
+                                                ("cmu_131_03_hop_3dsmax.bvh", "CesiumMan.glb")],
+                         ids=lambda p: p.split(".")[0])
+def test_write_joint_locks_as_the_stacked_write_back(source: str, target: str) -> None:
+    """Retarget + lock with the leg IK's write-back in ``write_joint`` (it runs: every CesiumMan leg joint reads its
+    angles with ``euler_read``) against the same with it set aside: the same poses bit for bit, the same held
+    frames and contacts left unlocked."""
+    from animkit.motion import legs_of, lock_feet
+    from animkit.motion.measures import carry_contacts, height_contacts
+
+    src, tgt = _scene(source), _scene(target)
+    r = retarget_full(src, tgt)
+    P_s = src.clip().sample(r.times)
+    c = carry_contacts(height_contacts(src.figure, P_s, r.clip.fps, up=src.up), legs_of(src.figure),
+                       legs_of(r.figure))
+    calls = {"n": 0}
+
+    class Counted:
+        def __getattr__(self, name: str) -> object:
+            kernel = getattr(NATIVE, name)
+            if name != "write_joint":
+                return kernel
+
+            def counted(*args: object) -> object:
+                calls["n"] += 1
+                return kernel(*args)
+
+            return counted
+
+    def lock(kernels: object) -> object:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(jit, "native_kernels", lambda: kernels)
+            return lock_feet(r.figure, r.poses, r.clip.fps, up=tgt.up, meshes=tgt.meshes, contacts=c)
+
+    got = lock(Counted())
+    assert calls["n"] > 0
+    want = lock(_Kernels(("write_joint",)))
+    assert np.array_equal(got.poses, want.poses)
+    assert np.array_equal(got.held, want.held) and got.unlocked == want.unlocked
+
+
 def _in_order(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """A @ B for stacks of 3×3 matrices, each entry (A_i0 B_0j + A_i1 B_1j) + A_i2 B_2j (the kernels' order)."""
     return (A[..., :, 0, None] * B[..., None, 0, :] + A[..., :, 1, None] * B[..., None, 1, :]
@@ -149,3 +190,62 @@ def test_drive_joint_refuses_what_does_not_match() -> None:
                  (Rp, np.empty(0), Rt, out, R, F, F, D, 0, np.array([0, -1, -1], dtype=np.int64), 0, 1, 2)):
         with pytest.raises(ValueError, match="drive_joint"):
             NATIVE.drive_joint(*args)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["xyz", "xzy", "yxz", "yzx", "zxy", "zyx", "xy", "zx", "yz"]),
+       st.booleans(), st.booleans())
+def test_write_joint_is_the_stacked_write_back(seed: int, order: str, gltf: bool, still: bool) -> None:
+    """The leg IK's write-back of one joint (``write_joint``) against :func:`_write_joints`' stacked NumPy steps
+    (``read_local_dofs``, ``_nearest_turns``, ``np.clip``) on the same inputs: bit for bit on the active frames,
+    nothing written elsewhere; angles far from their old values (whole turns away), limits that clip (one bound 0,
+    old values ±0.0 on it: NumPy's clip keeps the bound where equal) and limits that do not."""
+    from animkit.model.joints import Dof, Joint
+    from animkit.motion import leg_write
+
+    rng = np.random.default_rng(seed)
+    F = int(rng.integers(1, 40))
+    dofs = [Dof(f"t{a}", "prismatic", np.eye(3)[a]) for a in range(3)] * gltf
+    dofs += [Dof(f"r{c}", "revolute", np.eye(3)["xyz".index(c)], -np.pi / 3 if c == order[0] else -np.inf,
+                 0.0 if c == order[0] else np.inf) for c in order]
+    dofs += [Dof(f"s{a}", "scale", np.eye(3)[a]) for a in range(3)] * gltf
+    joint = Joint("j", "custom", tuple(dofs))
+    k, c0 = len(dofs), 3
+    D = k + 6
+    P = rng.normal(size=(F, D)) + 2 * np.pi * rng.integers(-2, 3, (F, D))
+    P[rng.random((F, D)) < 0.2] = rng.choice([0.0, -0.0])
+    idx = np.arange(c0, c0 + k)
+    lim = np.array([[d.lower, d.upper] for d in joint.dofs], dtype=float)
+    if gltf:
+        lim[:3] = [[0.0, 0.5], [-0.5, -0.0], [-0.0, 0.5]]  # a translation's limits clip its old value too, ±0 on ±0
+    Ra = _turns(rng, 1 if still else F)
+    Ra = np.broadcast_to(Ra, (F, 3, 3)) if still else Ra
+    Rw = _turns(rng, F)
+    L = _turns(rng, 1)[0] * rng.uniform(0.5, 2.0)
+
+    class Arc:
+        pass
+
+    arc = Arc()
+    arc.joint, arc.L = joint, np.block([[L, np.zeros((3, 1))], [np.zeros((1, 3)), np.ones((1, 1))]])
+    active = rng.random(F) < 0.7
+    got, want = P.copy(), P.copy()
+    assert leg_write._write_joint(NATIVE.write_joint, arc, idx, lim, Rw, Ra, active, got)  # type: ignore[arg-type]
+    # the stacked NumPy path, one member
+    old = want[:, idx][active]
+    R_above = np.ascontiguousarray(Ra)[active]
+    Lr = np.repeat(leg_write._rotation(L)[None], int(active.sum()), axis=0)
+    Bt = _in_order(R_above, Lr)
+    vals = old.copy()
+    rev = [c for c, d in enumerate(joint.dofs) if d.revolute]
+    full = order if len(order) == 3 else order + next(c for c in "xyz" if c not in order)
+    angles = np.empty((len(Bt), 3))
+    NATIVE.euler_read(np.ascontiguousarray(Bt), np.ascontiguousarray(Rw[active]), angles, len(Bt),
+                      *("xyz".index(c) for c in full))
+    vals[:, rev] = leg_write._nearest_turns(angles[:, :len(rev)], old[:, rev])
+    vals = np.clip(vals, np.repeat(lim[None, :, 0], len(vals), 0), np.repeat(lim[None, :, 1], len(vals), 0))
+    cols = want[:, idx]
+    cols[active] = vals
+    want[:, idx] = cols
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))

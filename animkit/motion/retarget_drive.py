@@ -23,7 +23,7 @@ from animkit.model.fk import world_batch
 from animkit.model.graph import Arc
 from animkit.model.joints import Dof, Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
-from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
+from animkit.motion.retarget_rest import _mm3, euler_plan, read_dofs, read_local_dofs, rotation_part
 from animkit.recent import Recent
 
 Array = NDArray[np.float64]
@@ -251,17 +251,11 @@ def _drive_joint(kernel: Any, joint: Joint, cols: Sequence[int], Rt: Array, worl
     or clip to) in one pass of the C extension's ``drive_joint``, the same products and angles bit for bit. Returns
     the joint's angle columns (all free), or None where the pass does not apply: a limit on the joint's columns,
     angles :func:`read_local_dofs` does not read with ``euler_read``."""
-    dofs = joint.dofs
-    rev = [c for c, d in enumerate(dofs) if d.revolute]
-    letters = [dofs[c].axis_letter for c in rev]
-    pri = [c for c, d in enumerate(dofs) if d.kind == "prismatic"]
-    if len(letters) not in (2, 3) or None in letters or len(set(letters)) != len(letters) \
-            or (pri and max(pri) > min(rev)) or np.isfinite(lim[cols]).any() or out.dtype != np.float64 \
-            or len(cols) != len(dofs) or cols[-1] - cols[0] != len(dofs) - 1 \
-            or not out.flags.c_contiguous:
+    plan = euler_plan(joint)
+    if plan is None or np.isfinite(lim[cols]).any() or out.dtype != np.float64 or not out.flags.c_contiguous \
+            or len(cols) != joint.dof_count or cols[-1] - cols[0] != joint.dof_count - 1:
         return None
-    order = ["xyz".index(c) for c in letters]  # type: ignore[arg-type]
-    order += [3 - order[0] - order[1]] * (len(order) == 2)
+    codes, order = plan
     p = world.parent[i]
     Rp = None if p < 0 else world._of(p)
     if Rp is None:  # a parent frame that stands still: its turn (1, 3, 3) as _Turns.parent_turn gives it
@@ -270,12 +264,11 @@ def _drive_joint(kernel: Any, joint: Joint, cols: Sequence[int], Rt: Array, worl
         B, L = (Rp[:1] if Rp.strides[0] == 0 else Rp), world.turn_L[i]
     F = out.shape[0]
     R = np.empty((F, 3, 3))
-    codes = np.array([_XYZ[d.axis_letter] if d.revolute and d.axis_letter else -1 for d in dofs], dtype=np.int64)
     kernel(np.ascontiguousarray(B, dtype=np.float64), np.ascontiguousarray(L, dtype=np.float64),
            np.ascontiguousarray(Rt, dtype=np.float64), out, R, F, B.shape[0], out.shape[1], int(cols[0]), codes,
            *order)
     world.world[i] = R
-    return [int(cols[c]) for c in rev]
+    return [int(cols[c]) for c in np.flatnonzero(codes >= 0).tolist()]
 
 
 _NO_L = np.empty(0)
