@@ -249,3 +249,18 @@ def test_write_joint_is_the_stacked_write_back(seed: int, order: str, gltf: bool
     want[:, idx] = cols
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_euler_plan_is_found_once_per_joint() -> None:
+    """:func:`euler_plan` kept per joint: the same answer as found afresh for every joint of three characters (the
+    DOF codes and the Tait–Bryan order the C passes read with), the same object on a second call, read-only codes."""
+    from animkit.motion.retarget_rest import _euler_plan, euler_plan
+
+    for name in ("CesiumMan.glb", "Fox.glb", "humanoid"):
+        for arc in _scene(name).figure.arcs():
+            plan, fresh = euler_plan(arc.joint), _euler_plan(arc.joint)
+            assert euler_plan(arc.joint) is plan
+            assert (plan is None) == (fresh is None)
+            if plan is not None and fresh is not None:
+                assert np.array_equal(plan[0], fresh[0]) and plan[1] == fresh[1]
+                assert not plan[0].flags.writeable

@@ -355,7 +355,22 @@ def euler_plan(joint: Joint) -> tuple[NDArray[np.int64], list[int]] | None:
     """(each DOF's axis code: 0, 1, 2 for a revolute DOF about x, y, z, −1 for any other DOF; the Tait–Bryan order
     (i, j, k) of its revolute DOFs, the third axis added for two) where the C extension reads the joint's angles
     (``euler_read``, ``drive_joint``, ``write_joint``): two or three revolute DOFs about distinct coordinate axes,
-    translations only before them; else None."""
+    translations only before them; else None. Found once per joint (joints are frozen), kept beside it."""
+    known = _EULER_PLANS.get(id(joint))
+    if known is not None and known[0] is joint:
+        return known[1]
+    plan = _euler_plan(joint)
+    if len(_EULER_PLANS) >= 4096:
+        _EULER_PLANS.clear()
+    _EULER_PLANS[id(joint)] = (joint, plan)
+    return plan
+
+
+#: id(joint) → (the joint, :func:`euler_plan`'s answer): the joint kept so that its id cannot be reused while here
+_EULER_PLANS: dict[int, tuple[Joint, tuple[NDArray[np.int64], list[int]] | None]] = {}
+
+
+def _euler_plan(joint: Joint) -> tuple[NDArray[np.int64], list[int]] | None:
     rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
     letters = [joint.dofs[i].axis_letter for i in rev]
     pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
@@ -366,6 +381,7 @@ def euler_plan(joint: Joint) -> tuple[NDArray[np.int64], list[int]] | None:
     order += [3 - order[0] - order[1]] * (len(order) == 2)
     codes = np.array(["xyz".index(d.axis_letter) if d.revolute and d.axis_letter else -1 for d in joint.dofs],
                      dtype=np.int64)
+    codes.setflags(write=False)  # (shared by every caller: :func:`euler_plan` keeps it)
     return codes, order
 
 
