@@ -442,13 +442,23 @@ def _figure_key(fig: Figure) -> tuple[tuple[object, ...], tuple[object, ...]]:
     (by identity), T and colour."""
     arcs = fig.arcs()
     rig = fig.rig
-    held = (rig, *(a.joint for a in arcs), *(a.child.data for a in arcs))
+    held = (rig, *[a.joint for a in arcs], *[a.child.data for a in arcs])
     key = (fig.name, fig.up, id(rig),
-           tuple((None if a.parent is None else a.parent.name, a.child.name, id(a.joint), id(a.child.data),
-                  a.child.color) for a in arcs),
-           b"".join(np.ascontiguousarray(a.L, dtype=float).tobytes() for a in arcs),
-           b"".join(np.ascontiguousarray(a.child.T, dtype=float).tobytes() for a in arcs))
+           tuple([(None if a.parent is None else a.parent.name, a.child.name, id(a.joint), id(a.child.data),
+                   a.child.color) for a in arcs]),
+           _stacked_bytes([a.L for a in arcs]), _stacked_bytes([a.child.T for a in arcs]))
     return key, held
+
+
+def _stacked_bytes(matrices: list[Array]) -> bytes:
+    """The float64 bytes of the 4×4 matrices one after another (each row-major): one array built, not one per
+    matrix (a figure's key is read three times a retarget)."""
+    try:
+        out = np.array(matrices, dtype=np.float64)
+    except ValueError:  # (matrices of different shapes: each alone)
+        return b"".join(np.ascontiguousarray(m, dtype=np.float64).tobytes() for m in matrices)
+    return out.tobytes() if out.ndim == 3 else b"".join(np.ascontiguousarray(m, dtype=np.float64).tobytes()
+                                                        for m in matrices)
 
 
 def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], hips: str
