@@ -146,27 +146,3 @@ def test_a_quadruped_hock_in_contact_alone_is_held() -> None:
     assert r.unlocked == ()
     assert r.before.skate_by_point[hr.ankle] > 1.0  # mm a frame: the hock moves as the paw rolls
     assert r.after.skate_by_point[hr.ankle] <= 0.1 * r.before.skate_by_point[hr.ankle]
-
-
-def test_intervals_are_the_runs_of_true() -> None:
-    """The lock's runs of a mask (``_intervals``) against a frame-by-frame walk over it: every run of True as
-    [start, end), on empty, single-frame, all-True, all-False and random masks of the lengths the lock reads."""
-    from animkit.motion.legs import _intervals
-
-    def walk(m: np.ndarray) -> list[tuple[int, int]]:
-        runs, start = [], None
-        for f, x in enumerate(m.tolist() + [False]):
-            if x and start is None:
-                start = f
-            elif not x and start is not None:
-                runs.append((start, f))
-                start = None
-        return runs
-
-    rng = np.random.default_rng(3)
-    masks = [np.zeros(0, bool), np.ones(1, bool), np.zeros(1, bool), np.ones(51, bool), np.zeros(84, bool)]
-    masks += [rng.random(n) < rng.random() for n in rng.integers(1, 300, 500)]
-    for m in masks:
-        got = _intervals(m)
-        assert got == walk(m)
-        assert all(type(a) is int and type(b) is int for a, b in got)
