@@ -1439,6 +1439,49 @@ static PyObject *lowest_about(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The Tait-Bryan angles (a, b, g) of A = Bt^T . Rt (mm3's sums) for the order (i, j, k), s = +1 for a cyclic order:
+ * euler_read's and drive_joint's arithmetic, one matrix (p = Bt, r = Rt, 9 row-major each). */
+static void euler_one(const double *p, const double *r, int i, int j, int k, double sign, double *out) {
+    double A[9];
+    for (int u = 0; u < 3; u++)
+        for (int c = 0; c < 3; c++) A[u * 3 + c] = p[u] * r[c] + p[3 + u] * r[3 + c] + p[6 + u] * r[6 + c];
+    double sb = np_clip(sign * A[i * 3 + k], -1.0, 1.0);
+    double beta = asin(sb), alpha, gamma;
+    if (fabs(sb) > 1.0 - 1e-12) {
+        alpha = atan2(sign * A[k * 3 + j], A[j * 3 + j]);
+        gamma = 0.0;
+    } else {
+        alpha = atan2(-sign * A[j * 3 + k], A[k * 3 + k]);
+        gamma = atan2(-sign * A[i * 3 + j], A[i * 3 + i]);
+    }
+    out[0] = alpha;
+    out[1] = beta;
+    out[2] = gamma;
+}
+
+/* R = Bt . R_l0(v_0) . R_l1(v_1) ... over the k DOFs whose letter is 0, 1 or 2 (x, y, z; -1: skipped): turned_by's
+ * and drive_joint's arithmetic, one matrix (Bt and out 9 row-major, out may not alias Bt). */
+static void turned_one(const double *Bt, const double *vals, const int64_t *letters, Py_ssize_t k, double *out) {
+    double R[9], T[9], E[9];
+    memcpy(R, Bt, sizeof R);
+    for (Py_ssize_t c = 0; c < k; c++) {
+        int l = (int)letters[c];
+        if (l < 0) continue;
+        int p = (l + 1) % 3, q = (l + 2) % 3;
+        double v = vals[c], cs = cos(v), sn = sin(v);
+        for (int e = 0; e < 9; e++) E[e] = 0.0;
+        E[l * 3 + l] = 1.0;
+        E[p * 3 + p] = cs;
+        E[q * 3 + q] = cs;
+        E[q * 3 + p] = sn;
+        E[p * 3 + q] = -sn;
+        for (int r = 0; r < 3; r++)
+            for (int s = 0; s < 3; s++) T[r * 3 + s] = R[r * 3] * E[s] + R[r * 3 + 1] * E[3 + s] + R[r * 3 + 2] * E[6 + s];
+        memcpy(R, T, sizeof R);
+    }
+    memcpy(out, R, sizeof R);
+}
+
 /* euler_read(Bt, Rt, out, n, i, j, k) -> None: animkit.motion.retarget_drive._drive_groups' reading, for joints of
  * two or three revolute DOFs about distinct coordinate axes: A = Bt^T . Rt (mm3's sums), then
  * animkit.model.transforms.euler_intrinsic_from_matrix(A, order) for the Tait-Bryan order (i, j, k) (k the third
@@ -1459,24 +1502,7 @@ static PyObject *euler_read(PyObject *self, PyObject *args) {
         double *out = b[2].buf;
         const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t m = 0; m < n; m++) {
-            const double *p = Bt + m * 9, *r = Rt + m * 9;
-            double A[9];
-            for (int u = 0; u < 3; u++)
-                for (int c = 0; c < 3; c++) A[u * 3 + c] = p[u] * r[c] + p[3 + u] * r[3 + c] + p[6 + u] * r[6 + c];
-            double sb = np_clip(sign * A[i * 3 + k], -1.0, 1.0);
-            double beta = asin(sb), alpha, gamma;
-            if (fabs(sb) > 1.0 - 1e-12) {
-                alpha = atan2(sign * A[k * 3 + j], A[j * 3 + j]);
-                gamma = 0.0;
-            } else {
-                alpha = atan2(-sign * A[j * 3 + k], A[k * 3 + k]);
-                gamma = atan2(-sign * A[i * 3 + j], A[i * 3 + i]);
-            }
-            out[m * 3] = alpha;
-            out[m * 3 + 1] = beta;
-            out[m * 3 + 2] = gamma;
-        }
+        for (Py_ssize_t m = 0; m < n; m++) euler_one(Bt + m * 9, Rt + m * 9, (int)i, (int)j, (int)k, sign, out + m * 3);
         Py_END_ALLOW_THREADS
     }
     for (int q = 0; q < 3; q++) PyBuffer_Release(&b[q]);
@@ -1503,29 +1529,63 @@ static PyObject *turned_by(PyObject *self, PyObject *args) {
         const double *Bt = b[0].buf, *vals = b[1].buf;
         double *out = b[3].buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t m = 0; m < n; m++) {
-            double R[9], T[9], E[9];
-            memcpy(R, Bt + m * 9, sizeof R);
-            for (Py_ssize_t c = 0; c < k; c++) {
-                int l = (int)letters[c];
-                if (l < 0) continue;
-                int p = (l + 1) % 3, q = (l + 2) % 3;
-                double v = vals[m * k + c], cs = cos(v), sn = sin(v);
-                for (int e = 0; e < 9; e++) E[e] = 0.0;
-                E[l * 3 + l] = 1.0;
-                E[p * 3 + p] = cs;
-                E[q * 3 + q] = cs;
-                E[q * 3 + p] = sn;
-                E[p * 3 + q] = -sn;
-                for (int r = 0; r < 3; r++)
-                    for (int s = 0; s < 3; s++) T[r * 3 + s] = R[r * 3] * E[s] + R[r * 3 + 1] * E[3 + s] + R[r * 3 + 2] * E[6 + s];
-                memcpy(R, T, sizeof R);
-            }
-            memcpy(out + m * 9, R, sizeof R);
-        }
+        for (Py_ssize_t m = 0; m < n; m++) turned_one(Bt + m * 9, vals + m * k, letters, k, out + m * 9);
         Py_END_ALLOW_THREADS
     }
     for (int q = 0; q < 4; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* drive_joint(Rp, L, Rt, out, R, F, mp, D, c0, letters, i, j, k) -> None: animkit.motion.retarget_drive's
+ * _drive_joint, _drive_groups' reading of one joint whose columns have no finite limit, in one pass over the frames:
+ *   Bt_f = Rp_f . L (mm3's sums; Rp_f itself where L is empty: a parent frame that stands still),
+ *   the Tait-Bryan angles of Bt_f^T . Rt_f for the order (i, j, k) (euler_read's arithmetic) written into
+ *   out[f, c0 + c] for the DOFs c whose letters[c] >= 0, in order (the other columns keep what out holds),
+ *   R_f = Bt_f . R_l0(v_0) ... over the row out[f, c0 : c0 + k] (turned_by's arithmetic).
+ * Rp (mp, 3, 3) with mp = F or 1 (one parent turn for every frame), L (3, 3) or empty, Rt (F, 3, 3), out (F, D),
+ * letters (k,) int64 with 2 or 3 letters >= 0 (those of the order i, j(, k)), R (F, 3, 3). */
+static PyObject *drive_joint(PyObject *self, PyObject *args) {
+    Py_buffer b[6];
+    Py_ssize_t F, mp, D, c0, i, j, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*w*nnnny*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &F, &mp, &D, &c0, &b[5], &i,
+                          &j, &k))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), nk = b[5].len / 8;
+    const int64_t *letters = b[5].buf;
+    int ok = F >= 0 && (mp == F || mp == 1) && b[0].len == mp * 9 * f8 && (b[1].len == 0 || b[1].len == 9 * f8) &&
+             b[2].len == F * 9 * f8 && b[3].len == F * D * f8 && b[4].len == F * 9 * f8 && b[5].len == nk * 8 &&
+             c0 >= 0 && c0 + nk <= D && i >= 0 && i < 3 && j >= 0 && j < 3 && k >= 0 && k < 3 && i != j && j != k &&
+             i != k;
+    Py_ssize_t nrev = 0;
+    for (Py_ssize_t c = 0; ok && c < nk; c++) {
+        ok = letters[c] >= -1 && letters[c] < 3;
+        nrev += letters[c] >= 0;
+    }
+    ok = ok && (nrev == 2 || nrev == 3);
+    if (!ok) PyErr_SetString(PyExc_ValueError, "drive_joint: a buffer's size, the order or a letter does not match");
+    else {
+        const double *Rp = b[0].buf, *L = b[1].len ? b[1].buf : NULL, *Rt = b[2].buf;
+        double *out = b[3].buf, *R = b[4].buf;
+        const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++) {
+            const double *a = Rp + (mp == 1 ? 0 : f * 9);
+            double Bt[9], eul[3];
+            if (L == NULL) memcpy(Bt, a, sizeof Bt);
+            else
+                for (int r = 0; r < 3; r++)
+                    for (int c = 0; c < 3; c++) Bt[r * 3 + c] = a[r * 3] * L[c] + a[r * 3 + 1] * L[3 + c] + a[r * 3 + 2] * L[6 + c];
+            euler_one(Bt, Rt + f * 9, (int)i, (int)j, (int)k, sign, eul);
+            double *row = out + f * D + c0;
+            for (Py_ssize_t c = 0, m = 0; c < nk; c++)
+                if (letters[c] >= 0) row[c] = eul[m++];
+            turned_one(Bt, row, letters, nk, R + f * 9);
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 6; q++) PyBuffer_Release(&b[q]);
     if (PyErr_Occurred()) return NULL;
     Py_RETURN_NONE;
 }
@@ -1628,6 +1688,68 @@ static double np_mod(double a, double b) {
         if ((b < 0) != (m < 0)) m += b;
     } else m = copysign(0.0, b);
     return m;
+}
+
+/* write_joint(Ra, L, Rw, active, P, lim, F, ma, D, c0, letters, i, j, k) -> None: animkit.motion.leg_ik's
+ * _write_joint, _write_joints' reading of one joint on the frames f where active[f] != 0, in place in P (F, D):
+ *   Bt_f = Ra_f . L (mm3's sums), the Tait-Bryan angles of Bt_f^T . Rw_f for the order (i, j, k) (euler_read's
+ *   arithmetic) for the DOFs c with letters[c] >= 0, in order, each moved by whole turns nearest its old value
+ *   o = P[f, c0 + c] (_nearest_turns: (o + ((a - o + pi) mod 2 pi)) - pi, NumPy's mod), the other DOFs keeping
+ *   theirs; then every value of the row clipped to [lim[c, 0], lim[c, 1]] as NumPy's clip ufunc takes it on arrays
+ *   (max then min, each keeping the bound where equal, NaN carried), written to P[f, c0 + c].
+ * Ra (ma, 3, 3) with ma = F or 1, L and Rw (F or 1 / F, 3, 3), active (F,) uint8, lim (k, 2), letters (k,) int64
+ * with 2 or 3 letters >= 0 (those of the order). */
+static inline double np_clip_ufunc(double x, double lo, double hi) {
+    double m = isnan(x) ? x : (x > lo ? x : lo);
+    return isnan(m) ? m : (m < hi ? m : hi);
+}
+
+static PyObject *write_joint(PyObject *self, PyObject *args) {
+    Py_buffer b[7];
+    Py_ssize_t F, ma, D, c0, i, j, k;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*y*nnnny*nnn", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &F, &ma, &D, &c0,
+                          &b[6], &i, &j, &k))
+        return NULL;
+    const Py_ssize_t f8 = sizeof(double), nk = b[6].len / 8;
+    const int64_t *letters = b[6].buf;
+    int ok = F >= 0 && (ma == F || ma == 1) && b[0].len == ma * 9 * f8 && b[1].len == 9 * f8 &&
+             b[2].len == F * 9 * f8 && b[3].len == F && b[4].len == F * D * f8 && b[5].len == nk * 2 * f8 &&
+             b[6].len == nk * 8 && c0 >= 0 && c0 + nk <= D && i >= 0 && i < 3 && j >= 0 && j < 3 && k >= 0 && k < 3 &&
+             i != j && j != k && i != k;
+    Py_ssize_t nrev = 0;
+    for (Py_ssize_t c = 0; ok && c < nk; c++) {
+        ok = letters[c] >= -1 && letters[c] < 3;
+        nrev += letters[c] >= 0;
+    }
+    ok = ok && (nrev == 2 || nrev == 3);
+    if (!ok) PyErr_SetString(PyExc_ValueError, "write_joint: a buffer's size, the order or a letter does not match");
+    else {
+        const double *Ra = b[0].buf, *L = b[1].buf, *Rw = b[2].buf, *lim = b[5].buf;
+        const unsigned char *active = b[3].buf;
+        double *P = b[4].buf;
+        const double sign = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
+        const double pi = 3.141592653589793, two_pi = 2 * 3.141592653589793;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t f = 0; f < F; f++) {
+            if (!active[f]) continue;
+            const double *a = Ra + (ma == 1 ? 0 : f * 9);
+            double Bt[9], eul[3];
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++) Bt[r * 3 + c] = a[r * 3] * L[c] + a[r * 3 + 1] * L[3 + c] + a[r * 3 + 2] * L[6 + c];
+            euler_one(Bt, Rw + f * 9, (int)i, (int)j, (int)k, sign, eul);
+            double *row = P + f * D + c0;
+            for (Py_ssize_t c = 0, m = 0; c < nk; c++) {
+                double v = row[c];
+                if (letters[c] >= 0) v = (v + np_mod((eul[m++] - v) + pi, two_pi)) - pi;
+                row[c] = np_clip_ufunc(v, lim[2 * c], lim[2 * c + 1]);
+            }
+        }
+        Py_END_ALLOW_THREADS
+    }
+    for (int q = 0; q < 7; q++) PyBuffer_Release(&b[q]);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *unwrap_limits(PyObject *self, PyObject *args) {
@@ -2466,6 +2588,10 @@ static PyMethodDef methods[] = {
      "retarget_turns(W, src, child, K, d, out, F, N, B) -> 1, or 0 (left to NumPy): the retarget's bone turns"},
     {"euler_read", euler_read, METH_VARARGS, "euler_read(Bt, Rt, out, n, i, j, k): Tait-Bryan angles of Bt^T Rt"},
     {"turned_by", turned_by, METH_VARARGS, "turned_by(Bt, vals, letters, out, n, k): Bt times coordinate turns"},
+    {"write_joint", write_joint, METH_VARARGS,
+     "write_joint(Ra, L, Rw, active, P, lim, F, ma, D, c0, letters, i, j, k): one joint's leg IK write-back"},
+    {"drive_joint", drive_joint, METH_VARARGS,
+     "drive_joint(Rp, L, Rt, out, R, F, mp, D, c0, letters, i, j, k): one joint's Euler read and world turn"},
     {"leg_bend", leg_bend, METH_VARARGS,
      "leg_bend(Hp, K, A, Mh, Mk, n_w, u, alpha, l1, dd, side, R_thigh, R_shin, K_new, n): the leg IK's bend"},
     {"lowest_along", lowest_along, METH_VARARGS, "lowest_along(points, d, out, F, V): min_v <p_fv, d_f>"},

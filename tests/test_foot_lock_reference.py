@@ -63,8 +63,8 @@ def test_lock_equals_the_reference_path(source: str, target: str) -> None:
 
 
 #: the C extension's kernels the retarget and the lock's write-back run (animkit._native): set aside, NumPy runs
-KERNELS = ("retarget_turns", "euler_read", "turned_by", "leg_bend", "unwrap_limits", "smooth_max",
-           "drift_means")
+KERNELS = ("retarget_turns", "euler_read", "turned_by", "drive_joint", "write_joint", "leg_bend", "unwrap_limits",
+           "smooth_max", "drift_means")
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[_key(*p) for p in PAIRS])

@@ -154,7 +154,7 @@ def test_retarget_turns_kernel_edge_cases(seed: int, kind: str) -> None:
 
 
 #: the C extension's kernels for the retarget's drive (:mod:`animkit.motion.retarget_drive`)
-DRIVE_KERNELS = ("retarget_turns", "euler_read", "turned_by")
+DRIVE_KERNELS = ("retarget_turns", "euler_read", "turned_by", "drive_joint")
 
 
 def _without(names: tuple[str, ...], fn, *args):  # noqa: ANN001, ANN202

@@ -17,11 +17,11 @@ from animkit.ik import two_bone_angles
 from animkit.look.surface import BodySurface, descendants
 from animkit.model.figure import Figure
 from animkit.model.fk import CompiledFigure, DofArrays, compile_figure, world_batch
-from animkit.model.graph import Arc
 from animkit.model.transforms import matrix_about_axis
+from animkit.motion.leg_write import _columns, _nearest_turns, _rotation, _write_joints
 from animkit.motion.legs import Contacts, Leg, MotionError, _intervals, _norm
 from animkit.motion.retarget import read_dofs
-from animkit.motion.retarget_rest import _mm3, read_local_dofs
+from animkit.motion.retarget_rest import _mm3
 from animkit.recent import Recent
 
 __all__: list[str] = []
@@ -218,38 +218,6 @@ def _leg_turns(figure: Figure, W: Array, s: _LegSolve, lines: tuple[Array, Array
     return [(leg.hip, R_thigh, Rp, active), (leg.knee, R_shin, R_thigh, active), (leg.ankle, R_foot, R_shin, active)]
 
 
-def _write_joints(figure: Figure, P: Array, writes: list[tuple[str, Array, Array, Bool]]) -> None:
-    """World turns read into their joints' DOFs in ``P`` (in place): for each (node, its world turn R (F, 3, 3), its
-    parent's (F, 3, 3), the frames ``active``), A = (R_parent·R_L)ᵀ·R read (:func:`read_dofs`) where active, each
-    angle the whole turn nearest its old value, within the limits. Nodes whose joints have one DOF layout are read at
-    once, their active rows stacked (row by row the same arithmetic as one alone)."""
-    groups: dict[tuple[object, ...], list[tuple[Arc, NDArray[np.intp], Array, Array, Array, Bool]]] = {}
-    for node, R_world, R_above, active in writes:
-        arc = figure.node(node).parent_arc
-        assert arc is not None
-        idx, lim = _columns(figure, node)
-        if idx.size and active.any():
-            key = tuple((d.kind, d.axis_letter, tuple(d.axis)) for d in arc.joint.dofs)
-            groups.setdefault(key, []).append((arc, idx, lim, R_world, R_above, active))
-    for group in groups.values():
-        joint = group[0][0].joint
-        counts = [int(g[5].sum()) for g in group]
-        R_above = np.concatenate([g[4][g[5]] for g in group])
-        L = np.repeat(np.stack([_rotation(g[0].L[:3, :3]) for g in group]), counts, axis=0)
-        old = np.concatenate([P[:, g[1]][g[5]] for g in group])  # the joints' columns, then the active rows
-        vals = read_local_dofs(joint, _mm3(R_above, L), np.concatenate([g[3][g[5]] for g in group]), old)
-        rev = np.array([dof.revolute for dof in joint.dofs])
-        vals[:, rev] = _nearest_turns(vals[:, rev], old[:, rev])
-        lim = np.repeat(np.stack([g[2] for g in group]), counts, axis=0)  # (rows, k, 2)
-        vals = np.clip(vals, lim[:, :, 0], lim[:, :, 1])
-        start = 0
-        for (_, idx, _, _, _, active), n in zip(group, counts, strict=True):
-            cols = P[:, idx]
-            cols[active] = vals[start:start + n]
-            P[:, idx] = cols
-            start += n
-
-
 def swivels(figure: Figure, ankle: str) -> bool:
     """Whether the hip's twist gives the foot its heading (:func:`_heading_swivel`): an ankle of exactly two revolute
     DOFs and no twist of its own (``HeldLeg.twist`` is read for no other)."""
@@ -332,20 +300,6 @@ def _hip_allows(figure: Figure, hip: str, turns: tuple[Array, Array], lines: tup
     return out
 
 
-def _columns(figure: Figure, node: str) -> tuple[NDArray[np.intp], Array]:
-    """The pose columns (in order) of the DOFs on the arc into ``node`` and their limits (n, 2), read from the compiled
-    figure's flat arrays (``joint_dofs`` and ``dof_limits()`` build a dict and a table of every DOF on each call)."""
-    c = figure.compiled
-    idx = np.flatnonzero(c.dof_node == c.node_names.index(node))
-    return idx, np.column_stack((c.lower[idx], c.upper[idx]))
-
-
-def _rotation(M: Array) -> Array:
-    """The turn of a uniformly scaled 3×3 block (…, 3, 3): M / |M e₁| (a node under Mixamo's 0.01-scaled armature has
-    world blocks 0.01·R, whose transpose is not their inverse)."""
-    return M / _norm(M[..., :, :1], axis=-2, keepdims=True)
-
-
 def _keep_height(to_goal: Array, d: Array, dd: Array, up: int, planted: Bool | None = None) -> Array:
     """Unit directions hip → ankle: towards the goal, except where the knee cannot bend far enough (dd > d) and the
     foot is not ``planted``: there the ankle keeps the goal's height, u = (r·ĥ + y·ê_up) / dd with y the goal's
@@ -402,11 +356,6 @@ def _soft_clip(x: Array, lo: float, hi: float, soft: float) -> Array:
     top, bottom = hi - soft, lo + soft
     y = np.where(x > top, hi - soft * np.exp(-(x - top) / soft), x)
     return np.where(x < bottom, lo + soft * np.exp(-(bottom - x) / soft), y)
-
-
-def _nearest_turns(new: Array, old: Array) -> Array:
-    """``new`` moved by whole turns to lie closest to ``old``."""
-    return old + (new - old + np.pi) % (2 * np.pi) - np.pi
 
 
 def _hips(figure: Figure) -> str:

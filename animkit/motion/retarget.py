@@ -377,6 +377,7 @@ def retarget_full(source: Scene | Clip, target: Figure | Scene, mapping: Mapping
 
 def _hips_of(source: Figure, pairs: Mapping[str, str]) -> str:
     """The target bone whose source bone lies nearest the source's root: the hips the root translation drives."""
-    mapped = set(pairs.values())
-    s_depth = {a.child.name: len(source.path_to(a.child.name)) for a in source.arcs() if a.child.name in mapped}
+    s_depth: dict[str, int] = {}  # arcs from the root arc down to each node's (len(Figure.path_to)), in one pass
+    for a in source.arcs():  # (parents before children)
+        s_depth[a.child.name] = 1 if a.parent is None else s_depth[a.parent.name] + 1
     return min(pairs, key=lambda t: s_depth[pairs[t]])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,7 +23,7 @@ from animkit.model.fk import world_batch
 from animkit.model.graph import Arc
 from animkit.model.joints import Dof, Joint
 from animkit.model.transforms import matrix_about_axis, matrix_aligning
-from animkit.motion.retarget_rest import _mm3, read_dofs, read_local_dofs, rotation_part
+from animkit.motion.retarget_rest import _mm3, euler_plan, read_dofs, read_local_dofs, rotation_part
 from animkit.recent import Recent
 
 Array = NDArray[np.float64]
@@ -203,11 +204,21 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
     ``figure``: the target's arcs and its joints' pose columns (``Figure.joint_dofs``)."""
     arcs, starts = figure
     F = out.shape[0]
+    free: list[int] = []
+    kernel = getattr(jit.native_kernels(), "drive_joint", None)
+    if kernel is not None:  # a joint with no limit: its reading fused into one C pass (:func:`_drive_joint`)
+        rest = []
+        for i in here:
+            got = _drive_joint(kernel, arcs[i].joint, starts[arcs[i].joint.name], turns[i], world, i, Wt0, lim, out)
+            if got is None:
+                rest.append(i)
+            else:
+                free += got
+        here = rest
     groups: dict[tuple[object, ...], list[int]] = {}
     for i in here:
         key = tuple((d.kind, d.axis_letter, tuple(d.axis)) for d in arcs[i].joint.dofs)
         groups.setdefault(key, []).append(i)
-    free: list[int] = []
     for members in groups.values():
         joint, n = arcs[members[0]].joint, len(members)
         k = joint.dof_count
@@ -231,6 +242,36 @@ def _drive_groups(figure: tuple[Sequence[Arc], Mapping[str, Sequence[int]]], her
         for j, i in enumerate(members):
             world.world[i] = R[j * F:(j + 1) * F]
     return free
+
+
+def _drive_joint(kernel: Any, joint: Joint, cols: Sequence[int], Rt: Array, world: _Turns, i: int, Wt0: Array,
+                 lim: Array, out: Array) -> list[int] | None:
+    """A_i = (R_p · R_L)ᵀ · R_t read into joint i's DOFs and its world turn (R_p · R_L) · Π R_a(θ) kept in ``world``:
+    :func:`_drive_groups`' steps for one joint (:func:`read_local_dofs`, :func:`_turned_by`, no limit to unwrap into
+    or clip to) in one pass of the C extension's ``drive_joint``, the same products and angles bit for bit. Returns
+    the joint's angle columns (all free), or None where the pass does not apply: a limit on the joint's columns,
+    angles :func:`read_local_dofs` does not read with ``euler_read``."""
+    plan = euler_plan(joint)
+    if plan is None or np.isfinite(lim[cols]).any() or out.dtype != np.float64 or not out.flags.c_contiguous \
+            or len(cols) != joint.dof_count or cols[-1] - cols[0] != joint.dof_count - 1:
+        return None
+    codes, order = plan
+    p = world.parent[i]
+    Rp = None if p < 0 else world._of(p)
+    if Rp is None:  # a parent frame that stands still: its turn (1, 3, 3) as _Turns.parent_turn gives it
+        B, L = world.parent_turn(i, Wt0), _NO_L
+    else:  # (a broadcast parent turn, one frame's: read once)
+        B, L = (Rp[:1] if Rp.strides[0] == 0 else Rp), world.turn_L[i]
+    F = out.shape[0]
+    R = np.empty((F, 3, 3))
+    kernel(np.ascontiguousarray(B, dtype=np.float64), np.ascontiguousarray(L, dtype=np.float64),
+           np.ascontiguousarray(Rt, dtype=np.float64), out, R, F, B.shape[0], out.shape[1], int(cols[0]), codes,
+           *order)
+    world.world[i] = R
+    return [int(cols[c]) for c in np.flatnonzero(codes >= 0).tolist()]
+
+
+_NO_L = np.empty(0)
 
 
 def _turned_by(joint: Joint, Bt: Array, vals: Array) -> Array:

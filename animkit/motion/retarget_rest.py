@@ -351,6 +351,40 @@ def read_dofs(joint: Joint, Ra: Array, t: Array | None, base: Array) -> Array:
                         "coordinate axes")
 
 
+def euler_plan(joint: Joint) -> tuple[NDArray[np.int64], list[int]] | None:
+    """(each DOF's axis code: 0, 1, 2 for a revolute DOF about x, y, z, −1 for any other DOF; the Tait–Bryan order
+    (i, j, k) of its revolute DOFs, the third axis added for two) where the C extension reads the joint's angles
+    (``euler_read``, ``drive_joint``, ``write_joint``): two or three revolute DOFs about distinct coordinate axes,
+    translations only before them; else None. Found once per joint (joints are frozen), kept beside it."""
+    known = _EULER_PLANS.get(id(joint))
+    if known is not None and known[0] is joint:
+        return known[1]
+    plan = _euler_plan(joint)
+    if len(_EULER_PLANS) >= 4096:
+        _EULER_PLANS.clear()
+    _EULER_PLANS[id(joint)] = (joint, plan)
+    return plan
+
+
+#: id(joint) → (the joint, :func:`euler_plan`'s answer): the joint kept so that its id cannot be reused while here
+_EULER_PLANS: dict[int, tuple[Joint, tuple[NDArray[np.int64], list[int]] | None]] = {}
+
+
+def _euler_plan(joint: Joint) -> tuple[NDArray[np.int64], list[int]] | None:
+    rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
+    letters = [joint.dofs[i].axis_letter for i in rev]
+    pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
+    if len(letters) not in (2, 3) or None in letters or len(set(letters)) != len(letters) \
+            or (pri and max(pri) > min(rev)):
+        return None
+    order = ["xyz".index(c) for c in letters]  # type: ignore[arg-type]
+    order += [3 - order[0] - order[1]] * (len(order) == 2)
+    codes = np.array(["xyz".index(d.axis_letter) if d.revolute and d.axis_letter else -1 for d in joint.dofs],
+                     dtype=np.int64)
+    codes.setflags(write=False)  # (shared by every caller: :func:`euler_plan` keeps it)
+    return codes, order
+
+
 def read_local_dofs(joint: Joint, Bt: Array, Rt: Array, base: Array) -> Array:
     """:func:`read_dofs` of the local turn A = Btᵀ · Rt (Bt the parent frame's turn, Rt the joint's world turn, both
     (n, 3, 3); ``base`` (n, k)): for two or three revolute DOFs about distinct coordinate axes (beside them
@@ -358,18 +392,15 @@ def read_local_dofs(joint: Joint, Bt: Array, Rt: Array, base: Array) -> Array:
     ``euler_read`` (the same products and Tait–Bryan arithmetic in one pass, to the C library's asin/atan2), else
     (or where the extension is off) by :func:`_mm3` and :func:`read_dofs`."""
     kernel = getattr(jit.native_kernels(), "euler_read", None)
-    rev = [i for i, d in enumerate(joint.dofs) if d.revolute]
-    letters = [joint.dofs[i].axis_letter for i in rev]
-    pri = [i for i, d in enumerate(joint.dofs) if d.kind == "prismatic"]
-    if kernel is None or len(letters) not in (2, 3) or None in letters or len(set(letters)) != len(letters) \
-            or (pri and max(pri) > min(rev)):
+    plan = euler_plan(joint)
+    if kernel is None or plan is None:
         return read_dofs(joint, _mm3(np.swapaxes(Bt, 1, 2), Rt), None, base)
-    order = ["xyz".index(c) for c in letters]  # type: ignore[arg-type]
-    order += [3 - order[0] - order[1]] * (len(order) == 2)
+    codes, order = plan
+    rev = np.flatnonzero(codes >= 0)
     eul = np.empty((Bt.shape[0], 3))
     kernel(np.ascontiguousarray(Bt), np.ascontiguousarray(Rt), eul, Bt.shape[0], *order)
     if len(rev) == joint.dof_count:
-        return eul[:, :len(letters)].copy()
+        return eul[:, :len(rev)].copy()
     out = np.broadcast_to(np.asarray(base, dtype=float), (Bt.shape[0], joint.dof_count)).copy()  # a glTF joint's
     out[:, rev] = eul[:, :len(rev)]  # translation and scale DOFs keep ``base``, as :func:`read_dofs` keeps them
     return out
@@ -411,13 +442,23 @@ def _figure_key(fig: Figure) -> tuple[tuple[object, ...], tuple[object, ...]]:
     (by identity), T and colour."""
     arcs = fig.arcs()
     rig = fig.rig
-    held = (rig, *(a.joint for a in arcs), *(a.child.data for a in arcs))
+    held = (rig, *[a.joint for a in arcs], *[a.child.data for a in arcs])
     key = (fig.name, fig.up, id(rig),
-           tuple((None if a.parent is None else a.parent.name, a.child.name, id(a.joint), id(a.child.data),
-                  a.child.color) for a in arcs),
-           b"".join(np.ascontiguousarray(a.L, dtype=float).tobytes() for a in arcs),
-           b"".join(np.ascontiguousarray(a.child.T, dtype=float).tobytes() for a in arcs))
+           tuple([(None if a.parent is None else a.parent.name, a.child.name, id(a.joint), id(a.child.data),
+                   a.child.color) for a in arcs]),
+           _stacked_bytes([a.L for a in arcs]), _stacked_bytes([a.child.T for a in arcs]))
     return key, held
+
+
+def _stacked_bytes(matrices: list[Array]) -> bytes:
+    """The float64 bytes of the 4×4 matrices one after another (each row-major): one array built, not one per
+    matrix (a figure's key is read three times a retarget)."""
+    try:
+        out = np.array(matrices, dtype=np.float64)
+    except ValueError:  # (matrices of different shapes: each alone)
+        return b"".join(np.ascontiguousarray(m, dtype=np.float64).tobytes() for m in matrices)
+    return out.tobytes() if out.ndim == 3 else b"".join(np.ascontiguousarray(m, dtype=np.float64).tobytes()
+                                                        for m in matrices)
 
 
 def standing_target(fig: Figure, meshes: Sequence[Mesh], mapped: Sequence[str], hips: str
