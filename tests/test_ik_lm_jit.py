@@ -119,9 +119,9 @@ def test_cholesky_solve_against_numpy_and_refuses_an_indefinite_matrix():
 
 @pytest.mark.parametrize("m", [3, 6])
 def test_normal_equations_against_numpy_and_the_loops_sums(m):
-    """lm_jit._normal_equations (its sums over the 3 or 6 rows written out) against NumPy's J Jᵀ + diag(λ(1 + κ) +
+    """lm_jit.lm_normal_equations (its sums over the 3 or 6 rows written out) against NumPy's J Jᵀ + diag(λ(1 + κ) +
     μD + jitter), J V − μDφ, and bit for bit against the loop it replaced (each sum from 0.0, t = 0, 1, …)."""
-    from animkit.ik.lm_jit import _normal_equations
+    from animkit.ik.lm_jit import lm_normal_equations
 
     rng = np.random.default_rng(m)
     for n in (1, 4, 7, 9):
@@ -129,7 +129,7 @@ def test_normal_equations_against_numpy_and_the_loops_sums(m):
         limited = (rng.random(n) < 0.5).astype(float)
         lam, mu, jitter = 0.3, 0.7, 1e-9
         A, rhs = np.empty((n, n)), np.empty(n)
-        trace = _normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs)
+        trace = lm_normal_equations(J, V, lam, mu, limited, phi, jitter, kappa, A, rhs)
         diag = lam * (1.0 + kappa) + mu * limited + jitter
         np.testing.assert_allclose(A, J @ J.T + np.diag(diag), rtol=1e-13, atol=1e-13)
         np.testing.assert_allclose(rhs, J @ V - mu * limited * phi, rtol=1e-13, atol=1e-13)
@@ -142,16 +142,16 @@ def test_normal_equations_against_numpy_and_the_loops_sums(m):
 
 
 def test_theta_keeps_the_sines_it_takes():
-    """lm_jit._theta: θ = clip(m + h sin φ) where limited (φ elsewhere), and sin φ left in sphi for the accepted φ's
+    """lm_jit.theta_of: θ = clip(m + h sin φ) where limited (φ elsewhere), and sin φ left in sphi for the accepted φ's
     wrap, asin(sin φ), which reads it instead of taking the sine again."""
-    from animkit.ik.lm_jit import _theta
+    from animkit.ik.lm_jit import theta_of
 
     rng = np.random.default_rng(3)
     phi, mid, half = rng.uniform(-3, 3, 8), rng.uniform(-1, 1, 8), rng.uniform(0.1, 2, 8)
     limited = np.array([1, 0, 1, 1, 0, 1, 0, 1], dtype=float)
     lo, hi = mid - half + 0.05, mid + half - 0.05
     q, sphi = np.empty(8), np.full(8, np.nan)
-    _theta(phi, mid, half, limited, lo, hi, q, sphi)
+    theta_of(phi, mid, half, limited, lo, hi, q, sphi)
     on = limited != 0.0
     sines = np.array([math.sin(x) for x in phi])  # the C library's sine, as the kernel's (NumPy's may differ by an ulp)
     assert np.array_equal(sphi[on], sines[on])

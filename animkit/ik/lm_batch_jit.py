@@ -39,12 +39,12 @@ from animkit.ik.lm_jit import (
     LoopOut,
     LoopSettings,
     _phi,
-    _theta,
     accept_step,
     call_loop,
     chain_forward,
     chain_residual,
     stop_reason,
+    theta_of,
     tiny_chain,
 )
 from animkit.ik.poly_trig import sincos
@@ -218,7 +218,7 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
                 if fresh:
                     chain_forward(qs1, Hs, Ce, T1, Te0, loc1)
                     _phi(qs1, mid, half, limited, margin, phi1)
-                    _theta(phi1, mid, half, limited, lo, hi, q1, cphi1)  # cphi1: sin φ, then cos φ below
+                    theta_of(phi1, mid, half, limited, lo, hi, q1, cphi1)  # cphi1: sin φ, then cos φ below
                     chain_forward(q1, Hs, Ce, T1, Te1, loc1)
                     for j in range(n):
                         cq[j] = qs1[j]
@@ -372,7 +372,7 @@ def _lm_lanes(chain: LoopChain, s: LoopSettings, q0: Array, P: Array, R: Array, 
 
 _KERNEL = kernel(_lm_lanes, slp=True, error_model="numpy",
                  calls=(forward_lanes, residual_lanes, theta_lanes, normal_equations_lanes, solve_spd_lanes,
-                        chain_forward, chain_residual, _phi, _theta, sincos, restart_start, stop_reason, accept_step))
+                        chain_forward, chain_residual, _phi, theta_of, sincos, restart_start, stop_reason, accept_step))
 
 
 def lanes_fit(Hs: Array, Ce: Array) -> bool:

@@ -191,7 +191,7 @@ def chain_residual(Te: Array, p: Array, Rt: Array, orient: bool, w: Array, V: Ar
 chain_residual = kernel(chain_residual, calls=(log_vee,), refcounts=False) or chain_residual
 
 
-def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array, sphi: Array) -> None:
+def theta_of(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: Array, q: Array, sphi: Array) -> None:
     """θ = m + h sin φ (limited DOFs; θ = φ otherwise), clipped into [lo, hi]; sphi = sin φ where limited (the
     wrap of an accepted φ, asin(sin φ), reads it instead of taking the sine again)."""
     for j in range(phi.shape[0]):
@@ -199,11 +199,11 @@ def _theta(phi: Array, mid: Array, half: Array, limited: Array, lo: Array, hi: A
         q[j] = min(max(mid[j] + half[j] * sphi[j] if limited[j] else phi[j], lo[j]), hi[j])
 
 
-_theta = kernel(_theta, refcounts=False) or _theta
+theta_of = kernel(theta_of, refcounts=False) or theta_of
 
 
 def _phi(q: Array, mid: Array, half: Array, limited: Array, margin: float, phi: Array) -> None:
-    """φ = asin((θ − m)/h), the argument clamped into ±(1 − 2·margin) (limited DOFs; φ = θ otherwise): _theta's
+    """φ = asin((θ − m)/h), the argument clamped into ±(1 − 2·margin) (limited DOFs; φ = θ otherwise): theta_of's
     inverse, where a run starts."""
     for j in range(q.shape[0]):
         s = min(max((q[j] - mid[j]) / half[j], -1.0 + 2.0 * margin), 1.0 - 2.0 * margin) if limited[j] else 0.0
@@ -213,8 +213,8 @@ def _phi(q: Array, mid: Array, half: Array, limited: Array, margin: float, phi: 
 _phi = kernel(_phi, refcounts=False) or _phi
 
 
-def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
-                      kappa: Array, A: Array, rhs: Array) -> float:
+def lm_normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array, phi: Array, jitter: float,
+                        kappa: Array, A: Array, rhs: Array) -> float:
     """A = J_φᵀJ_φ + diag(λ(1 + κ) + μD + jitter), rhs = J_φᵀV − μDφ (J_φᵀ stored as J, (n, m), m = 6 or 3);
     returns trace A. κ: each DOF's stiffness, the metric of the damping (0: none)."""
     n, m = J.shape
@@ -242,7 +242,7 @@ def _normal_equations(J: Array, V: Array, lam: float, mu: float, limited: Array,
     return trace
 
 
-_normal_equations = kernel(_normal_equations, refcounts=False) or _normal_equations
+lm_normal_equations = kernel(lm_normal_equations, refcounts=False) or lm_normal_equations
 
 
 def cholesky(A: Array) -> bool:
@@ -350,12 +350,12 @@ _jacobian_phi = kernel(_jacobian_phi, refcounts=False) or _jacobian_phi
 
 def _damped_step(J: Array, V: Array, lam: float, mu: float, phi: Array, limited: Array, kappa: Array,
                  max_step: float, A: Array, rhs: Array, d: Array) -> None:
-    """d = Δφ from the normal equations (:func:`_normal_equations`, Cholesky); where A is not positive definite a
+    """d = Δφ from the normal equations (:func:`lm_normal_equations`, Cholesky); where A is not positive definite a
     relative jitter on its diagonal, then 0 if that fails too; |d_j| capped at ``max_step`` (scaled as a whole)."""
     n = d.shape[0]
-    trace = _normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
+    trace = lm_normal_equations(J, V, lam, mu, limited, phi, 0.0, kappa, A, rhs)
     if not solve_spd(A, rhs, d):
-        _normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
+        lm_normal_equations(J, V, lam, mu, limited, phi, 1e-12 * (trace / n + 1.0), kappa, A, rhs)
         if not solve_spd(A, rhs, d):
             for i in range(n):
                 d[i] = 0.0
@@ -368,7 +368,7 @@ def _damped_step(J: Array, V: Array, lam: float, mu: float, phi: Array, limited:
                 d[i] *= max_step / big
 
 
-_damped_step = kernel(_damped_step, calls=(_normal_equations, solve_spd), refcounts=False) or _damped_step
+_damped_step = kernel(_damped_step, calls=(lm_normal_equations, solve_spd), refcounts=False) or _damped_step
 
 
 def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Array, history: Array
@@ -396,7 +396,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
             q_out[j] = qs[j]
         return pos0, ori0, 0, CONVERGED
     _phi(qs, mid, half, lim, s.margin, phi)
-    _theta(phi, mid, half, lim, lo, hi, q, sphi)
+    theta_of(phi, mid, half, lim, lo, hi, q, sphi)
     chain_forward(q, Hs, Ce, T, Te, loc)
     pos, ori, e = chain_residual(Te, p, Rt, orient, w, V, D)
     es[0] = e
@@ -415,7 +415,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
         _damped_step(J, V, lam, s.pull * decay * ps * min(1.0, e * e), phi, lim, kappa, max_step, A, rhs, d)
         for i in range(n):
             phin[i] = phi[i] + d[i]
-        _theta(phin, mid, half, lim, lo, hi, qn, sphi)
+        theta_of(phin, mid, half, lim, lo, hi, qn, sphi)
         chain_forward(qn, Hs, Ce, Tn, Ten, loc)
         pos_n, ori_n, e_n = chain_residual(Ten, p, Rt, orient, w, Vn, D)
         ok, lam, flat, ps = accept_step(e_n, e, lam, flat, ps, s.backoff)
@@ -425,7 +425,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
             for i in range(n):
                 q[i] = qn[i]
                 # φ and π − φ give the same θ: keep φ in [−π/2, π/2], where the pull toward 0 is the short way
-                phi[i] = math.asin(sphi[i]) if lim[i] else phin[i]  # sphi: sin φ_new (_theta)
+                phi[i] = math.asin(sphi[i]) if lim[i] else phin[i]  # sphi: sin φ_new (theta_of)
             pos, ori, e = pos_n, ori_n, e_n
         it += 1
         history[it] = min(e, e0)
@@ -433,7 +433,7 @@ def lm_one(chain: LoopChain, s: LoopSettings, goal: Goal, q_in: Array, q_out: Ar
         decay *= s.decay
 
 
-lm_one = kernel(lm_one, calls=(chain_forward, chain_residual, _phi, _theta, stop_reason, _jacobian_phi,
+lm_one = kernel(lm_one, calls=(chain_forward, chain_residual, _phi, theta_of, stop_reason, _jacobian_phi,
                                  _damped_step, accept_step)) or lm_one
 
 
