@@ -162,3 +162,77 @@ def test_a_whole_body_reach_on_a_bvh_figure_in_its_own_units_arrives() -> None:
     W = fig.world_batch(p.poses)
     hips = fig.node_names.index(match_figure(fig).node("hips"))
     assert W[0, hips, 1, 3] - W[:, hips, 1, 3].min() > 0.10
+
+
+# --- repeatable: a natural reach does not hang on what the process ran before ---
+
+def _cmu_stack():  # type: ignore[no-untyped-def]
+    """The task stack of compare's whole-body natural problem on CMU 02_01 (in metres, hips free)."""
+    from animkit.ik.stack import TaskStack
+    from animkit.ik.stance import stance_priors
+    from animkit.ik.tasks import body_from_figure
+    from animkit.motion.reach_rigs import in_metres
+
+    fig = reaching_figure(in_metres(load(DATA / "cmu_02_01_walk.bvh").figure)[0])
+    problem = stance_priors(fig, (0.0, 1.0, 0.0)).problem(fig, "hand_r", "whole-body")
+    return TaskStack(fig, body_from_figure(fig), problem.model, problem.pose, (), 1e-4, 1e-3)
+
+
+def test_a_task_stack_projects_its_cones_alike_in_a_fresh_process_and_a_warm_one(monkeypatch) -> None:
+    """An iterated solve's cone projection (``TaskStack.clamp``) gives the same bits whether the compiled projection
+    has run in this process or not (a fresh process: the kernel not ready, no NumPy work declined yet, numba not up),
+    and they are the compiled kernel's own (``cones_jit.project_rows``, the oracle). Before, the first ~150
+    projections of a fresh process took NumPy's path (:func:`animkit.jit.pays`' warm rule), 1e-15 apart on most
+    rows, and the natural solve carried that into a reach 0.26 rad apart from every later run's."""
+    from animkit import jit
+    from animkit.ik import cones_jit
+
+    stack = _cmu_stack()
+    m = stack.model
+    assert len(m.cones) == 20
+    rng = np.random.default_rng(7)
+    Q = np.clip(stack.pose[m.dofs] + 0.3 * rng.standard_normal((24, m.n)), m.lower, m.upper)
+    kernel = cones_jit.project_rows
+    assert isinstance(kernel, jit.Kernel) and jit.enabled()
+    oracle = Q.copy()
+    kernel(oracle, cones_jit.cone_arrays(m.cones, m.axis))  # compiled (or loaded) here: ready
+    monkeypatch.setattr(jit, "ALWAYS", False)  # the CLI's rule, not the tests'
+    monkeypatch.setattr(jit, "WARM", False)
+    loaded = kernel._compiled
+    for name, value in (("_compiled", None), ("_ready", False), ("declined", 0.0)):  # as in a fresh process
+        monkeypatch.setattr(kernel, name, value)
+    fresh = np.stack([stack.clamp(q) for q in Q])
+    monkeypatch.setattr(kernel, "_compiled", loaded)
+    monkeypatch.setattr(kernel, "_ready", True)
+    warm = np.stack([stack.clamp(q) for q in Q])
+    assert np.abs(fresh - Q).max() > 0.1  # the cones moved these poses
+    assert np.array_equal(fresh, oracle) and np.array_equal(warm, oracle)
+
+
+_TWICE = """
+import sys, numpy as np
+from animkit import load
+from animkit.motion.reach import compare
+scene = load(sys.argv[1])
+runs = [compare(scene, effector="hand_r", target=np.array([-4.9, -11.6, 7.4]), chains=["whole-body"],
+                solvers=["natural"], duration=0.3, hold=0.0, fps=10.0, quiet=True).panels[0].poses for _ in range(2)]
+print(runs[0].shape[0], runs[1].shape[0], np.abs(runs[0] - runs[1]).max() if runs[0].shape == runs[1].shape else -1)
+"""
+
+
+@pytest.mark.slow
+def test_a_natural_reach_on_a_bvh_skeleton_is_the_same_twice_in_a_fresh_process() -> None:
+    """compare's whole-body natural reach on CMU 02_01, run twice in one fresh process with the kernels on and the
+    library's own rules for when they run (not the tests' ``jit.ALWAYS``): the same frames, poses within 1e-9 (they
+    are bit-identical). Before: the first run took 12 frames and every later one 13 (0.26 rad apart on the full
+    reach), because the first run's cone projections began on NumPy's path."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ANIMKIT_JIT"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    out = subprocess.run([sys.executable, "-c", _TWICE, str(DATA / "cmu_02_01_walk.bvh")], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    first, second, gap = int(out[0]), int(out[1]), float(out[2])
+    assert first == second and 0.0 <= gap <= 1e-9, out
