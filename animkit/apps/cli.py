@@ -177,10 +177,10 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     if guessed and not args.quiet:
         print(f"animkit: effector {effector} (the figure's only moving leaf)", file=sys.stderr)
     target = _vector(args.target) if args.target else (list(scene.reach.target) if scene.reach else None)
-    result = commands.reach(scene, effector, target, chain=args.chain, solver=args.solver, duration=args.duration,
-                            hold=args.hold, fps=args.fps, quiet=args.quiet)
+    scene, result = commands.reach(scene, effector, target, chain=args.chain, solver=args.solver,
+                                   duration=args.duration, hold=args.hold, fps=args.fps, quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
-    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else target, scene.meshes)
+    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else result.target, scene.meshes)
     report = _draw_panels([panel], args, scene, result.clip.fps, size, result.title)
     if args.save:
         commands.save_clip(args.save, scene, result.clip, args.keys)
