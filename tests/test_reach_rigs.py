@@ -67,7 +67,8 @@ def test_riggedfigures_hips_translate_for_a_reach_and_its_clip_plays_as_loaded()
                                                ("fbx/mixamo_yup_cm.fbx", False), ("Fox.glb", False)])
 def test_which_figures_reach_naturally_by_default(file: str, natural: bool) -> None:
     """A matched humanoid (a whole-body set and both feet) with rigid world frames reaches naturally by default; an
-    FBX armature scaled ×100 (centimetres) keeps LM (a planted foot's frame must be rigid), a quadruped keeps LM."""
+    FBX armature scaled ×100 (centimetres) does not as loaded (a planted foot's frame must be rigid: compare reaches
+    its rigid copy, :func:`animkit.motion.reach_rigs.rigid_frames`, below), a quadruped keeps LM."""
     assert natural_by_default(load(DATA / file).figure) is natural
 
 
@@ -236,3 +237,54 @@ def test_a_natural_reach_on_a_bvh_skeleton_is_the_same_twice_in_a_fresh_process(
                          capture_output=True, text=True, check=True).stdout.split()
     first, second, gap = int(out[0]), int(out[1]), float(out[2])
     assert first == second and 0.0 <= gap <= 1e-9, out
+
+
+# --- a rig whose frames carry a scale (an FBX / Mixamo armature ×0.01 or ×100) reaches on its rigid copy ---
+
+@pytest.mark.parametrize("kind", ["written", "fbx/mixamo_yup_cm.fbx"])
+def test_a_scaled_armatures_rigid_copy_is_the_same_character(tmp_path, kind: str) -> None:
+    """A Mixamo-style rig written with animkit's glTF writer (an ``Armature`` node scaled 0.01, bones in centimetres,
+    tests/retarget_rigs.py) and Blender's FBX export (world frames ×100): the figure compare reaches
+    (``reaching_scene``: :func:`rigid_frames`) has rigid world frames (column lengths 1 to 1e-6: the file's float32
+    turns), the same world positions for the clip's frames read on it (:func:`reaching_pose`: the hips' keyed
+    translation times its frame's scale) and the same skinned vertices (the oracle: the loaded scene's own skinning,
+    ``Mesh.positions``), to 1e-9 m; and it reaches naturally by default, where the loaded figure does not."""
+    from animkit.ik.stance import natural_by_default
+    from animkit.motion.reach_rigs import frame_scales, reaching_pose, reaching_scene
+    from tests.retarget_rigs import write_rig
+
+    path = write_rig("mixamo_-90", tmp_path).path if kind == "written" else DATA / kind
+    scene = load(path)
+    fig = scene.figure
+    scales = frame_scales(fig)
+    assert scales is not None and max(abs(np.log10(v)) for v in scales.values()) == pytest.approx(2.0, abs=1e-5)
+    assert not natural_by_default(fig)
+    rigid, unit = reaching_scene(scene)
+    g = rigid.figure
+    assert unit == 1.0 and g.dof_names == fig.dof_names and frame_scales(g) is None and natural_by_default(g)
+    P = scene.clip().sample(np.linspace(0.0, scene.clip().duration, 6))
+    Q = np.stack([reaching_pose(fig, g, p) for p in P])
+    W, V = fig.world_batch(P), g.world_batch(Q)
+    assert np.abs(W[..., :3, 3] - V[..., :3, 3]).max() <= 1e-9
+    assert np.abs(np.linalg.norm(V[..., :3, :3], axis=-2) - 1.0).max() <= 1e-6
+    assert len(rigid.meshes) == len(scene.meshes) >= 1
+    for a, b in zip(scene.meshes, rigid.meshes, strict=True):
+        assert np.abs(a.positions(W) - b.positions(V)).max() <= 1e-9
+
+
+def test_compare_on_a_scaled_armature_reaches_naturally_by_default(tmp_path) -> None:
+    """``compare`` without solvers on the written Mixamo-style rig (``Armature`` ×0.01): a natural whole-body panel,
+    low and ahead of the right hand, that reaches (measured 1.5e-5 m) with the feet planted (drift measured 5.7e-5
+    m). (Before: LM by default, and ``solvers=["natural"]`` raised IKError: Plant's frame was not rigid.)"""
+    from animkit.motion.reach import compare
+    from tests.retarget_rigs import write_rig
+
+    scene = load(write_rig("mixamo_-90", tmp_path).path)
+    fig = scene.figure
+    hand = fig.world(fig.rest_pose())[fig.effector("hand_r")][:3, 3]
+    c = compare(scene, effector="hand_r", target=hand + np.array([0.0, -0.35, 0.25]), chains=["whole-body"],
+                duration=0.3, hold=0.0, fps=10, quiet=True)
+    (p,) = c.panels
+    m = p.metrics()
+    assert m["natural"] is True and p.reached and p.error <= 1e-3
+    assert m["feet_drift"] <= 1e-3
