@@ -288,3 +288,35 @@ def test_compare_on_a_scaled_armature_reaches_naturally_by_default(tmp_path) -> 
     m = p.metrics()
     assert m["natural"] is True and p.reached and p.error <= 1e-3
     assert m["feet_drift"] <= 1e-3
+
+
+def test_the_compare_command_draws_a_scaled_armatures_skin_on_its_rigid_copy(tmp_path, monkeypatch) -> None:
+    """``animkit compare`` on the written Mixamo-style rig draws the panels' figure (the rigid copy) with the skins
+    rebuilt for it: at the panel's last pose every skinned vertex is where the loaded scene's own skinning puts it
+    (the oracle: the loaded figure at that pose, its translations read back by :func:`reaching_pose`'s factors), to
+    1e-9 m. (Drawn with the loaded skins, the inverse bind matrices' 0.01 would put vertices 44 m off.)"""
+    from animkit.apps import cli, reach_panels
+    from animkit.motion.reach_rigs import reaching_pose
+    from tests.retarget_rigs import write_rig
+
+    path = write_rig("mixamo_-90", tmp_path).path
+    scene = load(path)
+    fig = scene.figure
+    hand = fig.world(fig.rest_pose())[fig.effector("hand_r")][:3, 3] + np.array([0.0, -0.35, 0.25])
+    seen, drawn = [], reach_panels.comparison_panels
+
+    def panels(figure, comparison, meshes=()):  # type: ignore[no-untyped-def]
+        seen.append((figure, comparison, meshes))
+        return drawn(figure, comparison, meshes=meshes)
+
+    monkeypatch.setattr(reach_panels, "comparison_panels", panels)
+    assert cli.main(["compare", str(path), "--effector", "hand_r", f"--target={','.join(map(str, hand))}", *QUICK[2:],
+                     "--chains", "whole-body", "-o", str(tmp_path / "c.gif")]) == 0
+    ((figure, comparison, meshes),) = seen
+    assert figure.dof_names == fig.dof_names
+    pose = comparison.panels[0].poses[-1]
+    loaded = pose / reaching_pose(fig, figure, np.ones(fig.dof_count))  # translations back in the armature's cm
+    assert len(meshes) == len(scene.meshes) >= 1
+    for a, b in zip(scene.meshes, meshes, strict=True):
+        assert np.abs(a.positions(fig.world_batch(loaded[None])) - b.positions(figure.world_batch(pose[None]))
+                      ).max() <= 1e-9

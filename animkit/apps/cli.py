@@ -237,6 +237,7 @@ def _render_imports(figure: Figure | None = None) -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     from animkit.apps.reach_panels import comparison_panels
+    from animkit.motion.reach_rigs import rigid_frames
     from animkit.render.frames import parse_size
 
     if args.plot:
@@ -248,8 +249,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
                                   quiet=args.quiet, prepare=functools.partial(_render_imports, look))
-    if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving
-        scene = dataclasses.replace(scene, figure=comparison.figure)
+    if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving,
+        scene = dataclasses.replace(rigid_frames(scene)[0], figure=comparison.figure)  # frames rigid (its skins too)
     panels = comparison_panels(scene.figure, comparison, meshes=scene.meshes)
     size = parse_size(args.size) if args.size else (360, 360)
     print(comparison.table())
