@@ -320,3 +320,43 @@ def test_the_compare_command_draws_a_scaled_armatures_skin_on_its_rigid_copy(tmp
     for a, b in zip(scene.meshes, meshes, strict=True):
         assert np.abs(a.positions(fig.world_batch(loaded[None])) - b.positions(figure.world_batch(pose[None]))
                       ).max() <= 1e-9
+
+
+# --- gravity's potential in metres: Hang(unit=k) pulls a figure in its file's units as it pulls it in metres ---
+
+def test_hangs_pull_in_file_units_with_its_unit_is_the_pull_in_metres() -> None:
+    """CMU 02_01 in its own units (k = 1/15.3 m a unit) with ``Hang(unit=k)`` and the same skeleton in metres
+    (:func:`in_metres`) with ``Hang()``: the free left arm's task value e = √(2k(h + L)) and its null-space pull
+    w Jᵀe = w k uᵀ ∂c/∂θ (the arm's own DOFs: turns, the same numbers on both figures) agree to 1e-12 (relative), at
+    rest and at a turned pose; and the pull is the gradient of ½ w e² by central differences on the file-unit
+    figure (to 1e-6 relative). (Before: Hang had no unit, and on the file-unit figure its pull was 1/k = 15.3× the
+    metres' one.)"""
+    from animkit.ik.hang import Hang
+    from animkit.ik.tasks import configuration
+    from animkit.motion.legs import legs_of, metres_per_unit
+    from animkit.motion.reach_rigs import in_metres, reaching_pose
+
+    fig = load(DATA / "cmu_02_01_walk.bvh").figure
+    k = metres_per_unit(fig, legs_of(fig))
+    metres, unit = in_metres(fig)
+    assert unit == k
+    top = match_figure(fig).node("upper_arm_l")
+    rng = np.random.default_rng(3)
+    arm = [fig.dof_names.index(n) for n in fig.dof_names if n.startswith(top + ".")]
+    turned = fig.rest_pose()
+    turned[arm] += rng.uniform(-0.6, 0.6, len(arm))
+    for pose in (fig.rest_pose(), turned):
+        a, b = configuration(fig, pose), configuration(metres, reaching_pose(fig, metres, pose, k))
+        ea, Ja = Hang(top=top, unit=k, weight=2.0).computed(a)
+        eb, Jb = Hang(top=top, weight=2.0).computed(b)
+        assert ea[0] == pytest.approx(eb[0], rel=1e-12)
+        ga, gb = Hang(top=top, unit=k, weight=2.0).gradient(a), Hang(top=top, weight=2.0).gradient(b)
+        assert np.abs(ga - gb).max() <= 1e-12 * np.abs(gb).max() and np.abs(gb[arm]).max() > 0
+        half = [0.5 * 2.0 * Hang(top=top, unit=k).error(configuration(fig, pose + h * np.eye(fig.dof_count)[d]))[0] ** 2
+                for d in arm for h in (1e-6, -1e-6)]
+        fd = (np.array(half[0::2]) - np.array(half[1::2])) / 2e-6
+        assert np.abs(fd - ga[arm]).max() <= 1e-6 * np.abs(ga[arm]).max()
+        plain = Hang(top=top, weight=2.0).gradient(a)  # in file units, as before
+        assert np.abs(plain).max() == pytest.approx(np.abs(gb).max() / k, rel=1e-9)
+    with pytest.raises(Exception, match="unit"):
+        Hang(top=top, unit=0.0)
