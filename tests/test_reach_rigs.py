@@ -360,3 +360,54 @@ def test_hangs_pull_in_file_units_with_its_unit_is_the_pull_in_metres() -> None:
         assert np.abs(plain).max() == pytest.approx(np.abs(gb).max() / k, rel=1e-9)
     with pytest.raises(Exception, match="unit"):
         Hang(top=top, unit=0.0)
+
+
+# --- a rig that stands outside a person's ranges: the ranges hold it where it starts, the feet stay planted ---
+
+def test_ranges_resolved_at_a_start_past_a_bound_hold_it_there() -> None:
+    """CMU 02_01 stands with its knees turned in past the Ranges task's 5° (a person's; measured 19.9°): resolved at
+    that start (``Task.resolved``, as a problem resolves its tasks at its pose), the knees' bound is where they are
+    (the quantities' own values, by :meth:`Ranges.values`, the oracle), so every row's room is ≥ 0 there and the
+    active set holds the knees from turning further in rather than pulling them out against the planted feet; the
+    other bounds are unchanged, and the built-in humanoid, within every bound at rest, keeps its task as it is.
+    (Before: resolved kept 5°, rooms −0.26 rad at the start: the feet slid 6.4 cm on a short whole-body reach.)"""
+    from animkit.ik.ranges import Ranges
+    from animkit.ik.stance import stance_priors
+    from animkit.ik.tasks import configuration
+    from animkit.motion.reach import priors_from_scene
+    from animkit.motion.reach_rigs import reaching_scene
+
+    scene, _ = reaching_scene(load(DATA / "cmu_02_01_walk.bvh"))
+    fig = scene.figure
+    problem = stance_priors(fig).problem(fig, "hand_r", "whole-body")
+    (task,) = [t for t in problem.tasks if isinstance(t, Ranges)]
+    c = configuration(fig, problem.pose)
+    names, v, _ = task.values(c)
+    knees = np.degrees(v[[n == "knee_in" for n in names]])
+    assert task.bounds_deg["knee_in"] == 5.0 and knees.max() > 15.0  # past the bound at rest
+    got = task.resolved(c)
+    assert isinstance(got, Ranges) and got.bounds_deg["knee_in"] == pytest.approx(knees.max(), abs=1e-9)
+    assert {k: v for k, v in got.bounds_deg.items() if k != "knee_in"} == \
+        {k: v for k, v in task.bounds_deg.items() if k != "knee_in"}
+    _, room = got.bounds(c)  # type: ignore[misc]
+    assert room.min() >= -1e-12
+    human = load(Path(__file__).parent.parent / "scenes" / "humanoid.toml")
+    p = priors_from_scene(human)
+    assert p is not None
+    hp = p.problem(human.figure, "hand_r", "whole-body")
+    (ht,) = [t for t in hp.tasks if isinstance(t, Ranges)]
+    assert ht.resolved(configuration(human.figure, hp.pose)) is ht
+
+
+@pytest.mark.slow
+def test_a_short_whole_body_reach_on_a_bvh_skeleton_keeps_its_feet_planted() -> None:
+    """compare's whole-body natural reach on CMU 02_01 (0.3 s at 10 fps, low, ahead and to the right): it arrives
+    and the planted feet stay within 0.1 mm of where they started (measured 2.4e-7 m; before: 6.4 cm, the frames'
+    solves at their iteration cap from the first frame on, the ranges pulling the knees out against the feet)."""
+    from animkit.motion.reach import compare
+
+    scene = load(DATA / "cmu_02_01_walk.bvh")
+    c = compare(scene, effector="hand_r", target=np.array([-4.9, -11.6, 7.4]), chains=["whole-body"],
+                solvers=["natural"], duration=0.3, hold=0.0, fps=10, quiet=True)
+    (p,) = c.panels
+    assert p.reached and p.metrics()["feet_drift"] <= 1e-4
