@@ -8,7 +8,10 @@ feet and the knees bend (with the pelvis held in place the hip-to-ankle span can
 :func:`in_metres`: a figure in its file's own units (a CMU BVH: 15.8 units to the hips) scaled to metres by
 k = :func:`~animkit.motion.legs.metres_per_unit`, x′ = k x for every offset and translation, angles unchanged, so
 that the natural reach's lengths in metres (clearances, margins, tolerances) hold at the figure's size and the reach
-is the one the same skeleton in metres makes. :func:`reaching_scene` does both for :func:`animkit.motion.reach.compare`.
+is the one the same skeleton in metres makes. :func:`rigid_frames`: a figure whose world frames carry a uniform scale
+(an FBX or Mixamo armature ×0.01 or ×100) rebuilt with rigid frames and the same world positions, its skins with it,
+since the natural reach's tasks read unit DOF axes and rigid frames (a planted foot's, the head's forward).
+:func:`reaching_scene` does all three for :func:`animkit.motion.reach.compare` and ``animkit reach``.
 """
 
 from __future__ import annotations
