@@ -69,7 +69,8 @@ def test_a_target_on_the_hands_surface_reads_zero(tmp_path: Path, capsys, name: 
     got = PRINTED.search(printed)
     assert got is not None, printed
     assert got.group(1) == "reached" and got.group(2) == "0.0"
-    result = commands.reach(scene, "hand_r", target, chain="arm_r", duration=0.3, hold=0.0, fps=10)
+    scene, result = commands.reach(scene, "hand_r", target, chain="arm_r", duration=0.3, hold=0.0, fps=10)
+    fig = scene.figure  # the figure it reached on (RiggedFigure's: its hips free to translate)
     d_solve, d_end = (surface_oracle(scene, p, target) for p in (result.result.pose, result.poses[-1]))
     assert d_solve <= 1e-3 and d_end <= 1e-3  # touching: TOUCH
     assert data["reached"] is True
@@ -90,7 +91,7 @@ def test_an_out_of_reach_target_reports_its_distance_from_the_hands_surface(tmp_
     got = PRINTED.search(printed)
     assert got is not None, printed
     assert got.group(1) == "not reached" and data["reached"] is False and data["reachable"] is False
-    result = commands.reach(scene, "hand_r", target, chain="arm_r", duration=0.3, hold=0.0, fps=10)
+    scene, result = commands.reach(scene, "hand_r", target, chain="arm_r", duration=0.3, hold=0.0, fps=10)
     d_solve, d_end = (surface_oracle(scene, p, target) for p in (result.result.pose, result.poses[-1]))
     assert float(got.group(2)) == pytest.approx(d_solve * 100, abs=0.051)
     assert data["surface_error"] == pytest.approx(d_solve, abs=1e-6)
@@ -109,3 +110,52 @@ def test_a_robots_tool_frame_reports_its_own_error(tmp_path: Path, capsys) -> No
     data = json.loads(js.read_text())
     assert data["surface_error"] is None and data["clip_surface_error"] is None
     assert f"reached (error {data['final_error']:.3g} m, " in printed
+
+
+# --- the reach command reaches on compare's figure (animkit.motion.reach_rigs.reaching_scene) ---
+
+def test_a_whole_body_reach_moves_riggedfigures_hips_as_compares_panel_does() -> None:
+    """``animkit reach --chain whole-body`` on RiggedFigure (whose file never translates its hips) reaches on the figure
+    compare reaches: its hips' three translation DOFs join the whole-body set (129 DOFs, not 126), and the baked
+    poses are compare's plain-LM whole-body panel's for the same reach (the oracle: compare's own path), to 1e-12.
+    (Before: the plain loaded figure, 126 DOFs, the hips held.)"""
+    scene = load_scene(DATA / "RiggedFigure.glb")
+    target = np.array([-0.25, 0.45, 0.35])
+    reached, result = commands.reach(scene, "hand_r", target, chain="whole-body", duration=0.3, hold=0.0, fps=10)
+    fig = reached.figure
+    assert scene.figure.dof_count == 126 and fig.dof_count == 129 and result.poses.shape[1] == 129
+    from animkit.motion.reach import compare
+
+    panel = compare(scene, effector="hand_r", target=target, chains=["whole-body"], solvers=["lm"], duration=0.3,
+                    hold=0.0, fps=10, quiet=True).panels[0]
+    assert panel.poses.shape == result.poses.shape and np.abs(panel.poses - result.poses).max() <= 1e-12
+    assert result.reached
+
+
+def test_a_reach_on_a_bvh_in_its_own_units_is_the_reach_on_the_file_in_metres(tmp_path: Path, capsys) -> None:
+    """CMU 02_01 in its own units (15.3 per metre) and the same file with every length times k written out in metres
+    (``tests.test_reach_rigs._bvh_in_metres``: no animkit code scales it) reach alike: ``animkit reach --chain
+    whole-body`` reaches both in metres (the target read in each file's units), so the poses agree to 1e-12 (measured
+    5.6e-17; both figures' offsets are the same doubles) and the JSON's target is the metres'. (Before: the file-unit
+    reach ran with the solver's tolerances and steps in file units, 0.63 rad and 0.83 m (in metres) apart.)"""
+    from animkit.motion.legs import legs_of, metres_per_unit
+    from tests.test_reach_rigs import _bvh_in_metres
+
+    src = DATA / "cmu_02_01_walk.bvh"
+    scene = load_scene(src)
+    k = metres_per_unit(scene.figure, legs_of(scene.figure))
+    (tmp_path / "m.bvh").write_text(_bvh_in_metres(src.read_text(), k))
+    metres = load_scene(tmp_path / "m.bvh")
+    target = np.array([-4.9, -11.6, 7.4])  # low, ahead and to the right, in the file's units
+    a, ra = commands.reach(scene, "hand_r", target, chain="whole-body", duration=0.3, hold=0.0, fps=10)
+    b, rb = commands.reach(metres, "hand_r", target * k, chain="whole-body", duration=0.3, hold=0.0, fps=10)
+    assert a.figure.dof_names == b.figure.dof_names and ra.poses.shape == rb.poses.shape
+    assert np.abs(ra.poses - rb.poses).max() <= 1e-12
+    assert np.abs(a.figure.world_batch(ra.poses) - b.figure.world_batch(rb.poses)).max() <= 1e-12
+    assert np.allclose(ra.target, target * k, atol=1e-12) and ra.reached
+    js = tmp_path / "r.json"
+    assert main(["reach", str(src), "--effector", "hand_r", f"--target={','.join(map(str, target))}", "--chain",
+                 "whole-body", "--duration", "0.3", "--hold", "0", "--fps", "10", "--size", "48x48", "-q", "-o",
+                 str(tmp_path / "r.gif"), "--json", str(js)]) == 0
+    data = json.loads(js.read_text())
+    assert np.allclose(data["target"], target * k, atol=1e-9) and data["reached"] is True

@@ -177,10 +177,10 @@ def _cmd_reach(args: argparse.Namespace) -> int:
     if guessed and not args.quiet:
         print(f"animkit: effector {effector} (the figure's only moving leaf)", file=sys.stderr)
     target = _vector(args.target) if args.target else (list(scene.reach.target) if scene.reach else None)
-    result = commands.reach(scene, effector, target, chain=args.chain, solver=args.solver, duration=args.duration,
-                            hold=args.hold, fps=args.fps, quiet=args.quiet)
+    scene, result = commands.reach(scene, effector, target, chain=args.chain, solver=args.solver,
+                                   duration=args.duration, hold=args.hold, fps=args.fps, quiet=args.quiet)
     size = parse_size(args.size) if args.size else (scene.camera.width, scene.camera.height)
-    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else target, scene.meshes)
+    panel = reach_panel(scene.figure, result, result.trail[-1] if target is None else result.target, scene.meshes)
     report = _draw_panels([panel], args, scene, result.clip.fps, size, result.title)
     if args.save:
         commands.save_clip(args.save, scene, result.clip, args.keys)
@@ -245,8 +245,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                                   target=_vector(args.target) if args.target else None, chains=_names(args.chains),
                                   solvers=_names(args.solvers), duration=args.duration, hold=args.hold, fps=args.fps,
                                   quiet=args.quiet, prepare=functools.partial(_render_imports, look))
-    if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving
-        scene = dataclasses.replace(scene, figure=comparison.figure)
+    if comparison.figure is not None and comparison.figure is not scene.figure:  # reached in metres, hips moving,
+        from animkit.motion.reach_rigs import rigid_frames
+
+        scene = dataclasses.replace(rigid_frames(scene)[0], figure=comparison.figure)  # frames rigid (its skins too)
     from animkit.apps.reach_panels import comparison_panels
     from animkit.render.frames import parse_size  # after the bakes: the renderer's imports are prepare's (meanwhile)
 

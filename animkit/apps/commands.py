@@ -347,18 +347,25 @@ def reach_effector(scene: Scene, effector: str | None) -> tuple[str, bool]:
 
 def reach(scene: Scene, effector: str, target: Sequence[float] | None = None, *, chain: str | None = None,
           solver: str | None = None, duration: float = 2.0, hold: float = 0.5, fps: float | None = None,
-          quiet: bool = True) -> ReachResult:
-    """``animkit reach``: a reach of ``effector`` to ``target`` (default: the scene's ``[reach]``) baked into a clip
-    (:func:`animkit.motion.reach.bake_scene_reach`: a humanoid's hand aims its site and is measured from its surface,
-    as ``animkit compare``'s panels are)."""
+          quiet: bool = True) -> tuple[Scene, ReachResult]:
+    """``animkit reach``: a reach of ``effector`` to ``target`` (default: the scene's ``[reach]``; in the scene's
+    units) baked into a clip (:func:`animkit.motion.reach.bake_scene_reach`: a humanoid's hand aims its site and is
+    measured from its surface, as ``animkit compare``'s panels are), on the figure ``compare`` reaches
+    (:func:`animkit.motion.reach_rigs.reaching_scene`: a matched humanoid in metres, its hips free to translate).
+    Returns that scene (``scene`` itself where the figure needs neither) and the result, whose poses, target and
+    errors are its figure's."""
     from animkit.motion.reach import bake_scene_reach
+    from animkit.motion.reach_rigs import reaching_scene
 
     spec = scene.reach
     tg = list(target) if target is not None else (list(spec.target) if spec else None)
     if tg is None:
         raise AnimkitError("give --target X,Y,Z (the scene has no [reach] section naming one)")
-    return bake_scene_reach(scene, effector, tg, chain=chain, solver=solver, duration=duration, hold=hold,
-                            fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector", quiet=quiet)
+    reaching, unit = reaching_scene(scene)  # as compare: in metres, a humanoid's hips free to drop
+    return reaching, bake_scene_reach(reaching, effector, np.asarray(tg, dtype=float) * unit, chain=chain,
+                                      solver=solver, duration=duration, hold=hold,
+                                      fps=fps or (spec.fps if spec else 30.0), label=chain or "root to effector",
+                                      quiet=quiet)
 
 
 def compare(scene: Scene, *, processes: int | None = None, prepare: Callable[[], object] | None = None,

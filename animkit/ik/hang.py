@@ -8,7 +8,10 @@ limb's potential height h = u · (c − p) is lowest when it hangs straight down
 
 with L = Σ m_i ℓ_i / M (ℓ_i: the path length from p to segment i's centroid, through the bones, in the world) ≥ −h, so
 that ½e² = h + L ≥ 0 and a null-space pull w Jᵀe = w uᵀ ∂c/∂θ is exactly gravity's gradient (the prioritised solver's
-``hang``). A new task is one class like this one: its error and Jacobian (:meth:`Hang.compute`) and nothing else.
+``hang``). With ``unit`` k (metres per scene unit) the potential is in metres, e = √(2k (h + L)), w Jᵀe = w k uᵀ ∂c/∂θ:
+the same pull on a figure in its file's units (a CMU BVH's, k = 1/15.3) as on it in metres (the limb's own DOFs are
+turns, so their steps are the same numbers in both), where in scene units it was 15× stiffer. A new task is one
+class like this one: its error and Jacobian (:meth:`Hang.compute`) and nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from animkit.errors import IKError
 from animkit.ik.body import Body, centres, com_jacobian
 from animkit.ik.tasks import Configuration, Task
 from animkit.model.transforms import vector_norm
@@ -41,13 +45,19 @@ def _below(parent: NDArray[np.intp], top: int) -> NDArray[np.bool_]:
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Hang(Task):
-    """A free limb hangs under gravity: e = [√(2 (u · (c − p) + L))] over the segments at and below ``top`` (the
-    module docstring); ``up``: the world up axis."""
+    """A free limb hangs under gravity: e = [√(2k (u · (c − p) + L))] over the segments at and below ``top`` (the
+    module docstring); ``up``: the world up axis; ``unit``: k, metres per scene unit (the potential in metres)."""
 
     kind: ClassVar[str] = "hang"
     top: str
     up: ArrayLike = (0.0, 1.0, 0.0)
+    unit: float = 1.0
     priority: int = 3
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.unit, (int, float)) or not math.isfinite(self.unit) or self.unit <= 0:
+            raise IKError(f"Hang: unit must be a finite number > 0 (metres per scene unit), got {self.unit!r}")
 
     @property
     def name(self) -> str:
@@ -66,8 +76,9 @@ class Hang(Task):
         for i, parent in bones:  # (in the world: a scaled parent, CesiumMan's, shrinks the local offsets, and
             reach[i] = reach[parent] + vector_norm(P[i] - P[parent])  # L < −h left e = 0 and no pull at all)
         ell = reach[limb.node] + np.linalg.norm(centres(limb, c.state) - P[limb.node], axis=1)
-        e = math.sqrt(max(2.0 * (h + float(limb.mass @ ell) / limb.total), 0.0))
-        J = np.where(own, u @ Jc, 0.0) / max(e, 1e-12)
+        k = self.unit
+        e = math.sqrt(max(2.0 * k * (h + float(limb.mass @ ell) / limb.total), 0.0))
+        J = np.where(own, k * (u @ Jc), 0.0) / max(e, 1e-12)
         return np.array([e]), J[None]
 
     def _plan(self, c: Configuration) -> tuple[int, Body, Array, list[tuple[int, int]], NDArray[np.bool_]] | None:

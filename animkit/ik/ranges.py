@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -148,6 +148,17 @@ class Ranges(Task):
 
     def __getstate__(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # the memo is found again where it is used
+
+    def resolved(self, c: Configuration) -> Task:
+        """The bounds no tighter than the start ``c``: a quantity already past its bound where the solve starts is
+        bounded where it is (|v₀|; a knee's κ₀), so the active set (above every level) holds it from going further
+        rather than pulling it in. CMU's skeleton stands with its knees 19.9° in (bound 5°): pulled in against the
+        planted feet, the feet slid up to 12 cm over a whole-body reach's stroke (each frame's solve at its cap)."""
+        names, v, _ = self.values(c)
+        b = dict(self.bounds_deg)
+        for n, x in zip(names, v, strict=True):
+            b[n] = max(b[n], math.degrees(x if n == "knee_in" else abs(x)))
+        return self if b == dict(self.bounds_deg) else replace(self, bounds_deg=b)
 
     def _limits(self, names: list[str]) -> Array:
         return np.radians([float(self.bounds_deg[n]) for n in names])

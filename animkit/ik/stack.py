@@ -94,7 +94,7 @@ class TaskStack:
 
     def clamp(self, q: Array) -> Array:
         m = self.model
-        return np.asarray(m.project_cones(np.clip(q, m.lower, m.upper)[None])[0], dtype=float)
+        return np.asarray(m.project_cones(np.clip(q, m.lower, m.upper)[None], iterated=True)[0], dtype=float)
 
 
 SOFT_POLISH = 1e-6  # the second stage's factor on the weights of the tasks that are not goals
@@ -265,7 +265,7 @@ def edge_step(model: ChainModel, q: Array, d: Array, qn: Array, A: Array, g: Arr
         d = np.zeros(len(q))
         d[free] = df
         raw = np.clip(q + d, model.lower, model.upper)
-        qn = np.asarray(model.project_cones(raw[None])[0], dtype=float)
+        qn = np.asarray(model.project_cones(raw[None], iterated=True)[0], dtype=float)
         moved = cones_moved(model, raw, qn)
         if not moved:
             break

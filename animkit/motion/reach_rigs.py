@@ -8,11 +8,15 @@ feet and the knees bend (with the pelvis held in place the hip-to-ankle span can
 :func:`in_metres`: a figure in its file's own units (a CMU BVH: 15.8 units to the hips) scaled to metres by
 k = :func:`~animkit.motion.legs.metres_per_unit`, x′ = k x for every offset and translation, angles unchanged, so
 that the natural reach's lengths in metres (clearances, margins, tolerances) hold at the figure's size and the reach
-is the one the same skeleton in metres makes. :func:`reaching_scene` does both for :func:`animkit.motion.reach.compare`.
+is the one the same skeleton in metres makes. :func:`rigid_frames`: a figure whose world frames carry a uniform scale
+(an FBX or Mixamo armature ×0.01 or ×100) rebuilt with rigid frames and the same world positions, its skins with it,
+since the natural reach's tasks read unit DOF axes and rigid frames (a planted foot's, the head's forward).
+:func:`reaching_scene` does all three for :func:`animkit.motion.reach.compare` and ``animkit reach``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -27,7 +31,8 @@ from animkit.motion.legs import legs_of, metres_per_unit
 from animkit.motion.retarget_rest import drivable
 from animkit.scene import Scene
 
-__all__ = ["in_metres", "reaching_figure", "reaching_pose", "reaching_scene", "reaching_inputs"]
+__all__ = ["in_metres", "frame_scales", "rigid_frames", "reaching_figure", "reaching_pose", "reaching_scene",
+           "reaching_inputs"]
 
 Array = NDArray[np.float64]
 
@@ -44,40 +49,90 @@ def in_metres(figure: Figure) -> tuple[Figure, float]:
     k = metres_per_unit(figure, legs_of(figure))
     if k == 1.0:
         return figure, 1.0
+    return _rescaled(figure, k, {n: k for n in figure.node_names}), k
 
-    def moved(M: Array | None) -> Array | None:
+
+def frame_scales(figure: Figure) -> dict[str, float] | None:
+    """Node name → s, the uniform scale of its world frame at rest (|column| of its world rotation, 1 for a rigid
+    frame: an FBX armature's ×100 gives 100 to every bone below it), or None where a frame's scale is not uniform
+    (its columns' lengths more than 1e-6 apart, relative) or none is scaled."""
+    W = figure.world_batch(figure.rest_pose()[None])[0, :, :3, :3]
+    n = np.linalg.norm(W, axis=1)  # (N, 3): each column's length
+    if np.allclose(n, 1.0, rtol=0.0, atol=1e-6) or not np.allclose(n, n[:, :1], rtol=1e-6, atol=0.0):
+        return None
+    return {name: float(v) for name, v in zip(figure.node_names, n.mean(axis=1), strict=True)}
+
+
+def _rescaled(figure: Figure, k: float, d: Mapping[str, float]) -> Figure:
+    """The figure whose world frames are M′ = K M D⁻¹ (K = diag(k, k, k, 1), D = diag(d, d, d, 1) with d = k s, s
+    the node's frame scale): positions times k, frames rigid (the scale taken out). Arc by arc, M′_c = M′_p L′ A′(θ′)
+    with L′ = D_p L D_c⁻¹ (its rotation part the turn alone, its offset d_p times) and A′ = D_c A D_c⁻¹ (a
+    translation DOF's rest and limits times d_c; turns unchanged); the root's parent is the world (d = k); a node's T
+    (its drawing's frame) D_c T D_c⁻¹. With every d = k (a rigid figure): lengths times k."""
+
+    def conj(M: ArrayLike | None, a: float, b: float) -> Array | None:  # diag(a) M diag(b)⁻¹
         if M is None:
             return None
         out = np.array(M, dtype=float)
-        out[:3, 3] *= k
+        out[:3, :3] *= a / b
+        out[:3, 3] *= a
         return out
 
-    def scaled(j: Joint) -> Joint:
-        dofs = tuple(replace(d, rest=d.rest * k, lower=d.lower * k, upper=d.upper * k) if d.kind == "prismatic"
-                     else d for d in j.dofs)
+    def scaled(j: Joint, f: float) -> Joint:
+        dofs = tuple(replace(dof, rest=dof.rest * f, lower=dof.lower * f, upper=dof.upper * f)
+                     if dof.kind == "prismatic" else dof for dof in j.dofs)
         return replace(j, dofs=dofs)
 
     out: Figure | None = None
     for arc in figure.arcs():
         node = arc.child
+        dc = d[node.name]
+        dp = k if arc.parent is None else d[arc.parent.name]
+        T = conj(node.T, dc, dc)
         if out is None:
-            out = Figure(node.name, T=moved(node.T), color=node.color, joint=scaled(arc.joint), L=moved(arc.L),
+            out = Figure(node.name, T=T, color=node.color, joint=scaled(arc.joint, dc), L=conj(arc.L, dp, dc),
                          name=figure.name, up=figure.up)
         else:
             assert arc.parent is not None
-            out.add(node.name, arc.parent.name, L=moved(arc.L), joint=scaled(arc.joint), T=moved(node.T),
+            out.add(node.name, arc.parent.name, L=conj(arc.L, dp, dc), joint=scaled(arc.joint, dc), T=T,
                     color=node.color)
     assert out is not None
     out.rig = figure.rig
-    return out, k
+    return out
+
+
+def rigid_frames(scene: Scene) -> tuple[Scene, dict[str, float]]:
+    """(``scene`` with rigid world frames, node name → d): a figure whose frames carry a uniform scale (an FBX
+    armature scaled ×100, its bones in centimetres: :func:`frame_scales`) rebuilt by :func:`_rescaled` (k = 1) so
+    that every world position is the same and every frame a turn (a planted foot's frame, a DOF's unit axis, the
+    head's forward: what the natural reach's tasks read), its meshes with it: a skin's inverse bind matrices
+    IBM′_j = D_j IBM_j and a rigid mesh's rest positions times d, so every skinned vertex lands where it did. A
+    translation DOF's value reads times d of its node (:func:`reaching_pose`). (``scene``, {}) where the frames are
+    rigid, a scale is not uniform, or the figure has drawn geometry of its own."""
+    fig = scene.figure
+    d = frame_scales(fig)
+    if d is None or any(n.data is not None for n in fig.nodes()):
+        return scene, {}
+    meshes = []
+    for m in scene.meshes:
+        if m.skin is not None:
+            D = np.array([[d[j]] * 3 + [1.0] for j in m.skin.joints])
+            m = replace(m, skin=replace(m.skin, inverse_bind=np.asarray(m.skin.inverse_bind) * D[:, :, None]))
+        else:
+            m = replace(m, rest_positions=np.asarray(m.rest_positions) * d[m.node])
+        meshes.append(m)
+    return replace(scene, figure=_rescaled(fig, 1.0, d), meshes=tuple(meshes)), d
 
 
 def reaching_pose(figure: Figure, reaching: Figure, pose: ArrayLike, unit: float = 1.0) -> Array:
-    """``pose`` of ``figure`` on ``reaching`` (its :func:`reaching_figure` in metres, ``unit`` metres per unit): by
-    DOF name, translations times ``unit``, DOFs ``figure`` lacks at their rest."""
-    kinds = {d.name: d.kind for d in figure.dofs}
-    values = {n: v * unit if kinds[n] == "prismatic" else v for n, v in figure.pose_dict(pose).items()}
-    return reaching.pose_from(values)
+    """``pose`` of ``figure`` on ``reaching`` (its :func:`reaching_figure` in metres, ``unit`` metres per unit, its
+    frames made rigid by :func:`rigid_frames`): by DOF name, a translation times ``unit`` and its node's frame scale
+    (:func:`frame_scales`), DOFs ``figure`` lacks at their rest."""
+    s = frame_scales(figure) or {}
+    c = figure.compiled
+    f = {d.name: unit * s.get(c.node_names[int(c.dof_node[i])], 1.0) for i, d in enumerate(figure.dofs)
+         if d.kind == "prismatic"}
+    return reaching.pose_from({n: v * f[n] if n in f else v for n, v in figure.pose_dict(pose).items()})
 
 
 def reaching_figure(figure: Figure) -> Figure:
@@ -105,11 +160,12 @@ def reaching_figure(figure: Figure) -> Figure:
 
 def reaching_scene(scene: Scene) -> tuple[Scene, float]:
     """(``scene`` with the figure :func:`animkit.motion.reach.compare` reaches on, metres per unit of ``scene``): its
-    figure :func:`in_metres`, then :func:`reaching_figure`'s (its meshes hang on the same nodes); ``scene`` itself
-    where that is its own figure."""
-    metres, unit = in_metres(scene.figure)
+    frames made rigid (:func:`rigid_frames`, the meshes with them), its figure :func:`in_metres`, then
+    :func:`reaching_figure`'s (its meshes hang on the same nodes); ``scene`` itself where that is its own figure."""
+    rigid, _ = rigid_frames(scene)
+    metres, unit = in_metres(rigid.figure)
     fig = reaching_figure(metres)
-    return (scene, unit) if fig is scene.figure else (replace(scene, figure=fig), unit)
+    return (scene, unit) if fig is scene.figure else (replace(rigid, figure=fig), unit)
 
 
 def reaching_inputs(given: Figure, fig: Figure, unit: float, pose: Array, goal: Array) -> tuple[Array, Array]:
